@@ -1,0 +1,80 @@
+#include "command_line.h"
+
+#include "compute_command.h"
+#include "errors.h"
+
+#include <QTextStream>
+
+#include <new>
+
+namespace attnlab {
+
+namespace {
+
+struct Subcommand {
+    const char* name;
+    const char* summary;
+    int (*run)(const QStringList& arguments);
+};
+
+const Subcommand kSubcommands[] = {
+    {"compute", "exact and approximate attention of one input, written as .npy and metrics.json",
+     runComputeCommand},
+};
+
+void printUsage(QTextStream& out)
+{
+    out << "Usage: attention-lab [SESSION.attnlab]           start the window\n"
+           "       attention-lab <command> [options]        run headless\n\nCommands:\n";
+    for (const Subcommand& command : kSubcommands)
+        out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -9)
+                   .arg(QLatin1String(command.summary));
+    out << "\n'attention-lab <command> --help' lists a command's options.\n";
+}
+
+}  // namespace
+
+bool isCommandLineRequest(const QString& firstArgument)
+{
+    if (firstArgument == QLatin1String("--help") || firstArgument == QLatin1String("-h"))
+        return true;
+    for (const Subcommand& command : kSubcommands)
+        if (firstArgument == QLatin1String(command.name))
+            return true;
+    return false;
+}
+
+int runCommandLine(const QStringList& arguments)
+{
+    QTextStream err(stderr);
+    const QString name = arguments.value(1);
+    for (const Subcommand& command : kSubcommands) {
+        if (name != QLatin1String(command.name))
+            continue;
+        const QString prefix = QStringLiteral("attention-lab %1: ").arg(name);
+        try {
+            return command.run(arguments.mid(1));
+        } catch (const InputError& e) {
+            err << prefix << e.message() << '\n';
+            return ExitBadInput;
+        } catch (const ResourceError& e) {
+            err << prefix << e.message() << '\n';
+            return ExitResources;
+        } catch (const OutputError& e) {
+            err << prefix << e.message() << '\n';
+            return ExitFailure;
+        } catch (const std::bad_alloc&) {
+            err << prefix << "out of memory; lower the memory budget (--memory-budget) so that "
+                             "requests are refused before they are allocated\n";
+            return ExitResources;
+        } catch (const std::exception& e) {
+            err << prefix << e.what() << '\n';
+            return ExitFailure;
+        }
+    }
+    QTextStream out(stdout);
+    printUsage(out);
+    return ExitSuccess;
+}
+
+}  // namespace attnlab

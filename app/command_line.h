@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QStringList>
+
+namespace attnlab {
+
+// Exit statuses (DESIGN.md section 4).
+enum ExitStatus {
+    ExitSuccess = 0,
+    ExitFailure = 1,    // anything else: an output that could not be written, ...
+    ExitBadInput = 2,   // bad usage or bad input; one line on stderr names it
+    ExitResources = 3,  // refused for resources, with the way around it
+};
+
+// True when the first argument names a subcommand (or asks for the command-line help).
+bool isCommandLineRequest(const QString& firstArgument);
+
+// Runs `attention-lab <subcommand> [options]` headless; arguments as QCoreApplication gives them.
+// Errors are reported on stderr and turned into the exit status.
+int runCommandLine(const QStringList& arguments);
+
+}  // namespace attnlab

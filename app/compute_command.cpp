@@ -1,0 +1,76 @@
+#include "compute_command.h"
+
+#include "command_line.h"
+#include "errors.h"
+#include "result_files.h"
+#include "spec_options.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTextStream>
+
+namespace attnlab {
+
+int runComputeCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Computes exact softmax attention and an approximation of it for one input, and writes "
+        "into --out DIR: attention_exact.npy, attention_approx.npy (L x L, row-normalised, masked "
+        "when causal), kernel_exact.npy, kernel_approx.npy (unnormalised A = exp(s Q K^T) and "
+        "A^ = phi(Q) phi(K)^T), output_exact.npy, output_approx.npy (L x d_v), features_q.npy, "
+        "features_k.npy (phi(Q), phi(K)), projection.npy (W, m x d, applied to x' = sqrt(s) x) "
+        "and metrics.json (every metric, the warnings, the spec). One head: 2-D arrays; several: "
+        "a leading head axis. The exact method writes no approximate matrices or features.\n\n"
+        "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. "
+        "Files are written all or none."));
+    parser.addHelpOption();
+    addSpecOptions(parser);
+    parser.addOptions({
+        {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("no-matrices"),
+         QStringLiteral("Leave out the L x L matrices: outputs, features and every metric are "
+                        "still written, in linear memory.")},
+        {QStringLiteral("no-features"), QStringLiteral("Leave out features_q.npy and "
+                                                       "features_k.npy.")},
+    });
+    QStringList args = arguments;
+    args[0] = QStringLiteral("attention-lab compute");
+    if (!parser.parse(args))
+        throw InputError(parser.errorText());
+    if (parser.isSet(QStringLiteral("help"))) {
+        QTextStream(stdout) << parser.helpText();
+        return ExitSuccess;
+    }
+    if (!parser.positionalArguments().isEmpty())
+        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
+                             .arg(parser.positionalArguments().first()));
+    if (!parser.isSet(QStringLiteral("out")) || parser.value(QStringLiteral("out")).isEmpty())
+        throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+
+    const ExperimentSpec spec = specFromOptions(parser);
+    ComputeOptions options;
+    options.budget = budgetFromOptions(parser);
+    options.matrices = !parser.isSet(QStringLiteral("no-matrices"));
+    options.features = !parser.isSet(QStringLiteral("no-features"));
+    const AttentionInput input = inputFromSpec(spec, options.budget);
+    const ExperimentResult result = compute(spec, input, options);
+    const QString out = parser.value(QStringLiteral("out"));
+    writeResultFiles(result, out);
+
+    QTextStream stream(stdout);
+    stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "
+                             "of the output %5\n")
+                  .arg(spec.methodName())
+                  .arg(result.labels.size())
+                  .arg(result.heads.size())
+                  .arg(result.metrics.relFrobeniusAttention, 0, 'g', 4)
+                  .arg(result.metrics.relFrobeniusOutput, 0, 'g', 4);
+    for (const ResultWarning& warning : result.warnings)
+        stream << "warning: " << warning.message << '\n';
+    stream << "wrote " << QDir(out).absolutePath() << '\n';
+    return ExitSuccess;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,20 @@
+#include "command_line.h"
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCoreApplication>
+
+int main(int argc, char* argv[])
+{
+    QCoreApplication::setApplicationName(QStringLiteral("Attention Lab"));
+    QCoreApplication::setOrganizationName(QStringLiteral("Attention Lab"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
+    if (argc > 1 && attnlab::isCommandLineRequest(QString::fromLocal8Bit(argv[1]))) {
+        QCoreApplication app(argc, argv);
+        return attnlab::runCommandLine(app.arguments());
+    }
+    QApplication app(argc, argv);
+    attnlab::ui::MainWindow window;
+    window.show();
+    return app.exec();
+}

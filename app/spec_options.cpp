@@ -1,0 +1,289 @@
+#include "spec_options.h"
+
+#include "errors.h"
+#include "image_loader.h"
+
+#include <QFile>
+#include <QStringDecoder>
+
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+// Bytes of text a --text-file may hold.
+constexpr qint64 kMaxTextFileBytes = 256 * 1024 * 1024;
+
+QString option(const char* name) { return QString::fromLatin1(name); }
+
+// The value of --name as an integer in [minimum, maximum].
+qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 minimum,
+                     qint64 maximum = std::numeric_limits<int>::max())
+{
+    const QString text = parser.value(option(name));
+    bool ok = false;
+    const qint64 value = text.toLongLong(&ok);
+    if (!ok || value < minimum || value > maximum)
+        throw InputError(QStringLiteral("--%1: expected an integer from %2 to %3, got \"%4\"")
+                             .arg(QLatin1String(name))
+                             .arg(minimum)
+                             .arg(maximum)
+                             .arg(text));
+    return value;
+}
+
+// The value of --name as a finite number > 0 (or >= 0 when zero is allowed).
+double positiveOption(const QCommandLineParser& parser, const char* name, bool allowZero = false)
+{
+    const QString text = parser.value(option(name));
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < 0 || (!allowZero && value == 0))
+        throw InputError(QStringLiteral("--%1: expected a number %2 0, got \"%3\"")
+                             .arg(QLatin1String(name), allowZero ? QStringLiteral(">=")
+                                                                 : QStringLiteral(">"),
+                                  text));
+    return value;
+}
+
+template <typename Enum, typename Parser>
+void nameOption(const QCommandLineParser& parser, const char* name, Enum* out, Parser parse,
+                const QString& choices)
+{
+    if (!parser.isSet(option(name)))
+        return;
+    const QString text = parser.value(option(name));
+    if (!parse(text, out))
+        throw InputError(QStringLiteral("--%1: unknown value \"%2\" (choose %3)")
+                             .arg(QLatin1String(name), text, choices));
+}
+
+QString readTextFile(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw InputError(QStringLiteral("%1: cannot open the text file: %2")
+                             .arg(path, file.errorString()));
+    if (file.size() > kMaxTextFileBytes)
+        throw InputError(QStringLiteral("%1: the text file has %2 bytes, more than the %3 MiB "
+                                        "Attention Lab reads")
+                             .arg(path)
+                             .arg(file.size())
+                             .arg(kMaxTextFileBytes / (1024 * 1024)));
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    const QString text = decoder.decode(file.readAll());
+    if (decoder.hasError())
+        throw InputError(QStringLiteral("%1: the text file is not valid UTF-8").arg(path));
+    return text;
+}
+
+}  // namespace
+
+void addSpecOptions(QCommandLineParser& parser)
+{
+    const QString methods = QStringLiteral("exact|favor-positive|favor-hyperbolic|favor-trig|"
+                                           "favor-relu|elu|taylor2");
+    parser.addOptions({
+        {option("text"), QStringLiteral("Input: this text, split into tokens (default: a short "
+                                        "example sentence)."), QStringLiteral("STR")},
+        {option("text-file"), QStringLiteral("Input: the text of a UTF-8 file."),
+         QStringLiteral("FILE")},
+        {option("tokens"), QStringLiteral("Text tokens: words (and punctuation marks) or "
+                                          "characters (default words)."),
+         QStringLiteral("words|characters")},
+        {option("no-positional"), QStringLiteral("Text and image: leave out the sinusoidal "
+                                                 "positional encoding.")},
+        {option("image"), QStringLiteral("Input: an image (PNG, JPEG, ...), split into patches."),
+         QStringLiteral("FILE")},
+        {option("patch"), QStringLiteral("Image: patch side in pixels (default 16)."),
+         QStringLiteral("N")},
+        {option("image-size"), QStringLiteral("Image: the longest side is scaled to N pixels "
+                                              "before patching (default 224)."),
+         QStringLiteral("N")},
+        {option("random"), QStringLiteral("Input: L random Gaussian queries and keys."),
+         QStringLiteral("L")},
+        {option("norm"), QStringLiteral("Random input: the norm of every query and key row "
+                                        "(default d^(1/4), which gives |x'| = 1 at the default "
+                                        "scale)."),
+         QStringLiteral("X")},
+        {option("clusters"), QStringLiteral("Random input: rows gather around C directions, "
+                                            "which makes attention peaked (default 0: none)."),
+         QStringLiteral("C")},
+        {option("q"), QStringLiteral("Input: queries from a .npy file, L x d or H x L x d "
+                                     "(float32 or float64)."),
+         QStringLiteral("FILE")},
+        {option("k"), QStringLiteral("Input: keys from a .npy file, the shape of the queries."),
+         QStringLiteral("FILE")},
+        {option("v"), QStringLiteral("Input: values from a .npy file, L x d_v or H x L x d_v "
+                                     "(default: the keys)."),
+         QStringLiteral("FILE")},
+        {option("d"), QStringLiteral("Head dimension d of text, image and random input "
+                                     "(default 64)."),
+         QStringLiteral("N")},
+        {option("heads"), QStringLiteral("Number of heads H of text, image and random input "
+                                         "(default 1); tokens are vectors of H d numbers."),
+         QStringLiteral("H")},
+        {option("input-projection"),
+         QStringLiteral("How Q, K, V come from token vectors X: random (Q = X Wq, K = X Wk, "
+                        "V = X Wv, seeded Gaussian), tied (Wk = Wq) or identity (Q = K = V = X) "
+                        "(default random)."),
+         QStringLiteral("random|tied|identity")},
+        {option("input-seed"), QStringLiteral("Seed of the embeddings, Wq, Wk, Wv and random "
+                                              "input (default 0)."),
+         QStringLiteral("S")},
+        {option("norm-multiplier"), QStringLiteral("Multiply every query and key by X (default "
+                                                   "1): approximation error grows with |x'|."),
+         QStringLiteral("X")},
+        {option("method"), QStringLiteral("The approximation (default favor-positive); exact "
+                                          "compares streaming with materialised exact "
+                                          "attention."),
+         methods},
+        {option("features"), QStringLiteral("m, the number of random features (default 64)."),
+         QStringLiteral("M")},
+        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks or iid "
+                                              "Gaussian rows (default orthogonal)."),
+         QStringLiteral("orthogonal|iid")},
+        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
+                                            "sqrt-d (default chi)."),
+         QStringLiteral("chi|sqrt-d")},
+        {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
+         QStringLiteral("S")},
+        {option("scale"), QStringLiteral("Scale s (inverse temperature) in exp(s q.k) (default "
+                                         "1/sqrt(d))."),
+         QStringLiteral("X")},
+        {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
+        {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 64)."),
+         QStringLiteral("N")},
+        {option("relu-epsilon"), QStringLiteral("favor-relu: epsilon added to every feature "
+                                                "(default 0.001)."),
+         QStringLiteral("X")},
+        {option("elu-on-scaled"), QStringLiteral("elu: apply elu+1 to x' = sqrt(s) x instead of "
+                                                 "the raw row.")},
+        {option("precision"), QStringLiteral("Arithmetic: float or double (default float)."),
+         QStringLiteral("float|double")},
+        {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware "
+                                           "thread)."),
+         QStringLiteral("N")},
+        {option("memory-budget"), QStringLiteral("The most memory the large arrays may take, "
+                                                 "e.g. 4G or 512M (default half the machine's "
+                                                 "memory)."),
+         QStringLiteral("SIZE")},
+    });
+}
+
+ExperimentSpec specFromOptions(const QCommandLineParser& parser)
+{
+    ExperimentSpec spec;
+    InputSpec& input = spec.input;
+
+    QStringList inputs;
+    for (const char* name : {"text", "text-file", "image", "random", "q"})
+        if (parser.isSet(option(name)))
+            inputs.append(QStringLiteral("--%1").arg(QLatin1String(name)));
+    if (inputs.size() > 1)
+        throw InputError(QStringLiteral("%1: choose one input (--text, --text-file, --image, "
+                                        "--random or --q with --k)")
+                             .arg(inputs.join(QStringLiteral(", "))));
+    if (parser.isSet(option("k")) && !parser.isSet(option("q")))
+        throw InputError(QStringLiteral("--k: keys need queries too (--q FILE)"));
+    if (parser.isSet(option("v")) && !parser.isSet(option("q")))
+        throw InputError(QStringLiteral("--v: values need queries and keys (--q, --k)"));
+
+    if (parser.isSet(option("text"))) {
+        input.text = parser.value(option("text"));
+    } else if (parser.isSet(option("text-file"))) {
+        input.text = readTextFile(parser.value(option("text-file")));
+    } else if (parser.isSet(option("image"))) {
+        input.kind = InputKind::Image;
+        input.imagePath = parser.value(option("image"));
+    } else if (parser.isSet(option("random"))) {
+        input.kind = InputKind::Random;
+        input.length = int(integerOption(parser, "random", 1));
+    } else if (parser.isSet(option("q"))) {
+        if (!parser.isSet(option("k")))
+            throw InputError(QStringLiteral("--q: queries need keys too (--k FILE)"));
+        input.kind = InputKind::Files;
+        input.queryPath = parser.value(option("q"));
+        input.keyPath = parser.value(option("k"));
+        input.valuePath = parser.value(option("v"));
+        if (parser.isSet(option("heads")) || parser.isSet(option("d")))
+            throw InputError(QStringLiteral("--heads, --d: with --q/--k the heads and d come "
+                                            "from the shapes of the files"));
+    }
+    nameOption(parser, "tokens", &input.tokenMode, parseTokenMode,
+               QStringLiteral("words or characters"));
+    input.positionalEncoding = !parser.isSet(option("no-positional"));
+    if (parser.isSet(option("patch")))
+        input.patchSize = int(integerOption(parser, "patch", 1, 4096));
+    if (parser.isSet(option("image-size")))
+        input.imageSize = int(integerOption(parser, "image-size", 1, 8192));
+    if (parser.isSet(option("norm")))
+        input.rowNorm = positiveOption(parser, "norm", true);
+    if (parser.isSet(option("clusters")))
+        input.clusters = int(integerOption(parser, "clusters", 0, 1 << 20));
+    if (parser.isSet(option("d")))
+        input.headDim = int(integerOption(parser, "d", 1, 1 << 16));
+    if (parser.isSet(option("heads")))
+        input.heads = int(integerOption(parser, "heads", 1, 1024));
+    nameOption(parser, "input-projection", &input.projection, parseHeadProjection,
+               QStringLiteral("random, tied or identity"));
+    if (parser.isSet(option("input-seed")))
+        input.seed = std::uint64_t(integerOption(parser, "input-seed", 0, (qint64(1) << 53) - 1));
+    if (parser.isSet(option("norm-multiplier")))
+        input.normMultiplier = positiveOption(parser, "norm-multiplier");
+
+    if (parser.isSet(option("method"))) {
+        const QString method = parser.value(option("method"));
+        if (!spec.setMethod(method))
+            throw InputError(QStringLiteral("--method: unknown method \"%1\" (choose exact, "
+                                            "favor-positive, favor-hyperbolic, favor-trig, "
+                                            "favor-relu, elu or taylor2)")
+                                 .arg(method));
+    }
+    FeatureMapSpec& map = spec.featureMap;
+    if (parser.isSet(option("features")))
+        map.features = int(integerOption(parser, "features", 1, 1 << 20));
+    nameOption(parser, "projection", &map.projection, parseProjectionKind,
+               QStringLiteral("orthogonal or iid"));
+    nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
+    if (parser.isSet(option("seed")))
+        map.seed = std::uint64_t(integerOption(parser, "seed", 0, (qint64(1) << 53) - 1));
+    if (parser.isSet(option("relu-epsilon")))
+        map.reluEpsilon = positiveOption(parser, "relu-epsilon", true);
+    map.eluOnScaled = parser.isSet(option("elu-on-scaled"));
+    if (parser.isSet(option("scale")))
+        spec.scale = positiveOption(parser, "scale");
+    spec.causal = parser.isSet(option("causal"));
+    if (parser.isSet(option("chunk")))
+        spec.chunkSize = int(integerOption(parser, "chunk", 1, 1 << 16));
+    nameOption(parser, "precision", &spec.precision, parsePrecision,
+               QStringLiteral("float or double"));
+    if (parser.isSet(option("threads")))
+        spec.threads = int(integerOption(parser, "threads", 0, 1024));
+    return spec;
+}
+
+AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)
+{
+    if (spec.input.kind != InputKind::Image)
+        return buildInput(spec.input, nullptr, budget);
+    const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
+    return buildInput(spec.input, &pixels, budget);
+}
+
+MemoryBudget budgetFromOptions(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(option("memory-budget")))
+        return MemoryBudget();
+    const QString text = parser.value(option("memory-budget"));
+    const qint64 bytes = parseByteSize(text);
+    if (bytes <= 0)
+        throw InputError(QStringLiteral("--memory-budget: expected a size such as 512M or 4G, "
+                                        "got \"%1\"")
+                             .arg(text));
+    return MemoryBudget(bytes);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <QString>
+
+#include <stdexcept>
+
+namespace attnlab {
+
+// Bad usage or bad input: a file that cannot be read, an argument out of range. The message
+// names the file or argument and says what is wrong. The command line exits with status 2.
+class InputError : public std::runtime_error {
+public:
+    explicit InputError(const QString& message) : std::runtime_error(message.toStdString()) {}
+    QString message() const { return QString::fromStdString(what()); }
+};
+
+// A request refused for its resources (an L x L matrix over the memory budget). The message says
+// how much was asked for and how to get around it. The command line exits with status 3.
+class ResourceError : public std::runtime_error {
+public:
+    explicit ResourceError(const QString& message) : std::runtime_error(message.toStdString()) {}
+    QString message() const { return QString::fromStdString(what()); }
+};
+
+// Writing an output failed (disk full, no permission). Nothing partial is left behind.
+// The command line exits with status 1.
+class OutputError : public std::runtime_error {
+public:
+    explicit OutputError(const QString& message) : std::runtime_error(message.toStdString()) {}
+    QString message() const { return QString::fromStdString(what()); }
+};
+
+}  // namespace attnlab

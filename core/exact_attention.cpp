@@ -1,0 +1,119 @@
+#include "exact_attention.h"
+
+#include "parallel.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+// Tile shapes of the streaming kernel: a query tile and one key tile of scores stay in L2.
+constexpr Eigen::Index kQueryTile = 64;
+constexpr Eigen::Index kKeyTile = 256;
+// Rows per block when P is formed in full.
+constexpr Eigen::Index kRowBlock = 32;
+
+// Sets scores(r, c) to -inf where key j0 + c lies after query i0 + r (the causal mask).
+template <typename Block>
+void maskFutureKeys(Block&& scores, Eigen::Index i0, Eigen::Index j0)
+{
+    using T = typename std::decay_t<Block>::Scalar;
+    const T minusInf = -std::numeric_limits<T>::infinity();
+    for (Eigen::Index r = 0; r < scores.rows(); ++r) {
+        const Eigen::Index firstMasked = std::max<Eigen::Index>(0, i0 + r + 1 - j0);
+        for (Eigen::Index c = firstMasked; c < scores.cols(); ++c)
+            scores(r, c) = minusInf;
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
+                        Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel)
+{
+    const Eigen::Index rows = p.rows();
+    p.noalias() = (q.middleRows(begin, rows) * T(scale)) * k.transpose();
+    if (causal)
+        maskFutureKeys(p, begin, 0);
+    if (kernel)
+        *kernel = p.template cast<double>().array().exp();  // exp(-inf) = 0 where masked
+    const Vector<T> rowMax = p.rowwise().maxCoeff();
+    p = (p.array().colwise() - rowMax.array()).exp();
+    const Vector<T> rowSum = p.rowwise().sum();
+    p = rowSum.cwiseInverse().asDiagonal() * p;
+}
+
+template <typename T>
+Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
+                             double scale, bool causal)
+{
+    const Eigen::Index length = q.rows();
+    const Eigen::Index keyCount = k.rows();
+    const Matrix<T> scaledQ = q * T(scale);
+    Matrix<T> output(length, v.cols());
+    forEachRowBlock(length, kQueryTile, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        Matrix<T> scores(rows, kKeyTile);
+        Matrix<T> accumulator = Matrix<T>::Zero(rows, v.cols());
+        Vector<T> runningMax = Vector<T>::Constant(rows, -std::numeric_limits<T>::infinity());
+        Vector<T> runningSum = Vector<T>::Zero(rows);
+        Vector<T> correction(rows);
+        const Eigen::Index keyEnd = causal ? std::min(end, keyCount) : keyCount;
+        for (Eigen::Index j0 = 0; j0 < keyEnd; j0 += kKeyTile) {
+            const Eigen::Index cols = std::min(kKeyTile, keyEnd - j0);
+            auto tile = scores.leftCols(cols);
+            tile.noalias() = scaledQ.middleRows(begin, rows) * k.middleRows(j0, cols).transpose();
+            if (causal && j0 + cols > begin + 1)
+                maskFutureKeys(tile, begin, j0);
+            // The first tile holds key 0, which no query masks, so runningMax is finite after it.
+            const Vector<T> tileMax = tile.rowwise().maxCoeff();
+            for (Eigen::Index r = 0; r < rows; ++r) {
+                const T newMax = std::max(runningMax[r], tileMax[r]);
+                correction[r] = std::exp(runningMax[r] - newMax);
+                runningMax[r] = newMax;
+            }
+            tile = (tile.array().colwise() - runningMax.array()).exp();
+            runningSum = runningSum.cwiseProduct(correction) + tile.rowwise().sum();
+            accumulator = correction.asDiagonal() * accumulator;
+            accumulator.noalias() += tile * v.middleRows(j0, cols);
+        }
+        output.middleRows(begin, rows) = runningSum.cwiseInverse().asDiagonal() * accumulator;
+    });
+    return output;
+}
+
+template <typename T>
+MaterialisedAttention<T> materialisedAttention(const Matrix<T>& q, const Matrix<T>& k,
+                                               const Matrix<T>& v, double scale, bool causal)
+{
+    MaterialisedAttention<T> result;
+    result.attention.resize(q.rows(), k.rows());
+    forEachRowBlock(q.rows(), kRowBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        exactAttentionRows<T>(q, k, scale, causal, begin,
+                              result.attention.middleRows(begin, end - begin));
+    });
+    result.output.noalias() = result.attention * v;
+    return result;
+}
+
+template void exactAttentionRows<float>(const Matrix<float>&, const Matrix<float>&, double, bool,
+                                        Eigen::Index, Eigen::Ref<Matrix<float>>, MatrixD*);
+template void exactAttentionRows<double>(const Matrix<double>&, const Matrix<double>&, double,
+                                         bool, Eigen::Index, Eigen::Ref<Matrix<double>>, MatrixD*);
+template Matrix<float> streamingAttention<float>(const Matrix<float>&, const Matrix<float>&,
+                                                 const Matrix<float>&, double, bool);
+template Matrix<double> streamingAttention<double>(const Matrix<double>&, const Matrix<double>&,
+                                                   const Matrix<double>&, double, bool);
+template MaterialisedAttention<float> materialisedAttention<float>(const Matrix<float>&,
+                                                                   const Matrix<float>&,
+                                                                   const Matrix<float>&, double,
+                                                                   bool);
+template MaterialisedAttention<double> materialisedAttention<double>(const Matrix<double>&,
+                                                                     const Matrix<double>&,
+                                                                     const Matrix<double>&,
+                                                                     double, bool);
+
+}  // namespace attnlab

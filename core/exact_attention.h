@@ -1,0 +1,37 @@
+#pragma once
+
+#include "types.h"
+
+namespace attnlab {
+
+// Exact softmax attention of one head: queries Q (L x d), keys K (L_k x d), values V (L_k x d_v),
+// scale s. Kernel A_ij = exp(s q_i.k_j), set to 0 for j > i when causal; P = D^-1 A with
+// D = diag(A 1); output O = P V.
+
+// Rows [begin, begin + p.rows()) of P, computed stably: with M_i the largest unmasked s q_i.k_j,
+// P_ij = exp(s q_i.k_j - M_i) / sum_j exp(s q_i.k_j - M_i); masked entries are exactly 0.
+// When kernel is not null it is resized to p's shape and receives A_ij = exp(s q_i.k_j) in double
+// (0 where masked; inf where it exceeds the double range).
+template <typename T>
+void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
+                        Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel = nullptr);
+
+// O = P V without any L x L buffer: key tiles stream past each query tile with an online softmax
+// (running row maxima m_i and sums l_i; when a tile raises m_i the partial sums are rescaled by
+// exp(m_i_old - m_i_new)). Memory O((L + tile) d). Query tiles run in parallel on the engine
+// threads.
+template <typename T>
+Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
+                             double scale, bool causal);
+
+// P (L x L_k) formed in full, and O = P V.
+template <typename T>
+struct MaterialisedAttention {
+    Matrix<T> attention;
+    Matrix<T> output;
+};
+template <typename T>
+MaterialisedAttention<T> materialisedAttention(const Matrix<T>& q, const Matrix<T>& k,
+                                               const Matrix<T>& v, double scale, bool causal);
+
+}  // namespace attnlab

@@ -1,0 +1,473 @@
+#include "experiment.h"
+
+#include "errors.h"
+#include "exact_attention.h"
+#include "linear_attention.h"
+#include "parallel.h"
+
+#include <QElapsedTimer>
+#include <QJsonValue>
+
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+// Rows of P and P^ formed at a time in the row pass.
+constexpr Eigen::Index kRowBlock = 32;
+// Seeds are JSON numbers: integers up to 2^53 are exact there.
+constexpr double kLargestSeed = 9007199254740991.0;
+
+void require(bool condition, const QString& message)
+{
+    if (!condition)
+        throw InputError(message);
+}
+
+void validate(const ExperimentSpec& spec)
+{
+    const FeatureMapSpec& map = spec.featureMap;
+    if (!spec.exactMethod && featureMapInfo(map.kind).drawsProjection)
+        require(map.features >= 1,
+                QStringLiteral("the number of features m must be at least 1 (got %1)")
+                    .arg(map.features));
+    require(!spec.scale || (std::isfinite(*spec.scale) && *spec.scale > 0),
+            QStringLiteral("the scale s must be a positive number (got %1)")
+                .arg(spec.scale.value_or(0)));
+    require(std::isfinite(map.reluEpsilon) && map.reluEpsilon >= 0,
+            QStringLiteral("the ReLU epsilon must be a number >= 0 (got %1)").arg(map.reluEpsilon));
+    require(spec.threads >= 0,
+            QStringLiteral("the number of threads must be >= 0 (got %1)").arg(spec.threads));
+    require(spec.chunkSize >= 1,
+            QStringLiteral("the chunk size must be at least 1 (got %1)").arg(spec.chunkSize));
+}
+
+QString countOf(qint64 count, const QString& singular, const QString& plural)
+{
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
+}
+
+// The memory a request keeps or needs at once, checked before any of it is allocated.
+void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
+                   const ComputeOptions& options, Eigen::Index features)
+{
+    const double length = double(input.length());
+    const double heads = double(input.heads.size());
+    const double scalarBytes = spec.precision == Precision::Float ? 4.0 : 8.0;
+    if (options.matrices) {
+        const int matrices = spec.exactMethod ? 2 : 4;
+        options.budget.require(
+            heads * matrices * length * length * 8.0,
+            QStringLiteral("Keeping the L x L matrices (%1 x %2 matrices of %3 x %3)")
+                .arg(countOf(qint64(heads), QStringLiteral("head"), QStringLiteral("heads")))
+                .arg(matrices)
+                .arg(qint64(length)),
+            QStringLiteral("Leave out the matrices (--no-matrices) to get the outputs and every "
+                           "metric in linear memory, or raise the memory budget "
+                           "(--memory-budget)."));
+    }
+    if (spec.exactMethod)
+        return;
+    // Keys mapped once for the rows of P^, plus the features kept for export.
+    const double keptFeatures = options.features ? heads * 2.0 * length * features * 8.0 : 0.0;
+    options.budget.require(
+        length * features * scalarBytes + keptFeatures,
+        QStringLiteral("The features phi(Q), phi(K) (%1 x %2)").arg(qint64(length)).arg(features),
+        QStringLiteral("Use fewer features or positions, or raise the memory budget "
+                       "(--memory-budget)."));
+}
+
+template <typename T>
+void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int headIndex,
+                 const ComputeOptions& options, double scale, ExperimentResult& result,
+                 MetricsAccumulator& allHeads)
+{
+    const Matrix<T> q = tensors.q.cast<T>();
+    const Matrix<T> k = tensors.k.cast<T>();
+    const Matrix<T> v = tensors.v.cast<T>();
+    const Eigen::Index length = q.rows();
+    HeadResult& head = result.heads[headIndex];
+
+    QElapsedTimer timer;
+    timer.start();
+    std::unique_ptr<FeatureMap<T>> phi;
+    if (spec.exactMethod) {
+        head.outputApprox = streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
+    } else {
+        phi = makeFeatureMap<T>(spec.featureMap, int(q.cols()), scale, headIndex);
+        LinearAttentionResult<T> linear =
+            linearAttention<T>(*phi, q, k, v, spec.causal, spec.chunkSize);
+        head.outputApprox = linear.output.template cast<double>();
+        head.nonPositiveRows = std::move(linear.nonPositiveRows);
+        head.projection = phi->projection();
+    }
+    result.secondsApprox += timer.nsecsElapsed() * 1e-9;
+
+    timer.restart();
+    if (options.matrices) {
+        head.attentionExact.resize(length, length);
+        head.kernelExact.resize(length, length);
+        if (phi) {
+            head.attentionApprox.resize(length, length);
+            head.kernelApprox.resize(length, length);
+        }
+    }
+    std::unique_ptr<ApproximateAttentionRows<T>> approxRows;
+    if (phi)
+        approxRows = std::make_unique<ApproximateAttentionRows<T>>(*phi, q, k, spec.causal);
+    Matrix<T> outputExact(length, v.cols());
+    std::vector<MetricsAccumulator> accumulators(engineThreads());
+    forEachRowBlock(length, kRowBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        Matrix<T> p(rows, length);
+        MatrixD kernel;  // A, for the matrices and the kernel MSE
+        exactAttentionRows<T>(q, k, scale, spec.causal, begin, p,
+                              options.matrices || approxRows ? &kernel : nullptr);
+        outputExact.middleRows(begin, rows).noalias() = p * v;
+        if (options.matrices) {
+            head.attentionExact.middleRows(begin, rows) = p.template cast<double>();
+            head.kernelExact.middleRows(begin, rows) = kernel;
+        }
+        if (!approxRows)
+            return;
+        Matrix<T> pApprox(rows, length);
+        MatrixD kernelApprox;
+        approxRows->rows(begin, pApprox, &kernelApprox);
+        accumulators[engineThreadIndex()].addAttentionRows<T>(begin, spec.causal, p, pApprox,
+                                                             &kernel, &kernelApprox);
+        if (options.matrices) {
+            head.attentionApprox.middleRows(begin, rows) = pApprox.template cast<double>();
+            head.kernelApprox.middleRows(begin, rows) = kernelApprox;
+        }
+    });
+    head.outputExact = outputExact.template cast<double>();
+
+    MetricsAccumulator metrics;
+    for (const MetricsAccumulator& part : accumulators)
+        metrics.add(part);
+    metrics.addOutputs(head.outputExact, head.outputApprox);
+    metrics.addNonPositiveRows(qint64(head.nonPositiveRows.size()));
+    head.metrics = metrics.metrics();
+    allHeads.add(metrics);
+
+    if (phi && options.features) {
+        head.featuresQ = trueScaleFeatures(*phi, q);
+        head.featuresK = trueScaleFeatures(*phi, k);
+    }
+    result.secondsExact += timer.nsecsElapsed() * 1e-9;
+}
+
+// Entries of m beyond the range of T (or not finite).
+template <typename T>
+qint64 countBeyondRange(const MatrixD& m)
+{
+    const double largest = double(std::numeric_limits<T>::max());
+    return qint64((m.array().abs() > largest || !m.array().isFinite()).count());
+}
+
+template <typename T>
+void addWarnings(ExperimentResult& result)
+{
+    const QString precision = precisionName(result.spec.precision);
+    const Eigen::Index length = result.labels.size();
+    for (std::size_t h = 0; h < result.heads.size(); ++h) {
+        const HeadResult& head = result.heads[h];
+        const QString where = result.heads.size() > 1 ? QStringLiteral(" in head %1").arg(h)
+                                                      : QString();
+        if (!head.nonPositiveRows.empty()) {
+            QStringList first;
+            for (std::size_t i = 0; i < std::min<std::size_t>(5, head.nonPositiveRows.size()); ++i)
+                first.append(QString::number(head.nonPositiveRows[i]));
+            result.warnings.push_back(
+                {QStringLiteral("nonpositive-denominator"),
+                 QStringLiteral("%1 of %2 rows%3 have a non-positive denominator phi(q_i).z "
+                                "(rows %4%5): the estimated softmax normaliser is not positive, "
+                                "which features that can be negative allow. Their outputs are "
+                                "numerator / denominator, or 0 where the denominator is 0.")
+                     .arg(head.nonPositiveRows.size())
+                     .arg(length)
+                     .arg(where, first.join(QStringLiteral(", ")),
+                          head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString())});
+        }
+        if (head.metrics.kernelOverflow > 0) {
+            result.warnings.push_back(
+                {QStringLiteral("overflow"),
+                 QStringLiteral("%1 entries of the kernel matrices A or A^%2 exceed the %3 range "
+                                "(they are written as inf). P, P^ and the outputs are not affected: "
+                                "they are computed with maxima subtracted.")
+                     .arg(head.metrics.kernelOverflow)
+                     .arg(where, precision)});
+        }
+        const qint64 featureOverflow =
+            countBeyondRange<T>(head.featuresQ) + countBeyondRange<T>(head.featuresK);
+        if (featureOverflow > 0) {
+            result.warnings.push_back(
+                {QStringLiteral("feature-overflow"),
+                 QStringLiteral("%1 feature values phi(q_i), phi(k_j)%2 exceed the %3 range (they "
+                                "are written as inf). Attention is not affected: it is computed "
+                                "with stabilised exponentials.")
+                     .arg(featureOverflow)
+                     .arg(where, precision)});
+        }
+    }
+    if (!result.spec.exactMethod && std::isnan(result.metrics.meanKl)) {
+        result.warnings.push_back(
+            {QStringLiteral("kl-undefined"),
+             QStringLiteral("The mean KL divergence KL(P || P^) is undefined: P^ has entries <= 0 "
+                            "where P is positive.")});
+    }
+}
+
+template <typename T>
+ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& input,
+                           const ComputeOptions& options)
+{
+    ExperimentResult result;
+    result.spec = spec;
+    result.scale = spec.resolvedScale(input.headDim());
+    result.labels = input.labels;
+    result.gridRows = input.gridRows;
+    result.gridCols = input.gridCols;
+    result.heads.resize(input.heads.size());
+    MetricsAccumulator allHeads;
+    for (std::size_t h = 0; h < input.heads.size(); ++h)
+        computeHead<T>(spec, input.heads[h], int(h), options, result.scale, result, allHeads);
+    result.metrics = allHeads.metrics();
+    addWarnings<T>(result);
+    return result;
+}
+
+// Readers of one JSON field each; a wrong type or value throws InputError naming the field.
+class JsonFields {
+public:
+    JsonFields(const QJsonObject& object, const QString& prefix)
+        : m_object(object), m_prefix(prefix)
+    {
+    }
+
+    void read(const char* key, bool* out) const
+    {
+        if (const QJsonValue value = field(key, QJsonValue::Bool); !value.isUndefined())
+            *out = value.toBool();
+    }
+
+    void read(const char* key, int* out, int minimum) const
+    {
+        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined()) {
+            const double number = value.toDouble();
+            require(number == std::floor(number) && number >= minimum && number <= 1e9,
+                    QStringLiteral("%1 must be an integer >= %2").arg(name(key)).arg(minimum));
+            *out = int(number);
+        }
+    }
+
+    void read(const char* key, double* out) const
+    {
+        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined())
+            *out = value.toDouble();
+    }
+
+    void read(const char* key, std::optional<double>* out) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isNull() || value.isUndefined())
+            *out = std::nullopt;
+        else
+            *out = field(key, QJsonValue::Double).toDouble();
+    }
+
+    void readSeed(const char* key, std::uint64_t* out) const
+    {
+        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined()) {
+            const double number = value.toDouble();
+            require(number == std::floor(number) && number >= 0 && number <= kLargestSeed,
+                    QStringLiteral("%1 must be an integer from 0 to 2^53 - 1").arg(name(key)));
+            *out = std::uint64_t(number);
+        }
+    }
+
+    void read(const char* key, QString* out) const
+    {
+        if (const QJsonValue value = field(key, QJsonValue::String); !value.isUndefined())
+            *out = value.toString();
+    }
+
+    // A string field that must be one of a set of names: parse(name, out) says whether it is.
+    template <typename Enum, typename Parser>
+    void readName(const char* key, Enum* out, Parser parse) const
+    {
+        if (const QJsonValue value = field(key, QJsonValue::String); !value.isUndefined())
+            require(parse(value.toString(), out), QStringLiteral("%1: unknown value \"%2\"")
+                                                       .arg(name(key), value.toString()));
+    }
+
+private:
+    QString name(const char* key) const { return m_prefix + QLatin1String(key); }
+
+    QJsonValue field(const char* key, QJsonValue::Type type) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined())
+            return value;
+        static const char* const typeNames[] = {"null", "a boolean", "a number", "a string",
+                                                "an array", "an object"};
+        require(value.type() == type,
+                QStringLiteral("%1 must be %2").arg(name(key), typeNames[int(type)]));
+        return value;
+    }
+
+    const QJsonObject& m_object;
+    QString m_prefix;
+};
+
+QJsonValue optionalNumber(const std::optional<double>& value)
+{
+    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+}  // namespace
+
+QString ExperimentSpec::methodName() const
+{
+    return exactMethod ? QStringLiteral("exact") : featureMapInfo(featureMap.kind).name;
+}
+
+bool ExperimentSpec::setMethod(const QString& name)
+{
+    if (name == QLatin1String("exact")) {
+        exactMethod = true;
+        return true;
+    }
+    if (!parseFeatureMapKind(name, &featureMap.kind))
+        return false;
+    exactMethod = false;
+    return true;
+}
+
+double ExperimentSpec::resolvedScale(Eigen::Index d) const
+{
+    return scale.value_or(1.0 / std::sqrt(double(d)));
+}
+
+QJsonObject ExperimentSpec::toJson() const
+{
+    QJsonObject in;
+    in[QLatin1String("kind")] = inputKindName(input.kind);
+    in[QLatin1String("text")] = input.text;
+    in[QLatin1String("tokens")] = tokenModeName(input.tokenMode);
+    in[QLatin1String("positional_encoding")] = input.positionalEncoding;
+    in[QLatin1String("image")] = input.imagePath;
+    in[QLatin1String("patch")] = input.patchSize;
+    in[QLatin1String("image_size")] = input.imageSize;
+    in[QLatin1String("length")] = input.length;
+    in[QLatin1String("row_norm")] = optionalNumber(input.rowNorm);
+    in[QLatin1String("clusters")] = input.clusters;
+    in[QLatin1String("q")] = input.queryPath;
+    in[QLatin1String("k")] = input.keyPath;
+    in[QLatin1String("v")] = input.valuePath;
+    in[QLatin1String("d")] = input.headDim;
+    in[QLatin1String("heads")] = input.heads;
+    in[QLatin1String("projection")] = headProjectionName(input.projection);
+    in[QLatin1String("seed")] = double(input.seed);
+    in[QLatin1String("norm_multiplier")] = input.normMultiplier;
+
+    QJsonObject json;
+    json[QLatin1String("version")] = 1;
+    json[QLatin1String("input")] = in;
+    json[QLatin1String("method")] = methodName();
+    json[QLatin1String("features")] = featureMap.features;
+    json[QLatin1String("projection")] = projectionKindName(featureMap.projection);
+    json[QLatin1String("row_norm")] = rowNormName(featureMap.rowNorm);
+    json[QLatin1String("seed")] = double(featureMap.seed);
+    json[QLatin1String("relu_epsilon")] = featureMap.reluEpsilon;
+    json[QLatin1String("elu_on_scaled")] = featureMap.eluOnScaled;
+    json[QLatin1String("scale")] = optionalNumber(scale);
+    json[QLatin1String("causal")] = causal;
+    json[QLatin1String("precision")] = precisionName(precision);
+    json[QLatin1String("threads")] = threads;
+    json[QLatin1String("chunk")] = chunkSize;
+    return json;
+}
+
+ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
+{
+    ExperimentSpec spec;
+    const JsonFields top(json, QString());
+    int version = 1;
+    top.read("version", &version, 1);
+    require(version == 1, QStringLiteral("version %1 is not known to this Attention Lab (it reads "
+                                         "version 1); a newer version wrote it")
+                              .arg(version));
+    if (json.contains(QLatin1String("input"))) {
+        require(json.value(QLatin1String("input")).isObject(),
+                QStringLiteral("input must be an object"));
+        const QJsonObject inputObject = json.value(QLatin1String("input")).toObject();
+        const JsonFields in(inputObject, QStringLiteral("input."));
+        InputSpec& input = spec.input;
+        in.readName("kind", &input.kind, parseInputKind);
+        in.read("text", &input.text);
+        in.readName("tokens", &input.tokenMode, parseTokenMode);
+        in.read("positional_encoding", &input.positionalEncoding);
+        in.read("image", &input.imagePath);
+        in.read("patch", &input.patchSize, 1);
+        in.read("image_size", &input.imageSize, 1);
+        in.read("length", &input.length, 1);
+        in.read("row_norm", &input.rowNorm);
+        in.read("clusters", &input.clusters, 0);
+        in.read("q", &input.queryPath);
+        in.read("k", &input.keyPath);
+        in.read("v", &input.valuePath);
+        in.read("d", &input.headDim, 1);
+        in.read("heads", &input.heads, 1);
+        in.readName("projection", &input.projection, parseHeadProjection);
+        in.readSeed("seed", &input.seed);
+        in.read("norm_multiplier", &input.normMultiplier);
+    }
+    QString method = spec.methodName();
+    top.read("method", &method);
+    require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
+    top.read("features", &spec.featureMap.features, 1);
+    top.readName("projection", &spec.featureMap.projection, parseProjectionKind);
+    top.readName("row_norm", &spec.featureMap.rowNorm, parseRowNorm);
+    top.readSeed("seed", &spec.featureMap.seed);
+    top.read("relu_epsilon", &spec.featureMap.reluEpsilon);
+    top.read("elu_on_scaled", &spec.featureMap.eluOnScaled);
+    top.read("scale", &spec.scale);
+    top.read("causal", &spec.causal);
+    top.readName("precision", &spec.precision, parsePrecision);
+    top.read("threads", &spec.threads, 0);
+    top.read("chunk", &spec.chunkSize, 1);
+    return spec;
+}
+
+ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input,
+                         const ComputeOptions& options)
+{
+    validate(spec);
+    const Eigen::Index features =
+        spec.exactMethod ? 0 : featureCountOf(spec.featureMap, int(input.headDim()));
+    requireMemory(spec, input, options, features);
+    setEngineThreads(spec.threads);
+    return spec.precision == Precision::Float ? computeIn<float>(spec, input, options)
+                                              : computeIn<double>(spec, input, options);
+}
+
+QString precisionName(Precision precision)
+{
+    return precision == Precision::Float ? QStringLiteral("float") : QStringLiteral("double");
+}
+
+bool parsePrecision(const QString& name, Precision* precision)
+{
+    if (name == QLatin1String("float"))
+        *precision = Precision::Float;
+    else if (name == QLatin1String("double"))
+        *precision = Precision::Double;
+    else
+        return false;
+    return true;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,95 @@
+#pragma once
+
+#include "feature_maps.h"
+#include "inputs.h"
+#include "memory_budget.h"
+#include "metrics.h"
+#include "types.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+namespace attnlab {
+
+// Everything that decides a result: the input, the method and its parameters, the seeds. A plain
+// value; JSON-serialisable, so a session or a command line reproduces a view exactly.
+struct ExperimentSpec {
+    InputSpec input;
+    // The method "exact" compares the streaming (tiled, online-softmax) exact output with the
+    // materialised one; any other method is a feature map.
+    bool exactMethod = false;
+    FeatureMapSpec featureMap;
+    std::optional<double> scale;  // s, the temperature; 1/sqrt(d) when not set
+    bool causal = false;
+    Precision precision = Precision::Float;
+    int threads = 0;     // engine threads; 0 = one per hardware thread
+    int chunkSize = 64;  // rows per chunk of the causal linear form
+
+    // "exact" or the feature map's name ("favor-positive", ...).
+    QString methodName() const;
+    // Sets exactMethod and featureMap.kind from a method name; false if the name is unknown.
+    bool setMethod(const QString& name);
+    // s for head dimension d.
+    double resolvedScale(Eigen::Index d) const;
+
+    QJsonObject toJson() const;
+    // Throws InputError naming the field when a field has the wrong type or value or the version
+    // is unknown. Missing fields keep their defaults.
+    static ExperimentSpec fromJson(const QJsonObject& json);
+};
+
+// A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
+// "overflow", "feature-overflow", "kl-undefined").
+struct ResultWarning {
+    QString code;
+    QString message;
+};
+
+struct HeadResult {
+    MatrixD attentionExact;   // P (L x L), when matrices were asked for
+    MatrixD attentionApprox;  // P^ (not for the exact method)
+    MatrixD kernelExact;      // A = exp(s Q K^T), masked
+    MatrixD kernelApprox;     // A^ = phi(Q) phi(K)^T, masked
+    MatrixD outputExact;      // O = P V (L x d_v)
+    MatrixD outputApprox;     // O^ in linear form (or streamed, for the exact method)
+    MatrixD featuresQ;        // phi(Q) (L x C) at true scale, when features were asked for
+    MatrixD featuresK;        // phi(K)
+    MatrixD projection;       // W (m x d), applied to x' = sqrt(s) x; empty when no W is drawn
+    std::vector<Eigen::Index> nonPositiveRows;
+    AttentionMetrics metrics;
+};
+
+struct ExperimentResult {
+    ExperimentSpec spec;
+    double scale = 0;  // s as used
+    QStringList labels;
+    int gridRows = 0;
+    int gridCols = 0;
+    std::vector<HeadResult> heads;
+    AttentionMetrics metrics;  // over all heads together
+    std::vector<ResultWarning> warnings;
+    double secondsApprox = 0;  // the approximate output (linear form, or streaming exact)
+    double secondsExact = 0;   // exact attention rows, output and metrics
+};
+
+struct ComputeOptions {
+    bool matrices = true;  // keep P, P^, A, A^ (L x L each)
+    bool features = true;  // keep phi(Q), phi(K)
+    MemoryBudget budget;
+};
+
+// Runs exact attention and the approximation of spec on input; deterministic for a given spec.
+// The L x L matrices are formed in blocks of rows (metrics need no L x L memory); they are kept
+// only when asked for. Throws InputError (spec out of range) and ResourceError (the memory the
+// request needs exceeds the budget, checked before anything large is allocated).
+ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input,
+                         const ComputeOptions& options = {});
+
+QString precisionName(Precision precision);  // "float", "double"
+bool parsePrecision(const QString& name, Precision* precision);
+
+}  // namespace attnlab

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <QString>
+#include <QtGlobal>
+
+namespace attnlab {
+
+// The most memory one computation may allocate for its large arrays (L x L matrices, features,
+// loaded tensors). Every allocation of size O(L^2) or O(L m) is checked against it before it
+// happens.
+class MemoryBudget {
+public:
+    // Half of the machine's physical memory (1 GiB where it cannot be read).
+    static qint64 defaultBytes();
+
+    MemoryBudget() : m_bytes(defaultBytes()) {}
+    explicit MemoryBudget(qint64 bytes) : m_bytes(bytes) {}
+
+    qint64 bytes() const { return m_bytes; }
+
+    // Throws ResourceError "<what> needs <bytes>, over the memory budget of <budget>. <advice>"
+    // when bytes exceeds the budget.
+    void require(double bytes, const QString& what, const QString& advice) const;
+
+private:
+    qint64 m_bytes;
+};
+
+// "1.5 GiB", "320 MiB", "12 KiB", "100 bytes".
+QString formatBytes(double bytes);
+
+// Parses "512M", "4G", "4GiB", "1000000" (bytes). Returns -1 when the text is not a size.
+qint64 parseByteSize(const QString& text);
+
+}  // namespace attnlab

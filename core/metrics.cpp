@@ -1,0 +1,111 @@
+#include "metrics.h"
+
+#include <cmath>
+
+namespace attnlab {
+
+template <typename T>
+void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal, const Matrix<T>& p,
+                                          const Matrix<T>& pApprox, const MatrixD* kernel,
+                                          const MatrixD* kernelApprox)
+{
+    m_haveAttention = true;
+    const double largestFinite = double(std::numeric_limits<T>::max());
+    for (Eigen::Index r = 0; r < p.rows(); ++r) {
+        const Eigen::Index visible = causal ? std::min(p.cols(), begin + r + 1) : p.cols();
+        double rowAbs = 0;
+        double rowKl = 0;
+        for (Eigen::Index j = 0; j < visible; ++j) {
+            const double exact = p(r, j);
+            const double approx = pApprox(r, j);
+            const double error = std::abs(approx - exact);
+            m_maxAbs = std::max(m_maxAbs, error);
+            rowAbs += error;
+            m_sumSquaredError += error * error;
+            m_sumSquaredExact += exact * exact;
+            if (exact > 0) {
+                if (approx > 0)
+                    rowKl += exact * std::log(exact / approx);
+                else
+                    m_klDefined = false;
+            }
+        }
+        m_sumAbs += rowAbs;
+        m_sumTotalVariation += rowAbs / 2;
+        m_sumKl += rowKl;
+        m_entries += visible;
+        ++m_rows;
+        if (kernel && kernelApprox) {
+            m_haveKernel = true;
+            for (Eigen::Index j = 0; j < visible; ++j) {
+                const double a = (*kernel)(r, j);
+                const double aApprox = (*kernelApprox)(r, j);
+                if (!(std::abs(a) <= largestFinite) || !(std::abs(aApprox) <= largestFinite))
+                    ++m_kernelOverflow;
+                const double error = aApprox - a;
+                m_kernelSumSquaredError += error * error;
+            }
+            m_kernelEntries += visible;
+        }
+    }
+}
+
+void MetricsAccumulator::addOutputs(const MatrixD& output, const MatrixD& outputApprox)
+{
+    m_haveOutput = true;
+    m_outputSquaredError += (outputApprox - output).squaredNorm();
+    m_outputSquared += output.squaredNorm();
+}
+
+void MetricsAccumulator::add(const MetricsAccumulator& other)
+{
+    m_haveAttention = m_haveAttention || other.m_haveAttention;
+    m_maxAbs = std::max(m_maxAbs, other.m_maxAbs);
+    m_sumAbs += other.m_sumAbs;
+    m_sumSquaredError += other.m_sumSquaredError;
+    m_sumSquaredExact += other.m_sumSquaredExact;
+    m_sumTotalVariation += other.m_sumTotalVariation;
+    m_sumKl += other.m_sumKl;
+    m_klDefined = m_klDefined && other.m_klDefined;
+    m_entries += other.m_entries;
+    m_rows += other.m_rows;
+    m_haveKernel = m_haveKernel || other.m_haveKernel;
+    m_kernelSumSquaredError += other.m_kernelSumSquaredError;
+    m_kernelEntries += other.m_kernelEntries;
+    m_kernelOverflow += other.m_kernelOverflow;
+    m_haveOutput = m_haveOutput || other.m_haveOutput;
+    m_outputSquaredError += other.m_outputSquaredError;
+    m_outputSquared += other.m_outputSquared;
+    m_nonPositiveRows += other.m_nonPositiveRows;
+}
+
+AttentionMetrics MetricsAccumulator::metrics() const
+{
+    AttentionMetrics metrics;
+    if (m_haveAttention && m_rows > 0) {
+        metrics.maxAbsError = m_maxAbs;
+        metrics.meanAbsError = m_sumAbs / double(m_entries);
+        metrics.relFrobeniusAttention = std::sqrt(m_sumSquaredError / m_sumSquaredExact);
+        metrics.meanTotalVariation = m_sumTotalVariation / double(m_rows);
+        if (m_klDefined)
+            metrics.meanKl = m_sumKl / double(m_rows);
+    }
+    if (m_haveKernel && m_kernelEntries > 0)
+        metrics.kernelMse = m_kernelSumSquaredError / double(m_kernelEntries);
+    if (m_haveOutput && m_outputSquared > 0)
+        metrics.relFrobeniusOutput = std::sqrt(m_outputSquaredError / m_outputSquared);
+    metrics.nonPositiveRows = m_nonPositiveRows;
+    metrics.kernelOverflow = m_kernelOverflow;
+    return metrics;
+}
+
+template void MetricsAccumulator::addAttentionRows<float>(Eigen::Index, bool,
+                                                          const Matrix<float>&,
+                                                          const Matrix<float>&, const MatrixD*,
+                                                          const MatrixD*);
+template void MetricsAccumulator::addAttentionRows<double>(Eigen::Index, bool,
+                                                           const Matrix<double>&,
+                                                           const Matrix<double>&, const MatrixD*,
+                                                           const MatrixD*);
+
+}  // namespace attnlab

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "types.h"
+
+#include <QtGlobal>
+
+#include <limits>
+
+namespace attnlab {
+
+// How far the approximation is from exact attention. A value that does not apply (no P^ for the
+// exact method, KL where P^ has non-positive entries) is NaN and is written as null.
+struct AttentionMetrics {
+    static constexpr double notApplicable = std::numeric_limits<double>::quiet_NaN();
+
+    double maxAbsError = notApplicable;           // max_ij |P^_ij - P_ij|
+    double meanAbsError = notApplicable;          // mean |P^_ij - P_ij| over the unmasked entries
+    double relFrobeniusAttention = notApplicable; // |P^ - P|_F / |P|_F
+    double relFrobeniusOutput = notApplicable;    // |O^ - O|_F / |O|_F
+    double meanTotalVariation = notApplicable;    // mean_i 1/2 sum_j |P^_ij - P_ij|
+    double meanKl = notApplicable;                // mean_i sum_j P_ij log(P_ij / P^_ij)
+    double kernelMse = notApplicable;             // mean (A^_ij - A_ij)^2 over the unmasked entries
+    qint64 nonPositiveRows = 0;                   // rows whose denominator is <= 0
+    qint64 kernelOverflow = 0;  // entries of A or A^ beyond the range of the chosen precision
+};
+
+// Sums over row blocks (and heads, and threads) from which the metrics are formed. Rows of P and
+// P^ arrive in blocks; nothing of size L x L is kept.
+class MetricsAccumulator {
+public:
+    // Rows [begin, begin + p.rows()) of P and P^ (and of A and A^ when given, in double).
+    // Causal: entries j > i are masked and left out of the means. Kernel entries beyond the
+    // range of T (the precision the engine runs in), or not finite, count as overflow.
+    template <typename T>
+    void addAttentionRows(Eigen::Index begin, bool causal, const Matrix<T>& p,
+                          const Matrix<T>& pApprox, const MatrixD* kernel,
+                          const MatrixD* kernelApprox);
+
+    // O and O^ of one head (in any order of heads).
+    void addOutputs(const MatrixD& output, const MatrixD& outputApprox);
+
+    void addNonPositiveRows(qint64 count) { m_nonPositiveRows += count; }
+
+    // Adds another accumulator's sums (another thread's rows, or another head).
+    void add(const MetricsAccumulator& other);
+
+    AttentionMetrics metrics() const;
+
+private:
+    bool m_haveAttention = false;
+    double m_maxAbs = 0;
+    double m_sumAbs = 0;
+    double m_sumSquaredError = 0;
+    double m_sumSquaredExact = 0;
+    double m_sumTotalVariation = 0;
+    double m_sumKl = 0;
+    bool m_klDefined = true;
+    qint64 m_entries = 0;
+    qint64 m_rows = 0;
+    bool m_haveKernel = false;
+    double m_kernelSumSquaredError = 0;
+    qint64 m_kernelEntries = 0;
+    qint64 m_kernelOverflow = 0;
+    bool m_haveOutput = false;
+    double m_outputSquaredError = 0;
+    double m_outputSquared = 0;
+    qint64 m_nonPositiveRows = 0;
+};
+
+}  // namespace attnlab

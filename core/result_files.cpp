@@ -1,0 +1,118 @@
+#include "result_files.h"
+
+#include "atomic_files.h"
+#include "npy.h"
+
+#include <QIODevice>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+QJsonValue number(double value)
+{
+    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
+}
+
+// Stacks one matrix of every head into an array: (rows, cols) for one head, (H, rows, cols) for
+// several, and writes it.
+void writeStacked(AtomicFileSet& files, const QString& name, const ExperimentResult& result,
+                  MatrixD HeadResult::*member)
+{
+    const MatrixD& first = result.heads.front().*member;
+    if (first.size() == 0)
+        return;
+    const NpyDtype dtype =
+        result.spec.precision == Precision::Float ? NpyDtype::Float32 : NpyDtype::Float64;
+    QIODevice& device = files.open(name);
+    if (result.heads.size() == 1) {
+        writeNpy(device, first.data(), {first.rows(), first.cols()}, dtype);
+        return;
+    }
+    std::vector<double> stacked;
+    stacked.reserve(std::size_t(first.size()) * result.heads.size());
+    for (const HeadResult& head : result.heads) {
+        const MatrixD& m = head.*member;
+        stacked.insert(stacked.end(), m.data(), m.data() + m.size());
+    }
+    writeNpy(device, stacked.data(),
+             {qint64(result.heads.size()), first.rows(), first.cols()}, dtype);
+}
+
+}  // namespace
+
+QJsonObject metricsJson(const AttentionMetrics& metrics)
+{
+    QJsonObject json;
+    json[QLatin1String("max_abs")] = number(metrics.maxAbsError);
+    json[QLatin1String("mean_abs")] = number(metrics.meanAbsError);
+    json[QLatin1String("rel_frobenius_attention")] = number(metrics.relFrobeniusAttention);
+    json[QLatin1String("rel_frobenius_output")] = number(metrics.relFrobeniusOutput);
+    json[QLatin1String("mean_tv")] = number(metrics.meanTotalVariation);
+    json[QLatin1String("mean_kl")] = number(metrics.meanKl);
+    json[QLatin1String("kernel_mse")] = number(metrics.kernelMse);
+    json[QLatin1String("nonpositive_rows")] = double(metrics.nonPositiveRows);
+    json[QLatin1String("kernel_overflow")] = double(metrics.kernelOverflow);
+    return json;
+}
+
+QJsonObject resultJson(const ExperimentResult& result)
+{
+    const HeadResult& first = result.heads.front();
+    QJsonObject json;
+    json[QLatin1String("spec")] = result.spec.toJson();
+    json[QLatin1String("scale")] = result.scale;
+    json[QLatin1String("L")] = double(result.labels.size());
+    json[QLatin1String("heads")] = double(result.heads.size());
+    json[QLatin1String("d_v")] = double(first.outputExact.cols());
+    json[QLatin1String("features")] = first.featuresQ.size() > 0
+                                          ? QJsonValue(double(first.featuresQ.cols()))
+                                          : QJsonValue(QJsonValue::Null);
+    json[QLatin1String("tokens")] = QJsonArray::fromStringList(result.labels);
+    if (result.gridRows > 0)
+        json[QLatin1String("patch_grid")] = QJsonArray{result.gridRows, result.gridCols};
+    json[QLatin1String("metrics")] = metricsJson(result.metrics);
+    QJsonArray heads;
+    for (const HeadResult& head : result.heads) {
+        QJsonObject entry = metricsJson(head.metrics);
+        QJsonArray rows;
+        for (const Eigen::Index row : head.nonPositiveRows)
+            rows.append(double(row));
+        entry[QLatin1String("nonpositive_row_indices")] = rows;
+        heads.append(entry);
+    }
+    json[QLatin1String("per_head")] = heads;
+    QJsonArray warnings;
+    for (const ResultWarning& warning : result.warnings)
+        warnings.append(QJsonObject{{QLatin1String("code"), warning.code},
+                                    {QLatin1String("message"), warning.message}});
+    json[QLatin1String("warnings")] = warnings;
+    json[QLatin1String("seconds")] = QJsonObject{{QLatin1String("approximate"), result.secondsApprox},
+                                                 {QLatin1String("exact"), result.secondsExact}};
+    return json;
+}
+
+QStringList writeResultFiles(const ExperimentResult& result, const QString& directory)
+{
+    AtomicFileSet files(directory);
+    writeStacked(files, QStringLiteral("attention_exact.npy"), result, &HeadResult::attentionExact);
+    writeStacked(files, QStringLiteral("attention_approx.npy"), result,
+                 &HeadResult::attentionApprox);
+    writeStacked(files, QStringLiteral("kernel_exact.npy"), result, &HeadResult::kernelExact);
+    writeStacked(files, QStringLiteral("kernel_approx.npy"), result, &HeadResult::kernelApprox);
+    writeStacked(files, QStringLiteral("output_exact.npy"), result, &HeadResult::outputExact);
+    writeStacked(files, QStringLiteral("output_approx.npy"), result, &HeadResult::outputApprox);
+    writeStacked(files, QStringLiteral("features_q.npy"), result, &HeadResult::featuresQ);
+    writeStacked(files, QStringLiteral("features_k.npy"), result, &HeadResult::featuresK);
+    writeStacked(files, QStringLiteral("projection.npy"), result, &HeadResult::projection);
+    files.open(QStringLiteral("metrics.json"))
+        .write(QJsonDocument(resultJson(result)).toJson(QJsonDocument::Indented));
+    files.commit();
+    return files.filePaths();
+}
+
+}  // namespace attnlab

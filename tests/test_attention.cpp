@@ -1,0 +1,370 @@
+// Exact attention (materialised and streaming) and linear attention (non-causal, chunked causal,
+// recurrent): each form against an independent reference, and the forms against each other.
+
+#include "causal_stepper.h"
+#include "exact_attention.h"
+#include "experiment.h"
+#include "feature_maps.h"
+#include "inputs.h"
+#include "linear_attention.h"
+#include "parallel.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnlab;
+
+namespace {
+
+// Random Q, K, V with rows of the given norm (|x'| = norm d^-1/4 at s = 1/sqrt(d)).
+HeadTensors randomHead(int length, int d, double norm, std::uint64_t seed)
+{
+    InputSpec spec;
+    spec.kind = InputKind::Random;
+    spec.length = length;
+    spec.headDim = d;
+    spec.rowNorm = norm;
+    spec.seed = seed;
+    return buildInput(spec).heads.front();
+}
+
+// P by the textbook formula, in long double: P_ij = exp(s q_i.k_j) / sum_j' exp(s q_i.k_j').
+MatrixD referenceAttention(const MatrixD& q, const MatrixD& k, double s, bool causal)
+{
+    MatrixD p = MatrixD::Zero(q.rows(), k.rows());
+    for (Eigen::Index i = 0; i < q.rows(); ++i) {
+        long double sum = 0;
+        const Eigen::Index visible = causal ? i + 1 : k.rows();
+        for (Eigen::Index j = 0; j < visible; ++j)
+            sum += std::exp((long double)(s * q.row(i).dot(k.row(j))));
+        for (Eigen::Index j = 0; j < visible; ++j)
+            p(i, j) = double(std::exp((long double)(s * q.row(i).dot(k.row(j)))) / sum);
+    }
+    return p;
+}
+
+// max |a - b| / max |b|.
+double relativeError(const MatrixD& a, const MatrixD& b)
+{
+    return (a - b).cwiseAbs().maxCoeff() / b.cwiseAbs().maxCoeff();
+}
+
+template <typename T>
+Matrix<T> cast(const MatrixD& m)
+{
+    return m.cast<T>();
+}
+
+// O^ by the masked quadratic form: P^ formed row by row, then P^ V.
+template <typename T>
+MatrixD maskedQuadraticOutput(const FeatureMap<T>& phi, const HeadTensors& head, bool causal)
+{
+    const Matrix<T> q = cast<T>(head.q), k = cast<T>(head.k), v = cast<T>(head.v);
+    ApproximateAttentionRows<T> rows(phi, q, k, causal);
+    Matrix<T> p(q.rows(), k.rows());
+    rows.rows(0, p);
+    return (p * v).template cast<double>();
+}
+
+template <typename T>
+MatrixD recurrentOutput(const FeatureMap<T>& phi, const HeadTensors& head)
+{
+    CausalStepper<T> stepper(phi, cast<T>(head.q), cast<T>(head.k), cast<T>(head.v));
+    MatrixD out(head.q.rows(), head.v.cols());
+    for (Eigen::Index i = 0; i < stepper.length(); ++i) {
+        stepper.step();
+        out.row(i) = stepper.output().transpose();
+    }
+    return out;
+}
+
+}  // namespace
+
+class TestAttention : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init() { setEngineThreads(2); }
+
+    void exactMatchesTextbookFormula_data();
+    void exactMatchesTextbookFormula();
+    void streamingEqualsMaterialised_data();
+    void streamingEqualsMaterialised();
+    void exactRowsSumToOneAndMaskIsExactlyZero();
+    void causalFormsAgree_data();
+    void causalFormsAgree();
+    void nonCausalLinearEqualsMaskedQuadratic_data();
+    void nonCausalLinearEqualsMaskedQuadratic();
+    void threadCountDoesNotChangeResults();
+    void stepperFinalStateIsTheKeySummary();
+    void stepperSeekBackGivesIdenticalState();
+    void keyScalesSpanningManyOrdersOfMagnitude();
+    void trigReportsNonPositiveDenominators();
+};
+
+void TestAttention::exactMatchesTextbookFormula_data()
+{
+    QTest::addColumn<bool>("causal");
+    QTest::newRow("full") << false;
+    QTest::newRow("causal") << true;
+}
+
+void TestAttention::exactMatchesTextbookFormula()
+{
+    QFETCH(bool, causal);
+    const HeadTensors head = randomHead(37, 8, 3.0, 1);
+    const double s = 0.4;
+    const MaterialisedAttention<double> exact = materialisedAttention(head.q, head.k, head.v, s,
+                                                                      causal);
+    const MatrixD reference = referenceAttention(head.q, head.k, s, causal);
+    QVERIFY(relativeError(exact.attention, reference) < 1e-13);
+    QVERIFY(relativeError(exact.output, reference * head.v) < 1e-13);
+}
+
+void TestAttention::streamingEqualsMaterialised_data()
+{
+    QTest::addColumn<int>("length");
+    QTest::addColumn<bool>("causal");
+    QTest::addColumn<bool>("useDouble");
+    // 300 and 700 are not multiples of the query (64) or key (256) tiles; 700 spans 3 key tiles.
+    for (const int length : {1, 5, 300, 700}) {
+        for (const bool causal : {false, true}) {
+            for (const bool useDouble : {false, true}) {
+                QTest::newRow(qPrintable(QStringLiteral("L=%1 %2 %3")
+                                             .arg(length)
+                                             .arg(causal ? "causal" : "full")
+                                             .arg(useDouble ? "double" : "float")))
+                    << length << causal << useDouble;
+            }
+        }
+    }
+}
+
+void TestAttention::streamingEqualsMaterialised()
+{
+    QFETCH(int, length);
+    QFETCH(bool, causal);
+    QFETCH(bool, useDouble);
+    // Norm 6 in d = 32 makes s q.k span about +-6: peaked rows where the online rescaling matters.
+    const HeadTensors head = randomHead(length, 32, 6.0, 2);
+    const double s = 1 / std::sqrt(32.0);
+    double error;
+    if (useDouble) {
+        const MatrixD streamed = streamingAttention(head.q, head.k, head.v, s, causal);
+        error = relativeError(streamed, materialisedAttention(head.q, head.k, head.v, s, causal).output);
+        QVERIFY2(error < 1e-12, qPrintable(QString::number(error)));
+    } else {
+        const Matrix<float> q = cast<float>(head.q), k = cast<float>(head.k), v = cast<float>(head.v);
+        const MatrixD streamed = streamingAttention(q, k, v, s, causal).cast<double>();
+        error = relativeError(streamed,
+                              materialisedAttention(q, k, v, s, causal).output.cast<double>());
+        QVERIFY2(error < 1e-5, qPrintable(QString::number(error)));
+    }
+}
+
+void TestAttention::exactRowsSumToOneAndMaskIsExactlyZero()
+{
+    const HeadTensors head = randomHead(90, 16, 5.0, 3);
+    const Matrix<float> q = cast<float>(head.q), k = cast<float>(head.k);
+    for (const bool causal : {false, true}) {
+        Matrix<float> p(90, 90);
+        exactAttentionRows<float>(q, k, 0.25, causal, 0, p);
+        for (Eigen::Index i = 0; i < p.rows(); ++i) {
+            QVERIFY(std::abs(p.row(i).cast<double>().sum() - 1) < 1e-6);
+            for (Eigen::Index j = i + 1; causal && j < p.cols(); ++j)
+                QCOMPARE(p(i, j), 0.0f);
+        }
+    }
+}
+
+void TestAttention::causalFormsAgree_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("chunk");
+    QTest::addColumn<bool>("useDouble");
+    for (const FeatureMapInfo& info : featureMapRegistry()) {
+        // chunk 10 divides 50; 7 and 64 do not (64 > L); 700 rows with chunk 16 span several
+        // windows of the parallel scan.
+        for (const auto& [length, chunk] : {std::pair{50, 10}, std::pair{50, 7}, std::pair{50, 64},
+                                            std::pair{700, 16}}) {
+            for (const bool useDouble : {false, true}) {
+                QTest::newRow(qPrintable(QStringLiteral("%1 L=%2 chunk=%3 %4")
+                                             .arg(info.name)
+                                             .arg(length)
+                                             .arg(chunk)
+                                             .arg(useDouble ? "double" : "float")))
+                    << int(info.kind) << length << chunk << useDouble;
+            }
+        }
+    }
+}
+
+void TestAttention::causalFormsAgree()
+{
+    // Recurrent == chunked == masked quadratic form: 1e-5 relative in float, 1e-10 in double.
+    QFETCH(int, kind);
+    QFETCH(int, length);
+    QFETCH(int, chunk);
+    QFETCH(bool, useDouble);
+    const int d = 16;
+    const HeadTensors head = randomHead(length, d, 1.2, 4);
+    FeatureMapSpec mapSpec;
+    mapSpec.kind = FeatureMapKind(kind);
+    mapSpec.features = 32;
+    mapSpec.seed = 5;
+    const double s = 1 / std::sqrt(double(d));
+    const double tolerance = useDouble ? 1e-10 : 1e-5;
+    MatrixD chunked, recurrent, quadratic;
+    if (useDouble) {
+        const auto phi = makeFeatureMap<double>(mapSpec, d, s);
+        const auto result = linearAttention<double>(*phi, head.q, head.k, head.v, true, chunk);
+        QVERIFY(result.nonPositiveRows.empty());
+        chunked = result.output;
+        recurrent = recurrentOutput(*phi, head);
+        quadratic = maskedQuadraticOutput(*phi, head, true);
+    } else {
+        const auto phi = makeFeatureMap<float>(mapSpec, d, s);
+        const auto result = linearAttention<float>(*phi, cast<float>(head.q), cast<float>(head.k),
+                                                   cast<float>(head.v), true, chunk);
+        QVERIFY(result.nonPositiveRows.empty());
+        chunked = result.output.cast<double>();
+        recurrent = recurrentOutput(*phi, head);
+        quadratic = maskedQuadraticOutput(*phi, head, true);
+    }
+    const double chunkedVsQuadratic = relativeError(chunked, quadratic);
+    const double recurrentVsQuadratic = relativeError(recurrent, quadratic);
+    QVERIFY2(chunkedVsQuadratic < tolerance, qPrintable(QString::number(chunkedVsQuadratic)));
+    QVERIFY2(recurrentVsQuadratic < tolerance, qPrintable(QString::number(recurrentVsQuadratic)));
+}
+
+void TestAttention::nonCausalLinearEqualsMaskedQuadratic_data()
+{
+    QTest::addColumn<int>("kind");
+    for (const FeatureMapInfo& info : featureMapRegistry())
+        QTest::newRow(qPrintable(info.name)) << int(info.kind);
+}
+
+void TestAttention::nonCausalLinearEqualsMaskedQuadratic()
+{
+    // phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1) == (D^-1 phi(Q) phi(K)^T) V; 600 rows span
+    // several key blocks summed on different threads.
+    QFETCH(int, kind);
+    const int d = 16;
+    const HeadTensors head = randomHead(600, d, 1.2, 6);
+    FeatureMapSpec mapSpec;
+    mapSpec.kind = FeatureMapKind(kind);
+    mapSpec.features = 32;
+    const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
+    const auto linear = linearAttention<double>(*phi, head.q, head.k, head.v, false);
+    const double error = relativeError(linear.output, maskedQuadraticOutput(*phi, head, false));
+    QVERIFY2(error < 1e-10, qPrintable(QString::number(error)));
+}
+
+void TestAttention::threadCountDoesNotChangeResults()
+{
+    // One thread and two threads give the same outputs up to float rounding.
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 1000;
+    spec.input.headDim = 32;
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    options.matrices = false;
+    for (const bool causal : {false, true}) {
+        spec.causal = causal;
+        spec.threads = 1;
+        const ExperimentResult one = compute(spec, input, options);
+        spec.threads = 2;
+        const ExperimentResult two = compute(spec, input, options);
+        QVERIFY(relativeError(two.heads[0].outputApprox, one.heads[0].outputApprox) < 1e-5);
+        QVERIFY(relativeError(two.heads[0].outputExact, one.heads[0].outputExact) < 1e-5);
+    }
+}
+
+void TestAttention::stepperFinalStateIsTheKeySummary()
+{
+    // After L steps S_L = phi(K)^T V and z_L = phi(K)^T 1 (phi at true scale).
+    const int d = 8;
+    const HeadTensors head = randomHead(40, d, 2.0, 7);
+    for (const FeatureMapInfo& info : featureMapRegistry()) {
+        FeatureMapSpec mapSpec;
+        mapSpec.kind = info.kind;
+        mapSpec.features = 16;
+        const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
+        CausalStepper<double> stepper(*phi, head.q, head.k, head.v);
+        stepper.seek(stepper.length());
+        const MatrixD features = trueScaleFeatures(*phi, head.k);
+        QVERIFY(relativeError(stepper.state(), features.transpose() * head.v) < 1e-12);
+        QVERIFY(relativeError(stepper.normalizer(), features.colwise().sum().transpose()) < 1e-12);
+    }
+}
+
+void TestAttention::stepperSeekBackGivesIdenticalState()
+{
+    // Stepping forward to i and back to j gives bit for bit the state of stepping from 0 to j.
+    const int d = 8;
+    const HeadTensors head = randomHead(50, d, 3.0, 8);
+    FeatureMapSpec mapSpec;
+    mapSpec.features = 16;
+    const auto phi = makeFeatureMap<float>(mapSpec, d, 1 / std::sqrt(double(d)));
+    const Matrix<float> q = cast<float>(head.q), k = cast<float>(head.k), v = cast<float>(head.v);
+    CausalStepper<float> wandering(*phi, q, k, v);
+    for (const Eigen::Index target : {Eigen::Index(37), Eigen::Index(3), Eigen::Index(50),
+                                      Eigen::Index(22), Eigen::Index(0), Eigen::Index(8)}) {
+        wandering.seek(target);
+        CausalStepper<float> fresh(*phi, q, k, v);
+        for (Eigen::Index i = 0; i < target; ++i)
+            fresh.step();
+        QCOMPARE(wandering.position(), target);
+        QVERIFY(wandering.state() == fresh.state());
+        QVERIFY(wandering.normalizer() == fresh.normalizer());
+        if (target > 0)
+            QVERIFY(wandering.output() == fresh.output());
+    }
+}
+
+void TestAttention::keyScalesSpanningManyOrdersOfMagnitude()
+{
+    // Keys whose norms grow along the sequence push the running key scale up chunk after chunk
+    // (the rescaling of S and z); positive features must still agree with the masked form and
+    // with the unstabilised estimator computed in double.
+    const int d = 8, length = 120;
+    HeadTensors head = randomHead(length, d, 1.0, 9);
+    for (Eigen::Index i = 0; i < length; ++i)
+        head.k.row(i) *= 1.0 + 6.0 * double(i) / length;
+    FeatureMapSpec mapSpec;
+    mapSpec.features = 16;
+    const double s = 1 / std::sqrt(double(d));
+    const auto phi = makeFeatureMap<double>(mapSpec, d, s);
+    const auto chunked = linearAttention<double>(*phi, head.q, head.k, head.v, true, 16);
+    const MatrixD phiQ = trueScaleFeatures(*phi, head.q), phiK = trueScaleFeatures(*phi, head.k);
+    MatrixD direct(length, d);
+    for (Eigen::Index i = 0; i < length; ++i) {
+        const VectorD weights = phiK.topRows(i + 1) * phiQ.row(i).transpose();
+        direct.row(i) = (weights.transpose() * head.v.topRows(i + 1)) / weights.sum();
+    }
+    QVERIFY(relativeError(chunked.output, direct) < 1e-10);
+    QVERIFY(relativeError(recurrentOutput(*phi, head), direct) < 1e-10);
+}
+
+void TestAttention::trigReportsNonPositiveDenominators()
+{
+    // With large norms trigonometric features give denominators <= 0 on some rows: they are
+    // reported, and no output is NaN or infinite.
+    const int d = 16;
+    const HeadTensors head = randomHead(200, d, 12.0, 10);
+    FeatureMapSpec mapSpec;
+    mapSpec.kind = FeatureMapKind::FavorTrig;
+    mapSpec.features = 8;
+    const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
+    for (const bool causal : {false, true}) {
+        const auto result = linearAttention<double>(*phi, head.q, head.k, head.v, causal, 16);
+        QVERIFY(!result.nonPositiveRows.empty());
+        QVERIFY(result.output.allFinite());
+    }
+}
+
+QTEST_GUILESS_MAIN(TestAttention)
+#include "test_attention.moc"
