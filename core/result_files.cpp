@@ -3,7 +3,6 @@
 #include "atomic_files.h"
 #include "npy.h"
 
-#include <QIODevice>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -109,8 +108,8 @@ QStringList writeResultFiles(const ExperimentResult& result, const QString& dire
     writeStacked(files, QStringLiteral("features_q.npy"), result, &HeadResult::featuresQ);
     writeStacked(files, QStringLiteral("features_k.npy"), result, &HeadResult::featuresK);
     writeStacked(files, QStringLiteral("projection.npy"), result, &HeadResult::projection);
-    files.open(QStringLiteral("metrics.json"))
-        .write(QJsonDocument(resultJson(result)).toJson(QJsonDocument::Indented));
+    writeAll(files.open(QStringLiteral("metrics.json")),
+             QJsonDocument(resultJson(result)).toJson(QJsonDocument::Indented));
     files.commit();
     return files.filePaths();
 }
