@@ -43,13 +43,14 @@ int runComputeCommand(const QStringList& arguments)
         QTextStream(stdout) << parser.helpText();
         return ExitSuccess;
     }
+    // The spec first: a missing option value (--random --out DIR) is named there.
+    const ExperimentSpec spec = specFromOptions(parser);
     if (!parser.positionalArguments().isEmpty())
         throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
                              .arg(parser.positionalArguments().first()));
     if (!parser.isSet(QStringLiteral("out")) || parser.value(QStringLiteral("out")).isEmpty())
         throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
 
-    const ExperimentSpec spec = specFromOptions(parser);
     ComputeOptions options;
     options.budget = budgetFromOptions(parser);
     options.matrices = !parser.isSet(QStringLiteral("no-matrices"));

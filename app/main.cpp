@@ -3,12 +3,16 @@
 
 #include <QApplication>
 #include <QCoreApplication>
+#include <QLoggingCategory>
 
 int main(int argc, char* argv[])
 {
     QCoreApplication::setApplicationName(QStringLiteral("Attention Lab"));
     QCoreApplication::setOrganizationName(QStringLiteral("Attention Lab"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
+    // Qt's image reader also warns on stderr ("Rejecting image as it exceeds the allocation
+    // limit"); Attention Lab reports the file and the problem itself, in one line.
+    QLoggingCategory::setFilterRules(QStringLiteral("qt.gui.imageio.warning=false"));
     if (argc > 1 && attnlab::isCommandLineRequest(QString::fromLocal8Bit(argv[1]))) {
         QCoreApplication app(argc, argv);
         return attnlab::runCommandLine(app.arguments());

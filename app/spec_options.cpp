@@ -66,14 +66,15 @@ QString readTextFile(const QString& path)
     if (!file.open(QIODevice::ReadOnly))
         throw InputError(QStringLiteral("%1: cannot open the text file: %2")
                              .arg(path, file.errorString()));
-    if (file.size() > kMaxTextFileBytes)
-        throw InputError(QStringLiteral("%1: the text file has %2 bytes, more than the %3 MiB "
-                                        "Attention Lab reads")
+    // Read at most one byte past the limit: size() is 0 for pipes and devices.
+    const QByteArray bytes = file.read(kMaxTextFileBytes + 1);
+    if (bytes.size() > kMaxTextFileBytes)
+        throw InputError(QStringLiteral("%1: the text file is larger than the %2 MiB Attention "
+                                        "Lab reads")
                              .arg(path)
-                             .arg(file.size())
                              .arg(kMaxTextFileBytes / (1024 * 1024)));
     QStringDecoder decoder(QStringDecoder::Utf8);
-    const QString text = decoder.decode(file.readAll());
+    const QString text = decoder.decode(bytes);
     if (decoder.hasError())
         throw InputError(QStringLiteral("%1: the text file is not valid UTF-8").arg(path));
     return text;
@@ -111,15 +112,15 @@ void addSpecOptions(QCommandLineParser& parser)
         {option("clusters"), QStringLiteral("Random input: rows gather around C directions, "
                                             "which makes attention peaked (default 0: none)."),
          QStringLiteral("C")},
-        {option("q"), QStringLiteral("Input: queries from a .npy file, L x d or H x L x d "
+        {QStringList{option("q"), option("queries")}, QStringLiteral("Input: queries from a .npy file, L x d or H x L x d "
                                      "(float32 or float64)."),
          QStringLiteral("FILE")},
-        {option("k"), QStringLiteral("Input: keys from a .npy file, the shape of the queries."),
+        {QStringList{option("k"), option("keys")}, QStringLiteral("Input: keys from a .npy file, the shape of the queries."),
          QStringLiteral("FILE")},
-        {option("v"), QStringLiteral("Input: values from a .npy file, L x d_v or H x L x d_v "
+        {QStringList{option("v"), option("values")}, QStringLiteral("Input: values from a .npy file, L x d_v or H x L x d_v "
                                      "(default: the keys)."),
          QStringLiteral("FILE")},
-        {option("d"), QStringLiteral("Head dimension d of text, image and random input "
+        {QStringList{option("d"), option("head-dim")}, QStringLiteral("Head dimension d of text, image and random input "
                                      "(default 64)."),
          QStringLiteral("N")},
         {option("heads"), QStringLiteral("Number of heads H of text, image and random input "
@@ -194,7 +195,12 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
     if (parser.isSet(option("text"))) {
         input.text = parser.value(option("text"));
     } else if (parser.isSet(option("text-file"))) {
-        input.text = readTextFile(parser.value(option("text-file")));
+        const QString path = parser.value(option("text-file"));
+        input.text = readTextFile(path);
+        if (input.text.trimmed().isEmpty())
+            throw InputError(QStringLiteral("%1: the text file has no tokens (it is empty or "
+                                            "only white space)")
+                                 .arg(path));
     } else if (parser.isSet(option("image"))) {
         input.kind = InputKind::Image;
         input.imagePath = parser.value(option("image"));

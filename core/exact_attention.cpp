@@ -1,9 +1,9 @@
 #include "exact_attention.h"
 
 #include "parallel.h"
+#include "row_ops.h"
 
 #include <cmath>
-#include <limits>
 
 namespace attnlab {
 
@@ -15,18 +15,20 @@ constexpr Eigen::Index kKeyTile = 256;
 // Rows per block when P is formed in full.
 constexpr Eigen::Index kRowBlock = 32;
 
-// Sets scores(r, c) to -inf where key j0 + c lies after query i0 + r (the causal mask).
+// Sets m(r, c) to value where key j0 + c lies after query i0 + r (the causal mask). Scores are
+// masked with -inf before the row maxima are taken, and the exponentials with 0 after: Eigen's
+// vectorised exp clamps its argument, so exp(-inf) gives the smallest normal number, not 0.
 template <typename Block>
-void maskFutureKeys(Block&& scores, Eigen::Index i0, Eigen::Index j0)
+void maskFutureKeys(Block&& m, Eigen::Index i0, Eigen::Index j0,
+                    typename std::decay_t<Block>::Scalar value)
 {
-    using T = typename std::decay_t<Block>::Scalar;
-    const T minusInf = -std::numeric_limits<T>::infinity();
-    for (Eigen::Index r = 0; r < scores.rows(); ++r) {
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
         const Eigen::Index firstMasked = std::max<Eigen::Index>(0, i0 + r + 1 - j0);
-        for (Eigen::Index c = firstMasked; c < scores.cols(); ++c)
-            scores(r, c) = minusInf;
+        if (firstMasked < m.cols())
+            m.row(r).tail(m.cols() - firstMasked).setConstant(value);
     }
 }
+
 
 }  // namespace
 
@@ -37,11 +39,15 @@ void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bo
     const Eigen::Index rows = p.rows();
     p.noalias() = (q.middleRows(begin, rows) * T(scale)) * k.transpose();
     if (causal)
-        maskFutureKeys(p, begin, 0);
-    if (kernel)
-        *kernel = p.template cast<double>().array().exp();  // exp(-inf) = 0 where masked
-    const Vector<T> rowMax = p.rowwise().maxCoeff();
-    p = (p.array().colwise() - rowMax.array()).exp();
+        maskFutureKeys(p, begin, 0, minusInfinity<T>());
+    if (kernel) {
+        *kernel = p.template cast<double>().array().exp();
+        if (causal)
+            maskFutureKeys(*kernel, begin, 0, 0.0);
+    }
+    expShiftedRows(p, Vector<T>(p.rowwise().maxCoeff()));
+    if (causal)
+        maskFutureKeys(p, begin, 0, T(0));
     const Vector<T> rowSum = p.rowwise().sum();
     p = rowSum.cwiseInverse().asDiagonal() * p;
 }
@@ -58,7 +64,7 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
         const Eigen::Index rows = end - begin;
         Matrix<T> scores(rows, kKeyTile);
         Matrix<T> accumulator = Matrix<T>::Zero(rows, v.cols());
-        Vector<T> runningMax = Vector<T>::Constant(rows, -std::numeric_limits<T>::infinity());
+        Vector<T> runningMax = Vector<T>::Constant(rows, minusInfinity<T>());
         Vector<T> runningSum = Vector<T>::Zero(rows);
         Vector<T> correction(rows);
         const Eigen::Index keyEnd = causal ? std::min(end, keyCount) : keyCount;
@@ -66,8 +72,9 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
             const Eigen::Index cols = std::min(kKeyTile, keyEnd - j0);
             auto tile = scores.leftCols(cols);
             tile.noalias() = scaledQ.middleRows(begin, rows) * k.middleRows(j0, cols).transpose();
-            if (causal && j0 + cols > begin + 1)
-                maskFutureKeys(tile, begin, j0);
+            const bool masked = causal && j0 + cols > begin + 1;
+            if (masked)
+                maskFutureKeys(tile, begin, j0, minusInfinity<T>());
             // The first tile holds key 0, which no query masks, so runningMax is finite after it.
             const Vector<T> tileMax = tile.rowwise().maxCoeff();
             for (Eigen::Index r = 0; r < rows; ++r) {
@@ -75,7 +82,9 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
                 correction[r] = std::exp(runningMax[r] - newMax);
                 runningMax[r] = newMax;
             }
-            tile = (tile.array().colwise() - runningMax.array()).exp();
+            expShiftedRows(tile, runningMax);
+            if (masked)
+                maskFutureKeys(tile, begin, j0, T(0));
             runningSum = runningSum.cwiseProduct(correction) + tile.rowwise().sum();
             accumulator = correction.asDiagonal() * accumulator;
             accumulator.noalias() += tile * v.middleRows(j0, cols);

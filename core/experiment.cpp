@@ -44,6 +44,48 @@ void validate(const ExperimentSpec& spec)
             QStringLiteral("the chunk size must be at least 1 (got %1)").arg(spec.chunkSize));
 }
 
+// The largest max(s, 1) |q_i| |k_j| the arithmetic is trusted with: products of two such values
+// (the degree-2 Taylor map squares them) stay finite in float; in double the bound is far larger.
+double largestLogitBound(Precision precision)
+{
+    return precision == Precision::Float ? 1e15 : 1e150;
+}
+
+// Refuses queries and keys (and values) so large that the products of attention would overflow
+// the precision: without this, s q.k = inf gives inf - inf = NaN after the row maxima.
+void requireRepresentable(const ExperimentSpec& spec, const AttentionInput& input)
+{
+    double largestQuery = 0, largestKey = 0, largestValue = 0;
+    for (const HeadTensors& head : input.heads) {
+        for (Eigen::Index i = 0; i < head.q.rows(); ++i)
+            largestQuery = std::max(largestQuery, head.q.row(i).stableNorm());
+        for (Eigen::Index i = 0; i < head.k.rows(); ++i)
+            largestKey = std::max(largestKey, head.k.row(i).stableNorm());
+        largestValue = std::max(largestValue, head.v.cwiseAbs().maxCoeff());
+    }
+    const double limit = largestLogitBound(spec.precision);
+    const double largest = std::max(largestQuery, largestKey);
+    const double bound = std::max(spec.resolvedScale(input.headDim()), 1.0) * largest * largest;
+    const QString precision = precisionName(spec.precision);
+    require(bound <= limit,
+            QStringLiteral("the queries and keys are too large for %1 arithmetic: max(s, 1) |x|^2 "
+                           "reaches %2 for the longest query or key x, above the %3 that keeps "
+                           "every product finite. Lower the norm multiplier (--norm-multiplier), "
+                           "the scale (--scale) or the norm of the input (--norm)%4.")
+                .arg(precision)
+                .arg(bound, 0, 'g', 3)
+                .arg(limit, 0, 'g', 3)
+                .arg(spec.precision == Precision::Float
+                         ? QStringLiteral(" (double precision allows up to %1)")
+                               .arg(largestLogitBound(Precision::Double), 0, 'g', 3)
+                         : QString()));
+    require(largestValue <= limit,
+            QStringLiteral("the values are too large for %1 arithmetic: |v| reaches %2, above %3")
+                .arg(precision)
+                .arg(largestValue, 0, 'g', 3)
+                .arg(limit, 0, 'g', 3));
+}
+
 QString countOf(qint64 count, const QString& singular, const QString& plural)
 {
     return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
@@ -118,7 +160,9 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     if (phi)
         approxRows = std::make_unique<ApproximateAttentionRows<T>>(*phi, q, k, spec.causal);
     Matrix<T> outputExact(length, v.cols());
-    std::vector<MetricsAccumulator> accumulators(engineThreads());
+    // One accumulator per row block, added up in block order: the sums, and so the metrics, do
+    // not depend on which thread took which block.
+    std::vector<MetricsAccumulator> accumulators((length + kRowBlock - 1) / kRowBlock);
     forEachRowBlock(length, kRowBlock, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
         Matrix<T> p(rows, length);
@@ -135,7 +179,7 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
         Matrix<T> pApprox(rows, length);
         MatrixD kernelApprox;
         approxRows->rows(begin, pApprox, &kernelApprox);
-        accumulators[engineThreadIndex()].addAttentionRows<T>(begin, spec.causal, p, pApprox,
+        accumulators[begin / kRowBlock].addAttentionRows<T>(begin, spec.causal, p, pApprox,
                                                              &kernel, &kernelApprox);
         if (options.matrices) {
             head.attentionApprox.middleRows(begin, rows) = pApprox.template cast<double>();
@@ -183,13 +227,18 @@ void addWarnings(ExperimentResult& result)
             result.warnings.push_back(
                 {QStringLiteral("nonpositive-denominator"),
                  QStringLiteral("%1 of %2 rows%3 have a non-positive denominator phi(q_i).z "
-                                "(rows %4%5): the estimated softmax normaliser is not positive, "
-                                "which features that can be negative allow. Their outputs are "
-                                "numerator / denominator, or 0 where the denominator is 0.")
+                                "(rows %4%5): %6 Their outputs are numerator / denominator, or 0 "
+                                "where the denominator is 0.")
                      .arg(head.nonPositiveRows.size())
                      .arg(length)
                      .arg(where, first.join(QStringLiteral(", ")),
-                          head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString())});
+                          head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString(),
+                          featureMapInfo(result.spec.featureMap.kind).canBeNegative
+                              ? QStringLiteral("these features can be negative, and their "
+                                               "estimate of the softmax normaliser is not "
+                                               "positive there.")
+                              : QStringLiteral("every feature product of these rows underflowed "
+                                               "to 0 against the keys' common scale."))});
         }
         if (head.metrics.kernelOverflow > 0) {
             result.warnings.push_back(
@@ -446,6 +495,7 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
                          const ComputeOptions& options)
 {
     validate(spec);
+    requireRepresentable(spec, input);
     const Eigen::Index features =
         spec.exactMethod ? 0 : featureCountOf(spec.featureMap, int(input.headDim()));
     requireMemory(spec, input, options, features);

@@ -1,5 +1,7 @@
 #include "feature_maps.h"
 
+#include "row_ops.h"
+
 #include <cmath>
 
 namespace attnlab {
@@ -52,7 +54,7 @@ public:
         const Vector<T> rowMax = phi.rowwise().maxCoeff();
         logScale = rowMax - this->halfSquaredNorms(x);
         const T norm = T(1 / std::sqrt(double(this->m_features)));
-        phi = (phi.array().colwise() - rowMax.array()).exp() * norm;
+        expShiftedRows(phi, rowMax, norm);
     }
 };
 
@@ -74,8 +76,8 @@ public:
         const Vector<T> rowMax = u.cwiseAbs().rowwise().maxCoeff();
         logScale = rowMax - this->halfSquaredNorms(x);
         const T norm = T(1 / std::sqrt(2.0 * double(m)));
-        phi.rightCols(m) = ((-u.array()).colwise() - rowMax.array()).exp() * norm;
-        u = (u.array().colwise() - rowMax.array()).exp() * norm;
+        phi.rightCols(m) = -u;
+        expShiftedRows(phi, rowMax, norm);
     }
 };
 

@@ -1,9 +1,9 @@
 #include "linear_attention.h"
 
 #include "parallel.h"
+#include "row_ops.h"
 
 #include <cmath>
-#include <limits>
 
 namespace attnlab {
 
@@ -14,11 +14,6 @@ constexpr Eigen::Index kFeatureBlock = 256;
 // Chunks per thread in one window of the causal form.
 constexpr Eigen::Index kChunksPerThread = 4;
 
-template <typename T>
-constexpr T minusInfinity()
-{
-    return -std::numeric_limits<T>::infinity();
-}
 
 // out_i = num_i / den_i where den_i is finite and not 0, else 0.
 template <typename T>

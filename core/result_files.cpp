@@ -3,6 +3,9 @@
 #include "atomic_files.h"
 #include "npy.h"
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -95,6 +98,16 @@ QJsonObject resultJson(const ExperimentResult& result)
     return json;
 }
 
+namespace {
+
+// Every file writeResultFiles can write.
+const char* const kResultFileNames[] = {
+    "attention_exact.npy", "attention_approx.npy", "kernel_exact.npy", "kernel_approx.npy",
+    "output_exact.npy",    "output_approx.npy",    "features_q.npy",   "features_k.npy",
+    "projection.npy",      "metrics.json"};
+
+}  // namespace
+
 QStringList writeResultFiles(const ExperimentResult& result, const QString& directory)
 {
     AtomicFileSet files(directory);
@@ -111,7 +124,16 @@ QStringList writeResultFiles(const ExperimentResult& result, const QString& dire
     writeAll(files.open(QStringLiteral("metrics.json")),
              QJsonDocument(resultJson(result)).toJson(QJsonDocument::Indented));
     files.commit();
-    return files.filePaths();
+    // A result file of an earlier run that this run did not write (the exact method writes no
+    // features, --no-matrices no matrices) would be read as part of this one: remove it.
+    const QStringList written = files.filePaths();
+    const QDir dir(directory);
+    for (const char* name : kResultFileNames) {
+        const QString path = dir.absoluteFilePath(QLatin1String(name));
+        if (!written.contains(path) && QFileInfo(path).isFile())
+            QFile::remove(path);
+    }
+    return written;
 }
 
 }  // namespace attnlab

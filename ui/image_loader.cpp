@@ -6,7 +6,41 @@
 #include <QImage>
 #include <QImageReader>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace attnlab {
+
+namespace {
+
+// Sends this process's stderr to /dev/null while it lives. libpng's default error handler (Qt
+// installs none) prints "libpng error: ..." there before Qt reports the failure, which the loader
+// reports itself, naming the file.
+class SilencedStderr {
+public:
+    SilencedStderr() : m_saved(dup(STDERR_FILENO))
+    {
+        const int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDERR_FILENO);
+            close(null);
+        }
+    }
+    ~SilencedStderr()
+    {
+        if (m_saved >= 0) {
+            dup2(m_saved, STDERR_FILENO);
+            close(m_saved);
+        }
+    }
+    SilencedStderr(const SilencedStderr&) = delete;
+    SilencedStderr& operator=(const SilencedStderr&) = delete;
+
+private:
+    int m_saved;
+};
+
+}  // namespace
 
 ImagePixels loadImagePixels(const QString& path, int longestSide)
 {
@@ -22,7 +56,11 @@ ImagePixels loadImagePixels(const QString& path, int longestSide)
                              .arg(declared.width())
                              .arg(declared.height())
                              .arg(kMaxImagePixels / 1'000'000));
-    QImage image = reader.read();
+    QImage image;
+    {
+        const SilencedStderr silenced;
+        image = reader.read();
+    }
     if (image.isNull())
         throw InputError(QStringLiteral("%1: cannot read the image: %2").arg(path, reader.errorString()));
     if (image.width() == 0 || image.height() == 0)
