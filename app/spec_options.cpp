@@ -155,7 +155,7 @@ void addSpecOptions(QCommandLineParser& parser)
                                          "1/sqrt(d))."),
          QStringLiteral("X")},
         {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
-        {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 64)."),
+        {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 48)."),
          QStringLiteral("N")},
         {option("relu-epsilon"), QStringLiteral("favor-relu: epsilon added to every feature "
                                                 "(default 0.001)."),

@@ -27,7 +27,7 @@ struct ExperimentSpec {
     bool causal = false;
     Precision precision = Precision::Float;
     int threads = 0;     // engine threads; 0 = one per hardware thread
-    int chunkSize = 64;  // rows per chunk of the causal linear form
+    int chunkSize = 48;  // rows per chunk of the causal linear form
 
     // "exact" or the feature map's name ("favor-positive", ...).
     QString methodName() const;

@@ -140,8 +140,9 @@ public:
     void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
              Eigen::Ref<Vector<T>> logScale) const override
     {
+        // elu(x) + 1 = max(x, 0) + exp(min(x, 0)), which vectorises (select does not).
         const auto scaled = x.array() * m_inputScale;
-        phi = (scaled > T(0)).select(scaled + T(1), scaled.exp());
+        phi = scaled.max(T(0)) + scaled.min(T(0)).exp();
         logScale.setZero();
     }
 

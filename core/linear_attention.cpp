@@ -11,14 +11,27 @@ namespace {
 
 // Rows of queries or keys mapped to features at a time in the non-causal form.
 constexpr Eigen::Index kFeatureBlock = 256;
-// Chunks per thread in one window of the causal form.
-constexpr Eigen::Index kChunksPerThread = 4;
+// The causal form keeps, for the chunks of one window, their features and key sums between its
+// passes: windows hold about this much (so that it stays in cache), and a few chunks per thread.
+constexpr double kCausalWindowBytes = 2.0 * 1024 * 1024;
+constexpr Eigen::Index kMinChunksPerThread = 4;
 
+
+// phiK_j <- phiK_j exp(c_j - scale): key rows brought to a common scale. Nothing to do when every
+// c_j already is that scale (the maps without exponentials).
+template <typename T>
+void rescaleKeyRows(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale, T scale)
+{
+    if (logScale.minCoeff() == scale && logScale.maxCoeff() == scale)
+        return;
+    const Vector<T> weights = (logScale.array() - scale).exp();
+    phiK = weights.asDiagonal() * phiK;
+}
 
 // out_i = num_i / den_i where den_i is finite and not 0, else 0.
 template <typename T>
-void divideRows(const Matrix<T>& numerator, const Vector<T>& denominator,
-                Eigen::Ref<Matrix<T>> out)
+void divideRows(const Eigen::Ref<const Matrix<T>>& numerator,
+                const Eigen::Ref<const Vector<T>>& denominator, Eigen::Ref<Matrix<T>> out)
 {
     for (Eigen::Index r = 0; r < out.rows(); ++r) {
         const T den = denominator[r];
@@ -87,7 +100,12 @@ LinearAttentionResult<T> causalLinearAttention(const FeatureMap<T>& phi, const M
 {
     const Eigen::Index length = q.rows();
     const Eigen::Index features = phi.featureCount();
-    const Eigen::Index windowChunks = kChunksPerThread * engineThreads();
+    const double bytesPerChunk =
+        sizeof(T) * double(features) * (double(v.cols()) + 1 + 2.0 * double(chunk));
+    const Eigen::Index totalChunks = (length + chunk - 1) / chunk;
+    const Eigen::Index windowChunks =
+        std::min(totalChunks, std::max(kMinChunksPerThread * engineThreads(),
+                                        Eigen::Index(kCausalWindowBytes / bytesPerChunk)));
     const Eigen::Index windowRows = windowChunks * chunk;
 
     LinearAttentionResult<T> result;
@@ -117,11 +135,8 @@ LinearAttentionResult<T> causalLinearAttention(const FeatureMap<T>& phi, const M
             phi.map(k.middleRows(global, rows), phiK.middleRows(local, rows),
                     keyLogScale.segment(local, rows));
             KeySummary<T>& own = chunkSums[c];
-            own.s.setZero();
-            own.z.setZero();
-            own.scale = minusInfinity<T>();
-            own.add(phiK.middleRows(local, rows), keyLogScale.segment(local, rows),
-                    v.middleRows(global, rows));
+            own.assign(phiK.middleRows(local, rows), keyLogScale.segment(local, rows),
+                       v.middleRows(global, rows));
             ownScale[c] = own.scale;
         }
 
@@ -130,27 +145,39 @@ LinearAttentionResult<T> causalLinearAttention(const FeatureMap<T>& phi, const M
             state.add(chunkSums[c]);         // ... and state, chunk c's own sums: add the prefix
         }
 
-#pragma omp parallel for schedule(static)
-        for (Eigen::Index c = 0; c < chunks; ++c) {
-            const Eigen::Index local = c * chunk;
-            const Eigen::Index rows = std::min(chunk, rowsInWindow - local);
-            const Eigen::Index global = windowStart + local;
-            const KeySummary<T>& before = chunkSums[c];
-            const auto phiQc = phiQ.middleRows(local, rows);
-            Matrix<T> inner = phiQc * phiK.middleRows(local, rows).transpose();
-            inner.template triangularView<Eigen::StrictlyUpper>().setZero();
-            // Bring the state before the chunk (scale `before.scale`) and the chunk's own keys
-            // (scale ownScale[c]) to one scale; the query's own scale cancels in the ratio.
-            const T common = std::max(before.scale, ownScale[c]);
-            const T beforeFactor =
-                before.scale == minusInfinity<T>() ? T(0) : std::exp(before.scale - common);
-            const T ownFactor = std::exp(ownScale[c] - common);
-            Matrix<T> numerator = (phiQc * before.s) * beforeFactor;
-            numerator.noalias() += (inner * v.middleRows(global, rows)) * ownFactor;
-            denominators.segment(global, rows) =
-                (phiQc * before.z) * beforeFactor + inner.rowwise().sum() * ownFactor;
-            divideRows<T>(numerator, denominators.segment(global, rows),
-                          result.output.middleRows(global, rows));
+#pragma omp parallel
+        {
+            Matrix<T> inner(chunk, chunk);
+            Matrix<T> numerator(chunk, v.cols());
+#pragma omp for schedule(static)
+            for (Eigen::Index c = 0; c < chunks; ++c) {
+                const Eigen::Index local = c * chunk;
+                const Eigen::Index rows = std::min(chunk, rowsInWindow - local);
+                const Eigen::Index global = windowStart + local;
+                const KeySummary<T>& before = chunkSums[c];
+                const auto phiQc = phiQ.middleRows(local, rows);
+                // Bring the state before the chunk (scale `before.scale`) and the chunk's own
+                // keys (scale ownScale[c]) to one scale; the query's own scale cancels.
+                const T common = std::max(before.scale, ownScale[c]);
+                const T beforeFactor =
+                    before.scale == minusInfinity<T>() ? T(0) : std::exp(before.scale - common);
+                const T ownFactor = std::exp(ownScale[c] - common);
+                // The masked block phi(Q_c) phi(K_c)^T, j <= i: only its lower triangle is
+                // formed, and it multiplies V_c as a triangular matrix (half the flops each).
+                auto block = inner.topLeftCorner(rows, rows);
+                block.setZero();
+                block.template triangularView<Eigen::Lower>() =
+                    ownFactor * (phiQc * phiK.middleRows(local, rows).transpose());
+                auto num = numerator.topRows(rows);
+                num.noalias() = beforeFactor * (phiQc * before.s);
+                num.noalias() +=
+                    block.template triangularView<Eigen::Lower>() * v.middleRows(global, rows);
+                auto den = denominators.segment(global, rows);
+                den.noalias() = beforeFactor * (phiQc * before.z);
+                den += block.rowwise().sum();
+                divideRows<T>(num, denominators.segment(global, rows),
+                              result.output.middleRows(global, rows));
+            }
         }
     }
     result.nonPositiveRows = nonPositiveEntries(denominators);
@@ -187,9 +214,19 @@ void KeySummary<T>::add(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vecto
     const T blockMax = logScale.maxCoeff();
     if (blockMax > scale)
         rescaleTo(blockMax);
-    phiK = (logScale.array() - scale).exp().matrix().asDiagonal() * phiK;
+    rescaleKeyRows(phiK, logScale, scale);
     s.noalias() += phiK.transpose() * v;
     z += phiK.colwise().sum().transpose();
+}
+
+template <typename T>
+void KeySummary<T>::assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+                           const Eigen::Ref<const Matrix<T>>& v)
+{
+    scale = logScale.maxCoeff();
+    rescaleKeyRows(phiK, logScale, scale);
+    s.noalias() = phiK.transpose() * v;
+    z = phiK.colwise().sum().transpose();
 }
 
 template <typename T>

@@ -25,6 +25,10 @@ struct KeySummary {
     void add(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
              const Eigen::Ref<const Matrix<T>>& v);
 
+    // Makes this the summary of exactly the keys phiK (rescaled in place as add() does).
+    void assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+                const Eigen::Ref<const Matrix<T>>& v);
+
     // Adds another summary (both rescaled to the larger scale).
     void add(const KeySummary& other);
 
@@ -49,7 +53,7 @@ struct LinearAttentionResult {
 template <typename T>
 LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
                                          const Matrix<T>& k, const Matrix<T>& v, bool causal,
-                                         Eigen::Index chunk = 64);
+                                         Eigen::Index chunk = 48);
 
 // Rows of A^ and P^ formed explicitly (the masked quadratic form), for display and metrics.
 // The keys are mapped once, in the constructor (L x C values).
