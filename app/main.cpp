@@ -10,9 +10,10 @@ int main(int argc, char* argv[])
     QCoreApplication::setApplicationName(QStringLiteral("Attention Lab"));
     QCoreApplication::setOrganizationName(QStringLiteral("Attention Lab"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
-    // Qt's image reader also warns on stderr ("Rejecting image as it exceeds the allocation
-    // limit"); Attention Lab reports the file and the problem itself, in one line.
-    QLoggingCategory::setFilterRules(QStringLiteral("qt.gui.imageio.warning=false"));
+    // Qt's image reader logs to stderr ("Rejecting image as it exceeds the allocation limit",
+    // libpng's "iCCP: known incorrect sRGB profile"); Attention Lab reports the file and the
+    // problem itself, in one line.
+    QLoggingCategory::setFilterRules(QStringLiteral("qt.gui.imageio=false"));
     if (argc > 1 && attnlab::isCommandLineRequest(QString::fromLocal8Bit(argv[1]))) {
         QCoreApplication app(argc, argv);
         return attnlab::runCommandLine(app.arguments());
