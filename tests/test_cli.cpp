@@ -3,6 +3,7 @@
 // statuses and messages for bad usage, bad files and memory, and its all-or-nothing writing.
 
 #include "npy.h"
+#include "test_support.h"
 
 #include <QDir>
 #include <QFile>
@@ -14,7 +15,6 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtEndian>
 
 #include <Eigen/Core>
 
@@ -29,6 +29,7 @@
 #include <map>
 
 using namespace attnlab;
+using namespace attnlab::test;
 
 namespace {
 
@@ -107,13 +108,6 @@ QByteArray readBytes(const QString& path)
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
-void writeBytes(const QString& path, const QByteArray& bytes)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size())
-        qFatal("cannot write %s", qPrintable(path));
-}
-
 QJsonObject readJson(const QString& path)
 {
     return QJsonDocument::fromJson(readBytes(path)).object();
@@ -184,50 +178,6 @@ Matrix rowNormalised(const Matrix& a)
     for (Eigen::Index i = 0; i < p.rows(); ++i)
         p.row(i) /= p.row(i).sum();
     return p;
-}
-
-// ---- A minimal PNG writer (8-bit RGB, no filtering), so this test needs no QtGui ----
-
-quint32 crc32(const QByteArray& bytes)
-{
-    quint32 crc = 0xFFFFFFFFu;
-    for (const char byte : bytes) {
-        crc ^= quint8(byte);
-        for (int bit = 0; bit < 8; ++bit)
-            crc = (crc & 1u) ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
-    }
-    return crc ^ 0xFFFFFFFFu;
-}
-
-QByteArray bigEndian32(quint32 value)
-{
-    char bytes[4];
-    qToBigEndian(value, bytes);
-    return QByteArray(bytes, 4);
-}
-
-QByteArray pngChunk(const char* type, const QByteArray& data)
-{
-    const QByteArray typeAndData = QByteArray(type, 4) + data;
-    return bigEndian32(quint32(data.size())) + typeAndData + bigEndian32(crc32(typeAndData));
-}
-
-// A PNG of width x height pixels, pixel (x, y) of colour rgb(x, y).
-QByteArray pngImage(int width, int height,
-                    const std::function<std::array<quint8, 3>(int, int)>& rgb)
-{
-    QByteArray header = bigEndian32(quint32(width)) + bigEndian32(quint32(height));
-    header.append(char(8)).append(char(2)).append(char(0)).append(char(0)).append(char(0));
-    QByteArray raw;
-    for (int y = 0; y < height; ++y) {
-        raw.append(char(0));  // filter type None
-        for (int x = 0; x < width; ++x)
-            for (const quint8 channel : rgb(x, y))
-                raw.append(char(channel));
-    }
-    // qCompress gives a 4-byte length then a zlib stream, which is what IDAT holds.
-    return QByteArray("\x89PNG\r\n\x1a\n", 8) + pngChunk("IHDR", header) +
-           pngChunk("IDAT", qCompress(raw).mid(4)) + pngChunk("IEND", QByteArray());
 }
 
 std::array<quint8, 3> noisePixel(int x, int y)
@@ -1089,11 +1039,7 @@ void TestCli::badFileExitsTwoNamingIt()
         args = {"--image", culprit};
     } else if (kind == "huge-image") {
         culprit = files + "/huge.png";
-        QByteArray header = bigEndian32(30000) + bigEndian32(30000);
-        header.append(char(8)).append(char(2)).append(char(0)).append(char(0)).append(char(0));
-        writeBytes(culprit, QByteArray("\x89PNG\r\n\x1a\n", 8) + pngChunk("IHDR", header) +
-                                pngChunk("IDAT", qCompress(QByteArray(49, '\0')).mid(4)) +
-                                pngChunk("IEND", QByteArray()));
+        writeBytes(culprit, pngDeclaring(30000, 30000));
         args = {"--image", culprit};
     } else if (kind == "tiny-image") {
         // 40 x 4 pixels scaled to 20 x 2: not one row of 16-pixel patches.

@@ -7,6 +7,7 @@
 #include "inputs.h"
 #include "npy.h"
 #include "text.h"
+#include "test_support.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -14,7 +15,6 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtEndian>
 
 #include <cmath>
 #include <cstring>
@@ -22,6 +22,7 @@
 #include <limits>
 
 using namespace attnlab;
+using namespace attnlab::test;
 
 namespace {
 
@@ -105,44 +106,6 @@ std::vector<double> arrayValues(const std::vector<qint64>& shape,
     for (qint64 p = 0; p < count; ++p)
         values[std::size_t(p)] = f(p);
     return values;
-}
-
-// The CRC-32 of PNG chunks (ISO 3309, reflected polynomial 0xEDB88320), bit by bit.
-quint32 crc32(const QByteArray& bytes)
-{
-    quint32 crc = 0xFFFFFFFFu;
-    for (const char byte : bytes) {
-        crc ^= quint8(byte);
-        for (int bit = 0; bit < 8; ++bit)
-            crc = (crc & 1u) ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
-    }
-    return crc ^ 0xFFFFFFFFu;
-}
-
-QByteArray bigEndian32(quint32 value)
-{
-    char bytes[4];
-    qToBigEndian(value, bytes);
-    return QByteArray(bytes, 4);
-}
-
-// One PNG chunk: length, type, data, CRC-32 of type and data.
-QByteArray pngChunk(const char* type, const QByteArray& data)
-{
-    const QByteArray typeAndData = QByteArray(type, 4) + data;
-    return bigEndian32(quint32(data.size())) + typeAndData + bigEndian32(crc32(typeAndData));
-}
-
-// A PNG that declares width x height 8-bit RGB pixels but holds the data of a single row only.
-QByteArray pngDeclaring(quint32 width, quint32 height)
-{
-    QByteArray header = bigEndian32(width) + bigEndian32(height);
-    header.append(char(8)).append(char(2)).append(char(0)).append(char(0)).append(char(0));
-    // qCompress gives a 4-byte length then a zlib stream, which is what IDAT holds.
-    const QByteArray row(1 + 3 * 16, '\0');
-    const QByteArray zlib = qCompress(row).mid(4);
-    return QByteArray("\x89PNG\r\n\x1a\n", 8) + pngChunk("IHDR", header) +
-           pngChunk("IDAT", zlib) + pngChunk("IEND", QByteArray());
 }
 
 }  // namespace
@@ -236,9 +199,7 @@ QString TestInputs::saveArray(const QString& name, const std::vector<qint64>& sh
 QString TestInputs::writeTemp(const QString& name, const QByteArray& bytes)
 {
     const QString path = m_dir.filePath(name);
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size())
-        qFatal("cannot write %s", qPrintable(path));
+    writeBytes(path, bytes);
     return path;
 }
 

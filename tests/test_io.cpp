@@ -5,6 +5,7 @@
 #include "csv.h"
 #include "errors.h"
 #include "npy.h"
+#include "test_support.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -21,6 +22,7 @@
 #include <limits>
 
 using namespace attnlab;
+using namespace attnlab::test;
 
 namespace {
 
@@ -160,9 +162,7 @@ void TestIo::initTestCase()
 QString TestIo::writeTemp(const QString& name, const QByteArray& bytes)
 {
     const QString path = m_dir.filePath(name);
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size())
-        qFatal("cannot write %s", qPrintable(path));
+    writeBytes(path, bytes);
     return path;
 }
 

@@ -1,0 +1,82 @@
+#pragma once
+
+// Helpers shared by the test executables: writing files and making PNG files byte by byte, so
+// that tests can make valid, truncated or lying images without QtGui.
+
+#include <QByteArray>
+#include <QFile>
+#include <QString>
+#include <QtEndian>
+
+#include <array>
+#include <functional>
+
+namespace attnlab::test {
+
+// Writes bytes to path, or stops the test program.
+inline void writeBytes(const QString& path, const QByteArray& bytes)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size())
+        qFatal("cannot write %s", qPrintable(path));
+}
+
+// The CRC-32 of PNG chunks (ISO 3309, reflected polynomial 0xEDB88320), bit by bit.
+inline quint32 crc32(const QByteArray& bytes)
+{
+    quint32 crc = 0xFFFFFFFFu;
+    for (const char byte : bytes) {
+        crc ^= quint8(byte);
+        for (int bit = 0; bit < 8; ++bit)
+            crc = (crc & 1u) ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
+    }
+    return crc ^ 0xFFFFFFFFu;
+}
+
+inline QByteArray bigEndian32(quint32 value)
+{
+    char bytes[4];
+    qToBigEndian(value, bytes);
+    return QByteArray(bytes, 4);
+}
+
+// One PNG chunk: length, type, data, CRC-32 of type and data.
+inline QByteArray pngChunk(const char* type, const QByteArray& data)
+{
+    const QByteArray typeAndData = QByteArray(type, 4) + data;
+    return bigEndian32(quint32(data.size())) + typeAndData + bigEndian32(crc32(typeAndData));
+}
+
+// A PNG whose header declares width x height 8-bit RGB pixels, holding the given scanlines
+// (each a filter byte and 3 bytes a pixel), compressed as one IDAT chunk.
+inline QByteArray pngFile(quint32 width, quint32 height, const QByteArray& scanlines)
+{
+    QByteArray header = bigEndian32(width) + bigEndian32(height);
+    header.append(char(8)).append(char(2)).append(char(0)).append(char(0)).append(char(0));
+    // qCompress gives a 4-byte length then a zlib stream, which is what IDAT holds.
+    return QByteArray("\x89PNG\r\n\x1a\n", 8) + pngChunk("IHDR", header) +
+           pngChunk("IDAT", qCompress(scanlines).mid(4)) + pngChunk("IEND", QByteArray());
+}
+
+// A PNG of width x height pixels, pixel (x, y) of colour rgb(x, y).
+inline QByteArray pngImage(int width, int height,
+                           const std::function<std::array<quint8, 3>(int, int)>& rgb)
+{
+    QByteArray scanlines;
+    for (int y = 0; y < height; ++y) {
+        scanlines.append(char(0));  // filter type None
+        for (int x = 0; x < width; ++x)
+            for (const quint8 channel : rgb(x, y))
+                scanlines.append(char(channel));
+    }
+    return pngFile(quint32(width), quint32(height), scanlines);
+}
+
+// A PNG that declares width x height pixels but holds the data of one 16-pixel row only: a
+// decoder that trusts the header would try to allocate width x height pixels.
+inline QByteArray pngDeclaring(quint32 width, quint32 height)
+{
+    return pngFile(width, height, QByteArray(1 + 3 * 16, '\0'));
+}
+
+}  // namespace attnlab::test
