@@ -2,9 +2,12 @@
 
 #include "compute_command.h"
 #include "errors.h"
+#include "render_command.h"
 
+#include <QApplication>
 #include <QTextStream>
 
+#include <memory>
 #include <new>
 
 namespace attnlab {
@@ -15,17 +18,22 @@ struct Subcommand {
     const char* name;
     const char* summary;
     int (*run)(const QStringList& arguments);
+    bool drawsFigures;  // needs a QApplication (offscreen) for the plot widgets
 };
 
 const Subcommand kSubcommands[] = {
     {"compute", "exact and approximate attention of one input, written as .npy and metrics.json",
-     runComputeCommand},
+     runComputeCommand, false},
+    {"render", "the figures the window shows, written as PNG, SVG or PDF", runRenderCommand,
+     true},
 };
 
 void printUsage(QTextStream& out)
 {
-    out << "Usage: attention-lab [SESSION.attnlab]           start the window\n"
-           "       attention-lab <command> [options]        run headless\n\nCommands:\n";
+    out << "Usage: attention-lab [SESSION.attnlab]            start the window\n"
+           "       attention-lab [--session FILE] --screenshot OUT.png [--size WxH]\n"
+           "                                                 save a screenshot of the window\n"
+           "       attention-lab <command> [options]         run headless\n\nCommands:\n";
     for (const Subcommand& command : kSubcommands)
         out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -9)
                    .arg(QLatin1String(command.summary));
@@ -44,37 +52,48 @@ bool isCommandLineRequest(const QString& firstArgument)
     return false;
 }
 
-int runCommandLine(const QStringList& arguments)
+int runCommandLine(int& argc, char** argv)
 {
-    QTextStream err(stderr);
-    const QString name = arguments.value(1);
-    for (const Subcommand& command : kSubcommands) {
-        if (name != QLatin1String(command.name))
-            continue;
-        const QString prefix = QStringLiteral("attention-lab %1: ").arg(name);
-        try {
-            return command.run(arguments.mid(1));
-        } catch (const InputError& e) {
-            err << prefix << e.message() << '\n';
-            return ExitBadInput;
-        } catch (const ResourceError& e) {
-            err << prefix << e.message() << '\n';
-            return ExitResources;
-        } catch (const OutputError& e) {
-            err << prefix << e.message() << '\n';
-            return ExitFailure;
-        } catch (const std::bad_alloc&) {
-            err << prefix << "out of memory; lower the memory budget (--memory-budget) so that "
-                             "requests are refused before they are allocated\n";
-            return ExitResources;
-        } catch (const std::exception& e) {
-            err << prefix << e.what() << '\n';
-            return ExitFailure;
-        }
+    const QString name = QString::fromLocal8Bit(argv[1]);
+    const Subcommand* command = nullptr;
+    for (const Subcommand& candidate : kSubcommands)
+        if (name == QLatin1String(candidate.name))
+            command = &candidate;
+    std::unique_ptr<QCoreApplication> app;
+    if (command && command->drawsFigures) {
+        // Figures are drawn offscreen, with or without a display.
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        app = std::make_unique<QApplication>(argc, argv);
+    } else {
+        app = std::make_unique<QCoreApplication>(argc, argv);
     }
-    QTextStream out(stdout);
-    printUsage(out);
-    return ExitSuccess;
+    if (!command) {
+        QTextStream out(stdout);
+        printUsage(out);
+        return ExitSuccess;
+    }
+    QTextStream err(stderr);
+    const QString prefix = QStringLiteral("attention-lab %1: ").arg(name);
+    try {
+        return command->run(app->arguments().mid(1));
+    } catch (const InputError& e) {
+        err << prefix << e.message() << '\n';
+        return ExitBadInput;
+    } catch (const ResourceError& e) {
+        err << prefix << e.message() << '\n';
+        return ExitResources;
+    } catch (const OutputError& e) {
+        err << prefix << e.message() << '\n';
+        return ExitFailure;
+    } catch (const std::bad_alloc&) {
+        err << prefix << "out of memory; lower the memory budget (--memory-budget) so that "
+                         "requests are refused before they are allocated\n";
+        return ExitResources;
+    } catch (const std::exception& e) {
+        err << prefix << e.what() << '\n';
+        return ExitFailure;
+    }
 }
 
 }  // namespace attnlab

@@ -15,8 +15,9 @@ enum ExitStatus {
 // True when the first argument names a subcommand (or asks for the command-line help).
 bool isCommandLineRequest(const QString& firstArgument);
 
-// Runs `attention-lab <subcommand> [options]` headless; arguments as QCoreApplication gives them.
-// Errors are reported on stderr and turned into the exit status.
-int runCommandLine(const QStringList& arguments);
+// Runs `attention-lab <subcommand> [options]` headless (argv[1] is the subcommand), creating the
+// application object the subcommand needs. Errors are reported on stderr and turned into the exit
+// status.
+int runCommandLine(int& argc, char** argv);
 
 }  // namespace attnlab

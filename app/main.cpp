@@ -1,7 +1,6 @@
 #include "command_line.h"
-#include "main_window.h"
+#include "window_start.h"
 
-#include <QApplication>
 #include <QCoreApplication>
 #include <QLoggingCategory>
 
@@ -14,12 +13,7 @@ int main(int argc, char* argv[])
     // libpng's "iCCP: known incorrect sRGB profile"); Attention Lab reports the file and the
     // problem itself, in one line.
     QLoggingCategory::setFilterRules(QStringLiteral("qt.gui.imageio=false"));
-    if (argc > 1 && attnlab::isCommandLineRequest(QString::fromLocal8Bit(argv[1]))) {
-        QCoreApplication app(argc, argv);
-        return attnlab::runCommandLine(app.arguments());
-    }
-    QApplication app(argc, argv);
-    attnlab::ui::MainWindow window;
-    window.show();
-    return app.exec();
+    if (argc > 1 && attnlab::isCommandLineRequest(QString::fromLocal8Bit(argv[1])))
+        return attnlab::runCommandLine(argc, argv);
+    return attnlab::runWindow(argc, argv);
 }

@@ -129,7 +129,7 @@ void addSpecOptions(QCommandLineParser& parser)
         {option("input-projection"),
          QStringLiteral("How Q, K, V come from token vectors X: random (Q = X Wq, K = X Wk, "
                         "V = X Wv, seeded Gaussian), tied (Wk = Wq) or identity (Q = K = V = X) "
-                        "(default random)."),
+                        "(default tied)."),
          QStringLiteral("random|tied|identity")},
         {option("input-seed"), QStringLiteral("Seed of the embeddings, Wq, Wk, Wv and random "
                                               "input (default 0)."),
@@ -206,7 +206,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
         input.imagePath = parser.value(option("image"));
     } else if (parser.isSet(option("random"))) {
         input.kind = InputKind::Random;
-        input.length = int(integerOption(parser, "random", 1));
+        input.length = int(integerOption(parser, "random", 1, SpecLimits::length));
     } else if (parser.isSet(option("q"))) {
         if (!parser.isSet(option("k")))
             throw InputError(QStringLiteral("--q: queries need keys too (--k FILE)"));
@@ -222,17 +222,17 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
                QStringLiteral("words or characters"));
     input.positionalEncoding = !parser.isSet(option("no-positional"));
     if (parser.isSet(option("patch")))
-        input.patchSize = int(integerOption(parser, "patch", 1, 4096));
+        input.patchSize = int(integerOption(parser, "patch", 1, SpecLimits::patchSize));
     if (parser.isSet(option("image-size")))
-        input.imageSize = int(integerOption(parser, "image-size", 1, 8192));
+        input.imageSize = int(integerOption(parser, "image-size", 1, SpecLimits::imageSize));
     if (parser.isSet(option("norm")))
         input.rowNorm = positiveOption(parser, "norm", true);
     if (parser.isSet(option("clusters")))
-        input.clusters = int(integerOption(parser, "clusters", 0, 1 << 20));
+        input.clusters = int(integerOption(parser, "clusters", 0, SpecLimits::clusters));
     if (parser.isSet(option("d")))
-        input.headDim = int(integerOption(parser, "d", 1, 1 << 16));
+        input.headDim = int(integerOption(parser, "d", 1, SpecLimits::headDim));
     if (parser.isSet(option("heads")))
-        input.heads = int(integerOption(parser, "heads", 1, 1024));
+        input.heads = int(integerOption(parser, "heads", 1, SpecLimits::heads));
     nameOption(parser, "input-projection", &input.projection, parseHeadProjection,
                QStringLiteral("random, tied or identity"));
     if (parser.isSet(option("input-seed")))
@@ -250,7 +250,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
     }
     FeatureMapSpec& map = spec.featureMap;
     if (parser.isSet(option("features")))
-        map.features = int(integerOption(parser, "features", 1, 1 << 20));
+        map.features = int(integerOption(parser, "features", 1, SpecLimits::features));
     nameOption(parser, "projection", &map.projection, parseProjectionKind,
                QStringLiteral("orthogonal or iid"));
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
@@ -263,11 +263,11 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
         spec.scale = positiveOption(parser, "scale");
     spec.causal = parser.isSet(option("causal"));
     if (parser.isSet(option("chunk")))
-        spec.chunkSize = int(integerOption(parser, "chunk", 1, 1 << 16));
+        spec.chunkSize = int(integerOption(parser, "chunk", 1, SpecLimits::chunkSize));
     nameOption(parser, "precision", &spec.precision, parsePrecision,
                QStringLiteral("float or double"));
     if (parser.isSet(option("threads")))
-        spec.threads = int(integerOption(parser, "threads", 0, 1024));
+        spec.threads = int(integerOption(parser, "threads", 0, SpecLimits::threads));
     return spec;
 }
 

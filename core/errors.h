@@ -30,4 +30,10 @@ public:
     QString message() const { return QString::fromStdString(what()); }
 };
 
+// Thrown by a computation that was asked to stop (ComputeOptions::cancelled) before it finished.
+class Cancelled : public std::runtime_error {
+public:
+    Cancelled() : std::runtime_error("cancelled") {}
+};
+
 }  // namespace attnlab

@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QJsonValue>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -99,7 +100,7 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
     const double heads = double(input.heads.size());
     const double scalarBytes = spec.precision == Precision::Float ? 4.0 : 8.0;
     if (options.matrices) {
-        const int matrices = spec.exactMethod ? 2 : 4;
+        const int matrices = (spec.exactMethod ? 1 : 2) * (options.kernels ? 2 : 1);
         options.budget.require(
             heads * matrices * length * length * 8.0,
             QStringLiteral("Keeping the L x L matrices (%1 x %2 matrices of %3 x %3)")
@@ -148,13 +149,16 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     result.secondsApprox += timer.nsecsElapsed() * 1e-9;
 
     timer.restart();
+    const bool keepKernels = options.matrices && options.kernels;
     if (options.matrices) {
         head.attentionExact.resize(length, length);
-        head.kernelExact.resize(length, length);
-        if (phi) {
+        if (phi)
             head.attentionApprox.resize(length, length);
+    }
+    if (keepKernels) {
+        head.kernelExact.resize(length, length);
+        if (phi)
             head.kernelApprox.resize(length, length);
-        }
     }
     std::unique_ptr<ApproximateAttentionRows<T>> approxRows;
     if (phi)
@@ -163,17 +167,22 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     // One accumulator per row block, added up in block order: the sums, and so the metrics, do
     // not depend on which thread took which block.
     std::vector<MetricsAccumulator> accumulators((length + kRowBlock - 1) / kRowBlock);
+    std::atomic<bool> stopped = false;
     forEachRowBlock(length, kRowBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        if (stopped || (options.cancelled && options.cancelled())) {
+            stopped = true;
+            return;
+        }
         const Eigen::Index rows = end - begin;
         Matrix<T> p(rows, length);
         MatrixD kernel;  // A, for the matrices and the kernel MSE
         exactAttentionRows<T>(q, k, scale, spec.causal, begin, p,
-                              options.matrices || approxRows ? &kernel : nullptr);
+                              keepKernels || approxRows ? &kernel : nullptr);
         outputExact.middleRows(begin, rows).noalias() = p * v;
-        if (options.matrices) {
+        if (options.matrices)
             head.attentionExact.middleRows(begin, rows) = p.template cast<double>();
+        if (keepKernels)
             head.kernelExact.middleRows(begin, rows) = kernel;
-        }
         if (!approxRows)
             return;
         Matrix<T> pApprox(rows, length);
@@ -181,11 +190,13 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
         approxRows->rows(begin, pApprox, &kernelApprox);
         accumulators[begin / kRowBlock].addAttentionRows<T>(begin, spec.causal, p, pApprox,
                                                              &kernel, &kernelApprox);
-        if (options.matrices) {
+        if (options.matrices)
             head.attentionApprox.middleRows(begin, rows) = pApprox.template cast<double>();
+        if (keepKernels)
             head.kernelApprox.middleRows(begin, rows) = kernelApprox;
-        }
     });
+    if (stopped)
+        throw Cancelled();
     head.outputExact = outputExact.template cast<double>();
 
     MetricsAccumulator metrics;
@@ -281,8 +292,11 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     result.gridCols = input.gridCols;
     result.heads.resize(input.heads.size());
     MetricsAccumulator allHeads;
-    for (std::size_t h = 0; h < input.heads.size(); ++h)
+    for (std::size_t h = 0; h < input.heads.size(); ++h) {
+        if (options.cancelled && options.cancelled())
+            throw Cancelled();
         computeHead<T>(spec, input.heads[h], int(h), options, result.scale, result, allHeads);
+    }
     result.metrics = allHeads.metrics();
     addWarnings<T>(result);
     return result;
@@ -302,29 +316,35 @@ public:
             *out = value.toBool();
     }
 
-    void read(const char* key, int* out, int minimum) const
+    void read(const char* key, int* out, int minimum, int maximum) const
     {
         if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined()) {
             const double number = value.toDouble();
-            require(number == std::floor(number) && number >= minimum && number <= 1e9,
-                    QStringLiteral("%1 must be an integer >= %2").arg(name(key)).arg(minimum));
+            require(number == std::floor(number) && number >= minimum && number <= maximum,
+                    QStringLiteral("%1 must be an integer from %2 to %3 (got %4)")
+                        .arg(name(key))
+                        .arg(minimum)
+                        .arg(maximum)
+                        .arg(number));
             *out = int(number);
         }
     }
 
-    void read(const char* key, double* out) const
+    // A finite number > 0, or >= 0 when zero is allowed.
+    void read(const char* key, double* out, bool allowZero) const
     {
         if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined())
-            *out = value.toDouble();
+            *out = checkedNumber(key, value.toDouble(), allowZero);
     }
 
-    void read(const char* key, std::optional<double>* out) const
+    // As above, or null (or absent) for "not set".
+    void read(const char* key, std::optional<double>* out, bool allowZero) const
     {
         const QJsonValue value = m_object.value(QLatin1String(key));
         if (value.isNull() || value.isUndefined())
             *out = std::nullopt;
         else
-            *out = field(key, QJsonValue::Double).toDouble();
+            *out = checkedNumber(key, field(key, QJsonValue::Double).toDouble(), allowZero);
     }
 
     void readSeed(const char* key, std::uint64_t* out) const
@@ -354,6 +374,15 @@ public:
 
 private:
     QString name(const char* key) const { return m_prefix + QLatin1String(key); }
+
+    double checkedNumber(const char* key, double number, bool allowZero) const
+    {
+        require(std::isfinite(number) && (number > 0 || (allowZero && number == 0)),
+                QStringLiteral("%1 must be a number %2 0 (got %3)")
+                    .arg(name(key), allowZero ? QStringLiteral(">=") : QStringLiteral(">"))
+                    .arg(number));
+        return number;
+    }
 
     QJsonValue field(const char* key, QJsonValue::Type type) const
     {
@@ -445,7 +474,7 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     ExperimentSpec spec;
     const JsonFields top(json, QString());
     int version = 1;
-    top.read("version", &version, 1);
+    top.read("version", &version, 1, std::numeric_limits<int>::max());
     require(version == 1, QStringLiteral("version %1 is not known to this Attention Lab (it reads "
                                          "version 1); a newer version wrote it")
                               .arg(version));
@@ -460,34 +489,38 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
         in.readName("tokens", &input.tokenMode, parseTokenMode);
         in.read("positional_encoding", &input.positionalEncoding);
         in.read("image", &input.imagePath);
-        in.read("patch", &input.patchSize, 1);
-        in.read("image_size", &input.imageSize, 1);
-        in.read("length", &input.length, 1);
-        in.read("row_norm", &input.rowNorm);
-        in.read("clusters", &input.clusters, 0);
+        in.read("patch", &input.patchSize, 1, SpecLimits::patchSize);
+        in.read("image_size", &input.imageSize, 1, SpecLimits::imageSize);
+        in.read("length", &input.length, 1, SpecLimits::length);
+        in.read("row_norm", &input.rowNorm, true);
+        in.read("clusters", &input.clusters, 0, SpecLimits::clusters);
         in.read("q", &input.queryPath);
         in.read("k", &input.keyPath);
         in.read("v", &input.valuePath);
-        in.read("d", &input.headDim, 1);
-        in.read("heads", &input.heads, 1);
+        in.read("d", &input.headDim, 1, SpecLimits::headDim);
+        in.read("heads", &input.heads, 1, SpecLimits::heads);
         in.readName("projection", &input.projection, parseHeadProjection);
         in.readSeed("seed", &input.seed);
-        in.read("norm_multiplier", &input.normMultiplier);
+        in.read("norm_multiplier", &input.normMultiplier, false);
+        require(input.patchSize <= input.imageSize,
+                QStringLiteral("input.patch (%1) must not be larger than input.image_size (%2)")
+                    .arg(input.patchSize)
+                    .arg(input.imageSize));
     }
     QString method = spec.methodName();
     top.read("method", &method);
     require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
-    top.read("features", &spec.featureMap.features, 1);
+    top.read("features", &spec.featureMap.features, 1, SpecLimits::features);
     top.readName("projection", &spec.featureMap.projection, parseProjectionKind);
     top.readName("row_norm", &spec.featureMap.rowNorm, parseRowNorm);
     top.readSeed("seed", &spec.featureMap.seed);
-    top.read("relu_epsilon", &spec.featureMap.reluEpsilon);
+    top.read("relu_epsilon", &spec.featureMap.reluEpsilon, true);
     top.read("elu_on_scaled", &spec.featureMap.eluOnScaled);
-    top.read("scale", &spec.scale);
+    top.read("scale", &spec.scale, false);
     top.read("causal", &spec.causal);
     top.readName("precision", &spec.precision, parsePrecision);
-    top.read("threads", &spec.threads, 0);
-    top.read("chunk", &spec.chunkSize, 1);
+    top.read("threads", &spec.threads, 0, SpecLimits::threads);
+    top.read("chunk", &spec.chunkSize, 1, SpecLimits::chunkSize);
     return spec;
 }
 

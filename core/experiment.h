@@ -10,10 +10,25 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
 namespace attnlab {
+
+// The largest values a spec may hold: the command line and session files refuse larger ones
+// (whether a given machine can compute a request is the memory budget's business).
+struct SpecLimits {
+    static constexpr int features = 1 << 20;
+    static constexpr int headDim = 1 << 16;
+    static constexpr int heads = 1024;
+    static constexpr int patchSize = 4096;
+    static constexpr int imageSize = 8192;
+    static constexpr int length = 1'000'000'000;
+    static constexpr int clusters = 1 << 20;
+    static constexpr int chunkSize = 1 << 16;
+    static constexpr int threads = 1024;
+};
 
 // Everything that decides a result: the input, the method and its parameters, the seeds. A plain
 // value; JSON-serialisable, so a session or a command line reproduces a view exactly.
@@ -77,15 +92,18 @@ struct ExperimentResult {
 };
 
 struct ComputeOptions {
-    bool matrices = true;  // keep P, P^, A, A^ (L x L each)
+    bool matrices = true;  // keep P and P^ (L x L each)
+    bool kernels = true;   // with matrices: keep A and A^ too
     bool features = true;  // keep phi(Q), phi(K)
     MemoryBudget budget;
+    // Polled between blocks of work; when it returns true, compute throws Cancelled.
+    std::function<bool()> cancelled;
 };
 
 // Runs exact attention and the approximation of spec on input; deterministic for a given spec.
 // The L x L matrices are formed in blocks of rows (metrics need no L x L memory); they are kept
-// only when asked for. Throws InputError (spec out of range) and ResourceError (the memory the
-// request needs exceeds the budget, checked before anything large is allocated).
+// only when asked for. Throws InputError (spec out of range), ResourceError (the memory the
+// request needs exceeds the budget, checked before anything large is allocated) and Cancelled.
 ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input,
                          const ComputeOptions& options = {});
 

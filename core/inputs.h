@@ -51,7 +51,7 @@ struct InputSpec {
     // Text, image and random input
     int headDim = 64;  // d (and d_v)
     int heads = 1;     // H
-    HeadProjection projection = HeadProjection::Random;
+    HeadProjection projection = HeadProjection::Tied;  // a token attends to tokens like itself
     std::uint64_t seed = 0;  // embeddings, projections Wq, Wk, Wv, random Q, K, V
 
     // Every input: Q and K are multiplied by this. Approximation error grows quickly with |x'|.

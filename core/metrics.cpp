@@ -4,6 +4,40 @@
 
 namespace attnlab {
 
+MatrixD attentionError(const MatrixD& exact, const MatrixD& approx, ErrorKind kind)
+{
+    switch (kind) {
+        case ErrorKind::Signed: return approx - exact;
+        case ErrorKind::Absolute: return (approx - exact).cwiseAbs();
+        case ErrorKind::Relative:
+            return (exact.array() > 0)
+                .select((approx - exact).cwiseAbs().array() / exact.array(), 0.0)
+                .matrix();
+    }
+    Q_UNREACHABLE();
+}
+
+QString errorKindName(ErrorKind kind)
+{
+    switch (kind) {
+        case ErrorKind::Signed: return QStringLiteral("signed");
+        case ErrorKind::Absolute: return QStringLiteral("absolute");
+        case ErrorKind::Relative: return QStringLiteral("relative");
+    }
+    Q_UNREACHABLE();
+}
+
+bool parseErrorKind(const QString& name, ErrorKind* kind)
+{
+    for (const ErrorKind candidate : {ErrorKind::Signed, ErrorKind::Absolute, ErrorKind::Relative}) {
+        if (errorKindName(candidate) == name) {
+            *kind = candidate;
+            return true;
+        }
+    }
+    return false;
+}
+
 template <typename T>
 void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal, const Matrix<T>& p,
                                           const Matrix<T>& pApprox, const MatrixD* kernel,

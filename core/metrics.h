@@ -2,6 +2,7 @@
 
 #include "types.h"
 
+#include <QString>
 #include <QtGlobal>
 
 #include <limits>
@@ -23,6 +24,18 @@ struct AttentionMetrics {
     qint64 nonPositiveRows = 0;                   // rows whose denominator is <= 0
     qint64 kernelOverflow = 0;  // entries of A or A^ beyond the range of the chosen precision
 };
+
+enum class ErrorKind {
+    Signed,    // P^_ij - P_ij
+    Absolute,  // |P^_ij - P_ij|
+    Relative,  // |P^_ij - P_ij| / P_ij, 0 where P_ij = 0 (masked entries)
+};
+
+// The error map of the approximation, entry by entry.
+MatrixD attentionError(const MatrixD& exact, const MatrixD& approx, ErrorKind kind);
+
+QString errorKindName(ErrorKind kind);  // "signed", "absolute", "relative"
+bool parseErrorKind(const QString& name, ErrorKind* kind);
 
 // Sums over row blocks (and heads, and threads) from which the metrics are formed. Rows of P and
 // P^ arrive in blocks; nothing of size L x L is kept.

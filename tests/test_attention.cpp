@@ -2,6 +2,7 @@
 // recurrent): each form against an independent reference, and the forms against each other.
 
 #include "causal_stepper.h"
+#include "errors.h"
 #include "exact_attention.h"
 #include "experiment.h"
 #include "feature_maps.h"
@@ -11,6 +12,7 @@
 
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 
 using namespace attnlab;
@@ -101,6 +103,9 @@ private slots:
     void stepperSeekBackGivesIdenticalState();
     void keyScalesSpanningManyOrdersOfMagnitude();
     void trigReportsNonPositiveDenominators();
+    void computeStopsWhenCancelled();
+    void kernelsAreKeptOnlyWhenAsked();
+    void errorMapsFollowTheirDefinitions();
 };
 
 void TestAttention::exactMatchesTextbookFormula_data()
@@ -364,6 +369,57 @@ void TestAttention::trigReportsNonPositiveDenominators()
         QVERIFY(!result.nonPositiveRows.empty());
         QVERIFY(result.output.allFinite());
     }
+}
+
+void TestAttention::computeStopsWhenCancelled()
+{
+    // A cancel request before the start, or one arriving after a few polls (in the middle of
+    // the row blocks), ends compute with Cancelled.
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 2000;
+    spec.input.headDim = 16;
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    options.cancelled = [] { return true; };
+    QVERIFY_THROWS_EXCEPTION(Cancelled, compute(spec, input, options));
+    std::atomic<int> polls = 0;
+    options.cancelled = [&polls] { return ++polls > 5; };
+    QVERIFY_THROWS_EXCEPTION(Cancelled, compute(spec, input, options));
+    QVERIFY(polls > 5);
+    options.cancelled = [] { return false; };
+    QCOMPARE(compute(spec, input, options).heads.size(), std::size_t(1));
+}
+
+void TestAttention::kernelsAreKeptOnlyWhenAsked()
+{
+    // kernels = false keeps P and P^ but not A and A^; the kernel MSE is still computed.
+    ExperimentSpec spec;
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    options.kernels = false;
+    const ExperimentResult result = compute(spec, input, options);
+    const HeadResult& head = result.heads.front();
+    QCOMPARE(head.attentionExact.rows(), input.length());
+    QCOMPARE(head.attentionApprox.rows(), input.length());
+    QCOMPARE(head.kernelExact.size(), Eigen::Index(0));
+    QCOMPARE(head.kernelApprox.size(), Eigen::Index(0));
+    QVERIFY(std::isfinite(head.metrics.kernelMse));
+}
+
+void TestAttention::errorMapsFollowTheirDefinitions()
+{
+    MatrixD exact(2, 2), approx(2, 2);
+    exact << 0.5, 0.5, 1.0, 0.0;
+    approx << 0.6, 0.4, 0.75, 0.25;
+    MatrixD expected(2, 2);
+    expected << 0.1, -0.1, -0.25, 0.25;
+    QVERIFY((attentionError(exact, approx, ErrorKind::Signed) - expected).norm() < 1e-15);
+    QVERIFY((attentionError(exact, approx, ErrorKind::Absolute) - expected.cwiseAbs()).norm() <
+            1e-15);
+    // Relative: |error| / P, and 0 where P = 0.
+    expected << 0.2, 0.2, 0.25, 0.0;
+    QVERIFY((attentionError(exact, approx, ErrorKind::Relative) - expected).norm() < 1e-15);
 }
 
 QTEST_GUILESS_MAIN(TestAttention)

@@ -6,6 +6,8 @@
 #include <QImage>
 #include <QImageReader>
 
+#include <cmath>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -77,6 +79,19 @@ ImagePixels loadImagePixels(const QString& path, int longestSide)
             pixels.rgb[std::size_t(y) * pixels.width * 3 + i] = float(line[i]) / 255.0f;
     }
     return pixels;
+}
+
+QImage patchImage(const ImagePixels& pixels, int patchSize)
+{
+    const int width = pixels.width / patchSize * patchSize;
+    const int height = pixels.height / patchSize * patchSize;
+    QImage image(width, height, QImage::Format_RGB888);
+    for (int y = 0; y < height; ++y) {
+        uchar* line = image.scanLine(y);
+        for (int i = 0; i < width * 3; ++i)
+            line[i] = uchar(std::lround(pixels.rgb[std::size_t(y) * pixels.width * 3 + i] * 255));
+    }
+    return image;
 }
 
 }  // namespace attnlab

@@ -2,6 +2,7 @@
 
 #include "inputs.h"
 
+#include <QImage>
 #include <QString>
 
 namespace attnlab {
@@ -14,5 +15,8 @@ constexpr qint64 kMaxImagePixels = 100'000'000;
 // naming the file when it cannot be read, is empty, or declares more than kMaxImagePixels pixels
 // (decoding is also capped by QImageReader's allocation limit).
 ImagePixels loadImagePixels(const QString& path, int longestSide);
+
+// The image as the engine splits it: the pixels cropped to whole patchSize x patchSize patches.
+QImage patchImage(const ImagePixels& pixels, int patchSize);
 
 }  // namespace attnlab

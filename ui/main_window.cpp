@@ -1,60 +1,733 @@
 #include "main_window.h"
 
-#include "experiment.h"
+#include "csv.h"
+#include "errors.h"
+#include "experiment_controller.h"
+#include "figure_export.h"
+#include "heatmap_view.h"
+#include "image_overlay_view.h"
+#include "input_panel.h"
+#include "method_panel.h"
+#include "metrics_panel.h"
+#include "npy.h"
+#include "row_comparison_view.h"
+#include "session.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
-#include <qcustomplot.h>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolButton>
+#include <QUndoCommand>
+#include <QUndoStack>
+#include <QVBoxLayout>
 
 namespace attnlab::ui {
 
 namespace {
 
-// A heatmap of an L x L attention matrix, query 0 on top, token labels on both axes.
-QCustomPlot* attentionHeatmap(const MatrixD& matrix, const QStringList& labels,
-                              const QString& title)
+constexpr int kMaxRecentFiles = 8;
+// A computation shorter than this does not flash "Computing..." in the status bar.
+constexpr int kBusyDelayMs = 250;
+
+QString lastSessionPath()
 {
-    auto* plot = new QCustomPlot;
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
-    auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
-    const int n = int(matrix.rows());
-    map->data()->setSize(n, n);
-    map->data()->setRange(QCPRange(0, n - 1), QCPRange(0, n - 1));
-    for (int query = 0; query < n; ++query)
-        for (int key = 0; key < n; ++key)
-            map->data()->setCell(key, query, matrix(query, key));
-    map->setGradient(QCPColorGradient::gpThermal);
-    map->rescaleDataRange();
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    for (int i = 0; i < n; ++i)
-        ticker->addTick(i, labels.value(i));
-    plot->xAxis->setTicker(ticker);
-    plot->yAxis->setTicker(ticker);
-    plot->xAxis->setTickLabelRotation(60);
-    plot->xAxis->setLabel(QStringLiteral("key"));
-    plot->yAxis->setLabel(QStringLiteral("query"));
-    plot->yAxis->setRangeReversed(true);
-    plot->rescaleAxes();
-    return plot;
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+           QStringLiteral("/last-session.attnlab");
 }
+
+bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
+{
+    return a.toJson() == b.toJson();
+}
+
+// The window computes an approximation against exact attention; a session asking for the
+// "exact" method (a command-line notion) shows FAVOR+ instead.
+ExperimentSpec windowSpec(ExperimentSpec spec)
+{
+    spec.exactMethod = false;
+    return spec;
+}
+
+// The matrices File > Export Matrix offers.
+enum ExportedMatrix {
+    ExactAttention,
+    ApproximateAttention,
+    ErrorMap,
+    ExactOutput,
+    ApproximateOutput,
+    QueryFeatures,
+    KeyFeatures,
+    Projection,
+};
 
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
+// One undoable change of the spec. Consecutive changes with the same merge key (one slider drag)
+// merge into one step.
+class SpecChange : public QUndoCommand {
+public:
+    SpecChange(MainWindow* window, const ExperimentSpec& before, const ExperimentSpec& after,
+               const QString& text, int mergeKey)
+        : QUndoCommand(text), m_window(window), m_before(before), m_after(after),
+          m_mergeKey(mergeKey)
+    {
+    }
+
+    int id() const override { return m_mergeKey; }
+
+    bool mergeWith(const QUndoCommand* other) override
+    {
+        m_after = static_cast<const SpecChange*>(other)->m_after;
+        setText(other->text());
+        return true;
+    }
+
+    void undo() override { m_window->applySpec(m_before); }
+    void redo() override { m_window->applySpec(m_after); }
+
+private:
+    MainWindow* m_window;
+    ExperimentSpec m_before;
+    ExperimentSpec m_after;
+    int m_mergeKey;
+};
+
+MainWindow::MainWindow(Start start, QWidget* parent)
+    : QMainWindow(parent),
+      m_controller(new ExperimentController(this)),
+      m_undo(new QUndoStack(this))
 {
-    setWindowTitle(QStringLiteral("Attention Lab"));
-    ExperimentSpec spec;
-    const ExperimentResult result = compute(spec, buildInput(spec.input));
+    setWindowTitle(tr("Attention Lab"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/attention-lab.svg")));
+    buildViews();
+    buildDocks();
+    buildMenus();
+
+    m_hoverLabel = new QLabel;
+    m_statusLabel = new QLabel;
+    statusBar()->addWidget(m_hoverLabel, 1);
+    statusBar()->addPermanentWidget(m_statusLabel);
+    m_busyDelay = new QTimer(this);
+    m_busyDelay->setSingleShot(true);
+    m_busyDelay->setInterval(kBusyDelayMs);
+    connect(m_busyDelay, &QTimer::timeout, this,
+            [this] { m_statusLabel->setText(tr("Computing...")); });
+    connect(m_controller, &ExperimentController::busyChanged, this, [this](bool busy) {
+        if (busy)
+            m_busyDelay->start();
+        else
+            m_busyDelay->stop();
+    });
+    connect(m_controller, &ExperimentController::resultReady, this, &MainWindow::showResult);
+    connect(m_controller, &ExperimentController::failed, this, &MainWindow::showError);
+
+    restoreSettings(start);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildViews()
+{
+    m_errorBar = new QLabel;
+    m_errorBar->setWordWrap(true);
+    m_errorBar->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorBar->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #e4a0a0; "
+        "border-radius: 3px; padding: 6px; }"));
+    m_errorClose = new QToolButton;
+    m_errorClose->setText(QStringLiteral("\u2715"));
+    m_errorClose->setToolTip(tr("Hide this message"));
+    m_errorClose->setAutoRaise(true);
+    auto* errorRow = new QHBoxLayout;
+    errorRow->addWidget(m_errorBar, 1);
+    errorRow->addWidget(m_errorClose);
+    connect(m_errorClose, &QToolButton::clicked, this, [this] {
+        m_errorBar->hide();
+        m_errorClose->hide();
+    });
+    m_errorBar->hide();
+    m_errorClose->hide();
+
+    m_head = new QSpinBox;
+    m_head->setToolTip(tr("The head shown: each head has its own Wq, Wk, Wv and W."));
+    m_head->setRange(0, 0);
+    m_errorKind = new QComboBox;
+    m_errorKind->addItems({tr("signed  P\u0302 \u2212 P"), tr("absolute  |P\u0302 \u2212 P|"),
+                           tr("relative  |P\u0302 \u2212 P| / P")});
+    m_errorKind->setToolTip(tr("The error map: signed (blue where the approximation is too "
+                               "small, red where too large), absolute, or relative to the "
+                               "exact weight."));
+    m_sharedScale = new QCheckBox(tr("One colour scale for P and P\u0302"));
+    m_sharedScale->setToolTip(tr("Draw exact and approximate attention with the same colour "
+                                 "scale, so equal colours mean equal weights."));
+    m_colorMap = new QComboBox;
+    m_colorMap->addItems({tr("viridis"), tr("magma")});
+    m_colorMap->setToolTip(tr("The colour map of P and P\u0302 (both perceptually uniform)."));
+    const auto viewChanged = [this] {
+        ViewSettings settings = m_view;
+        settings.head = m_head->value();
+        settings.errorKind = ErrorKind(m_errorKind->currentIndex());
+        settings.sharedScale = m_sharedScale->isChecked();
+        settings.colorMap = ColorMap(m_colorMap->currentIndex());
+        setViewSettings(settings);
+    };
+    connect(m_head, &QSpinBox::valueChanged, this, viewChanged);
+    connect(m_errorKind, &QComboBox::currentIndexChanged, this, viewChanged);
+    connect(m_sharedScale, &QCheckBox::toggled, this, viewChanged);
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this, viewChanged);
+
+    auto* viewBar = new QHBoxLayout;
+    viewBar->addWidget(new QLabel(tr("Head")));
+    viewBar->addWidget(m_head);
+    viewBar->addSpacing(12);
+    viewBar->addWidget(new QLabel(tr("Error")));
+    viewBar->addWidget(m_errorKind);
+    viewBar->addSpacing(12);
+    viewBar->addWidget(m_sharedScale);
+    viewBar->addSpacing(12);
+    viewBar->addWidget(new QLabel(tr("Colours")));
+    viewBar->addWidget(m_colorMap);
+    viewBar->addStretch();
+
+    m_exactView = new HeatmapView;
+    m_approxView = new HeatmapView;
+    m_errorView = new HeatmapView;
+    m_currentFigure = m_exactView;
+    auto* heatmaps = new QSplitter(Qt::Horizontal);
+    for (HeatmapView* view : {m_exactView, m_approxView, m_errorView}) {
+        view->setMinimumSize(240, 240);
+        heatmaps->addWidget(view);
+        connect(view, &HeatmapView::cellHovered, this, [this, view](int row, int col) {
+            if (row >= 0)
+                m_currentFigure = view;
+            hoverCell(row, col);
+        });
+        connect(view, &HeatmapView::cellClicked, this, [this, view](int row, int) {
+            m_currentFigure = view;
+            selectQuery(row);
+        });
+    }
+
+    m_rowView = new RowComparisonView;
+    m_imageView = new ImageOverlayView;
+    connect(m_imageView, &ImageOverlayView::patchClicked, this, [this](int patch) {
+        m_currentFigure = m_imageView;
+        selectQuery(patch);
+    });
+    m_bottomTabs = new QTabWidget;
+    m_bottomTabs->addTab(m_rowView, tr("Query row"));
+    m_bottomTabs->addTab(m_imageView, tr("Image"));
+    m_bottomTabs->setTabToolTip(0, tr("The exact and approximate attention of the selected "
+                                      "query over the keys."));
+    m_bottomTabs->setTabToolTip(1, tr("Image input: the selected patch's attention drawn over "
+                                      "the image."));
+    connect(m_bottomTabs, &QTabWidget::currentChanged, this, [this](int index) {
+        m_currentFigure = index == 0 ? static_cast<QCustomPlot*>(m_rowView) : m_imageView;
+    });
+
+    // Object names: for tests and accessibility tools.
+    m_errorBar->setObjectName(QStringLiteral("errorBar"));
+    m_head->setObjectName(QStringLiteral("viewHead"));
+    m_errorKind->setObjectName(QStringLiteral("errorKind"));
+    m_sharedScale->setObjectName(QStringLiteral("sharedScale"));
+    m_colorMap->setObjectName(QStringLiteral("colorMap"));
+    m_exactView->setObjectName(QStringLiteral("exactView"));
+    m_approxView->setObjectName(QStringLiteral("approxView"));
+    m_errorView->setObjectName(QStringLiteral("errorView"));
+    m_rowView->setObjectName(QStringLiteral("rowView"));
+    m_imageView->setObjectName(QStringLiteral("imageView"));
+
     auto* central = new QWidget;
-    auto* layout = new QHBoxLayout(central);
-    layout->addWidget(attentionHeatmap(result.heads.front().attentionExact, result.labels,
-                                       QStringLiteral("Exact softmax attention P")));
-    layout->addWidget(attentionHeatmap(
-        result.heads.front().attentionApprox, result.labels,
-        QStringLiteral("%1, m = %2: P^").arg(featureMapInfo(spec.featureMap.kind).title)
-            .arg(spec.featureMap.features)));
+    auto* layout = new QVBoxLayout(central);
+    layout->addLayout(errorRow);
+    layout->addLayout(viewBar);
+    layout->addWidget(heatmaps, 1);
     setCentralWidget(central);
-    resize(1200, 600);
+}
+
+void MainWindow::buildDocks()
+{
+    // The controls on the left, the full height of the window; the heatmaps get the whole width
+    // beside them, and the query's rows and the metrics sit below the heatmaps.
+    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    const auto addDock = [this](QWidget* panel, const QString& title, const QString& name,
+                                Qt::DockWidgetArea area, bool scrolls) {
+        auto* dock = new QDockWidget(title, this);
+        dock->setObjectName(name);
+        if (scrolls) {
+            auto* scroll = new QScrollArea;
+            scroll->setWidget(panel);
+            scroll->setWidgetResizable(true);
+            scroll->setFrameShape(QFrame::NoFrame);
+            dock->setWidget(scroll);
+        } else {
+            dock->setWidget(panel);
+        }
+        addDockWidget(area, dock);
+        return dock;
+    };
+    m_inputPanel = new InputPanel;
+    m_methodPanel = new MethodPanel;
+    m_metricsPanel = new MetricsPanel;
+    m_metricsPanel->setObjectName(QStringLiteral("metricsPanel"));
+    addDock(m_inputPanel, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea, true);
+    addDock(m_methodPanel, tr("Method"), QStringLiteral("methodDock"), Qt::LeftDockWidgetArea,
+            true);
+    QDockWidget* query = addDock(m_bottomTabs, tr("Query"), QStringLiteral("queryDock"),
+                                 Qt::BottomDockWidgetArea, false);
+    QDockWidget* metrics = addDock(m_metricsPanel, tr("Metrics"), QStringLiteral("metricsDock"),
+                                   Qt::BottomDockWidgetArea, true);
+    splitDockWidget(query, metrics, Qt::Horizontal);
+    resizeDocks({query, metrics}, {3, 1}, Qt::Horizontal);
+    connect(m_inputPanel, &InputPanel::edited, this,
+            [this](const ExperimentSpec& spec, const QString& description) {
+                setSpec(spec, description);
+            });
+    connect(m_methodPanel, &MethodPanel::edited, this, &MainWindow::setSpec);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open Session..."), this, &MainWindow::openSessionDialog);
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction* save = file->addAction(tr("&Save Session"), this, [this] {
+        if (m_sessionPath.isEmpty())
+            saveSessionDialog();
+        else
+            saveSession(m_sessionPath);
+    });
+    save->setShortcut(QKeySequence::Save);
+    QAction* saveAs = file->addAction(tr("Save Session &As..."), this,
+                                      &MainWindow::saveSessionDialog);
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QAction* exportFigure =
+        file->addAction(tr("&Export Figure..."), this, &MainWindow::exportFigureDialog);
+    exportFigure->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exportFigure->setToolTip(tr("Save the figure last clicked or hovered as PNG, SVG or PDF."));
+    QMenu* exportMatrix = file->addMenu(tr("Export &Matrix"));
+    const std::pair<ExportedMatrix, QString> matrices[] = {
+        {ExactAttention, tr("Exact attention P")},
+        {ApproximateAttention, tr("Approximate attention P\u0302")},
+        {ErrorMap, tr("Error map (as shown)")},
+        {ExactOutput, tr("Exact output O = P V")},
+        {ApproximateOutput, tr("Approximate output O\u0302")},
+        {QueryFeatures, tr("Query features \u03c6(Q)")},
+        {KeyFeatures, tr("Key features \u03c6(K)")},
+        {Projection, tr("Random projection W")},
+    };
+    for (const auto& [matrix, name] : matrices)
+        exportMatrix->addAction(name + QStringLiteral("..."), this,
+                                [this, matrix = matrix] { exportMatrixDialog(matrix); });
+    QAction* copy = file->addAction(tr("&Copy Figure"), this, &MainWindow::copyFigure);
+    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_undo->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = m_undo->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* dock : findChildren<QDockWidget*>())
+        view->addAction(dock->toggleViewAction());
+    view->addSeparator();
+    QAction* fullScreen = view->addAction(tr("&Full Screen"), this, [this](bool on) {
+        if (on)
+            showFullScreen();
+        else
+            showNormal();
+    });
+    fullScreen->setCheckable(true);
+    fullScreen->setShortcut(QKeySequence::FullScreen);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Attention Lab"), this, &MainWindow::showAbout);
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::setSpec(const ExperimentSpec& spec, const QString& description, int mergeKey)
+{
+    const ExperimentSpec next = windowSpec(spec);
+    if (sameSpec(next, m_controller->spec()))
+        return;
+    m_undo->push(new SpecChange(this, m_controller->spec(), next,
+                                description.isEmpty() ? tr("Change the experiment") : description,
+                                mergeKey));
+}
+
+void MainWindow::applySpec(const ExperimentSpec& spec)
+{
+    m_inputPanel->setSpec(spec);
+    m_methodPanel->setSpec(spec);
+    m_controller->setSpec(spec);
+}
+
+void MainWindow::showResult()
+{
+    const Computation& computation = m_controller->current();
+    const ExperimentResult& result = *computation.result;
+    m_errorBar->hide();
+    m_errorClose->hide();
+    ViewSettings settings = m_pendingView.value_or(m_view);
+    m_pendingView.reset();
+    settings.head = std::clamp(settings.head, 0, int(result.heads.size()) - 1);
+    if (settings.query >= result.labels.size())
+        settings.query = -1;
+    m_view = settings;
+    {
+        const QSignalBlocker blockHead(m_head), blockError(m_errorKind),
+            blockShared(m_sharedScale), blockColors(m_colorMap);
+        m_head->setRange(0, int(result.heads.size()) - 1);
+        m_head->setValue(settings.head);
+        m_head->setEnabled(result.heads.size() > 1);
+        m_errorKind->setCurrentIndex(int(settings.errorKind));
+        m_sharedScale->setChecked(settings.sharedScale);
+        m_colorMap->setCurrentIndex(int(settings.colorMap));
+    }
+    const bool image = result.gridRows > 0;
+    m_bottomTabs->setTabEnabled(1, image);
+    if (!image && m_bottomTabs->currentIndex() == 1)
+        m_bottomTabs->setCurrentIndex(0);
+    refreshViews();
+    m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
+                               .arg(result.labels.size())
+                               .arg(result.heads.size())
+                               .arg(result.secondsApprox * 1e3, 0, 'f', 1)
+                               .arg(result.secondsExact * 1e3, 0, 'f', 1));
+    emit resultShown();
+}
+
+void MainWindow::refreshViews()
+{
+    const Computation& computation = m_controller->current();
+    if (!computation.result)
+        return;
+    const ExperimentResult& result = *computation.result;
+    showAttention(*m_exactView, *m_approxView, *m_errorView, result, m_view);
+    showQueryRow(*m_rowView, result, m_view);
+    showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
+    m_metricsPanel->setResult(result, m_view.head);
+}
+
+void MainWindow::showError(const QString& message)
+{
+    m_errorBar->setText(tr("Could not compute this: %1\nThe view still shows the previous "
+                           "result.")
+                            .arg(message));
+    m_errorBar->show();
+    m_errorClose->show();
+    m_statusLabel->setText(tr("Not computed"));
+}
+
+QString MainWindow::errorMessage() const
+{
+    return m_errorBar->isHidden() ? QString() : m_errorBar->text();
+}
+
+void MainWindow::setViewSettings(const ViewSettings& settings)
+{
+    m_view = settings;
+    refreshViews();
+}
+
+void MainWindow::selectQuery(int query)
+{
+    const Computation& computation = m_controller->current();
+    if (!computation.result || query < 0 || query >= computation.result->labels.size())
+        return;
+    m_view.query = query;
+    const ExperimentResult& result = *computation.result;
+    for (HeatmapView* view : {m_exactView, m_approxView, m_errorView})
+        view->setSelectedRow(query);
+    showQueryRow(*m_rowView, result, m_view);
+    showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
+    if (result.gridRows == 0)
+        m_bottomTabs->setCurrentIndex(0);
+}
+
+void MainWindow::hoverCell(int row, int col)
+{
+    for (HeatmapView* view : {m_exactView, m_approxView, m_errorView})
+        view->setHighlightedCell(row, col);
+    const Computation& computation = m_controller->current();
+    if (row < 0 || !computation.result) {
+        m_hoverLabel->clear();
+        return;
+    }
+    const QStringList& labels = computation.result->labels;
+    m_hoverLabel->setText(
+        tr("query \u201c%1\u201d (%2) \u2192 key \u201c%3\u201d (%4):   P = %5   P\u0302 = %6   "
+           "error = %7")
+            .arg(labels.value(row))
+            .arg(row)
+            .arg(labels.value(col))
+            .arg(col)
+            .arg(m_exactView->value(row, col), 0, 'g', 4)
+            .arg(m_approxView->value(row, col), 0, 'g', 4)
+            .arg(m_errorView->value(row, col), 0, 'g', 4));
+}
+
+bool MainWindow::openSession(const QString& path)
+{
+    try {
+        const Session session = readSession(path);
+        m_pendingView = ViewSettings::fromJson(session.view);
+        m_undo->clear();
+        applySpec(windowSpec(session.spec));
+        setSessionPath(path);
+        addRecentFile(path);
+        return true;
+    } catch (const InputError& e) {
+        showError(e.message());
+        return false;
+    }
+}
+
+bool MainWindow::saveSession(const QString& path)
+{
+    try {
+        writeSession(path, Session{m_controller->spec(), m_view.toJson()});
+        setSessionPath(path);
+        addRecentFile(path);
+        statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
+        return true;
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Save session"), e.message());
+        return false;
+    }
+}
+
+void MainWindow::setSessionPath(const QString& path)
+{
+    m_sessionPath = path;
+    setWindowTitle(path.isEmpty() ? tr("Attention Lab")
+                                  : tr("%1 - Attention Lab").arg(QFileInfo(path).fileName()));
+}
+
+void MainWindow::openSessionDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(),
+                                                      tr("Attention Lab sessions (*.attnlab)"));
+    if (!path.isEmpty())
+        openSession(path);
+}
+
+bool MainWindow::saveSessionDialog()
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Save session"), m_sessionPath,
+                                                tr("Attention Lab sessions (*.attnlab)"));
+    if (path.isEmpty())
+        return false;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QStringLiteral(".attnlab");
+    return saveSession(path);
+}
+
+void MainWindow::exportFigureDialog()
+{
+    QString name = QStringLiteral("attention-exact");
+    if (m_currentFigure == m_approxView)
+        name = QStringLiteral("attention-approx");
+    else if (m_currentFigure == m_errorView)
+        name = QStringLiteral("attention-error");
+    else if (m_currentFigure == m_rowView)
+        name = QStringLiteral("query-row");
+    else if (m_currentFigure == m_imageView)
+        name = QStringLiteral("image-overlay");
+    QString selectedFilter;
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export figure"), name + QStringLiteral(".png"),
+        tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &selectedFilter);
+    if (path.isEmpty())
+        return;
+    FigureFormat format;
+    if (!figureFormatFromSuffix(path, &format)) {
+        format = selectedFilter.contains(QLatin1String("svg"))   ? FigureFormat::Svg
+                 : selectedFilter.contains(QLatin1String("pdf")) ? FigureFormat::Pdf
+                                                                 : FigureFormat::Png;
+        path += QLatin1Char('.') + figureFormatName(format);
+    }
+    try {
+        exportFigure(*m_currentFigure, path, format);
+        statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export figure"), e.message());
+    }
+}
+
+void MainWindow::exportMatrixDialog(int which)
+{
+    const Computation& computation = m_controller->current();
+    if (!computation.result)
+        return;
+    const ExperimentResult& result = *computation.result;
+    const HeadResult& head = result.heads[std::size_t(m_view.head)];
+    MatrixD matrix;
+    QString name;
+    QStringList columns;
+    switch (ExportedMatrix(which)) {
+        case ExactAttention:
+            matrix = head.attentionExact, name = QStringLiteral("attention_exact");
+            columns = result.labels;
+            break;
+        case ApproximateAttention:
+            matrix = head.attentionApprox, name = QStringLiteral("attention_approx");
+            columns = result.labels;
+            break;
+        case ErrorMap:
+            matrix = attentionError(head.attentionExact, head.attentionApprox, m_view.errorKind);
+            name = QStringLiteral("attention_error_") + errorKindName(m_view.errorKind);
+            columns = result.labels;
+            break;
+        case ExactOutput: matrix = head.outputExact, name = QStringLiteral("output_exact"); break;
+        case ApproximateOutput:
+            matrix = head.outputApprox, name = QStringLiteral("output_approx");
+            break;
+        case QueryFeatures: matrix = head.featuresQ, name = QStringLiteral("features_q"); break;
+        case KeyFeatures: matrix = head.featuresK, name = QStringLiteral("features_k"); break;
+        case Projection: matrix = head.projection, name = QStringLiteral("projection"); break;
+    }
+    if (matrix.size() == 0) {
+        QMessageBox::information(this, tr("Export matrix"),
+                                 tr("This method has no such matrix (%1).").arg(name));
+        return;
+    }
+    QString selectedFilter;
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export matrix"), name + QStringLiteral(".npy"),
+        tr("NumPy array (*.npy);;CSV table (*.csv)"), &selectedFilter);
+    if (path.isEmpty())
+        return;
+    const bool csv = path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) ||
+                     (!path.endsWith(QLatin1String(".npy"), Qt::CaseInsensitive) &&
+                      selectedFilter.contains(QLatin1String("csv")));
+    if (!path.endsWith(QLatin1String(csv ? ".csv" : ".npy"), Qt::CaseInsensitive))
+        path += csv ? QStringLiteral(".csv") : QStringLiteral(".npy");
+    const bool single = result.spec.precision == Precision::Float;
+    try {
+        if (csv) {
+            CsvOptions options;
+            options.floatPrecision = single;
+            options.columnNames = columns;
+            if (matrix.rows() == result.labels.size())
+                options.rowLabels = result.labels;
+            if (!options.rowLabels.isEmpty() && !options.columnNames.isEmpty())
+                options.columnNames.prepend(QStringLiteral("query \\ key"));
+            saveCsv(path, matrix, options);
+        } else {
+            saveNpy(path, matrix.data(), {matrix.rows(), matrix.cols()},
+                    single ? NpyDtype::Float32 : NpyDtype::Float64);
+        }
+        statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export matrix"), e.message());
+    }
+}
+
+void MainWindow::copyFigure()
+{
+    copyFigureToClipboard(*m_currentFigure);
+    statusBar()->showMessage(tr("Figure copied to the clipboard"), 3000);
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(
+        this, tr("About Attention Lab"),
+        tr("<h3>Attention Lab %1</h3>"
+           "<p>Exact softmax attention beside its linear-time approximations: Performer's "
+           "FAVOR+ random features, elu+1 linear attention and more.</p>"
+           "<p>Licence: GNU General Public License, version 3 or later.</p>"
+           "<p>Built with Qt (LGPL 3), QCustomPlot (GPL 3) and Eigen (MPL 2). Sample images: "
+           "scikit-image sample data (CC0 and public domain).</p>")
+            .arg(QApplication::applicationVersion()));
+}
+
+void MainWindow::addRecentFile(const QString& path)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentSessions")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    while (recent.size() > kMaxRecentFiles)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentSessions"), recent);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentSessions")).toStringList();
+    for (const QString& path : recent)
+        m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
+                                [this, path] { openSession(path); });
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::restoreSettings(Start start)
+{
+    resize(1400, 900);
+    updateRecentMenu();
+    if (start == Start::DefaultExample) {  // a clean window: the layout as built
+        applySpec(ExperimentSpec());
+        return;
+    }
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    if (QFileInfo::exists(lastSessionPath())) {
+        try {
+            const Session session = readSession(lastSessionPath());
+            m_pendingView = ViewSettings::fromJson(session.view);
+            applySpec(windowSpec(session.spec));
+            return;
+        } catch (const InputError&) {
+            // An unreadable last session is not the user's problem: start with the example.
+        }
+    }
+    applySpec(ExperimentSpec());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("windowState"), saveState());
+    try {
+        writeSession(lastSessionPath(), Session{m_controller->spec(), m_view.toJson()});
+    } catch (const OutputError&) {
+        // Losing the last-session convenience is no reason to keep the window open.
+    }
+    event->accept();
 }
 
 }  // namespace attnlab::ui

@@ -1,0 +1,209 @@
+#include "render_command.h"
+
+#include "attention_figures.h"
+#include "command_line.h"
+#include "errors.h"
+#include "figure_export.h"
+#include "heatmap_view.h"
+#include "image_loader.h"
+#include "image_overlay_view.h"
+#include "row_comparison_view.h"
+#include "spec_options.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTextStream>
+
+namespace attnlab {
+
+namespace {
+
+QSize sizeOption(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(QStringLiteral("size")))
+        return QSize(900, 800);
+    static const QRegularExpression pattern(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$"));
+    const QString text = parser.value(QStringLiteral("size"));
+    const QRegularExpressionMatch match = pattern.match(text);
+    if (!match.hasMatch())
+        throw InputError(
+            QStringLiteral("--size: expected WIDTHxHEIGHT such as 900x800, got \"%1\"").arg(text));
+    return QSize(match.captured(1).toInt(), match.captured(2).toInt());
+}
+
+std::vector<ui::FigureFormat> formatOption(const QCommandLineParser& parser)
+{
+    std::vector<ui::FigureFormat> formats;
+    const QString text = parser.isSet(QStringLiteral("format"))
+                             ? parser.value(QStringLiteral("format"))
+                             : QStringLiteral("png");
+    for (const QString& name : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        ui::FigureFormat format;
+        if (!ui::figureFormatFromSuffix(QStringLiteral("x.") + name.trimmed().toLower(), &format))
+            throw InputError(QStringLiteral("--format: unknown format \"%1\" (choose png, svg or "
+                                            "pdf, separated by commas)")
+                                 .arg(name));
+        formats.push_back(format);
+    }
+    if (formats.empty())
+        throw InputError(QStringLiteral("--format: no format given (png, svg, pdf)"));
+    return formats;
+}
+
+}  // namespace
+
+int runRenderCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Computes exact attention and an approximation of it, as the window does, and writes the "
+        "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
+        "attention_approx and attention_error; query_row with --query; image_overlay for image "
+        "input (the --query patch, or the centre one). One file per figure and format.\n\n"
+        "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure."));
+    parser.addHelpOption();
+    addSpecOptions(parser);
+    parser.addOptions({
+        {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("format"), QStringLiteral("Figure formats, separated by commas (default "
+                                                  "png)."),
+         QStringLiteral("png,svg,pdf")},
+        {QStringLiteral("size"), QStringLiteral("Size of each heatmap figure in pixels (default "
+                                                "900x800; PNG is written at twice that)."),
+         QStringLiteral("WxH")},
+        {QStringLiteral("query"), QStringLiteral("The query row (or patch) to compare and "
+                                                 "outline."),
+         QStringLiteral("N")},
+        {QStringLiteral("head"), QStringLiteral("The head to draw (default 0)."),
+         QStringLiteral("H")},
+        {QStringLiteral("error"), QStringLiteral("The error map: signed, absolute or relative "
+                                                 "(default signed)."),
+         QStringLiteral("signed|absolute|relative")},
+        {QStringLiteral("colors"), QStringLiteral("Colour map of P and P^: viridis or magma "
+                                                  "(default viridis)."),
+         QStringLiteral("viridis|magma")},
+        {QStringLiteral("separate-scales"), QStringLiteral("Give P and P^ a colour scale each "
+                                                           "(default: one shared scale).")},
+    });
+    QStringList args = arguments;
+    args[0] = QStringLiteral("attention-lab render");
+    if (!parser.parse(args))
+        throw InputError(parser.errorText());
+    if (parser.isSet(QStringLiteral("help"))) {
+        QTextStream(stdout) << parser.helpText();
+        return ExitSuccess;
+    }
+    ExperimentSpec spec = specFromOptions(parser);
+    if (!parser.positionalArguments().isEmpty())
+        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
+                             .arg(parser.positionalArguments().first()));
+    const QString out = parser.value(QStringLiteral("out"));
+    if (out.isEmpty())
+        throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+    if (spec.exactMethod)
+        throw InputError(QStringLiteral("--method exact: render draws an approximation against "
+                                        "exact attention; choose a feature map"));
+    const QSize size = sizeOption(parser);
+    const std::vector<ui::FigureFormat> formats = formatOption(parser);
+    ui::ViewSettings settings;
+    settings.sharedScale = !parser.isSet(QStringLiteral("separate-scales"));
+    if (parser.isSet(QStringLiteral("error")) &&
+        !parseErrorKind(parser.value(QStringLiteral("error")), &settings.errorKind))
+        throw InputError(QStringLiteral("--error: unknown value \"%1\" (choose signed, absolute "
+                                        "or relative)")
+                             .arg(parser.value(QStringLiteral("error"))));
+    if (parser.isSet(QStringLiteral("colors")) &&
+        (!ui::parseColorMap(parser.value(QStringLiteral("colors")), &settings.colorMap) ||
+         settings.colorMap == ui::ColorMap::Diverging))
+        throw InputError(QStringLiteral("--colors: unknown value \"%1\" (choose viridis or "
+                                        "magma)")
+                             .arg(parser.value(QStringLiteral("colors"))));
+
+    const MemoryBudget budget = budgetFromOptions(parser);
+    AttentionInput input;
+    QImage image;
+    if (spec.input.kind == InputKind::Image) {
+        const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
+        input = buildInput(spec.input, &pixels, budget);
+        image = patchImage(pixels, spec.input.patchSize);
+    } else {
+        input = buildInput(spec.input, nullptr, budget);
+    }
+    const auto indexOption = [&](const char* name, qint64 count) {
+        const QString text = parser.value(QString::fromLatin1(name));
+        bool ok = false;
+        const qint64 value = text.toLongLong(&ok);
+        if (!ok || value < 0 || value >= count)
+            throw InputError(QStringLiteral("--%1: expected an index from 0 to %2, got \"%3\"")
+                                 .arg(QLatin1String(name))
+                                 .arg(count - 1)
+                                 .arg(text));
+        return int(value);
+    };
+    if (parser.isSet(QStringLiteral("query")))
+        settings.query = indexOption("query", input.length());
+    if (parser.isSet(QStringLiteral("head")))
+        settings.head = indexOption("head", qint64(input.heads.size()));
+
+    ComputeOptions options;
+    options.budget = budget;
+    options.kernels = false;
+    options.features = false;
+    const ExperimentResult result = compute(spec, input, options);
+
+    ui::HeatmapView exact, approx, error;
+    for (ui::HeatmapView* view : {&exact, &approx, &error})
+        view->resize(size);
+    ui::showAttention(exact, approx, error, result, settings);
+    std::vector<std::pair<QString, QCustomPlot*>> figures = {
+        {QStringLiteral("attention_exact"), &exact},
+        {QStringLiteral("attention_approx"), &approx},
+        {QStringLiteral("attention_error"), &error},
+    };
+    ui::RowComparisonView row;
+    if (settings.query >= 0) {
+        row.resize(size.width() * 3 / 2, size.height() / 2);
+        ui::showQueryRow(row, result, settings);
+        figures.emplace_back(QStringLiteral("query_row"), &row);
+    }
+    ui::ImageOverlayView overlay;
+    if (!image.isNull()) {
+        overlay.resize(size.width() * 2, size.height() * 3 / 4);
+        ui::showImageOverlay(overlay, image, result, settings);
+        figures.emplace_back(QStringLiteral("image_overlay"), &overlay);
+    }
+
+    // Every figure is drawn into a folder beside DIR first, then moved in: a failure leaves
+    // nothing half-written in DIR.
+    if (!QDir().mkpath(out))
+        throw OutputError(QStringLiteral("%1: cannot create the folder").arg(out));
+    QTemporaryDir staging(QDir(out).absoluteFilePath(QStringLiteral(".render-XXXXXX")));
+    if (!staging.isValid())
+        throw OutputError(QStringLiteral("%1: cannot write into the folder").arg(out));
+    QStringList names;
+    for (const auto& [name, figure] : figures) {
+        for (const ui::FigureFormat format : formats) {
+            const QString file = name + QLatin1Char('.') + ui::figureFormatName(format);
+            ui::exportFigure(*figure, staging.filePath(file), format, figure->size());
+            names.append(file);
+        }
+    }
+    for (const QString& file : names) {
+        const QString target = QDir(out).absoluteFilePath(file);
+        QFile::remove(target);
+        if (!QFile::rename(staging.filePath(file), target))
+            throw OutputError(QStringLiteral("%1: cannot move the figure into place").arg(target));
+    }
+    QTextStream stream(stdout);
+    stream << "wrote " << names.join(QStringLiteral(", ")) << " into "
+           << QDir(out).absolutePath() << '\n';
+    for (const ResultWarning& warning : result.warnings)
+        stream << "warning: " << warning.message << '\n';
+    return ExitSuccess;
+}
+
+}  // namespace attnlab

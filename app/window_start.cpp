@@ -1,0 +1,143 @@
+#include "window_start.h"
+
+#include "command_line.h"
+#include "experiment_controller.h"
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QTextStream>
+#include <QTimer>
+
+#include <cstring>
+
+namespace attnlab {
+
+namespace {
+
+// A screenshot waits at most this long for the result.
+constexpr int kScreenshotTimeoutMs = 120'000;
+
+bool asksForScreenshot(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], "--screenshot", 12) == 0)
+            return true;
+    return false;
+}
+
+// "1600x1000" as a size; an invalid size when the text is not WxH.
+QSize parseSize(const QString& text)
+{
+    static const QRegularExpression pattern(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$"));
+    const QRegularExpressionMatch match = pattern.match(text);
+    return match.hasMatch() ? QSize(match.captured(1).toInt(), match.captured(2).toInt()) : QSize();
+}
+
+// Shows the window, waits for its first result and saves it as an image. The exit status.
+int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& size)
+{
+    QTextStream err(stderr);
+    window.resize(size);
+    window.show();
+    int status = ExitFailure;
+    QString problem = QStringLiteral("no result within %1 s").arg(kScreenshotTimeoutMs / 1000);
+    QEventLoop loop;
+    QObject::connect(&window, &ui::MainWindow::resultShown, &loop, [&] {
+        status = ExitSuccess;
+        loop.quit();
+    });
+    QObject::connect(&window.controller(), &ui::ExperimentController::failed, &loop,
+                     [&](const QString& message) {
+                         status = ExitBadInput;
+                         problem = message;
+                         loop.quit();
+                     });
+    QTimer::singleShot(kScreenshotTimeoutMs, &loop, &QEventLoop::quit);
+    loop.exec();
+    if (status != ExitSuccess) {
+        err << "attention-lab --screenshot: " << problem << '\n';
+        return status;
+    }
+    // Let the queued replots and layouts run before the window is grabbed.
+    QApplication::processEvents();
+    QApplication::processEvents();
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || !window.grab().save(&file, "PNG") || !file.commit()) {
+        err << "attention-lab --screenshot: " << path << ": cannot write the screenshot: "
+            << file.errorString() << '\n';
+        return ExitFailure;
+    }
+    return ExitSuccess;
+}
+
+}  // namespace
+
+int runWindow(int& argc, char** argv)
+{
+    const bool screenshot = asksForScreenshot(argc, argv);
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Attention Lab: exact attention and its "
+                                                    "linear-time approximations, side by side."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("session"),
+                                 QStringLiteral("A session (.attnlab) to open."),
+                                 QStringLiteral("[SESSION.attnlab]"));
+    parser.addOptions({
+        {QStringLiteral("session"), QStringLiteral("The session to open."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("screenshot"),
+         QStringLiteral("Open the window offscreen, wait for the result, save a screenshot of "
+                        "the whole window as PNG, and exit."),
+         QStringLiteral("OUT.png")},
+        {QStringLiteral("size"), QStringLiteral("The window size for --screenshot (default "
+                                                "1600x1000)."),
+         QStringLiteral("WxH")},
+    });
+    QTextStream err(stderr);
+    if (!parser.parse(app.arguments())) {
+        err << "attention-lab: " << parser.errorText() << '\n';
+        return ExitBadInput;
+    }
+    if (parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("version"))) {
+        parser.process(app);  // prints and exits
+        return ExitSuccess;
+    }
+    QString session = parser.value(QStringLiteral("session"));
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1 || (!positional.isEmpty() && !session.isEmpty())) {
+        err << "attention-lab: give one session at most\n";
+        return ExitBadInput;
+    }
+    if (!positional.isEmpty())
+        session = positional.first();
+    const QSize size = parser.isSet(QStringLiteral("size"))
+                           ? parseSize(parser.value(QStringLiteral("size")))
+                           : QSize(1600, 1000);
+    if (!size.isValid()) {
+        err << "attention-lab: --size: expected WIDTHxHEIGHT such as 1600x1000, got \""
+            << parser.value(QStringLiteral("size")) << "\"\n";
+        return ExitBadInput;
+    }
+
+    ui::MainWindow window(screenshot || !session.isEmpty() ? ui::MainWindow::Start::DefaultExample
+                                                           : ui::MainWindow::Start::LastSession);
+    if (!session.isEmpty() && !window.openSession(session) && screenshot) {
+        err << "attention-lab: " << window.errorMessage() << '\n';
+        return ExitBadInput;
+    }
+    if (screenshot)
+        return saveScreenshot(window, parser.value(QStringLiteral("screenshot")), size);
+    window.show();
+    return app.exec();
+}
+
+}  // namespace attnlab

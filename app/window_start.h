@@ -1,0 +1,10 @@
+#pragma once
+
+namespace attnlab {
+
+// Starts the window: `attention-lab [SESSION.attnlab]`, or, with --screenshot OUT.png, opens it
+// offscreen (with --session FILE, or the default example), waits for the result, saves a
+// screenshot of the whole window and exits. Returns the exit status.
+int runWindow(int& argc, char** argv);
+
+}  // namespace attnlab

@@ -1,0 +1,600 @@
+// Tests of the heatmap view, its colour maps and figure export, on the offscreen platform.
+#include "color_maps.h"
+#include "errors.h"
+#include "figure_export.h"
+#include "heatmap_view.h"
+
+#include <QClipboard>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFontMetricsF>
+#include <QGuiApplication>
+#include <QImage>
+#include <QRegularExpression>
+#include <QSet>
+#include <QSignalSpy>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <vector>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+
+namespace {
+
+// Relative luminance Y of an sRGB colour (WCAG 2 / ITU-R BT.709 weights on linear light).
+double luminance(const QColor& color)
+{
+    const auto linear = [](double v) {
+        return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * linear(color.redF()) + 0.7152 * linear(color.greenF()) +
+           0.0722 * linear(color.blueF());
+}
+
+// The colour `map` gives to `value` on the colour range `range`.
+QColor colorOf(ColorMap map, double value, const QCPRange& range = QCPRange(0, 1))
+{
+    QCPColorGradient gradient = colorGradient(map);
+    return QColor::fromRgb(gradient.color(value, range));
+}
+
+// A rows x cols matrix of uniform values in [0, 1), fixed by `seed`.
+MatrixD uniformMatrix(int rows, int cols, unsigned seed)
+{
+    std::mt19937 generator(seed);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    MatrixD matrix(rows, cols);
+    for (Eigen::Index i = 0; i < matrix.size(); ++i)
+        matrix.data()[i] = uniform(generator);
+    return matrix;
+}
+
+// The number of different colours in `image`.
+int distinctColors(const QImage& image)
+{
+    QSet<QRgb> colors;
+    const QImage argb = image.convertToFormat(QImage::Format_ARGB32);
+    for (int y = 0; y < argb.height(); ++y) {
+        const auto* line = reinterpret_cast<const QRgb*>(argb.constScanLine(y));
+        colors.unite(QSet<QRgb>(line, line + argb.width()));
+    }
+    return int(colors.size());
+}
+
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+// A view of `matrix` shown at `size` and replotted, so that its layout is current.
+std::unique_ptr<HeatmapView> shownView(const MatrixD& matrix, QSize size)
+{
+    auto view = std::make_unique<HeatmapView>();
+    view->resize(size);
+    view->setMatrix(matrix);
+    view->show();
+    if (!QTest::qWaitForWindowExposed(view.get()))
+        qWarning("the heatmap window was not exposed");
+    view->replot();
+    return view;
+}
+
+// Whether `color` is the bright (yellow) end of viridis rather than its dark (purple) end.
+bool isBright(const QColor& color)
+{
+    return color.red() > 180 && color.green() > 180 && color.blue() < 120;
+}
+
+// Tokens for the hand-made example.
+const QStringList kSentence = {"The", "cat", "sat", "on", "the", "mat", "because", "it",
+                               "was", "warm", "and", "the", "sun", "was", "out", "."};
+
+}  // namespace
+
+class TestHeatmap : public QObject {
+    Q_OBJECT
+
+private slots:
+    // Viridis and magma are sequential: the relative luminance of the colours along the gradient
+    // rises strictly from the low end to the high end.
+    void sequentialMapsRiseInLuminance_data()
+    {
+        QTest::addColumn<ColorMap>("map");
+        QTest::newRow("viridis") << ColorMap::Viridis;
+        QTest::newRow("magma") << ColorMap::Magma;
+    }
+    void sequentialMapsRiseInLuminance()
+    {
+        QFETCH(ColorMap, map);
+        double previous = -1;
+        for (int i = 0; i <= 64; ++i) {
+            const double y = luminance(colorOf(map, i / 64.0));
+            QVERIFY2(y > previous, qPrintable(QStringLiteral("at %1/64").arg(i)));
+            previous = y;
+        }
+        QVERIFY(previous - luminance(colorOf(map, 0.0)) > 0.5);
+    }
+
+    // The diverging map is balanced: 0 (the centre of a symmetric range) is a light, nearly
+    // unsaturated colour; the low end is blue, the high end red; values +-t have about the same
+    // luminance, lower than the centre's.
+    void divergingMapIsBalanced()
+    {
+        const QCPRange range(-1, 1);
+        const QColor centre = colorOf(ColorMap::Diverging, 0.0, range);
+        QVERIFY2(centre.hsvSaturationF() < 0.05, qPrintable(centre.name()));
+        QVERIFY(centre.valueF() > 0.8);
+        const QColor low = colorOf(ColorMap::Diverging, -1.0, range);
+        const QColor high = colorOf(ColorMap::Diverging, 1.0, range);
+        QVERIFY(low.blue() > low.red() + 60 && low.blue() > low.green() + 60);
+        QVERIFY(high.red() > high.blue() + 60 && high.red() > high.green() + 60);
+        for (double t : {0.25, 0.5, 0.75, 1.0}) {
+            const double negative = luminance(colorOf(ColorMap::Diverging, -t, range));
+            const double positive = luminance(colorOf(ColorMap::Diverging, t, range));
+            QVERIFY2(std::abs(negative - positive) < 0.05, qPrintable(QString::number(t)));
+            QVERIFY(negative < luminance(centre) && positive < luminance(centre));
+        }
+    }
+
+    // Every map draws NaN in a set neutral grey; 256 or more levels; not periodic.
+    void nanColourIsSet_data()
+    {
+        sequentialMapsRiseInLuminance_data();
+        QTest::newRow("diverging") << ColorMap::Diverging;
+    }
+    void nanColourIsSet()
+    {
+        QFETCH(ColorMap, map);
+        QCPColorGradient gradient = colorGradient(map);
+        QCOMPARE(gradient.nanHandling(), QCPColorGradient::nhNanColor);
+        const QColor nan = gradient.nanColor();
+        QVERIFY(nan.red() == nan.green() && nan.green() == nan.blue());
+        const double value = std::nan("");
+        QRgb rgb = 0;
+        gradient.colorize(&value, QCPRange(0, 1), &rgb, 1);
+        QCOMPARE(QColor::fromRgb(rgb), nan);
+        QVERIFY(gradient.levelCount() >= 256);
+        QVERIFY(!gradient.periodic());
+    }
+
+    // colorMapName and parseColorMap are inverse; unknown names are refused.
+    void colorMapNamesRoundTrip()
+    {
+        for (ColorMap map : {ColorMap::Viridis, ColorMap::Magma, ColorMap::Diverging}) {
+            ColorMap parsed = ColorMap::Viridis;
+            QVERIFY(parseColorMap(colorMapName(map).toUpper(), &parsed));
+            QCOMPARE(parsed, map);
+        }
+        ColorMap untouched = ColorMap::Magma;
+        QVERIFY(!parseColorMap(QStringLiteral("jet"), &untouched));
+        QCOMPARE(untouched, ColorMap::Magma);
+    }
+
+    // value(r, c) returns the matrix entries exactly, whichever overload of setMatrix was used.
+    void valueReturnsTheMatrixEntries()
+    {
+        HeatmapView view;
+        const MatrixD matrix = uniformMatrix(37, 23, 1);
+        view.setMatrix(matrix);
+        QCOMPARE(view.rowCount(), 37);
+        QCOMPARE(view.columnCount(), 23);
+        for (int r = 0; r < 37; ++r)
+            for (int c = 0; c < 23; ++c)
+                QCOMPARE(view.value(r, c), matrix(r, c));
+        MatrixD moved = uniformMatrix(5, 300, 2);
+        const MatrixD copy = moved;
+        view.setMatrix(std::move(moved));
+        QCOMPARE(view.rowCount(), 5);
+        QCOMPARE(view.value(4, 299), copy(4, 299));
+    }
+
+    // Row 0 is drawn at the top, column 0 at the left: a single bright cell at (0, 0) shows in
+    // the top-left corner of the grabbed map, nowhere else.
+    void rowZeroIsAtTheTop()
+    {
+        MatrixD matrix = MatrixD::Zero(8, 8);
+        matrix(0, 0) = 1.0;
+        const auto view = shownView(matrix, QSize(420, 400));
+        const QImage image = view->grab().toImage();
+        const double ratio = image.devicePixelRatio();
+        const QRect map = view->axisRect()->rect();
+        QRect bright;
+        for (int y = map.top(); y <= map.bottom(); ++y)
+            for (int x = map.left(); x <= map.right(); ++x)
+                if (isBright(image.pixelColor(int(x * ratio), int(y * ratio))))
+                    bright |= QRect(x, y, 1, 1);
+        QVERIFY(!bright.isEmpty());
+        QVERIFY(bright.right() < map.left() + map.width() / 6);
+        QVERIFY(bright.bottom() < map.top() + map.height() / 6);
+        const QPoint bottomLeft = view->cellCenter(7, 0);
+        QVERIFY(!isBright(image.pixelColor(bottomLeft * ratio)));
+    }
+
+    // Level of detail keeps thin structure: the one-cell-wide diagonal of a 4096 x 4096 identity
+    // drawn on about 500 pixels (8 cells per pixel) is bright in every pixel row of the map.
+    void diagonalSurvivesLevelOfDetail()
+    {
+        const auto view = shownView(MatrixD::Identity(4096, 4096), QSize(600, 560));
+        const QImage image = view->grab().toImage();
+        const double ratio = image.devicePixelRatio();
+        const QRect map = view->axisRect()->rect().adjusted(2, 2, -2, -2);
+        QVERIFY(map.height() < 4096 / 4);
+        for (int y = map.top(); y <= map.bottom(); ++y) {
+            bool bright = false;
+            for (int x = map.left(); x <= map.right() && !bright; ++x)
+                bright = isBright(image.pixelColor(int(x * ratio), int(y * ratio)));
+            QVERIFY2(bright, qPrintable(QStringLiteral("pixel row %1").arg(y)));
+        }
+    }
+
+    // An empty title takes no room: removing it gives a square map in a wide view more height.
+    void emptyTitleTakesNoSpace()
+    {
+        const auto view = shownView(uniformMatrix(20, 20, 13), QSize(600, 400));
+        view->setTitle(QStringLiteral("A title"));
+        view->replot();
+        const int withTitle = view->axisRect()->rect().height();
+        view->setTitle(QString());
+        view->replot();
+        QVERIFY(view->axisRect()->rect().height() > withTitle);
+        QCOMPARE(view->title(), QString());
+    }
+
+    // Hovering and clicking report the cell under the mouse, corners included; leaving the map
+    // reports (-1, -1).
+    void hoverAndClickReportCells()
+    {
+        const auto view = shownView(uniformMatrix(10, 14, 3), QSize(520, 420));
+        QSignalSpy hovered(view.get(), &HeatmapView::cellHovered);
+        QSignalSpy clicked(view.get(), &HeatmapView::cellClicked);
+        const QList<QPair<int, int>> cells = {{0, 0}, {0, 13}, {9, 0}, {9, 13}, {4, 7}};
+        const auto last = [](const QSignalSpy& spy) {
+            return spy.isEmpty() ? QList<QVariant>() : spy.last();
+        };
+        for (const auto& [row, col] : cells) {
+            const QPoint centre = view->cellCenter(row, col);
+            QTest::mouseMove(view.get(), centre);
+            QTRY_COMPARE(last(hovered), (QList<QVariant>{row, col}));
+            QTest::mouseClick(view.get(), Qt::LeftButton, {}, centre);
+            QTRY_COMPARE(last(clicked), (QList<QVariant>{row, col}));
+        }
+        QCOMPARE(clicked.size(), cells.size());
+        QTest::mouseMove(view.get(), QPoint(2, 2));
+        QTRY_COMPARE(last(hovered), (QList<QVariant>{-1, -1}));
+    }
+
+    // With room for every label (20 tokens on 600 pixels) all are shown, as the tokens.
+    void everyLabelShownWhenTheyFit()
+    {
+        QStringList tokens;
+        for (int i = 0; i < 20; ++i)
+            tokens << QStringLiteral("w%1").arg(i);
+        auto view = std::make_unique<HeatmapView>();
+        view->setAxisLabels(tokens, tokens);
+        view->setMatrix(uniformMatrix(20, 20, 4));
+        view->resize(600, 600);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
+        view->replot();
+        QCOMPARE(view->xAxis->tickVector().size(), 20);
+        QCOMPARE(view->yAxis->tickVector().size(), 20);
+        QCOMPARE(view->yAxis->tickVectorLabels().toList(), tokens);
+    }
+
+    // With 2000 labels on 600 pixels the labels are thinned so that they cannot overlap: the
+    // visible labels, each a line of text high (or as wide as the widest, side by side), fit the
+    // axis length; and they are tokens at their own cells.
+    void labelsThinnedWhenTheyDoNotFit()
+    {
+        QStringList tokens;
+        for (int i = 0; i < 2000; ++i)
+            tokens << QStringLiteral("t%1").arg(i);
+        auto view = std::make_unique<HeatmapView>();
+        view->setAxisLabels(tokens, tokens);
+        view->setMatrix(uniformMatrix(2000, 2000, 5));
+        view->resize(600, 600);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
+        view->replot();
+        const QFontMetricsF metrics(view->yAxis->tickLabelFont());
+        const QRect map = view->axisRect()->rect();
+        const auto yTicks = view->yAxis->tickVector();
+        QVERIFY(yTicks.size() >= 3);
+        QVERIFY(yTicks.size() * metrics.height() <= map.height());
+        const auto xTicks = view->xAxis->tickVector();
+        QVERIFY(xTicks.size() >= 3);
+        double textLength = 0;
+        for (const QString& label : view->xAxis->tickVectorLabels())
+            textLength += view->xAxis->tickLabelRotation() == 0 ? metrics.horizontalAdvance(label)
+                                                                : metrics.height();
+        QVERIFY(textLength <= map.width());
+        for (int i = 0; i < yTicks.size(); ++i)
+            QCOMPARE(view->yAxis->tickVectorLabels().at(i), tokens.at(int(yTicks.at(i))));
+    }
+
+    // Labels follow the size: a larger view shows more numeric labels, still without overlap.
+    void labelsFollowResize()
+    {
+        const auto view = shownView(uniformMatrix(200, 200, 6), QSize(300, 300));
+        const int small = int(view->yAxis->tickVector().size());
+        view->resize(900, 900);
+        view->replot();
+        const int large = int(view->yAxis->tickVector().size());
+        QVERIFY2(large > small, qPrintable(QStringLiteral("%1 -> %2").arg(small).arg(large)));
+        const QFontMetricsF metrics(view->yAxis->tickLabelFont());
+        QVERIFY(large * metrics.height() <= view->axisRect()->rect().height());
+    }
+
+    // dataRange is [min, max] with NaN ignored; with the diverging map it is [-a, a] for
+    // a = max |value|. The automatic colour range follows it; a fixed range survives setMatrix.
+    void dataRangeIsMinMaxOrSymmetric()
+    {
+        HeatmapView view;
+        MatrixD matrix(2, 3);
+        matrix << -0.5, 2.0, std::nan(""), 1.0, 0.25, 0.0;
+        view.setMatrix(matrix);
+        QCOMPARE(view.dataRange().lower, -0.5);
+        QCOMPARE(view.dataRange().upper, 2.0);
+        QCOMPARE(view.colorRange().lower, -0.5);
+        view.setColorMap(ColorMap::Diverging);
+        QCOMPARE(view.dataRange().lower, -2.0);
+        QCOMPARE(view.dataRange().upper, 2.0);
+        QCOMPARE(view.colorRange().upper, 2.0);
+        view.setColorRange(QCPRange(-1, 1));
+        view.setMatrix(3 * matrix);
+        QCOMPARE(view.colorRange().upper, 1.0);
+        view.setAutoColorRange();
+        QCOMPARE(view.colorRange().upper, 6.0);
+    }
+
+    // setHighlightedCell draws an outline around that cell and changes nothing away from it;
+    // (-1, -1) removes it again.
+    void highlightOutlinesTheCell()
+    {
+        const auto view = shownView(uniformMatrix(12, 12, 7), QSize(480, 440));
+        const QImage before = view->grab().toImage();
+        view->setHighlightedCell(3, 5);
+        const QImage after = view->grab().toImage();
+        const double ratio = after.devicePixelRatio();
+        const QPoint centre = view->cellCenter(3, 5);
+        const double cell = view->axisRect()->rect().width() / 12.0;
+        int changed = 0;
+        for (int y = 0; y < after.height(); ++y) {
+            for (int x = 0; x < after.width(); ++x) {
+                if (before.pixel(x, y) == after.pixel(x, y))
+                    continue;
+                ++changed;
+                QVERIFY(std::abs(x / ratio - centre.x()) <= cell / 2 + 3);
+                QVERIFY(std::abs(y / ratio - centre.y()) <= cell / 2 + 3);
+            }
+        }
+        QVERIFY(changed > cell * 2);
+        view->setHighlightedCell(-1, -1);
+        QCOMPARE(view->grab().toImage(), before);
+    }
+
+    // PNG export: an image QImage reads, at twice the requested size, with many colours.
+    void exportWritesPng()
+    {
+        QTemporaryDir dir;
+        const auto view = exampleView();
+        const QString path = dir.filePath(QStringLiteral("figure.png"));
+        exportFigure(*view, path, FigureFormat::Png, QSize(500, 460));
+        const QImage image(path);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size(), QSize(1000, 920));
+        QVERIFY(distinctColors(image) > 100);
+    }
+
+    // SVG export: valid for QSvgRenderer, and the title is there as text.
+    void exportWritesSvg()
+    {
+        QTemporaryDir dir;
+        const auto view = exampleView();
+        const QString path = dir.filePath(QStringLiteral("figure.svg"));
+        exportFigure(*view, path, FigureFormat::Svg);
+        QSvgRenderer renderer(path);
+        QVERIFY(renderer.isValid());
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(file.readAll());
+        const QRegularExpression titleText(QStringLiteral("<text[^>]*>\\s*Exact attention P"));
+        QVERIFY(svg.contains(titleText));
+        QVERIFY(svg.contains(QStringLiteral("<title>Exact attention P</title>")));
+    }
+
+    // PDF export: a complete PDF file (header and end-of-file marker).
+    void exportWritesPdf()
+    {
+        QTemporaryDir dir;
+        const auto view = exampleView();
+        const QString path = dir.filePath(QStringLiteral("figure.pdf"));
+        exportFigure(*view, path, FigureFormat::Pdf);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray pdf = file.readAll();
+        QVERIFY(pdf.startsWith("%PDF-"));
+        QVERIFY(pdf.trimmed().endsWith("%%EOF"));
+        QVERIFY(pdf.size() > 2000);
+    }
+
+    // Export into a folder that cannot be created (a file stands where it should be) throws
+    // OutputError naming the path, and leaves no file behind, for every format.
+    void exportFailureLeavesNoFile_data()
+    {
+        QTest::addColumn<FigureFormat>("format");
+        QTest::newRow("png") << FigureFormat::Png;
+        QTest::newRow("svg") << FigureFormat::Svg;
+        QTest::newRow("pdf") << FigureFormat::Pdf;
+    }
+    void exportFailureLeavesNoFile()
+    {
+        QFETCH(FigureFormat, format);
+        QTemporaryDir dir;
+        QFile blocker(dir.filePath(QStringLiteral("blocker")));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        const QString path =
+            dir.filePath(QStringLiteral("blocker/figures/figure.") + figureFormatName(format));
+        const auto view = exampleView();
+        try {
+            exportFigure(*view, path, format);
+            QFAIL("no OutputError");
+        } catch (const OutputError& error) {
+            QVERIFY2(error.message().contains(path), qPrintable(error.message()));
+        }
+        QVERIFY(!QFileInfo::exists(path));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries),
+                 QStringList{QStringLiteral("blocker")});
+    }
+
+    // copyFigureToClipboard puts the figure on the clipboard as an image at twice its size.
+    void copyPutsTheFigureOnTheClipboard()
+    {
+        const auto view = exampleView();
+        copyFigureToClipboard(*view);
+        const QImage image = QGuiApplication::clipboard()->image();
+        QCOMPARE(image.size(), view->size() * 2);
+        QVERIFY(distinctColors(image) > 100);
+    }
+
+    // The figure format follows the file suffix; other suffixes are refused.
+    void figureFormatFollowsTheSuffix()
+    {
+        FigureFormat format = FigureFormat::Png;
+        QVERIFY(figureFormatFromSuffix(QStringLiteral("/a/b.SVG"), &format));
+        QCOMPARE(format, FigureFormat::Svg);
+        QVERIFY(figureFormatFromSuffix(QStringLiteral("c.pdf"), &format));
+        QCOMPARE(format, FigureFormat::Pdf);
+        QVERIFY(!figureFormatFromSuffix(QStringLiteral("c.jpg"), &format));
+        QCOMPARE(format, FigureFormat::Pdf);
+    }
+
+    // A 4096 x 4096 matrix exports to a PNG with its structure: many colours.
+    void exportOfALargeMatrix()
+    {
+        QTemporaryDir dir;
+        HeatmapView view;
+        view.setMatrix(uniformMatrix(4096, 4096, 8));
+        const QString path = dir.filePath(QStringLiteral("large.png"));
+        exportFigure(view, path, FigureFormat::Png, QSize(600, 560));
+        const QImage image(path);
+        QCOMPARE(image.size(), QSize(1200, 1120));
+        QVERIFY(distinctColors(image) > 100);
+    }
+
+    // setMatrix + replot at growing sizes completes; prints the time of the first (memory
+    // allocated) and the median of 10 more (no assertion on time: machines differ).
+    void setMatrixTimings_data()
+    {
+        QTest::addColumn<int>("n");
+        for (int n : {128, 512, 1024, 4096})
+            QTest::addRow("%d", n) << n;
+    }
+    void setMatrixTimings()
+    {
+        QFETCH(int, n);
+        const MatrixD first = uniformMatrix(n, n, 9);
+        const MatrixD second = uniformMatrix(n, n, 10);
+        const auto view = shownView(MatrixD(), QSize(600, 560));
+        QElapsedTimer timer;
+        timer.start();
+        view->setMatrix(first);
+        view->replot(QCustomPlot::rpImmediateRefresh);
+        const double firstTime = timer.nsecsElapsed() / 1e6;
+        std::vector<double> times;
+        for (int i = 0; i < 10; ++i) {
+            timer.start();
+            view->setMatrix(i % 2 == 0 ? second : first);
+            view->replot(QCustomPlot::rpImmediateRefresh);
+            times.push_back(timer.nsecsElapsed() / 1e6);
+        }
+        qInfo("setMatrix + replot, %d x %d: first %.2f ms, then median %.2f ms", n, n, firstTime,
+              median(times));
+        QCOMPARE(view->value(n - 1, n - 1), first(n - 1, n - 1));
+    }
+
+    // Panning a 4096 x 4096 map zoomed in 2x (move the range, replot, repaint) completes and
+    // stays inside the matrix; prints the median time per step.
+    void panTimingAtFourThousand()
+    {
+        const auto view = shownView(uniformMatrix(4096, 4096, 12), QSize(600, 560));
+        view->xAxis->setRange(-0.5, 2047.5);
+        view->yAxis->setRange(-0.5, 2047.5);
+        view->replot(QCustomPlot::rpImmediateRefresh);
+        std::vector<double> times;
+        QElapsedTimer timer;
+        for (int i = 0; i < 40; ++i) {
+            timer.start();
+            view->xAxis->moveRange(64);
+            view->yAxis->moveRange(32);
+            view->replot(QCustomPlot::rpImmediateRefresh);
+            times.push_back(timer.nsecsElapsed() / 1e6);
+        }
+        qInfo("pan at 4096 x 4096, 2x zoom (range move + replot + repaint): median %.2f ms",
+              median(times));
+        QCOMPARE(view->xAxis->range().upper, 4095.5);  // clamped at the last column
+        QCOMPARE(view->xAxis->range().size(), 2048.0);
+    }
+
+    // Hovering over a 4096 x 4096 map with the highlight following the mouse (mouse move,
+    // overlay replot, repaint) completes; prints the median time per move.
+    void hoverTimingAtFourThousand()
+    {
+        const auto view = shownView(uniformMatrix(4096, 4096, 11), QSize(600, 560));
+        connect(view.get(), &HeatmapView::cellHovered, view.get(),
+                &HeatmapView::setHighlightedCell);
+        QSignalSpy hovered(view.get(), &HeatmapView::cellHovered);
+        const QRect map = view->axisRect()->rect();
+        std::vector<double> times;
+        QElapsedTimer timer;
+        QPoint position;
+        for (int i = 0; i < 40; ++i) {
+            position = QPoint(map.left() + 5 + i * (map.width() - 10) / 40,
+                              map.top() + 5 + i * (map.height() - 10) / 40);
+            timer.start();
+            QTest::mouseMove(view.get(), position);
+            view->repaint();
+            times.push_back(timer.nsecsElapsed() / 1e6);
+        }
+        qInfo("hover at 4096 x 4096 (move + overlay replot + repaint): median %.3f ms",
+              median(times));
+        QCOMPARE(hovered.size(), 40);
+        const QPoint cell = view->cellCenter(hovered.last().at(0).toInt(),
+                                             hovered.last().at(1).toInt());
+        QVERIFY((cell - position).manhattanLength() <= 2);
+    }
+
+private:
+    // The hand-made example: 16 tokens of a sentence, row-stochastic attention with a strong
+    // diagonal, titled "Exact attention P".
+    static std::unique_ptr<HeatmapView> exampleView()
+    {
+        const int n = int(kSentence.size());
+        MatrixD attention(n, n);
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j)
+                attention(i, j) = std::exp(-std::abs(i - j) * 0.9) + (j == 0 ? 0.6 : 0.0);
+            attention.row(i) /= attention.row(i).sum();
+        }
+        auto view = std::make_unique<HeatmapView>();
+        view->resize(520, 480);
+        view->setMatrix(attention);
+        view->setAxisLabels(kSentence, kSentence);
+        view->setTitle(QStringLiteral("Exact attention P"));
+        view->setColorScaleLabel(QStringLiteral("attention weight"));
+        return view;
+    }
+};
+
+QTEST_MAIN(TestHeatmap)
+#include "test_heatmap.moc"

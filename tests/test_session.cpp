@@ -1,0 +1,828 @@
+// Session files (.attnlab): a spec and the view state, written atomically and read either fully
+// or not at all. Bad sessions come from the catalogue in tests/data/sessions (see its README).
+
+#include "errors.h"
+#include "session.h"
+#include "test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QScopeGuard>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+using namespace attnlab;
+using namespace attnlab::test;
+
+Q_DECLARE_METATYPE(attnlab::Session)
+
+namespace {
+
+const QString kFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/sessions");
+
+QString fixture(const QString& name)
+{
+    return kFixtures + QLatin1Char('/') + name;
+}
+
+// The message of the E that `action` throws; empty when it throws nothing.
+template <typename E>
+QString thrownMessage(const std::function<void()>& action)
+{
+    try {
+        action();
+    } catch (const E& error) {
+        return error.message();
+    }
+    return {};
+}
+
+QJsonObject parsedObject(const QByteArray& bytes)
+{
+    return QJsonDocument::fromJson(bytes).object();
+}
+
+QByteArray fileBytes(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// The spec of a written session file, as the file holds it (paths not resolved).
+QJsonObject storedSpec(const QString& path)
+{
+    return parsedObject(fileBytes(path)).value(QLatin1String("spec")).toObject();
+}
+
+// Every entry of folder, recursively, hidden ones (QSaveFile's temporary files) included.
+QStringList entriesBelow(const QString& folder)
+{
+    QStringList entries;
+    const QDir dir(folder);
+    for (const QFileInfo& info : dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System |
+                                                   QDir::NoDotAndDotDot)) {
+        entries.append(info.fileName());
+        if (info.isDir() && !info.isSymLink())
+            for (const QString& below : entriesBelow(info.filePath()))
+                entries.append(info.fileName() + QLatin1Char('/') + below);
+    }
+    entries.sort();
+    return entries;
+}
+
+// A view object as the GUI might keep it, with every JSON type and non-ASCII text.
+QJsonObject richView()
+{
+    QJsonObject colours;
+    colours[QLatin1String("attention")] = QStringLiteral("viridis");
+    colours[QLatin1String("error")] = QStringLiteral("RdBu");
+    colours[QLatin1String("range")] = QJsonArray{-0.25, 0.25};
+    QJsonObject view;
+    view[QLatin1String("head")] = 1;
+    view[QLatin1String("query")] = 17;
+    view[QLatin1String("error_mode")] = QStringLiteral("relative");
+    view[QLatin1String("colour_maps")] = colours;
+    view[QLatin1String("log_scale")] = true;
+    view[QLatin1String("pinned")] = QJsonValue(QJsonValue::Null);
+    view[QLatin1String("note")] =
+        QStringLiteral("Aufmerksamkeit \u00fcber \u201cTokens\u201d, \u03c6(x) \u2248 e^x");
+    view[QLatin1String("zoom")] = 0.1;
+    return view;
+}
+
+}  // namespace
+
+class TestSession : public QObject {
+    Q_OBJECT
+
+private slots:
+    void writesTheDocumentedFormat();
+    void roundTripGivesTheSameSpecAndView_data();
+    void roundTripGivesTheSameSpecAndView();
+    void largeSeedsSurviveExactly();
+    void readsGoodFixtures();
+    void minimalSessionHasDefaultsAndAnEmptyView();
+    void relativePathsResolveAgainstTheSessionFolder();
+    void resolutionDoesNotDependOnTheCurrentDirectory();
+    void resourceAndAbsolutePathsAreKept();
+    void pathsInTheSessionFolderAreWrittenRelative();
+    void pathsOutsideTheSessionFolderAreWrittenAbsolute();
+    void pathsInMemoryRelativeToTheCurrentDirectoryAreRebased();
+    void symbolicLinksToTheFolderStillGiveRelativePaths();
+    void aMovedFolderStillFindsItsImage();
+    void refusesBadSessions_data();
+    void refusesBadSessions();
+    void refusesMissingFileAndFolder();
+    void refusesUnreadableFile();
+    void refusesHugeFileBeforeReadingIt();
+    void readsAFileOfExactlyTheLargestSize();
+    void refusesSpecValuesOutOfRange_data();
+    void refusesSpecValuesOutOfRange();
+    void writeToUnwritableLocationThrowsAndLeavesNoFile();
+    void writeToReadOnlyFolderThrowsAndLeavesNoFile();
+    void writeRefusesWhatWouldNotReadBack_data();
+    void writeRefusesWhatWouldNotReadBack();
+    void failedWriteKeepsTheExistingSession();
+};
+
+// sessionJson gives an indented JSON object with the format name, version 1, the spec as
+// ExperimentSpec::toJson() gives it, and the view as it is.
+void TestSession::writesTheDocumentedFormat()
+{
+    Session session;
+    session.spec.input.text = QStringLiteral("attention is all you need");
+    session.view = richView();
+    const QByteArray bytes = sessionJson(session);
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(bytes, &error);
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QVERIFY(document.isObject());
+    const QJsonObject root = document.object();
+    QCOMPARE(root.value(QLatin1String("format")).toString(),
+             QStringLiteral("attention-lab-session"));
+    QCOMPARE(root.value(QLatin1String("version")).toInteger(), 1);
+    QCOMPARE(root.value(QLatin1String("spec")).toObject(), session.spec.toJson());
+    QCOMPARE(root.value(QLatin1String("view")).toObject(), session.view);
+    QCOMPARE(root.keys(), (QStringList{"format", "spec", "version", "view"}));
+    QVERIFY2(bytes.contains("\n    \"format\""), "indented, one key a line");
+}
+
+void TestSession::roundTripGivesTheSameSpecAndView_data()
+{
+    // Paths: {folder} is the session's folder, {other} a folder beside it.
+    QTest::addColumn<Session>("session");
+    QTest::addColumn<QStringList>("storedPaths");  // image, q, k, v as the file holds them
+
+    const QStringList noPaths{"", "", "", ""};
+    Session text;
+    QTest::newRow("text, defaults") << text << noPaths;
+
+    text.spec.input.text =
+        QStringLiteral("Der Hund bellt. \u732b\u304c\u5bdd\u3066\u3044\u308b\u3002");
+    text.spec.input.tokenMode = TokenMode::Characters;
+    text.spec.input.positionalEncoding = false;
+    text.spec.input.heads = 4;
+    text.spec.input.headDim = 16;
+    text.spec.input.projection = HeadProjection::Tied;
+    text.spec.input.normMultiplier = 2.75;
+    text.view = richView();
+    QTest::newRow("text, characters, 4 heads, tied") << text << noPaths;
+
+    Session methods;
+    methods.spec.setMethod(QStringLiteral("favor-hyperbolic"));
+    methods.spec.featureMap.features = 257;
+    methods.spec.featureMap.projection = ProjectionKind::Iid;
+    methods.spec.featureMap.rowNorm = RowNorm::SqrtD;
+    methods.spec.featureMap.seed = 123456789;
+    methods.spec.scale = 0.1;
+    methods.spec.causal = true;
+    methods.spec.precision = Precision::Double;
+    methods.spec.threads = 3;
+    methods.spec.chunkSize = 7;
+    methods.view = richView();
+    QTest::newRow("non-default method parameters, scale set") << methods << noPaths;
+
+    Session relu = methods;
+    relu.spec.setMethod(QStringLiteral("favor-relu"));
+    relu.spec.featureMap.reluEpsilon = 0.0;
+    relu.spec.scale = 1.0 / 3.0;
+    QTest::newRow("favor-relu, epsilon 0, scale 1/3") << relu << noPaths;
+
+    Session elu;
+    elu.spec.setMethod(QStringLiteral("elu"));
+    elu.spec.featureMap.eluOnScaled = true;
+    elu.spec.causal = true;
+    QTest::newRow("elu+1 on x', causal, scale unset") << elu << noPaths;
+
+    Session exact;
+    exact.spec.setMethod(QStringLiteral("exact"));
+    QTest::newRow("exact") << exact << noPaths;
+
+    Session random;
+    random.spec.input.kind = InputKind::Random;
+    random.spec.input.length = 1000;
+    random.spec.input.rowNorm = 1.5;
+    random.spec.input.clusters = 3;
+    random.spec.input.seed = 42;
+    random.spec.setMethod(QStringLiteral("favor-trig"));
+    random.spec.scale.reset();
+    random.view = QJsonObject{{"query", 999}};
+    QTest::newRow("random, clusters, row norm set, scale unset") << random << noPaths;
+
+    Session randomDefaultNorm = random;
+    randomDefaultNorm.spec.input.rowNorm.reset();
+    randomDefaultNorm.spec.scale = 2.0;
+    QTest::newRow("random, row norm unset, scale set") << randomDefaultNorm << noPaths;
+
+    Session seeds;
+    seeds.spec.input.seed = (std::uint64_t(1) << 53) - 1;
+    seeds.spec.featureMap.seed = (std::uint64_t(1) << 53) - 2;
+    QTest::newRow("seeds 2^53 - 1 and 2^53 - 2") << seeds << noPaths;
+
+    Session imageRelative;
+    imageRelative.spec.input.kind = InputKind::Image;
+    imageRelative.spec.input.imagePath = QStringLiteral("{folder}/images/chelsea.png");
+    imageRelative.spec.input.patchSize = 8;
+    imageRelative.spec.input.imageSize = 96;
+    imageRelative.view = QJsonObject{{"query", 5}, {"overlay", "exact"}};
+    QTest::newRow("image in the session folder")
+        << imageRelative << QStringList{"images/chelsea.png", "", "", ""};
+
+    Session imageBeside = imageRelative;
+    imageBeside.spec.input.imagePath = QStringLiteral("{folder}/chelsea.png");
+    QTest::newRow("image beside the session")
+        << imageBeside << QStringList{"chelsea.png", "", "", ""};
+
+    Session imageAbsolute = imageRelative;
+    imageAbsolute.spec.input.imagePath = QStringLiteral("{other}/photos/coffee.png");
+    QTest::newRow("image elsewhere (absolute)")
+        << imageAbsolute << QStringList{"{other}/photos/coffee.png", "", "", ""};
+
+    Session imageResource = imageRelative;
+    imageResource.spec.input.imagePath = QStringLiteral(":/images/astronaut.png");
+    QTest::newRow("image from the resources")
+        << imageResource << QStringList{":/images/astronaut.png", "", "", ""};
+
+    Session files;
+    files.spec.input.kind = InputKind::Files;
+    files.spec.input.queryPath = QStringLiteral("{folder}/q.npy");
+    files.spec.input.keyPath = QStringLiteral("{folder}/tensors/layer 3/k.npy");
+    files.spec.input.valuePath = QStringLiteral("{other}/v.npy");
+    files.spec.setMethod(QStringLiteral("taylor2"));
+    files.spec.input.normMultiplier = 0.5;
+    QTest::newRow("files, in the folder and elsewhere")
+        << files << QStringList{"", "q.npy", "tensors/layer 3/k.npy", "{other}/v.npy"};
+
+    Session filesNoValues = files;
+    filesNoValues.spec.input.valuePath.clear();
+    QTest::newRow("files, no value file")
+        << filesNoValues << QStringList{"", "q.npy", "tensors/layer 3/k.npy", ""};
+}
+
+// write -> read gives the same spec (toJson() compared) and the same view; paths in the session's
+// folder are stored relative to it, others as they are; reading resolves them back.
+void TestSession::roundTripGivesTheSameSpecAndView()
+{
+    QFETCH(Session, session);
+    QFETCH(QStringList, storedPaths);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString folder = tmp.filePath(QStringLiteral("lecture"));
+    const QString other = tmp.filePath(QStringLiteral("other"));
+    const auto place = [&](QString path) {
+        return path.replace(QLatin1String("{folder}"), folder)
+            .replace(QLatin1String("{other}"), other);
+    };
+    for (QString* path : {&session.spec.input.imagePath, &session.spec.input.queryPath,
+                          &session.spec.input.keyPath, &session.spec.input.valuePath})
+        *path = place(*path);
+
+    const QString path = folder + QStringLiteral("/demo.attnlab");
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("image")).toString(), place(storedPaths[0]));
+    QCOMPARE(input.value(QLatin1String("q")).toString(), place(storedPaths[1]));
+    QCOMPARE(input.value(QLatin1String("k")).toString(), place(storedPaths[2]));
+    QCOMPARE(input.value(QLatin1String("v")).toString(), place(storedPaths[3]));
+
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.toJson(), session.spec.toJson());
+    QCOMPARE(read.view, session.view);
+    // Written again, the file is byte for byte the same.
+    const QString again = folder + QStringLiteral("/again.attnlab");
+    writeSession(again, read);
+    QCOMPARE(fileBytes(again), fileBytes(path));
+}
+
+// Seeds are JSON numbers: every integer up to 2^53 - 1 comes back exactly.
+void TestSession::largeSeedsSurviveExactly()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::uint64_t largest = (std::uint64_t(1) << 53) - 1;
+    for (const std::uint64_t seed : {largest, largest - 1, largest - 2, std::uint64_t(1) << 52,
+                                     (std::uint64_t(1) << 52) + 1}) {
+        Session session;
+        session.spec.input.seed = seed;
+        session.spec.featureMap.seed = largest - seed;
+        const QString path = tmp.filePath(QStringLiteral("seed.attnlab"));
+        writeSession(path, session);
+        const Session read = readSession(path);
+        QCOMPARE(read.spec.input.seed, seed);
+        QCOMPARE(read.spec.featureMap.seed, largest - seed);
+    }
+}
+
+// The good fixtures read with the values they hold.
+void TestSession::readsGoodFixtures()
+{
+    const Session text = readSession(fixture(QStringLiteral("text.attnlab")));
+    QCOMPARE(text.spec.input.kind, InputKind::Text);
+    QCOMPARE(text.spec.input.text, QStringLiteral("The cat sat on the mat because it was tired."));
+    QCOMPARE(text.spec.input.heads, 2);
+    QCOMPARE(text.spec.input.headDim, 32);
+    QCOMPARE(text.spec.input.seed, (std::uint64_t(1) << 53) - 1);
+    QCOMPARE(text.spec.methodName(), QStringLiteral("favor-hyperbolic"));
+    QCOMPARE(text.spec.featureMap.features, 96);
+    QCOMPARE(text.spec.featureMap.projection, ProjectionKind::Iid);
+    QCOMPARE(text.spec.featureMap.rowNorm, RowNorm::SqrtD);
+    QCOMPARE(text.spec.featureMap.seed, (std::uint64_t(1) << 53) - 2);
+    QCOMPARE(text.spec.scale, std::optional<double>(0.25));
+    QVERIFY(text.spec.causal);
+    QCOMPARE(text.spec.precision, Precision::Double);
+    QCOMPARE(text.spec.chunkSize, 16);
+    QCOMPARE(text.view.value(QLatin1String("query")).toInt(), 3);
+    QCOMPARE(text.view.value(QLatin1String("colour_map")).toString(), QStringLiteral("viridis"));
+    QCOMPARE(text.view.value(QLatin1String("zoom")).toArray(), (QJsonArray{0, 0, 11, 11}));
+
+    const Session files = readSession(fixture(QStringLiteral("files.attnlab")));
+    QCOMPARE(files.spec.input.kind, InputKind::Files);
+    QCOMPARE(files.spec.methodName(), QStringLiteral("elu"));
+    QVERIFY(files.spec.featureMap.eluOnScaled);
+    QCOMPARE(files.view, (QJsonObject{{"query", 1}}));
+}
+
+// A spec with no fields is the default spec; a session without "view" has an empty view.
+void TestSession::minimalSessionHasDefaultsAndAnEmptyView()
+{
+    const Session session = readSession(fixture(QStringLiteral("minimal.attnlab")));
+    QCOMPARE(session.spec.toJson(), ExperimentSpec().toJson());
+    QVERIFY(session.view.isEmpty());
+}
+
+// Relative spec paths are taken from the session file's folder (".." included), and the result
+// is a clean absolute path that names the real file; empty paths stay empty.
+void TestSession::relativePathsResolveAgainstTheSessionFolder()
+{
+    const Session image = readSession(fixture(QStringLiteral("image-relative.attnlab")));
+    const QString chelsea = QDir::cleanPath(
+        QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png"));
+    QCOMPARE(image.spec.input.imagePath, chelsea);
+    QVERIFY2(QFileInfo::exists(chelsea), qPrintable(chelsea));
+
+    const Session files = readSession(fixture(QStringLiteral("files.attnlab")));
+    const QString npy = QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/npy/f8_c_2d.npy"));
+    QCOMPARE(files.spec.input.queryPath, npy);
+    QCOMPARE(files.spec.input.keyPath, npy);
+    QVERIFY2(QFileInfo::exists(npy), qPrintable(npy));
+    QCOMPARE(files.spec.input.valuePath, QString());
+    QCOMPARE(files.spec.input.imagePath, QString());
+}
+
+// The current directory plays no part: a session opened by a relative path resolves its paths
+// against its own folder, not against the current directory.
+void TestSession::resolutionDoesNotDependOnTheCurrentDirectory()
+{
+    const QString before = QDir::currentPath();
+    QTemporaryDir elsewhere;
+    QVERIFY(elsewhere.isValid());
+    QVERIFY(QDir::setCurrent(elsewhere.path()));
+    const QString relativeSession = QDir(elsewhere.path()).relativeFilePath(
+        fixture(QStringLiteral("image-relative.attnlab")));
+    Session session;
+    const QString message =
+        thrownMessage<InputError>([&] { session = readSession(relativeSession); });
+    QVERIFY(QDir::setCurrent(before));
+    QCOMPARE(message, QString());
+    QCOMPARE(session.spec.input.imagePath,
+             QDir::cleanPath(
+                 QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png")));
+}
+
+// Qt resource paths (":/...") and absolute paths are kept exactly as the file gives them.
+void TestSession::resourceAndAbsolutePathsAreKept()
+{
+    const Session resource = readSession(fixture(QStringLiteral("image-resource.attnlab")));
+    QCOMPARE(resource.spec.input.imagePath, QStringLiteral(":/images/coffee.png"));
+
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QJsonObject root = parsedObject(fileBytes(fixture(QStringLiteral("files.attnlab"))));
+    QJsonObject spec = root.value(QLatin1String("spec")).toObject();
+    QJsonObject input = spec.value(QLatin1String("input")).toObject();
+    // Kept as written, not even cleaned.
+    input[QLatin1String("q")] = QStringLiteral("/data/model/layer 3/../q.npy");
+    input[QLatin1String("k")] = QStringLiteral("/data/model/k.npy");
+    spec[QLatin1String("input")] = input;
+    root[QLatin1String("spec")] = spec;
+    const QString path = tmp.filePath(QStringLiteral("absolute.attnlab"));
+    writeBytes(path, QJsonDocument(root).toJson());
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.input.queryPath, QStringLiteral("/data/model/layer 3/../q.npy"));
+    QCOMPARE(read.spec.input.keyPath, QStringLiteral("/data/model/k.npy"));
+}
+
+// Paths in the session's folder or below it are written relative to the folder.
+void TestSession::pathsInTheSessionFolderAreWrittenRelative()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Files;
+    session.spec.input.queryPath = tmp.filePath(QStringLiteral("q.npy"));
+    session.spec.input.keyPath = tmp.filePath(QStringLiteral("deep/er/k.npy"));
+    session.spec.input.valuePath = tmp.filePath(QStringLiteral("./deep/../v.npy"));  // cleaned
+    session.spec.input.imagePath = tmp.filePath(QStringLiteral("image.png"));
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("q")).toString(), QStringLiteral("q.npy"));
+    QCOMPARE(input.value(QLatin1String("k")).toString(), QStringLiteral("deep/er/k.npy"));
+    QCOMPARE(input.value(QLatin1String("v")).toString(), QStringLiteral("v.npy"));
+    QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("image.png"));
+}
+
+// Paths outside the session's folder are written absolute, even when they share the folder's
+// name as a prefix ("demo2" is not inside "demo") or sit in its parent.
+void TestSession::pathsOutsideTheSessionFolderAreWrittenAbsolute()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Files;
+    session.spec.input.queryPath = tmp.filePath(QStringLiteral("demo2/q.npy"));
+    session.spec.input.keyPath = tmp.filePath(QStringLiteral("k.npy"));
+    session.spec.input.valuePath = tmp.filePath(QStringLiteral("demo"));  // the folder itself
+    const QString path = tmp.filePath(QStringLiteral("demo/s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("q")).toString(), session.spec.input.queryPath);
+    QCOMPARE(input.value(QLatin1String("k")).toString(), session.spec.input.keyPath);
+    QCOMPARE(input.value(QLatin1String("v")).toString(), session.spec.input.valuePath);
+    QCOMPARE(readSession(path).spec.toJson(), session.spec.toJson());
+}
+
+// A relative path in memory means "from the current directory" (that is how the engine opens
+// it); the session stores it so that it still names the same file when read back.
+void TestSession::pathsInMemoryRelativeToTheCurrentDirectoryAreRebased()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString before = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(tmp.path()));
+    Session session;
+    session.spec.input.kind = InputKind::Image;
+    session.spec.input.imagePath = QStringLiteral("demo/pictures/cat.png");  // inside the folder
+    session.spec.input.queryPath = QStringLiteral("q.npy");                  // outside it
+    const QString message = thrownMessage<OutputError>(
+        [&] { writeSession(QStringLiteral("demo/s.attnlab"), session); });
+    QVERIFY(QDir::setCurrent(before));
+    QCOMPARE(message, QString());
+    const QString path = tmp.filePath(QStringLiteral("demo/s.attnlab"));
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("pictures/cat.png"));
+    QCOMPARE(input.value(QLatin1String("q")).toString(),
+             QDir::cleanPath(tmp.filePath(QStringLiteral("q.npy"))));
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.input.imagePath, tmp.filePath(QStringLiteral("demo/pictures/cat.png")));
+    QCOMPARE(read.spec.input.queryPath, tmp.filePath(QStringLiteral("q.npy")));
+}
+
+// A session saved through a symbolic link to its folder, with the image named by its real path,
+// still stores the image relative (the folder and the image are the same on disk).
+void TestSession::symbolicLinksToTheFolderStillGiveRelativePaths()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("real")));
+    const QString image = tmp.filePath(QStringLiteral("real/cat.png"));
+    writeBytes(image, "not really a PNG");
+    if (!QFile::link(tmp.filePath(QStringLiteral("real")), tmp.filePath(QStringLiteral("link"))))
+        QSKIP("cannot make a symbolic link here");
+    Session session;
+    session.spec.input.kind = InputKind::Image;
+    session.spec.input.imagePath = image;
+    const QString path = tmp.filePath(QStringLiteral("link/s.attnlab"));
+    writeSession(path, session);
+    QCOMPARE(storedSpec(path).value(QLatin1String("input")).toObject().value(
+                 QLatin1String("image")).toString(),
+             QStringLiteral("cat.png"));
+    QCOMPARE(readSession(path).spec.input.imagePath, tmp.filePath(QStringLiteral("link/cat.png")));
+}
+
+// A folder holding a session and its image can be moved as a whole: the session opened from the
+// new place names the image at the new place.
+void TestSession::aMovedFolderStillFindsItsImage()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("lecture/images")));
+    writeBytes(tmp.filePath(QStringLiteral("lecture/images/cat.png")), "not really a PNG");
+    Session session;
+    session.spec.input.kind = InputKind::Image;
+    session.spec.input.imagePath = tmp.filePath(QStringLiteral("lecture/images/cat.png"));
+    writeSession(tmp.filePath(QStringLiteral("lecture/demo.attnlab")), session);
+
+    QVERIFY(QDir(tmp.path()).rename(QStringLiteral("lecture"), QStringLiteral("moved")));
+    const Session moved = readSession(tmp.filePath(QStringLiteral("moved/demo.attnlab")));
+    QCOMPARE(moved.spec.input.imagePath, tmp.filePath(QStringLiteral("moved/images/cat.png")));
+    QVERIFY(QFileInfo::exists(moved.spec.input.imagePath));
+}
+
+void TestSession::refusesBadSessions_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QStringList>("problem");  // every part must appear in the message
+
+    const auto row = [](const char* file, const QStringList& problem) {
+        QTest::newRow(file) << QString::fromLatin1(file) << problem;
+    };
+    row("empty.attnlab", {"the file is empty"});
+    row("blank.attnlab", {"the file is empty (only white space)"});
+    row("truncated.attnlab", {"not valid JSON", "at line 24, column 9 (byte offset 622)",
+                              "may be truncated"});
+    // The missing comma is at the end of line 3; Qt notices it at the key on line 4.
+    row("syntax-error.attnlab", {"not valid JSON", "at line 4, column "});
+    row("array.attnlab", {"not a JSON object", "an array"});
+    row("number.attnlab", {"not a JSON object", "a number"});
+    row("no-format.attnlab", {"not an Attention Lab session", "no \"format\""});
+    row("wrong-format.attnlab",
+        {"not an Attention Lab session", "\"format\" is \"attention-lab-figure\""});
+    row("no-version.attnlab", {"\"version\" is missing"});
+    row("version-string.attnlab", {"\"version\" must be an integer (got \"1\")"});
+    row("version-fraction.attnlab", {"\"version\" must be an integer (got 1.5)"});
+    row("version-0.attnlab", {"\"version\" must be at least 1 (got 0)"});
+    row("version-2.attnlab",
+        {"written by a newer Attention Lab (version 2); this one reads version 1"});
+    row("no-spec.attnlab", {"\"spec\" is missing"});
+    row("spec-string.attnlab", {"\"spec\" must be an object (got \"favor-positive\")"});
+    row("view-array.attnlab", {"\"view\" must be an object (got an array)"});
+    row("features-string.attnlab", {"spec: features must be a number"});
+    row("features-0.attnlab", {"spec: features must be an integer from 1 to", "(got 0)"});
+    row("unknown-method.attnlab", {"spec: method: unknown value \"favor-magic\""});
+    row("negative-norm.attnlab", {"spec: ", "norm_multiplier"});
+}
+
+// Each bad session is refused with an InputError whose message starts with the path and says
+// what is wrong; the Session it would have been assigned to is left as it was (never
+// half-loaded: readSession returns a whole session or throws).
+void TestSession::refusesBadSessions()
+{
+    QFETCH(QString, file);
+    QFETCH(QStringList, problem);
+    const QString path = fixture(file);
+    QVERIFY2(QFileInfo::exists(path), qPrintable(path));
+
+    Session session;
+    session.spec.input.text = QStringLiteral("kept");
+    session.view = richView();
+    const QJsonObject specBefore = session.spec.toJson();
+    const QString message = thrownMessage<InputError>([&] { session = readSession(path); });
+    QVERIFY2(!message.isEmpty(), "the session was read");
+    QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
+    for (const QString& part : problem)
+        QVERIFY2(message.contains(part), qPrintable(message));
+    QCOMPARE(session.spec.toJson(), specBefore);
+    QCOMPARE(session.view, richView());
+}
+
+// A missing file and a folder are refused, naming the path.
+void TestSession::refusesMissingFileAndFolder()
+{
+    const QString missing = fixture(QStringLiteral("no-such-session.attnlab"));
+    QString message = thrownMessage<InputError>([&] { readSession(missing); });
+    QCOMPARE(message, missing + QStringLiteral(": no such file"));
+
+    message = thrownMessage<InputError>([&] { readSession(kFixtures); });
+    QCOMPARE(message, kFixtures + QStringLiteral(": is a folder, not a session file"));
+}
+
+// A file that cannot be opened for reading is refused with the reason.
+void TestSession::refusesUnreadableFile()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("locked.attnlab"));
+    QVERIFY(QFile::copy(fixture(QStringLiteral("text.attnlab")), path));
+    QVERIFY(QFile::setPermissions(path, QFileDevice::WriteOwner));
+    QFile probe(path);
+    if (probe.open(QIODevice::ReadOnly))
+        QSKIP("permissions do not stop this user from reading (root?)");
+    const QString message = thrownMessage<InputError>([&] { readSession(path); });
+    QVERIFY2(message.startsWith(path + QStringLiteral(": cannot read the file: ")),
+             qPrintable(message));
+}
+
+// A file larger than 16 MiB is refused for its size alone, before it is read: this one starts
+// with a valid session, and the rest (a sparse hole) is never looked at. (Generated here: a
+// 16 MiB fixture does not belong in the repository.)
+void TestSession::refusesHugeFileBeforeReadingIt()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("huge.attnlab"));
+    {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        QVERIFY(file.write(fileBytes(fixture(QStringLiteral("text.attnlab")))) > 0);
+        QVERIFY(file.resize(kLargestSessionBytes + 1));
+    }
+    const QString message = thrownMessage<InputError>([&] { readSession(path); });
+    QCOMPARE(message, path + QStringLiteral(": the file is 16.0 MiB, larger than a session can "
+                                            "be (16.0 MiB); it is not an Attention Lab session"));
+}
+
+// The limit is inclusive: a session padded with white space to exactly 16 MiB is read.
+void TestSession::readsAFileOfExactlyTheLargestSize()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("padded.attnlab"));
+    QByteArray bytes = fileBytes(fixture(QStringLiteral("text.attnlab")));
+    bytes.append(QByteArray(kLargestSessionBytes - bytes.size(), ' '));
+    writeBytes(path, bytes);
+    QCOMPARE(QFileInfo(path).size(), kLargestSessionBytes);
+    const QString message = thrownMessage<InputError>([&] { readSession(path); });
+    QCOMPARE(message, QString());
+}
+
+void TestSession::refusesSpecValuesOutOfRange_data()
+{
+    // field ("input.x" or a top-level spec key) and its value. Upper limits are SpecLimits, which
+    // the command line shares.
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QJsonValue>("value");
+
+    const auto row = [](const char* name, const char* field, const QJsonValue& value) {
+        QTest::newRow(name) << QString::fromLatin1(field) << value;
+    };
+    row("features 0", "features", 0);
+    row("features 1.5", "features", 1.5);
+    row("features 2^31", "features", 2147483648.0);
+    row("features 2^20 + 1", "features", (1 << 20) + 1);
+    row("d 0", "input.d", 0);
+    row("d 2^16 + 1", "input.d", (1 << 16) + 1);
+    row("heads 0", "input.heads", 0);
+    row("heads 1025", "input.heads", 1025);
+    row("patch 0", "input.patch", 0);
+    row("patch 4097", "input.patch", 4097);
+    row("patch 300 > image_size 224", "input.patch", 300);
+    row("image_size 0", "input.image_size", 0);
+    row("image_size 8193", "input.image_size", 8193);
+    row("length 0", "input.length", 0);
+    row("length -5", "input.length", -5);
+    row("length 2e9", "input.length", 2e9);
+    row("clusters -1", "input.clusters", -1);
+    row("clusters 2^20 + 1", "input.clusters", (1 << 20) + 1);
+    row("chunk 0", "chunk", 0);
+    row("chunk 2^16 + 1", "chunk", (1 << 16) + 1);
+    row("threads -1", "threads", -1);
+    row("threads 1025", "threads", 1025);
+    row("seed -1", "seed", -1);
+    row("seed 2^53", "seed", 9007199254740992.0);
+    row("input seed 0.5", "input.seed", 0.5);
+    row("norm_multiplier 0", "input.norm_multiplier", 0);
+    row("norm_multiplier -1.5", "input.norm_multiplier", -1.5);
+    row("row_norm -1", "input.row_norm", -1);
+    row("scale 0", "scale", 0);
+    row("scale -0.5", "scale", -0.5);
+    row("relu_epsilon -0.001", "relu_epsilon", -0.001);
+}
+
+// Values out of the range the GUI and the engine rely on are refused when the session is read,
+// naming the file and the field, not later when the spec is used.
+void TestSession::refusesSpecValuesOutOfRange()
+{
+    QFETCH(QString, field);
+    QFETCH(QJsonValue, value);
+
+    QJsonObject root = parsedObject(fileBytes(fixture(QStringLiteral("text.attnlab"))));
+    QJsonObject spec = root.value(QLatin1String("spec")).toObject();
+    const bool inInput = field.startsWith(QLatin1String("input."));
+    const QString key = inInput ? field.mid(6) : field;
+    if (inInput) {
+        QJsonObject input = spec.value(QLatin1String("input")).toObject();
+        input[key] = value;
+        spec[QLatin1String("input")] = input;
+    } else {
+        spec[key] = value;
+    }
+    root[QLatin1String("spec")] = spec;
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("range.attnlab"));
+    writeBytes(path, QJsonDocument(root).toJson());
+
+    const QString message = thrownMessage<InputError>([&] { readSession(path); });
+    QVERIFY2(!message.isEmpty(), "the session was read");
+    QVERIFY2(message.startsWith(path + QStringLiteral(": spec: ")), qPrintable(message));
+    QVERIFY2(message.contains(key), qPrintable(message));
+}
+
+// Writing where no file can be made throws OutputError naming the path and leaves nothing
+// behind: no session, no temporary file.
+void TestSession::writeToUnwritableLocationThrowsAndLeavesNoFile()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    writeBytes(tmp.filePath(QStringLiteral("plain.txt")), "a file, not a folder");
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("taken.attnlab")));
+    const QStringList before = entriesBelow(tmp.path());
+    Session session;
+    session.view = richView();
+
+    // Under a plain file: the folder cannot be made.
+    const QString underFile = tmp.filePath(QStringLiteral("plain.txt/s.attnlab"));
+    QString message = thrownMessage<OutputError>([&] { writeSession(underFile, session); });
+    QVERIFY2(message.contains(tmp.filePath(QStringLiteral("plain.txt"))), qPrintable(message));
+    QCOMPARE(entriesBelow(tmp.path()), before);
+
+    // A folder in the way of the file.
+    const QString taken = tmp.filePath(QStringLiteral("taken.attnlab"));
+    message = thrownMessage<OutputError>([&] { writeSession(taken, session); });
+    QVERIFY2(message.startsWith(taken + QStringLiteral(": ")), qPrintable(message));
+    QCOMPARE(entriesBelow(tmp.path()), before);
+
+    // No file name at all.
+    message =
+        thrownMessage<OutputError>([&] { writeSession(tmp.path() + QLatin1Char('/'), session); });
+    QVERIFY2(!message.isEmpty(), "a folder path with no file name was accepted");
+    QCOMPARE(entriesBelow(tmp.path()), before);
+}
+
+// Writing into a read-only folder throws OutputError naming the path and leaves the folder empty.
+void TestSession::writeToReadOnlyFolderThrowsAndLeavesNoFile()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString locked = tmp.filePath(QStringLiteral("locked"));
+    QVERIFY(QDir(tmp.path()).mkdir(QStringLiteral("locked")));
+    QVERIFY(QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+    const auto unlock = qScopeGuard([&] {
+        QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                          QFileDevice::ExeOwner);
+    });
+    QFile probe(locked + QStringLiteral("/probe"));
+    if (probe.open(QIODevice::WriteOnly)) {
+        probe.remove();
+        QSKIP("permissions do not stop this user from writing (root?)");
+    }
+    const QString path = locked + QStringLiteral("/s.attnlab");
+    const QString message = thrownMessage<OutputError>([&] { writeSession(path, Session()); });
+    QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
+    QCOMPARE(entriesBelow(locked), QStringList());
+}
+
+void TestSession::writeRefusesWhatWouldNotReadBack_data()
+{
+    QTest::addColumn<Session>("session");
+    QTest::addColumn<QString>("problem");
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    Session session;
+    session.spec.scale = nan;
+    QTest::newRow("scale NaN (would read back unset)") << session << QStringLiteral("NaN");
+    session = Session();
+    session.spec.input.normMultiplier = inf;
+    QTest::newRow("norm multiplier inf") << session << QStringLiteral("norm_multiplier");
+    session = Session();
+    session.spec.featureMap.features = 0;
+    QTest::newRow("features 0") << session << QStringLiteral("features");
+    session = Session();
+    session.view[QLatin1String("zoom")] = nan;
+    QTest::newRow("view with NaN") << session << QStringLiteral("view: ");
+}
+
+// writeSession never writes a file that readSession would refuse or read differently: JSON has
+// no NaN or infinity (Qt writes null), and fromJson refuses some values. OutputError, no file.
+void TestSession::writeRefusesWhatWouldNotReadBack()
+{
+    QFETCH(Session, session);
+    QFETCH(QString, problem);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    const QString message = thrownMessage<OutputError>([&] { writeSession(path, session); });
+    QVERIFY2(message.startsWith(path + QStringLiteral(": not written")), qPrintable(message));
+    QVERIFY2(message.contains(problem), qPrintable(message));
+    QCOMPARE(entriesBelow(tmp.path()), QStringList());
+}
+
+// A failed write over an existing session leaves the old file exactly as it was.
+void TestSession::failedWriteKeepsTheExistingSession()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    Session good;
+    good.view = richView();
+    writeSession(path, good);
+    const QByteArray before = fileBytes(path);
+
+    Session bad = good;
+    bad.spec.scale = std::numeric_limits<double>::quiet_NaN();
+    QVERIFY(!thrownMessage<OutputError>([&] { writeSession(path, bad); }).isEmpty());
+    QCOMPARE(fileBytes(path), before);
+    QCOMPARE(entriesBelow(tmp.path()), QStringList{"s.attnlab"});
+    QCOMPARE(readSession(path).view, good.view);
+}
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "test_session.moc"

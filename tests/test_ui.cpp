@@ -1,0 +1,401 @@
+// The main window driven as a user drives it, offscreen: it starts with the default example
+// computed, follows its controls, links its heatmaps, exports, saves and reopens sessions, and
+// keeps its previous result when an input is bad.
+
+#include "errors.h"
+#include "experiment_controller.h"
+#include "figure_export.h"
+#include "heatmap_view.h"
+#include "main_window.h"
+#include "npy.h"
+#include "row_comparison_view.h"
+#include "session.h"
+#include "test_support.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QImage>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+using namespace attnlab::test;
+
+namespace {
+
+// A computation of a short text takes milliseconds; this bounds a broken one.
+constexpr int kResultTimeoutMs = 30'000;
+
+// Waits for the window to show a new result; false on timeout.
+bool waitForResult(MainWindow& window)
+{
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    return shown.wait(kResultTimeoutMs);
+}
+
+// Waits for the controller to refuse the current spec; the message, or empty on timeout.
+QString waitForFailure(MainWindow& window)
+{
+    QSignalSpy failed(&window.controller(), &ExperimentController::failed);
+    if (!failed.wait(kResultTimeoutMs))
+        return QString();
+    return failed.first().first().toString();
+}
+
+// Lets layouts and queued replots run, then draws view now: its cellCenter is as of this replot.
+void settle(HeatmapView* view)
+{
+    QTest::qWait(50);
+    view->replot();
+}
+
+const ExperimentResult& resultOf(MainWindow& window)
+{
+    return *window.controller().current().result;
+}
+
+}  // namespace
+
+class TestUi : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void startsWithTheDefaultExampleComputed();
+    void changingAControlRecomputes();
+    void theNewestRequestWins();
+    void hoverOutlinesTheSameCellOnEveryMap();
+    void clickingACellSelectsThatQuery();
+    void exportWritesValidFigures();
+    void sessionSavedAndReopenedGivesTheSameResult();
+    void badInputShowsAnErrorAndKeepsTheResult_data();
+    void badInputShowsAnErrorAndKeepsTheResult();
+    void undoAndRedoRestoreTheSpec();
+    void aSliderDragIsOneUndoStep();
+    void windowStateAndLastSessionComeBack();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestUi::initTestCase()
+{
+    // Settings and the last session go to the test locations, emptied: each run starts as a
+    // first start.
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+    QVERIFY(m_dir.isValid());
+}
+
+// The first start shows the default sentence with FAVOR+ (m = 64) against exact attention.
+void TestUi::startsWithTheDefaultExampleComputed()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const ExperimentResult& result = resultOf(window);
+    QCOMPARE(result.labels, tokenize(defaultText(), TokenMode::Words));
+    QCOMPARE(result.spec.featureMap.kind, FeatureMapKind::FavorPositive);
+    QCOMPARE(result.spec.featureMap.features, 64);
+    const int length = int(result.labels.size());
+    QCOMPARE(window.exactView()->rowCount(), length);
+    QCOMPARE(window.approxView()->columnCount(), length);
+    // The heatmaps show the result's matrices.
+    const HeadResult& head = result.heads.front();
+    for (const auto& [row, col] : {std::pair{0, 0}, std::pair{3, 7}, std::pair{length - 1, 2}}) {
+        QCOMPARE(window.exactView()->value(row, col), head.attentionExact(row, col));
+        QCOMPARE(window.approxView()->value(row, col), head.attentionApprox(row, col));
+        QCOMPARE(window.errorView()->value(row, col),
+                 head.attentionApprox(row, col) - head.attentionExact(row, col));
+    }
+    QVERIFY(window.errorMessage().isEmpty());
+    // FAVOR+ is close to exact here but not equal (|x'| about 1).
+    QVERIFY(result.metrics.relFrobeniusAttention > 0.01);
+    QVERIFY(result.metrics.relFrobeniusAttention < 0.5);
+}
+
+// Changing m in the Method dock recomputes with the new m.
+void TestUi::changingAControlRecomputes()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const MatrixD before = resultOf(window).heads.front().attentionApprox;
+    auto* features = window.findChild<QSpinBox*>(QStringLiteral("features"));
+    QVERIFY(features);
+    features->setValue(128);
+    QVERIFY(waitForResult(window));
+    QCOMPARE(resultOf(window).spec.featureMap.features, 128);
+    QVERIFY(resultOf(window).heads.front().attentionApprox != before);
+    QCOMPARE(window.approxView()->value(1, 2), resultOf(window).heads.front().attentionApprox(1, 2));
+}
+
+// Several changes in a row: the window ends showing the last one (stale results are dropped).
+void TestUi::theNewestRequestWins()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    ExperimentSpec spec = window.controller().spec();
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 600;
+    for (const int m : {8, 16, 32, 48, 96}) {
+        spec.featureMap.features = m;
+        window.setSpec(spec);
+    }
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() &&
+                                 resultOf(window).spec.featureMap.features == 96 &&
+                                 !window.controller().isBusy(),
+                             kResultTimeoutMs);
+    QCOMPARE(resultOf(window).labels.size(), 600);
+}
+
+// Hovering a cell outlines the same cell on the three maps and reads out P, P^ and the error.
+void TestUi::hoverOutlinesTheSameCellOnEveryMap()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    HeatmapView* approx = window.approxView();
+    settle(approx);
+    QSignalSpy hovered(approx, &HeatmapView::cellHovered);
+    QTest::mouseMove(approx, approx->cellCenter(4, 6));
+    QTRY_VERIFY(!hovered.isEmpty());
+    QCOMPARE(hovered.last().at(0).toInt(), 4);
+    QCOMPARE(hovered.last().at(1).toInt(), 6);
+    for (HeatmapView* view : {window.exactView(), window.approxView(), window.errorView()})
+        QCOMPARE(view->highlightedCell(), QPoint(6, 4));
+}
+
+// Clicking a cell of a heatmap selects its query: the row view compares that query's rows.
+void TestUi::clickingACellSelectsThatQuery()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    HeatmapView* exact = window.exactView();
+    settle(exact);
+    QTest::mouseClick(exact, Qt::LeftButton, Qt::NoModifier, exact->cellCenter(3, 5));
+    QCOMPARE(window.viewSettings().query, 3);
+    auto* rowView = window.findChild<RowComparisonView*>(QStringLiteral("rowView"));
+    QVERIFY(rowView);
+    const HeadResult& head = resultOf(window).heads.front();
+    const QSharedPointer<QCPBarsDataContainer> bars =
+        qobject_cast<QCPBars*>(rowView->exactPlottable())->data();
+    QCOMPARE(bars->size(), int(head.attentionExact.cols()));
+    for (int key = 0; key < bars->size(); ++key)
+        QCOMPARE(bars->at(key)->value, head.attentionExact(3, key));
+    for (HeatmapView* view : {window.exactView(), window.approxView(), window.errorView()})
+        QCOMPARE(view->selectedRow(), 3);
+}
+
+// The current figure exports as a valid PNG, SVG and PDF.
+void TestUi::exportWritesValidFigures()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QCustomPlot* figure = window.currentFigure();
+    QVERIFY(figure);
+    const QString png = m_dir.filePath(QStringLiteral("figure.png"));
+    const QString svg = m_dir.filePath(QStringLiteral("figure.svg"));
+    const QString pdf = m_dir.filePath(QStringLiteral("figure.pdf"));
+    exportFigure(*figure, png, FigureFormat::Png);
+    exportFigure(*figure, svg, FigureFormat::Svg);
+    exportFigure(*figure, pdf, FigureFormat::Pdf);
+    const QImage image(png);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= figure->width());
+    QVERIFY(QSvgRenderer(svg).isValid());
+    QFile file(pdf);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    QVERIFY(bytes.startsWith("%PDF-"));
+    QVERIFY(bytes.trimmed().endsWith("%%EOF"));
+}
+
+// A session saved and reopened in a new window gives the same spec, the same matrices and the
+// same selected query.
+void TestUi::sessionSavedAndReopenedGivesTheSameResult()
+{
+    const QString path = m_dir.filePath(QStringLiteral("demo.attnlab"));
+    ExperimentSpec spec;
+    spec.input.text = QStringLiteral("Random features make attention linear in time.");
+    spec.featureMap.kind = FeatureMapKind::FavorHyperbolic;
+    spec.featureMap.features = 32;
+    spec.featureMap.seed = 7;
+    spec.causal = true;
+    spec.input.normMultiplier = 1.5;
+    MatrixD approx;
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(waitForResult(window));
+        window.setSpec(spec);
+        QVERIFY(waitForResult(window));
+        window.selectQuery(2);
+        QVERIFY(window.saveSession(path));
+        approx = resultOf(window).heads.front().attentionApprox;
+    }
+    MainWindow reopened(MainWindow::Start::DefaultExample);
+    reopened.show();
+    QVERIFY(waitForResult(reopened));  // the default example first
+    QVERIFY(reopened.openSession(path));
+    QVERIFY(waitForResult(reopened));
+    QCOMPARE(resultOf(reopened).spec.toJson(), spec.toJson());
+    QVERIFY(resultOf(reopened).heads.front().attentionApprox == approx);
+    QCOMPARE(reopened.viewSettings().query, 2);
+}
+
+void TestUi::badInputShowsAnErrorAndKeepsTheResult_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("expected");  // a part of the message
+    QTest::newRow("empty text") << "empty-text" << "no tokens";
+    QTest::newRow("unreadable image") << "bad-image" << "broken.png";
+    QTest::newRow("image declaring 30000 x 30000") << "huge-image" << "30000";
+    QTest::newRow("npy with NaN") << "nan-npy" << "NaN";
+    QTest::newRow("npy shapes disagree") << "shapes" << "must have the same";
+    QTest::newRow("L over the memory budget") << "budget" << "memory budget";
+}
+
+// A bad input shows a message in the window and leaves the previous result on screen.
+void TestUi::badInputShowsAnErrorAndKeepsTheResult()
+{
+    QFETCH(QString, kind);
+    QFETCH(QString, expected);
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const std::shared_ptr<const ExperimentResult> before = window.controller().current().result;
+    const double shown = window.exactView()->value(1, 1);
+
+    ExperimentSpec spec = window.controller().spec();
+    if (kind == "empty-text") {
+        spec.input.text = QStringLiteral("   ");
+    } else if (kind == "bad-image") {
+        spec.input.kind = InputKind::Image;
+        spec.input.imagePath = m_dir.filePath(QStringLiteral("broken.png"));
+        writeBytes(spec.input.imagePath, "not an image at all");
+    } else if (kind == "huge-image") {
+        spec.input.kind = InputKind::Image;
+        spec.input.imagePath = m_dir.filePath(QStringLiteral("huge.png"));
+        writeBytes(spec.input.imagePath, pngDeclaring(30000, 30000));
+    } else if (kind == "nan-npy" || kind == "shapes") {
+        spec.input.kind = InputKind::Files;
+        spec.input.queryPath = m_dir.filePath(QStringLiteral("q.npy"));
+        spec.input.keyPath = m_dir.filePath(QStringLiteral("k.npy"));
+        std::vector<double> values(12, 0.5);
+        if (kind == "nan-npy")
+            values[5] = std::nan("");
+        saveNpy(spec.input.queryPath, values.data(), {3, 4}, NpyDtype::Float64);
+        saveNpy(spec.input.keyPath, values.data(), kind == "shapes" ? std::vector<qint64>{4, 3}
+                                                                    : std::vector<qint64>{3, 4},
+                NpyDtype::Float64);
+    } else if (kind == "budget") {
+        window.controller().setMemoryBudget(MemoryBudget(64 * 1024 * 1024));
+        spec.input.kind = InputKind::Random;
+        spec.input.length = 20000;
+    }
+    window.setSpec(spec);
+    const QString message = waitForFailure(window);
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(window.errorMessage().contains(expected), qPrintable(window.errorMessage()));
+    QCOMPARE(window.controller().current().result, before);
+    QCOMPARE(window.exactView()->value(1, 1), shown);
+
+    // A good spec afterwards clears the message.
+    window.setSpec(ExperimentSpec());
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.errorMessage().isEmpty());
+}
+
+// Undo brings back the previous spec (and recomputes it); redo the change.
+void TestUi::undoAndRedoRestoreTheSpec()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    auto* causal = window.findChild<QCheckBox*>(QStringLiteral("causal"));
+    QVERIFY(causal);
+    causal->setChecked(true);
+    QVERIFY(waitForResult(window));
+    QVERIFY(resultOf(window).spec.causal);
+    auto* undoStack = window.findChild<QUndoStack*>();
+    QVERIFY(undoStack);
+    undoStack->undo();
+    QVERIFY(waitForResult(window));
+    QVERIFY(!resultOf(window).spec.causal);
+    QVERIFY(!causal->isChecked());
+    undoStack->redo();
+    QVERIFY(waitForResult(window));
+    QVERIFY(resultOf(window).spec.causal);
+}
+
+// Dragging the m slider through many values makes one undo step, not one per value.
+void TestUi::aSliderDragIsOneUndoStep()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    auto* slider = window.findChild<QSlider*>(QStringLiteral("featuresSlider"));
+    auto* undoStack = window.findChild<QUndoStack*>();
+    QVERIFY(slider && undoStack);
+    const int steps = undoStack->count();
+    slider->setSliderDown(true);
+    for (int position = slider->value() + 1; position <= slider->value() + 8; ++position)
+        slider->setValue(position);
+    slider->setSliderDown(false);
+    QCOMPARE(undoStack->count(), steps + 1);
+    const int draggedTo = window.controller().spec().featureMap.features;
+    undoStack->undo();
+    QCOMPARE(window.controller().spec().featureMap.features, 64);
+    undoStack->redo();
+    QCOMPARE(window.controller().spec().featureMap.features, draggedTo);
+}
+
+// Closing the window keeps its dock layout and its session; the next start brings both back.
+void TestUi::windowStateAndLastSessionComeBack()
+{
+    {
+        MainWindow window(MainWindow::Start::LastSession);
+        window.show();
+        QVERIFY(waitForResult(window));
+        ExperimentSpec spec = window.controller().spec();
+        spec.featureMap.features = 24;
+        window.setSpec(spec);
+        QVERIFY(waitForResult(window));
+        auto* metrics = window.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
+        QVERIFY(metrics);
+        metrics->hide();
+        window.close();
+    }
+    MainWindow again(MainWindow::Start::LastSession);
+    again.show();
+    QVERIFY(waitForResult(again));
+    QCOMPARE(resultOf(again).spec.featureMap.features, 24);
+    auto* metrics = again.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
+    QVERIFY(metrics && metrics->isHidden());
+}
+
+QTEST_MAIN(TestUi)
+#include "test_ui.moc"

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <QSize>
+#include <QString>
+
+class QCustomPlot;
+
+namespace attnlab::ui {
+
+// The file formats a figure is exported in: PNG (raster, twice the plot's resolution), SVG and
+// PDF (vector: lines and text stay sharp at any size; a heatmap inside is an embedded image).
+enum class FigureFormat { Png, Svg, Pdf };
+
+// Sets *format from the suffix of `path` (.png, .svg, .pdf, case-insensitive) and returns true;
+// returns false and leaves *format alone for any other suffix.
+bool figureFormatFromSuffix(const QString& path, FigureFormat* format);
+
+// The format's name, which is also its suffix: "png", "svg", "pdf".
+QString figureFormatName(FigureFormat format);
+
+// Writes `plot` to `path` as it looks on screen (colours, labels, colour scale, title), laid out
+// for `size` logical pixels (an empty size: the plot's current size). PNG: rendered at 2x, tagged
+// 192 dpi so that slide software places it at its logical size. SVG: a QSvgGenerator with the
+// plot's title as <title>, painted in vector mode. PDF: a QPdfWriter page of the figure's size in
+// points, painted in vector mode with text as text, as QCustomPlot::savePdf does. Pens scale with
+// the figure in SVG and PDF. The file is written through a QSaveFile (a temporary file in the
+// same folder, renamed at the end); the folder is created when missing. Throws OutputError naming
+// the path when anything fails, leaving no file, partial or otherwise, behind. Replots the plot
+// (queued) afterwards, because the export laid it out for its own size.
+void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format,
+                  QSize size = QSize());
+
+// Puts `plot`, at its current size rendered at 2x, on the clipboard as an image.
+void copyFigureToClipboard(QCustomPlot& plot);
+
+}  // namespace attnlab::ui

@@ -1,0 +1,853 @@
+#include "heatmap_view.h"
+
+#include "parallel.h"
+
+#include <QFontInfo>
+#include <QFontMetricsF>
+#include <QMouseEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace attnlab::ui {
+
+namespace {
+
+// The fewest cells one axis can be zoomed in to.
+constexpr double kMinVisibleCells = 2.0;
+// Labels longer than this many characters are cut.
+constexpr int kMaxLabelLength = 12;
+// The pyramid stops at the first level with at most this many cells on each side.
+constexpr Eigen::Index kCoarsestLevelSide = 64;
+// Vector exports embed the map at no more than this many pixels on a side.
+constexpr double kMaxVectorImageSide = 4096.0;
+// Levels with at least this many cells are reduced on all engine threads; smaller ones take a
+// few milliseconds on one, less than waking the others can cost on a busy machine.
+constexpr Eigen::Index kParallelLevelCells = Eigen::Index(1) << 22;
+
+const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
+const QColor kFrameColor(90, 90, 90);
+
+// Of two values, the one of larger magnitude, keeping its sign; a NaN only when both are NaN.
+// Written without branches so that loops over it vectorise.
+inline double signedExtreme(double a, double b)
+{
+    return (std::abs(b) > std::abs(a)) | (a != a) ? b : a;
+}
+
+// The smallest and largest of some values, NaN ignored; lower > upper while there is none.
+// (QCPRange cannot hold that: it swaps its ends.)
+struct Bounds {
+    double lower = std::numeric_limits<double>::infinity();
+    double upper = -std::numeric_limits<double>::infinity();
+
+    void include(double low, double high)
+    {
+        lower = std::min(lower, low);  // std::min(x, NaN) is x
+        upper = std::max(upper, high);
+    }
+};
+
+// coarser(i, j) = signed extreme of finer(2i .. 2i + 1, 2j .. 2j + 1) (fewer at odd edges).
+// Returns the bounds of finer.
+Bounds reduceTwoByTwo(const MatrixD& finer, MatrixD& coarser)
+{
+    const Eigen::Index rows = finer.rows();
+    const Eigen::Index cols = finer.cols();
+    coarser.resize((rows + 1) / 2, (cols + 1) / 2);
+    constexpr Eigen::Index blockRows = 16;
+    const Eigen::Index blocks = (coarser.rows() + blockRows - 1) / blockRows;
+    std::vector<Bounds> blockBounds(static_cast<std::size_t>(blocks));
+    const auto reduceRows = [&](Eigen::Index begin, Eigen::Index end) {
+        std::vector<double> pair(static_cast<std::size_t>(cols));  // the two rows' extremes
+        Bounds& bounds = blockBounds[std::size_t(begin / blockRows)];
+        for (Eigen::Index i = begin; i < end; ++i) {
+            const double* top = finer.data() + 2 * i * cols;
+            const double* bottom = 2 * i + 1 < rows ? top + cols : top;
+            double* vertical = pair.data();
+#pragma omp simd
+            for (Eigen::Index j = 0; j < cols; ++j)
+                vertical[j] = signedExtreme(top[j], bottom[j]);
+            double* out = coarser.data() + i * coarser.cols();
+#pragma omp simd
+            for (Eigen::Index j = 0; j < cols / 2; ++j)
+                out[j] = signedExtreme(vertical[2 * j], vertical[2 * j + 1]);
+            if (cols % 2 != 0)
+                out[cols / 2] = vertical[cols - 1];
+            for (const double* row : {top, bottom}) {
+                const Eigen::Map<const Eigen::ArrayXd> values(row, cols);
+                bounds.include(values.minCoeff<Eigen::PropagateNumbers>(),
+                               values.maxCoeff<Eigen::PropagateNumbers>());
+            }
+        }
+    };
+    if (finer.size() >= kParallelLevelCells) {
+        forEachRowBlock(coarser.rows(), blockRows, reduceRows);
+    } else {
+        for (Eigen::Index begin = 0; begin < coarser.rows(); begin += blockRows)
+            reduceRows(begin, std::min(coarser.rows(), begin + blockRows));
+    }
+    Bounds bounds;
+    for (const Bounds& block : blockBounds)
+        bounds.include(block.lower, block.upper);
+    return bounds;
+}
+
+// [lower, upper], widened when empty: by half the magnitude on each side, or by 1 around 0.
+QCPRange nonEmptyRange(double lower, double upper)
+{
+    if (lower > upper)
+        std::swap(lower, upper);
+    if (lower < upper)
+        return QCPRange(lower, upper);
+    const double pad = lower != 0.0 ? std::abs(lower) / 2 : 1.0;
+    return QCPRange(lower - pad, upper + pad);
+}
+
+// `range` moved and shrunk as needed to lie inside the cells [-0.5, cells - 0.5] of an axis,
+// and grown to at least kMinVisibleCells cells (or all of them, when fewer).
+QCPRange clampedRange(const QCPRange& range, int cells)
+{
+    const double full = std::max(cells, 1);
+    const double size = std::clamp(range.size(), std::min(full, kMinVisibleCells), full);
+    const double lower = std::clamp(range.center() - size / 2, -0.5, full - 0.5 - size);
+    return QCPRange(lower, lower + size);
+}
+
+// The smallest label step in 1, 2, 5, 10, 20, 50, ... that puts labels at least `needed`
+// pixels apart when one cell is `pixelsPerCell` pixels.
+int labelStep(double pixelsPerCell, double needed)
+{
+    for (int step = 1; step < 100'000'000; step *= 10)
+        for (int multiple : {1, 2, 5})
+            if (multiple * step * pixelsPerCell >= needed)
+                return multiple * step;
+    return 100'000'000;
+}
+
+// Tick labels at the cells 0, step, 2 step, ... inside `range`: labels[i] when labels has one
+// per cell, the index i otherwise.
+QMap<double, QString> tickLabels(const QCPRange& range, int cells, int step,
+                                 const QStringList& labels)
+{
+    QMap<double, QString> ticks;
+    const int first = std::max(0, int(std::ceil(range.lower / step)) * step);
+    const int last = std::min(cells - 1, int(std::floor(range.upper)));
+    const bool named = labels.size() == cells;
+    for (int i = first; i <= last; i += step)
+        ticks.insert(i, named ? labels.at(i) : QString::number(i));
+    return ticks;
+}
+
+// A token as a tick label: whitespace simplified, cut to kMaxLabelLength characters.
+QString shortLabel(const QString& token)
+{
+    const QString label = token.simplified();
+    if (label.size() <= kMaxLabelLength)
+        return label;
+    return label.left(kMaxLabelLength - 1) + QChar(0x2026);
+}
+
+// The tokens as tick labels.
+QStringList shortLabels(const QStringList& tokens)
+{
+    QStringList labels;
+    labels.reserve(tokens.size());
+    for (const QString& token : tokens)
+        labels.append(shortLabel(token));
+    return labels;
+}
+
+// The width of the widest of `labels` in `font`, in pixels.
+double widestLabel(const QStringList& labels, const QFont& font)
+{
+    const QFontMetricsF metrics(font);
+    double widest = 0;
+    for (const QString& label : labels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    return widest;
+}
+
+// For each of `pixels` equal pixels spanning cell-edge coordinates [from, to): the first and
+// last cell whose centre falls on the pixel, or the cell under the pixel's centre when none
+// does, clamped to [0, cells), then divided by 2^level (the cells of pyramid level `level`).
+void pixelSpans(double from, double to, int pixels, int cells, int level, std::vector<int>& first,
+                std::vector<int>& last)
+{
+    first.resize(pixels);
+    last.resize(pixels);
+    const double width = (to - from) / pixels;
+    for (int i = 0; i < pixels; ++i) {
+        const double a = from + i * width;
+        const double b = a + width;
+        int lo = int(std::ceil(a - 0.5));
+        int hi = int(std::ceil(b - 0.5)) - 1;
+        if (lo > hi)
+            lo = hi = int(std::floor((a + b) / 2));
+        first[i] = std::clamp(lo, 0, cells - 1) >> level;
+        last[i] = std::clamp(hi, 0, cells - 1) >> level;
+    }
+}
+
+// Image pixels per logical pixel along one axis for a vector export (SVG, PDF), whose viewers
+// scale embedded images, often smoothly: with fewer cells than twice the logical pixels, each
+// cell gets the same whole number of image pixels, at least 4 per logical pixel, so that cell
+// edges stay sharp; with more, twice the logical resolution.
+double vectorImageScale(double cells, double logicalPixels)
+{
+    if (cells >= 2 * logicalPixels)
+        return 2.0;
+    const double wanted = std::ceil(4 * logicalPixels / cells);
+    const double perCell = std::max(1.0, std::min(wanted, std::floor(kMaxVectorImageSide / cells)));
+    return perCell * cells / logicalPixels;
+}
+
+// The look of every axis: thin dark lines, ticks outward, no grid, no sub-ticks.
+void styleAxis(QCPAxis* axis, const QFont& tickFont, const QFont& labelFont)
+{
+    const QPen pen(kFrameColor, 1);
+    axis->setBasePen(pen);
+    axis->setTickPen(pen);
+    axis->setSubTicks(false);
+    axis->setTickLength(0, 4);
+    axis->setTickLabelFont(tickFont);
+    axis->setTickLabelColor(kInkColor);
+    axis->setLabelFont(labelFont);
+    axis->setLabelColor(kInkColor);
+    axis->grid()->setVisible(false);
+}
+
+}  // namespace
+
+// Draws the matrix on the "main" layer: the image from renderImage for the part of the matrix
+// inside the axis rect, at the paint device's resolution, placed on whole device pixels so that
+// it is drawn 1:1. The image is kept until the region, the resolution, the data or the colours
+// change, so replots that change none of them (the overlay, a title) cost a blit.
+class HeatmapView::MapImage : public QCPLayerable {
+public:
+    explicit MapImage(HeatmapView* view) : QCPLayerable(view, QStringLiteral("main")), m_view(view)
+    {
+    }
+
+    // Forgets the image: the data or the colours changed.
+    void invalidate() { m_image = QImage(); }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setAntialiasing(false);
+    }
+
+    QRect clipRect() const override { return m_view->axisRect()->rect(); }
+
+    void draw(QCPPainter* painter) override;
+
+private:
+    HeatmapView* m_view;
+    QImage m_image;
+    QRectF m_region;  // the cell-edge region [u0, u1) x [v0, v1) that m_image shows
+};
+
+void HeatmapView::MapImage::draw(QCPPainter* painter)
+{
+    const QCPAxis* x = m_view->xAxis;
+    const QCPAxis* y = m_view->yAxis;
+    const int rows = m_view->rowCount();
+    const int cols = m_view->columnCount();
+    if (rows == 0 || cols == 0)
+        return;
+    // The visible part of the matrix in cell-edge coordinates (axis coordinate + 0.5) and in
+    // logical pixels; the y axis is reversed, so row coordinate v0 is at the top.
+    const double u0 = std::max(x->range().lower + 0.5, 0.0);
+    const double u1 = std::min(x->range().upper + 0.5, double(cols));
+    const double v0 = std::max(y->range().lower + 0.5, 0.0);
+    const double v1 = std::min(y->range().upper + 0.5, double(rows));
+    if (u1 <= u0 || v1 <= v0)
+        return;
+    const QRectF target = QRectF(QPointF(x->coordToPixel(u0 - 0.5), y->coordToPixel(v0 - 0.5)),
+                                 QPointF(x->coordToPixel(u1 - 0.5), y->coordToPixel(v1 - 0.5)))
+                              .normalized();
+    // Device pixels per logical pixel: the buffer's device pixel ratio on screen, the export
+    // scale for PNG; vector exports choose their own (vectorImageScale).
+    double scaleX = painter->transform().m11() * painter->device()->devicePixelRatioF();
+    double scaleY = painter->transform().m22() * painter->device()->devicePixelRatioF();
+    if (painter->modes().testFlag(QCPPainter::pmVectorized)) {
+        scaleX = vectorImageScale(u1 - u0, target.width());
+        scaleY = vectorImageScale(v1 - v0, target.height());
+    }
+    const int left = int(std::lround(target.left() * scaleX));
+    const int right = int(std::lround(target.right() * scaleX));
+    const int top = int(std::lround(target.top() * scaleY));
+    const int bottom = int(std::lround(target.bottom() * scaleY));
+    const QSize pixels(right - left, bottom - top);
+    if (pixels.isEmpty())
+        return;
+    // The cells under those whole device pixels.
+    const double imageU0 = x->pixelToCoord(left / scaleX) + 0.5;
+    const double imageU1 = x->pixelToCoord(right / scaleX) + 0.5;
+    const double imageV0 = y->pixelToCoord(top / scaleY) + 0.5;
+    const double imageV1 = y->pixelToCoord(bottom / scaleY) + 0.5;
+    const QRectF region(imageU0, imageV0, imageU1 - imageU0, imageV1 - imageV0);
+    if (m_image.size() != pixels || m_region != region) {
+        m_image = m_view->renderImage(imageU0, imageU1, imageV0, imageV1, pixels);
+        m_region = region;
+    }
+    painter->drawImage(QRectF(left / scaleX, top / scaleY, pixels.width() / scaleX,
+                              pixels.height() / scaleY),
+                       m_image);
+}
+
+// Draws the marks on the "overlay" layer: the selected row and the highlighted cell, each as a
+// white outline inside a dark one, visible on every colour of every map.
+class HeatmapView::CellMarks : public QCPLayerable {
+public:
+    explicit CellMarks(HeatmapView* view)
+        : QCPLayerable(view, QStringLiteral("overlay")), m_view(view)
+    {
+    }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setAntialiasing(false);
+    }
+
+    QRect clipRect() const override { return m_view->axisRect()->rect(); }
+
+    void draw(QCPPainter* painter) override;
+
+private:
+    // The pixel rectangle of rows [firstRow, lastRow] x columns [firstCol, lastCol], grown about
+    // its centre to at least minimumSide on each side.
+    QRect cellsRect(int firstRow, int lastRow, int firstCol, int lastCol, int minimumSide) const;
+
+    HeatmapView* m_view;
+};
+
+QRect HeatmapView::CellMarks::cellsRect(int firstRow, int lastRow, int firstCol, int lastCol,
+                                        int minimumSide) const
+{
+    QRectF rect(QPointF(m_view->xAxis->coordToPixel(firstCol - 0.5),
+                        m_view->yAxis->coordToPixel(firstRow - 0.5)),
+                QPointF(m_view->xAxis->coordToPixel(lastCol + 0.5),
+                        m_view->yAxis->coordToPixel(lastRow + 0.5)));
+    rect = rect.normalized();
+    const QPointF centre = rect.center();
+    rect.setWidth(std::max(rect.width(), double(minimumSide)));
+    rect.setHeight(std::max(rect.height(), double(minimumSide)));
+    rect.moveCenter(centre);
+    return rect.toRect();
+}
+
+void HeatmapView::CellMarks::draw(QCPPainter* painter)
+{
+    QList<QRect> outlines;
+    if (m_view->m_selectedRow >= 0)
+        outlines.append(cellsRect(m_view->m_selectedRow, m_view->m_selectedRow, 0,
+                                  m_view->columnCount() - 1, 5));
+    if (m_view->m_highlightedCell.row >= 0)
+        outlines.append(cellsRect(m_view->m_highlightedCell.row, m_view->m_highlightedCell.row,
+                                  m_view->m_highlightedCell.col, m_view->m_highlightedCell.col, 7));
+    painter->setBrush(Qt::NoBrush);
+    for (const QRect& outline : outlines) {
+        painter->setPen(QPen(QColor(0, 0, 0, 210), 3));
+        painter->drawRect(outline);
+        painter->setPen(QPen(Qt::white, 1));
+        painter->drawRect(outline);
+    }
+}
+
+HeatmapView::HeatmapView(QWidget* parent) : QCustomPlot(parent)
+{
+    setBackground(Qt::white);
+    setMouseTracking(true);
+    setMinimumSize(160, 140);
+
+    // The family the default font resolves to, named, so that SVG and PDF exports name a real
+    // font rather than an alias such as "Sans Serif" that viewers do not know.
+    QFont tickFont(QFontInfo(font()).family());
+    tickFont.setPointSizeF(9);
+    QFont labelFont = tickFont;
+    labelFont.setPointSizeF(10);
+    QFont titleFont = tickFont;
+    titleFont.setPointSizeF(12);
+    titleFont.setBold(true);
+
+    for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2})
+        styleAxis(axis, tickFont, labelFont);
+    // The top and right axes only close the frame around the map.
+    for (QCPAxis* axis : {xAxis2, yAxis2}) {
+        axis->setVisible(true);
+        axis->setTicks(false);
+        axis->setTickLabels(false);
+    }
+    m_xTicker = QSharedPointer<QCPAxisTickerText>::create();
+    m_yTicker = QSharedPointer<QCPAxisTickerText>::create();
+    xAxis->setTicker(m_xTicker);
+    yAxis->setTicker(m_yTicker);
+    yAxis->setRangeReversed(true);
+    setAxisTitles(QStringLiteral("key"), QStringLiteral("query"));
+
+    m_title = new QCPTextElement(this, QString(), titleFont);
+    m_title->setTextColor(kInkColor);
+    m_title->setVisible(false);
+
+    m_colorScale = new QCPColorScale(this);
+    plotLayout()->addElement(0, 1, m_colorScale);
+    m_colorScale->setType(QCPAxis::atRight);
+    m_colorScale->setBarWidth(12);
+    m_colorScale->setRangeDrag(false);
+    m_colorScale->setRangeZoom(false);
+    styleAxis(m_colorScale->axis(), tickFont, labelFont);
+    m_colorScale->axis()->setPadding(10);  // room between the scale's label and the edge
+    auto* marginGroup = new QCPMarginGroup(this);
+    axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup);
+    m_colorScale->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup);
+    // Set by updateAspectMargins.
+    plotLayout()->setAutoMargins(QCP::msNone);
+    plotLayout()->setMargins(QMargins());
+
+    // Both are owned by the plot, their QObject parent.
+    m_mapImage = new MapImage(this);
+    new CellMarks(this);
+    layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
+
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+    axisRect()->setRangeZoomFactor(0.85);
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                const QCPRange clamped = clampedRange(range, columnCount());
+                if (clamped != range)
+                    xAxis->setRange(clamped);
+            });
+    connect(yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                const QCPRange clamped = clampedRange(range, rowCount());
+                if (clamped != range)
+                    yAxis->setRange(clamped);
+            });
+
+    setColorMap(ColorMap::Viridis);
+    resetView();
+}
+
+void HeatmapView::setMatrix(const MatrixD& matrix)
+{
+    const bool sizeChanged = matrix.rows() != m_matrix.rows() || matrix.cols() != m_matrix.cols();
+    m_matrix = matrix;
+    matrixChanged(sizeChanged);
+}
+
+void HeatmapView::setMatrix(MatrixD&& matrix)
+{
+    const bool sizeChanged = matrix.rows() != m_matrix.rows() || matrix.cols() != m_matrix.cols();
+    m_matrix = std::move(matrix);
+    matrixChanged(sizeChanged);
+}
+
+void HeatmapView::matrixChanged(bool sizeChanged)
+{
+    buildPyramid();
+    if (sizeChanged) {
+        m_highlightedCell = Cell{};
+        m_selectedRow = -1;
+        resetView();
+    }
+    if (m_autoColorRange)
+        m_colorRange = dataRange();
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::buildPyramid()
+{
+    std::size_t levels = 0;
+    for (Eigen::Index rows = m_matrix.rows(), cols = m_matrix.cols();
+         std::max(rows, cols) > kCoarsestLevelSide; rows = (rows + 1) / 2, cols = (cols + 1) / 2)
+        ++levels;
+    m_coarser.resize(levels);  // kept levels keep their memory when the size is unchanged
+    Bounds bounds;
+    if (levels > 0)
+        bounds = reduceTwoByTwo(m_matrix, m_coarser[0]);
+    else if (m_matrix.size() > 0)
+        bounds.include(m_matrix.minCoeff<Eigen::PropagateNumbers>(),
+                       m_matrix.maxCoeff<Eigen::PropagateNumbers>());
+    for (std::size_t level = 1; level < levels; ++level)
+        reduceTwoByTwo(m_coarser[level - 1], m_coarser[level]);
+    m_hasValues = bounds.lower <= bounds.upper;
+    if (m_hasValues)
+        m_minMax = QCPRange(bounds.lower, bounds.upper);
+}
+
+void HeatmapView::setAxisLabels(const QStringList& rowLabels, const QStringList& columnLabels)
+{
+    m_rowLabels = shortLabels(rowLabels);
+    m_columnLabels = shortLabels(columnLabels);
+    m_columnLabelWidth = widestLabel(m_columnLabels, xAxis->tickLabelFont());
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setTitle(const QString& title)
+{
+    m_title->setText(title);
+    const bool shown = m_title->layout() != nullptr;
+    if (!title.isEmpty() && !shown) {
+        plotLayout()->insertRow(0);
+        plotLayout()->addElement(0, 0, m_title);
+    } else if (title.isEmpty() && shown) {
+        plotLayout()->take(m_title);
+        plotLayout()->simplify();
+    }
+    m_title->setVisible(!title.isEmpty());
+    replot(rpQueuedReplot);
+}
+
+QString HeatmapView::title() const
+{
+    return m_title->text();
+}
+
+void HeatmapView::setAxisTitles(const QString& x, const QString& y)
+{
+    xAxis->setLabel(x);
+    yAxis->setLabel(y);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setColorScaleLabel(const QString& label)
+{
+    m_colorScale->setLabel(label);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setColorMap(ColorMap map)
+{
+    m_colorMap = map;
+    m_gradient = colorGradient(map);
+    m_colorScale->setGradient(m_gradient);
+    if (m_autoColorRange)
+        m_colorRange = dataRange();
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+ColorMap HeatmapView::colorMap() const
+{
+    return m_colorMap;
+}
+
+void HeatmapView::setColorRange(const QCPRange& range)
+{
+    m_autoColorRange = false;
+    m_colorRange = nonEmptyRange(range.lower, range.upper);
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+QCPRange HeatmapView::colorRange() const
+{
+    return m_colorRange;
+}
+
+QCPRange HeatmapView::dataRange() const
+{
+    if (!m_hasValues)
+        return QCPRange(0.0, 1.0);
+    if (m_colorMap == ColorMap::Diverging) {
+        const double a = std::max(std::abs(m_minMax.lower), std::abs(m_minMax.upper));
+        return nonEmptyRange(-a, a);
+    }
+    return nonEmptyRange(m_minMax.lower, m_minMax.upper);
+}
+
+void HeatmapView::setAutoColorRange()
+{
+    m_autoColorRange = true;
+    m_colorRange = dataRange();
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::applyColorRange()
+{
+    m_colorScale->setDataRange(m_colorRange);
+    m_mapImage->invalidate();
+}
+
+void HeatmapView::setHighlightedCell(int row, int col)
+{
+    const Cell cell = (row >= 0 && row < rowCount() && col >= 0 && col < columnCount())
+                          ? Cell{row, col}
+                          : Cell{};
+    if (cell == m_highlightedCell)
+        return;
+    m_highlightedCell = cell;
+    replotOverlay();
+}
+
+void HeatmapView::setSelectedRow(int row)
+{
+    const int selected = row >= 0 && row < rowCount() ? row : -1;
+    if (selected == m_selectedRow)
+        return;
+    m_selectedRow = selected;
+    replotOverlay();
+}
+
+void HeatmapView::replotOverlay()
+{
+    // Before the first replot there are no paint buffers to draw the layer into.
+    if (mPaintBuffers.isEmpty())
+        replot(rpQueuedReplot);
+    else
+        layer(QStringLiteral("overlay"))->replot();
+}
+
+double HeatmapView::value(int row, int col) const
+{
+    return m_matrix(row, col);
+}
+
+int HeatmapView::rowCount() const
+{
+    return int(m_matrix.rows());
+}
+
+int HeatmapView::columnCount() const
+{
+    return int(m_matrix.cols());
+}
+
+QPoint HeatmapView::cellCenter(int row, int col) const
+{
+    return QPoint(int(std::lround(xAxis->coordToPixel(col))),
+                  int(std::lround(yAxis->coordToPixel(row))));
+}
+
+void HeatmapView::resetView()
+{
+    xAxis->setRange(clampedRange(QCPRange(-0.5, columnCount() - 0.5), columnCount()));
+    yAxis->setRange(clampedRange(QCPRange(-0.5, rowCount() - 0.5), rowCount()));
+    replot(rpQueuedReplot);
+}
+
+QImage HeatmapView::renderImage(double u0, double u1, double v0, double v1, QSize pixels)
+{
+    const int width = pixels.width();
+    const int height = pixels.height();
+    // The finest pyramid level that still has at least one cell per pixel on both axes.
+    const double cellsPerPixel = std::min((u1 - u0) / width, (v1 - v0) / height);
+    int level = 0;
+    while (level < int(m_coarser.size()) && double(2 << level) <= cellsPerPixel)
+        ++level;
+    const MatrixD& source = level == 0 ? m_matrix : m_coarser[level - 1];
+
+    std::vector<int> firstCol, lastCol, firstRow, lastRow;
+    pixelSpans(u0, u1, width, columnCount(), level, firstCol, lastCol);
+    pixelSpans(v0, v1, height, rowCount(), level, firstRow, lastRow);
+    const int bandStart = firstCol.front();
+    const int bandSize = lastCol.back() - bandStart + 1;
+    std::vector<double> band(bandSize);  // one pixel row's cells, reduced over its rows
+    std::vector<double> line(width);     // one pixel row's values
+
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    for (int py = 0; py < height; ++py) {
+        auto* scanLine = reinterpret_cast<QRgb*>(image.scanLine(py));
+        if (py > 0 && firstRow[py] == firstRow[py - 1] && lastRow[py] == lastRow[py - 1]) {
+            std::memcpy(scanLine, image.scanLine(py - 1), std::size_t(width) * sizeof(QRgb));
+            continue;
+        }
+        const double* cells = source.data() + Eigen::Index(firstRow[py]) * source.cols();
+        std::copy(cells + bandStart, cells + bandStart + bandSize, band.begin());
+        for (int row = firstRow[py] + 1; row <= lastRow[py]; ++row) {
+            cells = source.data() + Eigen::Index(row) * source.cols() + bandStart;
+#pragma omp simd
+            for (int i = 0; i < bandSize; ++i)
+                band[i] = signedExtreme(band[i], cells[i]);
+        }
+        for (int px = 0; px < width; ++px) {
+            double v = band[firstCol[px] - bandStart];
+            for (int col = firstCol[px] + 1; col <= lastCol[px]; ++col)
+                v = signedExtreme(v, band[col - bandStart]);
+            line[px] = v;
+        }
+        m_gradient.colorize(line.data(), m_colorRange, scanLine, width);
+    }
+    return image;
+}
+
+void HeatmapView::updateLayout()
+{
+    QCustomPlot::updateLayout();
+    // Tick labels depend on the axis lengths, the axis lengths on the labels' margins and on the
+    // aspect margins; one or two more layouts settle them, the bound is a guard.
+    for (int pass = 0; pass < 3; ++pass) {
+        const bool ticksChanged = updateTicks();
+        const bool marginsChanged = updateAspectMargins();
+        if (!ticksChanged && !marginsChanged)
+            break;
+        QCustomPlot::updateLayout();
+    }
+}
+
+bool HeatmapView::updateTicks()
+{
+    const QRect rect = axisRect()->rect();
+    if (rect.width() <= 0 || rect.height() <= 0)
+        return false;
+    const QFontMetricsF metrics(xAxis->tickLabelFont());
+    const double lineSpacing = metrics.height() + 2;
+    const double gap = metrics.horizontalAdvance(QStringLiteral("  "));
+    const int cols = columnCount();
+    const int rows = rowCount();
+
+    // x: side by side when the widest label fits a cell (numbers always are: they thin well),
+    // otherwise vertical, one line of text per label.
+    const double pixelsPerColumn = rect.width() / xAxis->range().size();
+    const bool namedColumns = m_columnLabels.size() == cols;
+    const double widestColumn =
+        namedColumns ? m_columnLabelWidth
+                     : metrics.horizontalAdvance(QString::number(std::max(cols - 1, 0)));
+    const bool sideBySide = !namedColumns || widestColumn + gap <= pixelsPerColumn;
+    const int xStep = labelStep(pixelsPerColumn, sideBySide ? widestColumn + gap : lineSpacing);
+    const double rotation = sideBySide ? 0.0 : -90.0;
+
+    const double pixelsPerRow = rect.height() / yAxis->range().size();
+    const int yStep = labelStep(pixelsPerRow, lineSpacing);
+
+    bool changed = false;
+    const QMap<double, QString> xTicks = tickLabels(xAxis->range(), cols, xStep, m_columnLabels);
+    if (xTicks != m_xTicker->ticks()) {
+        m_xTicker->setTicks(xTicks);
+        changed = true;
+    }
+    const QMap<double, QString> yTicks = tickLabels(yAxis->range(), rows, yStep, m_rowLabels);
+    if (yTicks != m_yTicker->ticks()) {
+        m_yTicker->setTicks(yTicks);
+        changed = true;
+    }
+    if (xAxis->tickLabelRotation() != rotation) {
+        xAxis->setTickLabelRotation(rotation);
+        changed = true;
+    }
+
+    // The colour scale's own ticker rounds its step to 1, 2, 2.5 or 5 times a power of ten,
+    // which gives up to 1.5 times the ticks asked for: asking one per 2.5 lines keeps the numbers
+    // more than a line and a half apart on short scales.
+    const QSharedPointer<QCPAxisTicker> scaleTicker = m_colorScale->axis()->ticker();
+    const int scaleLength = m_colorScale->rect().height();
+    const int scaleTicks = std::clamp(int(scaleLength / (2.5 * lineSpacing)), 2, 5);
+    if (scaleTicker->tickCount() != scaleTicks) {
+        scaleTicker->setTickCount(scaleTicks);
+        changed = true;
+    }
+    return changed;
+}
+
+bool HeatmapView::updateAspectMargins()
+{
+    const QRect rect = axisRect()->rect();
+    const QMargins old = plotLayout()->margins();
+    QMargins margins;
+    if (rect.width() > 0 && rect.height() > 0 && rowCount() > 0 && columnCount() > 0) {
+        // The map's width : height, and the size the axis rect had without these margins.
+        const double aspect = std::clamp(double(columnCount()) / rowCount(), 0.25, 4.0);
+        const int width = rect.width() + old.left() + old.right();
+        const int height = rect.height() + old.top() + old.bottom();
+        int extraWidth = 0;
+        int extraHeight = 0;
+        if (width > height * aspect)
+            extraWidth = width - int(std::lround(height * aspect));
+        else
+            extraHeight = height - int(std::lround(width / aspect));
+        margins = QMargins(extraWidth / 2, extraHeight / 2, extraWidth - extraWidth / 2,
+                           extraHeight - extraHeight / 2);
+    }
+    if (margins == old)
+        return false;
+    plotLayout()->setMargins(margins);
+    return true;
+}
+
+HeatmapView::Cell HeatmapView::cellAt(const QPointF& pos) const
+{
+    if (!axisRect()->rect().contains(pos.toPoint()))
+        return Cell{};
+    const int col = int(std::floor(xAxis->pixelToCoord(pos.x()) + 0.5));
+    const int row = int(std::floor(yAxis->pixelToCoord(pos.y()) + 0.5));
+    if (row < 0 || row >= rowCount() || col < 0 || col >= columnCount())
+        return Cell{};
+    return Cell{row, col};
+}
+
+void HeatmapView::setHoveredCell(Cell cell)
+{
+    if (cell == m_hoveredCell)
+        return;
+    m_hoveredCell = cell;
+    emit cellHovered(cell.row, cell.col);
+}
+
+void HeatmapView::mousePressEvent(QMouseEvent* event)
+{
+    m_pressPosition = event->position();
+    QCustomPlot::mousePressEvent(event);
+}
+
+void HeatmapView::mouseMoveEvent(QMouseEvent* event)
+{
+    QCustomPlot::mouseMoveEvent(event);
+    setHoveredCell(cellAt(event->position()));
+}
+
+void HeatmapView::mouseReleaseEvent(QMouseEvent* event)
+{
+    const bool click = event->button() == Qt::LeftButton &&
+                       (event->position() - m_pressPosition).manhattanLength() <= 3;
+    QCustomPlot::mouseReleaseEvent(event);
+    if (!click)
+        return;
+    const Cell cell = cellAt(event->position());
+    if (cell.row >= 0)
+        emit cellClicked(cell.row, cell.col);
+}
+
+void HeatmapView::mouseDoubleClickEvent(QMouseEvent* event)
+{
+    QCustomPlot::mouseDoubleClickEvent(event);
+    resetView();
+}
+
+void HeatmapView::leaveEvent(QEvent* event)
+{
+    QCustomPlot::leaveEvent(event);
+    setHoveredCell(Cell{});
+}
+
+void HeatmapView::showEvent(QShowEvent* event)
+{
+    syncDevicePixelRatio();
+    QCustomPlot::showEvent(event);
+}
+
+bool HeatmapView::event(QEvent* event)
+{
+    if (event->type() == QEvent::ScreenChangeInternal)
+        syncDevicePixelRatio();
+    return QCustomPlot::event(event);
+}
+
+void HeatmapView::syncDevicePixelRatio()
+{
+    if (bufferDevicePixelRatio() == devicePixelRatioF())
+        return;
+    setBufferDevicePixelRatio(devicePixelRatioF());
+    replot(rpQueuedReplot);
+}
+
+}  // namespace attnlab::ui

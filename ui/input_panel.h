@@ -1,0 +1,69 @@
+#pragma once
+
+#include "experiment.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+class QTabWidget;
+class QTimer;
+
+namespace attnlab::ui {
+
+// The Input dock: what attention runs on. Tabs Text | Image | Random | Files (the tab shown is the
+// input kind), and below them the parameters every generated input shares: d, the projections
+// Wq, Wk, Wv and their seed.
+class InputPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit InputPanel(QWidget* parent = nullptr);
+
+    // Shows spec's input, without emitting edited().
+    void setSpec(const ExperimentSpec& spec);
+
+signals:
+    // The user changed the input: spec is the previous spec with that change.
+    void edited(const ExperimentSpec& spec, const QString& description);
+
+private:
+    QWidget* makeTextTab();
+    QWidget* makeImageTab();
+    QWidget* makeRandomTab();
+    QWidget* makeFilesTab();
+    // Emits edited() with the spec after change(spec) has been applied.
+    template <typename Change>
+    void edit(const QString& description, Change change);
+    void chooseImage();
+    void chooseTensor(QLineEdit* field, const QString& what);
+
+    ExperimentSpec m_spec;
+    bool m_updating = false;  // setSpec() is filling the controls
+
+    QTabWidget* m_tabs;
+    QPlainTextEdit* m_text;
+    QTimer* m_textDelay;
+    QComboBox* m_sampleText;
+    QComboBox* m_tokens;
+    QCheckBox* m_positional;
+    QComboBox* m_image;
+    QSpinBox* m_patch;
+    QSpinBox* m_imageSize;
+    QSpinBox* m_length;
+    QDoubleSpinBox* m_rowNorm;
+    QSpinBox* m_clusters;
+    QLineEdit* m_queryFile;
+    QLineEdit* m_keyFile;
+    QLineEdit* m_valueFile;
+    QSpinBox* m_headDim;
+    QComboBox* m_projection;
+    QSpinBox* m_inputSeed;
+};
+
+}  // namespace attnlab::ui

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "experiment.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QSlider;
+class QSpinBox;
+
+namespace attnlab::ui {
+
+// The Method dock: the approximation and its parameters (feature map, m, projection W and its
+// seed, scale, query/key norm multiplier, causal mask, heads, precision). Every control's
+// tooltip says what it does mathematically.
+class MethodPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit MethodPanel(QWidget* parent = nullptr);
+
+    // Shows spec, without emitting edited().
+    void setSpec(const ExperimentSpec& spec);
+
+signals:
+    // The user changed the method: spec is the previous spec with that change. Edits with the
+    // same mergeKey >= 0 (one slider drag) form one undo step; -1 never merges.
+    void edited(const ExperimentSpec& spec, const QString& description, int mergeKey);
+
+private:
+    template <typename Change>
+    void edit(const QString& description, Change change, int mergeKey = -1);
+    // The merge key of a change made by slider: one key per drag.
+    int dragKey(const QSlider* slider) const;
+    void updateEnabled();
+
+    ExperimentSpec m_spec;
+    bool m_updating = false;
+    int m_dragSerial = 0;
+
+    QComboBox* m_map;
+    QSlider* m_featuresSlider;
+    QSpinBox* m_features;
+    QComboBox* m_projection;
+    QComboBox* m_rowNorm;
+    QSpinBox* m_seed;
+    QDoubleSpinBox* m_scale;
+    QSlider* m_normSlider;
+    QDoubleSpinBox* m_norm;
+    QCheckBox* m_causal;
+    QSpinBox* m_heads;
+    QComboBox* m_precision;
+    QDoubleSpinBox* m_reluEpsilon;
+    QCheckBox* m_eluOnScaled;
+};
+
+}  // namespace attnlab::ui
