@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include <cstring>
+#include <vector>
 
 namespace attnlab {
 
@@ -81,7 +82,23 @@ int runWindow(int& argc, char** argv)
     const bool screenshot = asksForScreenshot(argc, argv);
     if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    // QGuiApplication takes "-session ID" (and "--session ID") for X11 session management and
+    // removes it from argv: read the arguments first, and keep --session FILE away from Qt.
+    QStringList arguments;
+    std::vector<char*> qtArgv;
+    for (int i = 0; i < argc; ++i) {
+        arguments.append(QString::fromLocal8Bit(argv[i]));
+        if (std::strcmp(argv[i], "--session") == 0 || std::strcmp(argv[i], "-session") == 0) {
+            if (i + 1 < argc)
+                arguments.append(QString::fromLocal8Bit(argv[++i]));
+            continue;
+        }
+        if (std::strncmp(argv[i], "--session=", 10) != 0)
+            qtArgv.push_back(argv[i]);
+    }
+    int qtArgc = int(qtArgv.size());
+    qtArgv.push_back(nullptr);
+    QApplication app(qtArgc, qtArgv.data());
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Attention Lab: exact attention and its "
@@ -103,7 +120,7 @@ int runWindow(int& argc, char** argv)
          QStringLiteral("WxH")},
     });
     QTextStream err(stderr);
-    if (!parser.parse(app.arguments())) {
+    if (!parser.parse(arguments)) {
         err << "attention-lab: " << parser.errorText() << '\n';
         return ExitBadInput;
     }

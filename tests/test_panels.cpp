@@ -152,7 +152,7 @@ void TestPanels::rowViewPlotsTheRowsItIsGiven()
         QCOMPARE(approxPoints[j], QPointF(j, 1.0 / (j + 2) + (j % 3 - 1) * 0.01));
     }
     QCOMPARE(view.exactPlottable()->name(), QStringLiteral("exact P"));
-    QCOMPARE(view.approxPlottable()->name(), QStringLiteral("approximation P^"));
+    QCOMPARE(view.approxPlottable()->name(), QStringLiteral(u"approximation P\u0302"));
     QVERIFY(view.exactPlottable()->visible() && view.approxPlottable()->visible());
 }
 

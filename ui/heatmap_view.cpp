@@ -28,6 +28,8 @@ constexpr double kMaxVectorImageSide = 4096.0;
 // few milliseconds on one, less than waking the others can cost on a busy machine.
 constexpr Eigen::Index kParallelLevelCells = Eigen::Index(1) << 22;
 
+// The size of a title when it fits; narrow figures shrink it to three quarters of this.
+constexpr double kTitlePointSize = 12.0;
 const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
 const QColor kFrameColor(90, 90, 90);
 
@@ -373,7 +375,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QCustomPlot(parent)
     QFont labelFont = tickFont;
     labelFont.setPointSizeF(10);
     QFont titleFont = tickFont;
-    titleFont.setPointSizeF(12);
+    titleFont.setPointSizeF(kTitlePointSize);
     titleFont.setBold(true);
 
     for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2})
@@ -395,10 +397,20 @@ HeatmapView::HeatmapView(QWidget* parent) : QCustomPlot(parent)
     m_title->setTextColor(kInkColor);
     m_title->setVisible(false);
 
+    // The layout: the title (when there is one) in a row of its own, over the whole width, and
+    // below it the body, the map and its colour scale side by side.
+    m_body = new QCPLayoutGrid;
+    QCPAxisRect* map = axisRect();
+    plotLayout()->take(map);
+    plotLayout()->simplify();
+    plotLayout()->addElement(0, 0, m_body);
+    m_body->addElement(0, 0, map);
     m_colorScale = new QCPColorScale(this);
-    plotLayout()->addElement(0, 1, m_colorScale);
+    m_body->addElement(0, 1, m_colorScale);
     m_colorScale->setType(QCPAxis::atRight);
     m_colorScale->setBarWidth(12);
+    // However narrow the view, the bar keeps its width: the map gives up the space instead.
+    m_colorScale->setMinimumSize(QSize(12, 0));
     m_colorScale->setRangeDrag(false);
     m_colorScale->setRangeZoom(false);
     styleAxis(m_colorScale->axis(), tickFont, labelFont);
@@ -407,8 +419,8 @@ HeatmapView::HeatmapView(QWidget* parent) : QCustomPlot(parent)
     axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup);
     m_colorScale->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup);
     // Set by updateAspectMargins.
-    plotLayout()->setAutoMargins(QCP::msNone);
-    plotLayout()->setMargins(QMargins());
+    m_body->setAutoMargins(QCP::msNone);
+    m_body->setMargins(QMargins());
 
     // Both are owned by the plot, their QObject parent.
     m_mapImage = new MapImage(this);
@@ -494,6 +506,7 @@ void HeatmapView::setAxisLabels(const QStringList& rowLabels, const QStringList&
 
 void HeatmapView::setTitle(const QString& title)
 {
+    m_titleText = title;
     m_title->setText(title);
     const bool shown = m_title->layout() != nullptr;
     if (!title.isEmpty() && !shown) {
@@ -509,7 +522,28 @@ void HeatmapView::setTitle(const QString& title)
 
 QString HeatmapView::title() const
 {
-    return m_title->text();
+    return m_titleText;
+}
+
+bool HeatmapView::fitTitle()
+{
+    if (m_titleText.isEmpty())
+        return false;
+    const double available = viewport().width() - 12.0;
+    QFont font = m_title->font();
+    font.setPointSizeF(kTitlePointSize);
+    QFontMetricsF metrics(font);
+    while (metrics.horizontalAdvance(m_titleText) > available &&
+           font.pointSizeF() > 0.75 * kTitlePointSize) {
+        font.setPointSizeF(font.pointSizeF() - 0.5);
+        metrics = QFontMetricsF(font);
+    }
+    const QString text = metrics.elidedText(m_titleText, Qt::ElideRight, available);
+    if (font == m_title->font() && text == m_title->text())
+        return false;
+    m_title->setFont(font);
+    m_title->setText(text);
+    return true;
 }
 
 void HeatmapView::setAxisTitles(const QString& x, const QString& y)
@@ -684,6 +718,8 @@ QImage HeatmapView::renderImage(double u0, double u1, double v0, double v1, QSiz
 void HeatmapView::updateLayout()
 {
     QCustomPlot::updateLayout();
+    if (fitTitle())
+        QCustomPlot::updateLayout();
     // Tick labels depend on the axis lengths, the axis lengths on the labels' margins and on the
     // aspect margins; one or two more layouts settle them, the bound is a guard.
     for (int pass = 0; pass < 3; ++pass) {
@@ -752,7 +788,7 @@ bool HeatmapView::updateTicks()
 bool HeatmapView::updateAspectMargins()
 {
     const QRect rect = axisRect()->rect();
-    const QMargins old = plotLayout()->margins();
+    const QMargins old = m_body->margins();
     QMargins margins;
     if (rect.width() > 0 && rect.height() > 0 && rowCount() > 0 && columnCount() > 0) {
         // The map's width : height, and the size the axis rect had without these margins.
@@ -770,7 +806,7 @@ bool HeatmapView::updateAspectMargins()
     }
     if (margins == old)
         return false;
-    plotLayout()->setMargins(margins);
+    m_body->setMargins(margins);
     return true;
 }
 

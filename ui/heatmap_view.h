@@ -165,6 +165,9 @@ private:
     // and the number of ticks of the colour scale for its length. Returns whether anything
     // changed.
     bool updateTicks();
+    // Fits the title to the width of the figure: a smaller font (down to 3/4 of its size), then
+    // elided, so a narrow view never cuts it at both ends. True when the title changed.
+    bool fitTitle();
 
     // Sets the outer margins of the plot layout that give the map square cells, as documented
     // at updateLayout. Returns whether they changed.
@@ -193,7 +196,9 @@ private:
     QStringList m_columnLabels;     // shortened; used when their count is columnCount()
     double m_columnLabelWidth = 0;  // widest column label in the tick label font, pixels
 
+    QCPLayoutGrid* m_body = nullptr;  // the map and its colour scale, below the title
     QCPTextElement* m_title = nullptr;
+    QString m_titleText;  // the whole title; m_title may show it smaller or elided to fit
     QCPColorScale* m_colorScale = nullptr;
     QSharedPointer<QCPAxisTickerText> m_xTicker;
     QSharedPointer<QCPAxisTickerText> m_yTicker;

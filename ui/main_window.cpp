@@ -22,11 +22,13 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -211,10 +213,8 @@ void MainWindow::buildViews()
     m_approxView = new HeatmapView;
     m_errorView = new HeatmapView;
     m_currentFigure = m_exactView;
-    auto* heatmaps = new QSplitter(Qt::Horizontal);
     for (HeatmapView* view : {m_exactView, m_approxView, m_errorView}) {
-        view->setMinimumSize(240, 240);
-        heatmaps->addWidget(view);
+        view->setMinimumSize(200, 200);
         connect(view, &HeatmapView::cellHovered, this, [this, view](int row, int col) {
             if (row >= 0)
                 m_currentFigure = view;
@@ -232,6 +232,10 @@ void MainWindow::buildViews()
         m_currentFigure = m_imageView;
         selectQuery(patch);
     });
+    // An explicit minimum: QCustomPlot's own hint follows its layout's content (a legend, long
+    // labels) and would take the grid's width from the maps.
+    m_rowView->setMinimumSize(200, 200);
+    m_imageView->setMinimumSize(200, 200);
     m_bottomTabs = new QTabWidget;
     m_bottomTabs->addTab(m_rowView, tr("Query row"));
     m_bottomTabs->addTab(m_imageView, tr("Image"));
@@ -255,49 +259,51 @@ void MainWindow::buildViews()
     m_rowView->setObjectName(QStringLiteral("rowView"));
     m_imageView->setObjectName(QStringLiteral("imageView"));
 
+    // Two by two: exact and approximate attention side by side on top, the error and the
+    // selected query's rows (or the image) below. Square maps use the height this way.
+    auto* grid = new QGridLayout;
+    grid->addWidget(m_exactView, 0, 0);
+    grid->addWidget(m_approxView, 0, 1);
+    grid->addWidget(m_errorView, 1, 0);
+    grid->addWidget(m_bottomTabs, 1, 1);
+    for (int i = 0; i < 2; ++i) {
+        grid->setRowStretch(i, 1);
+        grid->setColumnStretch(i, 1);
+    }
+
     auto* central = new QWidget;
     auto* layout = new QVBoxLayout(central);
     layout->addLayout(errorRow);
     layout->addLayout(viewBar);
-    layout->addWidget(heatmaps, 1);
+    layout->addLayout(grid, 1);
     setCentralWidget(central);
 }
 
 void MainWindow::buildDocks()
 {
-    // The controls on the left, the full height of the window; the heatmaps get the whole width
-    // beside them, and the query's rows and the metrics sit below the heatmaps.
-    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
-    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    // The controls on the left, the metrics on the right, the figures between them.
     const auto addDock = [this](QWidget* panel, const QString& title, const QString& name,
-                                Qt::DockWidgetArea area, bool scrolls) {
+                                Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
-        if (scrolls) {
-            auto* scroll = new QScrollArea;
-            scroll->setWidget(panel);
-            scroll->setWidgetResizable(true);
-            scroll->setFrameShape(QFrame::NoFrame);
-            dock->setWidget(scroll);
-        } else {
-            dock->setWidget(panel);
-        }
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(panel);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        // At least as wide as the panel's layout needs: nothing is cut off at the right.
+        scroll->setMinimumWidth(panel->minimumSizeHint().width() +
+                                scroll->verticalScrollBar()->sizeHint().width());
+        dock->setWidget(scroll);
         addDockWidget(area, dock);
-        return dock;
     };
     m_inputPanel = new InputPanel;
     m_methodPanel = new MethodPanel;
     m_metricsPanel = new MetricsPanel;
     m_metricsPanel->setObjectName(QStringLiteral("metricsPanel"));
-    addDock(m_inputPanel, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea, true);
-    addDock(m_methodPanel, tr("Method"), QStringLiteral("methodDock"), Qt::LeftDockWidgetArea,
-            true);
-    QDockWidget* query = addDock(m_bottomTabs, tr("Query"), QStringLiteral("queryDock"),
-                                 Qt::BottomDockWidgetArea, false);
-    QDockWidget* metrics = addDock(m_metricsPanel, tr("Metrics"), QStringLiteral("metricsDock"),
-                                   Qt::BottomDockWidgetArea, true);
-    splitDockWidget(query, metrics, Qt::Horizontal);
-    resizeDocks({query, metrics}, {3, 1}, Qt::Horizontal);
+    addDock(m_inputPanel, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea);
+    addDock(m_methodPanel, tr("Method"), QStringLiteral("methodDock"), Qt::LeftDockWidgetArea);
+    addDock(m_metricsPanel, tr("Metrics"), QStringLiteral("metricsDock"), Qt::RightDockWidgetArea);
     connect(m_inputPanel, &InputPanel::edited, this,
             [this](const ExperimentSpec& spec, const QString& description) {
                 setSpec(spec, description);
@@ -411,10 +417,12 @@ void MainWindow::showResult()
         m_sharedScale->setChecked(settings.sharedScale);
         m_colorMap->setCurrentIndex(int(settings.colorMap));
     }
+    // The Image tab shows image input; it comes to the front when an image first arrives.
     const bool image = result.gridRows > 0;
+    const bool imageBefore = m_bottomTabs->isTabEnabled(1);
     m_bottomTabs->setTabEnabled(1, image);
-    if (!image && m_bottomTabs->currentIndex() == 1)
-        m_bottomTabs->setCurrentIndex(0);
+    if (image != imageBefore)
+        m_bottomTabs->setCurrentIndex(image ? 1 : 0);
     refreshViews();
     m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
                                .arg(result.labels.size())

@@ -96,13 +96,13 @@ RowComparisonView::RowComparisonView(QWidget* parent)
         return bars;
     };
     m_exactBars = makeBars(QStringLiteral("exact P"), kExactColor);
-    m_approxBars = makeBars(QStringLiteral("approximation P^"), kApproxColor);
+    m_approxBars = makeBars(QStringLiteral("approximation P\u0302"), kApproxColor);
 
     // Long rows: step lines, the exact one drawn over the approximation. Pens 1 px wide and no
     // fill keep a replot of 2000 keys near 10 ms (a 1.5 px pen or a fill under the steps costs
     // about 400 ms in the raster engine).
     m_approxGraph = addGraph();
-    m_approxGraph->setName(QStringLiteral("approximation P^"));
+    m_approxGraph->setName(QStringLiteral("approximation P\u0302"));
     m_approxGraph->setLineStyle(QCPGraph::lsStepCenter);
     m_approxGraph->setPen(QPen(kApproxColor, 1));
     m_exactGraph = addGraph();
