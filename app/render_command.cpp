@@ -153,12 +153,13 @@ int runRenderCommand(const QStringList& arguments)
     options.budget = budget;
     options.kernels = false;
     options.features = false;
-    const ExperimentResult result = compute(spec, input, options);
+    const auto shared = std::make_shared<const ExperimentResult>(compute(spec, input, options));
+    const ExperimentResult& result = *shared;
 
     ui::HeatmapView exact, approx, error;
     for (ui::HeatmapView* view : {&exact, &approx, &error})
         view->resize(size);
-    ui::showAttention(exact, approx, error, result, settings);
+    ui::showAttention(exact, approx, error, shared, settings);
     std::vector<std::pair<QString, QCustomPlot*>> figures = {
         {QStringLiteral("attention_exact"), &exact},
         {QStringLiteral("attention_approx"), &approx},

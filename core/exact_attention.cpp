@@ -40,14 +40,24 @@ void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bo
     p.noalias() = (q.middleRows(begin, rows) * T(scale)) * k.transpose();
     if (causal)
         maskFutureKeys(p, begin, 0, minusInfinity<T>());
-    if (kernel) {
-        *kernel = p.template cast<double>().array().exp();
-        if (causal)
-            maskFutureKeys(*kernel, begin, 0, 0.0);
-    }
-    expShiftedRows(p, Vector<T>(p.rowwise().maxCoeff()));
+    const Vector<T> rowMax = p.rowwise().maxCoeff();
+    expShiftedRows(p, rowMax);
     if (causal)
         maskFutureKeys(p, begin, 0, T(0));
+    if (kernel) {
+        // A_ij = exp(s q_i.k_j - M_i) exp(M_i): a row scaling instead of L^2 exponentials in
+        // double. Where exp(M_i) itself overflows, entry by entry, exp(M_i + log E_ij).
+        *kernel = p.template cast<double>();
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const double shift = double(rowMax[r]);
+            const double factor = std::exp(shift);
+            if (std::isfinite(factor))
+                kernel->row(r) *= factor;
+            else
+                for (double& value : kernel->row(r))
+                    value = value == 0.0 ? 0.0 : std::exp(shift + std::log(value));
+        }
+    }
     const Vector<T> rowSum = p.rowwise().sum();
     p = rowSum.cwiseInverse().asDiagonal() * p;
 }

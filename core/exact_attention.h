@@ -11,7 +11,8 @@ namespace attnlab {
 // Rows [begin, begin + p.rows()) of P, computed stably: with M_i the largest unmasked s q_i.k_j,
 // P_ij = exp(s q_i.k_j - M_i) / sum_j exp(s q_i.k_j - M_i); masked entries are exactly 0.
 // When kernel is not null it is resized to p's shape and receives A_ij = exp(s q_i.k_j) in double
-// (0 where masked; inf where it exceeds the double range).
+// (0 where masked; inf where it exceeds the double range), formed from the exponentials of P
+// before normalisation, so to the precision P is computed in.
 template <typename T>
 void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
                         Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel = nullptr);

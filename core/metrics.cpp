@@ -45,40 +45,38 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal, const
 {
     m_haveAttention = true;
     const double largestFinite = double(std::numeric_limits<T>::max());
+    // Row by row, as vectorised array expressions over the unmasked entries of the row (a row
+    // stays in the L1 cache across the few passes).
+    Eigen::ArrayXd exact(p.cols()), approx(p.cols()), error(p.cols());
     for (Eigen::Index r = 0; r < p.rows(); ++r) {
         const Eigen::Index visible = causal ? std::min(p.cols(), begin + r + 1) : p.cols();
-        double rowAbs = 0;
-        double rowKl = 0;
-        for (Eigen::Index j = 0; j < visible; ++j) {
-            const double exact = p(r, j);
-            const double approx = pApprox(r, j);
-            const double error = std::abs(approx - exact);
-            m_maxAbs = std::max(m_maxAbs, error);
-            rowAbs += error;
-            m_sumSquaredError += error * error;
-            m_sumSquaredExact += exact * exact;
-            if (exact > 0) {
-                if (approx > 0)
-                    rowKl += exact * std::log(exact / approx);
-                else
-                    m_klDefined = false;
-            }
-        }
+        auto e = exact.head(visible);
+        auto a = approx.head(visible);
+        auto err = error.head(visible);
+        e = p.row(r).head(visible).template cast<double>().transpose().array();
+        a = pApprox.row(r).head(visible).template cast<double>().transpose().array();
+        err = (a - e).abs();
+        const double rowAbs = err.sum();
+        m_maxAbs = std::max(m_maxAbs, err.maxCoeff());
         m_sumAbs += rowAbs;
         m_sumTotalVariation += rowAbs / 2;
-        m_sumKl += rowKl;
+        m_sumSquaredError += err.square().sum();
+        m_sumSquaredExact += e.square().sum();
+        if (m_klDefined) {
+            if (((e > 0) && (a <= 0)).any())
+                m_klDefined = false;
+            else  // P_ij = 0 adds 0: P_ij log(max(P_ij, tiny) / P^_ij) is 0 there, not NaN
+                m_sumKl += (e * (e.max(std::numeric_limits<double>::min()) / a).log()).sum();
+        }
         m_entries += visible;
         ++m_rows;
         if (kernel && kernelApprox) {
             m_haveKernel = true;
-            for (Eigen::Index j = 0; j < visible; ++j) {
-                const double a = (*kernel)(r, j);
-                const double aApprox = (*kernelApprox)(r, j);
-                if (!(std::abs(a) <= largestFinite) || !(std::abs(aApprox) <= largestFinite))
-                    ++m_kernelOverflow;
-                const double error = aApprox - a;
-                m_kernelSumSquaredError += error * error;
-            }
+            const auto k = kernel->row(r).head(visible).array();
+            const auto kApprox = kernelApprox->row(r).head(visible).array();
+            m_kernelOverflow += qint64(
+                (!((k.abs() <= largestFinite) && (kApprox.abs() <= largestFinite))).count());
+            m_kernelSumSquaredError += (kApprox - k).square().sum();
             m_kernelEntries += visible;
         }
     }

@@ -66,8 +66,10 @@ QString approximationTitle(const ExperimentSpec& spec)
 }
 
 void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
-                   const ExperimentResult& result, const ViewSettings& settings)
+                   const std::shared_ptr<const ExperimentResult>& shared,
+                   const ViewSettings& settings)
 {
+    const ExperimentResult& result = *shared;
     const HeadResult& head = headOf(result, settings);
     const QString suffix = headSuffix(result, settings);
     const QString axis = result.gridRows > 0 ? QStringLiteral("patch") : QStringLiteral("token");
@@ -76,9 +78,10 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
         view->setAxisLabels(result.labels, result.labels);
         view->setAxisTitles(QStringLiteral("key %1").arg(axis), QStringLiteral("query %1").arg(axis));
     }
-    exact.setMatrix(head.attentionExact);
+    // Aliasing shared pointers: they keep the result alive and point into it.
+    exact.setMatrix(std::shared_ptr<const MatrixD>(shared, &head.attentionExact));
     exact.setTitle(QStringLiteral("Exact softmax attention P") + suffix);
-    approx.setMatrix(head.attentionApprox);
+    approx.setMatrix(std::shared_ptr<const MatrixD>(shared, &head.attentionApprox));
     approx.setTitle(approximationTitle(result.spec) + QStringLiteral(": P\u0302") + suffix);
     for (HeatmapView* view : {&exact, &approx}) {
         view->setColorMap(settings.colorMap);

@@ -7,6 +7,8 @@
 #include <QImage>
 #include <QJsonObject>
 
+#include <memory>
+
 namespace attnlab::ui {
 
 class HeatmapView;
@@ -33,8 +35,10 @@ QString approximationTitle(const ExperimentSpec& spec);
 
 // Fills the three heatmaps of the window (and of `attention-lab render`) from a result: exact P,
 // approximate P^ and the error map, with their titles, token (or patch) labels and colour scales.
+// The views share the result's matrices (no copies).
 void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
-                   const ExperimentResult& result, const ViewSettings& settings);
+                   const std::shared_ptr<const ExperimentResult>& result,
+                   const ViewSettings& settings);
 
 // The exact and approximate rows of the selected query, as bars over the keys (cleared when no
 // query is selected).

@@ -362,7 +362,8 @@ void HeatmapView::CellMarks::draw(QCPPainter* painter)
     }
 }
 
-HeatmapView::HeatmapView(QWidget* parent) : QCustomPlot(parent)
+HeatmapView::HeatmapView(QWidget* parent)
+    : QCustomPlot(parent), m_matrix(std::make_shared<const MatrixD>())
 {
     setBackground(Qt::white);
     setMouseTracking(true);
@@ -450,14 +451,18 @@ HeatmapView::HeatmapView(QWidget* parent) : QCustomPlot(parent)
 
 void HeatmapView::setMatrix(const MatrixD& matrix)
 {
-    const bool sizeChanged = matrix.rows() != m_matrix.rows() || matrix.cols() != m_matrix.cols();
-    m_matrix = matrix;
-    matrixChanged(sizeChanged);
+    setMatrix(std::make_shared<const MatrixD>(matrix));
 }
 
 void HeatmapView::setMatrix(MatrixD&& matrix)
 {
-    const bool sizeChanged = matrix.rows() != m_matrix.rows() || matrix.cols() != m_matrix.cols();
+    setMatrix(std::make_shared<const MatrixD>(std::move(matrix)));
+}
+
+void HeatmapView::setMatrix(std::shared_ptr<const MatrixD> matrix)
+{
+    const bool sizeChanged =
+        matrix->rows() != m_matrix->rows() || matrix->cols() != m_matrix->cols();
     m_matrix = std::move(matrix);
     matrixChanged(sizeChanged);
 }
@@ -479,16 +484,16 @@ void HeatmapView::matrixChanged(bool sizeChanged)
 void HeatmapView::buildPyramid()
 {
     std::size_t levels = 0;
-    for (Eigen::Index rows = m_matrix.rows(), cols = m_matrix.cols();
+    for (Eigen::Index rows = m_matrix->rows(), cols = m_matrix->cols();
          std::max(rows, cols) > kCoarsestLevelSide; rows = (rows + 1) / 2, cols = (cols + 1) / 2)
         ++levels;
     m_coarser.resize(levels);  // kept levels keep their memory when the size is unchanged
     Bounds bounds;
     if (levels > 0)
-        bounds = reduceTwoByTwo(m_matrix, m_coarser[0]);
-    else if (m_matrix.size() > 0)
-        bounds.include(m_matrix.minCoeff<Eigen::PropagateNumbers>(),
-                       m_matrix.maxCoeff<Eigen::PropagateNumbers>());
+        bounds = reduceTwoByTwo(*m_matrix, m_coarser[0]);
+    else if (m_matrix->size() > 0)
+        bounds.include(m_matrix->minCoeff<Eigen::PropagateNumbers>(),
+                       m_matrix->maxCoeff<Eigen::PropagateNumbers>());
     for (std::size_t level = 1; level < levels; ++level)
         reduceTwoByTwo(m_coarser[level - 1], m_coarser[level]);
     m_hasValues = bounds.lower <= bounds.upper;
@@ -644,17 +649,17 @@ void HeatmapView::replotOverlay()
 
 double HeatmapView::value(int row, int col) const
 {
-    return m_matrix(row, col);
+    return (*m_matrix)(row, col);
 }
 
 int HeatmapView::rowCount() const
 {
-    return int(m_matrix.rows());
+    return int(m_matrix->rows());
 }
 
 int HeatmapView::columnCount() const
 {
-    return int(m_matrix.cols());
+    return int(m_matrix->cols());
 }
 
 QPoint HeatmapView::cellCenter(int row, int col) const
@@ -679,7 +684,7 @@ QImage HeatmapView::renderImage(double u0, double u1, double v0, double v1, QSiz
     int level = 0;
     while (level < int(m_coarser.size()) && double(2 << level) <= cellsPerPixel)
         ++level;
-    const MatrixD& source = level == 0 ? m_matrix : m_coarser[level - 1];
+    const MatrixD& source = level == 0 ? *m_matrix : m_coarser[level - 1];
 
     std::vector<int> firstCol, lastCol, firstRow, lastRow;
     pixelSpans(u0, u1, width, columnCount(), level, firstCol, lastCol);

@@ -7,6 +7,8 @@
 #include <QStringList>
 #include <qcustomplot.h>
 
+#include <memory>
+
 #include <vector>
 
 namespace attnlab::ui {
@@ -43,6 +45,8 @@ public:
     void setMatrix(const MatrixD& matrix);
     // The same, taking the matrix over instead of copying it.
     void setMatrix(MatrixD&& matrix);
+    // The same, sharing a matrix someone else keeps (no copy: a result's P at L = 4096 is 128 MiB).
+    void setMatrix(std::shared_ptr<const MatrixD> matrix);
 
     // Token labels for the rows (y axis) and the columns (x axis), shown where they fit: all of
     // them when the cells leave room at a readable size, otherwise every k-th (k = 1, 2, 5, 10, 20,
@@ -182,7 +186,7 @@ private:
     // Sets the buffers' device pixel ratio to the widget's (after a move to another screen).
     void syncDevicePixelRatio();
 
-    MatrixD m_matrix;
+    std::shared_ptr<const MatrixD> m_matrix;  // never null
     std::vector<MatrixD> m_coarser;  // m_coarser[l - 1]: pyramid level l (2^l x 2^l cells)
     QCPRange m_minMax{0.0, 1.0};     // min and max of m_matrix, NaN ignored
     bool m_hasValues = false;        // m_matrix has a non-NaN entry

@@ -438,7 +438,7 @@ void MainWindow::refreshViews()
     if (!computation.result)
         return;
     const ExperimentResult& result = *computation.result;
-    showAttention(*m_exactView, *m_approxView, *m_errorView, result, m_view);
+    showAttention(*m_exactView, *m_approxView, *m_errorView, computation.result, m_view);
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
     m_metricsPanel->setResult(result, m_view.head);

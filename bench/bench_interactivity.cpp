@@ -1,0 +1,116 @@
+// Interactivity benchmark: the time from a parameter change in the window to the three heatmaps
+// repainted with the new result, at L = 128, 512 and 4096 (random input, d = 64, FAVOR+ with
+// m = 64, float), median, min and max over the repetitions. The change redraws W (a new seed):
+// the input is reused, everything after it is recomputed and redrawn, as when a user drags a
+// control. Runs offscreen; the window is 1600 x 1000.
+//
+//     ./build/bench/bench_interactivity [repetitions]
+
+#include "experiment_controller.h"
+#include "heatmap_view.h"
+#include "main_window.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QStandardPaths>
+#include <QTextStream>
+#include <QTimer>
+
+#include <algorithm>
+#include <set>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+
+namespace {
+
+// Counts the paint events of the three heatmaps after arm(): done once each has painted.
+class RepaintWatch : public QObject {
+public:
+    explicit RepaintWatch(const std::vector<QWidget*>& views) : m_views(views)
+    {
+        for (QWidget* view : views)
+            view->installEventFilter(this);
+    }
+
+    void arm(QEventLoop* loop)
+    {
+        m_painted.clear();
+        m_loop = loop;
+    }
+
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (m_loop && event->type() == QEvent::Paint && m_armedForPaint) {
+            m_painted.insert(watched);
+            if (m_painted.size() == m_views.size()) {
+                m_loop->quit();
+                m_loop = nullptr;
+            }
+        }
+        return false;
+    }
+
+    // Paints before the new result arrived do not count.
+    void setArmedForPaint(bool armed) { m_armedForPaint = armed; }
+
+private:
+    std::vector<QWidget*> m_views;
+    std::set<QObject*> m_painted;
+    QEventLoop* m_loop = nullptr;
+    bool m_armedForPaint = false;
+};
+
+}  // namespace
+
+int main(int argc, char* argv[])
+{
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QStandardPaths::setTestModeEnabled(true);
+    const int repetitions = argc > 1 ? std::max(3, std::atoi(argv[1])) : 20;
+
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1600, 1000);
+    window.show();
+    RepaintWatch watch({window.exactView(), window.approxView(), window.errorView()});
+    QObject::connect(&window, &MainWindow::resultShown, &watch,
+                     [&watch] { watch.setArmedForPaint(true); });
+
+    // Shows spec and returns the milliseconds until all three heatmaps have repainted it.
+    const auto showAndTime = [&](const ExperimentSpec& spec) {
+        QEventLoop loop;
+        watch.arm(&loop);
+        watch.setArmedForPaint(false);
+        QElapsedTimer timer;
+        timer.start();
+        window.setSpec(spec);
+        QTimer::singleShot(120'000, &loop, &QEventLoop::quit);
+        loop.exec();
+        return timer.nsecsElapsed() * 1e-6;
+    };
+
+    QTextStream out(stdout);
+    out << "L      median ms   min ms   max ms   (change -> repainted heatmaps, " << repetitions
+        << " changes)\n";
+    for (const int length : {128, 512, 4096}) {
+        ExperimentSpec spec;
+        spec.input.kind = InputKind::Random;
+        spec.input.length = length;
+        showAndTime(spec);  // the input is built once; the changes below reuse it
+        std::vector<double> times;
+        for (int i = 0; i < repetitions; ++i) {
+            spec.featureMap.seed = std::uint64_t(i + 1);
+            times.push_back(showAndTime(spec));
+        }
+        std::sort(times.begin(), times.end());
+        out << QStringLiteral("%1 %2 %3 %4\n")
+                   .arg(length, -6)
+                   .arg(times[times.size() / 2], 11, 'f', 1)
+                   .arg(times.front(), 8, 'f', 1)
+                   .arg(times.back(), 8, 'f', 1);
+        out.flush();
+    }
+    return 0;
+}
