@@ -66,6 +66,10 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
     // Let the queued replots and layouts run before the window is grabbed.
     QApplication::processEvents();
     QApplication::processEvents();
+    if (window.size() != size)
+        err << "attention-lab --screenshot: the window cannot be " << size.width() << "x"
+            << size.height() << "; the screenshot is " << window.width() << "x"
+            << window.height() << '\n';
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly) || !window.grab().save(&file, "PNG") || !file.commit()) {
         err << "attention-lab --screenshot: " << path << ": cannot write the screenshot: "

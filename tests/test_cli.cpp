@@ -8,11 +8,13 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -236,6 +238,13 @@ private slots:
 
     void extremeNormsGiveNoSilentNaN_data();
     void extremeNormsGiveNoSilentNaN();
+
+    void renderWritesEveryFigureInEveryFormat();
+    void renderDrawsImageOverlayAndQueryRow();
+    void renderRefusesBadArguments_data();
+    void renderRefusesBadArguments();
+    void screenshotSavesTheWindow();
+    void screenshotOfABadSessionExitsTwo();
 
 private:
     // A new empty folder inside the temporary folder.
@@ -1247,6 +1256,94 @@ void TestCli::extremeNormsGiveNoSilentNaN()
     for (Eigen::Index i = 0; i < p.rows(); ++i)
         QVERIFY(std::abs(p.row(i).sum() - 1) <= 1e-5);
     QVERIFY2(o.allFinite(), "output_exact.npy holds NaN or inf");
+}
+
+// ---------------------------------------------------------------------------------------------
+// render and --screenshot
+
+// Property: `render` writes the exact, approximate and error heatmaps in each format asked for:
+// PNGs at twice --size, valid SVG (with the title as text) and PDF.
+void TestCli::renderWritesEveryFigureInEveryFormat()
+{
+    const QString out = newFolder(QStringLiteral("render"));
+    const Run run = runApp({"render", "--out", out, "--format", "png,svg,pdf", "--size",
+                            "500x400"});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    for (const QString name : {"attention_exact", "attention_approx", "attention_error"}) {
+        const QImage png(out + "/" + name + ".png");
+        QVERIFY2(!png.isNull(), qPrintable(name));
+        QCOMPARE(png.size(), QSize(1000, 800));
+        QSvgRenderer svg(out + "/" + name + ".svg");
+        QVERIFY2(svg.isValid(), qPrintable(name));
+        const QByteArray pdf = readBytes(out + "/" + name + ".pdf");
+        QVERIFY(pdf.startsWith("%PDF-") && pdf.trimmed().endsWith("%%EOF"));
+    }
+    QVERIFY(readBytes(out + "/attention_exact.svg").contains("Exact softmax attention P"));
+    // Only the figures: no staging folder is left behind.
+    QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).size(),
+             9);
+}
+
+// Property: image input adds the overlay of the chosen patch; --query adds the row figure.
+void TestCli::renderDrawsImageOverlayAndQueryRow()
+{
+    const QString out = newFolder(QStringLiteral("render-image"));
+    const QString image = m_dir.filePath(QStringLiteral("render.png"));
+    writeBytes(image, pngImage(96, 64, noisePixel));
+    const Run run = runApp({"render", "--image", image, "--out", out, "--query", "5"});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    for (const QString name : {"attention_exact", "attention_approx", "attention_error",
+                               "query_row", "image_overlay"})
+        QVERIFY2(!QImage(out + "/" + name + ".png").isNull(), qPrintable(name));
+}
+
+void TestCli::renderRefusesBadArguments_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("named");
+    QTest::newRow("format") << QStringList{"--format", "bmp"} << "--format";
+    QTest::newRow("size") << QStringList{"--size", "big"} << "--size";
+    QTest::newRow("query out of range") << QStringList{"--query", "9999"} << "--query";
+    QTest::newRow("head out of range") << QStringList{"--head", "3"} << "--head";
+    QTest::newRow("error kind") << QStringList{"--error", "squared"} << "--error";
+    QTest::newRow("colours") << QStringList{"--colors", "jet"} << "--colors";
+    QTest::newRow("exact method") << QStringList{"--method", "exact"} << "--method";
+}
+
+// Property: bad render arguments exit 2 with a message naming the option, and write nothing.
+void TestCli::renderRefusesBadArguments()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, named);
+    const QString out = m_dir.filePath(QStringLiteral("render-bad-%1").arg(m_folders++));
+    const Run run = runApp(QStringList{"render", "--out", out} + arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(out));
+}
+
+// Property: --screenshot opens the window offscreen, waits for the default example and saves the
+// whole window at the size asked for.
+void TestCli::screenshotSavesTheWindow()
+{
+    const QString path = m_dir.filePath(QStringLiteral("window.png"));
+    const Run run = runApp({"--screenshot", path, "--size", "1400x900"});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QImage image(path);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(1400, 900));
+}
+
+// Property: a session that cannot be read ends the screenshot with exit 2, naming the file.
+void TestCli::screenshotOfABadSessionExitsTwo()
+{
+    const QString session = m_dir.filePath(QStringLiteral("broken.attnlab"));
+    writeBytes(session, "{ not json");
+    const QString path = m_dir.filePath(QStringLiteral("never.png"));
+    const Run run = runApp({"--session", session, "--screenshot", path});
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(QString::fromUtf8(run.err).contains(session), qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(path));
 }
 
 QTEST_GUILESS_MAIN(TestCli)
