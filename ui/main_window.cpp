@@ -236,17 +236,6 @@ void MainWindow::buildViews()
     // labels) and would take the grid's width from the maps.
     m_rowView->setMinimumSize(200, 200);
     m_imageView->setMinimumSize(200, 200);
-    m_bottomTabs = new QTabWidget;
-    m_bottomTabs->addTab(m_rowView, tr("Query row"));
-    m_bottomTabs->addTab(m_imageView, tr("Image"));
-    m_bottomTabs->setTabToolTip(0, tr("The exact and approximate attention of the selected "
-                                      "query over the keys."));
-    m_bottomTabs->setTabToolTip(1, tr("Image input: the selected patch's attention drawn over "
-                                      "the image."));
-    connect(m_bottomTabs, &QTabWidget::currentChanged, this, [this](int index) {
-        m_currentFigure = index == 0 ? static_cast<QCustomPlot*>(m_rowView) : m_imageView;
-    });
-
     // Object names: for tests and accessibility tools.
     m_errorBar->setObjectName(QStringLiteral("errorBar"));
     m_head->setObjectName(QStringLiteral("viewHead"));
@@ -259,23 +248,41 @@ void MainWindow::buildViews()
     m_rowView->setObjectName(QStringLiteral("rowView"));
     m_imageView->setObjectName(QStringLiteral("imageView"));
 
-    // Two by two: exact and approximate attention side by side on top, the error and the
-    // selected query's rows (or the image) below. Square maps use the height this way.
-    auto* grid = new QGridLayout;
+    // The matrices two by two: exact and approximate attention side by side on top, the error
+    // and the selected query's rows below. Square maps use the height this way.
+    auto* matrices = new QWidget;
+    auto* grid = new QGridLayout(matrices);
+    grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(m_exactView, 0, 0);
     grid->addWidget(m_approxView, 0, 1);
     grid->addWidget(m_errorView, 1, 0);
-    grid->addWidget(m_bottomTabs, 1, 1);
+    grid->addWidget(m_rowView, 1, 1);
     for (int i = 0; i < 2; ++i) {
         grid->setRowStretch(i, 1);
         grid->setColumnStretch(i, 1);
     }
+    // Image input gets a second page: the selected patch's attention over the whole image, as
+    // large as the window allows.
+    m_pages = new QTabWidget;
+    m_pages->setObjectName(QStringLiteral("pages"));
+    m_pages->addTab(matrices, tr("Attention matrices"));
+    m_pages->addTab(m_imageView, tr("Attention over the image"));
+    m_pages->setTabToolTip(0, tr("Exact P, its approximation, the error, and the selected "
+                                 "query's rows."));
+    m_pages->setTabToolTip(1, tr("Image input: the selected patch's exact and approximate "
+                                 "attention, and the error, drawn over the image. Click a patch "
+                                 "to select it."));
+    m_pages->setTabEnabled(1, false);  // until an image result arrives
+    connect(m_pages, &QTabWidget::currentChanged, this, [this](int page) {
+        if (page == 1)
+            m_currentFigure = m_imageView;
+    });
 
     auto* central = new QWidget;
     auto* layout = new QVBoxLayout(central);
     layout->addLayout(errorRow);
     layout->addLayout(viewBar);
-    layout->addLayout(grid, 1);
+    layout->addWidget(m_pages, 1);
     setCentralWidget(central);
 }
 
@@ -417,12 +424,12 @@ void MainWindow::showResult()
         m_sharedScale->setChecked(settings.sharedScale);
         m_colorMap->setCurrentIndex(int(settings.colorMap));
     }
-    // The Image tab shows image input; it comes to the front when an image first arrives.
+    // The image page shows image input; it comes to the front when an image first arrives.
     const bool image = result.gridRows > 0;
-    const bool imageBefore = m_bottomTabs->isTabEnabled(1);
-    m_bottomTabs->setTabEnabled(1, image);
+    const bool imageBefore = m_pages->isTabEnabled(1);
+    m_pages->setTabEnabled(1, image);
     if (image != imageBefore)
-        m_bottomTabs->setCurrentIndex(image ? 1 : 0);
+        m_pages->setCurrentIndex(image ? 1 : 0);
     refreshViews();
     m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
                                .arg(result.labels.size())
@@ -476,8 +483,6 @@ void MainWindow::selectQuery(int query)
         view->setSelectedRow(query);
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
-    if (result.gridRows == 0)
-        m_bottomTabs->setCurrentIndex(0);
 }
 
 void MainWindow::hoverCell(int row, int col)

@@ -112,7 +112,7 @@ private:
     HeatmapView* m_exactView;
     HeatmapView* m_approxView;
     HeatmapView* m_errorView;
-    QTabWidget* m_bottomTabs;
+    QTabWidget* m_pages;  // the matrices; the image (for image input)
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
     QCustomPlot* m_currentFigure;
