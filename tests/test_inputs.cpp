@@ -26,18 +26,6 @@ using namespace attnlab::test;
 
 namespace {
 
-// The message of the E that `action` throws; empty when it throws nothing (or something else,
-// which then propagates and fails the test).
-template <typename E>
-QString thrownMessage(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const E& error) {
-        return error.message();
-    }
-    return {};
-}
 
 // True when a and b have the same shape and the same bits.
 bool sameBits(const MatrixD& a, const MatrixD& b)

@@ -28,17 +28,6 @@ namespace {
 
 const QString kFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/npy");
 
-// The message of the E that `action` throws; empty when it throws nothing.
-template <typename E>
-QString thrownMessage(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const E& error) {
-        return error.message();
-    }
-    return {};
-}
 
 // The values f(0), ..., f(count - 1): element p of an array in C order.
 std::vector<double> valuesOf(qint64 count, const std::function<double(qint64)>& f)

@@ -32,17 +32,6 @@ QString fixture(const QString& name)
     return kFixtures + QLatin1Char('/') + name;
 }
 
-// The message of the E that `action` throws; empty when it throws nothing.
-template <typename E>
-QString thrownMessage(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const E& error) {
-        return error.message();
-    }
-    return {};
-}
 
 QJsonObject parsedObject(const QByteArray& bytes)
 {

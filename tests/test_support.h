@@ -13,6 +13,19 @@
 
 namespace attnlab::test {
 
+// The message of the E that `action` throws; empty when it throws nothing (anything else
+// propagates and fails the test).
+template <typename E>
+QString thrownMessage(const std::function<void()>& action)
+{
+    try {
+        action();
+    } catch (const E& error) {
+        return error.message();
+    }
+    return {};
+}
+
 // Writes bytes to path, or stops the test program.
 inline void writeBytes(const QString& path, const QByteArray& bytes)
 {

@@ -1,5 +1,7 @@
 #include "heatmap_view.h"
 
+#include "plot_style.h"
+
 #include "parallel.h"
 
 #include <QFontInfo>
@@ -117,17 +119,6 @@ QCPRange clampedRange(const QCPRange& range, int cells)
     const double size = std::clamp(range.size(), std::min(full, kMinVisibleCells), full);
     const double lower = std::clamp(range.center() - size / 2, -0.5, full - 0.5 - size);
     return QCPRange(lower, lower + size);
-}
-
-// The smallest label step in 1, 2, 5, 10, 20, 50, ... that puts labels at least `needed`
-// pixels apart when one cell is `pixelsPerCell` pixels.
-int labelStep(double pixelsPerCell, double needed)
-{
-    for (int step = 1; step < 100'000'000; step *= 10)
-        for (int multiple : {1, 2, 5})
-            if (multiple * step * pixelsPerCell >= needed)
-                return multiple * step;
-    return 100'000'000;
 }
 
 // Tick labels at the cells 0, step, 2 step, ... inside `range`: labels[i] when labels has one
@@ -755,11 +746,11 @@ bool HeatmapView::updateTicks()
         namedColumns ? m_columnLabelWidth
                      : metrics.horizontalAdvance(QString::number(std::max(cols - 1, 0)));
     const bool sideBySide = !namedColumns || widestColumn + gap <= pixelsPerColumn;
-    const int xStep = labelStep(pixelsPerColumn, sideBySide ? widestColumn + gap : lineSpacing);
+    const int xStep = niceStep((sideBySide ? widestColumn + gap : lineSpacing) / pixelsPerColumn);
     const double rotation = sideBySide ? 0.0 : -90.0;
 
     const double pixelsPerRow = rect.height() / yAxis->range().size();
-    const int yStep = labelStep(pixelsPerRow, lineSpacing);
+    const int yStep = niceStep(lineSpacing / pixelsPerRow);
 
     bool changed = false;
     const QMap<double, QString> xTicks = tickLabels(xAxis->range(), cols, xStep, m_columnLabels);

@@ -1,5 +1,7 @@
 #include "image_overlay_view.h"
 
+#include "plot_style.h"
+
 #include "color_maps.h"
 
 #include <QToolTip>
@@ -66,13 +68,6 @@ QCPItemRect* patchRect(QCustomPlot* plot, QCPAxisRect* axisRect, const QPen& pen
     return rect;
 }
 
-QFont sizedFont(const QFont& base, double points, bool bold = false)
-{
-    QFont font = base;
-    font.setPointSizeF(points);
-    font.setBold(bold);
-    return font;
-}
 
 }  // namespace
 

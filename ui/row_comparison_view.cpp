@@ -1,5 +1,7 @@
 #include "row_comparison_view.h"
 
+#include "plot_style.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,28 +16,6 @@ const QColor kApproxColor(0xe6, 0x8a, 0x00);
 
 constexpr double kLabelAngle = -45.0;  // degrees; the label's right end sits under its key
 constexpr int kMaxLabelCharacters = 14;
-
-// The smallest of 1, 2, 5, 10, 20, 50, ... that is at least minimum.
-int niceStride(double minimum)
-{
-    int stride = 1;
-    for (int decade = 1;; decade *= 10) {
-        for (const int factor : {1, 2, 5}) {
-            stride = factor * decade;
-            if (stride >= minimum)
-                return stride;
-        }
-    }
-}
-
-// A font the size of the widget's, in points.
-QFont sizedFont(const QFont& base, double points, bool bold = false)
-{
-    QFont font = base;
-    font.setPointSizeF(points);
-    font.setBold(bold);
-    return font;
-}
 
 }  // namespace
 
@@ -248,11 +228,11 @@ void RowComparisonView::updateKeyLabels()
             // Rotated labels are parallel strips: neighbours clear each other when the distance
             // between their baselines, pitch * stride * sin(angle), exceeds the text height.
             const int rotatedStride =
-                niceStride((metrics.height() + gap) / (pitch * std::sin(radians)));
+                niceStep((metrics.height() + gap) / (pitch * std::sin(radians)));
             // Once labels are thinned anyway, upright ones read better if they need not be
             // thinned much further (short labels, such as indices).
             const double widest = *std::max_element(widths.begin(), widths.end());
-            const int uprightStride = niceStride((widest + gap) / pitch);
+            const int uprightStride = niceStep((widest + gap) / pitch);
             upright = rotatedStride > 1 && uprightStride <= 2 * rotatedStride;
             m_labelStride = upright ? uprightStride : rotatedStride;
         }
