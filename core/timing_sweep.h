@@ -1,0 +1,138 @@
+#pragma once
+
+#include "memory_budget.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <Eigen/Core>
+
+#include <functional>
+#include <vector>
+
+namespace attnlab {
+
+// The algorithms a timing sweep measures.
+enum class TimedAlgorithm {
+    ExactMaterialised,  // P formed in full (L x L), then P V
+    ExactStreaming,     // tiled online softmax, O(L d) memory
+    FavorPositive,
+    FavorHyperbolic,
+    FavorTrig,
+    FavorRelu,
+    Elu,
+};
+
+// "exact-materialised", "exact-streaming", "favor-positive", "favor-hyperbolic", "favor-trig",
+// "favor-relu", "elu".
+QString timedAlgorithmName(TimedAlgorithm algorithm);
+bool parseTimedAlgorithm(const QString& name, TimedAlgorithm* algorithm);
+// True for the linear-time (feature map) algorithms.
+bool isLinear(TimedAlgorithm algorithm);
+
+// An algorithm with or without the causal mask: one curve of the sweep.
+struct TimedMethod {
+    TimedAlgorithm algorithm = TimedAlgorithm::ExactStreaming;
+    bool causal = false;
+
+    // "favor-positive", or "favor-positive causal".
+    QString label() const;
+    bool operator==(const TimedMethod&) const = default;
+};
+
+// What a sweep measures: every method at every length, float, on random Q, K, V (L x d) with
+// |x'| about 1.
+struct SweepSpec {
+    std::vector<TimedMethod> methods;
+    std::vector<Eigen::Index> lengths;  // ascending
+    int headDim = 64;                   // d (and d_v)
+    int features = 256;                 // m
+    int threads = 0;                    // engine threads; 0 = every hardware thread
+    int repetitions = 3;                // timed runs per point, after one warm-up run
+    MemoryBudget budget;                // points whose working set exceeds it are skipped
+
+    QJsonObject toJson() const;
+    // Throws InputError naming the field.
+    static SweepSpec fromJson(const QJsonObject& json);
+};
+
+// Lengths from minimum to maximum (both included), log-spaced with pointsPerOctave points per
+// doubling, each rounded to a multiple of 16 (at least 16), without duplicates.
+std::vector<Eigen::Index> logSpacedLengths(Eigen::Index minimum, Eigen::Index maximum,
+                                           int pointsPerOctave = 1);
+
+enum class PointStatus {
+    Ok,
+    SkippedMemory,  // its working set exceeds the memory budget
+    Cancelled,      // the sweep stopped before this point
+};
+QString pointStatusName(PointStatus status);  // "ok", "skipped-memory", "cancelled"
+
+// One method at one length.
+struct SweepPoint {
+    TimedMethod method;
+    Eigen::Index length = 0;
+    double secondsMedian = 0;  // of the repetitions; NaN unless Ok
+    double secondsMin = 0;
+    double secondsMax = 0;
+    double gflops = 0;           // methodFlops / secondsMedian; NaN unless Ok
+    double workingSetBytes = 0;  // the memory the method needs (the model below)
+    double peakBytes = 0;        // measured: the peak resident memory of the runs above the memory
+                                 // in use before them; NaN where it cannot be measured
+    PointStatus status = PointStatus::Ok;
+};
+
+struct SweepResult {
+    SweepSpec spec;
+    double sgemmGflops = 0;  // the machine's float GEMM rate, measured in the same run
+    std::vector<SweepPoint> points;
+
+    QJsonObject toJson() const;
+    static SweepResult fromJson(const QJsonObject& json);
+};
+
+// Flops of one run, counted as in DESIGN.md section 5: exact 4 L^2 d (2 L^2 d when causal);
+// feature maps 2 L m d per side for the random features (none for elu+1) plus 4 L C d_v for the
+// two products with the C features (C = m, 2m for hyperbolic and trigonometric, d for elu+1).
+double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m);
+
+// The memory a run needs besides its inputs and output (Q, K, V, O: 4 L d floats, counted too):
+// materialised exact L^2 floats; streaming exact the tiles of each thread; linear attention the
+// feature blocks and key sums of each thread (causal: the window of chunks).
+double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, int m, int threads);
+
+// The machine's float GEMM rate in GFLOP/s with `threads` engine threads (0 = all): Eigen,
+// n = 1536, best of a few runs.
+double measureSgemmGflops(int threads);
+
+// Runs the sweep: lengths in ascending order, for each every method: one warm-up run, then
+// spec.repetitions timed runs (inputs, feature maps and W made before the timing starts).
+// After each point progress(point, done, total) is called on the calling thread. When
+// cancelled() returns true (polled between runs) the sweep stops; the points not measured are
+// returned with status Cancelled. Points over the budget are SkippedMemory, not run.
+SweepResult runSweep(const SweepSpec& spec,
+                     const std::function<void(const SweepPoint&, int done, int total)>& progress =
+                         {},
+                     const std::function<bool()>& cancelled = {});
+
+// The least-squares slope of log(seconds) against log(length): the exponent of the cost.
+// NaN with fewer than two points.
+double logLogSlope(const std::vector<double>& lengths, const std::vector<double>& seconds);
+
+// The slope over the Ok points of one method.
+double fittedSlope(const SweepResult& result, const TimedMethod& method);
+
+// The length where `linear` becomes faster than `exact`: interpolated in log-log between the
+// two measured lengths where the sign of the time difference changes; the smallest measured
+// length if it is faster everywhere; NaN if it never is in the range (or a curve is missing).
+double crossoverLength(const SweepResult& result, const TimedMethod& linear,
+                       const TimedMethod& exact);
+
+// The CSV of a sweep: a first line "# sgemm_gflops=<rate>", the header
+// method,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,peak_bytes,status
+// and one row per point (method as timedAlgorithmName, causal 0/1, numbers that do not apply
+// empty).
+QByteArray sweepCsv(const SweepResult& result);
+
+}  // namespace attnlab
