@@ -28,6 +28,8 @@ enum class TimedAlgorithm {
 // "favor-relu", "elu".
 QString timedAlgorithmName(TimedAlgorithm algorithm);
 bool parseTimedAlgorithm(const QString& name, TimedAlgorithm* algorithm);
+// Every algorithm, in the order above (the order menus and "--methods all" list them).
+const std::vector<TimedAlgorithm>& timedAlgorithms();
 // True for the linear-time (feature map) algorithms.
 bool isLinear(TimedAlgorithm algorithm);
 
@@ -58,7 +60,8 @@ struct SweepSpec {
 };
 
 // Lengths from minimum to maximum (both included), log-spaced with pointsPerOctave points per
-// doubling, each rounded to a multiple of 16 (at least 16), without duplicates.
+// doubling, each rounded to a multiple of 16 (at least 16), without duplicates. Empty when
+// minimum < 1, maximum < minimum or pointsPerOctave < 1.
 std::vector<Eigen::Index> logSpacedLengths(Eigen::Index minimum, Eigen::Index maximum,
                                            int pointsPerOctave = 1);
 
@@ -68,6 +71,7 @@ enum class PointStatus {
     Cancelled,      // the sweep stopped before this point
 };
 QString pointStatusName(PointStatus status);  // "ok", "skipped-memory", "cancelled"
+bool parsePointStatus(const QString& name, PointStatus* status);
 
 // One method at one length.
 struct SweepPoint {
@@ -85,7 +89,9 @@ struct SweepPoint {
 
 struct SweepResult {
     SweepSpec spec;
-    double sgemmGflops = 0;  // the machine's float GEMM rate, measured in the same run
+    double sgemmGflops = 0;  // the machine's float GEMM rate, measured in the same run (NaN if
+                             // the sweep was cancelled before it was measured)
+    int threads = 0;         // the engine threads the sweep ran with (spec.threads resolved)
     std::vector<SweepPoint> points;
 
     QJsonObject toJson() const;
@@ -111,6 +117,9 @@ double measureSgemmGflops(int threads);
 // After each point progress(point, done, total) is called on the calling thread. When
 // cancelled() returns true (polled between runs) the sweep stops; the points not measured are
 // returned with status Cancelled. Points over the budget are SkippedMemory, not run.
+// cancelled() is also polled before the sgemm measurement and while the inputs of a length are
+// made. Throws InputError naming the field for a spec that cannot run (d, m or repetitions < 1,
+// lengths not ascending or < 1).
 SweepResult runSweep(const SweepSpec& spec,
                      const std::function<void(const SweepPoint&, int done, int total)>& progress =
                          {},
@@ -126,6 +135,9 @@ double fittedSlope(const SweepResult& result, const TimedMethod& method);
 // The length where `linear` becomes faster than `exact`: interpolated in log-log between the
 // two measured lengths where the sign of the time difference changes; the smallest measured
 // length if it is faster everywhere; NaN if it never is in the range (or a curve is missing).
+// Only lengths where both curves are Ok count. When the curves cross more than once (noise at
+// short lengths), the crossing after which `linear` stays faster up to the largest length is
+// taken; when it is not faster at the largest length, NaN.
 double crossoverLength(const SweepResult& result, const TimedMethod& linear,
                        const TimedMethod& exact);
 
