@@ -122,20 +122,6 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                        "(--memory-budget)."));
 }
 
-// The engine threads for a request: spec.threads, or for 0 one thread when the work is small
-// (about L^2 (d + C) H < 2^28 multiply-adds, a few milliseconds: waking a team of threads costs
-// more than it saves, and in the window the GUI thread wants the other core) and every hardware
-// thread otherwise.
-int threadsFor(const ExperimentSpec& spec, const AttentionInput& input, Eigen::Index features)
-{
-    if (spec.threads > 0)
-        return spec.threads;
-    const double length = double(input.length());
-    const double work =
-        length * length * double(input.headDim() + features) * double(input.heads.size());
-    return work < double(1 << 28) ? 1 : hardwareThreads();
-}
-
 template <typename T>
 void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int headIndex,
                  const ComputeOptions& options, double scale, ExperimentResult& result,
@@ -538,15 +524,30 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     return spec;
 }
 
-ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input,
-                         const ComputeOptions& options)
+void requireComputable(const ExperimentSpec& spec, const AttentionInput& input)
 {
     validate(spec);
     requireRepresentable(spec, input);
+}
+
+int engineThreadsFor(const ExperimentSpec& spec, Eigen::Index length, Eigen::Index d,
+                     Eigen::Index features, Eigen::Index heads)
+{
+    if (spec.threads > 0)
+        return spec.threads;
+    const double work = double(length) * double(length) * double(d + features) * double(heads);
+    return work < double(1 << 28) ? 1 : hardwareThreads();
+}
+
+ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input,
+                         const ComputeOptions& options)
+{
+    requireComputable(spec, input);
     const Eigen::Index features =
         spec.exactMethod ? 0 : featureCountOf(spec.featureMap, int(input.headDim()));
     requireMemory(spec, input, options, features);
-    setEngineThreads(threadsFor(spec, input, features));
+    setEngineThreads(engineThreadsFor(spec, input.length(), input.headDim(), features,
+                                      Eigen::Index(input.heads.size())));
     return spec.precision == Precision::Float ? computeIn<float>(spec, input, options)
                                               : computeIn<double>(spec, input, options);
 }

@@ -100,6 +100,19 @@ struct ComputeOptions {
     std::function<bool()> cancelled;
 };
 
+// Throws InputError when a value of spec is out of range, or when the queries and keys (or the
+// values) of input are so large that the products of attention would overflow the precision:
+// max(s, 1) |x|^2 for the longest query or key x above 1e15 in float, 1e150 in double (without
+// the check, s q.k = inf gives inf - inf = NaN after the row maxima).
+void requireComputable(const ExperimentSpec& spec, const AttentionInput& input);
+
+// The engine threads for L positions, head dimension d, C features and H heads: spec.threads,
+// or for 0 one thread when the work is small (L^2 (d + C) H below 2^28 multiply-adds, a few
+// milliseconds: waking a team of threads costs more than it saves, and in the window the GUI
+// thread wants the other core) and every hardware thread otherwise.
+int engineThreadsFor(const ExperimentSpec& spec, Eigen::Index length, Eigen::Index d,
+                     Eigen::Index features, Eigen::Index heads);
+
 // Runs exact attention and the approximation of spec on input; deterministic for a given spec.
 // The L x L matrices are formed in blocks of rows (metrics need no L x L memory); they are kept
 // only when asked for. Throws InputError (spec out of range), ResourceError (the memory the
