@@ -1,8 +1,10 @@
 #include "command_line.h"
 
+#include "bench_command.h"
 #include "compute_command.h"
 #include "errors.h"
 #include "render_command.h"
+#include "steps_command.h"
 
 #include <QApplication>
 #include <QTextStream>
@@ -26,6 +28,9 @@ const Subcommand kSubcommands[] = {
      runComputeCommand, false},
     {"render", "the figures the window shows, written as PNG, SVG or PDF", runRenderCommand,
      true},
+    {"bench", "the cost of each method against sequence length, as CSV", runBenchCommand, false},
+    {"steps", "causal linear attention run token by token: states, outputs, steps.json",
+     runStepsCommand, false},
 };
 
 void printUsage(QTextStream& out)

@@ -117,9 +117,9 @@ double measureSgemmGflops(int threads);
 // After each point progress(point, done, total) is called on the calling thread. When
 // cancelled() returns true (polled between runs) the sweep stops; the points not measured are
 // returned with status Cancelled. Points over the budget are SkippedMemory, not run.
-// cancelled() is also polled before the sgemm measurement and while the inputs of a length are
-// made. Throws InputError naming the field for a spec that cannot run (d, m or repetitions < 1,
-// lengths not ascending or < 1).
+// cancelled() is also polled before the sgemm measurement and once per 65,536 rows while the
+// inputs of a length are made. Throws InputError naming the field for a spec that cannot run
+// (d, m or repetitions < 1, lengths not ascending or < 1).
 SweepResult runSweep(const SweepSpec& spec,
                      const std::function<void(const SweepPoint&, int done, int total)>& progress =
                          {},
