@@ -4,7 +4,9 @@
 #include "command_line.h"
 #include "errors.h"
 #include "experiment.h"
+#include "figure_export.h"
 #include "spec_options.h"
+#include "timing_chart.h"
 #include "timing_sweep.h"
 
 #include <QCommandLineParser>
@@ -17,17 +19,22 @@
 
 namespace attnlab {
 
-// Draws the sweep's chart (time and memory against L, log-log) into path; the format follows the
-// suffix (png, svg or pdf, already checked). Throws OutputError naming the path on failure.
-//
-// PLOT: not implemented yet. The lead replaces this body with the Timing tab's chart widget
-// (ui/timing_chart.h) rendered offscreen; the bench subcommand then needs a QApplication
-// (drawsFigures = true in command_line.cpp's kSubcommands).
+namespace {
+constexpr QSize kPlotSize(1600, 700);
+}  // namespace
+
+
+// Draws the sweep's chart (time and memory against L, log-log, as the Timing tab shows it) into
+// path at 1600 x 700 logical pixels; the format follows the suffix (png, svg or pdf, already
+// checked). Throws OutputError naming the path on failure.
 void writeSweepPlot(const SweepResult& result, const QString& path)
 {
-    Q_UNUSED(result);
-    Q_UNUSED(path);
-    throw OutputError(QStringLiteral("plots are not available yet"));
+    ui::FigureFormat format;
+    ui::figureFormatFromSuffix(path, &format);
+    ui::TimingChart chart;
+    chart.resize(kPlotSize);
+    chart.setResult(result);
+    ui::exportFigure(chart, path, format, kPlotSize);
 }
 
 namespace {

@@ -28,7 +28,8 @@ const Subcommand kSubcommands[] = {
      runComputeCommand, false},
     {"render", "the figures the window shows, written as PNG, SVG or PDF", runRenderCommand,
      true},
-    {"bench", "the cost of each method against sequence length, as CSV", runBenchCommand, false},
+    {"bench", "the cost of each method against sequence length, as CSV and a chart",
+     runBenchCommand, true},
     {"steps", "causal linear attention run token by token: states, outputs, steps.json",
      runStepsCommand, false},
 };

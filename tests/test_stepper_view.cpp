@@ -237,7 +237,7 @@ void TestStepperView::displayedNumbersMatchEngine()
                                  head.v.cast<float>());
     const MatrixD approx = causalApproxAttention(stepper, length);
     auto* stateView = view.findChild<HeatmapView*>(QStringLiteral("stateView"));
-    auto* approxView = view.findChild<HeatmapView*>(QStringLiteral("approxView"));
+    auto* approxView = view.findChild<HeatmapView*>(QStringLiteral("stepperApproxView"));
     QCPBars* outputBars = barsNamed(view, "outputPlot", QStringLiteral("y\u1d62"));
 
     for (const int t : {0, 1, int(length) / 2, int(length) - 1}) {

@@ -198,12 +198,12 @@ void chooseSweep(TimingPanel& panel, const std::vector<TimedAlgorithm>& methods,
         }
     }
     child<QCheckBox>(panel, "nonCausal")->setChecked(true);
-    child<QCheckBox>(panel, "causal")->setChecked(false);
+    child<QCheckBox>(panel, "timingCausal")->setChecked(false);
     child<QSpinBox>(panel, "maxLength")->setValue(maxLength);
     child<QSpinBox>(panel, "minLength")->setValue(minLength);
     child<QSpinBox>(panel, "pointsPerOctave")->setValue(1);
-    child<QSpinBox>(panel, "headDim")->setValue(d);
-    child<QSpinBox>(panel, "features")->setValue(m);
+    child<QSpinBox>(panel, "timingHeadDim")->setValue(d);
+    child<QSpinBox>(panel, "timingFeatures")->setValue(m);
     child<QSpinBox>(panel, "repetitions")->setValue(repetitions);
 }
 
@@ -638,7 +638,7 @@ void TestTimingPanel::panelStateRoundTripsWithoutRunning()
 {
     TimingPanel first;
     chooseSweep(first, {TimedAlgorithm::ExactStreaming, TimedAlgorithm::Elu}, 64, 128, 16, 16);
-    child<QCheckBox>(first, "causal")->setChecked(true);
+    child<QCheckBox>(first, "timingCausal")->setChecked(true);
     child<QSpinBox>(first, "threads")->setValue(1);
     QSignalSpy finished(&first, &TimingPanel::sweepFinished);
     first.run();
@@ -655,7 +655,7 @@ void TestTimingPanel::panelStateRoundTripsWithoutRunning()
     QCOMPARE(second.spec().toJson(), first.spec().toJson());
     QCOMPARE(child<QSpinBox>(second, "minLength")->value(), 64);
     QCOMPARE(child<QSpinBox>(second, "threads")->value(), 1);
-    QVERIFY(child<QCheckBox>(second, "causal")->isChecked());
+    QVERIFY(child<QCheckBox>(second, "timingCausal")->isChecked());
     QCOMPARE(second.result().toJson(), first.result().toJson());
     QCOMPARE(chartPointCount(second), 8);
     for (const TimingChart::MethodCurves& curves : first.chart()->allCurves())

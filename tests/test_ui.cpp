@@ -10,6 +10,9 @@
 #include "npy.h"
 #include "row_comparison_view.h"
 #include "session.h"
+#include "stepper_view.h"
+#include "timing_chart.h"
+#include "timing_panel.h"
 #include "test_support.h"
 
 #include <QAction>
@@ -25,6 +28,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QSvgRenderer>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -85,6 +89,10 @@ private slots:
     void undoAndRedoRestoreTheSpec();
     void aSliderDragIsOneUndoStep();
     void windowStateAndLastSessionComeBack();
+    void objectNamesAreUnique();
+    void stepperPageRunsTheCurrentExperiment();
+    void pagesAndTheirStatesComeBackWithTheSession();
+    void aBadPageStateRefusesTheWholeSession();
 
 private:
     QTemporaryDir m_dir;
@@ -395,6 +403,121 @@ void TestUi::windowStateAndLastSessionComeBack()
     QCOMPARE(resultOf(again).spec.featureMap.features, 24);
     auto* metrics = again.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
     QVERIFY(metrics && metrics->isHidden());
+}
+
+// Every named widget of the window has a name of its own, so that tests and accessibility tools
+// find the control they mean (the pages have controls of the same kind as the docks).
+void TestUi::objectNamesAreUnique()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QSet<QString> seen;
+    for (const QWidget* widget : window.findChildren<QWidget*>()) {
+        const QString name = widget->objectName();
+        // Ours are camelCase; Qt's own ("qt_...", QTabBar's "ScrollLeftButton") are not ours.
+        if (name.isEmpty() || !name.front().isLower() || name.startsWith(QLatin1String("qt_")))
+            continue;
+        QVERIFY2(!seen.contains(name), qPrintable(name));
+        seen.insert(name);
+    }
+}
+
+// The Stepper page, once shown, runs the window's experiment (made causal) on the same input:
+// its L and its last output are the engine's.
+void TestUi::stepperPageRunsTheCurrentExperiment()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    StepperView* stepper = window.stepperView();
+    QCOMPARE(stepper->length(), 0);  // nothing computed while the page is hidden
+    QSignalSpy shown(stepper, &StepperView::experimentShown);
+    window.showPage(MainWindow::StepperPage);
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    const ExperimentResult& result = resultOf(window);
+    QCOMPARE(stepper->length(), int(result.labels.size()));
+    QCOMPARE(stepper->steps()->spec.featureMap.kind, result.spec.featureMap.kind);
+    QVERIFY(stepper->steps()->spec.causal);
+
+    // A new experiment reaches the visible page.
+    ExperimentSpec spec = result.spec;
+    spec.input.text = QStringLiteral("Three short words.");
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QCOMPARE(stepper->length(), int(resultOf(window).labels.size()));
+}
+
+// A session keeps the page shown, the Timing page's sweep and the Stepper page's position.
+void TestUi::pagesAndTheirStatesComeBackWithTheSession()
+{
+    const QString path = m_dir.filePath(QStringLiteral("pages.attnlab"));
+    SweepResult sweep;
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(waitForResult(window));
+        TimingPanel* timing = window.timingPanel();
+        timing->findChild<QSpinBox*>(QStringLiteral("minLength"))->setValue(64);
+        timing->findChild<QSpinBox*>(QStringLiteral("maxLength"))->setValue(128);
+        timing->findChild<QSpinBox*>(QStringLiteral("repetitions"))->setValue(1);
+        QSignalSpy finished(timing, &TimingPanel::sweepFinished);
+        timing->run();
+        QVERIFY(finished.wait(kResultTimeoutMs));
+        sweep = timing->result();
+        QVERIFY(!sweep.points.empty());
+        QSignalSpy shown(window.stepperView(), &StepperView::experimentShown);
+        window.showPage(MainWindow::StepperPage);
+        QVERIFY(shown.wait(kResultTimeoutMs));
+        window.stepperView()->setPosition(3);
+        QVERIFY(window.saveSession(path));
+    }
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QSignalSpy shown(window.stepperView(), &StepperView::experimentShown);
+    QVERIFY(window.openSession(path));
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.currentPage(), MainWindow::StepperPage);
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QCOMPARE(window.stepperView()->position(), 3);
+    const SweepResult& restored = window.timingPanel()->result();
+    QCOMPARE(restored.points.size(), sweep.points.size());
+    for (std::size_t i = 0; i < sweep.points.size(); ++i)
+        QCOMPARE(restored.points[i].secondsMedian, sweep.points[i].secondsMedian);
+    QVERIFY(window.timingPanel()->chart()->hasResult());
+
+    // On the Timing page, Export Figure exports the timing chart.
+    window.showPage(MainWindow::TimingPage);
+    QCOMPARE(window.currentFigure(), static_cast<QCustomPlot*>(window.timingPanel()->chart()));
+}
+
+// A session whose page or page state is malformed is refused as a whole: the window keeps its
+// spec and says which field is wrong.
+void TestUi::aBadPageStateRefusesTheWholeSession()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const ExperimentSpec before = window.controller().spec();
+    const std::pair<const char*, const char*> cases[] = {
+        {R"("page": "nowhere")", "view.page"},
+        {R"("timing": 3)", "view.timing"},
+        {R"("timing": {"spec": {"lengths": "many"}})", "view.timing"},
+        {R"("stepper": [1])", "view.stepper"},
+    };
+    for (const auto& [view, field] : cases) {
+        const QString path = m_dir.filePath(QStringLiteral("bad-page.attnlab"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        file.write(QByteArray(R"({"format": "attention-lab-session", "version": 1, )"
+                              R"("spec": {"text": "Another sentence entirely."}, "view": {)") +
+                   view + "}}");
+        file.close();
+        QVERIFY(!window.openSession(path));
+        QVERIFY2(window.errorMessage().contains(QLatin1String(field)),
+                 qPrintable(window.errorMessage()));
+        QCOMPARE(window.controller().spec().input.text, before.input.text);
+    }
 }
 
 QTEST_MAIN(TestUi)

@@ -104,7 +104,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     m_patch->setObjectName(QStringLiteral("patchSize"));
     m_imageSize->setObjectName(QStringLiteral("imageSize"));
     m_length->setObjectName(QStringLiteral("length"));
-    m_rowNorm->setObjectName(QStringLiteral("rowNorm"));
+    m_rowNorm->setObjectName(QStringLiteral("randomNorm"));
     m_clusters->setObjectName(QStringLiteral("clusters"));
     m_queryFile->setObjectName(QStringLiteral("queryFile"));
     m_keyFile->setObjectName(QStringLiteral("keyFile"));

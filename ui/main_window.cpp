@@ -12,10 +12,14 @@
 #include "npy.h"
 #include "row_comparison_view.h"
 #include "session.h"
+#include "stepper_view.h"
+#include "timing_chart.h"
+#include "timing_panel.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
@@ -54,6 +58,9 @@ QString lastSessionPath()
     return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
            QStringLiteral("/last-session.attnlab");
 }
+
+// The names of the pages in a session's "view" object, in the order of MainWindow::Page.
+const char* const kPageNames[] = {"matrices", "image", "timing", "stepper"};
 
 bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
 {
@@ -196,7 +203,9 @@ void MainWindow::buildViews()
     connect(m_sharedScale, &QCheckBox::toggled, this, viewChanged);
     connect(m_colorMap, &QComboBox::currentIndexChanged, this, viewChanged);
 
-    auto* viewBar = new QHBoxLayout;
+    m_viewBar = new QWidget;
+    auto* viewBar = new QHBoxLayout(m_viewBar);
+    viewBar->setContentsMargins(0, 0, 0, 0);
     viewBar->addWidget(new QLabel(tr("Head")));
     viewBar->addWidget(m_head);
     viewBar->addSpacing(12);
@@ -272,16 +281,34 @@ void MainWindow::buildViews()
     m_pages->setTabToolTip(1, tr("Image input: the selected patch's exact and approximate "
                                  "attention, and the error, drawn over the image. Click a patch "
                                  "to select it."));
-    m_pages->setTabEnabled(1, false);  // until an image result arrives
+    m_pages->setTabEnabled(ImagePage, false);  // until an image result arrives
+
+    m_timingPanel = new TimingPanel;
+    m_timingPanel->setObjectName(QStringLiteral("timingPanel"));
+    m_pages->addTab(m_timingPanel, tr("Timing"));
+    m_pages->setTabToolTip(TimingPage, tr("How the cost of each method grows with the sequence "
+                                          "length, measured on this machine."));
+    m_stepperView = new StepperView;
+    m_stepperView->setObjectName(QStringLiteral("stepperView"));
+    m_pages->addTab(m_stepperView, tr("Stepper"));
+    m_pages->setTabToolTip(StepperPage, tr("Causal linear attention run as a recurrent network, "
+                                           "one token at a time, beside exact causal softmax."));
     connect(m_pages, &QTabWidget::currentChanged, this, [this](int page) {
-        if (page == 1)
+        if (page == ImagePage)
             m_currentFigure = m_imageView;
+        else if (page == TimingPage)
+            m_currentFigure = m_timingPanel->chart();
+        else if (m_currentFigure == m_imageView || m_currentFigure == m_timingPanel->chart())
+            m_currentFigure = m_exactView;
+        // The head, error and colour controls act on the matrix pages only.
+        m_viewBar->setVisible(page == MatricesPage || page == ImagePage);
+        updateStepper();
     });
 
     auto* central = new QWidget;
     auto* layout = new QVBoxLayout(central);
     layout->addLayout(errorRow);
-    layout->addLayout(viewBar);
+    layout->addWidget(m_viewBar);
     layout->addWidget(m_pages, 1);
     setCentralWidget(central);
 }
@@ -425,11 +452,18 @@ void MainWindow::showResult()
         m_colorMap->setCurrentIndex(int(settings.colorMap));
     }
     // The image page shows image input; it comes to the front when an image first arrives.
+    // A session's page wins over that.
     const bool image = result.gridRows > 0;
-    const bool imageBefore = m_pages->isTabEnabled(1);
-    m_pages->setTabEnabled(1, image);
-    if (image != imageBefore)
-        m_pages->setCurrentIndex(image ? 1 : 0);
+    const bool imageBefore = m_pages->isTabEnabled(ImagePage);
+    m_pages->setTabEnabled(ImagePage, image);
+    const Page current = currentPage();
+    if (image != imageBefore && (current == MatricesPage || current == ImagePage))
+        m_pages->setCurrentIndex(image ? ImagePage : MatricesPage);
+    if (m_pendingPage)
+        showPage(*m_pendingPage);
+    m_pendingPage.reset();
+    m_stepperStale = true;
+    updateStepper();
     refreshViews();
     m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
                                .arg(result.labels.size())
@@ -511,6 +545,7 @@ bool MainWindow::openSession(const QString& path)
 {
     try {
         const Session session = readSession(path);
+        applyPageStates(session.view);
         m_pendingView = ViewSettings::fromJson(session.view);
         m_undo->clear();
         applySpec(windowSpec(session.spec));
@@ -526,7 +561,7 @@ bool MainWindow::openSession(const QString& path)
 bool MainWindow::saveSession(const QString& path)
 {
     try {
-        writeSession(path, Session{m_controller->spec(), m_view.toJson()});
+        writeSession(path, Session{m_controller->spec(), sessionView()});
         setSessionPath(path);
         addRecentFile(path);
         statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
@@ -535,6 +570,66 @@ bool MainWindow::saveSession(const QString& path)
         QMessageBox::warning(this, tr("Save session"), e.message());
         return false;
     }
+}
+
+QJsonObject MainWindow::sessionView() const
+{
+    QJsonObject view = m_view.toJson();
+    view.insert(QStringLiteral("page"), QLatin1String(kPageNames[currentPage()]));
+    if (!m_timingPanel->result().points.empty())
+        view.insert(QStringLiteral("timing"), m_timingPanel->state());
+    view.insert(QStringLiteral("stepper"), m_stepperView->state());
+    return view;
+}
+
+void MainWindow::applyPageStates(const QJsonObject& view)
+{
+    std::optional<Page> page;
+    if (view.contains(QLatin1String("page"))) {
+        const QString name = view.value(QLatin1String("page")).toString();
+        for (int i = 0; i < int(std::size(kPageNames)); ++i)
+            if (name == QLatin1String(kPageNames[i]))
+                page = Page(i);
+        if (!page)
+            throw InputError(QStringLiteral("view.page: expected one of matrices, image, timing, "
+                                            "stepper, got \"%1\"")
+                                 .arg(name));
+    }
+    const QJsonValue stepper = view.value(QLatin1String("stepper"));
+    if (!stepper.isUndefined() && !stepper.isObject())
+        throw InputError(QStringLiteral("view.stepper: expected an object"));
+    const QJsonValue timing = view.value(QLatin1String("timing"));
+    if (!timing.isUndefined()) {
+        if (!timing.isObject())
+            throw InputError(QStringLiteral("view.timing: expected an object"));
+        try {
+            m_timingPanel->setState(timing.toObject());
+        } catch (const InputError& e) {
+            throw InputError(QStringLiteral("view.timing: %1").arg(e.message()));
+        }
+    }
+    m_stepperView->setState(stepper.toObject());
+    m_pendingPage = page;
+}
+
+void MainWindow::showPage(Page page)
+{
+    if (m_pages->isTabEnabled(page))
+        m_pages->setCurrentIndex(page);
+}
+
+MainWindow::Page MainWindow::currentPage() const
+{
+    return Page(m_pages->currentIndex());
+}
+
+void MainWindow::updateStepper()
+{
+    const Computation& computation = m_controller->current();
+    if (currentPage() != StepperPage || !m_stepperStale || !computation.result)
+        return;
+    m_stepperStale = false;
+    m_stepperView->setExperiment(computation.result->spec, computation.input);
 }
 
 void MainWindow::setSessionPath(const QString& path)
@@ -565,8 +660,13 @@ bool MainWindow::saveSessionDialog()
 
 void MainWindow::exportFigureDialog()
 {
+    const bool stepper = currentPage() == StepperPage;
     QString name = QStringLiteral("attention-exact");
-    if (m_currentFigure == m_approxView)
+    if (stepper)
+        name = QStringLiteral("stepper-frame");
+    else if (m_currentFigure == m_timingPanel->chart())
+        name = QStringLiteral("timing");
+    else if (m_currentFigure == m_approxView)
         name = QStringLiteral("attention-approx");
     else if (m_currentFigure == m_errorView)
         name = QStringLiteral("attention-error");
@@ -588,7 +688,10 @@ void MainWindow::exportFigureDialog()
         path += QLatin1Char('.') + figureFormatName(format);
     }
     try {
-        exportFigure(*m_currentFigure, path, format);
+        if (stepper)
+            m_stepperView->exportFrame(path, format);
+        else
+            exportFigure(*m_currentFigure, path, format);
         statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
     } catch (const OutputError& e) {
         QMessageBox::warning(this, tr("Export figure"), e.message());
@@ -666,7 +769,10 @@ void MainWindow::exportMatrixDialog(int which)
 
 void MainWindow::copyFigure()
 {
-    copyFigureToClipboard(*m_currentFigure);
+    if (currentPage() == StepperPage)
+        QApplication::clipboard()->setImage(m_stepperView->grab().toImage());
+    else
+        copyFigureToClipboard(*m_currentFigure);
     statusBar()->showMessage(tr("Figure copied to the clipboard"), 3000);
 }
 
@@ -720,6 +826,7 @@ void MainWindow::restoreSettings(Start start)
     if (QFileInfo::exists(lastSessionPath())) {
         try {
             const Session session = readSession(lastSessionPath());
+            applyPageStates(session.view);
             m_pendingView = ViewSettings::fromJson(session.view);
             applySpec(windowSpec(session.spec));
             return;
@@ -736,7 +843,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());
     try {
-        writeSession(lastSessionPath(), Session{m_controller->spec(), m_view.toJson()});
+        writeSession(lastSessionPath(), Session{m_controller->spec(), sessionView()});
     } catch (const OutputError&) {
         // Losing the last-session convenience is no reason to keep the window open.
     }

@@ -3,7 +3,10 @@
 #include "attention_figures.h"
 #include "experiment.h"
 
+#include <QJsonObject>
 #include <QMainWindow>
+
+#include <optional>
 
 class QAction;
 class QCheckBox;
@@ -26,10 +29,13 @@ class InputPanel;
 class MethodPanel;
 class MetricsPanel;
 class RowComparisonView;
+class StepperView;
+class TimingPanel;
 
 // The main window: exact attention P, its approximation P^ and the error side by side, with the
 // Input and Method docks that define them, the metrics, the selected query's rows and, for
-// images, the attention drawn over the image.
+// images, the attention drawn over the image; then pages of their own for the cost against the
+// sequence length (Timing) and the causal recurrence run token by token (Stepper).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
@@ -39,6 +45,9 @@ public:
         DefaultExample,  // the default example (a short sentence, FAVOR+ with m = 64) in the
                          // default layout, whatever the settings hold
     };
+
+    // The pages of the central tab widget, in tab order.
+    enum Page { MatricesPage, ImagePage, TimingPage, StepperPage };
 
     explicit MainWindow(Start start = Start::LastSession, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -56,8 +65,14 @@ public:
     HeatmapView* exactView() const { return m_exactView; }
     HeatmapView* approxView() const { return m_approxView; }
     HeatmapView* errorView() const { return m_errorView; }
-    // The figure File > Export Figure and Copy Figure act on: the one last clicked or hovered.
+    // The figure File > Export Figure and Copy Figure act on: the one last clicked or hovered,
+    // the timing chart on the Timing page (the Stepper page exports its whole frame instead).
     QCustomPlot* currentFigure() const { return m_currentFigure; }
+    TimingPanel* timingPanel() const { return m_timingPanel; }
+    StepperView* stepperView() const { return m_stepperView; }
+    // Shows page `page` (the image page only for image input).
+    void showPage(Page page);
+    Page currentPage() const;
 
 public slots:
     // Makes spec current and recomputes, as one undoable step.
@@ -95,6 +110,15 @@ private:
     void updateRecentMenu();
     void restoreSettings(Start start);
     void setSessionPath(const QString& path);
+    // The session's "view" object: the view settings, the page shown ("page": "matrices",
+    // "image", "timing" or "stepper") and the Timing and Stepper pages' states.
+    QJsonObject sessionView() const;
+    // Restores the parts of a session's view that do not wait for the result: the Timing page's
+    // sweep and the Stepper page's position. Throws InputError naming the field when they are
+    // malformed, before anything has changed.
+    void applyPageStates(const QJsonObject& view);
+    // Gives the Stepper page the current experiment when it is shown and has not seen it.
+    void updateStepper();
 
     ExperimentController* m_controller;
     QUndoStack* m_undo;
@@ -102,6 +126,10 @@ private:
     QString m_sessionPath;
     // A session's view, applied when its spec's result arrives.
     std::optional<ViewSettings> m_pendingView;
+    // A session's page, shown when its spec's result arrives.
+    std::optional<Page> m_pendingPage;
+    // The Stepper page has not been given the current experiment yet.
+    bool m_stepperStale = true;
 
     QLabel* m_errorBar;
     QToolButton* m_errorClose;
@@ -112,9 +140,12 @@ private:
     HeatmapView* m_exactView;
     HeatmapView* m_approxView;
     HeatmapView* m_errorView;
-    QTabWidget* m_pages;  // the matrices; the image (for image input)
+    QWidget* m_viewBar;   // head, error kind, colours: the controls of the matrix pages
+    QTabWidget* m_pages;  // the matrices; the image (for image input); timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
+    TimingPanel* m_timingPanel;
+    StepperView* m_stepperView;
     QCustomPlot* m_currentFigure;
     InputPanel* m_inputPanel;
     MethodPanel* m_methodPanel;

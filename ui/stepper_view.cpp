@@ -1108,9 +1108,9 @@ void StepperView::buildPlots()
         addBars(outputRects[1], QStringLiteral("y\u1d62 \u2212 o\u1d62"), kDifferenceColor);
 
     m_approxView = new HeatmapView;
-    m_approxView->setObjectName(QStringLiteral("approxView"));
+    m_approxView->setObjectName(QStringLiteral("stepperApproxView"));
     m_exactView = new HeatmapView;
-    m_exactView->setObjectName(QStringLiteral("exactView"));
+    m_exactView->setObjectName(QStringLiteral("stepperExactView"));
 
     m_errorPlot = new QCustomPlot;
     m_errorPlot->setObjectName(QStringLiteral("errorPlot"));

@@ -439,13 +439,13 @@ void TimingPanel::buildControls()
 
     // Object names: for tests and accessibility tools.
     m_nonCausal->setObjectName(QStringLiteral("nonCausal"));
-    m_causal->setObjectName(QStringLiteral("causal"));
+    m_causal->setObjectName(QStringLiteral("timingCausal"));
     m_minLength->setObjectName(QStringLiteral("minLength"));
     m_maxLength->setObjectName(QStringLiteral("maxLength"));
     m_pointsPerOctave->setObjectName(QStringLiteral("pointsPerOctave"));
     m_lengthsPreview->setObjectName(QStringLiteral("lengthsPreview"));
-    m_headDim->setObjectName(QStringLiteral("headDim"));
-    m_features->setObjectName(QStringLiteral("features"));
+    m_headDim->setObjectName(QStringLiteral("timingHeadDim"));
+    m_features->setObjectName(QStringLiteral("timingFeatures"));
     m_threads->setObjectName(QStringLiteral("threads"));
     m_repetitions->setObjectName(QStringLiteral("repetitions"));
     m_runButton->setObjectName(QStringLiteral("run"));
