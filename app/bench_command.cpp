@@ -6,7 +6,9 @@
 #include "experiment.h"
 #include "figure_export.h"
 #include "spec_options.h"
+#include "session.h"
 #include "timing_chart.h"
+#include "timing_panel.h"
 #include "timing_sweep.h"
 
 #include <QCommandLineParser>
@@ -178,16 +180,16 @@ QString plotOption(const QCommandLineParser& parser)
     return path;
 }
 
-// Checks before the sweep that --out names a file that can be written, so that a long sweep does
-// not end in a write error: its folder exists (it is created) and is writable, and no directory
-// is in the way. Returns the absolute path.
-QString checkedOutPath(const QString& out)
+// Checks before the sweep that option --name (--out or --session) names a file that can be
+// written, so that a long sweep does not end in a write error: its folder exists (it is created)
+// and is writable, and no directory is in the way. Returns the absolute path.
+QString checkedOutPath(const char* name, const QString& out, const char* example)
 {
     const QFileInfo info(QDir::current().absoluteFilePath(out));
     if (out.endsWith(QLatin1Char('/')) || info.fileName().isEmpty())
-        throw InputError(QStringLiteral("--out: expected a file name such as sweep.csv, got "
-                                        "the folder \"%1\"")
-                             .arg(out));
+        throw InputError(QStringLiteral("--%1: expected a file name such as %2, got the folder "
+                                        "\"%3\"")
+                             .arg(QLatin1String(name), QLatin1String(example), out));
     if (info.isDir())
         throw OutputError(QStringLiteral("%1: cannot write: a directory is in the way")
                               .arg(info.absoluteFilePath()));
@@ -336,6 +338,10 @@ int runBenchCommand(const QStringList& arguments)
         {option("plot"), QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the "
                                         "suffix."),
          QStringLiteral("FILE.png|svg|pdf")},
+        {option("save-session"),
+         QStringLiteral("Also write a session that opens the window on the Timing page with "
+                        "this sweep."),
+         QStringLiteral("FILE.attnlab")},
     });
     QStringList args = arguments;
     args[0] = QStringLiteral("attention-lab bench");
@@ -358,9 +364,13 @@ int runBenchCommand(const QStringList& arguments)
     spec.repetitions = integerOption(parser, "reps", 3, 1, kMaxRepetitions);
     spec.budget = budgetFromOptions(parser);
     const QString plot = plotOption(parser);
+    const QString sessionPath = parser.isSet(option("save-session"))
+                                    ? checkedOutPath("save-session", parser.value(option("save-session")),
+                                                     "sweep.attnlab")
+                                    : QString();
     if (!parser.isSet(option("out")) || parser.value(option("out")).isEmpty())
         throw InputError(QStringLiteral("--out FILE.csv is required: the CSV file to write"));
-    const QString out = checkedOutPath(parser.value(option("out")));
+    const QString out = checkedOutPath("out", parser.value(option("out")), "sweep.csv");
 
     QTextStream err(stderr);
     const SweepResult result =
@@ -376,6 +386,17 @@ int runBenchCommand(const QStringList& arguments)
     printSummary(stdOut, result);
     stdOut << "wrote " << out << '\n';
     stdOut.flush();
+
+    if (!sessionPath.isEmpty()) {
+        // (Not "--session": QGuiApplication takes that one for X11 session management.)
+        // The window's default experiment, on the Timing page showing this sweep.
+        QJsonObject view;
+        view[QLatin1String("page")] = QStringLiteral("timing");
+        view[QLatin1String("timing")] = ui::TimingPanel::stateOf(result);
+        writeSession(sessionPath, Session{ExperimentSpec(), view});
+        stdOut << "wrote " << sessionPath << '\n';
+        stdOut.flush();
+    }
 
     if (!plot.isEmpty()) {
         try {

@@ -7,31 +7,41 @@
 #include "steps_command.h"
 
 #include <QApplication>
+#include <QDir>
+#include <QFile>
 #include <QTextStream>
 
+#include <cstring>
 #include <memory>
 #include <new>
+
+#include <unistd.h>
 
 namespace attnlab {
 
 namespace {
 
+// When a command draws figures, for which it needs a QApplication (offscreen) for the plot
+// widgets. Commands that draw only with --plot run without one otherwise: a QApplication costs
+// start-up time and, without a display, prints a warning about XDG_RUNTIME_DIR.
+enum class Figures { Never, Always, WithPlotOption };
+
 struct Subcommand {
     const char* name;
     const char* summary;
     int (*run)(const QStringList& arguments);
-    bool drawsFigures;  // needs a QApplication (offscreen) for the plot widgets
+    Figures figures;
 };
 
 const Subcommand kSubcommands[] = {
     {"compute", "exact and approximate attention of one input, written as .npy and metrics.json",
-     runComputeCommand, false},
+     runComputeCommand, Figures::Never},
     {"render", "the figures the window shows, written as PNG, SVG or PDF", runRenderCommand,
-     true},
+     Figures::Always},
     {"bench", "the cost of each method against sequence length, as CSV and a chart",
-     runBenchCommand, true},
+     runBenchCommand, Figures::WithPlotOption},
     {"steps", "causal linear attention run token by token: states, outputs, steps.json",
-     runStepsCommand, false},
+     runStepsCommand, Figures::Never},
 };
 
 void printUsage(QTextStream& out)
@@ -44,6 +54,33 @@ void printUsage(QTextStream& out)
         out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -9)
                    .arg(QLatin1String(command.summary));
     out << "\n'attention-lab <command> --help' lists a command's options.\n";
+}
+
+// Whether the command line asks `command` to draw figures.
+bool drawsFigures(const Subcommand& command, int argc, char** argv)
+{
+    if (command.figures != Figures::WithPlotOption)
+        return command.figures == Figures::Always;
+    for (int i = 2; i < argc; ++i)
+        if (std::strcmp(argv[i], "--plot") == 0 || std::strncmp(argv[i], "--plot=", 7) == 0)
+            return true;
+    return false;
+}
+
+// Without a desktop session (a CI machine, ssh) XDG_RUNTIME_DIR is unset, and QGuiApplication
+// warns on stderr that it falls back to <temp>/runtime-<user>, which would break the one-line
+// error messages of the headless commands. Points XDG_RUNTIME_DIR at that same folder (created
+// owner-only, as the specification asks) so that the fallback is silent.
+void provideRuntimeDirectory()
+{
+    if (!qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR"))
+        return;
+    const QString user = qEnvironmentVariable("USER", QString::number(getuid()));
+    const QString folder = QDir::tempPath() + QStringLiteral("/runtime-") + user;
+    if (!QDir().mkpath(folder) ||
+        !QFile::setPermissions(folder, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner))
+        return;  // Qt then warns and copes as before
+    qputenv("XDG_RUNTIME_DIR", QFile::encodeName(folder));
 }
 
 }  // namespace
@@ -66,10 +103,11 @@ int runCommandLine(int& argc, char** argv)
         if (name == QLatin1String(candidate.name))
             command = &candidate;
     std::unique_ptr<QCoreApplication> app;
-    if (command && command->drawsFigures) {
+    if (command && drawsFigures(*command, argc, argv)) {
         // Figures are drawn offscreen, with or without a display.
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
+        provideRuntimeDirectory();
         app = std::make_unique<QApplication>(argc, argv);
     } else {
         app = std::make_unique<QCoreApplication>(argc, argv);

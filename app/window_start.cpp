@@ -3,6 +3,7 @@
 #include "command_line.h"
 #include "experiment_controller.h"
 #include "main_window.h"
+#include "stepper_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -62,6 +63,18 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
     if (status != ExitSuccess) {
         err << "attention-lab --screenshot: " << problem << '\n';
         return status;
+    }
+    // The Stepper page computes on its own worker after the window's result.
+    ui::StepperView* stepper = window.stepperView();
+    if (window.currentPage() == ui::MainWindow::StepperPage && stepper->isBusy()) {
+        QEventLoop stepperLoop;
+        QObject::connect(stepper, &ui::StepperView::busyChanged, &stepperLoop,
+                         [&](bool busy) {
+                             if (!busy)
+                                 stepperLoop.quit();
+                         });
+        QTimer::singleShot(kScreenshotTimeoutMs, &stepperLoop, &QEventLoop::quit);
+        stepperLoop.exec();
     }
     // Let the queued replots and layouts run before the window is grabbed.
     QApplication::processEvents();

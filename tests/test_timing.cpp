@@ -4,6 +4,7 @@
 
 #include "errors.h"
 #include "random.h"
+#include "session.h"
 #include "test_support.h"
 #include "timing_sweep.h"
 
@@ -11,6 +12,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QProcess>
@@ -224,6 +226,7 @@ private slots:
 
     void cliWritesCsv();
     void cliCausalAndAll();
+    void cliWritesPlotAndSession();
     void cliBadArguments_data();
     void cliBadArguments();
     void cliWithoutOut();
@@ -860,6 +863,48 @@ void TestTiming::cliCausalAndAll()
     QVERIFY(csv.contains("\nelu,1,32,"));
 }
 
+// Property: --plot draws the chart in the format of its suffix, and --save-session writes a session
+// that opens on the Timing page with the very points of the CSV.
+void TestTiming::cliWritesPlotAndSession()
+{
+    const QString out = m_dir.filePath("plotted/sweep.csv");
+    const QString png = m_dir.filePath("plotted/sweep.png");
+    const QString svg = m_dir.filePath("plotted/sweep.svg");
+    const QString session = m_dir.filePath("plotted/sweep.attnlab");
+    const QStringList sweep{"--methods", "exact-streaming,elu:causal", "--lengths", "64,128",
+                            "--d",       "8",                          "--reps",    "1"};
+    Run run = bench(sweep + QStringList{"--out", out, "--plot", png, "--save-session", session});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QImage image(png);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(3200, 1400));  // 1600 x 700 at twice the resolution
+
+    const Session opened = readSession(session);
+    QCOMPARE(opened.view.value("page").toString(), QStringLiteral("timing"));
+    const QJsonObject timing = opened.view.value("timing").toObject();
+    QCOMPARE(timing.value("min_length").toInt(), 64);
+    QCOMPARE(timing.value("max_length").toInt(), 128);
+    QVERIFY(timing.value("non_causal").toBool());
+    QVERIFY(timing.value("causal").toBool());
+    const SweepResult result = SweepResult::fromJson(timing.value("result").toObject());
+    // The CSV rows (after the sgemm line and the header) are the session's points, in order;
+    // the CSV prints 6 significant digits.
+    const QList<QByteArray> lines = readBytes(out).trimmed().split('\n');
+    QCOMPARE(lines.size(), 2 + 4);
+    QCOMPARE(result.points.size(), std::size_t(4));
+    for (int i = 0; i < 4; ++i) {
+        const QList<QByteArray> fields = lines[2 + i].split(',');
+        const SweepPoint& point = result.points[std::size_t(i)];
+        QCOMPARE(fields[2].toLongLong(), qlonglong(point.length));
+        QCOMPARE(fields[1] == "1", point.method.causal);
+        QVERIFY(std::abs(fields[7].toDouble() / point.secondsMedian - 1) < 1e-5);
+    }
+
+    run = bench(sweep + QStringList{"--out", out, "--plot", svg});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY(readBytes(svg).contains("<svg"));
+}
+
 // Property: a bad value exits 2, before anything is measured, with one line on stderr naming
 // the option, and writes no CSV.
 void TestTiming::cliBadArguments_data()
@@ -884,6 +929,7 @@ void TestTiming::cliBadArguments_data()
     QTest::newRow("points per octave with a list")
         << QStringList{"--lengths", "64,128", "--points-per-octave", "2"} << "--points-per-octave";
     QTest::newRow("memory budget") << QStringList{"--memory-budget", "lots"} << "--memory-budget";
+    QTest::newRow("session folder") << QStringList{"--save-session", "folder/"} << "--save-session";
 }
 
 void TestTiming::cliBadArguments()

@@ -1,6 +1,28 @@
 #include "plot_style.h"
 
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
 namespace attnlab::ui {
+
+namespace {
+
+class IntegerTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override
+    {
+        return std::max(1.0, std::round(QCPAxisTicker::getTickStep(range)));
+    }
+};
+
+}  // namespace
+
+QSharedPointer<QCPAxisTicker> integerTicker()
+{
+    return QSharedPointer<QCPAxisTicker>(new IntegerTicker);
+}
 
 int niceStep(double minimum)
 {

@@ -1,12 +1,19 @@
 #pragma once
 
 #include <QFont>
+#include <QSharedPointer>
+
+class QCPAxisTicker;
 
 namespace attnlab::ui {
 
 // The smallest step of the 1, 2, 5, 10, 20, 50, ... sequence that is at least `minimum`: label
 // strides that read well.
 int niceStep(double minimum);
+
+// An axis ticker for counts and indices (steps, features, dimensions): QCustomPlot's own choice
+// of ticks, with the step rounded to a whole number, at least 1, so that no tick reads "2.5".
+QSharedPointer<QCPAxisTicker> integerTicker();
 
 // base at the given size in points (and bold).
 QFont sizedFont(const QFont& base, double points, bool bold = false);

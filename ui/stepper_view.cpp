@@ -27,6 +27,7 @@
 #include <QSpinBox>
 #include <QStyle>
 #include <QSvgGenerator>
+#include <QStyleOptionToolButton>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -235,7 +236,8 @@ void styleAxisRect(QCPAxisRect* rect, const QString& keyLabel)
 }
 
 // Replaces the plot's layout by axis rects stacked top to bottom, each under its title (none for
-// an empty title), with their left edges aligned; returns them.
+// an empty title), with their left edges aligned and whole-number ticks along the bottom (the
+// keys are features, dimensions and steps); returns them.
 QList<QCPAxisRect*> stackedAxisRects(QCustomPlot* plot, const QStringList& titles,
                                      const QStringList& keyLabels)
 {
@@ -256,6 +258,7 @@ QList<QCPAxisRect*> stackedAxisRects(QCustomPlot* plot, const QStringList& title
         auto* rect = new QCPAxisRect(plot);
         plot->plotLayout()->addElement(plot->plotLayout()->rowCount(), 0, rect);
         styleAxisRect(rect, keyLabels.value(r));
+        rect->axis(QCPAxis::atBottom)->setTicker(integerTicker());  // features, dims, steps
         rect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
         rects.append(rect);
         stretch << 1.0;
@@ -817,6 +820,7 @@ QWidget* StepperView::buildControls()
         setTextPoints(b, kControlPoints);
         b->setIconSize(QSize(22, 22));
         b->setFocusPolicy(Qt::NoFocus);
+        m_controlButtons.push_back(b);
         return b;
     };
     m_firstButton = button(QStyle::SP_MediaSkipBackward, tr("First"),
@@ -888,20 +892,17 @@ QWidget* StepperView::buildControls()
     m_headLabel->hide();
     m_headBox->hide();
 
-    m_exportFrameButton = new QToolButton;
-    m_exportFrameButton->setText(tr("Export frame\u2026"));
-    m_exportFrameButton->setToolTip(tr("The current frame as PNG, SVG or PDF"));
-    m_exportAllButton = new QToolButton;
-    m_exportAllButton->setText(tr("Export all frames\u2026"));
-    m_exportAllButton->setToolTip(
-        tr("Every step as numbered PNG files (frame_0001.png, ...) for slides"));
-    for (QToolButton* b : {m_exportFrameButton, m_exportAllButton}) {
-        setTextPoints(b, kControlPoints);
-        b->setFocusPolicy(Qt::NoFocus);
-    }
+    m_exportFrameButton = button(QStyle::SP_DialogSaveButton, tr("Export frame\u2026"),
+                                 tr("The current frame as PNG, SVG or PDF"),
+                                 QStringLiteral("exportFrameButton"));
+    m_exportAllButton = button(
+        QStyle::SP_DirIcon, tr("Export all frames\u2026"),
+        tr("Every step as numbered PNG files (frame_0001.png, ...) for slides"),
+        QStringLiteral("exportAllButton"));
     connect(m_exportFrameButton, &QToolButton::clicked, this, &StepperView::exportFrameDialog);
     connect(m_exportAllButton, &QToolButton::clicked, this, &StepperView::exportAllFramesDialog);
 
+    m_controlsBar = bar;
     auto* layout = new QHBoxLayout(bar);
     layout->setContentsMargins(8, 4, 8, 4);
     for (QToolButton* b :
@@ -1042,6 +1043,7 @@ void StepperView::applyTextScale()
     m_stripScroll->setFixedHeight(m_strip->sizeHint().height() +
                                   m_stripScroll->horizontalScrollBar()->sizeHint().height());
     fitFormulaPanel();
+    fitControls();
 }
 
 void StepperView::resizeEvent(QResizeEvent* event)
@@ -1054,7 +1056,32 @@ void StepperView::resizeEvent(QResizeEvent* event)
         m_textScale = scale;
         applyTextScale();
     }
+    fitControls();
     QWidget::resizeEvent(event);
+}
+
+void StepperView::fitControls()
+{
+    // What the bar needs with the buttons' texts: its layout's hint less the buttons' current
+    // widths plus their widths with text.
+    const QStyleOptionToolButton textOption = [] {
+        QStyleOptionToolButton option;
+        option.toolButtonStyle = Qt::ToolButtonTextBesideIcon;
+        return option;
+    }();
+    int needed = m_controlsBar->layout()->sizeHint().width();
+    for (QToolButton* b : m_controlButtons) {
+        const int textWidth = b->iconSize().width() + 12 +
+                              b->fontMetrics().horizontalAdvance(b->text()) +
+                              2 * style()->pixelMetric(QStyle::PM_ButtonMargin, &textOption, b);
+        needed += textWidth - b->sizeHint().width();
+        // The layout may give a button less than its text needs: it then shows its icon only.
+        b->setMinimumWidth(b->iconSize().width() + 12);
+    }
+    const Qt::ToolButtonStyle buttonStyle =
+        width() < needed ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon;
+    for (QToolButton* b : m_controlButtons)
+        b->setToolButtonStyle(buttonStyle);
 }
 
 void StepperView::buildPlots()

@@ -206,6 +206,10 @@ private:
     // a full-screen window on a 1920 x 1080 projector, and its text follows the page's size
     // (within 0.65x to 1.5x) so that a smaller window does not have to scroll.
     void applyTextScale();
+    // The control buttons show their texts beside their icons where the page is wide enough for
+    // that, their icons only otherwise (with the same tooltips), so that the controls do not set
+    // the window's minimum width.
+    void fitControls();
 
     // The worker: a whole experiment is requested (new spec, input or head), or the states
     // around the position are missing. start() runs the most important pending job; finished()
@@ -288,6 +292,8 @@ private:
     QSpinBox* m_headBox;
     QToolButton* m_exportFrameButton;
     QToolButton* m_exportAllButton;
+    QWidget* m_controlsBar;
+    std::vector<QToolButton*> m_controlButtons;  // every button of the bar
 
     // The frame: everything below the controls, which exports render.
     QWidget* m_frame;

@@ -493,6 +493,27 @@ QJsonObject TimingPanel::state() const
     return state;
 }
 
+QJsonObject TimingPanel::stateOf(const SweepResult& result)
+{
+    const std::vector<Eigen::Index>& lengths = result.spec.lengths;
+    const auto clampLength = [](Eigen::Index length) {
+        return int(std::clamp<Eigen::Index>(length, kMinLength, kMaxLength));
+    };
+    const auto hasVariant = [&](bool causal) {
+        return std::any_of(result.spec.methods.begin(), result.spec.methods.end(),
+                           [&](const TimedMethod& m) { return m.causal == causal; });
+    };
+    QJsonObject state;
+    state[QLatin1String("spec")] = result.spec.toJson();
+    state[QLatin1String("min_length")] = lengths.empty() ? kMinLength : clampLength(lengths.front());
+    state[QLatin1String("max_length")] = lengths.empty() ? kMinLength : clampLength(lengths.back());
+    state[QLatin1String("points_per_octave")] = 1;
+    state[QLatin1String("non_causal")] = hasVariant(false);
+    state[QLatin1String("causal")] = hasVariant(true);
+    state[QLatin1String("result")] = result.toJson();
+    return state;
+}
+
 void TimingPanel::setState(const QJsonObject& state)
 {
     // Read everything first, so that a malformed state changes nothing.

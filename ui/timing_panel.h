@@ -64,6 +64,10 @@ public:
     // anything (a running sweep is cancelled first). Throws InputError naming the field when the
     // state is malformed, leaving the panel as it was.
     void setState(const QJsonObject& state);
+    // The state of a panel that shows `result` with its controls set to the result's sweep (the
+    // length range from its shortest to its longest length, clamped to the controls' range):
+    // what `attention-lab bench --session` writes, so that a sweep measured headless opens here.
+    static QJsonObject stateOf(const SweepResult& result);
 
     // Writes the chart to path as it is shown (exportFigure). Throws OutputError naming the path.
     void exportChart(const QString& path, FigureFormat format);
