@@ -4,6 +4,11 @@
 
 namespace attnlab {
 
+// Tile shapes of the streaming kernel: a query tile and one key tile of scores stay in L2. (The
+// timing sweep's working-set model counts them too.)
+inline constexpr Eigen::Index kStreamingQueryTile = 64;
+inline constexpr Eigen::Index kStreamingKeyTile = 256;
+
 // Exact softmax attention of one head: queries Q (L x d), keys K (L_k x d), values V (L_k x d_v),
 // scale s. Kernel A_ij = exp(s q_i.k_j), set to 0 for j > i when causal; P = D^-1 A with
 // D = diag(A 1); output O = P V.
@@ -13,9 +18,12 @@ namespace attnlab {
 // When kernel is not null it is resized to p's shape and receives A_ij = exp(s q_i.k_j) in double
 // (0 where masked; inf where it exceeds the double range), formed from the exponentials of P
 // before normalisation, so to the precision P is computed in.
+// (p's stride type is spelled out, as Eigen's default for a row-major matrix: clang 14 mangles the
+// defaulted form differently in the caller and in the explicit instantiation, which fails to link.)
 template <typename T>
 void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
-                        Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel = nullptr);
+                        Eigen::Index begin, Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>> p,
+                        MatrixD* kernel = nullptr);
 
 // O = P V without any L x L buffer: key tiles stream past each query tile with an online softmax
 // (running row maxima m_i and sums l_i; when a tile raises m_i the partial sums are rescaled by

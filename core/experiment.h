@@ -2,6 +2,7 @@
 
 #include "feature_maps.h"
 #include "inputs.h"
+#include "linear_attention.h"
 #include "memory_budget.h"
 #include "metrics.h"
 #include "types.h"
@@ -42,7 +43,7 @@ struct ExperimentSpec {
     bool causal = false;
     Precision precision = Precision::Float;
     int threads = 0;     // engine threads; 0 = one per hardware thread
-    int chunkSize = 48;  // rows per chunk of the causal linear form
+    int chunkSize = int(kDefaultCausalChunk);  // rows per chunk of the causal linear form
 
     // "exact" or the feature map's name ("favor-positive", ...).
     QString methodName() const;
@@ -58,7 +59,7 @@ struct ExperimentSpec {
 };
 
 // A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
-// "overflow", "feature-overflow", "kl-undefined").
+// "overflow", "feature-overflow", "kl-undefined", "output-zero").
 struct ResultWarning {
     QString code;
     QString message;

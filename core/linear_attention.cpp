@@ -9,12 +9,6 @@ namespace attnlab {
 
 namespace {
 
-// Rows of queries or keys mapped to features at a time in the non-causal form.
-constexpr Eigen::Index kFeatureBlock = 256;
-// The causal form keeps, for the chunks of one window, their features and key sums between its
-// passes: windows hold about this much (so that it stays in cache), and a few chunks per thread.
-constexpr double kCausalWindowBytes = 2.0 * 1024 * 1024;
-constexpr Eigen::Index kMinChunksPerThread = 4;
 
 
 // phiK_j <- phiK_j exp(c_j - scale): key rows brought to a common scale. Nothing to do when every

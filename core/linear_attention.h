@@ -7,6 +7,16 @@
 
 namespace attnlab {
 
+// Shapes of the kernels' work buffers (the timing sweep's working-set model counts them too).
+// Rows of queries or keys mapped to features at a time in the non-causal form.
+inline constexpr Eigen::Index kFeatureBlock = 256;
+// The causal form keeps, for the chunks of one window, their features and key sums between its
+// passes: windows hold about this much (so that it stays in cache), and a few chunks per thread.
+inline constexpr double kCausalWindowBytes = 2.0 * 1024 * 1024;
+inline constexpr Eigen::Index kMinChunksPerThread = 4;
+// Rows per chunk of the causal form, unless the caller chooses.
+inline constexpr Eigen::Index kDefaultCausalChunk = 48;
+
 // Approximate attention through a feature map phi: A^ = phi(Q) phi(K)^T (masked when causal),
 // P^ = D^-1 A^, O^ = P^ V.
 
@@ -53,7 +63,7 @@ struct LinearAttentionResult {
 template <typename T>
 LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
                                          const Matrix<T>& k, const Matrix<T>& v, bool causal,
-                                         Eigen::Index chunk = 48);
+                                         Eigen::Index chunk = kDefaultCausalChunk);
 
 // Rows of A^ and P^ formed explicitly (the masked quadratic form), for display and metrics.
 // The keys are mapped once, in the constructor (L x C values).

@@ -40,14 +40,6 @@ constexpr double kFloatBytes = sizeof(float);
 // The largest number of repetitions a spec may ask for.
 constexpr int kMaxRepetitions = 1'000'000;
 
-// The shapes of the kernels' work buffers, as in exact_attention.cpp and linear_attention.cpp:
-// the working-set model below counts them. Keep them in step with the kernels.
-constexpr double kQueryTile = 64;    // streaming exact: query rows per tile
-constexpr double kKeyTile = 256;     // streaming exact: keys per tile
-constexpr double kFeatureBlock = 256;  // non-causal linear: rows mapped to features at a time
-constexpr double kCausalChunk = 48;  // causal linear: linearAttention's default chunk
-constexpr double kCausalWindowBytes = 2.0 * 1024 * 1024;
-constexpr double kMinChunksPerThread = 4;
 
 // Rows of Q, K, V drawn from one random sub-stream: blocks are independent, so they are drawn in
 // parallel and the inputs do not depend on the number of threads.
@@ -590,10 +582,12 @@ double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, in
         case TimedAlgorithm::ExactMaterialised:
             floats += l * l;  // P
             break;
-        case TimedAlgorithm::ExactStreaming:
+        case TimedAlgorithm::ExactStreaming: {
             // Per thread: a tile of scores, the output accumulator, running maxima and sums.
-            floats += t * (kQueryTile * kKeyTile + kQueryTile * dv + 3 * kQueryTile);
+            constexpr double tile = kStreamingQueryTile, keys = kStreamingKeyTile;
+            floats += t * (tile * keys + tile * dv + 3 * tile);
             break;
+        }
         default: {
             const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
             const double c = double(featureCountOf(map, d));
@@ -604,17 +598,17 @@ double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, in
                 // Per thread: phi of a key block and of a query block, their projections and
                 // log-scales, the numerators of the query block, a partial key summary; then the
                 // total key summary and the L denominators.
-                floats += t * (kFeatureBlock * (2 * c + 2 * projected + dv + 2) + summary) +
+                floats += t * (double(kFeatureBlock) * (2 * c + 2 * projected + dv + 2) + summary) +
                           summary + l;
             } else {
                 // A window of chunks: phi(Q) and phi(K) of its rows and each chunk's key sums;
                 // per thread the masked chunk x chunk block, numerators and projections; the
                 // running state and the L denominators.
-                const double chunk = kCausalChunk;
+                const double chunk = double(kDefaultCausalChunk);
                 const double bytesPerChunk = kFloatBytes * c * (dv + 1 + 2 * chunk);
                 const double totalChunks = std::ceil(l / chunk);
                 const double windowChunks =
-                    std::min(totalChunks, std::max(kMinChunksPerThread * t,
+                    std::min(totalChunks, std::max(double(kMinChunksPerThread) * t,
                                                    std::floor(kCausalWindowBytes / bytesPerChunk)));
                 floats += windowChunks * (bytesPerChunk / kFloatBytes + 2 * chunk) +
                           t * (chunk * chunk + chunk * (dv + 2 * projected)) + summary + l;

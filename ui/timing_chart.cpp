@@ -375,7 +375,7 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
         // powers of two.
         lengthTicker->setLogBase(2);
         lengthTicker->setSubTickCount(0);
-        lengthTicker->setTickCount(rect == m_timeRect ? 6 : 4);
+        // The count follows the plot's width (fitLengthTicks), so that the labels never touch.
         QCPAxis* lengthAxis = rect->axis(QCPAxis::atBottom);
         lengthAxis->setTicker(lengthTicker);
         lengthAxis->setLabel(tr("sequence length L (tokens)"));
@@ -718,6 +718,25 @@ void TimingChart::showPlots(bool shown)
     m_hint->setVisible(!shown);
 }
 
+bool TimingChart::fitLengthTicks()
+{
+    bool changed = false;
+    for (QCPAxisRect* rect : {m_timeRect, m_memoryRect}) {
+        QCPAxis* axis = rect->axis(QCPAxis::atBottom);
+        // The widest label is the longest length, e.g. "65,536".
+        const int labelWidth = QFontMetrics(axis->tickLabelFont())
+                                   .horizontalAdvance(formatLength(axis->range().upper));
+        const int fit = int(rect->width() / (labelWidth + 2 * kLabelGap));
+        // The log ticker rounds its step up or down to whole powers: ask for one fewer.
+        const int count = std::clamp(fit - 1, 1, 8);
+        if (axis->ticker()->tickCount() != count) {
+            axis->ticker()->setTickCount(count);
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 void TimingChart::updateLayout()
 {
     // As many legend columns as fit the width, with the entries spread evenly over the rows.
@@ -742,6 +761,8 @@ void TimingChart::updateLayout()
     QCustomPlot::updateLayout();
     if (!m_hasResult)
         return;
+    if (fitLengthTicks())
+        QCustomPlot::updateLayout();
 
     // The key of the memory plot in one row when that fits its width, else one entry a row.
     for (const int wrap : {0, 1}) {

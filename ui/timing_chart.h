@@ -102,6 +102,9 @@ protected:
     void updateLayout() override;
 
 private:
+    // Sets the tick count of each length axis to the labels its plot's width has room for;
+    // true when a count changed (the layout must then be redone).
+    bool fitLengthTicks();
     // Removes every curve, mark and note of the result shown.
     void removeResult();
     // Adds the curves of one method from its points.
