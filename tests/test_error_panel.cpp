@@ -1,0 +1,587 @@
+// The Error analysis page: the chart of an error sweep (from hand-made results, checked against
+// statistics and Lemma 2 computed here), the panel that runs sweeps on a worker, driven as a user
+// would, and the distribution view of the error map (its counts against a direct count).
+#include "error_analysis_panel.h"
+#include "error_chart.h"
+#include "error_distribution_view.h"
+#include "errors.h"
+#include "inputs.h"
+#include "random.h"
+#include "test_support.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+
+namespace {
+
+constexpr int kSweepTimeoutMs = 60'000;
+
+// A result by hand: FAVOR+ positive (both projections) and elu+1 over m = 16, 32, 64, with
+// 5 seeds whose errors are c m^-1/2 (1 + 0.1 k) for seed k (iid 20% above orthogonal), and kernel
+// squared errors 2^k / m.
+ErrorSweepResult handMadeResult()
+{
+    ErrorSweepResult result;
+    ErrorSweepSpec& spec = result.spec;
+    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::Elu};
+    spec.values = {16, 32, 64};
+    spec.seeds = 5;
+    result.inputLength = 20;
+    result.headDim = 8;
+    result.heads = 1;
+    result.scale = 1 / std::sqrt(8.0);
+    result.pairQuery = VectorD::Constant(8, 0.3);
+    result.pairKey = VectorD::Constant(8, -0.1);
+    result.pairKey[0] = 0.5;
+    for (const double m : spec.values) {
+        for (const ProjectionKind projection : spec.projections) {
+            for (std::uint64_t k = 0; k < 5; ++k) {
+                ErrorRow row;
+                row.method = FeatureMapKind::FavorPositive;
+                row.projection = projection;
+                row.seed = k;
+                row.value = m;
+                row.features = int(m);
+                row.length = 20;
+                const double iid = projection == ProjectionKind::Iid ? 1.2 : 1.0;
+                row.metrics.relFrobeniusAttention = iid * 2 / std::sqrt(m) * (1 + 0.1 * double(k));
+                row.metrics.meanTotalVariation = 0.5 * row.metrics.relFrobeniusAttention;
+                row.metrics.relFrobeniusOutput = 0.8 * row.metrics.relFrobeniusAttention;
+                row.kernelSquaredError = iid * std::pow(2.0, double(k)) / m;
+                result.rows.push_back(row);
+            }
+        }
+        ErrorRow elu;
+        elu.method = FeatureMapKind::Elu;
+        elu.value = m;
+        elu.length = 20;
+        elu.metrics.relFrobeniusAttention = 0.3;
+        elu.kernelSquaredError = 0.01;
+        result.rows.push_back(elu);
+    }
+    return result;
+}
+
+QVector<QPointF> graphData(const QCPGraph* graph)
+{
+    QVector<QPointF> points;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+        points.append(QPointF(it->key, it->value));
+    return points;
+}
+
+// The samples of `metric` for one curve at one value, from the rows.
+std::vector<double> samplesOf(const ErrorSweepResult& result, FeatureMapKind method,
+                              std::optional<ProjectionKind> projection, double value,
+                              ErrorMetric metric)
+{
+    std::vector<double> samples;
+    for (const ErrorRow& row : result.rows)
+        if (row.method == method && row.projection == projection && row.value == value)
+            samples.push_back(row.metric(metric));
+    return samples;
+}
+
+// Lemma 2 as DESIGN.md writes it, with z = x + y and SM = exp(x.y).
+double designLemma2(FeatureMapKind kind, double m, const VectorD& x, const VectorD& y)
+{
+    const double sm = std::exp(x.dot(y));
+    const double z2 = (x + y).squaredNorm();
+    const double positive = 1 / m * std::exp(z2) * sm * sm * (1 - std::exp(-z2));
+    if (kind == FeatureMapKind::FavorPositive)
+        return positive;
+    if (kind == FeatureMapKind::FavorHyperbolic)
+        return 0.5 * (1 - std::exp(-z2)) * positive;
+    const double d2 = 1 - std::exp(-(x - y).squaredNorm());
+    return 1 / (2 * m) * std::exp(z2) / (sm * sm) * d2 * d2;
+}
+
+template <typename T>
+T* child(const QWidget& parent, const char* name)
+{
+    T* found = parent.findChild<T*>(QLatin1String(name));
+    if (!found)
+        qFatal("no child %s", name);
+    return found;
+}
+
+// The number of distinct colours in an image: a blank figure has a handful.
+int colourCount(const QImage& image)
+{
+    std::set<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 2)
+        for (int x = 0; x < image.width(); x += 2)
+            colours.insert(image.pixel(x, y));
+    return int(colours.size());
+}
+
+// Saves `image` into $ATTNLAB_GRAB_DIR (when set), to look at.
+void keepGrab(const QImage& image, const QString& name)
+{
+    const QString folder = qEnvironmentVariable("ATTNLAB_GRAB_DIR");
+    if (!folder.isEmpty())
+        image.save(folder + QLatin1Char('/') + name);
+}
+
+// A panel with a random input of L rows of dimension d, FAVOR+ positive and trigonometric, the
+// values, the seeds.
+void prepare(ErrorAnalysisPanel& panel, int length, int d, const QString& values, int seeds)
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = length;
+    spec.input.headDim = d;
+    panel.setInput(spec, std::make_shared<const AttentionInput>(buildInput(spec.input)));
+    for (const FeatureMapInfo& info : featureMapRegistry())
+        child<QCheckBox>(panel, qPrintable(QStringLiteral("method-") + info.name))
+            ->setChecked(info.kind == FeatureMapKind::FavorPositive ||
+                         info.kind == FeatureMapKind::FavorTrig);
+    child<QLineEdit>(panel, "values")->setText(values);
+    child<QSpinBox>(panel, "seeds")->setValue(seeds);
+}
+
+// A row-stochastic L x L matrix with entries of very different sizes, from a seeded generator.
+MatrixD randomAttention(int length, std::uint64_t seed, double spread)
+{
+    Rng rng(seed, RandomStream::RandomInput);
+    MatrixD p(length, length);
+    for (int i = 0; i < length; ++i) {
+        for (int j = 0; j < length; ++j)
+            p(i, j) = std::exp(spread * rng.normal());
+        p.row(i) /= p.row(i).sum();
+    }
+    return p;
+}
+
+}  // namespace
+
+class TestErrorPanel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void chartDrawsMeansAndPercentileBands();
+    void chartKernelViewDrawsLemma2FromTheFormula();
+    void chartNormSweepHasALinearAxis();
+
+    void panelRunsATinySweep();
+    void panelWithoutInputDoesNotRun();
+    void panelCancelStopsPromptlyAndKeepsRows();
+    void panelExportsPlotAndData();
+    void panelStateRoundTripsWithoutComputing();
+    void panelRejectsAMalformedState();
+
+    void distributionCountsMatchADirectCount_data();
+    void distributionCountsMatchADirectCount();
+    void distributionViewDrawsBothHistograms();
+};
+
+// Property: one curve per method and projection (a map without W: one), whose mean graph goes
+// through the mean over the seeds and whose band runs from the 10th to the 90th percentile
+// (computed here), filled between them; orthogonal solid, iid dashed; log axes with units; the
+// legend gives the fitted slope (-1/2 here, by construction).
+void TestErrorPanel::chartDrawsMeansAndPercentileBands()
+{
+    const ErrorSweepResult result = handMadeResult();
+    ErrorChart chart;
+    chart.resize(1200, 760);
+    chart.setResult(result, ErrorMetric::RelFrobeniusAttention);
+    const int plottables = chart.plottableCount();
+    chart.setResult(result, ErrorMetric::RelFrobeniusAttention);
+    QCOMPARE(chart.plottableCount(), plottables);
+    QCOMPARE(chart.curves().size(), std::size_t(3));
+
+    for (const ErrorChart::CurvePlot& plot : chart.curves()) {
+        const ErrorCurve& curve = plot.curve;
+        const QVector<QPointF> means = graphData(plot.mean);
+        const QVector<QPointF> lows = graphData(plot.bandLow);
+        const QVector<QPointF> highs = graphData(plot.bandHigh);
+        QCOMPARE(means.size(), 3);
+        for (int i = 0; i < 3; ++i) {
+            std::vector<double> samples =
+                samplesOf(result, curve.method, curve.projection, result.spec.values[i],
+                          ErrorMetric::RelFrobeniusAttention);
+            std::sort(samples.begin(), samples.end());
+            double mean = 0;
+            for (const double x : samples)
+                mean += x / double(samples.size());
+            QVERIFY(std::abs(means[i].y() - mean) < 1e-12);
+            // n = 5: h = 0.4 and 3.6.
+            const double p10 = samples.size() == 1
+                                   ? samples[0]
+                                   : samples[0] + 0.4 * (samples[1] - samples[0]);
+            const double p90 = samples.size() == 1
+                                   ? samples[0]
+                                   : samples[3] + 0.6 * (samples[4] - samples[3]);
+            QVERIFY(std::abs(lows[i].y() - p10) < 1e-12);
+            QVERIFY(std::abs(highs[i].y() - p90) < 1e-12);
+            QCOMPARE(means[i].x(), result.spec.values[i]);
+        }
+        QCOMPARE(plot.bandHigh->channelFillGraph(), plot.bandLow);
+        QVERIFY(plot.bandHigh->brush().style() != Qt::NoBrush);
+        QVERIFY(!plot.errorBars);
+        const bool iid = curve.projection == ProjectionKind::Iid;
+        QCOMPARE(plot.mean->pen().style(), iid ? Qt::DashLine : Qt::SolidLine);
+        if (curve.method == FeatureMapKind::FavorPositive)
+            QCOMPARE(chart.legendText(curve.label()), curve.label() + "  slope -0.50");
+    }
+    QCPAxis* x = chart.plotRect()->axis(QCPAxis::atBottom);
+    QCPAxis* y = chart.plotRect()->axis(QCPAxis::atLeft);
+    QCOMPARE(x->scaleType(), QCPAxis::stLogarithmic);
+    QCOMPARE(y->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(x->label().contains("number of features m"));
+    QVERIFY(y->label().contains("(ratio)"));
+    QVERIFY(chart.title().startsWith("Relative Frobenius error of P"));
+    QVERIFY(chart.subtitle().contains("10th to 90th percentile"));
+
+    // Every value drawn lies inside the axes.
+    chart.replot();
+    for (const ErrorChart::CurvePlot& plot : chart.curves())
+        for (const QCPGraph* graph : {plot.mean, plot.bandLow, plot.bandHigh})
+            for (const QPointF& point : graphData(graph))
+                QVERIFY(x->range().contains(point.x()) && y->range().contains(point.y()));
+    const QImage image = chart.toPixmap(1200, 760).toImage();
+    QVERIFY(colourCount(image) > 50);
+    keepGrab(image, "error_chart_features.png");
+}
+
+// Property: the kernel view draws, for each map Lemma 2 covers, a curve whose every sample is the
+// formula of DESIGN.md at its m for the result's pair (recomputed here), and the empirical means
+// with bars of one standard error (computed here).
+void TestErrorPanel::chartKernelViewDrawsLemma2FromTheFormula()
+{
+    const ErrorSweepResult result = handMadeResult();
+    ErrorChart chart;
+    chart.resize(1200, 760);
+    chart.setResult(result, ErrorMetric::KernelMse);
+    QCOMPARE(chart.theoryCurves().size(), std::size_t(1));  // elu+1 has none
+    const ErrorChart::TheoryCurve& theory = chart.theoryCurves()[0];
+    QCOMPARE(theory.method, FeatureMapKind::FavorPositive);
+    const QVector<QPointF> samples = graphData(theory.graph);
+    QVERIFY(samples.size() > 50);
+    QVERIFY(samples.front().x() < 16 && samples.back().x() > 64);
+    for (const QPointF& sample : samples) {
+        const double expected = designLemma2(FeatureMapKind::FavorPositive, sample.x(),
+                                             result.pairQuery, result.pairKey);
+        QVERIFY(std::abs(sample.y() / expected - 1) < 1e-12);
+    }
+    for (const ErrorChart::CurvePlot& plot : chart.curves()) {
+        QVERIFY(plot.errorBars);
+        QVERIFY(!plot.bandLow);
+        const QVector<QPointF> means = graphData(plot.mean);
+        for (int i = 0; i < means.size(); ++i) {
+            const std::vector<double> samples =
+                samplesOf(result, plot.curve.method, plot.curve.projection,
+                          result.spec.values[i], ErrorMetric::KernelMse);
+            const double n = double(samples.size());
+            double mean = 0, squares = 0;
+            for (const double x : samples)
+                mean += x / n;
+            for (const double x : samples)
+                squares += (x - mean) * (x - mean);
+            const double standardError = n > 1 ? std::sqrt(squares / (n - 1) / n) : 0;
+            QVERIFY(std::abs(means[i].y() - mean) < 1e-12);
+            QVERIFY(std::abs(plot.errorBars->data()->at(i).errorPlus - standardError) < 1e-12);
+        }
+    }
+    QVERIFY(chart.plotRect()->axis(QCPAxis::atLeft)->label().contains("kernel units"));
+    QVERIFY(chart.title().contains("Lemma 2"));
+    chart.replot();
+    const QImage image = chart.toPixmap(1200, 760).toImage();
+    QVERIFY(colourCount(image) > 50);
+    keepGrab(image, "error_chart_kernel.png");
+}
+
+// Property: a norm sweep puts the multiplier on a linear axis; the others stay log.
+void TestErrorPanel::chartNormSweepHasALinearAxis()
+{
+    ErrorSweepResult result = handMadeResult();
+    result.spec.sweep = ErrorSweepKind::Norm;
+    result.spec.values = {0.5, 1, 2};
+    for (ErrorRow& row : result.rows)
+        row.value = row.value == 16 ? 0.5 : row.value == 32 ? 1 : 2;
+    ErrorChart chart;
+    chart.setResult(result, ErrorMetric::MeanTotalVariation);
+    QCPAxis* x = chart.plotRect()->axis(QCPAxis::atBottom);
+    QCOMPARE(x->scaleType(), QCPAxis::stLinear);
+    QVERIFY(x->label().contains("norm multiplier"));
+    QVERIFY(chart.plotRect()->axis(QCPAxis::atLeft)->label().contains("(probability)"));
+    QVERIFY(chart.legendText("favor-positive orthogonal") == "favor-positive orthogonal");
+}
+
+// Property: Run computes a tiny sweep (2 methods x 2 projections x 2 values x 2 seeds) on the
+// worker and finishes: the result has every row, the chart a curve per method and projection,
+// the progress bar is full and the status says it finished. The metric changes the chart
+// without computing again.
+void TestErrorPanel::panelRunsATinySweep()
+{
+    ErrorAnalysisPanel panel;
+    panel.resize(1400, 800);
+    prepare(panel, 16, 8, "4, 8", 2);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(child<QLabel>(panel, "input")->text().contains("L = 16"));
+    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
+    QSignalSpy running(&panel, &ErrorAnalysisPanel::runningChanged);
+    QTest::mouseClick(child<QPushButton>(panel, "run"), Qt::LeftButton);
+    QVERIFY(panel.isRunning() || finished.size() == 1);
+    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    QCOMPARE(running.size(), 2);
+    QCOMPARE(panel.result().rows.size(), std::size_t(16));
+    QVERIFY(!panel.result().cancelled);
+    QCOMPARE(panel.chart()->curves().size(), std::size_t(4));
+    QCOMPARE(child<QProgressBar>(panel, "progress")->value(), 16);
+    QVERIFY2(panel.statusText().startsWith("Finished"), qPrintable(panel.statusText()));
+
+    child<QComboBox>(panel, "metric")->setCurrentIndex(3);
+    QCOMPARE(panel.metric(), ErrorMetric::KernelMse);
+    QCOMPARE(panel.chart()->metric(), ErrorMetric::KernelMse);
+    QCOMPARE(panel.chart()->theoryCurves().size(), std::size_t(2));
+    QCOMPARE(running.size(), 2);
+    QCoreApplication::processEvents();  // the chart's queued replot
+    QVERIFY(colourCount(panel.chart()->grab().toImage()) > 50);
+    keepGrab(panel.grab().toImage(), "error_panel.png");
+}
+
+// Property: without an input, or with values that are not numbers, Run only says so.
+void TestErrorPanel::panelWithoutInputDoesNotRun()
+{
+    ErrorAnalysisPanel panel;
+    QSignalSpy running(&panel, &ErrorAnalysisPanel::runningChanged);
+    panel.run();
+    QVERIFY(panel.statusText().contains("No input"));
+    prepare(panel, 8, 4, "4, x", 1);
+    panel.run();
+    QVERIFY2(panel.statusText().startsWith("Values:"), qPrintable(panel.statusText()));
+    QCOMPARE(running.size(), 0);
+}
+
+// Property: rows reach the panel while the sweep runs; Cancel stops it within a few seconds,
+// and the rows finished stay in the result and on the chart.
+void TestErrorPanel::panelCancelStopsPromptlyAndKeepsRows()
+{
+    ErrorAnalysisPanel panel;
+    prepare(panel, 512, 32, "16, 64, 256, 1024", 200);
+    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
+    panel.run();
+    QTRY_VERIFY_WITH_TIMEOUT(panel.result().rows.size() >= 3, kSweepTimeoutMs);
+    QVERIFY(panel.isRunning());
+    QElapsedTimer clock;
+    clock.start();
+    QTest::mouseClick(child<QPushButton>(panel, "cancel"), Qt::LeftButton);
+    QVERIFY(finished.wait(kSweepTimeoutMs));
+    QVERIFY2(clock.elapsed() < 3000, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(panel.result().cancelled);
+    const std::size_t kept = panel.result().rows.size();
+    QVERIFY(kept >= 3 && int(kept) < panel.result().spec.rowCount());
+    QVERIFY(panel.statusText().startsWith("Cancelled"));
+    QVERIFY(!panel.chart()->curves().empty());
+}
+
+// Property: the chart exports as PNG, SVG and PDF (valid files), the data as the sweep's CSV.
+void TestErrorPanel::panelExportsPlotAndData()
+{
+    QTemporaryDir dir;
+    ErrorAnalysisPanel panel;
+    prepare(panel, 16, 8, "4, 8", 2);
+    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
+    panel.run();
+    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    panel.exportChart(dir.filePath("chart.png"), FigureFormat::Png);
+    QVERIFY(!QImage(dir.filePath("chart.png")).isNull());
+    panel.exportChart(dir.filePath("chart.svg"), FigureFormat::Svg);
+    QVERIFY(QSvgRenderer(dir.filePath("chart.svg")).isValid());
+    panel.exportChart(dir.filePath("chart.pdf"), FigureFormat::Pdf);
+    QFile pdf(dir.filePath("chart.pdf"));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.read(5) == "%PDF-");
+    panel.exportCsv(dir.filePath("rows.csv"));
+    QFile csv(dir.filePath("rows.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(csv.readAll(), errorSweepCsv(panel.result()));
+    const QString message = attnlab::test::thrownMessage<OutputError>(
+        [&] { panel.exportCsv(dir.filePath("no/such/folder/rows.csv")); });
+    QVERIFY(message.contains("rows.csv"));
+}
+
+// Property: state() holds the controls and the rows; setState on a new panel restores both and
+// shows the result without computing (no runningChanged).
+void TestErrorPanel::panelStateRoundTripsWithoutComputing()
+{
+    ErrorAnalysisPanel panel;
+    prepare(panel, 16, 8, "4, 8", 2);
+    child<QComboBox>(panel, "sweepKind")->setCurrentIndex(1);  // norm: its own values text
+    child<QLineEdit>(panel, "values")->setText("0.5, 1.5");
+    child<QSpinBox>(panel, "features")->setValue(12);
+    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
+    panel.run();
+    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    panel.setMetric(ErrorMetric::MeanTotalVariation);
+    const QJsonObject state = panel.state();
+
+    ErrorAnalysisPanel restored;
+    QSignalSpy running(&restored, &ErrorAnalysisPanel::runningChanged);
+    restored.setState(state);
+    QCOMPARE(running.size(), 0);
+    QCOMPARE(restored.state(), state);
+    QCOMPARE(restored.result().toJson(), panel.result().toJson());
+    QCOMPARE(restored.metric(), ErrorMetric::MeanTotalVariation);
+    QCOMPARE(child<QLineEdit>(restored, "values")->text(), QStringLiteral("0.5, 1.5"));
+    QCOMPARE(child<QSpinBox>(restored, "features")->value(), 12);
+    QCOMPARE(restored.chart()->curves().size(), panel.chart()->curves().size());
+    QVERIFY(restored.statusText().startsWith("Restored"));
+    // The features sweep kept its own values text.
+    child<QComboBox>(restored, "sweepKind")->setCurrentIndex(0);
+    QCOMPARE(child<QLineEdit>(restored, "values")->text(), QStringLiteral("4, 8"));
+}
+
+// Property: a malformed state throws InputError naming the field and changes nothing.
+void TestErrorPanel::panelRejectsAMalformedState()
+{
+    ErrorAnalysisPanel panel;
+    const QJsonObject good = panel.state();
+    for (const auto& [key, value] :
+         {std::pair{"methods", QJsonValue("favor-positive")}, std::pair{"seeds", QJsonValue(0)},
+          std::pair{"sweep", QJsonValue("width")}, std::pair{"result", QJsonValue(3)}}) {
+        QJsonObject bad = good;
+        bad[key] = value;
+        const QString message =
+            attnlab::test::thrownMessage<InputError>([&] { panel.setState(bad); });
+        QVERIFY2(message.startsWith(key), qPrintable(message));
+        QCOMPARE(panel.state(), good);
+    }
+}
+
+void TestErrorPanel::distributionCountsMatchADirectCount_data()
+{
+    QTest::addColumn<bool>("causal");
+    QTest::newRow("full") << false;
+    QTest::newRow("causal") << true;
+}
+
+// Property: every bin of both histograms holds exactly the entries counted here from the edges
+// (edges[k] <= e < edges[k + 1], the last bin closed, positive errors below the first edge in
+// the first bin), split at 1/n_i (n_i the keys row i attends to); masked entries are left out;
+// zeros are counted apart.
+void TestErrorPanel::distributionCountsMatchADirectCount()
+{
+    QFETCH(bool, causal);
+    const int length = 40;
+    MatrixD exact = randomAttention(length, 1, 2.0);
+    if (causal) {
+        for (int i = 0; i < length; ++i) {
+            exact.row(i).tail(length - 1 - i).setZero();
+            exact.row(i) /= exact.row(i).sum();
+        }
+    }
+    // Every seventh diagonal left exact, the others off by a random factor.
+    MatrixD approx = exact;
+    Rng rng(2, RandomStream::RandomInput);
+    for (int i = 0; i < length; ++i)
+        for (int j = 0; j < length; ++j)
+            approx(i, j) *= (i + j) % 7 == 0 ? 1.0 : std::exp(0.3 * rng.normal());
+    ErrorDistributionView view;
+    view.setMatrices(std::make_shared<const MatrixD>(exact),
+                     std::make_shared<const MatrixD>(approx), causal);
+    const ErrorDistribution& distribution = view.distribution();
+    for (const bool relative : {false, true}) {
+        const ErrorHistogram& histogram =
+            relative ? distribution.relative : distribution.absolute;
+        const std::size_t bins = histogram.small.size();
+        QVERIFY(bins > 5);
+        QCOMPARE(histogram.edges.size(), bins + 1);
+        std::vector<qint64> small(bins, 0), large(bins, 0);
+        qint64 zeros[2] = {0, 0}, totals[2] = {0, 0};
+        for (int i = 0; i < length; ++i) {
+            const int seen = causal ? i + 1 : length;
+            for (int j = 0; j < seen; ++j) {
+                const bool isSmall = exact(i, j) < 1.0 / seen;
+                const double error = std::abs(approx(i, j) - exact(i, j)) /
+                                     (relative ? exact(i, j) : 1.0);
+                totals[isSmall ? 0 : 1] += 1;
+                if (error == 0) {
+                    zeros[isSmall ? 0 : 1] += 1;
+                    continue;
+                }
+                std::size_t k = 0;
+                while (k + 1 < bins && error >= histogram.edges[k + 1])
+                    ++k;
+                QVERIFY(error <= histogram.edges.back());
+                (isSmall ? small : large)[k] += 1;
+            }
+        }
+        QCOMPARE(histogram.small, small);
+        QCOMPARE(histogram.large, large);
+        QCOMPARE(histogram.smallZeros, zeros[0]);
+        QCOMPARE(histogram.largeZeros, zeros[1]);
+        QCOMPARE(histogram.smallTotal, totals[0]);
+        QCOMPARE(histogram.largeTotal, totals[1]);
+        QVERIFY(zeros[0] + zeros[1] > 0);  // the entries left alone
+        QVERIFY(totals[0] > 0 && totals[1] > 0);
+        QCOMPARE(totals[0] + totals[1], qint64(causal ? length * (length + 1) / 2
+                                                      : length * length));
+    }
+}
+
+// Property: the view draws each histogram as two step curves (small and large entries) with
+// fills, whose steps are the counts, on log axes with units; clear() leaves the hint alone.
+void TestErrorPanel::distributionViewDrawsBothHistograms()
+{
+    const int length = 64;
+    const MatrixD exact = randomAttention(length, 3, 2.0);
+    MatrixD approx = exact;
+    Rng rng(4, RandomStream::RandomInput);
+    for (double& x : approx.reshaped())
+        x *= 1 + 0.2 * rng.normal();
+    ErrorDistributionView view;
+    view.resize(1200, 520);
+    view.setMatrices(std::make_shared<const MatrixD>(exact),
+                     std::make_shared<const MatrixD>(approx), false);
+    const ErrorHistogram& absolute = view.distribution().absolute;
+    const QVector<QPointF> steps = graphData(view.absoluteGraph(0));
+    QCOMPARE(steps.size(), qsizetype(absolute.small.size() + 1));
+    for (std::size_t k = 0; k < absolute.small.size(); ++k) {
+        QCOMPARE(steps[qsizetype(k)].x(), absolute.edges[k]);
+        QCOMPARE(steps[qsizetype(k)].y(),
+                 absolute.small[k] > 0 ? double(absolute.small[k]) : 0.5);
+    }
+    QCOMPARE(view.relativeGraph(1)->lineStyle(), QCPGraph::lsStepLeft);
+    QVERIFY(view.relativeGraph(1)->brush().style() != Qt::NoBrush);
+    for (QCPAxisRect* rect : {view.absoluteRect(), view.relativeRect()}) {
+        QCOMPARE(rect->axis(QCPAxis::atLeft)->scaleType(), QCPAxis::stLogarithmic);
+        QCOMPARE(rect->axis(QCPAxis::atBottom)->scaleType(), QCPAxis::stLogarithmic);
+        QVERIFY(rect->axis(QCPAxis::atLeft)->label().contains("(count)"));
+    }
+    QVERIFY(view.absoluteRect()->axis(QCPAxis::atBottom)->label().contains("(probability)"));
+    QVERIFY(view.relativeRect()->axis(QCPAxis::atBottom)->label().contains("(ratio)"));
+    QVERIFY(view.absoluteGraph(0)->name().contains("1/L"));
+    view.replot();
+    const QImage image = view.toPixmap(1200, 520).toImage();
+    QVERIFY(colourCount(image) > 50);
+    keepGrab(image, "error_distribution.png");
+
+    view.setMatrices(nullptr, nullptr, false);
+    QCOMPARE(view.absoluteGraph(0)->dataCount(), 0);
+    QVERIFY(view.distribution().absolute.edges.empty());
+}
+
+QTEST_MAIN(TestErrorPanel)
+#include "test_error_panel.moc"
