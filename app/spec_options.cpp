@@ -194,6 +194,9 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
 
     if (parser.isSet(option("text"))) {
         input.text = parser.value(option("text"));
+        if (input.text.trimmed().isEmpty())
+            throw InputError(QStringLiteral("--text: the text has no tokens (it is empty or only "
+                                            "white space)"));
     } else if (parser.isSet(option("text-file"))) {
         const QString path = parser.value(option("text-file"));
         input.text = readTextFile(path);

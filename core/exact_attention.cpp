@@ -9,9 +9,6 @@ namespace attnlab {
 
 namespace {
 
-// Tile shapes of the streaming kernel: a query tile and one key tile of scores stay in L2.
-constexpr Eigen::Index kQueryTile = 64;
-constexpr Eigen::Index kKeyTile = 256;
 // Rows per block when P is formed in full.
 constexpr Eigen::Index kRowBlock = 32;
 
@@ -34,7 +31,8 @@ void maskFutureKeys(Block&& m, Eigen::Index i0, Eigen::Index j0,
 
 template <typename T>
 void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
-                        Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel)
+                        Eigen::Index begin, Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>> p,
+                        MatrixD* kernel)
 {
     const Eigen::Index rows = p.rows();
     p.noalias() = (q.middleRows(begin, rows) * T(scale)) * k.transpose();
@@ -70,16 +68,16 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
     const Eigen::Index keyCount = k.rows();
     const Matrix<T> scaledQ = q * T(scale);
     Matrix<T> output(length, v.cols());
-    forEachRowBlock(length, kQueryTile, [&](Eigen::Index begin, Eigen::Index end) {
+    forEachRowBlock(length, kStreamingQueryTile, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
-        Matrix<T> scores(rows, kKeyTile);
+        Matrix<T> scores(rows, kStreamingKeyTile);
         Matrix<T> accumulator = Matrix<T>::Zero(rows, v.cols());
         Vector<T> runningMax = Vector<T>::Constant(rows, minusInfinity<T>());
         Vector<T> runningSum = Vector<T>::Zero(rows);
         Vector<T> correction(rows);
         const Eigen::Index keyEnd = causal ? std::min(end, keyCount) : keyCount;
-        for (Eigen::Index j0 = 0; j0 < keyEnd; j0 += kKeyTile) {
-            const Eigen::Index cols = std::min(kKeyTile, keyEnd - j0);
+        for (Eigen::Index j0 = 0; j0 < keyEnd; j0 += kStreamingKeyTile) {
+            const Eigen::Index cols = std::min(kStreamingKeyTile, keyEnd - j0);
             auto tile = scores.leftCols(cols);
             tile.noalias() = scaledQ.middleRows(begin, rows) * k.middleRows(j0, cols).transpose();
             const bool masked = causal && j0 + cols > begin + 1;
@@ -119,9 +117,13 @@ MaterialisedAttention<T> materialisedAttention(const Matrix<T>& q, const Matrix<
 }
 
 template void exactAttentionRows<float>(const Matrix<float>&, const Matrix<float>&, double, bool,
-                                        Eigen::Index, Eigen::Ref<Matrix<float>>, MatrixD*);
+                                        Eigen::Index,
+                                        Eigen::Ref<Matrix<float>, 0, Eigen::OuterStride<>>,
+                                        MatrixD*);
 template void exactAttentionRows<double>(const Matrix<double>&, const Matrix<double>&, double,
-                                         bool, Eigen::Index, Eigen::Ref<Matrix<double>>, MatrixD*);
+                                         bool, Eigen::Index,
+                                         Eigen::Ref<Matrix<double>, 0, Eigen::OuterStride<>>,
+                                         MatrixD*);
 template Matrix<float> streamingAttention<float>(const Matrix<float>&, const Matrix<float>&,
                                                  const Matrix<float>&, double, bool);
 template Matrix<double> streamingAttention<double>(const Matrix<double>&, const Matrix<double>&,

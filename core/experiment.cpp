@@ -251,13 +251,17 @@ void addWarnings(ExperimentResult& result)
                               : QStringLiteral("every feature product of these rows underflowed "
                                                "to 0 against the keys' common scale."))});
         }
-        if (head.metrics.kernelOverflow > 0) {
+        // The exact method has no A^ and so no metrics of A: count the kept A itself.
+        const qint64 kernelOverflow = result.spec.exactMethod
+                                          ? countBeyondRange<T>(head.kernelExact)
+                                          : head.metrics.kernelOverflow;
+        if (kernelOverflow > 0) {
             result.warnings.push_back(
                 {QStringLiteral("overflow"),
                  QStringLiteral("%1 entries of the kernel matrices A or A^%2 exceed the %3 range "
                                 "(they are written as inf). P, P^ and the outputs are not affected: "
                                 "they are computed with maxima subtracted.")
-                     .arg(head.metrics.kernelOverflow)
+                     .arg(kernelOverflow)
                      .arg(where, precision)});
         }
         const qint64 featureOverflow =
@@ -271,6 +275,12 @@ void addWarnings(ExperimentResult& result)
                      .arg(featureOverflow)
                      .arg(where, precision)});
         }
+    }
+    if (std::isnan(result.metrics.relFrobeniusOutput)) {
+        result.warnings.push_back(
+            {QStringLiteral("output-zero"),
+             QStringLiteral("The relative error of the output, |O^ - O|_F / |O|_F, is undefined: "
+                            "the exact output O is 0 (every value v_j is 0).")});
     }
     if (!result.spec.exactMethod && std::isnan(result.metrics.meanKl)) {
         result.warnings.push_back(

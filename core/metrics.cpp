@@ -65,8 +65,9 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal, const
         if (m_klDefined) {
             if (((e > 0) && (a <= 0)).any())
                 m_klDefined = false;
-            else  // P_ij = 0 adds 0: P_ij log(max(P_ij, tiny) / P^_ij) is 0 there, not NaN
-                m_sumKl += (e * (e.max(std::numeric_limits<double>::min()) / a).log()).sum();
+            else  // P_ij = 0 adds 0; log P_ij - log P^_ij stays finite where P_ij / P^_ij would
+                  // overflow (P^_ij subnormal)
+                m_sumKl += (e > 0).select(e * (e.log() - a.log()), 0.0).sum();
         }
         m_entries += visible;
         ++m_rows;

@@ -23,6 +23,12 @@ constexpr qint64 kAlignment = 64;             // numpy's ARRAY_ALIGN: where the 
 constexpr qint64 kVersion1MaxHeader = 65535;  // the 2-byte header length field of version 1.0
 constexpr qint64 kChunkElements = 1 << 16;    // elements converted per read or write
 constexpr qsizetype kHeaderQuoteLength = 200;
+// Headers longer than this are refused before they are read (numpy's own np.load refuses more
+// than 10000 bytes); the header of a rank-3 array needs about 100.
+constexpr qint64 kLargestHeader = 1 << 20;
+// Tuples, lists and dicts nested deeper than this are refused: the parser recurses once per
+// level, and a header of a million '[' would overflow the stack. numpy nests two deep.
+constexpr int kDeepestHeaderNesting = 32;
 
 const QString kSupported =
     QStringLiteral("Attention Lab reads float32 ('<f4') and float64 ('<f8')");
@@ -209,7 +215,7 @@ private:
     // A tuple or list; "(x)" without a comma is x itself, as in Python.
     PyLiteral sequence(QChar close, PyLiteral::Kind kind)
     {
-        ++m_pos;
+        enterContainer();
         PyLiteral result;
         result.kind = kind;
         bool comma = false;
@@ -221,6 +227,7 @@ private:
                 break;
             }
         }
+        --m_depth;
         if (kind == PyLiteral::Kind::Tuple && result.items.size() == 1 && !comma)
             return result.items.front();
         return result;
@@ -228,7 +235,7 @@ private:
 
     PyLiteral dict()
     {
-        ++m_pos;
+        enterContainer();
         PyLiteral result;
         result.kind = PyLiteral::Kind::Dict;
         while (!accept(u'}')) {
@@ -243,7 +250,17 @@ private:
                 break;
             }
         }
+        --m_depth;
         return result;
+    }
+
+    // Steps over the opening bracket of a tuple, list or dict, one level deeper; refuses nesting
+    // beyond kDeepestHeaderNesting.
+    void enterContainer()
+    {
+        if (++m_depth > kDeepestHeaderNesting)
+            fail(QStringLiteral("containers nested more than %1 deep").arg(kDeepestHeaderNesting));
+        ++m_pos;
     }
 
     void skipSpace()
@@ -289,6 +306,7 @@ private:
     QString m_path;
     QString m_text;
     qsizetype m_pos = 0;
+    int m_depth = 0;   // tuples, lists and dicts open at m_pos
 };
 
 // The numpy name of a simple dtype string: '<i8' -> "int64", '|O' -> "object"; empty when the
@@ -450,6 +468,12 @@ NpyArray readNpy(const QString& path, const NpyReadOptions& options)
         throw error(QStringLiteral("truncated header: the file ends after %1 bytes").arg(fileSize));
     const qint64 headerLength = major == 1 ? qint64(qFromLittleEndian<quint16>(lengthField.data()))
                                            : qint64(qFromLittleEndian<quint32>(lengthField.data()));
+    if (headerLength > kLargestHeader) {
+        throw error(QStringLiteral("the header length field says %1 MiB, more than a .npy header "
+                                   "needs (Attention Lab reads headers up to %2 MiB)")
+                        .arg(double(headerLength) / (1 << 20), 0, 'f', 1)
+                        .arg(kLargestHeader >> 20));
+    }
     const qint64 dataOffset = kMagicLength + 2 + lengthBytes + headerLength;
     if (dataOffset > fileSize) {
         throw error(QStringLiteral("truncated header: the header length field says %1 bytes, the "

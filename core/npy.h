@@ -33,7 +33,8 @@ struct NpyReadOptions {
 // even the same type with a '>', '|' or '=' byte-order mark); fortran_order True (the data is
 // transposed into C order while it is read) or False; shape of rank 1, 2 or 3.
 // Throws InputError, its message starting with `path`, when the file is missing or unreadable,
-// has a bad magic string or an unsupported version, a header that is not a dict with exactly the
+// has a bad magic string or an unsupported version, a header longer than 1 MiB, nested more than
+// 32 deep, or that is not a dict with exactly the
 // keys 'descr', 'fortran_order' and 'shape', an unsupported or big-endian dtype, rank 0 or > 3, a
 // zero-sized dimension, a byte size that overflows, data shorter or longer than the shape says,
 // or (with options.requireFinite) a NaN or infinite value, naming the index of the first one.

@@ -119,7 +119,13 @@ QByteArray readSessionBytes(const QString& path)
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         refuse(path, QStringLiteral("cannot read the file: %1").arg(file.errorString()));
-    const QByteArray bytes = file.read(kLargestSessionBytes + 1);
+    // As many bytes as the file holds, plus one to see whether it grew since; then, if it did (or
+    // it is a device whose size reads as 0), on up to one byte past the limit. (Reading the limit
+    // at once would allocate 16 MiB for every session.)
+    const qint64 expected = info.size() > 0 ? info.size() : kLargestSessionBytes;
+    QByteArray bytes = file.read(expected + 1);
+    if (bytes.size() > expected)
+        bytes += file.read(kLargestSessionBytes + 1 - bytes.size());
     if (file.error() != QFileDevice::NoError)
         refuse(path, QStringLiteral("cannot read the file: %1").arg(file.errorString()));
     if (bytes.size() > kLargestSessionBytes)

@@ -50,7 +50,11 @@ ImagePixels loadImagePixels(const QString& path, int longestSide)
         throw InputError(QStringLiteral("%1: no such image file").arg(path));
     QImageReader reader(path);
     QImageReader::setAllocationLimit(512);  // MiB
-    const QSize declared = reader.size();
+    QSize declared;
+    {
+        const SilencedStderr silenced;  // the header is decoded here, and may be corrupt
+        declared = reader.size();
+    }
     if (declared.isValid() && qint64(declared.width()) * declared.height() > kMaxImagePixels)
         throw InputError(QStringLiteral("%1: the image declares %2 x %3 pixels, more than the %4 "
                                         "million Attention Lab decodes")
