@@ -2,6 +2,7 @@
 
 #include "bench_command.h"
 #include "compute_command.h"
+#include "errors_command.h"
 #include "errors.h"
 #include "render_command.h"
 #include "steps_command.h"
@@ -42,6 +43,8 @@ const Subcommand kSubcommands[] = {
      runBenchCommand, Figures::WithPlotOption},
     {"steps", "causal linear attention run token by token: states, outputs, steps.json",
      runStepsCommand, Figures::Never},
+    {"errors", "approximation error against m, norm or L, as CSV and a chart", runErrorsCommand,
+     Figures::WithPlotOption},
 };
 
 void printUsage(QTextStream& out)

@@ -8,14 +8,22 @@
 #include "image_loader.h"
 #include "image_overlay_view.h"
 #include "row_comparison_view.h"
+#include "scenario.h"
 #include "spec_options.h"
+#include "stepper_view.h"
+#include "timing_panel.h"
 
 #include <QCommandLineParser>
 #include <QDir>
+#include <QEventLoop>
 #include <QFile>
 #include <QRegularExpression>
+#include <QSaveFile>
 #include <QTemporaryDir>
 #include <QTextStream>
+#include <QTimer>
+
+#include <functional>
 
 namespace attnlab {
 
@@ -53,6 +61,77 @@ std::vector<ui::FigureFormat> formatOption(const QCommandLineParser& parser)
     return formats;
 }
 
+// The options that may accompany --scenario: where and how to write, and which part of the view
+// to draw. The spec options would contradict the scenario's spec.
+const QStringList kScenarioCompatibleOptions = {
+    QStringLiteral("scenario"), QStringLiteral("out"),   QStringLiteral("format"),
+    QStringLiteral("size"),     QStringLiteral("query"), QStringLiteral("head"),
+    QStringLiteral("error"),    QStringLiteral("colors"), QStringLiteral("separate-scales"),
+    QStringLiteral("memory-budget")};
+
+// The stepper page waits at most this long for its computation.
+constexpr int kStepperTimeoutMs = 120'000;
+
+// A figure of a page, written once per format: writes `path` in `format` or throws OutputError.
+using PageFigure = std::function<void(const QString& path, ui::FigureFormat format)>;
+
+// The timing page of a scenario: the chart of the sweep its state holds (nothing is measured).
+PageFigure timingFigure(ui::TimingPanel& panel, const QString& file, const QJsonObject& state,
+                        QSize size)
+{
+    try {
+        panel.setState(state);
+    } catch (const InputError& error) {
+        throw InputError(QStringLiteral("%1: view.timing: %2").arg(file, error.message()));
+    }
+    // Laid out as on screen, without showing anything.
+    panel.setAttribute(Qt::WA_DontShowOnScreen);
+    panel.resize(size);
+    panel.show();
+    return [&panel](const QString& path, ui::FigureFormat format) {
+        panel.exportChart(path, format);
+    };
+}
+
+// The stepper page of a scenario: its frame at the position its state holds, once computed.
+PageFigure stepperFigure(ui::StepperView& stepper, const ExperimentSpec& spec,
+                         const AttentionInput& input, const QJsonObject& state, QSize size)
+{
+    stepper.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
+    stepper.resize(size);
+    stepper.show();
+    QEventLoop loop;
+    QString problem = QStringLiteral("the stepper did not finish within %1 s")
+                          .arg(kStepperTimeoutMs / 1000);
+    bool shown = false;
+    QObject::connect(&stepper, &ui::StepperView::experimentShown, &loop, [&] {
+        shown = true;
+        loop.quit();
+    });
+    QObject::connect(&stepper, &ui::StepperView::failed, &loop, [&](const QString& message) {
+        problem = message;
+        loop.quit();
+    });
+    QTimer::singleShot(kStepperTimeoutMs, &loop, &QEventLoop::quit);
+    stepper.setExperiment(spec, std::make_shared<const AttentionInput>(input));
+    loop.exec();
+    if (!shown)
+        throw InputError(QStringLiteral("stepper: %1").arg(problem));
+    stepper.setState(state);
+    return [&stepper](const QString& path, ui::FigureFormat format) {
+        stepper.exportFrame(path, format);
+    };
+}
+
+// The scenario's title and explanation as a small HTML page, for slides.
+QByteArray explanationHtml(const Scenario& scenario)
+{
+    return QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title>"
+                          "</head>\n<body>\n<h1>%1</h1>\n<div>%2</div>\n</body></html>\n")
+        .arg(scenario.title.toHtmlEscaped(), scenario.explanation)
+        .toUtf8();
+}
+
 }  // namespace
 
 int runRenderCommand(const QStringList& arguments)
@@ -63,6 +142,9 @@ int runRenderCommand(const QStringList& arguments)
         "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
         "attention_approx and attention_error; query_row with --query; image_overlay for image "
         "input (the --query patch, or the centre one). One file per figure and format.\n\n"
+        "With --scenario FILE, the scenario's spec and view (head, query, error, colours) are "
+        "drawn instead of the spec options, and its page too: timing_chart for the timing page, "
+        "stepper_frame for the stepper page; explanation.html holds its title and explanation.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure."));
     parser.addHelpOption();
     addSpecOptions(parser);
@@ -88,6 +170,9 @@ int runRenderCommand(const QStringList& arguments)
          QStringLiteral("viridis|magma")},
         {QStringLiteral("separate-scales"), QStringLiteral("Give P and P^ a colour scale each "
                                                            "(default: one shared scale).")},
+        {QStringLiteral("scenario"), QStringLiteral("A lecture scenario (or session) file: draw "
+                                                    "its spec, view and page."),
+         QStringLiteral("FILE")},
     });
     QStringList args = arguments;
     args[0] = QStringLiteral("attention-lab render");
@@ -97,20 +182,38 @@ int runRenderCommand(const QStringList& arguments)
         QTextStream(stdout) << parser.helpText();
         return ExitSuccess;
     }
-    ExperimentSpec spec = specFromOptions(parser);
+    const bool fromScenario = parser.isSet(QStringLiteral("scenario"));
+    if (fromScenario) {
+        for (const QString& name : parser.optionNames())
+            if (!kScenarioCompatibleOptions.contains(name))
+                throw InputError(QStringLiteral("--%1: the scenario gives the experiment; with "
+                                                "--scenario only --out, --format, --size, "
+                                                "--query, --head, --error, --colors, "
+                                                "--separate-scales and --memory-budget apply")
+                                     .arg(name));
+    }
+    ExperimentSpec spec = fromScenario ? ExperimentSpec() : specFromOptions(parser);
     if (!parser.positionalArguments().isEmpty())
         throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
                              .arg(parser.positionalArguments().first()));
     const QString out = parser.value(QStringLiteral("out"));
     if (out.isEmpty())
         throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
-    if (spec.exactMethod)
+    std::optional<Scenario> scenario;
+    ui::ViewSettings settings;
+    if (fromScenario) {
+        scenario = readScenario(parser.value(QStringLiteral("scenario")));
+        spec = scenario->session.spec;
+        spec.exactMethod = false;  // as the window: an approximation against exact attention
+        settings = ui::ViewSettings::fromJson(scenario->session.view);
+    } else if (spec.exactMethod) {
         throw InputError(QStringLiteral("--method exact: render draws an approximation against "
                                         "exact attention; choose a feature map"));
+    }
     const QSize size = sizeOption(parser);
     const std::vector<ui::FigureFormat> formats = formatOption(parser);
-    ui::ViewSettings settings;
-    settings.sharedScale = !parser.isSet(QStringLiteral("separate-scales"));
+    if (parser.isSet(QStringLiteral("separate-scales")))
+        settings.sharedScale = false;
     if (parser.isSet(QStringLiteral("error")) &&
         !parseErrorKind(parser.value(QStringLiteral("error")), &settings.errorKind))
         throw InputError(QStringLiteral("--error: unknown value \"%1\" (choose signed, absolute "
@@ -148,6 +251,11 @@ int runRenderCommand(const QStringList& arguments)
         settings.query = indexOption("query", input.length());
     if (parser.isSet(QStringLiteral("head")))
         settings.head = indexOption("head", qint64(input.heads.size()));
+    // A scenario's view may name a head or query the input does not have: as the window does,
+    // the last head, and no query.
+    settings.head = std::clamp(settings.head, 0, int(input.heads.size()) - 1);
+    if (settings.query >= input.length())
+        settings.query = -1;
 
     ComputeOptions options;
     options.budget = budget;
@@ -178,6 +286,23 @@ int runRenderCommand(const QStringList& arguments)
         figures.emplace_back(QStringLiteral("image_overlay"), &overlay);
     }
 
+    // The scenario's page, when it has figures of its own.
+    const QJsonObject view = scenario ? scenario->session.view : QJsonObject();
+    const QString page = view.value(QLatin1String("page")).toString();
+    ui::TimingPanel timing;
+    ui::StepperView stepper;
+    std::vector<std::pair<QString, PageFigure>> pageFigures;
+    if (page == QLatin1String("timing"))
+        pageFigures.emplace_back(QStringLiteral("timing_chart"),
+                                 timingFigure(timing, scenario->path,
+                                              view.value(QLatin1String("timing")).toObject(),
+                                              QSize(size.width() * 2, size.height())));
+    else if (page == QLatin1String("stepper"))
+        pageFigures.emplace_back(QStringLiteral("stepper_frame"),
+                                 stepperFigure(stepper, spec, input,
+                                               view.value(QLatin1String("stepper")).toObject(),
+                                               QSize(size.width() * 2, size.height() * 5 / 4)));
+
     // Every figure is drawn into a folder beside DIR first, then moved in: a failure leaves
     // nothing half-written in DIR.
     if (!QDir().mkpath(out))
@@ -192,6 +317,22 @@ int runRenderCommand(const QStringList& arguments)
             ui::exportFigure(*figure, staging.filePath(file), format, figure->size());
             names.append(file);
         }
+    }
+    for (const auto& [name, draw] : pageFigures) {
+        for (const ui::FigureFormat format : formats) {
+            const QString file = name + QLatin1Char('.') + ui::figureFormatName(format);
+            draw(staging.filePath(file), format);
+            names.append(file);
+        }
+    }
+    if (scenario) {
+        const QString file = QStringLiteral("explanation.html");
+        QSaveFile html(staging.filePath(file));
+        if (!html.open(QIODevice::WriteOnly) || html.write(explanationHtml(*scenario)) < 0 ||
+            !html.commit())
+            throw OutputError(QStringLiteral("%1: cannot write: %2")
+                                  .arg(QDir(out).absoluteFilePath(file), html.errorString()));
+        names.append(file);
     }
     for (const QString& file : names) {
         const QString target = QDir(out).absoluteFilePath(file);

@@ -135,6 +135,14 @@ int runWindow(int& argc, char** argv)
         {QStringLiteral("size"), QStringLiteral("The window size for --screenshot (default "
                                                 "1600x1000)."),
          QStringLiteral("WxH")},
+        {QStringLiteral("scenario"), QStringLiteral("A lecture scenario to open (its folder is "
+                                                    "the deck PageDown and PageUp step through)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("presentation"), QStringLiteral("Start in presentation mode (full "
+                                                        "screen; with --screenshot, at --size).")},
+        {QStringLiteral("theme"), QStringLiteral("The projector theme of presentation mode: "
+                                                 "light (default) or dark."),
+         QStringLiteral("light|dark")},
     });
     QTextStream err(stderr);
     if (!parser.parse(arguments)) {
@@ -162,12 +170,34 @@ int runWindow(int& argc, char** argv)
         return ExitBadInput;
     }
 
-    ui::MainWindow window(screenshot || !session.isEmpty() ? ui::MainWindow::Start::DefaultExample
-                                                           : ui::MainWindow::Start::LastSession);
+    const QString scenario = parser.value(QStringLiteral("scenario"));
+    if (!scenario.isEmpty() && !session.isEmpty()) {
+        err << "attention-lab: give a session or a scenario, not both\n";
+        return ExitBadInput;
+    }
+    const QString theme = parser.value(QStringLiteral("theme"));
+    if (!theme.isEmpty() && theme != QLatin1String("light") && theme != QLatin1String("dark")) {
+        err << "attention-lab: --theme: expected light or dark, got \"" << theme << "\"\n";
+        return ExitBadInput;
+    }
+
+    ui::MainWindow window(screenshot || !session.isEmpty() || !scenario.isEmpty()
+                              ? ui::MainWindow::Start::DefaultExample
+                              : ui::MainWindow::Start::LastSession);
     if (!session.isEmpty() && !window.openSession(session) && screenshot) {
         err << "attention-lab: " << window.errorMessage() << '\n';
         return ExitBadInput;
     }
+    if (!scenario.isEmpty() && !window.openScenarioFile(scenario) && screenshot) {
+        err << "attention-lab: " << window.errorMessage() << '\n';
+        return ExitBadInput;
+    }
+    if (theme == QLatin1String("dark"))
+        window.presentation().setTheme(ui::ProjectorTheme::Dark);
+    if (parser.isSet(QStringLiteral("presentation")))
+        window.setPresentationMode(true, screenshot
+                                             ? ui::PresentationMode::Placement::KeepGeometry
+                                             : ui::PresentationMode::Placement::FullScreen);
     if (screenshot)
         return saveScreenshot(window, parser.value(QStringLiteral("screenshot")), size);
     window.show();

@@ -30,8 +30,11 @@ constexpr double kMaxVectorImageSide = 4096.0;
 // few milliseconds on one, less than waking the others can cost on a busy machine.
 constexpr Eigen::Index kParallelLevelCells = Eigen::Index(1) << 22;
 
-// The size of a title when it fits; narrow figures shrink it to three quarters of this.
+// The size of a title when it fits, with axis titles of kAxisTitlePointSize (the title follows
+// when they are given another size: presentation mode enlarges them); narrow figures shrink it to
+// three quarters of this.
 constexpr double kTitlePointSize = 12.0;
+constexpr double kAxisTitlePointSize = 10.0;
 const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
 const QColor kFrameColor(90, 90, 90);
 
@@ -365,7 +368,7 @@ HeatmapView::HeatmapView(QWidget* parent)
     QFont tickFont(QFontInfo(font()).family());
     tickFont.setPointSizeF(9);
     QFont labelFont = tickFont;
-    labelFont.setPointSizeF(10);
+    labelFont.setPointSizeF(kAxisTitlePointSize);
     QFont titleFont = tickFont;
     titleFont.setPointSizeF(kTitlePointSize);
     titleFont.setBold(true);
@@ -526,11 +529,11 @@ bool HeatmapView::fitTitle()
     if (m_titleText.isEmpty())
         return false;
     const double available = viewport().width() - 12.0;
+    const double size = kTitlePointSize * yAxis->labelFont().pointSizeF() / kAxisTitlePointSize;
     QFont font = m_title->font();
-    font.setPointSizeF(kTitlePointSize);
+    font.setPointSizeF(size);
     QFontMetricsF metrics(font);
-    while (metrics.horizontalAdvance(m_titleText) > available &&
-           font.pointSizeF() > 0.75 * kTitlePointSize) {
+    while (metrics.horizontalAdvance(m_titleText) > available && font.pointSizeF() > 0.75 * size) {
         font.setPointSizeF(font.pointSizeF() - 0.5);
         metrics = QFontMetricsF(font);
     }

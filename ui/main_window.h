@@ -2,6 +2,8 @@
 
 #include "attention_figures.h"
 #include "experiment.h"
+#include "presentation.h"
+#include "scenario.h"
 
 #include <QJsonObject>
 #include <QMainWindow>
@@ -29,13 +31,16 @@ class InputPanel;
 class MethodPanel;
 class MetricsPanel;
 class RowComparisonView;
+class ScenarioPanel;
 class StepperView;
 class TimingPanel;
 
 // The main window: exact attention P, its approximation P^ and the error side by side, with the
 // Input and Method docks that define them, the metrics, the selected query's rows and, for
 // images, the attention drawn over the image; then pages of their own for the cost against the
-// sequence length (Timing) and the causal recurrence run token by token (Stepper).
+// sequence length (Timing) and the causal recurrence run token by token (Stepper). For lectures:
+// scenarios (a session with a title and an explanation, shown in a panel under the page) opened
+// from the Scenarios menu and stepped as a deck, and presentation mode (F5).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
@@ -57,6 +62,30 @@ public:
     bool openSession(const QString& path);
     // Saves the current spec and view to path; false (and a message) on failure.
     bool saveSession(const QString& path);
+
+    // Opens scenario `index` of deck as openSession opens a session (spec, view, page; the state
+    // stays live and editable), shows its explanation and makes the deck the one PageDown and
+    // PageUp step through. On failure the window keeps what it showed, shows the message and
+    // returns false.
+    bool openScenario(const Deck& deck, int index);
+    // Opens the scenario file at path, its folder as the deck. False (and a message) on failure.
+    bool openScenarioFile(const QString& path);
+    // Opens the scenarios of folder as a deck, at its first scenario. False (and a message) on
+    // failure; the files of the folder that cannot be read are named in the status bar.
+    bool openDeck(const QString& folder);
+    // Saves the current spec and view as a scenario with this title and explanation. On failure
+    // (no title, a file that cannot be written) returns false and sets *problem to the message.
+    bool saveScenario(const QString& path, const QString& title, const QString& explanation,
+                      QString* problem = nullptr);
+    // Opens the scenario `delta` places on in the deck (1 next, -1 previous), staying at the ends;
+    // without a deck, the first bundled scenario.
+    void stepDeck(int delta);
+
+    // Enters (with `placement`) or leaves presentation mode; the View menu and F5 come here.
+    void setPresentationMode(bool on, PresentationMode::Placement placement =
+                                          PresentationMode::Placement::FullScreen);
+    PresentationMode& presentation() { return *m_presentation; }
+    ScenarioPanel* scenarioPanel() const { return m_scenarioPanel; }
 
     ExperimentController& controller() { return *m_controller; }
     const ViewSettings& viewSettings() const { return m_view; }
@@ -93,6 +122,8 @@ private:
     void buildViews();
     void buildDocks();
     void buildMenus();
+    // The Scenarios menu (bundled scenarios, decks, saving) and the lecture tool bar.
+    void buildLectureMenus(QMenu* view);
     // Shows spec in the docks and computes it (undo and redo come through here).
     void applySpec(const ExperimentSpec& spec);
     void showResult();
@@ -110,6 +141,14 @@ private:
     void updateRecentMenu();
     void restoreSettings(Start start);
     void setSessionPath(const QString& path);
+    // Applies a session that has been read: page states, view (when the result arrives), spec.
+    // Throws InputError as applyPageStates does, before anything has changed.
+    void applySession(const Session& session);
+    void openDeckDialog();
+    void openScenarioDialog();
+    void saveScenarioDialog();
+    // Shows the scenario panel when a scenario is open and View > Scenario Explanation is on.
+    void updateScenarioPanel();
     // The session's "view" object: the view settings, the page shown ("page": "matrices",
     // "image", "timing" or "stepper") and the Timing and Stepper pages' states.
     QJsonObject sessionView() const;
@@ -154,6 +193,11 @@ private:
     QLabel* m_statusLabel;
     QTimer* m_busyDelay;
     QMenu* m_recentMenu;
+    PresentationMode* m_presentation;
+    ScenarioPanel* m_scenarioPanel;
+    QAction* m_presentationAction;
+    QAction* m_explanationAction;
+    QAction* m_controlsAction;  // the Input and Method docks while presenting
 };
 
 }  // namespace attnlab::ui

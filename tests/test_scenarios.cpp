@@ -1,0 +1,567 @@
+// Lecture mode: the bundled scenarios open in the window, compute without warnings they do not
+// explain and render; presentation mode enters and leaves restoring the window; the deck steps
+// with PageDown and PageUp; bad scenario files are refused with their name; saved scenarios read
+// back; `attention-lab render --scenario` writes the scenario's figures.
+
+#include "errors.h"
+#include "experiment_controller.h"
+#include "heatmap_view.h"
+#include "main_window.h"
+#include "presentation.h"
+#include "scenario.h"
+#include "scenario_panel.h"
+#include "stepper_view.h"
+#include "test_support.h"
+#include "timing_panel.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMenuBar>
+#include <QProcess>
+#include <QSet>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolBar>
+
+#include <map>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+using namespace attnlab::test;
+
+namespace {
+
+constexpr int kResultTimeoutMs = 60'000;
+const QString kApp = QStringLiteral(ATTNLAB_APP);
+
+// The bundled deck, read once.
+const Deck& bundledDeck() {
+    static const Deck deck = readDeck(QLatin1String(kBundledScenarioFolder));
+    return deck;
+}
+
+// Waits for the window to show a new result; false on timeout.
+bool waitForResult(MainWindow& window) {
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    return shown.wait(kResultTimeoutMs);
+}
+
+// The number of distinct colours in image, up to `enough`: a blank or one-colour image has few.
+int distinctColours(const QImage& image, int enough) {
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 3)
+        for (int x = 0; x < image.width(); x += 3) {
+            colours.insert(image.pixel(x, y));
+            if (colours.size() >= enough)
+                return enough;
+        }
+    return int(colours.size());
+}
+
+// A scenario file with `fields` over a valid session.
+QByteArray scenarioBytes(const QJsonObject& fields) {
+    QJsonObject root{{"format", "attention-lab-session"}, {"version", 1}, {"spec", QJsonObject()}};
+    for (auto it = fields.begin(); it != fields.end(); ++it)
+        root.insert(it.key(), it.value());
+    return QJsonDocument(root).toJson();
+}
+
+// Runs attention-lab with arguments for at most 120 s; the exit code (-1 when it did not finish)
+// and stderr.
+std::pair<int, QString> runApp(const QStringList& arguments) {
+    QProcess process;
+    process.start(kApp, arguments);
+    if (!process.waitForFinished(120'000)) {
+        process.kill();
+        process.waitForFinished();
+        return {-1, QStringLiteral("did not finish")};
+    }
+    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+            QString::fromUtf8(process.readAllStandardError())};
+}
+
+}  // namespace
+
+class TestScenarios : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void theBundledDeckHasTheTenScenariosInOrder();
+    void everyBundledScenarioOpensComputesAndRenders_data();
+    void everyBundledScenarioOpensComputesAndRenders();
+    void theStateUnderAScenarioStaysLive();
+    void presentationModeEntersAndLeavesRestoringTheWindow();
+    void presentationModeScalesPlotsAddedWhilePresenting();
+    void theLaserPointerFollowsOnlyInPresentationMode();
+    void theDeckStepsForwardAndBack();
+    void badScenarioFilesAreRefusedWithTheirName_data();
+    void badScenarioFilesAreRefusedWithTheirName();
+    void aDeckLeavesOutTheFilesItCannotRead();
+    void aSavedScenarioReadsBackAsItWas();
+    void renderScenarioWritesTheFiguresOfItsPage_data();
+    void renderScenarioWritesTheFiguresOfItsPage();
+    void renderRefusesABadScenarioNamingIt();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestScenarios::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    QVERIFY(m_dir.isValid());
+}
+
+// Ten scenarios, 01 to 10, each with a title and an explanation that gives a formula.
+void TestScenarios::theBundledDeckHasTheTenScenariosInOrder() {
+    const Deck& deck = bundledDeck();
+    QVERIFY2(deck.problems.isEmpty(), qPrintable(deck.problems.join('\n')));
+    QCOMPARE(int(deck.scenarios.size()), 10);
+    for (int i = 0; i < 10; ++i) {
+        const Scenario& scenario = deck.scenarios[std::size_t(i)];
+        QVERIFY2(QFileInfo(scenario.path)
+                     .fileName()
+                     .startsWith(QStringLiteral("%1-").arg(i + 1, 2, 10, QLatin1Char('0'))),
+                 qPrintable(scenario.path));
+        QVERIFY(!scenario.title.isEmpty());
+        QVERIFY2(scenario.explanation.contains(QLatin1String("<p align=\"center\"")),
+                 qPrintable(scenario.path + ": no formula line"));
+    }
+}
+
+void TestScenarios::everyBundledScenarioOpensComputesAndRenders_data() {
+    QTest::addColumn<int>("index");
+    for (int i = 0; i < int(bundledDeck().scenarios.size()); ++i)
+        QTest::newRow(
+            qPrintable(QFileInfo(bundledDeck().scenarios[std::size_t(i)].path).completeBaseName()))
+            << i;
+}
+
+// The scenario's spec is computed without an error and with no warning its explanation does not
+// account for; its page is shown with what it needs (the sweep, the stepper's frame) and the
+// window grabs to a picture with content; the panel shows its title and "i / 10".
+void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
+    QFETCH(int, index);
+    const Scenario& scenario = bundledDeck().scenarios[std::size_t(index)];
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.openScenario(bundledDeck(), index));
+    QVERIFY(waitForResult(window));
+    QVERIFY2(window.errorMessage().isEmpty(), qPrintable(window.errorMessage()));
+
+    const ExperimentResult& result = *window.controller().current().result;
+    ExperimentSpec expected = scenario.session.spec;
+    expected.exactMethod = false;
+    QCOMPARE(result.spec.toJson(), expected.toJson());
+    for (const ResultWarning& warning : result.warnings)
+        QVERIFY2(
+            scenario.explainedWarnings.contains(warning.code),
+            qPrintable(
+                QStringLiteral("unexplained warning %1: %2").arg(warning.code, warning.message)));
+
+    const QString page = scenario.session.view.value(QLatin1String("page")).toString();
+    const QMap<QString, MainWindow::Page> pages = {{"matrices", MainWindow::MatricesPage},
+                                                   {"image", MainWindow::ImagePage},
+                                                   {"timing", MainWindow::TimingPage},
+                                                   {"stepper", MainWindow::StepperPage}};
+    QVERIFY2(pages.contains(page), qPrintable(page));
+    QCOMPARE(window.currentPage(), pages.value(page));
+    if (page == QLatin1String("timing"))
+        QVERIFY(!window.timingPanel()->result().points.empty());
+    if (page == QLatin1String("stepper")) {
+        StepperView* stepper = window.stepperView();
+        QTRY_VERIFY_WITH_TIMEOUT(stepper->length() > 0 && !stepper->isBusy(), kResultTimeoutMs);
+        QVERIFY(stepper->errorMessage().isEmpty());
+        QCOMPARE(stepper->position(),
+                 scenario.session.view.value("stepper").toObject().value("position").toInt());
+    }
+    const int query = scenario.session.view.value(QLatin1String("query")).toInt(-1);
+    QCOMPARE(window.viewSettings().query, query);
+
+    QCOMPARE(window.scenarioPanel()->titleText(), scenario.title);
+    QVERIFY(window.scenarioPanel()->isVisible());
+    QCOMPARE(window.scenarioPanel()->positionText(),
+             QStringLiteral("%1 / %2").arg(index + 1).arg(bundledDeck().scenarios.size()));
+    QTest::qWait(50);
+    const QImage picture = window.grab().toImage();
+    QCOMPARE(picture.size(), window.size());
+    QVERIFY(distinctColours(picture, 200) >= 200);
+}
+
+// A scenario is a live state: changing a control recomputes, and undo goes back to the
+// scenario's spec.
+void TestScenarios::theStateUnderAScenarioStaysLive() {
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.openScenario(bundledDeck(), 2));  // FAVOR+ with m = 8
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.controller().spec().featureMap.features, 8);
+    const double before = window.controller().current().result->metrics.relFrobeniusAttention;
+    ExperimentSpec spec = window.controller().spec();
+    spec.featureMap.features = 512;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.controller().current().result->metrics.relFrobeniusAttention < before);
+    QCOMPARE(window.scenarioPanel()->index(), 2);  // still the same scenario on screen
+}
+
+// F5 enters: full screen, docks, tool bars, menu bar and status bar hidden, larger fonts in the
+// widgets and the plots, thicker lines, the projector palette. Esc leaves, and the window is as
+// it was: geometry, state, docks, bars, fonts, palette, plot fonts and pens.
+void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1300, 850);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.selectQuery(2);
+    auto* metrics = window.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
+    QVERIFY(metrics);
+    metrics->hide();  // a layout of the user's own, to come back as it was
+    QTest::qWait(20);
+
+    const QRect geometry = window.geometry();
+    // The docks and bars: which are shown, and where (restoreState may share a dock area's
+    // height between its docks a pixel differently).
+    std::map<QWidget*, QRect> placed;
+    for (QWidget* bar : window.findChildren<QWidget*>())
+        if (qobject_cast<QDockWidget*>(bar) || qobject_cast<QToolBar*>(bar) ||
+            bar == window.menuBar() || bar == window.statusBar())
+            placed[bar] = bar->isVisible() ? bar->geometry() : QRect();
+    const auto nearlySame = [](const QRect& a, const QRect& b) {
+        return a.isNull() == b.isNull() && (a.topLeft() - b.topLeft()).manhattanLength() <= 2 &&
+               std::abs(a.width() - b.width()) + std::abs(a.height() - b.height()) <= 2;
+    };
+    const QFont font = window.font();
+    const QPalette palette = window.palette();
+    HeatmapView* exact = window.exactView();
+    const QFont tickFont = exact->xAxis->tickLabelFont();
+    const QFont labelFont = exact->yAxis->labelFont();
+    const QPen basePen = exact->xAxis->basePen();
+    auto* rows = window.findChild<QCustomPlot*>(QStringLiteral("rowView"));
+    QVERIFY(rows);
+    QCPAbstractPlottable* curve = nullptr;  // a plottable drawn with a pen
+    for (int i = 0; i < rows->plottableCount() && !curve; ++i)
+        if (rows->plottable(i)->pen().style() != Qt::NoPen)
+            curve = rows->plottable(i);
+    QVERIFY(curve);
+    const QPen curvePen = curve->pen();
+    const QFont panelTitleFont =
+        window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font();
+
+    QTest::keyClick(&window, Qt::Key_F5);
+    QVERIFY(window.presentation().isActive());
+    QTRY_VERIFY(window.isFullScreen());
+    for (QDockWidget* dock : window.findChildren<QDockWidget*>())
+        QVERIFY2(dock->isHidden(), qPrintable(dock->objectName()));
+    for (QToolBar* bar : window.findChildren<QToolBar*>())
+        QVERIFY(bar->isHidden());
+    QVERIFY(window.menuBar()->isHidden());
+    QVERIFY(window.statusBar()->isHidden());
+    const double scale = PresentationMode::kFontScale;
+    QCOMPARE(window.font().pointSizeF(), font.pointSizeF() * scale);
+    QCOMPARE(exact->xAxis->tickLabelFont().pointSizeF(), tickFont.pointSizeF() * scale);
+    QCOMPARE(exact->yAxis->labelFont().pointSizeF(), labelFont.pointSizeF() * scale);
+    QVERIFY(exact->xAxis->basePen().widthF() >= 2.0);
+    QVERIFY(curve->pen().widthF() >=
+            std::max(curvePen.widthF(), 1.0) * PresentationMode::kLineScale);
+    QCOMPARE(window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font().pointSizeF(),
+             panelTitleFont.pointSizeF() * scale);
+    QCOMPARE(window.palette().color(QPalette::Window), QColor(Qt::white));
+    QCOMPARE(window.palette().color(QPalette::WindowText), QColor(Qt::black));
+
+    // The dark theme while presenting, then back to light: plots follow.
+    window.presentation().setTheme(ProjectorTheme::Dark);
+    QVERIFY(window.palette().color(QPalette::Window).lightness() < 40);
+    QVERIFY(exact->xAxis->tickLabelColor().lightness() > 200);
+    QCOMPARE(exact->xAxis->tickLabelFont().pointSizeF(), tickFont.pointSizeF() * scale);
+    window.presentation().setTheme(ProjectorTheme::Light);
+
+    // A new result while presenting keeps the presentation look.
+    ExperimentSpec spec = window.controller().spec();
+    spec.featureMap.features = 32;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    exact->replot();
+    QCOMPARE(exact->xAxis->tickLabelFont().pointSizeF(), tickFont.pointSizeF() * scale);
+
+    QTest::keyClick(&window, Qt::Key_Escape);
+    QVERIFY(!window.presentation().isActive());
+    QTRY_VERIFY(!window.isFullScreen());
+    QTRY_COMPARE(window.geometry(), geometry);
+    for (const auto& [bar, where] : placed)
+        QTRY_VERIFY2(nearlySame(bar->isVisible() ? bar->geometry() : QRect(), where),
+                     qPrintable(bar->objectName()));
+    QVERIFY(metrics->isHidden());
+    QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("inputDock"))->isVisible());
+    QVERIFY(window.menuBar()->isVisible());
+    QVERIFY(window.statusBar()->isVisible());
+    QCOMPARE(window.font(), font);
+    QCOMPARE(window.palette(), palette);
+    QCOMPARE(exact->xAxis->tickLabelFont(), tickFont);
+    QCOMPARE(exact->yAxis->labelFont(), labelFont);
+    QCOMPARE(exact->xAxis->basePen(), basePen);
+    QCOMPARE(curve->pen(), curvePen);
+    QCOMPARE(window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font(), panelTitleFont);
+}
+
+// A page first shown while presenting (the Stepper page computes and builds its plots then) gets
+// the presentation fonts too.
+void TestScenarios::presentationModeScalesPlotsAddedWhilePresenting() {
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(waitForResult(window));
+    auto* chart = window.timingPanel()->findChild<QCustomPlot*>();
+    QVERIFY(chart);
+    const QFont before = chart->xAxis->tickLabelFont();
+    window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+    window.showPage(MainWindow::TimingPage);
+    QTest::qWait(50);
+    chart->replot();
+    QCOMPARE(chart->xAxis->tickLabelFont().pointSizeF(),
+             before.pointSizeF() * PresentationMode::kFontScale);
+    window.setPresentationMode(false);
+    QCOMPARE(chart->xAxis->tickLabelFont(), before);
+}
+
+// The laser pointer shows only in presentation mode with its toggle on, lets the mouse through
+// and follows the cursor.
+void TestScenarios::theLaserPointerFollowsOnlyInPresentationMode() {
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1200, 800);
+    window.show();
+    QVERIFY(waitForResult(window));
+    LaserPointer* laser = window.presentation().laserPointer();
+    window.presentation().setLaserPointerEnabled(true);
+    QVERIFY(laser->isHidden());  // not presenting
+    window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+    QVERIFY(laser->isVisible());
+    QVERIFY(laser->testAttribute(Qt::WA_TransparentForMouseEvents));
+    QCOMPARE(laser->geometry(), window.rect());
+    QCursor::setPos(window.mapToGlobal(QPoint(300, 200)));
+    QTRY_COMPARE(laser->position(), QPoint(300, 200));
+    window.presentation().setLaserPointerEnabled(false);
+    QVERIFY(laser->isHidden());
+    window.setPresentationMode(false);
+}
+
+// PageDown opens the next scenario of the deck, PageUp the previous one; the ends stay put. In
+// presentation mode too (the menu bar is hidden then).
+void TestScenarios::theDeckStepsForwardAndBack() {
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const Deck& deck = bundledDeck();
+    const auto features = [&](int index) {
+        return deck.scenarios[std::size_t(index)].session.spec.featureMap.features;
+    };
+    QTest::keyClick(&window, Qt::Key_PageDown);  // no deck yet: the bundled one, at its start
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.scenarioPanel()->index(), 0);
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / 10"));
+    QTest::keyClick(&window, Qt::Key_PageUp);  // at the start: stays
+    QCOMPARE(window.scenarioPanel()->index(), 0);
+
+    window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+    QTest::keyClick(&window, Qt::Key_PageDown);
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.scenarioPanel()->index(), 1);
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("2 / 10"));
+    QCOMPARE(window.controller().spec().featureMap.features, features(1));
+    QTest::keyClick(&window, Qt::Key_PageDown);
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.scenarioPanel()->titleText(), deck.scenarios[2].title);
+    QCOMPARE(window.controller().spec().featureMap.features, features(2));
+    QTest::keyClick(&window, Qt::Key_PageUp);
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.scenarioPanel()->index(), 1);
+    QCOMPARE(window.controller().spec().featureMap.features, features(1));
+    window.setPresentationMode(false);
+
+    QVERIFY(window.openScenario(deck, 9));
+    QVERIFY(waitForResult(window));
+    window.stepDeck(1);  // at the end: stays
+    QCOMPARE(window.scenarioPanel()->index(), 9);
+}
+
+void TestScenarios::badScenarioFilesAreRefusedWithTheirName_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not JSON") << QByteArray("{ \"title\": ") << "not valid JSON";
+    QTest::newRow("not a session") << QByteArray("{\"title\": \"x\"}") << "not an Attention Lab";
+    QTest::newRow("title a number")
+        << scenarioBytes({{"title", 3}}) << "\"title\" must be a string";
+    QTest::newRow("explanation an array")
+        << scenarioBytes({{"explanation", QJsonArray{"a"}}}) << "\"explanation\" must be a string";
+    QTest::newRow("title on two lines")
+        << scenarioBytes({{"title", "one\ntwo"}}) << "\"title\" must be one line";
+    QTest::newRow("explained warnings not strings")
+        << scenarioBytes({{"explained_warnings", QJsonArray{1}}})
+        << "\"explained_warnings\" must be an array of strings";
+    QTest::newRow("explanation too long")
+        << scenarioBytes({{"explanation", QString(kLongestScenarioExplanation + 1, 'x')}})
+        << "more than 4000";
+    QTest::newRow("bad spec") << QJsonDocument(QJsonObject{{"format", "attention-lab-session"},
+                                                           {"version", 1},
+                                                           {"title", "t"},
+                                                           {"spec", QJsonObject{{"features", -4}}}})
+                                     .toJson()
+                              << "spec: ";
+}
+
+// readScenario refuses a bad file with a message that starts with its path and says what is
+// wrong; the window shows that message and keeps what it showed.
+void TestScenarios::badScenarioFilesAreRefusedWithTheirName() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, expected);
+    const QString path =
+        m_dir.filePath(QStringLiteral("bad/%1.attnlab")
+                           .arg(QString::fromLatin1(QTest::currentDataTag()).replace(' ', '-')));
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    writeBytes(path, bytes);
+    const QString message = thrownMessage<InputError>([&] { readScenario(path); });
+    QVERIFY2(message.startsWith(path), qPrintable(message));
+    QVERIFY2(message.contains(expected), qPrintable(message));
+
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const ExperimentSpec before = window.controller().spec();
+    QVERIFY(!window.openScenarioFile(path));
+    QVERIFY2(window.errorMessage().contains(path), qPrintable(window.errorMessage()));
+    QCOMPARE(window.controller().spec().toJson(), before.toJson());
+    QDir(QFileInfo(path).absolutePath()).removeRecursively();
+}
+
+// A folder with a bad file among good ones: the deck holds the good ones, in file-name order, and
+// names the bad one; a folder without any scenario is refused.
+void TestScenarios::aDeckLeavesOutTheFilesItCannotRead() {
+    const QString folder = m_dir.filePath(QStringLiteral("deck"));
+    QDir().mkpath(folder);
+    writeBytes(folder + "/b-second.attnlab", scenarioBytes({{"title", "Second"}}));
+    writeBytes(folder + "/a-first.attnlab", scenarioBytes({}));  // a plain session
+    writeBytes(folder + "/c-broken.attnlab", "not json");
+    writeBytes(folder + "/notes.txt", "not a scenario");
+    const Deck deck = readDeck(folder);
+    QCOMPARE(int(deck.scenarios.size()), 2);
+    QCOMPARE(deck.scenarios[0].title, QStringLiteral("a-first"));  // titled by its file name
+    QCOMPARE(deck.scenarios[1].title, QStringLiteral("Second"));
+    QCOMPARE(deck.problems.size(), 1);
+    QVERIFY(deck.problems.first().startsWith(folder + "/c-broken.attnlab"));
+
+    const QString empty = m_dir.filePath(QStringLiteral("empty"));
+    QDir().mkpath(empty);
+    const QString message = thrownMessage<InputError>([&] { readDeck(empty); });
+    QVERIFY2(message.startsWith(empty) && message.contains("no scenario"), qPrintable(message));
+}
+
+// Save Current State as Scenario writes the live state (spec, view, page) with the title and the
+// explanation; reopened, it gives the same spec and page.
+void TestScenarios::aSavedScenarioReadsBackAsItWas() {
+    const QString path = m_dir.filePath(QStringLiteral("mine/own.attnlab"));
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(waitForResult(window));
+        ExperimentSpec spec = window.controller().spec();
+        spec.featureMap.features = 24;
+        spec.input.normMultiplier = 1.5;
+        window.setSpec(spec);
+        QVERIFY(waitForResult(window));
+        window.selectQuery(3);
+        QVERIFY(window.saveScenario(path, QStringLiteral("My own"),
+                                    QStringLiteral("<b>φ(x)</b> with m = 24")));
+        QVERIFY(!window.saveScenario(path, QStringLiteral("  "), QString()));  // a title needed
+    }
+    const Scenario scenario = readScenario(path);
+    QCOMPARE(scenario.title, QStringLiteral("My own"));
+    QCOMPARE(scenario.explanation, QStringLiteral("<b>φ(x)</b> with m = 24"));
+    QCOMPARE(scenario.session.spec.featureMap.features, 24);
+    QCOMPARE(scenario.session.view.value("page").toString(), QStringLiteral("matrices"));
+
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.openScenarioFile(path));
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.controller().spec().input.normMultiplier, 1.5);
+    QCOMPARE(window.viewSettings().query, 3);
+    QCOMPARE(window.scenarioPanel()->titleText(), QStringLiteral("My own"));
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / 1"));
+}
+
+void TestScenarios::renderScenarioWritesTheFiguresOfItsPage_data() {
+    QTest::addColumn<QString>("scenario");
+    QTest::addColumn<QStringList>("files");
+    const QStringList matrices = {"attention_exact.png", "attention_approx.png",
+                                  "attention_error.png", "explanation.html"};
+    QTest::newRow("matrices") << "03-favor-random-features"
+                              << matrices + QStringList{"query_row.png"};
+    QTest::newRow("timing") << "08-linear-time" << matrices + QStringList{"timing_chart.png"};
+    QTest::newRow("stepper") << "09-causal-rnn"
+                             << matrices + QStringList{"query_row.png", "stepper_frame.png"};
+    QTest::newRow("image") << "10-image-patches"
+                           << matrices + QStringList{"query_row.png", "image_overlay.png"};
+}
+
+// render --scenario FILE --out DIR writes the matrices and the figure of the scenario's page as
+// PNG files with content, and its explanation.
+void TestScenarios::renderScenarioWritesTheFiguresOfItsPage() {
+    QFETCH(QString, scenario);
+    QFETCH(QStringList, files);
+    const QString out = m_dir.filePath(QStringLiteral("render-") + scenario);
+    const auto [status, err] =
+        runApp({"render", "--scenario", QStringLiteral(":/scenarios/%1.attnlab").arg(scenario),
+                "--out", out, "--size", "600x500"});
+    QVERIFY2(status == 0, qPrintable(err));
+    QStringList written = QDir(out).entryList(QDir::Files);
+    written.sort();
+    files.sort();
+    QCOMPARE(written, files);
+    for (const QString& file : files) {
+        if (!file.endsWith(".png"))
+            continue;
+        const QImage image(QDir(out).filePath(file));
+        QVERIFY2(!image.isNull(), qPrintable(file));
+        QVERIFY2(distinctColours(image, 50) >= 50, qPrintable(file));
+    }
+    QFile html(QDir(out).filePath("explanation.html"));
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    const Scenario read = readScenario(QStringLiteral(":/scenarios/%1.attnlab").arg(scenario));
+    QVERIFY(QString::fromUtf8(html.readAll()).contains(read.title.toHtmlEscaped()));
+}
+
+// A bad scenario file: exit status 2, its name and the problem on stderr, nothing written. Spec
+// options beside --scenario are refused too.
+void TestScenarios::renderRefusesABadScenarioNamingIt() {
+    const QString bad = m_dir.filePath(QStringLiteral("broken.attnlab"));
+    writeBytes(bad, scenarioBytes({{"title", 7}}));
+    const QString out = m_dir.filePath(QStringLiteral("render-bad"));
+    const auto [status, err] = runApp({"render", "--scenario", bad, "--out", out});
+    QCOMPARE(status, 2);
+    QVERIFY2(err.contains(bad) && err.contains("\"title\" must be a string"), qPrintable(err));
+    QVERIFY(QDir(out).entryList(QDir::Files).isEmpty());
+
+    const auto [mixedStatus, mixedErr] =
+        runApp({"render", "--scenario", ":/scenarios/01-scaled-dot-product.attnlab", "--features",
+                "32", "--out", out});
+    QCOMPARE(mixedStatus, 2);
+    QVERIFY2(mixedErr.contains("--features"), qPrintable(mixedErr));
+}
+
+QTEST_MAIN(TestScenarios)
+#include "test_scenarios.moc"
