@@ -165,43 +165,6 @@ std::vector<Eigen::Index> lengthsOption(const QCommandLineParser& parser)
     return lengths;
 }
 
-// --plot FILE: its suffix must be png, svg or pdf. Empty when absent.
-QString plotOption(const QCommandLineParser& parser)
-{
-    if (!parser.isSet(option("plot")))
-        return QString();
-    const QString path = parser.value(option("plot"));
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") &&
-        suffix != QLatin1String("pdf"))
-        throw InputError(QStringLiteral("--plot: \"%1\" should end in .png, .svg or .pdf (the "
-                                        "format follows the suffix)")
-                             .arg(path));
-    return path;
-}
-
-// Checks before the sweep that option --name (--out or --session) names a file that can be
-// written, so that a long sweep does not end in a write error: its folder exists (it is created)
-// and is writable, and no directory is in the way. Returns the absolute path.
-QString checkedOutPath(const char* name, const QString& out, const char* example)
-{
-    const QFileInfo info(QDir::current().absoluteFilePath(out));
-    if (out.endsWith(QLatin1Char('/')) || info.fileName().isEmpty())
-        throw InputError(QStringLiteral("--%1: expected a file name such as %2, got the folder "
-                                        "\"%3\"")
-                             .arg(QLatin1String(name), QLatin1String(example), out));
-    if (info.isDir())
-        throw OutputError(QStringLiteral("%1: cannot write: a directory is in the way")
-                              .arg(info.absoluteFilePath()));
-    const QString folder = info.absolutePath();
-    if (!QDir().mkpath(folder))
-        throw OutputError(QStringLiteral("%1: cannot create the directory").arg(folder));
-    if (!QFileInfo(folder).isWritable())
-        throw OutputError(QStringLiteral("%1: cannot write: the directory %2 is not writable")
-                              .arg(info.absoluteFilePath(), folder));
-    return info.absoluteFilePath();
-}
-
 // "4.31 ms", "812 µs", "1.25 s".
 QString formatSeconds(double seconds)
 {

@@ -2,10 +2,12 @@
 
 #include "atomic_files.h"
 #include "command_line.h"
+#include "error_analysis_panel.h"
 #include "error_chart.h"
 #include "error_sweep.h"
 #include "errors.h"
 #include "figure_export.h"
+#include "session.h"
 #include "spec_options.h"
 #include "timing_sweep.h"
 
@@ -36,7 +38,7 @@ QString option(const char* name) { return QString::fromLatin1(name); }
 // is the experiment's option, read here as a list.
 const QStringList kSweepOptions = {"methods", "features", "seeds", "projections", "sweep",
                                    "norms",   "lengths",  "pair",  "metric",      "out",
-                                   "plot",    "help",     "h",     "?"};
+                                   "plot",    "save-session", "help",  "h",     "?"};
 
 // The experiment the sweep starts from: the input and engine options of the command line (every
 // option but the sweep's own), parsed as `compute` parses them.
@@ -177,41 +179,6 @@ std::pair<int, int> pairOption(const QCommandLineParser& parser)
                                         "got \"%1\"")
                              .arg(text));
     return {query, key};
-}
-
-// --plot FILE: its suffix must be png, svg or pdf. Empty when absent.
-QString plotOption(const QCommandLineParser& parser)
-{
-    if (!parser.isSet(option("plot")))
-        return QString();
-    const QString path = parser.value(option("plot"));
-    ui::FigureFormat format;
-    if (!ui::figureFormatFromSuffix(path, &format))
-        throw InputError(QStringLiteral("--plot: \"%1\" should end in .png, .svg or .pdf (the "
-                                        "format follows the suffix)")
-                             .arg(path));
-    return path;
-}
-
-// Checks before the sweep that --out names a file that can be written: its folder exists (it
-// is created) and is writable, and no directory is in the way. Returns the absolute path.
-QString checkedOutPath(const QString& out)
-{
-    const QFileInfo info(QDir::current().absoluteFilePath(out));
-    if (out.endsWith(QLatin1Char('/')) || info.fileName().isEmpty())
-        throw InputError(QStringLiteral("--out: expected a file name such as errors.csv, got "
-                                        "the folder \"%1\"")
-                             .arg(out));
-    if (info.isDir())
-        throw OutputError(QStringLiteral("%1: cannot write: a directory is in the way")
-                              .arg(info.absoluteFilePath()));
-    const QString folder = info.absolutePath();
-    if (!QDir().mkpath(folder))
-        throw OutputError(QStringLiteral("%1: cannot create the directory").arg(folder));
-    if (!QFileInfo(folder).isWritable())
-        throw OutputError(QStringLiteral("%1: cannot write: the directory %2 is not writable")
-                              .arg(info.absoluteFilePath(), folder));
-    return info.absoluteFilePath();
 }
 
 // The sweep the options describe, on the experiment of the input options.
@@ -412,6 +379,10 @@ int runErrorsCommand(const QStringList& arguments)
         {option("plot"), QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the "
                                         "suffix."),
          QStringLiteral("FILE.png|svg|pdf")},
+        {option("save-session"),
+         QStringLiteral("Also write a session that opens the window on this input, on the Error "
+                        "analysis page with this sweep."),
+         QStringLiteral("FILE.attnlab")},
     });
     QStringList args = arguments;
     args[0] = QStringLiteral("attention-lab errors");
@@ -434,7 +405,12 @@ int runErrorsCommand(const QStringList& arguments)
     const QString plot = plotOption(parser);
     if (!parser.isSet(option("out")) || parser.value(option("out")).isEmpty())
         throw InputError(QStringLiteral("--out FILE.csv is required: the CSV file to write"));
-    const QString out = checkedOutPath(parser.value(option("out")));
+    const QString out = checkedOutPath("out", parser.value(option("out")), "errors.csv");
+    const QString sessionPath =
+        parser.isSet(option("save-session"))
+            ? checkedOutPath("save-session", parser.value(option("save-session")),
+                             "errors.attnlab")
+            : QString();
 
     const AttentionInput input = inputFromSpec(spec.experiment, spec.budget);
     checkAgainstInput(spec, input);
@@ -470,6 +446,16 @@ int runErrorsCommand(const QStringList& arguments)
     printSummary(stdOut, result, metric);
     stdOut << "wrote " << out << '\n';
     stdOut.flush();
+
+    if (!sessionPath.isEmpty()) {
+        // (Not "--session": QGuiApplication takes that one for X11 session management.)
+        QJsonObject view;
+        view[QLatin1String("page")] = QStringLiteral("errors");
+        view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric);
+        writeSession(sessionPath, Session{spec.experiment, view});
+        stdOut << "wrote " << sessionPath << '\n';
+        stdOut.flush();
+    }
 
     if (!plot.isEmpty()) {
         try {

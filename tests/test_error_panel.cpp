@@ -152,11 +152,11 @@ void prepare(ErrorAnalysisPanel& panel, int length, int d, const QString& values
     spec.input.headDim = d;
     panel.setInput(spec, std::make_shared<const AttentionInput>(buildInput(spec.input)));
     for (const FeatureMapInfo& info : featureMapRegistry())
-        child<QCheckBox>(panel, qPrintable(QStringLiteral("method-") + info.name))
+        child<QCheckBox>(panel, qPrintable(QStringLiteral("errorsMethod-") + info.name))
             ->setChecked(info.kind == FeatureMapKind::FavorPositive ||
                          info.kind == FeatureMapKind::FavorTrig);
-    child<QLineEdit>(panel, "values")->setText(values);
-    child<QSpinBox>(panel, "seeds")->setValue(seeds);
+    child<QLineEdit>(panel, "errorsValues")->setText(values);
+    child<QSpinBox>(panel, "errorsSeeds")->setValue(seeds);
 }
 
 // A row-stochastic L x L matrix with entries of very different sizes, from a seeded generator.
@@ -338,20 +338,20 @@ void TestErrorPanel::panelRunsATinySweep()
     prepare(panel, 16, 8, "4, 8", 2);
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
-    QVERIFY(child<QLabel>(panel, "input")->text().contains("L = 16"));
+    QVERIFY(child<QLabel>(panel, "errorsInput")->text().contains("L = 16"));
     QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
     QSignalSpy running(&panel, &ErrorAnalysisPanel::runningChanged);
-    QTest::mouseClick(child<QPushButton>(panel, "run"), Qt::LeftButton);
+    QTest::mouseClick(child<QPushButton>(panel, "errorsRun"), Qt::LeftButton);
     QVERIFY(panel.isRunning() || finished.size() == 1);
     QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
     QCOMPARE(running.size(), 2);
     QCOMPARE(panel.result().rows.size(), std::size_t(16));
     QVERIFY(!panel.result().cancelled);
     QCOMPARE(panel.chart()->curves().size(), std::size_t(4));
-    QCOMPARE(child<QProgressBar>(panel, "progress")->value(), 16);
+    QCOMPARE(child<QProgressBar>(panel, "errorsProgress")->value(), 16);
     QVERIFY2(panel.statusText().startsWith("Finished"), qPrintable(panel.statusText()));
 
-    child<QComboBox>(panel, "metric")->setCurrentIndex(3);
+    child<QComboBox>(panel, "errorsMetric")->setCurrentIndex(3);
     QCOMPARE(panel.metric(), ErrorMetric::KernelMse);
     QCOMPARE(panel.chart()->metric(), ErrorMetric::KernelMse);
     QCOMPARE(panel.chart()->theoryCurves().size(), std::size_t(2));
@@ -386,7 +386,7 @@ void TestErrorPanel::panelCancelStopsPromptlyAndKeepsRows()
     QVERIFY(panel.isRunning());
     QElapsedTimer clock;
     clock.start();
-    QTest::mouseClick(child<QPushButton>(panel, "cancel"), Qt::LeftButton);
+    QTest::mouseClick(child<QPushButton>(panel, "errorsCancel"), Qt::LeftButton);
     QVERIFY(finished.wait(kSweepTimeoutMs));
     QVERIFY2(clock.elapsed() < 3000, qPrintable(QString::number(clock.elapsed())));
     QVERIFY(panel.result().cancelled);
@@ -428,9 +428,9 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
 {
     ErrorAnalysisPanel panel;
     prepare(panel, 16, 8, "4, 8", 2);
-    child<QComboBox>(panel, "sweepKind")->setCurrentIndex(1);  // norm: its own values text
-    child<QLineEdit>(panel, "values")->setText("0.5, 1.5");
-    child<QSpinBox>(panel, "features")->setValue(12);
+    child<QComboBox>(panel, "errorsSweepKind")->setCurrentIndex(1);  // norm: its own values text
+    child<QLineEdit>(panel, "errorsValues")->setText("0.5, 1.5");
+    child<QSpinBox>(panel, "errorsFeatures")->setValue(12);
     QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
     panel.run();
     QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
@@ -444,13 +444,13 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     QCOMPARE(restored.state(), state);
     QCOMPARE(restored.result().toJson(), panel.result().toJson());
     QCOMPARE(restored.metric(), ErrorMetric::MeanTotalVariation);
-    QCOMPARE(child<QLineEdit>(restored, "values")->text(), QStringLiteral("0.5, 1.5"));
-    QCOMPARE(child<QSpinBox>(restored, "features")->value(), 12);
+    QCOMPARE(child<QLineEdit>(restored, "errorsValues")->text(), QStringLiteral("0.5, 1.5"));
+    QCOMPARE(child<QSpinBox>(restored, "errorsFeatures")->value(), 12);
     QCOMPARE(restored.chart()->curves().size(), panel.chart()->curves().size());
     QVERIFY(restored.statusText().startsWith("Restored"));
     // The features sweep kept its own values text.
-    child<QComboBox>(restored, "sweepKind")->setCurrentIndex(0);
-    QCOMPARE(child<QLineEdit>(restored, "values")->text(), QStringLiteral("4, 8"));
+    child<QComboBox>(restored, "errorsSweepKind")->setCurrentIndex(0);
+    QCOMPARE(child<QLineEdit>(restored, "errorsValues")->text(), QStringLiteral("4, 8"));
 }
 
 // Property: a malformed state throws InputError naming the field and changes nothing.

@@ -2,6 +2,10 @@
 // computed, follows its controls, links its heatmaps, exports, saves and reopens sessions, and
 // keeps its previous result when an input is bad.
 
+#include "autosave.h"
+#include "error_analysis_panel.h"
+#include "error_chart.h"
+#include "error_distribution_view.h"
 #include "errors.h"
 #include "experiment_controller.h"
 #include "figure_export.h"
@@ -20,6 +24,8 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QJsonDocument>
+#include <QLineEdit>
 #include <QImage>
 #include <QPlainTextEdit>
 #include <QSettings>
@@ -93,6 +99,10 @@ private slots:
     void stepperPageRunsTheCurrentExperiment();
     void pagesAndTheirStatesComeBackWithTheSession();
     void aBadPageStateRefusesTheWholeSession();
+    void errorPageSweepsTheWindowsInput();
+    void histogramsReplaceTheErrorMap();
+    void autosaveIsOfferedBackAfterACrash();
+    void memoryBudgetReachesTheComputation();
 
 private:
     QTemporaryDir m_dir;
@@ -504,6 +514,8 @@ void TestUi::aBadPageStateRefusesTheWholeSession()
         {R"("timing": 3)", "view.timing"},
         {R"("timing": {"spec": {"lengths": "many"}})", "view.timing"},
         {R"("stepper": [1])", "view.stepper"},
+        {R"("errors": 3)", "view.errors"},
+        {R"("errors": {"sweep": "sideways"})", "view.errors"},
     };
     for (const auto& [view, field] : cases) {
         const QString path = m_dir.filePath(QStringLiteral("bad-page.attnlab"));
@@ -518,6 +530,143 @@ void TestUi::aBadPageStateRefusesTheWholeSession()
                  qPrintable(window.errorMessage()));
         QCOMPARE(window.controller().spec().input.text, before.input.text);
     }
+
+    // A good Error analysis state beside a bad Timing state: neither page changes.
+    QJsonObject errors = window.errorPanel()->state();
+    const int seedsBefore = errors.value(QLatin1String("seeds")).toInt();
+    errors[QLatin1String("seeds")] = seedsBefore + 5;
+    const QString path = m_dir.filePath(QStringLiteral("bad-timing.attnlab"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(QByteArray(R"({"format": "attention-lab-session", "version": 1, "spec": {}, )"
+                          R"("view": {"timing": 3, "errors": )") +
+               QJsonDocument(errors).toJson(QJsonDocument::Compact) + "}}");
+    file.close();
+    QVERIFY(!window.openSession(path));
+    QVERIFY2(window.errorMessage().contains(QLatin1String("view.timing")),
+             qPrintable(window.errorMessage()));
+    QCOMPARE(window.errorPanel()->state().value(QLatin1String("seeds")).toInt(), seedsBefore);
+}
+
+// The Error analysis page sweeps the window's own input (its L is the window's), exports its
+// chart from File > Export Figure, and its sweep comes back with the session without running
+// again.
+void TestUi::errorPageSweepsTheWindowsInput()
+{
+    const QString path = m_dir.filePath(QStringLiteral("errors.attnlab"));
+    ErrorSweepResult sweep;
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(waitForResult(window));
+        window.showPage(MainWindow::ErrorsPage);
+        ErrorAnalysisPanel* panel = window.errorPanel();
+        QCOMPARE(window.currentFigure(), static_cast<QCustomPlot*>(panel->chart()));
+        panel->findChild<QLineEdit*>(QStringLiteral("errorsValues"))->setText(QStringLiteral("8, 32"));
+        panel->findChild<QSpinBox*>(QStringLiteral("errorsSeeds"))->setValue(2);
+        QSignalSpy finished(panel, &ErrorAnalysisPanel::sweepFinished);
+        panel->run();
+        QVERIFY(finished.wait(kResultTimeoutMs));
+        sweep = panel->result();
+        QVERIFY(!sweep.rows.empty());
+        QCOMPARE(sweep.inputLength, Eigen::Index(resultOf(window).labels.size()));
+        QCOMPARE(sweep.spec.values, (std::vector<double>{8, 32}));
+        QVERIFY(window.saveSession(path));
+    }
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.openSession(path));
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.currentPage(), MainWindow::ErrorsPage);
+    const ErrorSweepResult& restored = window.errorPanel()->result();
+    QCOMPARE(restored.rows.size(), sweep.rows.size());
+    for (std::size_t i = 0; i < sweep.rows.size(); ++i)
+        QCOMPARE(restored.rows[i].metrics.relFrobeniusAttention,
+                 sweep.rows[i].metrics.relFrobeniusAttention);
+    QVERIFY(!window.errorPanel()->isRunning());
+}
+
+// The Histograms switch puts the distribution of the errors where the error map was, binning
+// every entry of P^ against P: the split into small and large entries is the count of exact
+// weights below and above 1/L, counted here from P. The choice is part of the session's view.
+void TestUi::histogramsReplaceTheErrorMap()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.errorView()->isVisible());
+    auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
+    QVERIFY(histograms);
+    histograms->setChecked(true);
+    QVERIFY(window.distributionView()->isVisible());
+    QVERIFY(!window.errorView()->isVisible());
+
+    const MatrixD& exact = resultOf(window).heads[0].attentionExact;
+    const double uniform = 1.0 / double(exact.cols());
+    const qint64 small = (exact.array() < uniform).count();
+    const ErrorDistribution& shown = window.distributionView()->distribution();
+    QCOMPARE(shown.absolute.smallTotal, small);
+    QCOMPARE(shown.absolute.largeTotal, qint64(exact.size()) - small);
+
+    const QString path = m_dir.filePath(QStringLiteral("histograms.attnlab"));
+    QVERIFY(window.saveSession(path));
+    QCOMPARE(readSession(path).view.value(QLatin1String("error_view")).toString(),
+             QStringLiteral("distribution"));
+    histograms->setChecked(false);
+    QVERIFY(window.errorView()->isVisible());
+    QVERIFY(window.openSession(path));
+    QVERIFY(waitForResult(window));
+    QVERIFY(histograms->isChecked());
+    QVERIFY(window.distributionView()->isVisible());
+}
+
+// A run that ends without closing the window leaves its autosave behind; the next start offers
+// it back and restores it. A change is autosaved, and a clean close removes the autosave.
+void TestUi::autosaveIsOfferedBackAfterACrash()
+{
+    ExperimentSpec lost;
+    lost.input.text = QStringLiteral("Work that a crash would have lost.");
+    QVERIFY(QDir().mkpath(QFileInfo(Autosave::recoveryPath()).absolutePath()));
+    writeSession(Autosave::recoveryPath(), Session{lost, QJsonObject()});
+
+    MainWindow window(MainWindow::Start::LastSession);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.isOfferingRecovery());
+    QVERIFY(window.restoreRecovery());
+    QVERIFY(!window.isOfferingRecovery());
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.controller().spec().input.text, lost.input.text);
+
+    ExperimentSpec edited = window.controller().spec();
+    edited.input.text = QStringLiteral("A later edit.");
+    window.setSpec(edited);
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.autosave()->isDirty());
+    QVERIFY(window.autosave()->saveNow());
+    QCOMPARE(readSession(Autosave::recoveryPath()).spec.input.text, edited.input.text);
+
+    window.close();
+    QVERIFY(!Autosave::hasRecovery());
+}
+
+// The window's memory budget is the one its computations are checked against: an input whose
+// P does not fit is refused with the budget named, and the previous result stays.
+void TestUi::memoryBudgetReachesTheComputation()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const qsizetype before = resultOf(window).labels.size();
+    window.setMemoryBudget(MemoryBudget(qint64(1) << 20));
+    ExperimentSpec spec = window.controller().spec();
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 1024;  // P and P^ alone: 2 x 8 MiB
+    window.setSpec(spec);
+    const QString message = waitForFailure(window);
+    QVERIFY2(message.contains(QLatin1String("memory budget")), qPrintable(message));
+    QCOMPARE(resultOf(window).labels.size(), before);
 }
 
 QTEST_MAIN(TestUi)

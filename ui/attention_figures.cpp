@@ -40,7 +40,10 @@ QJsonObject ViewSettings::toJson() const
                        {QLatin1String("query"), query},
                        {QLatin1String("error"), errorKindName(errorKind)},
                        {QLatin1String("shared_scale"), sharedScale},
-                       {QLatin1String("colors"), colorMapName(colorMap)}};
+                       {QLatin1String("colors"), colorMapName(colorMap)},
+                       {QLatin1String("error_view"), errorDistribution
+                                                         ? QLatin1String("distribution")
+                                                         : QLatin1String("map")}};
 }
 
 ViewSettings ViewSettings::fromJson(const QJsonObject& json)
@@ -51,6 +54,8 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
     parseErrorKind(json.value(QLatin1String("error")).toString(), &settings.errorKind);
     settings.sharedScale = json.value(QLatin1String("shared_scale")).toBool(settings.sharedScale);
     parseColorMap(json.value(QLatin1String("colors")).toString(), &settings.colorMap);
+    settings.errorDistribution =
+        json.value(QLatin1String("error_view")).toString() == QLatin1String("distribution");
     return settings;
 }
 

@@ -23,6 +23,8 @@ struct ViewSettings {
     ErrorKind errorKind = ErrorKind::Signed;
     bool sharedScale = true;  // P and P^ on one colour scale
     ColorMap colorMap = ColorMap::Viridis;
+    // The error cell shows histograms of the errors (ErrorDistributionView) instead of the map.
+    bool errorDistribution = false;
 
     QJsonObject toJson() const;
     // Fields missing or of the wrong kind keep their defaults: view state is never worth

@@ -188,7 +188,7 @@ void ErrorAnalysisPanel::buildControls()
     auto* methodsLayout = new QVBoxLayout(methodsBox);
     for (const FeatureMapInfo& info : featureMapRegistry()) {
         auto* box = new QCheckBox(info.title);
-        box->setObjectName(QStringLiteral("method-") + info.name);
+        box->setObjectName(QStringLiteral("errorsMethod-") + info.name);
         box->setToolTip(info.drawsProjection
                             ? tr("%1: random features with m projections; each seed draws a new "
                                  "W.")
@@ -312,21 +312,21 @@ void ErrorAnalysisPanel::buildControls()
     layout->addWidget(m_chart, 1);
 
     // Object names: for tests and accessibility tools.
-    m_orthogonal->setObjectName(QStringLiteral("orthogonal"));
-    m_iid->setObjectName(QStringLiteral("iid"));
-    m_sweepKind->setObjectName(QStringLiteral("sweepKind"));
-    m_values->setObjectName(QStringLiteral("values"));
-    m_features->setObjectName(QStringLiteral("features"));
-    m_seeds->setObjectName(QStringLiteral("seeds"));
-    m_pairQuery->setObjectName(QStringLiteral("pairQuery"));
-    m_pairKey->setObjectName(QStringLiteral("pairKey"));
-    m_metric->setObjectName(QStringLiteral("metric"));
-    m_inputLabel->setObjectName(QStringLiteral("input"));
-    m_runButton->setObjectName(QStringLiteral("run"));
-    m_cancelButton->setObjectName(QStringLiteral("cancel"));
-    m_exportButton->setObjectName(QStringLiteral("export"));
-    m_progress->setObjectName(QStringLiteral("progress"));
-    m_status->setObjectName(QStringLiteral("status"));
+    m_orthogonal->setObjectName(QStringLiteral("errorsOrthogonal"));
+    m_iid->setObjectName(QStringLiteral("errorsIid"));
+    m_sweepKind->setObjectName(QStringLiteral("errorsSweepKind"));
+    m_values->setObjectName(QStringLiteral("errorsValues"));
+    m_features->setObjectName(QStringLiteral("errorsFeatures"));
+    m_seeds->setObjectName(QStringLiteral("errorsSeeds"));
+    m_pairQuery->setObjectName(QStringLiteral("errorsPairQuery"));
+    m_pairKey->setObjectName(QStringLiteral("errorsPairKey"));
+    m_metric->setObjectName(QStringLiteral("errorsMetric"));
+    m_inputLabel->setObjectName(QStringLiteral("errorsInput"));
+    m_runButton->setObjectName(QStringLiteral("errorsRun"));
+    m_cancelButton->setObjectName(QStringLiteral("errorsCancel"));
+    m_exportButton->setObjectName(QStringLiteral("errorsExport"));
+    m_progress->setObjectName(QStringLiteral("errorsProgress"));
+    m_status->setObjectName(QStringLiteral("errorsStatus"));
     m_chart->setObjectName(QStringLiteral("errorChart"));
     sweepKindChanged();
 }
@@ -400,6 +400,37 @@ QJsonObject ErrorAnalysisPanel::state() const
     state[QLatin1String("metric")] = errorMetricName(metric());
     if (!m_result.rows.empty())
         state[QLatin1String("result")] = m_result.toJson();
+    return state;
+}
+
+QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMetric metric)
+{
+    const ErrorSweepSpec& spec = result.spec;
+    QJsonArray methods;
+    for (const FeatureMapKind method : spec.methods)
+        methods.append(featureMapInfo(method).name);
+    QJsonArray projections;
+    for (const ProjectionKind projection : spec.projections)
+        projections.append(projectionKindName(projection));
+    QStringList swept;
+    for (const double value : spec.values)
+        swept.append(QString::number(value, 'g', 6));
+    QJsonObject values;
+    for (const ErrorSweepKind kind : kSweepKinds)
+        values[errorSweepKindName(kind)] =
+            kind == spec.sweep ? swept.join(QStringLiteral(", ")) : defaultValues(kind);
+    QJsonObject state;
+    state[QLatin1String("methods")] = methods;
+    state[QLatin1String("projections")] = projections;
+    state[QLatin1String("sweep")] = errorSweepKindName(spec.sweep);
+    state[QLatin1String("values")] = values;
+    state[QLatin1String("features")] = spec.features;
+    state[QLatin1String("seeds")] = spec.seeds;
+    state[QLatin1String("pair_query")] = spec.pairQuery;
+    state[QLatin1String("pair_key")] = spec.pairKey;
+    state[QLatin1String("metric")] = errorMetricName(metric);
+    if (!result.rows.empty())
+        state[QLatin1String("result")] = result.toJson();
     return state;
 }
 

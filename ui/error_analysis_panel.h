@@ -66,6 +66,9 @@ public:
 
     // The controls and the result shown, as JSON for the session file.
     QJsonObject state() const;
+    // The state of a panel that has just run `result` and shows `metric`: what `attention-lab
+    // errors --save-session` writes, so that the window opens on that sweep.
+    static QJsonObject stateOf(const ErrorSweepResult& result, ErrorMetric metric);
     // Restores what state() saved: sets the controls and shows the result without computing (a
     // running sweep is cancelled first). Throws InputError naming the field when the state is
     // malformed, leaving the panel as it was.

@@ -261,7 +261,7 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric)
 
     const ErrorSweepSpec& spec = result.spec;
     const InputSpec& input = spec.experiment.input;
-    m_title->setText(metric == ErrorMetric::KernelMse
+    m_titleText = (metric == ErrorMetric::KernelMse
                          ? tr("Kernel MSE of the pair (q_%1, k_%2) against %3: measured and "
                               "Lemma 2")
                                .arg(spec.pairQuery)
@@ -299,7 +299,7 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric)
     }
     if (result.cancelled)
         subtitle += tr(" (cancelled: the rows finished)");
-    m_subtitle->setText(subtitle);
+    m_subtitleText = subtitle;
     showPlot(true);
     replot(rpQueuedReplot);
 }
@@ -308,6 +308,8 @@ void ErrorChart::clear()
 {
     removeResult();
     m_hasResult = false;
+    m_titleText.clear();
+    m_subtitleText.clear();
     m_title->setText(QString());
     m_subtitle->setText(QString());
     showPlot(false);
@@ -324,16 +326,19 @@ QString ErrorChart::legendText(const QString& curveLabel) const
 
 QString ErrorChart::title() const
 {
-    return m_title->text();
+    return m_titleText;
 }
 
 QString ErrorChart::subtitle() const
 {
-    return m_subtitle->text();
+    return m_subtitleText;
 }
 
 void ErrorChart::updateLayout()
 {
+    // Titles wrap rather than run past the edges of a narrow figure.
+    setWrappedText(m_title, m_titleText, viewport().width() - 16);
+    setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
     // As many legend columns as fit the width, the entries spread evenly over the rows.
     int entries = 0;
     int widest = 0;

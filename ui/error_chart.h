@@ -92,8 +92,10 @@ private:
     void fitAxes(const ErrorSweepResult& result);
     void showPlot(bool shown);
 
-    QCPTextElement* m_title;
+    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
     QCPTextElement* m_subtitle;
+    QString m_titleText;
+    QString m_subtitleText;
     QCPItemText* m_hint;
     QCPGraph* m_bandKey;  // a legend entry for the bands
     bool m_hasResult = false;

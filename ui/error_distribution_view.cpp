@@ -11,6 +11,11 @@ namespace attnlab::ui {
 
 namespace {
 
+// The narrowest the two histograms are drawn side by side at; narrower, they stack.
+constexpr int kMinPlotWidth = 340;
+// Pixels of plot width per label of the log error axis.
+constexpr int kErrorLabelSpacing = 70;
+
 // The histogram spans at most this many decades below its largest error.
 constexpr int kMaxDecades = 12;
 // A count axis ends half a count below 1, so that empty bins lie on its floor.
@@ -129,18 +134,18 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
 
-    m_title = new QCPTextElement(this, tr("Where the error lies: entry errors by the size of the "
-                                          "exact entry"),
-                                 sizedFont(font(), 12, true));
+    m_titleText = tr("Where the error lies: entry errors by the size of the exact entry");
+    m_title = new QCPTextElement(this, m_titleText, sizedFont(font(), 12, true));
     m_subtitle = new QCPTextElement(this, QString(), sizedFont(font(), 9.5));
     m_subtitle->setTextColor(QColor(70, 70, 70));
     m_absoluteRect = axisRect();
     plotLayout()->take(m_absoluteRect);
     m_relativeRect = new QCPAxisRect(this);
-    auto* plots = new QCPLayoutGrid;
-    plots->addElement(0, 0, m_absoluteRect);
-    plots->addElement(0, 1, m_relativeRect);
-    plots->setColumnSpacing(14);
+    m_plots = new QCPLayoutGrid;
+    m_plots->addElement(0, 0, m_absoluteRect);
+    m_plots->addElement(0, 1, m_relativeRect);
+    m_plots->setColumnSpacing(14);
+    m_plots->setRowSpacing(10);
     m_absoluteRect->insetLayout()->take(legend);
     auto* legendRow = new QCPLayoutGrid;
     legendRow->addElement(0, 0, new QCPLayoutElement(this));
@@ -149,12 +154,12 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
     legendRow->setColumnStretchFactors({1, 0.001, 1});
     plotLayout()->addElement(0, 0, m_title);
     plotLayout()->addElement(1, 0, m_subtitle);
-    plotLayout()->addElement(2, 0, plots);
+    plotLayout()->addElement(2, 0, m_plots);
     plotLayout()->addElement(3, 0, legendRow);
     plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
     auto* margins = new QCPMarginGroup(this);
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
-        rect->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+        rect->setMarginGroup(QCP::msAll, margins);
 
     legend->setBorderPen(Qt::NoPen);
     legend->setBrush(Qt::NoBrush);
@@ -239,7 +244,7 @@ void ErrorDistributionView::setMatrices(const std::shared_ptr<const MatrixD>& ex
     const qint64 zeros = absolute.smallZeros + absolute.largeZeros;
     if (zeros > 0)
         subtitle += tr("; %1 exact (zero) errors not on the log axis").arg(grouped(zeros));
-    m_subtitle->setText(subtitle);
+    m_subtitleText = subtitle;
     showPlots(true);
     replot(rpQueuedReplot);
 }
@@ -250,6 +255,7 @@ void ErrorDistributionView::clear()
     for (QCPGraph* graph : {m_absoluteGraphs[0], m_absoluteGraphs[1], m_relativeGraphs[0],
                             m_relativeGraphs[1]})
         graph->data()->clear();
+    m_subtitleText.clear();
     m_subtitle->setText(QString());
     showPlots(false);
     replot(rpQueuedReplot);
@@ -257,6 +263,24 @@ void ErrorDistributionView::clear()
 
 void ErrorDistributionView::updateLayout()
 {
+    // Side by side when each plot gets kMinPlotWidth, else one above the other.
+    const int width = viewport().width();
+    const bool stacked = width < 2 * kMinPlotWidth;
+    if (stacked != (m_plots->rowCount() == 2)) {
+        m_plots->take(m_relativeRect);
+        m_plots->simplify();
+        m_plots->addElement(stacked ? 1 : 0, stacked ? 0 : 1, m_relativeRect);
+    }
+    // About one error label ("10⁻⁵") per kErrorLabelSpacing pixels of a plot.
+    const int plotWidth = stacked ? width : width / 2;
+    for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
+        rect->axis(QCPAxis::atBottom)
+            ->ticker()
+            ->setTickCount(std::clamp(plotWidth / kErrorLabelSpacing, 2, 6));
+    // Titles wrap rather than run past the edges of a narrow figure.
+    setWrappedText(m_title, m_titleText, width - 16);
+    setWrappedText(m_subtitle, m_subtitleText, width - 16);
+
     // Both legend entries side by side when they fit, else one a row.
     const int wide = legend->item(0) ? legend->item(0)->minimumOuterSizeHint().width() +
                                            legend->columnSpacing() +

@@ -77,8 +77,11 @@ private:
     void showPlots(bool shown);
 
     ErrorDistribution m_distribution;
-    QCPTextElement* m_title;
+    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
     QCPTextElement* m_subtitle;
+    QString m_titleText;
+    QString m_subtitleText;
+    QCPLayoutGrid* m_plots;  // the two histograms: side by side, or stacked when narrow
     QCPAxisRect* m_absoluteRect;
     QCPAxisRect* m_relativeRect;
     QCPGraph* m_absoluteGraphs[2];

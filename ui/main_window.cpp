@@ -1,8 +1,12 @@
 #include "main_window.h"
 
+#include "autosave.h"
 #include "csv.h"
 #include "errors.h"
 #include "experiment_controller.h"
+#include "error_analysis_panel.h"
+#include "error_chart.h"
+#include "error_distribution_view.h"
 #include "figure_export.h"
 #include "heatmap_view.h"
 #include "image_overlay_view.h"
@@ -33,6 +37,7 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -43,6 +48,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -68,7 +74,7 @@ QString lastSessionPath()
 }
 
 // The names of the pages in a session's "view" object, in the order of MainWindow::Page.
-const char* const kPageNames[] = {"matrices", "image", "timing", "stepper"};
+const char* const kPageNames[] = {"matrices", "image", "errors", "timing", "stepper"};
 
 bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
 {
@@ -157,6 +163,14 @@ MainWindow::MainWindow(Start start, QWidget* parent)
     connect(m_controller, &ExperimentController::failed, this, &MainWindow::showError);
 
     restoreSettings(start);
+    if (start == Start::LastSession) {
+        buildRecoveryBar();
+        m_autosave = new Autosave([this] { return Session{m_controller->spec(), sessionView()}; },
+                                  Autosave::kDefaultIntervalMs, this);
+        connect(m_autosave, &Autosave::saveFailed, this, [this](const QString& message) {
+            statusBar()->showMessage(tr("Autosave failed: %1").arg(message), 10000);
+        });
+    }
 }
 
 MainWindow::~MainWindow() = default;
@@ -198,16 +212,22 @@ void MainWindow::buildViews()
     m_colorMap = new QComboBox;
     m_colorMap->addItems({tr("viridis"), tr("magma")});
     m_colorMap->setToolTip(tr("The colour map of P and P\u0302 (both perceptually uniform)."));
+    m_distribution = new QCheckBox(tr("Histograms"));
+    m_distribution->setToolTip(tr("Show the distribution of the errors instead of the error map: "
+                                  "histograms of |P\u0302 \u2212 P| and of the relative error, "
+                                  "split into small and large exact weights."));
     const auto viewChanged = [this] {
         ViewSettings settings = m_view;
         settings.head = m_head->value();
         settings.errorKind = ErrorKind(m_errorKind->currentIndex());
+        settings.errorDistribution = m_distribution->isChecked();
         settings.sharedScale = m_sharedScale->isChecked();
         settings.colorMap = ColorMap(m_colorMap->currentIndex());
         setViewSettings(settings);
     };
     connect(m_head, &QSpinBox::valueChanged, this, viewChanged);
     connect(m_errorKind, &QComboBox::currentIndexChanged, this, viewChanged);
+    connect(m_distribution, &QCheckBox::toggled, this, viewChanged);
     connect(m_sharedScale, &QCheckBox::toggled, this, viewChanged);
     connect(m_colorMap, &QComboBox::currentIndexChanged, this, viewChanged);
 
@@ -219,6 +239,7 @@ void MainWindow::buildViews()
     viewBar->addSpacing(12);
     viewBar->addWidget(new QLabel(tr("Error")));
     viewBar->addWidget(m_errorKind);
+    viewBar->addWidget(m_distribution);
     viewBar->addSpacing(12);
     viewBar->addWidget(m_sharedScale);
     viewBar->addSpacing(12);
@@ -243,6 +264,14 @@ void MainWindow::buildViews()
         });
     }
 
+    m_distributionView = new ErrorDistributionView;
+    m_distributionView->setMinimumSize(200, 200);
+    connect(m_distributionView, &QCustomPlot::mousePress, this,
+            [this] { m_currentFigure = m_distributionView; });
+    m_errorStack = new QStackedWidget;
+    m_errorStack->addWidget(m_errorView);
+    m_errorStack->addWidget(m_distributionView);
+
     m_rowView = new RowComparisonView;
     m_imageView = new ImageOverlayView;
     connect(m_imageView, &ImageOverlayView::patchClicked, this, [this](int patch) {
@@ -257,6 +286,8 @@ void MainWindow::buildViews()
     m_errorBar->setObjectName(QStringLiteral("errorBar"));
     m_head->setObjectName(QStringLiteral("viewHead"));
     m_errorKind->setObjectName(QStringLiteral("errorKind"));
+    m_distribution->setObjectName(QStringLiteral("errorDistribution"));
+    m_distributionView->setObjectName(QStringLiteral("distributionView"));
     m_sharedScale->setObjectName(QStringLiteral("sharedScale"));
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
     m_exactView->setObjectName(QStringLiteral("exactView"));
@@ -272,7 +303,7 @@ void MainWindow::buildViews()
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(m_exactView, 0, 0);
     grid->addWidget(m_approxView, 0, 1);
-    grid->addWidget(m_errorView, 1, 0);
+    grid->addWidget(m_errorStack, 1, 0);
     grid->addWidget(m_rowView, 1, 1);
     for (int i = 0; i < 2; ++i) {
         grid->setRowStretch(i, 1);
@@ -291,11 +322,20 @@ void MainWindow::buildViews()
                                  "to select it."));
     m_pages->setTabEnabled(ImagePage, false);  // until an image result arrives
 
+    m_errorPanel = new ErrorAnalysisPanel;
+    m_errorPanel->setObjectName(QStringLiteral("errorPanel"));
+    m_pages->addTab(m_errorPanel, tr("Error analysis"));
+    m_pages->setTabToolTip(ErrorsPage, tr("Where and why the approximations break: the error "
+                                          "against m, the query/key norms and L, over many "
+                                          "seeds, and the kernel's error against Lemma 2."));
+    connect(m_errorPanel, &ErrorAnalysisPanel::sweepFinished, this, &MainWindow::markDirty);
+
     m_timingPanel = new TimingPanel;
     m_timingPanel->setObjectName(QStringLiteral("timingPanel"));
     m_pages->addTab(m_timingPanel, tr("Timing"));
     m_pages->setTabToolTip(TimingPage, tr("How the cost of each method grows with the sequence "
                                           "length, measured on this machine."));
+    connect(m_timingPanel, &TimingPanel::sweepFinished, this, &MainWindow::markDirty);
     m_stepperView = new StepperView;
     m_stepperView->setObjectName(QStringLiteral("stepperView"));
     m_pages->addTab(m_stepperView, tr("Stepper"));
@@ -304,17 +344,25 @@ void MainWindow::buildViews()
     connect(m_pages, &QTabWidget::currentChanged, this, [this](int page) {
         if (page == ImagePage)
             m_currentFigure = m_imageView;
+        else if (page == ErrorsPage)
+            m_currentFigure = m_errorPanel->chart();
         else if (page == TimingPage)
             m_currentFigure = m_timingPanel->chart();
-        else if (m_currentFigure == m_imageView || m_currentFigure == m_timingPanel->chart())
+        else if (m_currentFigure == m_imageView || m_currentFigure == m_errorPanel->chart() ||
+                 m_currentFigure == m_timingPanel->chart())
             m_currentFigure = m_exactView;
         // The head, error and colour controls act on the matrix pages only.
         m_viewBar->setVisible(page == MatricesPage || page == ImagePage);
         updateStepper();
+        markDirty();
     });
 
     auto* central = new QWidget;
     auto* layout = new QVBoxLayout(central);
+    m_recoveryBar = new QWidget;
+    m_recoveryBar->setObjectName(QStringLiteral("recoveryBar"));
+    m_recoveryBar->hide();
+    layout->addWidget(m_recoveryBar);
     layout->addLayout(errorRow);
     layout->addWidget(m_viewBar);
     layout->addWidget(m_pages, 1);
@@ -409,6 +457,10 @@ void MainWindow::buildMenus()
     redo->setShortcut(QKeySequence::Redo);
     edit->addAction(undo);
     edit->addAction(redo);
+    edit->addSeparator();
+    QAction* budget = edit->addAction(tr("&Memory Budget..."), this,
+                                      &MainWindow::memoryBudgetDialog);
+    budget->setToolTip(tr("The most memory one computation may take"));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* dock : findChildren<QDockWidget*>())
@@ -444,6 +496,7 @@ void MainWindow::applySpec(const ExperimentSpec& spec)
     m_inputPanel->setSpec(spec);
     m_methodPanel->setSpec(spec);
     m_controller->setSpec(spec);
+    markDirty();
 }
 
 void MainWindow::showResult()
@@ -465,6 +518,7 @@ void MainWindow::showResult()
         m_head->setValue(settings.head);
         m_head->setEnabled(result.heads.size() > 1);
         m_errorKind->setCurrentIndex(int(settings.errorKind));
+        m_distribution->setChecked(settings.errorDistribution);
         m_sharedScale->setChecked(settings.sharedScale);
         m_colorMap->setCurrentIndex(int(settings.colorMap));
     }
@@ -481,6 +535,7 @@ void MainWindow::showResult()
     m_pendingPage.reset();
     m_stepperStale = true;
     updateStepper();
+    m_errorPanel->setInput(result.spec, computation.input);
     refreshViews();
     m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
                                .arg(result.labels.size())
@@ -499,7 +554,27 @@ void MainWindow::refreshViews()
     showAttention(*m_exactView, *m_approxView, *m_errorView, computation.result, m_view);
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
+    showErrorDistribution();
     m_metricsPanel->setResult(result, m_view.head);
+}
+
+void MainWindow::showErrorDistribution()
+{
+    const bool shown = m_view.errorDistribution;
+    if (!shown && m_currentFigure == m_distributionView)
+        m_currentFigure = m_errorView;
+    else if (shown && m_currentFigure == m_errorView)
+        m_currentFigure = m_distributionView;
+    m_errorStack->setCurrentWidget(shown ? static_cast<QWidget*>(m_distributionView)
+                                         : m_errorView);
+    const std::shared_ptr<const ExperimentResult>& result = m_controller->current().result;
+    if (!shown || !result)  // the errors are binned only while the histograms are shown
+        return;
+    const HeadResult& head = result->heads[std::size_t(m_view.head)];
+    // Aliasing pointers: the view shares the result's matrices, as the heatmaps do.
+    m_distributionView->setMatrices(std::shared_ptr<const MatrixD>(result, &head.attentionExact),
+                                    std::shared_ptr<const MatrixD>(result, &head.attentionApprox),
+                                    result->spec.causal);
 }
 
 void MainWindow::showError(const QString& message)
@@ -521,6 +596,104 @@ void MainWindow::setViewSettings(const ViewSettings& settings)
 {
     m_view = settings;
     refreshViews();
+    markDirty();
+}
+
+void MainWindow::markDirty()
+{
+    if (m_autosave)
+        m_autosave->markDirty();
+}
+
+void MainWindow::setMemoryBudget(const MemoryBudget& budget)
+{
+    m_budget = budget;
+    m_controller->setMemoryBudget(budget);
+    m_errorPanel->setMemoryBudget(budget);
+    m_timingPanel->setMemoryBudget(budget);
+    m_stepperView->setMemoryBudget(budget);
+}
+
+void MainWindow::memoryBudgetDialog()
+{
+    constexpr qint64 kMiB = qint64(1) << 20;
+    bool accepted = false;
+    const int mebibytes = QInputDialog::getInt(
+        this, tr("Memory budget"),
+        tr("The most memory one computation may take, in MiB.\n"
+           "A computation, sweep or export that would need more is refused with a message\n"
+           "before it starts. The default, %1, is half of this machine's memory.")
+            .arg(formatBytes(double(MemoryBudget::defaultBytes()))),
+        int(std::min<qint64>(m_budget.bytes() / kMiB, std::numeric_limits<int>::max())), 64,
+        std::numeric_limits<int>::max(), 256, &accepted);
+    if (!accepted)
+        return;
+    setMemoryBudget(MemoryBudget(qint64(mebibytes) * kMiB));
+    QSettings().setValue(QStringLiteral("memoryBudget"), m_budget.bytes());
+    m_controller->setSpec(m_controller->spec());  // what the old budget refused may fit now
+}
+
+void MainWindow::buildRecoveryBar()
+{
+    if (!Autosave::hasRecovery())
+        return;
+    const QString path = Autosave::recoveryPath();
+    Session recovered;
+    try {
+        recovered = readSession(path);
+    } catch (const InputError& e) {
+        // An autosave that cannot be read cannot be offered: say so once and drop it.
+        statusBar()->showMessage(tr("The autosave of the last run could not be read: %1")
+                                     .arg(e.message()), 10000);
+        QFile::remove(path);
+        return;
+    }
+    QFile::remove(path);  // it lives on in memory until the user decides; new autosaves follow
+    auto* text = new QLabel(
+        tr("Attention Lab did not close cleanly last time. Your work was autosaved at %1.")
+            .arg(QLocale().toString(QFileInfo(path).lastModified(), QLocale::ShortFormat)));
+    text->setWordWrap(true);
+    auto* restore = new QToolButton;
+    restore->setText(tr("Restore"));
+    restore->setObjectName(QStringLiteral("restoreRecovery"));
+    auto* discard = new QToolButton;
+    discard->setText(tr("Discard"));
+    auto* row = new QHBoxLayout(m_recoveryBar);
+    row->setContentsMargins(6, 4, 6, 4);
+    row->addWidget(text, 1);
+    row->addWidget(restore);
+    row->addWidget(discard);
+    m_recoveryBar->setStyleSheet(QStringLiteral(
+        "#recoveryBar { background: #fff4d6; border: 1px solid #e0c060; border-radius: 3px; }"));
+    m_recoveryBar->setAttribute(Qt::WA_StyledBackground);
+    m_recoveryBar->show();
+    connect(restore, &QToolButton::clicked, this, &MainWindow::restoreRecovery);
+    connect(discard, &QToolButton::clicked, this, [this] {
+        m_recovery.reset();
+        m_recoveryBar->hide();
+    });
+    m_recovery = std::move(recovered);
+}
+
+bool MainWindow::isOfferingRecovery() const
+{
+    return m_recovery.has_value() && !m_recoveryBar->isHidden();
+}
+
+bool MainWindow::restoreRecovery()
+{
+    if (!m_recovery)
+        return false;
+    try {
+        applySession(*m_recovery);
+    } catch (const InputError& e) {
+        showError(tr("The autosave could not be restored: %1").arg(e.message()));
+        return false;
+    }
+    m_recovery.reset();
+    m_recoveryBar->hide();
+    statusBar()->showMessage(tr("Restored the autosaved session"), 5000);
+    return true;
 }
 
 void MainWindow::selectQuery(int query)
@@ -529,6 +702,7 @@ void MainWindow::selectQuery(int query)
     if (!computation.result || query < 0 || query >= computation.result->labels.size())
         return;
     m_view.query = query;
+    markDirty();
     const ExperimentResult& result = *computation.result;
     for (HeatmapView* view : {m_exactView, m_approxView, m_errorView})
         view->setSelectedRow(query);
@@ -577,6 +751,8 @@ bool MainWindow::saveSession(const QString& path)
 {
     try {
         writeSession(path, Session{m_controller->spec(), sessionView()});
+        if (m_autosave)
+            m_autosave->discard();  // saved: nothing to recover until the next change
         setSessionPath(path);
         addRecentFile(path);
         statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
@@ -591,6 +767,7 @@ QJsonObject MainWindow::sessionView() const
 {
     QJsonObject view = m_view.toJson();
     view.insert(QStringLiteral("page"), QLatin1String(kPageNames[currentPage()]));
+    view.insert(QStringLiteral("errors"), m_errorPanel->state());
     if (!m_timingPanel->result().points.empty())
         view.insert(QStringLiteral("timing"), m_timingPanel->state());
     view.insert(QStringLiteral("stepper"), m_stepperView->state());
@@ -606,20 +783,34 @@ void MainWindow::applyPageStates(const QJsonObject& view)
             if (name == QLatin1String(kPageNames[i]))
                 page = Page(i);
         if (!page)
-            throw InputError(QStringLiteral("view.page: expected one of matrices, image, timing, "
-                                            "stepper, got \"%1\"")
+            throw InputError(QStringLiteral("view.page: expected one of matrices, image, errors, "
+                                            "timing, stepper, got \"%1\"")
                                  .arg(name));
     }
     const QJsonValue stepper = view.value(QLatin1String("stepper"));
     if (!stepper.isUndefined() && !stepper.isObject())
         throw InputError(QStringLiteral("view.stepper: expected an object"));
     const QJsonValue timing = view.value(QLatin1String("timing"));
-    if (!timing.isUndefined()) {
-        if (!timing.isObject())
-            throw InputError(QStringLiteral("view.timing: expected an object"));
+    if (!timing.isUndefined() && !timing.isObject())
+        throw InputError(QStringLiteral("view.timing: expected an object"));
+    const QJsonValue errors = view.value(QLatin1String("errors"));
+    if (!errors.isUndefined() && !errors.isObject())
+        throw InputError(QStringLiteral("view.errors: expected an object"));
+    // Each panel refuses a bad state unchanged; the first is put back when the second refuses.
+    const QJsonObject errorsBefore = m_errorPanel->state();
+    if (errors.isObject()) {
+        try {
+            m_errorPanel->setState(errors.toObject());
+        } catch (const InputError& e) {
+            throw InputError(QStringLiteral("view.errors: %1").arg(e.message()));
+        }
+    }
+    if (timing.isObject()) {
         try {
             m_timingPanel->setState(timing.toObject());
         } catch (const InputError& e) {
+            if (errors.isObject())
+                m_errorPanel->setState(errorsBefore);
             throw InputError(QStringLiteral("view.timing: %1").arg(e.message()));
         }
     }
@@ -687,6 +878,10 @@ void MainWindow::exportFigureDialog()
     QString name = QStringLiteral("attention-exact");
     if (stepper)
         name = QStringLiteral("stepper-frame");
+    else if (m_currentFigure == m_errorPanel->chart())
+        name = QStringLiteral("error-analysis");
+    else if (m_currentFigure == m_distributionView)
+        name = QStringLiteral("error-distribution");
     else if (m_currentFigure == m_timingPanel->chart())
         name = QStringLiteral("timing");
     else if (m_currentFigure == m_approxView)
@@ -844,6 +1039,9 @@ void MainWindow::restoreSettings(Start start)
         return;
     }
     QSettings settings;
+    const qint64 budget = settings.value(QStringLiteral("memoryBudget")).toLongLong();
+    if (budget > 0)
+        setMemoryBudget(MemoryBudget(budget));
     restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
     if (QFileInfo::exists(lastSessionPath())) {
@@ -1131,6 +1329,8 @@ void MainWindow::saveScenarioDialog()
 void MainWindow::closeEvent(QCloseEvent* event)
 {
     m_presentation->leave();  // the layout to keep is the one before presenting
+    if (m_autosave)
+        m_autosave->discard();  // a clean exit: nothing to offer back at the next start
     QSettings settings;
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());

@@ -2,6 +2,7 @@
 
 #include "attention_figures.h"
 #include "experiment.h"
+#include "memory_budget.h"
 #include "presentation.h"
 #include "scenario.h"
 
@@ -17,6 +18,7 @@ class QCustomPlot;
 class QLabel;
 class QMenu;
 class QSpinBox;
+class QStackedWidget;
 class QTabWidget;
 class QTimer;
 class QToolButton;
@@ -24,6 +26,9 @@ class QUndoStack;
 
 namespace attnlab::ui {
 
+class Autosave;
+class ErrorAnalysisPanel;
+class ErrorDistributionView;
 class ExperimentController;
 class HeatmapView;
 class ImageOverlayView;
@@ -37,8 +42,10 @@ class TimingPanel;
 
 // The main window: exact attention P, its approximation P^ and the error side by side, with the
 // Input and Method docks that define them, the metrics, the selected query's rows and, for
-// images, the attention drawn over the image; then pages of their own for the cost against the
-// sequence length (Timing) and the causal recurrence run token by token (Stepper). For lectures:
+// images, the attention drawn over the image; then pages of their own for the approximation
+// error swept over m, the norms or L (Error analysis), the cost against the sequence length
+// (Timing) and the causal recurrence run token by token (Stepper). While the window runs, an
+// autosave of its session is kept and offered back after a crash. For lectures:
 // scenarios (a session with a title and an explanation, shown in a panel under the page) opened
 // from the Scenarios menu and stepped as a deck, and presentation mode (F5).
 class MainWindow : public QMainWindow {
@@ -52,8 +59,10 @@ public:
     };
 
     // The pages of the central tab widget, in tab order.
-    enum Page { MatricesPage, ImagePage, TimingPage, StepperPage };
+    enum Page { MatricesPage, ImagePage, ErrorsPage, TimingPage, StepperPage };
 
+    // With Start::LastSession the window also keeps an autosave (Autosave) and, when the last
+    // run left one behind, offers it back in a bar above the pages.
     explicit MainWindow(Start start = Start::LastSession, QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -95,9 +104,24 @@ public:
     HeatmapView* approxView() const { return m_approxView; }
     HeatmapView* errorView() const { return m_errorView; }
     // The figure File > Export Figure and Copy Figure act on: the one last clicked or hovered,
-    // the timing chart on the Timing page (the Stepper page exports its whole frame instead).
+    // the chart on the Error analysis and Timing pages (the Stepper page exports its whole frame
+    // instead).
     QCustomPlot* currentFigure() const { return m_currentFigure; }
     TimingPanel* timingPanel() const { return m_timingPanel; }
+    ErrorAnalysisPanel* errorPanel() const { return m_errorPanel; }
+    // The histograms shown in place of the error map when the view asks for the distribution.
+    ErrorDistributionView* distributionView() const { return m_distributionView; }
+    // The autosave; null unless the window started with Start::LastSession.
+    Autosave* autosave() const { return m_autosave; }
+    // Whether the bar offering back the autosave of a run that crashed is shown.
+    bool isOfferingRecovery() const;
+    // Opens the autosave the bar offers (as openSession would, without taking its path as the
+    // session's) and hides the bar; false (and a message) when it cannot be read.
+    bool restoreRecovery();
+    // The memory budget every computation of the window is checked against (Edit > Memory
+    // Budget, kept in the settings; by default half the machine's memory).
+    MemoryBudget memoryBudget() const { return m_budget; }
+    void setMemoryBudget(const MemoryBudget& budget);
     StepperView* stepperView() const { return m_stepperView; }
     // Shows page `page` (the image page only for image input).
     void showPage(Page page);
@@ -131,6 +155,13 @@ private:
     void refreshViews();
     void hoverCell(int row, int col);
     void setViewSettings(const ViewSettings& settings);
+    // Shows the error map or, when the view asks for it, the distribution of the errors.
+    void showErrorDistribution();
+    void memoryBudgetDialog();
+    // The autosave of a run that did not end cleanly: the bar that offers it back.
+    void buildRecoveryBar();
+    // Something worth autosaving changed: the spec, the view, a page's state.
+    void markDirty();
     void openSessionDialog();
     bool saveSessionDialog();
     void exportFigureDialog();
@@ -150,11 +181,12 @@ private:
     // Shows the scenario panel when a scenario is open and View > Scenario Explanation is on.
     void updateScenarioPanel();
     // The session's "view" object: the view settings, the page shown ("page": "matrices",
-    // "image", "timing" or "stepper") and the Timing and Stepper pages' states.
+    // "image", "errors", "timing" or "stepper") and the Error analysis, Timing and Stepper pages'
+    // states.
     QJsonObject sessionView() const;
-    // Restores the parts of a session's view that do not wait for the result: the Timing page's
-    // sweep and the Stepper page's position. Throws InputError naming the field when they are
-    // malformed, before anything has changed.
+    // Restores the parts of a session's view that do not wait for the result: the Error
+    // analysis and Timing pages' sweeps and the Stepper page's position. Throws InputError naming
+    // the field when they are malformed, before anything has changed.
     void applyPageStates(const QJsonObject& view);
     // Gives the Stepper page the current experiment when it is shown and has not seen it.
     void updateStepper();
@@ -162,15 +194,20 @@ private:
     ExperimentController* m_controller;
     QUndoStack* m_undo;
     ViewSettings m_view;
+    MemoryBudget m_budget;
+    Autosave* m_autosave = nullptr;
     QString m_sessionPath;
     // A session's view, applied when its spec's result arrives.
     std::optional<ViewSettings> m_pendingView;
     // A session's page, shown when its spec's result arrives.
     std::optional<Page> m_pendingPage;
+    // The session the last run autosaved before it crashed, while the bar offers it back.
+    std::optional<Session> m_recovery;
     // The Stepper page has not been given the current experiment yet.
     bool m_stepperStale = true;
 
     QLabel* m_errorBar;
+    QWidget* m_recoveryBar;  // offers back the autosave a crash left
     QToolButton* m_errorClose;
     QSpinBox* m_head;
     QComboBox* m_errorKind;
@@ -179,10 +216,14 @@ private:
     HeatmapView* m_exactView;
     HeatmapView* m_approxView;
     HeatmapView* m_errorView;
+    ErrorDistributionView* m_distributionView;
+    QStackedWidget* m_errorStack;  // the error map or the distribution view
+    QCheckBox* m_distribution;     // the view bar's switch between them
     QWidget* m_viewBar;   // head, error kind, colours: the controls of the matrix pages
-    QTabWidget* m_pages;  // the matrices; the image (for image input); timing; stepper
+    QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
+    ErrorAnalysisPanel* m_errorPanel;
     TimingPanel* m_timingPanel;
     StepperView* m_stepperView;
     QCustomPlot* m_currentFigure;

@@ -34,6 +34,27 @@ int niceStep(double minimum)
     return kLargest;
 }
 
+void setWrappedText(QCPTextElement* element, const QString& text, int width)
+{
+    const QFontMetrics metrics(element->font());
+    QStringList lines;
+    QString line;
+    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+        if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+            lines.append(line);
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    if (!line.isEmpty())
+        lines.append(line);
+    const QString wrapped = lines.join(QLatin1Char('\n'));
+    if (element->text() != wrapped)
+        element->setText(wrapped);
+}
+
 QFont sizedFont(const QFont& base, double points, bool bold)
 {
     QFont font = base;

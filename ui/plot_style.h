@@ -4,6 +4,7 @@
 #include <QSharedPointer>
 
 class QCPAxisTicker;
+class QCPTextElement;
 
 namespace attnlab::ui {
 
@@ -17,5 +18,11 @@ QSharedPointer<QCPAxisTicker> integerTicker();
 
 // base at the given size in points (and bold).
 QFont sizedFont(const QFont& base, double points, bool bold = false);
+
+// Sets the element's text to `text` broken at spaces into lines no wider than `width` pixels in
+// the element's font (a word wider than that keeps a line of its own): a title or subtitle that
+// would be cut off at the figure's edges wraps instead. Call it from the figure's layout pass,
+// with the width the figure has.
+void setWrappedText(QCPTextElement* element, const QString& text, int width);
 
 }  // namespace attnlab::ui

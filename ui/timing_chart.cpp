@@ -326,8 +326,8 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     m_timeRect = axisRect();
     plotLayout()->take(m_timeRect);
     m_memoryRect = new QCPAxisRect(this);
-    m_title = new QCPTextElement(this, tr("Attention cost against sequence length"),
-                                 sizedFont(font(), 13, true));
+    m_titleText = tr("Attention cost against sequence length");
+    m_title = new QCPTextElement(this, m_titleText, sizedFont(font(), 13, true));
     m_subtitle = new QCPTextElement(this, QString(), sizedFont(font(), 10));
     m_subtitle->setTextColor(QColor(70, 70, 70));
     auto* plots = new QCPLayoutGrid;
@@ -523,7 +523,7 @@ void TimingChart::setResult(const SweepResult& result)
                                : tr("median of %1 runs (bars: min to max)").arg(spec.repetitions));
     if (std::isfinite(result.sgemmGflops) && result.sgemmGflops > 0)
         subtitle += tr("; this machine's sgemm: %1 GFLOP/s").arg(result.sgemmGflops, 0, 'f', 0);
-    m_subtitle->setText(subtitle);
+    m_subtitleText = subtitle;
     showPlots(true);
     replot(rpQueuedReplot);
 }
@@ -532,6 +532,7 @@ void TimingChart::clear()
 {
     removeResult();
     m_hasResult = false;
+    m_subtitleText.clear();
     m_subtitle->setText(QString());
     showPlots(false);
     replot(rpQueuedReplot);
@@ -553,12 +554,12 @@ QString TimingChart::legendText(const TimedMethod& method) const
 
 QString TimingChart::title() const
 {
-    return m_title->text();
+    return m_titleText;
 }
 
 QString TimingChart::subtitle() const
 {
-    return m_subtitle->text();
+    return m_subtitleText;
 }
 
 void TimingChart::removeResult()
@@ -739,6 +740,9 @@ bool TimingChart::fitLengthTicks()
 
 void TimingChart::updateLayout()
 {
+    // Titles wrap rather than run past the edges of a narrow figure.
+    setWrappedText(m_title, m_titleText, viewport().width() - 16);
+    setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
     // As many legend columns as fit the width, with the entries spread evenly over the rows.
     // (The legend's grid may have empty cells after the last entry.)
     int entries = 0;

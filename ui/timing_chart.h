@@ -123,8 +123,10 @@ private:
 
     QCPAxisRect* m_timeRect;
     QCPAxisRect* m_memoryRect;
-    QCPTextElement* m_title;
+    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
     QCPTextElement* m_subtitle;
+    QString m_titleText;
+    QString m_subtitleText;
     QCPLegend* m_memoryLegend;  // line styles of the memory plot: model and measured
     QCPItemText* m_hint;
     QCPItemStraightLine* m_budgetLine;
