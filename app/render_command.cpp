@@ -2,6 +2,7 @@
 
 #include "attention_figures.h"
 #include "command_line.h"
+#include "error_analysis_panel.h"
 #include "errors.h"
 #include "figure_export.h"
 #include "heatmap_view.h"
@@ -93,6 +94,24 @@ PageFigure timingFigure(ui::TimingPanel& panel, const QString& file, const QJson
     };
 }
 
+// The Error analysis page of a scenario: the chart of the sweep its state holds (nothing is
+// computed).
+PageFigure errorsFigure(ui::ErrorAnalysisPanel& panel, const QString& file,
+                        const QJsonObject& state, QSize size)
+{
+    try {
+        panel.setState(state);
+    } catch (const InputError& error) {
+        throw InputError(QStringLiteral("%1: view.errors: %2").arg(file, error.message()));
+    }
+    panel.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
+    panel.resize(size);
+    panel.show();
+    return [&panel](const QString& path, ui::FigureFormat format) {
+        panel.exportChart(path, format);
+    };
+}
+
 // The stepper page of a scenario: its frame at the position its state holds, once computed.
 PageFigure stepperFigure(ui::StepperView& stepper, const ExperimentSpec& spec,
                          const AttentionInput& input, const QJsonObject& state, QSize size)
@@ -143,7 +162,8 @@ int runRenderCommand(const QStringList& arguments)
         "attention_approx and attention_error; query_row with --query; image_overlay for image "
         "input (the --query patch, or the centre one). One file per figure and format.\n\n"
         "With --scenario FILE, the scenario's spec and view (head, query, error, colours) are "
-        "drawn instead of the spec options, and its page too: timing_chart for the timing page, "
+        "drawn instead of the spec options, and its page too: error_chart for the Error analysis "
+        "page, timing_chart for the timing page, "
         "stepper_frame for the stepper page; explanation.html holds its title and explanation.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure."));
     parser.addHelpOption();
@@ -289,10 +309,16 @@ int runRenderCommand(const QStringList& arguments)
     // The scenario's page, when it has figures of its own.
     const QJsonObject view = scenario ? scenario->session.view : QJsonObject();
     const QString page = view.value(QLatin1String("page")).toString();
+    ui::ErrorAnalysisPanel errors;
     ui::TimingPanel timing;
     ui::StepperView stepper;
     std::vector<std::pair<QString, PageFigure>> pageFigures;
-    if (page == QLatin1String("timing"))
+    if (page == QLatin1String("errors"))
+        pageFigures.emplace_back(QStringLiteral("error_chart"),
+                                 errorsFigure(errors, scenario->path,
+                                              view.value(QLatin1String("errors")).toObject(),
+                                              QSize(size.width() * 2, size.height())));
+    else if (page == QLatin1String("timing"))
         pageFigures.emplace_back(QStringLiteral("timing_chart"),
                                  timingFigure(timing, scenario->path,
                                               view.value(QLatin1String("timing")).toObject(),

@@ -3,6 +3,7 @@
 // with PageDown and PageUp; bad scenario files are refused with their name; saved scenarios read
 // back; `attention-lab render --scenario` writes the scenario's figures.
 
+#include "error_analysis_panel.h"
 #include "errors.h"
 #include "experiment_controller.h"
 #include "heatmap_view.h"
@@ -173,12 +174,15 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
     const QString page = scenario.session.view.value(QLatin1String("page")).toString();
     const QMap<QString, MainWindow::Page> pages = {{"matrices", MainWindow::MatricesPage},
                                                    {"image", MainWindow::ImagePage},
+                                                   {"errors", MainWindow::ErrorsPage},
                                                    {"timing", MainWindow::TimingPage},
                                                    {"stepper", MainWindow::StepperPage}};
     QVERIFY2(pages.contains(page), qPrintable(page));
     QCOMPARE(window.currentPage(), pages.value(page));
     if (page == QLatin1String("timing"))
         QVERIFY(!window.timingPanel()->result().points.empty());
+    if (page == QLatin1String("errors"))
+        QVERIFY(!window.errorPanel()->result().rows.empty());
     if (page == QLatin1String("stepper")) {
         StepperView* stepper = window.stepperView();
         QTRY_VERIFY_WITH_TIMEOUT(stepper->length() > 0 && !stepper->isBusy(), kResultTimeoutMs);
@@ -511,6 +515,8 @@ void TestScenarios::renderScenarioWritesTheFiguresOfItsPage_data() {
                                   "attention_error.png", "explanation.html"};
     QTest::newRow("matrices") << "03-favor-random-features"
                               << matrices + QStringList{"query_row.png"};
+    QTest::newRow("errors") << "06-orthogonal-vs-iid"
+                            << matrices + QStringList{"query_row.png", "error_chart.png"};
     QTest::newRow("timing") << "08-linear-time" << matrices + QStringList{"timing_chart.png"};
     QTest::newRow("stepper") << "09-causal-rnn"
                              << matrices + QStringList{"query_row.png", "stepper_frame.png"};

@@ -1,6 +1,7 @@
 #include "error_analysis_panel.h"
 
 #include "atomic_files.h"
+#include "controls_column.h"
 #include "error_chart.h"
 #include "errors.h"
 
@@ -298,12 +299,7 @@ void ErrorAnalysisPanel::buildControls()
     controlsLayout->addWidget(m_status);
     controlsLayout->addWidget(m_exportButton, 0, Qt::AlignLeft);
     controlsLayout->addStretch();
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controls);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setFixedWidth(controls->sizeHint().width() + 16);
+    QScrollArea* scroll = controlsColumn(controls);
 
     m_chart = new ErrorChart;
     m_chart->setMinimumSize(400, 300);

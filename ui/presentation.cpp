@@ -97,6 +97,7 @@ public:
     explicit Restyle(bool apply, bool fonts = true) : m_apply(apply), m_fonts(fonts) {}
 
     bool fonts() const { return !m_apply || m_fonts; }
+    bool applying() const { return m_apply; }
 
     template <typename T>
     void operator()(QObject* object, const char* key, const T& current,
@@ -201,7 +202,11 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
                 {[legend](const QSize& s) { legend->setIconSize(s); }});
         for (int i = 0; i < legend->itemCount(); ++i) {
             QCPAbstractLegendItem* item = legend->item(i);
-            if (restyle.fonts())
+            if (!item)  // a wrapped legend's grid may have empty cells after its last entry
+                continue;
+            // setFont on the legend has set the items' fonts too (and new items take it): only
+            // an item with a font of its own is scaled on its own.
+            if (restyle.fonts() && (!restyle.applying() || item->font() != legend->font()))
                 restyle(item, "font", item->font(), bigger,
                         {[item](const QFont& f) { item->setFont(f); }});
             restyle(item, "textColor", item->textColor(), readable,

@@ -1,6 +1,7 @@
 #include "timing_panel.h"
 
 #include "atomic_files.h"
+#include "controls_column.h"
 #include "errors.h"
 #include "parallel.h"
 #include "timing_chart.h"
@@ -381,12 +382,7 @@ void TimingPanel::buildControls()
     controlsLayout->addWidget(m_exportButton, 0, Qt::AlignLeft);
     controlsLayout->addStretch();
     controlsLayout->addWidget(note);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controls);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setFixedWidth(controls->sizeHint().width() + 16);
+    QScrollArea* scroll = controlsColumn(controls);
 
     m_chart = new TimingChart;
     m_chart->setMinimumSize(400, 300);
