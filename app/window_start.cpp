@@ -200,6 +200,7 @@ int runWindow(int& argc, char** argv)
                                              : ui::PresentationMode::Placement::FullScreen);
     if (screenshot)
         return saveScreenshot(window, parser.value(QStringLiteral("screenshot")), size);
+    window.startAutosave();
     window.show();
     return app.exec();
 }

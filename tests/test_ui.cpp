@@ -630,7 +630,8 @@ void TestUi::autosaveIsOfferedBackAfterACrash()
     QVERIFY(QDir().mkpath(QFileInfo(Autosave::recoveryPath()).absolutePath()));
     writeSession(Autosave::recoveryPath(), Session{lost, QJsonObject()});
 
-    MainWindow window(MainWindow::Start::LastSession);
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.startAutosave();
     window.show();
     QVERIFY(waitForResult(window));
     QVERIFY(window.isOfferingRecovery());

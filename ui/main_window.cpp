@@ -28,6 +28,7 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -163,14 +164,18 @@ MainWindow::MainWindow(Start start, QWidget* parent)
     connect(m_controller, &ExperimentController::failed, this, &MainWindow::showError);
 
     restoreSettings(start);
-    if (start == Start::LastSession) {
-        buildRecoveryBar();
-        m_autosave = new Autosave([this] { return Session{m_controller->spec(), sessionView()}; },
-                                  Autosave::kDefaultIntervalMs, this);
-        connect(m_autosave, &Autosave::saveFailed, this, [this](const QString& message) {
-            statusBar()->showMessage(tr("Autosave failed: %1").arg(message), 10000);
-        });
-    }
+}
+
+void MainWindow::startAutosave()
+{
+    if (m_autosave)
+        return;
+    buildRecoveryBar();
+    m_autosave = new Autosave([this] { return Session{m_controller->spec(), sessionView()}; },
+                              Autosave::kDefaultIntervalMs, this);
+    connect(m_autosave, &Autosave::saveFailed, this, [this](const QString& message) {
+        statusBar()->showMessage(tr("Autosave failed: %1").arg(message), 10000);
+    });
 }
 
 MainWindow::~MainWindow() = default;
@@ -648,10 +653,11 @@ void MainWindow::buildRecoveryBar()
         QFile::remove(path);
         return;
     }
+    const QDateTime saved = QFileInfo(path).lastModified();
     QFile::remove(path);  // it lives on in memory until the user decides; new autosaves follow
     auto* text = new QLabel(
         tr("Attention Lab did not close cleanly last time. Your work was autosaved at %1.")
-            .arg(QLocale().toString(QFileInfo(path).lastModified(), QLocale::ShortFormat)));
+            .arg(QLocale().toString(saved, QLocale::ShortFormat)));
     text->setWordWrap(true);
     auto* restore = new QToolButton;
     restore->setText(tr("Restore"));

@@ -61,8 +61,6 @@ public:
     // The pages of the central tab widget, in tab order.
     enum Page { MatricesPage, ImagePage, ErrorsPage, TimingPage, StepperPage };
 
-    // With Start::LastSession the window also keeps an autosave (Autosave) and, when the last
-    // run left one behind, offers it back in a bar above the pages.
     explicit MainWindow(Start start = Start::LastSession, QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -111,7 +109,12 @@ public:
     ErrorAnalysisPanel* errorPanel() const { return m_errorPanel; }
     // The histograms shown in place of the error map when the view asks for the distribution.
     ErrorDistributionView* distributionView() const { return m_distributionView; }
-    // The autosave; null unless the window started with Start::LastSession.
+    // Keeps an autosave of the session from now on (Autosave, written at most every 30 s while
+    // it changes, removed by a clean close) and, when the last run left one behind (it
+    // crashed), offers it back in a bar above the pages. The interactive program calls this;
+    // screenshots and tests that do not test it leave it off.
+    void startAutosave();
+    // The autosave; null before startAutosave().
     Autosave* autosave() const { return m_autosave; }
     // Whether the bar offering back the autosave of a run that crashed is shown.
     bool isOfferingRecovery() const;
