@@ -10,10 +10,8 @@
 #include <stdexcept>
 
 namespace attnlab {
-namespace {
 
-// Appends `value` with `digits` significant digits, like printf's %.<digits>g in the C locale.
-void appendNumber(QByteArray& line, double value, int digits)
+void appendCsvNumber(QByteArray& line, double value, int digits)
 {
     if (std::isnan(value)) {
         line.append("nan");
@@ -27,7 +25,12 @@ void appendNumber(QByteArray& line, double value, int digits)
     }
 }
 
-}  // namespace
+void appendCsvField(QByteArray& line, double value, int digits)
+{
+    line.append(',');
+    if (std::isfinite(value))
+        appendCsvNumber(line, value, digits);
+}
 
 void writeCsv(QIODevice& device, const MatrixD& matrix, const CsvOptions& options)
 {
@@ -57,7 +60,7 @@ void writeCsv(QIODevice& device, const MatrixD& matrix, const CsvOptions& option
         for (Eigen::Index j = 0; j < matrix.cols(); ++j) {
             if (j > 0)
                 line.append(',');
-            appendNumber(line, matrix(i, j), digits);
+            appendCsvNumber(line, matrix(i, j), digits);
         }
         line.append('\n');
         writeAll(device, line);

@@ -27,6 +27,13 @@ void writeCsv(QIODevice& device, const MatrixD& matrix, const CsvOptions& option
 // OutputError naming the path on failure, leaving no file behind.
 void saveCsv(const QString& path, const MatrixD& matrix, const CsvOptions& options = {});
 
+// Appends `value` with `digits` significant digits, like printf's %.<digits>g in the C locale
+// ("nan", "inf", "-inf" for non-finite values).
+void appendCsvNumber(QByteArray& line, double value, int digits);
+// Appends a comma and then `value` as appendCsvNumber does, or nothing after the comma (an empty
+// field) when value is not finite.
+void appendCsvField(QByteArray& line, double value, int digits);
+
 // One CSV field quoted per RFC 4180: text containing a comma, a double quote, CR or LF is
 // enclosed in double quotes, with each double quote doubled; any other text is returned as is.
 QString csvField(const QString& text);

@@ -1,12 +1,12 @@
 #include "error_sweep.h"
 
+#include "csv.h"
 #include "errors.h"
 #include "parallel.h"
 
 #include <QJsonArray>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -15,6 +15,8 @@ namespace attnlab {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Significant digits of the CSV numbers (%.9g: a float round-trips).
+constexpr int kCsvDigits = 9;
 // Seeds are JSON numbers: integers up to 2^53 are exact there.
 constexpr double kLargestSeed = 9007199254740991.0;
 // The most seeds and values a sweep may have.
@@ -231,23 +233,6 @@ double pairSquaredError(const ExperimentSpec& experiment, const HeadTensors& hea
     const double ratio =
         std::exp(logScale[0] + logScale[1] - logExact) * features.row(0).dot(features.row(1));
     return std::exp(2 * logExact) * (ratio - 1) * (ratio - 1);
-}
-
-// %.9g in the C locale.
-void appendNumber(QByteArray& line, double value)
-{
-    char text[32];
-    const std::to_chars_result end =
-        std::to_chars(text, text + sizeof(text), value, std::chars_format::general, 9);
-    line.append(text, end.ptr - text);
-}
-
-// A number field: %.9g, empty when not finite.
-void appendField(QByteArray& line, double value)
-{
-    line.append(',');
-    if (std::isfinite(value))
-        appendNumber(line, value);
 }
 
 }  // namespace
@@ -780,20 +765,20 @@ QByteArray errorSweepCsv(const ErrorSweepResult& result)
         if (row.projection)
             line.append(projectionKindName(*row.projection).toLatin1());
         line.append(',').append(sweep).append(',');
-        appendNumber(line, row.value);
+        appendCsvNumber(line, row.value, kCsvDigits);
         line.append(',');
         if (row.seed)
             line.append(QByteArray::number(quint64(*row.seed)));
         line.append(',');
         if (row.features > 0)
             line.append(QByteArray::number(row.features));
-        appendField(line, row.norm);
+        appendCsvField(line, row.norm, kCsvDigits);
         line.append(',').append(QByteArray::number(qint64(row.length)));
         const AttentionMetrics& m = row.metrics;
         for (const double value : {m.relFrobeniusAttention, m.relFrobeniusOutput, m.maxAbsError,
                                    m.meanAbsError, m.meanTotalVariation, m.meanKl,
                                    row.kernelSquaredError})
-            appendField(line, value);
+            appendCsvField(line, value, kCsvDigits);
         line.append(',').append(QByteArray::number(m.nonPositiveRows));
         line.append('\n');
         csv.append(line);

@@ -1,5 +1,6 @@
 #include "timing_sweep.h"
 
+#include "csv.h"
 #include "errors.h"
 #include "exact_attention.h"
 #include "experiment.h"
@@ -36,6 +37,8 @@ namespace attnlab {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Significant digits of the CSV numbers (%.6g: timings are not more precise).
+constexpr int kCsvDigits = 6;
 constexpr double kFloatBytes = sizeof(float);
 // The largest number of repetitions a spec may ask for.
 constexpr int kMaxRepetitions = 1'000'000;
@@ -452,23 +455,6 @@ SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
     top.integer("memory_budget_bytes", &budget, 1, 9.0e15);
     spec.budget = MemoryBudget(budget);
     return spec;
-}
-
-// %.6g in the C locale.
-void appendGeneral(QByteArray& line, double value)
-{
-    char text[32];
-    const std::to_chars_result end =
-        std::to_chars(text, text + sizeof(text), value, std::chars_format::general, 6);
-    line.append(text, end.ptr - text);
-}
-
-// A number field: %.6g, empty when not finite.
-void appendField(QByteArray& line, double value)
-{
-    line.append(',');
-    if (std::isfinite(value))
-        appendGeneral(line, value);
 }
 
 }  // namespace
@@ -940,7 +926,7 @@ QByteArray sweepCsv(const SweepResult& result)
     const SweepSpec& spec = result.spec;
     QByteArray csv("# sgemm_gflops=");
     if (std::isfinite(result.sgemmGflops))
-        appendGeneral(csv, result.sgemmGflops);
+        appendCsvNumber(csv, result.sgemmGflops, kCsvDigits);
     else
         csv.append("nan");
     csv.append("\nmethod,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,"
@@ -960,10 +946,10 @@ QByteArray sweepCsv(const SweepResult& result)
             line.append(QByteArray::number(spec.features));
         line.append(',').append(QByteArray::number(threads));
         line.append(',').append(QByteArray::number(spec.repetitions));
-        appendField(line, point.secondsMedian);
-        appendField(line, point.secondsMin);
-        appendField(line, point.secondsMax);
-        appendField(line, point.gflops);
+        appendCsvField(line, point.secondsMedian, kCsvDigits);
+        appendCsvField(line, point.secondsMin, kCsvDigits);
+        appendCsvField(line, point.secondsMax, kCsvDigits);
+        appendCsvField(line, point.gflops, kCsvDigits);
         line.append(',');
         if (std::isfinite(point.peakBytes))
             line.append(QByteArray::number(qint64(std::llround(point.peakBytes))));

@@ -9,8 +9,6 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -716,14 +714,10 @@ void ErrorAnalysisPanel::updateInputLabel()
 
 void ErrorAnalysisPanel::exportChartDialog(FigureFormat format)
 {
-    const QString suffix = figureFormatName(format);
-    QString path =
-        QFileDialog::getSaveFileName(this, tr("Export chart"), QStringLiteral("errors.") + suffix,
-                                     tr("%1 files (*.%2)").arg(suffix.toUpper(), suffix));
+    const QString path =
+        askSavePath(this, tr("Export chart"), QStringLiteral("errors"), figureFormatName(format));
     if (path.isEmpty())
         return;
-    if (QFileInfo(path).suffix().compare(suffix, Qt::CaseInsensitive) != 0)
-        path += QLatin1Char('.') + suffix;
     try {
         exportChart(path, format);
     } catch (const OutputError& e) {
@@ -733,12 +727,10 @@ void ErrorAnalysisPanel::exportChartDialog(FigureFormat format)
 
 void ErrorAnalysisPanel::exportCsvDialog()
 {
-    QString path = QFileDialog::getSaveFileName(
-        this, tr("Export data"), QStringLiteral("errors.csv"), tr("CSV tables (*.csv)"));
+    const QString path =
+        askSavePath(this, tr("Export data"), QStringLiteral("errors"), QStringLiteral("csv"));
     if (path.isEmpty())
         return;
-    if (QFileInfo(path).suffix().isEmpty())
-        path += QStringLiteral(".csv");
     try {
         exportCsv(path);
     } catch (const OutputError& e) {

@@ -4,6 +4,7 @@
 
 #include <QClipboard>
 #include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QPageLayout>
@@ -156,6 +157,17 @@ void copyFigureToClipboard(QCustomPlot& plot)
 {
     QGuiApplication::clipboard()->setImage(renderImage(plot, plot.size()));
     plot.replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
+                    const QString& suffix)
+{
+    QString path = QFileDialog::getSaveFileName(
+        parent, title, baseName + QLatin1Char('.') + suffix,
+        QCoreApplication::translate("attnlab", "%1 files (*.%2)").arg(suffix.toUpper(), suffix));
+    if (!path.isEmpty() && QFileInfo(path).suffix().compare(suffix, Qt::CaseInsensitive) != 0)
+        path += QLatin1Char('.') + suffix;
+    return path;
 }
 
 }  // namespace attnlab::ui

@@ -4,6 +4,7 @@
 #include <QString>
 
 class QCustomPlot;
+class QWidget;
 
 namespace attnlab::ui {
 
@@ -29,6 +30,12 @@ QString figureFormatName(FigureFormat format);
 // (queued) afterwards, because the export laid it out for its own size.
 void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format,
                   QSize size = QSize());
+
+// Asks with a save dialog titled `title` where to write a file of type `suffix` ("png", "csv"),
+// suggesting `baseName`.suffix; adds .suffix when the chosen name has another suffix or none.
+// Empty when the user cancels.
+QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
+                    const QString& suffix);
 
 // Puts `plot`, at its current size rendered at 2x, on the clipboard as an image.
 void copyFigureToClipboard(QCustomPlot& plot);

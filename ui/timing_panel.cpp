@@ -9,8 +9,6 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QDir>
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -825,14 +823,10 @@ void TimingPanel::setRunning(bool running)
 
 void TimingPanel::exportChartDialog(FigureFormat format)
 {
-    const QString suffix = figureFormatName(format);
-    QString path =
-        QFileDialog::getSaveFileName(this, tr("Export chart"), QStringLiteral("timing.") + suffix,
-                                     tr("%1 files (*.%2)").arg(suffix.toUpper(), suffix));
+    const QString path =
+        askSavePath(this, tr("Export chart"), QStringLiteral("timing"), figureFormatName(format));
     if (path.isEmpty())
         return;
-    if (QFileInfo(path).suffix().compare(suffix, Qt::CaseInsensitive) != 0)
-        path += QLatin1Char('.') + suffix;
     try {
         exportChart(path, format);
     } catch (const OutputError& e) {
@@ -842,12 +836,10 @@ void TimingPanel::exportChartDialog(FigureFormat format)
 
 void TimingPanel::exportCsvDialog()
 {
-    QString path = QFileDialog::getSaveFileName(
-        this, tr("Export data"), QStringLiteral("timing.csv"), tr("CSV tables (*.csv)"));
+    const QString path =
+        askSavePath(this, tr("Export data"), QStringLiteral("timing"), QStringLiteral("csv"));
     if (path.isEmpty())
         return;
-    if (QFileInfo(path).suffix().isEmpty())
-        path += QStringLiteral(".csv");
     try {
         exportCsv(path);
     } catch (const OutputError& e) {
