@@ -83,17 +83,18 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
             const bool masked = causal && j0 + cols > begin + 1;
             if (masked)
                 maskFutureKeys(tile, begin, j0, minusInfinity<T>());
-            // The first tile holds key 0, which no query masks, so runningMax is finite after it.
-            const Vector<T> tileMax = tile.rowwise().maxCoeff();
+            // Row by row, so that the row stays in L1 from its maximum through its sum. The first
+            // tile holds key 0, which no query masks, so runningMax is finite after it.
             for (Eigen::Index r = 0; r < rows; ++r) {
-                const T newMax = std::max(runningMax[r], tileMax[r]);
+                auto row = tile.row(r);
+                const T newMax = std::max(runningMax[r], row.maxCoeff());
                 correction[r] = std::exp(runningMax[r] - newMax);
                 runningMax[r] = newMax;
+                row = (row.array() - newMax).exp();
+                if (masked)
+                    maskFutureKeys(row, begin + r, j0, T(0));
+                runningSum[r] = runningSum[r] * correction[r] + row.sum();
             }
-            expShiftedRows(tile, runningMax);
-            if (masked)
-                maskFutureKeys(tile, begin, j0, T(0));
-            runningSum = runningSum.cwiseProduct(correction) + tile.rowwise().sum();
             accumulator = correction.asDiagonal() * accumulator;
             accumulator.noalias() += tile * v.middleRows(j0, cols);
         }

@@ -6,7 +6,7 @@ namespace attnlab {
 
 // Tile shapes of the streaming kernel: a query tile and one key tile of scores stay in L2. (The
 // timing sweep's working-set model counts them too.)
-inline constexpr Eigen::Index kStreamingQueryTile = 64;
+inline constexpr Eigen::Index kStreamingQueryTile = 128;
 inline constexpr Eigen::Index kStreamingKeyTile = 256;
 
 // Exact softmax attention of one head: queries Q (L x d), keys K (L_k x d), values V (L_k x d_v),
