@@ -338,7 +338,19 @@ int runErrorsCommand(const QStringList& arguments)
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. The "
         "CSV is written all or none."));
     parser.addHelpOption();
-    addSpecOptions(parser);
+    // The sweep reads --features as a list and takes --methods and --projections instead of one
+    // method and projection (those two are refused, with that hint).
+    QCommandLineOption features(option("features"),
+                                QStringLiteral("--sweep features: the numbers of features m "
+                                               "(default %1); --sweep norm or length: the one m "
+                                               "(default 64).")
+                                    .arg(kDefaultFeatures),
+                                QStringLiteral("LIST"));
+    QCommandLineOption method(option("method"), QString(), QStringLiteral("NAME"));
+    QCommandLineOption projection(option("projection"), QString(), QStringLiteral("NAME"));
+    method.setFlags(QCommandLineOption::HiddenFromHelp);
+    projection.setFlags(QCommandLineOption::HiddenFromHelp);
+    addSpecOptions(parser, {features, method, projection});
     parser.addOptions({
         {option("methods"),
          QStringLiteral("Methods separated by commas: %1 (default %2).")

@@ -85,11 +85,11 @@ QString readTextFile(const QString& path)
 
 }  // namespace
 
-void addSpecOptions(QCommandLineParser& parser)
+void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>& replacements)
 {
     const QString methods = QStringLiteral("exact|favor-positive|favor-hyperbolic|favor-trig|"
                                            "favor-relu|elu|taylor2");
-    parser.addOptions({
+    QList<QCommandLineOption> options{
         {option("text"), QStringLiteral("Input: this text, split into tokens (default: a short "
                                         "example sentence)."), QStringLiteral("STR")},
         {option("text-file"), QStringLiteral("Input: the text of a UTF-8 file."),
@@ -174,7 +174,12 @@ void addSpecOptions(QCommandLineParser& parser)
                                                  "e.g. 4G or 512M (default half the machine's "
                                                  "memory)."),
          QStringLiteral("SIZE")},
-    });
+    };
+    for (const QCommandLineOption& replacement : replacements)
+        for (QCommandLineOption& shared : options)
+            if (shared.names() == replacement.names())
+                shared = replacement;
+    parser.addOptions(options);
 }
 
 ExperimentSpec specFromOptions(const QCommandLineParser& parser)

@@ -7,8 +7,11 @@
 namespace attnlab {
 
 // The command-line options that describe an experiment (input, method, parameters), shared by
-// the subcommands that compute one.
-void addSpecOptions(QCommandLineParser& parser);
+// the subcommands that compute one. An option of `replacements` takes the place of the shared
+// option of the same name: a subcommand that reads one differently says so in its help (or
+// hides it from the help with QCommandLineOption::HiddenFromHelp).
+void addSpecOptions(QCommandLineParser& parser,
+                    const QList<QCommandLineOption>& replacements = {});
 
 // The spec the parsed options describe (defaults where an option is absent). Throws InputError
 // naming the option for a malformed value or conflicting inputs.
