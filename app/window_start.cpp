@@ -76,6 +76,14 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
         QTimer::singleShot(kScreenshotTimeoutMs, &stepperLoop, &QEventLoop::quit);
         stepperLoop.exec();
     }
+    // The error histograms are binned on a worker after the result.
+    if (window.viewSettings().errorDistribution) {
+        QEventLoop binLoop;
+        QObject::connect(&window, &ui::MainWindow::distributionShown, &binLoop,
+                         &QEventLoop::quit);
+        QTimer::singleShot(kScreenshotTimeoutMs, &binLoop, &QEventLoop::quit);
+        binLoop.exec();
+    }
     // Let the queued replots and layouts run before the window is grabbed.
     QApplication::processEvents();
     QApplication::processEvents();

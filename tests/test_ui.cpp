@@ -598,8 +598,10 @@ void TestUi::histogramsReplaceTheErrorMap()
     QVERIFY(window.errorView()->isVisible());
     auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
     QVERIFY(histograms);
+    QSignalSpy binned(&window, &MainWindow::distributionShown);
     histograms->setChecked(true);
     QVERIFY(window.distributionView()->isVisible());
+    QVERIFY(binned.wait(kResultTimeoutMs));
     QVERIFY(!window.errorView()->isVisible());
 
     const MatrixD& exact = resultOf(window).heads[0].attentionExact;
@@ -615,10 +617,12 @@ void TestUi::histogramsReplaceTheErrorMap()
              QStringLiteral("distribution"));
     histograms->setChecked(false);
     QVERIFY(window.errorView()->isVisible());
+    binned.clear();
     QVERIFY(window.openSession(path));
-    QVERIFY(waitForResult(window));
+    QVERIFY(binned.wait(kResultTimeoutMs));
     QVERIFY(histograms->isChecked());
     QVERIFY(window.distributionView()->isVisible());
+    QCOMPARE(window.distributionView()->distribution().absolute.smallTotal, small);
 }
 
 // A run that ends without closing the window leaves its autosave behind; the next start offers

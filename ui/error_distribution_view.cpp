@@ -227,7 +227,14 @@ void ErrorDistributionView::setMatrices(const std::shared_ptr<const MatrixD>& ex
         clear();
         return;
     }
-    m_distribution = errorDistribution(*exact, *approx, causal);
+    setDistribution(errorDistribution(*exact, *approx, causal), exact->rows(), exact->cols(),
+                    causal);
+}
+
+void ErrorDistributionView::setDistribution(const ErrorDistribution& distribution,
+                                            Eigen::Index rows, Eigen::Index cols, bool causal)
+{
+    m_distribution = distribution;
     showHistogram(m_distribution.absolute, m_absoluteRect, m_absoluteGraphs);
     showHistogram(m_distribution.relative, m_relativeRect, m_relativeGraphs);
 
@@ -238,8 +245,8 @@ void ErrorDistributionView::setMatrices(const std::shared_ptr<const MatrixD>& ex
     m_absoluteGraphs[1]->setName(tr("large entries: P_ij \u2265 %1 (%2)")
                                      .arg(threshold, grouped(absolute.largeTotal)));
     QString subtitle = tr("%1 \u00d7 %2 entries%3; %4 is the weight of uniform attention")
-                           .arg(exact->rows())
-                           .arg(exact->cols())
+                           .arg(rows)
+                           .arg(cols)
                            .arg(causal ? tr(" (causal: j \u2264 i)") : QString(), threshold);
     const qint64 zeros = absolute.smallZeros + absolute.largeZeros;
     if (zeros > 0)

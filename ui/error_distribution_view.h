@@ -55,6 +55,10 @@ public:
     // (queued). A null or empty matrix, or two of different sizes, clears the view.
     void setMatrices(const std::shared_ptr<const MatrixD>& exact,
                      const std::shared_ptr<const MatrixD>& approx, bool causal);
+    // Shows `distribution`, the errors of two rows x cols matrices as errorDistribution bins
+    // them (on a worker thread, for a large L), and redraws (queued).
+    void setDistribution(const ErrorDistribution& distribution, Eigen::Index rows,
+                         Eigen::Index cols, bool causal);
     // Shows nothing but a hint.
     void clear();
 

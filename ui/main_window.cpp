@@ -58,6 +58,7 @@
 #include <QToolButton>
 #include <QUndoCommand>
 #include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QVBoxLayout>
 
 namespace attnlab::ui {
@@ -572,14 +573,29 @@ void MainWindow::showErrorDistribution()
         m_currentFigure = m_distributionView;
     m_errorStack->setCurrentWidget(shown ? static_cast<QWidget*>(m_distributionView)
                                          : m_errorView);
-    const std::shared_ptr<const ExperimentResult>& result = m_controller->current().result;
+    const std::shared_ptr<const ExperimentResult> result = m_controller->current().result;
     if (!shown || !result)  // the errors are binned only while the histograms are shown
         return;
-    const HeadResult& head = result->heads[std::size_t(m_view.head)];
-    // Aliasing pointers: the view shares the result's matrices, as the heatmaps do.
-    m_distributionView->setMatrices(std::shared_ptr<const MatrixD>(result, &head.attentionExact),
-                                    std::shared_ptr<const MatrixD>(result, &head.attentionApprox),
-                                    result->spec.causal);
+    if (result->heads[std::size_t(m_view.head)].attentionExact.size() == 0) {
+        m_distributionView->clear();
+        return;
+    }
+    // Binning L^2 errors takes about a second at L = 4096: on a worker, keeping the result alive;
+    // only the newest request is shown.
+    const int request = ++m_distributionRequest;
+    const int head = m_view.head;
+    QtConcurrent::run([result, head] {
+        const HeadResult& matrices = result->heads[std::size_t(head)];
+        return errorDistribution(matrices.attentionExact, matrices.attentionApprox,
+                                 result->spec.causal);
+    }).then(this, [this, request, result, head](const ErrorDistribution& distribution) {
+        if (request != m_distributionRequest)
+            return;
+        const MatrixD& exact = result->heads[std::size_t(head)].attentionExact;
+        m_distributionView->setDistribution(distribution, exact.rows(), exact.cols(),
+                                            result->spec.causal);
+        emit distributionShown();
+    });
 }
 
 void MainWindow::showError(const QString& message)
@@ -626,7 +642,7 @@ void MainWindow::memoryBudgetDialog()
     const int mebibytes = QInputDialog::getInt(
         this, tr("Memory budget"),
         tr("The most memory one computation may take, in MiB.\n"
-           "A computation, sweep or export that would need more is refused with a message\n"
+           "A computation or sweep that would need more is refused with a message\n"
            "before it starts. The default, %1, is half of this machine's memory.")
             .arg(formatBytes(double(MemoryBudget::defaultBytes()))),
         int(std::min<qint64>(m_budget.bytes() / kMiB, std::numeric_limits<int>::max())), 64,

@@ -139,6 +139,8 @@ public slots:
 signals:
     // The views show the latest result (their replot has been queued).
     void resultShown();
+    // The error histograms show the distribution of the latest result (binned on a worker).
+    void distributionShown();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -206,6 +208,8 @@ private:
     std::optional<Page> m_pendingPage;
     // The session the last run autosaved before it crashed, while the bar offers it back.
     std::optional<Session> m_recovery;
+    // Counts the distributions asked of the worker: an older one arriving late is dropped.
+    int m_distributionRequest = 0;
     // The Stepper page has not been given the current experiment yet.
     bool m_stepperStale = true;
 
