@@ -90,10 +90,12 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
                 const T newMax = std::max(runningMax[r], row.maxCoeff());
                 correction[r] = std::exp(runningMax[r] - newMax);
                 runningMax[r] = newMax;
-                row = (row.array() - newMax).exp();
+                // (A masked score's exp, the smallest normal number, adds nothing visible to the
+                // sum, which holds exp(0) = 1; it is set to 0 before it weighs a value.)
+                runningSum[r] = runningSum[r] * correction[r] + expShiftedSum(row.data(), cols,
+                                                                              newMax);
                 if (masked)
                     maskFutureKeys(row, begin + r, j0, T(0));
-                runningSum[r] = runningSum[r] * correction[r] + row.sum();
             }
             accumulator = correction.asDiagonal() * accumulator;
             accumulator.noalias() += tile * v.middleRows(j0, cols);

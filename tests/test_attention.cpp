@@ -9,6 +9,7 @@
 #include "inputs.h"
 #include "linear_attention.h"
 #include "parallel.h"
+#include "row_ops.h"
 
 #include <QTest>
 
@@ -106,6 +107,7 @@ private slots:
     void computeStopsWhenCancelled();
     void kernelsAreKeptOnlyWhenAsked();
     void errorMapsFollowTheirDefinitions();
+    void expShiftedSumIsExpWithin2UlpAndItsSum();
 };
 
 void TestAttention::exactMatchesTextbookFormula_data()
@@ -420,6 +422,41 @@ void TestAttention::errorMapsFollowTheirDefinitions()
     // Relative: |error| / P, and 0 where P = 0.
     expected << 0.2, 0.2, 0.25, 0.0;
     QVERIFY((attentionError(exact, approx, ErrorKind::Relative) - expected).norm() < 1e-15);
+}
+
+// Property: expShiftedSum (the streaming kernel's exponential) gives exp(x - shift) within 2 ulp
+// (checked against std::exp in double) for arguments from -87 to 0, over a length that is not a
+// multiple of the vector width, returns the sum of what it wrote, and gives the smallest normal
+// number for -inf (a masked score), as Eigen's exp does; the double overload is Eigen's exp.
+void TestAttention::expShiftedSumIsExpWithin2UlpAndItsSum()
+{
+    const Eigen::Index n = 100'003;
+    const float shift = 3.5f;
+    std::vector<float> x(std::size_t(n) + 1);
+    for (Eigen::Index j = 0; j < n; ++j)
+        x[std::size_t(j)] = shift - 87.0f * float(j) / float(n - 1);
+    x[std::size_t(n)] = minusInfinity<float>();
+    std::vector<float> y = x;
+    const float sum = expShiftedSum(y.data(), n + 1, shift);
+    double worstUlps = 0;
+    double expected = 0;
+    for (Eigen::Index j = 0; j < n; ++j) {
+        const double exact = std::exp(double(x[std::size_t(j)]) - double(shift));
+        const double ulp = std::ldexp(1.0, std::ilogb(exact) - 23);
+        worstUlps = std::max(worstUlps, std::abs(double(y[std::size_t(j)]) - exact) / ulp);
+        expected += y[std::size_t(j)];
+    }
+    QVERIFY2(worstUlps <= 2.0, qPrintable(QString::number(worstUlps)));
+    QCOMPARE(y[std::size_t(n)], std::numeric_limits<float>::min());
+    expected += y[std::size_t(n)];
+    // Each of the 8 lanes adds n / 8 floats: the recursive summation bound is (n / 8) 2^-24.
+    QVERIFY2(std::abs(sum - expected) <= double(n / 8) * 0x1p-24 * expected,
+             qPrintable(QStringLiteral("%1 %2").arg(sum).arg(expected)));
+
+    std::vector<double> xd{0.0, -1.0, -30.0};
+    const double sumd = expShiftedSum(xd.data(), Eigen::Index(xd.size()), 1.0);
+    QCOMPARE(xd[1], std::exp(-2.0));
+    QCOMPARE(sumd, std::exp(-1.0) + std::exp(-2.0) + std::exp(-31.0));
 }
 
 QTEST_GUILESS_MAIN(TestAttention)
