@@ -195,12 +195,7 @@ ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent)
     m_subtitle->setTextColor(QColor(70, 70, 70));
     QCPAxisRect* rect = axisRect();
     plotLayout()->take(rect);
-    rect->insetLayout()->take(legend);
-    auto* legendRow = new QCPLayoutGrid;
-    legendRow->addElement(0, 0, new QCPLayoutElement(this));
-    legendRow->addElement(0, 1, legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(this));
-    legendRow->setColumnStretchFactors({1, 0.001, 1});
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
     plotLayout()->addElement(0, 0, m_title);
     plotLayout()->addElement(1, 0, m_subtitle);
     plotLayout()->addElement(2, 0, rect);
@@ -339,25 +334,7 @@ void ErrorChart::updateLayout()
     // Titles wrap rather than run past the edges of a narrow figure.
     setWrappedText(m_title, m_titleText, viewport().width() - 16);
     setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
-    // As many legend columns as fit the width, the entries spread evenly over the rows.
-    int entries = 0;
-    int widest = 0;
-    for (int i = 0; i < legend->itemCount(); ++i) {
-        if (const QCPAbstractLegendItem* item = legend->item(i)) {
-            ++entries;
-            widest = std::max(widest, item->minimumOuterSizeHint().width());
-        }
-    }
-    if (entries > 0) {
-        const int fit = std::clamp((viewport().width() - 40) / (widest + legend->columnSpacing()),
-                                   1, entries);
-        const int rows = (entries + fit - 1) / fit;
-        const int columns = (entries + rows - 1) / rows;
-        if (legend->wrap() != columns) {
-            legend->setWrap(columns);
-            legend->setFillOrder(QCPLegend::foColumnsFirst, true);
-        }
-    }
+    fitLegendColumns(legend, viewport().width() - 40);
     QCustomPlot::updateLayout();
 }
 

@@ -146,12 +146,7 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
     m_plots->addElement(0, 1, m_relativeRect);
     m_plots->setColumnSpacing(14);
     m_plots->setRowSpacing(10);
-    m_absoluteRect->insetLayout()->take(legend);
-    auto* legendRow = new QCPLayoutGrid;
-    legendRow->addElement(0, 0, new QCPLayoutElement(this));
-    legendRow->addElement(0, 1, legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(this));
-    legendRow->setColumnStretchFactors({1, 0.001, 1});
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
     plotLayout()->addElement(0, 0, m_title);
     plotLayout()->addElement(1, 0, m_subtitle);
     plotLayout()->addElement(2, 0, m_plots);

@@ -34,6 +34,39 @@ int niceStep(double minimum)
     return kLargest;
 }
 
+QCPLayoutGrid* centredLegendRow(QCustomPlot* plot)
+{
+    if (QCPLayout* owner = plot->legend->layout())
+        owner->take(plot->legend);
+    auto* row = new QCPLayoutGrid;
+    row->addElement(0, 0, new QCPLayoutElement(plot));
+    row->addElement(0, 1, plot->legend);
+    row->addElement(0, 2, new QCPLayoutElement(plot));
+    row->setColumnStretchFactors({1, 0.001, 1});
+    return row;
+}
+
+void fitLegendColumns(QCPLegend* legend, int width)
+{
+    int entries = 0;
+    int widest = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (const QCPAbstractLegendItem* item = legend->item(i)) {
+            ++entries;
+            widest = std::max(widest, item->minimumOuterSizeHint().width());
+        }
+    }
+    if (entries == 0)
+        return;
+    const int fit = std::clamp(width / (widest + legend->columnSpacing()), 1, entries);
+    const int rows = (entries + fit - 1) / fit;
+    const int columns = (entries + rows - 1) / rows;
+    if (legend->wrap() != columns || legend->columnCount() != columns) {
+        legend->setWrap(columns);
+        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+    }
+}
+
 void setWrappedText(QCPTextElement* element, const QString& text, int width)
 {
     const QFontMetrics metrics(element->font());

@@ -4,6 +4,9 @@
 #include <QSharedPointer>
 
 class QCPAxisTicker;
+class QCustomPlot;
+class QCPLayoutGrid;
+class QCPLegend;
 class QCPTextElement;
 
 namespace attnlab::ui {
@@ -18,6 +21,14 @@ QSharedPointer<QCPAxisTicker> integerTicker();
 
 // base at the given size in points (and bold).
 QFont sizedFont(const QFont& base, double points, bool bold = false);
+
+// A row for the plot's main legend, centred under the plots: the legend between two stretching
+// empty cells. The legend is taken from where it was (an axis rect's inset layout).
+QCPLayoutGrid* centredLegendRow(QCustomPlot* plot);
+
+// Lays the legend's entries out in as many columns as fit `width` pixels, spread evenly over the
+// rows (a wrapped legend's grid may keep empty cells after its last entry).
+void fitLegendColumns(QCPLegend* legend, int width);
 
 // Sets the element's text to `text` broken at spaces into lines no wider than `width` pixels in
 // the element's font (a word wider than that keeps a line of its own): a title or subtitle that

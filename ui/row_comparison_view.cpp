@@ -31,13 +31,7 @@ RowComparisonView::RowComparisonView(QWidget* parent)
     // The legend sits centred under the title, between two empty stretching cells, so that it
     // never covers a bar.
     plotLayout()->insertRow(1);
-    auto* legendRow = new QCPLayoutGrid;
-    plotLayout()->addElement(1, 0, legendRow);
-    axisRect()->insetLayout()->take(legend);
-    legendRow->addElement(0, 0, new QCPLayoutElement(this));
-    legendRow->addElement(0, 1, legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(this));
-    legendRow->setColumnStretchFactors({1, 0.001, 1});
+    plotLayout()->addElement(1, 0, centredLegendRow(this));
     legend->setFillOrder(QCPLegend::foColumnsFirst);
     legend->setBorderPen(Qt::NoPen);
     legend->setBrush(Qt::NoBrush);

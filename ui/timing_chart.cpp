@@ -335,12 +335,7 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     plots->addElement(0, 1, m_memoryRect);
     plots->setColumnStretchFactors({1.35, 1});
     plots->setColumnSpacing(12);
-    auto* legendRow = new QCPLayoutGrid;
-    m_timeRect->insetLayout()->take(legend);
-    legendRow->addElement(0, 0, new QCPLayoutElement(this));
-    legendRow->addElement(0, 1, legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(this));
-    legendRow->setColumnStretchFactors({1, 0.001, 1});
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
     plotLayout()->addElement(0, 0, m_title);
     plotLayout()->addElement(1, 0, m_subtitle);
     plotLayout()->addElement(2, 0, plots);
@@ -743,25 +738,7 @@ void TimingChart::updateLayout()
     // Titles wrap rather than run past the edges of a narrow figure.
     setWrappedText(m_title, m_titleText, viewport().width() - 16);
     setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
-    // As many legend columns as fit the width, with the entries spread evenly over the rows.
-    // (The legend's grid may have empty cells after the last entry.)
-    int entries = 0;
-    int widest = 0;
-    for (int i = 0; i < legend->itemCount(); ++i) {
-        if (const QCPAbstractLegendItem* item = legend->item(i)) {
-            ++entries;
-            widest = std::max(widest, item->minimumOuterSizeHint().width());
-        }
-    }
-    if (entries > 0) {
-        const int fit = (viewport().width() - 40) / (widest + legend->columnSpacing());
-        const int rows = (entries + std::clamp(fit, 1, entries) - 1) / std::clamp(fit, 1, entries);
-        const int columns = (entries + rows - 1) / rows;
-        if (legend->wrap() != columns || legend->columnCount() != columns) {
-            legend->setWrap(columns);
-            legend->setFillOrder(QCPLegend::foColumnsFirst, true);
-        }
-    }
+    fitLegendColumns(legend, viewport().width() - 40);
     QCustomPlot::updateLayout();
     if (!m_hasResult)
         return;
