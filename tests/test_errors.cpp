@@ -4,6 +4,7 @@
 // JSON forms, and the command line run as a process. Statistical checks use fixed seeds, and
 // their tolerances are a few standard errors estimated from the same samples.
 
+#include "app_process.h"
 #include "error_sweep.h"
 #include "errors.h"
 #include "inputs.h"
@@ -15,7 +16,6 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -28,7 +28,6 @@ using namespace attnlab::test;
 
 namespace {
 
-const QString kApp = QStringLiteral(ATTNLAB_APP);
 const QByteArray kHeader =
     "method,projection,sweep,value,seed,m,norm,L,rel_frobenius_attention,rel_frobenius_output,"
     "max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows";
@@ -86,44 +85,10 @@ double designLemma2(FeatureMapKind kind, double m, const VectorD& x, const Vecto
     return 1 / (2 * m) * std::exp(z2) / (sm * sm) * d2 * d2;
 }
 
-struct Run {
-    bool finished = false;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-
-    QString describe() const
-    {
-        return QStringLiteral("finished %1, exit %2\nstdout: %3\nstderr: %4")
-            .arg(finished)
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out), QString::fromUtf8(err));
-    }
-};
-
 // Runs `attention-lab errors` with `arguments` for at most 60 s, offscreen.
-Run errorsCommand(const QStringList& arguments)
+AppRun errorsCommand(const QStringList& arguments)
 {
-    static const QTemporaryDir runtime;
-    QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    environment.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
-    process.setProcessEnvironment(environment);
-    process.start(kApp, QStringList{"errors"} + arguments);
-    Run run;
-    if (!process.waitForStarted(60000))
-        return run;
-    run.finished = process.waitForFinished(60000) && process.exitStatus() == QProcess::NormalExit;
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished(5000);
-        return run;
-    }
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return runAttentionLab(QStringList{"errors"} + arguments, QDir::currentPath(), 60000);
 }
 
 QByteArray readBytes(const QString& path)
@@ -638,10 +603,10 @@ void TestErrors::cliWritesCsvAndPlot()
 {
     const QString out = m_dir.filePath("new/folder/errors.csv");
     const QString plot = m_dir.filePath("plots/errors.png");
-    const Run run = errorsCommand({"--random", "32", "--d", "8", "--methods",
+    const AppRun run = errorsCommand({"--random", "32", "--d", "8", "--methods",
                                    "favor-positive,elu", "--features", "4,16,64", "--seeds", "3",
                                    "--out", out, "--plot", plot});
-    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(run.describe()));
     const QByteArray csv = readBytes(out);
     const QString problem = csvProblem(csv, 3 * (2 * 3 + 1), "features");
     QVERIFY2(problem.isEmpty(), qPrintable(problem + "\n" + csv));
@@ -692,8 +657,8 @@ void TestErrors::cliBadArguments()
     QFETCH(QString, named);
     const QString out =
         m_dir.filePath(QStringLiteral("bad_%1/errors.csv").arg(QTest::currentDataTag()));
-    const Run run = errorsCommand(QStringList{"--seeds", "1"} + arguments + QStringList{"--out", out});
-    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
+    const AppRun run = errorsCommand(QStringList{"--seeds", "1"} + arguments + QStringList{"--out", out});
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err).trimmed();
     QVERIFY2(err.contains(named), qPrintable(err));
     QCOMPARE(err.count('\n'), 0);
@@ -704,9 +669,9 @@ void TestErrors::cliBadArguments()
 void TestErrors::cliOverBudgetExits3()
 {
     const QString out = m_dir.filePath("budget/errors.csv");
-    const Run run = errorsCommand({"--random", "512", "--features", "200000", "--memory-budget",
+    const AppRun run = errorsCommand({"--random", "512", "--features", "200000", "--memory-budget",
                                    "64M", "--out", out});
-    QVERIFY2(run.finished && run.exitCode == 3, qPrintable(run.describe()));
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 3, qPrintable(run.describe()));
     QVERIFY2(run.err.contains("memory budget"), run.err.constData());
     QVERIFY(!QFile::exists(out));
 }
