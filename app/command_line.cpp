@@ -4,6 +4,7 @@
 #include "compute_command.h"
 #include "errors_command.h"
 #include "errors.h"
+#include "model_eval_command.h"
 #include "render_command.h"
 #include "steps_command.h"
 
@@ -45,6 +46,8 @@ const Subcommand kSubcommands[] = {
      runStepsCommand, Figures::Never},
     {"errors", "approximation error against m, norm or L, as CSV and a chart", runErrorsCommand,
      Figures::WithPlotOption},
+    {"model-eval", "what an approximation in a trained model does to its predictions, as CSV "
+                   "and a chart", runModelEvalCommand, Figures::WithPlotOption},
 };
 
 void printUsage(QTextStream& out)
@@ -54,7 +57,7 @@ void printUsage(QTextStream& out)
            "                                                 save a screenshot of the window\n"
            "       attention-lab <command> [options]         run headless\n\nCommands:\n";
     for (const Subcommand& command : kSubcommands)
-        out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -9)
+        out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -10)
                    .arg(QLatin1String(command.summary));
     out << "\n'attention-lab <command> --help' lists a command's options.\n";
 }

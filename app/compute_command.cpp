@@ -20,8 +20,12 @@ int runComputeCommand(const QStringList& arguments)
         "when causal), kernel_exact.npy, kernel_approx.npy (unnormalised A = exp(s Q K^T) and "
         "A^ = phi(Q) phi(K)^T), output_exact.npy, output_approx.npy (L x d_v), features_q.npy, "
         "features_k.npy (phi(Q), phi(K)), projection.npy (W, m x d, applied to x' = sqrt(s) x) "
-        "and metrics.json (every metric, the warnings, the spec). One head: 2-D arrays; several: "
-        "a leading head axis. The exact method writes no approximate matrices or features.\n\n"
+        "and metrics.json (every metric, the tokens, the warnings, the spec). One head: 2-D "
+        "arrays; several: a leading head axis. The exact method writes no approximate matrices "
+        "or features. With --save-qkv also queries.npy, keys.npy, values.npy (H x L x d).\n\n"
+        "Without an input option it runs the built-in model (a small GPT-2 trained on the King "
+        "James Bible) on a short sentence: --model PATH|builtin --layer N [--text STR] gives a "
+        "trained model's heads; --text without --model gives random token embeddings.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. "
         "Files are written all or none."));
     parser.addHelpOption();
@@ -34,6 +38,8 @@ int runComputeCommand(const QStringList& arguments)
                         "still written, in linear memory.")},
         {QStringLiteral("no-features"), QStringLiteral("Leave out features_q.npy and "
                                                        "features_k.npy.")},
+        {QStringLiteral("save-qkv"), QStringLiteral("Also write the input: queries.npy, keys.npy "
+                                                    "and values.npy (H x L x d).")},
     });
     QStringList args = arguments;
     args[0] = QStringLiteral("attention-lab compute");
@@ -44,7 +50,7 @@ int runComputeCommand(const QStringList& arguments)
         return ExitSuccess;
     }
     // The spec first: a missing option value (--random --out DIR) is named there.
-    const ExperimentSpec spec = specFromOptions(parser);
+    const ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
     if (!parser.positionalArguments().isEmpty())
         throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
                              .arg(parser.positionalArguments().first()));
@@ -58,7 +64,7 @@ int runComputeCommand(const QStringList& arguments)
     const AttentionInput input = inputFromSpec(spec, options.budget);
     const ExperimentResult result = compute(spec, input, options);
     const QString out = parser.value(QStringLiteral("out"));
-    writeResultFiles(result, out);
+    writeResultFiles(result, out, parser.isSet(QStringLiteral("save-qkv")) ? &input : nullptr);
 
     QTextStream stream(stdout);
     stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "

@@ -8,6 +8,7 @@
 #include "heatmap_view.h"
 #include "image_loader.h"
 #include "image_overlay_view.h"
+#include "model/model_input.h"
 #include "row_comparison_view.h"
 #include "scenario.h"
 #include "spec_options.h"
@@ -180,7 +181,8 @@ int runRenderCommand(const QStringList& arguments)
         {QStringLiteral("query"), QStringLiteral("The query row (or patch) to compare and "
                                                  "outline."),
          QStringLiteral("N")},
-        {QStringLiteral("head"), QStringLiteral("The head to draw (default 0)."),
+        {QStringLiteral("head"), QStringLiteral("The head to draw (default 0; the example's "
+                                                "clearest head without input options)."),
          QStringLiteral("H")},
         {QStringLiteral("error"), QStringLiteral("The error map: signed, absolute or relative "
                                                  "(default signed)."),
@@ -212,7 +214,8 @@ int runRenderCommand(const QStringList& arguments)
                                                 "--separate-scales and --memory-budget apply")
                                      .arg(name));
     }
-    ExperimentSpec spec = fromScenario ? ExperimentSpec() : specFromOptions(parser);
+    ExperimentSpec spec =
+        fromScenario ? ExperimentSpec() : specFromOptions(parser, DefaultInput::Model);
     if (!parser.positionalArguments().isEmpty())
         throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
                              .arg(parser.positionalArguments().first()));
@@ -271,6 +274,9 @@ int runRenderCommand(const QStringList& arguments)
         settings.query = indexOption("query", input.length());
     if (parser.isSet(QStringLiteral("head")))
         settings.head = indexOption("head", qint64(input.heads.size()));
+    else if (!fromScenario && spec.input.kind == InputKind::Model &&
+             !parser.isSet(QStringLiteral("model")))
+        settings.head = builtinExample().head;  // the example's clearest head
     // A scenario's view may name a head or query the input does not have: as the window does,
     // the last head, and no query.
     settings.head = std::clamp(settings.head, 0, int(input.heads.size()) - 1);

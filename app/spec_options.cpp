@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "figure_export.h"
 #include "image_loader.h"
+#include "model/model_input.h"
 
 #include <QDir>
 #include <QFile>
@@ -90,6 +91,20 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
     const QString methods = QStringLiteral("exact|favor-positive|favor-hyperbolic|favor-trig|"
                                            "favor-relu|elu|taylor2");
     QList<QCommandLineOption> options{
+        {option("model"), QStringLiteral("Input: a trained GPT-2-architecture model reads the "
+                                         "text (--text, --text-file, or a short example "
+                                         "sentence); the Q, K, V of its --layer, every head, are "
+                                         "the input, causal as the model computes them. PATH is "
+                                         "a folder with config.json, the .safetensors weights "
+                                         "and vocab.json + merges.txt (or tokenizer.json), or "
+                                         "builtin for the built-in model."),
+         QStringLiteral("PATH|builtin")},
+        {option("layer"), QStringLiteral("Model input: the layer whose heads are shown, from 0 "
+                                         "(default 0)."),
+         QStringLiteral("N")},
+        {option("keep-last"), QStringLiteral("Model input: a text longer than the model reads "
+                                             "keeps its last tokens (with a warning) instead of "
+                                             "being refused.")},
         {option("text"), QStringLiteral("Input: this text, split into tokens (default: a short "
                                         "example sentence)."), QStringLiteral("STR")},
         {option("text-file"), QStringLiteral("Input: the text of a UTF-8 file."),
@@ -182,7 +197,11 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
     parser.addOptions(options);
 }
 
-ExperimentSpec specFromOptions(const QCommandLineParser& parser)
+// The options of the text reader with random embeddings (a model has its own).
+constexpr const char* kEmbeddingOptions[] = {"heads", "d", "input-projection", "tokens",
+                                             "no-positional", "input-seed"};
+
+ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput defaultInput)
 {
     ExperimentSpec spec;
     InputSpec& input = spec.input;
@@ -199,6 +218,16 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
         throw InputError(QStringLiteral("--k: keys need queries too (--q FILE)"));
     if (parser.isSet(option("v")) && !parser.isSet(option("q")))
         throw InputError(QStringLiteral("--v: values need queries and keys (--q, --k)"));
+    const bool model = parser.isSet(option("model"));
+    for (const char* name : {"image", "random", "q"})
+        if (model && parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--model, --%1: a model reads text (--text or "
+                                            "--text-file), not other input")
+                                 .arg(QLatin1String(name)));
+    for (const char* name : {"layer", "keep-last"})
+        if (!model && parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--%1: only for model input (--model PATH|builtin)")
+                                 .arg(QLatin1String(name)));
 
     if (parser.isSet(option("text"))) {
         input.text = parser.value(option("text"));
@@ -228,6 +257,31 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
         if (parser.isSet(option("heads")) || parser.isSet(option("d")))
             throw InputError(QStringLiteral("--heads, --d: with --q/--k the heads and d come "
                                             "from the shapes of the files"));
+    }
+    // The options of the random-embedding reader ask for the text example it reads, not the
+    // built-in model's.
+    bool embeddingOptions = false;
+    for (const char* name : kEmbeddingOptions)
+        embeddingOptions = embeddingOptions || parser.isSet(option(name));
+    const bool exampleModel = inputs.isEmpty() && !model && !embeddingOptions &&
+                              defaultInput == DefaultInput::Model;
+    if (model || exampleModel) {
+        input.kind = InputKind::Model;
+        const ExperimentSpec example = exampleSpec();
+        input.modelPath = model ? parser.value(option("model")) : example.input.modelPath;
+        if (input.modelPath.isEmpty())
+            throw InputError(QStringLiteral("--model: expected a model folder or builtin"));
+        if (!parser.isSet(option("text")) && !parser.isSet(option("text-file")))
+            input.text = example.input.text;
+        input.layer = exampleModel ? example.input.layer : 0;
+        if (parser.isSet(option("layer")))
+            input.layer = int(integerOption(parser, "layer", 0, SpecLimits::layers - 1));
+        input.keepLastTokens = parser.isSet(option("keep-last"));
+        for (const char* name : kEmbeddingOptions)
+            if (parser.isSet(option(name)))
+                throw InputError(QStringLiteral("--%1: with a model, the tokens, heads, d and "
+                                                "projections are the model's own")
+                                     .arg(QLatin1String(name)));
     }
     nameOption(parser, "tokens", &input.tokenMode, parseTokenMode,
                QStringLiteral("words or characters"));
@@ -272,7 +326,8 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser)
     map.eluOnScaled = parser.isSet(option("elu-on-scaled"));
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");
-    spec.causal = parser.isSet(option("causal"));
+    // A model's attention is causal as it was trained: its approximation is causal too.
+    spec.causal = parser.isSet(option("causal")) || input.kind == InputKind::Model;
     if (parser.isSet(option("chunk")))
         spec.chunkSize = int(integerOption(parser, "chunk", 1, SpecLimits::chunkSize));
     nameOption(parser, "precision", &spec.precision, parsePrecision,

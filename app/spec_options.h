@@ -13,9 +13,16 @@ namespace attnlab {
 void addSpecOptions(QCommandLineParser& parser,
                     const QList<QCommandLineOption>& replacements = {});
 
+// What a subcommand computes when no input option is given: the built-in model on its example
+// sentence (compute, render: what a new user sees first), or the random-embedding text input.
+// An option of the random-embedding reader (--heads, --d, --input-projection, --tokens,
+// --no-positional, --input-seed) without an input asks for the text input instead.
+enum class DefaultInput { Model, Text };
+
 // The spec the parsed options describe (defaults where an option is absent). Throws InputError
 // naming the option for a malformed value or conflicting inputs.
-ExperimentSpec specFromOptions(const QCommandLineParser& parser);
+ExperimentSpec specFromOptions(const QCommandLineParser& parser,
+                               DefaultInput defaultInput = DefaultInput::Text);
 
 // Q, K, V for the spec: reads text and image files and builds the input. Throws InputError
 // naming the file, ResourceError over the budget.

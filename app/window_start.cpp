@@ -61,7 +61,7 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
     QTimer::singleShot(kScreenshotTimeoutMs, &loop, &QEventLoop::quit);
     loop.exec();
     if (status != ExitSuccess) {
-        err << "attention-lab --screenshot: " << problem << '\n';
+        err << "attention-lab: " << problem << '\n';
         return status;
     }
     // The Stepper page computes on its own worker after the window's result.

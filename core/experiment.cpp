@@ -308,6 +308,8 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
         computeHead<T>(spec, input.heads[h], int(h), options, result.scale, result, allHeads);
     }
     result.metrics = allHeads.metrics();
+    for (const QString& note : input.notes)
+        result.warnings.push_back({QStringLiteral("input"), note});
     addWarnings<T>(result);
     return result;
 }
@@ -446,6 +448,9 @@ QJsonObject ExperimentSpec::toJson() const
     in[QLatin1String("text")] = input.text;
     in[QLatin1String("tokens")] = tokenModeName(input.tokenMode);
     in[QLatin1String("positional_encoding")] = input.positionalEncoding;
+    in[QLatin1String("model")] = input.modelPath;
+    in[QLatin1String("layer")] = input.layer;
+    in[QLatin1String("keep_last")] = input.keepLastTokens;
     in[QLatin1String("image")] = input.imagePath;
     in[QLatin1String("patch")] = input.patchSize;
     in[QLatin1String("image_size")] = input.imageSize;
@@ -498,6 +503,9 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
         in.read("text", &input.text);
         in.readName("tokens", &input.tokenMode, parseTokenMode);
         in.read("positional_encoding", &input.positionalEncoding);
+        in.read("model", &input.modelPath);
+        in.read("layer", &input.layer, 0, SpecLimits::layers);
+        in.read("keep_last", &input.keepLastTokens);
         in.read("image", &input.imagePath);
         in.read("patch", &input.patchSize, 1, SpecLimits::patchSize);
         in.read("image_size", &input.imageSize, 1, SpecLimits::imageSize);

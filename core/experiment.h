@@ -23,6 +23,7 @@ struct SpecLimits {
     static constexpr int features = 1 << 20;
     static constexpr int headDim = 1 << 16;
     static constexpr int heads = 1024;
+    static constexpr int layers = 1024;
     static constexpr int patchSize = 4096;
     static constexpr int imageSize = 8192;
     static constexpr int length = 1'000'000'000;
@@ -59,7 +60,8 @@ struct ExperimentSpec {
 };
 
 // A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
-// "overflow", "feature-overflow", "kl-undefined", "output-zero").
+// "overflow", "feature-overflow", "kl-undefined", "output-zero", "input": what the input changed,
+// such as tokens dropped from a text longer than the model reads).
 struct ResultWarning {
     QString code;
     QString message;

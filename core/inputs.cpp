@@ -1,6 +1,7 @@
 #include "inputs.h"
 
 #include "errors.h"
+#include "model/model_input.h"
 #include "npy.h"
 #include "random.h"
 
@@ -44,6 +45,12 @@ void validate(const InputSpec& spec)
             require(spec.clusters >= 0,
                     QStringLiteral("the number of clusters must be >= 0 (got %1)")
                         .arg(spec.clusters));
+            break;
+        case InputKind::Model:
+            require(spec.layer >= 0,
+                    QStringLiteral("the layer must be 0 or more (got %1)").arg(spec.layer));
+            require(!spec.modelPath.isEmpty(),
+                    QStringLiteral("model input needs a model (a folder, or \"builtin\")"));
             break;
         case InputKind::Text:
         case InputKind::Files:
@@ -324,6 +331,7 @@ AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image,
         case InputKind::Image: input = imageInput(spec, image, budget); break;
         case InputKind::Random: input = randomInput(spec, budget); break;
         case InputKind::Files: input = fileInput(spec, budget); break;
+        case InputKind::Model: input = modelInput(spec, budget); break;
     }
     for (HeadTensors& head : input.heads) {
         head.q *= spec.normMultiplier;
@@ -339,6 +347,7 @@ QString inputKindName(InputKind kind)
         case InputKind::Image: return QStringLiteral("image");
         case InputKind::Random: return QStringLiteral("random");
         case InputKind::Files: return QStringLiteral("files");
+        case InputKind::Model: return QStringLiteral("model");
     }
     Q_UNREACHABLE();
 }
@@ -346,7 +355,8 @@ QString inputKindName(InputKind kind)
 bool parseInputKind(const QString& name, InputKind* kind)
 {
     for (const InputKind candidate :
-         {InputKind::Text, InputKind::Image, InputKind::Random, InputKind::Files}) {
+         {InputKind::Text, InputKind::Image, InputKind::Random, InputKind::Files,
+          InputKind::Model}) {
         if (inputKindName(candidate) == name) {
             *kind = candidate;
             return true;

@@ -13,7 +13,7 @@
 
 namespace attnlab {
 
-enum class InputKind { Text, Image, Random, Files };
+enum class InputKind { Text, Image, Random, Files, Model };
 
 // How each head's Q, K and V come from the token (or patch) vectors X (L x d_model, d_model = H d).
 enum class HeadProjection {
@@ -28,10 +28,17 @@ QString defaultText();
 struct InputSpec {
     InputKind kind = InputKind::Text;
 
-    // Text
+    // Text (random embeddings) and model input
     QString text = defaultText();
     TokenMode tokenMode = TokenMode::Words;
     bool positionalEncoding = true;
+
+    // Model: a trained GPT-2-architecture transformer reads the text; its own Q, K, V of one
+    // layer (all its heads) are the input. The folder of config.json, the .safetensors weights and
+    // the tokenizer files, or kBuiltinModel.
+    QString modelPath = QStringLiteral("builtin");
+    int layer = 0;                 // 0-based
+    bool keepLastTokens = false;   // a text longer than the model reads: keep its last tokens
 
     // Image: decoded outside the engine (core has no QtGui) into ImagePixels.
     QString imagePath;
@@ -75,6 +82,7 @@ struct HeadTensors {
 struct AttentionInput {
     std::vector<HeadTensors> heads;
     QStringList labels;  // the token text, the patch "(row, col)", or the index
+    QStringList notes;   // what the input changed on the way, in plain words (tokens dropped)
     int gridRows = 0;    // image input: the patch grid
     int gridCols = 0;
 
@@ -91,7 +99,7 @@ struct AttentionInput {
 AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image = nullptr,
                           const MemoryBudget& budget = MemoryBudget());
 
-QString inputKindName(InputKind kind);  // "text", "image", "random", "files"
+QString inputKindName(InputKind kind);  // "text", "image", "random", "files", "model"
 bool parseInputKind(const QString& name, InputKind* kind);
 QString headProjectionName(HeadProjection projection);  // "random", "tied", "identity"
 bool parseHeadProjection(const QString& name, HeadProjection* projection);

@@ -45,6 +45,23 @@ void writeStacked(AtomicFileSet& files, const QString& name, const ExperimentRes
              {qint64(result.heads.size()), first.rows(), first.cols()}, dtype);
 }
 
+// Writes one tensor of every head of input as an H x L x cols array.
+void writeInputTensor(AtomicFileSet& files, const QString& name, const ExperimentResult& result,
+                      const AttentionInput& input, MatrixD HeadTensors::*member)
+{
+    const MatrixD& first = input.heads.front().*member;
+    std::vector<double> stacked;
+    stacked.reserve(std::size_t(first.size()) * input.heads.size());
+    for (const HeadTensors& head : input.heads) {
+        const MatrixD& m = head.*member;
+        stacked.insert(stacked.end(), m.data(), m.data() + m.size());
+    }
+    const NpyDtype dtype =
+        result.spec.precision == Precision::Float ? NpyDtype::Float32 : NpyDtype::Float64;
+    writeNpy(files.open(name), stacked.data(),
+             {qint64(input.heads.size()), first.rows(), first.cols()}, dtype);
+}
+
 }  // namespace
 
 QJsonObject metricsJson(const AttentionMetrics& metrics)
@@ -104,11 +121,13 @@ namespace {
 const char* const kResultFileNames[] = {
     "attention_exact.npy", "attention_approx.npy", "kernel_exact.npy", "kernel_approx.npy",
     "output_exact.npy",    "output_approx.npy",    "features_q.npy",   "features_k.npy",
-    "projection.npy",      "metrics.json"};
+    "projection.npy",      "queries.npy",          "keys.npy",         "values.npy",
+    "metrics.json"};
 
 }  // namespace
 
-QStringList writeResultFiles(const ExperimentResult& result, const QString& directory)
+QStringList writeResultFiles(const ExperimentResult& result, const QString& directory,
+                             const AttentionInput* input)
 {
     AtomicFileSet files(directory);
     writeStacked(files, QStringLiteral("attention_exact.npy"), result, &HeadResult::attentionExact);
@@ -121,6 +140,11 @@ QStringList writeResultFiles(const ExperimentResult& result, const QString& dire
     writeStacked(files, QStringLiteral("features_q.npy"), result, &HeadResult::featuresQ);
     writeStacked(files, QStringLiteral("features_k.npy"), result, &HeadResult::featuresK);
     writeStacked(files, QStringLiteral("projection.npy"), result, &HeadResult::projection);
+    if (input) {
+        writeInputTensor(files, QStringLiteral("queries.npy"), result, *input, &HeadTensors::q);
+        writeInputTensor(files, QStringLiteral("keys.npy"), result, *input, &HeadTensors::k);
+        writeInputTensor(files, QStringLiteral("values.npy"), result, *input, &HeadTensors::v);
+    }
     writeAll(files.open(QStringLiteral("metrics.json")),
              QJsonDocument(resultJson(result)).toJson(QJsonDocument::Indented));
     files.commit();

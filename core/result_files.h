@@ -19,8 +19,11 @@ QJsonObject resultJson(const ExperimentResult& result);
 // Writes what result holds into directory, all files or none (AtomicFileSet): attention_exact,
 // attention_approx, kernel_exact, kernel_approx, output_exact, output_approx, features_q,
 // features_k, projection (.npy, float32 or float64 as computed; one head: 2-D arrays, several: a
-// leading head axis) and metrics.json. Result files of an earlier run that this one does not
-// write are removed, so the folder holds one result. Returns the paths written. Throws OutputError.
-QStringList writeResultFiles(const ExperimentResult& result, const QString& directory);
+// leading head axis) and metrics.json; with input also queries, keys and values (H x L x d
+// always, as attention saw them: after the norm multiplier, before the scale). Result files of an
+// earlier run that this one does not write are removed, so the folder holds one result. Returns
+// the paths written. Throws OutputError.
+QStringList writeResultFiles(const ExperimentResult& result, const QString& directory,
+                             const AttentionInput* input = nullptr);
 
 }  // namespace attnlab

@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include "model/model_input.h"
+
 #include "atomic_files.h"
 #include "errors.h"
 
@@ -51,16 +53,19 @@ QString describe(const QJsonValue& value)
     return value.isString() ? QStringLiteral("\"%1\"").arg(value.toString()) : typeName(value);
 }
 
-// The file paths of an input: input.image, input.q, input.k, input.v.
-std::array<QString*, 4> filePathsOf(InputSpec& input)
+// The file paths of an input: input.image, input.q, input.k, input.v, input.model.
+std::array<QString*, 5> filePathsOf(InputSpec& input)
 {
-    return {&input.imagePath, &input.queryPath, &input.keyPath, &input.valuePath};
+    return {&input.imagePath, &input.queryPath, &input.keyPath, &input.valuePath,
+            &input.modelPath};
 }
 
-// Paths that are kept as they are whatever the session's folder: none, and Qt resources.
+// Paths that are kept as they are whatever the session's folder: none, Qt resources and the
+// built-in model's name.
 bool isFixedPath(const QString& path)
 {
-    return path.isEmpty() || path.startsWith(QLatin1Char(':'));
+    return path.isEmpty() || path.startsWith(QLatin1Char(':')) ||
+           path == QLatin1String(kBuiltinModel);
 }
 
 // Whether the absolute, clean path lies in the absolute, clean folder or below it.

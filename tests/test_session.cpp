@@ -103,6 +103,7 @@ private slots:
     void resourceAndAbsolutePathsAreKept();
     void pathsInTheSessionFolderAreWrittenRelative();
     void pathsOutsideTheSessionFolderAreWrittenAbsolute();
+    void modelFolderBesideTheSessionIsRelativeAndBuiltinKept();
     void pathsInMemoryRelativeToTheCurrentDirectoryAreRebased();
     void symbolicLinksToTheFolderStillGiveRelativePaths();
     void aMovedFolderStillFindsItsImage();
@@ -426,6 +427,34 @@ void TestSession::pathsInTheSessionFolderAreWrittenRelative()
     QCOMPARE(input.value(QLatin1String("k")).toString(), QStringLiteral("deep/er/k.npy"));
     QCOMPARE(input.value(QLatin1String("v")).toString(), QStringLiteral("v.npy"));
     QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("image.png"));
+}
+
+// A model folder beside the session is stored relative to it (the session and its model move
+// together) and read back absolute; "builtin" names the built-in model and is kept as it is. The
+// layer survives the round trip.
+void TestSession::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Model;
+    session.spec.input.modelPath = tmp.filePath(QStringLiteral("models/tiny"));
+    session.spec.input.layer = 3;
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("model")).toString(), QStringLiteral("models/tiny"));
+    QCOMPARE(input.value(QLatin1String("kind")).toString(), QStringLiteral("model"));
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.input.modelPath, tmp.filePath(QStringLiteral("models/tiny")));
+    QCOMPARE(read.spec.input.layer, 3);
+
+    session.spec.input.modelPath = QStringLiteral("builtin");
+    writeSession(path, session);
+    QCOMPARE(storedSpec(path).value(QLatin1String("input")).toObject().value(
+                 QLatin1String("model")).toString(),
+             QStringLiteral("builtin"));
+    QCOMPARE(readSession(path).spec.input.modelPath, QStringLiteral("builtin"));
 }
 
 // Paths outside the session's folder are written absolute, even when they share the folder's

@@ -1,5 +1,9 @@
 #include "input_panel.h"
 
+#include "errors.h"
+#include "model/gpt2_model.h"
+#include "model/model_input.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -11,7 +15,9 @@
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -26,6 +32,26 @@ namespace {
 
 // Typing pauses this long before the text is tokenised again.
 constexpr int kTextDelayMs = 300;
+// Model folders remembered in the reader combo.
+constexpr int kRecentModels = 6;
+const QString kRecentModelsKey = QStringLiteral("recentModels");
+
+// The tab of an input kind: model input is read from the Text tab.
+int tabOf(InputKind kind)
+{
+    return kind == InputKind::Model ? 0 : int(kind);
+}
+
+// The number of layers of the model at modelPath, or 0 when its config cannot be read (the
+// computation then reports the problem).
+int layerCountOf(const QString& modelPath)
+{
+    try {
+        return Gpt2Config::fromJson(modelFolder(modelPath) + QStringLiteral("/config.json")).layers;
+    } catch (const InputError&) {
+        return 0;
+    }
+}
 
 // The sample images in the resources, with a name for people.
 const std::pair<const char*, const char*> kSampleImages[] = {
@@ -63,8 +89,13 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     m_tabs->setToolTip(tr("The input attention runs on: tokens of a text, patches of an image, "
                           "random Gaussian rows, or Q, K, V loaded from .npy files."));
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
+        const InputKind kind = index == 0 ? textKind() : InputKind(index);
         edit(tr("Use %1 input").arg(m_tabs->tabText(index).toLower()),
-             [index](ExperimentSpec& spec) { spec.input.kind = InputKind(index); });
+             [kind](ExperimentSpec& spec) {
+                 spec.input.kind = kind;
+                 if (kind == InputKind::Model)
+                     spec.causal = true;  // as the model computes attention
+             });
     });
 
     m_headDim = spinBox(1, 1024, tr("d, the dimension of each head's queries, keys and values. "
@@ -99,6 +130,8 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     m_text->setObjectName(QStringLiteral("text"));
     m_sampleText->setObjectName(QStringLiteral("sampleText"));
     m_tokens->setObjectName(QStringLiteral("tokens"));
+    m_reader->setObjectName(QStringLiteral("reader"));
+    m_layer->setObjectName(QStringLiteral("layer"));
     m_positional->setObjectName(QStringLiteral("positionalEncoding"));
     m_image->setObjectName(QStringLiteral("image"));
     m_patch->setObjectName(QStringLiteral("patchSize"));
@@ -133,10 +166,11 @@ QWidget* InputPanel::makeTextTab()
     m_textDelay->setInterval(kTextDelayMs);
     connect(m_text, &QPlainTextEdit::textChanged, m_textDelay, qOverload<>(&QTimer::start));
     connect(m_textDelay, &QTimer::timeout, this, [this] {
-        edit(tr("Edit the text"), [text = m_text->toPlainText()](ExperimentSpec& spec) {
-            spec.input.kind = InputKind::Text;
-            spec.input.text = text;
-        });
+        edit(tr("Edit the text"),
+             [text = m_text->toPlainText(), kind = textKind()](ExperimentSpec& spec) {
+                 spec.input.kind = kind;
+                 spec.input.text = text;
+             });
     });
 
     m_sampleText = new QComboBox;
@@ -155,8 +189,8 @@ QWidget* InputPanel::makeTextTab()
                 m_text->setPlainText(text);
             }
             edit(tr("Load the sample text \"%1\"").arg(m_sampleText->itemText(index)),
-                 [text](ExperimentSpec& spec) {
-                     spec.input.kind = InputKind::Text;
+                 [text, kind = textKind()](ExperimentSpec& spec) {
+                     spec.input.kind = kind;
                      spec.input.text = text;
                  });
         }
@@ -180,9 +214,27 @@ QWidget* InputPanel::makeTextTab()
              [on](ExperimentSpec& spec) { spec.input.positionalEncoding = on; });
     });
 
+    m_reader = new QComboBox;
+    m_reader->setToolTip(tr("What reads the text. A trained model (GPT-2 architecture): its own "
+                            "queries, keys and values of the chosen layer, every head, causal as "
+                            "the model computes attention; its tokens are GPT-2's byte-level BPE "
+                            "pieces (a leading space shows as ␣). Random embeddings: each word "
+                            "gets a seeded Gaussian vector, for controlled experiments."));
+    m_reader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_reader->setMinimumContentsLength(12);
+    connect(m_reader, &QComboBox::activated, this, &InputPanel::chooseReader);
+    m_layer = spinBox(0, 0, tr("The model's layer whose heads are shown (0 is the first). The "
+                               "head is chosen above the heatmaps, or on the Heads page."));
+    connect(m_layer, &QSpinBox::valueChanged, this, [this](int layer) {
+        edit(tr("Show layer %1").arg(layer),
+             [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
+    });
+
     auto* layout = new QFormLayout(tab);
     layout->addRow(m_text);
     layout->addRow(m_sampleText);
+    layout->addRow(tr("Read by"), m_reader);
+    layout->addRow(tr("Layer"), m_layer);
     layout->addRow(tr("Tokens"), m_tokens);
     layout->addRow(m_positional);
     return tab;
@@ -327,6 +379,75 @@ void InputPanel::chooseImage()
     });
 }
 
+InputKind InputPanel::textKind() const
+{
+    return m_reader->currentData().toString().isEmpty() ? InputKind::Text : InputKind::Model;
+}
+
+void InputPanel::fillReaders(const QString& modelPath)
+{
+    const QSignalBlocker blocker(m_reader);
+    m_reader->clear();
+    m_reader->addItem(tr("Random embeddings"), QString());
+    m_reader->addItem(tr("Built-in model (KJV GPT-2)"), QString::fromLatin1(kBuiltinModel));
+    QStringList recent = QSettings().value(kRecentModelsKey).toStringList();
+    if (!modelPath.isEmpty() && modelPath != QLatin1String(kBuiltinModel) &&
+        !recent.contains(modelPath))
+        recent.prepend(modelPath);
+    for (const QString& folder : recent)
+        m_reader->addItem(modelDisplayName(folder), folder);
+    m_reader->addItem(tr("Open Model..."), QStringLiteral("open"));
+    m_reader->setItemData(m_reader->count() - 1,
+                          tr("A folder holding config.json, the .safetensors weights and "
+                             "vocab.json + merges.txt (or tokenizer.json) of a GPT-2-architecture "
+                             "model, as Hugging Face stores them."),
+                          Qt::ToolTipRole);
+    m_reader->setCurrentIndex(std::max(0, m_reader->findData(modelPath)));
+}
+
+void InputPanel::chooseReader(int index)
+{
+    QString path = m_reader->itemData(index).toString();
+    if (path == QLatin1String("open")) {
+        path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
+        if (path.isEmpty()) {
+            fillReaders(m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString());
+            return;
+        }
+        if (!QFileInfo::exists(path + QStringLiteral("/config.json"))) {
+            QMessageBox::warning(this, tr("Open Model"),
+                                 tr("%1 holds no config.json: a model folder holds config.json, "
+                                    "the .safetensors weights and the tokenizer files.")
+                                     .arg(QDir::toNativeSeparators(path)));
+            fillReaders(m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString());
+            return;
+        }
+        QSettings settings;
+        QStringList recent = settings.value(kRecentModelsKey).toStringList();
+        recent.removeAll(path);
+        recent.prepend(path);
+        while (recent.size() > kRecentModels)
+            recent.removeLast();
+        settings.setValue(kRecentModelsKey, recent);
+        fillReaders(path);
+    }
+    if (path.isEmpty()) {
+        edit(tr("Read the text with random embeddings"), [](ExperimentSpec& spec) {
+            spec.input.kind = InputKind::Text;
+        });
+        return;
+    }
+    const int layers = layerCountOf(path);
+    edit(tr("Read the text with %1").arg(modelDisplayName(path)),
+         [path, layers](ExperimentSpec& spec) {
+             spec.input.kind = InputKind::Model;
+             spec.input.modelPath = path;
+             if (layers > 0 && spec.input.layer >= layers)
+                 spec.input.layer = layers - 1;
+             spec.causal = true;  // as the model computes attention
+         });
+}
+
 void InputPanel::chooseTensor(QLineEdit* field, const QString& what)
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open the %1 file").arg(what),
@@ -342,7 +463,15 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     m_spec = spec;
     m_updating = true;
     const InputSpec& input = spec.input;
-    m_tabs->setCurrentIndex(int(input.kind));
+    m_tabs->setCurrentIndex(tabOf(input.kind));
+    const bool model = input.kind == InputKind::Model;
+    fillReaders(model ? input.modelPath : QString());
+    const int layers = model ? layerCountOf(input.modelPath) : 0;
+    m_layer->setRange(0, std::max({0, layers - 1, model ? input.layer : 0}));
+    m_layer->setValue(model ? input.layer : 0);
+    m_layer->setEnabled(model);
+    m_tokens->setEnabled(!model);
+    m_positional->setEnabled(!model);
     if (m_text->toPlainText() != input.text) {
         m_textDelay->stop();
         const QSignalBlocker blocker(m_text);
@@ -362,7 +491,7 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     m_keyFile->setText(input.keyPath);
     m_valueFile->setText(input.valuePath);
     m_headDim->setValue(input.headDim);
-    m_headDim->setEnabled(input.kind != InputKind::Files);
+    m_headDim->setEnabled(input.kind != InputKind::Files && !model);
     m_projection->setCurrentIndex(int(input.projection));
     m_projection->setEnabled(input.kind == InputKind::Text || input.kind == InputKind::Image);
     m_inputSeed->setValue(int(std::min<std::uint64_t>(input.seed, std::numeric_limits<int>::max())));

@@ -18,7 +18,9 @@ namespace attnlab::ui {
 
 // The Input dock: what attention runs on. Tabs Text | Image | Random | Files (the tab shown is the
 // input kind), and below them the parameters every generated input shares: d, the projections
-// Wq, Wk, Wv and their seed.
+// Wq, Wk, Wv and their seed. On the Text tab the text is read either by random token embeddings
+// or by a trained model (the built-in one, or a checkpoint folder opened with Open Model...,
+// remembered among the recent models), whose layer is chosen there too: model input.
 class InputPanel : public QWidget {
     Q_OBJECT
 
@@ -42,6 +44,13 @@ private:
     void edit(const QString& description, Change change);
     void chooseImage();
     void chooseTensor(QLineEdit* field, const QString& what);
+    // The reader combo changed: random embeddings, a model, or Open Model....
+    void chooseReader(int index);
+    // Fills the reader combo: random embeddings, the built-in model, the recent models, Open
+    // Model...; selects modelPath (or random embeddings for an empty path).
+    void fillReaders(const QString& modelPath);
+    // The kind the Text tab stands for now: model input when a model reads the text.
+    InputKind textKind() const;
 
     ExperimentSpec m_spec;
     bool m_updating = false;  // setSpec() is filling the controls
@@ -50,6 +59,8 @@ private:
     QPlainTextEdit* m_text;
     QTimer* m_textDelay;
     QComboBox* m_sampleText;
+    QComboBox* m_reader;   // random embeddings | models | Open Model...
+    QSpinBox* m_layer;
     QComboBox* m_tokens;
     QCheckBox* m_positional;
     QComboBox* m_image;

@@ -2,17 +2,20 @@
 
 #include "autosave.h"
 #include "csv.h"
+#include "downstream_panel.h"
 #include "errors.h"
 #include "experiment_controller.h"
 #include "error_analysis_panel.h"
 #include "error_chart.h"
 #include "error_distribution_view.h"
 #include "figure_export.h"
+#include "head_grid_view.h"
 #include "heatmap_view.h"
 #include "image_overlay_view.h"
 #include "input_panel.h"
 #include "method_panel.h"
 #include "metrics_panel.h"
+#include "model/model_input.h"
 #include "npy.h"
 #include "row_comparison_view.h"
 #include "scenario_panel.h"
@@ -76,7 +79,8 @@ QString lastSessionPath()
 }
 
 // The names of the pages in a session's "view" object, in the order of MainWindow::Page.
-const char* const kPageNames[] = {"matrices", "image", "errors", "timing", "stepper"};
+const char* const kPageNames[] = {"matrices", "image",  "heads",  "model",
+                                  "errors",   "timing", "stepper"};
 
 bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
 {
@@ -328,6 +332,21 @@ void MainWindow::buildViews()
                                  "to select it."));
     m_pages->setTabEnabled(ImagePage, false);  // until an image result arrives
 
+    m_headGrid = new HeadGridPanel;
+    m_headGrid->setObjectName(QStringLiteral("headsPage"));
+    m_pages->addTab(m_headGrid, tr("Heads"));
+    m_pages->setTabToolTip(HeadsPage, tr("A trained model's heads at a glance, layers down and "
+                                         "heads across, each framed by the approximation's "
+                                         "error; click one to show it in the three maps."));
+    connect(m_headGrid, &HeadGridPanel::headActivated, this, &MainWindow::showHead);
+    m_downstream = new DownstreamPanel;
+    m_downstream->setObjectName(QStringLiteral("downstreamPanel"));
+    m_pages->addTab(m_downstream, tr("Inside the model"));
+    m_pages->setTabToolTip(ModelPage, tr("The approximation in place of softmax attention inside "
+                                         "the model: how its next-token predictions change, "
+                                         "position by position and against m."));
+    connect(m_downstream, &DownstreamPanel::sweepFinished, this, &MainWindow::markDirty);
+
     m_errorPanel = new ErrorAnalysisPanel;
     m_errorPanel->setObjectName(QStringLiteral("errorPanel"));
     m_pages->addTab(m_errorPanel, tr("Error analysis"));
@@ -354,12 +373,16 @@ void MainWindow::buildViews()
             m_currentFigure = m_errorPanel->chart();
         else if (page == TimingPage)
             m_currentFigure = m_timingPanel->chart();
+        else if (page == ModelPage)
+            m_currentFigure = m_downstream->chart();
         else if (m_currentFigure == m_imageView || m_currentFigure == m_errorPanel->chart() ||
-                 m_currentFigure == m_timingPanel->chart())
+                 m_currentFigure == m_timingPanel->chart() ||
+                 m_currentFigure == m_downstream->chart())
             m_currentFigure = m_exactView;
         // The head, error and colour controls act on the matrix pages only.
         m_viewBar->setVisible(page == MatricesPage || page == ImagePage);
         updateStepper();
+        updateModelPages();
         markDirty();
     });
 
@@ -541,6 +564,9 @@ void MainWindow::showResult()
     m_pendingPage.reset();
     m_stepperStale = true;
     updateStepper();
+    m_headsStale = true;
+    m_downstreamStale = true;
+    updateModelPages();
     m_errorPanel->setInput(result.spec, computation.input);
     refreshViews();
     m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
@@ -633,6 +659,8 @@ void MainWindow::setMemoryBudget(const MemoryBudget& budget)
     m_errorPanel->setMemoryBudget(budget);
     m_timingPanel->setMemoryBudget(budget);
     m_stepperView->setMemoryBudget(budget);
+    m_headGrid->setMemoryBudget(budget);
+    m_downstream->setMemoryBudget(budget);
 }
 
 void MainWindow::memoryBudgetDialog()
@@ -793,6 +821,8 @@ QJsonObject MainWindow::sessionView() const
     if (!m_timingPanel->result().points.empty())
         view.insert(QStringLiteral("timing"), m_timingPanel->state());
     view.insert(QStringLiteral("stepper"), m_stepperView->state());
+    view.insert(QStringLiteral("heads"), m_headGrid->state());
+    view.insert(QStringLiteral("model"), m_downstream->state());
     return view;
 }
 
@@ -805,8 +835,8 @@ void MainWindow::applyPageStates(const QJsonObject& view)
             if (name == QLatin1String(kPageNames[i]))
                 page = Page(i);
         if (!page)
-            throw InputError(QStringLiteral("view.page: expected one of matrices, image, errors, "
-                                            "timing, stepper, got \"%1\"")
+            throw InputError(QStringLiteral("view.page: expected one of matrices, image, heads, "
+                                            "model, errors, timing, stepper, got \"%1\"")
                                  .arg(name));
     }
     const QJsonValue stepper = view.value(QLatin1String("stepper"));
@@ -836,6 +866,23 @@ void MainWindow::applyPageStates(const QJsonObject& view)
             throw InputError(QStringLiteral("view.timing: %1").arg(e.message()));
         }
     }
+    for (const char* name : {"heads", "model"}) {
+        const QJsonValue state = view.value(QLatin1String(name));
+        if (!state.isUndefined() && !state.isObject())
+            throw InputError(QStringLiteral("view.%1: expected an object").arg(QLatin1String(name)));
+    }
+    try {
+        if (view.value(QLatin1String("heads")).isObject())
+            m_headGrid->setState(view.value(QLatin1String("heads")).toObject());
+    } catch (const InputError& e) {
+        throw InputError(QStringLiteral("view.heads: %1").arg(e.message()));
+    }
+    try {
+        if (view.value(QLatin1String("model")).isObject())
+            m_downstream->setState(view.value(QLatin1String("model")).toObject());
+    } catch (const InputError& e) {
+        throw InputError(QStringLiteral("view.model: %1").arg(e.message()));
+    }
     m_stepperView->setState(stepper.toObject());
     m_pendingPage = page;
 }
@@ -858,6 +905,39 @@ void MainWindow::updateStepper()
         return;
     m_stepperStale = false;
     m_stepperView->setExperiment(computation.result->spec, computation.input);
+}
+
+void MainWindow::updateModelPages()
+{
+    const Computation& computation = m_controller->current();
+    if (!computation.result)
+        return;
+    const ExperimentSpec& spec = computation.result->spec;
+    if (currentPage() == HeadsPage && m_headsStale) {
+        m_headsStale = false;
+        m_headGrid->setExperiment(spec);
+    }
+    if (!m_headsStale)
+        m_headGrid->setCurrentHead(spec.input.layer, m_view.head);
+    if (currentPage() == ModelPage && m_downstreamStale) {
+        m_downstreamStale = false;
+        m_downstream->setExperiment(spec);
+    }
+}
+
+void MainWindow::showHead(int layer, int head)
+{
+    ExperimentSpec spec = m_controller->spec();
+    ViewSettings view = m_view;
+    view.head = head;
+    if (spec.input.layer == layer) {
+        setViewSettings(view);
+    } else {
+        m_pendingView = view;
+        spec.input.layer = layer;
+        setSpec(spec, tr("Show layer %1, head %2").arg(layer).arg(head));
+    }
+    showPage(MatricesPage);
 }
 
 void MainWindow::applySession(const Session& session)
@@ -897,9 +977,14 @@ bool MainWindow::saveSessionDialog()
 void MainWindow::exportFigureDialog()
 {
     const bool stepper = currentPage() == StepperPage;
+    const bool heads = currentPage() == HeadsPage;
     QString name = QStringLiteral("attention-exact");
     if (stepper)
         name = QStringLiteral("stepper-frame");
+    else if (heads)
+        name = QStringLiteral("heads");
+    else if (m_currentFigure == m_downstream->chart())
+        name = QStringLiteral("inside-the-model");
     else if (m_currentFigure == m_errorPanel->chart())
         name = QStringLiteral("error-analysis");
     else if (m_currentFigure == m_distributionView)
@@ -930,6 +1015,8 @@ void MainWindow::exportFigureDialog()
     try {
         if (stepper)
             m_stepperView->exportFrame(path, format);
+        else if (heads)
+            m_headGrid->exportFigure(path, format);
         else
             exportFigure(*m_currentFigure, path, format);
         statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
@@ -1057,7 +1144,7 @@ void MainWindow::restoreSettings(Start start)
     resize(1400, 900);
     updateRecentMenu();
     if (start == Start::DefaultExample) {  // a clean window: the layout as built
-        applySpec(ExperimentSpec());
+        showExample();
         return;
     }
     QSettings settings;
@@ -1077,7 +1164,15 @@ void MainWindow::restoreSettings(Start start)
             // An unreadable last session is not the user's problem: start with the example.
         }
     }
-    applySpec(ExperimentSpec());
+    showExample();
+}
+
+void MainWindow::showExample()
+{
+    ViewSettings view;
+    view.head = builtinExample().head;
+    m_pendingView = view;
+    applySpec(exampleSpec());
 }
 
 void MainWindow::buildLectureMenus(QMenu* view)

@@ -28,8 +28,10 @@ namespace attnlab::ui {
 
 class Autosave;
 class ErrorAnalysisPanel;
+class DownstreamPanel;
 class ErrorDistributionView;
 class ExperimentController;
+class HeadGridPanel;
 class HeatmapView;
 class ImageOverlayView;
 class InputPanel;
@@ -59,7 +61,15 @@ public:
     };
 
     // The pages of the central tab widget, in tab order.
-    enum Page { MatricesPage, ImagePage, ErrorsPage, TimingPage, StepperPage };
+    enum Page {
+        MatricesPage,
+        ImagePage,
+        HeadsPage,  // every head of a model at a glance
+        ModelPage,  // inside the model: what the approximation does to its predictions
+        ErrorsPage,
+        TimingPage,
+        StepperPage
+    };
 
     explicit MainWindow(Start start = Start::LastSession, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -126,6 +136,8 @@ public:
     MemoryBudget memoryBudget() const { return m_budget; }
     void setMemoryBudget(const MemoryBudget& budget);
     StepperView* stepperView() const { return m_stepperView; }
+    HeadGridPanel* headGrid() const { return m_headGrid; }
+    DownstreamPanel* downstreamPanel() const { return m_downstream; }
     // Shows page `page` (the image page only for image input).
     void showPage(Page page);
     Page currentPage() const;
@@ -155,6 +167,8 @@ private:
     void buildLectureMenus(QMenu* view);
     // Shows spec in the docks and computes it (undo and redo come through here).
     void applySpec(const ExperimentSpec& spec);
+    // Shows the example a new user sees first: the built-in model's clearest head.
+    void showExample();
     void showResult();
     void showError(const QString& message);
     void refreshViews();
@@ -186,8 +200,8 @@ private:
     // Shows the scenario panel when a scenario is open and View > Scenario Explanation is on.
     void updateScenarioPanel();
     // The session's "view" object: the view settings, the page shown ("page": "matrices",
-    // "image", "errors", "timing" or "stepper") and the Error analysis, Timing and Stepper pages'
-    // states.
+    // "image", "heads", "model", "errors", "timing" or "stepper") and the Heads, Inside the model,
+    // Error analysis, Timing and Stepper pages' states.
     QJsonObject sessionView() const;
     // Restores the parts of a session's view that do not wait for the result: the Error
     // analysis and Timing pages' sweeps and the Stepper page's position. Throws InputError naming
@@ -195,6 +209,11 @@ private:
     void applyPageStates(const QJsonObject& view);
     // Gives the Stepper page the current experiment when it is shown and has not seen it.
     void updateStepper();
+    // Gives the Heads and Inside the model pages the current experiment when one of them is shown
+    // and has not seen it (their work runs over every layer: not for pages nobody looks at).
+    void updateModelPages();
+    // The Heads page chose a head: shows its layer and head in the three maps.
+    void showHead(int layer, int head);
 
     ExperimentController* m_controller;
     QUndoStack* m_undo;
@@ -212,6 +231,9 @@ private:
     int m_distributionRequest = 0;
     // The Stepper page has not been given the current experiment yet.
     bool m_stepperStale = true;
+    // The Heads and Inside the model pages have not been given the current experiment yet.
+    bool m_headsStale = true;
+    bool m_downstreamStale = true;
 
     QLabel* m_errorBar;
     QWidget* m_recoveryBar;  // offers back the autosave a crash left
@@ -233,6 +255,8 @@ private:
     ErrorAnalysisPanel* m_errorPanel;
     TimingPanel* m_timingPanel;
     StepperView* m_stepperView;
+    HeadGridPanel* m_headGrid;
+    DownstreamPanel* m_downstream;
     QCustomPlot* m_currentFigure;
     InputPanel* m_inputPanel;
     MethodPanel* m_methodPanel;

@@ -295,7 +295,10 @@ void MethodPanel::updateEnabled()
         w->setEnabled(info.drawsProjection);
     m_reluEpsilon->setEnabled(m_spec.featureMap.kind == FeatureMapKind::FavorRelu);
     m_eluOnScaled->setEnabled(m_spec.featureMap.kind == FeatureMapKind::Elu);
-    m_heads->setEnabled(m_spec.input.kind != InputKind::Files);
+    m_heads->setEnabled(m_spec.input.kind != InputKind::Files &&
+                        m_spec.input.kind != InputKind::Model);
+    // A model's attention is causal, as it was trained.
+    m_causal->setEnabled(m_spec.input.kind != InputKind::Model);
 }
 
 }  // namespace attnlab::ui

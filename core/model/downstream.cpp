@@ -1,0 +1,277 @@
+#include "model/downstream.h"
+
+#include "csv.h"
+#include "errors.h"
+#include "exact_attention.h"
+#include "feature_maps.h"
+#include "linear_attention.h"
+#include "model/model_input.h"
+#include "parallel.h"
+
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace attnlab {
+
+namespace {
+
+constexpr int kTopCount = 5;
+// Significant digits of the CSV numbers (the metrics are computed in double from float logits).
+constexpr int kCsvDigits = 9;
+
+// The sorted, distinct layers, each checked against the model.
+std::vector<int> checkedLayers(std::vector<int> layers, int layerCount)
+{
+    if (layers.empty())
+        throw InputError(QStringLiteral("layers: choose at least one layer to replace"));
+    std::sort(layers.begin(), layers.end());
+    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+    for (const int layer : layers)
+        if (layer < 0 || layer >= layerCount)
+            throw InputError(QStringLiteral("layer %1: the model has layers 0 to %2")
+                                 .arg(layer)
+                                 .arg(layerCount - 1));
+    return layers;
+}
+
+// |P^ - P|_F / |P|_F of one head, causal, P^ = D^-1 phi(Q) phi(K)^T, in row blocks.
+double relativeAttentionError(const FeatureMap<float>& phi, const Matrix<float>& q,
+                              const Matrix<float>& k, double scale)
+{
+    constexpr Eigen::Index kBlock = 64;
+    const Eigen::Index length = q.rows();
+    const ApproximateAttentionRows<float> approxRows(phi, q, k, true);
+    double squaredError = 0;
+    double squaredExact = 0;
+    Matrix<float> p(kBlock, length);
+    Matrix<float> pApprox(kBlock, length);
+    for (Eigen::Index begin = 0; begin < length; begin += kBlock) {
+        const Eigen::Index rows = std::min(kBlock, length - begin);
+        exactAttentionRows<float>(q, k, scale, true, begin, p.topRows(rows));
+        approxRows.rows(begin, pApprox.topRows(rows));
+        squaredError += (pApprox.topRows(rows) - p.topRows(rows)).cast<double>().squaredNorm();
+        squaredExact += p.topRows(rows).cast<double>().squaredNorm();
+    }
+    return std::sqrt(squaredError / squaredExact);
+}
+
+// log softmax of a row of logits, in double.
+VectorD logSoftmax(const Eigen::Ref<const Vector<float>>& logits)
+{
+    const VectorD x = logits.cast<double>();
+    const double top = x.maxCoeff();
+    return x.array() - (top + std::log((x.array() - top).exp().sum()));
+}
+
+std::vector<TokenProbability> topTokens(const VectorD& logProbabilities)
+{
+    std::vector<int> ids(std::size_t(logProbabilities.size()));
+    std::iota(ids.begin(), ids.end(), 0);
+    const int count = std::min<int>(kTopCount, int(ids.size()));
+    std::partial_sort(ids.begin(), ids.begin() + count, ids.end(), [&](int a, int b) {
+        return logProbabilities[a] > logProbabilities[b];
+    });
+    std::vector<TokenProbability> top;
+    for (int i = 0; i < count; ++i)
+        top.push_back({ids[std::size_t(i)], std::exp(logProbabilities[ids[std::size_t(i)]])});
+    return top;
+}
+
+// Block-averages an L x L matrix to at most size x size cells.
+MatrixD thumbnail(const MatrixD& matrix, int size)
+{
+    const Eigen::Index length = matrix.rows();
+    const Eigen::Index cells = std::min<Eigen::Index>(length, size);
+    MatrixD small(cells, cells);
+    for (Eigen::Index a = 0; a < cells; ++a) {
+        const Eigen::Index rowBegin = a * length / cells;
+        const Eigen::Index rowEnd = (a + 1) * length / cells;
+        for (Eigen::Index b = 0; b < cells; ++b) {
+            const Eigen::Index colBegin = b * length / cells;
+            const Eigen::Index colEnd = (b + 1) * length / cells;
+            small(a, b) = matrix.block(rowBegin, colBegin, rowEnd - rowBegin, colEnd - colBegin)
+                              .mean();
+        }
+    }
+    return small;
+}
+
+}  // namespace
+
+DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
+                                       const ForwardResult& exact, const ExperimentSpec& method,
+                                       const std::vector<int>& replacedLayers,
+                                       const std::function<bool()>& cancelled)
+{
+    const Gpt2Config& config = model.config();
+    const Eigen::Index length = Eigen::Index(ids.size());
+    if (exact.logits.rows() != length)
+        throw std::invalid_argument("compareDownstream: the exact forward pass has no logits "
+                                    "for these tokens");
+    DownstreamComparison comparison;
+    comparison.replacedLayers = checkedLayers(replacedLayers, config.layers);
+
+    const int d = config.headDim();
+    const double scale = method.resolvedScale(d);
+    std::vector<std::unique_ptr<FeatureMap<float>>> maps;
+    if (!method.exactMethod)
+        for (int h = 0; h < config.heads; ++h)
+            maps.push_back(makeFeatureMap<float>(method.featureMap, d, scale, h));
+
+    std::vector<double> relativeErrorSum(std::size_t(config.layers), 0.0);
+    ForwardOptions options;
+    options.captureQkv = false;
+    options.cancelled = cancelled;
+    options.replaced.assign(std::size_t(config.layers), false);
+    for (const int layer : comparison.replacedLayers)
+        options.replaced[std::size_t(layer)] = true;
+    options.replacement = [&](int layer, int head, const Matrix<float>& q, const Matrix<float>& k,
+                              const Matrix<float>& v) -> Matrix<float> {
+        if (method.exactMethod)
+            return streamingAttention<float>(q, k, v, scale, true);
+        const FeatureMap<float>& phi = *maps[std::size_t(head)];
+        relativeErrorSum[std::size_t(layer)] += relativeAttentionError(phi, q, k, scale);
+        return linearAttention<float>(phi, q, k, v, true, method.chunkSize).output;
+    };
+    const ForwardResult approx = model.forward(ids, options);
+
+    comparison.exactTop1.assign(std::size_t(length), 0);
+    comparison.approxTop1.assign(std::size_t(length), -1);
+    comparison.kl.assign(std::size_t(length), 0.0);
+    comparison.exactTop5.resize(std::size_t(length));
+    comparison.approxTop5.resize(std::size_t(length));
+    forEachRowBlock(length, 16, [&](Eigen::Index begin, Eigen::Index end) {
+        for (Eigen::Index i = begin; i < end; ++i) {
+            const VectorD logP = logSoftmax(exact.logits.row(i).transpose());
+            comparison.exactTop5[std::size_t(i)] = topTokens(logP);
+            comparison.exactTop1[std::size_t(i)] = comparison.exactTop5[std::size_t(i)].front().id;
+            if (!approx.logits.row(i).allFinite()) {
+                // An approximation whose denominators reach zero can leave no distribution.
+                comparison.kl[std::size_t(i)] = std::numeric_limits<double>::infinity();
+                continue;
+            }
+            const VectorD logQ = logSoftmax(approx.logits.row(i).transpose());
+            comparison.approxTop5[std::size_t(i)] = topTokens(logQ);
+            comparison.approxTop1[std::size_t(i)] =
+                comparison.approxTop5[std::size_t(i)].front().id;
+            comparison.kl[std::size_t(i)] =
+                std::max(0.0, (logP.array().exp() * (logP - logQ).array()).sum());
+        }
+    });
+
+    Eigen::Index agreeing = 0;
+    for (Eigen::Index i = 0; i < length; ++i)
+        agreeing += comparison.exactTop1[std::size_t(i)] == comparison.approxTop1[std::size_t(i)];
+    comparison.top1Agreement = double(agreeing) / double(length);
+    comparison.meanKl =
+        std::accumulate(comparison.kl.begin(), comparison.kl.end(), 0.0) / double(length);
+    comparison.maxKl = *std::max_element(comparison.kl.begin(), comparison.kl.end());
+    double total = 0;
+    for (const int layer : comparison.replacedLayers) {
+        const double layerMean = relativeErrorSum[std::size_t(layer)] / config.heads;
+        comparison.relFrobeniusPerLayer.push_back(layerMean);
+        total += layerMean;
+    }
+    comparison.relFrobeniusAttentionMean = total / double(comparison.replacedLayers.size());
+    return comparison;
+}
+
+QString layersName(const std::vector<int>& layers, int layerCount)
+{
+    std::vector<int> sorted = layers;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    if (int(sorted.size()) == layerCount && layerCount > 1)
+        return QStringLiteral("all");
+    QStringList names;
+    for (const int layer : sorted)
+        names.append(QString::number(layer));
+    return names.join(QLatin1Char('+'));
+}
+
+ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparison& comparison,
+                          int layerCount)
+{
+    ModelEvalRow row;
+    row.method = method.methodName();
+    row.features = method.exactMethod ? 0 : method.featureMap.features;
+    row.layers = layersName(comparison.replacedLayers, layerCount);
+    row.seed = method.featureMap.seed;
+    row.tokens = int(comparison.kl.size());
+    row.top1Agreement = comparison.top1Agreement;
+    row.meanKl = comparison.meanKl;
+    row.maxKl = comparison.maxKl;
+    row.relFrobeniusAttentionMean = comparison.relFrobeniusAttentionMean;
+    return row;
+}
+
+QString modelEvalCsv(const std::vector<ModelEvalRow>& rows)
+{
+    QByteArray csv("method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,"
+                   "rel_frobenius_attention_mean\n");
+    for (const ModelEvalRow& row : rows) {
+        csv += csvField(row.method).toUtf8() + ',' + QByteArray::number(row.features) + ',' +
+               csvField(row.layers).toUtf8() + ',' + QByteArray::number(qulonglong(row.seed)) +
+               ',' + QByteArray::number(row.tokens) + ',';
+        appendCsvNumber(csv, row.top1Agreement, kCsvDigits);
+        for (const double value : {row.meanKl, row.maxKl, row.relFrobeniusAttentionMean}) {
+            csv += ',';
+            appendCsvNumber(csv, value, kCsvDigits);
+        }
+        csv += '\n';
+    }
+    return QString::fromUtf8(csv);
+}
+
+std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,
+                                         int thumbnailSize,
+                                         const std::function<void(int, int)>& progress)
+{
+    if (spec.input.kind != InputKind::Model)
+        throw InputError(QStringLiteral("the head grid needs model input (a trained model reads "
+                                        "the text)"));
+    const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
+    const int layers = model->config().layers;
+    ComputeOptions perLayer = options;
+    perLayer.matrices = true;
+    perLayer.kernels = false;
+    perLayer.features = false;
+    std::vector<HeadSurveyEntry> entries;
+    for (int layer = 0; layer < layers; ++layer) {
+        if (options.cancelled && options.cancelled())
+            throw Cancelled();
+        ExperimentSpec layerSpec = spec;
+        layerSpec.input.layer = layer;
+        layerSpec.causal = true;
+        const AttentionInput input = buildInput(layerSpec.input, nullptr, options.budget);
+        const ExperimentResult result = compute(layerSpec, input, perLayer);
+        const double rootScale = std::sqrt(result.scale);
+        for (std::size_t h = 0; h < result.heads.size(); ++h) {
+            const HeadResult& head = result.heads[h];
+            HeadSurveyEntry entry;
+            entry.layer = layer;
+            entry.head = int(h);
+            entry.thumbnailExact = thumbnail(head.attentionExact, thumbnailSize);
+            if (head.attentionApprox.size() > 0)
+                entry.thumbnailApprox = thumbnail(head.attentionApprox, thumbnailSize);
+            entry.metrics = head.metrics;
+            const VectorD queryNorms = rootScale * input.heads[h].q.rowwise().norm();
+            const VectorD keyNorms = rootScale * input.heads[h].k.rowwise().norm();
+            entry.meanQueryNorm = queryNorms.mean();
+            entry.maxQueryNorm = queryNorms.maxCoeff();
+            entry.meanKeyNorm = keyNorms.mean();
+            entry.maxKeyNorm = keyNorms.maxCoeff();
+            entries.push_back(std::move(entry));
+        }
+        if (progress)
+            progress(layer + 1, layers);
+    }
+    return entries;
+}
+
+}  // namespace attnlab

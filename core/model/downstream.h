@@ -1,0 +1,105 @@
+#pragma once
+
+#include "experiment.h"
+#include "metrics.h"
+#include "model/gpt2_model.h"
+
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace attnlab {
+
+// What replacing softmax attention by an approximation inside a trained model does to its
+// predictions: the model runs twice on the same tokens, once as trained (exact causal softmax in
+// every layer) and once with the approximation of `method` in the replaced layers (every head of
+// each), and the next-token distributions p_i = softmax(logits_i) of the two runs are compared
+// position by position.
+
+struct TokenProbability {
+    int id = 0;
+    double probability = 0;
+};
+
+struct DownstreamComparison {
+    std::vector<int> replacedLayers;  // 0-based, ascending
+    // Per position i (L of them):
+    std::vector<int> exactTop1;                            // argmax p_i
+    std::vector<int> approxTop1;                           // argmax p^_i
+    std::vector<double> kl;                                // KL(p_i || p^_i) = sum_t p_it log(p_it / p^_it)
+    std::vector<std::vector<TokenProbability>> exactTop5;  // the 5 likeliest next tokens
+    std::vector<std::vector<TokenProbability>> approxTop5;
+    // Summaries:
+    double top1Agreement = 0;  // fraction of positions with exactTop1 == approxTop1
+    double meanKl = 0;         // mean_i KL(p_i || p^_i)
+    double maxKl = 0;          // max_i KL(p_i || p^_i)
+    // mean over the replaced heads of |P^ - P|_F / |P|_F, where P and P^ are exact and
+    // approximate causal attention on the queries and keys that head receives in the
+    // approximate run (so from the first replaced layer on, what the approximation really sees).
+    double relFrobeniusAttentionMean = 0;
+    std::vector<double> relFrobeniusPerLayer;  // the same mean per replaced layer
+};
+
+// Runs the comparison. method: exactMethod (streaming exact: a sanity check, agreement 1) or a
+// feature map with its parameters and seed; its scale (1/sqrt(d) by default, as GPT-2); causal is
+// always on, as the model was trained. Head h of every replaced layer uses the feature map of
+// head h (the W the single-layer views show). exact: the model's own forward pass on ids with
+// logits (cachedForward gives it), so repeated comparisons reuse it. Throws InputError (a layer
+// the model does not have, no layers), Cancelled.
+DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
+                                       const ForwardResult& exact, const ExperimentSpec& method,
+                                       const std::vector<int>& replacedLayers,
+                                       const std::function<bool()>& cancelled = {});
+
+// One row of `attention-lab model-eval` and of the window's chart against m: one method, m,
+// set of replaced layers and seed on one text.
+struct ModelEvalRow {
+    QString method;        // "favor-positive", ...
+    int features = 0;      // m
+    QString layers;        // layersName()
+    std::uint64_t seed = 0;
+    int tokens = 0;        // L
+    double top1Agreement = 0;
+    double meanKl = 0;
+    double maxKl = 0;
+    double relFrobeniusAttentionMean = 0;
+};
+
+// The row of a comparison.
+ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparison& comparison,
+                          int layerCount);
+
+// The CSV of rows, with the header
+// method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean
+// and numbers written as csv.h writes them.
+QString modelEvalCsv(const std::vector<ModelEvalRow>& rows);
+
+// "all" when layers are every layer of a model with layerCount layers (more than one), else
+// "2" or "0+3": the names `model-eval --layers` reads.
+QString layersName(const std::vector<int>& layers, int layerCount);
+
+// One small picture and the numbers of every head of a model on one text, for the head grid.
+struct HeadSurveyEntry {
+    int layer = 0;
+    int head = 0;
+    MatrixD thumbnailExact;   // P averaged over blocks to at most thumbnailSize x thumbnailSize
+    MatrixD thumbnailApprox;  // P^ likewise (empty for the exact method)
+    AttentionMetrics metrics; // approximate against exact, this head alone
+    // Norms of x' = sqrt(s) x over the positions, queries and keys: the error of FAVOR+ grows
+    // like exp(|q' + k'|^2).
+    double meanQueryNorm = 0;
+    double maxQueryNorm = 0;
+    double meanKeyNorm = 0;
+    double maxKeyNorm = 0;
+};
+
+// Every layer and head of spec's model input (spec.input.kind == Model; spec.input.layer is
+// ignored), under spec's method, causal. progress(done, total) after each layer. Throws as
+// compute does, InputError for another input kind.
+std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,
+                                         int thumbnailSize = 48,
+                                         const std::function<void(int, int)>& progress = {});
+
+}  // namespace attnlab

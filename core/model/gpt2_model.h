@@ -1,0 +1,100 @@
+#pragma once
+
+#include "model/gpt2_tokenizer.h"
+#include "types.h"
+
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace attnlab {
+
+// config.json of a GPT-2-architecture checkpoint (Hugging Face layout).
+struct Gpt2Config {
+    int layers = 0;          // n_layer
+    int heads = 0;           // n_head
+    int width = 0;           // n_embd = heads * d
+    int positions = 0;       // n_positions: the longest text the model reads
+    int vocabularySize = 0;  // vocab_size
+    int innerWidth = 0;      // n_inner, or 4 n_embd when absent or null
+    double layerNormEpsilon = 1e-5;  // layer_norm_epsilon
+    // tie_word_embeddings (default true): the output head is wte; when false, lm_head.weight.
+    bool tiedOutputHead = true;
+
+    int headDim() const { return width / heads; }  // d
+
+    // Throws InputError naming the file and the key when a key is missing, not a positive
+    // integer, or inconsistent (n_embd not a multiple of n_head), or when the file is not JSON.
+    static Gpt2Config fromJson(const QString& path);
+};
+
+// One layer's queries, keys and values for all heads: L x n_embd each, after the bias and before
+// the 1/sqrt(d) scale; head h is columns [h d, (h + 1) d).
+struct LayerQkv {
+    Matrix<float> q;
+    Matrix<float> k;
+    Matrix<float> v;
+};
+
+// An attention that replaces causal softmax attention for one head: from that head's q, k, v
+// (L x d each, before the scale) its output (L x d). Called for every head of every replaced
+// layer, from the thread that runs forward().
+using HeadAttention = std::function<Matrix<float>(int layer, int head, const Matrix<float>& q,
+                                                  const Matrix<float>& k, const Matrix<float>& v)>;
+
+struct ForwardOptions {
+    bool captureQkv = true;  // keep every layer's Q, K, V in ForwardResult::layers
+    bool logits = true;      // compute the next-token logits
+    // Layers l with replaced[l] true run `replacement` instead of softmax attention (an empty
+    // or short vector replaces none of the layers past its end).
+    std::vector<bool> replaced;
+    HeadAttention replacement;
+    // Polled between layers; when it returns true, forward throws Cancelled.
+    std::function<bool()> cancelled;
+};
+
+struct ForwardResult {
+    std::vector<LayerQkv> layers;  // with captureQkv: one per layer
+    Matrix<float> logits;          // with logits: L x vocab, the logits for the token after each position
+};
+
+// A GPT-2-architecture transformer (Radford et al. 2019), weights converted to float at load:
+//   x_0 = wte[t_i] + wpe[i]
+//   for each layer l: a = LN_1(x); [Q K V] = a W_attn + b_attn (Conv1D: W stored in x out);
+//     per head O_h = softmax(Q_h K_h^T / sqrt(d) + causal mask) V_h;
+//     x = x + [O_1 .. O_H] W_proj + b_proj;
+//     x = x + GELU(LN_2(x) W_fc + b_fc) W_mlp + b_mlp, GELU(u) = u/2 (1 + tanh(sqrt(2/pi)(u + 0.044715 u^3)))
+//   logits = LN_f(x) wte^T (the output head tied to the token embedding)
+// LN(u) = (u - mean(u)) / sqrt(var(u) + eps) * g + b over the n_embd entries of a row.
+class Gpt2Model {
+public:
+    // Loads folder/config.json, the folder's safetensors weights (model.safetensors, or the one
+    // *.safetensors file there) with or without the "transformer." prefix of the tensor names,
+    // F32, F16 or BF16, and the tokenizer files (Gpt2Tokenizer::fromFolder). Throws InputError
+    // naming the file and the tensor: missing files or tensors, shapes that disagree with
+    // config.json, damaged files (see SafetensorsFile). Extra tensors (attn.bias masks) are
+    // ignored.
+    static std::shared_ptr<const Gpt2Model> load(const QString& folder);
+
+    const QString& folder() const;
+    const Gpt2Config& config() const;
+    const Gpt2Tokenizer& tokenizer() const;
+
+    // The forward pass above on token ids (1 <= L <= n_positions, every id < vocab_size; else
+    // InputError). Deterministic; safe to call from several threads at once.
+    ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options = {}) const;
+
+    ~Gpt2Model();
+
+private:
+    Gpt2Model();
+    struct Weights;
+    QString m_folder;
+    Gpt2Config m_config;
+    Gpt2Tokenizer m_tokenizer;
+    std::unique_ptr<Weights> m_weights;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,57 @@
+// libFuzzer target: parseSafetensorsHeader on arbitrary bytes. The first 8 bytes (little-endian)
+// are the size of the data section, the rest the header. Any input is either parsed into entries
+// that each lie inside the data (begin <= end <= dataSize), hold exactly their shape's bytes for
+// the known float dtypes, and overlap no other entry, sorted by begin; or refused with InputError
+// naming the file. Anything else (a crash, a leak, undefined behaviour, another exception) is a
+// finding.
+
+#include "errors.h"
+#include "model/safetensors.h"
+
+#include <QByteArrayView>
+#include <QString>
+#include <QtEndian>
+
+#include <cstdlib>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    using namespace attnlab;
+    if (size < 8)
+        return 0;
+    const std::uint64_t dataSize = qFromLittleEndian<quint64>(data);
+    const QByteArrayView header(reinterpret_cast<const char*>(data + 8), qsizetype(size - 8));
+    const QString fileName = QStringLiteral("fuzz.safetensors");
+    try {
+        const std::vector<TensorEntry> entries = parseSafetensorsHeader(header, dataSize, fileName);
+        std::uint64_t reached = 0;  // the furthest end of a nonempty entry so far
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            const TensorEntry& entry = entries[i];
+            if (entry.begin > entry.end || entry.end > dataSize || entry.shape.size() > 8)
+                std::abort();
+            if (i > 0 && entries[i - 1].begin > entry.begin)
+                std::abort();  // not sorted by begin
+            if (entry.begin < entry.end) {
+                if (entry.begin < reached)
+                    std::abort();  // overlaps an earlier entry
+                reached = entry.end;
+            }
+            std::uint64_t elementSize = 0;
+            switch (entry.dtype) {
+            case TensorDtype::F32: elementSize = 4; break;
+            case TensorDtype::F16:
+            case TensorDtype::BF16: elementSize = 2; break;
+            case TensorDtype::F64: elementSize = 8; break;
+            case TensorDtype::Other: break;
+            }
+            if (elementSize > 0 &&
+                (entry.elementCount() < 0 ||
+                 std::uint64_t(entry.elementCount()) * elementSize != entry.end - entry.begin))
+                std::abort();
+        }
+    } catch (const InputError& error) {
+        if (!error.message().startsWith(fileName))
+            std::abort();
+    }
+    return 0;
+}

@@ -1,0 +1,737 @@
+// The GPT-2 forward pass (core/model/gpt2_model) and the safetensors reader
+// (core/model/safetensors):
+// - the forward pass gives the Q, K, V, attention and logits of an independent PyTorch
+//   implementation (tests/data/models/make_fixtures.py) on two tiny checkpoints, one F32 with
+//   the "transformer." prefix and extra mask buffers, one F16 without prefix;
+// - a replaced layer running exact softmax attention gives the same logits, one returning zeros
+//   changes them; too many tokens and ids outside the vocabulary are refused;
+// - damaged safetensors files and checkpoints that disagree with config.json are refused with
+//   InputError naming the file and the tensor; F16, BF16 and F64 convert exactly.
+
+#include "errors.h"
+#include "exact_attention.h"
+#include "model/gpt2_model.h"
+#include "model/safetensors.h"
+#include "npy.h"
+#include "test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtEndian>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+using namespace attnlab;
+using namespace attnlab::test;
+
+namespace {
+
+const QString kModels = QStringLiteral(ATTNLAB_TEST_DATA "/models");
+
+// Float tolerance against the float64 reference, relative to the largest reference value of the
+// array compared (logits reach about 7, Q about 3): the C++ pass runs in float (unit roundoff
+// u = 6e-8) through two layers of sums of at most 64 products, LayerNorms and a softmax; its
+// errors measure at most 7e-7 of that scale (10 u). 1e-5 leaves a margin of 15 and still fails for
+// mistakes such as GELU's erf form instead of its tanh form, a query row seeing its own key
+// masked, or weights read at the wrong precision.
+constexpr double kTolerance = 1e-5;
+
+// An array of the reference folder of a fixture.
+NpyArray reference(const QString& fixture, const QString& name)
+{
+    return readNpy(kModels + QLatin1Char('/') + fixture + QStringLiteral("/reference/") + name);
+}
+
+std::vector<int> referenceTokens(const QString& fixture)
+{
+    QFile file(kModels + QLatin1Char('/') + fixture + QStringLiteral("/reference/tokens.json"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(file.fileName()));
+    std::vector<int> ids;
+    for (const QJsonValue id : QJsonDocument::fromJson(file.readAll())[QStringLiteral("ids")]
+                                   .toArray())
+        ids.push_back(id.toInt());
+    return ids;
+}
+
+// max |computed - expected| / max(1, max |expected|), where value(i) gives computed entry i of
+// expected's C order.
+template <typename Computed>
+double scaledError(const NpyArray& expected, Computed&& value)
+{
+    double largest = 1;
+    for (const double x : expected.values)
+        largest = std::max(largest, std::abs(x));
+    double error = 0;
+    for (std::size_t i = 0; i < expected.values.size(); ++i)
+        error = std::max(error, std::abs(double(value(qint64(i))) - expected.values[i]));
+    return error / largest;
+}
+
+// Head h of a captured L x (H d) matrix as an L x d matrix.
+Matrix<float> headOf(const Matrix<float>& m, int head, int d)
+{
+    return m.middleCols(Eigen::Index(head) * d, d);
+}
+
+// Causal softmax attention of one head, by the definition, in double: P = softmax(q k^T / sqrt(d)
+// + mask), O = P v.
+Matrix<float> softmaxAttentionByHand(const Matrix<float>& q, const Matrix<float>& k,
+                                     const Matrix<float>& v)
+{
+    const Eigen::Index length = q.rows();
+    const double scale = 1 / std::sqrt(double(q.cols()));
+    MatrixD p = MatrixD::Zero(length, length);
+    for (Eigen::Index i = 0; i < length; ++i) {
+        double largest = -std::numeric_limits<double>::infinity();
+        for (Eigen::Index j = 0; j <= i; ++j) {
+            p(i, j) = scale * q.row(i).cast<double>().dot(k.row(j).cast<double>());
+            largest = std::max(largest, p(i, j));
+        }
+        double sum = 0;
+        for (Eigen::Index j = 0; j <= i; ++j)
+            sum += (p(i, j) = std::exp(p(i, j) - largest));
+        p.row(i).head(i + 1) /= sum;
+    }
+    return (p * v.cast<double>()).cast<float>();
+}
+
+// ---- safetensors files byte by byte ------------------------------------------------------------
+
+QByteArray littleEndian64(quint64 value)
+{
+    char bytes[8];
+    qToLittleEndian(value, bytes);
+    return QByteArray(bytes, 8);
+}
+
+// A file: the 8-byte length of header, header, then data.
+QByteArray safetensorsFile(const QByteArray& header, const QByteArray& data)
+{
+    return littleEndian64(quint64(header.size())) + header + data;
+}
+
+QByteArray floatBytes(std::initializer_list<float> values)
+{
+    QByteArray bytes;
+    for (const float value : values) {
+        char le[4];
+        qToLittleEndian(value, le);
+        bytes.append(le, 4);
+    }
+    return bytes;
+}
+
+QByteArray halfBytes(std::initializer_list<quint16> bits)
+{
+    QByteArray bytes;
+    for (const quint16 value : bits) {
+        char le[2];
+        qToLittleEndian(value, le);
+        bytes.append(le, 2);
+    }
+    return bytes;
+}
+
+// One tensor of a header written by hand.
+struct RawTensor {
+    QString name;
+    QString dtype;
+    QList<qint64> shape;
+    QByteArray data;
+};
+
+// A valid file holding tensors one after another in the order given.
+QByteArray safetensorsOf(const QList<RawTensor>& tensors)
+{
+    QJsonObject header;
+    QByteArray data;
+    for (const RawTensor& tensor : tensors) {
+        QJsonArray shape;
+        for (const qint64 dim : tensor.shape)
+            shape.append(dim);
+        header.insert(tensor.name,
+                      QJsonObject{{QStringLiteral("dtype"), tensor.dtype},
+                                  {QStringLiteral("shape"), shape},
+                                  {QStringLiteral("data_offsets"),
+                                   QJsonArray{data.size(), data.size() + tensor.data.size()}}});
+        data += tensor.data;
+    }
+    QByteArray text = QJsonDocument(header).toJson(QJsonDocument::Compact);
+    text.append(QByteArray((8 - text.size() % 8) % 8, ' '));
+    return safetensorsFile(text, data);
+}
+
+// The tensors of a safetensors file as RawTensor, in file order (to write it again changed).
+QList<RawTensor> rawTensorsOf(const QString& path)
+{
+    const SafetensorsFile file(path);
+    QFile raw(path);
+    if (!raw.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    const QByteArray bytes = raw.readAll();
+    const qint64 dataStart = 8 + qint64(qFromLittleEndian<quint64>(bytes.constData()));
+    QList<RawTensor> tensors;
+    for (const TensorEntry& entry : file.entries()) {
+        RawTensor tensor{entry.name, entry.dtypeName, {},
+                         bytes.mid(dataStart + qint64(entry.begin),
+                                   qint64(entry.end - entry.begin))};
+        for (const std::int64_t dim : entry.shape)
+            tensor.shape.append(dim);
+        tensors.append(tensor);
+    }
+    return tensors;
+}
+
+// Copies the files of a fixture folder (not its reference/) into dir.
+void copyFixture(const QString& fixture, const QString& dir)
+{
+    const QDir source(kModels + QLatin1Char('/') + fixture);
+    for (const QString& name : source.entryList(QDir::Files))
+        if (!QFile::copy(source.filePath(name), dir + QLatin1Char('/') + name))
+            qFatal("cannot copy %s", qPrintable(name));
+}
+
+void editConfig(const QString& dir, const std::function<void(QJsonObject&)>& edit)
+{
+    const QString path = dir + QStringLiteral("/config.json");
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    QJsonObject config = QJsonDocument::fromJson(file.readAll()).object();
+    file.close();
+    edit(config);
+    writeBytes(path, QJsonDocument(config).toJson());
+}
+
+}  // namespace
+
+class TestModel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void forwardMatchesReference_data();
+    void forwardMatchesReference();
+    void replacedLayer();
+    void captureAndLogitsOptional();
+    void forwardFromSeveralThreads();
+    void cancelled();
+    void refusesTokens();
+
+    void parsesHeader();
+    void badSafetensors_data();
+    void badSafetensors();
+    void convertsF16();
+    void convertsBF16AndF64();
+
+    void badCheckpoint_data();
+    void badCheckpoint();
+};
+
+void TestModel::forwardMatchesReference_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::newRow("F32, transformer. prefix, mask buffers") << QStringLiteral("tiny-gpt2-prefixed-f32");
+    QTest::newRow("F16, no prefix") << QStringLiteral("tiny-gpt2-f16");
+}
+
+// Q, K, V of every layer and head, the attention P = softmax(Q K^T / sqrt(d) + mask) formed from
+// them, and the logits all equal the reference within kTolerance.
+void TestModel::forwardMatchesReference()
+{
+    QFETCH(QString, fixture);
+    const auto model = Gpt2Model::load(kModels + QLatin1Char('/') + fixture);
+    const Gpt2Config& config = model->config();
+    QCOMPARE(config.layers, 2);
+    QCOMPARE(config.heads, 2);
+    QCOMPARE(config.width, 16);
+    QCOMPARE(config.innerWidth, 64);
+    QCOMPARE(config.positions, 32);
+    QCOMPARE(config.vocabularySize, model->tokenizer().vocabularySize());
+    const int d = config.headDim();
+    const std::vector<int> ids = referenceTokens(fixture);
+    const Eigen::Index length = Eigen::Index(ids.size());
+
+    const ForwardResult result = model->forward(ids);
+    QCOMPARE(result.layers.size(), std::size_t(config.layers));
+    for (int l = 0; l < config.layers; ++l) {
+        const LayerQkv& layer = result.layers[std::size_t(l)];
+        const QString suffix = QStringLiteral("_layer%1.npy").arg(l);
+        for (const auto& [symbol, matrix] :
+             {std::pair{QStringLiteral("q"), &layer.q}, std::pair{QStringLiteral("k"), &layer.k},
+              std::pair{QStringLiteral("v"), &layer.v}}) {
+            const NpyArray expected = reference(fixture, symbol + suffix);
+            QCOMPARE(expected.shape, (std::vector<qint64>{config.heads, length, d}));
+            const Matrix<float>& m = *matrix;
+            const double error = scaledError(expected, [&](qint64 index) {
+                const qint64 h = index / (length * d), i = (index / d) % length, j = index % d;
+                return m(i, h * d + j);
+            });
+            QVERIFY2(error <= kTolerance,
+                     qPrintable(QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error)));
+        }
+        const NpyArray expected = reference(fixture, QStringLiteral("attention") + suffix);
+        std::vector<Matrix<float>> attention;
+        for (int h = 0; h < config.heads; ++h) {
+            const Matrix<float> q = headOf(layer.q, h, d), k = headOf(layer.k, h, d),
+                                v = headOf(layer.v, h, d);
+            attention.push_back(
+                materialisedAttention<float>(q, k, v, 1 / std::sqrt(double(d)), true).attention);
+        }
+        const double error = scaledError(expected, [&](qint64 index) {
+            const qint64 h = index / (length * length), i = (index / length) % length,
+                         j = index % length;
+            return attention[std::size_t(h)](i, j);
+        });
+        QVERIFY2(error <= kTolerance,
+                 qPrintable(QStringLiteral("attention layer %1: error %2").arg(l).arg(error)));
+    }
+    const NpyArray logits = reference(fixture, QStringLiteral("logits.npy"));
+    QCOMPARE(logits.shape, (std::vector<qint64>{length, config.vocabularySize}));
+    QCOMPARE(result.logits.rows(), length);
+    QCOMPARE(result.logits.cols(), Eigen::Index(config.vocabularySize));
+    const double error = scaledError(logits, [&](qint64 index) {
+        return result.logits.data()[index];  // row-major, as C order
+    });
+    QVERIFY2(error <= kTolerance, qPrintable(QStringLiteral("logits: error %1").arg(error)));
+}
+
+// The replacement runs for every head of the replaced layers only; exact softmax attention
+// computed by hand gives the logits of the model's own attention, zeros change them.
+void TestModel::replacedLayer()
+{
+    const auto model = Gpt2Model::load(kModels + QStringLiteral("/tiny-gpt2-f16"));
+    const std::vector<int> ids = referenceTokens(QStringLiteral("tiny-gpt2-f16"));
+    const ForwardResult exact = model->forward(ids);
+
+    ForwardOptions options;
+    options.replaced = {false, true};
+    std::vector<std::pair<int, int>> calls;
+    options.replacement = [&](int layer, int head, const Matrix<float>& q, const Matrix<float>& k,
+                              const Matrix<float>& v) {
+        calls.emplace_back(layer, head);
+        // What the hook receives is the head's Q, K, V as captured.
+        const LayerQkv& captured = exact.layers[std::size_t(layer)];
+        const int d = int(q.cols());
+        if (q != headOf(captured.q, head, d) || k != headOf(captured.k, head, d) ||
+            v != headOf(captured.v, head, d))
+            qFatal("the replacement did not receive the head's q, k, v");
+        return softmaxAttentionByHand(q, k, v);
+    };
+    const ForwardResult byHand = model->forward(ids, options);
+    QCOMPARE(calls, (std::vector<std::pair<int, int>>{{1, 0}, {1, 1}}));
+    const double difference = (byHand.logits - exact.logits).cwiseAbs().maxCoeff();
+    QVERIFY2(difference <= 1e-5, qPrintable(QString::number(difference)));
+
+    // Replacing layer 0 changes what layer 1 sees.
+    options.replaced = {true};
+    calls.clear();
+    options.replacement = [&](int layer, int head, const Matrix<float>& q, const Matrix<float>&,
+                              const Matrix<float>&) {
+        calls.emplace_back(layer, head);
+        return Matrix<float>::Zero(q.rows(), q.cols()).eval();
+    };
+    const ForwardResult zeros = model->forward(ids, options);
+    QCOMPARE(calls, (std::vector<std::pair<int, int>>{{0, 0}, {0, 1}}));
+    QVERIFY((zeros.logits - exact.logits).cwiseAbs().maxCoeff() > 0.1);
+    QVERIFY((zeros.layers[1].q - exact.layers[1].q).cwiseAbs().maxCoeff() > 0.1);
+    QCOMPARE(zeros.layers[0].q, exact.layers[0].q);
+
+    // A replacement of the wrong shape is a programming error, not bad input.
+    options.replacement = [](int, int, const Matrix<float>& q, const Matrix<float>&,
+                             const Matrix<float>&) { return Matrix<float>(q.rows(), 1); };
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, model->forward(ids, options));
+}
+
+void TestModel::captureAndLogitsOptional()
+{
+    const auto model = Gpt2Model::load(kModels + QStringLiteral("/tiny-gpt2-prefixed-f32"));
+    const std::vector<int> ids = referenceTokens(QStringLiteral("tiny-gpt2-prefixed-f32"));
+    const ForwardResult full = model->forward(ids);
+    ForwardOptions options;
+    options.captureQkv = false;
+    const ForwardResult logitsOnly = model->forward(ids, options);
+    QVERIFY(logitsOnly.layers.empty());
+    QCOMPARE(logitsOnly.logits, full.logits);  // deterministic
+    options.captureQkv = true;
+    options.logits = false;
+    const ForwardResult qkvOnly = model->forward(ids, options);
+    QCOMPARE(qkvOnly.logits.size(), Eigen::Index(0));
+    QCOMPARE(qkvOnly.layers[1].v, full.layers[1].v);
+    // One token: the first row of the longer text's results (causal).
+    const ForwardResult one = model->forward({ids[0]});
+    QVERIFY((one.logits.row(0) - full.logits.row(0)).cwiseAbs().maxCoeff() < 1e-5);
+}
+
+void TestModel::forwardFromSeveralThreads()
+{
+    const auto model = Gpt2Model::load(kModels + QStringLiteral("/tiny-gpt2-f16"));
+    const std::vector<int> ids = referenceTokens(QStringLiteral("tiny-gpt2-f16"));
+    const ForwardResult expected = model->forward(ids);
+    std::vector<ForwardResult> results(4);
+    std::vector<std::thread> threads;
+    for (ForwardResult& result : results)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 20; ++i)
+                result = model->forward(ids);
+        });
+    for (std::thread& thread : threads)
+        thread.join();
+    for (const ForwardResult& result : results)
+        QCOMPARE(result.logits, expected.logits);
+}
+
+void TestModel::cancelled()
+{
+    const auto model = Gpt2Model::load(kModels + QStringLiteral("/tiny-gpt2-f16"));
+    ForwardOptions options;
+    int polls = 0;
+    options.cancelled = [&] { return ++polls == 2; };  // after the first layer
+    QVERIFY_THROWS_EXCEPTION(Cancelled, model->forward({1, 2, 3}, options));
+    QCOMPARE(polls, 2);
+}
+
+// L > n_positions, ids outside [0, vocab_size) and no tokens are InputError.
+void TestModel::refusesTokens()
+{
+    const auto model = Gpt2Model::load(kModels + QStringLiteral("/tiny-gpt2-f16"));
+    const int vocabulary = model->config().vocabularySize;
+    const std::vector<int> tooLong(33, 5);
+    QString message = thrownMessage<InputError>([&] { model->forward(tooLong); });
+    QVERIFY2(message.contains(QStringLiteral("33 tokens")) &&
+                 message.contains(QStringLiteral("at most 32")),
+             qPrintable(message));
+    model->forward(std::vector<int>(32, 5));  // n_positions itself is read
+
+    message = thrownMessage<InputError>([&] { model->forward({1, vocabulary, 2}); });
+    QVERIFY2(message.contains(QString::number(vocabulary)) &&
+                 message.contains(QStringLiteral("position 1")),
+             qPrintable(message));
+    message = thrownMessage<InputError>([&] { model->forward({-1}); });
+    QVERIFY2(message.contains(QStringLiteral("-1")), qPrintable(message));
+    QVERIFY(!thrownMessage<InputError>([&] { model->forward({}); }).isEmpty());
+    model->forward({vocabulary - 1});
+}
+
+// Entries come back sorted by begin; __metadata__ is skipped; empty tensors and unknown dtypes
+// are accepted until used.
+void TestModel::parsesHeader()
+{
+    const QByteArray header =
+        R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+        R"("__metadata__":{"format":"pt"},)"
+        R"("a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},)"
+        R"("empty":{"dtype":"F32","shape":[0,3],"data_offsets":[4,4]},)"
+        R"("ids":{"dtype":"I64","shape":[1],"data_offsets":[16,24]},)"
+        R"("odd":{"dtype":"Q7","shape":[3],"data_offsets":[24,25]}})";
+    const std::vector<TensorEntry> entries =
+        parseSafetensorsHeader(header, 25, QStringLiteral("x.safetensors"));
+    QStringList names;
+    for (const TensorEntry& entry : entries)
+        names.append(entry.name);
+    QCOMPARE(names, (QStringList{"a", "empty", "b", "ids", "odd"}));
+    QCOMPARE(entries[0].dtype, TensorDtype::F16);
+    QCOMPARE(entries[0].shape, (std::vector<std::int64_t>{2, 2}));
+    QCOMPARE(entries[1].elementCount(), std::int64_t(0));
+    QCOMPARE(entries[3].dtype, TensorDtype::Other);
+    QCOMPARE(entries[3].dtypeName, QStringLiteral("I64"));
+    QCOMPARE(entries[4].dtypeName, QStringLiteral("Q7"));
+    QCOMPARE(entries[4].end, std::uint64_t(25));
+}
+
+void TestModel::badSafetensors_data()
+{
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("read");  // the tensor read after opening; empty: open only
+    QTest::addColumn<QString>("expected");  // in the message, besides the path
+    const QByteArray oneTensor = R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
+    const QByteArray sixteen = floatBytes({1, 2, 3, 4});
+
+    QTest::newRow("valid") << safetensorsFile(oneTensor, sixteen) << "w" << "";
+    QTest::newRow("empty file") << QByteArray() << "" << "8-byte header length";
+    QTest::newRow("shorter than the length") << QByteArray(5, '\0') << "" << "8-byte header length";
+    QTest::newRow("truncated data") << safetensorsFile(oneTensor, sixteen.left(12)) << ""
+                                    << "tensor w: data_offsets [0, 16] reach past the end";
+    QTest::newRow("header length past the end")
+        << littleEndian64(quint64(oneTensor.size() + 1)) + oneTensor << "" << "only";
+    QTest::newRow("header over the limit (length field only)")
+        << littleEndian64(kSafetensorsMaxHeader + 1) + QByteArray("{}") << ""
+        << "over the 104857600 bytes";
+    QTest::newRow("header length 2^64 - 1") << littleEndian64(~quint64(0)) << "" << "header length";
+    QTest::newRow("offsets past the end")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[16,32]}})", sixteen)
+        << "" << "tensor w: data_offsets [16, 32] reach past the end";
+    QTest::newRow("overlapping offsets")
+        << safetensorsFile(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
+                           R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                           sixteen)
+        << "" << "tensor b (bytes 8 to 16) overlaps tensor a";
+    QTest::newRow("overlapping inside")
+        << safetensorsFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+                           R"("b":{"dtype":"F16","shape":[1],"data_offsets":[6,8]}})",
+                           sixteen)
+        << "" << "overlaps tensor a";
+    QTest::newRow("end before begin")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})", sixteen)
+        << "" << "tensor w: data_offsets [8, 4] end before they begin";
+    QTest::newRow("shape and size disagree")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}})", sixteen)
+        << "" << "tensor w: shape [2, 3] of F32 needs 24 bytes";
+    QTest::newRow("element count overflows")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],)"
+                           R"("data_offsets":[0,16]}})",
+                           sixteen)
+        << "" << "more than 2^64";
+    QTest::newRow("negative dimension")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", sixteen)
+        << "" << "tensor w: shape holds -4";
+    QTest::newRow("fractional offset")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,15.5]}})", sixteen)
+        << "" << "tensor w: data_offsets is not";
+    QTest::newRow("one offset")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[16]}})", sixteen)
+        << "" << "tensor w: data_offsets is not";
+    QTest::newRow("rank 9")
+        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,4],)"
+                           R"("data_offsets":[0,16]}})",
+                           sixteen)
+        << "" << "tensor w: shape has 9 dimensions";
+    QTest::newRow("dtype not a string")
+        << safetensorsFile(R"({"w":{"dtype":4,"shape":[4],"data_offsets":[0,16]}})", sixteen)
+        << "" << "tensor w: dtype is a number";
+    QTest::newRow("entry not an object")
+        << safetensorsFile(R"({"w":[1,2]})", sixteen) << "" << "tensor w: is an array";
+    QTest::newRow("not JSON") << safetensorsFile("{\"w\": {", sixteen) << "" << "not JSON";
+    QTest::newRow("binary header") << safetensorsFile(QByteArray("\xff\xfe\x00\x01", 4), sixteen)
+                                   << "" << "not JSON";
+    QTest::newRow("JSON array") << safetensorsFile("[1, 2]", sixteen) << "" << "JSON array";
+    QTest::newRow("metadata not strings")
+        << safetensorsFile(R"({"__metadata__":{"n":3}})", sixteen) << "" << "__metadata__";
+    QTest::newRow("unsupported dtype used")
+        << safetensorsFile(R"({"w":{"dtype":"I32","shape":[4],"data_offsets":[0,16]}})", sixteen)
+        << "w" << "tensor w: unsupported dtype I32";
+    QTest::newRow("unknown dtype used")
+        << safetensorsFile(R"({"w":{"dtype":"Q7","shape":[4],"data_offsets":[0,16]}})", sixteen)
+        << "w" << "tensor w: unsupported dtype Q7";
+    QTest::newRow("missing tensor") << safetensorsFile(oneTensor, sixteen) << "h.0.ln_1.weight"
+                                    << "tensor h.0.ln_1.weight is missing";
+    QTest::newRow("NaN") << safetensorsFile(oneTensor, floatBytes({1, 2, NAN, 4})) << "w"
+                         << "tensor w: element 2 is NaN";
+    QTest::newRow("infinity") << safetensorsFile(oneTensor, floatBytes({1, -INFINITY, 3, 4}))
+                              << "w" << "tensor w: element 1 is infinite";
+}
+
+// Each damaged file is refused with InputError whose message starts with the path and names the
+// tensor; nothing else is thrown and nothing crashes.
+void TestModel::badSafetensors()
+{
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, read);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("model.safetensors"));
+    writeBytes(path, bytes);
+    const QString message = thrownMessage<InputError>([&] {
+        const SafetensorsFile file(path);
+        if (!read.isEmpty()) {
+            const TensorEntry* entry = file.find(read);
+            if (entry)
+                file.values(*entry);
+            else
+                file.vector(read, 4);
+        }
+    });
+    if (expected.isEmpty()) {
+        QVERIFY2(message.isEmpty(), qPrintable(message));
+        return;
+    }
+    QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
+    QVERIFY2(message.contains(expected), qPrintable(message));
+}
+
+// IEEE binary16 to float: normal, subnormal, the largest finite, negative zero; infinity and NaN
+// refused as non-finite.
+void TestModel::convertsF16()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("half.safetensors"));
+    const QByteArray values = halfBytes({0x3C00, 0xC000, 0x3555, 0x0001, 0x03FF, 0x0400, 0x7BFF,
+                                         0xFBFF, 0x8000, 0x8001});
+    writeBytes(path, safetensorsOf({{"h", "F16", {10}, values},
+                                    {"inf", "F16", {2}, halfBytes({0x3C00, 0x7C00})},
+                                    {"nan", "F16", {1}, halfBytes({0x7E00})}}));
+    const SafetensorsFile file(path);
+    const Vector<float> h = file.vector(QStringLiteral("h"), 10);
+    QCOMPARE(h[0], 1.0f);
+    QCOMPARE(h[1], -2.0f);
+    QCOMPARE(h[2], 0.333251953125f);                // 0x3555 = 1365/4096
+    QCOMPARE(h[3], std::ldexp(1.0f, -24));          // the smallest subnormal
+    QCOMPARE(h[4], std::ldexp(1023.0f, -24));       // the largest subnormal
+    QCOMPARE(h[5], std::ldexp(1.0f, -14));          // the smallest normal
+    QCOMPARE(h[6], 65504.0f);
+    QCOMPARE(h[7], -65504.0f);
+    QCOMPARE(h[8], 0.0f);
+    QVERIFY(std::signbit(h[8]));
+    QCOMPARE(h[9], -std::ldexp(1.0f, -24));
+    QString message = thrownMessage<InputError>([&] { file.vector(QStringLiteral("inf"), 2); });
+    QVERIFY2(message.startsWith(path) && message.contains(QStringLiteral("tensor inf: element 1 "
+                                                                         "is infinite")),
+             qPrintable(message));
+    message = thrownMessage<InputError>([&] { file.vector(QStringLiteral("nan"), 1); });
+    QVERIFY2(message.contains(QStringLiteral("tensor nan: element 0 is NaN")), qPrintable(message));
+}
+
+// bfloat16 (the upper half of a float) and F64 (rounded to float; beyond the float range refused).
+void TestModel::convertsBF16AndF64()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bf16.safetensors"));
+    QByteArray doubles;
+    for (const double value : {0.1, -3.5, 1e-300}) {
+        char le[8];
+        qToLittleEndian(value, le);
+        doubles.append(le, 8);
+    }
+    QByteArray huge(8, '\0');
+    qToLittleEndian(1e39, huge.data());
+    // One odd byte first, so that every tensor after it starts at an odd offset.
+    writeBytes(path, safetensorsOf({{"pad", "U8", {1}, QByteArray(1, '\x7f')},
+                                    {"b", "BF16", {6},
+                                     halfBytes({0x3F80, 0xC040, 0x0001, 0x8000, 0x7F7F, 0x3E80})},
+                                    {"binf", "BF16", {1}, halfBytes({0xFF80})},
+                                    {"f", "F16", {1}, halfBytes({0x3800})},
+                                    {"d", "F64", {3}, doubles},
+                                    {"huge", "F64", {1}, huge}}));
+    const SafetensorsFile file(path);
+    const Vector<float> b = file.vector(QStringLiteral("b"), 6);
+    QCOMPARE(b[0], 1.0f);
+    QCOMPARE(b[1], -3.0f);
+    QCOMPARE(b[2], std::ldexp(1.0f, -133));  // a float subnormal
+    QCOMPARE(b[3], 0.0f);
+    QVERIFY(std::signbit(b[3]));
+    QCOMPARE(b[4], std::ldexp(255.0f, 120));  // 0x7F7F: the largest finite bfloat16
+    QCOMPARE(b[5], 0.25f);
+    QCOMPARE(file.vector(QStringLiteral("f"), 1)[0], 0.5f);  // F16 at an odd offset
+    QVERIFY(thrownMessage<InputError>([&] { file.vector(QStringLiteral("binf"), 1); })
+                .contains(QStringLiteral("tensor binf: element 0 is infinite")));
+    const Vector<float> d = file.vector(QStringLiteral("d"), 3);
+    QCOMPARE(d[0], 0.1f);
+    QCOMPARE(d[1], -3.5f);
+    QCOMPARE(d[2], 0.0f);  // below the float range: rounds to 0
+    QVERIFY(thrownMessage<InputError>([&] { file.vector(QStringLiteral("huge"), 1); })
+                .contains(QStringLiteral("tensor huge: element 0 is infinite")));
+    // matrix() and vector() check the shape itself, not only the element count.
+    const QString message =
+        thrownMessage<InputError>([&] { file.matrix(QStringLiteral("b"), 2, 3); });
+    QVERIFY2(message.contains(QStringLiteral("tensor b has shape [6], expected [2, 3]")),
+             qPrintable(message));
+}
+
+void TestModel::badCheckpoint_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QString>("damage");
+    QTest::addColumn<QString>("file");      // the file named in the message
+    QTest::addColumn<QString>("expected");  // in the message
+    const QString f16 = QStringLiteral("tiny-gpt2-f16");
+    const QString f32 = QStringLiteral("tiny-gpt2-prefixed-f32");
+    QTest::newRow("no config.json") << f16 << "remove config.json" << "config.json"
+                                    << "no such file";
+    QTest::newRow("config not JSON") << f16 << "config garbage" << "config.json" << "not JSON";
+    QTest::newRow("n_head missing") << f16 << "config drop n_head" << "config.json" << "n_head";
+    QTest::newRow("n_embd not a multiple of n_head")
+        << f16 << "config n_head 3" << "config.json" << "not a multiple of n_head";
+    QTest::newRow("erf GELU") << f16 << "config gelu" << "config.json" << "activation_function";
+    QTest::newRow("no weights") << f16 << "remove model.safetensors" << ""
+                                << "no .safetensors weights";
+    QTest::newRow("missing tensor") << f16 << "drop h.1.attn.c_attn.weight" << "model.safetensors"
+                                    << "model.safetensors: tensor h.1.attn.c_attn.weight is missing";
+    QTest::newRow("missing prefixed tensor")
+        << f32 << "drop transformer.ln_f.bias" << "model.safetensors"
+        << "tensor transformer.ln_f.bias is missing";
+    QTest::newRow("n_inner disagrees")
+        << f16 << "config n_inner 32" << "model.safetensors"
+        << "tensor h.0.mlp.c_fc.weight has shape [16, 64], expected [16, 32]";
+    QTest::newRow("vocab_size disagrees")
+        << f32 << "config vocab_size 300" << "model.safetensors"
+        << "tensor transformer.wte.weight has shape [269, 16], expected [300, 16]";
+    QTest::newRow("weights as I32") << f16 << "retype wpe.weight I16" << "model.safetensors"
+                                    << "tensor wpe.weight: unsupported dtype I16";
+    QTest::newRow("truncated weights") << f16 << "truncate" << "model.safetensors"
+                                       << "reach past the end";
+    QTest::newRow("no tokenizer") << f16 << "remove merges.txt" << "" << "tokenizer";
+    QTest::newRow("one other .safetensors file is read")
+        << f16 << "rename weights.safetensors" << "" << "";
+    QTest::newRow("two .safetensors files")
+        << f16 << "second safetensors" << "" << "2 .safetensors files";
+}
+
+// A checkpoint that is damaged or disagrees with its config.json is refused with InputError
+// naming the file and the tensor.
+void TestModel::badCheckpoint()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QString, damage);
+    QFETCH(QString, file);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const QString folder = dir.path();
+    copyFixture(fixture, folder);
+    const QString weights = folder + QStringLiteral("/model.safetensors");
+    const QStringList words = damage.split(u' ');
+    if (words[0] == QLatin1String("remove")) {
+        QVERIFY(QFile::remove(folder + QLatin1Char('/') + words[1]));
+    } else if (damage == QLatin1String("config garbage")) {
+        writeBytes(folder + QStringLiteral("/config.json"), "{\"n_layer\": 2,");
+    } else if (damage == QLatin1String("config drop n_head")) {
+        editConfig(folder, [](QJsonObject& c) { c.remove(QStringLiteral("n_head")); });
+    } else if (damage == QLatin1String("config gelu")) {
+        editConfig(folder, [](QJsonObject& c) {
+            c.insert(QStringLiteral("activation_function"), QStringLiteral("gelu"));
+        });
+    } else if (words[0] == QLatin1String("config")) {
+        editConfig(folder, [&](QJsonObject& c) { c.insert(words[1], words[2].toInt()); });
+    } else if (words[0] == QLatin1String("drop") || words[0] == QLatin1String("retype")) {
+        QList<RawTensor> tensors = rawTensorsOf(weights);
+        for (qsizetype i = 0; i < tensors.size(); ++i) {
+            if (tensors[i].name != words[1])
+                continue;
+            if (words[0] == QLatin1String("drop"))
+                tensors.removeAt(i);
+            else
+                tensors[i].dtype = words[2];  // I16: 2 bytes an element, as F16
+            break;
+        }
+        writeBytes(weights, safetensorsOf(tensors));
+    } else if (damage == QLatin1String("truncate")) {
+        QFile f(weights);
+        QVERIFY(f.resize(f.size() - 100));
+    } else if (damage == QLatin1String("rename weights.safetensors")) {
+        QVERIFY(QFile::rename(weights, folder + QStringLiteral("/weights.safetensors")));
+    } else if (damage == QLatin1String("second safetensors")) {
+        QVERIFY(QFile::rename(weights, folder + QStringLiteral("/a.safetensors")));
+        QVERIFY(QFile::copy(folder + QStringLiteral("/a.safetensors"),
+                            folder + QStringLiteral("/b.safetensors")));
+    } else {
+        QFAIL(qPrintable(damage));
+    }
+    const QString message = thrownMessage<InputError>([&] { Gpt2Model::load(folder); });
+    if (expected.isEmpty()) {
+        QVERIFY2(message.isEmpty(), qPrintable(message));
+        return;
+    }
+    const QString named = file.isEmpty() ? folder : folder + QLatin1Char('/') + file;
+    QVERIFY2(message.startsWith(named), qPrintable(message));
+    QVERIFY2(message.contains(expected), qPrintable(message));
+}
+
+QTEST_GUILESS_MAIN(TestModel)
+#include "test_model.moc"

@@ -1,0 +1,300 @@
+// Model input on the command line, run as processes: `compute` without input options runs the
+// built-in model; `compute --model PATH --layer N` writes every head of that layer, causal, with
+// the model's tokens, and --save-qkv the queries, keys and values it ran on (checked here against
+// the attention it wrote, recomputed from them); `model-eval` writes one CSV row per (method, m,
+// layers, seed) whose exact rows agree with the model and whose approximate rows do not; bad
+// models, layers and texts exit 2 naming what is wrong and write nothing.
+
+#include "app_process.h"
+#include "npy.h"
+
+#include <QImage>
+#include <QJsonArray>
+#include <QTest>
+
+#include <Eigen/Core>
+
+#include <cmath>
+
+using namespace attnlab;
+using namespace attnlab::test;
+
+namespace {
+
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// A tiny GPT-2 with random weights (tests/data/models/make_fixtures.py): 2 layers, 2 heads,
+// n_embd 16, n_positions 32.
+const QString kTinyModel = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-f16");
+constexpr int kTinyHeads = 2;
+constexpr int kTinyPositions = 32;
+constexpr int kTimeoutMs = 120'000;
+
+QJsonObject readJson(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll()).object()
+                                          : QJsonObject();
+}
+
+// Head h of an H x L x c array.
+Matrix headOf(const NpyArray& array, qint64 h)
+{
+    const qint64 rows = array.shape[1];
+    const qint64 cols = array.shape[2];
+    return Eigen::Map<const Matrix>(array.values.data() + h * rows * cols, rows, cols);
+}
+
+// Causal softmax attention P = softmax(s Q K^T + mask) of one head, in double.
+Matrix causalAttention(const Matrix& q, const Matrix& k, double scale)
+{
+    Matrix p = scale * q * k.transpose();
+    for (Eigen::Index i = 0; i < p.rows(); ++i) {
+        const double top = p.row(i).head(i + 1).maxCoeff();
+        for (Eigen::Index j = 0; j < p.cols(); ++j)
+            p(i, j) = j <= i ? std::exp(p(i, j) - top) : 0.0;
+        p.row(i) /= p.row(i).sum();
+    }
+    return p;
+}
+
+QStringList csvLines(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+}
+
+}  // namespace
+
+class TestModelCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void defaultComputeRunsTheBuiltinModel();
+    void modelLayerWritesEveryHeadCausal();
+    void textWithoutModelKeepsRandomEmbeddings();
+    void longTextIsRefusedOrCut();
+    void badModelArgumentsExitTwo_data();
+    void badModelArgumentsExitTwo();
+    void modelEvalWritesOneRowPerCase();
+    void modelEvalRefusesBadArguments_data();
+    void modelEvalRefusesBadArguments();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+// Property: `compute --out DIR` alone runs the built-in model on its example sentence: the spec
+// says model input of "builtin", the tokens are BPE pieces (leading spaces shown as ␣), every
+// head of the layer is written (3-D arrays), and attention is causal (rows sum to 1, nothing
+// above the diagonal).
+void TestModelCli::defaultComputeRunsTheBuiltinModel()
+{
+    const QString out = m_dir.filePath(QStringLiteral("default"));
+    const AppRun run = runAttentionLab({"compute", "--out", out}, m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject json = readJson(out + "/metrics.json");
+    const QJsonObject input = json.value("spec").toObject().value("input").toObject();
+    QCOMPARE(input.value("kind").toString(), QStringLiteral("model"));
+    QCOMPARE(input.value("model").toString(), QStringLiteral("builtin"));
+    QVERIFY(json.value("spec").toObject().value("causal").toBool());
+    const QJsonArray tokens = json.value("tokens").toArray();
+    QVERIFY(tokens.size() > 5);
+    QVERIFY2(tokens.at(1).toString().startsWith(QStringLiteral("␣")),
+             qPrintable(tokens.at(1).toString()));
+
+    const NpyArray p = readNpy(out + "/attention_exact.npy");
+    QCOMPARE(p.shape.size(), std::size_t(3));
+    QVERIFY(p.shape[0] > 1);  // every head of the layer
+    QCOMPARE(p.shape[1], qint64(tokens.size()));
+    for (qint64 h = 0; h < p.shape[0]; ++h) {
+        const Matrix head = headOf(p, h);
+        for (Eigen::Index i = 0; i < head.rows(); ++i) {
+            QVERIFY(std::abs(head.row(i).sum() - 1.0) < 1e-5);
+            if (i + 1 < head.cols())
+                QCOMPARE(head.row(i).tail(head.cols() - i - 1).cwiseAbs().maxCoeff(), 0.0);
+        }
+    }
+    QVERIFY2(unexplainedNonFinite(out).isEmpty(), qPrintable(unexplainedNonFinite(out).join("\n")));
+}
+
+// Property: --model PATH --layer 1 --save-qkv writes queries, keys and values as H x L x d, and
+// the exact attention it writes is causal softmax(Q K^T / sqrt(d)) of exactly those (to float
+// precision, 1e-5); the approximation is causal too.
+void TestModelCli::modelLayerWritesEveryHeadCausal()
+{
+    const QString out = m_dir.filePath(QStringLiteral("layer"));
+    const AppRun run = runAttentionLab({"compute", "--model", kTinyModel, "--layer", "1", "--text",
+                                        "the cat sat on the mat", "--save-qkv", "--out", out},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const NpyArray q = readNpy(out + "/queries.npy");
+    const NpyArray k = readNpy(out + "/keys.npy");
+    const NpyArray v = readNpy(out + "/values.npy");
+    const NpyArray p = readNpy(out + "/attention_exact.npy");
+    const NpyArray pApprox = readNpy(out + "/attention_approx.npy");
+    QCOMPARE(q.shape.size(), std::size_t(3));
+    QCOMPARE(q.shape[0], qint64(kTinyHeads));
+    QCOMPARE(k.shape, q.shape);
+    QCOMPARE(v.shape[1], q.shape[1]);
+    QCOMPARE(p.shape, (std::vector<qint64>{kTinyHeads, q.shape[1], q.shape[1]}));
+    const double scale = 1.0 / std::sqrt(double(q.shape[2]));
+    for (qint64 h = 0; h < kTinyHeads; ++h) {
+        const Matrix expected = causalAttention(headOf(q, h), headOf(k, h), scale);
+        QVERIFY2((headOf(p, h) - expected).cwiseAbs().maxCoeff() < 1e-5,
+                 qPrintable(QStringLiteral("head %1").arg(h)));
+        const Matrix approx = headOf(pApprox, h);
+        for (Eigen::Index i = 0; i + 1 < approx.rows(); ++i)
+            QCOMPARE(approx.row(i).tail(approx.cols() - i - 1).cwiseAbs().maxCoeff(), 0.0);
+    }
+    const QJsonObject json = readJson(out + "/metrics.json");
+    QCOMPARE(json.value("spec").toObject().value("input").toObject().value("layer").toInt(), 1);
+    QCOMPARE(json.value("tokens").toArray().size(), int(q.shape[1]));
+}
+
+// Property: --text without --model keeps the random-embedding input (existing scripts keep
+// working): word tokens, one head, non-causal unless asked.
+void TestModelCli::textWithoutModelKeepsRandomEmbeddings()
+{
+    const QString out = m_dir.filePath(QStringLiteral("text"));
+    const AppRun run = runAttentionLab({"compute", "--text", "The cat sat.", "--out", out},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject json = readJson(out + "/metrics.json");
+    QCOMPARE(json.value("spec").toObject().value("input").toObject().value("kind").toString(),
+             QStringLiteral("text"));
+    QCOMPARE(json.value("tokens").toArray(), (QJsonArray{"The", "cat", "sat", "."}));
+    QVERIFY(!json.value("spec").toObject().value("causal").toBool());
+}
+
+// Property: a text longer than n_positions is refused with exit 2, naming both counts and the way
+// around it; with --keep-last it runs on the last n_positions tokens and says so (stderr and a
+// warning in metrics.json).
+void TestModelCli::longTextIsRefusedOrCut()
+{
+    const QString text = QStringLiteral("abc ").repeated(kTinyPositions);  // over 32 tokens
+    const QString refused = m_dir.filePath(QStringLiteral("long-refused"));
+    const AppRun run = runAttentionLab({"compute", "--model", kTinyModel, "--text", text, "--out",
+                                        refused},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains("at most 32") && run.err.contains("--keep-last"),
+             run.err.constData());
+    QVERIFY(!QFileInfo::exists(refused + "/metrics.json"));
+
+    const QString cut = m_dir.filePath(QStringLiteral("long-cut"));
+    const AppRun kept = runAttentionLab({"compute", "--model", kTinyModel, "--text", text,
+                                         "--keep-last", "--out", cut},
+                                        m_dir.path(), kTimeoutMs);
+    QVERIFY2(kept.finished && kept.exitCode == 0, qPrintable(kept.describe()));
+    QVERIFY2(kept.out.contains("dropped"), kept.out.constData());
+    const QJsonObject json = readJson(cut + "/metrics.json");
+    QCOMPARE(json.value("tokens").toArray().size(), kTinyPositions);
+    QCOMPARE(json.value("warnings").toArray().first().toObject().value("code").toString(),
+             QStringLiteral("input"));
+}
+
+void TestModelCli::badModelArgumentsExitTwo_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("named");
+    QTest::newRow("no such folder") << QStringList{"--model", "no/such/model"}
+                                    << QStringLiteral("no/such/model");
+    QTest::newRow("folder without config") << QStringList{"--model", QStringLiteral(ATTNLAB_TEST_DATA)}
+                                           << QStringLiteral("config.json");
+    QTest::newRow("layer past the last") << QStringList{"--model", kTinyModel, "--layer", "2"}
+                                         << QStringLiteral("layers 0 to 1");
+    QTest::newRow("model and image") << QStringList{"--model", kTinyModel, "--image", "x.png"}
+                                     << QStringLiteral("--image");
+    QTest::newRow("layer without model") << QStringList{"--text", "a b", "--layer", "1"}
+                                         << QStringLiteral("--layer");
+    QTest::newRow("heads with model") << QStringList{"--model", kTinyModel, "--heads", "3"}
+                                      << QStringLiteral("--heads");
+}
+
+// Property: bad model arguments exit 2 with one line naming the argument or file, and write
+// nothing.
+void TestModelCli::badModelArgumentsExitTwo()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, named);
+    const QString out = m_dir.filePath(QStringLiteral("bad-%1").arg(QTest::currentDataTag()));
+    const AppRun run = runAttentionLab(QStringList{"compute"} + arguments + QStringList{"--out", out},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
+    QCOMPARE(run.err.trimmed().count('\n'), 0);  // one line
+    QVERIFY(!QFileInfo::exists(out));
+}
+
+// Property: model-eval writes the header of the issue and one row per (method, m, layers, seed):
+// the exact method once per layer set (no m, no seeds) with agreement 1 and KL about 0 (the
+// streaming kernel against the model's own attention: float rounding only); FAVOR+ for every m,
+// set and seed, with KL > 0 and relative attention errors in (0, 1). --plot writes a PNG that is
+// not blank.
+void TestModelCli::modelEvalWritesOneRowPerCase()
+{
+    const QString csv = m_dir.filePath(QStringLiteral("eval/eval.csv"));
+    const QString plot = m_dir.filePath(QStringLiteral("eval/eval.png"));
+    const AppRun run = runAttentionLab({"model-eval", "--model", kTinyModel, "--text",
+                                        "in the beginning was the word", "--methods",
+                                        "exact,favor-positive", "--features", "8,16", "--layers",
+                                        "all,0", "--seeds", "2", "--out", csv, "--plot", plot},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QStringList lines = csvLines(csv);
+    QCOMPARE(lines.first(), QStringLiteral("method,m,layers,seed,tokens,top1_agreement,mean_kl,"
+                                           "max_kl,rel_frobenius_attention_mean"));
+    QCOMPARE(lines.size(), 1 + 2 + 2 * 2 * 2);
+    int exactRows = 0;
+    for (const QString& line : lines.mid(1)) {
+        const QStringList f = line.split(QLatin1Char(','));
+        QCOMPARE(f.size(), 9);
+        QVERIFY2(f[2] == QLatin1String("all") || f[2] == QLatin1String("0"), qPrintable(line));
+        if (f[0] == QLatin1String("exact")) {
+            ++exactRows;
+            QCOMPARE(f[5].toDouble(), 1.0);
+            QVERIFY2(f[6].toDouble() < 1e-6, qPrintable(line));
+        } else {
+            QCOMPARE(f[0], QStringLiteral("favor-positive"));
+            QVERIFY2(f[6].toDouble() > 0, qPrintable(line));
+            QVERIFY2(f[8].toDouble() > 0 && f[8].toDouble() < 1, qPrintable(line));
+        }
+    }
+    QCOMPARE(exactRows, 2);
+    const QImage image(plot);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.pixel(image.width() / 3, image.height() / 2) != image.pixel(1, 1) ||
+            image.pixel(image.width() / 2, image.height() / 3) != image.pixel(1, 1));
+}
+
+void TestModelCli::modelEvalRefusesBadArguments_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("named");
+    QTest::newRow("layer out of range") << QStringList{"--model", kTinyModel, "--layers", "5"}
+                                        << QStringLiteral("--layers");
+    QTest::newRow("unknown method") << QStringList{"--model", kTinyModel, "--methods", "magic"}
+                                    << QStringLiteral("magic");
+    QTest::newRow("zero features") << QStringList{"--model", kTinyModel, "--features", "0"}
+                                   << QStringLiteral("--features");
+    QTest::newRow("image input") << QStringList{"--image", "x.png"} << QStringLiteral("--image");
+}
+
+// Property: bad model-eval arguments exit 2 naming the argument, and write no CSV.
+void TestModelCli::modelEvalRefusesBadArguments()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, named);
+    const QString csv = m_dir.filePath(QStringLiteral("bad-eval-%1.csv").arg(QTest::currentDataTag()));
+    const AppRun run = runAttentionLab(QStringList{"model-eval"} + arguments + QStringList{"--out", csv},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(csv));
+}
+
+QTEST_GUILESS_MAIN(TestModelCli)
+#include "test_model_cli.moc"
