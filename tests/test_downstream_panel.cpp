@@ -1,0 +1,245 @@
+// The "Inside the model" page (ui/downstream_panel.h) and its chart (ui/model_eval_chart.h), on
+// the tiny random-weight GPT-2 of tests/data/models (2 layers, 2 heads, d = 8): the page shows
+// what core/model/downstream.h computes for the window's spec, its sweeps give one row per case,
+// and its state and CSV come back.
+
+#include "downstream_panel.h"
+#include "errors.h"
+#include "model/model_input.h"
+#include "model_eval_chart.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QJsonArray>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+
+namespace {
+
+constexpr int kTimeoutMs = 30'000;
+const QString kModel = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-f16");
+const QString kText = QStringLiteral("the cat sat on the mat, and then the cat sat on the hat");
+
+ExperimentSpec modelSpec(const QString& method = QStringLiteral("favor-positive"), int m = 16)
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = kModel;
+    spec.input.text = kText;
+    spec.causal = true;
+    spec.setMethod(method);
+    spec.featureMap.features = m;
+    spec.featureMap.seed = 3;
+    return spec;
+}
+
+// What the page should show for spec with `layers` replaced, computed here from core directly.
+DownstreamComparison expected(const ExperimentSpec& spec, const std::vector<int>& layers)
+{
+    const auto model = loadModel(spec.input.modelPath);
+    const ModelTokens tokens = modelTokens(*model, spec.input.text, false);
+    return compareDownstream(*model, tokens.ids, *cachedForward(model, tokens.ids), spec, layers);
+}
+
+bool waitForComparison(DownstreamPanel& panel)
+{
+    QSignalSpy finished(&panel, &DownstreamPanel::comparisonFinished);
+    return finished.wait(kTimeoutMs);
+}
+
+}  // namespace
+
+class TestDownstreamPanel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void otherInputShowsWhatThePageNeeds();
+    void showsTheComparisonOfTheWindowsSpec();
+    void exactAttentionChangesNoPrediction();
+    void oneReplacedLayerIsCompared();
+    void sweepGivesOneRowPerCaseAndComesBackWithTheState();
+    void badStateIsRefusedWhole();
+    void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
+};
+
+void TestDownstreamPanel::otherInputShowsWhatThePageNeeds()
+{
+    DownstreamPanel panel;
+    panel.setExperiment(ExperimentSpec());  // the random-embedding text
+    QVERIFY(panel.comparison() == nullptr);
+    QVERIFY(!panel.isBusy());
+    auto* message = panel.findChild<QLabel*>(QStringLiteral("downstreamMessage"));
+    QVERIFY(message && message->text().contains(QStringLiteral("trained model")));
+}
+
+// The table and the summary show exactly what compareDownstream gives for the same spec.
+void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
+{
+    DownstreamPanel panel;
+    const ExperimentSpec spec = modelSpec();
+    panel.setExperiment(spec);
+    QVERIFY(panel.isBusy());
+    QVERIFY(waitForComparison(panel));
+    QVERIFY(!panel.isBusy());
+    const DownstreamComparison* shown = panel.comparison();
+    QVERIFY(shown);
+    const DownstreamComparison reference = expected(spec, {0, 1});
+    QCOMPARE(shown->replacedLayers, reference.replacedLayers);
+    QCOMPARE(shown->kl.size(), reference.kl.size());
+    for (std::size_t i = 0; i < reference.kl.size(); ++i)
+        QCOMPARE(shown->kl[i], reference.kl[i]);
+    QCOMPARE(shown->top1Agreement, reference.top1Agreement);
+
+    auto* table = panel.findChild<QTableWidget*>(QStringLiteral("downstreamTable"));
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), int(reference.kl.size()));
+    const auto model = loadModel(kModel);
+    for (int row : {0, table->rowCount() - 1}) {
+        QCOMPARE(table->item(row, 1)->text(),
+                 model->tokenizer().label(reference.exactTop1[std::size_t(row)]));
+        QCOMPARE(table->item(row, 3)->text(),
+                 QString::number(reference.kl[std::size_t(row)], 'g', 3));
+    }
+    QVERIFY2(panel.summaryText().contains(
+                 QString::number(100.0 * reference.top1Agreement, 'f', 1) + QLatin1Char('%')),
+             qPrintable(panel.summaryText()));
+}
+
+// Streaming exact softmax in place of the model's own: the same predictions up to float
+// rounding (a KL of rounding size, every top-1 kept).
+void TestDownstreamPanel::exactAttentionChangesNoPrediction()
+{
+    DownstreamPanel panel;
+    panel.setExperiment(modelSpec(QStringLiteral("exact")));
+    QVERIFY(waitForComparison(panel));
+    QVERIFY(panel.comparison());
+    QCOMPARE(panel.comparison()->top1Agreement, 1.0);
+    QVERIFY2(panel.comparison()->maxKl < 1e-6, qPrintable(QString::number(panel.comparison()->maxKl)));
+}
+
+void TestDownstreamPanel::oneReplacedLayerIsCompared()
+{
+    DownstreamPanel panel;
+    const ExperimentSpec spec = modelSpec();
+    panel.setExperiment(spec);
+    QVERIFY(waitForComparison(panel));
+    auto* layers = panel.findChild<QComboBox*>(QStringLiteral("replacedLayers"));
+    QVERIFY(layers);
+    QCOMPARE(layers->count(), 3);  // all, layer 0, layer 1
+    layers->setCurrentIndex(2);
+    QVERIFY(waitForComparison(panel));
+    QCOMPARE(panel.comparison()->replacedLayers, std::vector<int>{1});
+    const DownstreamComparison reference = expected(spec, {1});
+    QCOMPARE(panel.comparison()->meanKl, reference.meanKl);
+    QCOMPARE(panel.state().value("replaced_layers").toInt(), 1);
+}
+
+void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
+{
+    QTemporaryDir dir;
+    DownstreamPanel panel;
+    panel.setExperiment(modelSpec());
+    QVERIFY(waitForComparison(panel));
+    panel.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->setText(QStringLiteral("4, 32"));
+    panel.findChild<QSpinBox*>(QStringLiteral("sweepSeeds"))->setValue(2);
+    QSignalSpy swept(&panel, &DownstreamPanel::sweepFinished);
+    panel.sweepFeatures();
+    QVERIFY(swept.wait(kTimeoutMs));
+    const std::vector<ModelEvalRow> rows = panel.sweepRows();
+    QCOMPARE(rows.size(), std::size_t(4));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        QCOMPARE(rows[i].features, i < 2 ? 4 : 32);
+        QCOMPARE(rows[i].seed, std::uint64_t(3 + i % 2));
+        QCOMPARE(rows[i].layers, QStringLiteral("all"));
+        // Each row is the comparison of its own spec.
+        ExperimentSpec spec = modelSpec(QStringLiteral("favor-positive"), rows[i].features);
+        spec.featureMap.seed = rows[i].seed;
+        QCOMPARE(rows[i].meanKl, expected(spec, {0, 1}).meanKl);
+    }
+    QCOMPARE(panel.chart()->rows().size(), rows.size());
+
+    const QString csv = dir.filePath(QStringLiteral("sweep/model-eval.csv"));
+    panel.exportCsv(csv);
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 5);
+    QVERIFY(lines[0].startsWith("method,m,layers,seed,tokens,top1_agreement,mean_kl"));
+    QVERIFY(lines[1].startsWith("favor-positive,4,all,3,"));
+
+    DownstreamPanel restored;
+    restored.setState(panel.state());
+    QCOMPARE(restored.sweepRows().size(), rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        QCOMPARE(restored.sweepRows()[i].meanKl, rows[i].meanKl);
+        QCOMPARE(restored.sweepRows()[i].seed, rows[i].seed);
+    }
+    QCOMPARE(restored.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->text(),
+             QStringLiteral("4, 32"));
+}
+
+void TestDownstreamPanel::badStateIsRefusedWhole()
+{
+    DownstreamPanel panel;
+    const QJsonObject before = panel.state();
+    for (const QJsonObject& bad :
+         {QJsonObject{{"sweep_m", "16,x"}}, QJsonObject{{"sweep_seeds", 0}},
+          QJsonObject{{"replaced_layers", "some"}},
+          QJsonObject{{"sweep_m", "8"}, {"rows", QJsonArray{QJsonObject{{"method", "elu"}}}}}}) {
+        QVERIFY_THROWS_EXCEPTION(InputError, panel.setState(bad));
+        QCOMPARE(panel.state(), before);
+    }
+}
+
+void TestDownstreamPanel::chartDrawsTheMeanOverSeedsAndKeepsZeroKl()
+{
+    ModelEvalChart chart;
+    chart.resize(900, 500);
+    std::vector<ModelEvalRow> rows;
+    for (const auto& [m, seed, agreement, kl] :
+         {std::tuple{16, 0, 0.5, 0.2}, std::tuple{16, 1, 0.7, 0.4}, std::tuple{64, 0, 0.9, 0.05},
+          std::tuple{64, 1, 0.9, 0.0}}) {
+        ModelEvalRow row;
+        row.method = QStringLiteral("favor-positive");
+        row.features = m;
+        row.layers = QStringLiteral("all");
+        row.seed = std::uint64_t(seed);
+        row.tokens = 10;
+        row.top1Agreement = agreement;
+        row.meanKl = kl;
+        rows.push_back(row);
+    }
+    chart.setRows(rows, ModelEvalAxis::Features, QStringLiteral("tiny, 10 tokens"));
+    QCPGraph* agreement = nullptr;
+    QCPGraph* kl = nullptr;
+    for (int i = 0; i < chart.graphCount(); ++i) {
+        QCPGraph* graph = chart.graph(i);
+        if (graph->keyAxis()->axisRect() == chart.agreementRect())
+            agreement = graph;
+        else
+            kl = graph;
+    }
+    QVERIFY(agreement && kl);
+    QCOMPARE(agreement->data()->size(), 2);
+    QCOMPARE(agreement->data()->at(0)->key, 16.0);
+    QCOMPARE(agreement->data()->at(0)->value, 60.0);  // (50 + 70) / 2, in %
+    QCOMPARE(agreement->data()->at(1)->value, 90.0);
+    QVERIFY(std::abs(kl->data()->at(0)->value - 0.3) < 1e-12);
+    // KL 0 is drawn at the axis floor, not dropped: (0.05 + floor) / 2.
+    QCOMPARE(kl->data()->size(), 2);
+    QVERIFY(kl->data()->at(1)->value > 0.025 && kl->data()->at(1)->value < 0.0251);
+    QVERIFY(kl->valueAxis()->range().lower <= 1e-6);
+    QCOMPARE(chart.legend->itemCount(), 1);
+}
+
+QTEST_MAIN(TestDownstreamPanel)
+#include "test_downstream_panel.moc"
