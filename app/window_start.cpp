@@ -1,7 +1,9 @@
 #include "window_start.h"
 
 #include "command_line.h"
+#include "downstream_panel.h"
 #include "experiment_controller.h"
+#include "head_grid_view.h"
 #include "main_window.h"
 #include "stepper_view.h"
 
@@ -76,6 +78,18 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
         QTimer::singleShot(kScreenshotTimeoutMs, &stepperLoop, &QEventLoop::quit);
         stepperLoop.exec();
     }
+    // The Heads page surveys every head, and the Inside the model page compares the model's
+    // predictions, on their own workers after the window's result.
+    const auto waitFor = [](auto* sender, auto finished) {
+        QEventLoop pageLoop;
+        QObject::connect(sender, finished, &pageLoop, &QEventLoop::quit);
+        QTimer::singleShot(kScreenshotTimeoutMs, &pageLoop, &QEventLoop::quit);
+        pageLoop.exec();
+    };
+    if (window.currentPage() == ui::MainWindow::HeadsPage && window.headGrid()->isBusy())
+        waitFor(window.headGrid(), &ui::HeadGridPanel::surveyFinished);
+    if (window.currentPage() == ui::MainWindow::ModelPage && window.downstreamPanel()->isBusy())
+        waitFor(window.downstreamPanel(), &ui::DownstreamPanel::comparisonFinished);
     // The error histograms are binned on a worker after the result.
     if (window.viewSettings().errorDistribution) {
         QEventLoop binLoop;

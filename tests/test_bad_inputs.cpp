@@ -17,6 +17,7 @@
 #include <QDir>
 #include <QFile>
 #include <QImageReader>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -167,6 +168,48 @@ QStringList computeArgs(const CaseFolder& folder, const QStringList& inputs)
 {
     return QStringList{QStringLiteral("compute")} + inputs +
            QStringList{QStringLiteral("--out"), folder.out()};
+}
+
+// A copy of the tiny F16 GPT-2 fixture in the case's folder whose model.safetensors is replaced by
+// what `damage` makes of (header JSON, data) (return the whole file), marked as the culprit;
+// `compute --model` on it.
+QStringList damagedModelArgs(CaseFolder& f,
+                             const std::function<QByteArray(QJsonObject&, const QByteArray&)>& damage)
+{
+    const QString fixture = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-f16");
+    const QString model = f.path() + QStringLiteral("/model");
+    QDir().mkpath(model);
+    for (const char* name : {"config.json", "vocab.json", "merges.txt"})
+        QFile::copy(fixture + QLatin1Char('/') + QLatin1String(name),
+                    model + QLatin1Char('/') + QLatin1String(name));
+    QFile file(fixture + QStringLiteral("/model.safetensors"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read the tiny GPT-2 fixture");
+    const QByteArray bytes = file.readAll();
+    const quint64 length = qFromLittleEndian<quint64>(bytes.constData());
+    QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, qsizetype(length))).object();
+    f.writeCulprit(QStringLiteral("model/model.safetensors"),
+                   damage(header, bytes.mid(8 + qsizetype(length))));
+    return computeArgs(f, {"--model", model, "--text", "the cat"});
+}
+
+// A safetensors file of header and data.
+QByteArray safetensorsBytes(const QJsonObject& header, const QByteArray& data)
+{
+    QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
+    json.append(QByteArray((8 - json.size() % 8) % 8, ' '));
+    QByteArray file(8, '\0');
+    qToLittleEndian<quint64>(quint64(json.size()), file.data());
+    return file + json + data;
+}
+
+// Sets one field of a tensor's entry in a safetensors header.
+void setTensorField(QJsonObject& header, const QString& tensor, const QString& field,
+                    const QJsonValue& value)
+{
+    QJsonObject entry = header.value(tensor).toObject();
+    entry[field] = value;
+    header[tensor] = entry;
 }
 
 // `--session FILE --screenshot PNG`: the window opens the session offscreen (how sessions are
@@ -415,6 +458,57 @@ const std::vector<BadInput>& catalogue()
              return sessionArgs(f, session);
          },
          Expect::Refused, 2, {"{culprit}", "no such model folder"}},
+
+        // Model checkpoints (core/model/safetensors.h): the file and the tensor named
+        {"model: truncated weights",
+         [](CaseFolder& f) {
+             return damagedModelArgs(f, [](QJsonObject& header, const QByteArray& data) {
+                 return safetensorsBytes(header, data.left(data.size() - 100));
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "h.1.mlp.c_proj.bias", "truncated"}},
+        {"model: data offsets past the end",
+         [](CaseFolder& f) {
+             return damagedModelArgs(f, [](QJsonObject& header, const QByteArray& data) {
+                 setTensorField(header, "wpe.weight", "data_offsets",
+                                QJsonArray{0, data.size() + 4096});
+                 return safetensorsBytes(header, data);
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "wpe.weight", "past the end"}},
+        {"model: a tensor missing",
+         [](CaseFolder& f) {
+             return damagedModelArgs(f, [](QJsonObject& header, const QByteArray& data) {
+                 header["h.1.ln_2.renamed"] = header.take("h.1.ln_2.weight");
+                 return safetensorsBytes(header, data);
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "h.1.ln_2.weight", "missing"}},
+        {"model: a shape that disagrees with config.json",
+         [](CaseFolder& f) {
+             return damagedModelArgs(f, [](QJsonObject& header, const QByteArray& data) {
+                 setTensorField(header, "h.0.attn.c_attn.weight", "shape", QJsonArray{48, 16});
+                 return safetensorsBytes(header, data);
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "h.0.attn.c_attn.weight", "expected [16, 48]"}},
+        {"model: unknown dtype",
+         [](CaseFolder& f) {
+             return damagedModelArgs(f, [](QJsonObject& header, const QByteArray& data) {
+                 setTensorField(header, "ln_f.bias", "dtype", "F12");
+                 return safetensorsBytes(header, data);
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "ln_f.bias", "F12"}},
+        {"model: header over the size limit",
+         [](CaseFolder& f) {
+             return damagedModelArgs(f, [](QJsonObject&, const QByteArray&) {
+                 QByteArray file(8, '\0');
+                 qToLittleEndian<quint64>(quint64(200) << 20, file.data());
+                 return file + QByteArray("{") + QByteArray(100, ' ');
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "header length"}},
 
         // Text
         badOption("text: 0 tokens (empty)", {"--text", ""}, "--text", {"no tokens"}),
