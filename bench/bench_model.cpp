@@ -35,7 +35,6 @@
 #include <vector>
 
 using namespace attnlab;
-namespace attnlab { extern double g_prof[16]; }
 
 namespace {
 
@@ -232,7 +231,6 @@ int main(int argc, char** argv)
             fail(QStringLiteral("the forward pass gave no finite logits"));
     });
 
-    for (int k = 0; k < 11; ++k) std::printf("prof %d: %.3f s per run\n", k, g_prof[k] / (reps + 1));
     const double L = length, E = kWidth, d = kWidth / kHeads;
     const double products = kLayers * 24 * L * E * E;
     const double causalAttention = kLayers * kHeads * 4 * d * L * (L + 1) / 2;

@@ -17,12 +17,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include <chrono>
-#include <cstdio>
 namespace attnlab {
-double g_prof[16];
-struct ProfScope { int k; std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(); ~ProfScope(){ g_prof[k] += std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(); } };
-#define PROF(k) ProfScope prof_##k{k}
 
 namespace {
 
@@ -389,15 +384,15 @@ ForwardResult Gpt2Model::forward(const std::vector<int>& tokens,
     for (int l = 0; l < config.layers; ++l) {
         checkCancelled();
         const Weights::Layer& layer = weights.layers[std::size_t(l)];
-        { PROF(0); addBiasAndNormalise(x, pendingBias, layer.ln1Gain, layer.ln1Bias, epsilon, a);}
-        { PROF(1); threadedProduct(a, layer.attentionWeight, qkv, false);}
+        addBiasAndNormalise(x, pendingBias, layer.ln1Gain, layer.ln1Bias, epsilon, a);
+        threadedProduct(a, layer.attentionWeight, qkv, false);
         LayerQkv* captured = nullptr;
         if (options.captureQkv) {
-            PROF(10); result.layers.push_back({Matrix<float>(length, width), Matrix<float>(length, width),
+            result.layers.push_back({Matrix<float>(length, width), Matrix<float>(length, width),
                                      Matrix<float>(length, width)});
             captured = &result.layers.back();
         }
-        {PROF(2); forEachRowBlock(length, kElementRows, [&](Index begin, Index end) {
+        forEachRowBlock(length, kElementRows, [&](Index begin, Index end) {
             for (Index i = begin; i < end; ++i) {
                 qkv.row(i) += layer.attentionBias.transpose();
                 if (captured) {
@@ -406,7 +401,7 @@ ForwardResult Gpt2Model::forward(const std::vector<int>& tokens,
                     captured->v.row(i) = qkv.row(i).segment(2 * width, width);
                 }
             }
-        });}
+        });
 
         const bool replaced = std::size_t(l) < options.replaced.size() &&
                               options.replaced[std::size_t(l)] && options.replacement;
@@ -430,15 +425,16 @@ ForwardResult Gpt2Model::forward(const std::vector<int>& tokens,
                 heads.middleCols(h * d, d) = o;
             }
         } else {
-            PROF(3); causalAttention(qkv, config.heads, d, scale, heads);
+            causalAttention(qkv, config.heads, d, scale, heads);
         }
 
         // x = x + O W_proj + b_proj (the bias added with LN_2), then the MLP.
-        {PROF(4); threadedProduct(heads, layer.projectionWeight, x, true);}
-        {PROF(0); addBiasAndNormalise(x, &layer.projectionBias, layer.ln2Gain, layer.ln2Bias, epsilon, a);}
-        {PROF(5); threadedProduct(a, layer.fcWeight, hidden, false);}
-        {PROF(6); addBiasGelu(hidden, layer.fcBias);}
-        {PROF(7); threadedProduct(hidden, layer.mlpWeight, x, true);}
+        threadedProduct(heads, layer.projectionWeight, x, true);
+        addBiasAndNormalise(x, &layer.projectionBias, layer.ln2Gain, layer.ln2Bias, epsilon,
+                            a);
+        threadedProduct(a, layer.fcWeight, hidden, false);
+        addBiasGelu(hidden, layer.fcBias);
+        threadedProduct(hidden, layer.mlpWeight, x, true);
         pendingBias = &layer.mlpBias;
     }
     checkCancelled();
@@ -446,8 +442,8 @@ ForwardResult Gpt2Model::forward(const std::vector<int>& tokens,
         addBiasAndNormalise(x, pendingBias, weights.lnfGain, weights.lnfBias, epsilon, a);
         const Matrix<float>& head =
             weights.outputHead.size() > 0 ? weights.outputHead : weights.tokenEmbedding;
-        {PROF(8); result.logits.resize(length, config.vocabularySize);}
-        {PROF(9); threadedProduct(a, head.transpose(), result.logits, false);}
+        result.logits.resize(length, config.vocabularySize);
+        threadedProduct(a, head.transpose(), result.logits, false);
     }
     return result;
 }
