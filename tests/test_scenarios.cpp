@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "experiment_controller.h"
 #include "heatmap_view.h"
+#include "downstream_panel.h"
 #include "main_window.h"
 #include "presentation.h"
 #include "scenario.h"
@@ -96,7 +97,7 @@ class TestScenarios : public QObject {
 
 private slots:
     void initTestCase();
-    void theBundledDeckHasTheTenScenariosInOrder();
+    void theBundledDeckHasTheElevenScenariosInOrder();
     void everyBundledScenarioOpensComputesAndRenders_data();
     void everyBundledScenarioOpensComputesAndRenders();
     void theStateUnderAScenarioStaysLive();
@@ -122,12 +123,12 @@ void TestScenarios::initTestCase() {
     QVERIFY(m_dir.isValid());
 }
 
-// Ten scenarios, 01 to 10, each with a title and an explanation that gives a formula.
-void TestScenarios::theBundledDeckHasTheTenScenariosInOrder() {
+// Eleven scenarios, 01 to 11, each with a title and an explanation that gives a formula.
+void TestScenarios::theBundledDeckHasTheElevenScenariosInOrder() {
     const Deck& deck = bundledDeck();
     QVERIFY2(deck.problems.isEmpty(), qPrintable(deck.problems.join('\n')));
-    QCOMPARE(int(deck.scenarios.size()), 10);
-    for (int i = 0; i < 10; ++i) {
+    QCOMPARE(int(deck.scenarios.size()), 11);
+    for (int i = 0; i < 11; ++i) {
         const Scenario& scenario = deck.scenarios[std::size_t(i)];
         QVERIFY2(QFileInfo(scenario.path)
                      .fileName()
@@ -149,7 +150,7 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders_data() {
 
 // The scenario's spec is computed without an error and with no warning its explanation does not
 // account for; its page is shown with what it needs (the sweep, the stepper's frame) and the
-// window grabs to a picture with content; the panel shows its title and "i / 10".
+// window grabs to a picture with content; the panel shows its title and "i / 11".
 void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
     QFETCH(int, index);
     const Scenario& scenario = bundledDeck().scenarios[std::size_t(index)];
@@ -174,6 +175,8 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
     const QString page = scenario.session.view.value(QLatin1String("page")).toString();
     const QMap<QString, MainWindow::Page> pages = {{"matrices", MainWindow::MatricesPage},
                                                    {"image", MainWindow::ImagePage},
+                                                   {"heads", MainWindow::HeadsPage},
+                                                   {"model", MainWindow::ModelPage},
                                                    {"errors", MainWindow::ErrorsPage},
                                                    {"timing", MainWindow::TimingPage},
                                                    {"stepper", MainWindow::StepperPage}};
@@ -183,6 +186,11 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
         QVERIFY(!window.timingPanel()->result().points.empty());
     if (page == QLatin1String("errors"))
         QVERIFY(!window.errorPanel()->result().rows.empty());
+    if (page == QLatin1String("model")) {
+        DownstreamPanel* model = window.downstreamPanel();
+        QTRY_VERIFY_WITH_TIMEOUT(model->comparison() && !model->isBusy(), kResultTimeoutMs);
+        QVERIFY(model->comparison()->top1Agreement < 1.0);  // the cost the scenario shows
+    }
     if (page == QLatin1String("stepper")) {
         StepperView* stepper = window.stepperView();
         QTRY_VERIFY_WITH_TIMEOUT(stepper->length() > 0 && !stepper->isBusy(), kResultTimeoutMs);
@@ -376,7 +384,7 @@ void TestScenarios::theDeckStepsForwardAndBack() {
     QTest::keyClick(&window, Qt::Key_PageDown);  // no deck yet: the bundled one, at its start
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->index(), 0);
-    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / 10"));
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / 11"));
     QTest::keyClick(&window, Qt::Key_PageUp);  // at the start: stays
     QCOMPARE(window.scenarioPanel()->index(), 0);
 
@@ -384,7 +392,7 @@ void TestScenarios::theDeckStepsForwardAndBack() {
     QTest::keyClick(&window, Qt::Key_PageDown);
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->index(), 1);
-    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("2 / 10"));
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("2 / 11"));
     QCOMPARE(window.controller().spec().featureMap.features, features(1));
     QTest::keyClick(&window, Qt::Key_PageDown);
     QVERIFY(waitForResult(window));
@@ -396,10 +404,11 @@ void TestScenarios::theDeckStepsForwardAndBack() {
     QCOMPARE(window.controller().spec().featureMap.features, features(1));
     window.setPresentationMode(false);
 
-    QVERIFY(window.openScenario(deck, 9));
+    const int last = int(deck.scenarios.size()) - 1;
+    QVERIFY(window.openScenario(deck, last));
     QVERIFY(waitForResult(window));
     window.stepDeck(1);  // at the end: stays
-    QCOMPARE(window.scenarioPanel()->index(), 9);
+    QCOMPARE(window.scenarioPanel()->index(), last);
 }
 
 void TestScenarios::badScenarioFilesAreRefusedWithTheirName_data() {

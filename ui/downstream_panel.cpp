@@ -82,6 +82,11 @@ public:
         setMinimumSize(280, 150);
     }
 
+    QSize sizeHint() const override
+    {
+        return QSize(600, 8 * (fontMetrics().height() + 6));
+    }
+
     void setTokens(QString title, std::vector<std::pair<QString, double>> exact,
                    std::vector<std::pair<QString, double>> approx)
     {
@@ -132,7 +137,7 @@ private:
                                                              QStringLiteral("MMMMMMMMM")));
         const int valueWidth = metrics.horizontalAdvance(QStringLiteral("100.0%")) + 6;
         const int barWidth = std::max(10, area.width() - labelWidth - valueWidth - 8);
-        const int rowHeight = std::max(line + 4, (area.height() - line - 4) / 5);
+        const int rowHeight = std::clamp((area.height() - line - 4) / 5, line + 4, 2 * line);
         for (std::size_t i = 0; i < tokens.size(); ++i) {
             const int y = area.top() + line + 4 + int(i) * rowHeight;
             const QRect labelRect(area.left(), y, labelWidth, line);
@@ -179,11 +184,13 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     m_layers->setToolTip(tr("The layers whose softmax attention (every head) is replaced by the "
                             "approximation"));
     m_method = new QLabel;
+    m_method->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_method->setObjectName(QStringLiteral("downstreamMethod"));
     m_features = new QLineEdit(kDefaultFeatureList);
     m_features->setObjectName(QStringLiteral("sweepFeatures"));
     m_features->setToolTip(tr("The m values of \"Sweep m\", separated by commas"));
-    m_features->setMaximumWidth(150);
+    m_features->setMinimumWidth(130);
+    m_features->setMaximumWidth(190);
     m_seeds = new QSpinBox;
     m_seeds->setObjectName(QStringLiteral("sweepSeeds"));
     m_seeds->setRange(1, kMaxSweepSeeds);
@@ -206,15 +213,17 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     bar->addWidget(m_layers);
     bar->addWidget(new QLabel(tr("by")));
     bar->addWidget(m_method, 1);
-    bar->addWidget(new QLabel(tr("m:")));
-    bar->addWidget(m_features);
-    bar->addWidget(new QLabel(tr("seeds:")));
-    bar->addWidget(m_seeds);
-    bar->addWidget(m_sweepButton);
-    bar->addWidget(m_layerButton);
-    bar->addWidget(m_cancelButton);
-    bar->addWidget(m_progress);
-    bar->addWidget(m_csvButton);
+    auto* sweepBar = new QHBoxLayout;
+    sweepBar->addWidget(new QLabel(tr("Sweep over m:")));
+    sweepBar->addWidget(m_features);
+    sweepBar->addWidget(new QLabel(tr("seeds:")));
+    sweepBar->addWidget(m_seeds);
+    sweepBar->addWidget(m_sweepButton);
+    sweepBar->addWidget(m_layerButton);
+    sweepBar->addWidget(m_cancelButton);
+    sweepBar->addWidget(m_progress);
+    sweepBar->addStretch(1);
+    sweepBar->addWidget(m_csvButton);
 
     m_summary = new QLabel;
     m_summary->setObjectName(QStringLiteral("downstreamSummary"));
@@ -228,8 +237,10 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     m_table = new QTableWidget(0, 4);
     m_table->setObjectName(QStringLiteral("downstreamTable"));
     m_table->setHorizontalHeaderLabels(
-        {tr("Token"), tr("Next (exact)"), tr("Next (approx.)"), tr("KL(p || p\u0302)")});
+        {tr("Token"), tr("Next (exact)"), tr("Next (approx.)"), tr("KL(p \u2016 q)")});
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->verticalHeader()->hide();  // the Token column starts with the position
+    m_table->setMinimumWidth(400);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -241,13 +252,14 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     auto* right = new QSplitter(Qt::Vertical);
     right->addWidget(m_top);
     right->addWidget(m_chart);
-    right->setStretchFactor(0, 1);
-    right->setStretchFactor(1, 2);
+    right->setStretchFactor(0, 0);
+    right->setStretchFactor(1, 1);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(m_table);
     split->addWidget(right);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);
+    split->setSizes({420, 630});
     m_content = new QWidget;
     auto* contentLayout = new QVBoxLayout(m_content);
     contentLayout->setContentsMargins(0, 0, 0, 0);
@@ -256,6 +268,7 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
+    layout->addLayout(sweepBar);
     layout->addWidget(m_message);
     layout->addWidget(m_content, 1);
     m_content->hide();
@@ -492,7 +505,8 @@ void DownstreamPanel::showComparison()
                         .arg(c.relFrobeniusPerLayer[i], 0, 'g', 3);
     m_summary->setText(
         tr("<b>%1</b> in %2: the likeliest next token is unchanged at <b>%3%</b> of %4 positions; "
-           "KL(p || p\u0302) mean <b>%5</b>, largest %6 nats. Relative error of the replaced "
+           "KL(p \u2016 q) between the next-token distributions exact (p) and approximate (q): mean "
+           "<b>%5</b>, largest %6 nats. Relative error of the replaced "
            "heads' attention |P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %7 (%8).")
             .arg(methodText(m_spec), layersName(c.replacedLayers, m_layerCount) ==
                                              QLatin1String("all")

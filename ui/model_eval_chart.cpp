@@ -83,8 +83,7 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
-    m_title = new QCPTextElement(this, tr("The approximation inside the model: next-token "
-                                          "predictions against exact attention"),
+    m_title = new QCPTextElement(this, tr("Next-token predictions with the approximation"),
                                  sizedFont(font(), 13, true));
     m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
     m_subtitleElement->setTextColor(QColor(70, 70, 70));
@@ -110,14 +109,13 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
     legend->setFillOrder(QCPLegend::foColumnsFirst);
     styleAxes(m_agreement, font());
     styleAxes(m_kl, font());
-    m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement with exact (% of positions)"));
-    m_kl->axis(QCPAxis::atLeft)->setLabel(tr("mean KL(p \u2016 p\u0302) of the next token (nats)"));
+    m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement (%)"));
+    m_kl->axis(QCPAxis::atLeft)->setLabel(tr("mean KL(p \u2016 q) (nats)"));
     m_kl->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
     m_kl->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     m_kl->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
     m_kl->axis(QCPAxis::atLeft)->setNumberPrecision(0);
-    m_hint = new QCPTextElement(this, tr("Sweep m (or Per layer) to see how the predictions "
-                                         "change with the approximation."),
+    m_hint = new QCPTextElement(this, tr("Sweep m or Per layer to fill this chart."),
                                 sizedFont(font(), 11));
     m_hint->setTextColor(QColor(120, 120, 120));
     rebuild();
@@ -264,7 +262,7 @@ void ModelEvalChart::rebuild()
             for (const int m : features)
                 ticker->addTick(m, QString::number(m));
             x->setTicker(ticker);
-            x->setLabel(tr("number of features m (random projections)"));
+            x->setLabel(tr("features m"));
             if (!features.empty())
                 x->setRange(features.front() / 1.4, features.back() * 1.4);
             else
