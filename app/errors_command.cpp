@@ -14,7 +14,6 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
-#include <QSet>
 #include <QTextStream>
 
 #include <algorithm>
@@ -49,21 +48,7 @@ ExperimentSpec baseSpec(const QCommandLineParser& parser)
             throw InputError(QStringLiteral("--%1: the sweep takes --%1s LIST").arg(
                 QLatin1String(single)));
     }
-    QCommandLineParser specParser;
-    addSpecOptions(specParser);
-    QStringList args{QStringLiteral("attention-lab errors")};
-    QSet<QString> seen;
-    for (const QString& name : parser.optionNames()) {
-        if (kSweepOptions.contains(name) || seen.contains(name))
-            continue;
-        seen.insert(name);
-        const QStringList values = parser.values(name);
-        args.append(values.isEmpty() ? QStringLiteral("--") + name
-                                     : QStringLiteral("--%1=%2").arg(name, values.last()));
-    }
-    if (!specParser.parse(args))
-        throw InputError(specParser.errorText());
-    return specFromOptions(specParser);
+    return specFromOptionsExcept(parser, kSweepOptions, QStringLiteral("attention-lab errors"));
 }
 
 // The value of --name as an integer in [minimum, maximum], or `fallback` when absent.

@@ -11,7 +11,6 @@
 
 #include <QCommandLineParser>
 #include <QFileInfo>
-#include <QSet>
 #include <QTextStream>
 
 
@@ -103,7 +102,8 @@ int runModelEvalCommand(const QStringList& arguments)
         "compared position by position. Writes one CSV row per (method, m, replaced layers, "
         "seed) into --out: method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,"
         "rel_frobenius_attention_mean (top-1 agreement: the fraction of positions whose likeliest "
-        "next token is unchanged; KL(p || p^) of the next-token distributions; the mean relative "
+        "next token is unchanged; KL(p || q) of the next-token distributions, exact p and "
+        "approximate q; the mean relative "
         "Frobenius error of the replaced heads' attention, on the queries and keys they receive "
         "in the approximate run). Without --model, the built-in model; without --text, a short "
         "example sentence.\n\n"
@@ -156,21 +156,8 @@ int runModelEvalCommand(const QStringList& arguments)
                                  .arg(QLatin1String(name)));
     // The spec of everything but the lists: the model and text, W's projection, row norms and
     // seed. --features is read below as a list, so it is kept out of this parse.
-    QCommandLineParser specParser;
-    addSpecOptions(specParser);
-    QStringList specArgs{QStringLiteral("attention-lab model-eval")};
-    QSet<QString> seen;
-    for (const QString& name : parser.optionNames()) {
-        if (kListOptions.contains(name) || seen.contains(name))
-            continue;
-        seen.insert(name);
-        const QStringList values = parser.values(name);
-        specArgs.append(values.isEmpty() ? QStringLiteral("--") + name
-                                         : QStringLiteral("--%1=%2").arg(name, values.last()));
-    }
-    if (!specParser.parse(specArgs))
-        throw InputError(specParser.errorText());
-    ExperimentSpec base = specFromOptions(specParser, DefaultInput::Model);
+    ExperimentSpec base = specFromOptionsExcept(
+        parser, kListOptions, QStringLiteral("attention-lab model-eval"), DefaultInput::Model);
     if (base.input.kind != InputKind::Model) {
         base.input.kind = InputKind::Model;  // --text without --model: the built-in model reads it
         base.input.modelPath = QString::fromLatin1(kBuiltinModel);

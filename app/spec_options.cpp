@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QSet>
 #include <QStringDecoder>
 
 #include <cmath>
@@ -335,6 +336,26 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     if (parser.isSet(option("threads")))
         spec.threads = int(integerOption(parser, "threads", 0, SpecLimits::threads));
     return spec;
+}
+
+ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QStringList& excluded,
+                                     const QString& command, DefaultInput defaultInput)
+{
+    QCommandLineParser specParser;
+    addSpecOptions(specParser);
+    QStringList args{command};
+    QSet<QString> seen;
+    for (const QString& name : parser.optionNames()) {
+        if (excluded.contains(name) || seen.contains(name))
+            continue;
+        seen.insert(name);
+        const QStringList values = parser.values(name);
+        args.append(values.isEmpty() ? QStringLiteral("--") + name
+                                     : QStringLiteral("--%1=%2").arg(name, values.last()));
+    }
+    if (!specParser.parse(args))
+        throw InputError(specParser.errorText());
+    return specFromOptions(specParser, defaultInput);
 }
 
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)

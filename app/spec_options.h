@@ -24,6 +24,13 @@ enum class DefaultInput { Model, Text };
 ExperimentSpec specFromOptions(const QCommandLineParser& parser,
                                DefaultInput defaultInput = DefaultInput::Text);
 
+// The spec of parser's options other than `excluded` (a subcommand's own, such as the lists of a
+// sweep), parsed again as `compute` parses them; `command` ("attention-lab errors") names the
+// subcommand in messages. Throws InputError as specFromOptions does.
+ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QStringList& excluded,
+                                     const QString& command,
+                                     DefaultInput defaultInput = DefaultInput::Text);
+
 // Q, K, V for the spec: reads text and image files and builds the input. Throws InputError
 // naming the file, ResourceError over the budget.
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget);

@@ -4,6 +4,7 @@
 
 #include "atomic_files.h"
 #include "errors.h"
+#include "json_types.h"
 
 #include <QDir>
 #include <QFile>
@@ -25,32 +26,12 @@ namespace {
     throw InputError(QStringLiteral("%1: %2").arg(path, problem));
 }
 
-// "a number", "an array", ... for messages.
-QString typeName(const QJsonValue& value)
-{
-    switch (value.type()) {
-    case QJsonValue::Null:
-        return QStringLiteral("null");
-    case QJsonValue::Bool:
-        return QStringLiteral("a boolean");
-    case QJsonValue::Double:
-        return QStringLiteral("a number");
-    case QJsonValue::String:
-        return QStringLiteral("a string");
-    case QJsonValue::Array:
-        return QStringLiteral("an array");
-    case QJsonValue::Object:
-        return QStringLiteral("an object");
-    case QJsonValue::Undefined:
-        break;
-    }
-    return QStringLiteral("nothing");
-}
-
 // A string value in quotes, anything else by its type.
 QString describe(const QJsonValue& value)
 {
-    return value.isString() ? QStringLiteral("\"%1\"").arg(value.toString()) : typeName(value);
+    if (value.isUndefined())
+        return QStringLiteral("nothing");
+    return value.isString() ? QStringLiteral("\"%1\"").arg(value.toString()) : jsonTypeName(value);
 }
 
 // The file paths of an input: input.image, input.q, input.k, input.v, input.model.
@@ -163,7 +144,7 @@ QJsonObject parseSessionObject(const QString& path, const QByteArray& bytes)
         const QJsonDocument wrapped = QJsonDocument::fromJson('[' + bytes + ']');
         if (wrapped.isArray() && wrapped.array().size() == 1)
             refuse(path, QStringLiteral("not a JSON object (the file holds %1)")
-                             .arg(typeName(wrapped.array().first())));
+                             .arg(jsonTypeName(wrapped.array().first())));
         refuse(path, QStringLiteral("not valid JSON: %1 at %2 (byte offset %3)%4")
                          .arg(error.errorString(), placeOf(bytes, error.offset))
                          .arg(error.offset)

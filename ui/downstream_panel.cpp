@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "model/model_input.h"
 #include "model_eval_chart.h"
+#include "worker_outcome.h"
 
 #include <QComboBox>
 #include <QFileInfo>
@@ -383,7 +384,7 @@ void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector
     m_job = job;
     const bool replaceAll = m_layers->currentIndex() <= 0;
     m_watcher.setFuture(QtConcurrent::run([job, replaceAll](QPromise<void>& promise) {
-        try {
+        const WorkerOutcome outcome = runOnWorker([&] {
             const ExperimentSpec& first = job->cases.front().first;
             job->model = loadModel(first.input.modelPath);
             const int layerCount = job->model->config().layers;
@@ -409,18 +410,9 @@ void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector
                 job->comparison = std::move(comparison);
                 promise.setProgressValue(int(i) + 1);
             }
-        } catch (const Cancelled&) {
-            job->cancelled = true;
-        } catch (const InputError& e) {
-            job->error = e.message();
-        } catch (const ResourceError& e) {
-            job->error = e.message();
-        } catch (const std::bad_alloc&) {
-            job->error = tr("out of memory: lower the memory budget, so that inputs this large "
-                            "are refused before they are allocated");
-        } catch (const std::exception& e) {
-            job->error = QString::fromLocal8Bit(e.what());
-        }
+        });
+        job->cancelled = outcome.cancelled;
+        job->error = outcome.error;
     }));
     m_progress->setRange(0, 0);
     m_progress->setVisible(sweep);

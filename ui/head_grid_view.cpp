@@ -5,6 +5,7 @@
 #include "feature_maps.h"
 #include "model/model_input.h"
 #include "plot_style.h"
+#include "worker_outcome.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -1262,7 +1263,7 @@ void HeadGridPanel::startSurvey()
     // The worker hands progress to the GUI thread through queued calls and never touches a
     // widget; the destructor waits for it.
     m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, spec, budget, job = m_job] {
-        try {
+        const WorkerOutcome outcome = runOnWorker([&] {
             const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
             job->tokens = int(
                 modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
@@ -1274,18 +1275,9 @@ void HeadGridPanel::startSurvey()
                     this, [this, serial, done, total] { showProgress(serial, done, total); },
                     Qt::QueuedConnection);
             });
-        } catch (const Cancelled&) {
-            job->cancelled = true;
-        } catch (const InputError& e) {
-            job->error = e.message();
-        } catch (const ResourceError& e) {
-            job->error = e.message();
-        } catch (const std::bad_alloc&) {
-            job->error = tr("out of memory: lower the memory budget, so that surveys this large "
-                            "are refused before they are allocated");
-        } catch (const std::exception& e) {
-            job->error = QString::fromLocal8Bit(e.what());
-        }
+        });
+        job->cancelled = outcome.cancelled;
+        job->error = outcome.error;
     }));
     setRunning(true);
 }

@@ -1,6 +1,7 @@
 #include "model/gpt2_tokenizer.h"
 
 #include "errors.h"
+#include "json_types.h"
 
 #include <QDir>
 #include <QFile>
@@ -160,28 +161,6 @@ QJsonValue rootOf(const QJsonDocument& document)
     return QJsonValue();
 }
 
-// "a string", "an array", ... for messages.
-QString typeName(const QJsonValue& value)
-{
-    switch (value.type()) {
-    case QJsonValue::Null:
-        return QStringLiteral("null");
-    case QJsonValue::Bool:
-        return QStringLiteral("a boolean");
-    case QJsonValue::Double:
-        return QStringLiteral("a number");
-    case QJsonValue::String:
-        return QStringLiteral("a string");
-    case QJsonValue::Array:
-        return QStringLiteral("an array");
-    case QJsonValue::Object:
-        return QStringLiteral("an object");
-    case QJsonValue::Undefined:
-        break;
-    }
-    return QStringLiteral("missing");
-}
-
 // The symbol -> id pairs of a JSON object; `what` names it in messages ("the vocabulary",
 // "model.vocab"). Ids must be integers in [0, kLargestId], each given to one symbol only.
 QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
@@ -189,7 +168,7 @@ QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
 {
     if (!value.isObject())
         refuse(path, QStringLiteral("%1 is %2; expected a JSON object of symbol -> id")
-                         .arg(what, typeName(value)));
+                         .arg(what, jsonTypeName(value)));
     const QJsonObject object = value.toObject();
     if (object.isEmpty())
         refuse(path, QStringLiteral("%1 is empty").arg(what));
@@ -201,7 +180,7 @@ QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
         const QJsonValue id = it.value();
         const double number = id.toDouble(-1.0);
         if (!id.isDouble() || number != std::trunc(number) || number < 0 || number > kLargestId) {
-            const QString shown = id.isDouble() ? QString::number(number) : typeName(id);
+            const QString shown = id.isDouble() ? QString::number(number) : jsonTypeName(id);
             refuse(path, QStringLiteral("in %1 the id of %2 is %3; ids are integers from 0 to %4")
                              .arg(what, quoted(it.key()), shown, QString::number(kLargestId)));
         }
@@ -283,15 +262,15 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
     const QJsonDocument document = readJson(path);
     if (!document.isObject())
         refuse(path, QStringLiteral("is %1; expected a tokenizer.json object")
-                         .arg(typeName(rootOf(document))));
+                         .arg(jsonTypeName(rootOf(document))));
     const QJsonObject root = document.object();
     const QJsonValue model = root.value(QStringLiteral("model"));
     if (!model.isObject())
-        refuse(path, QStringLiteral("model is %1; expected an object").arg(typeName(model)));
+        refuse(path, QStringLiteral("model is %1; expected an object").arg(jsonTypeName(model)));
     const QJsonValue type = model[QStringLiteral("type")];
     if (!type.isUndefined() && type.toString() != QStringLiteral("BPE"))
         refuse(path, QStringLiteral("model.type is %1; Attention Lab reads BPE tokenizers")
-                         .arg(type.isString() ? quoted(type.toString()) : typeName(type)));
+                         .arg(type.isString() ? quoted(type.toString()) : jsonTypeName(type)));
     // GPT-2's pre-tokenization is ByteLevel (its pattern, bytes_to_unicode), no prefix space.
     const QJsonValue pre = root.value(QStringLiteral("pre_tokenizer"));
     if (!pre.isUndefined() && !pre.isNull()) {
@@ -311,7 +290,7 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
 
     const QJsonValue merges = model[QStringLiteral("merges")];
     if (!merges.isArray())
-        refuse(path, QStringLiteral("model.merges is %1; expected an array").arg(typeName(merges)));
+        refuse(path, QStringLiteral("model.merges is %1; expected an array").arg(jsonTypeName(merges)));
     const QJsonArray list = merges.toArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QString where = QStringLiteral("%1 model.merges[%2]").arg(path, QString::number(i));
@@ -331,7 +310,7 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
     // added_tokens: [{"id": 50256, "content": "<|endoftext|>", ...}, ...]
     const QJsonValue added = root.value(QStringLiteral("added_tokens"));
     if (!added.isUndefined() && !added.isNull() && !added.isArray())
-        refuse(path, QStringLiteral("added_tokens is %1; expected an array").arg(typeName(added)));
+        refuse(path, QStringLiteral("added_tokens is %1; expected an array").arg(jsonTypeName(added)));
     const QJsonArray addedList = added.toArray();
     for (qsizetype i = 0; i < addedList.size(); ++i) {
         const QJsonValue token = addedList[i];
