@@ -413,8 +413,11 @@ HeadGridView::Layout HeadGridView::layoutFor(QSizeF size, const QFont& font,
     if (m_order == HeadOrder::Model) {
         const int lastLayer = m_layers - 1;
         const int lastHead = m_heads - 1;
+        // Measured in bold: the selected head's layer label is drawn bold.
+        QFont bold = font;
+        bold.setBold(true);
         const double layerWidth =
-            metrics.horizontalAdvance(tr("layer %1").arg(lastLayer)) + 10;
+            QFontMetricsF(bold, device).horizontalAdvance(tr("layer %1").arg(lastLayer)) + 10;
         const double headerHeight = line + 4;
         const double gridWidth = width - layerWidth;
         const double gridHeight = available - headerHeight;
