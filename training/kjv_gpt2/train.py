@@ -7,17 +7,19 @@ dropped, one verse per line. Every 50th chapter (Genesis 1, ...) is held out for
 Tokenizer: a byte-level BPE of 4096 entries learned from the training chapters (bpe.py), in
 GPT-2's vocab.json + merges.txt format. Model: GPT-2 (pre-LayerNorm blocks, GELU in its tanh
 form, learned positions, the output head tied to the token embedding), 4 layers, 4 heads,
-n_embd 256, n_positions 256. AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices), a linear
-warm-up of 200 steps to the peak learning rate then a cosine decay to a tenth of it; batches of
-16 windows of 128 tokens drawn at random from the training stream; seed 1234; a fixed number
-of steps (--steps).
+n_embd 256, with position embeddings for 256 positions. AdamW (betas 0.9, 0.95, weight decay 0.1
+on matrices), a linear warm-up of 200 steps to the peak learning rate 2e-3 then a cosine decay to
+a tenth of it; gradient norm clipped at 1; batches of 16 windows of 128 tokens drawn at random
+from the training stream; seed 1234; a fixed number of steps (--steps). Positions past the
+window (128) never receive a gradient, so the saved model keeps only the first 128 position
+embeddings and says n_positions 128: the longest text it reads is the longest it was trained on.
 
 Writes into --out: config.json, model.safetensors (F32, Hugging Face GPT2Model names without
 prefix, Conv1D weights in x out as GPT-2 stores them), vocab.json, merges.txt; and loss.csv
 (step, training loss of the batch, validation loss every 50 steps) beside this script.
 
 Run with Debian's python3 (python3-torch, python3-regex, libopenblas0-pthread):
-  /usr/bin/python3 training/kjv_gpt2/train.py --out resources/models/kjv-gpt2 --steps 600
+  /usr/bin/python3 training/kjv_gpt2/train.py --out resources/models/kjv-gpt2 --steps 2000
 """
 
 import argparse
@@ -122,11 +124,13 @@ class Gpt2(torch.nn.Module):
 
 
 def save(model, folder):
-    """model.safetensors (F32, Conv1D layout) and config.json."""
+    """model.safetensors (F32, Conv1D layout) and config.json, with the CONTEXT positions trained."""
     header, data = {}, bytearray()
     for key, value in model.params.items():
         name = key.replace("/", ".")
         array = value.detach().numpy().astype("<f4")
+        if name == "wpe.weight":
+            array = array[:CONTEXT]
         if name.endswith(".weight") and any(s in name for s in ("c_attn", "c_proj", "c_fc")):
             array = array.T                            # Linear's out x in -> Conv1D's in x out
         raw = np.ascontiguousarray(array).tobytes()
@@ -142,7 +146,7 @@ def save(model, folder):
         f.write(data)
     config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
               "n_layer": N_LAYER, "n_head": N_HEAD, "n_embd": N_EMBD,
-              "n_positions": N_POSITIONS, "n_ctx": N_POSITIONS, "vocab_size": VOCAB_SIZE,
+              "n_positions": CONTEXT, "n_ctx": CONTEXT, "vocab_size": VOCAB_SIZE,
               "n_inner": None, "activation_function": "gelu_new",
               "layer_norm_epsilon": LAYER_NORM_EPSILON, "tie_word_embeddings": True,
               "bos_token_id": VOCAB_SIZE - 1, "eos_token_id": VOCAB_SIZE - 1}
