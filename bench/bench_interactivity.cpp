@@ -2,7 +2,7 @@
 // repainted with the new result, at L = 128, 512 and 4096 (random input, d = 64, FAVOR+ with
 // m = 64, float), median, min and max over the repetitions. The change redraws W (a new seed):
 // the input is reused, everything after it is recomputed and redrawn, as when a user drags a
-// control. Then the built-in model (issue 13): a sentence change (a new last word each time, so
+// control. Then the built-in model: a sentence change (a new last word each time, so
 // the model runs again, and every view after it) to repainted heatmaps. Runs offscreen; the window
 // is 1600 x 1000.
 //
