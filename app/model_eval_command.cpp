@@ -198,14 +198,19 @@ int runModelEvalCommand(const QStringList& arguments)
     for (const QString& note : tokens.notes)
         err << "warning: " << note << '\n';
     std::vector<ModelEvalRow> rows;
+    // Methods without a random projection (exact, elu+1, Taylor) have no m and no seed to vary:
+    // one row per layer set.
+    const auto drawsProjection = [](const ExperimentSpec& m) {
+        return !m.exactMethod && featureMapInfo(m.featureMap.kind).drawsProjection;
+    };
     int total = 0;
     for (const ExperimentSpec& m : methods)
-        total += int(sets.size()) * (m.exactMethod ? 1 : int(featureCounts.size()) * seeds);
+        total += int(sets.size()) * (drawsProjection(m) ? int(featureCounts.size()) * seeds : 1);
     for (ExperimentSpec m : methods) {
-        const std::vector<int> counts = m.exactMethod ? std::vector<int>{0} : featureCounts;
-        const int methodSeeds = m.exactMethod ? 1 : seeds;
+        const std::vector<int> counts = drawsProjection(m) ? featureCounts : std::vector<int>{0};
+        const int methodSeeds = drawsProjection(m) ? seeds : 1;
         for (const int count : counts) {
-            if (!m.exactMethod)
+            if (drawsProjection(m))
                 m.featureMap.features = count;
             for (const std::vector<int>& set : sets) {
                 for (int k = 0; k < methodSeeds; ++k) {
@@ -244,7 +249,10 @@ int runModelEvalCommand(const QStringList& arguments)
         ui::FigureFormat format;
         ui::figureFormatFromSuffix(plot, &format);
         try {
-            ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, format, kPlotSize);
+            ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, format, kPlotSize,
+                                   QStringLiteral("%1, %2 tokens")
+                                       .arg(modelDisplayName(base.input.modelPath))
+                                       .arg(tokens.ids.size()));
         } catch (const OutputError& e) {
             throw OutputError(QStringLiteral("--plot %1: %2 (the CSV was written: %3)")
                                   .arg(plot, e.message(), out));

@@ -101,6 +101,7 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
     plotLayout()->addElement(3, 0, legendRow);
     plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
     plotLayout()->setRowSpacing(2);
+    legend->setVisible(true);
     legend->setBorderPen(Qt::NoPen);
     legend->setBrush(Qt::NoBrush);
     legend->setFont(sizedFont(font(), 10.5));
@@ -144,6 +145,8 @@ void ModelEvalChart::rebuild()
     setWrappedText(m_subtitleElement, m_subtitle, std::max(200, width() - 40));
     const bool empty = m_rows.empty();
     // The hint takes the legend's row while there is nothing to show.
+    // (An element taken out of the layout still draws where it was: hide it too.)
+    m_hint->setVisible(empty);
     if (empty && !m_hint->layout()) {
         plotLayout()->addElement(4, 0, m_hint);
     } else if (!empty && m_hint->layout()) {
@@ -156,22 +159,22 @@ void ModelEvalChart::rebuild()
     for (const ModelEvalRow& row : m_rows) {
         bool ok = false;
         lastLayer = std::max(lastLayer, row.layers.toInt(&ok));
-        if (row.method != QLatin1String("exact"))
+        if (row.features > 0)
             features.push_back(row.features);
     }
     std::sort(features.begin(), features.end());
     features.erase(std::unique(features.begin(), features.end()), features.end());
 
-    // One line per (method, layers) against m, or per (method, m) against the layer; the exact
-    // rows are a reference per layer set (against m) or per layer (against the layer).
+    // One line per (method, layers) against m, or per (method, m) against the layer. The rows
+    // of methods without m (exact, elu+1, ...: features 0) are reference lines, per (method,
+    // layer set) against m, per method against the layer.
     std::map<std::pair<QString, QString>, std::map<double, Point>> lines;
-    std::map<QString, std::map<double, Point>> exactLines;
+    std::map<std::pair<QString, QString>, std::map<double, Point>> references;
     for (const ModelEvalRow& row : m_rows) {
-        const bool exact = row.method == QLatin1String("exact");
+        const bool reference = row.features == 0;
         if (m_axis == ModelEvalAxis::Features) {
-            if (exact) {
-                Point& p = exactLines[row.layers][0];
-                addTo(p, row);
+            if (reference) {
+                addTo(references[{row.method, row.layers}][0], row);
                 continue;
             }
             Point& p = lines[{row.method, row.layers}][double(row.features)];
@@ -179,8 +182,8 @@ void ModelEvalChart::rebuild()
             addTo(p, row);
         } else {
             const double x = layerPosition(row.layers, lastLayer);
-            const QString key = exact ? QString() : QString::number(row.features);
-            Point& p = exact ? exactLines[QString()][x] : lines[{row.method, key}][x];
+            Point& p = reference ? references[{row.method, QString()}][x]
+                                 : lines[{row.method, QString::number(row.features)}][x];
             p.x = x;
             addTo(p, row);
         }
@@ -227,11 +230,22 @@ void ModelEvalChart::rebuild()
             }
         }
     }
-    for (const auto& [layers, points] : exactLines) {
+    bool exactNamed = false;
+    for (const auto& [key, points] : references) {
+        const bool exact = key.first == QLatin1String("exact");
+        QString name;
+        if (exact && !exactNamed)
+            name = tr("exact attention in the replaced layers (float rounding only)");
+        else if (!exact)
+            name = m_axis == ModelEvalAxis::Features
+                       ? tr("%1 (no m), %2").arg(methodTitle(key.first), layersTitle(key.second))
+                       : tr("%1 (no m)").arg(methodTitle(key.first));
+        exactNamed = exactNamed || exact;
         for (QCPAxisRect* rect : {m_agreement, m_kl}) {
             const bool kl = rect == m_kl;
             auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-            graph->setPen(QPen(QColor(120, 120, 120), 1.6, Qt::DashLine));
+            graph->setPen(QPen(exact ? QColor(120, 120, 120) : methodColor(key.first),
+                               exact ? 1.6 : 2.0, Qt::DashLine));
             QVector<double> xs, ys;
             if (m_axis == ModelEvalAxis::Features) {
                 const Point& p = points.begin()->second;
@@ -247,8 +261,8 @@ void ModelEvalChart::rebuild()
                 }
             }
             graph->setData(xs, ys, true);
-            if (!kl && layers == exactLines.begin()->first) {
-                graph->setName(tr("exact attention in the replaced layers (float rounding only)"));
+            if (!kl && !name.isEmpty()) {
+                graph->setName(name);
                 graph->addToLegend();
             }
         }

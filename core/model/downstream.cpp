@@ -199,7 +199,9 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparis
 {
     ModelEvalRow row;
     row.method = method.methodName();
-    row.features = method.exactMethod ? 0 : method.featureMap.features;
+    const bool drawsProjection =
+        !method.exactMethod && featureMapInfo(method.featureMap.kind).drawsProjection;
+    row.features = drawsProjection ? method.featureMap.features : 0;
     row.layers = layersName(comparison.replacedLayers, layerCount);
     row.seed = method.featureMap.seed;
     row.tokens = int(comparison.kl.size());

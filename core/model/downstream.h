@@ -57,7 +57,7 @@ DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector
 // set of replaced layers and seed on one text.
 struct ModelEvalRow {
     QString method;        // "favor-positive", ...
-    int features = 0;      // m
+    int features = 0;      // m; 0 for a method without a random projection (exact, elu, ...)
     QString layers;        // layersName()
     std::uint64_t seed = 0;
     int tokens = 0;        // L
