@@ -185,6 +185,15 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
     }
     QCOMPARE(restored.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->text(),
              QStringLiteral("4, 32"));
+    // The restored rows belong to the input that comes with them; another text drops them.
+    restored.setExperiment(modelSpec());
+    QVERIFY(waitForComparison(restored));
+    QCOMPARE(restored.sweepRows().size(), rows.size());
+    ExperimentSpec other = modelSpec();
+    other.input.text = QStringLiteral("the hat");
+    restored.setExperiment(other);
+    QVERIFY(restored.sweepRows().empty());
+    QVERIFY(restored.chart()->rows().empty());
 }
 
 void TestDownstreamPanel::badStateIsRefusedWhole()

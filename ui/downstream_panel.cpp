@@ -67,6 +67,13 @@ std::vector<int> featureList(const QString& text)
     return values;
 }
 
+// What a sweep's rows depend on besides the method: the model and the text it reads.
+QString sweepInputKey(const ExperimentSpec& spec)
+{
+    return spec.input.modelPath + QLatin1Char('\n') + QString::number(spec.input.keepLastTokens) +
+           QLatin1Char('\n') + spec.input.text;
+}
+
 QString axisName(ModelEvalAxis axis)
 {
     return axis == ModelEvalAxis::Layer ? QStringLiteral("layer") : QStringLiteral("features");
@@ -316,10 +323,6 @@ DownstreamPanel::~DownstreamPanel()
 
 void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
 {
-    const bool sameInput = m_haveModel && spec.input.kind == InputKind::Model &&
-                           spec.input.modelPath == m_spec.input.modelPath &&
-                           spec.input.text == m_spec.input.text &&
-                           spec.input.keepLastTokens == m_spec.input.keepLastTokens;
     m_spec = spec;
     m_spec.causal = true;
     m_haveModel = spec.input.kind == InputKind::Model;
@@ -336,8 +339,17 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
         setBusy(m_watcher.isRunning());
         return;
     }
-    if (!sameInput)
-        m_rows.clear();  // a sweep of another text or model
+    // The sweep's rows belong to one model and text; rows from a session belong to the input
+    // that comes with them.
+    const QString input = sweepInputKey(m_spec);
+    if (m_rowsInput.isEmpty()) {
+        m_rowsInput = input;
+    } else if (m_rowsInput != input) {
+        m_rowsInput = input;
+        m_rows.clear();
+        m_csvButton->setEnabled(false);
+        updateChart();
+    }
     scheduleComparison();
 }
 
@@ -455,6 +467,7 @@ void DownstreamPanel::finishJob()
     m_labels = job->labels;
     if (job->sweep) {
         m_rows = job->rows;
+        m_rowsInput = sweepInputKey(job->cases.front().first);
         m_axis = job->axis;
         updateChart();
         m_csvButton->setEnabled(!m_rows.empty());
@@ -758,6 +771,7 @@ void DownstreamPanel::setState(const QJsonObject& state)
     m_selected = position;
     m_axis = axis;
     m_rows = std::move(rows);
+    m_rowsInput.clear();  // the next model input is theirs
     m_csvButton->setEnabled(!m_rows.empty());
     updateChart();
     if (m_haveModel)

@@ -104,6 +104,7 @@ private:
     QStringList m_labels;  // the model's tokens of the text
     std::shared_ptr<const DownstreamComparison> m_comparison;
     std::vector<ModelEvalRow> m_rows;
+    QString m_rowsInput;  // the model and text of m_rows; empty: the next model input's
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
     int m_selected = 0;
     bool m_busy = false;
