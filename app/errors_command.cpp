@@ -69,21 +69,6 @@ int integerOption(const QCommandLineParser& parser, const char* name, int fallba
     return int(value);
 }
 
-// The comma-separated items of --name (or `fallback`), none empty.
-QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback)
-{
-    const QString text = parser.isSet(option(name)) ? parser.value(option(name)) : fallback;
-    QStringList items;
-    for (const QString& item : text.split(QLatin1Char(','))) {
-        if (item.trimmed().isEmpty())
-            throw InputError(QStringLiteral("--%1: an empty item in \"%2\" (items are separated "
-                                            "by commas)")
-                                 .arg(QLatin1String(name), text));
-        items.append(item.trimmed());
-    }
-    return items;
-}
-
 // --name as numbers, each an integer when `integers`, in [minimum, maximum]; sorted, duplicates
 // dropped.
 std::vector<double> numberList(const QCommandLineParser& parser, const char* name,

@@ -36,21 +36,6 @@ QString methodChoices()
     return names.join(QStringLiteral(", "));
 }
 
-// The comma-separated items of --name (or fallback), none empty.
-QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback)
-{
-    const QString text = parser.isSet(option(name)) ? parser.value(option(name)) : fallback;
-    QStringList items;
-    for (const QString& item : text.split(QLatin1Char(','))) {
-        if (item.trimmed().isEmpty())
-            throw InputError(QStringLiteral("--%1: an empty item in \"%2\" (items are separated "
-                                            "by commas)")
-                                 .arg(QLatin1String(name), text));
-        items.append(item.trimmed());
-    }
-    return items;
-}
-
 int positiveInteger(const QString& text, const char* name, int maximum)
 {
     bool ok = false;

@@ -358,6 +358,20 @@ ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QSt
     return specFromOptions(specParser, defaultInput);
 }
 
+QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback)
+{
+    const QString text = parser.isSet(option(name)) ? parser.value(option(name)) : fallback;
+    QStringList items;
+    for (const QString& item : text.split(QLatin1Char(','))) {
+        if (item.trimmed().isEmpty())
+            throw InputError(QStringLiteral("--%1: an empty item in \"%2\" (items are separated "
+                                            "by commas)")
+                                 .arg(QLatin1String(name), text));
+        items.append(item.trimmed());
+    }
+    return items;
+}
+
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)
 {
     if (spec.input.kind != InputKind::Image)

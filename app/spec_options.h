@@ -31,6 +31,10 @@ ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QSt
                                      const QString& command,
                                      DefaultInput defaultInput = DefaultInput::Text);
 
+// The comma-separated items of --name (or of `fallback` when it is absent), trimmed. Throws
+// InputError naming the option for an empty item.
+QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback);
+
 // Q, K, V for the spec: reads text and image files and builds the input. Throws InputError
 // naming the file, ResourceError over the budget.
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget);
