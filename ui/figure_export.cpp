@@ -21,17 +21,12 @@ namespace attnlab::ui {
 
 namespace {
 
-// PNG exports are rendered at this multiple of the logical size.
-constexpr double kPngScale = 2.0;
-
-// The plot rendered at kPngScale times `size` logical pixels, tagged with the matching
+// The plot rendered at kPngExportScale times `size` logical pixels, tagged with the matching
 // resolution so that it keeps its logical size at 96 dpi.
 QImage renderImage(QCustomPlot& plot, QSize size)
 {
-    QImage image = plot.toPixmap(size.width(), size.height(), kPngScale).toImage();
-    const int dotsPerMeter = int(std::lround(kPngScale * 96 / 0.0254));
-    image.setDotsPerMeterX(dotsPerMeter);
-    image.setDotsPerMeterY(dotsPerMeter);
+    QImage image = plot.toPixmap(size.width(), size.height(), kPngExportScale).toImage();
+    tagExportResolution(image, kPngExportScale);
     return image;
 }
 
@@ -62,37 +57,6 @@ bool paintVectorized(QCustomPlot& plot, QPaintDevice& device, QSize size,
     return painter.end();
 }
 
-bool writeSvg(QCustomPlot& plot, QSize size, const QString& title, QIODevice& file)
-{
-    QSvgGenerator generator;
-    generator.setOutputDevice(&file);
-    generator.setSize(size);
-    generator.setViewBox(QRect(QPoint(0, 0), size));
-    // Fonts are sized in points: at the screen's resolution they get the size they have there.
-    generator.setResolution(plot.logicalDpiX());
-    generator.setTitle(title);
-    generator.setDescription(QStringLiteral("Attention Lab figure"));
-    return paintVectorized(plot, generator, size, [](QCPPainter&) {});
-}
-
-bool writePdf(QCustomPlot& plot, QSize size, const QString& title, QIODevice& file)
-{
-    QPdfWriter writer(&file);
-    writer.setResolution(plot.logicalDpiX());
-    writer.setTitle(title);
-    writer.setCreator(QStringLiteral("Attention Lab"));
-    QPageLayout page;
-    page.setMode(QPageLayout::FullPageMode);
-    page.setOrientation(QPageLayout::Portrait);
-    page.setMargins(QMarginsF(0, 0, 0, 0));
-    page.setPageSize(QPageSize(size, QPageSize::Point, QString(), QPageSize::ExactMatch));
-    if (!writer.setPageLayout(page))
-        return false;
-    return paintVectorized(plot, writer, size, [size](QCPPainter& painter) {
-        painter.setWindow(QRect(QPoint(0, 0), size));
-    });
-}
-
 }  // namespace
 
 bool figureFormatFromSuffix(const QString& path, FigureFormat* format)
@@ -120,37 +84,85 @@ QString figureFormatName(FigureFormat format)
     return {};
 }
 
-void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format, QSize size)
+void tagExportResolution(QImage& image, double scale)
 {
-    const QSize logical = size.isEmpty() ? plot.size() : size;
+    const int dotsPerMeter = int(std::lround(scale * 96 / 0.0254));
+    image.setDotsPerMeterX(dotsPerMeter);
+    image.setDotsPerMeterY(dotsPerMeter);
+}
+
+void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure)
+{
+    const QString shownPath = QDir::toNativeSeparators(path);
     const QFileInfo info(path);
     if (!QDir().mkpath(info.absolutePath()))
-        throw OutputError(QStringLiteral("cannot write the figure %1: cannot create the folder %2")
-                              .arg(path, info.absolutePath()));
+        throw OutputError(QStringLiteral("cannot write the %1 %2: cannot create the folder %3")
+                              .arg(figure.what, shownPath,
+                                   QDir::toNativeSeparators(info.absolutePath())));
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
-        throw OutputError(
-            QStringLiteral("cannot write the figure %1: %2").arg(path, file.errorString()));
-    const QString title = plotTitle(plot, info.completeBaseName());
+        throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
+                              .arg(figure.what, shownPath, file.errorString()));
     bool painted = false;
     switch (format) {
     case FigureFormat::Png:
-        painted = renderImage(plot, logical).save(&file, "PNG");
+        painted = figure.png().save(&file, "PNG");
         break;
-    case FigureFormat::Svg:
-        painted = writeSvg(plot, logical, title, file);
-        break;
-    case FigureFormat::Pdf:
-        painted = writePdf(plot, logical, title, file);
+    case FigureFormat::Svg: {
+        QSvgGenerator generator;
+        generator.setOutputDevice(&file);
+        generator.setSize(figure.size);
+        generator.setViewBox(QRect(QPoint(0, 0), figure.size));
+        generator.setResolution(figure.dpi);
+        generator.setTitle(figure.title);
+        generator.setDescription(figure.description);
+        painted = figure.paintVector(generator, false);
         break;
     }
-    plot.replot(QCustomPlot::rpQueuedReplot);
+    case FigureFormat::Pdf: {
+        QPdfWriter writer(&file);
+        writer.setResolution(figure.dpi);
+        writer.setTitle(figure.title);
+        writer.setCreator(QStringLiteral("Attention Lab"));
+        QPageLayout page;
+        page.setMode(QPageLayout::FullPageMode);
+        page.setOrientation(QPageLayout::Portrait);
+        page.setMargins(QMarginsF(0, 0, 0, 0));
+        page.setPageSize(
+            QPageSize(figure.size, QPageSize::Point, QString(), QPageSize::ExactMatch));
+        painted = writer.setPageLayout(page) && figure.paintVector(writer, true);
+        break;
+    }
+    }
     if (!painted)
-        throw OutputError(QStringLiteral("cannot write the figure %1: rendering the %2 failed")
-                              .arg(path, figureFormatName(format).toUpper()));
+        throw OutputError(QStringLiteral("cannot write the %1 %2: rendering the %3 failed")
+                              .arg(figure.what, shownPath, figureFormatName(format).toUpper()));
     if (!file.commit())
-        throw OutputError(
-            QStringLiteral("cannot write the figure %1: %2").arg(path, file.errorString()));
+        throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
+                              .arg(figure.what, shownPath, file.errorString()));
+}
+
+void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format, QSize size)
+{
+    PaintedFigure figure;
+    figure.size = size.isEmpty() ? plot.size() : size;
+    figure.dpi = plot.logicalDpiX();
+    figure.title = plotTitle(plot, QFileInfo(path).completeBaseName());
+    figure.description = QStringLiteral("Attention Lab figure");
+    figure.what = QStringLiteral("figure");
+    figure.png = [&] { return renderImage(plot, figure.size); };
+    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
+        return paintVectorized(plot, device, figure.size, [&](QCPPainter& painter) {
+            if (pdf)  // the page is size points wide: map the plot's pixels onto it
+                painter.setWindow(QRect(QPoint(0, 0), figure.size));
+        });
+    };
+    // The export lays the plot out for its own size: lay it out for the screen again after.
+    struct Replot {
+        QCustomPlot& plot;
+        ~Replot() { plot.replot(QCustomPlot::rpQueuedReplot); }
+    } replot{plot};
+    exportPaintedFigure(path, format, figure);
 }
 
 void copyFigureToClipboard(QCustomPlot& plot)

@@ -1,9 +1,13 @@
 #pragma once
 
+#include <QImage>
 #include <QSize>
 #include <QString>
 
+#include <functional>
+
 class QCustomPlot;
+class QPaintDevice;
 class QWidget;
 
 namespace attnlab::ui {
@@ -30,6 +34,33 @@ QString figureFormatName(FigureFormat format);
 // (queued) afterwards, because the export laid it out for its own size.
 void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format,
                   QSize size = QSize());
+
+// A figure drawn by code of its own rather than a single QCustomPlot (the head grid, the
+// stepper's frame), for exportPaintedFigure.
+struct PaintedFigure {
+    QSize size;           // logical pixels; the PDF page is as many points
+    int dpi = 96;         // the SVG's and PDF's resolution: the screen's, so fonts keep their size
+    QString title;        // the SVG's <title>, the PDF's title
+    QString description;  // the SVG's description
+    QString what;         // "figure", "frame": what the messages call it
+    // The PNG: the figure rendered at twice its size and tagged with the matching resolution.
+    std::function<QImage()> png;
+    // Paints the figure onto an SVG generator of `size` or, with pdf, a one-page PDF writer whose
+    // page is `size` points at `dpi`; false when painting failed.
+    std::function<bool(QPaintDevice& device, bool pdf)> paintVector;
+};
+
+// Writes `figure` to `path` as exportFigure writes a plot: through a QSaveFile, the folder
+// created when missing. Throws OutputError ("cannot write the <what> <path>: ...") naming the
+// path when anything fails, leaving no file behind.
+void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure);
+
+// The number of device pixels per logical pixel of PNG exports.
+inline constexpr double kPngExportScale = 2.0;
+
+// Tags image with the resolution at which an image rendered at `scale` times its logical size
+// keeps that size at 96 dpi.
+void tagExportResolution(QImage& image, double scale);
 
 // Asks with a save dialog titled `title` where to write a file of type `suffix` ("png", "csv"),
 // suggesting `baseName`.suffix; adds .suffix when the chosen name has another suffix or none.

@@ -20,17 +20,12 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMouseEvent>
-#include <QPageLayout>
-#include <QPageSize>
 #include <QPainter>
 #include <QPainterPath>
-#include <QPdfWriter>
 #include <QProgressBar>
-#include <QSaveFile>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
-#include <QSvgGenerator>
 #include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -59,8 +54,6 @@ const QColor kSelection(0, 98, 255);
 constexpr int kThumbnailSize = 48;
 // setExperiment waits this long for the last of a burst of calls.
 constexpr int kDebounceMs = 100;
-// PNG exports are rendered at this multiple of the logical size.
-constexpr double kPngScale = 2.0;
 // The most heads the highlight spin box marks.
 constexpr int kMaxHighlight = 9999;
 
@@ -1471,72 +1464,32 @@ void HeadGridPanel::exportFigure(const QString& path, FigureFormat format)
             .arg(m_surveyTitle, m_view->showsApproximation() && m_view->hasApproximation()
                                     ? tr("approximation %1").arg(approxSymbol())
                                     : tr("exact P"));
-    const QFileInfo info(path);
-    if (!QDir().mkpath(info.absolutePath()))
-        throw OutputError(tr("cannot write the figure %1: cannot create the folder %2")
-                              .arg(QDir::toNativeSeparators(path),
-                                   QDir::toNativeSeparators(info.absolutePath())));
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw OutputError(tr("cannot write the figure %1: %2")
-                              .arg(QDir::toNativeSeparators(path), file.errorString()));
-    bool painted = false;
-    switch (format) {
-    case FigureFormat::Png: {
-        QImage image(size * kPngScale, QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(kPngScale);
+    PaintedFigure figure;
+    figure.size = size;
+    figure.dpi = logicalDpiX();
+    figure.title = title;
+    figure.description = QStringLiteral("Attention Lab figure");
+    figure.what = QStringLiteral("figure");
+    figure.png = [&] {
+        QImage image(size * kPngExportScale, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(kPngExportScale);
         {
             QPainter painter(&image);
             m_view->paintFigure(painter, size, title);
         }
-        // Tagged with the resolution that keeps its logical size at 96 dpi.
-        const int dotsPerMeter = int(std::lround(kPngScale * 96 / 0.0254));
-        image.setDotsPerMeterX(dotsPerMeter);
-        image.setDotsPerMeterY(dotsPerMeter);
-        painted = image.save(&file, "PNG");
-        break;
-    }
-    case FigureFormat::Svg: {
-        QSvgGenerator generator;
-        generator.setOutputDevice(&file);
-        generator.setSize(size);
-        generator.setViewBox(QRect(QPoint(0, 0), size));
-        generator.setResolution(logicalDpiX());
-        generator.setTitle(title);
-        generator.setDescription(QStringLiteral("Attention Lab figure"));
+        tagExportResolution(image, kPngExportScale);
+        return image;
+    };
+    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
         QPainter painter;
-        if (painter.begin(&generator)) {
-            m_view->paintFigure(painter, size, title);
-            painted = painter.end();
-        }
-        break;
-    }
-    case FigureFormat::Pdf: {
-        QPdfWriter writer(&file);
-        writer.setResolution(logicalDpiX());
-        writer.setTitle(title);
-        writer.setCreator(QStringLiteral("Attention Lab"));
-        QPageLayout page;
-        page.setMode(QPageLayout::FullPageMode);
-        page.setOrientation(QPageLayout::Portrait);
-        page.setMargins(QMarginsF(0, 0, 0, 0));
-        page.setPageSize(QPageSize(size, QPageSize::Point, QString(), QPageSize::ExactMatch));
-        QPainter painter;
-        if (writer.setPageLayout(page) && painter.begin(&writer)) {
+        if (!painter.begin(&device))
+            return false;
+        if (pdf)  // the page is size points wide: map the figure's pixels onto it
             painter.setWindow(QRect(QPoint(0, 0), size));
-            m_view->paintFigure(painter, size, title);
-            painted = painter.end();
-        }
-        break;
-    }
-    }
-    if (!painted)
-        throw OutputError(tr("cannot write the figure %1: rendering the %2 failed")
-                              .arg(QDir::toNativeSeparators(path),
-                                   figureFormatName(format).toUpper()));
-    if (!file.commit())
-        throw OutputError(tr("cannot write the figure %1: %2")
-                              .arg(QDir::toNativeSeparators(path), file.errorString()));
+        m_view->paintFigure(painter, size, title);
+        return painter.end();
+    };
+    exportPaintedFigure(path, format, figure);
 }
 
 void HeadGridPanel::exportDialog(FigureFormat format)

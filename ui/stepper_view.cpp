@@ -15,10 +15,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QMessageBox>
-#include <QPageLayout>
-#include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
 #include <QProgressDialog>
 #include <QSaveFile>
 #include <QScrollArea>
@@ -26,7 +23,6 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStyle>
-#include <QSvgGenerator>
 #include <QStyleOptionToolButton>
 #include <QTimer>
 #include <QToolButton>
@@ -116,8 +112,6 @@ constexpr char kBoldProperty[] = "attnlabBold";
 
 constexpr double kMinSpeed = 0.25;
 constexpr double kMaxSpeed = 30.0;
-// PNG frames of the current-frame export are rendered at this multiple of the logical size.
-constexpr double kPngScale = 2.0;
 
 // Okabe-Ito-like colours, distinct for every common colour-vision deficiency and in grey: exact
 // results blue and approximations orange as on the other pages; what step i adds vermilion.
@@ -1783,26 +1777,21 @@ QImage StepperView::frameImage(double scale)
     painter.scale(scale, scale);
     paintFrame(painter);
     painter.end();
-    const int dotsPerMeter = int(std::lround(scale * 96 / 0.0254));
-    image.setDotsPerMeterX(dotsPerMeter);
-    image.setDotsPerMeterY(dotsPerMeter);
+    tagExportResolution(image, scale);
     return image;
 }
 
 void StepperView::exportFrame(const QString& path, FigureFormat format)
 {
-    const QFileInfo info(path);
-    if (!QDir().mkpath(info.absolutePath()))
-        throw OutputError(tr("cannot write the frame %1: cannot create the folder %2")
-                              .arg(path, info.absolutePath()));
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw OutputError(tr("cannot write the frame %1: %2").arg(path, file.errorString()));
-    const QSize size = m_frame->size();
-    const QString title = tr("Attention Lab stepper, step %1").arg(m_position + 1);
-    bool painted = false;
-    const auto paintVector = [&](QPaintDevice& device, bool pdf) {
+    PaintedFigure figure;
+    figure.size = m_frame->size();
+    figure.dpi = logicalDpiX();
+    figure.title = tr("Attention Lab stepper, step %1").arg(m_position + 1);
+    figure.description = QStringLiteral("Attention Lab frame");
+    figure.what = QStringLiteral("frame");
+    figure.png = [this] { return frameImage(kPngExportScale); };
+    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
         QCPPainter painter;
         if (!painter.begin(&device))
             return false;
@@ -1812,45 +1801,12 @@ void StepperView::exportFrame(const QString& path, FigureFormat format)
         // The page is size.width() points wide at the device's resolution; a world transform
         // (not setWindow, which QWidget::render ignores) maps the frame's pixels onto it.
         if (pdf)
-            painter.scale(device.width() / double(size.width()),
-                          device.height() / double(size.height()));
+            painter.scale(device.width() / double(figure.size.width()),
+                          device.height() / double(figure.size.height()));
         paintFrame(painter);
         return painter.end();
     };
-    switch (format) {
-    case FigureFormat::Png:
-        painted = frameImage(kPngScale).save(&file, "PNG");
-        break;
-    case FigureFormat::Svg: {
-        QSvgGenerator generator;
-        generator.setOutputDevice(&file);
-        generator.setSize(size);
-        generator.setViewBox(QRect(QPoint(0, 0), size));
-        generator.setResolution(logicalDpiX());
-        generator.setTitle(title);
-        generator.setDescription(QStringLiteral("Attention Lab frame"));
-        painted = paintVector(generator, false);
-        break;
-    }
-    case FigureFormat::Pdf: {
-        QPdfWriter writer(&file);
-        writer.setResolution(logicalDpiX());
-        writer.setTitle(title);
-        writer.setCreator(QStringLiteral("Attention Lab"));
-        QPageLayout page;
-        page.setMode(QPageLayout::FullPageMode);
-        page.setOrientation(QPageLayout::Portrait);
-        page.setMargins(QMarginsF(0, 0, 0, 0));
-        page.setPageSize(QPageSize(size, QPageSize::Point, QString(), QPageSize::ExactMatch));
-        painted = writer.setPageLayout(page) && paintVector(writer, true);
-        break;
-    }
-    }
-    if (!painted)
-        throw OutputError(tr("cannot write the frame %1: rendering the %2 failed")
-                              .arg(path, figureFormatName(format).toUpper()));
-    if (!file.commit())
-        throw OutputError(tr("cannot write the frame %1: %2").arg(path, file.errorString()));
+    exportPaintedFigure(path, format, figure);
 }
 
 int StepperView::exportAllFrames(const QString& folder)
