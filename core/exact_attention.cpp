@@ -32,7 +32,7 @@ void maskFutureKeys(Block&& m, Eigen::Index i0, Eigen::Index j0,
 template <typename T>
 void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
                         Eigen::Index begin, Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>> p,
-                        MatrixD* kernel)
+                        double* logNormaliser)
 {
     const Eigen::Index rows = p.rows();
     p.noalias() = (q.middleRows(begin, rows) * T(scale)) * k.transpose();
@@ -42,22 +42,28 @@ void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bo
     expShiftedRows(p, rowMax);
     if (causal)
         maskFutureKeys(p, begin, 0, T(0));
-    if (kernel) {
-        // A_ij = exp(s q_i.k_j - M_i) exp(M_i): a row scaling instead of L^2 exponentials in
-        // double. Where exp(M_i) itself overflows, entry by entry, exp(M_i + log E_ij).
-        *kernel = p.template cast<double>();
-        for (Eigen::Index r = 0; r < rows; ++r) {
-            const double shift = double(rowMax[r]);
-            const double factor = std::exp(shift);
-            if (std::isfinite(factor))
-                kernel->row(r) *= factor;
-            else
-                for (double& value : kernel->row(r))
-                    value = value == 0.0 ? 0.0 : std::exp(shift + std::log(value));
+    const Vector<T> rowSum = p.rowwise().sum();
+    if (logNormaliser)
+        for (Eigen::Index r = 0; r < rows; ++r)
+            logNormaliser[r] = double(rowMax[r]) + std::log(double(rowSum[r]));
+    p = rowSum.cwiseInverse().asDiagonal() * p;
+}
+
+template <typename T>
+void exactKernelRows(const Eigen::Ref<const Matrix<T>>& p, const double* logNormaliser,
+                     MatrixD& kernel)
+{
+    kernel.resize(p.rows(), p.cols());
+    for (Eigen::Index r = 0; r < p.rows(); ++r) {
+        const double factor = std::exp(logNormaliser[r]);
+        if (std::isfinite(factor)) {
+            kernel.row(r) = p.row(r).template cast<double>() * factor;
+        } else {
+            kernel.row(r) = p.row(r).template cast<double>();
+            for (double& value : kernel.row(r))
+                value = value == 0.0 ? 0.0 : std::exp(logNormaliser[r] + std::log(value));
         }
     }
-    const Vector<T> rowSum = p.rowwise().sum();
-    p = rowSum.cwiseInverse().asDiagonal() * p;
 }
 
 template <typename T>
@@ -122,11 +128,14 @@ MaterialisedAttention<T> materialisedAttention(const Matrix<T>& q, const Matrix<
 template void exactAttentionRows<float>(const Matrix<float>&, const Matrix<float>&, double, bool,
                                         Eigen::Index,
                                         Eigen::Ref<Matrix<float>, 0, Eigen::OuterStride<>>,
-                                        MatrixD*);
+                                        double*);
 template void exactAttentionRows<double>(const Matrix<double>&, const Matrix<double>&, double,
                                          bool, Eigen::Index,
                                          Eigen::Ref<Matrix<double>, 0, Eigen::OuterStride<>>,
-                                         MatrixD*);
+                                         double*);
+template void exactKernelRows<float>(const Eigen::Ref<const Matrix<float>>&, const double*,
+                                     MatrixD&);
+template void exactKernelRows<double>(const Eigen::Ref<const MatrixD>&, const double*, MatrixD&);
 template Matrix<float> streamingAttention<float>(const Matrix<float>&, const Matrix<float>&,
                                                  const Matrix<float>&, double, bool);
 template Matrix<double> streamingAttention<double>(const Matrix<double>&, const Matrix<double>&,

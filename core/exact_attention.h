@@ -15,15 +15,23 @@ inline constexpr Eigen::Index kStreamingKeyTile = 256;
 
 // Rows [begin, begin + p.rows()) of P, computed stably: with M_i the largest unmasked s q_i.k_j,
 // P_ij = exp(s q_i.k_j - M_i) / sum_j exp(s q_i.k_j - M_i); masked entries are exactly 0.
-// When kernel is not null it is resized to p's shape and receives A_ij = exp(s q_i.k_j) in double
-// (0 where masked; inf where it exceeds the double range), formed from the exponentials of P
-// before normalisation, so to the precision P is computed in.
+// When logNormaliser is not null it receives, for each row, log Z_i = M_i + log sum_j
+// exp(s q_i.k_j - M_i) in double: the log of the softmax denominator Z_i = sum_j A_ij, from
+// which exactKernelRows forms A again.
 // (p's stride type is spelled out, as Eigen's default for a row-major matrix: clang 14 mangles the
 // defaulted form differently in the caller and in the explicit instantiation, which fails to link.)
 template <typename T>
 void exactAttentionRows(const Matrix<T>& q, const Matrix<T>& k, double scale, bool causal,
                         Eigen::Index begin, Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>> p,
-                        MatrixD* kernel = nullptr);
+                        double* logNormaliser = nullptr);
+
+// Rows of the kernel A_ij = exp(s q_i.k_j) = P_ij Z_i from rows of P and their log Z_i
+// (exactAttentionRows), in double: a row scaling, or where Z_i itself exceeds the double range,
+// entry by entry exp(log Z_i + log P_ij) (inf where A_ij does). 0 where P_ij is 0 (masked).
+// Accurate to the precision P is kept in; a result that reuses an exact P forms the same A.
+template <typename T>
+void exactKernelRows(const Eigen::Ref<const Matrix<T>>& p, const double* logNormaliser,
+                     MatrixD& kernel);
 
 // O = P V without any L x L buffer: key tiles stream past each query tile with an online softmax
 // (running row maxima m_i and sums l_i; when a tile raises m_i the partial sums are rescaled by

@@ -100,9 +100,14 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
     const double heads = double(input.heads.size());
     const double scalarBytes = spec.precision == Precision::Float ? 4.0 : 8.0;
     if (options.matrices) {
-        const int matrices = (spec.exactMethod ? 1 : 2) * (options.kernels ? 2 : 1);
+        // P and P^ in the engine's precision, A and A^ in double, and a pyramid (a third of a
+        // float matrix) for each of P, P^ and P^ - P.
+        const int attention = spec.exactMethod ? 1 : 2;
+        const int matrices = attention * (options.kernels ? 2 : 1);
+        const double bytesPerEntry = attention * scalarBytes + (options.kernels ? attention * 8.0 : 0.0) +
+                                     (options.pyramids ? (2 * attention - 1) * 4.0 / 3.0 : 0.0);
         options.budget.require(
-            heads * matrices * length * length * 8.0,
+            heads * length * length * bytesPerEntry,
             QStringLiteral("Keeping the L x L matrices (%1 x %2 matrices of %3 x %3)")
                 .arg(countOf(qint64(heads), QStringLiteral("head"), QStringLiteral("heads")))
                 .arg(matrices)
@@ -122,10 +127,27 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                        "(--memory-budget)."));
 }
 
+// Whether previous, computed from the same input, holds the exact side this request needs: P
+// and log Z for every head at the same scale, mask and precision (and P's pyramid when
+// pyramids are asked for).
+bool exactSideFits(const ExperimentResult& previous, const ExperimentSpec& spec,
+                   const AttentionInput& input, double scale, const ComputeOptions& options)
+{
+    if (previous.spec.precision != spec.precision || previous.spec.causal != spec.causal ||
+        previous.scale != scale || previous.heads.size() != input.heads.size() ||
+        !options.matrices)
+        return false;
+    return std::all_of(previous.heads.begin(), previous.heads.end(), [&](const HeadResult& head) {
+        return head.attentionExact.rows() == input.length() &&
+               head.logNormaliser.size() == input.length() &&
+               (!options.pyramids || head.exactPyramid);
+    });
+}
+
 template <typename T>
 void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int headIndex,
-                 const ComputeOptions& options, double scale, ExperimentResult& result,
-                 MetricsAccumulator& allHeads)
+                 const ComputeOptions& options, double scale, const HeadResult* kept,
+                 ExperimentResult& result, MetricsAccumulator& allHeads)
 {
     const Matrix<T> q = tensors.q.cast<T>();
     const Matrix<T> k = tensors.k.cast<T>();
@@ -150,20 +172,32 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
 
     timer.restart();
     const bool keepKernels = options.matrices && options.kernels;
-    if (options.matrices) {
-        head.attentionExact.resize(length, length);
-        if (phi)
-            head.attentionApprox.resize(length, length);
-    }
+    const bool pyramids = options.matrices && options.pyramids;
+    // P and log Z: taken over from the kept result, or formed here.
+    const Matrix<T>* keptP = kept ? kept->attentionExact.template as<T>() : nullptr;
+    Matrix<T> exact;
+    if (!keptP && options.matrices)
+        exact.resize(length, length);
+    Matrix<T> approx;
+    if (phi && options.matrices)
+        approx.resize(length, length);
+    head.logNormaliser = keptP ? kept->logNormaliser : VectorD(length);
     if (keepKernels) {
         head.kernelExact.resize(length, length);
         if (phi)
             head.kernelApprox.resize(length, length);
     }
+    std::optional<DetailPyramid> exactPyramid, approxPyramid, errorPyramid;
+    if (pyramids && !keptP)
+        exactPyramid.emplace(length, length);
+    if (pyramids && phi) {
+        approxPyramid.emplace(length, length);
+        errorPyramid.emplace(length, length);
+    }
     std::unique_ptr<ApproximateAttentionRows<T>> approxRows;
     if (phi)
         approxRows = std::make_unique<ApproximateAttentionRows<T>>(*phi, q, k, spec.causal);
-    Matrix<T> outputExact(length, v.cols());
+    Matrix<T> outputExact(keptP ? 0 : length, v.cols());
     // One accumulator per row block, added up in block order: the sums, and so the metrics, do
     // not depend on which thread took which block.
     std::vector<MetricsAccumulator> accumulators((length + kRowBlock - 1) / kRowBlock);
@@ -174,30 +208,68 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
             return;
         }
         const Eigen::Index rows = end - begin;
-        Matrix<T> p(rows, length);
+        // Rows of P and P^ go straight into the kept matrices, or into scratch blocks.
+        Matrix<T> exactScratch, approxScratch;
+        const T* exactRows = nullptr;
+        if (keptP) {
+            exactRows = keptP->data() + begin * length;
+        } else {
+            if (exact.size() == 0)
+                exactScratch.resize(rows, length);
+            T* target = exact.size() ? exact.data() + begin * length : exactScratch.data();
+            Eigen::Map<Matrix<T>> p(target, rows, length);
+            exactAttentionRows<T>(q, k, scale, spec.causal, begin, p,
+                                  head.logNormaliser.data() + begin);
+            outputExact.middleRows(begin, rows).noalias() = p * v;
+            if (exactPyramid)
+                exactPyramid->addRows(begin, target, rows);
+            exactRows = target;
+        }
+        const Eigen::Map<const Matrix<T>> p(exactRows, rows, length);
         MatrixD kernel;  // A, for the matrices and the kernel MSE
-        exactAttentionRows<T>(q, k, scale, spec.causal, begin, p,
-                              keepKernels || approxRows ? &kernel : nullptr);
-        outputExact.middleRows(begin, rows).noalias() = p * v;
-        if (options.matrices)
-            head.attentionExact.middleRows(begin, rows) = p.template cast<double>();
+        if (keepKernels || approxRows)
+            exactKernelRows<T>(p, head.logNormaliser.data() + begin, kernel);
         if (keepKernels)
             head.kernelExact.middleRows(begin, rows) = kernel;
         if (!approxRows)
             return;
-        Matrix<T> pApprox(rows, length);
+        if (approx.size() == 0)
+            approxScratch.resize(rows, length);
+        T* approxTarget = approx.size() ? approx.data() + begin * length : approxScratch.data();
+        Eigen::Map<Matrix<T>> pApprox(approxTarget, rows, length);
         MatrixD kernelApprox;
         approxRows->rows(begin, pApprox, &kernelApprox);
         accumulators[begin / kRowBlock].addAttentionRows<T>(begin, spec.causal, p, pApprox,
                                                              &kernel, &kernelApprox);
-        if (options.matrices)
-            head.attentionApprox.middleRows(begin, rows) = pApprox.template cast<double>();
         if (keepKernels)
             head.kernelApprox.middleRows(begin, rows) = kernelApprox;
+        if (approxPyramid) {
+            approxPyramid->addRows(begin, approxTarget, rows);
+            const Matrix<T> error = pApprox - p;
+            errorPyramid->addRows(begin, error.data(), rows);
+        }
     });
     if (stopped)
         throw Cancelled();
-    head.outputExact = outputExact.template cast<double>();
+    if (keptP) {
+        head.attentionExact = kept->attentionExact;
+        head.exactPyramid = kept->exactPyramid;
+        head.outputExact = kept->outputExact;
+    } else {
+        if (options.matrices)
+            head.attentionExact = ResultMatrix(std::move(exact));
+        head.outputExact = outputExact.template cast<double>();
+    }
+    if (options.matrices && phi)
+        head.attentionApprox = ResultMatrix(std::move(approx));
+    for (auto [pyramid, kept] : {std::pair(&exactPyramid, &head.exactPyramid),
+                                 std::pair(&approxPyramid, &head.approxPyramid),
+                                 std::pair(&errorPyramid, &head.errorPyramid)}) {
+        if (*pyramid) {
+            (*pyramid)->finish();
+            *kept = std::make_shared<const DetailPyramid>(std::move(**pyramid));
+        }
+    }
 
     MetricsAccumulator metrics;
     for (const MetricsAccumulator& part : accumulators)
@@ -302,10 +374,14 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     result.gridCols = input.gridCols;
     result.heads.resize(input.heads.size());
     MetricsAccumulator allHeads;
+    const ExperimentResult* kept = options.sameInputAs.get();
+    result.exactKept =
+        kept && exactSideFits(*kept, spec, input, result.scale, options);
     for (std::size_t h = 0; h < input.heads.size(); ++h) {
         if (options.cancelled && options.cancelled())
             throw Cancelled();
-        computeHead<T>(spec, input.heads[h], int(h), options, result.scale, result, allHeads);
+        computeHead<T>(spec, input.heads[h], int(h), options, result.scale,
+                       result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
     }
     result.metrics = allHeads.metrics();
     for (const QString& note : input.notes)

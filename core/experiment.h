@@ -1,10 +1,12 @@
 #pragma once
 
+#include "detail_pyramid.h"
 #include "feature_maps.h"
 #include "inputs.h"
 #include "linear_attention.h"
 #include "memory_budget.h"
 #include "metrics.h"
+#include "result_matrix.h"
 #include "types.h"
 
 #include <QJsonObject>
@@ -12,6 +14,7 @@
 #include <QStringList>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -68,8 +71,8 @@ struct ResultWarning {
 };
 
 struct HeadResult {
-    MatrixD attentionExact;   // P (L x L), when matrices were asked for
-    MatrixD attentionApprox;  // P^ (not for the exact method)
+    ResultMatrix attentionExact;   // P (L x L), when matrices were asked for
+    ResultMatrix attentionApprox;  // P^ (not for the exact method)
     MatrixD kernelExact;      // A = exp(s Q K^T), masked
     MatrixD kernelApprox;     // A^ = phi(Q) phi(K)^T, masked
     MatrixD outputExact;      // O = P V (L x d_v)
@@ -77,6 +80,11 @@ struct HeadResult {
     MatrixD featuresQ;        // phi(Q) (L x C) at true scale, when features were asked for
     MatrixD featuresK;        // phi(K)
     MatrixD projection;       // W (m x d), applied to x' = sqrt(s) x; empty when no W is drawn
+    VectorD logNormaliser;    // log Z_i, Z_i = sum_j A_ij: A_ij = P_ij Z_i
+    // Level-of-detail pyramids of P, P^ and the signed error P^ - P, when asked for.
+    std::shared_ptr<const DetailPyramid> exactPyramid;
+    std::shared_ptr<const DetailPyramid> approxPyramid;
+    std::shared_ptr<const DetailPyramid> errorPyramid;
     std::vector<Eigen::Index> nonPositiveRows;
     AttentionMetrics metrics;
 };
@@ -92,12 +100,23 @@ struct ExperimentResult {
     std::vector<ResultWarning> warnings;
     double secondsApprox = 0;  // the approximate output (linear form, or streaming exact)
     double secondsExact = 0;   // exact attention rows, output and metrics
+    // The exact side (P, O, log Z, P's pyramid) was taken over from ComputeOptions::sameInputAs;
+    // secondsExact then counts the metrics pass only.
+    bool exactKept = false;
 };
 
 struct ComputeOptions {
     bool matrices = true;  // keep P and P^ (L x L each)
     bool kernels = true;   // with matrices: keep A and A^ too
     bool features = true;  // keep phi(Q), phi(K)
+    // With matrices: build the heatmaps' level-of-detail pyramids of P, P^ and P^ - P in the row
+    // pass, while the rows are in cache.
+    bool pyramids = false;
+    // A result computed before from the same input (the caller vouches for that). When its exact
+    // side fits this request (the same scale, mask and precision, with P kept), its P, O, log Z
+    // and P's pyramid are shared instead of computed again: a new seed, m or feature map redraws
+    // only the approximation. The numbers are the same either way.
+    std::shared_ptr<const ExperimentResult> sameInputAs;
     MemoryBudget budget;
     // Polled between blocks of work; when it returns true, compute throws Cancelled.
     std::function<bool()> cancelled;

@@ -287,11 +287,16 @@ void ApproximateAttentionRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>>
         }
     }
     if (kernel) {
-        *kernel = p.template cast<double>();
+        kernel->resize(rows, keys);
         for (Eigen::Index r = 0; r < rows; ++r) {
             const double factor = std::exp(double(queryLogScale[r]) + double(keyScale));
-            for (double& value : kernel->row(r))
-                value = value == 0.0 ? 0.0 : value * factor;
+            if (std::isfinite(factor)) {
+                kernel->row(r) = p.row(r).template cast<double>() * factor;
+            } else {  // 0 stays 0 rather than 0 * inf
+                kernel->row(r) = p.row(r).template cast<double>();
+                for (double& value : kernel->row(r))
+                    value = value == 0.0 ? 0.0 : value * factor;
+            }
         }
     }
     const Vector<T> denominators = p.rowwise().sum();

@@ -39,45 +39,76 @@ bool parseErrorKind(const QString& name, ErrorKind* kind)
 }
 
 template <typename T>
-void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal, const Matrix<T>& p,
-                                          const Matrix<T>& pApprox, const MatrixD* kernel,
+void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
+                                          const Eigen::Ref<const Matrix<T>>& p,
+                                          const Eigen::Ref<const Matrix<T>>& pApprox,
+                                          const MatrixD* kernel,
                                           const MatrixD* kernelApprox)
 {
     m_haveAttention = true;
     const double largestFinite = double(std::numeric_limits<T>::max());
-    // Row by row, as vectorised array expressions over the unmasked entries of the row (a row
-    // stays in the L1 cache across the few passes).
-    Eigen::ArrayXd exact(p.cols()), approx(p.cols()), error(p.cols());
+    // Clamping at T's smallest subnormal changes no positive value, and makes P_ij = 0 add 0 to
+    // the KL sum (times a finite logarithm, whatever P^_ij is).
+    constexpr double tiny = std::numeric_limits<T>::denorm_min();
+    // Row by row: one fused loop over the unmasked entries that the compiler vectorises (sums in
+    // double), then the logarithms of the KL terms as one vectorised array expression.
+    Eigen::ArrayXd exact(p.cols()), ratio(p.cols());
     for (Eigen::Index r = 0; r < p.rows(); ++r) {
         const Eigen::Index visible = causal ? std::min(p.cols(), begin + r + 1) : p.cols();
-        auto e = exact.head(visible);
-        auto a = approx.head(visible);
-        auto err = error.head(visible);
-        e = p.row(r).head(visible).template cast<double>().transpose().array();
-        a = pApprox.row(r).head(visible).template cast<double>().transpose().array();
-        err = (a - e).abs();
-        const double rowAbs = err.sum();
-        m_maxAbs = std::max(m_maxAbs, err.maxCoeff());
+        const T* pRow = p.row(r).data();
+        const T* pApproxRow = pApprox.row(r).data();
+        double* exactRow = exact.data();
+        double* ratioRow = ratio.data();
+        double rowAbs = 0, rowMax = 0, squaredError = 0, squaredExact = 0;
+        int undefinedKl = 0;
+#pragma omp simd reduction(+ : rowAbs, squaredError, squaredExact) reduction(max : rowMax) \
+    reduction(| : undefinedKl)
+        for (Eigen::Index j = 0; j < visible; ++j) {
+            const double e = double(pRow[j]);
+            const double a = double(pApproxRow[j]);
+            const double error = std::abs(a - e);
+            rowAbs += error;
+            rowMax = std::max(rowMax, error);
+            squaredError += error * error;
+            squaredExact += e * e;
+            undefinedKl |= int((e > 0) & (a <= 0));
+            exactRow[j] = e;
+            // In float the ratio P_ij / P^_ij stays finite in double: one logarithm serves.
+            ratioRow[j] = std::is_same_v<T, float> ? std::max(e, tiny) / std::max(a, tiny)
+                                                   : std::max(a, tiny);
+        }
+        m_maxAbs = std::max(m_maxAbs, rowMax);
         m_sumAbs += rowAbs;
         m_sumTotalVariation += rowAbs / 2;
-        m_sumSquaredError += err.square().sum();
-        m_sumSquaredExact += e.square().sum();
+        m_sumSquaredError += squaredError;
+        m_sumSquaredExact += squaredExact;
+        if (undefinedKl)
+            m_klDefined = false;
         if (m_klDefined) {
-            if (((e > 0) && (a <= 0)).any())
-                m_klDefined = false;
-            else  // P_ij = 0 adds 0; log P_ij - log P^_ij stays finite where P_ij / P^_ij would
-                  // overflow (P^_ij subnormal)
-                m_sumKl += (e > 0).select(e * (e.log() - a.log()), 0.0).sum();
+            const auto e = exact.head(visible);
+            if constexpr (std::is_same_v<T, float>)
+                m_sumKl += (e * ratio.head(visible).log()).sum();
+            else  // P_ij / P^_ij could overflow (P^_ij subnormal): a difference of logarithms
+                m_sumKl += (e * (e.max(tiny).log() - ratio.head(visible).log())).sum();
         }
         m_entries += visible;
         ++m_rows;
         if (kernel && kernelApprox) {
             m_haveKernel = true;
-            const auto k = kernel->row(r).head(visible).array();
-            const auto kApprox = kernelApprox->row(r).head(visible).array();
-            m_kernelOverflow += qint64(
-                (!((k.abs() <= largestFinite) && (kApprox.abs() <= largestFinite))).count());
-            m_kernelSumSquaredError += (kApprox - k).square().sum();
+            const double* kRow = kernel->row(r).data();
+            const double* kApproxRow = kernelApprox->row(r).data();
+            double squaredKernelError = 0;
+            qint64 overflow = 0;
+#pragma omp simd reduction(+ : squaredKernelError, overflow)
+            for (Eigen::Index j = 0; j < visible; ++j) {
+                const double k = kRow[j];
+                const double kApprox = kApproxRow[j];
+                overflow += qint64(!((std::abs(k) <= largestFinite) &
+                                     (std::abs(kApprox) <= largestFinite)));
+                squaredKernelError += (kApprox - k) * (kApprox - k);
+            }
+            m_kernelOverflow += overflow;
+            m_kernelSumSquaredError += squaredKernelError;
             m_kernelEntries += visible;
         }
     }
@@ -133,12 +164,12 @@ AttentionMetrics MetricsAccumulator::metrics() const
 }
 
 template void MetricsAccumulator::addAttentionRows<float>(Eigen::Index, bool,
-                                                          const Matrix<float>&,
-                                                          const Matrix<float>&, const MatrixD*,
-                                                          const MatrixD*);
+                                                          const Eigen::Ref<const Matrix<float>>&,
+                                                          const Eigen::Ref<const Matrix<float>>&,
+                                                          const MatrixD*, const MatrixD*);
 template void MetricsAccumulator::addAttentionRows<double>(Eigen::Index, bool,
-                                                           const Matrix<double>&,
-                                                           const Matrix<double>&, const MatrixD*,
-                                                           const MatrixD*);
+                                                           const Eigen::Ref<const MatrixD>&,
+                                                           const Eigen::Ref<const MatrixD>&,
+                                                           const MatrixD*, const MatrixD*);
 
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QtGlobal>
 
+#include <cmath>
 #include <limits>
 
 namespace attnlab {
@@ -31,6 +32,17 @@ enum class ErrorKind {
     Relative,  // |P^_ij - P_ij| / P_ij, 0 where P_ij = 0 (masked entries)
 };
 
+// The error of one entry P^_ij against P_ij.
+inline double attentionErrorOf(double exact, double approx, ErrorKind kind)
+{
+    switch (kind) {
+        case ErrorKind::Signed: return approx - exact;
+        case ErrorKind::Absolute: return std::abs(approx - exact);
+        case ErrorKind::Relative: return exact > 0 ? std::abs(approx - exact) / exact : 0.0;
+    }
+    return 0.0;
+}
+
 // The error map of the approximation, entry by entry.
 MatrixD attentionError(const MatrixD& exact, const MatrixD& approx, ErrorKind kind);
 
@@ -45,8 +57,8 @@ public:
     // Causal: entries j > i are masked and left out of the means. Kernel entries beyond the
     // range of T (the precision the engine runs in), or not finite, count as overflow.
     template <typename T>
-    void addAttentionRows(Eigen::Index begin, bool causal, const Matrix<T>& p,
-                          const Matrix<T>& pApprox, const MatrixD* kernel,
+    void addAttentionRows(Eigen::Index begin, bool causal, const Eigen::Ref<const Matrix<T>>& p,
+                          const Eigen::Ref<const Matrix<T>>& pApprox, const MatrixD* kernel,
                           const MatrixD* kernelApprox);
 
     // O and O^ of one head (in any order of heads).

@@ -20,29 +20,47 @@ QJsonValue number(double value)
     return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
 }
 
-// Stacks one matrix of every head into an array: (rows, cols) for one head, (H, rows, cols) for
-// several, and writes it.
-void writeStacked(AtomicFileSet& files, const QString& name, const ExperimentResult& result,
-                  MatrixD HeadResult::*member)
+// Writes the matrices of every head as one L x cols array (one head) or H x L x cols, in the
+// precision the result was computed in; nothing when they are empty.
+void writeHeads(AtomicFileSet& files, const QString& name, const ExperimentResult& result,
+                const std::vector<const MatrixD*>& heads)
 {
-    const MatrixD& first = result.heads.front().*member;
+    const MatrixD& first = *heads.front();
     if (first.size() == 0)
         return;
     const NpyDtype dtype =
         result.spec.precision == Precision::Float ? NpyDtype::Float32 : NpyDtype::Float64;
     QIODevice& device = files.open(name);
-    if (result.heads.size() == 1) {
+    if (heads.size() == 1) {
         writeNpy(device, first.data(), {first.rows(), first.cols()}, dtype);
         return;
     }
     std::vector<double> stacked;
-    stacked.reserve(std::size_t(first.size()) * result.heads.size());
-    for (const HeadResult& head : result.heads) {
-        const MatrixD& m = head.*member;
-        stacked.insert(stacked.end(), m.data(), m.data() + m.size());
-    }
-    writeNpy(device, stacked.data(),
-             {qint64(result.heads.size()), first.rows(), first.cols()}, dtype);
+    stacked.reserve(std::size_t(first.size()) * heads.size());
+    for (const MatrixD* m : heads)
+        stacked.insert(stacked.end(), m->data(), m->data() + m->size());
+    writeNpy(device, stacked.data(), {qint64(heads.size()), first.rows(), first.cols()}, dtype);
+}
+
+void writeStacked(AtomicFileSet& files, const QString& name, const ExperimentResult& result,
+                  MatrixD HeadResult::*member)
+{
+    std::vector<const MatrixD*> heads;
+    for (const HeadResult& head : result.heads)
+        heads.push_back(&(head.*member));
+    writeHeads(files, name, result, heads);
+}
+
+void writeStacked(AtomicFileSet& files, const QString& name, const ExperimentResult& result,
+                  ResultMatrix HeadResult::*member)
+{
+    std::vector<MatrixD> matrices;
+    for (const HeadResult& head : result.heads)
+        matrices.push_back((head.*member).toDouble());
+    std::vector<const MatrixD*> heads;
+    for (const MatrixD& m : matrices)
+        heads.push_back(&m);
+    writeHeads(files, name, result, heads);
 }
 
 // Writes one tensor of every head of input as an H x L x cols array.

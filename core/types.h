@@ -15,7 +15,8 @@ using MatrixD = Matrix<double>;
 using VectorD = Vector<double>;
 
 // The arithmetic the engine runs in. Results are handed out as double either way (a float
-// converts to double exactly) and written to files in the precision they were computed in.
+// converts to double exactly), except the L x L matrices P and P^, kept in this precision
+// (ResultMatrix); files are written in the precision they were computed in.
 enum class Precision { Float, Double };
 
 }  // namespace attnlab

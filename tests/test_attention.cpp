@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <random>
 
 using namespace attnlab;
 
@@ -107,6 +108,11 @@ private slots:
     void computeStopsWhenCancelled();
     void kernelsAreKeptOnlyWhenAsked();
     void errorMapsFollowTheirDefinitions();
+    void keptExactSideGivesTheSameResult_data();
+    void keptExactSideGivesTheSameResult();
+    void keptExactSideIsRefusedWhenItDiffers();
+    void enginePyramidsAreThoseOfTheMatrices();
+    void pyramidLevelsAreTwoByTwoSignedExtremes();
     void expShiftedSumIsExpWithin2UlpAndItsSum();
 };
 
@@ -422,6 +428,159 @@ void TestAttention::errorMapsFollowTheirDefinitions()
     // Relative: |error| / P, and 0 where P = 0.
     expected << 0.2, 0.2, 0.25, 0.0;
     QVERIFY((attentionError(exact, approx, ErrorKind::Relative) - expected).norm() < 1e-15);
+}
+
+// Metrics, P^, the outputs and A of a result are identical (not merely close) whether the exact
+// side was computed or taken over from a result of the same input with another seed, m and
+// feature map; and P and P's pyramid are shared, not copied.
+void TestAttention::keptExactSideGivesTheSameResult_data()
+{
+    QTest::addColumn<bool>("causal");
+    QTest::addColumn<QString>("precision");
+    QTest::newRow("float") << false << "float";
+    QTest::newRow("causal double") << true << "double";
+}
+
+void TestAttention::keptExactSideGivesTheSameResult()
+{
+    QFETCH(bool, causal);
+    QFETCH(QString, precision);
+    ExperimentSpec before;
+    before.input.kind = InputKind::Random;
+    before.input.length = 200;
+    before.input.heads = 2;
+    before.causal = causal;
+    QVERIFY(parsePrecision(precision, &before.precision));
+    const AttentionInput input = buildInput(before.input);
+    ComputeOptions options;
+    options.pyramids = true;
+    const auto previous = std::make_shared<const ExperimentResult>(compute(before, input, options));
+    QVERIFY(!previous->exactKept);
+
+    ExperimentSpec after = before;
+    after.featureMap.seed = 99;
+    after.featureMap.features = 40;
+    QVERIFY(after.setMethod(QStringLiteral("favor-hyperbolic")));
+    const ExperimentResult fresh = compute(after, input, options);
+    ComputeOptions reusing = options;
+    reusing.sameInputAs = previous;
+    const ExperimentResult kept = compute(after, input, reusing);
+    QVERIFY(kept.exactKept);
+    for (std::size_t h = 0; h < fresh.heads.size(); ++h) {
+        const HeadResult& a = fresh.heads[h];
+        const HeadResult& b = kept.heads[h];
+        QVERIFY(b.attentionExact.toDouble() == a.attentionExact.toDouble());
+        QVERIFY(b.attentionApprox.toDouble() == a.attentionApprox.toDouble());
+        QVERIFY(b.outputExact == a.outputExact);
+        QVERIFY(b.outputApprox == a.outputApprox);
+        QVERIFY(b.kernelExact == a.kernelExact);
+        QCOMPARE(b.metrics.meanKl, a.metrics.meanKl);
+        QCOMPARE(b.metrics.kernelMse, a.metrics.kernelMse);
+        QCOMPARE(b.metrics.relFrobeniusOutput, a.metrics.relFrobeniusOutput);
+        QCOMPARE(b.exactPyramid.get(), previous->heads[h].exactPyramid.get());
+        QCOMPARE(b.attentionExact.as<float>(), previous->heads[h].attentionExact.as<float>());
+        QCOMPARE(b.attentionExact.as<double>(), previous->heads[h].attentionExact.as<double>());
+    }
+    QCOMPARE(kept.metrics.meanTotalVariation, fresh.metrics.meanTotalVariation);
+    QCOMPARE(kept.metrics.maxAbsError, fresh.metrics.maxAbsError);
+}
+
+// A previous result whose exact side differs (scale, mask, precision), or that kept no
+// matrices, is not taken over.
+void TestAttention::keptExactSideIsRefusedWhenItDiffers()
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 64;
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    options.sameInputAs = std::make_shared<const ExperimentResult>(compute(spec, input));
+    QVERIFY(compute(spec, input, options).exactKept);
+    ExperimentSpec scaled = spec;
+    scaled.scale = 0.5;
+    ExperimentSpec causal = spec;
+    causal.causal = true;
+    ExperimentSpec inDouble = spec;
+    inDouble.precision = Precision::Double;
+    for (const ExperimentSpec& other : {scaled, causal, inDouble}) {
+        const ExperimentResult result = compute(other, input, options);
+        QVERIFY(!result.exactKept);
+        QVERIFY(result.heads[0].attentionExact.toDouble() ==
+                compute(other, input).heads[0].attentionExact.toDouble());
+    }
+    ComputeOptions noMatrices;
+    noMatrices.matrices = false;
+    options.sameInputAs = std::make_shared<const ExperimentResult>(compute(spec, input, noMatrices));
+    QVERIFY(!compute(spec, input, options).exactKept);
+}
+
+// The pyramids the engine builds in its row pass are those of P, P^ and P^ - P built afresh.
+void TestAttention::enginePyramidsAreThoseOfTheMatrices()
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 300;  // levels 1 to 3; an odd number of rows at level 2
+    spec.causal = true;
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    options.pyramids = true;
+    const HeadResult head = compute(spec, input, options).heads.front();
+    const Matrix<float> exact = *head.attentionExact.as<float>();
+    const Matrix<float> approx = *head.attentionApprox.as<float>();
+    const Matrix<float> error = approx - exact;
+    const std::pair<const DetailPyramid*, DetailPyramid> cases[] = {
+        {head.exactPyramid.get(), DetailPyramid::of(exact)},
+        {head.approxPyramid.get(), DetailPyramid::of(approx)},
+        {head.errorPyramid.get(), DetailPyramid::of(error)}};
+    for (const auto& [built, expected] : cases) {
+        QVERIFY(built);
+        QCOMPARE(built->levelCount(), 3);
+        QCOMPARE(built->levelCount(), expected.levelCount());
+        for (int level = 1; level <= built->levelCount(); ++level)
+            QVERIFY(built->level(level) == expected.level(level));
+        QCOMPARE(built->lower(), expected.lower());
+        QCOMPARE(built->upper(), expected.upper());
+        QCOMPARE(built->smallestMagnitude(), expected.smallestMagnitude());
+    }
+    QCOMPARE(head.errorPyramid->lower(), double(error.minCoeff()));
+    QCOMPARE(head.errorPyramid->smallestMagnitude(), double(error.cwiseAbs().minCoeff()));
+}
+
+// Every cell of level l is the entry of largest magnitude (with its sign) among the level-0
+// cells it covers, found here by brute force; NaN counts only where a block is all NaN.
+void TestAttention::pyramidLevelsAreTwoByTwoSignedExtremes()
+{
+    std::mt19937 random(7);
+    std::normal_distribution<double> normal;
+    MatrixD matrix(261, 133);
+    for (double& value : matrix.reshaped())
+        value = normal(random);
+    matrix.block(0, 0, 4, 4).setConstant(std::nan(""));  // one all-NaN block at level 2
+    matrix(10, 10) = std::nan("");
+    const DetailPyramid pyramid = DetailPyramid::of(matrix);
+    QCOMPARE(pyramid.levelCount(), 3);  // 131 x 67, 66 x 34, 33 x 17
+    for (int level = 1; level <= pyramid.levelCount(); ++level) {
+        const Matrix<float>& cells = pyramid.level(level);
+        const Eigen::Index side = Eigen::Index(1) << level;
+        QCOMPARE(cells.rows(), (matrix.rows() + side - 1) / side);
+        QCOMPARE(cells.cols(), (matrix.cols() + side - 1) / side);
+        for (Eigen::Index i = 0; i < cells.rows(); ++i) {
+            for (Eigen::Index j = 0; j < cells.cols(); ++j) {
+                double extreme = std::nan("");
+                for (Eigen::Index r = i * side; r < std::min(matrix.rows(), (i + 1) * side); ++r)
+                    for (Eigen::Index c = j * side; c < std::min(matrix.cols(), (j + 1) * side); ++c)
+                        if (std::isnan(extreme) || std::abs(matrix(r, c)) > std::abs(extreme))
+                            extreme = matrix(r, c);
+                if (std::isnan(extreme))
+                    QVERIFY(std::isnan(cells(i, j)));
+                else
+                    QCOMPARE(cells(i, j), float(extreme));
+            }
+        }
+    }
+    const MatrixD finite = matrix.unaryExpr([](double x) { return std::isnan(x) ? 0.0 : x; });
+    QCOMPARE(pyramid.upper(), finite.maxCoeff());
+    QCOMPARE(pyramid.lower(), finite.minCoeff());
 }
 
 // Property: expShiftedSum (the streaming kernel's exponential) gives exp(x - shift) within 2 ulp

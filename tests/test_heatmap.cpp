@@ -236,6 +236,51 @@ private slots:
         }
     }
 
+    // The error view draws the error map from P, P^ and the pyramid of P^ - P without forming
+    // the map (the absolute error as the magnitudes of the signed extremes, the relative error
+    // from a pyramid of its own): pixel for pixel what the formed map draws, with the same
+    // colour range and the same values under the mouse, for every kind of error.
+    void errorMapFromTheSignedPyramidIsTheFormedMap_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::newRow("signed") << int(ErrorKind::Signed);
+        QTest::newRow("absolute") << int(ErrorKind::Absolute);
+        QTest::newRow("relative") << int(ErrorKind::Relative);
+    }
+
+    void errorMapFromTheSignedPyramidIsTheFormedMap()
+    {
+        QFETCH(int, kind);
+        const ErrorKind errorKind = ErrorKind(kind);
+        std::mt19937 random(11);
+        std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+        Matrix<float> exact(1000, 1000), approx(1000, 1000);
+        for (float& value : exact.reshaped())
+            value = uniform(random);
+        for (float& value : approx.reshaped())
+            value = uniform(random);
+        exact.row(7).setZero();  // the relative error is 0 there
+        const MatrixD formed =
+            attentionError(exact.cast<double>(), approx.cast<double>(), errorKind);
+        const auto signedPyramid = std::make_shared<const DetailPyramid>(DetailPyramid::of(
+            attentionError(exact.cast<double>(), approx.cast<double>(), ErrorKind::Signed)));
+
+        HeatmapView fromPyramid, fromMatrix;
+        for (HeatmapView* view : {&fromPyramid, &fromMatrix}) {
+            view->resize(420, 400);
+            view->setColorMap(errorKind == ErrorKind::Signed ? ColorMap::Diverging
+                                                             : ColorMap::Magma);
+        }
+        fromPyramid.setErrorMatrix(ResultMatrix(Matrix<float>(exact)),
+                                   ResultMatrix(Matrix<float>(approx)), errorKind, signedPyramid);
+        fromMatrix.setMatrix(formed);
+        QCOMPARE(fromPyramid.dataRange().lower, fromMatrix.dataRange().lower);
+        QCOMPARE(fromPyramid.dataRange().upper, fromMatrix.dataRange().upper);
+        for (const auto& [row, col] : {std::pair(0, 0), std::pair(7, 3), std::pair(999, 500)})
+            QCOMPARE(fromPyramid.value(row, col), formed(row, col));
+        QCOMPARE(fromPyramid.grab().toImage(), fromMatrix.grab().toImage());
+    }
+
     // An empty title takes no room: removing it gives a square map in a wide view more height.
     void emptyTitleTakesNoSpace()
     {

@@ -161,7 +161,7 @@ void TestUi::startsWithTheDefaultExampleComputed()
     // A trained head is peaked, unlike random embeddings' near-uniform rows (0.04 to 0.12): past
     // the first few tokens (whose rows have few keys), its rows put on average over a third of
     // their weight on one key. FAVOR+ differs from it visibly.
-    const MatrixD& exact = head.attentionExact;
+    const MatrixD exact = head.attentionExact.toDouble();
     QVERIFY(exact.bottomRows(length - 4).rowwise().maxCoeff().mean() > 0.35);
     QVERIFY(result.metrics.relFrobeniusAttention > 0.01);
     QVERIFY(std::isfinite(result.metrics.relFrobeniusAttention));
@@ -173,13 +173,13 @@ void TestUi::changingAControlRecomputes()
     MainWindow window(MainWindow::Start::DefaultExample);
     window.show();
     QVERIFY(waitForResult(window));
-    const MatrixD before = resultOf(window).heads.front().attentionApprox;
+    const MatrixD before = resultOf(window).heads.front().attentionApprox.toDouble();
     auto* features = window.findChild<QSpinBox*>(QStringLiteral("features"));
     QVERIFY(features);
     features->setValue(128);
     QVERIFY(waitForResult(window));
     QCOMPARE(resultOf(window).spec.featureMap.features, 128);
-    QVERIFY(resultOf(window).heads.front().attentionApprox != before);
+    QVERIFY(resultOf(window).heads.front().attentionApprox.toDouble() != before);
     QCOMPARE(window.approxView()->value(1, 2), resultOf(window).heads.front().attentionApprox(1, 2));
 }
 
@@ -293,7 +293,7 @@ void TestUi::sessionSavedAndReopenedGivesTheSameResult()
         QVERIFY(waitForResult(window));
         window.selectQuery(2);
         QVERIFY(window.saveSession(path));
-        approx = resultOf(window).heads.front().attentionApprox;
+        approx = resultOf(window).heads.front().attentionApprox.toDouble();
     }
     MainWindow reopened(MainWindow::Start::DefaultExample);
     reopened.show();
@@ -301,7 +301,7 @@ void TestUi::sessionSavedAndReopenedGivesTheSameResult()
     QVERIFY(reopened.openSession(path));
     QVERIFY(waitForResult(reopened));
     QCOMPARE(resultOf(reopened).spec.toJson(), spec.toJson());
-    QVERIFY(resultOf(reopened).heads.front().attentionApprox == approx);
+    QVERIFY(resultOf(reopened).heads.front().attentionApprox.toDouble() == approx);
     QCOMPARE(reopened.viewSettings().query, 2);
 }
 
@@ -629,7 +629,7 @@ void TestUi::histogramsReplaceTheErrorMap()
     QVERIFY(binned.count() > 0 || binned.wait(kResultTimeoutMs));
     QVERIFY(!window.errorView()->isVisible());
 
-    const MatrixD& exact = resultOf(window).heads[0].attentionExact;
+    const MatrixD exact = resultOf(window).heads[0].attentionExact.toDouble();
     const double uniform = 1.0 / double(exact.cols());
     const qint64 small = (exact.array() < uniform).count();
     const ErrorDistribution& shown = window.distributionView()->distribution();

@@ -83,10 +83,10 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
         view->setAxisLabels(result.labels, result.labels);
         view->setAxisTitles(QStringLiteral("key %1").arg(axis), QStringLiteral("query %1").arg(axis));
     }
-    // Aliasing shared pointers: they keep the result alive and point into it.
-    exact.setMatrix(std::shared_ptr<const MatrixD>(shared, &head.attentionExact));
+    // The views share the result's matrices and the pyramids the engine built with them.
+    exact.setMatrix(head.attentionExact, head.exactPyramid);
     exact.setTitle(QStringLiteral("Exact softmax attention P") + suffix);
-    approx.setMatrix(std::shared_ptr<const MatrixD>(shared, &head.attentionApprox));
+    approx.setMatrix(head.attentionApprox, head.approxPyramid);
     approx.setTitle(approximationTitle(result.spec) + QStringLiteral(": P\u0302") + suffix);
     for (HeatmapView* view : {&exact, &approx}) {
         view->setColorMap(settings.colorMap);
@@ -100,7 +100,8 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
         approx.setColorRange(shared);
     }
 
-    error.setMatrix(attentionError(head.attentionExact, head.attentionApprox, settings.errorKind));
+    error.setErrorMatrix(head.attentionExact, head.attentionApprox, settings.errorKind,
+                         head.errorPyramid);
     error.setTitle(errorTitle(settings.errorKind) + suffix);
     error.setColorMap(settings.errorKind == ErrorKind::Signed ? ColorMap::Diverging
                                                               : ColorMap::Magma);
@@ -123,8 +124,8 @@ void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
         view.clear();
         return;
     }
-    view.setRows(head.attentionExact.row(query).transpose(),
-                 head.attentionApprox.row(query).transpose(), result.labels,
+    view.setRows(head.attentionExact.row(query),
+                 head.attentionApprox.row(query), result.labels,
                  QStringLiteral("Query %1: \u201c%2\u201d%3")
                      .arg(query)
                      .arg(result.labels.value(query), headSuffix(result, settings)));
@@ -144,8 +145,8 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     const int query = settings.query >= 0 && settings.query < patches
                           ? settings.query
                           : (result.gridRows / 2) * result.gridCols + result.gridCols / 2;
-    view.setAttention(head.attentionExact.row(query).transpose(),
-                      head.attentionApprox.row(query).transpose(), query);
+    view.setAttention(head.attentionExact.row(query),
+                      head.attentionApprox.row(query), query);
 }
 
 }  // namespace attnlab::ui

@@ -98,9 +98,11 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
     try {
         Computation& computation = outcome->computation;
         computation.inputKey = inputKeyOf(spec.input);
+        ComputeOptions options;
         if (previous.input && previous.inputKey == computation.inputKey) {
             computation.input = previous.input;
             computation.patchImage = previous.patchImage;
+            options.sameInputAs = previous.result;
         } else if (spec.input.kind == InputKind::Image) {
             const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
             computation.input =
@@ -110,8 +112,8 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
             computation.input =
                 std::make_shared<const AttentionInput>(buildInput(spec.input, nullptr, budget));
         }
-        ComputeOptions options;
         options.kernels = false;  // A and A^ are exported by `attention-lab compute`
+        options.pyramids = true;
         options.budget = budget;
         options.cancelled = [cancel] { return cancel->load(); };
         computation.result =

@@ -28,7 +28,10 @@ struct ComputationOutcome;
 // still running when a newer spec arrives is cancelled and its result dropped; only one runs at a
 // time (the engine's own threads do the parallel work). The last good result stays until a new
 // one replaces it, so a failed request leaves the view as it was. When only the method changes,
-// the input (tokens, embeddings, decoded image, loaded tensors) is reused.
+// the input (tokens, embeddings, decoded image, loaded tensors) is reused, and so is the exact
+// side of the previous result (P, O and P's pyramid) when the scale, mask and precision are
+// unchanged: a new seed, m or feature map computes only the approximation. The engine builds the
+// heatmaps' pyramids in its row pass, off the GUI thread.
 class ExperimentController : public QObject {
     Q_OBJECT
 

@@ -22,13 +22,10 @@ namespace {
 constexpr double kMinVisibleCells = 2.0;
 // Labels longer than this many characters are cut.
 constexpr int kMaxLabelLength = 12;
-// The pyramid stops at the first level with at most this many cells on each side.
-constexpr Eigen::Index kCoarsestLevelSide = 64;
 // Vector exports embed the map at no more than this many pixels on a side.
 constexpr double kMaxVectorImageSide = 4096.0;
-// Levels with at least this many cells are reduced on all engine threads; smaller ones take a
-// few milliseconds on one, less than waking the others can cost on a busy machine.
-constexpr Eigen::Index kParallelLevelCells = Eigen::Index(1) << 22;
+// Matrices with at least this many cells have their pyramid built on all engine threads.
+constexpr Eigen::Index kParallelPyramidCells = Eigen::Index(1) << 20;
 
 // The size of a title when it fits, with axis titles of kAxisTitlePointSize (the title follows
 // when they are given another size: presentation mode enlarges them); narrow figures shrink it to
@@ -37,71 +34,6 @@ constexpr double kTitlePointSize = 12.0;
 constexpr double kAxisTitlePointSize = 10.0;
 const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
 const QColor kFrameColor(90, 90, 90);
-
-// Of two values, the one of larger magnitude, keeping its sign; a NaN only when both are NaN.
-// Written without branches so that loops over it vectorise.
-inline double signedExtreme(double a, double b)
-{
-    return (std::abs(b) > std::abs(a)) | (a != a) ? b : a;
-}
-
-// The smallest and largest of some values, NaN ignored; lower > upper while there is none.
-// (QCPRange cannot hold that: it swaps its ends.)
-struct Bounds {
-    double lower = std::numeric_limits<double>::infinity();
-    double upper = -std::numeric_limits<double>::infinity();
-
-    void include(double low, double high)
-    {
-        lower = std::min(lower, low);  // std::min(x, NaN) is x
-        upper = std::max(upper, high);
-    }
-};
-
-// coarser(i, j) = signed extreme of finer(2i .. 2i + 1, 2j .. 2j + 1) (fewer at odd edges).
-// Returns the bounds of finer.
-Bounds reduceTwoByTwo(const MatrixD& finer, MatrixD& coarser)
-{
-    const Eigen::Index rows = finer.rows();
-    const Eigen::Index cols = finer.cols();
-    coarser.resize((rows + 1) / 2, (cols + 1) / 2);
-    constexpr Eigen::Index blockRows = 16;
-    const Eigen::Index blocks = (coarser.rows() + blockRows - 1) / blockRows;
-    std::vector<Bounds> blockBounds(static_cast<std::size_t>(blocks));
-    const auto reduceRows = [&](Eigen::Index begin, Eigen::Index end) {
-        std::vector<double> pair(static_cast<std::size_t>(cols));  // the two rows' extremes
-        Bounds& bounds = blockBounds[std::size_t(begin / blockRows)];
-        for (Eigen::Index i = begin; i < end; ++i) {
-            const double* top = finer.data() + 2 * i * cols;
-            const double* bottom = 2 * i + 1 < rows ? top + cols : top;
-            double* vertical = pair.data();
-#pragma omp simd
-            for (Eigen::Index j = 0; j < cols; ++j)
-                vertical[j] = signedExtreme(top[j], bottom[j]);
-            double* out = coarser.data() + i * coarser.cols();
-#pragma omp simd
-            for (Eigen::Index j = 0; j < cols / 2; ++j)
-                out[j] = signedExtreme(vertical[2 * j], vertical[2 * j + 1]);
-            if (cols % 2 != 0)
-                out[cols / 2] = vertical[cols - 1];
-            for (const double* row : {top, bottom}) {
-                const Eigen::Map<const Eigen::ArrayXd> values(row, cols);
-                bounds.include(values.minCoeff<Eigen::PropagateNumbers>(),
-                               values.maxCoeff<Eigen::PropagateNumbers>());
-            }
-        }
-    };
-    if (finer.size() >= kParallelLevelCells) {
-        forEachRowBlock(coarser.rows(), blockRows, reduceRows);
-    } else {
-        for (Eigen::Index begin = 0; begin < coarser.rows(); begin += blockRows)
-            reduceRows(begin, std::min(coarser.rows(), begin + blockRows));
-    }
-    Bounds bounds;
-    for (const Bounds& block : blockBounds)
-        bounds.include(block.lower, block.upper);
-    return bounds;
-}
 
 // [lower, upper], widened when empty: by half the magnitude on each side, or by 1 around 0.
 QCPRange nonEmptyRange(double lower, double upper)
@@ -357,7 +289,9 @@ void HeatmapView::CellMarks::draw(QCPPainter* painter)
 }
 
 HeatmapView::HeatmapView(QWidget* parent)
-    : QCustomPlot(parent), m_matrix(std::make_shared<const MatrixD>())
+    : QCustomPlot(parent),
+      m_cells([](Eigen::Index, Eigen::Index, Eigen::Index, double*) {}),
+      m_pyramid(std::make_shared<const DetailPyramid>(0, 0))
 {
     setBackground(Qt::white);
     setMouseTracking(true);
@@ -455,15 +389,78 @@ void HeatmapView::setMatrix(MatrixD&& matrix)
 
 void HeatmapView::setMatrix(std::shared_ptr<const MatrixD> matrix)
 {
-    const bool sizeChanged =
-        matrix->rows() != m_matrix->rows() || matrix->cols() != m_matrix->cols();
-    m_matrix = std::move(matrix);
-    matrixChanged(sizeChanged);
+    const MatrixD& m = *matrix;
+    showCells(m.rows(), m.cols(),
+         [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
+             const double* in = matrix->data() + row * matrix->cols() + first;
+             std::copy(in, in + count, out);
+         },
+         std::make_shared<const DetailPyramid>(DetailPyramid::of(m)));
 }
 
-void HeatmapView::matrixChanged(bool sizeChanged)
+void HeatmapView::setMatrix(const ResultMatrix& matrix,
+                            std::shared_ptr<const DetailPyramid> pyramid)
 {
-    buildPyramid();
+    showCells(matrix.rows(), matrix.cols(),
+         [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
+             matrix.readRow(row, first, count, out);
+         },
+         std::move(pyramid));
+}
+
+void HeatmapView::setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& approx,
+                                 ErrorKind kind, std::shared_ptr<const DetailPyramid> signedError)
+{
+    CellReader cells = [exact, approx, kind](Eigen::Index row, Eigen::Index first,
+                                             Eigen::Index count, double* out) {
+        std::vector<double> exactRow(static_cast<std::size_t>(count));
+        exact.readRow(row, first, count, exactRow.data());
+        approx.readRow(row, first, count, out);
+        for (Eigen::Index j = 0; j < count; ++j)
+            out[j] = attentionErrorOf(exactRow[std::size_t(j)], out[j], kind);
+    };
+    if (kind == ErrorKind::Relative)
+        signedError.reset();
+    showCells(exact.rows(), exact.cols(), std::move(cells), std::move(signedError),
+         kind == ErrorKind::Absolute);
+}
+
+void HeatmapView::showCells(Eigen::Index rows, Eigen::Index cols, CellReader cells,
+                       std::shared_ptr<const DetailPyramid> pyramid, bool magnitudes)
+{
+    if (!pyramid) {
+        // Blocks of rows read into scratch and reduced, on all engine threads when large.
+        auto built = std::make_shared<DetailPyramid>(rows, cols);
+        constexpr Eigen::Index blockRows = 32;
+        const auto addBlock = [&](Eigen::Index begin, Eigen::Index end) {
+            MatrixD block(end - begin, cols);
+            for (Eigen::Index r = begin; r < end; ++r)
+                cells(r, 0, cols, block.data() + (r - begin) * cols);
+            built->addRows(begin, block.data(), end - begin);
+        };
+        if (rows * cols >= kParallelPyramidCells) {
+            forEachRowBlock(rows, blockRows, addBlock);
+        } else {
+            for (Eigen::Index begin = 0; begin < rows; begin += blockRows)
+                addBlock(begin, std::min(rows, begin + blockRows));
+        }
+        built->finish();
+        pyramid = std::move(built);
+    }
+    const bool sizeChanged = rows != m_rows || cols != m_cols;
+    m_rows = rows;
+    m_cols = cols;
+    m_cells = std::move(cells);
+    m_pyramid = std::move(pyramid);
+    m_magnitudes = magnitudes;
+    m_hasValues = m_pyramid->hasValues();
+    if (m_hasValues) {
+        m_minMax = magnitudes ? QCPRange(m_pyramid->smallestMagnitude(),
+                                         std::max(std::abs(m_pyramid->lower()),
+                                                  std::abs(m_pyramid->upper())))
+                              : QCPRange(m_pyramid->lower(), m_pyramid->upper());
+    }
+    m_mapImage->invalidate();
     if (sizeChanged) {
         m_highlightedCell = Cell{};
         m_selectedRow = -1;
@@ -473,26 +470,6 @@ void HeatmapView::matrixChanged(bool sizeChanged)
         m_colorRange = dataRange();
     applyColorRange();
     replot(rpQueuedReplot);
-}
-
-void HeatmapView::buildPyramid()
-{
-    std::size_t levels = 0;
-    for (Eigen::Index rows = m_matrix->rows(), cols = m_matrix->cols();
-         std::max(rows, cols) > kCoarsestLevelSide; rows = (rows + 1) / 2, cols = (cols + 1) / 2)
-        ++levels;
-    m_coarser.resize(levels);  // kept levels keep their memory when the size is unchanged
-    Bounds bounds;
-    if (levels > 0)
-        bounds = reduceTwoByTwo(*m_matrix, m_coarser[0]);
-    else if (m_matrix->size() > 0)
-        bounds.include(m_matrix->minCoeff<Eigen::PropagateNumbers>(),
-                       m_matrix->maxCoeff<Eigen::PropagateNumbers>());
-    for (std::size_t level = 1; level < levels; ++level)
-        reduceTwoByTwo(m_coarser[level - 1], m_coarser[level]);
-    m_hasValues = bounds.lower <= bounds.upper;
-    if (m_hasValues)
-        m_minMax = QCPRange(bounds.lower, bounds.upper);
 }
 
 void HeatmapView::setAxisLabels(const QStringList& rowLabels, const QStringList& columnLabels)
@@ -643,17 +620,19 @@ void HeatmapView::replotOverlay()
 
 double HeatmapView::value(int row, int col) const
 {
-    return (*m_matrix)(row, col);
+    double value = 0.0;
+    m_cells(row, col, 1, &value);
+    return value;
 }
 
 int HeatmapView::rowCount() const
 {
-    return int(m_matrix->rows());
+    return int(m_rows);
 }
 
 int HeatmapView::columnCount() const
 {
-    return int(m_matrix->cols());
+    return int(m_cols);
 }
 
 QPoint HeatmapView::cellCenter(int row, int col) const
@@ -676,17 +655,33 @@ QImage HeatmapView::renderImage(double u0, double u1, double v0, double v1, QSiz
     // The finest pyramid level that still has at least one cell per pixel on both axes.
     const double cellsPerPixel = std::min((u1 - u0) / width, (v1 - v0) / height);
     int level = 0;
-    while (level < int(m_coarser.size()) && double(2 << level) <= cellsPerPixel)
+    while (level < m_pyramid->levelCount() && double(2 << level) <= cellsPerPixel)
         ++level;
-    const MatrixD& source = level == 0 ? *m_matrix : m_coarser[level - 1];
+    // Reads cells [first, first + count) of row `row` of that level.
+    const auto readCells = [&](int row, int first, int count, double* out) {
+        if (level == 0) {
+            m_cells(row, first, count, out);
+            return;
+        }
+        const Matrix<float>& cells = m_pyramid->level(level);
+        const float* in = cells.data() + Eigen::Index(row) * cells.cols() + first;
+        if (m_magnitudes) {
+            for (int i = 0; i < count; ++i)
+                out[i] = std::abs(double(in[i]));
+        } else {
+            for (int i = 0; i < count; ++i)
+                out[i] = double(in[i]);
+        }
+    };
 
     std::vector<int> firstCol, lastCol, firstRow, lastRow;
     pixelSpans(u0, u1, width, columnCount(), level, firstCol, lastCol);
     pixelSpans(v0, v1, height, rowCount(), level, firstRow, lastRow);
     const int bandStart = firstCol.front();
     const int bandSize = lastCol.back() - bandStart + 1;
-    std::vector<double> band(bandSize);  // one pixel row's cells, reduced over its rows
-    std::vector<double> line(width);     // one pixel row's values
+    std::vector<double> band(bandSize);   // one pixel row's cells, reduced over its rows
+    std::vector<double> cells(bandSize);  // one row of cells
+    std::vector<double> line(width);      // one pixel row's values
 
     QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
     for (int py = 0; py < height; ++py) {
@@ -695,10 +690,9 @@ QImage HeatmapView::renderImage(double u0, double u1, double v0, double v1, QSiz
             std::memcpy(scanLine, image.scanLine(py - 1), std::size_t(width) * sizeof(QRgb));
             continue;
         }
-        const double* cells = source.data() + Eigen::Index(firstRow[py]) * source.cols();
-        std::copy(cells + bandStart, cells + bandStart + bandSize, band.begin());
+        readCells(firstRow[py], bandStart, bandSize, band.data());
         for (int row = firstRow[py] + 1; row <= lastRow[py]; ++row) {
-            cells = source.data() + Eigen::Index(row) * source.cols() + bandStart;
+            readCells(row, bandStart, bandSize, cells.data());
 #pragma omp simd
             for (int i = 0; i < bandSize; ++i)
                 band[i] = signedExtreme(band[i], cells[i]);

@@ -1,14 +1,17 @@
 #pragma once
 
 #include "color_maps.h"
+#include "detail_pyramid.h"
+#include "metrics.h"
+#include "result_matrix.h"
 #include "types.h"
 
 #include <QPoint>
 #include <QStringList>
 #include <qcustomplot.h>
 
+#include <functional>
 #include <memory>
-
 #include <vector>
 
 namespace attnlab::ui {
@@ -23,10 +26,10 @@ namespace attnlab::ui {
 // magnitude among them, with its sign (for attention, >= 0, the block maximum). A block mean would
 // fade a one-cell-wide diagonal or a single attention-sink column by the block size, and hide an
 // isolated large error; the extreme keeps every such structure visible at any zoom, and every
-// pixel has the colour of one of the cells it covers. A pyramid of 2 x 2 extremes, built by
-// setMatrix, bounds the work of a redraw by about four reads per pixel whatever the zoom, so
-// zooming, panning and resizing stay fast at 4096 x 4096. value(), hovering and clicking always
-// use the full matrix.
+// pixel has the colour of one of the cells it covers. A pyramid of 2 x 2 extremes (DetailPyramid,
+// built by the engine for a result's matrices, by setMatrix otherwise) bounds the work of a
+// redraw by about four reads per pixel whatever the zoom, so zooming, panning and resizing stay
+// fast at 4096 x 4096. value(), hovering and clicking always use the full matrix.
 //
 // Mouse: wheel zooms, drag pans (both clamped to the matrix), double click shows the whole
 // matrix again. Hover and click are reported as cells; the view draws no hover mark by itself:
@@ -40,13 +43,23 @@ public:
 
     // Shows `matrix` (a copy is kept, so value() answers exactly) and redraws (queued). Keeps the
     // zoom when the size is unchanged, shows the whole matrix otherwise; re-fits the colour range
-    // unless setColorRange fixed it. Builds the level-of-detail pyramid: about a third of the
-    // matrix's memory more.
+    // unless setColorRange fixed it. Builds the level-of-detail pyramid (DetailPyramid): about a
+    // sixth of the matrix's memory more.
     void setMatrix(const MatrixD& matrix);
     // The same, taking the matrix over instead of copying it.
     void setMatrix(MatrixD&& matrix);
-    // The same, sharing a matrix someone else keeps (no copy: a result's P at L = 4096 is 128 MiB).
+    // The same, sharing a matrix someone else keeps (no copy).
     void setMatrix(std::shared_ptr<const MatrixD> matrix);
+    // The same for a result's P or P^ with the pyramid the engine built in its row pass: no copy
+    // and no pass over the matrix here (at L = 4096 that pass would cost the GUI thread tens of
+    // milliseconds). Without a pyramid the view builds one.
+    void setMatrix(const ResultMatrix& matrix, std::shared_ptr<const DetailPyramid> pyramid);
+    // The error map of approx against exact, entry by entry as attentionErrorOf gives it, without
+    // forming the L x L error matrix. signedError is the engine's pyramid of P^ - P: it serves the
+    // signed error as it is and the absolute error as its magnitudes (the signed extreme of a
+    // block is the entry of largest magnitude); the relative error's pyramid is built here.
+    void setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& approx, ErrorKind kind,
+                        std::shared_ptr<const DetailPyramid> signedError);
 
     // Token labels for the rows (y axis) and the columns (x axis), shown where they fit: all of
     // them when the cells leave room at a readable size, otherwise every k-th (k = 1, 2, 5, 10, 20,
@@ -145,13 +158,16 @@ private:
         bool operator==(const Cell&) const = default;
     };
 
-    // After m_matrix changed: rebuilds the pyramid and the data range, fits the view and the
-    // colour range as documented at setMatrix, and replots (queued).
-    void matrixChanged(bool sizeChanged);
+    // Reads entries [first, first + count) of row `row` of the shown matrix, as double.
+    using CellReader = std::function<void(Eigen::Index row, Eigen::Index first,
+                                          Eigen::Index count, double* out)>;
 
-    // Rebuilds m_coarser from m_matrix (level l is the 2 x 2 signed extreme of level l - 1, down
-    // to at most 64 cells on each side), and m_minMax and m_hasValues in the same pass.
-    void buildPyramid();
+    // Shows the rows x cols matrix that cells reads, drawn from pyramid (built here from cells
+    // when null); magnitudes: the pyramid holds signed extremes of which the view shows the
+    // magnitudes. Then fits the view and the colour range as documented at setMatrix, and
+    // replots (queued).
+    void showCells(Eigen::Index rows, Eigen::Index cols, CellReader cells,
+                   std::shared_ptr<const DetailPyramid> pyramid, bool magnitudes = false);
 
     // Applies m_colorRange to the colour scale and the map.
     void applyColorRange();
@@ -186,10 +202,13 @@ private:
     // Sets the buffers' device pixel ratio to the widget's (after a move to another screen).
     void syncDevicePixelRatio();
 
-    std::shared_ptr<const MatrixD> m_matrix;  // never null
-    std::vector<MatrixD> m_coarser;  // m_coarser[l - 1]: pyramid level l (2^l x 2^l cells)
-    QCPRange m_minMax{0.0, 1.0};     // min and max of m_matrix, NaN ignored
-    bool m_hasValues = false;        // m_matrix has a non-NaN entry
+    Eigen::Index m_rows = 0;
+    Eigen::Index m_cols = 0;
+    CellReader m_cells;                              // level 0
+    std::shared_ptr<const DetailPyramid> m_pyramid;  // levels 1 and up, and the bounds
+    bool m_magnitudes = false;       // draw the magnitudes of the pyramid's levels
+    QCPRange m_minMax{0.0, 1.0};     // min and max of the shown values, NaN ignored
+    bool m_hasValues = false;        // the matrix has a non-NaN entry
 
     ColorMap m_colorMap = ColorMap::Viridis;
     QCPColorGradient m_gradient;

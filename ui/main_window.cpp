@@ -569,11 +569,14 @@ void MainWindow::showResult()
     updateModelPages();
     m_errorPanel->setInput(result.spec, computation.input);
     refreshViews();
-    m_statusLabel->setText(tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms")
-                               .arg(result.labels.size())
-                               .arg(result.heads.size())
-                               .arg(result.secondsApprox * 1e3, 0, 'f', 1)
-                               .arg(result.secondsExact * 1e3, 0, 'f', 1));
+    m_statusLabel->setText(
+        (result.exactKept ? tr("L = %1, %2 head(s): approximation %3 ms, exact attention kept "
+                               "from the previous result, rows and metrics %4 ms")
+                          : tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms"))
+            .arg(result.labels.size())
+            .arg(result.heads.size())
+            .arg(result.secondsApprox * 1e3, 0, 'f', 1)
+            .arg(result.secondsExact * 1e3, 0, 'f', 1));
     emit resultShown();
 }
 
@@ -612,12 +615,12 @@ void MainWindow::showErrorDistribution()
     const int head = m_view.head;
     QtConcurrent::run([result, head] {
         const HeadResult& matrices = result->heads[std::size_t(head)];
-        return errorDistribution(matrices.attentionExact, matrices.attentionApprox,
-                                 result->spec.causal);
+        return errorDistribution(matrices.attentionExact.toDouble(),
+                                 matrices.attentionApprox.toDouble(), result->spec.causal);
     }).then(this, [this, request, result, head](const ErrorDistribution& distribution) {
         if (request != m_distributionRequest)
             return;
-        const MatrixD& exact = result->heads[std::size_t(head)].attentionExact;
+        const ResultMatrix& exact = result->heads[std::size_t(head)].attentionExact;
         m_distributionView->setDistribution(distribution, exact.rows(), exact.cols(),
                                             result->spec.causal);
         emit distributionShown();
@@ -1037,15 +1040,16 @@ void MainWindow::exportMatrixDialog(int which)
     QStringList columns;
     switch (ExportedMatrix(which)) {
         case ExactAttention:
-            matrix = head.attentionExact, name = QStringLiteral("attention_exact");
+            matrix = head.attentionExact.toDouble(), name = QStringLiteral("attention_exact");
             columns = result.labels;
             break;
         case ApproximateAttention:
-            matrix = head.attentionApprox, name = QStringLiteral("attention_approx");
+            matrix = head.attentionApprox.toDouble(), name = QStringLiteral("attention_approx");
             columns = result.labels;
             break;
         case ErrorMap:
-            matrix = attentionError(head.attentionExact, head.attentionApprox, m_view.errorKind);
+            matrix = attentionError(head.attentionExact.toDouble(), head.attentionApprox.toDouble(),
+                                    m_view.errorKind);
             name = QStringLiteral("attention_error_") + errorKindName(m_view.errorKind);
             columns = result.labels;
             break;

@@ -447,9 +447,9 @@ void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutco
                 ExperimentResult result = compute(causal, input, options);
                 HeadResult& head = result.heads[std::size_t(job.head)];
                 data.exactAttention =
-                    std::make_shared<const MatrixD>(std::move(head.attentionExact));
+                    std::make_shared<const MatrixD>(head.attentionExact.toDouble());
                 data.approxAttention =
-                    std::make_shared<const MatrixD>(std::move(head.attentionApprox));
+                    std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
                 matrixBytes = 8.0 * double(data.exactAttention->size() +
                                            data.approxAttention->size());
             } catch (const ResourceError& e) {

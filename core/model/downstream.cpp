@@ -83,8 +83,9 @@ std::vector<TokenProbability> topTokens(const VectorD& logProbabilities)
 }
 
 // Block-averages an L x L matrix to at most size x size cells.
-MatrixD thumbnail(const MatrixD& matrix, int size)
+MatrixD thumbnail(const ResultMatrix& kept, int size)
 {
+    const MatrixD matrix = kept.toDouble();
     const Eigen::Index length = matrix.rows();
     const Eigen::Index cells = std::min<Eigen::Index>(length, size);
     MatrixD small(cells, cells);
