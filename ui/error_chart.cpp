@@ -231,14 +231,10 @@ ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent)
     m_bandKey->setPen(Qt::NoPen);
     m_bandKey->setBrush(QColor(120, 120, 120, 70));
 
-    m_hint = new QCPItemText(this);
-    m_hint->setClipToAxisRect(false);
-    m_hint->position->setType(QCPItemPosition::ptViewportRatio);
-    m_hint->position->setCoords(0.5, 0.5);
-    m_hint->setText(tr("Choose the methods and a sweep, then Run: the curves grow here as the "
-                       "seeds finish."));
-    m_hint->setFont(sizedFont(font(), 12));
-    m_hint->setColor(QColor(120, 120, 120));
+    m_hint = new FigureHint(this,
+                            tr("Choose the methods and a sweep, then Run: the curves grow here "
+                               "as the seeds finish."),
+                            12);
 
     clear();
 }

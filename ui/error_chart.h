@@ -3,6 +3,8 @@
 #include "error_sweep.h"
 
 #include <QColor>
+#include "plot_style.h"
+
 #include <qcustomplot.h>
 
 #include <vector>
@@ -96,7 +98,7 @@ private:
     QCPTextElement* m_subtitle;
     QString m_titleText;
     QString m_subtitleText;
-    QCPItemText* m_hint;
+    FigureHint* m_hint;
     QCPGraph* m_bandKey;  // a legend entry for the bands
     bool m_hasResult = false;
     ErrorMetric m_metric = ErrorMetric::RelFrobeniusAttention;

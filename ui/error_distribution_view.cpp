@@ -202,14 +202,10 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
     for (QCPGraph* graph : m_absoluteGraphs)
         graph->addToLegend();
 
-    m_hint = new QCPItemText(this);
-    m_hint->setClipToAxisRect(false);
-    m_hint->position->setType(QCPItemPosition::ptViewportRatio);
-    m_hint->position->setCoords(0.5, 0.5);
-    m_hint->setText(tr("The distribution of the errors shows here once an approximation is "
-                       "computed."));
-    m_hint->setFont(sizedFont(font(), 11));
-    m_hint->setColor(QColor(120, 120, 120));
+    m_hint = new FigureHint(this,
+                            tr("The distribution of the errors shows here once an approximation "
+                               "is computed."),
+                            11);
 
     clear();
 }

@@ -2,6 +2,8 @@
 
 #include "types.h"
 
+#include "plot_style.h"
+
 #include <qcustomplot.h>
 
 #include <memory>
@@ -90,7 +92,7 @@ private:
     QCPAxisRect* m_relativeRect;
     QCPGraph* m_absoluteGraphs[2];
     QCPGraph* m_relativeGraphs[2];
-    QCPItemText* m_hint;
+    FigureHint* m_hint;
 };
 
 }  // namespace attnlab::ui

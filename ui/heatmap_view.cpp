@@ -803,6 +803,19 @@ bool HeatmapView::updateAspectMargins()
     return true;
 }
 
+QSize HeatmapView::decorationSize() const
+{
+    const QRect map = axisRect()->rect();
+    if (map.width() <= 0 || map.height() <= 0) {
+        const QFontMetrics metrics(xAxis->tickLabelFont());
+        return QSize(metrics.horizontalAdvance(QStringLiteral("0000000")) * 3,
+                     metrics.height() * 9);
+    }
+    const QMargins aspect = m_body->margins();
+    return QSize(width() - map.width() - aspect.left() - aspect.right(),
+                 height() - map.height() - aspect.top() - aspect.bottom());
+}
+
 HeatmapView::Cell HeatmapView::cellAt(const QPointF& pos) const
 {
     if (!axisRect()->rect().contains(pos.toPoint()))

@@ -114,6 +114,12 @@ public:
     int rowCount() const;
     int columnCount() const;
 
+    // The room the figure takes besides the map itself, as of the latest layout: title, tick
+    // labels, axis titles and colour scale (not the margins that keep the cells square). A
+    // figure w x h pixels draws a map of at most (w, h) minus this. Before the first layout, a
+    // typical value for the current fonts.
+    QSize decorationSize() const;
+
     // The centre of cell (row, col) in widget coordinates, as of the latest replot.
     QPoint cellCenter(int row, int col) const;
 

@@ -145,14 +145,8 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
         panel.hover = patchRect(this, panel.rect, QPen(Qt::white, 1.5, Qt::DashLine));
         panel.hover->setLayer(QStringLiteral("overlay"));
     }
-    m_hint = new QCPItemText(this);
-    m_hint->setClipToAxisRect(false);
-    m_hint->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_hint->position->setAxisRect(m_panels[ApproxPanel].rect);
-    m_hint->position->setCoords(0.5, 0.5);
-    m_hint->setText(QStringLiteral("Load an image to see attention over its patches"));
-    m_hint->setFont(sizedFont(font(), 12));
-    m_hint->setColor(QColor(120, 120, 120));
+    m_hint = new FigureHint(this, QStringLiteral("Load an image to see attention over its patches"),
+                            12);
 
     plotLayout()->addElement(1, 2, m_attentionScale);
     plotLayout()->addElement(1, 4, m_errorScale);

@@ -3,6 +3,8 @@
 #include "types.h"
 
 #include <QImage>
+#include "plot_style.h"
+
 #include <qcustomplot.h>
 
 #include <array>
@@ -79,7 +81,7 @@ private:
     std::array<PanelItems, kPanels> m_panels;
     QCPColorScale* m_attentionScale;
     QCPColorScale* m_errorScale;
-    QCPItemText* m_hint;
+    FigureHint* m_hint;
     QRect m_layoutViewport;  // the viewport the last layout was made for
     int m_gridRows = 0;
     int m_gridCols = 0;

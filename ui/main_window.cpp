@@ -13,6 +13,7 @@
 #include "heatmap_view.h"
 #include "image_overlay_view.h"
 #include "input_panel.h"
+#include "attention_maps_page.h"
 #include "method_panel.h"
 #include "metrics_panel.h"
 #include "model/model_input.h"
@@ -306,19 +307,9 @@ void MainWindow::buildViews()
     m_rowView->setObjectName(QStringLiteral("rowView"));
     m_imageView->setObjectName(QStringLiteral("imageView"));
 
-    // The matrices two by two: exact and approximate attention side by side on top, the error
-    // and the selected query's rows below. Square maps use the height this way.
-    auto* matrices = new QWidget;
-    auto* grid = new QGridLayout(matrices);
-    grid->setContentsMargins(0, 0, 0, 0);
-    grid->addWidget(m_exactView, 0, 0);
-    grid->addWidget(m_approxView, 0, 1);
-    grid->addWidget(m_errorStack, 1, 0);
-    grid->addWidget(m_rowView, 1, 1);
-    for (int i = 0; i < 2; ++i) {
-        grid->setRowStretch(i, 1);
-        grid->setColumnStretch(i, 1);
-    }
+    // The matrices as large as the page allows: two by two, or in a row above the query rows.
+    auto* matrices = new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView);
+    matrices->setObjectName(QStringLiteral("matricesPage"));
     // Image input gets a second page: the selected patch's attention over the whole image, as
     // large as the window allows.
     m_pages = new QTabWidget;

@@ -67,9 +67,9 @@ void fitLegendColumns(QCPLegend* legend, int width)
     }
 }
 
-void setWrappedText(QCPTextElement* element, const QString& text, int width)
+QString wrappedText(const QString& text, const QFont& font, int width)
 {
-    const QFontMetrics metrics(element->font());
+    const QFontMetrics metrics(font);
     QStringList lines;
     QString line;
     for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
@@ -83,9 +83,33 @@ void setWrappedText(QCPTextElement* element, const QString& text, int width)
     }
     if (!line.isEmpty())
         lines.append(line);
-    const QString wrapped = lines.join(QLatin1Char('\n'));
+    return lines.join(QLatin1Char('\n'));
+}
+
+void setWrappedText(QCPTextElement* element, const QString& text, int width)
+{
+    const QString wrapped = wrappedText(text, element->font(), width);
     if (element->text() != wrapped)
         element->setText(wrapped);
+}
+
+FigureHint::FigureHint(QCustomPlot* plot, const QString& text, double points)
+    : QCPItemText(plot), m_hint(text)
+{
+    setClipToAxisRect(false);
+    position->setType(QCPItemPosition::ptViewportRatio);
+    position->setCoords(0.5, 0.5);
+    setFont(sizedFont(plot->font(), points));
+    setColor(QColor(120, 120, 120));
+    setTextAlignment(Qt::AlignCenter);
+    setText(text);
+}
+
+void FigureHint::draw(QCPPainter* painter)
+{
+    const int margin = QFontMetrics(font()).height() * 2;
+    setText(wrappedText(m_hint, font(), std::max(margin, mParentPlot->viewport().width() - margin)));
+    QCPItemText::draw(painter);
 }
 
 QFont sizedFont(const QFont& base, double points, bool bold)

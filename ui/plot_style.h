@@ -2,12 +2,7 @@
 
 #include <QFont>
 #include <QSharedPointer>
-
-class QCPAxisTicker;
-class QCustomPlot;
-class QCPLayoutGrid;
-class QCPLegend;
-class QCPTextElement;
+#include <qcustomplot.h>
 
 namespace attnlab::ui {
 
@@ -30,10 +25,30 @@ QCPLayoutGrid* centredLegendRow(QCustomPlot* plot);
 // rows (a wrapped legend's grid may keep empty cells after its last entry).
 void fitLegendColumns(QCPLegend* legend, int width);
 
-// Sets the element's text to `text` broken at spaces into lines no wider than `width` pixels in
-// the element's font (a word wider than that keeps a line of its own): a title or subtitle that
-// would be cut off at the figure's edges wraps instead. Call it from the figure's layout pass,
-// with the width the figure has.
+// `text` broken at spaces into lines no wider than `width` pixels in `font` (a word wider than
+// that keeps a line of its own).
+QString wrappedText(const QString& text, const QFont& font, int width);
+
+// Sets the element's text to wrappedText in the element's font: a title or subtitle that would
+// be cut off at the figure's edges wraps instead. Call it from the figure's layout pass, with the
+// width the figure has.
 void setWrappedText(QCPTextElement* element, const QString& text, int width);
+
+// The grey hint an empty figure shows in its middle ("Click a query row ..."): its text wraps to
+// the figure's width, less a margin, whenever it is drawn (on screen at any size, in presentation
+// mode's larger font, in exports), instead of being cut off at both ends.
+class FigureHint : public QCPItemText {
+public:
+    explicit FigureHint(QCustomPlot* plot, const QString& text, double points);
+
+    void setHint(const QString& text) { m_hint = text; }
+    QString hint() const { return m_hint; }
+
+protected:
+    void draw(QCPPainter* painter) override;
+
+private:
+    QString m_hint;
+};
 
 }  // namespace attnlab::ui

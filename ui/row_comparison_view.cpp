@@ -84,13 +84,7 @@ RowComparisonView::RowComparisonView(QWidget* parent)
     m_exactGraph->setLineStyle(QCPGraph::lsStepCenter);
     m_exactGraph->setPen(QPen(kExactColor, 1));
 
-    m_hint = new QCPItemText(this);
-    m_hint->setClipToAxisRect(false);
-    m_hint->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_hint->position->setCoords(0.5, 0.5);
-    m_hint->setText(QStringLiteral("Click a query row in a heatmap to compare its rows"));
-    m_hint->setFont(sizedFont(font(), 12));
-    m_hint->setColor(QColor(120, 120, 120));
+    m_hint = new FigureHint(this, QStringLiteral("Click a query row in a heatmap to compare its rows"), 12);
 
     clear();
 }
@@ -172,6 +166,14 @@ QCPAbstractPlottable* RowComparisonView::approxPlottable() const
 void RowComparisonView::updateLayout()
 {
     updateKeyLabels();
+    // As many value ticks as the axis' height leaves room for, so that a short strip (the rows
+    // below a row of maps) does not stack its tick labels on one another.
+    const double lineSpacing = QFontMetricsF(yAxis->tickLabelFont()).height();
+    const int ticks = std::clamp(int(axisRect()->height() / (2.5 * lineSpacing)), 2, 5);
+    if (yAxis->ticker()->tickCount() != ticks) {
+        yAxis->ticker()->setTickCount(ticks);
+        QCustomPlot::updateLayout();
+    }
 }
 
 void RowComparisonView::showAsBars(bool bars)

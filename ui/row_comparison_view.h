@@ -3,6 +3,8 @@
 #include "types.h"
 
 #include <QStringList>
+#include "plot_style.h"
+
 #include <qcustomplot.h>
 
 namespace attnlab::ui {
@@ -50,7 +52,7 @@ private:
     QCPBars* m_approxBars;
     QCPGraph* m_exactGraph;
     QCPGraph* m_approxGraph;
-    QCPItemText* m_hint;
+    FigureHint* m_hint;
     QSharedPointer<QCPAxisTickerText> m_keyTicker;
     QStringList m_keyLabels;
     bool m_bars = true;

@@ -427,16 +427,11 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     m_budgetLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
     m_budgetLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
 
-    m_hint = new QCPItemText(this);
+    m_hint = new FigureHint(this,
+                            tr("Choose the methods and lengths, then Run: each point appears "
+                               "here as it is measured."),
+                            12);
     m_hint->setLayer(QStringLiteral("annotations"));
-    m_hint->setClipToAxisRect(false);
-    m_hint->position->setType(QCPItemPosition::ptViewportRatio);
-    m_hint->position->setCoords(0.5, 0.5);
-    m_hint->setText(
-        tr("Choose the methods and lengths, then Run: each point appears here as it "
-           "is measured."));
-    m_hint->setFont(sizedFont(font(), 12));
-    m_hint->setColor(QColor(120, 120, 120));
 
     clear();
 }

@@ -3,6 +3,8 @@
 #include "timing_sweep.h"
 
 #include <QColor>
+#include "plot_style.h"
+
 #include <qcustomplot.h>
 
 #include <optional>
@@ -128,7 +130,7 @@ private:
     QString m_titleText;
     QString m_subtitleText;
     QCPLegend* m_memoryLegend;  // line styles of the memory plot: model and measured
-    QCPItemText* m_hint;
+    FigureHint* m_hint;
     QCPItemStraightLine* m_budgetLine;
     QCPItemText* m_budgetLabel;
 

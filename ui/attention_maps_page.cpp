@@ -1,0 +1,101 @@
+#include "attention_maps_page.h"
+
+#include "heatmap_view.h"
+
+#include <QGridLayout>
+#include <QResizeEvent>
+
+#include <algorithm>
+
+namespace attnlab::ui {
+
+namespace {
+
+// Space between the figures, pixels.
+constexpr int kSpacing = 6;
+// The strip of query rows below a row of maps: this share of the page's height, within bounds.
+constexpr double kRowsShare = 0.3;
+constexpr int kMinRowsHeight = 170;
+constexpr int kMaxRowsHeight = 360;
+// The other arrangement must give maps this much larger before the page switches to it.
+constexpr double kHysteresis = 1.08;
+
+// The height of the strip of query rows below a row of maps on a page `pageHeight` high, for
+// text `lineHeight` pixels high (presentation mode's fonts are larger): room for the title, the
+// legend, the key labels and a readable plot.
+int rowsHeight(int pageHeight, int lineHeight)
+{
+    const int minimum = std::max(kMinRowsHeight, 11 * lineHeight);
+    return std::clamp(int(pageHeight * kRowsShare), minimum, std::max(minimum, kMaxRowsHeight));
+}
+
+}  // namespace
+
+AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error, QWidget* rows,
+                           QWidget* parent)
+    : QWidget(parent),
+      m_exact(exact),
+      m_approx(approx),
+      m_error(error),
+      m_rows(rows),
+      m_grid(new QGridLayout(this))
+{
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setSpacing(kSpacing);
+    arrange(Arrangement::TwoByTwo);
+}
+
+int AttentionMapsPage::mapSide(Arrangement arrangement, QSize size) const
+{
+    const QSize decoration = m_exact->decorationSize();
+    if (arrangement == Arrangement::TwoByTwo) {
+        return std::min((size.width() - kSpacing) / 2 - decoration.width(),
+                        (size.height() - kSpacing) / 2 - decoration.height());
+    }
+    return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                    size.height() - rowsHeight(size.height(), fontMetrics().height()) - kSpacing -
+                        decoration.height());
+}
+
+void AttentionMapsPage::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    const Arrangement other = m_arrangement == Arrangement::TwoByTwo
+                                  ? Arrangement::MapsInARow
+                                  : Arrangement::TwoByTwo;
+    if (mapSide(other, event->size()) > kHysteresis * mapSide(m_arrangement, event->size()))
+        arrange(other);
+}
+
+void AttentionMapsPage::arrange(Arrangement arrangement)
+{
+    m_arrangement = arrangement;
+    for (QWidget* figure : {static_cast<QWidget*>(m_exact), m_approx, m_error, m_rows})
+        m_grid->removeWidget(figure);
+    for (int i = 0; i < 3; ++i) {
+        m_grid->setRowStretch(i, 0);
+        m_grid->setColumnStretch(i, 0);
+    }
+    if (arrangement == Arrangement::TwoByTwo) {
+        m_grid->addWidget(m_exact, 0, 0);
+        m_grid->addWidget(m_approx, 0, 1);
+        m_grid->addWidget(m_error, 1, 0);
+        m_grid->addWidget(m_rows, 1, 1);
+        for (int i = 0; i < 2; ++i) {
+            m_grid->setRowStretch(i, 1);
+            m_grid->setColumnStretch(i, 1);
+        }
+    } else {
+        m_grid->addWidget(m_exact, 0, 0);
+        m_grid->addWidget(m_approx, 0, 1);
+        m_grid->addWidget(m_error, 0, 2);
+        m_grid->addWidget(m_rows, 1, 0, 1, 3);
+        const int rows = rowsHeight(height(), fontMetrics().height());
+        m_grid->setRowStretch(0, std::max(1, height() - rows));
+        m_grid->setRowStretch(1, rows);
+        for (int i = 0; i < 3; ++i)
+            m_grid->setColumnStretch(i, 1);
+    }
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <QWidget>
+
+class QGridLayout;
+
+namespace attnlab::ui {
+
+class HeatmapView;
+
+// The "Attention matrices" page: the exact map, the approximate map, the error (map or
+// histograms) and the selected query's rows, arranged so that the maps are as large as the page
+// allows. A tall or square page takes them two by two (exact and approximate on top, the error
+// and the rows below); a wide, short page (presentation mode, a wide window) puts the three
+// maps in one row and the rows in a strip below them. The arrangement changes with the page's
+// size, with some hysteresis so that a resize near the boundary does not flip it back and forth.
+class AttentionMapsPage : public QWidget {
+    Q_OBJECT
+
+public:
+    enum class Arrangement { TwoByTwo, MapsInARow };
+
+    // exact, approx: the two maps; error: the error map or its histograms; rows: the query rows.
+    // The maps' decoration sizes decide the arrangement.
+    AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error, QWidget* rows,
+                 QWidget* parent = nullptr);
+
+    Arrangement arrangement() const { return m_arrangement; }
+
+    // The side of the largest square map each arrangement gives a page of `size`.
+    int mapSide(Arrangement arrangement, QSize size) const;
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    void arrange(Arrangement arrangement);
+
+    HeatmapView* m_exact;
+    QWidget* m_approx;
+    QWidget* m_error;
+    QWidget* m_rows;
+    QGridLayout* m_grid;
+    Arrangement m_arrangement = Arrangement::TwoByTwo;
+};
+
+}  // namespace attnlab::ui
