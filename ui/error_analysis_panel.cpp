@@ -300,7 +300,7 @@ void ErrorAnalysisPanel::buildControls()
     QScrollArea* scroll = controlsColumn(controls);
 
     m_chart = new ErrorChart;
-    m_chart->setMinimumSize(400, 300);
+    m_chart->setMinimumSize(300, 300);
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(scroll);
     layout->addWidget(m_chart, 1);

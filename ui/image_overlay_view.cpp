@@ -103,9 +103,9 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
     m_errorScale =
         makeScale(QStringLiteral("approximation \u2212 exact"), colorGradient(ColorMap::Diverging));
 
+    m_margins = margins;
     const QStringList titles{QStringLiteral("exact"), QStringLiteral("approximation"),
                              QStringLiteral("error")};
-    const std::array<int, kPanels> columns{0, 1, 3};
     for (int p = 0; p < kPanels; ++p) {
         PanelItems& panel = m_panels[p];
         panel.rect = new QCPAxisRect(this);
@@ -123,9 +123,11 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
         panel.rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
         panel.rect->axis(QCPAxis::atRight)->setRangeReversed(true);
         panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), 12, true));
-        plotLayout()->addElement(0, columns[p], panel.title);
-        plotLayout()->addElement(1, columns[p], panel.rect);
-
+    }
+    // Items find their axis rect through the layout: the panels are placed before they are made.
+    arrange(Arrangement::OneRow);
+    for (int p = 0; p < kPanels; ++p) {
+        PanelItems& panel = m_panels[p];
         QCPAxis* keyAxis = panel.rect->axis(QCPAxis::atBottom);
         QCPAxis* valueAxis = panel.rect->axis(QCPAxis::atLeft);
         panel.image = new QCPItemPixmap(this);
@@ -148,10 +150,6 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
     m_hint = new FigureHint(this, QStringLiteral("Load an image to see attention over its patches"),
                             12);
 
-    plotLayout()->addElement(1, 2, m_attentionScale);
-    plotLayout()->addElement(1, 4, m_errorScale);
-    plotLayout()->setRowStretchFactors({0.001, 1});
-    plotLayout()->setColumnStretchFactors({1, 1, 0.001, 1, 0.001});
 
     clear();
 }
@@ -322,6 +320,72 @@ void ImageOverlayView::leaveEvent(QEvent* event)
     layer(QStringLiteral("overlay"))->replot();
 }
 
+void ImageOverlayView::arrange(Arrangement arrangement)
+{
+    m_arrangement = arrangement;
+    QCPLayoutGrid* grid = plotLayout();
+    std::vector<QCPLayoutElement*> elements{m_attentionScale, m_errorScale};
+    for (PanelItems& panel : m_panels) {
+        elements.push_back(panel.title);
+        elements.push_back(panel.rect);
+    }
+    for (QCPLayoutElement* element : elements) {
+        if (element->layout())
+            grid->take(element);
+    }
+    grid->simplify();
+    const bool oneRow = arrangement == Arrangement::OneRow;
+    // One row: exact, approximation, their scale, error, its scale. Two rows: exact,
+    // approximation and their scale above; the error below the exact panel, with its scale
+    // under it, lying down (a standing scale would stretch across the approximation's column).
+    m_errorScale->setType(oneRow ? QCPAxis::atRight : QCPAxis::atBottom);
+    m_errorScale->setMarginGroup(QCP::msTop | QCP::msBottom, oneRow ? m_margins : nullptr);
+    grid->addElement(0, 0, m_panels[ExactPanel].title);
+    grid->addElement(1, 0, m_panels[ExactPanel].rect);
+    grid->addElement(0, 1, m_panels[ApproxPanel].title);
+    grid->addElement(1, 1, m_panels[ApproxPanel].rect);
+    grid->addElement(1, 2, m_attentionScale);
+    if (oneRow) {
+        grid->addElement(0, 3, m_panels[ErrorPanel].title);
+        grid->addElement(1, 3, m_panels[ErrorPanel].rect);
+        grid->addElement(1, 4, m_errorScale);
+        grid->setRowStretchFactors({0.001, 1});
+        grid->setColumnStretchFactors({1, 1, 0.001, 1, 0.001});
+    } else {
+        grid->addElement(2, 0, m_panels[ErrorPanel].title);
+        grid->addElement(3, 0, m_panels[ErrorPanel].rect);
+        grid->addElement(4, 0, m_errorScale);
+        grid->setRowStretchFactors({0.001, 1, 0.001, 1, 0.001});
+        grid->setColumnStretchFactors({1, 1, 0.001});
+    }
+}
+
+ImageOverlayView::Arrangement ImageOverlayView::bestArrangement() const
+{
+    // The image's width in each arrangement, from the sizes the titles and scales took in the
+    // last layout; the other arrangement must do better by a margin to be taken, so that a
+    // resize near the boundary does not flip it back and forth.
+    const double aspect = double(std::max(m_gridCols, 1)) / std::max(m_gridRows, 1);
+    const QRect area = viewport().marginsRemoved(kFigureMargins);
+    const double spacing = plotLayout()->columnSpacing();
+    const double title = m_panels[0].title->outerRect().height() + plotLayout()->rowSpacing();
+    const double standing = std::max(40, m_attentionScale->outerRect().width());
+    const double lying = 1.5 * standing;  // the error scale under the error panel
+    const auto imageWidth = [&](double width, double height) {
+        return std::min(width, height * aspect);
+    };
+    const double oneRow = imageWidth((area.width() - 2 * standing - 4 * spacing) / 3,
+                                     area.height() - title);
+    const double twoRows = imageWidth((area.width() - standing - 2 * spacing) / 2,
+                                      (area.height() - 2 * title - lying) / 2);
+    const bool current = m_arrangement == Arrangement::OneRow;
+    const double here = current ? oneRow : twoRows;
+    const double there = current ? twoRows : oneRow;
+    if (there > 1.08 * here)
+        return current ? Arrangement::TwoRows : Arrangement::OneRow;
+    return m_arrangement;
+}
+
 void ImageOverlayView::updateLayout()
 {
     m_layoutViewport = viewport();
@@ -329,19 +393,23 @@ void ImageOverlayView::updateLayout()
     const int rows = std::max(m_gridRows, 1);
     const double aspect = double(cols) / rows;
 
+    if (const Arrangement best = bestArrangement(); best != m_arrangement)
+        arrange(best);
     // First lay out with the plain margins, then give the slack (the space the panels cannot use
     // at the image's aspect ratio) to the outer margins, so that the figure is centred and the
     // titles and colour scales sit right against the images.
     plotLayout()->setMargins(kFigureMargins);
     QCustomPlot::updateLayout();
+    const int panelColumns = m_arrangement == Arrangement::OneRow ? kPanels : 2;
+    const int panelRows = m_arrangement == Arrangement::OneRow ? 1 : 2;
     const QRect first = m_panels[0].rect->rect();
     QMargins margins = kFigureMargins;
     if (first.width() > first.height() * aspect) {
-        const int slack = int(kPanels * (first.width() - first.height() * aspect));
+        const int slack = int(panelColumns * (first.width() - first.height() * aspect));
         margins.setLeft(margins.left() + slack / 2);
         margins.setRight(margins.right() + slack - slack / 2);
     } else {
-        const int slack = int(first.height() - first.width() / aspect);
+        const int slack = int(panelRows * (first.height() - first.width() / aspect));
         margins.setTop(margins.top() + slack / 2);
         margins.setBottom(margins.bottom() + slack - slack / 2);
     }

@@ -55,7 +55,7 @@ protected:
     // Removes the hover outline.
     void leaveEvent(QEvent* event) override;
     // Lays out the figure so that each panel has the image's aspect ratio (on screen and for
-    // exports at any size).
+    // exports at any size), in the arrangement that draws the image largest.
     void updateLayout() override;
 
 private:
@@ -68,6 +68,15 @@ private:
         QCPItemRect* outlineHalo = nullptr;
         QCPItemRect* hover = nullptr;
     };
+
+    // The three panels side by side, or exact and approximation above and the error below:
+    // whichever draws the image larger in the figure's size.
+    enum class Arrangement { OneRow, TwoRows };
+
+    // Puts the titles, panels and scales into the plot layout's cells for `arrangement`.
+    void arrange(Arrangement arrangement);
+    // The arrangement for the figure's current size (kept unless the other is clearly better).
+    Arrangement bestArrangement() const;
 
     // Lays the figure out again if the last layout was for another viewport: an export at
     // another size (savePng, savePdf) leaves the layout of that size behind until the next
@@ -83,6 +92,8 @@ private:
     QCPColorScale* m_errorScale;
     FigureHint* m_hint;
     QRect m_layoutViewport;  // the viewport the last layout was made for
+    QCPMarginGroup* m_margins;  // the panels' and the standing scales' tops and bottoms
+    Arrangement m_arrangement = Arrangement::OneRow;
     int m_gridRows = 0;
     int m_gridCols = 0;
     int m_hoveredPatch = -1;

@@ -217,7 +217,7 @@ void MainWindow::buildViews()
     m_errorKind->setToolTip(tr("The error map: signed (blue where the approximation is too "
                                "small, red where too large), absolute, or relative to the "
                                "exact weight."));
-    m_sharedScale = new QCheckBox(tr("One colour scale for P and P\u0302"));
+    m_sharedScale = new QCheckBox(tr("Same scale for P and P\u0302"));
     m_sharedScale->setToolTip(tr("Draw exact and approximate attention with the same colour "
                                  "scale, so equal colours mean equal weights."));
     m_colorMap = new QComboBox;
@@ -242,18 +242,21 @@ void MainWindow::buildViews()
     connect(m_sharedScale, &QCheckBox::toggled, this, viewChanged);
     connect(m_colorMap, &QComboBox::currentIndexChanged, this, viewChanged);
 
+    // The error kinds' long names show in the open list; closed, the box may be narrower.
+    m_errorKind->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_errorKind->setMinimumContentsLength(10);
     m_viewBar = new QWidget;
     auto* viewBar = new QHBoxLayout(m_viewBar);
     viewBar->setContentsMargins(0, 0, 0, 0);
     viewBar->addWidget(new QLabel(tr("Head")));
     viewBar->addWidget(m_head);
-    viewBar->addSpacing(12);
+    viewBar->addSpacing(8);
     viewBar->addWidget(new QLabel(tr("Error")));
     viewBar->addWidget(m_errorKind);
     viewBar->addWidget(m_distribution);
-    viewBar->addSpacing(12);
+    viewBar->addSpacing(8);
     viewBar->addWidget(m_sharedScale);
-    viewBar->addSpacing(12);
+    viewBar->addSpacing(8);
     viewBar->addWidget(new QLabel(tr("Colours")));
     viewBar->addWidget(m_colorMap);
     viewBar->addStretch();
@@ -404,6 +407,12 @@ void MainWindow::buildDocks()
                                 Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
+        // Combo boxes may be narrower than their longest entry (the open list shows it whole):
+        // the docks then leave the figures room in a 1280-pixel-wide window.
+        for (QComboBox* combo : panel->findChildren<QComboBox*>()) {
+            combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+            combo->setMinimumContentsLength(12);
+        }
         auto* scroll = new QScrollArea;
         scroll->setWidget(panel);
         scroll->setWidgetResizable(true);
