@@ -225,6 +225,8 @@ private slots:
     void computeHelpListsEveryOption_data();
     void computeHelpListsEveryOption();
     void topLevelHelpListsCompute();
+    void subcommandHelpNamesTheProgramAndTheSubcommand_data();
+    void subcommandHelpNamesTheProgramAndTheSubcommand();
 
     void badUsageExitsTwoAndWritesNothing_data();
     void badUsageExitsTwoAndWritesNothing();
@@ -862,6 +864,26 @@ void TestCli::topLevelHelpListsCompute()
     QVERIFY2(QRegularExpression(QStringLiteral("(^|\\s)compute\\s")).match(
                  QString::fromUtf8(run.out)).hasMatch(),
              qPrintable(run.describe()));
+}
+
+void TestCli::subcommandHelpNamesTheProgramAndTheSubcommand_data()
+{
+    QTest::addColumn<QString>("subcommand");
+    for (const char* subcommand : {"compute", "render", "bench", "steps", "errors", "model-eval"})
+        QTest::newRow(subcommand) << QString::fromLatin1(subcommand);
+}
+
+// Property: `attention-lab <subcommand> --help` exits 0 and its usage line names the program as
+// people type it, and the subcommand: "Usage: attention-lab <subcommand> [options]".
+void TestCli::subcommandHelpNamesTheProgramAndTheSubcommand()
+{
+    QFETCH(QString, subcommand);
+    const Run run = runApp({subcommand, "--help"});
+    QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
+    QCOMPARE(run.exitCode, 0);
+    const QString usage = QString::fromUtf8(run.out).section(QLatin1Char('\n'), 0, 0);
+    const QString expected = QStringLiteral("Usage: attention-lab %1 [options]").arg(subcommand);
+    QVERIFY2(usage.startsWith(expected), qPrintable(usage));
 }
 
 // ---------------------------------------------------------------------------------------------
