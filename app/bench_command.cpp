@@ -306,14 +306,8 @@ int runBenchCommand(const QStringList& arguments)
                         "this sweep."),
          QStringLiteral("FILE.attnlab")},
     });
-    QStringList args = arguments;
-    args[0] = QStringLiteral("attention-lab bench");
-    if (!parser.parse(args))
-        throw InputError(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QTextStream(stdout) << parser.helpText();
+    if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    }
     if (!parser.positionalArguments().isEmpty())
         throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
                              .arg(parser.positionalArguments().first()));

@@ -9,6 +9,7 @@
 #include "steps_command.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
 #include <QDir>
 #include <QFile>
 #include <QTextStream>
@@ -98,6 +99,21 @@ bool isCommandLineRequest(const QString& firstArgument)
     for (const Subcommand& command : kSubcommands)
         if (firstArgument == QLatin1String(command.name))
             return true;
+    return false;
+}
+
+bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
+{
+    if (!parser.parse(arguments))
+        throw InputError(parser.errorText());
+    if (!parser.isSet(QStringLiteral("help")))
+        return true;
+    QString help = parser.helpText();
+    const QString started = QStringLiteral("Usage: ") + QCoreApplication::arguments().constFirst();
+    if (help.startsWith(started))
+        help.replace(0, started.size(),
+                     QStringLiteral("Usage: attention-lab ") + arguments.constFirst());
+    QTextStream(stdout) << help;
     return false;
 }
 

@@ -2,6 +2,8 @@
 
 #include <QStringList>
 
+class QCommandLineParser;
+
 namespace attnlab {
 
 // Exit statuses (DESIGN.md section 4).
@@ -14,6 +16,13 @@ enum ExitStatus {
 
 // True when the first argument names a subcommand (or asks for the command-line help).
 bool isCommandLineRequest(const QString& firstArgument);
+
+// Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
+// false when --help was given, after printing the help with a usage line that names the program
+// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
+// was started, often an absolute path). Throws InputError with the parser's message for an
+// unknown option or a missing value.
+bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments);
 
 // Runs `attention-lab <subcommand> [options]` headless (argv[1] is the subcommand), creating the
 // application object the subcommand needs. Errors are reported on stderr and turned into the exit

@@ -41,14 +41,8 @@ int runComputeCommand(const QStringList& arguments)
         {QStringLiteral("save-qkv"), QStringLiteral("Also write the input: queries.npy, keys.npy "
                                                     "and values.npy (H x L x d).")},
     });
-    QStringList args = arguments;
-    args[0] = QStringLiteral("attention-lab compute");
-    if (!parser.parse(args))
-        throw InputError(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QTextStream(stdout) << parser.helpText();
+    if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    }
     // The spec first: a missing option value (--random --out DIR) is named there.
     const ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
     if (!parser.positionalArguments().isEmpty())

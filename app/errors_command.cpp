@@ -366,14 +366,8 @@ int runErrorsCommand(const QStringList& arguments)
                         "analysis page with this sweep."),
          QStringLiteral("FILE.attnlab")},
     });
-    QStringList args = arguments;
-    args[0] = QStringLiteral("attention-lab errors");
-    if (!parser.parse(args))
-        throw InputError(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QTextStream(stdout) << parser.helpText();
+    if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    }
     const ErrorSweepSpec spec = sweepFromOptions(parser);
     if (!parser.positionalArguments().isEmpty())
         throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")

@@ -124,14 +124,8 @@ int runModelEvalCommand(const QStringList& arguments)
                                         "PDF by the suffix."),
          QStringLiteral("FILE.png|svg|pdf")},
     });
-    QStringList args = arguments;
-    args[0] = QStringLiteral("attention-lab model-eval");
-    if (!parser.parse(args))
-        throw InputError(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QTextStream(stdout) << parser.helpText();
+    if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    }
     if (parser.isSet(option("method")))
         throw InputError(QStringLiteral("--method: model-eval takes --methods LIST"));
     for (const char* name : {"image", "random", "q"})

@@ -196,14 +196,8 @@ int runRenderCommand(const QStringList& arguments)
                                                     "its spec, view and page."),
          QStringLiteral("FILE")},
     });
-    QStringList args = arguments;
-    args[0] = QStringLiteral("attention-lab render");
-    if (!parser.parse(args))
-        throw InputError(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QTextStream(stdout) << parser.helpText();
+    if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    }
     const bool fromScenario = parser.isSet(QStringLiteral("scenario"));
     if (fromScenario) {
         for (const QString& name : parser.optionNames())

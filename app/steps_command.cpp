@@ -163,14 +163,8 @@ int runStepsCommand(const QStringList& arguments)
         {QStringLiteral("head"), QStringLiteral("The head to run (0-based, default 0)."),
          QStringLiteral("H")},
     });
-    QStringList args = arguments;
-    args[0] = QStringLiteral("attention-lab steps");
-    if (!parser.parse(args))
-        throw InputError(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QTextStream(stdout) << parser.helpText();
+    if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    }
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser);
     spec.causal = true;

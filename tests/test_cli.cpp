@@ -225,6 +225,8 @@ private slots:
     void computeHelpListsEveryOption_data();
     void computeHelpListsEveryOption();
     void topLevelHelpListsCompute();
+    void subcommandHelpNamesTheProgramAndTheSubcommand_data();
+    void subcommandHelpNamesTheProgramAndTheSubcommand();
 
     void badUsageExitsTwoAndWritesNothing_data();
     void badUsageExitsTwoAndWritesNothing();
@@ -247,6 +249,7 @@ private slots:
     void renderDrawsImageOverlayAndQueryRow();
     void renderRefusesBadArguments_data();
     void renderRefusesBadArguments();
+    void theHeadlessDemoWritesArraysAndFigures();
     void screenshotSavesTheWindow();
     void screenshotOfABadSessionExitsTwo();
 
@@ -864,6 +867,26 @@ void TestCli::topLevelHelpListsCompute()
              qPrintable(run.describe()));
 }
 
+void TestCli::subcommandHelpNamesTheProgramAndTheSubcommand_data()
+{
+    QTest::addColumn<QString>("subcommand");
+    for (const char* subcommand : {"compute", "render", "bench", "steps", "errors", "model-eval"})
+        QTest::newRow(subcommand) << QString::fromLatin1(subcommand);
+}
+
+// Property: `attention-lab <subcommand> --help` exits 0 and its usage line names the program as
+// people type it, and the subcommand: "Usage: attention-lab <subcommand> [options]".
+void TestCli::subcommandHelpNamesTheProgramAndTheSubcommand()
+{
+    QFETCH(QString, subcommand);
+    const Run run = runApp({subcommand, "--help"});
+    QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
+    QCOMPARE(run.exitCode, 0);
+    const QString usage = QString::fromUtf8(run.out).section(QLatin1Char('\n'), 0, 0);
+    const QString expected = QStringLiteral("Usage: attention-lab %1 [options]").arg(subcommand);
+    QVERIFY2(usage.startsWith(expected), qPrintable(usage));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bad usage and bad files
 
@@ -1330,6 +1353,29 @@ void TestCli::renderRefusesBadArguments()
 
 // Property: --screenshot opens the window offscreen, waits for the default example and saves the
 // whole window at the size asked for.
+// Property: the headless demo, which ./scripts/run runs without a display (scripts/demo), writes
+// the default example's arrays and, beside them, the figures the window shows as PNG, and names
+// the PNG files it wrote.
+void TestCli::theHeadlessDemoWritesArraysAndFigures()
+{
+    const QString out = newFolder(QStringLiteral("demo"));
+    QProcess demo;
+    demo.start(QStringLiteral("bash"),
+               {QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/../../scripts/demo")), kApp,
+                out});
+    QVERIFY(demo.waitForFinished(120'000));
+    const QString printed = QString::fromUtf8(demo.readAllStandardOutput());
+    QVERIFY2(demo.exitStatus() == QProcess::NormalExit && demo.exitCode() == 0,
+             qPrintable(printed + QString::fromUtf8(demo.readAllStandardError())));
+    for (const QString name : {"attention_exact.npy", "attention_approx.npy", "metrics.json"})
+        QVERIFY2(QFileInfo::exists(out + "/" + name), qPrintable(name));
+    for (const QString name : {"attention_exact.png", "attention_approx.png",
+                               "attention_error.png"}) {
+        QVERIFY2(!QImage(out + "/" + name).isNull(), qPrintable(name));
+        QVERIFY2(printed.contains(name), qPrintable(printed));
+    }
+}
+
 void TestCli::screenshotSavesTheWindow()
 {
     const QString path = m_dir.filePath(QStringLiteral("window.png"));

@@ -88,6 +88,20 @@ std::unique_ptr<HeatmapView> shownView(const MatrixD& matrix, QSize size)
     return view;
 }
 
+// A drag with the left button from `from` to `to`, holding `modifiers`: press, moves on the way
+// (carrying the button, as a real drag does), release.
+void dragWithLeftButton(QWidget* widget, Qt::KeyboardModifiers modifiers, QPoint from, QPoint to)
+{
+    QTest::mousePress(widget, Qt::LeftButton, modifiers, from);
+    for (int step = 1; step <= 4; ++step) {
+        const QPointF position = from + (to - from) * (step / 4.0);
+        QMouseEvent move(QEvent::MouseMove, position, widget->mapToGlobal(position),
+                         Qt::NoButton, Qt::LeftButton, modifiers);
+        QCoreApplication::sendEvent(widget, &move);
+    }
+    QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
+}
+
 // Whether `color` is the bright (yellow) end of viridis rather than its dark (purple) end.
 bool isBright(const QColor& color)
 {
@@ -315,6 +329,60 @@ private slots:
         QCOMPARE(clicked.size(), cells.size());
         QTest::mouseMove(view.get(), QPoint(2, 2));
         QTRY_COMPARE(last(hovered), (QList<QVariant>{-1, -1}));
+    }
+
+    // Shift+drag zooms to the rectangle dragged over: from the centre of cell (20, 30) to that of
+    // cell (59, 79) of a 100 x 100 map, the axes then show about rows 20 to 59 and columns 30 to
+    // 79. A Shift+drag of two pixels is a click: it selects the cell and leaves the zoom alone. A
+    // plain drag still pans: the same number of cells, moved.
+    void shiftDragZoomsToTheRectangle()
+    {
+        const auto view = shownView(uniformMatrix(100, 100, 5), QSize(600, 560));
+        QSignalSpy clicked(view.get(), &HeatmapView::cellClicked);
+        const QPoint from = view->cellCenter(20, 30);
+        dragWithLeftButton(view.get(), Qt::ShiftModifier, from, view->cellCenter(59, 79));
+        view->replot();
+        const QCPRange columns = view->xAxis->range();
+        const QCPRange rows = view->yAxis->range();
+        const auto shown = [](const QCPRange& range) {
+            return QStringLiteral("%1 to %2").arg(range.lower).arg(range.upper);
+        };
+        QVERIFY2(std::abs(columns.lower - 30) <= 1 && std::abs(columns.upper - 79) <= 1,
+                 qPrintable(shown(columns)));
+        QVERIFY2(std::abs(rows.lower - 20) <= 1 && std::abs(rows.upper - 59) <= 1,
+                 qPrintable(shown(rows)));
+        QVERIFY(clicked.isEmpty());
+
+        const QPoint cell = view->cellCenter(40, 50);
+        dragWithLeftButton(view.get(), Qt::ShiftModifier, cell, cell + QPoint(2, 0));
+        QCOMPARE(clicked.size(), 1);
+        QCOMPARE(clicked.first(), (QList<QVariant>{40, 50}));
+        QCOMPARE(view->xAxis->range(), columns);
+        QCOMPARE(view->yAxis->range(), rows);
+
+        dragWithLeftButton(view.get(), Qt::NoModifier, cell, cell + QPoint(60, 0));
+        QVERIFY(view->xAxis->range().lower < columns.lower - 1);
+        QCOMPARE(view->xAxis->range().size(), columns.size());
+    }
+
+    // A rectangle dragged past the map's edge zooms to the part of it over the matrix; a small
+    // one zooms no closer than the wheel can: two cells.
+    void shiftDragZoomStaysInsideTheMatrix()
+    {
+        const auto view = shownView(uniformMatrix(100, 100, 6), QSize(600, 560));
+        const QRect map = view->axisRect()->rect();
+        dragWithLeftButton(view.get(), Qt::ShiftModifier, view->cellCenter(90, 90),
+                           map.bottomRight() + QPoint(30, 30));
+        for (const QCPAxis* axis : {view->xAxis, view->yAxis}) {
+            QVERIFY(axis->range().upper <= 99.5);
+            QVERIFY2(axis->range().lower >= 89, qPrintable(QString::number(axis->range().lower)));
+        }
+        view->resetView();
+        view->replot();
+        const QPoint cell = view->cellCenter(50, 50);
+        dragWithLeftButton(view.get(), Qt::ShiftModifier, cell, cell + QPoint(5, 5));
+        QVERIFY(view->xAxis->range().size() >= 2.0);
+        QVERIFY(view->yAxis->range().size() >= 2.0);
     }
 
     // With room for every label (20 tokens on 600 pixels) all are shown, as the tokens.

@@ -16,6 +16,8 @@
 #include "test_support.h"
 #include "timing_panel.h"
 
+#include <QApplication>
+#include <QCheckBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -29,10 +31,13 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QStyle>
+#include <QStyleOptionButton>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolBar>
 
+#include <cmath>
 #include <map>
 
 using namespace attnlab;
@@ -66,6 +71,19 @@ int distinctColours(const QImage& image, int enough) {
                 return enough;
         }
     return int(colours.size());
+}
+
+// The WCAG 2 contrast ratio of two opaque colours (1 to 21).
+double contrastRatio(const QColor& a, const QColor& b) {
+    const auto luminance = [](const QColor& color) {
+        const auto channel = [](double c) {
+            return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+        };
+        return 0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF()) +
+               0.0722 * channel(color.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
 // A scenario file with `fields` over a valid session.
@@ -103,6 +121,7 @@ private slots:
     void theStateUnderAScenarioStaysLive();
     void presentationModeEntersAndLeavesRestoringTheWindow();
     void presentationModeScalesPlotsAddedWhilePresenting();
+    void theDarkThemeOutlinesUncheckedBoxes();
     void theLaserPointerFollowsOnlyInPresentationMode();
     void theDeckStepsForwardAndBack();
     void badScenarioFilesAreRefusedWithTheirName_data();
@@ -347,6 +366,42 @@ void TestScenarios::presentationModeScalesPlotsAddedWhilePresenting() {
              before.pointSizeF() * PresentationMode::kFontScale);
     window.setPresentationMode(false);
     QCOMPARE(chart->xAxis->tickLabelFont(), before);
+}
+
+// In the dark projector theme an unchecked box of the Timing page stands out from the window: its
+// indicator holds pixels of at least the 3:1 contrast WCAG asks of a control's boundary. Leaving
+// presentation mode gives the box the application's style again.
+void TestScenarios::theDarkThemeOutlinesUncheckedBoxes() {
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(waitForResult(window));
+    window.showPage(MainWindow::TimingPage);
+    window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+    window.presentation().setTheme(ProjectorTheme::Dark);
+    QCheckBox* box = nullptr;
+    for (QCheckBox* candidate : window.timingPanel()->findChildren<QCheckBox*>())
+        if (candidate->isVisible() && !candidate->isChecked() && !box)
+            box = candidate;
+    QVERIFY(box);
+    QTest::qWait(50);
+
+    QStyleOptionButton option;
+    option.initFrom(box);
+    const QRect indicator =
+        box->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, box);
+    QVERIFY(!indicator.isEmpty());
+    const QImage image = window.grab(QRect(box->mapTo(&window, indicator.topLeft()),
+                                           indicator.size()))
+                             .toImage();
+    const QColor background = window.palette().color(QPalette::Window);
+    double highest = 1;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            highest = std::max(highest, contrastRatio(image.pixelColor(x, y), background));
+    QVERIFY2(highest >= 3, qPrintable(QStringLiteral("contrast %1:1").arg(highest)));
+    window.setPresentationMode(false);
+    QCOMPARE(box->style(), QApplication::style());  // leaving gives it the window's style back
 }
 
 // The laser pointer shows only in presentation mode with its toggle on, lets the mouse through

@@ -22,6 +22,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -94,6 +95,7 @@ private slots:
     void initTestCase();
     void startsWithTheDefaultExampleComputed();
     void changingAControlRecomputes();
+    void theImageTabShowsItsSampleWhenFirstOpened();
     void theNewestRequestWins();
     void hoverOutlinesTheSameCellOnEveryMap();
     void clickingACellSelectsThatQuery();
@@ -181,6 +183,28 @@ void TestUi::changingAControlRecomputes()
     QCOMPARE(resultOf(window).spec.featureMap.features, 128);
     QVERIFY(resultOf(window).heads.front().attentionApprox.toDouble() != before);
     QCOMPARE(window.approxView()->value(1, 2), resultOf(window).heads.front().attentionApprox(1, 2));
+}
+
+// Opening the Image tab for the first time computes the sample image its list shows (Chelsea the
+// cat), not an image with no file.
+void TestUi::theImageTabShowsItsSampleWhenFirstOpened()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("inputTabs"));
+    auto* image = window.findChild<QComboBox*>(QStringLiteral("image"));
+    QVERIFY(tabs && image);
+    QCOMPARE(image->currentText(), QStringLiteral("Chelsea the cat"));
+
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    QSignalSpy failed(&window.controller(), &ExperimentController::failed);
+    tabs->setCurrentIndex(tabs->indexOf(image->parentWidget()));
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !failed.isEmpty(), kResultTimeoutMs);
+    QVERIFY2(window.errorMessage().isEmpty(), qPrintable(window.errorMessage()));
+    QCOMPARE(window.controller().spec().input.kind, InputKind::Image);
+    QCOMPARE(window.controller().spec().input.imagePath, image->currentData().toString());
+    QCOMPARE(resultOf(window).spec.input.imagePath, QStringLiteral(":/images/chelsea.png"));
 }
 
 // Several changes in a row: the window ends showing the last one (stale results are dropped).

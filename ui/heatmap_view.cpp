@@ -360,6 +360,10 @@ HeatmapView::HeatmapView(QWidget* parent)
     axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
     axisRect()->setRangeZoomFactor(0.85);
+    // The rectangle of a Shift+drag (mousePressEvent): a dark edge over a light veil shows on
+    // every colour map, dark or bright cells.
+    selectionRect()->setPen(QPen(kInkColor, 1.5));
+    selectionRect()->setBrush(QColor(255, 255, 255, 90));
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange& range) {
                 const QCPRange clamped = clampedRange(range, columnCount());
@@ -838,6 +842,9 @@ void HeatmapView::setHoveredCell(Cell cell)
 void HeatmapView::mousePressEvent(QMouseEvent* event)
 {
     m_pressPosition = event->position();
+    const bool rectangle =
+        event->button() == Qt::LeftButton && event->modifiers().testFlag(Qt::ShiftModifier);
+    setSelectionRectMode(rectangle ? QCP::srmZoom : QCP::srmNone);
     QCustomPlot::mousePressEvent(event);
 }
 
@@ -863,6 +870,16 @@ void HeatmapView::mouseDoubleClickEvent(QMouseEvent* event)
 {
     QCustomPlot::mouseDoubleClickEvent(event);
     resetView();
+}
+
+void HeatmapView::processRectZoom(QRect rect, QMouseEvent* event)
+{
+    const QRect overMap = rect.intersected(axisRect()->rect());
+    if (overMap.isEmpty()) {
+        replot(rpQueuedReplot);  // takes the rectangle away
+        return;
+    }
+    QCustomPlot::processRectZoom(overMap, event);
 }
 
 void HeatmapView::leaveEvent(QEvent* event)

@@ -31,8 +31,9 @@ namespace attnlab::ui {
 // redraw by about four reads per pixel whatever the zoom, so zooming, panning and resizing stay
 // fast at 4096 x 4096. value(), hovering and clicking always use the full matrix.
 //
-// Mouse: wheel zooms, drag pans (both clamped to the matrix), double click shows the whole
-// matrix again. Hover and click are reported as cells; the view draws no hover mark by itself:
+// Mouse: wheel zooms, drag pans, Shift+drag draws a rectangle and zooms to the cells under it
+// (all clamped to the matrix, never closer than 2 cells), double click shows the whole matrix
+// again. Hover and click are reported as cells; the view draws no hover mark by itself:
 // the owner connects cellHovered to setHighlightedCell of every view that should show it, so
 // the three views mark the same cell. Marks live on the "overlay" layer, which is replotted alone.
 class HeatmapView : public QCustomPlot {
@@ -138,7 +139,8 @@ protected:
     // 4:1), laid out again until they agree. Runs for every replot and every export size.
     void updateLayout() override;
 
-    // QCustomPlot's handling (drag to pan), and the press position, to tell a click from a drag.
+    // QCustomPlot's handling (drag to pan; with Shift, a rectangle to zoom to), and the press
+    // position, to tell a click from a drag.
     void mousePressEvent(QMouseEvent* event) override;
     // QCustomPlot's handling, then cellHovered when the cell under the mouse changed.
     void mouseMoveEvent(QMouseEvent* event) override;
@@ -146,6 +148,9 @@ protected:
     void mouseReleaseEvent(QMouseEvent* event) override;
     // QCustomPlot's handling, then resetView.
     void mouseDoubleClickEvent(QMouseEvent* event) override;
+    // Zooms to the part of `rect` (widget pixels, from a Shift+drag) over the map, clamped as
+    // the wheel's zoom is.
+    void processRectZoom(QRect rect, QMouseEvent* event) override;
     // cellHovered(-1, -1) if a cell was hovered.
     void leaveEvent(QEvent* event) override;
     // Takes the device pixel ratio of the screen the view is shown on.

@@ -90,11 +90,15 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
                           "random Gaussian rows, or Q, K, V loaded from .npy files."));
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
         const InputKind kind = index == 0 ? textKind() : InputKind(index);
+        // The image the Image tab shows: the spec's, or the first sample while it names none.
+        const QString imagePath = m_image->currentData().toString();
         edit(tr("Use %1 input").arg(m_tabs->tabText(index).toLower()),
-             [kind](ExperimentSpec& spec) {
+             [kind, imagePath](ExperimentSpec& spec) {
                  spec.input.kind = kind;
                  if (kind == InputKind::Model)
                      spec.causal = true;  // as the model computes attention
+                 if (kind == InputKind::Image)
+                     spec.input.imagePath = imagePath;
              });
     });
 

@@ -17,7 +17,8 @@ class QTimer;
 namespace attnlab::ui {
 
 // The Input dock: what attention runs on. Tabs Text | Image | Random | Files (the tab shown is the
-// input kind), and below them the parameters every generated input shares: d, the projections
+// input kind; opening the Image tab applies the image it shows, the first sample until another is
+// chosen), and below them the parameters every generated input shares: d, the projections
 // Wq, Wk, Wv and their seed. On the Text tab the text is read either by random token embeddings
 // or by a trained model (the built-in one, or a checkpoint folder opened with Open Model...,
 // remembered among the recent models), whose layer is chosen there too: model input.

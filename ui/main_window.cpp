@@ -267,6 +267,9 @@ void MainWindow::buildViews()
     m_currentFigure = m_exactView;
     for (HeatmapView* view : {m_exactView, m_approxView, m_errorView}) {
         view->setMinimumSize(200, 200);
+        view->setToolTip(tr("Hover a cell to read P, P\u0302 and the error in the status bar; "
+                            "click it to select its query. Wheel: zoom. Drag: pan. Shift+drag: "
+                            "zoom to the rectangle. Double-click: the whole matrix."));
         connect(view, &HeatmapView::cellHovered, this, [this, view](int row, int col) {
             if (row >= 0)
                 m_currentFigure = view;

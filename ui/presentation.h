@@ -9,6 +9,7 @@
 
 class QCustomPlot;
 class QMainWindow;
+class QStyle;
 class QTimer;
 
 namespace attnlab::ui {
@@ -53,7 +54,7 @@ private:
 // Presentation mode for a main window, for a room and a projector: full screen, docks, toolbars,
 // the menu bar and the status bar hidden, every font of every widget and plot larger, lines
 // thicker, and a high-contrast projector theme (light or dark) for the window's palette and the
-// plots. Leaving restores exactly what was before: the window's state and geometry, which docks
+// plots, with the indicators of check boxes and radio buttons outlined in the theme's ink. Leaving restores exactly what was before: the window's state and geometry, which docks
 // and bars were shown, the fonts, the palette and every plot's fonts, pens and colours.
 //
 // Fonts: the window's font is scaled by kFontScale (the widgets that inherit it follow), and so
@@ -109,8 +110,8 @@ protected:
 private:
     // Gives every widget and plot of the window the presentation look (or restores them).
     void styleWidgets(bool apply);
-    // The presentation look for one widget (its own font; its text colours in the dark theme),
-    // or its restoration.
+    // The presentation look for one widget (its own font; its text colours in the dark theme;
+    // the outlined indicator of a check box or radio button), or its restoration.
     void styleWidget(QWidget* widget, bool apply);
     // The presentation look for one plot (fonts, pens, colours), or its restoration; the caller
     // replots.
@@ -123,6 +124,7 @@ private:
     bool m_active = false;
     bool m_laserEnabled = false;
     LaserPointer* m_laser;
+    QStyle* m_indicatorStyle;  // the style of check boxes and radio buttons while presenting
 
     // What enter() found, for leave().
     struct SavedWindow {
