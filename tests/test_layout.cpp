@@ -1,0 +1,128 @@
+// Figures fill their space: the window fits a 1280 x 800 screen, the attention maps and the image
+// overlay grow with their pages (in presentation mode too), and hints wrap instead of being cut
+// off. Each test measures what the user sees: the pixels a map or an image gets.
+
+#include "heatmap_view.h"
+#include "image_overlay_view.h"
+#include "main_window.h"
+#include "presentation.h"
+#include "row_comparison_view.h"
+
+#include <QFontMetrics>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+
+namespace {
+
+constexpr int kResultTimeoutMs = 30'000;
+
+// Resizes and shows the window, and waits until it shows its first result; false on timeout.
+// The spy is made first: showing the window runs the event loop, which can deliver the result.
+bool showAndWait(MainWindow& window, QSize size)
+{
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    window.resize(size);
+    window.show();
+    return QTest::qWaitForWindowExposed(&window) &&
+           (shown.count() > 0 || shown.wait(kResultTimeoutMs));
+}
+
+// The text items of plot whose text, without line breaks, is `text`.
+QCPItemText* hintOf(QCustomPlot& plot, const QString& text)
+{
+    for (int i = 0; i < plot.itemCount(); ++i) {
+        auto* item = qobject_cast<QCPItemText*>(plot.item(i));
+        if (item && item->text().simplified() == text)
+            return item;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+class TestLayout : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    // The window's docks and pages leave it no wider than a 1280 x 800 screen (it could not be
+    // made narrower than 1395 pixels before).
+    void windowFitsTwelveEightyByEightHundred()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, QSize(1280, 800)));
+        QCOMPARE(window.width(), 1280);
+        QVERIFY(window.height() <= 800);
+    }
+
+    // Presentation mode at 1920 x 1080 with scenario 5 (a wide, short page above the
+    // explanation): each attention map gets more than a quarter of the screen's height (two by
+    // two, as before, they got about 200 of its 1080 pixels).
+    void presentationMapsFillTheirPanels()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, QSize(1920, 1080)));
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QVERIFY(window.openScenarioFile(QStringLiteral(
+            ATTNLAB_TEST_DATA "/../../resources/scenarios/05-norms-matter.attnlab")));
+        QVERIFY(shown.wait(kResultTimeoutMs));
+        window.presentation().enter(PresentationMode::Placement::KeepGeometry);
+        QTest::qWait(100);
+        window.exactView()->replot();
+        const QRect map = window.exactView()->axisRect()->rect();
+        QVERIFY2(map.height() > 1080 / 4,
+                 qPrintable(QStringLiteral("the map is %1 x %2").arg(map.width()).arg(map.height())));
+        QCOMPARE(map.width(), map.height());  // square cells: the same tokens on both axes
+    }
+
+    // A wide image on a page of the window's default proportions: the panels are laid out in
+    // two rows when that draws the image larger, so each image is more than 40% as wide as the
+    // figure (side by side, the three took about 27% each).
+    void imageOverlayFillsItsPage()
+    {
+        ImageOverlayView view;
+        view.resize(860, 740);
+        QImage image(224, 144, QImage::Format_RGB32);
+        image.fill(Qt::gray);
+        view.setImage(image, 9, 14);
+        view.setAttention(VectorD::Constant(126, 1.0 / 126), VectorD::Constant(126, 1.0 / 126),
+                          60);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.replot();
+        const QPoint first = view.patchCenter(ImageOverlayView::ExactPanel, 0);
+        const QPoint last = view.patchCenter(ImageOverlayView::ExactPanel, 13);
+        const double imageWidth = (last.x() - first.x()) * 14.0 / 13.0;
+        QVERIFY2(imageWidth > 0.4 * view.width(),
+                 qPrintable(QStringLiteral("the image is %1 pixels wide").arg(imageWidth)));
+    }
+
+    // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being
+    // cut off at both ends.
+    void hintWrapsInANarrowFigure()
+    {
+        RowComparisonView view;
+        view.resize(300, 300);
+        view.clear();
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.replot();
+        const QString text = QStringLiteral("Click a query row in a heatmap to compare its rows");
+        QCPItemText* hint = hintOf(view, text);
+        QVERIFY(hint);
+        QVERIFY(hint->visible());
+        const QFontMetrics metrics(hint->font());
+        const QStringList lines = hint->text().split(QLatin1Char('\n'));
+        QVERIFY(lines.size() > 1);
+        for (const QString& line : lines)
+            QVERIFY2(metrics.horizontalAdvance(line) < view.width(), qPrintable(line));
+    }
+};
+
+QTEST_MAIN(TestLayout)
+#include "test_layout.moc"
