@@ -102,6 +102,26 @@ private slots:
                  qPrintable(QStringLiteral("the image is %1 pixels wide").arg(imageWidth)));
     }
 
+    // The Metrics dock widens when a value needs more room (the trained head's kernel MSE,
+    // 1.484 x 10^6, in the session of the README's screenshot) instead of cutting the right
+    // column off: the panel is never narrower than its layout needs.
+    void metricsDockFitsWideValues()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, QSize(1600, 1000)));
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QVERIFY(window.openSession(
+            QStringLiteral(ATTNLAB_TEST_DATA "/../../docs/screenshots/inside.attnlab")));
+        QVERIFY(shown.wait(kResultTimeoutMs));
+        QTest::qWait(100);  // the dock's layout follows the panel's
+        auto* panel = window.findChild<QWidget*>(QStringLiteral("metricsPanel"));
+        QVERIFY(panel);
+        QVERIFY2(panel->width() >= panel->minimumSizeHint().width(),
+                 qPrintable(QStringLiteral("%1 pixels for %2")
+                                .arg(panel->width())
+                                .arg(panel->minimumSizeHint().width())));
+    }
+
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being
     // cut off at both ends.
     void hintWrapsInANarrowFigure()

@@ -8,17 +8,20 @@ namespace attnlab::ui {
 
 namespace {
 
-// Refits the column's width whenever the controls' layout asks for a new size (their fonts or
-// contents changed).
-class ControlsColumn : public QScrollArea {
+// A frameless area that scrolls vertically only, and refits its width whenever its contents'
+// layout asks for a new size (their fonts or contents changed): to exactly their preferred width
+// (a column of controls), or to at least their minimum width (a dock's panel).
+class FittedScrollArea : public QScrollArea {
 public:
-    explicit ControlsColumn(QWidget* controls)
+    enum class Fit { Exact, AtLeast };
+
+    FittedScrollArea(QWidget* contents, Fit fit) : m_fit(fit)
     {
-        setWidget(controls);
+        setWidget(contents);
         setWidgetResizable(true);
         setFrameShape(QFrame::NoFrame);
         setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        controls->installEventFilter(this);
+        contents->installEventFilter(this);
         fitWidth();
     }
 
@@ -32,20 +35,34 @@ protected:
     }
 
 private:
-    // The controls' width plus room for the vertical scroll bar.
+    // The contents' width plus room for the vertical scroll bar.
     void fitWidth()
     {
-        const int width = widget()->sizeHint().width() + verticalScrollBar()->sizeHint().width();
-        if (width != minimumWidth() || width != maximumWidth())
-            setFixedWidth(width);
+        const int scrollBar = verticalScrollBar()->sizeHint().width();
+        if (m_fit == Fit::Exact) {
+            const int width = widget()->sizeHint().width() + scrollBar;
+            if (width != minimumWidth() || width != maximumWidth())
+                setFixedWidth(width);
+        } else {
+            const int width = widget()->minimumSizeHint().width() + scrollBar;
+            if (width != minimumWidth())
+                setMinimumWidth(width);
+        }
     }
+
+    Fit m_fit;
 };
 
 }  // namespace
 
 QScrollArea* controlsColumn(QWidget* controls)
 {
-    return new ControlsColumn(controls);
+    return new FittedScrollArea(controls, FittedScrollArea::Fit::Exact);
+}
+
+QScrollArea* dockContents(QWidget* panel)
+{
+    return new FittedScrollArea(panel, FittedScrollArea::Fit::AtLeast);
 }
 
 }  // namespace attnlab::ui

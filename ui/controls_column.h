@@ -11,4 +11,10 @@ namespace attnlab::ui {
 // instead of cutting them off. Takes ownership of controls.
 QScrollArea* controlsColumn(QWidget* controls);
 
+// The contents of a dock (the Input, Method and Metrics panels): a frameless area that scrolls
+// vertically and is at least as wide as the panel's layout needs, refitted whenever that changes
+// (a metric such as 1.484 x 10^6 needs a wider value column than 0.7): the dock widens instead of
+// cutting the values off at its right edge. Takes ownership of panel.
+QScrollArea* dockContents(QWidget* panel);
+
 }  // namespace attnlab::ui

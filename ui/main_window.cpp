@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "autosave.h"
+#include "controls_column.h"
 #include "csv.h"
 #include "downstream_panel.h"
 #include "errors.h"
@@ -416,15 +417,7 @@ void MainWindow::buildDocks()
             combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
             combo->setMinimumContentsLength(12);
         }
-        auto* scroll = new QScrollArea;
-        scroll->setWidget(panel);
-        scroll->setWidgetResizable(true);
-        scroll->setFrameShape(QFrame::NoFrame);
-        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        // At least as wide as the panel's layout needs: nothing is cut off at the right.
-        scroll->setMinimumWidth(panel->minimumSizeHint().width() +
-                                scroll->verticalScrollBar()->sizeHint().width());
-        dock->setWidget(scroll);
+        dock->setWidget(dockContents(panel));
         addDockWidget(area, dock);
     };
     m_inputPanel = new InputPanel;
