@@ -56,6 +56,7 @@ private slots:
     {
         MainWindow window(MainWindow::Start::DefaultExample);
         QVERIFY(showAndWait(window, QSize(1280, 800)));
+        QTest::qWait(100);  // the docks follow their panels' layouts
         QCOMPARE(window.width(), 1280);
         QVERIFY(window.height() <= 800);
     }

@@ -19,6 +19,8 @@ constexpr int kMinRowsHeight = 170;
 constexpr int kMaxRowsHeight = 360;
 // The other arrangement must give maps this much larger before the page switches to it.
 constexpr double kHysteresis = 1.08;
+// Maps smaller than this (pixels a side) are hard to read: the rows make way for them.
+constexpr int kMinReadableMap = 160;
 
 // The height of the strip of query rows below a row of maps on a page `pageHeight` high, for
 // text `lineHeight` pixels high (presentation mode's fonts are larger): room for the title, the
@@ -48,23 +50,42 @@ AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidge
 int AttentionMapsPage::mapSide(Arrangement arrangement, QSize size) const
 {
     const QSize decoration = m_exact->decorationSize();
-    if (arrangement == Arrangement::TwoByTwo) {
-        return std::min((size.width() - kSpacing) / 2 - decoration.width(),
-                        (size.height() - kSpacing) / 2 - decoration.height());
+    switch (arrangement) {
+        case Arrangement::TwoByTwo:
+            return std::min((size.width() - kSpacing) / 2 - decoration.width(),
+                            (size.height() - kSpacing) / 2 - decoration.height());
+        case Arrangement::MapsInARow:
+            return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                            size.height() - rowsHeight(size.height(), fontMetrics().height()) -
+                                kSpacing - decoration.height());
+        case Arrangement::MapsOnly:
+            return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                            size.height() - decoration.height());
     }
-    return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
-                    size.height() - rowsHeight(size.height(), fontMetrics().height()) - kSpacing -
-                        decoration.height());
+    return 0;
+}
+
+AttentionMapsPage::Arrangement AttentionMapsPage::bestArrangement(QSize size) const
+{
+    // The rows are left out only when the maps would otherwise be too small to read.
+    const int smallest = kMinReadableMap;
+    Arrangement best = m_arrangement == Arrangement::MapsOnly ? Arrangement::TwoByTwo
+                                                              : m_arrangement;
+    const Arrangement other = best == Arrangement::TwoByTwo ? Arrangement::MapsInARow
+                                                            : Arrangement::TwoByTwo;
+    if (mapSide(other, size) > kHysteresis * mapSide(best, size))
+        best = other;
+    if (mapSide(best, size) < smallest &&
+        mapSide(Arrangement::MapsOnly, size) > kHysteresis * mapSide(best, size))
+        best = Arrangement::MapsOnly;
+    return best;
 }
 
 void AttentionMapsPage::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
-    const Arrangement other = m_arrangement == Arrangement::TwoByTwo
-                                  ? Arrangement::MapsInARow
-                                  : Arrangement::TwoByTwo;
-    if (mapSide(other, event->size()) > kHysteresis * mapSide(m_arrangement, event->size()))
-        arrange(other);
+    if (const Arrangement best = bestArrangement(event->size()); best != m_arrangement)
+        arrange(best);
 }
 
 void AttentionMapsPage::arrange(Arrangement arrangement)
@@ -89,13 +110,16 @@ void AttentionMapsPage::arrange(Arrangement arrangement)
         m_grid->addWidget(m_exact, 0, 0);
         m_grid->addWidget(m_approx, 0, 1);
         m_grid->addWidget(m_error, 0, 2);
-        m_grid->addWidget(m_rows, 1, 0, 1, 3);
-        const int rows = rowsHeight(height(), fontMetrics().height());
-        m_grid->setRowStretch(0, std::max(1, height() - rows));
-        m_grid->setRowStretch(1, rows);
+        if (arrangement == Arrangement::MapsInARow) {
+            m_grid->addWidget(m_rows, 1, 0, 1, 3);
+            const int rows = rowsHeight(height(), fontMetrics().height());
+            m_grid->setRowStretch(0, std::max(1, height() - rows));
+            m_grid->setRowStretch(1, rows);
+        }
         for (int i = 0; i < 3; ++i)
             m_grid->setColumnStretch(i, 1);
     }
+    m_rows->setVisible(arrangement != Arrangement::MapsOnly);
 }
 
 }  // namespace attnlab::ui

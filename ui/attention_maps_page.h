@@ -12,13 +12,15 @@ class HeatmapView;
 // histograms) and the selected query's rows, arranged so that the maps are as large as the page
 // allows. A tall or square page takes them two by two (exact and approximate on top, the error
 // and the rows below); a wide, short page (presentation mode, a wide window) puts the three
-// maps in one row and the rows in a strip below them. The arrangement changes with the page's
-// size, with some hysteresis so that a resize near the boundary does not flip it back and forth.
+// maps in one row and the rows in a strip below them; a page so short that both would leave the
+// maps too small to read (presentation mode on a 1280 x 800 projector, under a scenario's
+// explanation) shows the three maps alone. The arrangement changes with the page's size, with
+// some hysteresis so that a resize near the boundary does not flip it back and forth.
 class AttentionMapsPage : public QWidget {
     Q_OBJECT
 
 public:
-    enum class Arrangement { TwoByTwo, MapsInARow };
+    enum class Arrangement { TwoByTwo, MapsInARow, MapsOnly };
 
     // exact, approx: the two maps; error: the error map or its histograms; rows: the query rows.
     // The maps' decoration sizes decide the arrangement.
@@ -34,6 +36,8 @@ protected:
     void resizeEvent(QResizeEvent* event) override;
 
 private:
+    // The arrangement for a page of `size`, as documented above.
+    Arrangement bestArrangement(QSize size) const;
     void arrange(Arrangement arrangement);
 
     HeatmapView* m_exact;

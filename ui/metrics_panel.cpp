@@ -163,7 +163,7 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
 
     m_summary = new QGridLayout;
     m_summary->setColumnStretch(0, 1);
-    m_summary->setHorizontalSpacing(12);
+    m_summary->setHorizontalSpacing(8);
     m_length = addSummaryRow(new QLabel(QStringLiteral("Sequence length L")));
     m_features = addSummaryRow(new QLabel(QStringLiteral("Random features m")));
     m_features->setToolTip(
@@ -177,13 +177,14 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
 
     auto* table = new QGridLayout;
     table->setColumnStretch(0, 1);
-    table->setHorizontalSpacing(12);
+    table->setHorizontalSpacing(8);
     table->setVerticalSpacing(5);
     table->addWidget(sectionLabel(QStringLiteral("Error against exact attention")), 0, 0, 1, 3);
     m_headColumn = new QLabel;
     m_lastColumn = new QLabel;
     for (QLabel* header : {m_headColumn, m_lastColumn}) {
         header->setAlignment(Qt::AlignRight | Qt::AlignBottom);
+        header->setWordWrap(true);  // "all 4 heads" may take two lines in a narrow dock
         QPalette palette = header->palette();
         palette.setColor(QPalette::WindowText, mutedColor(this));
         header->setPalette(palette);
