@@ -6,6 +6,8 @@
 #include <QJsonDocument>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <utility>
+
 namespace attnlab::ui {
 
 struct ComputationOutcome {
@@ -85,8 +87,13 @@ void ExperimentController::finished()
         emit failed(outcome->error);
         return;
     }
-    m_current = outcome->computation;
-    emit resultReady();
+    Computation previous = std::exchange(m_current, outcome->computation);
+    emit resultReady();  // the views now show the new result and hold none of the previous one
+    // The previous result's matrices (64 MiB each at L = 4096) go back to the system on a worker:
+    // unmapping them would cost the GUI thread about ten milliseconds.
+    QThreadPool::globalInstance()->start([previous = std::move(previous)]() mutable {
+        previous = Computation();
+    });
 }
 
 namespace {

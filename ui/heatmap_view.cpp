@@ -478,9 +478,16 @@ void HeatmapView::showCells(Eigen::Index rows, Eigen::Index cols, CellReader cel
 
 void HeatmapView::setAxisLabels(const QStringList& rowLabels, const QStringList& columnLabels)
 {
+    // The same labels again (a new seed, m or method on the same input: 4096 of them at
+    // L = 4096) need no shortening and no measuring.
+    if (rowLabels == m_rowLabelSource && columnLabels == m_columnLabelSource)
+        return;
+    m_rowLabelSource = rowLabels;
+    m_columnLabelSource = columnLabels;
     m_rowLabels = shortLabels(rowLabels);
     m_columnLabels = shortLabels(columnLabels);
-    m_columnLabelWidth = widestLabel(m_columnLabels, xAxis->tickLabelFont());
+    m_columnLabelWidthFont = QFont();  // measured again at the next layout
+    m_columnLabelWidth = -1;
     replot(rpQueuedReplot);
 }
 
@@ -743,6 +750,10 @@ bool HeatmapView::updateTicks()
     // otherwise vertical, one line of text per label.
     const double pixelsPerColumn = rect.width() / xAxis->range().size();
     const bool namedColumns = m_columnLabels.size() == cols;
+    if (m_columnLabelWidth < 0 || m_columnLabelWidthFont != xAxis->tickLabelFont()) {
+        m_columnLabelWidthFont = xAxis->tickLabelFont();
+        m_columnLabelWidth = widestLabel(m_columnLabels, m_columnLabelWidthFont);
+    }
     const double widestColumn =
         namedColumns ? m_columnLabelWidth
                      : metrics.horizontalAdvance(QString::number(std::max(cols - 1, 0)));

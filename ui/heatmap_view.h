@@ -228,7 +228,10 @@ private:
 
     QStringList m_rowLabels;        // shortened; used when their count is rowCount()
     QStringList m_columnLabels;     // shortened; used when their count is columnCount()
-    double m_columnLabelWidth = 0;  // widest column label in the tick label font, pixels
+    QStringList m_rowLabelSource;     // the labels as given
+    QStringList m_columnLabelSource;
+    double m_columnLabelWidth = -1;   // widest column label in m_columnLabelWidthFont, pixels
+    QFont m_columnLabelWidthFont;     // the tick label font it was measured in
 
     QCPLayoutGrid* m_body = nullptr;  // the map and its colour scale, below the title
     QCPTextElement* m_title = nullptr;
