@@ -262,12 +262,12 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     }
     if (options.matrices && phi)
         head.attentionApprox = ResultMatrix(std::move(approx));
-    for (auto [pyramid, kept] : {std::pair(&exactPyramid, &head.exactPyramid),
+    for (auto [built, shared] : {std::pair(&exactPyramid, &head.exactPyramid),
                                  std::pair(&approxPyramid, &head.approxPyramid),
                                  std::pair(&errorPyramid, &head.errorPyramid)}) {
-        if (*pyramid) {
-            (*pyramid)->finish();
-            *kept = std::make_shared<const DetailPyramid>(std::move(**pyramid));
+        if (*built) {
+            (*built)->finish();
+            *shared = std::make_shared<const DetailPyramid>(std::move(**built));
         }
     }
 

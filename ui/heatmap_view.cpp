@@ -415,6 +415,10 @@ void HeatmapView::setMatrix(const ResultMatrix& matrix,
 void HeatmapView::setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& approx,
                                  ErrorKind kind, std::shared_ptr<const DetailPyramid> signedError)
 {
+    if (approx.rows() != exact.rows() || approx.cols() != exact.cols()) {  // no approximation
+        setMatrix(MatrixD());
+        return;
+    }
     CellReader cells = [exact, approx, kind](Eigen::Index row, Eigen::Index first,
                                              Eigen::Index count, double* out) {
         std::vector<double> exactRow(static_cast<std::size_t>(count));

@@ -59,6 +59,7 @@ public:
     // forming the L x L error matrix. signedError is the engine's pyramid of P^ - P: it serves the
     // signed error as it is and the absolute error as its magnitudes (the signed extreme of a
     // block is the entry of largest magnitude); the relative error's pyramid is built here.
+    // Without an approximation (approx empty) the view is empty.
     void setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& approx, ErrorKind kind,
                         std::shared_ptr<const DetailPyramid> signedError);
 
