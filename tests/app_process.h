@@ -20,6 +20,7 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace attnlab::test {
@@ -28,7 +29,7 @@ namespace attnlab::test {
 struct AppRun {
     bool finished = false;  // exited by itself within the time bound
     bool crashed = false;   // ended by a signal
-    int exitCode = -1;
+    int exitCode = -1;      // -1 when it crashed or did not finish
     qint64 milliseconds = 0;
     QByteArray out;
     QByteArray err;
@@ -45,13 +46,22 @@ struct AppRun {
     }
 };
 
-// Runs attention-lab with `arguments` in `workingDirectory` (QT_QPA_PLATFORM=offscreen), for at
-// most `timeoutMs`: a run still going then is killed and reported as not finished (a hang).
+// Runs attention-lab with `arguments` in `workingDirectory` (the current one when empty;
+// QT_QPA_PLATFORM=offscreen), for at most `timeoutMs`: a run still going then is killed and
+// reported as not finished (a hang). childSetup, when given, runs in the child before the
+// program starts (Unix only: resource limits, for example).
 inline AppRun runAttentionLab(const QStringList& arguments, const QString& workingDirectory,
-                              int timeoutMs)
+                              int timeoutMs, const std::function<void()>& childSetup = {})
 {
     QProcess process;
-    process.setWorkingDirectory(workingDirectory);
+    if (!workingDirectory.isEmpty())
+        process.setWorkingDirectory(workingDirectory);
+#ifdef Q_OS_UNIX
+    if (childSetup)
+        process.setChildProcessModifier(childSetup);
+#else
+    Q_UNUSED(childSetup);
+#endif
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     // Without a desktop session Qt warns on stderr that XDG_RUNTIME_DIR is unset: give it one
@@ -73,7 +83,7 @@ inline AppRun runAttentionLab(const QStringList& arguments, const QString& worki
         return run;
     }
     run.crashed = process.exitStatus() != QProcess::NormalExit;
-    run.exitCode = process.exitCode();
+    run.exitCode = run.crashed ? -1 : process.exitCode();
     run.out = process.readAllStandardOutput();
     run.err = process.readAllStandardError();
     return run;

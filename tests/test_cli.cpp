@@ -2,6 +2,7 @@
 // against the formulas of DESIGN.md, recomputed here from the inputs), its options, its exit
 // statuses and messages for bad usage, bad files and memory, and its all-or-nothing writing.
 
+#include "app_process.h"
 #include "npy.h"
 #include "test_support.h"
 
@@ -53,57 +54,16 @@ const QStringList kMetricKeys = {"max_abs",    "mean_abs", "rel_frobenius_attent
                                  "rel_frobenius_output", "mean_tv", "mean_kl",
                                  "kernel_mse", "nonpositive_rows"};
 
-// One finished (or timed-out) run of the application.
-struct Run {
-    bool finished = false;  // exited by itself within the time limit
-    bool crashed = false;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-
-    QString describe() const
-    {
-        return QStringLiteral("finished %1, crashed %2, exit %3\nstdout: %4\nstderr: %5")
-            .arg(finished)
-            .arg(crashed)
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out), QString::fromUtf8(err));
-    }
-};
-
 // Runs attention-lab with `arguments`, in `workingDirectory` when given, for at most 60 s.
 // childSetup, when given, runs in the child before the program starts (Unix only).
-Run runApp(const QStringList& arguments, const QString& workingDirectory = QString(),
-           const std::function<void()>& childSetup = {})
+AppRun runApp(const QStringList& arguments, const QString& workingDirectory = QString(),
+              const std::function<void()>& childSetup = {})
 {
-    QProcess process;
-    if (!workingDirectory.isEmpty())
-        process.setWorkingDirectory(workingDirectory);
-#ifdef Q_OS_UNIX
-    if (childSetup)
-        process.setChildProcessModifier(childSetup);
-#else
-    Q_UNUSED(childSetup);
-#endif
-    process.start(kApp, arguments);
-    Run run;
-    if (!process.waitForStarted(60000))
-        return run;
-    run.finished = process.waitForFinished(60000);
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished(5000);
-        return run;
-    }
-    run.crashed = process.exitStatus() != QProcess::NormalExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return runAttentionLab(arguments, workingDirectory, 60000, childSetup);
 }
 
 // "compute" followed by the arguments.
-Run compute(const QStringList& arguments, const QString& workingDirectory = QString())
+AppRun compute(const QStringList& arguments, const QString& workingDirectory = QString())
 {
     return runApp(QStringList{"compute"} + arguments, workingDirectory);
 }
@@ -299,7 +259,7 @@ QString TestCli::saveArray(const QString& name, const std::vector<qint64>& array
 void TestCli::defaultRunWritesEveryFile()
 {
     const QString out = m_dir.filePath(QStringLiteral("default/nested"));
-    const Run run = compute({"--out", out});
+    const AppRun run = compute({"--out", out});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QCOMPARE(run.exitCode, 0);
     QStringList expected = kAllFiles;
@@ -315,7 +275,7 @@ void TestCli::defaultRunWritesEveryFile()
 void TestCli::textRunArraysAreConsistent()
 {
     const QString out = newFolder(QStringLiteral("arrays"));
-    const Run run = compute({"--text", defaultText(), "--out", out});
+    const AppRun run = compute({"--text", defaultText(), "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
 
     const QJsonObject json = readJson(out + "/metrics.json");
@@ -409,7 +369,7 @@ void TestCli::fileInputFollowsTheFormulas()
                         "--scale", "0.3", "--features", "8", "--out", out};
     if (causal)
         args << "--causal";
-    const Run run = compute(args);
+    const AppRun run = compute(args);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
 
     const Matrix q = sliceOf(readArray(qPath));
@@ -513,7 +473,7 @@ void TestCli::fileInputFollowsTheFormulas()
 void TestCli::causalMasksEntriesAboveTheDiagonal()
 {
     const QString out = newFolder(QStringLiteral("causal"));
-    const Run run = compute({"--text", defaultText(), "--causal", "--out", out});
+    const AppRun run = compute({"--text", defaultText(), "--causal", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     for (const char* name :
          {"attention_exact.npy", "attention_approx.npy", "kernel_exact.npy", "kernel_approx.npy"}) {
@@ -540,7 +500,7 @@ void TestCli::causalMasksEntriesAboveTheDiagonal()
 void TestCli::headsAddALeadingAxis()
 {
     const QString out = newFolder(QStringLiteral("heads"));
-    const Run run = compute({"--heads", "3", "--d", "16", "--features", "24", "--out", out});
+    const AppRun run = compute({"--heads", "3", "--d", "16", "--features", "24", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const qint64 L = 18;
     const std::map<QString, std::vector<qint64>> shapes = {
@@ -568,7 +528,7 @@ void TestCli::headsAddALeadingAxis()
 void TestCli::doublePrecisionWritesFloat64()
 {
     const QString out = newFolder(QStringLiteral("double"));
-    const Run run = compute({"--precision", "double", "--out", out});
+    const AppRun run = compute({"--precision", "double", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     for (const QString& name : kAllFiles) {
         if (name.endsWith(QLatin1String(".npy")))
@@ -582,7 +542,7 @@ void TestCli::doublePrecisionWritesFloat64()
 void TestCli::exactMethodComparesStreamingWithMaterialised()
 {
     const QString out = newFolder(QStringLiteral("exact"));
-    const Run run = compute({"--method", "exact", "--out", out});
+    const AppRun run = compute({"--method", "exact", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const Matrix o = sliceOf(readArray(out + "/output_exact.npy"));
     const Matrix streamed = sliceOf(readArray(out + "/output_approx.npy"));
@@ -621,7 +581,7 @@ void TestCli::featureCountOfEveryMap()
     QFETCH(qint64, columns);
     QFETCH(bool, drawsProjection);
     const QString out = newFolder(method);
-    const Run run = compute({"--method", method, "--d", "8", "--features", "16", "--out", out});
+    const AppRun run = compute({"--method", method, "--d", "8", "--features", "16", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     QCOMPARE(readArray(out + "/features_q.npy").shape, shape({18, columns}));
     QCOMPARE(readArray(out + "/features_k.npy").shape, shape({18, columns}));
@@ -665,7 +625,7 @@ void TestCli::textFileInput()
     const QString path = folder + QStringLiteral(u"/t\u00e9xt.txt");
     writeBytes(path, bytes);
     const QString out = folder + "/out";
-    const Run run = compute({"--text-file", path, "--out", out});
+    const AppRun run = compute({"--text-file", path, "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QJsonObject json = readJson(out + "/metrics.json");
     QStringList written;
@@ -682,7 +642,7 @@ void TestCli::textFileInput()
 void TestCli::randomInput()
 {
     const QString out = newFolder(QStringLiteral("random"));
-    const Run run = compute({"--random", "50", "--d", "16", "--norm", "2", "--out", out});
+    const AppRun run = compute({"--random", "50", "--d", "16", "--norm", "2", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QJsonObject json = readJson(out + "/metrics.json");
     const QJsonArray tokens = json.value("tokens").toArray();
@@ -708,7 +668,7 @@ void TestCli::threeDimensionalFilesGiveHeads()
     const QString kPath = saveArray("heads_k.npy", {2, 5, 3},
                                     [](qint64 p) { return std::cos(1.7 * double(p)); });
     const QString out = newFolder(QStringLiteral("files3d"));
-    const Run run = compute({"--q", qPath, "--k", kPath, "--precision", "double", "--out", out});
+    const AppRun run = compute({"--q", qPath, "--k", kPath, "--precision", "double", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const NpyArray q = readArray(qPath);
     const NpyArray k = readArray(kPath);
@@ -748,7 +708,7 @@ void TestCli::imageInput()
     const QString path = folder + "/picture.png";
     writeBytes(path, pngImage(64, 48, noisePixel));
     const QString out = folder + "/out";
-    const Run run = compute(QStringList{"--image", path, "--out", out} + options);
+    const AppRun run = compute(QStringList{"--image", path, "--out", out} + options);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QJsonObject json = readJson(out + "/metrics.json");
     QCOMPARE(json.value("patch_grid").toArray(), (QJsonArray{rows, cols}));
@@ -785,9 +745,9 @@ void TestCli::sameArgumentsGiveIdenticalFiles()
     QFETCH(QStringList, options);
     const QString first = newFolder(QStringLiteral("same_a"));
     const QString second = newFolder(QStringLiteral("same_b"));
-    const Run a = compute(options + QStringList{"--out", first});
+    const AppRun a = compute(options + QStringList{"--out", first});
     QVERIFY2(a.finished && a.exitCode == 0, qPrintable(a.describe()));
-    const Run b = compute(options + QStringList{"--out", second});
+    const AppRun b = compute(options + QStringList{"--out", second});
     QVERIFY2(b.finished && b.exitCode == 0, qPrintable(b.describe()));
     const std::map<QString, QByteArray> filesA = snapshot(first);
     const std::map<QString, QByteArray> filesB = snapshot(second);
@@ -810,10 +770,10 @@ void TestCli::seedChangesOnlyTheProjection()
     const QString base = newFolder(QStringLiteral("seed0"));
     const QString seeded = newFolder(QStringLiteral("seed1"));
     const QString inputSeeded = newFolder(QStringLiteral("inputseed1"));
-    const Run a = compute({"--text", defaultText(), "--out", base});
-    const Run b = compute({"--text", defaultText(), "--seed", "1", "--out", seeded});
-    const Run c = compute({"--text", defaultText(), "--input-seed", "1", "--out", inputSeeded});
-    for (const Run* run : {&a, &b, &c})
+    const AppRun a = compute({"--text", defaultText(), "--out", base});
+    const AppRun b = compute({"--text", defaultText(), "--seed", "1", "--out", seeded});
+    const AppRun c = compute({"--text", defaultText(), "--input-seed", "1", "--out", inputSeeded});
+    for (const AppRun* run : {&a, &b, &c})
         QVERIFY2(run->finished && run->exitCode == 0, qPrintable(run->describe()));
     QVERIFY(readBytes(base + "/projection.npy") != readBytes(seeded + "/projection.npy"));
     QVERIFY(readBytes(base + "/attention_approx.npy") !=
@@ -845,7 +805,7 @@ void TestCli::computeHelpListsEveryOption_data()
 void TestCli::computeHelpListsEveryOption()
 {
     QFETCH(QString, name);
-    const Run run = compute({"--help"});
+    const AppRun run = compute({"--help"});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QCOMPARE(run.exitCode, 0);
     const QString help = QString::fromUtf8(run.out);
@@ -859,7 +819,7 @@ void TestCli::computeHelpListsEveryOption()
 // Property: `attention-lab --help` exits 0 and lists the compute command.
 void TestCli::topLevelHelpListsCompute()
 {
-    const Run run = runApp({"--help"});
+    const AppRun run = runApp({"--help"});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QCOMPARE(run.exitCode, 0);
     QVERIFY2(QRegularExpression(QStringLiteral("(^|\\s)compute\\s")).match(
@@ -879,7 +839,7 @@ void TestCli::subcommandHelpNamesTheProgramAndTheSubcommand_data()
 void TestCli::subcommandHelpNamesTheProgramAndTheSubcommand()
 {
     QFETCH(QString, subcommand);
-    const Run run = runApp({subcommand, "--help"});
+    const AppRun run = runApp({subcommand, "--help"});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QCOMPARE(run.exitCode, 0);
     const QString usage = QString::fromUtf8(run.out).section(QLatin1Char('\n'), 0, 0);
@@ -965,7 +925,7 @@ void TestCli::badUsageExitsTwoAndWritesNothing()
         !arguments.contains(QStringLiteral("{OUT}")))
         args << "--out" << out;
 
-    const Run run = compute(args, work);
+    const AppRun run = compute(args, work);
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QVERIFY2(run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err);
@@ -1096,7 +1056,7 @@ void TestCli::badFileExitsTwoNamingIt()
     } else {
         QFAIL("unknown kind");
     }
-    const Run run = compute(args + QStringList{"--out", out}, work);
+    const AppRun run = compute(args + QStringList{"--out", out}, work);
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QVERIFY2(run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err);
@@ -1122,7 +1082,7 @@ void TestCli::textFileFromADeviceIsBounded()
         QSKIP("no /dev/zero");
     const QString work = newFolder(QStringLiteral("devzero"));
     const QString out = work + "/out";
-    const Run run = runApp({"compute", "--text-file", "/dev/zero", "--out", out}, work, [] {
+    const AppRun run = runApp({"compute", "--text-file", "/dev/zero", "--out", out}, work, [] {
         const rlim_t limit = rlim_t(2) << 30;
         const rlimit bound = {limit, limit};
         setrlimit(RLIMIT_AS, &bound);
@@ -1143,7 +1103,7 @@ void TestCli::matricesOverBudgetAreRefused()
 {
     const QString work = newFolder(QStringLiteral("budget"));
     const QString out = work + "/out";
-    const Run run = compute(
+    const AppRun run = compute(
         {"--random", "3000", "--d", "16", "--memory-budget", "64M", "--out", out}, work);
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QVERIFY2(run.exitCode == 3, qPrintable(run.describe()));
@@ -1159,7 +1119,7 @@ void TestCli::matricesOverBudgetAreRefused()
 void TestCli::noMatricesStaysWithinTheBudget()
 {
     const QString out = newFolder(QStringLiteral("nomatrices"));
-    const Run run = compute({"--random", "3000", "--d", "16", "--memory-budget", "64M",
+    const AppRun run = compute({"--random", "3000", "--d", "16", "--memory-budget", "64M",
                              "--no-matrices", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     QCOMPARE(entriesOf(out), (QStringList{"features_k.npy", "features_q.npy", "metrics.json",
@@ -1179,8 +1139,8 @@ void TestCli::noMatricesGivesTheSameMetrics()
     const QString with = newFolder(QStringLiteral("withmatrices"));
     const QString without = newFolder(QStringLiteral("withoutmatrices"));
     const QStringList options = {"--random", "100", "--d", "16", "--causal"};
-    const Run a = compute(options + QStringList{"--out", with});
-    const Run b = compute(options + QStringList{"--no-matrices", "--out", without});
+    const AppRun a = compute(options + QStringList{"--out", with});
+    const AppRun b = compute(options + QStringList{"--no-matrices", "--out", without});
     QVERIFY2(a.finished && a.exitCode == 0, qPrintable(a.describe()));
     QVERIFY2(b.finished && b.exitCode == 0, qPrintable(b.describe()));
     const QJsonObject metricsA = readJson(with + "/metrics.json").value("metrics").toObject();
@@ -1206,7 +1166,7 @@ void TestCli::outNamingAFileFailsAndKeepsIt()
     const QString path = folder + "/results";
     const QByteArray content("precious results\n");
     writeBytes(path, content);
-    const Run run = compute({"--out", path});
+    const AppRun run = compute({"--out", path});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QVERIFY2(run.exitCode != 0, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(path), qPrintable(run.describe()));
@@ -1219,11 +1179,11 @@ void TestCli::outNamingAFileFailsAndKeepsIt()
 void TestCli::failedRunKeepsPreviousFiles()
 {
     const QString out = newFolder(QStringLiteral("previous"));
-    const Run first = compute({"--out", out});
+    const AppRun first = compute({"--out", out});
     QVERIFY2(first.finished && first.exitCode == 0, qPrintable(first.describe()));
     const std::map<QString, QByteArray> before = snapshot(out);
     QCOMPARE(int(before.size()), kAllFiles.size());
-    const Run second = compute({"--method", "nope", "--heads", "2", "--out", out});
+    const AppRun second = compute({"--method", "nope", "--heads", "2", "--out", out});
     QVERIFY2(second.finished && second.exitCode == 2, qPrintable(second.describe()));
     QVERIFY(snapshot(out) == before);
 }
@@ -1235,13 +1195,13 @@ void TestCli::failedRunKeepsPreviousFiles()
 void TestCli::failedWriteKeepsPreviousFiles()
 {
     const QString out = newFolder(QStringLiteral("blocked"));
-    const Run first = compute({"--method", "elu", "--out", out});
+    const AppRun first = compute({"--method", "elu", "--out", out});
     QVERIFY2(first.finished && first.exitCode == 0, qPrintable(first.describe()));
     QVERIFY(!QFile::exists(out + "/projection.npy"));
     QVERIFY(QDir(out).mkdir("projection.npy"));
     const std::map<QString, QByteArray> before = snapshot(out);
 
-    const Run second = compute({"--method", "favor-positive", "--out", out});
+    const AppRun second = compute({"--method", "favor-positive", "--out", out});
     QVERIFY2(second.finished && !second.crashed, qPrintable(second.describe()));
     QVERIFY2(second.exitCode == 1, qPrintable(second.describe()));
     QVERIFY2(QString::fromUtf8(second.err).contains("projection.npy"),
@@ -1272,7 +1232,7 @@ void TestCli::extremeNormsGiveNoSilentNaN()
     QFETCH(QStringList, options);
     QFETCH(QString, option);
     const QString out = newFolder(QStringLiteral("extreme"));
-    const Run run = compute(options + QStringList{"--out", out});
+    const AppRun run = compute(options + QStringList{"--out", out});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     if (run.exitCode == 2) {
         QVERIFY2(QString::fromUtf8(run.err).contains(option), qPrintable(run.describe()));
@@ -1295,7 +1255,7 @@ void TestCli::extremeNormsGiveNoSilentNaN()
 void TestCli::renderWritesEveryFigureInEveryFormat()
 {
     const QString out = newFolder(QStringLiteral("render"));
-    const Run run = runApp({"render", "--out", out, "--format", "png,svg,pdf", "--size",
+    const AppRun run = runApp({"render", "--out", out, "--format", "png,svg,pdf", "--size",
                             "500x400"});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     for (const QString name : {"attention_exact", "attention_approx", "attention_error"}) {
@@ -1319,7 +1279,7 @@ void TestCli::renderDrawsImageOverlayAndQueryRow()
     const QString out = newFolder(QStringLiteral("render-image"));
     const QString image = m_dir.filePath(QStringLiteral("render.png"));
     writeBytes(image, pngImage(96, 64, noisePixel));
-    const Run run = runApp({"render", "--image", image, "--out", out, "--query", "5"});
+    const AppRun run = runApp({"render", "--image", image, "--out", out, "--query", "5"});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     for (const QString name : {"attention_exact", "attention_approx", "attention_error",
                                "query_row", "image_overlay"})
@@ -1345,7 +1305,7 @@ void TestCli::renderRefusesBadArguments()
     QFETCH(QStringList, arguments);
     QFETCH(QString, named);
     const QString out = m_dir.filePath(QStringLiteral("render-bad-%1").arg(m_folders++));
-    const Run run = runApp(QStringList{"render", "--out", out} + arguments);
+    const AppRun run = runApp(QStringList{"render", "--out", out} + arguments);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(out));
@@ -1379,7 +1339,7 @@ void TestCli::theHeadlessDemoWritesArraysAndFigures()
 void TestCli::screenshotSavesTheWindow()
 {
     const QString path = m_dir.filePath(QStringLiteral("window.png"));
-    const Run run = runApp({"--screenshot", path, "--size", "1400x900"});
+    const AppRun run = runApp({"--screenshot", path, "--size", "1400x900"});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QImage image(path);
     QVERIFY(!image.isNull());
@@ -1392,7 +1352,7 @@ void TestCli::screenshotOfABadSessionExitsTwo()
     const QString session = m_dir.filePath(QStringLiteral("broken.attnlab"));
     writeBytes(session, "{ not json");
     const QString path = m_dir.filePath(QStringLiteral("never.png"));
-    const Run run = runApp({"--session", session, "--screenshot", path});
+    const AppRun run = runApp({"--session", session, "--screenshot", path});
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(session), qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(path));

@@ -3,6 +3,7 @@
 // with PageDown and PageUp; bad scenario files are refused with their name; saved scenarios read
 // back; `attention-lab render --scenario` writes the scenario's figures.
 
+#include "app_process.h"
 #include "error_analysis_panel.h"
 #include "errors.h"
 #include "experiment_controller.h"
@@ -25,7 +26,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMenuBar>
-#include <QProcess>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -47,7 +47,6 @@ using namespace attnlab::test;
 namespace {
 
 constexpr int kResultTimeoutMs = 60'000;
-const QString kApp = QStringLiteral(ATTNLAB_APP);
 
 // The bundled deck, read once.
 const Deck& bundledDeck() {
@@ -94,18 +93,11 @@ QByteArray scenarioBytes(const QJsonObject& fields) {
     return QJsonDocument(root).toJson();
 }
 
-// Runs attention-lab with arguments for at most 120 s; the exit code (-1 when it did not finish)
-// and stderr.
+// Runs attention-lab with arguments for at most 120 s; the exit code (-1 when it did not finish
+// or crashed) and stderr.
 std::pair<int, QString> runApp(const QStringList& arguments) {
-    QProcess process;
-    process.start(kApp, arguments);
-    if (!process.waitForFinished(120'000)) {
-        process.kill();
-        process.waitForFinished();
-        return {-1, QStringLiteral("did not finish")};
-    }
-    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-            QString::fromUtf8(process.readAllStandardError())};
+    const AppRun run = runAttentionLab(arguments, QString(), 120'000);
+    return {run.exitCode, run.finished ? QString::fromUtf8(run.err) : QStringLiteral("did not finish")};
 }
 
 }  // namespace

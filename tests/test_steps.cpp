@@ -3,6 +3,7 @@
 // outputs against the textbook formula, the states range and the memory budget; then the
 // subcommand run as a process (skipped while the program does not have it yet).
 
+#include "app_process.h"
 #include "causal_stepper.h"
 #include "causal_steps.h"
 #include "errors.h"
@@ -20,8 +21,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
-#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -124,43 +123,10 @@ QString precisionTag(Precision precision)
     return precision == Precision::Float ? QStringLiteral("float") : QStringLiteral("double");
 }
 
-// One finished (or timed-out) run of the application.
-struct Run {
-    bool finished = false;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-
-    QString describe() const
-    {
-        return QStringLiteral("finished %1, exit %2\nstdout: %3\nstderr: %4")
-            .arg(finished)
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out), QString::fromUtf8(err));
-    }
-};
-
 // Runs `attention-lab steps` with the arguments, for at most 60 s, offscreen.
-Run runSteps(const QStringList& arguments)
+AppRun runSteps(const QStringList& arguments)
 {
-    QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    process.setProcessEnvironment(environment);
-    process.start(kApp, QStringList{QStringLiteral("steps")} + arguments);
-    Run run;
-    if (!process.waitForStarted(60000))
-        return run;
-    run.finished = process.waitForFinished(60000);
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished(5000);
-        return run;
-    }
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return runAttentionLab(QStringList{QStringLiteral("steps")} + arguments, QString(), 60000);
 }
 
 // True when the program has the steps subcommand: `steps --help` exits 0 and lists --from (an
@@ -170,7 +136,7 @@ bool hasStepsCommand()
     static const bool has = [] {
         if (!QFileInfo(kApp).isExecutable())
             return false;
-        const Run run = runSteps({QStringLiteral("--help")});
+        const AppRun run = runSteps({QStringLiteral("--help")});
         return run.finished && run.exitCode == 0 && run.out.contains("--from");
     }();
     return has;
@@ -537,7 +503,7 @@ void TestSteps::cliDefaultRunWritesConsistentFiles()
     REQUIRE_STEPS_COMMAND();
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("steps"));
-    const Run run = runSteps(smallInput() + QStringList{"--out", out});
+    const AppRun run = runSteps(smallInput() + QStringList{"--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     QCOMPARE(QDir(out).entryList(QDir::Files, QDir::Name), kStepsFiles);
 
@@ -600,7 +566,7 @@ void TestSteps::cliFromToLimitsStates()
     QTemporaryDir dir;
     const QString all = dir.filePath(QStringLiteral("all"));
     const QString some = dir.filePath(QStringLiteral("some"));
-    Run run = runSteps(smallInput() + QStringList{"--out", all});
+    AppRun run = runSteps(smallInput() + QStringList{"--out", all});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     run = runSteps(smallInput() + QStringList{"--out", some, "--from", "3", "--to", "7"});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
@@ -640,7 +606,7 @@ void TestSteps::cliBadArgumentsExitTwoNamingTheOption()
     QFETCH(QString, named);
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("steps"));
-    const Run run = runSteps(smallInput() + QStringList{"--out", out} + arguments);
+    const AppRun run = runSteps(smallInput() + QStringList{"--out", out} + arguments);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err);
     QVERIFY2(err.endsWith('\n') && err.count('\n') == 1, qPrintable(run.describe()));
@@ -659,7 +625,7 @@ void TestSteps::cliTinyBudgetExitsThreeMentioningFrom()
                                "--memory-budget", "2M"};
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("steps"));
-    Run run = runSteps(input + QStringList{"--out", out});
+    AppRun run = runSteps(input + QStringList{"--out", out});
     QVERIFY2(run.finished && run.exitCode == 3, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains("--from"), qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).count('\n') == 1, qPrintable(run.describe()));

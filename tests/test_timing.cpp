@@ -2,6 +2,7 @@
 // crossover on synthetic curves, the log-spaced lengths, a short real sweep and its CSV,
 // cancellation, the memory budget, JSON round trips, and the command line run as a process.
 
+#include "app_process.h"
 #include "errors.h"
 #include "random.h"
 #include "session.h"
@@ -15,7 +16,6 @@
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonObject>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -29,49 +29,15 @@ using namespace attnlab::test;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const QString kApp = QStringLiteral(ATTNLAB_APP);
 
 const QByteArray kHeader =
     "method,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,peak_bytes,"
     "status";
 
-// One finished (or timed-out) run of the application.
-struct Run {
-    bool finished = false;  // exited by itself within the time limit
-    bool crashed = false;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-
-    QString describe() const
-    {
-        return QStringLiteral("finished %1, crashed %2, exit %3\nstdout: %4\nstderr: %5")
-            .arg(finished)
-            .arg(crashed)
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out), QString::fromUtf8(err));
-    }
-};
-
 // Runs `attention-lab bench` with `arguments` for at most 60 s.
-Run bench(const QStringList& arguments)
+AppRun bench(const QStringList& arguments)
 {
-    QProcess process;
-    process.start(kApp, QStringList{"bench"} + arguments);
-    Run run;
-    if (!process.waitForStarted(60000))
-        return run;
-    run.finished = process.waitForFinished(60000);
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished(5000);
-        return run;
-    }
-    run.crashed = process.exitStatus() != QProcess::NormalExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return runAttentionLab(QStringList{"bench"} + arguments, QString(), 60000);
 }
 
 QByteArray readBytes(const QString& path)
@@ -824,7 +790,7 @@ void TestTiming::jsonRefusalsNameTheField()
 void TestTiming::cliWritesCsv()
 {
     const QString out = m_dir.filePath("new/folder/sweep.csv");
-    const Run run = bench({"--methods", "exact-streaming,favor-positive,elu", "--lengths",
+    const AppRun run = bench({"--methods", "exact-streaming,favor-positive,elu", "--lengths",
                            "64:256", "--d", "16", "--features", "32", "--reps", "2", "--out",
                            out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
@@ -848,7 +814,7 @@ void TestTiming::cliWritesCsv()
 void TestTiming::cliCausalAndAll()
 {
     const QString out = m_dir.filePath("causal.csv");
-    Run run = bench({"--methods", "favor-positive,elu:causal,favor-positive:causal", "--causal",
+    AppRun run = bench({"--methods", "favor-positive,elu:causal,favor-positive:causal", "--causal",
                      "--lengths", "32", "--d", "8", "--features", "8", "--reps", "1", "--out",
                      out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
@@ -878,7 +844,7 @@ void TestTiming::cliWritesPlotAndSession()
     const QString session = m_dir.filePath("plotted/sweep.attnlab");
     const QStringList sweep{"--methods", "exact-streaming,elu:causal", "--lengths", "64,128",
                             "--d",       "8",                          "--reps",    "1"};
-    Run run = bench(sweep + QStringList{"--out", out, "--plot", png, "--save-session", session});
+    AppRun run = bench(sweep + QStringList{"--out", out, "--plot", png, "--save-session", session});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QImage image(png);
     QVERIFY(!image.isNull());
@@ -943,7 +909,7 @@ void TestTiming::cliBadArguments()
     QFETCH(QString, named);
     const QString folder = m_dir.filePath(QStringLiteral("bad_%1").arg(QTest::currentDataTag()));
     const QString out = folder + "/sweep.csv";
-    const Run run = bench(arguments + QStringList{"--out", out});
+    const AppRun run = bench(arguments + QStringList{"--out", out});
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err).trimmed();
     QVERIFY2(err.contains(named), qPrintable(err));
@@ -954,7 +920,7 @@ void TestTiming::cliBadArguments()
 // Property: without --out, bench exits 2 naming --out, before measuring anything.
 void TestTiming::cliWithoutOut()
 {
-    const Run run = bench({"--lengths", "64", "--d", "8"});
+    const AppRun run = bench({"--lengths", "64", "--d", "8"});
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(run.err.contains("--out"), run.err.constData());
 }
@@ -967,7 +933,7 @@ void TestTiming::cliOutInADirectoryInTheWay()
     QVERIFY(QDir().mkpath(out + "/inside"));
     QElapsedTimer timer;
     timer.start();
-    const Run run = bench({"--lengths", "64", "--d", "8", "--out", out});
+    const AppRun run = bench({"--lengths", "64", "--d", "8", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 1, qPrintable(run.describe()));
     QVERIFY2(run.err.contains(out.toUtf8()), run.err.constData());
     QVERIFY(QFileInfo(out).isDir());
