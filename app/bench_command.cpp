@@ -48,24 +48,6 @@ constexpr int kMaxPointsPerOctave = 64;
 
 QString option(const char* name) { return QString::fromLatin1(name); }
 
-// The value of --name (or its default when absent) as an integer in [minimum, maximum].
-int integerOption(const QCommandLineParser& parser, const char* name, int fallback, int minimum,
-                  int maximum)
-{
-    if (!parser.isSet(option(name)))
-        return fallback;
-    const QString text = parser.value(option(name));
-    bool ok = false;
-    const qint64 value = text.trimmed().toLongLong(&ok);
-    if (!ok || value < minimum || value > maximum)
-        throw InputError(QStringLiteral("--%1: expected an integer from %2 to %3, got \"%4\"")
-                             .arg(QLatin1String(name))
-                             .arg(minimum)
-                             .arg(maximum)
-                             .arg(text));
-    return int(value);
-}
-
 QString algorithmChoices()
 {
     QStringList names;

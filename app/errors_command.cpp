@@ -51,24 +51,6 @@ ExperimentSpec baseSpec(const QCommandLineParser& parser)
     return specFromOptionsExcept(parser, kSweepOptions, QStringLiteral("attention-lab errors"));
 }
 
-// The value of --name as an integer in [minimum, maximum], or `fallback` when absent.
-int integerOption(const QCommandLineParser& parser, const char* name, int fallback, int minimum,
-                  int maximum)
-{
-    if (!parser.isSet(option(name)))
-        return fallback;
-    const QString text = parser.value(option(name));
-    bool ok = false;
-    const qint64 value = text.trimmed().toLongLong(&ok);
-    if (!ok || value < minimum || value > maximum)
-        throw InputError(QStringLiteral("--%1: expected an integer from %2 to %3, got \"%4\"")
-                             .arg(QLatin1String(name))
-                             .arg(minimum)
-                             .arg(maximum)
-                             .arg(text));
-    return int(value);
-}
-
 // --name as numbers, each an integer when `integers`, in [minimum, maximum]; sorted, duplicates
 // dropped.
 std::vector<double> numberList(const QCommandLineParser& parser, const char* name,

@@ -23,13 +23,13 @@ constexpr qint64 kMaxTextFileBytes = 256 * 1024 * 1024;
 
 QString option(const char* name) { return QString::fromLatin1(name); }
 
-// The value of --name as an integer in [minimum, maximum].
-qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 minimum,
-                     qint64 maximum = std::numeric_limits<int>::max())
+// The value of --name, given, as an integer in [minimum, maximum].
+qint64 requiredInteger(const QCommandLineParser& parser, const char* name, qint64 minimum,
+                       qint64 maximum)
 {
     const QString text = parser.value(option(name));
     bool ok = false;
-    const qint64 value = text.toLongLong(&ok);
+    const qint64 value = text.trimmed().toLongLong(&ok);
     if (!ok || value < minimum || value > maximum)
         throw InputError(QStringLiteral("--%1: expected an integer from %2 to %3, got \"%4\"")
                              .arg(QLatin1String(name))
@@ -247,7 +247,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         input.imagePath = parser.value(option("image"));
     } else if (parser.isSet(option("random"))) {
         input.kind = InputKind::Random;
-        input.length = int(integerOption(parser, "random", 1, SpecLimits::length));
+        input.length = int(requiredInteger(parser, "random", 1, SpecLimits::length));
     } else if (parser.isSet(option("q"))) {
         if (!parser.isSet(option("k")))
             throw InputError(QStringLiteral("--q: queries need keys too (--k FILE)"));
@@ -276,7 +276,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
             input.text = example.input.text;
         input.layer = exampleModel ? example.input.layer : 0;
         if (parser.isSet(option("layer")))
-            input.layer = int(integerOption(parser, "layer", 0, SpecLimits::layers - 1));
+            input.layer = int(requiredInteger(parser, "layer", 0, SpecLimits::layers - 1));
         input.keepLastTokens = parser.isSet(option("keep-last"));
         for (const char* name : kEmbeddingOptions)
             if (parser.isSet(option(name)))
@@ -288,21 +288,21 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                QStringLiteral("words or characters"));
     input.positionalEncoding = !parser.isSet(option("no-positional"));
     if (parser.isSet(option("patch")))
-        input.patchSize = int(integerOption(parser, "patch", 1, SpecLimits::patchSize));
+        input.patchSize = int(requiredInteger(parser, "patch", 1, SpecLimits::patchSize));
     if (parser.isSet(option("image-size")))
-        input.imageSize = int(integerOption(parser, "image-size", 1, SpecLimits::imageSize));
+        input.imageSize = int(requiredInteger(parser, "image-size", 1, SpecLimits::imageSize));
     if (parser.isSet(option("norm")))
         input.rowNorm = positiveOption(parser, "norm", true);
     if (parser.isSet(option("clusters")))
-        input.clusters = int(integerOption(parser, "clusters", 0, SpecLimits::clusters));
+        input.clusters = int(requiredInteger(parser, "clusters", 0, SpecLimits::clusters));
     if (parser.isSet(option("d")))
-        input.headDim = int(integerOption(parser, "d", 1, SpecLimits::headDim));
+        input.headDim = int(requiredInteger(parser, "d", 1, SpecLimits::headDim));
     if (parser.isSet(option("heads")))
-        input.heads = int(integerOption(parser, "heads", 1, SpecLimits::heads));
+        input.heads = int(requiredInteger(parser, "heads", 1, SpecLimits::heads));
     nameOption(parser, "input-projection", &input.projection, parseHeadProjection,
                QStringLiteral("random, tied or identity"));
     if (parser.isSet(option("input-seed")))
-        input.seed = std::uint64_t(integerOption(parser, "input-seed", 0, (qint64(1) << 53) - 1));
+        input.seed = std::uint64_t(requiredInteger(parser, "input-seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("norm-multiplier")))
         input.normMultiplier = positiveOption(parser, "norm-multiplier");
 
@@ -316,12 +316,12 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     }
     FeatureMapSpec& map = spec.featureMap;
     if (parser.isSet(option("features")))
-        map.features = int(integerOption(parser, "features", 1, SpecLimits::features));
+        map.features = int(requiredInteger(parser, "features", 1, SpecLimits::features));
     nameOption(parser, "projection", &map.projection, parseProjectionKind,
                QStringLiteral("orthogonal or iid"));
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
-        map.seed = std::uint64_t(integerOption(parser, "seed", 0, (qint64(1) << 53) - 1));
+        map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("relu-epsilon")))
         map.reluEpsilon = positiveOption(parser, "relu-epsilon", true);
     map.eluOnScaled = parser.isSet(option("elu-on-scaled"));
@@ -330,11 +330,11 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     // A model's attention is causal as it was trained: its approximation is causal too.
     spec.causal = parser.isSet(option("causal")) || input.kind == InputKind::Model;
     if (parser.isSet(option("chunk")))
-        spec.chunkSize = int(integerOption(parser, "chunk", 1, SpecLimits::chunkSize));
+        spec.chunkSize = int(requiredInteger(parser, "chunk", 1, SpecLimits::chunkSize));
     nameOption(parser, "precision", &spec.precision, parsePrecision,
                QStringLiteral("float or double"));
     if (parser.isSet(option("threads")))
-        spec.threads = int(integerOption(parser, "threads", 0, SpecLimits::threads));
+        spec.threads = int(requiredInteger(parser, "threads", 0, SpecLimits::threads));
     return spec;
 }
 
@@ -356,6 +356,12 @@ ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QSt
     if (!specParser.parse(args))
         throw InputError(specParser.errorText());
     return specFromOptions(specParser, defaultInput);
+}
+
+qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 fallback,
+                     qint64 minimum, qint64 maximum)
+{
+    return parser.isSet(option(name)) ? requiredInteger(parser, name, minimum, maximum) : fallback;
 }
 
 QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback)

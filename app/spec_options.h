@@ -31,6 +31,11 @@ ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QSt
                                      const QString& command,
                                      DefaultInput defaultInput = DefaultInput::Text);
 
+// The value of --name as an integer in [minimum, maximum], or `fallback` when it is absent.
+// Throws InputError naming the option for anything else.
+qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 fallback,
+                     qint64 minimum, qint64 maximum);
+
 // The comma-separated items of --name (or of `fallback` when it is absent), trimmed. Throws
 // InputError naming the option for an empty item.
 QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback);

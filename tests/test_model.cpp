@@ -801,8 +801,8 @@ void TestModel::builtinHeadsDoWhatTheirNamesSay()
         return p;
     };
     QSet<int> marks;
-    for (const QString& mark : {",", ".", ":", ";"})
-        marks.insert(model->tokenizer().encode(mark).front());
+    for (const char* mark : {",", ".", ":", ";"})
+        marks.insert(model->tokenizer().encode(QString::fromLatin1(mark)).front());
     // Per head: the mean weight of a query on the latest , . : ; at or before it, and on the
     // previous token.
     std::vector<std::tuple<double, double, int, int>> scores;
