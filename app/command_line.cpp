@@ -1,12 +1,12 @@
 #include "command_line.h"
 
-#include "bench_command.h"
-#include "compute_command.h"
-#include "errors_command.h"
+#include "commands/bench_command.h"
+#include "commands/compute_command.h"
+#include "commands/errors_command.h"
 #include "errors.h"
-#include "model_eval_command.h"
-#include "render_command.h"
-#include "steps_command.h"
+#include "commands/model_eval_command.h"
+#include "commands/render_command.h"
+#include "commands/steps_command.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,11 +1,11 @@
 #include "window_start.h"
 
 #include "command_line.h"
-#include "downstream_panel.h"
-#include "experiment_controller.h"
-#include "head_grid_view.h"
+#include "model/downstream_panel.h"
+#include "experiment/experiment_controller.h"
+#include "model/head_grid_view.h"
 #include "main_window.h"
-#include "stepper_view.h"
+#include "stepper/stepper_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -5,11 +5,11 @@
 // Flops are counted as in DESIGN.md section 5: exact 4 L^2 d; linear attention 2 L m d per side
 // for the features (none for elu+1) plus 4 L C d_v for the two products with the C features.
 
-#include "exact_attention.h"
-#include "feature_maps.h"
-#include "linear_attention.h"
+#include "attention/exact_attention.h"
+#include "attention/feature_maps.h"
+#include "attention/linear_attention.h"
 #include "parallel.h"
-#include "random.h"
+#include "attention/random.h"
 
 #include <benchmark/benchmark.h>
 

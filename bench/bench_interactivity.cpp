@@ -9,8 +9,8 @@
 //
 //     ./build/bench/bench_interactivity [repetitions]
 
-#include "experiment_controller.h"
-#include "heatmap_view.h"
+#include "experiment/experiment_controller.h"
+#include "plotting/heatmap_view.h"
 #include "main_window.h"
 #include "model/model_input.h"
 

@@ -1,8 +1,8 @@
 #include "experiment.h"
 
 #include "errors.h"
-#include "exact_attention.h"
-#include "linear_attention.h"
+#include "attention/exact_attention.h"
+#include "attention/linear_attention.h"
 #include "parallel.h"
 
 #include <QElapsedTimer>

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "detail_pyramid.h"
-#include "feature_maps.h"
-#include "inputs.h"
-#include "linear_attention.h"
+#include "attention/detail_pyramid.h"
+#include "attention/feature_maps.h"
+#include "inputs/inputs.h"
+#include "attention/linear_attention.h"
 #include "memory_budget.h"
-#include "metrics.h"
-#include "result_matrix.h"
+#include "attention/metrics.h"
+#include "attention/result_matrix.h"
 #include "types.h"
 
 #include <QJsonObject>

@@ -5,7 +5,7 @@
 
 #include "errors.h"
 #include "fuzz_input.h"
-#include "npy.h"
+#include "io/npy.h"
 
 #include <cstdlib>
 

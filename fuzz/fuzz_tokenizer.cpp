@@ -3,7 +3,7 @@
 // typed or pasted). Every token must be non-empty white-space-free at both ends; a crash, a leak
 // or undefined behaviour is a finding.
 
-#include "text.h"
+#include "inputs/text.h"
 
 #include <cstdlib>
 

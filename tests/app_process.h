@@ -4,7 +4,7 @@
 // reliability tests check around it: that a folder is left exactly as it was, and that every
 // non-finite number in a run's output files is explained by a warning in its metrics.json.
 
-#include "npy.h"
+#include "io/npy.h"
 
 #include <QDir>
 #include <QDirIterator>

@@ -1,15 +1,15 @@
 // Exact attention (materialised and streaming) and linear attention (non-causal, chunked causal,
 // recurrent): each form against an independent reference, and the forms against each other.
 
-#include "causal_stepper.h"
+#include "sweeps/causal_stepper.h"
 #include "errors.h"
-#include "exact_attention.h"
+#include "attention/exact_attention.h"
 #include "experiment.h"
-#include "feature_maps.h"
-#include "inputs.h"
-#include "linear_attention.h"
+#include "attention/feature_maps.h"
+#include "inputs/inputs.h"
+#include "attention/linear_attention.h"
 #include "parallel.h"
-#include "row_ops.h"
+#include "attention/row_ops.h"
 
 #include <QTest>
 

@@ -8,10 +8,10 @@
 
 #include "app_process.h"
 #include "errors.h"
-#include "image_loader.h"
-#include "npy.h"
-#include "session.h"
-#include "text.h"
+#include "experiment/image_loader.h"
+#include "io/npy.h"
+#include "io/session.h"
+#include "inputs/text.h"
 #include "test_support.h"
 
 #include <QDir>

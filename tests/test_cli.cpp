@@ -3,7 +3,7 @@
 // statuses and messages for bad usage, bad files and memory, and its all-or-nothing writing.
 
 #include "app_process.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -3,10 +3,10 @@
 // what core/model/downstream.h computes for the window's spec, its sweeps give one row per case,
 // and its state and CSV come back.
 
-#include "downstream_panel.h"
+#include "model/downstream_panel.h"
 #include "errors.h"
 #include "model/model_input.h"
-#include "model_eval_chart.h"
+#include "model/model_eval_chart.h"
 
 #include <QComboBox>
 #include <QFile>

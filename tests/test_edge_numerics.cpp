@@ -5,7 +5,7 @@
 // metrics.json saying why, with every row of P and P^ summing to 1 where it is finite.
 
 #include "app_process.h"
-#include "npy.h"
+#include "io/npy.h"
 
 #include <QDir>
 #include <QTemporaryDir>

@@ -1,12 +1,12 @@
 // The Error analysis page: the chart of an error sweep (from hand-made results, checked against
 // statistics and Lemma 2 computed here), the panel that runs sweeps on a worker, driven as a user
 // would, and the distribution view of the error map (its counts against a direct count).
-#include "error_analysis_panel.h"
-#include "error_chart.h"
-#include "error_distribution_view.h"
+#include "errors/error_analysis_panel.h"
+#include "errors/error_chart.h"
+#include "experiment/error_distribution_view.h"
 #include "errors.h"
-#include "inputs.h"
-#include "random.h"
+#include "inputs/inputs.h"
+#include "attention/random.h"
 #include "test_support.h"
 
 #include <QCheckBox>

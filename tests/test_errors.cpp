@@ -5,9 +5,9 @@
 // their tolerances are a few standard errors estimated from the same samples.
 
 #include "app_process.h"
-#include "error_sweep.h"
+#include "sweeps/error_sweep.h"
 #include "errors.h"
-#include "inputs.h"
+#include "inputs/inputs.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -4,9 +4,9 @@
 // and a tolerance of a few standard errors estimated from the same samples.
 
 #include "experiment.h"
-#include "feature_maps.h"
-#include "inputs.h"
-#include "random.h"
+#include "attention/feature_maps.h"
+#include "inputs/inputs.h"
+#include "attention/random.h"
 
 #include <QTest>
 

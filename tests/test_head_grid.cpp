@@ -3,7 +3,7 @@
 // state in the session, its message for inputs without a model) and, when the built-in model is
 // there, a real survey run on the worker thread.
 #include "errors.h"
-#include "head_grid_view.h"
+#include "model/head_grid_view.h"
 #include "model/model_input.h"
 #include "test_support.h"
 

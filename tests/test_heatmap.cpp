@@ -1,8 +1,8 @@
 // Tests of the heatmap view, its colour maps and figure export, on the offscreen platform.
-#include "color_maps.h"
+#include "plotting/color_maps.h"
 #include "errors.h"
-#include "figure_export.h"
-#include "heatmap_view.h"
+#include "plotting/figure_export.h"
+#include "plotting/heatmap_view.h"
 
 #include <QClipboard>
 #include <QDir>

@@ -3,10 +3,10 @@
 // input raises for bad data.
 
 #include "errors.h"
-#include "image_loader.h"
-#include "inputs.h"
-#include "npy.h"
-#include "text.h"
+#include "experiment/image_loader.h"
+#include "inputs/inputs.h"
+#include "io/npy.h"
+#include "inputs/text.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -1,10 +1,10 @@
 // The file formats Attention Lab reads and writes: .npy (against files written by real numpy and
 // against deliberately malformed ones), CSV, and the all-or-nothing writing of output files.
 
-#include "atomic_files.h"
-#include "csv.h"
+#include "io/atomic_files.h"
+#include "io/csv.h"
 #include "errors.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "test_support.h"
 
 #include <QBuffer>

@@ -2,11 +2,11 @@
 // overlay grow with their pages (in presentation mode too), and hints wrap instead of being cut
 // off. Each test measures what the user sees: the pixels a map or an image gets.
 
-#include "heatmap_view.h"
-#include "image_overlay_view.h"
+#include "plotting/heatmap_view.h"
+#include "experiment/image_overlay_view.h"
 #include "main_window.h"
-#include "presentation.h"
-#include "row_comparison_view.h"
+#include "lecture/presentation.h"
+#include "experiment/row_comparison_view.h"
 
 #include <QFontMetrics>
 #include <QSignalSpy>

@@ -9,11 +9,11 @@
 //   InputError naming the file and the tensor; F16, BF16 and F64 convert exactly.
 
 #include "errors.h"
-#include "exact_attention.h"
+#include "attention/exact_attention.h"
 #include "model/gpt2_model.h"
 #include "model/model_input.h"
 #include "model/safetensors.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "test_support.h"
 
 #include <QDir>

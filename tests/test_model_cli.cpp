@@ -6,7 +6,7 @@
 // models, layers and texts exit 2 naming what is wrong and write nothing.
 
 #include "app_process.h"
-#include "npy.h"
+#include "io/npy.h"
 
 #include <QImage>
 #include <QJsonArray>

@@ -1,8 +1,8 @@
 // The random generator and the random projection W: known answers, distributions, orthogonality,
 // row norms and bit-for-bit reproducibility.
 
-#include "projection.h"
-#include "random.h"
+#include "attention/projection.h"
+#include "attention/random.h"
 
 #include <QTest>
 

@@ -4,18 +4,18 @@
 // back; `attention-lab render --scenario` writes the scenario's figures.
 
 #include "app_process.h"
-#include "error_analysis_panel.h"
+#include "errors/error_analysis_panel.h"
 #include "errors.h"
-#include "experiment_controller.h"
-#include "heatmap_view.h"
-#include "downstream_panel.h"
+#include "experiment/experiment_controller.h"
+#include "plotting/heatmap_view.h"
+#include "model/downstream_panel.h"
 #include "main_window.h"
-#include "presentation.h"
-#include "scenario.h"
-#include "scenario_panel.h"
-#include "stepper_view.h"
+#include "lecture/presentation.h"
+#include "io/scenario.h"
+#include "lecture/scenario_panel.h"
+#include "stepper/stepper_view.h"
 #include "test_support.h"
-#include "timing_panel.h"
+#include "timing/timing_panel.h"
 
 #include <QApplication>
 #include <QCheckBox>

@@ -3,14 +3,14 @@
 // test: causalSteps() for the records, and a CausalStepper stepped independently for the states,
 // norms, denominators and outputs.
 
-#include "causal_stepper.h"
-#include "causal_steps.h"
+#include "sweeps/causal_stepper.h"
+#include "sweeps/causal_steps.h"
 #include "errors.h"
 #include "experiment.h"
-#include "feature_maps.h"
-#include "heatmap_view.h"
-#include "inputs.h"
-#include "stepper_view.h"
+#include "attention/feature_maps.h"
+#include "plotting/heatmap_view.h"
+#include "inputs/inputs.h"
+#include "stepper/stepper_view.h"
 
 #include <QDir>
 #include <QFile>

@@ -4,14 +4,14 @@
 // subcommand run as a process (skipped while the program does not have it yet).
 
 #include "app_process.h"
-#include "causal_stepper.h"
-#include "causal_steps.h"
+#include "sweeps/causal_stepper.h"
+#include "sweeps/causal_steps.h"
 #include "errors.h"
 #include "experiment.h"
-#include "feature_maps.h"
-#include "inputs.h"
-#include "linear_attention.h"
-#include "npy.h"
+#include "attention/feature_maps.h"
+#include "inputs/inputs.h"
+#include "attention/linear_attention.h"
+#include "io/npy.h"
 #include "parallel.h"
 #include "test_support.h"
 

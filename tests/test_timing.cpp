@@ -4,10 +4,10 @@
 
 #include "app_process.h"
 #include "errors.h"
-#include "random.h"
-#include "session.h"
+#include "attention/random.h"
+#include "io/session.h"
 #include "test_support.h"
-#include "timing_sweep.h"
+#include "sweeps/timing_sweep.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -2,8 +2,8 @@
 // here) and the panel that runs sweeps, driven as a user would.
 #include "errors.h"
 #include "test_support.h"
-#include "timing_chart.h"
-#include "timing_panel.h"
+#include "timing/timing_chart.h"
+#include "timing/timing_panel.h"
 
 #include <QAbstractSpinBox>
 #include <QCheckBox>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "session.h"
+#include "io/session.h"
 
 #include <QObject>
 #include <QString>

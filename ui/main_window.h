@@ -1,10 +1,10 @@
 #pragma once
 
-#include "attention_figures.h"
+#include "experiment/attention_figures.h"
 #include "experiment.h"
 #include "memory_budget.h"
-#include "presentation.h"
-#include "scenario.h"
+#include "lecture/presentation.h"
+#include "io/scenario.h"
 
 #include <QJsonObject>
 #include <QMainWindow>

@@ -1,10 +1,10 @@
 #include "model/downstream.h"
 
-#include "csv.h"
+#include "io/csv.h"
 #include "errors.h"
-#include "exact_attention.h"
-#include "feature_maps.h"
-#include "linear_attention.h"
+#include "attention/exact_attention.h"
+#include "attention/feature_maps.h"
+#include "attention/linear_attention.h"
 #include "model/model_input.h"
 #include "parallel.h"
 

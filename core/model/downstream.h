@@ -1,7 +1,7 @@
 #pragma once
 
 #include "experiment.h"
-#include "metrics.h"
+#include "attention/metrics.h"
 #include "model/gpt2_model.h"
 
 #include <QString>

@@ -3,7 +3,7 @@
 #include "errors.h"
 #include "model/safetensors.h"
 #include "parallel.h"
-#include "row_ops.h"
+#include "attention/row_ops.h"
 
 #include <QDir>
 #include <QFile>

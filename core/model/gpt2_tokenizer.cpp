@@ -1,7 +1,7 @@
 #include "model/gpt2_tokenizer.h"
 
 #include "errors.h"
-#include "json_types.h"
+#include "io/json_types.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "experiment.h"
-#include "inputs.h"
+#include "inputs/inputs.h"
 #include "memory_budget.h"
 #include "model/gpt2_model.h"
 

@@ -1,0 +1,77 @@
+#include "commands/compute_command.h"
+
+#include "command_line.h"
+#include "errors.h"
+#include "io/result_files.h"
+#include "commands/spec_options.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTextStream>
+
+namespace attnlab {
+
+int runComputeCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Computes exact softmax attention and an approximation of it for one input, and writes "
+        "into --out DIR: attention_exact.npy, attention_approx.npy (L x L, row-normalised, masked "
+        "when causal), kernel_exact.npy, kernel_approx.npy (unnormalised A = exp(s Q K^T) and "
+        "A^ = phi(Q) phi(K)^T), output_exact.npy, output_approx.npy (L x d_v), features_q.npy, "
+        "features_k.npy (phi(Q), phi(K)), projection.npy (W, m x d, applied to x' = sqrt(s) x) "
+        "and metrics.json (every metric, the tokens, the warnings, the spec). One head: 2-D "
+        "arrays; several: a leading head axis. The exact method writes no approximate matrices "
+        "or features. With --save-qkv also queries.npy, keys.npy, values.npy (H x L x d).\n\n"
+        "Without an input option it runs the built-in model (a small GPT-2 trained on the King "
+        "James Bible) on a short sentence: --model PATH|builtin --layer N [--text STR] gives a "
+        "trained model's heads; --text without --model gives random token embeddings.\n\n"
+        "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. "
+        "Files are written all or none."));
+    parser.addHelpOption();
+    addSpecOptions(parser);
+    parser.addOptions({
+        {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("no-matrices"),
+         QStringLiteral("Leave out the L x L matrices: outputs, features and every metric are "
+                        "still written, in linear memory.")},
+        {QStringLiteral("no-features"), QStringLiteral("Leave out features_q.npy and "
+                                                       "features_k.npy.")},
+        {QStringLiteral("save-qkv"), QStringLiteral("Also write the input: queries.npy, keys.npy "
+                                                    "and values.npy (H x L x d).")},
+    });
+    if (!parseSubcommand(parser, arguments))
+        return ExitSuccess;
+    // The spec first: a missing option value (--random --out DIR) is named there.
+    const ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
+    if (!parser.positionalArguments().isEmpty())
+        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
+                             .arg(parser.positionalArguments().first()));
+    if (!parser.isSet(QStringLiteral("out")) || parser.value(QStringLiteral("out")).isEmpty())
+        throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+
+    ComputeOptions options;
+    options.budget = budgetFromOptions(parser);
+    options.matrices = !parser.isSet(QStringLiteral("no-matrices"));
+    options.features = !parser.isSet(QStringLiteral("no-features"));
+    const AttentionInput input = inputFromSpec(spec, options.budget);
+    const ExperimentResult result = compute(spec, input, options);
+    const QString out = parser.value(QStringLiteral("out"));
+    writeResultFiles(result, out, parser.isSet(QStringLiteral("save-qkv")) ? &input : nullptr);
+
+    QTextStream stream(stdout);
+    stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "
+                             "of the output %5\n")
+                  .arg(spec.methodName())
+                  .arg(result.labels.size())
+                  .arg(result.heads.size())
+                  .arg(result.metrics.relFrobeniusAttention, 0, 'g', 4)
+                  .arg(result.metrics.relFrobeniusOutput, 0, 'g', 4);
+    for (const ResultWarning& warning : result.warnings)
+        stream << "warning: " << warning.message << '\n';
+    stream << "wrote " << QDir(out).absolutePath() << '\n';
+    return ExitSuccess;
+}
+
+}  // namespace attnlab

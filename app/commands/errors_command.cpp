@@ -1,0 +1,430 @@
+#include "commands/errors_command.h"
+
+#include "io/atomic_files.h"
+#include "command_line.h"
+#include "errors/error_analysis_panel.h"
+#include "errors/error_chart.h"
+#include "sweeps/error_sweep.h"
+#include "errors.h"
+#include "plotting/figure_export.h"
+#include "io/session.h"
+#include "commands/spec_options.h"
+#include "sweeps/timing_sweep.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QTextStream>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+constexpr QSize kPlotSize(1200, 760);
+const QString kDefaultMethods = QStringLiteral("favor-positive,favor-trig");
+const QString kDefaultFeatures = QStringLiteral("16,32,64,128,256");
+const QString kDefaultNorms = QStringLiteral("0.25,0.5,0.75,1,1.25,1.5,2");
+const QString kDefaultLengths = QStringLiteral("16,32,64,128,256");
+constexpr int kDefaultSeeds = 8;
+constexpr int kMaxSeeds = 100'000;
+
+QString option(const char* name) { return QString::fromLatin1(name); }
+
+// The options of this command that are not the experiment's (see addSpecOptions). "features"
+// is the experiment's option, read here as a list.
+const QStringList kSweepOptions = {"methods", "features", "seeds", "projections", "sweep",
+                                   "norms",   "lengths",  "pair",  "metric",      "out",
+                                   "plot",    "save-session", "help",  "h",     "?"};
+
+// The experiment the sweep starts from: the input and engine options of the command line (every
+// option but the sweep's own), parsed as `compute` parses them.
+ExperimentSpec baseSpec(const QCommandLineParser& parser)
+{
+    for (const char* single : {"method", "projection"}) {
+        if (parser.isSet(option(single)))
+            throw InputError(QStringLiteral("--%1: the sweep takes --%1s LIST").arg(
+                QLatin1String(single)));
+    }
+    return specFromOptionsExcept(parser, kSweepOptions, QStringLiteral("attention-lab errors"));
+}
+
+// --name as numbers, each an integer when `integers`, in [minimum, maximum]; sorted, duplicates
+// dropped.
+std::vector<double> numberList(const QCommandLineParser& parser, const char* name,
+                               const QString& fallback, bool integers, double minimum,
+                               double maximum)
+{
+    std::vector<double> values;
+    for (const QString& item : listOption(parser, name, fallback)) {
+        bool ok = false;
+        const double value = item.toDouble(&ok);
+        if (!ok || !std::isfinite(value) || (integers && value != std::floor(value)) ||
+            value < minimum || value > maximum || (!integers && value <= 0))
+            throw InputError(
+                QStringLiteral("--%1: expected %2 %3 to %4, got \"%5\"")
+                    .arg(QLatin1String(name),
+                         integers ? QStringLiteral("integers from") : QStringLiteral("numbers above"))
+                    .arg(integers ? minimum : 0)
+                    .arg(maximum)
+                    .arg(item));
+        values.push_back(value);
+    }
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    return values;
+}
+
+QString methodChoices()
+{
+    QStringList names;
+    for (const FeatureMapInfo& info : featureMapRegistry())
+        names.append(info.name);
+    return names.join(QStringLiteral(", "));
+}
+
+std::vector<FeatureMapKind> methodsOption(const QCommandLineParser& parser)
+{
+    std::vector<FeatureMapKind> methods;
+    for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
+        FeatureMapKind kind;
+        if (!parseFeatureMapKind(name, &kind))
+            throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2; exact "
+                                            "attention is what the errors are measured against)")
+                                 .arg(name, methodChoices()));
+        if (std::find(methods.begin(), methods.end(), kind) == methods.end())
+            methods.push_back(kind);
+    }
+    return methods;
+}
+
+std::vector<ProjectionKind> projectionsOption(const QCommandLineParser& parser)
+{
+    std::vector<ProjectionKind> projections;
+    for (const QString& name :
+         listOption(parser, "projections", QStringLiteral("orthogonal,iid"))) {
+        ProjectionKind kind;
+        if (!parseProjectionKind(name, &kind))
+            throw InputError(QStringLiteral("--projections: unknown projection \"%1\" (choose "
+                                            "orthogonal, iid or both)")
+                                 .arg(name));
+        if (std::find(projections.begin(), projections.end(), kind) == projections.end())
+            projections.push_back(kind);
+    }
+    return projections;
+}
+
+// --pair A,B: the query and key of the kernel MSE (default 0,1).
+std::pair<int, int> pairOption(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(option("pair")))
+        return {0, 1};
+    const QString text = parser.value(option("pair"));
+    const QStringList parts = text.split(QLatin1Char(','));
+    bool okQuery = false, okKey = false;
+    const int query = parts.value(0).trimmed().toInt(&okQuery);
+    const int key = parts.value(1).trimmed().toInt(&okKey);
+    if (parts.size() != 2 || !okQuery || !okKey || query < 0 || key < 0)
+        throw InputError(QStringLiteral("--pair: expected a query and a key index such as 0,1, "
+                                        "got \"%1\"")
+                             .arg(text));
+    return {query, key};
+}
+
+// The sweep the options describe, on the experiment of the input options.
+ErrorSweepSpec sweepFromOptions(const QCommandLineParser& parser)
+{
+    ErrorSweepSpec spec;
+    spec.experiment = baseSpec(parser);
+    spec.methods = methodsOption(parser);
+    spec.projections = projectionsOption(parser);
+    if (parser.isSet(option("sweep"))) {
+        const QString name = parser.value(option("sweep"));
+        if (!parseErrorSweepKind(name, &spec.sweep))
+            throw InputError(QStringLiteral("--sweep: unknown sweep \"%1\" (choose features, "
+                                            "norm or length)")
+                                 .arg(name));
+    }
+    spec.seeds = integerOption(parser, "seeds", kDefaultSeeds, 1, kMaxSeeds);
+    const auto [query, key] = pairOption(parser);
+    spec.pairQuery = query;
+    spec.pairKey = key;
+    spec.budget = budgetFromOptions(parser);
+
+    const auto notFor = [&](const char* name, const char* sweep) {
+        if (parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--%1: applies to --sweep %2 only")
+                                 .arg(QLatin1String(name), QLatin1String(sweep)));
+    };
+    if (spec.sweep == ErrorSweepKind::Features) {
+        notFor("norms", "norm");
+        notFor("lengths", "length");
+        spec.values =
+            numberList(parser, "features", kDefaultFeatures, true, 1, SpecLimits::features);
+        return spec;
+    }
+    const std::vector<double> features =
+        numberList(parser, "features", QStringLiteral("64"), true, 1, SpecLimits::features);
+    if (features.size() != 1)
+        throw InputError(QStringLiteral("--features: a %1 sweep runs at one m; give one value")
+                             .arg(errorSweepKindName(spec.sweep)));
+    spec.features = int(features.front());
+    if (spec.sweep == ErrorSweepKind::Norm) {
+        notFor("lengths", "length");
+        spec.values = numberList(parser, "norms", kDefaultNorms, false, 0, 1e6);
+    } else {
+        notFor("norms", "norm");
+        spec.values = numberList(parser, "lengths", kDefaultLengths, true, 1, SpecLimits::length);
+    }
+    return spec;
+}
+
+// Checks what needs the built input, naming the option: lengths within a non-random input, the
+// pair within the shortest input of the sweep.
+void checkAgainstInput(const ErrorSweepSpec& spec, const AttentionInput& input)
+{
+    Eigen::Index shortest = input.length();
+    if (spec.sweep == ErrorSweepKind::Length) {
+        const auto longest = Eigen::Index(spec.values.back());
+        if (spec.experiment.input.kind != InputKind::Random && longest > input.length())
+            throw InputError(QStringLiteral("--lengths: %1 is longer than the input (%2 "
+                                            "positions); the sweep takes the first L positions")
+                                 .arg(longest)
+                                 .arg(input.length()));
+        shortest = Eigen::Index(spec.values.front());
+    }
+    if (spec.pairQuery >= shortest || spec.pairKey >= shortest)
+        throw InputError(QStringLiteral("--pair: %1,%2 is outside the first %3 positions (the "
+                                        "shortest input of the sweep)")
+                             .arg(spec.pairQuery)
+                             .arg(spec.pairKey)
+                             .arg(shortest));
+}
+
+// "m = 64", "norm = 1.5", "L = 128".
+QString valueText(ErrorSweepKind sweep, double value)
+{
+    switch (sweep) {
+        case ErrorSweepKind::Features: return QStringLiteral("m = %1").arg(value);
+        case ErrorSweepKind::Norm: return QStringLiteral("norm = %1").arg(value);
+        case ErrorSweepKind::Length: return QStringLiteral("L = %1").arg(value);
+    }
+    return QString();
+}
+
+// The summary: per curve its error at the first and last value (and for features and length
+// sweeps the fitted log-log slope), and the kernel MSE against Lemma 2 at the last value.
+void printSummary(QTextStream& out, const ErrorSweepResult& result, ErrorMetric metric)
+{
+    const std::vector<ErrorCurve> curves = errorCurves(result, metric);
+    const std::vector<ErrorCurve> kernel = errorCurves(result, ErrorMetric::KernelMse);
+    const bool logLog = result.spec.sweep != ErrorSweepKind::Norm;
+    for (std::size_t i = 0; i < curves.size(); ++i) {
+        const ErrorCurve& curve = curves[i];
+        QString line = curve.label() + QStringLiteral(": ");
+        if (curve.points.empty()) {
+            out << line << "no finite value\n";
+            continue;
+        }
+        const ErrorCurvePoint& first = curve.points.front();
+        const ErrorCurvePoint& last = curve.points.back();
+        line += QStringLiteral("%1 %2 at %3 to %4 at %5")
+                    .arg(errorMetricName(metric))
+                    .arg(first.mean, 0, 'g', 3)
+                    .arg(valueText(result.spec.sweep, first.value))
+                    .arg(last.mean, 0, 'g', 3)
+                    .arg(valueText(result.spec.sweep, last.value));
+        if (logLog && curve.points.size() > 1) {
+            std::vector<double> values, means;
+            for (const ErrorCurvePoint& point : curve.points) {
+                values.push_back(point.value);
+                means.push_back(point.mean);
+            }
+            line += QStringLiteral(", slope %1").arg(logLogSlope(values, means), 0, 'f', 2);
+        }
+        if (metric != ErrorMetric::KernelMse && !kernel[i].points.empty()) {
+            const ErrorCurvePoint& mse = kernel[i].points.back();
+            line += QStringLiteral("; kernel MSE at %1 %2 \u00b1 %3")
+                        .arg(valueText(result.spec.sweep, mse.value))
+                        .arg(mse.mean, 0, 'g', 3)
+                        .arg(mse.standardError, 0, 'g', 2);
+            if (hasLemma2(curve.method))
+                line += QStringLiteral(" (Lemma 2, iid: %1)")
+                            .arg(lemma2MseAt(result, curve.method, mse.value), 0, 'g', 3);
+        }
+        out << line << '\n';
+    }
+}
+
+// Draws the Error analysis chart of `metric` into path (png, svg or pdf by the suffix, already
+// checked) at kPlotSize logical pixels. Throws OutputError naming the path.
+void writeErrorPlot(const ErrorSweepResult& result, ErrorMetric metric, const QString& path)
+{
+    ui::FigureFormat format;
+    ui::figureFormatFromSuffix(path, &format);
+    ui::ErrorChart chart;
+    chart.resize(kPlotSize);
+    chart.setResult(result, metric);
+    ui::exportFigure(chart, path, format, kPlotSize);
+}
+
+}  // namespace
+
+int runErrorsCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Measures how far the approximations are from exact softmax attention on one input, and "
+        "how that changes with the number of features m (--sweep features), the query/key norm "
+        "multiplier (--sweep norm, at one m) or the sequence length L (--sweep length, the first "
+        "L positions, at one m). Every method runs with every projection (orthogonal and iid "
+        "rows of W) and --seeds seeds of W (--seed, --seed + 1, ...). Writes one CSV row per "
+        "(method, projection, value, seed) into --out: method,projection,sweep,value,seed,m,norm,"
+        "L,rel_frobenius_attention,rel_frobenius_output,max_abs,mean_abs,mean_tv,mean_kl,"
+        "kernel_mse,nonpositive_rows. kernel_mse is (phi(q_a).phi(k_b) - exp(q'_a.k'_b))^2 for "
+        "the pair --pair a,b of head 0 under the row's W: its mean over the seeds is the "
+        "empirical MSE that Lemma 2 of the Performer paper gives in closed form. Fields that do "
+        "not apply are empty (elu and taylor2 draw no W: one row per value).\n\n"
+        "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. The "
+        "CSV is written all or none."));
+    parser.addHelpOption();
+    // The sweep reads --features as a list and takes --methods and --projections instead of one
+    // method and projection (those two are refused, with that hint).
+    QCommandLineOption features(option("features"),
+                                QStringLiteral("--sweep features: the numbers of features m "
+                                               "(default %1); --sweep norm or length: the one m "
+                                               "(default 64).")
+                                    .arg(kDefaultFeatures),
+                                QStringLiteral("LIST"));
+    QCommandLineOption method(option("method"), QString(), QStringLiteral("NAME"));
+    QCommandLineOption projection(option("projection"), QString(), QStringLiteral("NAME"));
+    method.setFlags(QCommandLineOption::HiddenFromHelp);
+    projection.setFlags(QCommandLineOption::HiddenFromHelp);
+    addSpecOptions(parser, {features, method, projection});
+    parser.addOptions({
+        {option("methods"),
+         QStringLiteral("Methods separated by commas: %1 (default %2).")
+             .arg(methodChoices(), kDefaultMethods),
+         QStringLiteral("LIST")},
+        {option("seeds"), QStringLiteral("Seeds of W per point (default %1).").arg(kDefaultSeeds),
+         QStringLiteral("N")},
+        {option("projections"),
+         QStringLiteral("Projections of W separated by commas: orthogonal, iid (default both)."),
+         QStringLiteral("LIST")},
+        {option("sweep"),
+         QStringLiteral("What varies: features (m, from --features, default %1), norm (the "
+                        "norm multiplier, from --norms) or length (L, from --lengths); default "
+                        "features.")
+             .arg(kDefaultFeatures),
+         QStringLiteral("features|norm|length")},
+        {option("norms"),
+         QStringLiteral("--sweep norm: the norm multipliers of Q and K (default %1); --features "
+                        "gives the one m (default 64).")
+             .arg(kDefaultNorms),
+         QStringLiteral("LIST")},
+        {option("lengths"),
+         QStringLiteral("--sweep length: the lengths L (default %1); random input is drawn as "
+                        "long as the longest, other input must be at least that long.")
+             .arg(kDefaultLengths),
+         QStringLiteral("LIST")},
+        {option("pair"),
+         QStringLiteral("The query and key of the kernel MSE, as indices a,b (default 0,1)."),
+         QStringLiteral("A,B")},
+        {option("metric"),
+         QStringLiteral("The error --plot draws and the summary gives: rel-frobenius-attention, "
+                        "mean-tv, rel-frobenius-output or kernel-mse (default "
+                        "rel-frobenius-attention)."),
+         QStringLiteral("NAME")},
+        {option("out"), QStringLiteral("The CSV file to write (its folder is created if "
+                                       "needed)."),
+         QStringLiteral("FILE.csv")},
+        {option("plot"), QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the "
+                                        "suffix."),
+         QStringLiteral("FILE.png|svg|pdf")},
+        {option("save-session"),
+         QStringLiteral("Also write a session that opens the window on this input, on the Error "
+                        "analysis page with this sweep."),
+         QStringLiteral("FILE.attnlab")},
+    });
+    if (!parseSubcommand(parser, arguments))
+        return ExitSuccess;
+    const ErrorSweepSpec spec = sweepFromOptions(parser);
+    if (!parser.positionalArguments().isEmpty())
+        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
+                             .arg(parser.positionalArguments().first()));
+    ErrorMetric metric = ErrorMetric::RelFrobeniusAttention;
+    if (parser.isSet(option("metric")) && !parseErrorMetric(parser.value(option("metric")), &metric))
+        throw InputError(QStringLiteral("--metric: unknown metric \"%1\" (choose "
+                                        "rel-frobenius-attention, mean-tv, rel-frobenius-output "
+                                        "or kernel-mse)")
+                             .arg(parser.value(option("metric"))));
+    const QString plot = plotOption(parser);
+    if (!parser.isSet(option("out")) || parser.value(option("out")).isEmpty())
+        throw InputError(QStringLiteral("--out FILE.csv is required: the CSV file to write"));
+    const QString out = checkedOutPath("out", parser.value(option("out")), "errors.csv");
+    const QString sessionPath =
+        parser.isSet(option("save-session"))
+            ? checkedOutPath("save-session", parser.value(option("save-session")),
+                             "errors.attnlab")
+            : QString();
+
+    const AttentionInput input = inputFromSpec(spec.experiment, spec.budget);
+    checkAgainstInput(spec, input);
+
+    QTextStream err(stderr);
+    const ErrorSweepResult result =
+        runErrorSweep(spec, input, [&](const ErrorSweepResult& sofar, int total) {
+            const ErrorRow& row = sofar.rows.back();
+            const int done = int(sofar.rows.size());
+            // One line per curve point: after its last seed.
+            const std::uint64_t lastSeed =
+                spec.experiment.featureMap.seed + std::uint64_t(spec.seeds - 1);
+            if (row.seed && *row.seed != lastSeed)
+                return;
+            const int seeds = row.seed ? spec.seeds : 1;
+            double mean = 0;
+            for (int k = 0; k < seeds; ++k)
+                mean += sofar.rows[sofar.rows.size() - 1 - std::size_t(k)].metric(metric) / seeds;
+            err << QStringLiteral("[%1/%2] %3, %4: done, mean %5 %6\n")
+                       .arg(done)
+                       .arg(total)
+                       .arg(row.curveLabel(), valueText(spec.sweep, row.value),
+                            errorMetricName(metric))
+                       .arg(mean, 0, 'g', 3);
+            err.flush();
+        });
+
+    AtomicFileSet files(QFileInfo(out).absolutePath());
+    writeAll(files.open(QFileInfo(out).fileName()), errorSweepCsv(result));
+    files.commit();
+
+    QTextStream stdOut(stdout);
+    printSummary(stdOut, result, metric);
+    stdOut << "wrote " << out << '\n';
+    stdOut.flush();
+
+    if (!sessionPath.isEmpty()) {
+        // (Not "--session": QGuiApplication takes that one for X11 session management.)
+        QJsonObject view;
+        view[QLatin1String("page")] = QStringLiteral("errors");
+        view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric);
+        writeSession(sessionPath, Session{spec.experiment, view});
+        stdOut << "wrote " << sessionPath << '\n';
+        stdOut.flush();
+    }
+
+    if (!plot.isEmpty()) {
+        try {
+            writeErrorPlot(result, metric, plot);
+        } catch (const OutputError& e) {
+            throw OutputError(QStringLiteral("--plot %1: %2 (the CSV was written: %3)")
+                                  .arg(plot, e.message(), out));
+        }
+        stdOut << "wrote " << QFileInfo(plot).absoluteFilePath() << '\n';
+    }
+    return ExitSuccess;
+}
+
+}  // namespace attnlab

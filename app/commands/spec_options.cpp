@@ -1,0 +1,434 @@
+#include "commands/spec_options.h"
+
+#include "errors.h"
+#include "plotting/figure_export.h"
+#include "experiment/image_loader.h"
+#include "model/model_input.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSet>
+#include <QStringDecoder>
+
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+// Bytes of text a --text-file may hold.
+constexpr qint64 kMaxTextFileBytes = 256 * 1024 * 1024;
+
+QString option(const char* name) { return QString::fromLatin1(name); }
+
+// The value of --name, given, as an integer in [minimum, maximum].
+qint64 requiredInteger(const QCommandLineParser& parser, const char* name, qint64 minimum,
+                       qint64 maximum)
+{
+    const QString text = parser.value(option(name));
+    bool ok = false;
+    const qint64 value = text.trimmed().toLongLong(&ok);
+    if (!ok || value < minimum || value > maximum)
+        throw InputError(QStringLiteral("--%1: expected an integer from %2 to %3, got \"%4\"")
+                             .arg(QLatin1String(name))
+                             .arg(minimum)
+                             .arg(maximum)
+                             .arg(text));
+    return value;
+}
+
+// The value of --name as a finite number > 0 (or >= 0 when zero is allowed).
+double positiveOption(const QCommandLineParser& parser, const char* name, bool allowZero = false)
+{
+    const QString text = parser.value(option(name));
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < 0 || (!allowZero && value == 0))
+        throw InputError(QStringLiteral("--%1: expected a number %2 0, got \"%3\"")
+                             .arg(QLatin1String(name), allowZero ? QStringLiteral(">=")
+                                                                 : QStringLiteral(">"),
+                                  text));
+    return value;
+}
+
+template <typename Enum, typename Parser>
+void nameOption(const QCommandLineParser& parser, const char* name, Enum* out, Parser parse,
+                const QString& choices)
+{
+    if (!parser.isSet(option(name)))
+        return;
+    const QString text = parser.value(option(name));
+    if (!parse(text, out))
+        throw InputError(QStringLiteral("--%1: unknown value \"%2\" (choose %3)")
+                             .arg(QLatin1String(name), text, choices));
+}
+
+QString readTextFile(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw InputError(QStringLiteral("%1: cannot open the text file: %2")
+                             .arg(path, file.errorString()));
+    // Read at most one byte past the limit: size() is 0 for pipes and devices.
+    const QByteArray bytes = file.read(kMaxTextFileBytes + 1);
+    if (bytes.size() > kMaxTextFileBytes)
+        throw InputError(QStringLiteral("%1: the text file is larger than the %2 MiB Attention "
+                                        "Lab reads")
+                             .arg(path)
+                             .arg(kMaxTextFileBytes / (1024 * 1024)));
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    const QString text = decoder.decode(bytes);
+    if (decoder.hasError())
+        throw InputError(QStringLiteral("%1: the text file is not valid UTF-8").arg(path));
+    return text;
+}
+
+}  // namespace
+
+void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>& replacements)
+{
+    const QString methods = QStringLiteral("exact|favor-positive|favor-hyperbolic|favor-trig|"
+                                           "favor-relu|elu|taylor2");
+    QList<QCommandLineOption> options{
+        {option("model"), QStringLiteral("Input: a trained GPT-2-architecture model reads the "
+                                         "text (--text, --text-file, or a short example "
+                                         "sentence); the Q, K, V of its --layer, every head, are "
+                                         "the input, causal as the model computes them. PATH is "
+                                         "a folder with config.json, the .safetensors weights "
+                                         "and vocab.json + merges.txt (or tokenizer.json), or "
+                                         "builtin for the built-in model."),
+         QStringLiteral("PATH|builtin")},
+        {option("layer"), QStringLiteral("Model input: the layer whose heads are shown, from 0 "
+                                         "(default 0)."),
+         QStringLiteral("N")},
+        {option("keep-last"), QStringLiteral("Model input: a text longer than the model reads "
+                                             "keeps its last tokens (with a warning) instead of "
+                                             "being refused.")},
+        {option("text"), QStringLiteral("Input: this text, split into tokens (default: a short "
+                                        "example sentence)."), QStringLiteral("STR")},
+        {option("text-file"), QStringLiteral("Input: the text of a UTF-8 file."),
+         QStringLiteral("FILE")},
+        {option("tokens"), QStringLiteral("Text tokens: words (and punctuation marks) or "
+                                          "characters (default words)."),
+         QStringLiteral("words|characters")},
+        {option("no-positional"), QStringLiteral("Text and image: leave out the sinusoidal "
+                                                 "positional encoding.")},
+        {option("image"), QStringLiteral("Input: an image (PNG, JPEG, ...), split into patches."),
+         QStringLiteral("FILE")},
+        {option("patch"), QStringLiteral("Image: patch side in pixels (default 16)."),
+         QStringLiteral("N")},
+        {option("image-size"), QStringLiteral("Image: the longest side is scaled to N pixels "
+                                              "before patching (default 224)."),
+         QStringLiteral("N")},
+        {option("random"), QStringLiteral("Input: L random Gaussian queries and keys."),
+         QStringLiteral("L")},
+        {option("norm"), QStringLiteral("Random input: the norm of every query and key row "
+                                        "(default d^(1/4), which gives |x'| = 1 at the default "
+                                        "scale)."),
+         QStringLiteral("X")},
+        {option("clusters"), QStringLiteral("Random input: rows gather around C directions, "
+                                            "which makes attention peaked (default 0: none)."),
+         QStringLiteral("C")},
+        {QStringList{option("q"), option("queries")}, QStringLiteral("Input: queries from a .npy file, L x d or H x L x d "
+                                     "(float32 or float64)."),
+         QStringLiteral("FILE")},
+        {QStringList{option("k"), option("keys")}, QStringLiteral("Input: keys from a .npy file, the shape of the queries."),
+         QStringLiteral("FILE")},
+        {QStringList{option("v"), option("values")}, QStringLiteral("Input: values from a .npy file, L x d_v or H x L x d_v "
+                                     "(default: the keys)."),
+         QStringLiteral("FILE")},
+        {QStringList{option("d"), option("head-dim")}, QStringLiteral("Head dimension d of text, image and random input "
+                                     "(default 64)."),
+         QStringLiteral("N")},
+        {option("heads"), QStringLiteral("Number of heads H of text, image and random input "
+                                         "(default 1); tokens are vectors of H d numbers."),
+         QStringLiteral("H")},
+        {option("input-projection"),
+         QStringLiteral("How Q, K, V come from token vectors X: random (Q = X Wq, K = X Wk, "
+                        "V = X Wv, seeded Gaussian), tied (Wk = Wq) or identity (Q = K = V = X) "
+                        "(default tied)."),
+         QStringLiteral("random|tied|identity")},
+        {option("input-seed"), QStringLiteral("Seed of the embeddings, Wq, Wk, Wv and random "
+                                              "input (default 0)."),
+         QStringLiteral("S")},
+        {option("norm-multiplier"), QStringLiteral("Multiply every query and key by X (default "
+                                                   "1): approximation error grows with |x'|."),
+         QStringLiteral("X")},
+        {option("method"), QStringLiteral("The approximation (default favor-positive); exact "
+                                          "compares streaming with materialised exact "
+                                          "attention."),
+         methods},
+        {option("features"), QStringLiteral("m, the number of random features (default 64)."),
+         QStringLiteral("M")},
+        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks or iid "
+                                              "Gaussian rows (default orthogonal)."),
+         QStringLiteral("orthogonal|iid")},
+        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
+                                            "sqrt-d (default chi)."),
+         QStringLiteral("chi|sqrt-d")},
+        {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
+         QStringLiteral("S")},
+        {option("scale"), QStringLiteral("Scale s (inverse temperature) in exp(s q.k) (default "
+                                         "1/sqrt(d))."),
+         QStringLiteral("X")},
+        {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
+        {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 48)."),
+         QStringLiteral("N")},
+        {option("relu-epsilon"), QStringLiteral("favor-relu: epsilon added to every feature "
+                                                "(default 0.001)."),
+         QStringLiteral("X")},
+        {option("elu-on-scaled"), QStringLiteral("elu: apply elu+1 to x' = sqrt(s) x instead of "
+                                                 "the raw row.")},
+        {option("precision"), QStringLiteral("Arithmetic: float or double (default float)."),
+         QStringLiteral("float|double")},
+        {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware "
+                                           "thread)."),
+         QStringLiteral("N")},
+        {option("memory-budget"), QStringLiteral("The most memory the large arrays may take, "
+                                                 "e.g. 4G or 512M (default half the machine's "
+                                                 "memory)."),
+         QStringLiteral("SIZE")},
+    };
+    for (const QCommandLineOption& replacement : replacements)
+        for (QCommandLineOption& shared : options)
+            if (shared.names() == replacement.names())
+                shared = replacement;
+    parser.addOptions(options);
+}
+
+// The options of the text reader with random embeddings (a model has its own).
+constexpr const char* kEmbeddingOptions[] = {"heads", "d", "input-projection", "tokens",
+                                             "no-positional", "input-seed"};
+
+ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput defaultInput)
+{
+    ExperimentSpec spec;
+    InputSpec& input = spec.input;
+
+    QStringList inputs;
+    for (const char* name : {"text", "text-file", "image", "random", "q"})
+        if (parser.isSet(option(name)))
+            inputs.append(QStringLiteral("--%1").arg(QLatin1String(name)));
+    if (inputs.size() > 1)
+        throw InputError(QStringLiteral("%1: choose one input (--text, --text-file, --image, "
+                                        "--random or --q with --k)")
+                             .arg(inputs.join(QStringLiteral(", "))));
+    if (parser.isSet(option("k")) && !parser.isSet(option("q")))
+        throw InputError(QStringLiteral("--k: keys need queries too (--q FILE)"));
+    if (parser.isSet(option("v")) && !parser.isSet(option("q")))
+        throw InputError(QStringLiteral("--v: values need queries and keys (--q, --k)"));
+    const bool model = parser.isSet(option("model"));
+    for (const char* name : {"image", "random", "q"})
+        if (model && parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--model, --%1: a model reads text (--text or "
+                                            "--text-file), not other input")
+                                 .arg(QLatin1String(name)));
+    for (const char* name : {"layer", "keep-last"})
+        if (!model && parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--%1: only for model input (--model PATH|builtin)")
+                                 .arg(QLatin1String(name)));
+
+    if (parser.isSet(option("text"))) {
+        input.text = parser.value(option("text"));
+        if (input.text.trimmed().isEmpty())
+            throw InputError(QStringLiteral("--text: the text has no tokens (it is empty or only "
+                                            "white space)"));
+    } else if (parser.isSet(option("text-file"))) {
+        const QString path = parser.value(option("text-file"));
+        input.text = readTextFile(path);
+        if (input.text.trimmed().isEmpty())
+            throw InputError(QStringLiteral("%1: the text file has no tokens (it is empty or "
+                                            "only white space)")
+                                 .arg(path));
+    } else if (parser.isSet(option("image"))) {
+        input.kind = InputKind::Image;
+        input.imagePath = parser.value(option("image"));
+    } else if (parser.isSet(option("random"))) {
+        input.kind = InputKind::Random;
+        input.length = int(requiredInteger(parser, "random", 1, SpecLimits::length));
+    } else if (parser.isSet(option("q"))) {
+        if (!parser.isSet(option("k")))
+            throw InputError(QStringLiteral("--q: queries need keys too (--k FILE)"));
+        input.kind = InputKind::Files;
+        input.queryPath = parser.value(option("q"));
+        input.keyPath = parser.value(option("k"));
+        input.valuePath = parser.value(option("v"));
+        if (parser.isSet(option("heads")) || parser.isSet(option("d")))
+            throw InputError(QStringLiteral("--heads, --d: with --q/--k the heads and d come "
+                                            "from the shapes of the files"));
+    }
+    // The options of the random-embedding reader ask for the text example it reads, not the
+    // built-in model's.
+    bool embeddingOptions = false;
+    for (const char* name : kEmbeddingOptions)
+        embeddingOptions = embeddingOptions || parser.isSet(option(name));
+    const bool exampleModel = inputs.isEmpty() && !model && !embeddingOptions &&
+                              defaultInput == DefaultInput::Model;
+    if (model || exampleModel) {
+        input.kind = InputKind::Model;
+        const ExperimentSpec example = exampleSpec();
+        input.modelPath = model ? parser.value(option("model")) : example.input.modelPath;
+        if (input.modelPath.isEmpty())
+            throw InputError(QStringLiteral("--model: expected a model folder or builtin"));
+        if (!parser.isSet(option("text")) && !parser.isSet(option("text-file")))
+            input.text = example.input.text;
+        input.layer = exampleModel ? example.input.layer : 0;
+        if (parser.isSet(option("layer")))
+            input.layer = int(requiredInteger(parser, "layer", 0, SpecLimits::layers - 1));
+        input.keepLastTokens = parser.isSet(option("keep-last"));
+        for (const char* name : kEmbeddingOptions)
+            if (parser.isSet(option(name)))
+                throw InputError(QStringLiteral("--%1: with a model, the tokens, heads, d and "
+                                                "projections are the model's own")
+                                     .arg(QLatin1String(name)));
+    }
+    nameOption(parser, "tokens", &input.tokenMode, parseTokenMode,
+               QStringLiteral("words or characters"));
+    input.positionalEncoding = !parser.isSet(option("no-positional"));
+    if (parser.isSet(option("patch")))
+        input.patchSize = int(requiredInteger(parser, "patch", 1, SpecLimits::patchSize));
+    if (parser.isSet(option("image-size")))
+        input.imageSize = int(requiredInteger(parser, "image-size", 1, SpecLimits::imageSize));
+    if (parser.isSet(option("norm")))
+        input.rowNorm = positiveOption(parser, "norm", true);
+    if (parser.isSet(option("clusters")))
+        input.clusters = int(requiredInteger(parser, "clusters", 0, SpecLimits::clusters));
+    if (parser.isSet(option("d")))
+        input.headDim = int(requiredInteger(parser, "d", 1, SpecLimits::headDim));
+    if (parser.isSet(option("heads")))
+        input.heads = int(requiredInteger(parser, "heads", 1, SpecLimits::heads));
+    nameOption(parser, "input-projection", &input.projection, parseHeadProjection,
+               QStringLiteral("random, tied or identity"));
+    if (parser.isSet(option("input-seed")))
+        input.seed = std::uint64_t(requiredInteger(parser, "input-seed", 0, (qint64(1) << 53) - 1));
+    if (parser.isSet(option("norm-multiplier")))
+        input.normMultiplier = positiveOption(parser, "norm-multiplier");
+
+    if (parser.isSet(option("method"))) {
+        const QString method = parser.value(option("method"));
+        if (!spec.setMethod(method))
+            throw InputError(QStringLiteral("--method: unknown method \"%1\" (choose exact, "
+                                            "favor-positive, favor-hyperbolic, favor-trig, "
+                                            "favor-relu, elu or taylor2)")
+                                 .arg(method));
+    }
+    FeatureMapSpec& map = spec.featureMap;
+    if (parser.isSet(option("features")))
+        map.features = int(requiredInteger(parser, "features", 1, SpecLimits::features));
+    nameOption(parser, "projection", &map.projection, parseProjectionKind,
+               QStringLiteral("orthogonal or iid"));
+    nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
+    if (parser.isSet(option("seed")))
+        map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
+    if (parser.isSet(option("relu-epsilon")))
+        map.reluEpsilon = positiveOption(parser, "relu-epsilon", true);
+    map.eluOnScaled = parser.isSet(option("elu-on-scaled"));
+    if (parser.isSet(option("scale")))
+        spec.scale = positiveOption(parser, "scale");
+    // A model's attention is causal as it was trained: its approximation is causal too.
+    spec.causal = parser.isSet(option("causal")) || input.kind == InputKind::Model;
+    if (parser.isSet(option("chunk")))
+        spec.chunkSize = int(requiredInteger(parser, "chunk", 1, SpecLimits::chunkSize));
+    nameOption(parser, "precision", &spec.precision, parsePrecision,
+               QStringLiteral("float or double"));
+    if (parser.isSet(option("threads")))
+        spec.threads = int(requiredInteger(parser, "threads", 0, SpecLimits::threads));
+    return spec;
+}
+
+ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QStringList& excluded,
+                                     const QString& command, DefaultInput defaultInput)
+{
+    QCommandLineParser specParser;
+    addSpecOptions(specParser);
+    QStringList args{command};
+    QSet<QString> seen;
+    for (const QString& name : parser.optionNames()) {
+        if (excluded.contains(name) || seen.contains(name))
+            continue;
+        seen.insert(name);
+        const QStringList values = parser.values(name);
+        args.append(values.isEmpty() ? QStringLiteral("--") + name
+                                     : QStringLiteral("--%1=%2").arg(name, values.last()));
+    }
+    if (!specParser.parse(args))
+        throw InputError(specParser.errorText());
+    return specFromOptions(specParser, defaultInput);
+}
+
+qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 fallback,
+                     qint64 minimum, qint64 maximum)
+{
+    return parser.isSet(option(name)) ? requiredInteger(parser, name, minimum, maximum) : fallback;
+}
+
+QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback)
+{
+    const QString text = parser.isSet(option(name)) ? parser.value(option(name)) : fallback;
+    QStringList items;
+    for (const QString& item : text.split(QLatin1Char(','))) {
+        if (item.trimmed().isEmpty())
+            throw InputError(QStringLiteral("--%1: an empty item in \"%2\" (items are separated "
+                                            "by commas)")
+                                 .arg(QLatin1String(name), text));
+        items.append(item.trimmed());
+    }
+    return items;
+}
+
+AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)
+{
+    if (spec.input.kind != InputKind::Image)
+        return buildInput(spec.input, nullptr, budget);
+    const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
+    return buildInput(spec.input, &pixels, budget);
+}
+
+MemoryBudget budgetFromOptions(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(option("memory-budget")))
+        return MemoryBudget();
+    const QString text = parser.value(option("memory-budget"));
+    const qint64 bytes = parseByteSize(text);
+    if (bytes <= 0)
+        throw InputError(QStringLiteral("--memory-budget: expected a size such as 512M or 4G, "
+                                        "got \"%1\"")
+                             .arg(text));
+    return MemoryBudget(bytes);
+}
+
+QString plotOption(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(QStringLiteral("plot")))
+        return QString();
+    const QString path = parser.value(QStringLiteral("plot"));
+    ui::FigureFormat format;
+    if (!ui::figureFormatFromSuffix(path, &format))
+        throw InputError(QStringLiteral("--plot: \"%1\" should end in .png, .svg or .pdf (the "
+                                        "format follows the suffix)")
+                             .arg(path));
+    return path;
+}
+
+QString checkedOutPath(const char* name, const QString& out, const char* example)
+{
+    const QFileInfo info(QDir::current().absoluteFilePath(out));
+    if (out.endsWith(QLatin1Char('/')) || info.fileName().isEmpty())
+        throw InputError(QStringLiteral("--%1: expected a file name such as %2, got the folder "
+                                        "\"%3\"")
+                             .arg(QLatin1String(name), QLatin1String(example), out));
+    if (info.isDir())
+        throw OutputError(QStringLiteral("%1: cannot write: a directory is in the way")
+                              .arg(info.absoluteFilePath()));
+    const QString folder = info.absolutePath();
+    if (!QDir().mkpath(folder))
+        throw OutputError(QStringLiteral("%1: cannot create the directory").arg(folder));
+    if (!QFileInfo(folder).isWritable())
+        throw OutputError(QStringLiteral("%1: cannot write: the directory %2 is not writable")
+                              .arg(info.absoluteFilePath(), folder));
+    return info.absoluteFilePath();
+}
+
+}  // namespace attnlab

@@ -1,0 +1,93 @@
+#pragma once
+
+#include "attention/projection.h"
+#include "types.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace attnlab {
+
+enum class FeatureMapKind {
+    FavorPositive,    // Performer's FAVOR+ positive random features
+    FavorHyperbolic,  // FAVOR+ with the hyperbolic (cosh) estimator
+    FavorTrig,        // trigonometric random Fourier features
+    FavorRelu,        // Performer-ReLU (generalised attention)
+    Elu,              // elu(x) + 1 of "Transformers are RNNs"
+    Taylor2,          // degree-2 Taylor expansion of exp
+};
+
+// What the rest of the program needs to know about a map, one row per map.
+struct FeatureMapInfo {
+    FeatureMapKind kind;
+    QString name;            // on the command line and in files: "favor-positive"
+    QString title;           // for people: "FAVOR+ positive"
+    bool drawsProjection;    // uses a random W (m rows), so m, the projection and the seed matter
+    bool estimatesSoftmax;   // phi(x).phi(y) is an unbiased estimate of exp(x'.y')
+    bool canBeNegative;      // features can be negative: denominators can reach zero or below
+};
+
+// Every feature map, in the order menus list them.
+const std::vector<FeatureMapInfo>& featureMapRegistry();
+const FeatureMapInfo& featureMapInfo(FeatureMapKind kind);
+bool parseFeatureMapKind(const QString& name, FeatureMapKind* kind);
+
+struct FeatureMapSpec {
+    FeatureMapKind kind = FeatureMapKind::FavorPositive;
+    int features = 64;  // m, the number of random projections
+    ProjectionKind projection = ProjectionKind::Orthogonal;
+    RowNorm rowNorm = RowNorm::Chi;
+    std::uint64_t seed = 0;     // fixes W
+    double reluEpsilon = 1e-3;  // added to every Performer-ReLU feature
+    bool eluOnScaled = false;   // elu+1 on x' = sqrt(s) x instead of the raw row x
+};
+
+// A feature map phi: R^d -> R^C with phi(q).phi(k) approximating the softmax kernel exp(q'.k')
+// (or, for elu+1 and ReLU, a kernel of its own), where x' = sqrt(s) x. The linear-attention code
+// only sees this interface.
+//
+// Exponential maps would overflow for large |x'|, so map() returns each row as a mantissa row and a
+// log-scale: phi(x_i) = Phi_i exp(c_i). Maps without exponentials return c_i = 0. Attention uses
+// ratios, so a common key scale and each query's own scale cancel; exports multiply them back.
+template <typename T>
+class FeatureMap {
+public:
+    virtual ~FeatureMap() = default;
+
+    // C, the length of phi(x).
+    Eigen::Index featureCount() const { return m_featureCount; }
+
+    // For the rows x_i of x (n x d, raw queries or keys), writes Phi (n x C) and c (n) with
+    // phi(x_i) = Phi_i exp(c_i).
+    virtual void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
+                     Eigen::Ref<Vector<T>> logScale) const = 0;
+
+    // The random projection W (m x d, applied to x'), empty for maps that draw none.
+    const MatrixD& projection() const { return m_projection; }
+
+protected:
+    explicit FeatureMap(Eigen::Index featureCount) : m_featureCount(featureCount) {}
+
+    Eigen::Index m_featureCount;
+    MatrixD m_projection;
+};
+
+// C, the number of features the map of spec has for d-dimensional rows, without drawing W:
+// m (positive, ReLU), 2m (hyperbolic, trigonometric), d (elu+1), 1 + d + d (d + 1) / 2 (Taylor2).
+Eigen::Index featureCountOf(const FeatureMapSpec& spec, int d);
+
+// The map of spec for d-dimensional rows and scale s. The projection of head h is drawn from
+// (spec.seed, h), so heads have independent W.
+template <typename T>
+std::unique_ptr<FeatureMap<T>> makeFeatureMap(const FeatureMapSpec& spec, int d, double scale,
+                                              int head = 0);
+
+// phi(x_i) of every row at its true scale, Phi_i exp(c_i), in double (entries can overflow to inf
+// where the true value exceeds the double range).
+template <typename T>
+MatrixD trueScaleFeatures(const FeatureMap<T>& phi, const Matrix<T>& x);
+
+}  // namespace attnlab

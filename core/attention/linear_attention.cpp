@@ -1,0 +1,316 @@
+#include "attention/linear_attention.h"
+
+#include "parallel.h"
+#include "attention/row_ops.h"
+
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+
+
+// phiK_j <- phiK_j exp(c_j - scale): key rows brought to a common scale. Nothing to do when every
+// c_j already is that scale (the maps without exponentials).
+template <typename T>
+void rescaleKeyRows(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale, T scale)
+{
+    if (logScale.minCoeff() == scale && logScale.maxCoeff() == scale)
+        return;
+    const Vector<T> weights = (logScale.array() - scale).exp();
+    phiK = weights.asDiagonal() * phiK;
+}
+
+// out_i = num_i / den_i where den_i is finite and not 0, else 0.
+template <typename T>
+void divideRows(const Eigen::Ref<const Matrix<T>>& numerator,
+                const Eigen::Ref<const Vector<T>>& denominator, Eigen::Ref<Matrix<T>> out)
+{
+    for (Eigen::Index r = 0; r < out.rows(); ++r) {
+        const T den = denominator[r];
+        if (den != T(0) && std::isfinite(den))
+            out.row(r) = numerator.row(r) / den;
+        else
+            out.row(r).setZero();
+    }
+}
+
+template <typename T>
+std::vector<Eigen::Index> nonPositiveEntries(const Vector<T>& denominators)
+{
+    std::vector<Eigen::Index> rows;
+    for (Eigen::Index i = 0; i < denominators.size(); ++i)
+        if (!(denominators[i] > T(0)) || !std::isfinite(denominators[i]))
+            rows.push_back(i);
+    return rows;
+}
+
+template <typename T>
+LinearAttentionResult<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+                                                  const Matrix<T>& k, const Matrix<T>& v)
+{
+    const Eigen::Index features = phi.featureCount();
+    std::vector<KeySummary<T>> partial(engineThreads(), KeySummary<T>(features, v.cols()));
+#pragma omp parallel
+    {
+        Matrix<T> phiK(kFeatureBlock, features);
+        Vector<T> logScale(kFeatureBlock);
+        KeySummary<T>& mine = partial[engineThreadIndex()];
+        const Eigen::Index blocks = (k.rows() + kFeatureBlock - 1) / kFeatureBlock;
+#pragma omp for schedule(static)
+        for (Eigen::Index b = 0; b < blocks; ++b) {
+            const Eigen::Index begin = b * kFeatureBlock;
+            const Eigen::Index rows = std::min(kFeatureBlock, k.rows() - begin);
+            phi.map(k.middleRows(begin, rows), phiK.topRows(rows), logScale.head(rows));
+            mine.add(phiK.topRows(rows), logScale.head(rows), v.middleRows(begin, rows));
+        }
+    }
+    KeySummary<T> keys(features, v.cols());
+    for (const KeySummary<T>& part : partial)
+        keys.add(part);
+
+    LinearAttentionResult<T> result;
+    result.output.resize(q.rows(), v.cols());
+    Vector<T> denominators(q.rows());
+    forEachRowBlock(q.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        Matrix<T> phiQ(rows, features);
+        Vector<T> logScale(rows);  // each query's own scale cancels in the ratio
+        phi.map(q.middleRows(begin, rows), phiQ, logScale);
+        const Matrix<T> numerator = phiQ * keys.s;
+        denominators.segment(begin, rows) = phiQ * keys.z;
+        divideRows<T>(numerator, denominators.segment(begin, rows),
+                      result.output.middleRows(begin, rows));
+    });
+    result.nonPositiveRows = nonPositiveEntries(denominators);
+    return result;
+}
+
+template <typename T>
+LinearAttentionResult<T> causalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+                                               const Matrix<T>& k, const Matrix<T>& v,
+                                               Eigen::Index chunk)
+{
+    const Eigen::Index length = q.rows();
+    const Eigen::Index features = phi.featureCount();
+    const double bytesPerChunk =
+        sizeof(T) * double(features) * (double(v.cols()) + 1 + 2.0 * double(chunk));
+    const Eigen::Index totalChunks = (length + chunk - 1) / chunk;
+    const Eigen::Index windowChunks =
+        std::min(totalChunks, std::max(kMinChunksPerThread * engineThreads(),
+                                        Eigen::Index(kCausalWindowBytes / bytesPerChunk)));
+    const Eigen::Index windowRows = windowChunks * chunk;
+
+    LinearAttentionResult<T> result;
+    result.output.resize(length, v.cols());
+    Vector<T> denominators(length);
+
+    Matrix<T> phiQ(windowRows, features);
+    Matrix<T> phiK(windowRows, features);
+    Vector<T> queryLogScale(windowRows);
+    Vector<T> keyLogScale(windowRows);
+    // Pass 1 leaves each chunk's own key sums here; pass 2 swaps in the state before the chunk.
+    std::vector<KeySummary<T>> chunkSums(windowChunks, KeySummary<T>(features, v.cols()));
+    std::vector<T> ownScale(windowChunks);
+    KeySummary<T> state(features, v.cols());
+
+    for (Eigen::Index windowStart = 0; windowStart < length; windowStart += windowRows) {
+        const Eigen::Index rowsInWindow = std::min(windowRows, length - windowStart);
+        const Eigen::Index chunks = (rowsInWindow + chunk - 1) / chunk;
+
+#pragma omp parallel for schedule(static)
+        for (Eigen::Index c = 0; c < chunks; ++c) {
+            const Eigen::Index local = c * chunk;
+            const Eigen::Index rows = std::min(chunk, rowsInWindow - local);
+            const Eigen::Index global = windowStart + local;
+            phi.map(q.middleRows(global, rows), phiQ.middleRows(local, rows),
+                    queryLogScale.segment(local, rows));
+            phi.map(k.middleRows(global, rows), phiK.middleRows(local, rows),
+                    keyLogScale.segment(local, rows));
+            KeySummary<T>& own = chunkSums[c];
+            own.assign(phiK.middleRows(local, rows), keyLogScale.segment(local, rows),
+                       v.middleRows(global, rows));
+            ownScale[c] = own.scale;
+        }
+
+        for (Eigen::Index c = 0; c < chunks; ++c) {
+            std::swap(state, chunkSums[c]);  // chunkSums[c] now holds the state before chunk c
+            state.add(chunkSums[c]);         // ... and state, chunk c's own sums: add the prefix
+        }
+
+#pragma omp parallel
+        {
+            Matrix<T> inner(chunk, chunk);
+            Matrix<T> numerator(chunk, v.cols());
+#pragma omp for schedule(static)
+            for (Eigen::Index c = 0; c < chunks; ++c) {
+                const Eigen::Index local = c * chunk;
+                const Eigen::Index rows = std::min(chunk, rowsInWindow - local);
+                const Eigen::Index global = windowStart + local;
+                const KeySummary<T>& before = chunkSums[c];
+                const auto phiQc = phiQ.middleRows(local, rows);
+                // Bring the state before the chunk (scale `before.scale`) and the chunk's own
+                // keys (scale ownScale[c]) to one scale; the query's own scale cancels.
+                const T common = std::max(before.scale, ownScale[c]);
+                const T beforeFactor =
+                    before.scale == minusInfinity<T>() ? T(0) : std::exp(before.scale - common);
+                const T ownFactor = std::exp(ownScale[c] - common);
+                // The masked block phi(Q_c) phi(K_c)^T, j <= i: only its lower triangle is
+                // formed, and it multiplies V_c as a triangular matrix (half the flops each).
+                auto block = inner.topLeftCorner(rows, rows);
+                block.setZero();
+                block.template triangularView<Eigen::Lower>() =
+                    ownFactor * (phiQc * phiK.middleRows(local, rows).transpose());
+                auto num = numerator.topRows(rows);
+                num.noalias() = beforeFactor * (phiQc * before.s);
+                num.noalias() +=
+                    block.template triangularView<Eigen::Lower>() * v.middleRows(global, rows);
+                auto den = denominators.segment(global, rows);
+                den.noalias() = beforeFactor * (phiQc * before.z);
+                den += block.rowwise().sum();
+                divideRows<T>(num, denominators.segment(global, rows),
+                              result.output.middleRows(global, rows));
+            }
+        }
+    }
+    result.nonPositiveRows = nonPositiveEntries(denominators);
+    return result;
+}
+
+}  // namespace
+
+template <typename T>
+KeySummary<T>::KeySummary(Eigen::Index features, Eigen::Index valueDim)
+    : s(Matrix<T>::Zero(features, valueDim)),
+      z(Vector<T>::Zero(features)),
+      scale(minusInfinity<T>())
+{
+}
+
+template <typename T>
+void KeySummary<T>::rescaleTo(T newScale)
+{
+    if (scale != minusInfinity<T>() && newScale != scale) {
+        const T factor = std::exp(scale - newScale);
+        s *= factor;
+        z *= factor;
+    }
+    scale = newScale;
+}
+
+template <typename T>
+void KeySummary<T>::add(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+                        const Eigen::Ref<const Matrix<T>>& v)
+{
+    if (phiK.rows() == 0)
+        return;
+    const T blockMax = logScale.maxCoeff();
+    if (blockMax > scale)
+        rescaleTo(blockMax);
+    rescaleKeyRows(phiK, logScale, scale);
+    s.noalias() += phiK.transpose() * v;
+    z += phiK.colwise().sum().transpose();
+}
+
+template <typename T>
+void KeySummary<T>::assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+                           const Eigen::Ref<const Matrix<T>>& v)
+{
+    scale = logScale.maxCoeff();
+    rescaleKeyRows(phiK, logScale, scale);
+    s.noalias() = phiK.transpose() * v;
+    z = phiK.colwise().sum().transpose();
+}
+
+template <typename T>
+void KeySummary<T>::add(const KeySummary& other)
+{
+    if (other.scale == minusInfinity<T>())
+        return;
+    if (other.scale > scale)
+        rescaleTo(other.scale);
+    const T factor = std::exp(other.scale - scale);
+    s += other.s * factor;
+    z += other.z * factor;
+}
+
+template <typename T>
+LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+                                         const Matrix<T>& k, const Matrix<T>& v, bool causal,
+                                         Eigen::Index chunk)
+{
+    return causal ? causalLinearAttention(phi, q, k, v, chunk)
+                  : nonCausalLinearAttention(phi, q, k, v);
+}
+
+template <typename T>
+ApproximateAttentionRows<T>::ApproximateAttentionRows(const FeatureMap<T>& phi, const Matrix<T>& q,
+                                                      const Matrix<T>& k, bool causal)
+    : m_phi(phi),
+      m_q(q),
+      m_causal(causal),
+      m_phiK(k.rows(), phi.featureCount()),
+      m_keyLogScale(k.rows()),
+      m_prefixMaxScale(k.rows())
+{
+    forEachRowBlock(k.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        m_phi.map(k.middleRows(begin, end - begin), m_phiK.middleRows(begin, end - begin),
+                  m_keyLogScale.segment(begin, end - begin));
+    });
+    T running = minusInfinity<T>();
+    for (Eigen::Index j = 0; j < k.rows(); ++j)
+        m_prefixMaxScale[j] = running = std::max(running, m_keyLogScale[j]);
+}
+
+template <typename T>
+void ApproximateAttentionRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
+                                       MatrixD* kernel) const
+{
+    const Eigen::Index rows = p.rows();
+    const Eigen::Index keys = m_phiK.rows();
+    Matrix<T> phiQ(rows, m_phi.featureCount());
+    Vector<T> queryLogScale(rows);
+    m_phi.map(m_q.middleRows(begin, rows), phiQ, queryLogScale);
+    // One key scale for the block: the largest c_j among the keys any of its rows sees.
+    const Eigen::Index visibleKeys = m_causal ? std::min(keys, begin + rows) : keys;
+    const T keyScale = m_prefixMaxScale[visibleKeys - 1];
+    const Vector<T> keyWeight =
+        (m_keyLogScale.head(visibleKeys).array() - keyScale).exp();
+    p.leftCols(visibleKeys).noalias() = phiQ * m_phiK.topRows(visibleKeys).transpose();
+    p.leftCols(visibleKeys) = p.leftCols(visibleKeys) * keyWeight.asDiagonal();
+    p.rightCols(keys - visibleKeys).setZero();
+    if (m_causal) {
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index firstMasked = std::min(keys, begin + r + 1);
+            p.row(r).tail(keys - firstMasked).setZero();
+        }
+    }
+    if (kernel) {
+        kernel->resize(rows, keys);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const double factor = std::exp(double(queryLogScale[r]) + double(keyScale));
+            if (std::isfinite(factor)) {
+                kernel->row(r) = p.row(r).template cast<double>() * factor;
+            } else {  // 0 stays 0 rather than 0 * inf
+                kernel->row(r) = p.row(r).template cast<double>();
+                for (double& value : kernel->row(r))
+                    value = value == 0.0 ? 0.0 : value * factor;
+            }
+        }
+    }
+    const Vector<T> denominators = p.rowwise().sum();
+    divideRows<T>(Matrix<T>(p), denominators, p);
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                    \
+    template struct KeySummary<T>;                                                                \
+    template LinearAttentionResult<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&, \
+                                                         const Matrix<T>&, const Matrix<T>&,     \
+                                                         bool, Eigen::Index);                    \
+    template class ApproximateAttentionRows<T>;
+ATTNLAB_INSTANTIATE(float)
+ATTNLAB_INSTANTIATE(double)
+#undef ATTNLAB_INSTANTIATE
+
+}  // namespace attnlab

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "attention/feature_maps.h"
+#include "types.h"
+
+#include <vector>
+
+namespace attnlab {
+
+// Shapes of the kernels' work buffers (the timing sweep's working-set model counts them too).
+// Rows of queries or keys mapped to features at a time in the non-causal form.
+inline constexpr Eigen::Index kFeatureBlock = 256;
+// The causal form keeps, for the chunks of one window, their features and key sums between its
+// passes: windows hold about this much (so that it stays in cache), and a few chunks per thread.
+inline constexpr double kCausalWindowBytes = 2.0 * 1024 * 1024;
+inline constexpr Eigen::Index kMinChunksPerThread = 4;
+// Rows per chunk of the causal form, unless the caller chooses.
+inline constexpr Eigen::Index kDefaultCausalChunk = 48;
+
+// Approximate attention through a feature map phi: A^ = phi(Q) phi(K)^T (masked when causal),
+// P^ = D^-1 A^, O^ = P^ V.
+
+// The key side of linear attention at a common log-scale c: S = sum_j phi(k_j) v_j^T (C x d_v)
+// and z = sum_j phi(k_j) (C), held as mantissas with S_true = S exp(scale), z_true = z exp(scale).
+template <typename T>
+struct KeySummary {
+    Matrix<T> s;
+    Vector<T> z;
+    T scale;  // -inf while no key has been added
+
+    KeySummary(Eigen::Index features, Eigen::Index valueDim);
+
+    // Adds the keys with mantissa rows phiK (log-scales c) and values v. Rescales phiK in place
+    // to this summary's scale (the larger of its old scale and max c).
+    void add(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+             const Eigen::Ref<const Matrix<T>>& v);
+
+    // Makes this the summary of exactly the keys phiK (rescaled in place as add() does).
+    void assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+                const Eigen::Ref<const Matrix<T>>& v);
+
+    // Adds another summary (both rescaled to the larger scale).
+    void add(const KeySummary& other);
+
+    // Multiplies S and z by exp(scale - newScale) and takes newScale as the scale.
+    void rescaleTo(T newScale);
+};
+
+template <typename T>
+struct LinearAttentionResult {
+    Matrix<T> output;  // O^ (L x d_v)
+    // Rows i whose denominator phi(q_i)^T z (z over all keys, or the keys j <= i when causal) is
+    // not positive. Their output is numerator / denominator where that is finite, else 0.
+    std::vector<Eigen::Index> nonPositiveRows;
+};
+
+// O^ in linear form, O(L C d_v), never through an L x L matrix.
+// Non-causal: O^ = phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1), key blocks summed in parallel.
+// Causal: o_i = phi(q_i)^T S_i / phi(q_i)^T z_i with S_i = sum_{j<=i} phi(k_j) v_j^T and
+// z_i = sum_{j<=i} phi(k_j), by chunks of `chunk` rows: within a chunk a masked chunk x chunk block
+// phi(Q_c) phi(K_c)^T, between chunks the running (S, z). Chunks run in parallel in windows: each
+// chunk's own sums, then the prefix states in order, then every chunk's outputs.
+template <typename T>
+LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+                                         const Matrix<T>& k, const Matrix<T>& v, bool causal,
+                                         Eigen::Index chunk = kDefaultCausalChunk);
+
+// Rows of A^ and P^ formed explicitly (the masked quadratic form), for display and metrics.
+// The keys are mapped once, in the constructor (L x C values).
+template <typename T>
+class ApproximateAttentionRows {
+public:
+    ApproximateAttentionRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
+                             bool causal);
+
+    // Rows [begin, begin + p.rows()) of P^ = D^-1 A^, with A^_ij = phi(q_i).phi(k_j) (0 for j > i
+    // when causal). A row whose denominator is 0 or not finite is set to 0. When kernel is not
+    // null it receives the same rows of A^ at their true scale, in double.
+    void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel = nullptr) const;
+
+private:
+    const FeatureMap<T>& m_phi;
+    const Matrix<T>& m_q;
+    bool m_causal;
+    Matrix<T> m_phiK;           // key mantissas
+    Vector<T> m_keyLogScale;    // c_j
+    Vector<T> m_prefixMaxScale; // max_{j' <= j} c_j'
+};
+
+}  // namespace attnlab

@@ -1,0 +1,107 @@
+#pragma once
+
+#include "memory_budget.h"
+#include "inputs/text.h"
+#include "types.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace attnlab {
+
+enum class InputKind { Text, Image, Random, Files, Model };
+
+// How each head's Q, K and V come from the token (or patch) vectors X (L x d_model, d_model = H d).
+enum class HeadProjection {
+    Random,    // Q_h = X Wq_h, K_h = X Wk_h, V_h = X Wv_h with seeded N(0, 1/d) weights
+    Tied,      // as Random but Wk_h = Wq_h: a token attends to tokens like itself
+    Identity,  // Q_h = K_h = V_h = sqrt(H) X_h, X_h the h-th block of d columns of X
+};
+
+// The sentence a new user sees first.
+QString defaultText();
+
+struct InputSpec {
+    InputKind kind = InputKind::Text;
+
+    // Text (random embeddings) and model input
+    QString text = defaultText();
+    TokenMode tokenMode = TokenMode::Words;
+    bool positionalEncoding = true;
+
+    // Model: a trained GPT-2-architecture transformer reads the text; its own Q, K, V of one
+    // layer (all its heads) are the input. The folder of config.json, the .safetensors weights and
+    // the tokenizer files, or kBuiltinModel.
+    QString modelPath = QStringLiteral("builtin");
+    int layer = 0;                 // 0-based
+    bool keepLastTokens = false;   // a text longer than the model reads: keep its last tokens
+
+    // Image: decoded outside the engine (core has no QtGui) into ImagePixels.
+    QString imagePath;
+    int patchSize = 16;   // p: patches are p x p pixels
+    int imageSize = 224;  // the longest side is scaled to this many pixels before patching
+
+    // Random
+    int length = 128;                 // L
+    std::optional<double> rowNorm;    // |q_i| = |k_i|; default d^(1/4), so |x'| = 1 when s = 1/sqrt(d)
+    int clusters = 0;                 // > 0: rows gather around this many directions
+
+    // Files (.npy): 2-D L x d or 3-D H x L x d. Without a value file, V = K.
+    QString queryPath;
+    QString keyPath;
+    QString valuePath;
+
+    // Text, image and random input
+    int headDim = 64;  // d (and d_v)
+    int heads = 1;     // H
+    HeadProjection projection = HeadProjection::Tied;  // a token attends to tokens like itself
+    std::uint64_t seed = 0;  // embeddings, projections Wq, Wk, Wv, random Q, K, V
+
+    // Every input: Q and K are multiplied by this. Approximation error grows quickly with |x'|.
+    double normMultiplier = 1.0;
+};
+
+// RGB pixels, row-major, 3 floats in [0, 1] per pixel.
+struct ImagePixels {
+    int width = 0;
+    int height = 0;
+    std::vector<float> rgb;
+};
+
+struct HeadTensors {
+    MatrixD q;  // L x d
+    MatrixD k;  // L x d
+    MatrixD v;  // L x d_v
+};
+
+// What attention runs on: per head Q, K, V, and a label for each position.
+struct AttentionInput {
+    std::vector<HeadTensors> heads;
+    QStringList labels;  // the token text, the patch "(row, col)", or the index
+    QStringList notes;   // what the input changed on the way, in plain words (tokens dropped)
+    int gridRows = 0;    // image input: the patch grid
+    int gridCols = 0;
+
+    Eigen::Index length() const { return heads.front().q.rows(); }
+    Eigen::Index headDim() const { return heads.front().q.cols(); }
+    Eigen::Index valueDim() const { return heads.front().v.cols(); }
+};
+
+// Builds Q, K, V for every head (see DESIGN.md section 3). Text and image inputs are scaled so that
+// E|q_i|^2 = E|k_i|^2 = sqrt(d): then |x'| is about 1 at the default scale s = 1/sqrt(d), where
+// FAVOR+ is close to exact but visibly not equal. Image input needs the decoded pixels.
+// Throws InputError (no tokens, image smaller than a patch, unreadable or inconsistent .npy
+// files, NaN or Inf values, parameters out of range) and ResourceError (over the budget).
+AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image = nullptr,
+                          const MemoryBudget& budget = MemoryBudget());
+
+QString inputKindName(InputKind kind);  // "text", "image", "random", "files", "model"
+bool parseInputKind(const QString& name, InputKind* kind);
+QString headProjectionName(HeadProjection projection);  // "random", "tied", "identity"
+bool parseHeadProjection(const QString& name, HeadProjection* projection);
+
+}  // namespace attnlab

@@ -1,0 +1,963 @@
+#include "sweeps/timing_sweep.h"
+
+#include "io/csv.h"
+#include "errors.h"
+#include "attention/exact_attention.h"
+#include "experiment.h"
+#include "attention/feature_maps.h"
+#include "attention/linear_attention.h"
+#include "parallel.h"
+#include "attention/random.h"
+
+#include <QJsonArray>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+
+#ifdef __linux__
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+namespace attnlab {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Significant digits of the CSV numbers (%.6g: timings are not more precise).
+constexpr int kCsvDigits = 6;
+constexpr double kFloatBytes = sizeof(float);
+// The largest number of repetitions a spec may ask for.
+constexpr int kMaxRepetitions = 1'000'000;
+
+
+// Rows of Q, K, V drawn from one random sub-stream: blocks are independent, so they are drawn in
+// parallel and the inputs do not depend on the number of threads.
+constexpr Eigen::Index kInputBlockRows = 1024;
+// Rows made between two polls of cancelled().
+constexpr Eigen::Index kInputPollRows = 64 * 1024;
+
+struct AlgorithmInfo {
+    TimedAlgorithm algorithm;
+    const char* name;
+    FeatureMapKind map;  // for the linear algorithms
+};
+
+const AlgorithmInfo kAlgorithms[] = {
+    {TimedAlgorithm::ExactMaterialised, "exact-materialised", FeatureMapKind::FavorPositive},
+    {TimedAlgorithm::ExactStreaming, "exact-streaming", FeatureMapKind::FavorPositive},
+    {TimedAlgorithm::FavorPositive, "favor-positive", FeatureMapKind::FavorPositive},
+    {TimedAlgorithm::FavorHyperbolic, "favor-hyperbolic", FeatureMapKind::FavorHyperbolic},
+    {TimedAlgorithm::FavorTrig, "favor-trig", FeatureMapKind::FavorTrig},
+    {TimedAlgorithm::FavorRelu, "favor-relu", FeatureMapKind::FavorRelu},
+    {TimedAlgorithm::Elu, "elu", FeatureMapKind::Elu},
+};
+
+const AlgorithmInfo& infoOf(TimedAlgorithm algorithm)
+{
+    for (const AlgorithmInfo& info : kAlgorithms)
+        if (info.algorithm == algorithm)
+            return info;
+    return kAlgorithms[0];
+}
+
+// The feature map spec of a linear algorithm: m features, orthogonal W, seed 0.
+FeatureMapSpec featureMapSpecOf(TimedAlgorithm algorithm, int m)
+{
+    FeatureMapSpec spec;
+    spec.kind = infoOf(algorithm).map;
+    spec.features = m;
+    spec.projection = ProjectionKind::Orthogonal;
+    spec.seed = 0;
+    return spec;
+}
+
+int resolvedThreads(int threads)
+{
+    return threads > 0 ? threads : hardwareThreads();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+// Q, K, V (L x d) for one length, as bench/bench_attention.cpp makes them: Q, K entries
+// N(0, 1/sqrt(d)), so |x'|^2 = s |x|^2 is about 1 at s = 1/sqrt(d); V entries N(0, 1/d), unit rows.
+struct SweepInputs {
+    Matrix<float> q, k, v;
+};
+
+// Fills rows [begin, end) of m with N(0, sd^2) entries; block b of kInputBlockRows rows comes from
+// the sub-stream b of `seed`.
+void fillGaussianRows(Matrix<float>& m, Eigen::Index begin, Eigen::Index end, double sd,
+                      std::uint64_t seed)
+{
+    // begin is a multiple of kInputBlockRows.
+    forEachRowBlock(end - begin, kInputBlockRows, [&](Eigen::Index b0, Eigen::Index b1) {
+        const Eigen::Index first = begin + b0;
+        Rng rng(seed, RandomStream::RandomInput, std::uint64_t(first / kInputBlockRows));
+        for (Eigen::Index i = first; i < begin + b1; ++i)
+            for (Eigen::Index j = 0; j < m.cols(); ++j)
+                m(i, j) = float(sd * rng.normal());
+    });
+}
+
+// The inputs of length L, or false when cancelled() turned true while they were made (it is
+// polled once per kInputPollRows rows).
+bool makeInputs(Eigen::Index length, int d, const std::function<bool()>& cancelled,
+                SweepInputs* inputs)
+{
+    const double keySd = std::pow(double(d), -0.25);
+    const double valueSd = 1 / std::sqrt(double(d));
+    inputs->q.resize(length, d);
+    inputs->k.resize(length, d);
+    inputs->v.resize(length, d);
+    for (Eigen::Index begin = 0; begin < length; begin += kInputPollRows) {
+        if (cancelled && cancelled())
+            return false;
+        const Eigen::Index end = std::min(length, begin + kInputPollRows);
+        fillGaussianRows(inputs->q, begin, end, keySd, 1);
+        fillGaussianRows(inputs->k, begin, end, keySd, 2);
+        fillGaussianRows(inputs->v, begin, end, valueSd, 3);
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Peak memory
+
+#ifdef __linux__
+// The value in kB of the line "<key>: <n> kB" of /proc/self/status, in bytes; NaN if unreadable.
+double procStatusBytes(const char* key)
+{
+    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return kNaN;
+    char text[8192];
+    ssize_t size = 0;
+    while (size < ssize_t(sizeof(text)) - 1) {
+        const ssize_t got = ::read(fd, text + size, sizeof(text) - 1 - size);
+        if (got <= 0)
+            break;
+        size += got;
+    }
+    ::close(fd);
+    text[size] = '\0';
+    const std::string_view all(text, std::size_t(size));
+    const std::string pattern = std::string("\n") + key + ":";
+    const std::size_t at = all.find(pattern);
+    if (at == std::string_view::npos)
+        return kNaN;
+    const char* p = text + at + pattern.size();
+    while (*p == ' ' || *p == '\t')
+        ++p;
+    long long kib = 0;
+    const std::from_chars_result parsed = std::from_chars(p, text + size, kib);
+    if (parsed.ec != std::errc())
+        return kNaN;
+    return double(kib) * 1024.0;
+}
+#endif
+
+// Measures the peak resident memory of the process during some runs above the resident memory
+// before them: the peak (VmHWM) is reset to the current resident set (writing "5" to
+// /proc/self/clear_refs), VmRSS is read before the runs and VmHWM after them. It is process-wide,
+// so it includes the method's output and every temporary it allocates (and anything another thread
+// of the process allocates meanwhile). NaN where /proc is not available (or not Linux).
+class PeakMemoryProbe {
+public:
+    // Call just before the runs.
+    void start()
+    {
+        m_before = kNaN;
+#ifdef __GLIBC__
+        // Give freed heap memory back first, so that runs reusing it count in the peak.
+        malloc_trim(0);
+#endif
+#ifdef __linux__
+        const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        const bool reset = ::write(fd, "5", 1) == 1;
+        ::close(fd);
+        if (reset)
+            m_before = procStatusBytes("VmRSS");
+#endif
+    }
+
+    // Call just after the runs: the peak above the start, at least 0; NaN when not measured.
+    double peakBytes() const
+    {
+        if (std::isnan(m_before))
+            return kNaN;
+#ifdef __linux__
+        const double peak = procStatusBytes("VmHWM");
+        return std::isnan(peak) ? kNaN : std::max(0.0, peak - m_before);
+#else
+        return kNaN;
+#endif
+    }
+
+private:
+    double m_before = kNaN;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+// One warm-up call and seconds.size() timed calls of call() (returning a Result), each timed with
+// steady_clock around the call only; cancelled() is polled before every call. The result of the
+// previous call is released before the clock starts, so the timed region allocates only what the
+// method itself allocates. False when cancelled.
+template <typename Result, typename Call>
+bool timeRuns(const Call& call, const std::function<bool()>& cancelled,
+              std::vector<double>& seconds)
+{
+    using Clock = std::chrono::steady_clock;
+    Result result;
+    for (std::size_t run = 0; run <= seconds.size(); ++run) {
+        if (cancelled && cancelled())
+            return false;
+        result = Result();
+        const Clock::time_point start = Clock::now();
+        result = call();
+        const Clock::time_point stop = Clock::now();
+        if (run > 0)
+            seconds[run - 1] = std::chrono::duration<double>(stop - start).count();
+    }
+    return true;
+}
+
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+void markNotMeasured(SweepPoint& point, PointStatus status)
+{
+    point.status = status;
+    point.secondsMedian = point.secondsMin = point.secondsMax = kNaN;
+    point.gflops = kNaN;
+    point.peakBytes = kNaN;
+}
+
+void validate(const SweepSpec& spec)
+{
+    if (spec.headDim < 1 || spec.headDim > SpecLimits::headDim)
+        throw InputError(QStringLiteral("d must be an integer from 1 to %1 (got %2)")
+                             .arg(SpecLimits::headDim)
+                             .arg(spec.headDim));
+    if (spec.features < 1 || spec.features > SpecLimits::features)
+        throw InputError(QStringLiteral("features must be an integer from 1 to %1 (got %2)")
+                             .arg(SpecLimits::features)
+                             .arg(spec.features));
+    if (spec.repetitions < 1 || spec.repetitions > kMaxRepetitions)
+        throw InputError(QStringLiteral("repetitions must be an integer from 1 to %1 (got %2)")
+                             .arg(kMaxRepetitions)
+                             .arg(spec.repetitions));
+    if (spec.threads < 0 || spec.threads > SpecLimits::threads)
+        throw InputError(QStringLiteral("threads must be an integer from 0 to %1 (got %2)")
+                             .arg(SpecLimits::threads)
+                             .arg(spec.threads));
+    for (std::size_t i = 0; i < spec.lengths.size(); ++i) {
+        if (spec.lengths[i] < 1 || spec.lengths[i] > SpecLimits::length)
+            throw InputError(QStringLiteral("lengths[%1] must be an integer from 1 to %2 (got %3)")
+                                 .arg(i)
+                                 .arg(SpecLimits::length)
+                                 .arg(spec.lengths[i]));
+        if (i > 0 && spec.lengths[i] <= spec.lengths[i - 1])
+            throw InputError(QStringLiteral("lengths must be ascending (lengths[%1] = %2 follows "
+                                            "%3)")
+                                 .arg(i)
+                                 .arg(spec.lengths[i])
+                                 .arg(spec.lengths[i - 1]));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+QJsonValue numberOrNull(double value)
+{
+    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
+}
+
+// Readers of the fields of one JSON object; a wrong type or value throws InputError naming the
+// field (with its path, e.g. "points[3].status").
+class JsonReader {
+public:
+    JsonReader(const QJsonObject& object, const QString& prefix)
+        : m_object(object), m_prefix(prefix)
+    {
+    }
+
+    QString name(const char* key) const { return m_prefix + QLatin1String(key); }
+    bool has(const char* key) const { return m_object.contains(QLatin1String(key)); }
+
+    // An integer in [minimum, maximum]; absent leaves *out.
+    template <typename Int>
+    void integer(const char* key, Int* out, double minimum, double maximum) const
+    {
+        const QJsonValue value = typed(key, QJsonValue::Double);
+        if (value.isUndefined())
+            return;
+        *out = Int(checkedInteger(name(key), value.toDouble(), minimum, maximum));
+    }
+
+    void boolean(const char* key, bool* out) const
+    {
+        const QJsonValue value = typed(key, QJsonValue::Bool);
+        if (!value.isUndefined())
+            *out = value.toBool();
+    }
+
+    // A number, or null for NaN ("not measured"); absent is NaN too.
+    double numberOrNaN(const char* key) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined() || value.isNull())
+            return kNaN;
+        require(value.isDouble(), QStringLiteral("%1 must be a number or null").arg(name(key)));
+        return value.toDouble();
+    }
+
+    // A name parse() accepts; `required` fields must be present.
+    template <typename Enum, typename Parser>
+    void enumName(const char* key, Enum* out, Parser parse, bool required = false) const
+    {
+        const QJsonValue value = typed(key, QJsonValue::String);
+        if (value.isUndefined()) {
+            require(!required, QStringLiteral("%1 is missing").arg(name(key)));
+            return;
+        }
+        require(parse(value.toString(), out),
+                QStringLiteral("%1: unknown value \"%2\"").arg(name(key), value.toString()));
+    }
+
+    QJsonArray array(const char* key) const
+    {
+        return typed(key, QJsonValue::Array).toArray();
+    }
+
+    QJsonObject object(const char* key) const
+    {
+        return typed(key, QJsonValue::Object).toObject();
+    }
+
+    static void require(bool condition, const QString& message)
+    {
+        if (!condition)
+            throw InputError(message);
+    }
+
+    static double checkedInteger(const QString& name, double number, double minimum,
+                                 double maximum)
+    {
+        require(std::isfinite(number) && number == std::floor(number) && number >= minimum &&
+                    number <= maximum,
+                QStringLiteral("%1 must be an integer from %2 to %3 (got %4)")
+                    .arg(name)
+                    .arg(minimum, 0, 'f', 0)
+                    .arg(maximum, 0, 'f', 0)
+                    .arg(number));
+        return number;
+    }
+
+private:
+    QJsonValue typed(const char* key, QJsonValue::Type type) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined())
+            return value;
+        static const char* const typeNames[] = {"null", "a boolean", "a number", "a string",
+                                                "an array", "an object"};
+        require(value.type() == type,
+                QStringLiteral("%1 must be %2").arg(name(key), typeNames[int(type)]));
+        return value;
+    }
+
+    const QJsonObject& m_object;
+    QString m_prefix;
+};
+
+QJsonObject methodToJson(const TimedMethod& method)
+{
+    QJsonObject json;
+    json[QLatin1String("algorithm")] = timedAlgorithmName(method.algorithm);
+    json[QLatin1String("causal")] = method.causal;
+    return json;
+}
+
+// The method in fields "algorithm" (required) and "causal" of a reader's object.
+TimedMethod methodFromJson(const JsonReader& reader)
+{
+    TimedMethod method;
+    reader.enumName("algorithm", &method.algorithm, parseTimedAlgorithm, true);
+    reader.boolean("causal", &method.causal);
+    return method;
+}
+
+SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
+{
+    SweepSpec spec;
+    const JsonReader top(json, prefix);
+    int version = 1;
+    top.integer("version", &version, 1, std::numeric_limits<int>::max());
+    JsonReader::require(version == 1, QStringLiteral("%1 %2 is not known to this Attention Lab "
+                                                     "(it reads version 1)")
+                                          .arg(top.name("version"))
+                                          .arg(version));
+    if (top.has("methods")) {
+        const QJsonArray methods = top.array("methods");
+        for (qsizetype i = 0; i < methods.size(); ++i) {
+            const QString name = QStringLiteral("%1methods[%2]").arg(prefix).arg(i);
+            JsonReader::require(methods.at(i).isObject(),
+                                QStringLiteral("%1 must be an object").arg(name));
+            const QJsonObject object = methods.at(i).toObject();
+            spec.methods.push_back(methodFromJson(JsonReader(object, name + QLatin1Char('.'))));
+        }
+    }
+    if (top.has("lengths")) {
+        const QJsonArray lengths = top.array("lengths");
+        for (qsizetype i = 0; i < lengths.size(); ++i) {
+            const QString name = QStringLiteral("%1lengths[%2]").arg(prefix).arg(i);
+            JsonReader::require(lengths.at(i).isDouble(),
+                                QStringLiteral("%1 must be a number").arg(name));
+            const auto length = Eigen::Index(
+                JsonReader::checkedInteger(name, lengths.at(i).toDouble(), 1, SpecLimits::length));
+            JsonReader::require(spec.lengths.empty() || length > spec.lengths.back(),
+                                QStringLiteral("%1 (%2) must be larger than the length before it: "
+                                               "lengths are ascending")
+                                    .arg(name)
+                                    .arg(length));
+            spec.lengths.push_back(length);
+        }
+    }
+    top.integer("d", &spec.headDim, 1, SpecLimits::headDim);
+    top.integer("features", &spec.features, 1, SpecLimits::features);
+    top.integer("threads", &spec.threads, 0, SpecLimits::threads);
+    top.integer("repetitions", &spec.repetitions, 1, kMaxRepetitions);
+    qint64 budget = spec.budget.bytes();
+    top.integer("memory_budget_bytes", &budget, 1, 9.0e15);
+    spec.budget = MemoryBudget(budget);
+    return spec;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+QString timedAlgorithmName(TimedAlgorithm algorithm)
+{
+    return QLatin1String(infoOf(algorithm).name);
+}
+
+bool parseTimedAlgorithm(const QString& name, TimedAlgorithm* algorithm)
+{
+    for (const AlgorithmInfo& info : kAlgorithms) {
+        if (name == QLatin1String(info.name)) {
+            *algorithm = info.algorithm;
+            return true;
+        }
+    }
+    return false;
+}
+
+const std::vector<TimedAlgorithm>& timedAlgorithms()
+{
+    static const std::vector<TimedAlgorithm> all = [] {
+        std::vector<TimedAlgorithm> list;
+        for (const AlgorithmInfo& info : kAlgorithms)
+            list.push_back(info.algorithm);
+        return list;
+    }();
+    return all;
+}
+
+bool isLinear(TimedAlgorithm algorithm)
+{
+    return algorithm != TimedAlgorithm::ExactMaterialised &&
+           algorithm != TimedAlgorithm::ExactStreaming;
+}
+
+QString TimedMethod::label() const
+{
+    return causal ? timedAlgorithmName(algorithm) + QStringLiteral(" causal")
+                  : timedAlgorithmName(algorithm);
+}
+
+QString pointStatusName(PointStatus status)
+{
+    switch (status) {
+        case PointStatus::Ok: return QStringLiteral("ok");
+        case PointStatus::SkippedMemory: return QStringLiteral("skipped-memory");
+        case PointStatus::Cancelled: return QStringLiteral("cancelled");
+    }
+    return QStringLiteral("ok");
+}
+
+bool parsePointStatus(const QString& name, PointStatus* status)
+{
+    for (const PointStatus candidate :
+         {PointStatus::Ok, PointStatus::SkippedMemory, PointStatus::Cancelled}) {
+        if (name == pointStatusName(candidate)) {
+            *status = candidate;
+            return true;
+        }
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lengths, flops, memory
+
+std::vector<Eigen::Index> logSpacedLengths(Eigen::Index minimum, Eigen::Index maximum,
+                                           int pointsPerOctave)
+{
+    std::vector<Eigen::Index> lengths;
+    if (minimum < 1 || maximum < minimum || pointsPerOctave < 1)
+        return lengths;
+    const auto rounded = [](double length) {
+        return std::max<Eigen::Index>(16, Eigen::Index(std::llround(length / 16)) * 16);
+    };
+    // minimum 2^(k / pointsPerOctave) for k = 0 .. steps - 1, all below maximum, then maximum.
+    const double octaves = std::log2(double(maximum) / double(minimum));
+    const auto steps = Eigen::Index(std::ceil(octaves * pointsPerOctave - 1e-9));
+    for (Eigen::Index k = 0; k < steps; ++k)
+        lengths.push_back(rounded(double(minimum) * std::exp2(double(k) / pointsPerOctave)));
+    lengths.push_back(rounded(double(maximum)));
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    return lengths;
+}
+
+double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m)
+{
+    const double l = double(length);
+    if (!isLinear(method.algorithm))
+        return (method.causal ? 2.0 : 4.0) * l * l * d;
+    const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
+    const double features = double(featureCountOf(map, d));
+    const double projection = featureMapInfo(map.kind).drawsProjection ? 2.0 * 2.0 * l * m * d : 0;
+    return projection + 4.0 * l * features * d;
+}
+
+double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, int m, int threads)
+{
+    const double l = double(length);
+    const double t = double(resolvedThreads(threads));
+    const double dv = d;
+    const double io = 4.0 * l * d;  // Q, K, V and O
+    double floats = io;
+    switch (method.algorithm) {
+        case TimedAlgorithm::ExactMaterialised:
+            floats += l * l;  // P
+            break;
+        case TimedAlgorithm::ExactStreaming: {
+            // Per thread: a tile of scores, the output accumulator, running maxima and sums.
+            constexpr double tile = kStreamingQueryTile, keys = kStreamingKeyTile;
+            floats += t * (tile * keys + tile * dv + 3 * tile);
+            break;
+        }
+        default: {
+            const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
+            const double c = double(featureCountOf(map, d));
+            // A feature map's projection W x' of a block of rows (m values a row).
+            const double projected = featureMapInfo(map.kind).drawsProjection ? double(m) : 0;
+            const double summary = c * (dv + 1);  // S and z
+            if (!method.causal) {
+                // Per thread: phi of a key block and of a query block, their projections and
+                // log-scales, the numerators of the query block, a partial key summary; then the
+                // total key summary and the L denominators.
+                floats += t * (double(kFeatureBlock) * (2 * c + 2 * projected + dv + 2) + summary) +
+                          summary + l;
+            } else {
+                // A window of chunks: phi(Q) and phi(K) of its rows and each chunk's key sums;
+                // per thread the masked chunk x chunk block, numerators and projections; the
+                // running state and the L denominators.
+                const double chunk = double(kDefaultCausalChunk);
+                const double bytesPerChunk = kFloatBytes * c * (dv + 1 + 2 * chunk);
+                const double totalChunks = std::ceil(l / chunk);
+                const double windowChunks =
+                    std::min(totalChunks, std::max(double(kMinChunksPerThread) * t,
+                                                   std::floor(kCausalWindowBytes / bytesPerChunk)));
+                floats += windowChunks * (bytesPerChunk / kFloatBytes + 2 * chunk) +
+                          t * (chunk * chunk + chunk * (dv + 2 * projected)) + summary + l;
+            }
+            break;
+        }
+    }
+    return floats * kFloatBytes;
+}
+
+double measureSgemmGflops(int threads)
+{
+    constexpr Eigen::Index n = 1536;
+    setEngineThreads(threads);
+    // Values in [-0.5, 0.5): no zeros or denormals to shortcut, no shared state (std::rand).
+    const auto pattern = [](Eigen::Index i, Eigen::Index j) {
+        return float((i * 31 + j * 17) % 101) / 101.0f - 0.5f;
+    };
+    const Eigen::MatrixXf a = Eigen::MatrixXf::NullaryExpr(n, n, pattern);
+    const Eigen::MatrixXf b = Eigen::MatrixXf::NullaryExpr(
+        n, n, [&](Eigen::Index i, Eigen::Index j) { return pattern(j, i + 1); });
+    Eigen::MatrixXf c(n, n);
+    c.noalias() = a * b;  // warm-up
+    double best = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 3; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        c.noalias() = a * b;
+        const auto stop = std::chrono::steady_clock::now();
+        best = std::min(best, std::chrono::duration<double>(stop - start).count());
+    }
+    // Keep c alive and used, so the products are not optimised away.
+    volatile float sink = c(0, 0);
+    (void)sink;
+    return 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sweep
+
+SweepResult runSweep(const SweepSpec& spec,
+                     const std::function<void(const SweepPoint&, int done, int total)>& progress,
+                     const std::function<bool()>& cancelled)
+{
+    validate(spec);
+    setEngineThreads(spec.threads);
+
+    SweepResult result;
+    result.spec = spec;
+    result.threads = engineThreads();
+    const int total = int(spec.methods.size() * spec.lengths.size());
+    result.points.reserve(std::size_t(total));
+
+    // Every point, in order (lengths ascending, for each every method), with its working set.
+    for (const Eigen::Index length : spec.lengths) {
+        for (const TimedMethod& method : spec.methods) {
+            SweepPoint point;
+            point.method = method;
+            point.length = length;
+            point.workingSetBytes =
+                workingSetBytes(method, length, spec.headDim, spec.features, spec.threads);
+            markNotMeasured(point, PointStatus::Cancelled);
+            result.points.push_back(point);
+        }
+    }
+
+    int done = 0;
+    // Marks the points from `first` on Cancelled (as they are) and reports them.
+    const auto cancelFrom = [&](std::size_t first) {
+        for (std::size_t i = first; i < result.points.size(); ++i)
+            if (progress)
+                progress(result.points[i], ++done, total);
+        return result;
+    };
+
+    if (cancelled && cancelled()) {
+        result.sgemmGflops = kNaN;
+        return cancelFrom(0);
+    }
+    result.sgemmGflops = measureSgemmGflops(spec.threads);
+
+    // The feature maps (and their W), made once before any timing.
+    const double scale = 1 / std::sqrt(double(spec.headDim));
+    std::map<TimedAlgorithm, std::unique_ptr<FeatureMap<float>>> maps;
+    for (const TimedMethod& method : spec.methods)
+        if (isLinear(method.algorithm) && !maps.count(method.algorithm))
+            maps[method.algorithm] = makeFeatureMap<float>(
+                featureMapSpecOf(method.algorithm, spec.features), spec.headDim, scale);
+
+    const double budget = double(spec.budget.bytes());
+    std::vector<double> seconds(std::size_t(spec.repetitions));
+    std::size_t index = 0;
+    for (const Eigen::Index length : spec.lengths) {
+        const std::size_t first = index;
+        const std::size_t end = first + spec.methods.size();
+        bool anyFits = false;
+        for (std::size_t i = first; i < end; ++i)
+            anyFits = anyFits || result.points[i].workingSetBytes <= budget;
+        SweepInputs inputs;
+        if (anyFits && !makeInputs(length, spec.headDim, cancelled, &inputs))
+            return cancelFrom(first);
+
+        for (; index < end; ++index) {
+            SweepPoint& point = result.points[index];
+            if (point.workingSetBytes > budget) {
+                markNotMeasured(point, PointStatus::SkippedMemory);
+                if (progress)
+                    progress(point, ++done, total);
+                continue;
+            }
+            const TimedMethod method = point.method;
+            const Matrix<float>& q = inputs.q;
+            const Matrix<float>& k = inputs.k;
+            const Matrix<float>& v = inputs.v;
+            PeakMemoryProbe probe;
+            probe.start();
+            bool finished = false;
+            try {
+                switch (method.algorithm) {
+                    case TimedAlgorithm::ExactMaterialised:
+                        finished = timeRuns<MaterialisedAttention<float>>(
+                            [&] { return materialisedAttention(q, k, v, scale, method.causal); },
+                            cancelled, seconds);
+                        break;
+                    case TimedAlgorithm::ExactStreaming:
+                        finished = timeRuns<Matrix<float>>(
+                            [&] { return streamingAttention(q, k, v, scale, method.causal); },
+                            cancelled, seconds);
+                        break;
+                    default: {
+                        const FeatureMap<float>& phi = *maps.at(method.algorithm);
+                        finished = timeRuns<LinearAttentionResult<float>>(
+                            [&] { return linearAttention(phi, q, k, v, method.causal); },
+                            cancelled, seconds);
+                        break;
+                    }
+                }
+            } catch (const std::bad_alloc&) {
+                // Within the budget by the model, but the machine could not give the memory:
+                // skipped as over the budget, not a failed sweep.
+                markNotMeasured(point, PointStatus::SkippedMemory);
+                if (progress)
+                    progress(point, ++done, total);
+                continue;
+            }
+            if (!finished)
+                return cancelFrom(index);
+            point.peakBytes = probe.peakBytes();
+            point.secondsMedian = median(seconds);
+            point.secondsMin = *std::min_element(seconds.begin(), seconds.end());
+            point.secondsMax = *std::max_element(seconds.begin(), seconds.end());
+            point.gflops =
+                methodFlops(method, length, spec.headDim, spec.features) / point.secondsMedian *
+                1e-9;
+            point.status = PointStatus::Ok;
+            if (progress)
+                progress(point, ++done, total);
+        }
+    }
+    return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fits
+
+double logLogSlope(const std::vector<double>& lengths, const std::vector<double>& seconds)
+{
+    // Points with a length or time that has no logarithm are left out.
+    std::vector<double> x, y;
+    for (std::size_t i = 0; i < std::min(lengths.size(), seconds.size()); ++i) {
+        if (lengths[i] > 0 && seconds[i] > 0 && std::isfinite(lengths[i]) &&
+            std::isfinite(seconds[i])) {
+            x.push_back(std::log(lengths[i]));
+            y.push_back(std::log(seconds[i]));
+        }
+    }
+    if (x.size() < 2)
+        return kNaN;
+    const double n = double(x.size());
+    double meanX = 0, meanY = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        meanX += x[i] / n;
+        meanY += y[i] / n;
+    }
+    double sxy = 0, sxx = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - meanX) * (y[i] - meanY);
+        sxx += (x[i] - meanX) * (x[i] - meanX);
+    }
+    return sxx > 0 ? sxy / sxx : kNaN;
+}
+
+double fittedSlope(const SweepResult& result, const TimedMethod& method)
+{
+    std::vector<double> lengths, seconds;
+    for (const SweepPoint& point : result.points) {
+        if (point.method == method && point.status == PointStatus::Ok) {
+            lengths.push_back(double(point.length));
+            seconds.push_back(point.secondsMedian);
+        }
+    }
+    return logLogSlope(lengths, seconds);
+}
+
+double crossoverLength(const SweepResult& result, const TimedMethod& linear,
+                       const TimedMethod& exact)
+{
+    // log(t_linear / t_exact) at each length where both are measured, ascending.
+    std::map<Eigen::Index, double> linearTimes, exactTimes;
+    for (const SweepPoint& point : result.points) {
+        if (point.status != PointStatus::Ok || !(point.secondsMedian > 0))
+            continue;
+        if (point.method == linear)
+            linearTimes[point.length] = point.secondsMedian;
+        else if (point.method == exact)
+            exactTimes[point.length] = point.secondsMedian;
+    }
+    std::vector<Eigen::Index> lengths;
+    std::vector<std::pair<double, double>> curve;  // (log L, log t_linear - log t_exact)
+    for (const auto& [length, time] : linearTimes) {
+        if (const auto other = exactTimes.find(length); other != exactTimes.end()) {
+            lengths.push_back(length);
+            curve.emplace_back(std::log(double(length)), std::log(time) - std::log(other->second));
+        }
+    }
+    if (curve.empty() || curve.back().second >= 0)
+        return kNaN;
+    // The last length where linear is not faster; it is faster at every length after it.
+    std::size_t last = curve.size();
+    for (std::size_t i = curve.size(); i-- > 0;) {
+        if (curve[i].second >= 0) {
+            last = i;
+            break;
+        }
+    }
+    if (last == curve.size())
+        return double(lengths.front());
+    const auto [x0, f0] = curve[last];
+    const auto [x1, f1] = curve[last + 1];
+    return std::exp(x0 + (x1 - x0) * f0 / (f0 - f1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+QJsonObject SweepSpec::toJson() const
+{
+    QJsonArray methodArray;
+    for (const TimedMethod& method : methods)
+        methodArray.append(methodToJson(method));
+    QJsonArray lengthArray;
+    for (const Eigen::Index length : lengths)
+        lengthArray.append(double(length));
+    QJsonObject json;
+    json[QLatin1String("version")] = 1;
+    json[QLatin1String("methods")] = methodArray;
+    json[QLatin1String("lengths")] = lengthArray;
+    json[QLatin1String("d")] = headDim;
+    json[QLatin1String("features")] = features;
+    json[QLatin1String("threads")] = threads;
+    json[QLatin1String("repetitions")] = repetitions;
+    json[QLatin1String("memory_budget_bytes")] = double(budget.bytes());
+    return json;
+}
+
+SweepSpec SweepSpec::fromJson(const QJsonObject& json)
+{
+    return specFromJson(json, QString());
+}
+
+QJsonObject SweepResult::toJson() const
+{
+    QJsonArray pointArray;
+    for (const SweepPoint& point : points) {
+        QJsonObject json = methodToJson(point.method);
+        json[QLatin1String("length")] = double(point.length);
+        json[QLatin1String("seconds_median")] = numberOrNull(point.secondsMedian);
+        json[QLatin1String("seconds_min")] = numberOrNull(point.secondsMin);
+        json[QLatin1String("seconds_max")] = numberOrNull(point.secondsMax);
+        json[QLatin1String("gflops")] = numberOrNull(point.gflops);
+        json[QLatin1String("working_set_bytes")] = numberOrNull(point.workingSetBytes);
+        json[QLatin1String("peak_bytes")] = numberOrNull(point.peakBytes);
+        json[QLatin1String("status")] = pointStatusName(point.status);
+        pointArray.append(json);
+    }
+    QJsonObject json;
+    json[QLatin1String("spec")] = spec.toJson();
+    json[QLatin1String("sgemm_gflops")] = numberOrNull(sgemmGflops);
+    json[QLatin1String("threads")] = threads;
+    json[QLatin1String("points")] = pointArray;
+    return json;
+}
+
+SweepResult SweepResult::fromJson(const QJsonObject& json)
+{
+    SweepResult result;
+    const JsonReader top(json, QString());
+    if (top.has("spec"))
+        result.spec = specFromJson(top.object("spec"), QStringLiteral("spec."));
+    result.sgemmGflops = top.numberOrNaN("sgemm_gflops");
+    top.integer("threads", &result.threads, 0, SpecLimits::threads);
+    if (top.has("points")) {
+        const QJsonArray points = top.array("points");
+        for (qsizetype i = 0; i < points.size(); ++i) {
+            const QString name = QStringLiteral("points[%1]").arg(i);
+            JsonReader::require(points.at(i).isObject(),
+                                QStringLiteral("%1 must be an object").arg(name));
+            const QJsonObject object = points.at(i).toObject();
+            const JsonReader reader(object, name + QLatin1Char('.'));
+            SweepPoint point;
+            point.method = methodFromJson(reader);
+            JsonReader::require(reader.has("length"),
+                                QStringLiteral("%1.length is missing").arg(name));
+            reader.integer("length", &point.length, 1, SpecLimits::length);
+            point.secondsMedian = reader.numberOrNaN("seconds_median");
+            point.secondsMin = reader.numberOrNaN("seconds_min");
+            point.secondsMax = reader.numberOrNaN("seconds_max");
+            point.gflops = reader.numberOrNaN("gflops");
+            point.workingSetBytes = reader.numberOrNaN("working_set_bytes");
+            point.peakBytes = reader.numberOrNaN("peak_bytes");
+            reader.enumName("status", &point.status, parsePointStatus, true);
+            result.points.push_back(point);
+        }
+    }
+    return result;
+}
+
+QByteArray sweepCsv(const SweepResult& result)
+{
+    const SweepSpec& spec = result.spec;
+    QByteArray csv("# sgemm_gflops=");
+    if (std::isfinite(result.sgemmGflops))
+        appendCsvNumber(csv, result.sgemmGflops, kCsvDigits);
+    else
+        csv.append("nan");
+    csv.append("\nmethod,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,"
+               "peak_bytes,status\n");
+    const int threads = result.threads > 0 ? result.threads : spec.threads;
+    for (const SweepPoint& point : result.points) {
+        const TimedAlgorithm algorithm = point.method.algorithm;
+        // m applies to the maps that draw a random projection W.
+        const bool usesFeatures =
+            isLinear(algorithm) && featureMapInfo(infoOf(algorithm).map).drawsProjection;
+        QByteArray line = timedAlgorithmName(algorithm).toLatin1();
+        line.append(point.method.causal ? ",1," : ",0,");
+        line.append(QByteArray::number(qint64(point.length)));
+        line.append(',').append(QByteArray::number(spec.headDim));
+        line.append(',');
+        if (usesFeatures)
+            line.append(QByteArray::number(spec.features));
+        line.append(',').append(QByteArray::number(threads));
+        line.append(',').append(QByteArray::number(spec.repetitions));
+        appendCsvField(line, point.secondsMedian, kCsvDigits);
+        appendCsvField(line, point.secondsMin, kCsvDigits);
+        appendCsvField(line, point.secondsMax, kCsvDigits);
+        appendCsvField(line, point.gflops, kCsvDigits);
+        line.append(',');
+        if (std::isfinite(point.peakBytes))
+            line.append(QByteArray::number(qint64(std::llround(point.peakBytes))));
+        line.append(',').append(pointStatusName(point.status).toLatin1());
+        line.append('\n');
+        csv.append(line);
+    }
+    return csv;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,153 @@
+#pragma once
+
+#include "sweeps/error_sweep.h"
+#include "plotting/figure_export.h"
+#include "memory_budget.h"
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QJsonObject>
+#include <QMap>
+#include <QThreadPool>
+#include <QTimer>
+#include <QWidget>
+
+#include <map>
+#include <memory>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QToolButton;
+
+namespace attnlab::ui {
+
+class ErrorChart;
+struct ErrorSweepJob;
+
+// The Error analysis page: where and why the approximations break, on the main window's input.
+// The controls on the left choose the methods, the projections (orthogonal, iid), what to sweep
+// (m, the query/key norm multiplier or L) and its values, m for the norm and length sweeps, the
+// seeds and the (query, key) pair of the kernel MSE; the metric chooses what the chart shows
+// (relative Frobenius error of P, mean row TV, output relative error, kernel MSE against Lemma 2)
+// without running again. Run computes the sweep (core/error_sweep.h) on a worker thread; the
+// chart (ErrorChart) grows as rows finish, with a progress bar and Cancel, which keeps the rows
+// finished. The chart exports as PNG, SVG or PDF and the rows as CSV; state() and setState() keep
+// the controls and the result in the session, so a session reopens without computing again.
+class ErrorAnalysisPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ErrorAnalysisPanel(QWidget* parent = nullptr);
+    // Cancels a running sweep and waits for it to stop.
+    ~ErrorAnalysisPanel() override;
+
+    // The experiment and input sweeps run on from now on (the main window's current ones; the
+    // spec says how the input was made, its scale, causality and precision). A running sweep goes
+    // on with the input it started with. A null input: Run says there is none.
+    void setInput(const ExperimentSpec& spec, std::shared_ptr<const AttentionInput> input);
+    // The memory budget of the sweeps run from now on (a sweep over it is refused).
+    void setMemoryBudget(const MemoryBudget& budget) { m_budget = budget; }
+
+    // The sweep the controls describe on the current input. Throws InputError naming the control
+    // when the values cannot be read.
+    ErrorSweepSpec spec() const;
+    ErrorMetric metric() const;
+    void setMetric(ErrorMetric metric);
+
+    // The result shown: the rows finished so far while a sweep runs, else the last sweep run or
+    // restored (no rows before the first).
+    const ErrorSweepResult& result() const { return m_result; }
+    bool isRunning() const { return m_running; }
+
+    // The controls and the result shown, as JSON for the session file.
+    QJsonObject state() const;
+    // The state of a panel that has just run `result` and shows `metric`: what `attention-lab
+    // errors --save-session` writes, so that the window opens on that sweep.
+    static QJsonObject stateOf(const ErrorSweepResult& result, ErrorMetric metric);
+    // Restores what state() saved: sets the controls and shows the result without computing (a
+    // running sweep is cancelled first). Throws InputError naming the field when the state is
+    // malformed, leaving the panel as it was.
+    void setState(const QJsonObject& state);
+
+    // Writes the chart as shown (exportFigure). Throws OutputError naming the path.
+    void exportChart(const QString& path, FigureFormat format);
+    // Writes errorSweepCsv(result()) through a QSaveFile. Throws OutputError naming the path.
+    void exportCsv(const QString& path) const;
+
+    // The chart: the figure the main window's export and copy act on.
+    ErrorChart* chart() const { return m_chart; }
+    // The line under the buttons that says what the panel is doing or last did.
+    QString statusText() const;
+
+public slots:
+    // Starts the sweep of spec() on the worker thread; does nothing while one runs. Without an
+    // input, a method or readable values, says so in the status line instead.
+    void run();
+    // Asks the running sweep to stop after the block of rows it is in; the rows finished are
+    // kept. sweepFinished() follows when it has stopped.
+    void cancel();
+
+signals:
+    // A sweep ended: finished, cancelled or failed (the status line says which).
+    void sweepFinished();
+    void runningChanged(bool running);
+
+protected:
+    // Cancels a running sweep and waits for it before the panel closes.
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildControls();
+    // Takes a row the worker finished (a queued call); rows of an earlier sweep are dropped.
+    void addRow(int serial, const ErrorSweepResult& header, const ErrorRow& row, int total);
+    // The worker returned: takes its result, or reports its error.
+    void finishSweep();
+    void stopAndWait();
+    // Shows m_result on the chart (or the hint when it has no row).
+    void showResult();
+    // The sweep kind changed: swaps the values text and enables the m of fixed-m sweeps.
+    void sweepKindChanged();
+    void setRunning(bool running);
+    void updateInputLabel();
+    void exportChartDialog(FigureFormat format);
+    void exportCsvDialog();
+
+    MemoryBudget m_budget;
+    ExperimentSpec m_inputSpec;
+    std::shared_ptr<const AttentionInput> m_input;
+    ErrorSweepResult m_result;
+    bool m_running = false;
+    int m_serial = 0;  // counts the sweeps started, to drop late rows of an earlier one
+    QElapsedTimer m_clock;
+    QTimer m_refresh;  // coalesces chart redraws while rows arrive
+    QThreadPool m_pool;
+    QFutureWatcher<void> m_watcher;
+    std::shared_ptr<ErrorSweepJob> m_job;
+    QMap<ErrorSweepKind, QString> m_valuesText;  // the values entered for each sweep kind
+    ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
+
+    std::map<FeatureMapKind, QCheckBox*> m_methods;
+    QCheckBox* m_orthogonal;
+    QCheckBox* m_iid;
+    QComboBox* m_sweepKind;
+    QLineEdit* m_values;
+    QSpinBox* m_features;
+    QSpinBox* m_seeds;
+    QSpinBox* m_pairQuery;
+    QSpinBox* m_pairKey;
+    QComboBox* m_metric;
+    QLabel* m_inputLabel;
+    QPushButton* m_runButton;
+    QPushButton* m_cancelButton;
+    QToolButton* m_exportButton;
+    QProgressBar* m_progress;
+    QLabel* m_status;
+    ErrorChart* m_chart;
+};
+
+}  // namespace attnlab::ui

@@ -1,0 +1,552 @@
+#include "errors/error_chart.h"
+
+#include "plotting/plot_style.h"
+#include "sweeps/timing_sweep.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab::ui {
+
+namespace {
+
+constexpr double kLinePenWidth = 2.0;
+constexpr double kMarkerSize = 8;
+// Points of a Lemma 2 curve across the x axis.
+constexpr int kTheorySamples = 160;
+// The value axis spans at least this many decades.
+constexpr double kMinDecades = 1.0;
+
+// The marker of a map: a shape per map, filled for orthogonal rows and maps without W, hollow
+// (white inside) for iid rows, so curves stay apart in grey print.
+QCPScatterStyle markerStyle(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+{
+    QCPScatterStyle::ScatterShape shape = QCPScatterStyle::ssDisc;
+    switch (method) {
+        case FeatureMapKind::FavorPositive: shape = QCPScatterStyle::ssDiamond; break;
+        case FeatureMapKind::FavorHyperbolic: shape = QCPScatterStyle::ssTriangle; break;
+        case FeatureMapKind::FavorTrig: shape = QCPScatterStyle::ssTriangleInverted; break;
+        case FeatureMapKind::FavorRelu: shape = QCPScatterStyle::ssSquare; break;
+        case FeatureMapKind::Elu: shape = QCPScatterStyle::ssCircle; break;
+        case FeatureMapKind::Taylor2: shape = QCPScatterStyle::ssSquare; break;
+    }
+    const QColor color = featureMapColor(method);
+    const bool hollow = projection && *projection == ProjectionKind::Iid;
+    return QCPScatterStyle(shape, QPen(color, 1.6), hollow ? QBrush(Qt::white) : QBrush(color),
+                           kMarkerSize);
+}
+
+// Solid for orthogonal rows and maps without W, dashed for iid rows.
+QPen curvePen(FeatureMapKind method, const std::optional<ProjectionKind>& projection, double width)
+{
+    QPen pen(featureMapColor(method), width);
+    if (projection && *projection == ProjectionKind::Iid)
+        pen.setStyle(Qt::DashLine);
+    return pen;
+}
+
+// The band's fill: translucent for orthogonal rows and maps without W, fainter for iid rows,
+// whose band edges are drawn dashed instead (a hatch pattern would not survive SVG export).
+QBrush bandBrush(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+{
+    QColor color = featureMapColor(method);
+    color.setAlpha(projection && *projection == ProjectionKind::Iid ? 22 : 55);
+    return QBrush(color);
+}
+
+// The pen of a band's edges: none, or thin and dashed for iid rows.
+QPen bandEdgePen(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+{
+    if (!projection || *projection != ProjectionKind::Iid)
+        return Qt::NoPen;
+    QColor color = featureMapColor(method);
+    color.setAlpha(150);
+    return QPen(color, 1, Qt::DashLine);
+}
+
+// "8 seeds", "1 seed".
+QString seedsText(int seeds)
+{
+    return seeds == 1 ? ErrorChart::tr("1 seed") : ErrorChart::tr("%1 seeds").arg(seeds);
+}
+
+// The short name of the swept quantity, for titles: "the number of features m", ...
+QString sweptQuantity(ErrorSweepKind sweep)
+{
+    switch (sweep) {
+        case ErrorSweepKind::Features: return ErrorChart::tr("the number of features m");
+        case ErrorSweepKind::Norm: return ErrorChart::tr("the query/key norm multiplier");
+        case ErrorSweepKind::Length: return ErrorChart::tr("the sequence length L");
+    }
+    return QString();
+}
+
+QString metricTitle(ErrorMetric metric)
+{
+    switch (metric) {
+        case ErrorMetric::RelFrobeniusAttention:
+            return ErrorChart::tr("Relative Frobenius error of P");
+        case ErrorMetric::MeanTotalVariation: return ErrorChart::tr("Mean row total variation");
+        case ErrorMetric::RelFrobeniusOutput: return ErrorChart::tr("Relative error of the output");
+        case ErrorMetric::KernelMse: return ErrorChart::tr("Kernel MSE");
+    }
+    return QString();
+}
+
+// A plain number for tick labels: integers with group separators, else 3 significant digits.
+QString plainNumber(double tick)
+{
+    if (tick >= 1 && tick == std::round(tick))
+        return QLocale(QLocale::English).toString(qlonglong(tick));
+    return QString::number(tick, 'g', 3);
+}
+
+// Log ticks with plain labels, for the sweep axis (base 2: 16, 32, 64, ...).
+class PlainLogTicker : public QCPAxisTickerLog {
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override
+    {
+        return plainNumber(tick);
+    }
+};
+
+// The value axis: powers of ten over a wide range; over fewer than kDenseDecades decades, where
+// at most one power would be labelled, 1, 2 and 5 times the powers of ten, with plain labels.
+class ValueLogTicker : public QCPAxisTickerLog {
+protected:
+    static constexpr double kDenseDecades = 2.5;
+
+    QVector<double> createTickVector(double tickStep, const QCPRange& range) override
+    {
+        m_dense = range.lower > 0 && std::log10(range.upper / range.lower) < kDenseDecades;
+        if (!m_dense)
+            return QCPAxisTickerLog::createTickVector(tickStep, range);
+        QVector<double> ticks;
+        for (int k = int(std::floor(std::log10(range.lower))) - 1;
+             k <= int(std::ceil(std::log10(range.upper))); ++k)
+            for (const int mantissa : {1, 2, 5})
+                ticks.append(mantissa * std::pow(10.0, k));
+        return ticks;
+    }
+
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                         int precision) override
+    {
+        return m_dense ? plainNumber(tick)
+                       : QCPAxisTickerLog::getTickLabel(tick, locale, formatChar, precision);
+    }
+
+private:
+    bool m_dense = false;
+};
+
+}  // namespace
+
+QColor featureMapColor(FeatureMapKind kind)
+{
+    switch (kind) {
+        case FeatureMapKind::FavorPositive: return QColor(0x00, 0x72, 0xb2);    // blue
+        case FeatureMapKind::FavorHyperbolic: return QColor(0x56, 0xb4, 0xe9);  // sky blue
+        case FeatureMapKind::FavorTrig: return QColor(0x00, 0x9e, 0x73);        // bluish green
+        case FeatureMapKind::FavorRelu: return QColor(0xcc, 0x79, 0xa7);        // reddish purple
+        case FeatureMapKind::Elu: return QColor(0xe6, 0x9f, 0x00);              // orange
+        case FeatureMapKind::Taylor2: return QColor(0xd5, 0x5e, 0x00);          // vermillion
+    }
+    return QColor(Qt::gray);
+}
+
+QString metricAxisLabel(ErrorMetric metric)
+{
+    switch (metric) {
+        case ErrorMetric::RelFrobeniusAttention:
+            return ErrorChart::tr("relative Frobenius error \u2016P\u0302 \u2212 P\u2016 / "
+                                  "\u2016P\u2016 (ratio)");
+        case ErrorMetric::MeanTotalVariation:
+            return ErrorChart::tr("mean row total variation of P\u0302 from P (probability)");
+        case ErrorMetric::RelFrobeniusOutput:
+            return ErrorChart::tr("relative Frobenius error of the output \u2016O\u0302 \u2212 "
+                                  "O\u2016 / \u2016O\u2016 (ratio)");
+        case ErrorMetric::KernelMse:
+            return ErrorChart::tr("MSE of the estimate of exp(x\u2032\u00b7y\u2032) (kernel "
+                                  "units\u00b2)");
+    }
+    return QString();
+}
+
+QString sweepAxisLabel(ErrorSweepKind sweep)
+{
+    switch (sweep) {
+        case ErrorSweepKind::Features:
+            return ErrorChart::tr("number of features m (random projections)");
+        case ErrorSweepKind::Norm:
+            return ErrorChart::tr("query/key norm multiplier (\u00d7 the input's |q|, |k|)");
+        case ErrorSweepKind::Length: return ErrorChart::tr("sequence length L (tokens)");
+    }
+    return QString();
+}
+
+ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent)
+{
+    setBackground(Qt::white);
+    setAutoAddPlottableToLegend(false);
+
+    m_title = new QCPTextElement(this, QString(), sizedFont(font(), 13, true));
+    m_subtitle = new QCPTextElement(this, QString(), sizedFont(font(), 10));
+    m_subtitle->setTextColor(QColor(70, 70, 70));
+    QCPAxisRect* rect = axisRect();
+    plotLayout()->take(rect);
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
+    plotLayout()->addElement(0, 0, m_title);
+    plotLayout()->addElement(1, 0, m_subtitle);
+    plotLayout()->addElement(2, 0, rect);
+    plotLayout()->addElement(3, 0, legendRow);
+    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
+    plotLayout()->setRowSpacing(2);
+    rect->setMinimumMargins(QMargins(0, 0, 28, 0));
+
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setFont(sizedFont(font(), 10.5));
+    legend->setIconSize(36, 14);
+    legend->setColumnSpacing(22);
+    legend->setRowSpacing(0);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setTickLabelFont(sizedFont(font(), 10));
+        axis->setLabelFont(sizedFont(font(), 11));
+        axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
+        axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
+        axis->grid()->setSubGridVisible(true);
+    }
+    QCPAxis* valueAxis = rect->axis(QCPAxis::atLeft);
+    valueAxis->setScaleType(QCPAxis::stLogarithmic);
+    auto valueTicker = QSharedPointer<ValueLogTicker>::create();
+    valueTicker->setTickCount(6);
+    valueAxis->setTicker(valueTicker);
+    valueAxis->setNumberFormat(QStringLiteral("eb"));
+    valueAxis->setNumberPrecision(0);
+
+    m_bandKey = new QCPGraph(rect->axis(QCPAxis::atBottom), valueAxis);
+    m_bandKey->setPen(Qt::NoPen);
+    m_bandKey->setBrush(QColor(120, 120, 120, 70));
+
+    m_hint = new FigureHint(this,
+                            tr("Choose the methods and a sweep, then Run: the curves grow here "
+                               "as the seeds finish."),
+                            12);
+
+    clear();
+}
+
+void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric)
+{
+    removeResult();
+    m_hasResult = true;
+    m_metric = metric;
+    if (metric == ErrorMetric::KernelMse)
+        addKernelCurves(result);
+    else
+        addBandCurves(result);
+    fitAxes(result);
+
+    const ErrorSweepSpec& spec = result.spec;
+    const InputSpec& input = spec.experiment.input;
+    m_titleText = (metric == ErrorMetric::KernelMse
+                         ? tr("Kernel MSE of the pair (q_%1, k_%2) against %3: measured and "
+                              "Lemma 2")
+                               .arg(spec.pairQuery)
+                               .arg(spec.pairKey)
+                               .arg(sweptQuantity(spec.sweep))
+                         : tr("%1 against %2").arg(metricTitle(metric), sweptQuantity(spec.sweep)));
+    QStringList parts;
+    parts << tr("%1 input, L = %2, d = %3")
+                 .arg(inputKindName(input.kind))
+                 .arg(spec.sweep == ErrorSweepKind::Length ? tr("%1 to %2")
+                                                                 .arg(spec.values.front())
+                                                                 .arg(spec.values.back())
+                                                           : QString::number(result.inputLength))
+                 .arg(result.headDim);
+    if (result.heads > 1)
+        parts << tr("%1 heads").arg(result.heads);
+    parts << tr("s = %1").arg(result.scale, 0, 'g', 3);
+    if (spec.sweep != ErrorSweepKind::Features)
+        parts << tr("m = %1").arg(spec.features);
+    if (spec.sweep != ErrorSweepKind::Norm)
+        parts << tr("norm multiplier %1").arg(input.normMultiplier);
+    if (spec.experiment.causal)
+        parts << tr("causal");
+    QString subtitle = parts.join(QStringLiteral(", "));
+    if (metric == ErrorMetric::KernelMse) {
+        subtitle += tr("; |x\u2032| = %1, |y\u2032| = %2, x\u2032\u00b7y\u2032 = %3; points: mean "
+                       "over %4 \u00b1 1 standard error")
+                        .arg(result.pairQuery.norm(), 0, 'f', 2)
+                        .arg(result.pairKey.norm(), 0, 'f', 2)
+                        .arg(result.pairQuery.dot(result.pairKey), 0, 'f', 2)
+                        .arg(seedsText(spec.seeds));
+    } else {
+        subtitle += tr("; curves: mean over %1, bands: 10th to 90th percentile")
+                        .arg(seedsText(spec.seeds));
+    }
+    if (result.cancelled)
+        subtitle += tr(" (cancelled: the rows finished)");
+    m_subtitleText = subtitle;
+    showPlot(true);
+    replot(rpQueuedReplot);
+}
+
+void ErrorChart::clear()
+{
+    removeResult();
+    m_hasResult = false;
+    m_titleText.clear();
+    m_subtitleText.clear();
+    m_title->setText(QString());
+    m_subtitle->setText(QString());
+    showPlot(false);
+    replot(rpQueuedReplot);
+}
+
+QString ErrorChart::legendText(const QString& curveLabel) const
+{
+    for (const CurvePlot& plot : m_curves)
+        if (plot.curve.label() == curveLabel)
+            return plot.mean->name();
+    return QString();
+}
+
+QString ErrorChart::title() const
+{
+    return m_titleText;
+}
+
+QString ErrorChart::subtitle() const
+{
+    return m_subtitleText;
+}
+
+void ErrorChart::updateLayout()
+{
+    // Titles wrap rather than run past the edges of a narrow figure.
+    setWrappedText(m_title, m_titleText, viewport().width() - 16);
+    setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
+    fitLegendColumns(legend, viewport().width() - 40);
+    QCustomPlot::updateLayout();
+}
+
+void ErrorChart::removeResult()
+{
+    for (const CurvePlot& plot : m_curves) {
+        removePlottable(plot.mean);
+        if (plot.errorBars)
+            removePlottable(plot.errorBars);
+        if (plot.bandHigh)
+            removePlottable(plot.bandHigh);
+        if (plot.bandLow)
+            removePlottable(plot.bandLow);
+    }
+    for (const TheoryCurve& theory : m_theory)
+        removePlottable(theory.graph);
+    m_curves.clear();
+    m_theory.clear();
+    m_bandKey->removeFromLegend();
+}
+
+void ErrorChart::addBandCurves(const ErrorSweepResult& result)
+{
+    QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
+    const bool logLog = result.spec.sweep != ErrorSweepKind::Norm;
+    for (const ErrorCurve& curve : errorCurves(result, m_metric)) {
+        QVector<double> values, means, lows, highs;
+        for (const ErrorCurvePoint& point : curve.points) {
+            if (!(point.mean > 0))
+                continue;
+            values.append(point.value);
+            means.append(point.mean);
+            lows.append(point.percentile10);
+            highs.append(point.percentile90);
+        }
+        CurvePlot plot;
+        plot.curve = curve;
+        // The band first, so the mean line lies over it.
+        plot.bandLow = new QCPGraph(x, y);
+        plot.bandLow->setPen(bandEdgePen(curve.method, curve.projection));
+        plot.bandLow->setData(values, lows, true);
+        plot.bandHigh = new QCPGraph(x, y);
+        plot.bandHigh->setPen(bandEdgePen(curve.method, curve.projection));
+        plot.bandHigh->setBrush(bandBrush(curve.method, curve.projection));
+        plot.bandHigh->setChannelFillGraph(plot.bandLow);
+        plot.bandHigh->setData(values, highs, true);
+        plot.mean = new QCPGraph(x, y);
+        plot.mean->setPen(curvePen(curve.method, curve.projection, kLinePenWidth));
+        plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
+        plot.mean->setData(values, means, true);
+        QString name = curve.label();
+        if (logLog && values.size() > 1) {
+            const double slope =
+                logLogSlope(std::vector<double>(values.begin(), values.end()),
+                            std::vector<double>(means.begin(), means.end()));
+            name += tr("  slope %1").arg(slope, 0, 'f', 2);
+        }
+        plot.mean->setName(name);
+        plot.mean->addToLegend();
+        m_curves.push_back(plot);
+    }
+    m_bandKey->setName(tr("10th\u201390th percentile over the seeds"));
+    m_bandKey->addToLegend();
+}
+
+void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
+{
+    QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
+    // The Lemma 2 curves under the points; their samples are set by fitAxes, which knows the
+    // x range.
+    for (const FeatureMapKind method : result.spec.methods) {
+        if (!hasLemma2(method))
+            continue;
+        TheoryCurve theory;
+        theory.method = method;
+        theory.graph = new QCPGraph(x, y);
+        QColor color = featureMapColor(method);
+        color.setAlpha(110);
+        QPen pen(color, 6);
+        pen.setCapStyle(Qt::RoundCap);
+        theory.graph->setPen(pen);
+        theory.graph->setName(tr("%1: Lemma 2 (iid rows)").arg(featureMapInfo(method).name));
+        theory.graph->addToLegend();
+        m_theory.push_back(theory);
+    }
+    for (const ErrorCurve& curve : errorCurves(result, ErrorMetric::KernelMse)) {
+        QVector<double> values, means, below, above;
+        for (const ErrorCurvePoint& point : curve.points) {
+            if (!(point.mean > 0) || !std::isfinite(point.mean))
+                continue;
+            values.append(point.value);
+            means.append(point.mean);
+            // On the log axis a bar cannot reach 0: it stops just above.
+            below.append(std::min(point.standardError, 0.999 * point.mean));
+            above.append(point.standardError);
+        }
+        CurvePlot plot;
+        plot.curve = curve;
+        plot.mean = new QCPGraph(x, y);
+        plot.mean->setPen(curvePen(curve.method, curve.projection, 1.2));
+        plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
+        plot.mean->setData(values, means, true);
+        plot.mean->setName(tr("%1, measured").arg(curve.label()));
+        plot.mean->addToLegend();
+        plot.errorBars = new QCPErrorBars(x, y);
+        plot.errorBars->setDataPlottable(plot.mean);
+        plot.errorBars->setData(below, above);
+        plot.errorBars->setPen(QPen(featureMapColor(curve.method), 1.3));
+        plot.errorBars->setWhiskerWidth(7);
+        plot.errorBars->setSymbolGap(kMarkerSize + 2);
+        m_curves.push_back(plot);
+    }
+}
+
+void ErrorChart::fitAxes(const ErrorSweepResult& result)
+{
+    const ErrorSweepSpec& spec = result.spec;
+    QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
+    x->setLabel(sweepAxisLabel(spec.sweep));
+    y->setLabel(metricAxisLabel(m_metric));
+
+    // The x range: the sweep's values, a quarter octave (or 4% of the span) past each end.
+    const double first = spec.values.empty() ? 1.0 : spec.values.front();
+    const double last = spec.values.empty() ? 2.0 : spec.values.back();
+    QCPRange xRange;
+    if (spec.sweep == ErrorSweepKind::Norm) {
+        x->setScaleType(QCPAxis::stLinear);
+        x->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        x->setNumberFormat(QStringLiteral("g"));
+        const double pad = std::max(0.04 * (last - first), 0.05 * last);
+        xRange = QCPRange(std::max(0.0, first - pad), last + pad);
+    } else {
+        x->setScaleType(QCPAxis::stLogarithmic);
+        auto ticker = QSharedPointer<PlainLogTicker>::create();
+        ticker->setLogBase(2);
+        ticker->setSubTickCount(0);
+        ticker->setTickCount(8);
+        x->setTicker(ticker);
+        const double pad = std::pow(2.0, 0.25);
+        xRange = QCPRange(first / pad, (last > first ? last : 2 * first) * pad);
+    }
+    x->setRange(xRange);
+
+    // Lemma 2 samples across the whole x range.
+    for (const TheoryCurve& theory : m_theory) {
+        QVector<double> keys, values;
+        for (int i = 0; i < kTheorySamples; ++i) {
+            const double t = double(i) / (kTheorySamples - 1);
+            const double key = spec.sweep == ErrorSweepKind::Norm
+                                   ? xRange.lower + t * (xRange.upper - xRange.lower)
+                                   : xRange.lower * std::pow(xRange.upper / xRange.lower, t);
+            const double value = lemma2MseAt(result, theory.method, key);
+            if (value > 0 && std::isfinite(value)) {
+                keys.append(key);
+                values.append(value);
+            }
+        }
+        theory.graph->setData(keys, values, true);
+    }
+
+    // The y range: every value drawn, in decades, at least kMinDecades, with a margin.
+    double low = HUGE_VAL, high = -HUGE_VAL;
+    const auto include = [&](double value) {
+        if (value > 0 && std::isfinite(value)) {
+            low = std::min(low, std::log10(value));
+            high = std::max(high, std::log10(value));
+        }
+    };
+    for (const CurvePlot& plot : m_curves) {
+        for (auto it = plot.mean->data()->constBegin(); it != plot.mean->data()->constEnd(); ++it)
+            include(it->value);
+        for (QCPGraph* band : {plot.bandLow, plot.bandHigh})
+            if (band)
+                for (auto it = band->data()->constBegin(); it != band->data()->constEnd(); ++it)
+                    include(it->value);
+        if (plot.errorBars) {
+            for (int i = 0; i < plot.mean->dataCount(); ++i) {
+                const double mean = plot.mean->data()->at(i)->value;
+                const QCPErrorBarsData bar = plot.errorBars->data()->at(i);
+                include(mean + bar.errorPlus);
+                // A bar clipped at 0 is left to run off the bottom.
+                if (bar.errorMinus < 0.999 * mean)
+                    include(mean - bar.errorMinus);
+            }
+        }
+    }
+    for (const TheoryCurve& theory : m_theory)
+        for (auto it = theory.graph->data()->constBegin(); it != theory.graph->data()->constEnd();
+             ++it)
+            include(it->value);
+    if (!(low <= high)) {
+        low = -3;
+        high = 0;
+    }
+    const double missing = kMinDecades - (high - low);
+    if (missing > 0) {
+        low -= missing / 2;
+        high += missing / 2;
+    }
+    const double margin = 0.06 * (high - low);
+    y->setRange(std::pow(10.0, low - margin), std::pow(10.0, high + margin));
+}
+
+void ErrorChart::showPlot(bool shown)
+{
+    for (QCPAxis* axis : {axisRect()->axis(QCPAxis::atBottom), axisRect()->axis(QCPAxis::atLeft)}) {
+        axis->setVisible(shown);
+        axis->grid()->setVisible(shown);
+    }
+    legend->setVisible(shown);
+    m_title->setVisible(shown);
+    m_subtitle->setVisible(shown);
+    m_hint->setVisible(!shown);
+}
+
+}  // namespace attnlab::ui

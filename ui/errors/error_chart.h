@@ -1,0 +1,109 @@
+#pragma once
+
+#include "sweeps/error_sweep.h"
+
+#include <QColor>
+#include "plotting/plot_style.h"
+
+#include <qcustomplot.h>
+
+#include <vector>
+
+namespace attnlab::ui {
+
+// The colour of a feature map's curves (Okabe-Ito hues, as the timing chart gives the same
+// methods): positive blue, hyperbolic sky blue, trigonometric bluish green, ReLU reddish purple,
+// elu+1 orange, Taylor2 vermillion.
+QColor featureMapColor(FeatureMapKind kind);
+
+// The y axis title of a metric, with its unit: "relative Frobenius error ‖P^ − P‖ / ‖P‖ (ratio)",
+// "mean row total variation of P^ from P (probability)", "relative Frobenius error of the output
+// ‖O^ − O‖ / ‖O‖ (ratio)", "MSE of the estimate of exp(x'·y') (kernel units²)".
+QString metricAxisLabel(ErrorMetric metric);
+// The x axis title of a sweep, with its unit: "number of features m (random projections)",
+// "query/key norm multiplier (× the input's |q|, |k|)", "sequence length L (tokens)".
+QString sweepAxisLabel(ErrorSweepKind sweep);
+
+// The errors of an error sweep against the swept value, one figure (exported as one): a title, a
+// line under it giving the input, d, s and the seeds, one plot, and a legend under the plot.
+//
+// For the attention metrics (relative Frobenius error of P or of the output, mean row total
+// variation): one curve per method and projection through the mean over the seeds at each value,
+// with a translucent band from the 10th to the 90th percentile over the seeds; orthogonal rows
+// solid, iid rows dashed with a fainter band between dashed edges, maps without W solid. The y axis
+// is logarithmic; the x axis is logarithmic (base 2) for m and L, linear for the norm multiplier.
+// For m and L the legend gives each curve's fitted log-log slope (about -1/2 for the relative
+// Frobenius error against m).
+//
+// For the kernel MSE (the chosen (query, key) pair): each method and projection's empirical MSE
+// as points with bars of one standard error, and for each map Lemma 2 covers its closed-form MSE
+// for iid rows (lemma2MseAt), drawn as a broad light line from the formula at many values across
+// the axis, so the measurement and the theory appear on one plot.
+class ErrorChart : public QCustomPlot {
+    Q_OBJECT
+
+public:
+    // The plottables drawn for one method and projection.
+    struct CurvePlot {
+        ErrorCurve curve;
+        QCPGraph* mean = nullptr;            // the mean over the seeds at each value
+        QCPGraph* bandLow = nullptr;         // 10th percentile (the band's lower edge); null in
+                                             // the kernel view
+        QCPGraph* bandHigh = nullptr;        // 90th percentile, filled down to bandLow
+        QCPErrorBars* errorBars = nullptr;   // kernel view: mean ± standard error; null otherwise
+    };
+
+    // The Lemma 2 curve of one map (kernel view only).
+    struct TheoryCurve {
+        FeatureMapKind method = FeatureMapKind::FavorPositive;
+        QCPGraph* graph = nullptr;
+    };
+
+    explicit ErrorChart(QWidget* parent = nullptr);
+
+    // Shows `metric` of `result`. May be called again as rows arrive (a partial result), or with
+    // another metric; redraws (queued).
+    void setResult(const ErrorSweepResult& result, ErrorMetric metric);
+    // Shows no result: the plot's place holds a hint to run a sweep.
+    void clear();
+    bool hasResult() const { return m_hasResult; }
+    ErrorMetric metric() const { return m_metric; }
+
+    const std::vector<CurvePlot>& curves() const { return m_curves; }
+    const std::vector<TheoryCurve>& theoryCurves() const { return m_theory; }
+    // The legend text of a curve ("favor-positive orthogonal  slope -0.51"); empty when absent.
+    QString legendText(const QString& curveLabel) const;
+
+    QCPAxisRect* plotRect() const { return axisRect(); }
+    QString title() const;
+    QString subtitle() const;
+    const QCPItemText* hint() const { return m_hint; }
+
+protected:
+    // QCustomPlot's layout after giving the legend as many columns as fit the width.
+    void updateLayout() override;
+
+private:
+    // Removes every curve of the result shown.
+    void removeResult();
+    // The curves of the attention metrics: mean and band.
+    void addBandCurves(const ErrorSweepResult& result);
+    // The kernel view: empirical points with standard-error bars, and the Lemma 2 curves.
+    void addKernelCurves(const ErrorSweepResult& result);
+    // Sets the axis scales, ranges and labels for the result's sweep and the values drawn.
+    void fitAxes(const ErrorSweepResult& result);
+    void showPlot(bool shown);
+
+    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
+    QCPTextElement* m_subtitle;
+    QString m_titleText;
+    QString m_subtitleText;
+    FigureHint* m_hint;
+    QCPGraph* m_bandKey;  // a legend entry for the bands
+    bool m_hasResult = false;
+    ErrorMetric m_metric = ErrorMetric::RelFrobeniusAttention;
+    std::vector<CurvePlot> m_curves;
+    std::vector<TheoryCurve> m_theory;
+};
+
+}  // namespace attnlab::ui

@@ -1,0 +1,152 @@
+#include "experiment/attention_figures.h"
+
+#include "plotting/heatmap_view.h"
+#include "experiment/image_overlay_view.h"
+#include "experiment/row_comparison_view.h"
+
+#include <QJsonValue>
+
+namespace attnlab::ui {
+
+namespace {
+
+const HeadResult& headOf(const ExperimentResult& result, const ViewSettings& settings)
+{
+    return result.heads[std::clamp<std::size_t>(std::size_t(std::max(settings.head, 0)), 0,
+                                                result.heads.size() - 1)];
+}
+
+QString headSuffix(const ExperimentResult& result, const ViewSettings& settings)
+{
+    return result.heads.size() > 1 ? QStringLiteral(" (head %1)").arg(settings.head)
+                                   : QString();
+}
+
+QString errorTitle(ErrorKind kind)
+{
+    switch (kind) {
+        case ErrorKind::Signed: return QStringLiteral("Error P\u0302 \u2212 P");
+        case ErrorKind::Absolute: return QStringLiteral("Absolute error |P\u0302 \u2212 P|");
+        case ErrorKind::Relative: return QStringLiteral("Relative error |P\u0302 \u2212 P| / P");
+    }
+    Q_UNREACHABLE();
+}
+
+}  // namespace
+
+QJsonObject ViewSettings::toJson() const
+{
+    return QJsonObject{{QLatin1String("head"), head},
+                       {QLatin1String("query"), query},
+                       {QLatin1String("error"), errorKindName(errorKind)},
+                       {QLatin1String("shared_scale"), sharedScale},
+                       {QLatin1String("colors"), colorMapName(colorMap)},
+                       {QLatin1String("error_view"), errorDistribution
+                                                         ? QLatin1String("distribution")
+                                                         : QLatin1String("map")}};
+}
+
+ViewSettings ViewSettings::fromJson(const QJsonObject& json)
+{
+    ViewSettings settings;
+    settings.head = std::max(0, json.value(QLatin1String("head")).toInt(settings.head));
+    settings.query = std::max(-1, json.value(QLatin1String("query")).toInt(settings.query));
+    parseErrorKind(json.value(QLatin1String("error")).toString(), &settings.errorKind);
+    settings.sharedScale = json.value(QLatin1String("shared_scale")).toBool(settings.sharedScale);
+    parseColorMap(json.value(QLatin1String("colors")).toString(), &settings.colorMap);
+    settings.errorDistribution =
+        json.value(QLatin1String("error_view")).toString() == QLatin1String("distribution");
+    return settings;
+}
+
+QString approximationTitle(const ExperimentSpec& spec)
+{
+    const FeatureMapInfo& info = featureMapInfo(spec.featureMap.kind);
+    QString title = info.title;
+    if (info.drawsProjection)
+        title += QStringLiteral(", m = %1").arg(spec.featureMap.features);
+    if (spec.causal)
+        title += QStringLiteral(", causal");
+    return title;
+}
+
+void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
+                   const std::shared_ptr<const ExperimentResult>& shared,
+                   const ViewSettings& settings)
+{
+    const ExperimentResult& result = *shared;
+    const HeadResult& head = headOf(result, settings);
+    const QString suffix = headSuffix(result, settings);
+    const QString axis = result.gridRows > 0 ? QStringLiteral("patch") : QStringLiteral("token");
+
+    for (HeatmapView* view : {&exact, &approx, &error}) {
+        view->setAxisLabels(result.labels, result.labels);
+        view->setAxisTitles(QStringLiteral("key %1").arg(axis), QStringLiteral("query %1").arg(axis));
+    }
+    // The views share the result's matrices and the pyramids the engine built with them.
+    exact.setMatrix(head.attentionExact, head.exactPyramid);
+    exact.setTitle(QStringLiteral("Exact softmax attention P") + suffix);
+    approx.setMatrix(head.attentionApprox, head.approxPyramid);
+    approx.setTitle(approximationTitle(result.spec) + QStringLiteral(": P\u0302") + suffix);
+    for (HeatmapView* view : {&exact, &approx}) {
+        view->setColorMap(settings.colorMap);
+        view->setColorScaleLabel(QStringLiteral("attention weight"));
+        view->setAutoColorRange();
+    }
+    if (settings.sharedScale) {
+        const QCPRange a = exact.dataRange(), b = approx.dataRange();
+        const QCPRange shared(std::min(a.lower, b.lower), std::max(a.upper, b.upper));
+        exact.setColorRange(shared);
+        approx.setColorRange(shared);
+    }
+
+    error.setErrorMatrix(head.attentionExact, head.attentionApprox, settings.errorKind,
+                         head.errorPyramid);
+    error.setTitle(errorTitle(settings.errorKind) + suffix);
+    error.setColorMap(settings.errorKind == ErrorKind::Signed ? ColorMap::Diverging
+                                                              : ColorMap::Magma);
+    error.setColorScaleLabel(settings.errorKind == ErrorKind::Relative
+                                 ? QStringLiteral("relative error")
+                                 : QStringLiteral("error"));
+    error.setAutoColorRange();
+
+    const int query = settings.query < result.labels.size() ? settings.query : -1;
+    for (HeatmapView* view : {&exact, &approx, &error})
+        view->setSelectedRow(query);
+}
+
+void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
+                  const ViewSettings& settings)
+{
+    const HeadResult& head = headOf(result, settings);
+    const int query = settings.query;
+    if (query < 0 || query >= head.attentionExact.rows()) {
+        view.clear();
+        return;
+    }
+    view.setRows(head.attentionExact.row(query),
+                 head.attentionApprox.row(query), result.labels,
+                 QStringLiteral("Query %1: \u201c%2\u201d%3")
+                     .arg(query)
+                     .arg(result.labels.value(query), headSuffix(result, settings)));
+}
+
+void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
+                      const ExperimentResult& result, const ViewSettings& settings)
+{
+    if (result.gridRows == 0 || patchImage.isNull()) {
+        view.clear();
+        return;
+    }
+    const HeadResult& head = headOf(result, settings);
+    view.setImage(patchImage, result.gridRows, result.gridCols);
+    // Without a selected query, the patch at the centre of the image.
+    const int patches = int(head.attentionExact.rows());
+    const int query = settings.query >= 0 && settings.query < patches
+                          ? settings.query
+                          : (result.gridRows / 2) * result.gridCols + result.gridCols / 2;
+    view.setAttention(head.attentionExact.row(query),
+                      head.attentionApprox.row(query), query);
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "plotting/color_maps.h"
+#include "experiment.h"
+#include "attention/metrics.h"
+
+#include <QImage>
+#include <QJsonObject>
+
+#include <memory>
+
+namespace attnlab::ui {
+
+class HeatmapView;
+class ImageOverlayView;
+class RowComparisonView;
+
+// How the figures show a result: which head and query, which error, which colours. Part of a
+// session, so a view reopens as it was.
+struct ViewSettings {
+    int head = 0;
+    int query = -1;  // the selected query row (or patch), -1 for none
+    ErrorKind errorKind = ErrorKind::Signed;
+    bool sharedScale = true;  // P and P^ on one colour scale
+    ColorMap colorMap = ColorMap::Viridis;
+    // The error cell shows histograms of the errors (ErrorDistributionView) instead of the map.
+    bool errorDistribution = false;
+
+    QJsonObject toJson() const;
+    // Fields missing or of the wrong kind keep their defaults: view state is never worth
+    // refusing a session for.
+    static ViewSettings fromJson(const QJsonObject& json);
+};
+
+// "FAVOR+ positive, m = 64", "elu+1 linear attention", with ", causal" when masked.
+QString approximationTitle(const ExperimentSpec& spec);
+
+// Fills the three heatmaps of the window (and of `attention-lab render`) from a result: exact P,
+// approximate P^ and the error map, with their titles, token (or patch) labels and colour scales.
+// The views share the result's matrices (no copies).
+void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
+                   const std::shared_ptr<const ExperimentResult>& result,
+                   const ViewSettings& settings);
+
+// The exact and approximate rows of the selected query, as bars over the keys (cleared when no
+// query is selected).
+void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
+                  const ViewSettings& settings);
+
+// Image input: the selected patch's exact and approximate rows and their error over the image.
+void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
+                      const ExperimentResult& result, const ViewSettings& settings);
+
+}  // namespace attnlab::ui

@@ -1,0 +1,125 @@
+#include "experiment/attention_maps_page.h"
+
+#include "plotting/heatmap_view.h"
+
+#include <QGridLayout>
+#include <QResizeEvent>
+
+#include <algorithm>
+
+namespace attnlab::ui {
+
+namespace {
+
+// Space between the figures, pixels.
+constexpr int kSpacing = 6;
+// The strip of query rows below a row of maps: this share of the page's height, within bounds.
+constexpr double kRowsShare = 0.3;
+constexpr int kMinRowsHeight = 170;
+constexpr int kMaxRowsHeight = 360;
+// The other arrangement must give maps this much larger before the page switches to it.
+constexpr double kHysteresis = 1.08;
+// Maps smaller than this (pixels a side) are hard to read: the rows make way for them.
+constexpr int kMinReadableMap = 160;
+
+// The height of the strip of query rows below a row of maps on a page `pageHeight` high, for
+// text `lineHeight` pixels high (presentation mode's fonts are larger): room for the title, the
+// legend, the key labels and a readable plot.
+int rowsHeight(int pageHeight, int lineHeight)
+{
+    const int minimum = std::max(kMinRowsHeight, 11 * lineHeight);
+    return std::clamp(int(pageHeight * kRowsShare), minimum, std::max(minimum, kMaxRowsHeight));
+}
+
+}  // namespace
+
+AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error, QWidget* rows,
+                           QWidget* parent)
+    : QWidget(parent),
+      m_exact(exact),
+      m_approx(approx),
+      m_error(error),
+      m_rows(rows),
+      m_grid(new QGridLayout(this))
+{
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setSpacing(kSpacing);
+    arrange(Arrangement::TwoByTwo);
+}
+
+int AttentionMapsPage::mapSide(Arrangement arrangement, QSize size) const
+{
+    const QSize decoration = m_exact->decorationSize();
+    switch (arrangement) {
+        case Arrangement::TwoByTwo:
+            return std::min((size.width() - kSpacing) / 2 - decoration.width(),
+                            (size.height() - kSpacing) / 2 - decoration.height());
+        case Arrangement::MapsInARow:
+            return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                            size.height() - rowsHeight(size.height(), fontMetrics().height()) -
+                                kSpacing - decoration.height());
+        case Arrangement::MapsOnly:
+            return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                            size.height() - decoration.height());
+    }
+    return 0;
+}
+
+AttentionMapsPage::Arrangement AttentionMapsPage::bestArrangement(QSize size) const
+{
+    // The rows are left out only when the maps would otherwise be too small to read.
+    const int smallest = kMinReadableMap;
+    Arrangement best = m_arrangement == Arrangement::MapsOnly ? Arrangement::TwoByTwo
+                                                              : m_arrangement;
+    const Arrangement other = best == Arrangement::TwoByTwo ? Arrangement::MapsInARow
+                                                            : Arrangement::TwoByTwo;
+    if (mapSide(other, size) > kHysteresis * mapSide(best, size))
+        best = other;
+    if (mapSide(best, size) < smallest &&
+        mapSide(Arrangement::MapsOnly, size) > kHysteresis * mapSide(best, size))
+        best = Arrangement::MapsOnly;
+    return best;
+}
+
+void AttentionMapsPage::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    if (const Arrangement best = bestArrangement(event->size()); best != m_arrangement)
+        arrange(best);
+}
+
+void AttentionMapsPage::arrange(Arrangement arrangement)
+{
+    m_arrangement = arrangement;
+    for (QWidget* figure : {static_cast<QWidget*>(m_exact), m_approx, m_error, m_rows})
+        m_grid->removeWidget(figure);
+    for (int i = 0; i < 3; ++i) {
+        m_grid->setRowStretch(i, 0);
+        m_grid->setColumnStretch(i, 0);
+    }
+    if (arrangement == Arrangement::TwoByTwo) {
+        m_grid->addWidget(m_exact, 0, 0);
+        m_grid->addWidget(m_approx, 0, 1);
+        m_grid->addWidget(m_error, 1, 0);
+        m_grid->addWidget(m_rows, 1, 1);
+        for (int i = 0; i < 2; ++i) {
+            m_grid->setRowStretch(i, 1);
+            m_grid->setColumnStretch(i, 1);
+        }
+    } else {
+        m_grid->addWidget(m_exact, 0, 0);
+        m_grid->addWidget(m_approx, 0, 1);
+        m_grid->addWidget(m_error, 0, 2);
+        if (arrangement == Arrangement::MapsInARow) {
+            m_grid->addWidget(m_rows, 1, 0, 1, 3);
+            const int rows = rowsHeight(height(), fontMetrics().height());
+            m_grid->setRowStretch(0, std::max(1, height() - rows));
+            m_grid->setRowStretch(1, rows);
+        }
+        for (int i = 0; i < 3; ++i)
+            m_grid->setColumnStretch(i, 1);
+    }
+    m_rows->setVisible(arrangement != Arrangement::MapsOnly);
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,78 @@
+#pragma once
+
+#include "experiment.h"
+#include "inputs/inputs.h"
+
+#include <QFutureWatcher>
+#include <QImage>
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <memory>
+
+namespace attnlab::ui {
+
+// What one computation produced: the result, the input it ran on, and for image input the image
+// as it was split into patches.
+struct Computation {
+    std::shared_ptr<const ExperimentResult> result;
+    std::shared_ptr<const AttentionInput> input;
+    QString inputKey;   // the input spec the input was built from, to reuse it
+    QImage patchImage;  // image input: the scaled image, cropped to the patch grid
+};
+
+struct ComputationOutcome;
+
+// Runs the engine off the GUI thread for the current spec. The newest request wins: a computation
+// still running when a newer spec arrives is cancelled and its result dropped; only one runs at a
+// time (the engine's own threads do the parallel work). The last good result stays until a new
+// one replaces it, so a failed request leaves the view as it was. When only the method changes,
+// the input (tokens, embeddings, decoded image, loaded tensors) is reused, and so is the exact
+// side of the previous result (P, O and P's pyramid) when the scale, mask and precision are
+// unchanged: a new seed, m or feature map computes only the approximation. The engine builds the
+// heatmaps' pyramids in its row pass, off the GUI thread.
+class ExperimentController : public QObject {
+    Q_OBJECT
+
+public:
+    explicit ExperimentController(QObject* parent = nullptr);
+    // Cancels the running computation and waits for it.
+    ~ExperimentController() override;
+
+    const ExperimentSpec& spec() const { return m_spec; }
+    // The latest good computation (empty before the first); its spec is result->spec.
+    const Computation& current() const { return m_current; }
+    bool isBusy() const { return m_busy; }
+
+    void setMemoryBudget(const MemoryBudget& budget) { m_budget = budget; }
+
+public slots:
+    // Makes spec the current spec and computes it.
+    void setSpec(const ExperimentSpec& spec);
+
+signals:
+    // current() now holds the result of the latest spec.
+    void resultReady();
+    // The latest spec could not be computed (bad input, over the memory budget); current() still
+    // holds the previous result.
+    void failed(const QString& message);
+    void busyChanged(bool busy);
+
+private:
+    void start();
+    void finished();
+
+    ExperimentSpec m_spec;
+    bool m_pending = false;  // m_spec has not been started yet
+    bool m_busy = false;
+    Computation m_current;
+    MemoryBudget m_budget;
+    QThreadPool m_pool;
+    QFutureWatcher<void> m_watcher;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    // Filled by the worker, read by finished() once the watcher says the worker is done.
+    std::shared_ptr<ComputationOutcome> m_outcome;
+};
+
+}  // namespace attnlab::ui

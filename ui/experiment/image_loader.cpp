@@ -1,0 +1,101 @@
+#include "experiment/image_loader.h"
+
+#include "errors.h"
+
+#include <QFileInfo>
+#include <QImage>
+#include <QImageReader>
+
+#include <cmath>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace attnlab {
+
+namespace {
+
+// Sends this process's stderr to /dev/null while it lives. libpng's default error handler (Qt
+// installs none) prints "libpng error: ..." there before Qt reports the failure, which the loader
+// reports itself, naming the file.
+class SilencedStderr {
+public:
+    SilencedStderr() : m_saved(dup(STDERR_FILENO))
+    {
+        const int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDERR_FILENO);
+            close(null);
+        }
+    }
+    ~SilencedStderr()
+    {
+        if (m_saved >= 0) {
+            dup2(m_saved, STDERR_FILENO);
+            close(m_saved);
+        }
+    }
+    SilencedStderr(const SilencedStderr&) = delete;
+    SilencedStderr& operator=(const SilencedStderr&) = delete;
+
+private:
+    int m_saved;
+};
+
+}  // namespace
+
+ImagePixels loadImagePixels(const QString& path, int longestSide)
+{
+    if (!QFileInfo(path).isFile())
+        throw InputError(QStringLiteral("%1: no such image file").arg(path));
+    QImageReader reader(path);
+    QImageReader::setAllocationLimit(512);  // MiB
+    QSize declared;
+    {
+        const SilencedStderr silenced;  // the header is decoded here, and may be corrupt
+        declared = reader.size();
+    }
+    if (declared.isValid() && qint64(declared.width()) * declared.height() > kMaxImagePixels)
+        throw InputError(QStringLiteral("%1: the image declares %2 x %3 pixels, more than the %4 "
+                                        "million Attention Lab decodes")
+                             .arg(path)
+                             .arg(declared.width())
+                             .arg(declared.height())
+                             .arg(kMaxImagePixels / 1'000'000));
+    QImage image;
+    {
+        const SilencedStderr silenced;
+        image = reader.read();
+    }
+    if (image.isNull())
+        throw InputError(QStringLiteral("%1: cannot read the image: %2").arg(path, reader.errorString()));
+    if (image.width() == 0 || image.height() == 0)
+        throw InputError(QStringLiteral("%1: the image has no pixels").arg(path));
+    image = image.scaled(longestSide, longestSide, Qt::KeepAspectRatio, Qt::SmoothTransformation)
+                .convertToFormat(QImage::Format_RGB888);
+    ImagePixels pixels;
+    pixels.width = image.width();
+    pixels.height = image.height();
+    pixels.rgb.resize(std::size_t(pixels.width) * pixels.height * 3);
+    for (int y = 0; y < pixels.height; ++y) {
+        const uchar* line = image.constScanLine(y);
+        for (int i = 0; i < pixels.width * 3; ++i)
+            pixels.rgb[std::size_t(y) * pixels.width * 3 + i] = float(line[i]) / 255.0f;
+    }
+    return pixels;
+}
+
+QImage patchImage(const ImagePixels& pixels, int patchSize)
+{
+    const int width = pixels.width / patchSize * patchSize;
+    const int height = pixels.height / patchSize * patchSize;
+    QImage image(width, height, QImage::Format_RGB888);
+    for (int y = 0; y < height; ++y) {
+        uchar* line = image.scanLine(y);
+        for (int i = 0; i < width * 3; ++i)
+            line[i] = uchar(std::lround(pixels.rgb[std::size_t(y) * pixels.width * 3 + i] * 255));
+    }
+    return image;
+}
+
+}  // namespace attnlab

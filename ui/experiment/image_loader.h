@@ -1,0 +1,22 @@
+#pragma once
+
+#include "inputs/inputs.h"
+
+#include <QImage>
+#include <QString>
+
+namespace attnlab {
+
+// The most pixels an image file may declare; larger images are refused before they are decoded.
+constexpr qint64 kMaxImagePixels = 100'000'000;
+
+// Decodes an image file (any format QImageReader reads), scales it so that its longest side is
+// longestSide pixels (aspect ratio kept) and returns its RGB values in [0, 1]. Throws InputError
+// naming the file when it cannot be read, is empty, or declares more than kMaxImagePixels pixels
+// (decoding is also capped by QImageReader's allocation limit).
+ImagePixels loadImagePixels(const QString& path, int longestSide);
+
+// The image as the engine splits it: the pixels cropped to whole patchSize x patchSize patches.
+QImage patchImage(const ImagePixels& pixels, int patchSize);
+
+}  // namespace attnlab

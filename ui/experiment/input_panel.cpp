@@ -1,0 +1,505 @@
+#include "experiment/input_panel.h"
+
+#include "errors.h"
+#include "model/gpt2_model.h"
+#include "model/model_input.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnlab::ui {
+
+namespace {
+
+// Typing pauses this long before the text is tokenised again.
+constexpr int kTextDelayMs = 300;
+// Model folders remembered in the reader combo.
+constexpr int kRecentModels = 6;
+const QString kRecentModelsKey = QStringLiteral("recentModels");
+
+// The tab of an input kind: model input is read from the Text tab.
+int tabOf(InputKind kind)
+{
+    return kind == InputKind::Model ? 0 : int(kind);
+}
+
+// The number of layers of the model at modelPath, or 0 when its config cannot be read (the
+// computation then reports the problem).
+int layerCountOf(const QString& modelPath)
+{
+    try {
+        return Gpt2Config::fromJson(modelFolder(modelPath) + QStringLiteral("/config.json")).layers;
+    } catch (const InputError&) {
+        return 0;
+    }
+}
+
+// The sample images in the resources, with a name for people.
+const std::pair<const char*, const char*> kSampleImages[] = {
+    {":/images/chelsea.png", "Chelsea the cat"},
+    {":/images/coffee.png", "Coffee cup"},
+    {":/images/astronaut.png", "Astronaut (Eileen Collins)"},
+};
+
+QSpinBox* spinBox(int minimum, int maximum, const QString& toolTip)
+{
+    auto* box = new QSpinBox;
+    box->setRange(minimum, maximum);
+    box->setToolTip(toolTip);
+    box->setKeyboardTracking(false);
+    return box;
+}
+
+QComboBox* comboBox(const QStringList& names, const QString& toolTip)
+{
+    auto* box = new QComboBox;
+    box->addItems(names);
+    box->setToolTip(toolTip);
+    return box;
+}
+
+}  // namespace
+
+InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
+{
+    m_tabs = new QTabWidget;
+    m_tabs->addTab(makeTextTab(), tr("Text"));
+    m_tabs->addTab(makeImageTab(), tr("Image"));
+    m_tabs->addTab(makeRandomTab(), tr("Random"));
+    m_tabs->addTab(makeFilesTab(), tr("Files"));
+    m_tabs->setToolTip(tr("The input attention runs on: tokens of a text, patches of an image, "
+                          "random Gaussian rows, or Q, K, V loaded from .npy files."));
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
+        const InputKind kind = index == 0 ? textKind() : InputKind(index);
+        // The image the Image tab shows: the spec's, or the first sample while it names none.
+        const QString imagePath = m_image->currentData().toString();
+        edit(tr("Use %1 input").arg(m_tabs->tabText(index).toLower()),
+             [kind, imagePath](ExperimentSpec& spec) {
+                 spec.input.kind = kind;
+                 if (kind == InputKind::Model)
+                     spec.causal = true;  // as the model computes attention
+                 if (kind == InputKind::Image)
+                     spec.input.imagePath = imagePath;
+             });
+    });
+
+    m_headDim = spinBox(1, 1024, tr("d, the dimension of each head's queries, keys and values. "
+                                    "Token vectors have H d entries for H heads."));
+    connect(m_headDim, &QSpinBox::valueChanged, this, [this](int d) {
+        edit(tr("Set d to %1").arg(d), [d](ExperimentSpec& spec) { spec.input.headDim = d; });
+    });
+    m_projection = comboBox({tr("random"), tr("tied"), tr("identity")},
+                            tr("How Q, K, V come from the token vectors X: random Q = X Wq, "
+                               "K = X Wk, V = X Wv with seeded Gaussian weights; tied: Wk = Wq, "
+                               "so each token attends to tokens like itself; identity: "
+                               "Q = K = V = X (each head takes its own d columns)."));
+    connect(m_projection, &QComboBox::currentIndexChanged, this, [this](int index) {
+        edit(tr("Use %1 projections").arg(m_projection->itemText(index)),
+             [index](ExperimentSpec& spec) { spec.input.projection = HeadProjection(index); });
+    });
+    m_inputSeed = spinBox(0, std::numeric_limits<int>::max(),
+                          tr("Seed of the token embeddings, Wq, Wk, Wv, the patch embedding "
+                             "and the random input."));
+    connect(m_inputSeed, &QSpinBox::valueChanged, this, [this](int seed) {
+        edit(tr("Set the input seed to %1").arg(seed),
+             [seed](ExperimentSpec& spec) { spec.input.seed = std::uint64_t(seed); });
+    });
+
+    auto* common = new QFormLayout;
+    common->addRow(tr("Head dimension d"), m_headDim);
+    common->addRow(tr("Projections"), m_projection);
+    common->addRow(tr("Input seed"), m_inputSeed);
+
+    // Object names: for tests and accessibility tools.
+    m_tabs->setObjectName(QStringLiteral("inputTabs"));
+    m_text->setObjectName(QStringLiteral("text"));
+    m_sampleText->setObjectName(QStringLiteral("sampleText"));
+    m_tokens->setObjectName(QStringLiteral("tokens"));
+    m_reader->setObjectName(QStringLiteral("reader"));
+    m_layer->setObjectName(QStringLiteral("layer"));
+    m_positional->setObjectName(QStringLiteral("positionalEncoding"));
+    m_image->setObjectName(QStringLiteral("image"));
+    m_patch->setObjectName(QStringLiteral("patchSize"));
+    m_imageSize->setObjectName(QStringLiteral("imageSize"));
+    m_length->setObjectName(QStringLiteral("length"));
+    m_rowNorm->setObjectName(QStringLiteral("randomNorm"));
+    m_clusters->setObjectName(QStringLiteral("clusters"));
+    m_queryFile->setObjectName(QStringLiteral("queryFile"));
+    m_keyFile->setObjectName(QStringLiteral("keyFile"));
+    m_valueFile->setObjectName(QStringLiteral("valueFile"));
+    m_headDim->setObjectName(QStringLiteral("headDim"));
+    m_projection->setObjectName(QStringLiteral("inputProjection"));
+    m_inputSeed->setObjectName(QStringLiteral("inputSeed"));
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_tabs);
+    layout->addLayout(common);
+    layout->addStretch();
+    setSpec(ExperimentSpec());
+}
+
+QWidget* InputPanel::makeTextTab()
+{
+    auto* tab = new QWidget;
+    m_text = new QPlainTextEdit;
+    m_text->setToolTip(tr("The text: each word and punctuation mark (or each character) is a "
+                          "token. The same word always gets the same embedding vector; "
+                          "positions add a sinusoidal encoding."));
+    m_text->setMinimumHeight(80);
+    m_textDelay = new QTimer(this);
+    m_textDelay->setSingleShot(true);
+    m_textDelay->setInterval(kTextDelayMs);
+    connect(m_text, &QPlainTextEdit::textChanged, m_textDelay, qOverload<>(&QTimer::start));
+    connect(m_textDelay, &QTimer::timeout, this, [this] {
+        edit(tr("Edit the text"),
+             [text = m_text->toPlainText(), kind = textKind()](ExperimentSpec& spec) {
+                 spec.input.kind = kind;
+                 spec.input.text = text;
+             });
+    });
+
+    m_sampleText = new QComboBox;
+    m_sampleText->setToolTip(tr("Replace the text with one of the sample texts."));
+    m_sampleText->addItem(tr("Sample texts..."));
+    for (const QFileInfo& file : QDir(QStringLiteral(":/texts")).entryInfoList(QDir::Files))
+        m_sampleText->addItem(file.baseName(), file.filePath());
+    connect(m_sampleText, &QComboBox::activated, this, [this](int index) {
+        if (index == 0)
+            return;
+        QFile file(m_sampleText->itemData(index).toString());
+        if (file.open(QIODevice::ReadOnly)) {
+            const QString text = QString::fromUtf8(file.readAll()).trimmed();
+            {
+                const QSignalBlocker blocker(m_text);
+                m_text->setPlainText(text);
+            }
+            edit(tr("Load the sample text \"%1\"").arg(m_sampleText->itemText(index)),
+                 [text, kind = textKind()](ExperimentSpec& spec) {
+                     spec.input.kind = kind;
+                     spec.input.text = text;
+                 });
+        }
+        const QSignalBlocker blocker(m_sampleText);
+        m_sampleText->setCurrentIndex(0);
+    });
+
+    m_tokens = comboBox({tr("words"), tr("characters")},
+                        tr("Tokens: words and punctuation marks (Unicode word boundaries), or "
+                           "single characters."));
+    connect(m_tokens, &QComboBox::currentIndexChanged, this, [this](int index) {
+        edit(tr("Split into %1").arg(m_tokens->itemText(index)),
+             [index](ExperimentSpec& spec) { spec.input.tokenMode = TokenMode(index); });
+    });
+    m_positional = new QCheckBox(tr("Positional encoding"));
+    m_positional->setToolTip(tr("Add the sinusoidal encoding of each position to its token "
+                                "vector: x_i = (e_i + PE(i)) / sqrt(2). Without it the same word "
+                                "gets the same q, k, v wherever it stands."));
+    connect(m_positional, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("Add positional encoding") : tr("Remove positional encoding"),
+             [on](ExperimentSpec& spec) { spec.input.positionalEncoding = on; });
+    });
+
+    m_reader = new QComboBox;
+    m_reader->setToolTip(tr("What reads the text. A trained model (GPT-2 architecture): its own "
+                            "queries, keys and values of the chosen layer, every head, causal as "
+                            "the model computes attention; its tokens are GPT-2's byte-level BPE "
+                            "pieces (a leading space shows as ␣). Random embeddings: each word "
+                            "gets a seeded Gaussian vector, for controlled experiments."));
+    m_reader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_reader->setMinimumContentsLength(12);
+    connect(m_reader, &QComboBox::activated, this, &InputPanel::chooseReader);
+    m_layer = spinBox(0, 0, tr("The model's layer whose heads are shown (0 is the first). The "
+                               "head is chosen above the heatmaps, or on the Heads page."));
+    connect(m_layer, &QSpinBox::valueChanged, this, [this](int layer) {
+        edit(tr("Show layer %1").arg(layer),
+             [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
+    });
+
+    auto* layout = new QFormLayout(tab);
+    layout->addRow(m_text);
+    layout->addRow(m_sampleText);
+    layout->addRow(tr("Read by"), m_reader);
+    layout->addRow(tr("Layer"), m_layer);
+    layout->addRow(tr("Tokens"), m_tokens);
+    layout->addRow(m_positional);
+    return tab;
+}
+
+QWidget* InputPanel::makeImageTab()
+{
+    auto* tab = new QWidget;
+    m_image = new QComboBox;
+    m_image->setToolTip(tr("The image: it is scaled, cut into p x p patches, and each patch "
+                           "becomes a token (a linear patch embedding plus a 2-D position)."));
+    for (const auto& [path, name] : kSampleImages)
+        m_image->addItem(tr(name), QString::fromLatin1(path));
+    connect(m_image, &QComboBox::activated, this, [this](int index) {
+        edit(tr("Show %1").arg(m_image->itemText(index)),
+             [path = m_image->itemData(index).toString()](ExperimentSpec& spec) {
+                 spec.input.kind = InputKind::Image;
+                 spec.input.imagePath = path;
+             });
+    });
+    auto* open = new QPushButton(tr("Open image..."));
+    open->setToolTip(tr("Load an image file (PNG, JPEG, ...)."));
+    connect(open, &QPushButton::clicked, this, &InputPanel::chooseImage);
+
+    m_patch = spinBox(2, 128, tr("p, the side of a patch in pixels: L = (width / p) x "
+                                 "(height / p) patches."));
+    connect(m_patch, &QSpinBox::valueChanged, this, [this](int p) {
+        edit(tr("Set the patch size to %1").arg(p),
+             [p](ExperimentSpec& spec) { spec.input.patchSize = p; });
+    });
+    m_imageSize = spinBox(16, 2048, tr("The image's longest side is scaled to this many pixels "
+                                       "before it is cut into patches."));
+    m_imageSize->setSingleStep(16);
+    connect(m_imageSize, &QSpinBox::valueChanged, this, [this](int size) {
+        edit(tr("Scale the image to %1 pixels").arg(size),
+             [size](ExperimentSpec& spec) { spec.input.imageSize = size; });
+    });
+
+    auto* layout = new QFormLayout(tab);
+    layout->addRow(m_image);
+    layout->addRow(open);
+    layout->addRow(tr("Patch size p"), m_patch);
+    layout->addRow(tr("Image size"), m_imageSize);
+    return tab;
+}
+
+QWidget* InputPanel::makeRandomTab()
+{
+    auto* tab = new QWidget;
+    m_length = spinBox(1, 1 << 20, tr("L, the number of random queries and keys."));
+    connect(m_length, &QSpinBox::valueChanged, this, [this](int length) {
+        edit(tr("Set L to %1").arg(length),
+             [length](ExperimentSpec& spec) { spec.input.length = length; });
+    });
+    m_rowNorm = new QDoubleSpinBox;
+    m_rowNorm->setRange(0, 1000);
+    m_rowNorm->setDecimals(3);
+    m_rowNorm->setSingleStep(0.1);
+    m_rowNorm->setKeyboardTracking(false);
+    m_rowNorm->setSpecialValueText(tr("auto: d^(1/4)"));
+    m_rowNorm->setToolTip(tr("|q_i| = |k_j|, the length of every random query and key. auto is "
+                             "d^(1/4), which makes |x'| = 1 at the default scale s = 1/sqrt(d)."));
+    connect(m_rowNorm, &QDoubleSpinBox::valueChanged, this, [this](double norm) {
+        edit(tr("Set the row norm to %1").arg(norm), [norm](ExperimentSpec& spec) {
+            spec.input.rowNorm = norm > 0 ? std::optional<double>(norm) : std::nullopt;
+        });
+    });
+    m_clusters = spinBox(0, 1024, tr("0: uniformly random directions. C > 0: rows gather around "
+                                     "C random directions, which makes attention peaked."));
+    connect(m_clusters, &QSpinBox::valueChanged, this, [this](int clusters) {
+        edit(tr("Set clusters to %1").arg(clusters),
+             [clusters](ExperimentSpec& spec) { spec.input.clusters = clusters; });
+    });
+    auto* layout = new QFormLayout(tab);
+    layout->addRow(tr("Length L"), m_length);
+    layout->addRow(tr("Row norm"), m_rowNorm);
+    layout->addRow(tr("Clusters"), m_clusters);
+    return tab;
+}
+
+QWidget* InputPanel::makeFilesTab()
+{
+    auto* tab = new QWidget;
+    auto* layout = new QFormLayout(tab);
+    const auto addFileRow = [&](QLineEdit*& field, const QString& label, const QString& what,
+                                const QString& toolTip) {
+        field = new QLineEdit;
+        field->setToolTip(toolTip);
+        field->setPlaceholderText(tr(".npy file"));
+        auto* browse = new QPushButton(tr("..."));
+        browse->setToolTip(tr("Choose the %1 file.").arg(what));
+        connect(browse, &QPushButton::clicked, this,
+                [this, field, what] { chooseTensor(field, what); });
+        connect(field, &QLineEdit::editingFinished, this, [this] {
+            edit(tr("Load Q, K, V files"), [this](ExperimentSpec& spec) {
+                spec.input.kind = InputKind::Files;
+                spec.input.queryPath = m_queryFile->text();
+                spec.input.keyPath = m_keyFile->text();
+                spec.input.valuePath = m_valueFile->text();
+            });
+        });
+        auto* row = new QHBoxLayout;
+        row->addWidget(field);
+        row->addWidget(browse);
+        layout->addRow(label, row);
+    };
+    addFileRow(m_queryFile, tr("Q"), tr("query"),
+               tr("Queries: a .npy array L x d (one head) or H x L x d, float32 or float64."));
+    addFileRow(m_keyFile, tr("K"), tr("key"), tr("Keys: the shape of the queries."));
+    addFileRow(m_valueFile, tr("V"), tr("value"),
+               tr("Values: L x d_v or H x L x d_v (optional; without it V = K)."));
+    return tab;
+}
+
+template <typename Change>
+void InputPanel::edit(const QString& description, Change change)
+{
+    if (m_updating)
+        return;
+    ExperimentSpec spec = m_spec;
+    change(spec);
+    m_spec = spec;
+    emit edited(spec, description);
+}
+
+void InputPanel::chooseImage()
+{
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open image"), QString(),
+        tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp *.tif *.tiff);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    int index = m_image->findData(path);
+    if (index < 0) {
+        m_image->addItem(QFileInfo(path).fileName(), path);
+        index = m_image->count() - 1;
+    }
+    m_image->setCurrentIndex(index);
+    edit(tr("Open %1").arg(QFileInfo(path).fileName()), [path](ExperimentSpec& spec) {
+        spec.input.kind = InputKind::Image;
+        spec.input.imagePath = path;
+    });
+}
+
+InputKind InputPanel::textKind() const
+{
+    return m_reader->currentData().toString().isEmpty() ? InputKind::Text : InputKind::Model;
+}
+
+void InputPanel::fillReaders(const QString& modelPath)
+{
+    const QSignalBlocker blocker(m_reader);
+    m_reader->clear();
+    m_reader->addItem(tr("Random embeddings"), QString());
+    m_reader->addItem(tr("Built-in model (KJV GPT-2)"), QString::fromLatin1(kBuiltinModel));
+    QStringList recent = QSettings().value(kRecentModelsKey).toStringList();
+    if (!modelPath.isEmpty() && modelPath != QLatin1String(kBuiltinModel) &&
+        !recent.contains(modelPath))
+        recent.prepend(modelPath);
+    for (const QString& folder : recent)
+        m_reader->addItem(modelDisplayName(folder), folder);
+    m_reader->addItem(tr("Open Model..."), QStringLiteral("open"));
+    m_reader->setItemData(m_reader->count() - 1,
+                          tr("A folder holding config.json, the .safetensors weights and "
+                             "vocab.json + merges.txt (or tokenizer.json) of a GPT-2-architecture "
+                             "model, as Hugging Face stores them."),
+                          Qt::ToolTipRole);
+    m_reader->setCurrentIndex(std::max(0, m_reader->findData(modelPath)));
+}
+
+void InputPanel::chooseReader(int index)
+{
+    QString path = m_reader->itemData(index).toString();
+    if (path == QLatin1String("open")) {
+        path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
+        if (path.isEmpty()) {
+            fillReaders(m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString());
+            return;
+        }
+        if (!QFileInfo::exists(path + QStringLiteral("/config.json"))) {
+            QMessageBox::warning(this, tr("Open Model"),
+                                 tr("%1 holds no config.json: a model folder holds config.json, "
+                                    "the .safetensors weights and the tokenizer files.")
+                                     .arg(QDir::toNativeSeparators(path)));
+            fillReaders(m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString());
+            return;
+        }
+        QSettings settings;
+        QStringList recent = settings.value(kRecentModelsKey).toStringList();
+        recent.removeAll(path);
+        recent.prepend(path);
+        while (recent.size() > kRecentModels)
+            recent.removeLast();
+        settings.setValue(kRecentModelsKey, recent);
+        fillReaders(path);
+    }
+    if (path.isEmpty()) {
+        edit(tr("Read the text with random embeddings"), [](ExperimentSpec& spec) {
+            spec.input.kind = InputKind::Text;
+        });
+        return;
+    }
+    const int layers = layerCountOf(path);
+    edit(tr("Read the text with %1").arg(modelDisplayName(path)),
+         [path, layers](ExperimentSpec& spec) {
+             spec.input.kind = InputKind::Model;
+             spec.input.modelPath = path;
+             if (layers > 0 && spec.input.layer >= layers)
+                 spec.input.layer = layers - 1;
+             spec.causal = true;  // as the model computes attention
+         });
+}
+
+void InputPanel::chooseTensor(QLineEdit* field, const QString& what)
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open the %1 file").arg(what),
+                                                      QString(), tr("NumPy arrays (*.npy)"));
+    if (path.isEmpty())
+        return;
+    field->setText(path);
+    emit field->editingFinished();
+}
+
+void InputPanel::setSpec(const ExperimentSpec& spec)
+{
+    m_spec = spec;
+    m_updating = true;
+    const InputSpec& input = spec.input;
+    m_tabs->setCurrentIndex(tabOf(input.kind));
+    const bool model = input.kind == InputKind::Model;
+    fillReaders(model ? input.modelPath : QString());
+    const int layers = model ? layerCountOf(input.modelPath) : 0;
+    m_layer->setRange(0, std::max({0, layers - 1, model ? input.layer : 0}));
+    m_layer->setValue(model ? input.layer : 0);
+    m_layer->setEnabled(model);
+    m_tokens->setEnabled(!model);
+    m_positional->setEnabled(!model);
+    if (m_text->toPlainText() != input.text) {
+        m_textDelay->stop();
+        const QSignalBlocker blocker(m_text);
+        m_text->setPlainText(input.text);
+    }
+    m_tokens->setCurrentIndex(int(input.tokenMode));
+    m_positional->setChecked(input.positionalEncoding);
+    if (!input.imagePath.isEmpty() && m_image->findData(input.imagePath) < 0)
+        m_image->addItem(QFileInfo(input.imagePath).fileName(), input.imagePath);
+    m_image->setCurrentIndex(std::max(0, m_image->findData(input.imagePath)));
+    m_patch->setValue(input.patchSize);
+    m_imageSize->setValue(input.imageSize);
+    m_length->setValue(input.length);
+    m_rowNorm->setValue(input.rowNorm.value_or(0));
+    m_clusters->setValue(input.clusters);
+    m_queryFile->setText(input.queryPath);
+    m_keyFile->setText(input.keyPath);
+    m_valueFile->setText(input.valuePath);
+    m_headDim->setValue(input.headDim);
+    m_headDim->setEnabled(input.kind != InputKind::Files && !model);
+    m_projection->setCurrentIndex(int(input.projection));
+    m_projection->setEnabled(input.kind == InputKind::Text || input.kind == InputKind::Image);
+    m_inputSeed->setValue(int(std::min<std::uint64_t>(input.seed, std::numeric_limits<int>::max())));
+    m_updating = false;
+}
+
+}  // namespace attnlab::ui

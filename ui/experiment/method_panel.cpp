@@ -1,0 +1,304 @@
+#include "experiment/method_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+
+#include <cmath>
+
+namespace attnlab::ui {
+
+namespace {
+
+// The features slider moves m in quarter powers of two, 1 to 4096: m = round(2^(position / 4)).
+constexpr int kFeatureSteps = 4;
+constexpr int kFeatureSliderMax = 12 * kFeatureSteps;
+// The norm slider moves the multiplier logarithmically from 0.1 to 10: 10^(position / 40).
+constexpr int kNormSteps = 40;
+
+int featuresFromSlider(int position)
+{
+    return int(std::lround(std::pow(2.0, double(position) / kFeatureSteps)));
+}
+
+int sliderFromFeatures(int m)
+{
+    return std::clamp(int(std::lround(std::log2(double(std::max(m, 1))) * kFeatureSteps)), 0,
+                      kFeatureSliderMax);
+}
+
+double normFromSlider(int position) { return std::pow(10.0, double(position) / kNormSteps); }
+
+int sliderFromNorm(double norm)
+{
+    return std::clamp(int(std::lround(std::log10(norm) * kNormSteps)), -kNormSteps, kNormSteps);
+}
+
+}  // namespace
+
+MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
+{
+    m_map = new QComboBox;
+    for (const FeatureMapInfo& info : featureMapRegistry())
+        m_map->addItem(info.title, int(info.kind));
+    m_map->setToolTip(
+        tr("The feature map phi; approximate attention is A^ = phi(Q) phi(K)^T, computed in "
+           "linear time as phi(Q) (phi(K)^T V).\n"
+           "FAVOR+ positive: m^-1/2 exp(W x' - |x'|^2/2), unbiased for exp(x'.y'), never "
+           "negative.\n"
+           "FAVOR+ hyperbolic: the cosh form, 2m features, lower variance.\n"
+           "Trigonometric: m^-1/2 exp(|x'|^2/2) [cos W x', sin W x'], can be negative.\n"
+           "Performer-ReLU: m^-1/2 ReLU(W x') + epsilon, a different kernel.\n"
+           "elu+1: elu(x) + 1 (Transformers are RNNs), no randomness.\n"
+           "Degree-2 Taylor: exact for 1 + t + t^2/2 with t = x'.y'."));
+    connect(m_map, &QComboBox::currentIndexChanged, this, [this](int index) {
+        edit(tr("Use %1").arg(m_map->itemText(index)), [this, index](ExperimentSpec& spec) {
+            spec.exactMethod = false;
+            spec.featureMap.kind = FeatureMapKind(m_map->itemData(index).toInt());
+        });
+    });
+
+    const QString featuresTip =
+        tr("m, the number of random projections w_1..w_m: phi has m features (2m for the "
+           "hyperbolic and trigonometric maps). The estimator's error falls like 1/sqrt(m); "
+           "its cost grows like L m d.");
+    m_featuresSlider = new QSlider(Qt::Horizontal);
+    m_featuresSlider->setRange(0, kFeatureSliderMax);
+    m_featuresSlider->setToolTip(featuresTip);
+    m_features = new QSpinBox;
+    m_features->setRange(1, 65536);
+    m_features->setKeyboardTracking(false);
+    m_features->setToolTip(featuresTip);
+    connect(m_featuresSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
+    connect(m_featuresSlider, &QSlider::valueChanged, this, [this](int position) {
+        const int m = featuresFromSlider(position);
+        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.featureMap.features = m; },
+             dragKey(m_featuresSlider));
+    });
+    connect(m_features, &QSpinBox::valueChanged, this, [this](int m) {
+        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.featureMap.features = m; });
+    });
+
+    m_projection = new QComboBox;
+    m_projection->addItems({tr("orthogonal"), tr("iid")});
+    m_projection->setToolTip(
+        tr("The rows of W: orthogonal blocks of d rows (the Q factor of the QR decomposition of "
+           "a Gaussian matrix, sign-corrected), which lowers the variance, or independent "
+           "Gaussian rows."));
+    connect(m_projection, &QComboBox::currentIndexChanged, this, [this](int index) {
+        edit(tr("Use %1 rows").arg(m_projection->itemText(index)), [index](ExperimentSpec& spec) {
+            spec.featureMap.projection = ProjectionKind(index);
+        });
+    });
+    m_rowNorm = new QComboBox;
+    m_rowNorm->addItems({tr("chi"), tr("sqrt(d)")});
+    m_rowNorm->setToolTip(tr("The lengths of the rows of W: chi (as long as a Gaussian "
+                             "d-vector, so each row is marginally N(0, I)) or all sqrt(d) (the "
+                             "regularised variant)."));
+    connect(m_rowNorm, &QComboBox::currentIndexChanged, this, [this](int index) {
+        edit(tr("Use %1 row norms").arg(m_rowNorm->itemText(index)),
+             [index](ExperimentSpec& spec) { spec.featureMap.rowNorm = RowNorm(index); });
+    });
+
+    m_seed = new QSpinBox;
+    m_seed->setRange(0, std::numeric_limits<int>::max());
+    m_seed->setKeyboardTracking(false);
+    m_seed->setToolTip(tr("The seed of W: the same seed gives the same W, bit for bit."));
+    connect(m_seed, &QSpinBox::valueChanged, this, [this](int seed) {
+        edit(tr("Set the seed to %1").arg(seed),
+             [seed](ExperimentSpec& spec) { spec.featureMap.seed = std::uint64_t(seed); });
+    });
+    auto* redraw = new QPushButton(tr("Redraw"));
+    redraw->setToolTip(tr("Draw a new W (the next seed): see how much the approximation "
+                          "depends on the random features."));
+    connect(redraw, &QPushButton::clicked, m_seed, &QSpinBox::stepUp);
+
+    m_scale = new QDoubleSpinBox;
+    m_scale->setRange(0, 100);
+    m_scale->setDecimals(4);
+    m_scale->setSingleStep(0.01);
+    m_scale->setKeyboardTracking(false);
+    m_scale->setSpecialValueText(tr("auto: 1/sqrt(d)"));
+    m_scale->setToolTip(tr("s, the scale (inverse temperature) in exp(s q.k); x' = sqrt(s) x. "
+                           "Larger s makes attention sharper and the approximation harder."));
+    connect(m_scale, &QDoubleSpinBox::valueChanged, this, [this](double s) {
+        edit(s > 0 ? tr("Set the scale to %1").arg(s) : tr("Use the default scale"),
+             [s](ExperimentSpec& spec) {
+                 spec.scale = s > 0 ? std::optional<double>(s) : std::nullopt;
+             });
+    });
+
+    const QString normTip = tr("Multiplies every query and key: |x'| grows, attention gets "
+                               "sharper, and the error of random features grows like "
+                               "exp(|x' + y'|^2) (trigonometric features explode first).");
+    m_normSlider = new QSlider(Qt::Horizontal);
+    m_normSlider->setRange(-kNormSteps, kNormSteps);
+    m_normSlider->setToolTip(normTip);
+    m_norm = new QDoubleSpinBox;
+    m_norm->setRange(0.01, 100);
+    m_norm->setDecimals(3);
+    m_norm->setSingleStep(0.1);
+    m_norm->setKeyboardTracking(false);
+    m_norm->setToolTip(normTip);
+    connect(m_normSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
+    connect(m_normSlider, &QSlider::valueChanged, this, [this](int position) {
+        const double norm = normFromSlider(position);
+        edit(tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
+             [norm](ExperimentSpec& spec) { spec.input.normMultiplier = norm; },
+             dragKey(m_normSlider));
+    });
+    connect(m_norm, &QDoubleSpinBox::valueChanged, this, [this](double norm) {
+        edit(tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
+             [norm](ExperimentSpec& spec) { spec.input.normMultiplier = norm; });
+    });
+
+    m_causal = new QCheckBox(tr("Causal mask"));
+    m_causal->setToolTip(tr("Query i sees only keys j <= i. Linear attention then runs as "
+                            "prefix sums S_i = sum_{j<=i} phi(k_j) v_j^T, z_i = sum_{j<=i} "
+                            "phi(k_j): an RNN."));
+    connect(m_causal, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("Turn the causal mask on") : tr("Turn the causal mask off"),
+             [on](ExperimentSpec& spec) { spec.causal = on; });
+    });
+    m_heads = new QSpinBox;
+    m_heads->setRange(1, 64);
+    m_heads->setKeyboardTracking(false);
+    m_heads->setToolTip(tr("H, the number of heads: each head has its own Wq, Wk, Wv (and W), "
+                           "and token vectors have H d entries."));
+    connect(m_heads, &QSpinBox::valueChanged, this, [this](int heads) {
+        edit(tr("Use %1 heads").arg(heads), [heads](ExperimentSpec& spec) {
+            spec.input.heads = heads;
+        });
+    });
+    m_precision = new QComboBox;
+    m_precision->addItems({tr("float"), tr("double")});
+    m_precision->setToolTip(tr("The arithmetic of the engine: float (32-bit, as models run) or "
+                               "double (64-bit)."));
+    connect(m_precision, &QComboBox::currentIndexChanged, this, [this](int index) {
+        edit(tr("Compute in %1").arg(m_precision->itemText(index)),
+             [index](ExperimentSpec& spec) { spec.precision = Precision(index); });
+    });
+    m_reluEpsilon = new QDoubleSpinBox;
+    m_reluEpsilon->setRange(0, 1);
+    m_reluEpsilon->setDecimals(5);
+    m_reluEpsilon->setSingleStep(0.0005);
+    m_reluEpsilon->setKeyboardTracking(false);
+    m_reluEpsilon->setToolTip(tr("Performer-ReLU: epsilon added to every feature, so that no "
+                                 "denominator is 0."));
+    connect(m_reluEpsilon, &QDoubleSpinBox::valueChanged, this, [this](double epsilon) {
+        edit(tr("Set the ReLU epsilon to %1").arg(epsilon),
+             [epsilon](ExperimentSpec& spec) { spec.featureMap.reluEpsilon = epsilon; });
+    });
+    m_eluOnScaled = new QCheckBox(tr("elu+1 on x' = sqrt(s) x"));
+    m_eluOnScaled->setToolTip(tr("elu+1: apply the map to the scaled row x' instead of the raw "
+                                 "row x (Katharopoulos et al. use the raw row)."));
+    connect(m_eluOnScaled, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Apply elu+1 to %1").arg(on ? tr("x'") : tr("x")),
+             [on](ExperimentSpec& spec) { spec.featureMap.eluOnScaled = on; });
+    });
+
+    // Object names: for tests and accessibility tools.
+    m_map->setObjectName(QStringLiteral("featureMap"));
+    m_featuresSlider->setObjectName(QStringLiteral("featuresSlider"));
+    m_features->setObjectName(QStringLiteral("features"));
+    m_projection->setObjectName(QStringLiteral("projection"));
+    m_rowNorm->setObjectName(QStringLiteral("rowNorm"));
+    m_seed->setObjectName(QStringLiteral("seed"));
+    m_scale->setObjectName(QStringLiteral("scale"));
+    m_normSlider->setObjectName(QStringLiteral("normMultiplierSlider"));
+    m_norm->setObjectName(QStringLiteral("normMultiplier"));
+    m_causal->setObjectName(QStringLiteral("causal"));
+    m_heads->setObjectName(QStringLiteral("heads"));
+    m_precision->setObjectName(QStringLiteral("precision"));
+    m_reluEpsilon->setObjectName(QStringLiteral("reluEpsilon"));
+    m_eluOnScaled->setObjectName(QStringLiteral("eluOnScaled"));
+    redraw->setObjectName(QStringLiteral("redraw"));
+
+    auto* features = new QHBoxLayout;
+    features->addWidget(m_featuresSlider, 1);
+    features->addWidget(m_features);
+    auto* seed = new QHBoxLayout;
+    seed->addWidget(m_seed, 1);
+    seed->addWidget(redraw);
+    auto* norm = new QHBoxLayout;
+    norm->addWidget(m_normSlider, 1);
+    norm->addWidget(m_norm);
+
+    auto* layout = new QFormLayout(this);
+    layout->addRow(tr("Feature map"), m_map);
+    layout->addRow(tr("Features m"), features);
+    layout->addRow(tr("Projection"), m_projection);
+    layout->addRow(tr("Row norms"), m_rowNorm);
+    layout->addRow(tr("Seed"), seed);
+    layout->addRow(tr("Scale s"), m_scale);
+    layout->addRow(tr("Norm multiplier"), norm);
+    layout->addRow(m_causal);
+    layout->addRow(tr("Heads"), m_heads);
+    layout->addRow(tr("Precision"), m_precision);
+    layout->addRow(tr("ReLU epsilon"), m_reluEpsilon);
+    layout->addRow(m_eluOnScaled);
+    setSpec(ExperimentSpec());
+}
+
+template <typename Change>
+void MethodPanel::edit(const QString& description, Change change, int mergeKey)
+{
+    if (m_updating)
+        return;
+    ExperimentSpec spec = m_spec;
+    change(spec);
+    setSpec(spec);  // the slider and the spin box of one value follow each other
+    emit edited(spec, description, mergeKey);
+}
+
+int MethodPanel::dragKey(const QSlider* slider) const
+{
+    return slider->isSliderDown() ? m_dragSerial : -1;
+}
+
+void MethodPanel::setSpec(const ExperimentSpec& spec)
+{
+    m_spec = spec;
+    m_updating = true;
+    const FeatureMapSpec& map = spec.featureMap;
+    m_map->setCurrentIndex(m_map->findData(int(map.kind)));
+    if (featuresFromSlider(m_featuresSlider->value()) != map.features)
+        m_featuresSlider->setValue(sliderFromFeatures(map.features));
+    m_features->setValue(map.features);
+    m_projection->setCurrentIndex(int(map.projection));
+    m_rowNorm->setCurrentIndex(int(map.rowNorm));
+    m_seed->setValue(int(std::min<std::uint64_t>(map.seed, std::numeric_limits<int>::max())));
+    m_scale->setValue(spec.scale.value_or(0));
+    if (std::abs(normFromSlider(m_normSlider->value()) - spec.input.normMultiplier) >
+        1e-9 * spec.input.normMultiplier)
+        m_normSlider->setValue(sliderFromNorm(spec.input.normMultiplier));
+    m_norm->setValue(spec.input.normMultiplier);
+    m_causal->setChecked(spec.causal);
+    m_heads->setValue(spec.input.heads);
+    m_precision->setCurrentIndex(int(spec.precision));
+    m_reluEpsilon->setValue(map.reluEpsilon);
+    m_eluOnScaled->setChecked(map.eluOnScaled);
+    updateEnabled();
+    m_updating = false;
+}
+
+void MethodPanel::updateEnabled()
+{
+    const FeatureMapInfo& info = featureMapInfo(m_spec.featureMap.kind);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_featuresSlider, m_features, m_projection,
+                                                      m_rowNorm, m_seed})
+        w->setEnabled(info.drawsProjection);
+    m_reluEpsilon->setEnabled(m_spec.featureMap.kind == FeatureMapKind::FavorRelu);
+    m_eluOnScaled->setEnabled(m_spec.featureMap.kind == FeatureMapKind::Elu);
+    m_heads->setEnabled(m_spec.input.kind != InputKind::Files &&
+                        m_spec.input.kind != InputKind::Model);
+    // A model's attention is causal, as it was trained.
+    m_causal->setEnabled(m_spec.input.kind != InputKind::Model);
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,381 @@
+#include "experiment/metrics_panel.h"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <vector>
+
+namespace attnlab::ui {
+
+namespace {
+
+// One metric: its key in metrics.json, its name in plain words, its formula (rich text, for the
+// tooltip) and how its value is written, given the number of rows it was measured over.
+struct MetricDefinition {
+    QString key;
+    QString name;
+    QString formula;
+    QString (*text)(const AttentionMetrics& metrics, qint64 rows);
+};
+
+// P^ and A^ are written with a combining circumflex, so the hat sits on the letter.
+const std::vector<MetricDefinition>& metricDefinitions()
+{
+    static const std::vector<MetricDefinition> definitions{
+        {QStringLiteral("max_abs"), QStringLiteral("Largest error in P"),
+         QStringLiteral("max<sub>i,j</sub> |P\u0302<sub>ij</sub> \u2212 P<sub>ij</sub>|"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.maxAbsError);
+         }},
+        {QStringLiteral("mean_abs"), QStringLiteral("Mean error in P"),
+         QStringLiteral("mean<sub>i,j</sub> |P\u0302<sub>ij</sub> \u2212 P<sub>ij</sub>| over the "
+                        "entries that are not masked"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.meanAbsError);
+         }},
+        {QStringLiteral("rel_frobenius_attention"), QStringLiteral("Relative error of P"),
+         QStringLiteral("\u2016P\u0302 \u2212 P\u2016<sub>F</sub> / \u2016P\u2016<sub>F</sub> "
+                        "(Frobenius norms)"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.relFrobeniusAttention);
+         }},
+        {QStringLiteral("rel_frobenius_output"), QStringLiteral("Relative error of the output"),
+         QStringLiteral("\u2016O\u0302 \u2212 O\u2016<sub>F</sub> / \u2016O\u2016<sub>F</sub>, "
+                        "with O = P V and O\u0302 = P\u0302 V"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.relFrobeniusOutput);
+         }},
+        {QStringLiteral("mean_tv"), QStringLiteral("Mean total variation of a row"),
+         QStringLiteral("mean<sub>i</sub> \u00bd \u2211<sub>j</sub> |P\u0302<sub>ij</sub> \u2212 "
+                        "P<sub>ij</sub>|: the probability mass the approximation puts in the "
+                        "wrong place, from 0 to 1"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.meanTotalVariation);
+         }},
+        {QStringLiteral("mean_kl"), QStringLiteral("Mean KL divergence of a row"),
+         QStringLiteral("mean<sub>i</sub> KL(P<sub>i</sub> \u2016 P\u0302<sub>i</sub>) = "
+                        "mean<sub>i</sub> \u2211<sub>j</sub> P<sub>ij</sub> log(P<sub>ij</sub> / "
+                        "P\u0302<sub>ij</sub>); n/a when P\u0302 has entries \u2264 0 where P is "
+                        "positive"),
+         [](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.meanKl); }},
+        {QStringLiteral("kernel_mse"), QStringLiteral("Kernel mean squared error"),
+         QStringLiteral("mean<sub>i,j</sub> (A\u0302<sub>ij</sub> \u2212 A<sub>ij</sub>)\u00b2, "
+                        "with A<sub>ij</sub> = exp(s q<sub>i</sub>\u00b7k<sub>j</sub>) and "
+                        "A\u0302<sub>ij</sub> = \u03c6(q<sub>i</sub>)\u00b7\u03c6(k<sub>j</sub>)"),
+         [](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.kernelMse); }},
+        {QStringLiteral("nonpositive_rows"), QStringLiteral("Rows with a denominator \u2264 0"),
+         QStringLiteral("rows i whose normaliser \u03c6(q<sub>i</sub>)\u00b7\u2211<sub>j</sub> "
+                        "\u03c6(k<sub>j</sub>) is not positive, so P\u0302<sub>i</sub> is not a "
+                        "distribution"),
+         [](const AttentionMetrics& m, qint64 rows) {
+             return QStringLiteral("%1 of %2").arg(m.nonPositiveRows).arg(rows);
+         }},
+        {QStringLiteral("kernel_overflow"), QStringLiteral("Kernel entries out of range"),
+         QStringLiteral("entries of A or A\u0302 beyond the range of the precision the engine "
+                        "runs in (written as inf); P, P\u0302 and the outputs are not affected"),
+         [](const AttentionMetrics& m, qint64) { return QString::number(m.kernelOverflow); }},
+    };
+    return definitions;
+}
+
+// The heading of a warning in plain words, by its stable code.
+QString warningHeading(const QString& code)
+{
+    if (code == QLatin1String("nonpositive-denominator"))
+        return QStringLiteral("Non-positive denominators");
+    if (code == QLatin1String("overflow"))
+        return QStringLiteral("Kernel values out of range");
+    if (code == QLatin1String("feature-overflow"))
+        return QStringLiteral("Feature values out of range");
+    if (code == QLatin1String("kl-undefined"))
+        return QStringLiteral("KL divergence undefined");
+    return code;
+}
+
+// A duration in milliseconds with three or four significant digits.
+QString formatMilliseconds(double seconds)
+{
+    const double ms = seconds * 1e3;
+    const int decimals = ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 1 ? 2 : 3;
+    return QStringLiteral("%1 ms").arg(ms, 0, 'f', decimals);
+}
+
+// The exponent written in superscript digits, with a real minus sign.
+QString superscript(int exponent)
+{
+    static const QString digits =
+        QStringLiteral("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079");
+    QString text = exponent < 0 ? QStringLiteral("\u207b") : QString();
+    for (const QChar digit : QString::number(std::abs(exponent)))
+        text += digits[digit.digitValue()];
+    return text;
+}
+
+// Text colour for secondary text: halfway between the text and the background, so that it still
+// reads (the palette's disabled text is too faint for that).
+QColor mutedColor(const QWidget* widget)
+{
+    const QColor text = widget->palette().color(QPalette::WindowText);
+    const QColor window = widget->palette().color(QPalette::Window);
+    return QColor((text.red() + window.red()) / 2, (text.green() + window.green()) / 2,
+                  (text.blue() + window.blue()) / 2);
+}
+
+// A bold section heading.
+QLabel* sectionLabel(const QString& text)
+{
+    auto* label = new QLabel(text);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    return label;
+}
+
+// A thin horizontal line between sections.
+QFrame* separator()
+{
+    auto* line = new QFrame;
+    line->setFrameShape(QFrame::HLine);
+    line->setFrameShadow(QFrame::Sunken);
+    return line;
+}
+
+}  // namespace
+
+MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setSpacing(6);
+
+    m_method = new QLabel;
+    m_method->setWordWrap(true);
+    QFont titleFont = m_method->font();
+    titleFont.setBold(true);
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.25);
+    m_method->setFont(titleFont);
+    layout->addWidget(m_method);
+
+    m_summary = new QGridLayout;
+    m_summary->setColumnStretch(0, 1);
+    m_summary->setHorizontalSpacing(8);
+    m_length = addSummaryRow(new QLabel(QStringLiteral("Sequence length L")));
+    m_features = addSummaryRow(new QLabel(QStringLiteral("Random features m")));
+    m_features->setToolTip(
+        QStringLiteral("m, the number of random projections w<sub>1</sub> ... "
+                       "w<sub>m</sub>; n/a for maps that draw none"));
+    m_timeApproxName = new QLabel;
+    m_timeApprox = addSummaryRow(m_timeApproxName);
+    m_timeExact = addSummaryRow(new QLabel(QStringLiteral("Time, exact")));
+    layout->addLayout(m_summary);
+    layout->addWidget(separator());
+
+    auto* table = new QGridLayout;
+    table->setColumnStretch(0, 1);
+    table->setHorizontalSpacing(8);
+    table->setVerticalSpacing(5);
+    table->addWidget(sectionLabel(QStringLiteral("Error against exact attention")), 0, 0, 1, 3);
+    m_headColumn = new QLabel;
+    m_lastColumn = new QLabel;
+    for (QLabel* header : {m_headColumn, m_lastColumn}) {
+        header->setAlignment(Qt::AlignRight | Qt::AlignBottom);
+        header->setWordWrap(true);  // "all 4 heads" may take two lines in a narrow dock
+        QPalette palette = header->palette();
+        palette.setColor(QPalette::WindowText, mutedColor(this));
+        header->setPalette(palette);
+    }
+    table->addWidget(m_headColumn, 1, 1);
+    table->addWidget(m_lastColumn, 1, 2);
+    int row = 2;
+    for (const MetricDefinition& metric : metricDefinitions()) {
+        auto* name = new QLabel(metric.name);
+        name->setWordWrap(true);
+        name->setToolTip(metric.formula);
+        table->addWidget(name, row, 0);
+        for (const bool last : {false, true}) {
+            auto* value = new QLabel;
+            value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+            value->setToolTip(metric.formula);
+            table->addWidget(value, row, last ? 2 : 1);
+            (last ? m_lastValues : m_headValues).insert(metric.key, value);
+        }
+        ++row;
+    }
+    layout->addLayout(table);
+    layout->addWidget(separator());
+
+    layout->addWidget(sectionLabel(QStringLiteral("Warnings")));
+    auto* scroll = new QScrollArea;
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* warningsWidget = new QWidget;
+    m_warnings = new QVBoxLayout(warningsWidget);
+    m_warnings->setContentsMargins(0, 0, 0, 0);
+    m_warnings->setSpacing(8);
+    m_noWarnings = new QLabel(QStringLiteral("No warnings"));
+    QPalette muted = m_noWarnings->palette();
+    muted.setColor(QPalette::WindowText, mutedColor(this));
+    m_noWarnings->setPalette(muted);
+    m_warnings->addWidget(m_noWarnings);
+    m_warnings->addStretch(1);
+    scroll->setWidget(warningsWidget);
+    layout->addWidget(scroll, 1);
+
+    clear();
+}
+
+void MetricsPanel::setResult(const ExperimentResult& result, int head)
+{
+    const int heads = int(result.heads.size());
+    const bool oneHead = head >= 0 && head < heads;
+    const bool twoColumns = oneHead && heads > 1;
+    const qint64 length = result.labels.size();
+    const AttentionMetrics& headMetrics = oneHead ? result.heads[head].metrics : result.metrics;
+    const qint64 headRows = oneHead ? length : length * std::max(heads, 1);
+
+    const FeatureMapInfo& map = featureMapInfo(result.spec.featureMap.kind);
+    QString method =
+        result.spec.exactMethod ? QStringLiteral("Exact: streaming vs materialised") : map.title;
+    if (result.spec.causal)
+        method += QStringLiteral(", causal");
+    m_method->setText(method);
+    m_method->setPalette(palette());
+    m_length->setText(QString::number(length));
+    m_features->setText(!result.spec.exactMethod && map.drawsProjection
+                            ? QString::number(result.spec.featureMap.features)
+                            : QStringLiteral("n/a"));
+    m_timeApproxName->setText(result.spec.exactMethod ? QStringLiteral("Time, streaming exact")
+                                                      : QStringLiteral("Time, approximation"));
+    m_timeApprox->setText(formatMilliseconds(result.secondsApprox));
+    m_timeExact->setText(formatMilliseconds(result.secondsExact));
+
+    // The last column holds the metrics over all heads beside a head's own, or the only metrics
+    // shown; the head's column is shown only when there are two.
+    m_headColumn->setText(twoColumns ? QStringLiteral("head %1").arg(head) : QString());
+    m_lastColumn->setText(twoColumns ? QStringLiteral("all %1 heads").arg(heads) : QString());
+    m_headColumn->setVisible(twoColumns);
+    m_lastColumn->setVisible(twoColumns);
+    const qint64 allRows = length * std::max(heads, 1);
+    for (const MetricDefinition& metric : metricDefinitions()) {
+        const bool noDenominator =
+            result.spec.exactMethod && metric.key == QLatin1String("nonpositive_rows");
+        const QString na = QStringLiteral("n/a");
+        m_headValues[metric.key]->setText(noDenominator ? na : metric.text(headMetrics, headRows));
+        m_headValues[metric.key]->setVisible(twoColumns);
+        m_lastValues[metric.key]->setText(noDenominator ? na
+                                          : twoColumns  ? metric.text(result.metrics, allRows)
+                                                        : metric.text(headMetrics, headRows));
+    }
+
+    clearWarnings();
+    const QIcon icon = style()->standardIcon(QStyle::SP_MessageBoxWarning);
+    const int iconSize = style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, this);
+    int index = 0;
+    for (const ResultWarning& warning : result.warnings) {
+        const QString heading = warningHeading(warning.code);
+        auto* row = new QHBoxLayout;
+        row->setSpacing(8);
+        auto* iconLabel = new QLabel;
+        iconLabel->setPixmap(icon.pixmap(iconSize, iconSize));
+        iconLabel->setAlignment(Qt::AlignTop);
+        auto* text = new QLabel(QStringLiteral("<b>%1</b><br>%2")
+                                    .arg(heading.toHtmlEscaped(), warning.message.toHtmlEscaped()));
+        text->setWordWrap(true);
+        text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        text->setToolTip(warning.code);
+        row->addWidget(iconLabel);
+        row->addWidget(text, 1);
+        m_warnings->insertLayout(index++, row);
+        m_warningTexts.append(heading + QStringLiteral(": ") + warning.message);
+    }
+    m_noWarnings->setVisible(result.warnings.empty());
+}
+
+void MetricsPanel::clear()
+{
+    m_method->setText(QStringLiteral("No result yet"));
+    QPalette muted = m_method->palette();
+    muted.setColor(QPalette::WindowText, mutedColor(this));
+    m_method->setPalette(muted);
+    for (QLabel* value : {m_length, m_features, m_timeApprox, m_timeExact})
+        value->setText(QString());
+    m_timeApproxName->setText(QStringLiteral("Time, approximation"));
+    m_headColumn->setVisible(false);
+    m_lastColumn->setVisible(false);
+    for (QLabel* value : std::as_const(m_headValues)) {
+        value->setText(QString());
+        value->setVisible(false);
+    }
+    for (QLabel* value : std::as_const(m_lastValues))
+        value->setText(QString());
+    clearWarnings();
+    m_noWarnings->setVisible(false);
+}
+
+QString MetricsPanel::metricText(const QString& key, MetricScope scope) const
+{
+    const QLabel* head = m_headValues.value(key);
+    const QLabel* last = m_lastValues.value(key);
+    if (!head || !last)
+        return QString();
+    const bool twoColumns = head->isVisibleTo(this);
+    return scope == MetricScope::SelectedHead && twoColumns ? head->text() : last->text();
+}
+
+QString MetricsPanel::formatValue(double value)
+{
+    if (std::isnan(value))
+        return QStringLiteral("n/a");
+    if (std::isinf(value))
+        return value > 0 ? QStringLiteral("\u221e") : QStringLiteral("\u2212\u221e");
+    if (value == 0)
+        return QStringLiteral("0");
+    const QString plain = QString::number(value, 'g', 4);
+    if (std::abs(value) >= 1e-3 && !plain.contains(QLatin1Char('e')))
+        return plain;
+    // m x 10^e with four significant digits in m (trailing zeros dropped).
+    const QString scientific = QString::number(value, 'e', 3);
+    const qsizetype e = scientific.indexOf(QLatin1Char('e'));
+    QString mantissa = scientific.left(e);
+    while (mantissa.endsWith(QLatin1Char('0')))
+        mantissa.chop(1);
+    if (mantissa.endsWith(QLatin1Char('.')))
+        mantissa.chop(1);
+    return QStringLiteral("%1 \u00d7 10%2")
+        .arg(mantissa, superscript(scientific.mid(e + 1).toInt()));
+}
+
+QLabel* MetricsPanel::addSummaryRow(QLabel* name)
+{
+    const int row = m_summary->count() / 2;
+    m_summary->addWidget(name, row, 0);
+    auto* value = new QLabel;
+    value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    m_summary->addWidget(value, row, 1);
+    return value;
+}
+
+void MetricsPanel::clearWarnings()
+{
+    // Every item before the "No warnings" label is a warning row.
+    while (m_warnings->count() > 0 && m_warnings->itemAt(0)->widget() != m_noWarnings) {
+        QLayoutItem* item = m_warnings->takeAt(0);
+        if (QLayout* row = item->layout()) {
+            while (QLayoutItem* child = row->takeAt(0)) {
+                delete child->widget();
+                delete child;
+            }
+        }
+        delete item;
+    }
+    m_warningTexts.clear();
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,794 @@
+#include "model/downstream_panel.h"
+
+#include "io/atomic_files.h"
+#include "errors.h"
+#include "model/model_input.h"
+#include "model/model_eval_chart.h"
+#include "worker_outcome.h"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPromise>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <cmath>
+#include <numeric>
+
+namespace attnlab::ui {
+
+namespace {
+
+constexpr int kDebounceMs = 150;
+constexpr int kMaxSweepSeeds = 20;
+const QString kDefaultFeatureList = QStringLiteral("16,32,64,128,256");
+
+QString methodText(const ExperimentSpec& spec)
+{
+    if (spec.exactMethod)
+        return DownstreamPanel::tr("exact (streaming softmax)");
+    const FeatureMapInfo& info = featureMapInfo(spec.featureMap.kind);
+    if (!info.drawsProjection)
+        return info.title;
+    return DownstreamPanel::tr("%1, m = %2, seed %3")
+        .arg(info.title)
+        .arg(spec.featureMap.features)
+        .arg(spec.featureMap.seed);
+}
+
+// A token label as a table cell shows it: spaces visible as the model's tokens have them.
+QString shownToken(const QString& label)
+{
+    return label.isEmpty() ? QStringLiteral("\u2205") : label;
+}
+
+// The m values of a list such as "16,32,64"; empty when an item is not an m from 1 to the limit.
+std::vector<int> featureList(const QString& text)
+{
+    std::vector<int> values;
+    for (const QString& item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int m = item.trimmed().toInt(&ok);
+        if (!ok || m < 1 || m > SpecLimits::features)
+            return {};
+        values.push_back(m);
+    }
+    return values;
+}
+
+// What a sweep's rows depend on besides the method: the model and the text it reads.
+QString sweepInputKey(const ExperimentSpec& spec)
+{
+    return spec.input.modelPath + QLatin1Char('\n') + QString::number(spec.input.keepLastTokens) +
+           QLatin1Char('\n') + spec.input.text;
+}
+
+QString axisName(ModelEvalAxis axis)
+{
+    return axis == ModelEvalAxis::Layer ? QStringLiteral("layer") : QStringLiteral("features");
+}
+
+}  // namespace
+
+// The five likeliest next tokens at one position, exact (left) beside approximate (right), as
+// horizontal bars of their probability on one scale from 0 to 1.
+class TopTokensChart : public QWidget {
+public:
+    explicit TopTokensChart(QWidget* parent = nullptr) : QWidget(parent)
+    {
+        setMinimumSize(280, 150);
+    }
+
+    QSize sizeHint() const override
+    {
+        return QSize(600, 8 * (fontMetrics().height() + 6));
+    }
+
+    void setTokens(QString title, std::vector<std::pair<QString, double>> exact,
+                   std::vector<std::pair<QString, double>> approx)
+    {
+        m_title = std::move(title);
+        m_exact = std::move(exact);
+        m_approx = std::move(approx);
+        update();
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter painter(this);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.fillRect(rect(), palette().base());
+        painter.setPen(palette().text().color());
+        const QFontMetrics metrics(font());
+        const int line = metrics.height();
+        painter.drawText(QRect(8, 4, width() - 16, line), Qt::AlignLeft | Qt::AlignVCenter,
+                         m_title);
+        const int half = (width() - 24) / 2;
+        drawColumn(painter, QRect(8, 8 + line, half, height() - 12 - line),
+                   DownstreamPanel::tr("exact model"), m_exact, QColor(60, 60, 60));
+        drawColumn(painter, QRect(16 + half, 8 + line, half, height() - 12 - line),
+                   DownstreamPanel::tr("with the approximation"), m_approx,
+                   QColor(214, 96, 77));
+    }
+
+private:
+    void drawColumn(QPainter& painter, QRect area, const QString& heading,
+                    const std::vector<std::pair<QString, double>>& tokens, QColor color) const
+    {
+        const QFontMetrics metrics(font());
+        const int line = metrics.height();
+        QFont bold = font();
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.setPen(palette().text().color());
+        painter.drawText(QRect(area.left(), area.top(), area.width(), line), Qt::AlignLeft,
+                         heading);
+        painter.setFont(font());
+        if (tokens.empty()) {
+            painter.drawText(QRect(area.left(), area.top() + line + 4, area.width(), line),
+                             Qt::AlignLeft, DownstreamPanel::tr("no distribution"));
+            return;
+        }
+        const int labelWidth = std::min(area.width() / 3, metrics.horizontalAdvance(
+                                                             QStringLiteral("MMMMMMMMM")));
+        const int valueWidth = metrics.horizontalAdvance(QStringLiteral("100.0%")) + 6;
+        const int barWidth = std::max(10, area.width() - labelWidth - valueWidth - 8);
+        const int rowHeight = std::clamp((area.height() - line - 4) / 5, line + 4, 2 * line);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            const int y = area.top() + line + 4 + int(i) * rowHeight;
+            const QRect labelRect(area.left(), y, labelWidth, line);
+            painter.setPen(palette().text().color());
+            painter.drawText(labelRect, Qt::AlignRight | Qt::AlignVCenter,
+                             metrics.elidedText(tokens[i].first, Qt::ElideRight, labelWidth));
+            const double p = std::clamp(tokens[i].second, 0.0, 1.0);
+            const QRectF bar(area.left() + labelWidth + 6, y + 2, std::max(1.0, p * barWidth),
+                             line - 4);
+            painter.fillRect(bar, color);
+            painter.drawText(QRectF(bar.right() + 4, y, valueWidth, line),
+                             Qt::AlignLeft | Qt::AlignVCenter,
+                             QString::number(100.0 * p, 'f', 1) + QLatin1Char('%'));
+        }
+    }
+
+    QString m_title;
+    std::vector<std::pair<QString, double>> m_exact;
+    std::vector<std::pair<QString, double>> m_approx;
+};
+
+// One run on the worker: the cases (method spec, replaced layers), and what came back. The GUI
+// thread owns it before and after; the worker writes the results and reads `cancel`.
+struct DownstreamPanel::Job {
+    std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
+    bool sweep = false;
+    ModelEvalAxis axis = ModelEvalAxis::Features;
+    MemoryBudget budget;
+    std::atomic<bool> cancel = false;
+
+    std::shared_ptr<const Gpt2Model> model;
+    QStringList labels;
+    QStringList notes;
+    std::shared_ptr<const DownstreamComparison> comparison;  // of the last case
+    std::vector<ModelEvalRow> rows;
+    QString error;
+    bool cancelled = false;
+};
+
+DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
+{
+    m_layers = new QComboBox;
+    m_layers->setObjectName(QStringLiteral("replacedLayers"));
+    m_layers->setToolTip(tr("The layers whose softmax attention (every head) is replaced by the "
+                            "approximation"));
+    m_method = new QLabel;
+    m_method->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_method->setObjectName(QStringLiteral("downstreamMethod"));
+    m_features = new QLineEdit(kDefaultFeatureList);
+    m_features->setObjectName(QStringLiteral("sweepFeatures"));
+    m_features->setToolTip(tr("The m values of \"Sweep m\", separated by commas"));
+    m_features->setMinimumWidth(130);
+    m_features->setMaximumWidth(190);
+    m_seeds = new QSpinBox;
+    m_seeds->setObjectName(QStringLiteral("sweepSeeds"));
+    m_seeds->setRange(1, kMaxSweepSeeds);
+    m_seeds->setToolTip(tr("Seeds of W per point of a sweep: the window's seed and the next ones"));
+    m_sweepButton = new QPushButton(tr("Sweep m"));
+    m_sweepButton->setToolTip(tr("Agreement and KL against m, in the replaced layers"));
+    m_layerButton = new QPushButton(tr("Per layer"));
+    m_layerButton->setToolTip(tr("Agreement and KL with each layer replaced alone, and with all, "
+                                 "at the window's m"));
+    m_cancelButton = new QPushButton(tr("Cancel"));
+    m_cancelButton->setEnabled(false);
+    m_csvButton = new QPushButton(tr("Export CSV..."));
+    m_csvButton->setEnabled(false);
+    m_progress = new QProgressBar;
+    m_progress->setMaximumWidth(160);
+    m_progress->hide();
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Replace softmax in")));
+    bar->addWidget(m_layers);
+    bar->addWidget(new QLabel(tr("by")));
+    bar->addWidget(m_method, 1);
+    auto* sweepBar = new QHBoxLayout;
+    sweepBar->addWidget(new QLabel(tr("Sweep over m:")));
+    sweepBar->addWidget(m_features);
+    sweepBar->addWidget(new QLabel(tr("seeds:")));
+    sweepBar->addWidget(m_seeds);
+    sweepBar->addWidget(m_sweepButton);
+    sweepBar->addWidget(m_layerButton);
+    sweepBar->addWidget(m_cancelButton);
+    sweepBar->addWidget(m_progress);
+    sweepBar->addStretch(1);
+    sweepBar->addWidget(m_csvButton);
+
+    m_summary = new QLabel;
+    m_summary->setObjectName(QStringLiteral("downstreamSummary"));
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message = new QLabel;
+    m_message->setObjectName(QStringLiteral("downstreamMessage"));
+    m_message->setWordWrap(true);
+    m_message->setAlignment(Qt::AlignCenter);
+
+    m_table = new QTableWidget(0, 4);
+    m_table->setObjectName(QStringLiteral("downstreamTable"));
+    m_table->setHorizontalHeaderLabels(
+        {tr("Token"), tr("Next (exact)"), tr("Next (approx.)"), tr("KL(p \u2016 q)")});
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->verticalHeader()->hide();  // the Token column starts with the position
+    m_table->setMinimumWidth(400);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_top = new TopTokensChart;
+    m_chart = new ModelEvalChart;
+    m_chart->setObjectName(QStringLiteral("modelEvalChart"));
+    m_chart->setMinimumHeight(260);
+
+    auto* right = new QSplitter(Qt::Vertical);
+    right->addWidget(m_top);
+    right->addWidget(m_chart);
+    right->setStretchFactor(0, 0);
+    right->setStretchFactor(1, 1);
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(m_table);
+    split->addWidget(right);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    split->setSizes({420, 630});
+    m_content = new QWidget;
+    auto* contentLayout = new QVBoxLayout(m_content);
+    contentLayout->setContentsMargins(0, 0, 0, 0);
+    contentLayout->addWidget(m_summary);
+    contentLayout->addWidget(split, 1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addLayout(sweepBar);
+    layout->addWidget(m_message);
+    layout->addWidget(m_content, 1);
+    m_content->hide();
+    m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, choose "
+                          "\"Read by: Built-in model\" or open a GPT-2 checkpoint."));
+
+    m_delay.setSingleShot(true);
+    m_delay.setInterval(kDebounceMs);
+    connect(&m_delay, &QTimer::timeout, this, &DownstreamPanel::startComparison);
+    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &DownstreamPanel::finishJob);
+    connect(&m_watcher, &QFutureWatcher<void>::progressValueChanged, m_progress,
+            &QProgressBar::setValue);
+    connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, m_progress,
+            &QProgressBar::setRange);
+    connect(m_layers, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_haveModel)
+            scheduleComparison();
+    });
+    connect(m_table, &QTableWidget::currentCellChanged, this,
+            [this](int row) { setSelectedPosition(row); });
+    connect(m_sweepButton, &QPushButton::clicked, this, &DownstreamPanel::sweepFeatures);
+    connect(m_layerButton, &QPushButton::clicked, this, &DownstreamPanel::sweepLayers);
+    connect(m_cancelButton, &QPushButton::clicked, this, &DownstreamPanel::cancel);
+    connect(m_csvButton, &QPushButton::clicked, this, [this] {
+        const QString path = askSavePath(this, tr("Export the sweep as CSV"),
+                                         QStringLiteral("model-eval"), QStringLiteral("csv"));
+        if (path.isEmpty())
+            return;
+        try {
+            exportCsv(path);
+        } catch (const OutputError& e) {
+            m_summary->setText(e.message());
+        }
+    });
+    setBusy(false);
+}
+
+DownstreamPanel::~DownstreamPanel()
+{
+    if (m_job)
+        m_job->cancel = true;
+    m_watcher.waitForFinished();
+}
+
+void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
+{
+    m_spec = spec;
+    m_spec.causal = true;
+    m_haveModel = spec.input.kind == InputKind::Model;
+    m_method->setText(methodText(m_spec));
+    if (!m_haveModel) {
+        m_delay.stop();
+        if (m_job)
+            m_job->cancel = true;
+        m_comparison.reset();
+        m_content->hide();
+        m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, "
+                              "choose \"Read by: Built-in model\" or open a GPT-2 checkpoint."));
+        m_message->show();
+        setBusy(m_watcher.isRunning());
+        return;
+    }
+    // The sweep's rows belong to one model and text; rows from a session belong to the input
+    // that comes with them.
+    const QString input = sweepInputKey(m_spec);
+    if (m_rowsInput.isEmpty()) {
+        m_rowsInput = input;
+    } else if (m_rowsInput != input) {
+        m_rowsInput = input;
+        m_rows.clear();
+        m_csvButton->setEnabled(false);
+        updateChart();
+    }
+    scheduleComparison();
+}
+
+void DownstreamPanel::scheduleComparison()
+{
+    m_delay.start();
+    setBusy(true);
+}
+
+std::vector<int> DownstreamPanel::replacedLayers(int layers) const
+{
+    const int choice = m_layers->currentIndex();
+    if (choice <= 0 || choice > layers) {
+        std::vector<int> all(static_cast<std::size_t>(std::max(layers, 0)));
+        std::iota(all.begin(), all.end(), 0);
+        return all;
+    }
+    return {choice - 1};
+}
+
+void DownstreamPanel::startComparison()
+{
+    if (!m_haveModel)
+        return;
+    if (m_watcher.isRunning()) {
+        // The running job is superseded: ask it to stop; finishJob starts this one.
+        if (m_job)
+            m_job->cancel = true;
+        m_delay.start();
+        return;
+    }
+    // The layer list needs the model's size; an unknown model (not yet loaded) replaces all.
+    startJob({{m_spec, replacedLayers(m_layerCount)}}, false, m_axis);
+}
+
+void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases,
+                               bool sweep, ModelEvalAxis axis)
+{
+    auto job = std::make_shared<Job>();
+    job->cases = std::move(cases);
+    job->sweep = sweep;
+    job->axis = axis;
+    job->budget = m_budget;
+    m_job = job;
+    const bool replaceAll = m_layers->currentIndex() <= 0;
+    m_watcher.setFuture(QtConcurrent::run([job, replaceAll](QPromise<void>& promise) {
+        const WorkerOutcome outcome = runOnWorker([&] {
+            const ExperimentSpec& first = job->cases.front().first;
+            job->model = loadModel(first.input.modelPath);
+            const int layerCount = job->model->config().layers;
+            const ModelTokens tokens =
+                modelTokens(*job->model, first.input.text, first.input.keepLastTokens);
+            job->labels = tokens.labels;
+            job->notes = tokens.notes;
+            // The exact run's Q, K, V and logits: modelInput checks them against the budget.
+            buildInput(first.input, nullptr, job->budget);
+            const std::shared_ptr<const ForwardResult> exact =
+                cachedForward(job->model, tokens.ids);
+            promise.setProgressRange(0, int(job->cases.size()));
+            const auto cancelled = [&] { return job->cancel.load() || promise.isCanceled(); };
+            for (std::size_t i = 0; i < job->cases.size(); ++i) {
+                auto& [spec, layers] = job->cases[i];
+                if (replaceAll && !job->sweep) {  // the model's size is known only now
+                    layers.resize(std::size_t(layerCount));
+                    std::iota(layers.begin(), layers.end(), 0);
+                }
+                auto comparison = std::make_shared<DownstreamComparison>(compareDownstream(
+                    *job->model, tokens.ids, *exact, spec, layers, cancelled));
+                job->rows.push_back(modelEvalRow(spec, *comparison, layerCount));
+                job->comparison = std::move(comparison);
+                promise.setProgressValue(int(i) + 1);
+            }
+        });
+        job->cancelled = outcome.cancelled;
+        job->error = outcome.error;
+    }));
+    m_progress->setRange(0, 0);
+    m_progress->setVisible(sweep);
+    setBusy(true);
+}
+
+void DownstreamPanel::finishJob()
+{
+    const std::shared_ptr<Job> job = m_job;
+    m_progress->hide();
+    if (!job || job->cancel || job->cancelled) {
+        setBusy(m_delay.isActive());
+        if (job && job->sweep && !m_delay.isActive())
+            emit sweepFinished();
+        return;  // superseded (the newer request is waiting in m_delay) or cancelled
+    }
+    if (!job->error.isEmpty()) {
+        m_comparison.reset();
+        m_content->hide();
+        m_message->setText(tr("Could not compare the model's predictions: %1").arg(job->error));
+        m_message->show();
+        setBusy(m_delay.isActive());
+        if (job->sweep)
+            emit sweepFinished();
+        else
+            emit comparisonFinished();
+        return;
+    }
+    if (m_model != job->model || m_layerCount != job->model->config().layers) {
+        m_model = job->model;
+        m_layerCount = m_model->config().layers;
+        const QSignalBlocker blocker(m_layers);
+        const int choice = m_layers->currentIndex();
+        m_layers->clear();
+        m_layers->addItem(tr("all layers"));
+        for (int layer = 0; layer < m_layerCount; ++layer)
+            m_layers->addItem(tr("layer %1").arg(layer));
+        m_layers->setCurrentIndex(choice >= 0 && choice <= m_layerCount ? choice : 0);
+    }
+    m_labels = job->labels;
+    if (job->sweep) {
+        m_rows = job->rows;
+        m_rowsInput = sweepInputKey(job->cases.front().first);
+        m_axis = job->axis;
+        updateChart();
+        m_csvButton->setEnabled(!m_rows.empty());
+        setBusy(m_delay.isActive());
+        emit sweepFinished();
+        return;
+    }
+    m_comparison = job->comparison;
+    m_message->hide();
+    m_content->show();
+    showComparison();
+    if (!job->notes.isEmpty())
+        m_summary->setText(m_summary->text() + QStringLiteral("<br>") + job->notes.join(' '));
+    setBusy(m_delay.isActive());
+    emit comparisonFinished();
+}
+
+const DownstreamComparison* DownstreamPanel::comparison() const
+{
+    return m_haveModel ? m_comparison.get() : nullptr;
+}
+
+QString DownstreamPanel::summaryText() const
+{
+    return m_summary->text();
+}
+
+void DownstreamPanel::showComparison()
+{
+    const DownstreamComparison& c = *m_comparison;
+    const auto label = [this](int id) {
+        if (id < 0)
+            return tr("(none)");
+        return shownToken(m_model->tokenizer().label(id));
+    };
+    QString perLayer;
+    for (std::size_t i = 0; i < c.replacedLayers.size(); ++i)
+        perLayer += tr("%1layer %2: %3").arg(i ? QStringLiteral(", ") : QString())
+                        .arg(c.replacedLayers[i])
+                        .arg(c.relFrobeniusPerLayer[i], 0, 'g', 3);
+    m_summary->setText(
+        tr("<b>%1</b> in %2: the likeliest next token is unchanged at <b>%3%</b> of %4 positions; "
+           "KL(p \u2016 q) between the next-token distributions exact (p) and approximate (q): mean "
+           "<b>%5</b>, largest %6 nats. Relative error of the replaced "
+           "heads' attention |P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %7 (%8).")
+            .arg(methodText(m_spec), layersName(c.replacedLayers, m_layerCount) ==
+                                             QLatin1String("all")
+                                         ? tr("all layers")
+                                         : tr("layer %1").arg(layersName(c.replacedLayers,
+                                                                         m_layerCount)))
+            .arg(100.0 * c.top1Agreement, 0, 'f', 1)
+            .arg(c.kl.size())
+            .arg(c.meanKl, 0, 'g', 3)
+            .arg(c.maxKl, 0, 'g', 3)
+            .arg(c.relFrobeniusAttentionMean, 0, 'g', 3)
+            .arg(perLayer));
+
+    const QSignalBlocker blocker(m_table);
+    const int rows = int(c.kl.size());
+    m_table->setRowCount(rows);
+    const double largestKl = c.maxKl > 0 && std::isfinite(c.maxKl) ? c.maxKl : 1.0;
+    for (int i = 0; i < rows; ++i) {
+        const bool mismatch = c.exactTop1[std::size_t(i)] != c.approxTop1[std::size_t(i)];
+        const QString token = i < m_labels.size() ? m_labels[i] : QString();
+        const QStringList cells{QStringLiteral("%1 %2").arg(i).arg(shownToken(token)),
+                                label(c.exactTop1[std::size_t(i)]),
+                                label(c.approxTop1[std::size_t(i)]),
+                                QString::number(c.kl[std::size_t(i)], 'g', 3)};
+        for (int column = 0; column < 4; ++column) {
+            auto* item = new QTableWidgetItem(cells[column]);
+            if (mismatch && column == 2)
+                item->setBackground(QColor(248, 205, 190));
+            if (column == 3) {
+                // The KL's share of the largest, as the cell's shade.
+                const double t = std::isfinite(c.kl[std::size_t(i)])
+                                     ? std::clamp(c.kl[std::size_t(i)] / largestKl, 0.0, 1.0)
+                                     : 1.0;
+                item->setBackground(QColor::fromRgbF(1.0, 1.0 - 0.45 * t, 1.0 - 0.55 * t));
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            }
+            m_table->setItem(i, column, item);
+        }
+    }
+    m_selected = std::clamp(m_selected, 0, std::max(rows - 1, 0));
+    m_table->setCurrentCell(m_selected, 0);
+    showSelected();
+    updateChart();
+}
+
+void DownstreamPanel::setSelectedPosition(int position)
+{
+    if (position < 0)
+        return;
+    m_selected = position;
+    if (m_comparison && position < m_table->rowCount() && m_table->currentRow() != position) {
+        const QSignalBlocker blocker(m_table);
+        m_table->setCurrentCell(position, 0);
+    }
+    showSelected();
+}
+
+void DownstreamPanel::showSelected()
+{
+    if (!m_comparison || !m_model || m_selected >= int(m_comparison->kl.size()))
+        return;
+    const auto entries = [this](const std::vector<TokenProbability>& top) {
+        std::vector<std::pair<QString, double>> shown;
+        for (const TokenProbability& t : top)
+            shown.emplace_back(shownToken(m_model->tokenizer().label(t.id)), t.probability);
+        return shown;
+    };
+    const std::size_t i = std::size_t(m_selected);
+    const QString token = m_selected < m_labels.size() ? m_labels[m_selected] : QString();
+    m_top->setTokens(tr("After position %1 (\u201c%2\u201d): KL %3")
+                         .arg(m_selected)
+                         .arg(shownToken(token))
+                         .arg(m_comparison->kl[i], 0, 'g', 3),
+                     entries(m_comparison->exactTop5[i]), entries(m_comparison->approxTop5[i]));
+}
+
+void DownstreamPanel::sweepFeatures()
+{
+    if (!m_haveModel || m_watcher.isRunning() || m_spec.exactMethod ||
+        !featureMapInfo(m_spec.featureMap.kind).drawsProjection)
+        return;
+    const std::vector<int> values = featureList(m_features->text());
+    if (values.empty()) {
+        m_summary->setText(tr("m: expected numbers from 1 to %1 separated by commas, got "
+                              "\"%2\"")
+                               .arg(SpecLimits::features)
+                               .arg(m_features->text()));
+        return;
+    }
+    m_delay.stop();
+    std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
+    for (const int m : values)
+        for (int s = 0; s < m_seeds->value(); ++s) {
+            ExperimentSpec spec = m_spec;
+            spec.featureMap.features = m;
+            spec.featureMap.seed = m_spec.featureMap.seed + std::uint64_t(s);
+            cases.emplace_back(spec, replacedLayers(m_layerCount));
+        }
+    startJob(std::move(cases), true, ModelEvalAxis::Features);
+}
+
+void DownstreamPanel::sweepLayers()
+{
+    if (!m_haveModel || m_watcher.isRunning() || m_layerCount == 0)
+        return;
+    m_delay.stop();
+    const int seeds = m_spec.exactMethod ||
+                              !featureMapInfo(m_spec.featureMap.kind).drawsProjection
+                          ? 1
+                          : m_seeds->value();
+    std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
+    std::vector<int> all(static_cast<std::size_t>(m_layerCount));
+    std::iota(all.begin(), all.end(), 0);
+    for (int layer = 0; layer <= m_layerCount; ++layer)
+        for (int s = 0; s < seeds; ++s) {
+            ExperimentSpec spec = m_spec;
+            spec.featureMap.seed = m_spec.featureMap.seed + std::uint64_t(s);
+            cases.emplace_back(spec, layer < m_layerCount ? std::vector<int>{layer} : all);
+        }
+    startJob(std::move(cases), true, ModelEvalAxis::Layer);
+}
+
+void DownstreamPanel::cancel()
+{
+    if (m_job)
+        m_job->cancel = true;
+}
+
+void DownstreamPanel::setBusy(bool busy)
+{
+    m_busy = busy;
+    const bool sweeping = m_watcher.isRunning() && m_job && m_job->sweep;
+    m_cancelButton->setEnabled(sweeping);
+    const bool canSweep = m_haveModel && !sweeping;
+    const bool drawsProjection =
+        !m_spec.exactMethod && featureMapInfo(m_spec.featureMap.kind).drawsProjection;
+    m_sweepButton->setEnabled(canSweep && drawsProjection);
+    m_layerButton->setEnabled(canSweep && m_layerCount > 0);
+    m_features->setEnabled(drawsProjection);
+    m_seeds->setEnabled(drawsProjection);
+}
+
+QString DownstreamPanel::subtitle() const
+{
+    return tr("%1, %2 tokens").arg(modelDisplayName(m_spec.input.modelPath)).arg(m_labels.size());
+}
+
+void DownstreamPanel::updateChart()
+{
+    m_chart->setRows(m_rows, m_axis, m_rows.empty() ? QString() : subtitle());
+}
+
+QJsonObject DownstreamPanel::state() const
+{
+    QJsonArray rows;
+    for (const ModelEvalRow& row : m_rows)
+        rows.append(QJsonObject{{"method", row.method},
+                                {"m", row.features},
+                                {"layers", row.layers},
+                                {"seed", QString::number(row.seed)},
+                                {"tokens", row.tokens},
+                                {"top1_agreement", row.top1Agreement},
+                                {"mean_kl", row.meanKl},
+                                {"max_kl", row.maxKl},
+                                {"rel_frobenius_attention_mean", row.relFrobeniusAttentionMean}});
+    const QJsonValue layers = m_layers->currentIndex() <= 0
+                                  ? QJsonValue(QStringLiteral("all"))
+                                  : QJsonValue(m_layers->currentIndex() - 1);
+    return QJsonObject{{"replaced_layers", layers},
+                       {"sweep_m", m_features->text()},
+                       {"sweep_seeds", m_seeds->value()},
+                       {"position", m_selected},
+                       {"axis", axisName(m_axis)},
+                       {"rows", rows}};
+}
+
+void DownstreamPanel::setState(const QJsonObject& state)
+{
+    const auto fail = [](const char* field, const QString& what) {
+        throw InputError(QStringLiteral("model page: \"%1\" %2").arg(QLatin1String(field), what));
+    };
+    int layerChoice = m_layers->currentIndex();
+    if (state.contains("replaced_layers")) {
+        const QJsonValue v = state["replaced_layers"];
+        if (v.isString() && v.toString() == QLatin1String("all"))
+            layerChoice = 0;
+        else if (v.isDouble() && v.toDouble() >= 0 && v.toDouble() < SpecLimits::layers &&
+                 v.toDouble() == std::floor(v.toDouble()))
+            layerChoice = v.toInt() + 1;
+        else
+            fail("replaced_layers", QStringLiteral("must be \"all\" or a layer number"));
+    }
+    QString features = m_features->text();
+    if (state.contains("sweep_m")) {
+        features = state["sweep_m"].toString();
+        if (featureList(features).empty())
+            fail("sweep_m", QStringLiteral("must list m values from 1 to %1 separated by commas")
+                                .arg(SpecLimits::features));
+    }
+    int seeds = m_seeds->value();
+    if (state.contains("sweep_seeds")) {
+        seeds = state["sweep_seeds"].toInt(-1);
+        if (seeds < 1 || seeds > kMaxSweepSeeds)
+            fail("sweep_seeds", QStringLiteral("must be from 1 to %1").arg(kMaxSweepSeeds));
+    }
+    int position = m_selected;
+    if (state.contains("position")) {
+        position = state["position"].toInt(-1);
+        if (position < 0 || position >= SpecLimits::length)
+            fail("position", QStringLiteral("must be a token position"));
+    }
+    ModelEvalAxis axis = m_axis;
+    if (state.contains("axis")) {
+        const QString name = state["axis"].toString();
+        if (name == QLatin1String("layer"))
+            axis = ModelEvalAxis::Layer;
+        else if (name == QLatin1String("features"))
+            axis = ModelEvalAxis::Features;
+        else
+            fail("axis", QStringLiteral("must be \"features\" or \"layer\""));
+    }
+    std::vector<ModelEvalRow> rows = m_rows;
+    if (state.contains("rows")) {
+        if (!state["rows"].isArray())
+            fail("rows", QStringLiteral("must be an array"));
+        rows.clear();
+        for (const QJsonValue& value : state["rows"].toArray()) {
+            const QJsonObject o = value.toObject();
+            ModelEvalRow row;
+            bool seedOk = false;
+            row.method = o["method"].toString();
+            row.features = o["m"].toInt(-1);
+            row.layers = o["layers"].toString();
+            row.seed = o["seed"].toString().toULongLong(&seedOk);
+            row.tokens = o["tokens"].toInt(-1);
+            row.top1Agreement = o["top1_agreement"].toDouble(-1);
+            row.meanKl = o["mean_kl"].toDouble(-1);
+            row.maxKl = o["max_kl"].toDouble(-1);
+            row.relFrobeniusAttentionMean = o["rel_frobenius_attention_mean"].toDouble(-1);
+            if (row.method.isEmpty() || row.features < 0 || row.layers.isEmpty() || !seedOk ||
+                row.tokens < 1 || row.top1Agreement < 0 || row.top1Agreement > 1 ||
+                row.meanKl < 0 || row.maxKl < 0 || row.relFrobeniusAttentionMean < 0)
+                fail("rows", QStringLiteral("holds a row without its method, m, layers, seed, "
+                                            "tokens or a metric in range"));
+            rows.push_back(row);
+        }
+    }
+    {
+        const QSignalBlocker blocker(m_layers);
+        while (m_layers->count() <= layerChoice)  // the model's layers are not known yet
+            m_layers->addItem(m_layers->count() == 0 ? tr("all layers")
+                                                     : tr("layer %1").arg(m_layers->count() - 1));
+        m_layers->setCurrentIndex(layerChoice);
+    }
+    m_features->setText(features);
+    m_seeds->setValue(seeds);
+    m_selected = position;
+    m_axis = axis;
+    m_rows = std::move(rows);
+    m_rowsInput.clear();  // the next model input is theirs
+    m_csvButton->setEnabled(!m_rows.empty());
+    updateChart();
+    if (m_haveModel)
+        scheduleComparison();
+}
+
+void DownstreamPanel::exportChart(const QString& path, FigureFormat format)
+{
+    exportFigure(*m_chart, path, format);
+}
+
+void DownstreamPanel::exportCsv(const QString& path) const
+{
+    const QFileInfo info(path);
+    AtomicFileSet files(info.absolutePath());
+    writeAll(files.open(info.fileName()), modelEvalCsv(m_rows).toUtf8());
+    files.commit();
+}
+
+}  // namespace attnlab::ui

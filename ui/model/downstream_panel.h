@@ -1,0 +1,133 @@
+#pragma once
+
+#include "experiment.h"
+#include "plotting/figure_export.h"
+#include "memory_budget.h"
+#include "model/downstream.h"
+#include "model/model_eval_chart.h"
+
+#include <QFutureWatcher>
+#include <QJsonObject>
+#include <QTimer>
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace attnlab::ui {
+
+class TopTokensChart;
+
+// The "Inside the model" page: the window's approximation (method, m, seed) put in place of
+// softmax attention in one layer or in all layers of the trained model, and what that does to
+// the model's next-token predictions (core/model/downstream.h). The comparison for the window's
+// spec runs by itself on a worker thread whenever the spec or the replaced layers change (the
+// newest request wins); it shows a summary line (top-1 agreement, mean and largest KL, the
+// replaced heads' attention error), a table of every position (the token, the exact and the
+// approximate likeliest next token, mismatches marked, the KL shaded by its share of the
+// largest), and for the selected
+// position the five likeliest next tokens exact beside approximate. "Sweep m" runs the
+// comparison for each m of a list and seed, "Per layer" for each single layer and for all at the
+// current m; their rows are drawn by ModelEvalChart and kept in the session.
+class DownstreamPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit DownstreamPanel(QWidget* parent = nullptr);
+    // Cancels the work under way and waits for it.
+    ~DownstreamPanel() override;
+
+    // The experiment from now on. For model input the comparison runs (debounced); for any
+    // other input the page says that it needs a trained model.
+    void setExperiment(const ExperimentSpec& spec);
+    void setMemoryBudget(const MemoryBudget& budget) { m_budget = budget; }
+    void setSelectedPosition(int position);
+    int selectedPosition() const { return m_selected; }
+
+    // The comparison shown (null before the first one, or for other input).
+    const DownstreamComparison* comparison() const;
+    const std::vector<ModelEvalRow>& sweepRows() const { return m_rows; }
+    bool isBusy() const { return m_busy; }
+    QString summaryText() const;
+
+    // The replaced layers, the m values, seeds, selected position and the sweep's rows, as JSON
+    // for the session. setState throws InputError naming the field, changing nothing.
+    QJsonObject state() const;
+    void setState(const QJsonObject& state);
+
+    // Writes the chart (exportFigure) or the sweep's rows (modelEvalCsv), atomically. Throw
+    // OutputError naming the path.
+    void exportChart(const QString& path, FigureFormat format);
+    void exportCsv(const QString& path) const;
+    ModelEvalChart* chart() const { return m_chart; }
+
+public slots:
+    // The sweeps; each does nothing while work is under way or without model input.
+    void sweepFeatures();
+    void sweepLayers();
+    void cancel();
+
+signals:
+    void comparisonFinished();
+    void sweepFinished();
+
+private:
+    struct Job;
+    // The replaced layers the controls choose, for a model of `layers` layers.
+    std::vector<int> replacedLayers(int layers) const;
+    void scheduleComparison();
+    void startComparison();
+    // Runs the specs on the worker; a single spec is the automatic comparison.
+    void startJob(std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases, bool sweep,
+                  ModelEvalAxis axis);
+    void finishJob();
+    void showComparison();
+    void showSelected();
+    void setBusy(bool busy);
+    void updateChart();
+    QString subtitle() const;
+
+    ExperimentSpec m_spec;
+    bool m_haveModel = false;
+    MemoryBudget m_budget;
+    int m_layerCount = 0;
+    QStringList m_labels;  // the model's tokens of the text
+    std::shared_ptr<const DownstreamComparison> m_comparison;
+    std::vector<ModelEvalRow> m_rows;
+    QString m_rowsInput;  // the model and text of m_rows; empty: the next model input's
+    ModelEvalAxis m_axis = ModelEvalAxis::Features;
+    int m_selected = 0;
+    bool m_busy = false;
+    std::shared_ptr<Job> m_job;
+    QFutureWatcher<void> m_watcher;
+    QTimer m_delay;
+    std::shared_ptr<const Gpt2Model> m_model;
+
+    QComboBox* m_layers;
+    QLabel* m_method;
+    QLineEdit* m_features;
+    QSpinBox* m_seeds;
+    QPushButton* m_sweepButton;
+    QPushButton* m_layerButton;
+    QPushButton* m_cancelButton;
+    QPushButton* m_csvButton;
+    QProgressBar* m_progress;
+    QLabel* m_summary;
+    QLabel* m_message;
+    QWidget* m_content;
+    QTableWidget* m_table;
+    TopTokensChart* m_top;
+    ModelEvalChart* m_chart;
+};
+
+}  // namespace attnlab::ui

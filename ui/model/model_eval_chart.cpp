@@ -1,0 +1,320 @@
+#include "model/model_eval_chart.h"
+
+#include "errors/error_chart.h"
+#include "plotting/plot_style.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace attnlab::ui {
+
+namespace {
+
+// The KL axis floor: a KL of 0 (the exact method, or an approximation that changed nothing) is
+// drawn here instead of falling off a log axis.
+constexpr double kKlFloor = 1e-6;
+
+QColor methodColor(const QString& method)
+{
+    FeatureMapKind kind;
+    if (parseFeatureMapKind(method, &kind))
+        return featureMapColor(kind);
+    return QColor(110, 110, 110);
+}
+
+QString methodTitle(const QString& method)
+{
+    FeatureMapKind kind;
+    if (parseFeatureMapKind(method, &kind))
+        return featureMapInfo(kind).title;
+    return method == QLatin1String("exact") ? ModelEvalChart::tr("exact (no approximation)")
+                                            : method;
+}
+
+QString layersTitle(const QString& layers)
+{
+    return layers == QLatin1String("all") ? ModelEvalChart::tr("all layers")
+                                          : ModelEvalChart::tr("layer %1").arg(layers);
+}
+
+// The x position of a layer set on the Layer axis: single layers at their number, "all" (and
+// sets of several) after the last.
+double layerPosition(const QString& layers, int lastLayer)
+{
+    bool ok = false;
+    const int layer = layers.toInt(&ok);
+    return ok ? double(layer) : double(lastLayer + 1);
+}
+
+struct Point {
+    double x;
+    double agreementMean = 0, agreementMin = 1e300, agreementMax = -1e300;
+    double klMean = 0, klMin = 1e300, klMax = -1e300;
+    int seeds = 0;
+};
+
+void addTo(Point& point, const ModelEvalRow& row)
+{
+    const double agreement = 100.0 * row.top1Agreement;
+    const double kl = std::isfinite(row.meanKl) ? std::max(row.meanKl, kKlFloor) : 1e3;
+    point.agreementMean += agreement;
+    point.agreementMin = std::min(point.agreementMin, agreement);
+    point.agreementMax = std::max(point.agreementMax, agreement);
+    point.klMean += kl;
+    point.klMin = std::min(point.klMin, kl);
+    point.klMax = std::max(point.klMax, kl);
+    ++point.seeds;
+}
+
+void styleAxes(QCPAxisRect* rect, const QFont& base)
+{
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setTickLabelFont(sizedFont(base, 10));
+        axis->setLabelFont(sizedFont(base, 11));
+        axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
+        axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
+    }
+}
+
+}  // namespace
+
+ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
+{
+    setBackground(Qt::white);
+    setAutoAddPlottableToLegend(false);
+    m_title = new QCPTextElement(this, tr("Next-token predictions with the approximation"),
+                                 sizedFont(font(), 13, true));
+    m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
+    m_subtitleElement->setTextColor(QColor(70, 70, 70));
+    m_agreement = axisRect();
+    plotLayout()->take(m_agreement);
+    m_kl = new QCPAxisRect(this);
+    auto* plots = new QCPLayoutGrid;
+    plots->addElement(0, 0, m_agreement);
+    plots->addElement(0, 1, m_kl);
+    plots->setColumnSpacing(24);
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
+    plotLayout()->addElement(0, 0, m_title);
+    plotLayout()->addElement(1, 0, m_subtitleElement);
+    plotLayout()->addElement(2, 0, plots);
+    plotLayout()->addElement(3, 0, legendRow);
+    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
+    plotLayout()->setRowSpacing(2);
+    legend->setVisible(true);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setFont(sizedFont(font(), 10.5));
+    legend->setIconSize(36, 14);
+    legend->setColumnSpacing(22);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    styleAxes(m_agreement, font());
+    styleAxes(m_kl, font());
+    m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement (%)"));
+    m_kl->axis(QCPAxis::atLeft)->setLabel(tr("mean KL(p \u2016 q) (nats)"));
+    m_kl->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
+    m_kl->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    m_kl->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
+    m_kl->axis(QCPAxis::atLeft)->setNumberPrecision(0);
+    m_hint = new QCPTextElement(this, tr("Sweep m or Per layer to fill this chart."),
+                                sizedFont(font(), 11));
+    m_hint->setTextColor(QColor(120, 120, 120));
+    rebuild();
+}
+
+void ModelEvalChart::setRows(const std::vector<ModelEvalRow>& rows, ModelEvalAxis axis,
+                             const QString& subtitle)
+{
+    m_rows = rows;
+    m_axis = axis;
+    m_subtitle = subtitle;
+    rebuild();
+}
+
+void ModelEvalChart::resizeEvent(QResizeEvent* event)
+{
+    QCustomPlot::resizeEvent(event);
+    fitLegendColumns(legend, width() - 40);
+    setWrappedText(m_subtitleElement, m_subtitle, width() - 40);
+}
+
+void ModelEvalChart::rebuild()
+{
+    clearPlottables();
+    legend->clearItems();
+    setWrappedText(m_subtitleElement, m_subtitle, std::max(200, width() - 40));
+    const bool empty = m_rows.empty();
+    // The hint takes the legend's row while there is nothing to show.
+    // (An element taken out of the layout still draws where it was: hide it too.)
+    m_hint->setVisible(empty);
+    if (empty && !m_hint->layout()) {
+        plotLayout()->addElement(4, 0, m_hint);
+    } else if (!empty && m_hint->layout()) {
+        plotLayout()->take(m_hint);
+        plotLayout()->simplify();
+    }
+
+    int lastLayer = 0;
+    std::vector<int> features;
+    for (const ModelEvalRow& row : m_rows) {
+        bool ok = false;
+        lastLayer = std::max(lastLayer, row.layers.toInt(&ok));
+        if (row.features > 0)
+            features.push_back(row.features);
+    }
+    std::sort(features.begin(), features.end());
+    features.erase(std::unique(features.begin(), features.end()), features.end());
+
+    // One line per (method, layers) against m, or per (method, m) against the layer. The rows
+    // of methods without m (exact, elu+1, ...: features 0) are reference lines, per (method,
+    // layer set) against m, per method against the layer.
+    std::map<std::pair<QString, QString>, std::map<double, Point>> lines;
+    std::map<std::pair<QString, QString>, std::map<double, Point>> references;
+    for (const ModelEvalRow& row : m_rows) {
+        const bool reference = row.features == 0;
+        if (m_axis == ModelEvalAxis::Features) {
+            if (reference) {
+                addTo(references[{row.method, row.layers}][0], row);
+                continue;
+            }
+            Point& p = lines[{row.method, row.layers}][double(row.features)];
+            p.x = row.features;
+            addTo(p, row);
+        } else {
+            const double x = layerPosition(row.layers, lastLayer);
+            Point& p = reference ? references[{row.method, QString()}][x]
+                                 : lines[{row.method, QString::number(row.features)}][x];
+            p.x = x;
+            addTo(p, row);
+        }
+    }
+
+    const QVector<Qt::PenStyle> styles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                          Qt::DashDotLine};
+    const QVector<QCPScatterStyle::ScatterShape> shapes = {
+        QCPScatterStyle::ssDisc, QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle,
+        QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
+    std::map<QString, int> styleOfMethod;
+    for (const auto& [key, points] : lines) {
+        const int variant = styleOfMethod[key.first]++;
+        const QColor color = methodColor(key.first);
+        const QString name =
+            m_axis == ModelEvalAxis::Features
+                ? tr("%1, %2").arg(methodTitle(key.first), layersTitle(key.second))
+                : tr("%1, m = %2").arg(methodTitle(key.first), key.second);
+        for (QCPAxisRect* rect : {m_agreement, m_kl}) {
+            const bool kl = rect == m_kl;
+            auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            QPen pen(color, 2.2, styles[variant % styles.size()]);
+            graph->setPen(pen);
+            graph->setScatterStyle(QCPScatterStyle(shapes[variant % shapes.size()], color,
+                                                   color, 8));
+            auto* bars = new QCPErrorBars(rect->axis(QCPAxis::atBottom),
+                                          rect->axis(QCPAxis::atLeft));
+            bars->setPen(QPen(color, 1.2));
+            bars->setDataPlottable(graph);
+            QVector<double> xs, ys;
+            QVector<double> minus, plus;
+            for (const auto& [x, p] : points) {
+                const double mean = (kl ? p.klMean : p.agreementMean) / p.seeds;
+                xs.append(p.x);
+                ys.append(mean);
+                minus.append(mean - (kl ? p.klMin : p.agreementMin));
+                plus.append((kl ? p.klMax : p.agreementMax) - mean);
+            }
+            graph->setData(xs, ys, true);
+            bars->setData(minus, plus);
+            if (!kl) {
+                graph->setName(name);
+                graph->addToLegend();
+            }
+        }
+    }
+    bool exactNamed = false;
+    for (const auto& [key, points] : references) {
+        const bool exact = key.first == QLatin1String("exact");
+        QString name;
+        if (exact && !exactNamed)
+            name = tr("exact attention in the replaced layers (float rounding only)");
+        else if (!exact)
+            name = m_axis == ModelEvalAxis::Features
+                       ? tr("%1 (no m), %2").arg(methodTitle(key.first), layersTitle(key.second))
+                       : tr("%1 (no m)").arg(methodTitle(key.first));
+        exactNamed = exactNamed || exact;
+        for (QCPAxisRect* rect : {m_agreement, m_kl}) {
+            const bool kl = rect == m_kl;
+            auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            graph->setPen(QPen(exact ? QColor(120, 120, 120) : methodColor(key.first),
+                               exact ? 1.6 : 2.0, Qt::DashLine));
+            QVector<double> xs, ys;
+            if (m_axis == ModelEvalAxis::Features) {
+                const Point& p = points.begin()->second;
+                const double y = (kl ? p.klMean : p.agreementMean) / p.seeds;
+                const double lo = features.empty() ? 1 : features.front() / 1.5;
+                const double hi = features.empty() ? 1024 : features.back() * 1.5;
+                xs = {lo, hi};
+                ys = {y, y};
+            } else {
+                for (const auto& [x, p] : points) {
+                    xs.append(x);
+                    ys.append((kl ? p.klMean : p.agreementMean) / p.seeds);
+                }
+            }
+            graph->setData(xs, ys, true);
+            if (!kl && !name.isEmpty()) {
+                graph->setName(name);
+                graph->addToLegend();
+            }
+        }
+    }
+
+    for (QCPAxisRect* rect : {m_agreement, m_kl}) {
+        QCPAxis* x = rect->axis(QCPAxis::atBottom);
+        if (m_axis == ModelEvalAxis::Features) {
+            x->setScaleType(QCPAxis::stLogarithmic);
+            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+            for (const int m : features)
+                ticker->addTick(m, QString::number(m));
+            x->setTicker(ticker);
+            x->setLabel(tr("features m"));
+            if (!features.empty())
+                x->setRange(features.front() / 1.4, features.back() * 1.4);
+            else
+                x->setRange(8, 512);
+        } else {
+            x->setScaleType(QCPAxis::stLinear);
+            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+            for (int layer = 0; layer <= lastLayer; ++layer)
+                ticker->addTick(layer, QString::number(layer));
+            ticker->addTick(lastLayer + 1, tr("all"));
+            x->setTicker(ticker);
+            x->setLabel(tr("replaced layer"));
+            x->setRange(-0.5, lastLayer + 1.5);
+        }
+    }
+    m_agreement->axis(QCPAxis::atLeft)->setRange(0, 105);
+    double klLow = 1e300, klHigh = 0;
+    for (const ModelEvalRow& row : m_rows) {
+        const double kl = std::isfinite(row.meanKl) ? std::max(row.meanKl, kKlFloor) : 1e3;
+        klLow = std::min(klLow, kl);
+        klHigh = std::max(klHigh, kl);
+    }
+    if (klHigh <= 0)
+        m_kl->axis(QCPAxis::atLeft)->setRange(1e-4, 10);
+    else
+        m_kl->axis(QCPAxis::atLeft)->setRange(klLow / 3, klHigh * 3);
+    fitLegendColumns(legend, std::max(300, width() - 40));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void saveModelEvalChart(const std::vector<ModelEvalRow>& rows, ModelEvalAxis axis,
+                        const QString& path, FigureFormat format, QSize size,
+                        const QString& subtitle)
+{
+    ModelEvalChart chart;
+    chart.resize(size);
+    chart.setRows(rows, axis, subtitle);
+    exportFigure(chart, path, format, size);
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,185 @@
+#include "plotting/figure_export.h"
+
+#include "errors.h"
+
+#include <QClipboard>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <qcustomplot.h>
+
+#include <cmath>
+#include <functional>
+
+namespace attnlab::ui {
+
+namespace {
+
+// The plot rendered at kPngExportScale times `size` logical pixels, tagged with the matching
+// resolution so that it keeps its logical size at 96 dpi.
+QImage renderImage(QCustomPlot& plot, QSize size)
+{
+    QImage image = plot.toPixmap(size.width(), size.height(), kPngExportScale).toImage();
+    tagExportResolution(image, kPngExportScale);
+    return image;
+}
+
+// The text of the plot's first text element (a HeatmapView's title), or `fallback` when it has
+// none or it is empty.
+QString plotTitle(QCustomPlot& plot, const QString& fallback)
+{
+    for (QCPLayoutElement* element : plot.plotLayout()->elements(true)) {
+        if (auto* text = qobject_cast<QCPTextElement*>(element); text && !text->text().isEmpty())
+            return text->text();
+    }
+    return fallback;
+}
+
+// Paints `plot` at `size` logical pixels on `device` in vector mode, with pens that scale with
+// the figure; `setUp` adjusts the painter first (the PDF maps its window onto the page).
+bool paintVectorized(QCustomPlot& plot, QPaintDevice& device, QSize size,
+                     const std::function<void(QCPPainter&)>& setUp)
+{
+    QCPPainter painter;
+    if (!painter.begin(&device))
+        return false;
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    painter.setMode(QCPPainter::pmNonCosmetic);
+    setUp(painter);
+    plot.toPainter(&painter, size.width(), size.height());
+    return painter.end();
+}
+
+}  // namespace
+
+bool figureFormatFromSuffix(const QString& path, FigureFormat* format)
+{
+    const QString suffix = QFileInfo(path).suffix();
+    for (FigureFormat candidate : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf}) {
+        if (suffix.compare(figureFormatName(candidate), Qt::CaseInsensitive) == 0) {
+            *format = candidate;
+            return true;
+        }
+    }
+    return false;
+}
+
+QString figureFormatName(FigureFormat format)
+{
+    switch (format) {
+    case FigureFormat::Png:
+        return QStringLiteral("png");
+    case FigureFormat::Svg:
+        return QStringLiteral("svg");
+    case FigureFormat::Pdf:
+        return QStringLiteral("pdf");
+    }
+    return {};
+}
+
+void tagExportResolution(QImage& image, double scale)
+{
+    const int dotsPerMeter = int(std::lround(scale * 96 / 0.0254));
+    image.setDotsPerMeterX(dotsPerMeter);
+    image.setDotsPerMeterY(dotsPerMeter);
+}
+
+void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure)
+{
+    const QString shownPath = QDir::toNativeSeparators(path);
+    const QFileInfo info(path);
+    if (!QDir().mkpath(info.absolutePath()))
+        throw OutputError(QStringLiteral("cannot write the %1 %2: cannot create the folder %3")
+                              .arg(figure.what, shownPath,
+                                   QDir::toNativeSeparators(info.absolutePath())));
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
+                              .arg(figure.what, shownPath, file.errorString()));
+    bool painted = false;
+    switch (format) {
+    case FigureFormat::Png:
+        painted = figure.png().save(&file, "PNG");
+        break;
+    case FigureFormat::Svg: {
+        QSvgGenerator generator;
+        generator.setOutputDevice(&file);
+        generator.setSize(figure.size);
+        generator.setViewBox(QRect(QPoint(0, 0), figure.size));
+        generator.setResolution(figure.dpi);
+        generator.setTitle(figure.title);
+        generator.setDescription(figure.description);
+        painted = figure.paintVector(generator, false);
+        break;
+    }
+    case FigureFormat::Pdf: {
+        QPdfWriter writer(&file);
+        writer.setResolution(figure.dpi);
+        writer.setTitle(figure.title);
+        writer.setCreator(QStringLiteral("Attention Lab"));
+        QPageLayout page;
+        page.setMode(QPageLayout::FullPageMode);
+        page.setOrientation(QPageLayout::Portrait);
+        page.setMargins(QMarginsF(0, 0, 0, 0));
+        page.setPageSize(
+            QPageSize(figure.size, QPageSize::Point, QString(), QPageSize::ExactMatch));
+        painted = writer.setPageLayout(page) && figure.paintVector(writer, true);
+        break;
+    }
+    }
+    if (!painted)
+        throw OutputError(QStringLiteral("cannot write the %1 %2: rendering the %3 failed")
+                              .arg(figure.what, shownPath, figureFormatName(format).toUpper()));
+    if (!file.commit())
+        throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
+                              .arg(figure.what, shownPath, file.errorString()));
+}
+
+void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format, QSize size)
+{
+    PaintedFigure figure;
+    figure.size = size.isEmpty() ? plot.size() : size;
+    figure.dpi = plot.logicalDpiX();
+    figure.title = plotTitle(plot, QFileInfo(path).completeBaseName());
+    figure.description = QStringLiteral("Attention Lab figure");
+    figure.what = QStringLiteral("figure");
+    figure.png = [&] { return renderImage(plot, figure.size); };
+    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
+        return paintVectorized(plot, device, figure.size, [&](QCPPainter& painter) {
+            if (pdf)  // the page is size points wide: map the plot's pixels onto it
+                painter.setWindow(QRect(QPoint(0, 0), figure.size));
+        });
+    };
+    // The export lays the plot out for its own size: lay it out for the screen again after.
+    struct Replot {
+        QCustomPlot& plot;
+        ~Replot() { plot.replot(QCustomPlot::rpQueuedReplot); }
+    } replot{plot};
+    exportPaintedFigure(path, format, figure);
+}
+
+void copyFigureToClipboard(QCustomPlot& plot)
+{
+    QGuiApplication::clipboard()->setImage(renderImage(plot, plot.size()));
+    plot.replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
+                    const QString& suffix)
+{
+    QString path = QFileDialog::getSaveFileName(
+        parent, title, baseName + QLatin1Char('.') + suffix,
+        QCoreApplication::translate("attnlab", "%1 files (*.%2)").arg(suffix.toUpper(), suffix));
+    if (!path.isEmpty() && QFileInfo(path).suffix().compare(suffix, Qt::CaseInsensitive) != 0)
+        path += QLatin1Char('.') + suffix;
+    return path;
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,927 @@
+#include "plotting/heatmap_view.h"
+
+#include "plotting/plot_style.h"
+
+#include "parallel.h"
+
+#include <QFontInfo>
+#include <QFontMetricsF>
+#include <QMouseEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace attnlab::ui {
+
+namespace {
+
+// The fewest cells one axis can be zoomed in to.
+constexpr double kMinVisibleCells = 2.0;
+// Labels longer than this many characters are cut.
+constexpr int kMaxLabelLength = 12;
+// Vector exports embed the map at no more than this many pixels on a side.
+constexpr double kMaxVectorImageSide = 4096.0;
+// Matrices with at least this many cells have their pyramid built on all engine threads.
+constexpr Eigen::Index kParallelPyramidCells = Eigen::Index(1) << 20;
+
+// The size of a title when it fits, with axis titles of kAxisTitlePointSize (the title follows
+// when they are given another size: presentation mode enlarges them); narrow figures shrink it to
+// three quarters of this.
+constexpr double kTitlePointSize = 12.0;
+constexpr double kAxisTitlePointSize = 10.0;
+const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
+const QColor kFrameColor(90, 90, 90);
+
+// [lower, upper], widened when empty: by half the magnitude on each side, or by 1 around 0.
+QCPRange nonEmptyRange(double lower, double upper)
+{
+    if (lower > upper)
+        std::swap(lower, upper);
+    if (lower < upper)
+        return QCPRange(lower, upper);
+    const double pad = lower != 0.0 ? std::abs(lower) / 2 : 1.0;
+    return QCPRange(lower - pad, upper + pad);
+}
+
+// `range` moved and shrunk as needed to lie inside the cells [-0.5, cells - 0.5] of an axis,
+// and grown to at least kMinVisibleCells cells (or all of them, when fewer).
+QCPRange clampedRange(const QCPRange& range, int cells)
+{
+    const double full = std::max(cells, 1);
+    const double size = std::clamp(range.size(), std::min(full, kMinVisibleCells), full);
+    const double lower = std::clamp(range.center() - size / 2, -0.5, full - 0.5 - size);
+    return QCPRange(lower, lower + size);
+}
+
+// Tick labels at the cells 0, step, 2 step, ... inside `range`: labels[i] when labels has one
+// per cell, the index i otherwise.
+QMap<double, QString> tickLabels(const QCPRange& range, int cells, int step,
+                                 const QStringList& labels)
+{
+    QMap<double, QString> ticks;
+    const int first = std::max(0, int(std::ceil(range.lower / step)) * step);
+    const int last = std::min(cells - 1, int(std::floor(range.upper)));
+    const bool named = labels.size() == cells;
+    for (int i = first; i <= last; i += step)
+        ticks.insert(i, named ? labels.at(i) : QString::number(i));
+    return ticks;
+}
+
+// A token as a tick label: whitespace simplified, cut to kMaxLabelLength characters.
+QString shortLabel(const QString& token)
+{
+    const QString label = token.simplified();
+    if (label.size() <= kMaxLabelLength)
+        return label;
+    return label.left(kMaxLabelLength - 1) + QChar(0x2026);
+}
+
+// The tokens as tick labels.
+QStringList shortLabels(const QStringList& tokens)
+{
+    QStringList labels;
+    labels.reserve(tokens.size());
+    for (const QString& token : tokens)
+        labels.append(shortLabel(token));
+    return labels;
+}
+
+// The width of the widest of `labels` in `font`, in pixels.
+double widestLabel(const QStringList& labels, const QFont& font)
+{
+    const QFontMetricsF metrics(font);
+    double widest = 0;
+    for (const QString& label : labels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    return widest;
+}
+
+// For each of `pixels` equal pixels spanning cell-edge coordinates [from, to): the first and
+// last cell whose centre falls on the pixel, or the cell under the pixel's centre when none
+// does, clamped to [0, cells), then divided by 2^level (the cells of pyramid level `level`).
+void pixelSpans(double from, double to, int pixels, int cells, int level, std::vector<int>& first,
+                std::vector<int>& last)
+{
+    first.resize(pixels);
+    last.resize(pixels);
+    const double width = (to - from) / pixels;
+    for (int i = 0; i < pixels; ++i) {
+        const double a = from + i * width;
+        const double b = a + width;
+        int lo = int(std::ceil(a - 0.5));
+        int hi = int(std::ceil(b - 0.5)) - 1;
+        if (lo > hi)
+            lo = hi = int(std::floor((a + b) / 2));
+        first[i] = std::clamp(lo, 0, cells - 1) >> level;
+        last[i] = std::clamp(hi, 0, cells - 1) >> level;
+    }
+}
+
+// Image pixels per logical pixel along one axis for a vector export (SVG, PDF), whose viewers
+// scale embedded images, often smoothly: with fewer cells than twice the logical pixels, each
+// cell gets the same whole number of image pixels, at least 4 per logical pixel, so that cell
+// edges stay sharp; with more, twice the logical resolution.
+double vectorImageScale(double cells, double logicalPixels)
+{
+    if (cells >= 2 * logicalPixels)
+        return 2.0;
+    const double wanted = std::ceil(4 * logicalPixels / cells);
+    const double perCell = std::max(1.0, std::min(wanted, std::floor(kMaxVectorImageSide / cells)));
+    return perCell * cells / logicalPixels;
+}
+
+// The look of every axis: thin dark lines, ticks outward, no grid, no sub-ticks.
+void styleAxis(QCPAxis* axis, const QFont& tickFont, const QFont& labelFont)
+{
+    const QPen pen(kFrameColor, 1);
+    axis->setBasePen(pen);
+    axis->setTickPen(pen);
+    axis->setSubTicks(false);
+    axis->setTickLength(0, 4);
+    axis->setTickLabelFont(tickFont);
+    axis->setTickLabelColor(kInkColor);
+    axis->setLabelFont(labelFont);
+    axis->setLabelColor(kInkColor);
+    axis->grid()->setVisible(false);
+}
+
+}  // namespace
+
+// Draws the matrix on the "main" layer: the image from renderImage for the part of the matrix
+// inside the axis rect, at the paint device's resolution, placed on whole device pixels so that
+// it is drawn 1:1. The image is kept until the region, the resolution, the data or the colours
+// change, so replots that change none of them (the overlay, a title) cost a blit.
+class HeatmapView::MapImage : public QCPLayerable {
+public:
+    explicit MapImage(HeatmapView* view) : QCPLayerable(view, QStringLiteral("main")), m_view(view)
+    {
+    }
+
+    // Forgets the image: the data or the colours changed.
+    void invalidate() { m_image = QImage(); }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setAntialiasing(false);
+    }
+
+    QRect clipRect() const override { return m_view->axisRect()->rect(); }
+
+    void draw(QCPPainter* painter) override;
+
+private:
+    HeatmapView* m_view;
+    QImage m_image;
+    QRectF m_region;  // the cell-edge region [u0, u1) x [v0, v1) that m_image shows
+};
+
+void HeatmapView::MapImage::draw(QCPPainter* painter)
+{
+    const QCPAxis* x = m_view->xAxis;
+    const QCPAxis* y = m_view->yAxis;
+    const int rows = m_view->rowCount();
+    const int cols = m_view->columnCount();
+    if (rows == 0 || cols == 0)
+        return;
+    // The visible part of the matrix in cell-edge coordinates (axis coordinate + 0.5) and in
+    // logical pixels; the y axis is reversed, so row coordinate v0 is at the top.
+    const double u0 = std::max(x->range().lower + 0.5, 0.0);
+    const double u1 = std::min(x->range().upper + 0.5, double(cols));
+    const double v0 = std::max(y->range().lower + 0.5, 0.0);
+    const double v1 = std::min(y->range().upper + 0.5, double(rows));
+    if (u1 <= u0 || v1 <= v0)
+        return;
+    const QRectF target = QRectF(QPointF(x->coordToPixel(u0 - 0.5), y->coordToPixel(v0 - 0.5)),
+                                 QPointF(x->coordToPixel(u1 - 0.5), y->coordToPixel(v1 - 0.5)))
+                              .normalized();
+    // Device pixels per logical pixel: the buffer's device pixel ratio on screen, the export
+    // scale for PNG; vector exports choose their own (vectorImageScale).
+    double scaleX = painter->transform().m11() * painter->device()->devicePixelRatioF();
+    double scaleY = painter->transform().m22() * painter->device()->devicePixelRatioF();
+    if (painter->modes().testFlag(QCPPainter::pmVectorized)) {
+        scaleX = vectorImageScale(u1 - u0, target.width());
+        scaleY = vectorImageScale(v1 - v0, target.height());
+    }
+    const int left = int(std::lround(target.left() * scaleX));
+    const int right = int(std::lround(target.right() * scaleX));
+    const int top = int(std::lround(target.top() * scaleY));
+    const int bottom = int(std::lround(target.bottom() * scaleY));
+    const QSize pixels(right - left, bottom - top);
+    if (pixels.isEmpty())
+        return;
+    // The cells under those whole device pixels.
+    const double imageU0 = x->pixelToCoord(left / scaleX) + 0.5;
+    const double imageU1 = x->pixelToCoord(right / scaleX) + 0.5;
+    const double imageV0 = y->pixelToCoord(top / scaleY) + 0.5;
+    const double imageV1 = y->pixelToCoord(bottom / scaleY) + 0.5;
+    const QRectF region(imageU0, imageV0, imageU1 - imageU0, imageV1 - imageV0);
+    if (m_image.size() != pixels || m_region != region) {
+        m_image = m_view->renderImage(imageU0, imageU1, imageV0, imageV1, pixels);
+        m_region = region;
+    }
+    painter->drawImage(QRectF(left / scaleX, top / scaleY, pixels.width() / scaleX,
+                              pixels.height() / scaleY),
+                       m_image);
+}
+
+// Draws the marks on the "overlay" layer: the selected row and the highlighted cell, each as a
+// white outline inside a dark one, visible on every colour of every map.
+class HeatmapView::CellMarks : public QCPLayerable {
+public:
+    explicit CellMarks(HeatmapView* view)
+        : QCPLayerable(view, QStringLiteral("overlay")), m_view(view)
+    {
+    }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setAntialiasing(false);
+    }
+
+    QRect clipRect() const override { return m_view->axisRect()->rect(); }
+
+    void draw(QCPPainter* painter) override;
+
+private:
+    // The pixel rectangle of rows [firstRow, lastRow] x columns [firstCol, lastCol], grown about
+    // its centre to at least minimumSide on each side.
+    QRect cellsRect(int firstRow, int lastRow, int firstCol, int lastCol, int minimumSide) const;
+
+    HeatmapView* m_view;
+};
+
+QRect HeatmapView::CellMarks::cellsRect(int firstRow, int lastRow, int firstCol, int lastCol,
+                                        int minimumSide) const
+{
+    QRectF rect(QPointF(m_view->xAxis->coordToPixel(firstCol - 0.5),
+                        m_view->yAxis->coordToPixel(firstRow - 0.5)),
+                QPointF(m_view->xAxis->coordToPixel(lastCol + 0.5),
+                        m_view->yAxis->coordToPixel(lastRow + 0.5)));
+    rect = rect.normalized();
+    const QPointF centre = rect.center();
+    rect.setWidth(std::max(rect.width(), double(minimumSide)));
+    rect.setHeight(std::max(rect.height(), double(minimumSide)));
+    rect.moveCenter(centre);
+    return rect.toRect();
+}
+
+void HeatmapView::CellMarks::draw(QCPPainter* painter)
+{
+    QList<QRect> outlines;
+    if (m_view->m_selectedRow >= 0)
+        outlines.append(cellsRect(m_view->m_selectedRow, m_view->m_selectedRow, 0,
+                                  m_view->columnCount() - 1, 5));
+    if (m_view->m_highlightedCell.row >= 0)
+        outlines.append(cellsRect(m_view->m_highlightedCell.row, m_view->m_highlightedCell.row,
+                                  m_view->m_highlightedCell.col, m_view->m_highlightedCell.col, 7));
+    painter->setBrush(Qt::NoBrush);
+    for (const QRect& outline : outlines) {
+        painter->setPen(QPen(QColor(0, 0, 0, 210), 3));
+        painter->drawRect(outline);
+        painter->setPen(QPen(Qt::white, 1));
+        painter->drawRect(outline);
+    }
+}
+
+HeatmapView::HeatmapView(QWidget* parent)
+    : QCustomPlot(parent),
+      m_cells([](Eigen::Index, Eigen::Index, Eigen::Index, double*) {}),
+      m_pyramid(std::make_shared<const DetailPyramid>(0, 0))
+{
+    setBackground(Qt::white);
+    setMouseTracking(true);
+    setMinimumSize(160, 140);
+
+    // The family the default font resolves to, named, so that SVG and PDF exports name a real
+    // font rather than an alias such as "Sans Serif" that viewers do not know.
+    QFont tickFont(QFontInfo(font()).family());
+    tickFont.setPointSizeF(9);
+    QFont labelFont = tickFont;
+    labelFont.setPointSizeF(kAxisTitlePointSize);
+    QFont titleFont = tickFont;
+    titleFont.setPointSizeF(kTitlePointSize);
+    titleFont.setBold(true);
+
+    for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2})
+        styleAxis(axis, tickFont, labelFont);
+    // The top and right axes only close the frame around the map.
+    for (QCPAxis* axis : {xAxis2, yAxis2}) {
+        axis->setVisible(true);
+        axis->setTicks(false);
+        axis->setTickLabels(false);
+    }
+    m_xTicker = QSharedPointer<QCPAxisTickerText>::create();
+    m_yTicker = QSharedPointer<QCPAxisTickerText>::create();
+    xAxis->setTicker(m_xTicker);
+    yAxis->setTicker(m_yTicker);
+    yAxis->setRangeReversed(true);
+    setAxisTitles(QStringLiteral("key"), QStringLiteral("query"));
+
+    m_title = new QCPTextElement(this, QString(), titleFont);
+    m_title->setTextColor(kInkColor);
+    m_title->setVisible(false);
+
+    // The layout: the title (when there is one) in a row of its own, over the whole width, and
+    // below it the body, the map and its colour scale side by side.
+    m_body = new QCPLayoutGrid;
+    QCPAxisRect* map = axisRect();
+    plotLayout()->take(map);
+    plotLayout()->simplify();
+    plotLayout()->addElement(0, 0, m_body);
+    m_body->addElement(0, 0, map);
+    m_colorScale = new QCPColorScale(this);
+    m_body->addElement(0, 1, m_colorScale);
+    m_colorScale->setType(QCPAxis::atRight);
+    m_colorScale->setBarWidth(12);
+    // However narrow the view, the bar keeps its width: the map gives up the space instead.
+    m_colorScale->setMinimumSize(QSize(12, 0));
+    m_colorScale->setRangeDrag(false);
+    m_colorScale->setRangeZoom(false);
+    styleAxis(m_colorScale->axis(), tickFont, labelFont);
+    m_colorScale->axis()->setPadding(10);  // room between the scale's label and the edge
+    auto* marginGroup = new QCPMarginGroup(this);
+    axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup);
+    m_colorScale->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup);
+    // Set by updateAspectMargins.
+    m_body->setAutoMargins(QCP::msNone);
+    m_body->setMargins(QMargins());
+
+    // Both are owned by the plot, their QObject parent.
+    m_mapImage = new MapImage(this);
+    new CellMarks(this);
+    layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
+
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+    axisRect()->setRangeZoomFactor(0.85);
+    // The rectangle of a Shift+drag (mousePressEvent): a dark edge over a light veil shows on
+    // every colour map, dark or bright cells.
+    selectionRect()->setPen(QPen(kInkColor, 1.5));
+    selectionRect()->setBrush(QColor(255, 255, 255, 90));
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                const QCPRange clamped = clampedRange(range, columnCount());
+                if (clamped != range)
+                    xAxis->setRange(clamped);
+            });
+    connect(yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                const QCPRange clamped = clampedRange(range, rowCount());
+                if (clamped != range)
+                    yAxis->setRange(clamped);
+            });
+
+    setColorMap(ColorMap::Viridis);
+    resetView();
+}
+
+void HeatmapView::setMatrix(const MatrixD& matrix)
+{
+    setMatrix(std::make_shared<const MatrixD>(matrix));
+}
+
+void HeatmapView::setMatrix(MatrixD&& matrix)
+{
+    setMatrix(std::make_shared<const MatrixD>(std::move(matrix)));
+}
+
+void HeatmapView::setMatrix(std::shared_ptr<const MatrixD> matrix)
+{
+    const MatrixD& m = *matrix;
+    showCells(m.rows(), m.cols(),
+         [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
+             const double* in = matrix->data() + row * matrix->cols() + first;
+             std::copy(in, in + count, out);
+         },
+         std::make_shared<const DetailPyramid>(DetailPyramid::of(m)));
+}
+
+void HeatmapView::setMatrix(const ResultMatrix& matrix,
+                            std::shared_ptr<const DetailPyramid> pyramid)
+{
+    showCells(matrix.rows(), matrix.cols(),
+         [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
+             matrix.readRow(row, first, count, out);
+         },
+         std::move(pyramid));
+}
+
+void HeatmapView::setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& approx,
+                                 ErrorKind kind, std::shared_ptr<const DetailPyramid> signedError)
+{
+    if (approx.rows() != exact.rows() || approx.cols() != exact.cols()) {  // no approximation
+        setMatrix(MatrixD());
+        return;
+    }
+    CellReader cells = [exact, approx, kind](Eigen::Index row, Eigen::Index first,
+                                             Eigen::Index count, double* out) {
+        std::vector<double> exactRow(static_cast<std::size_t>(count));
+        exact.readRow(row, first, count, exactRow.data());
+        approx.readRow(row, first, count, out);
+        for (Eigen::Index j = 0; j < count; ++j)
+            out[j] = attentionErrorOf(exactRow[std::size_t(j)], out[j], kind);
+    };
+    if (kind == ErrorKind::Relative)
+        signedError.reset();
+    showCells(exact.rows(), exact.cols(), std::move(cells), std::move(signedError),
+         kind == ErrorKind::Absolute);
+}
+
+void HeatmapView::showCells(Eigen::Index rows, Eigen::Index cols, CellReader cells,
+                       std::shared_ptr<const DetailPyramid> pyramid, bool magnitudes)
+{
+    if (!pyramid) {
+        // Blocks of rows read into scratch and reduced, on all engine threads when large.
+        auto built = std::make_shared<DetailPyramid>(rows, cols);
+        constexpr Eigen::Index blockRows = 32;
+        const auto addBlock = [&](Eigen::Index begin, Eigen::Index end) {
+            MatrixD block(end - begin, cols);
+            for (Eigen::Index r = begin; r < end; ++r)
+                cells(r, 0, cols, block.data() + (r - begin) * cols);
+            built->addRows(begin, block.data(), end - begin);
+        };
+        if (rows * cols >= kParallelPyramidCells) {
+            forEachRowBlock(rows, blockRows, addBlock);
+        } else {
+            for (Eigen::Index begin = 0; begin < rows; begin += blockRows)
+                addBlock(begin, std::min(rows, begin + blockRows));
+        }
+        built->finish();
+        pyramid = std::move(built);
+    }
+    const bool sizeChanged = rows != m_rows || cols != m_cols;
+    m_rows = rows;
+    m_cols = cols;
+    m_cells = std::move(cells);
+    m_pyramid = std::move(pyramid);
+    m_magnitudes = magnitudes;
+    m_hasValues = m_pyramid->hasValues();
+    if (m_hasValues) {
+        m_minMax = magnitudes ? QCPRange(m_pyramid->smallestMagnitude(),
+                                         std::max(std::abs(m_pyramid->lower()),
+                                                  std::abs(m_pyramid->upper())))
+                              : QCPRange(m_pyramid->lower(), m_pyramid->upper());
+    }
+    m_mapImage->invalidate();
+    if (sizeChanged) {
+        m_highlightedCell = Cell{};
+        m_selectedRow = -1;
+        resetView();
+    }
+    if (m_autoColorRange)
+        m_colorRange = dataRange();
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setAxisLabels(const QStringList& rowLabels, const QStringList& columnLabels)
+{
+    // The same labels again (a new seed, m or method on the same input: 4096 of them at
+    // L = 4096) need no shortening and no measuring.
+    if (rowLabels == m_rowLabelSource && columnLabels == m_columnLabelSource)
+        return;
+    m_rowLabelSource = rowLabels;
+    m_columnLabelSource = columnLabels;
+    m_rowLabels = shortLabels(rowLabels);
+    m_columnLabels = shortLabels(columnLabels);
+    m_columnLabelWidthFont = QFont();  // measured again at the next layout
+    m_columnLabelWidth = -1;
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setTitle(const QString& title)
+{
+    m_titleText = title;
+    m_title->setText(title);
+    const bool shown = m_title->layout() != nullptr;
+    if (!title.isEmpty() && !shown) {
+        plotLayout()->insertRow(0);
+        plotLayout()->addElement(0, 0, m_title);
+    } else if (title.isEmpty() && shown) {
+        plotLayout()->take(m_title);
+        plotLayout()->simplify();
+    }
+    m_title->setVisible(!title.isEmpty());
+    replot(rpQueuedReplot);
+}
+
+QString HeatmapView::title() const
+{
+    return m_titleText;
+}
+
+bool HeatmapView::fitTitle()
+{
+    if (m_titleText.isEmpty())
+        return false;
+    const double available = viewport().width() - 12.0;
+    const double size = kTitlePointSize * yAxis->labelFont().pointSizeF() / kAxisTitlePointSize;
+    QFont font = m_title->font();
+    font.setPointSizeF(size);
+    QFontMetricsF metrics(font);
+    while (metrics.horizontalAdvance(m_titleText) > available && font.pointSizeF() > 0.75 * size) {
+        font.setPointSizeF(font.pointSizeF() - 0.5);
+        metrics = QFontMetricsF(font);
+    }
+    const QString text = metrics.elidedText(m_titleText, Qt::ElideRight, available);
+    if (font == m_title->font() && text == m_title->text())
+        return false;
+    m_title->setFont(font);
+    m_title->setText(text);
+    return true;
+}
+
+void HeatmapView::setAxisTitles(const QString& x, const QString& y)
+{
+    xAxis->setLabel(x);
+    yAxis->setLabel(y);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setColorScaleLabel(const QString& label)
+{
+    m_colorScale->setLabel(label);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::setColorMap(ColorMap map)
+{
+    m_colorMap = map;
+    m_gradient = colorGradient(map);
+    m_colorScale->setGradient(m_gradient);
+    if (m_autoColorRange)
+        m_colorRange = dataRange();
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+ColorMap HeatmapView::colorMap() const
+{
+    return m_colorMap;
+}
+
+void HeatmapView::setColorRange(const QCPRange& range)
+{
+    m_autoColorRange = false;
+    m_colorRange = nonEmptyRange(range.lower, range.upper);
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+QCPRange HeatmapView::colorRange() const
+{
+    return m_colorRange;
+}
+
+QCPRange HeatmapView::dataRange() const
+{
+    if (!m_hasValues)
+        return QCPRange(0.0, 1.0);
+    if (m_colorMap == ColorMap::Diverging) {
+        const double a = std::max(std::abs(m_minMax.lower), std::abs(m_minMax.upper));
+        return nonEmptyRange(-a, a);
+    }
+    return nonEmptyRange(m_minMax.lower, m_minMax.upper);
+}
+
+void HeatmapView::setAutoColorRange()
+{
+    m_autoColorRange = true;
+    m_colorRange = dataRange();
+    applyColorRange();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapView::applyColorRange()
+{
+    m_colorScale->setDataRange(m_colorRange);
+    m_mapImage->invalidate();
+}
+
+void HeatmapView::setHighlightedCell(int row, int col)
+{
+    const Cell cell = (row >= 0 && row < rowCount() && col >= 0 && col < columnCount())
+                          ? Cell{row, col}
+                          : Cell{};
+    if (cell == m_highlightedCell)
+        return;
+    m_highlightedCell = cell;
+    replotOverlay();
+}
+
+void HeatmapView::setSelectedRow(int row)
+{
+    const int selected = row >= 0 && row < rowCount() ? row : -1;
+    if (selected == m_selectedRow)
+        return;
+    m_selectedRow = selected;
+    replotOverlay();
+}
+
+void HeatmapView::replotOverlay()
+{
+    // Before the first replot there are no paint buffers to draw the layer into.
+    if (mPaintBuffers.isEmpty())
+        replot(rpQueuedReplot);
+    else
+        layer(QStringLiteral("overlay"))->replot();
+}
+
+double HeatmapView::value(int row, int col) const
+{
+    double value = 0.0;
+    m_cells(row, col, 1, &value);
+    return value;
+}
+
+int HeatmapView::rowCount() const
+{
+    return int(m_rows);
+}
+
+int HeatmapView::columnCount() const
+{
+    return int(m_cols);
+}
+
+QPoint HeatmapView::cellCenter(int row, int col) const
+{
+    return QPoint(int(std::lround(xAxis->coordToPixel(col))),
+                  int(std::lround(yAxis->coordToPixel(row))));
+}
+
+void HeatmapView::resetView()
+{
+    xAxis->setRange(clampedRange(QCPRange(-0.5, columnCount() - 0.5), columnCount()));
+    yAxis->setRange(clampedRange(QCPRange(-0.5, rowCount() - 0.5), rowCount()));
+    replot(rpQueuedReplot);
+}
+
+QImage HeatmapView::renderImage(double u0, double u1, double v0, double v1, QSize pixels)
+{
+    const int width = pixels.width();
+    const int height = pixels.height();
+    // The finest pyramid level that still has at least one cell per pixel on both axes.
+    const double cellsPerPixel = std::min((u1 - u0) / width, (v1 - v0) / height);
+    int level = 0;
+    while (level < m_pyramid->levelCount() && double(2 << level) <= cellsPerPixel)
+        ++level;
+    // Reads cells [first, first + count) of row `row` of that level.
+    const auto readCells = [&](int row, int first, int count, double* out) {
+        if (level == 0) {
+            m_cells(row, first, count, out);
+            return;
+        }
+        const Matrix<float>& cells = m_pyramid->level(level);
+        const float* in = cells.data() + Eigen::Index(row) * cells.cols() + first;
+        if (m_magnitudes) {
+            for (int i = 0; i < count; ++i)
+                out[i] = std::abs(double(in[i]));
+        } else {
+            for (int i = 0; i < count; ++i)
+                out[i] = double(in[i]);
+        }
+    };
+
+    std::vector<int> firstCol, lastCol, firstRow, lastRow;
+    pixelSpans(u0, u1, width, columnCount(), level, firstCol, lastCol);
+    pixelSpans(v0, v1, height, rowCount(), level, firstRow, lastRow);
+    const int bandStart = firstCol.front();
+    const int bandSize = lastCol.back() - bandStart + 1;
+    std::vector<double> band(bandSize);   // one pixel row's cells, reduced over its rows
+    std::vector<double> cells(bandSize);  // one row of cells
+    std::vector<double> line(width);      // one pixel row's values
+
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    for (int py = 0; py < height; ++py) {
+        auto* scanLine = reinterpret_cast<QRgb*>(image.scanLine(py));
+        if (py > 0 && firstRow[py] == firstRow[py - 1] && lastRow[py] == lastRow[py - 1]) {
+            std::memcpy(scanLine, image.scanLine(py - 1), std::size_t(width) * sizeof(QRgb));
+            continue;
+        }
+        readCells(firstRow[py], bandStart, bandSize, band.data());
+        for (int row = firstRow[py] + 1; row <= lastRow[py]; ++row) {
+            readCells(row, bandStart, bandSize, cells.data());
+#pragma omp simd
+            for (int i = 0; i < bandSize; ++i)
+                band[i] = signedExtreme(band[i], cells[i]);
+        }
+        for (int px = 0; px < width; ++px) {
+            double v = band[firstCol[px] - bandStart];
+            for (int col = firstCol[px] + 1; col <= lastCol[px]; ++col)
+                v = signedExtreme(v, band[col - bandStart]);
+            line[px] = v;
+        }
+        m_gradient.colorize(line.data(), m_colorRange, scanLine, width);
+    }
+    return image;
+}
+
+void HeatmapView::updateLayout()
+{
+    QCustomPlot::updateLayout();
+    if (fitTitle())
+        QCustomPlot::updateLayout();
+    // Tick labels depend on the axis lengths, the axis lengths on the labels' margins and on the
+    // aspect margins; one or two more layouts settle them, the bound is a guard.
+    for (int pass = 0; pass < 3; ++pass) {
+        const bool ticksChanged = updateTicks();
+        const bool marginsChanged = updateAspectMargins();
+        if (!ticksChanged && !marginsChanged)
+            break;
+        QCustomPlot::updateLayout();
+    }
+}
+
+bool HeatmapView::updateTicks()
+{
+    const QRect rect = axisRect()->rect();
+    if (rect.width() <= 0 || rect.height() <= 0)
+        return false;
+    const QFontMetricsF metrics(xAxis->tickLabelFont());
+    const double lineSpacing = metrics.height() + 2;
+    const double gap = metrics.horizontalAdvance(QStringLiteral("  "));
+    const int cols = columnCount();
+    const int rows = rowCount();
+
+    // x: side by side when the widest label fits a cell (numbers always are: they thin well),
+    // otherwise vertical, one line of text per label.
+    const double pixelsPerColumn = rect.width() / xAxis->range().size();
+    const bool namedColumns = m_columnLabels.size() == cols;
+    if (m_columnLabelWidth < 0 || m_columnLabelWidthFont != xAxis->tickLabelFont()) {
+        m_columnLabelWidthFont = xAxis->tickLabelFont();
+        m_columnLabelWidth = widestLabel(m_columnLabels, m_columnLabelWidthFont);
+    }
+    const double widestColumn =
+        namedColumns ? m_columnLabelWidth
+                     : metrics.horizontalAdvance(QString::number(std::max(cols - 1, 0)));
+    const bool sideBySide = !namedColumns || widestColumn + gap <= pixelsPerColumn;
+    const int xStep = niceStep((sideBySide ? widestColumn + gap : lineSpacing) / pixelsPerColumn);
+    const double rotation = sideBySide ? 0.0 : -90.0;
+
+    const double pixelsPerRow = rect.height() / yAxis->range().size();
+    const int yStep = niceStep(lineSpacing / pixelsPerRow);
+
+    bool changed = false;
+    const QMap<double, QString> xTicks = tickLabels(xAxis->range(), cols, xStep, m_columnLabels);
+    if (xTicks != m_xTicker->ticks()) {
+        m_xTicker->setTicks(xTicks);
+        changed = true;
+    }
+    const QMap<double, QString> yTicks = tickLabels(yAxis->range(), rows, yStep, m_rowLabels);
+    if (yTicks != m_yTicker->ticks()) {
+        m_yTicker->setTicks(yTicks);
+        changed = true;
+    }
+    if (xAxis->tickLabelRotation() != rotation) {
+        xAxis->setTickLabelRotation(rotation);
+        changed = true;
+    }
+
+    // The colour scale's own ticker rounds its step to 1, 2, 2.5 or 5 times a power of ten,
+    // which gives up to 1.5 times the ticks asked for: asking one per 2.5 lines keeps the numbers
+    // more than a line and a half apart on short scales.
+    const QSharedPointer<QCPAxisTicker> scaleTicker = m_colorScale->axis()->ticker();
+    const int scaleLength = m_colorScale->rect().height();
+    const int scaleTicks = std::clamp(int(scaleLength / (2.5 * lineSpacing)), 2, 5);
+    if (scaleTicker->tickCount() != scaleTicks) {
+        scaleTicker->setTickCount(scaleTicks);
+        changed = true;
+    }
+    return changed;
+}
+
+bool HeatmapView::updateAspectMargins()
+{
+    const QRect rect = axisRect()->rect();
+    const QMargins old = m_body->margins();
+    QMargins margins;
+    if (rect.width() > 0 && rect.height() > 0 && rowCount() > 0 && columnCount() > 0) {
+        // The map's width : height, and the size the axis rect had without these margins.
+        const double aspect = std::clamp(double(columnCount()) / rowCount(), 0.25, 4.0);
+        const int width = rect.width() + old.left() + old.right();
+        const int height = rect.height() + old.top() + old.bottom();
+        int extraWidth = 0;
+        int extraHeight = 0;
+        if (width > height * aspect)
+            extraWidth = width - int(std::lround(height * aspect));
+        else
+            extraHeight = height - int(std::lround(width / aspect));
+        margins = QMargins(extraWidth / 2, extraHeight / 2, extraWidth - extraWidth / 2,
+                           extraHeight - extraHeight / 2);
+    }
+    if (margins == old)
+        return false;
+    m_body->setMargins(margins);
+    return true;
+}
+
+QSize HeatmapView::decorationSize() const
+{
+    const QRect map = axisRect()->rect();
+    if (map.width() <= 0 || map.height() <= 0) {
+        const QFontMetrics metrics(xAxis->tickLabelFont());
+        return QSize(metrics.horizontalAdvance(QStringLiteral("0000000")) * 3,
+                     metrics.height() * 9);
+    }
+    const QMargins aspect = m_body->margins();
+    return QSize(width() - map.width() - aspect.left() - aspect.right(),
+                 height() - map.height() - aspect.top() - aspect.bottom());
+}
+
+HeatmapView::Cell HeatmapView::cellAt(const QPointF& pos) const
+{
+    if (!axisRect()->rect().contains(pos.toPoint()))
+        return Cell{};
+    const int col = int(std::floor(xAxis->pixelToCoord(pos.x()) + 0.5));
+    const int row = int(std::floor(yAxis->pixelToCoord(pos.y()) + 0.5));
+    if (row < 0 || row >= rowCount() || col < 0 || col >= columnCount())
+        return Cell{};
+    return Cell{row, col};
+}
+
+void HeatmapView::setHoveredCell(Cell cell)
+{
+    if (cell == m_hoveredCell)
+        return;
+    m_hoveredCell = cell;
+    emit cellHovered(cell.row, cell.col);
+}
+
+void HeatmapView::mousePressEvent(QMouseEvent* event)
+{
+    m_pressPosition = event->position();
+    const bool rectangle =
+        event->button() == Qt::LeftButton && event->modifiers().testFlag(Qt::ShiftModifier);
+    setSelectionRectMode(rectangle ? QCP::srmZoom : QCP::srmNone);
+    QCustomPlot::mousePressEvent(event);
+}
+
+void HeatmapView::mouseMoveEvent(QMouseEvent* event)
+{
+    QCustomPlot::mouseMoveEvent(event);
+    setHoveredCell(cellAt(event->position()));
+}
+
+void HeatmapView::mouseReleaseEvent(QMouseEvent* event)
+{
+    const bool click = event->button() == Qt::LeftButton &&
+                       (event->position() - m_pressPosition).manhattanLength() <= 3;
+    QCustomPlot::mouseReleaseEvent(event);
+    if (!click)
+        return;
+    const Cell cell = cellAt(event->position());
+    if (cell.row >= 0)
+        emit cellClicked(cell.row, cell.col);
+}
+
+void HeatmapView::mouseDoubleClickEvent(QMouseEvent* event)
+{
+    QCustomPlot::mouseDoubleClickEvent(event);
+    resetView();
+}
+
+void HeatmapView::processRectZoom(QRect rect, QMouseEvent* event)
+{
+    const QRect overMap = rect.intersected(axisRect()->rect());
+    if (overMap.isEmpty()) {
+        replot(rpQueuedReplot);  // takes the rectangle away
+        return;
+    }
+    QCustomPlot::processRectZoom(overMap, event);
+}
+
+void HeatmapView::leaveEvent(QEvent* event)
+{
+    QCustomPlot::leaveEvent(event);
+    setHoveredCell(Cell{});
+}
+
+void HeatmapView::showEvent(QShowEvent* event)
+{
+    syncDevicePixelRatio();
+    QCustomPlot::showEvent(event);
+}
+
+bool HeatmapView::event(QEvent* event)
+{
+    if (event->type() == QEvent::ScreenChangeInternal)
+        syncDevicePixelRatio();
+    return QCustomPlot::event(event);
+}
+
+void HeatmapView::syncDevicePixelRatio()
+{
+    if (bufferDevicePixelRatio() == devicePixelRatioF())
+        return;
+    setBufferDevicePixelRatio(devicePixelRatioF());
+    replot(rpQueuedReplot);
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,347 @@
+#pragma once
+
+#include "sweeps/causal_steps.h"
+#include "experiment.h"
+#include "plotting/figure_export.h"
+#include "inputs/inputs.h"
+#include "memory_budget.h"
+
+#include <QFutureWatcher>
+#include <QJsonObject>
+#include <QStringList>
+#include <QThreadPool>
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+class QCPBars;
+class QCPGraph;
+class QCPItemRect;
+class QCPItemStraightLine;
+class QCustomPlot;
+class QDoubleSpinBox;
+class QCPPainter;
+class QLabel;
+class QScrollArea;
+class QSlider;
+class QSpinBox;
+class QTimer;
+class QToolButton;
+
+namespace attnlab::ui {
+
+class HeatmapView;
+
+// The input's tokens (or image patches, in raster order) side by side, each with its step number
+// i = t + 1 under it: the current one filled dark, those already consumed by the recurrence
+// tinted, those still to come plain. A click on a token reports it. Only the tokens in the
+// exposed area are painted, so thousands of tokens cost no more than a screenful.
+class StepperTokenStrip : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit StepperTokenStrip(QWidget* parent = nullptr);
+
+    // Shows these tokens (cut to a readable length), none current; the strip's minimum width
+    // becomes the width of all of them, so a scroll area around it scrolls.
+    void setTokens(const QStringList& labels);
+    // Makes token `position` (0-based) the current one and repaints.
+    void setCurrent(int position);
+    int current() const { return m_current; }
+    int count() const { return int(m_texts.size()); }
+
+    // The box of token `position` in the strip's coordinates.
+    QRect tokenRect(int position) const;
+
+    // All tokens side by side at their natural size.
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+signals:
+    // A left click on token `position`.
+    void tokenClicked(int position);
+
+protected:
+    // Lays the tokens out again for a new font.
+    void changeEvent(QEvent* event) override;
+    // Paints the tokens that intersect the exposed rectangle.
+    void paintEvent(QPaintEvent* event) override;
+    // Reports a left click on a token as tokenClicked.
+    void mousePressEvent(QMouseEvent* event) override;
+
+private:
+    // The boxes of m_labels for the current font.
+    void layoutTokens();
+    // The first token whose box ends after x (strip coordinates); count() when none does.
+    int firstTokenFrom(int x) const;
+    // The token whose box contains x, or -1.
+    int tokenAt(int x) const;
+
+    QStringList m_labels;
+    QStringList m_texts;      // as drawn: simplified and cut
+    std::vector<int> m_left;  // left edge of each box
+    std::vector<int> m_width;
+    int m_current = -1;
+};
+
+struct StepperData;
+struct StepperJob;
+struct StepperOutcome;
+
+// The "Stepper" page: causal linear attention run as a recurrent network, one token at a time
+// (DESIGN.md section 2, recurrent form; "Transformers are RNNs"):
+//   S_i = S_{i-1} + phi(k_i) v_i^T,   z_i = z_{i-1} + phi(k_i),
+//   y_i = phi(q_i)^T S_i / phi(q_i)^T z_i.
+// At step i = position() + 1 it shows, updating together: phi(k_i) and v_i, their outer product
+// being added, the state S_i (C x M) with the cells that changed most outlined, z_i (with the
+// phi(k_i) just added stacked on z_{i-1}) and phi(q_i), the output y_i beside the exact causal
+// softmax output o_i and their difference, the approximate causal attention matrix P^ filling in
+// row by row beside the exact causal P (one colour scale, current row outlined), a formula panel
+// with the three equations and their current numbers, the running error of y against o over the
+// steps, the agreement of the recurrent and parallel (chunked) forms so far, and the state size.
+//
+// The engine runs on a worker thread (CausalSteps with phi(Q), phi(K) and the states, and
+// compute() for the causal P and P^); the newest request wins and the previous frame stays until
+// the new one is ready; errors (the method "exact", a bad spec, over the memory budget) are shown
+// in the page. Memory: every S_i is kept when causalStepsBytes(L, C, M, L) (plus P and P^) fits the
+// memory budget. Otherwise a window of states around the position is kept, as many as fit, placed
+// so that stepping forward reaches the window's end late; moving outside it recomputes the
+// window on the worker (the frame then follows when it arrives), and the page says so. Stepping
+// stays exact: every state shown is the engine's S_i, never an interpolation.
+class StepperView : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit StepperView(QWidget* parent = nullptr);
+    // Cancels the running computation and waits for it.
+    ~StepperView() override;
+
+    // Computes the stepper for spec (made causal) on head head() of input, on the worker. The
+    // previous frame stays until the result arrives; the position is kept where the new input
+    // allows. A null input or a spec the stepper cannot run shows a message in the page.
+    void setExperiment(const ExperimentSpec& spec, std::shared_ptr<const AttentionInput> input);
+
+    // The head of the input the stepper runs (0-based; clamped to the input's heads); a change
+    // recomputes.
+    void setHead(int head);
+    int head() const { return m_head; }
+
+    // The budget for what the page keeps (states, P and P^); the next computation uses it.
+    void setMemoryBudget(const MemoryBudget& budget) { m_budget = budget; }
+
+    // The current token t, 0-based (the step is i = t + 1), and the number of tokens L of the
+    // computation shown (0 before the first).
+    int position() const { return m_position; }
+    int length() const;
+    // Moves to token t (clamped to 0..L-1) and shows its frame; emits positionChanged.
+    void setPosition(int position);
+
+    bool isPlaying() const { return m_playing; }
+    // Steps forward speed() times a second until the last token (from the first when already
+    // there); pause() stops.
+    void play();
+    void pause();
+    // Steps per second while playing, clamped to [0.25, 30].
+    void setSpeed(double stepsPerSecond);
+    double speed() const { return m_speed; }
+
+    // A computation (a whole experiment or a window of states) is running or waiting.
+    bool isBusy() const { return m_busy; }
+    // The message shown in the page's error bar, empty when none is shown.
+    QString errorMessage() const;
+    // The computation shown, or null before the first.
+    std::shared_ptr<const CausalSteps> steps() const;
+    // Whether the states S_i of every position are kept (see the class comment).
+    bool keepsAllStates() const;
+
+    // {"position": t, "speed": steps per second, "head": h}, for sessions.
+    QJsonObject state() const;
+    // Restores what state() wrote; missing fields keep their values. A position beyond the
+    // current input is clamped when the computation arrives.
+    void setState(const QJsonObject& state);
+
+    // Writes the current frame (the page below the controls: the lines, the tokens, the formula
+    // panel and every plot, as laid out now) to path. PNG: at twice the page's resolution,
+    // tagged 192 dpi. SVG and PDF: vector (the plots through QCustomPlot::toPainter, text as
+    // text; a heatmap inside is an embedded image). Written through a QSaveFile; throws
+    // OutputError naming the path when anything fails, leaving no file behind.
+    void exportFrame(const QString& path, FigureFormat format);
+    // Writes every frame as frame_0001.png, frame_0002.png, ... (numbered by step i, at least
+    // four digits) into folder, at the page's resolution, with a cancellable progress dialog;
+    // events are processed between frames, so the window stays responsive. Returns the number of
+    // frames written (fewer than length() when cancelled or when the experiment changed
+    // meanwhile); the position is restored afterwards. Throws OutputError when a file cannot be
+    // written.
+    int exportAllFrames(const QString& folder);
+
+signals:
+    void positionChanged(int position);
+    void playingChanged(bool playing);
+    void busyChanged(bool busy);
+    // The result of the latest setExperiment (or setHead) is shown.
+    void experimentShown();
+    // The latest request could not be computed; the page keeps the previous frame.
+    void failed(const QString& message);
+
+protected:
+    // Left / Right: one step back / forward; Space: play or pause; Home / End: first / last.
+    void keyPressEvent(QKeyEvent* event) override;
+    // Takes the keyboard focus, so that the keys above act on the page.
+    void mousePressEvent(QMouseEvent* event) override;
+    // Scales the text with the page (see applyTextScale).
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    // Building the page.
+    QWidget* buildControls();
+    QWidget* buildFormulaPanel();
+    void buildPlots();
+    // The formula panel's fixed width: that of its widest row (an equation, a name and its
+    // number, or a preview of negative numbers), so that it neither jumps nor takes the plots'
+    // width when a long note or token appears.
+    void fitFormulaPanel();
+    // Every font of the page at m_textScale times its designed size: the page is designed for
+    // a full-screen window on a 1920 x 1080 projector, and its text follows the page's size
+    // (within 0.65x to 1.5x) so that a smaller window does not have to scroll.
+    void applyTextScale();
+    // The control buttons show their texts beside their icons where the page is wide enough for
+    // that, their icons only otherwise (with the same tooltips), so that the controls do not set
+    // the window's minimum width.
+    void fitControls();
+
+    // The worker: a whole experiment is requested (new spec, input or head), or the states
+    // around the position are missing. start() runs the most important pending job; finished()
+    // applies its outcome when it is still current and starts the next one.
+    void requestWhole();
+    void requestWindow();
+    void start();
+    void finished();
+    void setBusy(bool busy);
+
+    // A new computation arrived: the parts that are the same for every step (tokens, slider,
+    // error curve, exact P, colour scales), then the frame.
+    void showData(std::shared_ptr<StepperData> data);
+    void showError(const QString& message);
+    // The position changed: the strip, the slider and the labels at once, the frame when its
+    // state is at hand (otherwise it asks the worker for it).
+    void showPosition();
+    // Every panel for position m_position.
+    void showFrame();
+    void showFormula(int t);
+    void showVectors(int t);
+    void showState(int t);
+    void showAttention(int t);
+    void showLines(int t);
+    void showErrorCurve(int t);
+    // The state S_i of position t is kept.
+    bool stateAvailable(int t) const;
+    // The play timer fired: one step forward, or stop at the last token.
+    void advance();
+    // The play button's text and icon for m_playing.
+    void updatePlayButton();
+
+    // Paints the frame widget at its logical size onto painter (see exportFrame).
+    void paintFrame(QCPPainter& painter);
+    // Paints `widget` (a descendant of the frame whose top left is at `offset` in frame
+    // coordinates) and its children, clipped to `clip`.
+    void paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip);
+    // The frame as an image at `scale` times its logical size.
+    QImage frameImage(double scale);
+    // The file dialogs behind the export buttons.
+    void exportFrameDialog();
+    void exportAllFramesDialog();
+
+    // The experiment and its computation.
+    ExperimentSpec m_spec;
+    std::shared_ptr<const AttentionInput> m_input;
+    int m_head = 0;
+    MemoryBudget m_budget;
+    std::shared_ptr<StepperData> m_data;
+    quint64 m_generation = 0;  // counts setExperiment and setHead calls
+
+    // The worker, as ExperimentController runs it: one job at a time, newest wins.
+    QThreadPool m_pool;
+    QFutureWatcher<void> m_watcher;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<StepperOutcome> m_outcome;
+    std::unique_ptr<StepperJob> m_running;  // the job m_watcher watches
+    bool m_wholePending = false;
+    bool m_windowPending = false;
+    bool m_busy = false;
+
+    // Stepping.
+    int m_position = 0;
+    int m_shownPosition = -1;  // the position the panels show; -1 before the first frame
+    bool m_playing = false;
+    double m_speed = 2.0;
+    QTimer* m_timer;
+
+    // Controls.
+    QLabel* m_errorBar;
+    QToolButton* m_firstButton;
+    QToolButton* m_backButton;
+    QToolButton* m_stepButton;
+    QToolButton* m_playButton;
+    QToolButton* m_lastButton;
+    QDoubleSpinBox* m_speedBox;
+    QSlider* m_slider;
+    QLabel* m_positionLabel;
+    QLabel* m_headLabel;
+    QSpinBox* m_headBox;
+    QToolButton* m_exportFrameButton;
+    QToolButton* m_exportAllButton;
+    QWidget* m_controlsBar;
+    std::vector<QToolButton*> m_controlButtons;  // every button of the bar
+
+    // The frame: everything below the controls, which exports render.
+    QWidget* m_frame;
+    QLabel* m_agreementLine;
+    QLabel* m_stateLine;
+    QScrollArea* m_stripScroll;
+    StepperTokenStrip* m_strip;
+
+    double m_textScale = 1.0;
+
+    // The formula panel.
+    QWidget* m_formulaPanel;
+    QLabel* m_stepTitle;
+    QLabel* m_keyNorm;
+    QLabel* m_valueNorm;
+    QLabel* m_stateNorm;
+    QLabel* m_normalizerNorm;
+    QLabel* m_denominator;
+    QLabel* m_denominatorNote;
+    QLabel* m_outputValues;
+    QLabel* m_exactValues;
+    QLabel* m_outputError;
+
+    // The plots.
+    QCustomPlot* m_inputPlot;  // phi(k_i) over v_i
+    QCPBars* m_keyBars;
+    QCPBars* m_valueBars;
+    HeatmapView* m_updateView;  // phi(k_i) v_i^T
+    HeatmapView* m_stateView;   // S_i
+    std::vector<QCPItemRect*> m_updateMarks;
+    std::vector<QCPItemRect*> m_stateMarks;
+    QCustomPlot* m_normalizerPlot;  // z_i over phi(q_i)
+    QCPBars* m_previousNormalizerBars;
+    QCPBars* m_addedNormalizerBars;
+    QCPBars* m_queryBars;
+    QCustomPlot* m_outputPlot;  // y_i and o_i over y_i - o_i
+    QCPBars* m_exactOutputBars;
+    QCPBars* m_outputBars;
+    QCPBars* m_differenceBars;
+    HeatmapView* m_approxView;  // P^, rows <= t
+    HeatmapView* m_exactView;   // P
+    QLabel* m_approxTitle;
+    QLabel* m_exactTitle;
+    QCustomPlot* m_errorPlot;  // errorToExact over the steps
+    QCPGraph* m_errorAll;
+    QCPGraph* m_errorSoFar;
+    QCPGraph* m_errorNow;
+    QCPItemStraightLine* m_errorMarker;
+};
+
+}  // namespace attnlab::ui

@@ -1,0 +1,850 @@
+#include "timing/timing_panel.h"
+
+#include "io/atomic_files.h"
+#include "controls_column.h"
+#include "errors.h"
+#include "parallel.h"
+#include "timing/timing_chart.h"
+
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+
+namespace attnlab::ui {
+
+// What the GUI thread and the worker of one sweep share. The worker measures a point only once
+// the panel has drawn the one before: a replot on one core while the engine's threads time a run
+// on all of them would be measured as part of the run (it made runs of L = 128 a hundred times
+// slower on two cores).
+struct SweepShared {
+    std::atomic<bool> cancel{false};
+    std::mutex mutex;
+    std::condition_variable changed;
+    int shown = -1;  // points the panel has drawn; -1 until it has drawn the empty sweep
+    // Written by the worker, read by finishSweep() once the watcher says the worker is done.
+    SweepResult result;
+    QString error;
+
+    void requestCancel()
+    {
+        cancel = true;
+        changed.notify_all();
+    }
+
+    void markShown(int count)
+    {
+        {
+            const std::lock_guard lock(mutex);
+            shown = count;
+        }
+        changed.notify_all();
+    }
+
+    // Waits until the panel has drawn `count` points, or the sweep is cancelled.
+    void waitShown(int count)
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return shown >= count || cancel; });
+    }
+};
+
+namespace {
+
+constexpr int kMinLength = 16;
+constexpr int kMaxLength = 1 << 20;
+constexpr int kMaxThreads = 256;
+
+// The columns of the table under the chart.
+enum Column {
+    MethodColumn,
+    SlopeColumn,
+    CrossoverColumn,
+    LengthColumn,
+    GflopsColumn,
+    SgemmShareColumn,
+    ColumnCount
+};
+
+// The algorithms in the order of the controls, with their names in plain words and what they
+// compute.
+struct AlgorithmControl {
+    TimedAlgorithm algorithm;
+    const char* text;
+    const char* tip;
+};
+
+const AlgorithmControl kAlgorithmControls[] = {
+    {TimedAlgorithm::ExactMaterialised, QT_TRANSLATE_NOOP("TimingPanel", "Exact, materialised"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "Exact softmax attention that forms the whole L x L matrix P, then P V: "
+                       "L^2 memory, 4 L^2 d flops.")},
+    {TimedAlgorithm::ExactStreaming, QT_TRANSLATE_NOOP("TimingPanel", "Exact, streaming"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "Exact softmax attention in tiles with an online softmax: the same "
+                       "4 L^2 d flops, but memory that grows only like L d.")},
+    {TimedAlgorithm::FavorPositive, QT_TRANSLATE_NOOP("TimingPanel", "FAVOR+ positive"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "Performer's positive random features exp(W x' - |x'|^2/2): m features, "
+                       "time and memory linear in L.")},
+    {TimedAlgorithm::FavorHyperbolic, QT_TRANSLATE_NOOP("TimingPanel", "FAVOR+ hyperbolic"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "The hyperbolic (cosh) form of the positive features: 2m features, so "
+                       "about twice the work of FAVOR+ positive.")},
+    {TimedAlgorithm::FavorTrig, QT_TRANSLATE_NOOP("TimingPanel", "Trigonometric"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "Random Fourier features [cos W x', sin W x']: 2m features, linear in L.")},
+    {TimedAlgorithm::FavorRelu, QT_TRANSLATE_NOOP("TimingPanel", "Performer-ReLU"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "ReLU(W x') features: m features, linear in L (a different kernel).")},
+    {TimedAlgorithm::Elu, QT_TRANSLATE_NOOP("TimingPanel", "elu + 1"),
+     QT_TRANSLATE_NOOP("TimingPanel",
+                       "Linear attention with phi(x) = elu(x) + 1 (Transformers are RNNs): d "
+                       "features, no random projection.")},
+};
+
+// A spin box for lengths that steps by doubling and halving, since the lengths are log-spaced.
+class LengthSpinBox : public QSpinBox {
+public:
+    void stepBy(int steps) override
+    {
+        const double stepped = value() * std::pow(2.0, steps);
+        setValue(int(std::clamp(std::round(stepped), double(minimum()), double(maximum()))));
+    }
+};
+
+// A spin box for a count, with thousands separators.
+QSpinBox* spinBox(int minimum, int maximum, int value, const QString& tip)
+{
+    auto* box = new QSpinBox;
+    box->setRange(minimum, maximum);
+    box->setValue(value);
+    box->setGroupSeparatorShown(true);
+    box->setToolTip(tip);
+    return box;
+}
+
+// A small square of the method's colour, for its row of the table.
+QIcon colorIcon(const TimedMethod& method)
+{
+    QPixmap pixmap(12, 12);
+    pixmap.fill(Qt::transparent);
+    QPainter painter(&pixmap);
+    const QColor color = methodColor(method);
+    painter.setPen(QPen(color, 2));
+    painter.setBrush(method.causal ? QBrush(Qt::white) : QBrush(color));
+    painter.drawRect(QRectF(1, 1, 10, 10));
+    return QIcon(pixmap);
+}
+
+// A number of the table, or "n/a".
+QString tableNumber(double value, int decimals)
+{
+    return std::isfinite(value) ? QString::number(value, 'f', decimals) : QStringLiteral("n/a");
+}
+
+// "1 thread", "2 threads".
+QString countText(qsizetype count, const QString& one, const QString& many)
+{
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? one : many);
+}
+
+// "1 point", "48 points".
+QString points(qsizetype count)
+{
+    return countText(count, TimingPanel::tr("point"), TimingPanel::tr("points"));
+}
+
+// The points measured or skipped: not cancelled.
+qsizetype measuredCount(const SweepResult& result)
+{
+    return std::count_if(result.points.begin(), result.points.end(), [](const SweepPoint& point) {
+        return point.status != PointStatus::Cancelled;
+    });
+}
+
+// "12 s", "2 min 5 s".
+QString elapsedText(qint64 milliseconds)
+{
+    const qint64 seconds = (milliseconds + 500) / 1000;
+    if (seconds < 60)
+        return TimingPanel::tr("%1 s").arg(seconds);
+    return TimingPanel::tr("%1 min %2 s").arg(seconds / 60).arg(seconds % 60);
+}
+
+// The integer `key` of `json`, which must lie in [minimum, maximum]. Throws InputError naming it.
+int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)
+{
+    const QJsonValue value = json.value(QLatin1String(key));
+    const double number = value.toDouble(std::nan(""));
+    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum)
+        throw InputError(TimingPanel::tr("%1 must be an integer from %2 to %3")
+                             .arg(QLatin1String(key))
+                             .arg(minimum)
+                             .arg(maximum));
+    return int(number);
+}
+
+}  // namespace
+
+TimingPanel::TimingPanel(QWidget* parent) : QWidget(parent)
+{
+    m_pool.setMaxThreadCount(1);
+    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &TimingPanel::finishSweep);
+    buildControls();
+    updateLengthsPreview();
+    setRunning(false);
+    showResult();
+}
+
+TimingPanel::~TimingPanel()
+{
+    if (m_sweep)
+        m_sweep->requestCancel();
+    m_watcher.waitForFinished();
+}
+
+void TimingPanel::buildControls()
+{
+    auto* methodsBox = new QGroupBox(tr("Methods"));
+    auto* methodsLayout = new QVBoxLayout(methodsBox);
+    for (const AlgorithmControl& control : kAlgorithmControls) {
+        auto* box = new QCheckBox(tr(control.text));
+        box->setToolTip(tr(control.tip));
+        box->setObjectName(QStringLiteral("method-") + timedAlgorithmName(control.algorithm));
+        methodsLayout->addWidget(box);
+        m_methods[control.algorithm] = box;
+    }
+    for (const TimedAlgorithm checked :
+         {TimedAlgorithm::ExactStreaming, TimedAlgorithm::FavorPositive, TimedAlgorithm::Elu})
+        m_methods[checked]->setChecked(true);
+    m_nonCausal = new QCheckBox(tr("non-causal"));
+    m_nonCausal->setToolTip(
+        tr("Measure each method without a mask: every query attends to "
+           "every key."));
+    m_nonCausal->setChecked(true);
+    m_causal = new QCheckBox(tr("causal"));
+    m_causal->setToolTip(
+        tr("Measure each method with the causal mask: query i attends to keys "
+           "1..i (exact: half the flops; linear: prefix sums of the key "
+           "features, in chunks)."));
+    auto* variants = new QHBoxLayout;
+    variants->addWidget(m_nonCausal);
+    variants->addWidget(m_causal);
+    variants->addStretch();
+    methodsLayout->addLayout(variants);
+
+    auto* lengthsBox = new QGroupBox(tr("Sequence lengths L"));
+    auto* lengthsForm = new QFormLayout(lengthsBox);
+    const auto lengthBox = [](int value, const QString& tip) {
+        auto* box = new LengthSpinBox;
+        box->setRange(kMinLength, kMaxLength);
+        box->setValue(value);
+        box->setGroupSeparatorShown(true);
+        box->setToolTip(tip);
+        return box;
+    };
+    m_minLength = lengthBox(128, tr("The shortest sequence length L measured, in tokens (the "
+                                    "arrows halve and double it). Lengths are rounded to "
+                                    "multiples of 16."));
+    m_maxLength = lengthBox(16384, tr("The longest sequence length L measured, in tokens (the "
+                                      "arrows halve and double it). Exact attention at 65,536 "
+                                      "takes seconds a run."));
+    m_pointsPerOctave = spinBox(1, 4, 1,
+                                tr("Lengths per doubling of L, log-spaced between the "
+                                   "shortest and the longest: 1 gives 128, 256, 512, "
+                                   "...; 2 adds the lengths halfway between (181, "
+                                   "362, ...)."));
+    m_lengthsPreview = new QLabel;
+    m_lengthsPreview->setWordWrap(true);
+    lengthsForm->addRow(tr("From"), m_minLength);
+    lengthsForm->addRow(tr("To"), m_maxLength);
+    lengthsForm->addRow(tr("Per octave"), m_pointsPerOctave);
+    lengthsForm->addRow(m_lengthsPreview);
+    // The range stays ordered: moving one end past the other moves both.
+    connect(m_minLength, &QSpinBox::valueChanged, this, [this](int value) {
+        if (m_maxLength->value() < value)
+            m_maxLength->setValue(value);
+        updateLengthsPreview();
+    });
+    connect(m_maxLength, &QSpinBox::valueChanged, this, [this](int value) {
+        if (m_minLength->value() > value)
+            m_minLength->setValue(value);
+        updateLengthsPreview();
+    });
+    connect(m_pointsPerOctave, &QSpinBox::valueChanged, this, &TimingPanel::updateLengthsPreview);
+    for (QCheckBox* box : {m_nonCausal, m_causal})
+        connect(box, &QCheckBox::toggled, this, &TimingPanel::updateLengthsPreview);
+    for (const auto& [algorithm, box] : m_methods)
+        connect(box, &QCheckBox::toggled, this, &TimingPanel::updateLengthsPreview);
+
+    auto* sizesBox = new QGroupBox(tr("Sizes"));
+    auto* sizesForm = new QFormLayout(sizesBox);
+    m_headDim = spinBox(1, 1024, 64,
+                        tr("d, the dimension of each query, key and value (d_v = "
+                           "d). Exact attention costs 4 L^2 d flops."));
+    m_features = spinBox(1, 16384, 256,
+                         tr("m, the number of random features of the FAVOR+ "
+                            "maps (2m for hyperbolic and trigonometric; elu + 1 "
+                            "has d features and ignores m). Their cost grows "
+                            "like L m d."));
+    m_threads = spinBox(0, kMaxThreads, 0,
+                        tr("The engine threads of the sweep; 0 uses every "
+                           "hardware thread of the machine."));
+    m_threads->setSpecialValueText(tr("all (%1)").arg(hardwareThreads()));
+    m_repetitions = spinBox(1, 1000, 3,
+                            tr("Timed runs per point, after one warm-up run: the "
+                               "curve goes through their median, the error bars "
+                               "span their minimum and maximum."));
+    sizesForm->addRow(tr("d"), m_headDim);
+    sizesForm->addRow(tr("m"), m_features);
+    sizesForm->addRow(tr("Threads"), m_threads);
+    sizesForm->addRow(tr("Repetitions"), m_repetitions);
+
+    m_runButton = new QPushButton(tr("Run"));
+    m_runButton->setToolTip(
+        tr("Measure every method at every length on a worker thread; "
+           "points appear on the chart as they are measured."));
+    m_cancelButton = new QPushButton(tr("Cancel"));
+    m_cancelButton->setToolTip(
+        tr("Stop after the run in progress; the points measured so far "
+           "are kept."));
+    connect(m_runButton, &QPushButton::clicked, this, &TimingPanel::run);
+    connect(m_cancelButton, &QPushButton::clicked, this, &TimingPanel::cancel);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_runButton);
+    buttons->addWidget(m_cancelButton);
+
+    m_progress = new QProgressBar;
+    m_progress->setToolTip(
+        tr("Points measured (or skipped) out of every method at every "
+           "length."));
+    m_progress->setFormat(tr("%v of %m points"));
+    m_status = new QLabel;
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_exportButton = new QToolButton;
+    m_exportButton->setText(tr("Export"));
+    m_exportButton->setToolTip(
+        tr("Save the chart as shown (PNG, SVG or PDF) or the data "
+           "(CSV, one row per method and length)."));
+    m_exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(m_exportButton);
+    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
+        exportMenu->addAction(tr("Chart as %1...").arg(figureFormatName(format).toUpper()), this,
+                              [this, format] { exportChartDialog(format); });
+    exportMenu->addSeparator();
+    exportMenu->addAction(tr("Data as CSV..."), this, &TimingPanel::exportCsvDialog);
+    m_exportButton->setMenu(exportMenu);
+
+    auto* note =
+        new QLabel(tr("Timings are of this machine. Other work while a sweep runs "
+                      "(recomputing in the main window, other programs) disturbs "
+                      "them."));
+    note->setWordWrap(true);
+    note->setObjectName(QStringLiteral("timingNote"));
+    QPalette muted = note->palette();
+    muted.setColor(QPalette::WindowText, muted.color(QPalette::PlaceholderText));
+    note->setPalette(muted);
+
+    auto* controls = new QWidget;
+    auto* controlsLayout = new QVBoxLayout(controls);
+    controlsLayout->addWidget(methodsBox);
+    controlsLayout->addWidget(lengthsBox);
+    controlsLayout->addWidget(sizesBox);
+    controlsLayout->addLayout(buttons);
+    controlsLayout->addWidget(m_progress);
+    controlsLayout->addWidget(m_status);
+    controlsLayout->addWidget(m_exportButton, 0, Qt::AlignLeft);
+    controlsLayout->addStretch();
+    controlsLayout->addWidget(note);
+    QScrollArea* scroll = controlsColumn(controls);
+
+    m_chart = new TimingChart;
+    m_chart->setMinimumSize(400, 300);
+    m_sgemm = new QLabel;
+    m_sgemm->setToolTip(
+        tr("The machine's float matrix product rate (Eigen, n = 1536) with the "
+           "sweep's threads, measured at the start of the sweep: the yardstick "
+           "of the GFLOP/s in the table."));
+    m_table = new QTableWidget(0, ColumnCount);
+    const QStringList headers{
+        tr("Method"),  tr("Slope"),     tr("Crossover with exact"), tr("Largest L measured"),
+        tr("GFLOP/s"), tr("% of sgemm")};
+    const QStringList headerTips{
+        tr("The method and its variant; the colour and marker of its curves."),
+        tr("The least-squares slope of log(time) against log(L): about 2 for exact attention, "
+           "about 1 for linear attention."),
+        tr("The length L above which this linear method is faster than exact attention of the "
+           "same causality (streaming, else materialised), interpolated in log-log."),
+        tr("The longest L this method was measured at (longer ones may have been skipped for "
+           "the memory budget)."),
+        tr("The flops of a run at that L (DESIGN.md section 5: exact 4 L^2 d; FAVOR+ about "
+           "2 L m d per side plus 4 L m d) over its median time."),
+        tr("That rate as a share of the machine's sgemm rate measured in the same run.")};
+    for (int column = 0; column < ColumnCount; ++column) {
+        auto* header = new QTableWidgetItem(headers[column]);
+        header->setToolTip(headerTips[column]);
+        m_table->setHorizontalHeaderItem(column, header);
+    }
+    m_table->verticalHeader()->hide();
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(CrossoverColumn, QHeaderView::Stretch);
+
+    auto* below = new QWidget;
+    auto* belowLayout = new QVBoxLayout(below);
+    belowLayout->setContentsMargins(0, 0, 0, 0);
+    belowLayout->addWidget(m_sgemm);
+    belowLayout->addWidget(m_table);
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(m_chart);
+    splitter->addWidget(below);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+
+    auto* layout = new QHBoxLayout(this);
+    layout->addWidget(scroll);
+    layout->addWidget(splitter, 1);
+
+    // Object names: for tests and accessibility tools.
+    m_nonCausal->setObjectName(QStringLiteral("nonCausal"));
+    m_causal->setObjectName(QStringLiteral("timingCausal"));
+    m_minLength->setObjectName(QStringLiteral("minLength"));
+    m_maxLength->setObjectName(QStringLiteral("maxLength"));
+    m_pointsPerOctave->setObjectName(QStringLiteral("pointsPerOctave"));
+    m_lengthsPreview->setObjectName(QStringLiteral("lengthsPreview"));
+    m_headDim->setObjectName(QStringLiteral("timingHeadDim"));
+    m_features->setObjectName(QStringLiteral("timingFeatures"));
+    m_threads->setObjectName(QStringLiteral("threads"));
+    m_repetitions->setObjectName(QStringLiteral("repetitions"));
+    m_runButton->setObjectName(QStringLiteral("run"));
+    m_cancelButton->setObjectName(QStringLiteral("cancel"));
+    m_exportButton->setObjectName(QStringLiteral("export"));
+    m_progress->setObjectName(QStringLiteral("progress"));
+    m_status->setObjectName(QStringLiteral("status"));
+    m_chart->setObjectName(QStringLiteral("timingChart"));
+    m_sgemm->setObjectName(QStringLiteral("sgemm"));
+    m_table->setObjectName(QStringLiteral("timingTable"));
+}
+
+SweepSpec TimingPanel::spec() const
+{
+    SweepSpec spec;
+    for (const AlgorithmControl& control : kAlgorithmControls) {
+        if (!m_methods.at(control.algorithm)->isChecked())
+            continue;
+        if (m_nonCausal->isChecked())
+            spec.methods.push_back({control.algorithm, false});
+        if (m_causal->isChecked())
+            spec.methods.push_back({control.algorithm, true});
+    }
+    spec.lengths =
+        logSpacedLengths(m_minLength->value(), m_maxLength->value(), m_pointsPerOctave->value());
+    spec.headDim = m_headDim->value();
+    spec.features = m_features->value();
+    spec.threads = m_threads->value();
+    spec.repetitions = m_repetitions->value();
+    spec.budget = m_budget;
+    return spec;
+}
+
+QJsonObject TimingPanel::state() const
+{
+    QJsonObject state;
+    state[QLatin1String("spec")] = spec().toJson();
+    state[QLatin1String("min_length")] = m_minLength->value();
+    state[QLatin1String("max_length")] = m_maxLength->value();
+    state[QLatin1String("points_per_octave")] = m_pointsPerOctave->value();
+    state[QLatin1String("non_causal")] = m_nonCausal->isChecked();
+    state[QLatin1String("causal")] = m_causal->isChecked();
+    if (!m_result.points.empty())
+        state[QLatin1String("result")] = m_result.toJson();
+    return state;
+}
+
+QJsonObject TimingPanel::stateOf(const SweepResult& result)
+{
+    const std::vector<Eigen::Index>& lengths = result.spec.lengths;
+    const auto clampLength = [](Eigen::Index length) {
+        return int(std::clamp<Eigen::Index>(length, kMinLength, kMaxLength));
+    };
+    const auto hasVariant = [&](bool causal) {
+        return std::any_of(result.spec.methods.begin(), result.spec.methods.end(),
+                           [&](const TimedMethod& m) { return m.causal == causal; });
+    };
+    QJsonObject state;
+    state[QLatin1String("spec")] = result.spec.toJson();
+    state[QLatin1String("min_length")] = lengths.empty() ? kMinLength : clampLength(lengths.front());
+    state[QLatin1String("max_length")] = lengths.empty() ? kMinLength : clampLength(lengths.back());
+    state[QLatin1String("points_per_octave")] = 1;
+    state[QLatin1String("non_causal")] = hasVariant(false);
+    state[QLatin1String("causal")] = hasVariant(true);
+    state[QLatin1String("result")] = result.toJson();
+    return state;
+}
+
+void TimingPanel::setState(const QJsonObject& state)
+{
+    // Read everything first, so that a malformed state changes nothing.
+    if (!state.value(QLatin1String("spec")).isObject())
+        throw InputError(tr("spec must be an object"));
+    const SweepSpec restored = SweepSpec::fromJson(state.value(QLatin1String("spec")).toObject());
+    const int minLength = boundedInteger(state, "min_length", kMinLength, kMaxLength);
+    const int maxLength = boundedInteger(state, "max_length", minLength, kMaxLength);
+    const int pointsPerOctave = boundedInteger(state, "points_per_octave", 1, 4);
+    SweepResult result;
+    if (state.contains(QLatin1String("result"))) {
+        if (!state.value(QLatin1String("result")).isObject())
+            throw InputError(tr("result must be an object"));
+        result = SweepResult::fromJson(state.value(QLatin1String("result")).toObject());
+    }
+    // The variants are stored apart from the methods, so that a spec without methods keeps them.
+    const bool nonCausal = state.value(QLatin1String("non_causal")).toBool(true);
+    const bool causal = state.value(QLatin1String("causal")).toBool(false);
+
+    stopAndWait();
+    for (const auto& [algorithm, box] : m_methods) {
+        box->setChecked(
+            std::any_of(restored.methods.begin(), restored.methods.end(),
+                        [&](const TimedMethod& m) { return m.algorithm == algorithm; }));
+    }
+    m_nonCausal->setChecked(nonCausal);
+    m_causal->setChecked(causal);
+    m_maxLength->setValue(maxLength);  // first, so that the range stays ordered
+    m_minLength->setValue(minLength);
+    m_pointsPerOctave->setValue(pointsPerOctave);
+    m_headDim->setValue(restored.headDim);
+    m_features->setValue(restored.features);
+    m_threads->setValue(restored.threads);
+    m_repetitions->setValue(restored.repetitions);
+
+    ++m_serial;
+    m_result = result;
+    m_progress->setRange(0, std::max<int>(1, int(m_result.points.size())));
+    m_progress->setValue(int(measuredCount(m_result)));
+    m_status->setText(m_result.points.empty()
+                          ? QString()
+                          : tr("Restored from the session, not run again: %1.")
+                                .arg(points(qsizetype(m_result.points.size()))));
+    showResult();
+}
+
+void TimingPanel::exportChart(const QString& path, FigureFormat format)
+{
+    exportFigure(*m_chart, path, format);
+}
+
+void TimingPanel::exportCsv(const QString& path) const
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw OutputError(
+            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    writeAll(file, sweepCsv(m_result));
+    if (!file.commit())
+        throw OutputError(
+            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+}
+
+QString TimingPanel::sgemmText() const
+{
+    return m_sgemm->text();
+}
+
+QString TimingPanel::statusText() const
+{
+    return m_status->text();
+}
+
+void TimingPanel::run()
+{
+    if (m_running)
+        return;
+    const SweepSpec sweep = spec();
+    if (sweep.methods.empty()) {
+        m_status->setText(tr("Choose at least one method and one variant (non-causal, causal)."));
+        return;
+    }
+    if (sweep.lengths.empty()) {
+        m_status->setText(tr("Choose a length range."));
+        return;
+    }
+
+    const int serial = ++m_serial;
+    m_result = SweepResult();
+    m_result.spec = sweep;
+    const int total = int(sweep.methods.size() * sweep.lengths.size());
+    m_progress->setRange(0, total);
+    m_progress->setValue(0);
+    m_status->setText(tr("Measuring the machine's sgemm rate, then %1...").arg(points(total)));
+
+    m_sweep = std::make_shared<SweepShared>();
+    m_clock.start();
+    // The worker hands each point to the GUI thread through a queued call; it never touches a
+    // widget. The destructor waits for it, and calls still queued die with the panel.
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, sweep, shared = m_sweep] {
+        const auto progress = [&](const SweepPoint& point, int done, int total) {
+            QMetaObject::invokeMethod(
+                this, [this, serial, point, done, total] { addPoint(serial, point, done, total); },
+                Qt::QueuedConnection);
+            shared->waitShown(done);
+        };
+        try {
+            shared->waitShown(0);
+            shared->result = runSweep(sweep, progress, [&] { return shared->cancel.load(); });
+        } catch (const InputError& e) {
+            shared->error = e.message();
+        } catch (const ResourceError& e) {
+            shared->error = e.message();
+        } catch (const std::bad_alloc&) {
+            shared->error =
+                tr("Out of memory: lower the memory budget, so that points this "
+                   "large are skipped before they are allocated.");
+        } catch (const std::exception& e) {
+            shared->error = QString::fromLocal8Bit(e.what());
+        }
+    }));
+    setRunning(true);
+    showResult();
+    releaseWorker(0);
+}
+
+void TimingPanel::cancel()
+{
+    if (!m_running)
+        return;
+    m_sweep->requestCancel();
+    m_status->setText(tr("Cancelling after the run in progress..."));
+}
+
+void TimingPanel::closeEvent(QCloseEvent* event)
+{
+    stopAndWait();
+    QWidget::closeEvent(event);
+}
+
+void TimingPanel::addPoint(int serial, const SweepPoint& point, int done, int total)
+{
+    if (serial != m_serial || !m_running)
+        return;
+    m_result.points.push_back(point);
+    m_progress->setRange(0, total);
+    m_progress->setValue(done);
+    if (point.status != PointStatus::Cancelled && !m_sweep->cancel) {
+        m_status->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
+                              .arg(done)
+                              .arg(total)
+                              .arg(point.method.label(), formatLength(double(point.length))));
+    }
+    showResult();
+    releaseWorker(done);
+}
+
+void TimingPanel::releaseWorker(int count)
+{
+    // Queued behind the chart's queued replot; the repaint draws the rest (table, progress) now.
+    QMetaObject::invokeMethod(
+        this,
+        [this, shared = m_sweep, count] {
+            if (isVisible())
+                repaint();
+            shared->markShown(count);
+        },
+        Qt::QueuedConnection);
+}
+
+void TimingPanel::finishSweep()
+{
+    // Also called by stopAndWait, before the watcher's signal arrives.
+    if (!m_running || !m_watcher.isFinished())
+        return;
+    const std::shared_ptr<SweepShared> shared = m_sweep;
+    ++m_serial;  // drops points still queued: the worker's result has them all
+    if (shared->error.isEmpty()) {
+        m_result = shared->result;
+        const qsizetype measured = measuredCount(m_result);
+        m_progress->setValue(int(measured));
+        const bool cancelled = measured < qsizetype(m_result.points.size());
+        m_status->setText(cancelled ? tr("Cancelled after %1 of %2 points; they are kept.")
+                                          .arg(measured)
+                                          .arg(m_result.points.size())
+                                    : tr("Finished: %1 in %2.")
+                                          .arg(points(qsizetype(m_result.points.size())),
+                                               elapsedText(m_clock.elapsed())));
+    } else {
+        m_status->setText(tr("The sweep failed: %1").arg(shared->error));
+    }
+    showResult();
+    setRunning(false);
+    emit sweepFinished();
+}
+
+void TimingPanel::stopAndWait()
+{
+    if (!m_running)
+        return;
+    m_sweep->requestCancel();
+    m_watcher.waitForFinished();
+    finishSweep();
+}
+
+void TimingPanel::showResult()
+{
+    const bool shown =
+        std::any_of(m_result.points.begin(), m_result.points.end(),
+                    [](const SweepPoint& point) { return point.status != PointStatus::Cancelled; });
+    if (shown || m_running)
+        m_chart->setResult(m_result);
+    else
+        m_chart->clear();
+    updateTable();
+
+    if (std::isfinite(m_result.sgemmGflops) && m_result.sgemmGflops > 0) {
+        m_sgemm->setText(tr("sgemm: %1 GFLOP/s on %2, measured in the same run as these timings")
+                             .arg(m_result.sgemmGflops, 0, 'f', 0)
+                             .arg(countText(m_result.threads, tr("thread"), tr("threads"))));
+    } else {
+        m_sgemm->setText(m_running ? tr("sgemm: measured with the sweep, shown when it ends")
+                                   : tr("sgemm: measured at the start of each sweep"));
+    }
+    m_exportButton->setEnabled(shown);
+}
+
+void TimingPanel::updateTable()
+{
+    const std::vector<TimingChart::MethodCurves>& curves = m_chart->allCurves();
+    m_table->setRowCount(int(curves.size()));
+    for (int row = 0; row < int(curves.size()); ++row) {
+        const TimedMethod& method = curves[std::size_t(row)].method;
+        // The largest length it was measured at, and its rate there.
+        const SweepPoint* largest = nullptr;
+        for (const SweepPoint& point : m_result.points) {
+            if (point.method == method && point.status == PointStatus::Ok &&
+                (!largest || point.length > largest->length))
+                largest = &point;
+        }
+        QString crossover = QStringLiteral("\u2014");
+        if (isLinear(method.algorithm)) {
+            crossover = crossoverReference(m_result, method) ? tr("not in the range measured")
+                                                             : tr("no exact curve");
+            for (const TimingChart::Crossover& marked : m_chart->crossovers()) {
+                if (marked.method == method) {
+                    crossover = tr("L %1 %2 (vs %3)")
+                                    .arg(marked.atFirstLength ? QStringLiteral("\u2264")
+                                                              : QStringLiteral("\u2248"))
+                                    .arg(marked.atFirstLength ? formatLength(marked.length)
+                                                              : formatLength(marked.length, 2))
+                                    .arg(marked.reference.label());
+                }
+            }
+        }
+        const double gflops = largest ? largest->gflops : std::nan("");
+        const double share = gflops / m_result.sgemmGflops * 100;
+        const QStringList texts{method.label(),
+                                tableNumber(fittedSlope(m_result, method), 2),
+                                crossover,
+                                largest ? formatLength(double(largest->length)) : tr("none"),
+                                tableNumber(gflops, 1),
+                                std::isfinite(share) && m_result.sgemmGflops > 0
+                                    ? tableNumber(share, 0) + QLatin1Char('%')
+                                    : QStringLiteral("n/a")};
+        for (int column = 0; column < ColumnCount; ++column) {
+            auto* item = new QTableWidgetItem(texts[column]);
+            if (column != MethodColumn && column != CrossoverColumn)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(row, column, item);
+        }
+        m_table->item(row, MethodColumn)->setIcon(colorIcon(method));
+    }
+}
+
+void TimingPanel::updateLengthsPreview()
+{
+    const SweepSpec sweep = spec();
+    const std::size_t count = sweep.lengths.size();
+    QString lengths;
+    if (count > 0 && count <= 4) {
+        QStringList texts;
+        for (const Eigen::Index length : sweep.lengths)
+            texts.append(formatLength(double(length)));
+        lengths = texts.join(QStringLiteral(", "));
+    } else if (count > 4) {
+        lengths =
+            tr("%1, %2, \u2026, %3")
+                .arg(formatLength(double(sweep.lengths[0])), formatLength(double(sweep.lengths[1])),
+                     formatLength(double(sweep.lengths.back())));
+    }
+    const qsizetype total = qsizetype(sweep.methods.size() * count);
+    m_lengthsPreview->setText(
+        tr("%1: %2\n%3 to measure")
+            .arg(countText(qsizetype(count), tr("length"), tr("lengths")), lengths, points(total)));
+    // Before the first sweep the progress bar counts the points of the controls' sweep (at
+    // least 1: an empty range would make it a busy indicator).
+    if (!m_running && m_result.points.empty()) {
+        m_progress->setRange(0, std::max<int>(1, int(total)));
+        m_progress->setValue(0);
+    }
+}
+
+void TimingPanel::setRunning(bool running)
+{
+    const bool changed = running != m_running;
+    m_running = running;
+    m_runButton->setEnabled(!running);
+    m_cancelButton->setEnabled(running);
+    if (changed)
+        emit runningChanged(running);
+}
+
+void TimingPanel::exportChartDialog(FigureFormat format)
+{
+    const QString path =
+        askSavePath(this, tr("Export chart"), QStringLiteral("timing"), figureFormatName(format));
+    if (path.isEmpty())
+        return;
+    try {
+        exportChart(path, format);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export chart"), e.message());
+    }
+}
+
+void TimingPanel::exportCsvDialog()
+{
+    const QString path =
+        askSavePath(this, tr("Export data"), QStringLiteral("timing"), QStringLiteral("csv"));
+    if (path.isEmpty())
+        return;
+    try {
+        exportCsv(path);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export data"), e.message());
+    }
+}
+
+}  // namespace attnlab::ui
