@@ -1108,6 +1108,7 @@ HeadGridPanel::HeadGridPanel(QWidget* parent) : QWidget(parent)
     m_surveyLabel->setObjectName(QStringLiteral("headsSurvey"));
     m_surveyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_surveyLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_surveyLabel->setWordWrap(true);  // a narrow page wraps the summary instead of cutting it
     m_progress = new QProgressBar;
     m_progress->setMaximumWidth(160);
     m_progress->setTextVisible(true);
