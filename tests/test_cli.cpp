@@ -32,7 +32,7 @@
 #include <map>
 
 namespace attnlab {
-QString defaultText();  // core/inputs.h, whose Matrix would clash with this file's
+QString defaultText();  // core/inputs/inputs.h, whose Matrix would clash with this file's
 }
 
 using namespace attnlab;
@@ -267,11 +267,11 @@ void TestCli::defaultRunWritesEveryFile()
     QCOMPARE(entriesOf(out), expected);
 }
 
-// Property: the arrays of the default sentence read with random embeddings agree with each other and with metrics.json: float32, P and
-// A are L x L with L the number of tokens, every row of P sums to 1, P_ij = A_ij / sum_j A_ij and
-// P^_ij = A^_ij / sum_j A^_ij (1e-5), A^ = phi(Q) phi(K)^T, W is m x d = 64 x 64, phi(Q) is L x m,
-// the outputs L x 64; metrics.json has every metric (equal to the metric recomputed from the
-// arrays), the warnings array and the spec with its method.
+// Property: the arrays of the default sentence read with random embeddings agree with each other
+// and with metrics.json: float32, P and A are L x L with L the number of tokens, every row of P
+// sums to 1, P_ij = A_ij / sum_j A_ij and P^_ij = A^_ij / sum_j A^_ij (1e-5), A^ = phi(Q) phi(K)^T,
+// W is m x d = 64 x 64, phi(Q) is L x m, the outputs L x 64; metrics.json has every metric (equal
+// to the metric recomputed from the arrays), the warnings array and the spec with its method.
 void TestCli::textRunArraysAreConsistent()
 {
     const QString out = newFolder(QStringLiteral("arrays"));

@@ -1,7 +1,7 @@
-// The "Inside the model" page (ui/downstream_panel.h) and its chart (ui/model_eval_chart.h), on
-// the tiny random-weight GPT-2 of tests/data/models (2 layers, 2 heads, d = 8): the page shows
-// what core/model/downstream.h computes for the window's spec, its sweeps give one row per case,
-// and its state and CSV come back.
+// The "Inside the model" page (ui/model/downstream_panel.h) and its chart
+// (ui/model/model_eval_chart.h), on the tiny random-weight GPT-2 of tests/data/models (2 layers, 2
+// heads, d = 8): the page shows what core/model/downstream.h computes for the window's spec, its
+// sweeps give one row per case, and its state and CSV come back.
 
 #include "model/downstream_panel.h"
 #include "errors.h"

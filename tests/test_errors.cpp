@@ -1,7 +1,7 @@
-// The error sweep (core/error_sweep.h) and `attention-lab errors`: the error falls with m at the
-// rates the estimators' variance predicts, orthogonal rows beat iid rows at m <= d, the kernel MSE
-// of a pair agrees with the closed form of Lemma 2, cancellation, the memory budget, the CSV and
-// JSON forms, and the command line run as a process. Statistical checks use fixed seeds, and
+// The error sweep (core/sweeps/error_sweep.h) and `attention-lab errors`: the error falls with m at
+// the rates the estimators' variance predicts, orthogonal rows beat iid rows at m <= d, the kernel
+// MSE of a pair agrees with the closed form of Lemma 2, cancellation, the memory budget, the CSV
+// and JSON forms, and the command line run as a process. Statistical checks use fixed seeds, and
 // their tolerances are a few standard errors estimated from the same samples.
 
 #include "app_process.h"

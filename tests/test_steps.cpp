@@ -1,6 +1,6 @@
-// The causal steps (core/causal_steps.h) and `attention-lab steps`: the recurrent outputs against
-// the chunked and the masked quadratic forms, the states against phi(K)^T V, the exact causal
-// outputs against the textbook formula, the states range and the memory budget; then the
+// The causal steps (core/sweeps/causal_steps.h) and `attention-lab steps`: the recurrent outputs
+// against the chunked and the masked quadratic forms, the states against phi(K)^T V, the exact
+// causal outputs against the textbook formula, the states range and the memory budget; then the
 // subcommand run as a process (skipped while the program does not have it yet).
 
 #include "app_process.h"

@@ -1,4 +1,4 @@
-// The timing sweep (core/timing_sweep.h) and `attention-lab bench`: the slope fit and the
+// The timing sweep (core/sweeps/timing_sweep.h) and `attention-lab bench`: the slope fit and the
 // crossover on synthetic curves, the log-spaced lengths, a short real sweep and its CSV,
 // cancellation, the memory budget, JSON round trips, and the command line run as a process.
 

@@ -9,7 +9,7 @@ namespace attnlab {
 // softmax attention by each approximation inside a trained model does to its next-token
 // predictions (core/model/downstream.h), one CSV row per (method, m, replaced layers, seed),
 // with a progress line per row on stderr and a summary on stdout; --plot draws the chart of
-// agreement and KL against m (ui/model_eval_chart.h) offscreen. arguments[0] is "model-eval".
+// agreement and KL against m (ui/model/model_eval_chart.h) offscreen. arguments[0] is "model-eval".
 // Returns the exit status; throws InputError, ResourceError, OutputError.
 int runModelEvalCommand(const QStringList& arguments);
 

@@ -34,7 +34,7 @@ struct ErrorSweepJob;
 // (m, the query/key norm multiplier or L) and its values, m for the norm and length sweeps, the
 // seeds and the (query, key) pair of the kernel MSE; the metric chooses what the chart shows
 // (relative Frobenius error of P, mean row TV, output relative error, kernel MSE against Lemma 2)
-// without running again. Run computes the sweep (core/error_sweep.h) on a worker thread; the
+// without running again. Run computes the sweep (core/sweeps/error_sweep.h) on a worker thread; the
 // chart (ErrorChart) grows as rows finish, with a progress bar and Cancel, which keeps the rows
 // finished. The chart exports as PNG, SVG or PDF and the rows as CSV; state() and setState() keep
 // the controls and the result in the session, so a session reopens without computing again.
