@@ -611,8 +611,8 @@ void MainWindow::showErrorDistribution()
     const int head = m_view.head;
     QtConcurrent::run([result, head] {
         const HeadResult& matrices = result->heads[std::size_t(head)];
-        return errorDistribution(matrices.attentionExact.toDouble(),
-                                 matrices.attentionApprox.toDouble(), result->spec.causal);
+        return errorDistribution(matrices.attentionExact, matrices.attentionApprox,
+                                 result->spec.causal);
     }).then(this, [this, request, result, head](const ErrorDistribution& distribution) {
         if (request != m_distributionRequest)
             return;

@@ -70,22 +70,39 @@ DetailPyramid::DetailPyramid(Eigen::Index rows, Eigen::Index cols)
         m_levels[0].resize((rows + 1) / 2, (cols + 1) / 2);
 }
 
-template <typename T>
-DetailPyramid DetailPyramid::of(const Matrix<T>& matrix)
+DetailPyramid DetailPyramid::of(Eigen::Index rows, Eigen::Index cols, const RowsReader& read)
 {
-    DetailPyramid pyramid(matrix.rows(), matrix.cols());
+    DetailPyramid pyramid(rows, cols);
     constexpr Eigen::Index blockRows = 32;
     const auto addBlock = [&](Eigen::Index begin, Eigen::Index end) {
-        pyramid.addRows(begin, matrix.data() + begin * matrix.cols(), end - begin);
+        MatrixD scratch;
+        pyramid.addRows(begin, read(begin, end - begin, scratch), end - begin);
     };
-    if (matrix.size() >= kParallelLevelCells) {
-        forEachRowBlock(matrix.rows(), blockRows, addBlock);
+    if (rows * cols >= kParallelLevelCells) {
+        forEachRowBlock(rows, blockRows, addBlock);
     } else {
-        for (Eigen::Index begin = 0; begin < matrix.rows(); begin += blockRows)
-            addBlock(begin, std::min(matrix.rows(), begin + blockRows));
+        for (Eigen::Index begin = 0; begin < rows; begin += blockRows)
+            addBlock(begin, std::min(rows, begin + blockRows));
     }
     pyramid.finish();
     return pyramid;
+}
+
+template <typename T>
+DetailPyramid DetailPyramid::of(const Matrix<T>& matrix)
+{
+    if constexpr (std::is_same_v<T, double>) {
+        return of(matrix.rows(), matrix.cols(),
+                  [&matrix](Eigen::Index begin, Eigen::Index, MatrixD&) {
+                      return matrix.data() + begin * matrix.cols();
+                  });
+    } else {
+        return of(matrix.rows(), matrix.cols(),
+                  [&matrix](Eigen::Index begin, Eigen::Index count, MatrixD& scratch) {
+                      scratch = matrix.middleRows(begin, count).template cast<double>();
+                      return static_cast<const double*>(scratch.data());
+                  });
+    }
 }
 
 template <typename T>

@@ -2,6 +2,7 @@
 
 #include "types.h"
 
+#include <functional>
 #include <vector>
 
 namespace attnlab {
@@ -22,6 +23,15 @@ class DetailPyramid {
 public:
     // An empty pyramid for an R x C matrix, to be filled by addRows and finish().
     DetailPyramid(Eigen::Index rows, Eigen::Index cols);
+
+    // Rows [begin, begin + count) of a matrix, row-major and contiguous: a pointer into the
+    // matrix itself, or into scratch after filling it.
+    using RowsReader = std::function<const double*(Eigen::Index begin, Eigen::Index count,
+                                                   MatrixD& scratch)>;
+
+    // The pyramid of an R x C matrix read in blocks of rows, finished; on all engine threads
+    // when the matrix is large.
+    static DetailPyramid of(Eigen::Index rows, Eigen::Index cols, const RowsReader& read);
 
     // The pyramid of a whole matrix, finished.
     template <typename T>

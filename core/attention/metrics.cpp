@@ -6,15 +6,9 @@ namespace attnlab {
 
 MatrixD attentionError(const MatrixD& exact, const MatrixD& approx, ErrorKind kind)
 {
-    switch (kind) {
-        case ErrorKind::Signed: return approx - exact;
-        case ErrorKind::Absolute: return (approx - exact).cwiseAbs();
-        case ErrorKind::Relative:
-            return (exact.array() > 0)
-                .select((approx - exact).cwiseAbs().array() / exact.array(), 0.0)
-                .matrix();
-    }
-    Q_UNREACHABLE();
+    return exact.binaryExpr(approx, [kind](double p, double pApprox) {
+        return attentionErrorOf(p, pApprox, kind);
+    });
 }
 
 QString errorKindName(ErrorKind kind)

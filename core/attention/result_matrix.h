@@ -21,6 +21,8 @@ public:
         : m_double(std::make_shared<const MatrixD>(std::move(matrix)))
     {
     }
+    // Shares a double matrix someone else keeps.
+    explicit ResultMatrix(std::shared_ptr<const MatrixD> matrix) : m_double(std::move(matrix)) {}
 
     Eigen::Index rows() const { return m_float ? m_float->rows() : m_double ? m_double->rows() : 0; }
     Eigen::Index cols() const { return m_float ? m_float->cols() : m_double ? m_double->cols() : 0; }

@@ -86,15 +86,19 @@ private:
 // Calls visit(absolute, relative (NaN where P_ij = 0), small) for every entry of the
 // distribution: unmasked, with a finite error.
 template <typename Visit>
-void forEachEntry(const MatrixD& exact, const MatrixD& approx, bool causal, Visit&& visit)
+void forEachEntry(const ResultMatrix& exact, const ResultMatrix& approx, bool causal, Visit&& visit)
 {
     const Eigen::Index columns = exact.cols();
+    std::vector<double> exactRow(static_cast<std::size_t>(columns));
+    std::vector<double> approxRow(static_cast<std::size_t>(columns));
     for (Eigen::Index i = 0; i < exact.rows(); ++i) {
         const Eigen::Index seen = causal ? std::min(i + 1, columns) : columns;
         const double threshold = 1.0 / double(seen);
+        exact.readRow(i, 0, seen, exactRow.data());
+        approx.readRow(i, 0, seen, approxRow.data());
         for (Eigen::Index j = 0; j < seen; ++j) {
-            const double p = exact(i, j);
-            const double error = std::abs(approx(i, j) - p);
+            const double p = exactRow[std::size_t(j)];
+            const double error = std::abs(approxRow[std::size_t(j)] - p);
             if (!std::isfinite(error))
                 continue;
             visit(error, p > 0 ? error / p : std::nan(""), p < threshold);
@@ -110,8 +114,8 @@ QString grouped(qint64 count)
 
 }  // namespace
 
-ErrorDistribution errorDistribution(const MatrixD& exact, const MatrixD& approx, bool causal,
-                                    int binsPerDecade)
+ErrorDistribution errorDistribution(const ResultMatrix& exact, const ResultMatrix& approx,
+                                    bool causal, int binsPerDecade)
 {
     Binner absolute(binsPerDecade), relative(binsPerDecade);
     forEachEntry(exact, approx, causal, [&](double error, double ratio, bool small) {
@@ -218,8 +222,8 @@ void ErrorDistributionView::setMatrices(const std::shared_ptr<const MatrixD>& ex
         clear();
         return;
     }
-    setDistribution(errorDistribution(*exact, *approx, causal), exact->rows(), exact->cols(),
-                    causal);
+    setDistribution(errorDistribution(ResultMatrix(exact), ResultMatrix(approx), causal),
+                    exact->rows(), exact->cols(), causal);
 }
 
 void ErrorDistributionView::setDistribution(const ErrorDistribution& distribution,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/result_matrix.h"
 #include "types.h"
 
 #include "plotting/plot_style.h"
@@ -36,9 +37,10 @@ struct ErrorDistribution {
     ErrorHistogram relative;
 };
 
-// Bins the errors of approx against exact (both R x C, R <= C) as ErrorDistribution describes.
-ErrorDistribution errorDistribution(const MatrixD& exact, const MatrixD& approx, bool causal,
-                                    int binsPerDecade = 5);
+// Bins the errors of approx against exact (both R x C, R <= C) as ErrorDistribution describes,
+// reading them row by row in the precision they are kept in (no double copies of a result's P).
+ErrorDistribution errorDistribution(const ResultMatrix& exact, const ResultMatrix& approx,
+                                    bool causal, int binsPerDecade = 5);
 
 // The "distribution" view of the error map: two histograms side by side, the absolute errors
 // |P^_ij - P_ij| (left) and the relative errors |P^_ij - P_ij| / P_ij (right), each as two filled

@@ -2,7 +2,6 @@
 
 #include "plotting/plot_style.h"
 
-#include "parallel.h"
 
 #include <QFontInfo>
 #include <QFontMetricsF>
@@ -24,8 +23,6 @@ constexpr double kMinVisibleCells = 2.0;
 constexpr int kMaxLabelLength = 12;
 // Vector exports embed the map at no more than this many pixels on a side.
 constexpr double kMaxVectorImageSide = 4096.0;
-// Matrices with at least this many cells have their pyramid built on all engine threads.
-constexpr Eigen::Index kParallelPyramidCells = Eigen::Index(1) << 20;
 
 // The size of a title when it fits, with axis titles of kAxisTitlePointSize (the title follows
 // when they are given another size: presentation mode enlarges them); narrow figures shrink it to
@@ -437,23 +434,13 @@ void HeatmapView::showCells(Eigen::Index rows, Eigen::Index cols, CellReader cel
                        std::shared_ptr<const DetailPyramid> pyramid, bool magnitudes)
 {
     if (!pyramid) {
-        // Blocks of rows read into scratch and reduced, on all engine threads when large.
-        auto built = std::make_shared<DetailPyramid>(rows, cols);
-        constexpr Eigen::Index blockRows = 32;
-        const auto addBlock = [&](Eigen::Index begin, Eigen::Index end) {
-            MatrixD block(end - begin, cols);
-            for (Eigen::Index r = begin; r < end; ++r)
-                cells(r, 0, cols, block.data() + (r - begin) * cols);
-            built->addRows(begin, block.data(), end - begin);
-        };
-        if (rows * cols >= kParallelPyramidCells) {
-            forEachRowBlock(rows, blockRows, addBlock);
-        } else {
-            for (Eigen::Index begin = 0; begin < rows; begin += blockRows)
-                addBlock(begin, std::min(rows, begin + blockRows));
-        }
-        built->finish();
-        pyramid = std::move(built);
+        pyramid = std::make_shared<const DetailPyramid>(DetailPyramid::of(
+            rows, cols, [&cells, cols](Eigen::Index begin, Eigen::Index count, MatrixD& scratch) {
+                scratch.resize(count, cols);
+                for (Eigen::Index r = 0; r < count; ++r)
+                    cells(begin + r, 0, cols, scratch.data() + r * cols);
+                return static_cast<const double*>(scratch.data());
+            }));
     }
     const bool sizeChanged = rows != m_rows || cols != m_cols;
     m_rows = rows;
