@@ -80,7 +80,7 @@ void exactStreaming(benchmark::State& state)
     setRate(state, (causal ? 2.0 : 4.0) * state.range(0) * state.range(0) * kD);
 }
 
-void linear(benchmark::State& state, FeatureMapKind kind)
+void linear(benchmark::State& state, Method kind)
 {
     const Inputs in(state.range(0));
     const bool causal = state.range(1);
@@ -91,12 +91,12 @@ void linear(benchmark::State& state, FeatureMapKind kind)
     for (auto _ : state)
         benchmark::DoNotOptimize(linearAttention(*phi, in.q, in.k, in.v, causal).output.data());
     const double length = double(state.range(0));
-    const double featureFlops = kind == FeatureMapKind::Elu ? 0 : 2.0 * 2.0 * length * kFeatures * kD;
+    const double featureFlops = kind == Method::Elu ? 0 : 2.0 * 2.0 * length * kFeatures * kD;
     setRate(state, featureFlops + 4.0 * length * phi->featureCount() * kD);
 }
 
-void favorPositive(benchmark::State& state) { linear(state, FeatureMapKind::FavorPositive); }
-void eluPlusOne(benchmark::State& state) { linear(state, FeatureMapKind::Elu); }
+void favorPositive(benchmark::State& state) { linear(state, Method::FavorPositive); }
+void eluPlusOne(benchmark::State& state) { linear(state, Method::Elu); }
 
 void lengths(benchmark::internal::Benchmark* b, bool withCausal)
 {

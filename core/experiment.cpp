@@ -30,7 +30,7 @@ void require(bool condition, const QString& message)
 void validate(const ExperimentSpec& spec)
 {
     const FeatureMapSpec& map = spec.featureMap;
-    if (!spec.exactMethod && featureMapInfo(map.kind).drawsProjection)
+    if (!spec.exactMethod && methodInfo(map.kind).drawsProjection)
         require(map.features >= 1,
                 QStringLiteral("the number of features m must be at least 1 (got %1)")
                     .arg(map.features));
@@ -316,7 +316,7 @@ void addWarnings(ExperimentResult& result)
                      .arg(length)
                      .arg(where, first.join(QStringLiteral(", ")),
                           head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString(),
-                          featureMapInfo(result.spec.featureMap.kind).canBeNegative
+                          methodInfo(result.spec.featureMap.kind).canBeNegative
                               ? QStringLiteral("these features can be negative, and their "
                                                "estimate of the softmax normaliser is not "
                                                "positive there.")
@@ -435,6 +435,24 @@ public:
             *out = checkedNumber(key, field(key, QJsonValue::Double).toDouble(), allowZero);
     }
 
+    // A method parameter's field, in the registry's range.
+    void read(const MethodParameter& parameter, double* out) const
+    {
+        const QByteArray key = parameter.field.toLatin1();
+        if (const QJsonValue value = field(key.constData(), QJsonValue::Double);
+            !value.isUndefined()) {
+            const double number = value.toDouble();
+            require(std::isfinite(number) && number >= parameter.minimum &&
+                        number <= parameter.maximum,
+                    QStringLiteral("%1 must be a number from %2 to %3 (got %4)")
+                        .arg(name(key.constData()))
+                        .arg(parameter.minimum)
+                        .arg(parameter.maximum)
+                        .arg(number));
+            *out = number;
+        }
+    }
+
     void readSeed(const char* key, std::uint64_t* out) const
     {
         if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined()) {
@@ -497,7 +515,7 @@ QJsonValue optionalNumber(const std::optional<double>& value)
 
 QString ExperimentSpec::methodName() const
 {
-    return exactMethod ? QStringLiteral("exact") : featureMapInfo(featureMap.kind).name;
+    return exactMethod ? QStringLiteral("exact") : methodInfo(featureMap.kind).name;
 }
 
 bool ExperimentSpec::setMethod(const QString& name)
@@ -506,7 +524,7 @@ bool ExperimentSpec::setMethod(const QString& name)
         exactMethod = true;
         return true;
     }
-    if (!parseFeatureMapKind(name, &featureMap.kind))
+    if (!parseApproximation(name, &featureMap.kind))
         return false;
     exactMethod = false;
     return true;
@@ -604,11 +622,12 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     QString method = spec.methodName();
     top.read("method", &method);
     require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
-    top.read("features", &spec.featureMap.features, 1, SpecLimits::features);
+    top.read("features", &spec.featureMap.features, int(featuresParameter().minimum),
+             int(featuresParameter().maximum));
     top.readName("projection", &spec.featureMap.projection, parseProjectionKind);
     top.readName("row_norm", &spec.featureMap.rowNorm, parseRowNorm);
     top.readSeed("seed", &spec.featureMap.seed);
-    top.read("relu_epsilon", &spec.featureMap.reluEpsilon, true);
+    top.read(reluEpsilonParameter(), &spec.featureMap.reluEpsilon);
     top.read("elu_on_scaled", &spec.featureMap.eluOnScaled);
     top.read("scale", &spec.scale, false);
     top.read("causal", &spec.causal);

@@ -23,7 +23,7 @@ namespace attnlab {
 // The largest values a spec may hold: the command line and session files refuse larger ones
 // (whether a given machine can compute a request is the memory budget's business).
 struct SpecLimits {
-    static constexpr int features = 1 << 20;
+    static constexpr int features = kMaxFeatures;
     static constexpr int headDim = 1 << 16;
     static constexpr int heads = 1024;
     static constexpr int layers = 1024;

@@ -197,7 +197,7 @@ void TestAttention::causalFormsAgree_data()
     QTest::addColumn<int>("length");
     QTest::addColumn<int>("chunk");
     QTest::addColumn<bool>("useDouble");
-    for (const FeatureMapInfo& info : featureMapRegistry()) {
+    for (const MethodInfo& info : approximationMethods()) {
         // chunk 10 divides 50; 7 and 64 do not (64 > L); 700 rows with chunk 16 span several
         // windows of the parallel scan.
         for (const auto& [length, chunk] : {std::pair{50, 10}, std::pair{50, 7}, std::pair{50, 64},
@@ -208,7 +208,7 @@ void TestAttention::causalFormsAgree_data()
                                              .arg(length)
                                              .arg(chunk)
                                              .arg(useDouble ? "double" : "float")))
-                    << int(info.kind) << length << chunk << useDouble;
+                    << int(info.method) << length << chunk << useDouble;
             }
         }
     }
@@ -224,7 +224,7 @@ void TestAttention::causalFormsAgree()
     const int d = 16;
     const HeadTensors head = randomHead(length, d, 1.2, 4);
     FeatureMapSpec mapSpec;
-    mapSpec.kind = FeatureMapKind(kind);
+    mapSpec.kind = Method(kind);
     mapSpec.features = 32;
     mapSpec.seed = 5;
     const double s = 1 / std::sqrt(double(d));
@@ -255,8 +255,8 @@ void TestAttention::causalFormsAgree()
 void TestAttention::nonCausalLinearEqualsMaskedQuadratic_data()
 {
     QTest::addColumn<int>("kind");
-    for (const FeatureMapInfo& info : featureMapRegistry())
-        QTest::newRow(qPrintable(info.name)) << int(info.kind);
+    for (const MethodInfo& info : approximationMethods())
+        QTest::newRow(qPrintable(info.name)) << int(info.method);
 }
 
 void TestAttention::nonCausalLinearEqualsMaskedQuadratic()
@@ -267,7 +267,7 @@ void TestAttention::nonCausalLinearEqualsMaskedQuadratic()
     const int d = 16;
     const HeadTensors head = randomHead(600, d, 1.2, 6);
     FeatureMapSpec mapSpec;
-    mapSpec.kind = FeatureMapKind(kind);
+    mapSpec.kind = Method(kind);
     mapSpec.features = 32;
     const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
     const auto linear = linearAttention<double>(*phi, head.q, head.k, head.v, false);
@@ -301,9 +301,9 @@ void TestAttention::stepperFinalStateIsTheKeySummary()
     // After L steps S_L = phi(K)^T V and z_L = phi(K)^T 1 (phi at true scale).
     const int d = 8;
     const HeadTensors head = randomHead(40, d, 2.0, 7);
-    for (const FeatureMapInfo& info : featureMapRegistry()) {
+    for (const MethodInfo& info : approximationMethods()) {
         FeatureMapSpec mapSpec;
-        mapSpec.kind = info.kind;
+        mapSpec.kind = info.method;
         mapSpec.features = 16;
         const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
         CausalStepper<double> stepper(*phi, head.q, head.k, head.v);
@@ -369,7 +369,7 @@ void TestAttention::trigReportsNonPositiveDenominators()
     const int d = 16;
     const HeadTensors head = randomHead(200, d, 12.0, 10);
     FeatureMapSpec mapSpec;
-    mapSpec.kind = FeatureMapKind::FavorTrig;
+    mapSpec.kind = Method::FavorTrig;
     mapSpec.features = 8;
     const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
     for (const bool causal : {false, true}) {

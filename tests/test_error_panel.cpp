@@ -42,7 +42,7 @@ ErrorSweepResult handMadeResult()
 {
     ErrorSweepResult result;
     ErrorSweepSpec& spec = result.spec;
-    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::Elu};
+    spec.methods = {Method::FavorPositive, Method::Elu};
     spec.values = {16, 32, 64};
     spec.seeds = 5;
     result.inputLength = 20;
@@ -56,7 +56,7 @@ ErrorSweepResult handMadeResult()
         for (const ProjectionKind projection : spec.projections) {
             for (std::uint64_t k = 0; k < 5; ++k) {
                 ErrorRow row;
-                row.method = FeatureMapKind::FavorPositive;
+                row.method = Method::FavorPositive;
                 row.projection = projection;
                 row.seed = k;
                 row.value = m;
@@ -71,7 +71,7 @@ ErrorSweepResult handMadeResult()
             }
         }
         ErrorRow elu;
-        elu.method = FeatureMapKind::Elu;
+        elu.method = Method::Elu;
         elu.value = m;
         elu.length = 20;
         elu.metrics.relFrobeniusAttention = 0.3;
@@ -90,7 +90,7 @@ QVector<QPointF> graphData(const QCPGraph* graph)
 }
 
 // The samples of `metric` for one curve at one value, from the rows.
-std::vector<double> samplesOf(const ErrorSweepResult& result, FeatureMapKind method,
+std::vector<double> samplesOf(const ErrorSweepResult& result, Method method,
                               std::optional<ProjectionKind> projection, double value,
                               ErrorMetric metric)
 {
@@ -102,14 +102,14 @@ std::vector<double> samplesOf(const ErrorSweepResult& result, FeatureMapKind met
 }
 
 // Lemma 2 as DESIGN.md writes it, with z = x + y and SM = exp(x.y).
-double designLemma2(FeatureMapKind kind, double m, const VectorD& x, const VectorD& y)
+double designLemma2(Method kind, double m, const VectorD& x, const VectorD& y)
 {
     const double sm = std::exp(x.dot(y));
     const double z2 = (x + y).squaredNorm();
     const double positive = 1 / m * std::exp(z2) * sm * sm * (1 - std::exp(-z2));
-    if (kind == FeatureMapKind::FavorPositive)
+    if (kind == Method::FavorPositive)
         return positive;
-    if (kind == FeatureMapKind::FavorHyperbolic)
+    if (kind == Method::FavorHyperbolic)
         return 0.5 * (1 - std::exp(-z2)) * positive;
     const double d2 = 1 - std::exp(-(x - y).squaredNorm());
     return 1 / (2 * m) * std::exp(z2) / (sm * sm) * d2 * d2;
@@ -151,10 +151,10 @@ void prepare(ErrorAnalysisPanel& panel, int length, int d, const QString& values
     spec.input.length = length;
     spec.input.headDim = d;
     panel.setInput(spec, std::make_shared<const AttentionInput>(buildInput(spec.input)));
-    for (const FeatureMapInfo& info : featureMapRegistry())
+    for (const MethodInfo& info : approximationMethods())
         child<QCheckBox>(panel, qPrintable(QStringLiteral("errorsMethod-") + info.name))
-            ->setChecked(info.kind == FeatureMapKind::FavorPositive ||
-                         info.kind == FeatureMapKind::FavorTrig);
+            ->setChecked(info.method == Method::FavorPositive ||
+                         info.method == Method::FavorTrig);
     child<QLineEdit>(panel, "errorsValues")->setText(values);
     child<QSpinBox>(panel, "errorsSeeds")->setValue(seeds);
 }
@@ -240,7 +240,7 @@ void TestErrorPanel::chartDrawsMeansAndPercentileBands()
         QVERIFY(!plot.errorBars);
         const bool iid = curve.projection == ProjectionKind::Iid;
         QCOMPARE(plot.mean->pen().style(), iid ? Qt::DashLine : Qt::SolidLine);
-        if (curve.method == FeatureMapKind::FavorPositive)
+        if (curve.method == Method::FavorPositive)
             QCOMPARE(chart.legendText(curve.label()), curve.label() + "  slope -0.50");
     }
     QCPAxis* x = chart.plotRect()->axis(QCPAxis::atBottom);
@@ -274,12 +274,12 @@ void TestErrorPanel::chartKernelViewDrawsLemma2FromTheFormula()
     chart.setResult(result, ErrorMetric::KernelMse);
     QCOMPARE(chart.theoryCurves().size(), std::size_t(1));  // elu+1 has none
     const ErrorChart::TheoryCurve& theory = chart.theoryCurves()[0];
-    QCOMPARE(theory.method, FeatureMapKind::FavorPositive);
+    QCOMPARE(theory.method, Method::FavorPositive);
     const QVector<QPointF> samples = graphData(theory.graph);
     QVERIFY(samples.size() > 50);
     QVERIFY(samples.front().x() < 16 && samples.back().x() > 64);
     for (const QPointF& sample : samples) {
-        const double expected = designLemma2(FeatureMapKind::FavorPositive, sample.x(),
+        const double expected = designLemma2(Method::FavorPositive, sample.x(),
                                              result.pairQuery, result.pairKey);
         QVERIFY(std::abs(sample.y() / expected - 1) < 1e-12);
     }

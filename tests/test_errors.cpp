@@ -72,14 +72,14 @@ std::pair<double, double> fittedSlope(const ErrorCurve& curve)
 }
 
 // Lemma 2 as DESIGN.md writes it, with z = x + y and SM = exp(x.y), computed here.
-double designLemma2(FeatureMapKind kind, double m, const VectorD& x, const VectorD& y)
+double designLemma2(Method kind, double m, const VectorD& x, const VectorD& y)
 {
     const double sm = std::exp(x.dot(y));
     const double z2 = (x + y).squaredNorm();
     const double positive = 1 / m * std::exp(z2) * sm * sm * (1 - std::exp(-z2));
-    if (kind == FeatureMapKind::FavorPositive)
+    if (kind == Method::FavorPositive)
         return positive;
-    if (kind == FeatureMapKind::FavorHyperbolic)
+    if (kind == Method::FavorHyperbolic)
         return 0.5 * (1 - std::exp(-z2)) * positive;
     const double d2 = 1 - std::exp(-(x - y).squaredNorm());
     return 1 / (2 * m) * std::exp(z2) / (sm * sm) * d2 * d2;
@@ -120,11 +120,11 @@ QString csvProblem(const QByteArray& csv, int rows, const QByteArray& sweep)
         const QString where = QStringLiteral("row %1 \"%2\": ").arg(r).arg(lines[r]);
         if (f.size() != 16)
             return where + QStringLiteral("%1 fields").arg(f.size());
-        FeatureMapKind kind;
-        if (!parseFeatureMapKind(QString::fromLatin1(f[0]), &kind))
+        Method kind;
+        if (!parseApproximation(QString::fromLatin1(f[0]), &kind))
             return where + QStringLiteral("method");
         ProjectionKind projection;
-        const bool random = featureMapInfo(kind).drawsProjection;
+        const bool random = methodInfo(kind).drawsProjection;
         if (random != parseProjectionKind(QString::fromLatin1(f[1]), &projection) ||
             (!random && !f[1].isEmpty()))
             return where + QStringLiteral("projection");
@@ -197,7 +197,7 @@ void TestErrors::initTestCase()
 void TestErrors::rowsCoverEveryMethodProjectionValueAndSeed()
 {
     ErrorSweepSpec spec = randomSweep(16, 8);
-    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::Elu};
+    spec.methods = {Method::FavorPositive, Method::Elu};
     spec.values = {4, 8};
     spec.seeds = 3;
     const ErrorSweepResult result = run(spec);
@@ -209,7 +209,7 @@ void TestErrors::rowsCoverEveryMethodProjectionValueAndSeed()
         for (const ProjectionKind projection : spec.projections) {
             for (std::uint64_t seed = 0; seed < 3; ++seed) {
                 const ErrorRow& row = result.rows[std::size_t(i++)];
-                QCOMPARE(row.method, FeatureMapKind::FavorPositive);
+                QCOMPARE(row.method, Method::FavorPositive);
                 QCOMPARE(row.projection, std::optional(projection));
                 QCOMPARE(row.seed, std::optional(seed));
                 QCOMPARE(row.value, m);
@@ -220,7 +220,7 @@ void TestErrors::rowsCoverEveryMethodProjectionValueAndSeed()
             }
         }
         const ErrorRow& elu = result.rows[std::size_t(i++)];
-        QCOMPARE(elu.method, FeatureMapKind::Elu);
+        QCOMPARE(elu.method, Method::Elu);
         QVERIFY(!elu.projection && !elu.seed);
         QCOMPARE(elu.features, 0);
     }
@@ -241,7 +241,7 @@ void TestErrors::rowsCoverEveryMethodProjectionValueAndSeed()
 void TestErrors::relativeErrorFallsAsOneOverSqrtM()
 {
     ErrorSweepSpec spec = randomSweep(32, 16);
-    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::FavorHyperbolic};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic};
     spec.values = {64, 256, 1024, 2048};
     spec.seeds = 24;
     const ErrorSweepResult result = run(spec);
@@ -269,8 +269,8 @@ void TestErrors::relativeErrorFallsAsOneOverSqrtM()
 void TestErrors::kernelMseFallsAsOneOverM()
 {
     ErrorSweepSpec spec = randomSweep(4, 8, 0.7);
-    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::FavorHyperbolic,
-                    FeatureMapKind::FavorTrig};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic,
+                    Method::FavorTrig};
     spec.values = {8, 32, 128, 512};  // multiples of d = 8
     spec.seeds = 400;
     const ErrorSweepResult result = run(spec);
@@ -294,12 +294,12 @@ void TestErrors::kernelMseFallsAsOneOverM()
 void TestErrors::orthogonalBelowIidAtMUpToD()
 {
     ErrorSweepSpec spec = randomSweep(32, 16);
-    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::FavorHyperbolic,
-                    FeatureMapKind::FavorTrig};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic,
+                    Method::FavorTrig};
     spec.values = {4, 8, 16};
     spec.seeds = 200;
     const ErrorSweepResult result = run(spec);
-    for (const FeatureMapKind method : spec.methods) {
+    for (const Method method : spec.methods) {
         // Per projection: the mean over every row with m <= d, and its standard error.
         double mean[2] = {0, 0}, variance[2] = {0, 0};
         for (int p = 0; p < 2; ++p) {
@@ -315,10 +315,10 @@ void TestErrors::orthogonalBelowIidAtMUpToD()
         }
         const double gapError = std::sqrt(variance[0] + variance[1]);
         qInfo("%s: orthogonal %.4f, iid %.4f, se of the gap %.4f",
-              qPrintable(featureMapInfo(method).name), mean[0], mean[1], gapError);
+              qPrintable(methodInfo(method).name), mean[0], mean[1], gapError);
         QVERIFY2(mean[1] - mean[0] > 3 * gapError,
                  qPrintable(QStringLiteral("%1: orthogonal %2, iid %3, se %4")
-                                .arg(featureMapInfo(method).name)
+                                .arg(methodInfo(method).name)
                                 .arg(mean[0])
                                 .arg(mean[1])
                                 .arg(gapError)));
@@ -333,16 +333,16 @@ void TestErrors::lemma2FormulaIsDesignMd()
     VectorD x(3), y(3);
     x << 0.3, -0.5, 0.2;
     y << 0.1, 0.4, 0.6;
-    for (const FeatureMapKind kind : {FeatureMapKind::FavorPositive,
-                                      FeatureMapKind::FavorHyperbolic, FeatureMapKind::FavorTrig}) {
+    for (const Method kind : {Method::FavorPositive,
+                                      Method::FavorHyperbolic, Method::FavorTrig}) {
         QVERIFY(hasLemma2(kind));
         for (const double m : {1.0, 7.5, 64.0}) {
             const double expected = designLemma2(kind, m, x, y);
             QVERIFY(std::abs(lemma2Mse(kind, m, x, y) / expected - 1) < 1e-12);
         }
     }
-    QVERIFY(!hasLemma2(FeatureMapKind::Elu));
-    QVERIFY(std::isnan(lemma2Mse(FeatureMapKind::FavorRelu, 8, x, y)));
+    QVERIFY(!hasLemma2(Method::Elu));
+    QVERIFY(std::isnan(lemma2Mse(Method::FavorRelu, 8, x, y)));
 
     ErrorSweepResult result;
     result.pairQuery = x;
@@ -350,15 +350,15 @@ void TestErrors::lemma2FormulaIsDesignMd()
     result.spec.features = 16;
     result.spec.experiment.input.normMultiplier = 2;
     result.spec.sweep = ErrorSweepKind::Features;
-    QCOMPARE(lemma2MseAt(result, FeatureMapKind::FavorTrig, 8),
-             lemma2Mse(FeatureMapKind::FavorTrig, 8, x, y));
+    QCOMPARE(lemma2MseAt(result, Method::FavorTrig, 8),
+             lemma2Mse(Method::FavorTrig, 8, x, y));
     result.spec.sweep = ErrorSweepKind::Norm;
-    const double atThree = lemma2MseAt(result, FeatureMapKind::FavorPositive, 3);
-    QVERIFY(std::abs(atThree / designLemma2(FeatureMapKind::FavorPositive, 16, 1.5 * x, 1.5 * y) -
+    const double atThree = lemma2MseAt(result, Method::FavorPositive, 3);
+    QVERIFY(std::abs(atThree / designLemma2(Method::FavorPositive, 16, 1.5 * x, 1.5 * y) -
                      1) < 1e-12);
     result.spec.sweep = ErrorSweepKind::Length;
-    QCOMPARE(lemma2MseAt(result, FeatureMapKind::FavorHyperbolic, 100),
-             lemma2Mse(FeatureMapKind::FavorHyperbolic, 16, x, y));
+    QCOMPARE(lemma2MseAt(result, Method::FavorHyperbolic, 100),
+             lemma2Mse(Method::FavorHyperbolic, 16, x, y));
 }
 
 // Property: with iid rows the empirical kernel MSE of the pair over 3000 seeds lies within 4 of
@@ -367,8 +367,8 @@ void TestErrors::lemma2FormulaIsDesignMd()
 void TestErrors::kernelMseAgreesWithLemma2()
 {
     ErrorSweepSpec spec = randomSweep(4, 16, 0.8);
-    spec.methods = {FeatureMapKind::FavorPositive, FeatureMapKind::FavorHyperbolic,
-                    FeatureMapKind::FavorTrig};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic,
+                    Method::FavorTrig};
     spec.projections = {ProjectionKind::Iid};
     spec.values = {4, 16, 64};
     spec.seeds = 3000;
@@ -400,7 +400,7 @@ void TestErrors::normSweepScalesQueriesAndKeys()
 {
     ErrorSweepSpec spec = randomSweep(16, 8);
     spec.experiment.input.normMultiplier = 0.5;
-    spec.methods = {FeatureMapKind::FavorPositive};
+    spec.methods = {Method::FavorPositive};
     spec.projections = {ProjectionKind::Orthogonal};
     spec.sweep = ErrorSweepKind::Norm;
     spec.values = {0.5, 2};
@@ -426,7 +426,7 @@ void TestErrors::normSweepScalesQueriesAndKeys()
 void TestErrors::lengthSweepTakesPrefixes()
 {
     ErrorSweepSpec spec = randomSweep(8, 8);
-    spec.methods = {FeatureMapKind::Elu};
+    spec.methods = {Method::Elu};
     spec.sweep = ErrorSweepKind::Length;
     spec.values = {4, 32};
     const ErrorSweepResult result = run(spec);
@@ -441,7 +441,7 @@ void TestErrors::lengthSweepTakesPrefixes()
     head = {head.q.topRows(4).eval(), head.k.topRows(4).eval(), head.v.topRows(4).eval()};
     prefix.labels = prefix.labels.mid(0, 4);
     ExperimentSpec experiment = spec.experiment;
-    experiment.featureMap.kind = FeatureMapKind::Elu;
+    experiment.featureMap.kind = Method::Elu;
     QVERIFY(std::abs(compute(experiment, prefix).metrics.relFrobeniusAttention -
                      result.rows[0].metrics.relFrobeniusAttention) < 1e-12);
 
@@ -458,7 +458,7 @@ void TestErrors::lengthSweepTakesPrefixes()
 void TestErrors::cancelStopsPromptlyAndKeepsRows()
 {
     ErrorSweepSpec spec = randomSweep(16, 8);
-    spec.methods = {FeatureMapKind::FavorPositive};
+    spec.methods = {Method::FavorPositive};
     spec.values = {4, 8, 16};
     spec.seeds = 10;
     bool stop = false;
@@ -470,7 +470,7 @@ void TestErrors::cancelStopsPromptlyAndKeepsRows()
     QCOMPARE(result.rows.size(), std::size_t(5));
 
     ErrorSweepSpec slow = randomSweep(2048, 32);
-    slow.methods = {FeatureMapKind::FavorPositive};
+    slow.methods = {Method::FavorPositive};
     slow.values = {512, 1024};
     slow.seeds = 50;
     slow.experiment.threads = 1;
@@ -502,7 +502,7 @@ void TestErrors::cancelStopsPromptlyAndKeepsRows()
 void TestErrors::memoryBudgetRefusesBeforeComputing()
 {
     ErrorSweepSpec spec = randomSweep(256, 16);
-    spec.methods = {FeatureMapKind::FavorPositive};
+    spec.methods = {Method::FavorPositive};
     spec.values = {8, 100000};
     spec.budget = MemoryBudget(qint64(64) << 20);
     int rows = 0;
@@ -530,7 +530,7 @@ void TestErrors::invalidSpecsNameTheField()
 {
     QFETCH(QString, field);
     ErrorSweepSpec spec = randomSweep(8, 8);
-    spec.methods = {FeatureMapKind::FavorPositive};
+    spec.methods = {Method::FavorPositive};
     spec.values = {4, 8};
     const QString tag = QTest::currentDataTag();
     if (tag == "no method")
@@ -563,7 +563,7 @@ void TestErrors::quantilesInterpolate()
 void TestErrors::jsonRoundTrip()
 {
     ErrorSweepSpec spec = randomSweep(8, 8);
-    spec.methods = {FeatureMapKind::FavorTrig, FeatureMapKind::Elu};
+    spec.methods = {Method::FavorTrig, Method::Elu};
     spec.values = {4, 8};
     spec.seeds = 2;
     const ErrorSweepResult result = run(spec);
@@ -584,8 +584,8 @@ void TestErrors::jsonRoundTrip()
 void TestErrors::csvIsWellFormed()
 {
     ErrorSweepSpec spec = randomSweep(16, 8, 2.5);
-    spec.methods = {FeatureMapKind::FavorTrig, FeatureMapKind::FavorPositive,
-                    FeatureMapKind::Taylor2};
+    spec.methods = {Method::FavorTrig, Method::FavorPositive,
+                    Method::Taylor2};
     spec.sweep = ErrorSweepKind::Norm;
     spec.values = {0.5, 1, 1.5};
     spec.features = 8;

@@ -46,7 +46,7 @@ QStringList tokenLabels(int count)
 ExperimentResult handMadeResult()
 {
     ExperimentResult result;
-    result.spec.featureMap.kind = FeatureMapKind::FavorPositive;
+    result.spec.featureMap.kind = Method::FavorPositive;
     result.spec.featureMap.features = 64;
     result.labels = tokenLabels(8);
     AttentionMetrics metrics;

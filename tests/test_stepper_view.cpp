@@ -349,7 +349,7 @@ void TestStepperView::longInputKeepsCurrentTokenVisible()
 void TestStepperView::everyFeatureMapSteps_data()
 {
     QTest::addColumn<QString>("method");
-    for (const FeatureMapInfo& info : featureMapRegistry())
+    for (const MethodInfo& info : approximationMethods())
         QTest::newRow(qPrintable(info.name)) << info.name;
 }
 

@@ -40,7 +40,7 @@ const QStringList kStepsFiles = {"normalizers.npy",      "outputs.npy", "outputs
 
 // A spec on L random Gaussian queries and keys of norm `norm` (|x'| = norm d^-1/4 at the default
 // scale s = 1/sqrt(d)), V = X Wv, with the feature map `kind` of m features.
-ExperimentSpec randomSpec(FeatureMapKind kind, Precision precision, int length, int d, int m,
+ExperimentSpec randomSpec(Method kind, Precision precision, int length, int d, int m,
                           double norm, std::uint64_t seed, int heads = 1)
 {
     ExperimentSpec spec;
@@ -223,10 +223,10 @@ void TestSteps::recurrentEqualsChunkedAndMaskedQuadratic_data()
 {
     QTest::addColumn<int>("kind");
     QTest::addColumn<int>("precision");
-    for (const FeatureMapInfo& info : featureMapRegistry())
+    for (const MethodInfo& info : approximationMethods())
         for (const Precision precision : {Precision::Float, Precision::Double})
             QTest::addRow("%s %s", qPrintable(info.name), qPrintable(precisionTag(precision)))
-                << int(info.kind) << int(precision);
+                << int(info.method) << int(precision);
 }
 
 void TestSteps::recurrentEqualsChunkedAndMaskedQuadratic()
@@ -239,7 +239,7 @@ void TestSteps::recurrentEqualsChunkedAndMaskedQuadratic()
     QFETCH(int, precision);
     const Precision p = Precision(precision);
     const double tolerance = p == Precision::Float ? 1e-5 : 1e-10;
-    const ExperimentSpec spec = randomSpec(FeatureMapKind(kind), p, 70, 8, 32, 1.5, 11);
+    const ExperimentSpec spec = randomSpec(Method(kind), p, 70, 8, 32, 1.5, 11);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps steps = causalSteps(spec, input);
 
@@ -287,7 +287,7 @@ void TestSteps::statesAreThePrefixSums()
     QFETCH(int, precision);
     const Precision p = Precision(precision);
     const double tolerance = p == Precision::Float ? 1e-5 : 1e-12;
-    const ExperimentSpec spec = randomSpec(FeatureMapKind(kind), p, 40, 8, 16, 2.0, 7, 2);
+    const ExperimentSpec spec = randomSpec(Method(kind), p, 40, 8, 16, 2.0, 7, 2);
     const AttentionInput input = buildInput(spec.input);
     CausalStepsOptions options;
     options.head = 1;
@@ -323,7 +323,7 @@ void TestSteps::seekBackGivesTheRecordedState()
     // Property: a CausalStepper that steps to the end and seeks back to i holds bit for bit the
     // state the steps recorded for i (test_attention checks seeking more thoroughly).
     const ExperimentSpec spec =
-        randomSpec(FeatureMapKind::FavorPositive, Precision::Float, 50, 8, 16, 3.0, 8);
+        randomSpec(Method::FavorPositive, Precision::Float, 50, 8, 16, 3.0, 8);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps steps = causalSteps(spec, input);
     const auto phi = mapOf<float>(spec, input);
@@ -357,7 +357,7 @@ void TestSteps::exactCausalOutputsMatchTextbookSoftmax()
     QFETCH(int, precision);
     QFETCH(double, tolerance);
     const ExperimentSpec spec =
-        randomSpec(FeatureMapKind::Elu, Precision(precision), 45, 8, 16, 3.0, 5);
+        randomSpec(Method::Elu, Precision(precision), 45, 8, 16, 3.0, 5);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps steps = causalSteps(spec, input);
     const MatrixD reference =
@@ -373,7 +373,7 @@ void TestSteps::errorToExactIsTheRelativeRowError()
     // Property: error_to_exact of position t is |y_i - o_i|_2 / |o_i|_2. At the first token
     // both forms see one key, so y_1 = o_1 = v_1 and the error is 0 (up to rounding); later
     // tokens mix several values with estimated weights, and the error is not 0.
-    const ExperimentSpec spec = randomSpec(FeatureMapKind::FavorPositive, Precision::Double, 30,
+    const ExperimentSpec spec = randomSpec(Method::FavorPositive, Precision::Double, 30,
                                            8, 256, std::pow(8.0, 0.25), 6);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps steps = causalSteps(spec, input);
@@ -394,7 +394,7 @@ void TestSteps::statesRangeKeepsExactlyThoseStates()
     // Property: the range [from, to) keeps exactly the states of those positions, bit for bit the
     // ones a full run keeps; an empty range keeps none and changes nothing else.
     const ExperimentSpec spec =
-        randomSpec(FeatureMapKind::FavorHyperbolic, Precision::Float, 30, 8, 8, 1.5, 9);
+        randomSpec(Method::FavorHyperbolic, Precision::Float, 30, 8, 8, 1.5, 9);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps all = causalSteps(spec, input);
     QCOMPARE(all.states.rows(), Eigen::Index(30));
@@ -424,7 +424,7 @@ void TestSteps::badRangesAndHeadsAreRefused()
     // Property: a states range outside [0, L] or running backwards, and a head that does not
     // exist, are refused with InputError before anything is computed.
     const ExperimentSpec spec =
-        randomSpec(FeatureMapKind::FavorPositive, Precision::Float, 12, 4, 8, 1.0, 1);
+        randomSpec(Method::FavorPositive, Precision::Float, 12, 4, 8, 1.0, 1);
     const AttentionInput input = buildInput(spec.input);
     const auto refusal = [&](Eigen::Index from, Eigen::Index to, int head) {
         CausalStepsOptions options;
@@ -447,7 +447,7 @@ void TestSteps::budgetRefusesTooManyStatesNamingFrom()
     // ResourceError, before allocation, with a message that says to use --from/--to; a range
     // that fits the same budget runs.
     const ExperimentSpec spec =
-        randomSpec(FeatureMapKind::FavorPositive, Precision::Float, 200, 16, 64, 2.0, 2);
+        randomSpec(Method::FavorPositive, Precision::Float, 200, 16, 64, 2.0, 2);
     const AttentionInput input = buildInput(spec.input);
     const double allStates = 200.0 * 64 * 16 * 8;  // 1.6 MB
     QVERIFY(causalStepsBytes(200, 64, 16, 200, false) > allStates);
@@ -467,7 +467,7 @@ void TestSteps::budgetRefusesTooManyStatesNamingFrom()
 void TestSteps::exactMethodIsRefused()
 {
     // Property: the method "exact" has no recurrent form: InputError, naming it.
-    ExperimentSpec spec = randomSpec(FeatureMapKind::FavorPositive, Precision::Float, 10, 4, 8,
+    ExperimentSpec spec = randomSpec(Method::FavorPositive, Precision::Float, 10, 4, 8,
                                      1.0, 1);
     spec.exactMethod = true;
     const AttentionInput input = buildInput(spec.input);
@@ -480,7 +480,7 @@ void TestSteps::cancelledStops()
     // Property: a cancelled() that turns true makes causalSteps throw Cancelled; it is polled
     // during the steps, not only before them.
     const ExperimentSpec spec =
-        randomSpec(FeatureMapKind::Elu, Precision::Float, 1000, 4, 8, 1.0, 1);
+        randomSpec(Method::Elu, Precision::Float, 1000, 4, 8, 1.0, 1);
     const AttentionInput input = buildInput(spec.input);
     int polls = 0;
     CausalStepsOptions options;

@@ -67,8 +67,8 @@ SweepPoint point(TimedMethod method, Eigen::Index length, double seconds,
     return p;
 }
 
-const TimedMethod kExact{TimedAlgorithm::ExactStreaming, false};
-const TimedMethod kFavor{TimedAlgorithm::FavorPositive, false};
+const TimedMethod kExact{Method::ExactStreaming, false};
+const TimedMethod kFavor{Method::FavorPositive, false};
 
 // A result with the two curves t_exact(L) and t_linear(L) at the given lengths.
 SweepResult twoCurves(const std::vector<Eigen::Index>& lengths,
@@ -117,8 +117,8 @@ QString csvProblem(const QByteArray& csv, int rows)
         const QString where = QStringLiteral("row %1 \"%2\": ").arg(r - 1).arg(lines[r]);
         if (f.size() != 13)
             return where + QStringLiteral("%1 fields").arg(f.size());
-        TimedAlgorithm algorithm;
-        if (!parseTimedAlgorithm(QString::fromLatin1(f[0]), &algorithm))
+        Method algorithm;
+        if (!parseMethod(QString::fromLatin1(f[0]), &algorithm))
             return where + QStringLiteral("method");
         if (f[1] != "0" && f[1] != "1")
             return where + QStringLiteral("causal");
@@ -262,7 +262,7 @@ void TestTiming::logLogSlopeNeedsTwoUsablePoints()
 // points (NaN times), other methods and the causal variant do not count.
 void TestTiming::fittedSlopeUsesTheOkPointsOfOneMethod()
 {
-    const TimedMethod causal{TimedAlgorithm::FavorPositive, true};
+    const TimedMethod causal{Method::FavorPositive, true};
     SweepResult result;
     result.spec.methods = {kExact, kFavor, causal};
     for (const Eigen::Index length : {256, 512, 1024, 2048}) {
@@ -276,7 +276,7 @@ void TestTiming::fittedSlopeUsesTheOkPointsOfOneMethod()
     QVERIFY(std::abs(fittedSlope(result, kExact) - 2) <= 1e-12);
     QVERIFY(std::abs(fittedSlope(result, kFavor) - 1) <= 1e-12);
     QVERIFY(std::abs(fittedSlope(result, causal) - 1.5) <= 1e-12);
-    QVERIFY(std::isnan(fittedSlope(result, {TimedAlgorithm::Elu, false})));
+    QVERIFY(std::isnan(fittedSlope(result, {Method::Elu, false})));
 }
 
 // Property: exact t = 1e-9 L^2 and linear t = 1e-6 L are equal at L = 1000, between the
@@ -323,7 +323,7 @@ void TestTiming::crossoverNeverOrEverywhere()
     const SweepResult everywhere = twoCurves(
         lengths, [](double l) { return 1e-9 * l * l; }, [](double l) { return 1e-9 * l; });
     QCOMPARE(crossoverLength(everywhere, kFavor, kExact), 128.0);
-    QVERIFY(std::isnan(crossoverLength(everywhere, {TimedAlgorithm::Elu, false}, kExact)));
+    QVERIFY(std::isnan(crossoverLength(everywhere, {Method::Elu, false}, kExact)));
     SweepResult disjoint;
     disjoint.points = {point(kExact, 128, 1), point(kFavor, 256, 0.1),
                        point(kExact, 256, kNaN, PointStatus::SkippedMemory)};
@@ -433,22 +433,23 @@ void TestTiming::logSpacedLengthsRefusals()
 void TestTiming::flopsAndWorkingSetModels()
 {
     const double l = 4096, d = 64, m = 256;
-    QCOMPARE(methodFlops({TimedAlgorithm::ExactStreaming, false}, 4096, 64, 256), 4 * l * l * d);
-    QCOMPARE(methodFlops({TimedAlgorithm::ExactMaterialised, true}, 4096, 64, 256),
+    QCOMPARE(methodFlops({Method::ExactStreaming, false}, 4096, 64, 256), 4 * l * l * d);
+    QCOMPARE(methodFlops({Method::ExactMaterialised, true}, 4096, 64, 256),
              2 * l * l * d);
-    QCOMPARE(methodFlops({TimedAlgorithm::FavorPositive, false}, 4096, 64, 256),
+    QCOMPARE(methodFlops({Method::FavorPositive, false}, 4096, 64, 256),
              4 * l * m * d + 4 * l * m * d);
-    QCOMPARE(methodFlops({TimedAlgorithm::FavorHyperbolic, true}, 4096, 64, 256),
+    QCOMPARE(methodFlops({Method::FavorHyperbolic, true}, 4096, 64, 256),
              4 * l * m * d + 4 * l * 2 * m * d);
-    QCOMPARE(methodFlops({TimedAlgorithm::FavorTrig, false}, 4096, 64, 256),
+    QCOMPARE(methodFlops({Method::FavorTrig, false}, 4096, 64, 256),
              4 * l * m * d + 4 * l * 2 * m * d);
-    QCOMPARE(methodFlops({TimedAlgorithm::Elu, false}, 4096, 64, 256), 4 * l * d * d);
-    for (const TimedAlgorithm algorithm : timedAlgorithms()) {
+    QCOMPARE(methodFlops({Method::Elu, false}, 4096, 64, 256), 4 * l * d * d);
+    for (const MethodInfo& info : methodRegistry()) {
+        const Method algorithm = info.method;
         for (const bool causal : {false, true}) {
             const TimedMethod method{algorithm, causal};
             const double small = workingSetBytes(method, 1 << 18, 64, 256, 2);
             const double large = workingSetBytes(method, 1 << 20, 64, 256, 2);
-            const double growth = algorithm == TimedAlgorithm::ExactMaterialised ? 16 : 4;
+            const double growth = algorithm == Method::ExactMaterialised ? 16 : 4;
             QVERIFY2(std::abs(large / small - growth) <= 0.05 * growth,
                      qPrintable(QStringLiteral("%1: %2").arg(method.label()).arg(large / small)));
             QVERIFY(small > 4.0 * (1 << 18) * 64 * sizeof(float));
@@ -464,11 +465,11 @@ void TestTiming::flopsAndWorkingSetModels()
 void TestTiming::shortRealSweep()
 {
     SweepSpec spec;
-    spec.methods = {{TimedAlgorithm::ExactStreaming, false},
-                    {TimedAlgorithm::ExactMaterialised, false},
-                    {TimedAlgorithm::FavorPositive, false},
-                    {TimedAlgorithm::Elu, false},
-                    {TimedAlgorithm::FavorPositive, true}};
+    spec.methods = {{Method::ExactStreaming, false},
+                    {Method::ExactMaterialised, false},
+                    {Method::FavorPositive, false},
+                    {Method::Elu, false},
+                    {Method::FavorPositive, true}};
     spec.lengths = {64, 128};
     spec.headDim = 16;
     spec.features = 32;
@@ -520,8 +521,8 @@ void TestTiming::shortRealSweep()
 void TestTiming::cancelStopsPromptlyAndKeepsFinishedPoints()
 {
     SweepSpec spec;
-    spec.methods = {{TimedAlgorithm::ExactStreaming, false},
-                    {TimedAlgorithm::ExactMaterialised, false}};
+    spec.methods = {{Method::ExactStreaming, false},
+                    {Method::ExactMaterialised, false}};
     spec.lengths = {128, 256, 4096, 8192};
     spec.headDim = 64;
     spec.repetitions = 2;
@@ -570,7 +571,7 @@ void TestTiming::cancelStopsPromptlyAndKeepsFinishedPoints()
 void TestTiming::cancelledBeforeStartRunsNothing()
 {
     SweepSpec spec;
-    spec.methods = {{TimedAlgorithm::ExactMaterialised, false}};
+    spec.methods = {{Method::ExactMaterialised, false}};
     spec.lengths = {1 << 20};
     QElapsedTimer timer;
     timer.start();
@@ -589,8 +590,8 @@ void TestTiming::cancelledBeforeStartRunsNothing()
 void TestTiming::memoryBudgetSkipsPoints()
 {
     SweepSpec spec;
-    spec.methods = {{TimedAlgorithm::ExactMaterialised, false},
-                    {TimedAlgorithm::ExactStreaming, true}};
+    spec.methods = {{Method::ExactMaterialised, false},
+                    {Method::ExactStreaming, true}};
     spec.lengths = {8192};
     spec.headDim = 16;
     spec.repetitions = 1;
@@ -614,7 +615,7 @@ void TestTiming::memoryBudgetSkipsPoints()
 
     spec.budget = MemoryBudget();
     spec.lengths = {1 << 20};
-    spec.methods = {{TimedAlgorithm::ExactMaterialised, false}};
+    spec.methods = {{Method::ExactMaterialised, false}};
     QElapsedTimer timer;
     timer.start();
     const SweepResult huge = runSweep(spec);
@@ -653,7 +654,7 @@ void TestTiming::invalidSpecIsRefused()
 void TestTiming::jsonRoundTrip()
 {
     SweepSpec spec;
-    spec.methods = {{TimedAlgorithm::FavorTrig, true}, {TimedAlgorithm::ExactMaterialised, false}};
+    spec.methods = {{Method::FavorTrig, true}, {Method::ExactMaterialised, false}};
     spec.lengths = {128, 4096, 65536};
     spec.headDim = 32;
     spec.features = 128;
@@ -827,10 +828,10 @@ void TestTiming::cliCausalAndAll()
                  "--reps", "1", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     csv = readBytes(out);
-    const int algorithms = int(timedAlgorithms().size());
+    const int algorithms = int(methodRegistry().size());
     QVERIFY2(csvProblem(csv, algorithms + 1).isEmpty(), csv.constData());
-    for (const TimedAlgorithm algorithm : timedAlgorithms())
-        QVERIFY(csv.contains("\n" + timedAlgorithmName(algorithm).toLatin1() + ",0,32,"));
+    for (const MethodInfo& info : methodRegistry())
+        QVERIFY(csv.contains("\n" + info.name.toLatin1() + ",0,32,"));
     QVERIFY(csv.contains("\nelu,1,32,"));
 }
 

@@ -27,12 +27,12 @@ using namespace attnlab::ui;
 
 namespace {
 
-constexpr TimedMethod kExact{TimedAlgorithm::ExactStreaming, false};
-constexpr TimedMethod kExactCausal{TimedAlgorithm::ExactStreaming, true};
-constexpr TimedMethod kMaterialised{TimedAlgorithm::ExactMaterialised, false};
-constexpr TimedMethod kFavor{TimedAlgorithm::FavorPositive, false};
-constexpr TimedMethod kFavorCausal{TimedAlgorithm::FavorPositive, true};
-constexpr TimedMethod kElu{TimedAlgorithm::Elu, false};
+constexpr TimedMethod kExact{Method::ExactStreaming, false};
+constexpr TimedMethod kExactCausal{Method::ExactStreaming, true};
+constexpr TimedMethod kMaterialised{Method::ExactMaterialised, false};
+constexpr TimedMethod kFavor{Method::FavorPositive, false};
+constexpr TimedMethod kFavorCausal{Method::FavorPositive, true};
+constexpr TimedMethod kElu{Method::Elu, false};
 
 // A sweep timeout far above what the tiny sweeps take, for a slow or busy machine.
 constexpr int kSweepTimeoutMs = 120'000;
@@ -187,13 +187,13 @@ T* child(const QWidget& parent, const char* name)
 
 // Sets the panel's controls to `methods` (non-causal only), lengths min..max (one per octave),
 // d, m, one repetition.
-void chooseSweep(TimingPanel& panel, const std::vector<TimedAlgorithm>& methods, int minLength,
+void chooseSweep(TimingPanel& panel, const std::vector<Method>& methods, int minLength,
                  int maxLength, int d, int m, int repetitions = 1)
 {
     for (QCheckBox* box : panel.findChildren<QCheckBox*>()) {
         if (box->objectName().startsWith(QLatin1String("method-"))) {
-            TimedAlgorithm algorithm;
-            QVERIFY(parseTimedAlgorithm(box->objectName().mid(7), &algorithm));
+            Method algorithm;
+            QVERIFY(parseMethod(box->objectName().mid(7), &algorithm));
             box->setChecked(std::find(methods.begin(), methods.end(), algorithm) != methods.end());
         }
     }
@@ -311,7 +311,7 @@ void TestTimingPanel::chartLegendGivesTheFittedSlope()
     chart.setResult(result);
     for (const TimedMethod& method : result.spec.methods) {
         const double slope = slopeOf(okPoints(result, method));
-        QVERIFY(std::abs(slope - (isLinear(method.algorithm) ? 1.0 : 2.0)) < 0.05);
+        QVERIFY(std::abs(slope - (isApproximation(method.algorithm) ? 1.0 : 2.0)) < 0.05);
         const QString expected =
             QStringLiteral("%1  slope %2").arg(method.label()).arg(slope, 0, 'f', 2);
         QCOMPARE(chart.legendText(method), expected);
@@ -327,10 +327,10 @@ void TestTimingPanel::chartLegendGivesTheFittedSlope()
 void TestTimingPanel::chartMarksTheCrossover_data()
 {
     QTest::addColumn<bool>("withStreaming");
-    QTest::addColumn<TimedAlgorithm>("reference");
-    QTest::newRow("against exact streaming") << true << TimedAlgorithm::ExactStreaming;
+    QTest::addColumn<Method>("reference");
+    QTest::newRow("against exact streaming") << true << Method::ExactStreaming;
     QTest::newRow("against exact materialised, without streaming")
-        << false << TimedAlgorithm::ExactMaterialised;
+        << false << Method::ExactMaterialised;
 }
 
 // Property: each linear method's crossover is marked at the length computed here, against exact
@@ -339,14 +339,14 @@ void TestTimingPanel::chartMarksTheCrossover_data()
 void TestTimingPanel::chartMarksTheCrossover()
 {
     QFETCH(bool, withStreaming);
-    QFETCH(TimedAlgorithm, reference);
+    QFETCH(Method, reference);
     SweepResult result = handMadeResult();
     if (!withStreaming) {
         std::erase_if(result.points, [](const SweepPoint& point) {
-            return point.method.algorithm == TimedAlgorithm::ExactStreaming;
+            return point.method.algorithm == Method::ExactStreaming;
         });
         std::erase_if(result.spec.methods, [](const TimedMethod& method) {
-            return method.algorithm == TimedAlgorithm::ExactStreaming;
+            return method.algorithm == Method::ExactStreaming;
         });
     }
     TimingChart chart;
@@ -446,10 +446,10 @@ void TestTimingPanel::chartLeavesCancelledPointsOut()
 void TestTimingPanel::chartLabelsDoNotOverlap()
 {
     SweepResult result;
-    for (const TimedAlgorithm algorithm :
-         {TimedAlgorithm::ExactStreaming, TimedAlgorithm::FavorPositive,
-          TimedAlgorithm::FavorHyperbolic, TimedAlgorithm::FavorTrig, TimedAlgorithm::FavorRelu,
-          TimedAlgorithm::Elu})
+    for (const Method algorithm :
+         {Method::ExactStreaming, Method::FavorPositive,
+          Method::FavorHyperbolic, Method::FavorTrig, Method::FavorRelu,
+          Method::Elu})
         for (const bool causal : {false, true})
             result.spec.methods.push_back({algorithm, causal});
     result.spec.lengths = logSpacedLengths(256, 8192, 1);
@@ -458,7 +458,7 @@ void TestTimingPanel::chartLabelsDoNotOverlap()
         for (const TimedMethod& method : result.spec.methods) {
             const double l = double(length);
             const double seconds =
-                isLinear(method.algorithm) ? (1 + 0.05 * ++k) * 2e-7 * l : 2e-10 * l * l;
+                isApproximation(method.algorithm) ? (1 + 0.05 * ++k) * 2e-7 * l : 2e-10 * l * l;
             result.points.push_back(okPoint(method, length, seconds));
         }
     }
@@ -525,7 +525,7 @@ void TestTimingPanel::panelRunsATinySweep()
 {
     TimingPanel panel;
     panel.resize(1200, 800);
-    chooseSweep(panel, {TimedAlgorithm::ExactStreaming, TimedAlgorithm::Elu}, 64, 128, 16, 16);
+    chooseSweep(panel, {Method::ExactStreaming, Method::Elu}, 64, 128, 16, 16);
     QCOMPARE(panel.spec().methods, (std::vector<TimedMethod>{kExact, kElu}));
     QCOMPARE(panel.spec().lengths, (std::vector<Eigen::Index>{64, 128}));
     showAndReplot(&panel);
@@ -590,7 +590,7 @@ void TestTimingPanel::panelCancelStopsPromptlyAndKeepsPoints()
 {
     TimingPanel panel;
     chooseSweep(
-        panel, {TimedAlgorithm::ExactStreaming, TimedAlgorithm::FavorPositive, TimedAlgorithm::Elu},
+        panel, {Method::ExactStreaming, Method::FavorPositive, Method::Elu},
         64, 65536, 64, 64, 3);
     QSignalSpy finished(&panel, &TimingPanel::sweepFinished);
     panel.run();
@@ -622,7 +622,7 @@ void TestTimingPanel::panelCancelStopsPromptlyAndKeepsPoints()
 void TestTimingPanel::panelDestroyedWhileRunningStopsTheSweep()
 {
     auto panel = std::make_unique<TimingPanel>();
-    chooseSweep(*panel, {TimedAlgorithm::ExactMaterialised, TimedAlgorithm::ExactStreaming}, 1024,
+    chooseSweep(*panel, {Method::ExactMaterialised, Method::ExactStreaming}, 1024,
                 65536, 64, 64, 5);
     panel->run();
     QTRY_VERIFY_WITH_TIMEOUT(chartPointCount(*panel) >= 1, kSweepTimeoutMs);
@@ -637,7 +637,7 @@ void TestTimingPanel::panelDestroyedWhileRunningStopsTheSweep()
 void TestTimingPanel::panelStateRoundTripsWithoutRunning()
 {
     TimingPanel first;
-    chooseSweep(first, {TimedAlgorithm::ExactStreaming, TimedAlgorithm::Elu}, 64, 128, 16, 16);
+    chooseSweep(first, {Method::ExactStreaming, Method::Elu}, 64, 128, 16, 16);
     child<QCheckBox>(first, "timingCausal")->setChecked(true);
     child<QSpinBox>(first, "threads")->setValue(1);
     QSignalSpy finished(&first, &TimingPanel::sweepFinished);

@@ -146,7 +146,7 @@ void TestUi::startsWithTheDefaultExampleComputed()
              modelTokens(*loadModel(QString::fromLatin1(kBuiltinModel)), example.text, false)
                  .labels);
     QCOMPARE(window.viewSettings().head, example.head);
-    QCOMPARE(result.spec.featureMap.kind, FeatureMapKind::FavorPositive);
+    QCOMPARE(result.spec.featureMap.kind, Method::FavorPositive);
     QCOMPARE(result.spec.featureMap.features, 64);
     const int length = int(result.labels.size());
     QCOMPARE(window.exactView()->rowCount(), length);
@@ -303,7 +303,7 @@ void TestUi::sessionSavedAndReopenedGivesTheSameResult()
     const QString path = m_dir.filePath(QStringLiteral("demo.attnlab"));
     ExperimentSpec spec;
     spec.input.text = QStringLiteral("Random features make attention linear in time.");
-    spec.featureMap.kind = FeatureMapKind::FavorHyperbolic;
+    spec.featureMap.kind = Method::FavorHyperbolic;
     spec.featureMap.features = 32;
     spec.featureMap.seed = 7;
     spec.causal = true;

@@ -48,14 +48,6 @@ constexpr int kMaxPointsPerOctave = 64;
 
 QString option(const char* name) { return QString::fromLatin1(name); }
 
-QString algorithmChoices()
-{
-    QStringList names;
-    for (const TimedAlgorithm algorithm : timedAlgorithms())
-        names.append(timedAlgorithmName(algorithm));
-    return names.join(QStringLiteral(", "));
-}
-
 // --methods: algorithm names separated by commas, each optionally NAME:causal; "all" for every
 // algorithm. --causal makes every method causal. Duplicates are dropped.
 std::vector<TimedMethod> methodsOption(const QCommandLineParser& parser)
@@ -64,7 +56,7 @@ std::vector<TimedMethod> methodsOption(const QCommandLineParser& parser)
                                                          : kDefaultMethods;
     const bool allCausal = parser.isSet(option("causal"));
     std::vector<TimedMethod> methods;
-    const auto add = [&](TimedAlgorithm algorithm, bool causal) {
+    const auto add = [&](Method algorithm, bool causal) {
         const TimedMethod method{algorithm, causal || allCausal};
         if (std::find(methods.begin(), methods.end(), method) == methods.end())
             methods.push_back(method);
@@ -81,15 +73,15 @@ std::vector<TimedMethod> methodsOption(const QCommandLineParser& parser)
                                             "are separated by commas)")
                                  .arg(text));
         if (name == QLatin1String("all")) {
-            for (const TimedAlgorithm algorithm : timedAlgorithms())
-                add(algorithm, causal);
+            for (const MethodInfo& info : methodRegistry())
+                add(info.method, causal);
             continue;
         }
-        TimedAlgorithm algorithm;
-        if (!parseTimedAlgorithm(name, &algorithm))
+        Method algorithm;
+        if (!parseMethod(name, &algorithm))
             throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2 or all, "
                                             "each optionally with :causal)")
-                                 .arg(name, algorithmChoices()));
+                                 .arg(name, methodNames(methodRegistry(), QStringLiteral(", "))));
         add(algorithm, causal);
     }
     return methods;
@@ -212,11 +204,11 @@ void printSummary(QTextStream& out, const SweepResult& result)
                     .arg(formatSeconds(largest->secondsMedian))
                     .arg(largest->gflops, 0, 'g', 3)
                     .arg(100 * largest->gflops / result.sgemmGflops, 0, 'f', 0);
-        const TimedMethod exact{TimedAlgorithm::ExactStreaming, method.causal};
+        const TimedMethod exact{Method::ExactStreaming, method.causal};
         const bool exactInSweep = std::find(result.spec.methods.begin(),
                                             result.spec.methods.end(),
                                             exact) != result.spec.methods.end();
-        if (isLinear(method.algorithm) && exactInSweep) {
+        if (isApproximation(method.algorithm) && exactInSweep) {
             const double crossover = crossoverLength(result, method, exact);
             const QString reference = exact.label();
             if (std::isnan(crossover))
@@ -252,7 +244,7 @@ int runBenchCommand(const QStringList& arguments)
         {option("methods"),
          QStringLiteral("Methods separated by commas: %1, or all; NAME:causal for the causal "
                         "form (default %2).")
-             .arg(algorithmChoices(), kDefaultMethods),
+             .arg(methodNames(methodRegistry(), QStringLiteral(", ")), kDefaultMethods),
          QStringLiteral("LIST")},
         {option("lengths"),
          QStringLiteral("Sequence lengths: a list (128,256,1024) or a range MIN:MAX, log-spaced "

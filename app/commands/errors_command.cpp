@@ -77,23 +77,15 @@ std::vector<double> numberList(const QCommandLineParser& parser, const char* nam
     return values;
 }
 
-QString methodChoices()
+std::vector<Method> methodsOption(const QCommandLineParser& parser)
 {
-    QStringList names;
-    for (const FeatureMapInfo& info : featureMapRegistry())
-        names.append(info.name);
-    return names.join(QStringLiteral(", "));
-}
-
-std::vector<FeatureMapKind> methodsOption(const QCommandLineParser& parser)
-{
-    std::vector<FeatureMapKind> methods;
+    std::vector<Method> methods;
     for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
-        FeatureMapKind kind;
-        if (!parseFeatureMapKind(name, &kind))
+        Method kind;
+        if (!parseApproximation(name, &kind))
             throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2; exact "
                                             "attention is what the errors are measured against)")
-                                 .arg(name, methodChoices()));
+                                 .arg(name, methodNames(approximationMethods(), QStringLiteral(", "))));
         if (std::find(methods.begin(), methods.end(), kind) == methods.end())
             methods.push_back(kind);
     }
@@ -306,7 +298,7 @@ int runErrorsCommand(const QStringList& arguments)
     parser.addOptions({
         {option("methods"),
          QStringLiteral("Methods separated by commas: %1 (default %2).")
-             .arg(methodChoices(), kDefaultMethods),
+             .arg(methodNames(approximationMethods(), QStringLiteral(", ")), kDefaultMethods),
          QStringLiteral("LIST")},
         {option("seeds"), QStringLiteral("Seeds of W per point (default %1).").arg(kDefaultSeeds),
          QStringLiteral("N")},

@@ -30,10 +30,7 @@ QString option(const char* name) { return QString::fromLatin1(name); }
 
 QString methodChoices()
 {
-    QStringList names{QStringLiteral("exact")};
-    for (const FeatureMapInfo& info : featureMapRegistry())
-        names.append(info.name);
-    return names.join(QStringLiteral(", "));
+    return QStringLiteral("exact, ") + methodNames(approximationMethods(), QStringLiteral(", "));
 }
 
 int positiveInteger(const QString& text, const char* name, int maximum)
@@ -180,7 +177,7 @@ int runModelEvalCommand(const QStringList& arguments)
     // Methods without a random projection (exact, elu+1, Taylor) have no m and no seed to vary:
     // one row per layer set.
     const auto drawsProjection = [](const ExperimentSpec& m) {
-        return !m.exactMethod && featureMapInfo(m.featureMap.kind).drawsProjection;
+        return !m.exactMethod && methodInfo(m.featureMap.kind).drawsProjection;
     };
     int total = 0;
     for (const ExperimentSpec& m : methods)

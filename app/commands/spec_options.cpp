@@ -53,6 +53,21 @@ double positiveOption(const QCommandLineParser& parser, const char* name, bool a
     return value;
 }
 
+// The value of a method parameter's option, in the registry's range.
+double parameterOption(const QCommandLineParser& parser, const MethodParameter& parameter)
+{
+    const QString text = parser.value(parameter.option);
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < parameter.minimum || value > parameter.maximum)
+        throw InputError(QStringLiteral("--%1: expected a number from %2 to %3, got \"%4\"")
+                             .arg(parameter.option)
+                             .arg(parameter.minimum)
+                             .arg(parameter.maximum)
+                             .arg(text));
+    return value;
+}
+
 template <typename Enum, typename Parser>
 void nameOption(const QCommandLineParser& parser, const char* name, Enum* out, Parser parse,
                 const QString& choices)
@@ -89,8 +104,8 @@ QString readTextFile(const QString& path)
 
 void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>& replacements)
 {
-    const QString methods = QStringLiteral("exact|favor-positive|favor-hyperbolic|favor-trig|"
-                                           "favor-relu|elu|taylor2");
+    const QString methods =
+        QStringLiteral("exact, ") + methodNames(approximationMethods(), QStringLiteral(", "));
     QList<QCommandLineOption> options{
         {option("model"), QStringLiteral("Input: a trained GPT-2-architecture model reads the "
                                          "text (--text, --text-file, or a short example "
@@ -156,12 +171,12 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         {option("norm-multiplier"), QStringLiteral("Multiply every query and key by X (default "
                                                    "1): approximation error grows with |x'|."),
          QStringLiteral("X")},
-        {option("method"), QStringLiteral("The approximation (default favor-positive); exact "
-                                          "compares streaming with materialised exact "
-                                          "attention."),
-         methods},
-        {option("features"), QStringLiteral("m, the number of random features (default 64)."),
-         QStringLiteral("M")},
+        {option("method"),
+         QStringLiteral("The approximation (default favor-positive), one of: %1. exact compares "
+                        "streaming with materialised exact attention.")
+             .arg(methods),
+         QStringLiteral("NAME")},
+        {featuresParameter().option, featuresParameter().description, QStringLiteral("M")},
         {option("projection"), QStringLiteral("Random projection W: orthogonal blocks or iid "
                                               "Gaussian rows (default orthogonal)."),
          QStringLiteral("orthogonal|iid")},
@@ -176,11 +191,9 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
         {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 48)."),
          QStringLiteral("N")},
-        {option("relu-epsilon"), QStringLiteral("favor-relu: epsilon added to every feature "
-                                                "(default 0.001)."),
+        {reluEpsilonParameter().option, reluEpsilonParameter().description,
          QStringLiteral("X")},
-        {option("elu-on-scaled"), QStringLiteral("elu: apply elu+1 to x' = sqrt(s) x instead of "
-                                                 "the raw row.")},
+        {eluOnScaledParameter().option, eluOnScaledParameter().description},
         {option("precision"), QStringLiteral("Arithmetic: float or double (default float)."),
          QStringLiteral("float|double")},
         {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware "
@@ -309,22 +322,22 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     if (parser.isSet(option("method"))) {
         const QString method = parser.value(option("method"));
         if (!spec.setMethod(method))
-            throw InputError(QStringLiteral("--method: unknown method \"%1\" (choose exact, "
-                                            "favor-positive, favor-hyperbolic, favor-trig, "
-                                            "favor-relu, elu or taylor2)")
-                                 .arg(method));
+            throw InputError(QStringLiteral("--method: unknown method \"%1\" (choose exact, %2)")
+                                 .arg(method,
+                                      methodNames(approximationMethods(), QStringLiteral(", "))));
     }
     FeatureMapSpec& map = spec.featureMap;
     if (parser.isSet(option("features")))
-        map.features = int(requiredInteger(parser, "features", 1, SpecLimits::features));
+        map.features = int(requiredInteger(parser, "features", qint64(featuresParameter().minimum),
+                                           qint64(featuresParameter().maximum)));
     nameOption(parser, "projection", &map.projection, parseProjectionKind,
                QStringLiteral("orthogonal or iid"));
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
-    if (parser.isSet(option("relu-epsilon")))
-        map.reluEpsilon = positiveOption(parser, "relu-epsilon", true);
-    map.eluOnScaled = parser.isSet(option("elu-on-scaled"));
+    if (parser.isSet(reluEpsilonParameter().option))
+        map.reluEpsilon = parameterOption(parser, reluEpsilonParameter());
+    map.eluOnScaled = parser.isSet(eluOnScaledParameter().option);
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");
     // A model's attention is causal as it was trained: its approximation is causal too.

@@ -174,11 +174,7 @@ int runStepsCommand(const QStringList& arguments)
     const QString out = parser.value(QStringLiteral("out"));
     if (out.isEmpty())
         throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
-    if (spec.exactMethod)
-        throw InputError(QStringLiteral("--method exact: exact softmax attention has no "
-                                        "recurrent form; choose a feature map (favor-positive, "
-                                        "favor-hyperbolic, favor-trig, favor-relu, elu or "
-                                        "taylor2)"));
+    requireRecurrentForm(spec, QStringLiteral("--method"));
     const std::optional<qint64> from = indexOption(parser, "from");
     const std::optional<qint64> to = indexOption(parser, "to");
     const std::optional<qint64> head = indexOption(parser, "head");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/methods.h"
 #include "attention/projection.h"
 #include "types.h"
 
@@ -11,32 +12,8 @@
 
 namespace attnlab {
 
-enum class FeatureMapKind {
-    FavorPositive,    // Performer's FAVOR+ positive random features
-    FavorHyperbolic,  // FAVOR+ with the hyperbolic (cosh) estimator
-    FavorTrig,        // trigonometric random Fourier features
-    FavorRelu,        // Performer-ReLU (generalised attention)
-    Elu,              // elu(x) + 1 of "Transformers are RNNs"
-    Taylor2,          // degree-2 Taylor expansion of exp
-};
-
-// What the rest of the program needs to know about a map, one row per map.
-struct FeatureMapInfo {
-    FeatureMapKind kind;
-    QString name;            // on the command line and in files: "favor-positive"
-    QString title;           // for people: "FAVOR+ positive"
-    bool drawsProjection;    // uses a random W (m rows), so m, the projection and the seed matter
-    bool estimatesSoftmax;   // phi(x).phi(y) is an unbiased estimate of exp(x'.y')
-    bool canBeNegative;      // features can be negative: denominators can reach zero or below
-};
-
-// Every feature map, in the order menus list them.
-const std::vector<FeatureMapInfo>& featureMapRegistry();
-const FeatureMapInfo& featureMapInfo(FeatureMapKind kind);
-bool parseFeatureMapKind(const QString& name, FeatureMapKind* kind);
-
 struct FeatureMapSpec {
-    FeatureMapKind kind = FeatureMapKind::FavorPositive;
+    Method kind = Method::FavorPositive;  // an approximation with features
     int features = 64;  // m, the number of random projections
     ProjectionKind projection = ProjectionKind::Orthogonal;
     RowNorm rowNorm = RowNorm::Chi;
@@ -75,11 +52,12 @@ protected:
     MatrixD m_projection;
 };
 
-// C, the number of features the map of spec has for d-dimensional rows, without drawing W:
-// m (positive, ReLU), 2m (hyperbolic, trigonometric), d (elu+1), 1 + d + d (d + 1) / 2 (Taylor2).
+// C, the number of features the map of spec has for d-dimensional rows, without drawing W (the
+// registry's cost model): m (positive, ReLU), 2m (hyperbolic, trigonometric), d (elu+1),
+// 1 + d + d (d + 1) / 2 (Taylor2).
 Eigen::Index featureCountOf(const FeatureMapSpec& spec, int d);
 
-// The map of spec for d-dimensional rows and scale s. The projection of head h is drawn from
+// The map of spec (its method's class, from the registry) for d-dimensional rows and scale s. The projection of head h is drawn from
 // (spec.seed, h), so heads have independent W.
 template <typename T>
 std::unique_ptr<FeatureMap<T>> makeFeatureMap(const FeatureMapSpec& spec, int d, double scale,

@@ -201,7 +201,7 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparis
     ModelEvalRow row;
     row.method = method.methodName();
     const bool drawsProjection =
-        !method.exactMethod && featureMapInfo(method.featureMap.kind).drawsProjection;
+        !method.exactMethod && methodInfo(method.featureMap.kind).drawsProjection;
     row.features = drawsProjection ? method.featureMap.features : 0;
     row.layers = layersName(comparison.replacedLayers, layerCount);
     row.seed = method.featureMap.seed;

@@ -143,13 +143,23 @@ double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index
     return values * 8.0;
 }
 
+void requireRecurrentForm(const ExperimentSpec& spec, const QString& methodField)
+{
+    if (!spec.exactMethod && methodInfo(spec.featureMap.kind).hasRecurrentForm)
+        return;
+    std::vector<MethodInfo> recurrent;
+    for (const MethodInfo& info : approximationMethods())
+        if (info.hasRecurrentForm)
+            recurrent.push_back(info);
+    throw InputError(QStringLiteral("%1 %2 has no recurrent form: choose one that has (%3)")
+                         .arg(methodField, spec.methodName(),
+                              methodNames(recurrent, QStringLiteral(", "))));
+}
+
 CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
                         const CausalStepsOptions& options)
 {
-    require(!spec.exactMethod,
-            QStringLiteral("the method \"exact\" has no recurrent form: the causal stepper runs "
-                           "a feature map (favor-positive, favor-hyperbolic, favor-trig, "
-                           "favor-relu, elu or taylor2)"));
+    requireRecurrentForm(spec);
     requireComputable(spec, input);
     const int heads = int(input.heads.size());
     require(options.head >= 0 && options.head < heads,
@@ -188,7 +198,7 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
     steps.statesTo = to;
 
     const Eigen::Index c = steps.featureCount, m = steps.valueDim;
-    const bool drawsProjection = featureMapInfo(spec.featureMap.kind).drawsProjection;
+    const bool drawsProjection = methodInfo(spec.featureMap.kind).drawsProjection;
     options.budget.require(
         causalStepsBytes(length, c, m, 0, options.features),
         QStringLiteral("The per-position arrays of the causal steps (L = %1, C = %2 features, "

@@ -89,18 +89,18 @@ void nameField(const QJsonObject& object, const char* key, const QString& where,
                 .arg(where, QLatin1String(key), value.toVariant().toString()));
 }
 
-QString featureMapName(FeatureMapKind kind)
+QString featureMapName(Method kind)
 {
-    return featureMapInfo(kind).name;
+    return methodInfo(kind).name;
 }
 
-bool drawsProjection(FeatureMapKind kind)
+bool drawsProjection(Method kind)
 {
-    return featureMapInfo(kind).drawsProjection;
+    return methodInfo(kind).drawsProjection;
 }
 
 // "favor-positive orthogonal", "elu".
-QString curveLabelOf(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+QString curveLabelOf(Method method, const std::optional<ProjectionKind>& projection)
 {
     return projection ? featureMapName(method) + QLatin1Char(' ') + projectionKindName(*projection)
                       : featureMapName(method);
@@ -184,7 +184,7 @@ void validateValues(const ErrorSweepSpec& spec)
 void validate(const ErrorSweepSpec& spec)
 {
     require(!spec.methods.empty(), QStringLiteral("methods: the sweep has no method"));
-    require(std::any_of(spec.methods.begin(), spec.methods.end(), [](FeatureMapKind kind) {
+    require(std::any_of(spec.methods.begin(), spec.methods.end(), [](Method kind) {
                 return !drawsProjection(kind);
             }) || !spec.projections.empty(),
             QStringLiteral("projections: the sweep has no projection"));
@@ -298,7 +298,7 @@ const std::vector<ErrorMetric>& errorMetrics()
 int ErrorSweepSpec::rowCount() const
 {
     int perValue = 0;
-    for (const FeatureMapKind method : methods)
+    for (const Method method : methods)
         perValue += drawsProjection(method) ? int(projections.size()) * seeds : 1;
     return perValue * int(values.size());
 }
@@ -306,7 +306,7 @@ int ErrorSweepSpec::rowCount() const
 QJsonObject ErrorSweepSpec::toJson() const
 {
     QJsonArray methodArray;
-    for (const FeatureMapKind method : methods)
+    for (const Method method : methods)
         methodArray.append(featureMapName(method));
     QJsonArray projectionArray;
     for (const ProjectionKind projection : projections)
@@ -350,8 +350,8 @@ ErrorSweepSpec ErrorSweepSpec::fromJson(const QJsonObject& json, const QString& 
         spec.methods.clear();
         const QJsonArray methods = arrayField(json, "methods", prefix);
         for (qsizetype i = 0; i < methods.size(); ++i) {
-            FeatureMapKind kind;
-            require(methods.at(i).isString() && parseFeatureMapKind(methods.at(i).toString(), &kind),
+            Method kind;
+            require(methods.at(i).isString() && parseApproximation(methods.at(i).toString(), &kind),
                     QStringLiteral("%1methods[%2]: unknown method").arg(prefix).arg(i));
             spec.methods.push_back(kind);
         }
@@ -481,7 +481,7 @@ ErrorSweepResult ErrorSweepResult::fromJson(const QJsonObject& json)
         require(rows.at(i).isObject(), QStringLiteral("rows[%1] must be an object").arg(i));
         const QJsonObject object = rows.at(i).toObject();
         ErrorRow row;
-        nameField(object, "method", where, &row.method, parseFeatureMapKind, true);
+        nameField(object, "method", where, &row.method, parseApproximation, true);
         if (const QJsonValue projection = object.value(QLatin1String("projection"));
             !projection.isNull() && !projection.isUndefined()) {
             ProjectionKind kind;
@@ -528,7 +528,7 @@ double quantile(std::vector<double> samples, double q)
 std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric metric)
 {
     std::vector<ErrorCurve> curves;
-    for (const FeatureMapKind method : result.spec.methods) {
+    for (const Method method : result.spec.methods) {
         std::vector<std::optional<ProjectionKind>> projections;
         if (drawsProjection(method))
             projections.assign(result.spec.projections.begin(), result.spec.projections.end());
@@ -568,16 +568,16 @@ std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric 
     return curves;
 }
 
-double lemma2Mse(FeatureMapKind kind, double m, const VectorD& x, const VectorD& y)
+double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y)
 {
     const double dot = x.dot(y);
     const double z2 = (x + y).squaredNorm();
     // exp(|z|^2) SM^2 and exp(|z|^2) SM^-2, in one exponential each (they overflow later).
     const double positive = std::exp(z2 + 2 * dot) * -std::expm1(-z2) / m;
     switch (kind) {
-        case FeatureMapKind::FavorPositive: return positive;
-        case FeatureMapKind::FavorHyperbolic: return 0.5 * -std::expm1(-z2) * positive;
-        case FeatureMapKind::FavorTrig: {
+        case Method::FavorPositive: return positive;
+        case Method::FavorHyperbolic: return 0.5 * -std::expm1(-z2) * positive;
+        case Method::FavorTrig: {
             const double difference = -std::expm1(-(x - y).squaredNorm());
             return std::exp(z2 - 2 * dot) * difference * difference / (2 * m);
         }
@@ -585,13 +585,13 @@ double lemma2Mse(FeatureMapKind kind, double m, const VectorD& x, const VectorD&
     }
 }
 
-bool hasLemma2(FeatureMapKind kind)
+bool hasLemma2(Method kind)
 {
-    return kind == FeatureMapKind::FavorPositive || kind == FeatureMapKind::FavorHyperbolic ||
-           kind == FeatureMapKind::FavorTrig;
+    return kind == Method::FavorPositive || kind == Method::FavorHyperbolic ||
+           kind == Method::FavorTrig;
 }
 
-double lemma2MseAt(const ErrorSweepResult& result, FeatureMapKind kind, double value)
+double lemma2MseAt(const ErrorSweepResult& result, Method kind, double value)
 {
     const ErrorSweepSpec& spec = result.spec;
     switch (spec.sweep) {
@@ -672,7 +672,7 @@ ErrorSweepResult runErrorSweep(
     for (const double value : spec.values) {
         const Eigen::Index length =
             spec.sweep == ErrorSweepKind::Length ? Eigen::Index(value) : source->length();
-        for (const FeatureMapKind method : spec.methods) {
+        for (const Method method : spec.methods) {
             FeatureMapSpec map = spec.experiment.featureMap;
             map.kind = method;
             map.features = featuresAt(spec, value);
@@ -704,7 +704,7 @@ ErrorSweepResult runErrorSweep(
                                               ? AttentionInput()
                                               : pointInput(spec, *source, value);
             const AttentionInput& point = spec.sweep == ErrorSweepKind::Features ? *source : shaped;
-            for (const FeatureMapKind method : spec.methods) {
+            for (const Method method : spec.methods) {
                 const bool random = drawsProjection(method);
                 std::vector<std::optional<ProjectionKind>> projections;
                 if (random)

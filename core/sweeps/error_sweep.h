@@ -50,7 +50,7 @@ struct ErrorSweepSpec {
     // row norm of W, the ReLU epsilon and the first seed (featureMap.seed). The method, m and
     // the projection of the base are not used: the sweep sets them.
     ExperimentSpec experiment;
-    std::vector<FeatureMapKind> methods;
+    std::vector<Method> methods;
     std::vector<ProjectionKind> projections{ProjectionKind::Orthogonal, ProjectionKind::Iid};
     ErrorSweepKind sweep = ErrorSweepKind::Features;
     // Ascending: m (integers >= 1), norm multipliers (> 0, replacing the input's own) or lengths
@@ -74,7 +74,7 @@ struct ErrorSweepSpec {
 
 // One method with one projection, one sweep value and one seed.
 struct ErrorRow {
-    FeatureMapKind method = FeatureMapKind::FavorPositive;
+    Method method = Method::FavorPositive;
     std::optional<ProjectionKind> projection;  // none for a map that draws no W
     std::optional<std::uint64_t> seed;         // none for a map that draws no W
     double value = 0;      // the sweep value of the row
@@ -122,7 +122,7 @@ struct ErrorCurvePoint {
 };
 
 struct ErrorCurve {
-    FeatureMapKind method = FeatureMapKind::FavorPositive;
+    Method method = Method::FavorPositive;
     std::optional<ProjectionKind> projection;
     std::vector<ErrorCurvePoint> points;  // ascending values; values without a finite sample left out
 
@@ -144,15 +144,15 @@ double quantile(std::vector<double> samples, double q);
 // positive 1/m exp(|z|^2) SM^2 (1 - exp(-|z|^2)); hyperbolic 1/2 (1 - exp(-|z|^2)) times the
 // positive MSE; trigonometric 1/(2m) exp(|z|^2) SM^-2 (1 - exp(-|x' - y'|^2))^2. m may be any
 // positive number (curves are drawn through it). NaN for the maps Lemma 2 does not cover.
-double lemma2Mse(FeatureMapKind kind, double m, const VectorD& x, const VectorD& y);
+double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y);
 
 // True for the maps Lemma 2 covers: FAVOR+ positive, hyperbolic and trigonometric.
-bool hasLemma2(FeatureMapKind kind);
+bool hasLemma2(Method kind);
 
 // lemma2Mse of `kind` at sweep value `value` of a result: for a features sweep at m = value with
 // the pair as is; for a norm sweep at m = spec.features with the pair scaled by value / (the
 // input's norm multiplier); for a length sweep at m = spec.features with the pair as is.
-double lemma2MseAt(const ErrorSweepResult& result, FeatureMapKind kind, double value);
+double lemma2MseAt(const ErrorSweepResult& result, Method kind, double value);
 
 // The memory one row at length L with C features needs besides the input: the scaled or
 // shortened copy of Q, K, V (double) and, in the engine's precision, the key and query features

@@ -50,35 +50,11 @@ constexpr Eigen::Index kInputBlockRows = 1024;
 // Rows made between two polls of cancelled().
 constexpr Eigen::Index kInputPollRows = 64 * 1024;
 
-struct AlgorithmInfo {
-    TimedAlgorithm algorithm;
-    const char* name;
-    FeatureMapKind map;  // for the linear algorithms
-};
-
-const AlgorithmInfo kAlgorithms[] = {
-    {TimedAlgorithm::ExactMaterialised, "exact-materialised", FeatureMapKind::FavorPositive},
-    {TimedAlgorithm::ExactStreaming, "exact-streaming", FeatureMapKind::FavorPositive},
-    {TimedAlgorithm::FavorPositive, "favor-positive", FeatureMapKind::FavorPositive},
-    {TimedAlgorithm::FavorHyperbolic, "favor-hyperbolic", FeatureMapKind::FavorHyperbolic},
-    {TimedAlgorithm::FavorTrig, "favor-trig", FeatureMapKind::FavorTrig},
-    {TimedAlgorithm::FavorRelu, "favor-relu", FeatureMapKind::FavorRelu},
-    {TimedAlgorithm::Elu, "elu", FeatureMapKind::Elu},
-};
-
-const AlgorithmInfo& infoOf(TimedAlgorithm algorithm)
-{
-    for (const AlgorithmInfo& info : kAlgorithms)
-        if (info.algorithm == algorithm)
-            return info;
-    return kAlgorithms[0];
-}
-
 // The feature map spec of a linear algorithm: m features, orthogonal W, seed 0.
-FeatureMapSpec featureMapSpecOf(TimedAlgorithm algorithm, int m)
+FeatureMapSpec featureMapSpecOf(Method algorithm, int m)
 {
     FeatureMapSpec spec;
-    spec.kind = infoOf(algorithm).map;
+    spec.kind = algorithm;
     spec.features = m;
     spec.projection = ProjectionKind::Orthogonal;
     spec.seed = 0;
@@ -397,7 +373,7 @@ private:
 QJsonObject methodToJson(const TimedMethod& method)
 {
     QJsonObject json;
-    json[QLatin1String("algorithm")] = timedAlgorithmName(method.algorithm);
+    json[QLatin1String("algorithm")] = methodInfo(method.algorithm).name;
     json[QLatin1String("causal")] = method.causal;
     return json;
 }
@@ -406,7 +382,7 @@ QJsonObject methodToJson(const TimedMethod& method)
 TimedMethod methodFromJson(const JsonReader& reader)
 {
     TimedMethod method;
-    reader.enumName("algorithm", &method.algorithm, parseTimedAlgorithm, true);
+    reader.enumName("algorithm", &method.algorithm, parseMethod, true);
     reader.boolean("causal", &method.causal);
     return method;
 }
@@ -462,43 +438,10 @@ SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
 // ---------------------------------------------------------------------------------------------
 // Names
 
-QString timedAlgorithmName(TimedAlgorithm algorithm)
-{
-    return QLatin1String(infoOf(algorithm).name);
-}
-
-bool parseTimedAlgorithm(const QString& name, TimedAlgorithm* algorithm)
-{
-    for (const AlgorithmInfo& info : kAlgorithms) {
-        if (name == QLatin1String(info.name)) {
-            *algorithm = info.algorithm;
-            return true;
-        }
-    }
-    return false;
-}
-
-const std::vector<TimedAlgorithm>& timedAlgorithms()
-{
-    static const std::vector<TimedAlgorithm> all = [] {
-        std::vector<TimedAlgorithm> list;
-        for (const AlgorithmInfo& info : kAlgorithms)
-            list.push_back(info.algorithm);
-        return list;
-    }();
-    return all;
-}
-
-bool isLinear(TimedAlgorithm algorithm)
-{
-    return algorithm != TimedAlgorithm::ExactMaterialised &&
-           algorithm != TimedAlgorithm::ExactStreaming;
-}
-
 QString TimedMethod::label() const
 {
-    return causal ? timedAlgorithmName(algorithm) + QStringLiteral(" causal")
-                  : timedAlgorithmName(algorithm);
+    return causal ? methodInfo(algorithm).name + QStringLiteral(" causal")
+                  : methodInfo(algorithm).name;
 }
 
 QString pointStatusName(PointStatus status)
@@ -549,11 +492,11 @@ std::vector<Eigen::Index> logSpacedLengths(Eigen::Index minimum, Eigen::Index ma
 double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m)
 {
     const double l = double(length);
-    if (!isLinear(method.algorithm))
+    if (!isApproximation(method.algorithm))
         return (method.causal ? 2.0 : 4.0) * l * l * d;
     const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
     const double features = double(featureCountOf(map, d));
-    const double projection = featureMapInfo(map.kind).drawsProjection ? 2.0 * 2.0 * l * m * d : 0;
+    const double projection = methodInfo(map.kind).drawsProjection ? 2.0 * 2.0 * l * m * d : 0;
     return projection + 4.0 * l * features * d;
 }
 
@@ -565,10 +508,10 @@ double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, in
     const double io = 4.0 * l * d;  // Q, K, V and O
     double floats = io;
     switch (method.algorithm) {
-        case TimedAlgorithm::ExactMaterialised:
+        case Method::ExactMaterialised:
             floats += l * l;  // P
             break;
-        case TimedAlgorithm::ExactStreaming: {
+        case Method::ExactStreaming: {
             // Per thread: a tile of scores, the output accumulator, running maxima and sums.
             constexpr double tile = kStreamingQueryTile, keys = kStreamingKeyTile;
             floats += t * (tile * keys + tile * dv + 3 * tile);
@@ -578,7 +521,7 @@ double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, in
             const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
             const double c = double(featureCountOf(map, d));
             // A feature map's projection W x' of a block of rows (m values a row).
-            const double projected = featureMapInfo(map.kind).drawsProjection ? double(m) : 0;
+            const double projected = methodInfo(map.kind).drawsProjection ? double(m) : 0;
             const double summary = c * (dv + 1);  // S and z
             if (!method.causal) {
                 // Per thread: phi of a key block and of a query block, their projections and
@@ -677,9 +620,9 @@ SweepResult runSweep(const SweepSpec& spec,
 
     // The feature maps (and their W), made once before any timing.
     const double scale = 1 / std::sqrt(double(spec.headDim));
-    std::map<TimedAlgorithm, std::unique_ptr<FeatureMap<float>>> maps;
+    std::map<Method, std::unique_ptr<FeatureMap<float>>> maps;
     for (const TimedMethod& method : spec.methods)
-        if (isLinear(method.algorithm) && !maps.count(method.algorithm))
+        if (isApproximation(method.algorithm) && !maps.count(method.algorithm))
             maps[method.algorithm] = makeFeatureMap<float>(
                 featureMapSpecOf(method.algorithm, spec.features), spec.headDim, scale);
 
@@ -713,12 +656,12 @@ SweepResult runSweep(const SweepSpec& spec,
             bool finished = false;
             try {
                 switch (method.algorithm) {
-                    case TimedAlgorithm::ExactMaterialised:
+                    case Method::ExactMaterialised:
                         finished = timeRuns<MaterialisedAttention<float>>(
                             [&] { return materialisedAttention(q, k, v, scale, method.causal); },
                             cancelled, seconds);
                         break;
-                    case TimedAlgorithm::ExactStreaming:
+                    case Method::ExactStreaming:
                         finished = timeRuns<Matrix<float>>(
                             [&] { return streamingAttention(q, k, v, scale, method.causal); },
                             cancelled, seconds);
@@ -933,11 +876,11 @@ QByteArray sweepCsv(const SweepResult& result)
                "peak_bytes,status\n");
     const int threads = result.threads > 0 ? result.threads : spec.threads;
     for (const SweepPoint& point : result.points) {
-        const TimedAlgorithm algorithm = point.method.algorithm;
+        const Method algorithm = point.method.algorithm;
         // m applies to the maps that draw a random projection W.
         const bool usesFeatures =
-            isLinear(algorithm) && featureMapInfo(infoOf(algorithm).map).drawsProjection;
-        QByteArray line = timedAlgorithmName(algorithm).toLatin1();
+            isApproximation(algorithm) && methodInfo(algorithm).drawsProjection;
+        QByteArray line = methodInfo(algorithm).name.toLatin1();
         line.append(point.method.causal ? ",1," : ",0,");
         line.append(QByteArray::number(qint64(point.length)));
         line.append(',').append(QByteArray::number(spec.headDim));

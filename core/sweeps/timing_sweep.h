@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/methods.h"
 #include "memory_budget.h"
 
 #include <QByteArray>
@@ -13,29 +14,9 @@
 
 namespace attnlab {
 
-// The algorithms a timing sweep measures.
-enum class TimedAlgorithm {
-    ExactMaterialised,  // P formed in full (L x L), then P V
-    ExactStreaming,     // tiled online softmax, O(L d) memory
-    FavorPositive,
-    FavorHyperbolic,
-    FavorTrig,
-    FavorRelu,
-    Elu,
-};
-
-// "exact-materialised", "exact-streaming", "favor-positive", "favor-hyperbolic", "favor-trig",
-// "favor-relu", "elu".
-QString timedAlgorithmName(TimedAlgorithm algorithm);
-bool parseTimedAlgorithm(const QString& name, TimedAlgorithm* algorithm);
-// Every algorithm, in the order above (the order menus and "--methods all" list them).
-const std::vector<TimedAlgorithm>& timedAlgorithms();
-// True for the linear-time (feature map) algorithms.
-bool isLinear(TimedAlgorithm algorithm);
-
 // An algorithm with or without the causal mask: one curve of the sweep.
 struct TimedMethod {
-    TimedAlgorithm algorithm = TimedAlgorithm::ExactStreaming;
+    Method algorithm = Method::ExactStreaming;
     bool causal = false;
 
     // "favor-positive", or "favor-positive causal".

@@ -185,20 +185,18 @@ void ErrorAnalysisPanel::buildControls()
 {
     auto* methodsBox = new QGroupBox(tr("Methods"));
     auto* methodsLayout = new QVBoxLayout(methodsBox);
-    for (const FeatureMapInfo& info : featureMapRegistry()) {
+    for (const MethodInfo& info : approximationMethods()) {
         auto* box = new QCheckBox(info.title);
         box->setObjectName(QStringLiteral("errorsMethod-") + info.name);
-        box->setToolTip(info.drawsProjection
-                            ? tr("%1: random features with m projections; each seed draws a new "
-                                 "W.")
-                                  .arg(info.title)
-                            : tr("%1: a deterministic map (no W): one row per value, whatever m "
-                                 "and the seeds.")
-                                  .arg(info.title));
-        box->setChecked(info.kind == FeatureMapKind::FavorPositive ||
-                        info.kind == FeatureMapKind::FavorTrig);
+        box->setToolTip(info.summary + QLatin1Char('\n') +
+                        (info.drawsProjection
+                             ? tr("Random: each seed draws a new W.")
+                             : tr("Deterministic (no W): one row per value, whatever m and the "
+                                  "seeds.")));
+        box->setChecked(info.method == Method::FavorPositive ||
+                        info.method == Method::FavorTrig);
         methodsLayout->addWidget(box);
-        m_methods[info.kind] = box;
+        m_methods[info.method] = box;
     }
     m_orthogonal = new QCheckBox(tr("orthogonal"));
     m_orthogonal->setToolTip(tr("W in blocks of d orthogonal rows (Performer's default): lower "
@@ -337,9 +335,9 @@ ErrorSweepSpec ErrorAnalysisPanel::spec() const
 {
     ErrorSweepSpec sweep;
     sweep.experiment = m_inputSpec;
-    for (const FeatureMapInfo& info : featureMapRegistry())
-        if (m_methods.at(info.kind)->isChecked())
-            sweep.methods.push_back(info.kind);
+    for (const MethodInfo& info : approximationMethods())
+        if (m_methods.at(info.method)->isChecked())
+            sweep.methods.push_back(info.method);
     sweep.projections.clear();
     if (m_orthogonal->isChecked())
         sweep.projections.push_back(ProjectionKind::Orthogonal);
@@ -370,8 +368,8 @@ void ErrorAnalysisPanel::setMetric(ErrorMetric metric)
 QJsonObject ErrorAnalysisPanel::state() const
 {
     QJsonArray methods;
-    for (const FeatureMapInfo& info : featureMapRegistry())
-        if (m_methods.at(info.kind)->isChecked())
+    for (const MethodInfo& info : approximationMethods())
+        if (m_methods.at(info.method)->isChecked())
             methods.append(info.name);
     QJsonArray projections;
     if (m_orthogonal->isChecked())
@@ -401,8 +399,8 @@ QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMet
 {
     const ErrorSweepSpec& spec = result.spec;
     QJsonArray methods;
-    for (const FeatureMapKind method : spec.methods)
-        methods.append(featureMapInfo(method).name);
+    for (const Method method : spec.methods)
+        methods.append(methodInfo(method).name);
     QJsonArray projections;
     for (const ProjectionKind projection : spec.projections)
         projections.append(projectionKindName(projection));
@@ -431,8 +429,8 @@ QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMet
 void ErrorAnalysisPanel::setState(const QJsonObject& state)
 {
     // Read everything first, so that a malformed state changes nothing.
-    const std::vector<FeatureMapKind> methods =
-        namesField<FeatureMapKind>(state, "methods", parseFeatureMapKind);
+    const std::vector<Method> methods =
+        namesField<Method>(state, "methods", parseApproximation);
     const std::vector<ProjectionKind> projections =
         namesField<ProjectionKind>(state, "projections", parseProjectionKind);
     ErrorSweepKind kind;

@@ -131,7 +131,7 @@ private:
     QMap<ErrorSweepKind, QString> m_valuesText;  // the values entered for each sweep kind
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
 
-    std::map<FeatureMapKind, QCheckBox*> m_methods;
+    std::map<Method, QCheckBox*> m_methods;
     QCheckBox* m_orthogonal;
     QCheckBox* m_iid;
     QComboBox* m_sweepKind;

@@ -11,35 +11,26 @@ namespace attnlab::ui {
 namespace {
 
 constexpr double kLinePenWidth = 2.0;
-constexpr double kMarkerSize = 8;
+constexpr double kMarkerRadius = 4;  // pixels
 // Points of a Lemma 2 curve across the x axis.
 constexpr int kTheorySamples = 160;
 // The value axis spans at least this many decades.
 constexpr double kMinDecades = 1.0;
 
-// The marker of a map: a shape per map, filled for orthogonal rows and maps without W, hollow
+// The marker of a map: the registry's shape, filled for orthogonal rows and maps without W, hollow
 // (white inside) for iid rows, so curves stay apart in grey print.
-QCPScatterStyle markerStyle(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+QCPScatterStyle markerStyle(Method method, const std::optional<ProjectionKind>& projection)
 {
-    QCPScatterStyle::ScatterShape shape = QCPScatterStyle::ssDisc;
-    switch (method) {
-        case FeatureMapKind::FavorPositive: shape = QCPScatterStyle::ssDiamond; break;
-        case FeatureMapKind::FavorHyperbolic: shape = QCPScatterStyle::ssTriangle; break;
-        case FeatureMapKind::FavorTrig: shape = QCPScatterStyle::ssTriangleInverted; break;
-        case FeatureMapKind::FavorRelu: shape = QCPScatterStyle::ssSquare; break;
-        case FeatureMapKind::Elu: shape = QCPScatterStyle::ssCircle; break;
-        case FeatureMapKind::Taylor2: shape = QCPScatterStyle::ssSquare; break;
-    }
-    const QColor color = featureMapColor(method);
+    const QColor color = methodColor(method);
     const bool hollow = projection && *projection == ProjectionKind::Iid;
-    return QCPScatterStyle(shape, QPen(color, 1.6), hollow ? QBrush(Qt::white) : QBrush(color),
-                           kMarkerSize);
+    return QCPScatterStyle(methodMarkerPath(method, kMarkerRadius), QPen(color, 1.6),
+                           hollow ? QBrush(Qt::white) : QBrush(color), 6);
 }
 
 // Solid for orthogonal rows and maps without W, dashed for iid rows.
-QPen curvePen(FeatureMapKind method, const std::optional<ProjectionKind>& projection, double width)
+QPen curvePen(Method method, const std::optional<ProjectionKind>& projection, double width)
 {
-    QPen pen(featureMapColor(method), width);
+    QPen pen(methodColor(method), width);
     if (projection && *projection == ProjectionKind::Iid)
         pen.setStyle(Qt::DashLine);
     return pen;
@@ -47,19 +38,19 @@ QPen curvePen(FeatureMapKind method, const std::optional<ProjectionKind>& projec
 
 // The band's fill: translucent for orthogonal rows and maps without W, fainter for iid rows,
 // whose band edges are drawn dashed instead (a hatch pattern would not survive SVG export).
-QBrush bandBrush(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+QBrush bandBrush(Method method, const std::optional<ProjectionKind>& projection)
 {
-    QColor color = featureMapColor(method);
+    QColor color = methodColor(method);
     color.setAlpha(projection && *projection == ProjectionKind::Iid ? 22 : 55);
     return QBrush(color);
 }
 
 // The pen of a band's edges: none, or thin and dashed for iid rows.
-QPen bandEdgePen(FeatureMapKind method, const std::optional<ProjectionKind>& projection)
+QPen bandEdgePen(Method method, const std::optional<ProjectionKind>& projection)
 {
     if (!projection || *projection != ProjectionKind::Iid)
         return Qt::NoPen;
-    QColor color = featureMapColor(method);
+    QColor color = methodColor(method);
     color.setAlpha(150);
     return QPen(color, 1, Qt::DashLine);
 }
@@ -141,19 +132,6 @@ private:
 };
 
 }  // namespace
-
-QColor featureMapColor(FeatureMapKind kind)
-{
-    switch (kind) {
-        case FeatureMapKind::FavorPositive: return QColor(0x00, 0x72, 0xb2);    // blue
-        case FeatureMapKind::FavorHyperbolic: return QColor(0x56, 0xb4, 0xe9);  // sky blue
-        case FeatureMapKind::FavorTrig: return QColor(0x00, 0x9e, 0x73);        // bluish green
-        case FeatureMapKind::FavorRelu: return QColor(0xcc, 0x79, 0xa7);        // reddish purple
-        case FeatureMapKind::Elu: return QColor(0xe6, 0x9f, 0x00);              // orange
-        case FeatureMapKind::Taylor2: return QColor(0xd5, 0x5e, 0x00);          // vermillion
-    }
-    return QColor(Qt::gray);
-}
 
 QString metricAxisLabel(ErrorMetric metric)
 {
@@ -403,18 +381,18 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
     QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
     // The Lemma 2 curves under the points; their samples are set by fitAxes, which knows the
     // x range.
-    for (const FeatureMapKind method : result.spec.methods) {
+    for (const Method method : result.spec.methods) {
         if (!hasLemma2(method))
             continue;
         TheoryCurve theory;
         theory.method = method;
         theory.graph = new QCPGraph(x, y);
-        QColor color = featureMapColor(method);
+        QColor color = methodColor(method);
         color.setAlpha(110);
         QPen pen(color, 6);
         pen.setCapStyle(Qt::RoundCap);
         theory.graph->setPen(pen);
-        theory.graph->setName(tr("%1: Lemma 2 (iid rows)").arg(featureMapInfo(method).name));
+        theory.graph->setName(tr("%1: Lemma 2 (iid rows)").arg(methodInfo(method).name));
         theory.graph->addToLegend();
         m_theory.push_back(theory);
     }
@@ -440,9 +418,9 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         plot.errorBars = new QCPErrorBars(x, y);
         plot.errorBars->setDataPlottable(plot.mean);
         plot.errorBars->setData(below, above);
-        plot.errorBars->setPen(QPen(featureMapColor(curve.method), 1.3));
+        plot.errorBars->setPen(QPen(methodColor(curve.method), 1.3));
         plot.errorBars->setWhiskerWidth(7);
-        plot.errorBars->setSymbolGap(kMarkerSize + 2);
+        plot.errorBars->setSymbolGap(2 * kMarkerRadius + 2);
         m_curves.push_back(plot);
     }
 }

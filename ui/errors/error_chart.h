@@ -11,11 +11,6 @@
 
 namespace attnlab::ui {
 
-// The colour of a feature map's curves (Okabe-Ito hues, as the timing chart gives the same
-// methods): positive blue, hyperbolic sky blue, trigonometric bluish green, ReLU reddish purple,
-// elu+1 orange, Taylor2 vermillion.
-QColor featureMapColor(FeatureMapKind kind);
-
 // The y axis title of a metric, with its unit: "relative Frobenius error ‖P^ − P‖ / ‖P‖ (ratio)",
 // "mean row total variation of P^ from P (probability)", "relative Frobenius error of the output
 // ‖O^ − O‖ / ‖O‖ (ratio)", "MSE of the estimate of exp(x'·y') (kernel units²)".
@@ -55,7 +50,7 @@ public:
 
     // The Lemma 2 curve of one map (kernel view only).
     struct TheoryCurve {
-        FeatureMapKind method = FeatureMapKind::FavorPositive;
+        Method method = Method::FavorPositive;
         QCPGraph* graph = nullptr;
     };
 

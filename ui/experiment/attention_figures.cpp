@@ -61,7 +61,7 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 
 QString approximationTitle(const ExperimentSpec& spec)
 {
-    const FeatureMapInfo& info = featureMapInfo(spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(spec.featureMap.kind);
     QString title = info.title;
     if (info.drawsProjection)
         title += QStringLiteral(", m = %1").arg(spec.featureMap.features);

@@ -44,22 +44,18 @@ int sliderFromNorm(double norm)
 MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
 {
     m_map = new QComboBox;
-    for (const FeatureMapInfo& info : featureMapRegistry())
-        m_map->addItem(info.title, int(info.kind));
-    m_map->setToolTip(
-        tr("The feature map phi; approximate attention is A^ = phi(Q) phi(K)^T, computed in "
-           "linear time as phi(Q) (phi(K)^T V).\n"
-           "FAVOR+ positive: m^-1/2 exp(W x' - |x'|^2/2), unbiased for exp(x'.y'), never "
-           "negative.\n"
-           "FAVOR+ hyperbolic: the cosh form, 2m features, lower variance.\n"
-           "Trigonometric: m^-1/2 exp(|x'|^2/2) [cos W x', sin W x'], can be negative.\n"
-           "Performer-ReLU: m^-1/2 ReLU(W x') + epsilon, a different kernel.\n"
-           "elu+1: elu(x) + 1 (Transformers are RNNs), no randomness.\n"
-           "Degree-2 Taylor: exact for 1 + t + t^2/2 with t = x'.y'."));
+    QString mapTip = tr("The approximation; with a feature map phi, approximate attention is "
+                        "A^ = phi(Q) phi(K)^T, computed in linear time as phi(Q) (phi(K)^T V).");
+    for (const MethodInfo& info : approximationMethods()) {
+        m_map->addItem(info.title, int(info.method));
+        m_map->setItemData(m_map->count() - 1, info.summary, Qt::ToolTipRole);
+        mapTip += QStringLiteral("\n%1: %2").arg(info.title, info.summary);
+    }
+    m_map->setToolTip(mapTip);
     connect(m_map, &QComboBox::currentIndexChanged, this, [this](int index) {
         edit(tr("Use %1").arg(m_map->itemText(index)), [this, index](ExperimentSpec& spec) {
             spec.exactMethod = false;
-            spec.featureMap.kind = FeatureMapKind(m_map->itemData(index).toInt());
+            spec.featureMap.kind = Method(m_map->itemData(index).toInt());
         });
     });
 
@@ -71,7 +67,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     m_featuresSlider->setRange(0, kFeatureSliderMax);
     m_featuresSlider->setToolTip(featuresTip);
     m_features = new QSpinBox;
-    m_features->setRange(1, 65536);
+    m_features->setRange(int(featuresParameter().minimum), int(featuresParameter().maximum));
     m_features->setKeyboardTracking(false);
     m_features->setToolTip(featuresTip);
     connect(m_featuresSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
@@ -184,7 +180,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
              [index](ExperimentSpec& spec) { spec.precision = Precision(index); });
     });
     m_reluEpsilon = new QDoubleSpinBox;
-    m_reluEpsilon->setRange(0, 1);
+    m_reluEpsilon->setRange(reluEpsilonParameter().minimum, reluEpsilonParameter().maximum);
     m_reluEpsilon->setDecimals(5);
     m_reluEpsilon->setSingleStep(0.0005);
     m_reluEpsilon->setKeyboardTracking(false);
@@ -289,12 +285,13 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
 
 void MethodPanel::updateEnabled()
 {
-    const FeatureMapInfo& info = featureMapInfo(m_spec.featureMap.kind);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_featuresSlider, m_features, m_projection,
-                                                      m_rowNorm, m_seed})
+    const MethodInfo& info = methodInfo(m_spec.featureMap.kind);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_featuresSlider, m_features})
+        w->setEnabled(info.takes(featuresParameter()));
+    for (QWidget* w : std::initializer_list<QWidget*>{m_projection, m_rowNorm, m_seed})
         w->setEnabled(info.drawsProjection);
-    m_reluEpsilon->setEnabled(m_spec.featureMap.kind == FeatureMapKind::FavorRelu);
-    m_eluOnScaled->setEnabled(m_spec.featureMap.kind == FeatureMapKind::Elu);
+    m_reluEpsilon->setEnabled(info.takes(reluEpsilonParameter()));
+    m_eluOnScaled->setEnabled(info.takes(eluOnScaledParameter()));
     m_heads->setEnabled(m_spec.input.kind != InputKind::Files &&
                         m_spec.input.kind != InputKind::Model);
     // A model's attention is causal, as it was trained.

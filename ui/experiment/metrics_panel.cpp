@@ -240,7 +240,7 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     const AttentionMetrics& headMetrics = oneHead ? result.heads[head].metrics : result.metrics;
     const qint64 headRows = oneHead ? length : length * std::max(heads, 1);
 
-    const FeatureMapInfo& map = featureMapInfo(result.spec.featureMap.kind);
+    const MethodInfo& map = methodInfo(result.spec.featureMap.kind);
     QString method =
         result.spec.exactMethod ? QStringLiteral("Exact: streaming vs materialised") : map.title;
     if (result.spec.causal)

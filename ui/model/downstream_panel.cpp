@@ -38,7 +38,7 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return DownstreamPanel::tr("exact (streaming softmax)");
-    const FeatureMapInfo& info = featureMapInfo(spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(spec.featureMap.kind);
     if (!info.drawsProjection)
         return info.title;
     return DownstreamPanel::tr("%1, m = %2, seed %3")
@@ -591,7 +591,7 @@ void DownstreamPanel::showSelected()
 void DownstreamPanel::sweepFeatures()
 {
     if (!m_haveModel || m_watcher.isRunning() || m_spec.exactMethod ||
-        !featureMapInfo(m_spec.featureMap.kind).drawsProjection)
+        !methodInfo(m_spec.featureMap.kind).drawsProjection)
         return;
     const std::vector<int> values = featureList(m_features->text());
     if (values.empty()) {
@@ -619,7 +619,7 @@ void DownstreamPanel::sweepLayers()
         return;
     m_delay.stop();
     const int seeds = m_spec.exactMethod ||
-                              !featureMapInfo(m_spec.featureMap.kind).drawsProjection
+                              !methodInfo(m_spec.featureMap.kind).drawsProjection
                           ? 1
                           : m_seeds->value();
     std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
@@ -647,7 +647,7 @@ void DownstreamPanel::setBusy(bool busy)
     m_cancelButton->setEnabled(sweeping);
     const bool canSweep = m_haveModel && !sweeping;
     const bool drawsProjection =
-        !m_spec.exactMethod && featureMapInfo(m_spec.featureMap.kind).drawsProjection;
+        !m_spec.exactMethod && methodInfo(m_spec.featureMap.kind).drawsProjection;
     m_sweepButton->setEnabled(canSweep && drawsProjection);
     m_layerButton->setEnabled(canSweep && m_layerCount > 0);
     m_features->setEnabled(drawsProjection);

@@ -1055,7 +1055,7 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return HeadGridPanel::tr("exact (streaming)");
-    const FeatureMapInfo& info = featureMapInfo(spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(spec.featureMap.kind);
     if (!info.drawsProjection)
         return info.title;
     return HeadGridPanel::tr("%1, m = %2").arg(info.title).arg(spec.featureMap.features);

@@ -17,17 +17,17 @@ constexpr double kKlFloor = 1e-6;
 
 QColor methodColor(const QString& method)
 {
-    FeatureMapKind kind;
-    if (parseFeatureMapKind(method, &kind))
-        return featureMapColor(kind);
+    Method kind;
+    if (parseApproximation(method, &kind))
+        return ui::methodColor(kind);
     return QColor(110, 110, 110);
 }
 
 QString methodTitle(const QString& method)
 {
-    FeatureMapKind kind;
-    if (parseFeatureMapKind(method, &kind))
-        return featureMapInfo(kind).title;
+    Method kind;
+    if (parseApproximation(method, &kind))
+        return methodInfo(kind).title;
     return method == QLatin1String("exact") ? ModelEvalChart::tr("exact (no approximation)")
                                             : method;
 }

@@ -1,11 +1,68 @@
 #include "plotting/plot_style.h"
 
+#include <QTransform>
 #include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace attnlab::ui {
+
+QColor methodColor(Method method)
+{
+    return QColor::fromRgb(QRgb(methodInfo(method).color));
+}
+
+QPainterPath methodMarkerPath(Method method, double radius)
+{
+    const double r = radius;
+    QPainterPath path;
+    QPolygonF polygon;
+    // A plus of arms 2a wide and 2b long.
+    const auto plus = [&polygon](double a, double b) {
+        polygon << QPointF(-a, -b) << QPointF(a, -b) << QPointF(a, -a) << QPointF(b, -a)
+                << QPointF(b, a) << QPointF(a, a) << QPointF(a, b) << QPointF(-a, b)
+                << QPointF(-a, a) << QPointF(-b, a) << QPointF(-b, -a) << QPointF(-a, -a);
+    };
+    switch (methodInfo(method).marker) {
+        case MarkerShape::Square:
+            path.addRect(QRectF(-0.85 * r, -0.85 * r, 1.7 * r, 1.7 * r));
+            return path;
+        case MarkerShape::Circle:
+            path.addEllipse(QPointF(0, 0), r, r);
+            return path;
+        case MarkerShape::Diamond:
+            polygon << QPointF(0, -1.25 * r) << QPointF(1.05 * r, 0) << QPointF(0, 1.25 * r)
+                    << QPointF(-1.05 * r, 0);
+            break;
+        case MarkerShape::Triangle:
+            polygon << QPointF(0, -1.2 * r) << QPointF(1.1 * r, 0.8 * r)
+                    << QPointF(-1.1 * r, 0.8 * r);
+            break;
+        case MarkerShape::TriangleDown:
+            polygon << QPointF(0, 1.2 * r) << QPointF(1.1 * r, -0.8 * r)
+                    << QPointF(-1.1 * r, -0.8 * r);
+            break;
+        case MarkerShape::Plus:
+            plus(0.42 * r, 1.1 * r);
+            break;
+        case MarkerShape::Cross:
+            plus(0.36 * r, 1.25 * r);
+            polygon = QTransform().rotate(45).map(polygon);
+            break;
+        case MarkerShape::Star:
+            for (int k = 0; k < 10; ++k) {  // a five-pointed star
+                const double reach = (k % 2 == 0 ? 1.35 : 0.6) * r;
+                const double angle = -std::numbers::pi / 2 + k * std::numbers::pi / 5;
+                polygon << QPointF(reach * std::cos(angle), reach * std::sin(angle));
+            }
+            break;
+    }
+    path.addPolygon(polygon);
+    path.closeSubpath();
+    return path;
+}
 
 namespace {
 

@@ -1,6 +1,10 @@
 #pragma once
 
+#include "attention/methods.h"
+
+#include <QColor>
 #include <QFont>
+#include <QPainterPath>
 #include <QSharedPointer>
 #include <qcustomplot.h>
 
@@ -13,6 +17,14 @@ int niceStep(double minimum);
 // An axis ticker for counts and indices (steps, features, dimensions): QCustomPlot's own choice
 // of ticks, with the step rounded to a whole number, at least 1, so that no tick reads "2.5".
 QSharedPointer<QCPAxisTicker> integerTicker();
+
+// The method's colour on every chart: the registry's.
+QColor methodColor(Method method);
+
+// The method's marker (the registry's shape), centred on (0, 0), about 2 radius pixels across:
+// the same in every chart and legend, so that curves stay apart in grey print too. A custom
+// QCPScatterStyle is scaled by size / 6, so size 6 keeps the path in pixels.
+QPainterPath methodMarkerPath(Method method, double radius);
 
 // base at the given size in points (and bold).
 QFont sizedFont(const QFont& base, double points, bool bold = false);

@@ -79,59 +79,12 @@ private:
     bool m_dense = false;  // the ticks of the latest createTickVector are 1, 2, 5 multiples
 };
 
-// The marker of an algorithm, centred on (0, 0), in pixels: the same in both plots and in the
-// legend, so that the curves stay apart in grey print too.
-QPainterPath markerPath(TimedAlgorithm algorithm)
-{
-    const double r = kMarkerRadius;
-    QPainterPath path;
-    QPolygonF polygon;
-    switch (algorithm) {
-        case TimedAlgorithm::ExactMaterialised:
-            path.addRect(QRectF(-0.85 * r, -0.85 * r, 1.7 * r, 1.7 * r));
-            return path;
-        case TimedAlgorithm::ExactStreaming:
-            path.addEllipse(QPointF(0, 0), r, r);
-            return path;
-        case TimedAlgorithm::FavorPositive:
-            polygon << QPointF(0, -1.25 * r) << QPointF(1.05 * r, 0) << QPointF(0, 1.25 * r)
-                    << QPointF(-1.05 * r, 0);
-            break;
-        case TimedAlgorithm::FavorHyperbolic:
-            polygon << QPointF(0, -1.2 * r) << QPointF(1.1 * r, 0.8 * r)
-                    << QPointF(-1.1 * r, 0.8 * r);
-            break;
-        case TimedAlgorithm::FavorTrig:
-            polygon << QPointF(0, 1.2 * r) << QPointF(1.1 * r, -0.8 * r)
-                    << QPointF(-1.1 * r, -0.8 * r);
-            break;
-        case TimedAlgorithm::FavorRelu: {
-            const double a = 0.42 * r;  // half the width of an arm of the plus
-            const double b = 1.1 * r;
-            polygon << QPointF(-a, -b) << QPointF(a, -b) << QPointF(a, -a) << QPointF(b, -a)
-                    << QPointF(b, a) << QPointF(a, a) << QPointF(a, b) << QPointF(-a, b)
-                    << QPointF(-a, a) << QPointF(-b, a) << QPointF(-b, -a) << QPointF(-a, -a);
-            break;
-        }
-        case TimedAlgorithm::Elu:
-            for (int k = 0; k < 10; ++k) {  // a five-pointed star
-                const double radius = (k % 2 == 0 ? 1.35 : 0.6) * r;
-                const double angle = -std::numbers::pi / 2 + k * std::numbers::pi / 5;
-                polygon << QPointF(radius * std::cos(angle), radius * std::sin(angle));
-            }
-            break;
-    }
-    path.addPolygon(polygon);
-    path.closeSubpath();
-    return path;
-}
-
 // The method's marker: filled for the non-causal variant, hollow (white inside) for the causal
 // one. A custom scatter shape is scaled by size / 6, so size 6 keeps it in pixels.
 QCPScatterStyle markerStyle(const TimedMethod& method)
 {
     const QColor color = methodColor(method);
-    return QCPScatterStyle(markerPath(method.algorithm), QPen(color, 1.5),
+    return QCPScatterStyle(methodMarkerPath(method.algorithm, kMarkerRadius), QPen(color, 1.5),
                            method.causal ? QBrush(Qt::white) : QBrush(color), 6);
 }
 
@@ -268,10 +221,10 @@ double labelRowHeight(const QCPItemText* item)
 
 std::optional<TimedMethod> crossoverReference(const SweepResult& result, const TimedMethod& method)
 {
-    if (!isLinear(method.algorithm))
+    if (!isApproximation(method.algorithm))
         return std::nullopt;
-    for (const TimedAlgorithm exact :
-         {TimedAlgorithm::ExactStreaming, TimedAlgorithm::ExactMaterialised}) {
+    for (const Method exact :
+         {Method::ExactStreaming, Method::ExactMaterialised}) {
         const TimedMethod reference{exact, method.causal};
         if (hasOkPoint(result, reference))
             return reference;
@@ -292,25 +245,7 @@ QString formatLength(double length, int significantDigits)
 
 QColor methodColor(const TimedMethod& method)
 {
-    const QColor color = [&] {
-        switch (method.algorithm) {
-            case TimedAlgorithm::ExactMaterialised:
-                return QColor(0xd5, 0x5e, 0x00);  // vermillion
-            case TimedAlgorithm::ExactStreaming:
-                return QColor(0x00, 0x00, 0x00);  // black
-            case TimedAlgorithm::FavorPositive:
-                return QColor(0x00, 0x72, 0xb2);  // blue
-            case TimedAlgorithm::FavorHyperbolic:
-                return QColor(0x56, 0xb4, 0xe9);  // sky blue
-            case TimedAlgorithm::FavorTrig:
-                return QColor(0x00, 0x9e, 0x73);  // bluish green
-            case TimedAlgorithm::FavorRelu:
-                return QColor(0xcc, 0x79, 0xa7);  // reddish purple
-            case TimedAlgorithm::Elu:
-                return QColor(0xe6, 0x9f, 0x00);  // orange
-        }
-        return QColor(Qt::gray);
-    }();
+    const QColor color = methodColor(method.algorithm);
     if (!method.causal)
         return color;
     return color.lightness() < 40 ? QColor(0x80, 0x80, 0x80) : color.darker(150);

@@ -87,43 +87,6 @@ enum Column {
     ColumnCount
 };
 
-// The algorithms in the order of the controls, with their names in plain words and what they
-// compute.
-struct AlgorithmControl {
-    TimedAlgorithm algorithm;
-    const char* text;
-    const char* tip;
-};
-
-const AlgorithmControl kAlgorithmControls[] = {
-    {TimedAlgorithm::ExactMaterialised, QT_TRANSLATE_NOOP("TimingPanel", "Exact, materialised"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "Exact softmax attention that forms the whole L x L matrix P, then P V: "
-                       "L^2 memory, 4 L^2 d flops.")},
-    {TimedAlgorithm::ExactStreaming, QT_TRANSLATE_NOOP("TimingPanel", "Exact, streaming"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "Exact softmax attention in tiles with an online softmax: the same "
-                       "4 L^2 d flops, but memory that grows only like L d.")},
-    {TimedAlgorithm::FavorPositive, QT_TRANSLATE_NOOP("TimingPanel", "FAVOR+ positive"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "Performer's positive random features exp(W x' - |x'|^2/2): m features, "
-                       "time and memory linear in L.")},
-    {TimedAlgorithm::FavorHyperbolic, QT_TRANSLATE_NOOP("TimingPanel", "FAVOR+ hyperbolic"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "The hyperbolic (cosh) form of the positive features: 2m features, so "
-                       "about twice the work of FAVOR+ positive.")},
-    {TimedAlgorithm::FavorTrig, QT_TRANSLATE_NOOP("TimingPanel", "Trigonometric"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "Random Fourier features [cos W x', sin W x']: 2m features, linear in L.")},
-    {TimedAlgorithm::FavorRelu, QT_TRANSLATE_NOOP("TimingPanel", "Performer-ReLU"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "ReLU(W x') features: m features, linear in L (a different kernel).")},
-    {TimedAlgorithm::Elu, QT_TRANSLATE_NOOP("TimingPanel", "elu + 1"),
-     QT_TRANSLATE_NOOP("TimingPanel",
-                       "Linear attention with phi(x) = elu(x) + 1 (Transformers are RNNs): d "
-                       "features, no random projection.")},
-};
-
 // A spin box for lengths that steps by doubling and halving, since the lengths are log-spaced.
 class LengthSpinBox : public QSpinBox {
 public:
@@ -229,15 +192,15 @@ void TimingPanel::buildControls()
 {
     auto* methodsBox = new QGroupBox(tr("Methods"));
     auto* methodsLayout = new QVBoxLayout(methodsBox);
-    for (const AlgorithmControl& control : kAlgorithmControls) {
-        auto* box = new QCheckBox(tr(control.text));
-        box->setToolTip(tr(control.tip));
-        box->setObjectName(QStringLiteral("method-") + timedAlgorithmName(control.algorithm));
+    for (const MethodInfo& info : methodRegistry()) {
+        auto* box = new QCheckBox(info.title);
+        box->setToolTip(info.summary);
+        box->setObjectName(QStringLiteral("method-") + info.name);
         methodsLayout->addWidget(box);
-        m_methods[control.algorithm] = box;
+        m_methods[info.method] = box;
     }
-    for (const TimedAlgorithm checked :
-         {TimedAlgorithm::ExactStreaming, TimedAlgorithm::FavorPositive, TimedAlgorithm::Elu})
+    for (const Method checked :
+         {Method::ExactStreaming, Method::FavorPositive, Method::Elu})
         m_methods[checked]->setChecked(true);
     m_nonCausal = new QCheckBox(tr("non-causal"));
     m_nonCausal->setToolTip(
@@ -455,13 +418,13 @@ void TimingPanel::buildControls()
 SweepSpec TimingPanel::spec() const
 {
     SweepSpec spec;
-    for (const AlgorithmControl& control : kAlgorithmControls) {
-        if (!m_methods.at(control.algorithm)->isChecked())
+    for (const MethodInfo& info : methodRegistry()) {
+        if (!m_methods.at(info.method)->isChecked())
             continue;
         if (m_nonCausal->isChecked())
-            spec.methods.push_back({control.algorithm, false});
+            spec.methods.push_back({info.method, false});
         if (m_causal->isChecked())
-            spec.methods.push_back({control.algorithm, true});
+            spec.methods.push_back({info.method, true});
     }
     spec.lengths =
         logSpacedLengths(m_minLength->value(), m_maxLength->value(), m_pointsPerOctave->value());
@@ -749,7 +712,7 @@ void TimingPanel::updateTable()
                 largest = &point;
         }
         QString crossover = QStringLiteral("\u2014");
-        if (isLinear(method.algorithm)) {
+        if (isApproximation(method.algorithm)) {
             crossover = crossoverReference(m_result, method) ? tr("not in the range measured")
                                                              : tr("no exact curve");
             for (const TimingChart::Crossover& marked : m_chart->crossovers()) {

@@ -133,7 +133,7 @@ private:
     QFutureWatcher<void> m_watcher;
     std::shared_ptr<SweepShared> m_sweep;  // shared with the worker of the latest sweep
 
-    std::map<TimedAlgorithm, QCheckBox*> m_methods;
+    std::map<Method, QCheckBox*> m_methods;
     QCheckBox* m_nonCausal;
     QCheckBox* m_causal;
     QSpinBox* m_minLength;

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "attention/maps/random_projection_map.h"
+#include "attention/row_ops.h"
+
+namespace attnlab {
+
+// FAVOR+ hyperbolic: phi(x) = (2m)^-1/2 exp(-|x'|^2 / 2) [exp(W x'), exp(-W x')]. With
+// M_i = max_k |(W x'_i)_k|: Phi_i = (2m)^-1/2 [exp(W x'_i - M_i), exp(-W x'_i - M_i)],
+// c_i = M_i - |x'_i|^2 / 2. C = 2m.
+template <typename T>
+class HyperbolicRandomFeatures final : public RandomProjectionMap<T> {
+public:
+    static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
+
+    HyperbolicRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
+    {
+    }
+
+    void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
+             Eigen::Ref<Vector<T>> logScale) const override
+    {
+        const Eigen::Index m = this->m_features;
+        auto u = phi.leftCols(m);
+        this->project(x, u);
+        const Vector<T> rowMax = u.cwiseAbs().rowwise().maxCoeff();
+        logScale = rowMax - this->halfSquaredNorms(x);
+        const T norm = T(1 / std::sqrt(2.0 * double(m)));
+        phi.rightCols(m) = -u;
+        expShiftedRows(phi, rowMax, norm);
+    }
+};
+
+}  // namespace attnlab

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "attention/maps/random_projection_map.h"
+
+namespace attnlab {
+
+// Performer-ReLU (generalised attention): phi(x) = m^-1/2 ReLU(W x') + epsilon. C = m.
+template <typename T>
+class ReluRandomFeatures final : public RandomProjectionMap<T> {
+public:
+    static Eigen::Index featureCount(int /*d*/, int m) { return m; }
+
+    ReluRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head),
+          m_epsilon(T(spec.reluEpsilon))
+    {
+    }
+
+    void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
+             Eigen::Ref<Vector<T>> logScale) const override
+    {
+        this->project(x, phi);
+        const T norm = T(1 / std::sqrt(double(this->m_features)));
+        phi = phi.array().max(T(0)) * norm + m_epsilon;
+        logScale.setZero();
+    }
+
+private:
+    T m_epsilon;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "attention/maps/random_projection_map.h"
+
+namespace attnlab {
+
+// Trigonometric random Fourier features: phi(x) = m^-1/2 exp(|x'|^2 / 2) [cos(W x'), sin(W x')].
+// Phi_i = m^-1/2 [cos(W x'_i), sin(W x'_i)], c_i = |x'_i|^2 / 2. C = 2m.
+template <typename T>
+class TrigonometricRandomFeatures final : public RandomProjectionMap<T> {
+public:
+    static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
+
+    TrigonometricRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
+    {
+    }
+
+    void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
+             Eigen::Ref<Vector<T>> logScale) const override
+    {
+        const Eigen::Index m = this->m_features;
+        auto u = phi.leftCols(m);
+        this->project(x, u);
+        logScale = this->halfSquaredNorms(x);
+        const T norm = T(1 / std::sqrt(double(m)));
+        phi.rightCols(m) = u.array().sin() * norm;
+        u = u.array().cos() * norm;
+    }
+};
+
+}  // namespace attnlab

@@ -1,0 +1,204 @@
+// The method registry: its entries are consistent, and every list of methods in the program (the
+// Method dock, the Timing and Error analysis pages, the command line's --method and --methods,
+// the session readers) offers exactly the registry's methods.
+
+#include "app_process.h"
+#include "attention/feature_maps.h"
+#include "attention/methods.h"
+#include "errors.h"
+#include "errors/error_analysis_panel.h"
+#include "experiment.h"
+#include "experiment/method_panel.h"
+#include "sweeps/error_sweep.h"
+#include "sweeps/timing_sweep.h"
+#include "timing/timing_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QJsonArray>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTest>
+
+#include <set>
+
+using namespace attnlab;
+using namespace attnlab::test;
+
+namespace {
+
+QStringList namesOf(const std::vector<MethodInfo>& methods)
+{
+    QStringList names;
+    for (const MethodInfo& info : methods)
+        names.append(info.name);
+    return names;
+}
+
+// The names after "method-" style object names of the check boxes under `widget`, in order.
+QStringList checkBoxNames(const QWidget& widget, const QString& prefix)
+{
+    QStringList names;
+    for (const QCheckBox* box : widget.findChildren<QCheckBox*>())
+        if (box->objectName().startsWith(prefix))
+            names.append(box->objectName().mid(prefix.size()));
+    return names;
+}
+
+// The methods a refusal lists: "(choose a, b, c or all ...)" gives {a, b, c}.
+QStringList choicesIn(const QByteArray& message)
+{
+    const QRegularExpression choose(QStringLiteral("choose (.*?)( or all|;|\\))"));
+    const QRegularExpressionMatch match = choose.match(QString::fromUtf8(message));
+    if (!match.hasMatch())
+        return {};
+    return match.captured(1).split(QStringLiteral(", "));
+}
+
+}  // namespace
+
+class TestMethods : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+    void entriesAreConsistent();
+    void docksOfferTheRegistry();
+    void sessionReadersTakeTheRegistry();
+    void commandLineOffersTheRegistry();
+};
+
+void TestMethods::entriesAreConsistent()
+{
+    // Names, titles, colours and markers tell methods apart, so each is used once.
+    std::set<QString> names, titles;
+    std::set<std::uint32_t> colors;
+    std::set<MarkerShape> markers;
+    for (const MethodInfo& info : methodRegistry()) {
+        QVERIFY2(names.insert(info.name).second, qPrintable(info.name));
+        QVERIFY2(titles.insert(info.title).second, qPrintable(info.title));
+        QVERIFY2(colors.insert(info.color).second, qPrintable(info.name));
+        QVERIFY2(markers.insert(info.marker).second, qPrintable(info.name));
+        QVERIFY(!info.summary.isEmpty());
+        QCOMPARE(&methodInfo(info.method), &info);
+        Method parsed;
+        QVERIFY(parseMethod(info.name, &parsed) && parsed == info.method);
+        const bool exact = info.role == MethodRole::Exact;
+        QCOMPARE(isApproximation(info.method), !exact);
+        QCOMPARE(parseApproximation(info.name, &parsed), !exact);
+        // An approximation has its cost model and its maps; an exact method has neither.
+        QCOMPARE(info.featureCount == nullptr, exact);
+        QCOMPARE(info.makeFloat == nullptr, exact);
+        QCOMPARE(info.makeDouble == nullptr, exact);
+        if (exact)
+            continue;
+        // The cost model's C is the length of the map the factories make, in both precisions.
+        for (const int d : {3, 8}) {
+            FeatureMapSpec spec;
+            spec.kind = info.method;
+            spec.features = 5;
+            const auto mapFloat = makeFeatureMap<float>(spec, d, 0.5);
+            const auto mapDouble = makeFeatureMap<double>(spec, d, 0.5);
+            QCOMPARE(mapFloat->featureCount(), info.featureCount(d, 5));
+            QCOMPARE(mapDouble->featureCount(), info.featureCount(d, 5));
+            QCOMPARE(mapFloat->projection().rows(), info.drawsProjection ? 5 : 0);
+        }
+        // A map that draws W takes m; the others ignore it.
+        QCOMPARE(info.takes(featuresParameter()), info.drawsProjection);
+    }
+    Method unknown;
+    QVERIFY(!parseMethod(QStringLiteral("favor"), &unknown));
+    QCOMPARE(namesOf(approximationMethods()).size() + 2, namesOf(methodRegistry()).size());
+}
+
+void TestMethods::docksOfferTheRegistry()
+{
+    ui::MethodPanel methodPanel;
+    const auto* map = methodPanel.findChild<QComboBox*>(QStringLiteral("featureMap"));
+    QVERIFY(map);
+    QStringList offered;
+    for (int i = 0; i < map->count(); ++i)
+        offered.append(methodInfo(Method(map->itemData(i).toInt())).name);
+    QCOMPARE(offered, namesOf(approximationMethods()));
+
+    ui::TimingPanel timingPanel;
+    QCOMPARE(checkBoxNames(timingPanel, QStringLiteral("method-")), namesOf(methodRegistry()));
+
+    ui::ErrorAnalysisPanel errorPanel;
+    QCOMPARE(checkBoxNames(errorPanel, QStringLiteral("errorsMethod-")),
+             namesOf(approximationMethods()));
+}
+
+void TestMethods::sessionReadersTakeTheRegistry()
+{
+    // The experiment: every approximation and "exact"; a name outside the registry is refused.
+    for (const QString& name : namesOf(approximationMethods()) + QStringList{"exact"}) {
+        ExperimentSpec spec;
+        QJsonObject json = spec.toJson();
+        json[QStringLiteral("method")] = name;
+        QCOMPARE(ExperimentSpec::fromJson(json).methodName(), name);
+    }
+    for (const QString& name : {QStringLiteral("exact-streaming"), QStringLiteral("favor")}) {
+        QJsonObject json = ExperimentSpec().toJson();
+        json[QStringLiteral("method")] = name;
+        QVERIFY_THROWS_EXCEPTION(InputError, ExperimentSpec::fromJson(json));
+    }
+
+    // The timing sweep: every method of the registry.
+    SweepSpec timing;
+    for (const MethodInfo& info : methodRegistry())
+        timing.methods.push_back({info.method, false});
+    timing.lengths = {64};
+    QVERIFY(SweepSpec::fromJson(timing.toJson()).methods == timing.methods);
+
+    // The error sweep: every approximation, and no exact method.
+    ErrorSweepSpec errors;
+    for (const MethodInfo& info : approximationMethods())
+        errors.methods.push_back(info.method);
+    errors.values = {4};
+    QVERIFY(ErrorSweepSpec::fromJson(errors.toJson()).methods == errors.methods);
+    QJsonObject exact = errors.toJson();
+    exact[QStringLiteral("methods")] = QJsonArray{QStringLiteral("exact-streaming")};
+    QVERIFY_THROWS_EXCEPTION(InputError, ErrorSweepSpec::fromJson(exact));
+}
+
+void TestMethods::commandLineOffersTheRegistry()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString out = dir.filePath(QStringLiteral("out"));
+
+    // compute, render and steps name the approximations and "exact" when --method is unknown.
+    AppRun run = runAttentionLab({"compute", "--method", "bogus", "--out", out}, {}, 60000);
+    QVERIFY2(run.finished && run.exitCode != 0, qPrintable(run.describe()));
+    QCOMPARE(choicesIn(run.err), QStringList{"exact"} + namesOf(approximationMethods()));
+
+    // compute's help lists the same.
+    run = runAttentionLab({"compute", "--help"}, {}, 60000);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QRegularExpressionMatch help =
+        QRegularExpression(QStringLiteral("--method <NAME> [^:]*one of: ([^.]*)\\."))
+            .match(QString::fromUtf8(run.out).simplified());
+    QVERIFY2(help.hasMatch(), run.out.constData());
+    QCOMPARE(help.captured(1).split(QStringLiteral(", ")),
+             QStringList{"exact"} + namesOf(approximationMethods()));
+
+    // bench measures every method; errors every approximation.
+    run = runAttentionLab({"bench", "--methods", "bogus", "--out", out}, {}, 60000);
+    QVERIFY2(run.finished && run.exitCode != 0, qPrintable(run.describe()));
+    QCOMPARE(choicesIn(run.err), namesOf(methodRegistry()));
+    run = runAttentionLab({"errors", "--methods", "bogus", "--out", out}, {}, 60000);
+    QVERIFY2(run.finished && run.exitCode != 0, qPrintable(run.describe()));
+    QCOMPARE(choicesIn(run.err), namesOf(approximationMethods()));
+
+    // Every approximation runs through compute.
+    for (const QString& name : namesOf(approximationMethods())) {
+        run = runAttentionLab({"compute", "--random", "8", "--d", "4",
+                               "--features", "4", "--method", name, "--out", out},
+                              {}, 60000);
+        QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    }
+}
+
+QTEST_MAIN(TestMethods)
+#include "test_methods.moc"
