@@ -28,6 +28,8 @@ MethodInfo featureMap(MethodInfo info)
     info.featureCount = &Map<float>::featureCount;
     info.makeFloat = &makeMap<Map, float>;
     info.makeDouble = &makeMap<Map, double>;
+    if constexpr (requires { &Map<double>::kernelMse; })
+        info.kernelMse = &Map<double>::kernelMse;
     return info;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "types.h"
+
 #include <QString>
 
 #include <Eigen/Core>
@@ -85,6 +87,10 @@ struct MethodInfo {
     Eigen::Index (*featureCount)(int d, int m) = nullptr;
     FeatureMapFactory<float> makeFloat = nullptr;  // null for the exact methods
     FeatureMapFactory<double> makeDouble = nullptr;
+    // The closed-form MSE of phi(x).phi(y) as an estimate of exp(x'.y') with iid rows of W, for
+    // m features and the scaled rows x', y' (Lemma 2 of Choromanski et al. 2021); null where
+    // the lab knows none. m may be any positive number (curves are drawn through it).
+    double (*kernelMse)(double m, const VectorD& x, const VectorD& y) = nullptr;
 
     bool takes(const MethodParameter& parameter) const;
 };

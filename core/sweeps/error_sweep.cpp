@@ -570,25 +570,13 @@ std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric 
 
 double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y)
 {
-    const double dot = x.dot(y);
-    const double z2 = (x + y).squaredNorm();
-    // exp(|z|^2) SM^2 and exp(|z|^2) SM^-2, in one exponential each (they overflow later).
-    const double positive = std::exp(z2 + 2 * dot) * -std::expm1(-z2) / m;
-    switch (kind) {
-        case Method::FavorPositive: return positive;
-        case Method::FavorHyperbolic: return 0.5 * -std::expm1(-z2) * positive;
-        case Method::FavorTrig: {
-            const double difference = -std::expm1(-(x - y).squaredNorm());
-            return std::exp(z2 - 2 * dot) * difference * difference / (2 * m);
-        }
-        default: return kNaN;
-    }
+    const auto mse = methodInfo(kind).kernelMse;
+    return mse ? mse(m, x, y) : kNaN;
 }
 
 bool hasLemma2(Method kind)
 {
-    return kind == Method::FavorPositive || kind == Method::FavorHyperbolic ||
-           kind == Method::FavorTrig;
+    return methodInfo(kind).kernelMse != nullptr;
 }
 
 double lemma2MseAt(const ErrorSweepResult& result, Method kind, double value)

@@ -140,13 +140,13 @@ std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric 
 // (x_(floor h + 1) - x_(floor h)). NaN when empty.
 double quantile(std::vector<double> samples, double q);
 
-// Lemma 2 of Choromanski et al. 2021 (iid Gaussian rows), with z = x' + y' and SM = exp(x'.y'):
-// positive 1/m exp(|z|^2) SM^2 (1 - exp(-|z|^2)); hyperbolic 1/2 (1 - exp(-|z|^2)) times the
-// positive MSE; trigonometric 1/(2m) exp(|z|^2) SM^-2 (1 - exp(-|x' - y'|^2))^2. m may be any
-// positive number (curves are drawn through it). NaN for the maps Lemma 2 does not cover.
+// The registry's closed-form kernel MSE of the method (Lemma 2 of Choromanski et al. 2021, iid
+// Gaussian rows, with z = x' + y' and SM = exp(x'.y'): positive 1/m exp(|z|^2) SM^2
+// (1 - exp(-|z|^2)); hyperbolic 1/2 (1 - exp(-|z|^2)) times the positive MSE; trigonometric
+// 1/(2m) exp(|z|^2) SM^-2 (1 - exp(-|x' - y'|^2))^2). NaN for the methods it does not cover.
 double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y);
 
-// True for the maps Lemma 2 covers: FAVOR+ positive, hyperbolic and trigonometric.
+// True for the methods whose registry entry has a closed-form kernel MSE.
 bool hasLemma2(Method kind);
 
 // lemma2Mse of `kind` at sweep value `value` of a result: for a features sweep at m = value with

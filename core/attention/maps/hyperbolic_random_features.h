@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/maps/positive_random_features.h"
 #include "attention/maps/random_projection_map.h"
 #include "attention/row_ops.h"
 
@@ -29,6 +30,13 @@ public:
         const T norm = T(1 / std::sqrt(2.0 * double(m)));
         phi.rightCols(m) = -u;
         expShiftedRows(phi, rowMax, norm);
+    }
+
+    // Lemma 2: 1/2 (1 - exp(-|x' + y'|^2)) times the positive features' MSE.
+    static double kernelMse(double m, const VectorD& x, const VectorD& y)
+    {
+        return 0.5 * -std::expm1(-(x + y).squaredNorm()) *
+               PositiveRandomFeatures<double>::kernelMse(m, x, y);
     }
 };
 

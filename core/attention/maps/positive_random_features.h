@@ -26,6 +26,15 @@ public:
         const T norm = T(1 / std::sqrt(double(this->m_features)));
         expShiftedRows(phi, rowMax, norm);
     }
+
+    // Lemma 2 of Choromanski et al. 2021 (iid Gaussian rows): the MSE of phi(x).phi(y) for
+    // SM = exp(x'.y') is 1/m exp(|z|^2) SM^2 (1 - exp(-|z|^2)) with z = x' + y' (x, y here are
+    // x', y'), in one exponential (it overflows later than the product).
+    static double kernelMse(double m, const VectorD& x, const VectorD& y)
+    {
+        const double z2 = (x + y).squaredNorm();
+        return std::exp(z2 + 2 * x.dot(y)) * -std::expm1(-z2) / m;
+    }
 };
 
 }  // namespace attnlab

@@ -27,6 +27,13 @@ public:
         phi.rightCols(m) = u.array().sin() * norm;
         u = u.array().cos() * norm;
     }
+
+    // Lemma 2: 1/(2m) exp(|x' + y'|^2) SM^-2 (1 - exp(-|x' - y'|^2))^2, SM = exp(x'.y').
+    static double kernelMse(double m, const VectorD& x, const VectorD& y)
+    {
+        const double difference = -std::expm1(-(x - y).squaredNorm());
+        return std::exp((x + y).squaredNorm() - 2 * x.dot(y)) * difference * difference / (2 * m);
+    }
 };
 
 }  // namespace attnlab
