@@ -1,10 +1,10 @@
 #include "commands/bench_command.h"
 
-#include "io/atomic_files.h"
 #include "command_line.h"
 #include "errors.h"
 #include "experiment.h"
 #include "plotting/figure_export.h"
+#include "commands/output_options.h"
 #include "commands/spec_options.h"
 #include "io/session.h"
 #include "timing/timing_chart.h"
@@ -12,8 +12,6 @@
 #include "sweeps/timing_sweep.h"
 
 #include <QCommandLineParser>
-#include <QDir>
-#include <QFileInfo>
 #include <QTextStream>
 
 #include <algorithm>
@@ -269,22 +267,14 @@ int runBenchCommand(const QStringList& arguments)
          QStringLiteral("Skip the points whose working set exceeds this, e.g. 4G or 512M "
                         "(default half the machine's memory)."),
          QStringLiteral("SIZE")},
-        {option("out"), QStringLiteral("The CSV file to write (its folder is created if "
-                                       "needed)."),
-         QStringLiteral("FILE.csv")},
-        {option("plot"), QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the "
-                                        "suffix."),
-         QStringLiteral("FILE.png|svg|pdf")},
-        {option("save-session"),
-         QStringLiteral("Also write a session that opens the window on the Timing page with "
-                        "this sweep."),
-         QStringLiteral("FILE.attnlab")},
     });
+    parser.addOptions(tableOutputOptions(
+        QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
+        QStringLiteral("Also write a session that opens the window on the Timing page with this "
+                       "sweep.")));
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    if (!parser.positionalArguments().isEmpty())
-        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
-                             .arg(parser.positionalArguments().first()));
+    refusePositionalArguments(parser);
 
     SweepSpec spec;
     spec.methods = methodsOption(parser);
@@ -294,14 +284,7 @@ int runBenchCommand(const QStringList& arguments)
     spec.threads = integerOption(parser, "threads", 0, 0, SpecLimits::threads);
     spec.repetitions = integerOption(parser, "reps", 3, 1, kMaxRepetitions);
     spec.budget = budgetFromOptions(parser);
-    const QString plot = plotOption(parser);
-    const QString sessionPath = parser.isSet(option("save-session"))
-                                    ? checkedOutPath("save-session", parser.value(option("save-session")),
-                                                     "sweep.attnlab")
-                                    : QString();
-    if (!parser.isSet(option("out")) || parser.value(option("out")).isEmpty())
-        throw InputError(QStringLiteral("--out FILE.csv is required: the CSV file to write"));
-    const QString out = checkedOutPath("out", parser.value(option("out")), "sweep.csv");
+    const TableOutputs outputs = tableOutputs(parser, "sweep.csv", "sweep.attnlab");
 
     QTextStream err(stderr);
     const SweepResult result =
@@ -309,35 +292,16 @@ int runBenchCommand(const QStringList& arguments)
             err << progressLine(point, spec, done, total) << Qt::endl;
         });
 
-    AtomicFileSet files(QFileInfo(out).absolutePath());
-    writeAll(files.open(QFileInfo(out).fileName()), sweepCsv(result));
-    files.commit();
-
-    QTextStream stdOut(stdout);
-    printSummary(stdOut, result);
-    stdOut << "wrote " << out << '\n';
-    stdOut.flush();
-
-    if (!sessionPath.isEmpty()) {
-        // (Not "--session": QGuiApplication takes that one for X11 session management.)
-        // The window's default experiment, on the Timing page showing this sweep.
-        QJsonObject view;
-        view[QLatin1String("page")] = QStringLiteral("timing");
-        view[QLatin1String("timing")] = ui::TimingPanel::stateOf(result);
-        writeSession(sessionPath, Session{ExperimentSpec(), view});
-        stdOut << "wrote " << sessionPath << '\n';
-        stdOut.flush();
-    }
-
-    if (!plot.isEmpty()) {
-        try {
-            writeSweepPlot(result, plot);
-        } catch (const OutputError& e) {
-            throw OutputError(QStringLiteral("--plot %1: %2 (the CSV was written: %3)")
-                                  .arg(plot, e.message(), out));
-        }
-        stdOut << "wrote " << QFileInfo(plot).absoluteFilePath() << '\n';
-    }
+    writeTableOutputs(
+        outputs, sweepCsv(result), [&](QTextStream& out) { printSummary(out, result); },
+        [&] {
+            // The window's default experiment, on the Timing page showing this sweep.
+            QJsonObject view;
+            view[QLatin1String("page")] = QStringLiteral("timing");
+            view[QLatin1String("timing")] = ui::TimingPanel::stateOf(result);
+            return Session{ExperimentSpec(), view};
+        },
+        [&](const QString& plot) { writeSweepPlot(result, plot); });
     return ExitSuccess;
 }
 

@@ -3,6 +3,7 @@
 #include "command_line.h"
 #include "errors.h"
 #include "io/result_files.h"
+#include "commands/output_options.h"
 #include "commands/spec_options.h"
 
 #include <QCommandLineParser>
@@ -31,8 +32,7 @@ int runComputeCommand(const QStringList& arguments)
     parser.addHelpOption();
     addSpecOptions(parser);
     parser.addOptions({
-        {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
-         QStringLiteral("DIR")},
+        outFolderOption(),
         {QStringLiteral("no-matrices"),
          QStringLiteral("Leave out the L x L matrices: outputs, features and every metric are "
                         "still written, in linear memory.")},
@@ -45,11 +45,8 @@ int runComputeCommand(const QStringList& arguments)
         return ExitSuccess;
     // The spec first: a missing option value (--random --out DIR) is named there.
     const ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
-    if (!parser.positionalArguments().isEmpty())
-        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
-                             .arg(parser.positionalArguments().first()));
-    if (!parser.isSet(QStringLiteral("out")) || parser.value(QStringLiteral("out")).isEmpty())
-        throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+    refusePositionalArguments(parser);
+    const QString out = requiredOutFolder(parser);
 
     ComputeOptions options;
     options.budget = budgetFromOptions(parser);
@@ -57,7 +54,6 @@ int runComputeCommand(const QStringList& arguments)
     options.features = !parser.isSet(QStringLiteral("no-features"));
     const AttentionInput input = inputFromSpec(spec, options.budget);
     const ExperimentResult result = compute(spec, input, options);
-    const QString out = parser.value(QStringLiteral("out"));
     writeResultFiles(result, out, parser.isSet(QStringLiteral("save-qkv")) ? &input : nullptr);
 
     QTextStream stream(stdout);

@@ -1,6 +1,5 @@
 #include "commands/errors_command.h"
 
-#include "io/atomic_files.h"
 #include "command_line.h"
 #include "errors/error_analysis_panel.h"
 #include "errors/error_chart.h"
@@ -8,12 +7,11 @@
 #include "errors.h"
 #include "plotting/figure_export.h"
 #include "io/session.h"
+#include "commands/output_options.h"
 #include "commands/spec_options.h"
 #include "sweeps/timing_sweep.h"
 
 #include <QCommandLineParser>
-#include <QDir>
-#include <QFileInfo>
 #include <QTextStream>
 
 #include <algorithm>
@@ -329,38 +327,22 @@ int runErrorsCommand(const QStringList& arguments)
                         "mean-tv, rel-frobenius-output or kernel-mse (default "
                         "rel-frobenius-attention)."),
          QStringLiteral("NAME")},
-        {option("out"), QStringLiteral("The CSV file to write (its folder is created if "
-                                       "needed)."),
-         QStringLiteral("FILE.csv")},
-        {option("plot"), QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the "
-                                        "suffix."),
-         QStringLiteral("FILE.png|svg|pdf")},
-        {option("save-session"),
-         QStringLiteral("Also write a session that opens the window on this input, on the Error "
-                        "analysis page with this sweep."),
-         QStringLiteral("FILE.attnlab")},
     });
+    parser.addOptions(tableOutputOptions(
+        QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
+        QStringLiteral("Also write a session that opens the window on this input, on the Error "
+                       "analysis page with this sweep.")));
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
     const ErrorSweepSpec spec = sweepFromOptions(parser);
-    if (!parser.positionalArguments().isEmpty())
-        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
-                             .arg(parser.positionalArguments().first()));
+    refusePositionalArguments(parser);
     ErrorMetric metric = ErrorMetric::RelFrobeniusAttention;
     if (parser.isSet(option("metric")) && !parseErrorMetric(parser.value(option("metric")), &metric))
         throw InputError(QStringLiteral("--metric: unknown metric \"%1\" (choose "
                                         "rel-frobenius-attention, mean-tv, rel-frobenius-output "
                                         "or kernel-mse)")
                              .arg(parser.value(option("metric"))));
-    const QString plot = plotOption(parser);
-    if (!parser.isSet(option("out")) || parser.value(option("out")).isEmpty())
-        throw InputError(QStringLiteral("--out FILE.csv is required: the CSV file to write"));
-    const QString out = checkedOutPath("out", parser.value(option("out")), "errors.csv");
-    const QString sessionPath =
-        parser.isSet(option("save-session"))
-            ? checkedOutPath("save-session", parser.value(option("save-session")),
-                             "errors.attnlab")
-            : QString();
+    const TableOutputs outputs = tableOutputs(parser, "errors.csv", "errors.attnlab");
 
     const AttentionInput input = inputFromSpec(spec.experiment, spec.budget);
     checkAgainstInput(spec, input);
@@ -388,34 +370,16 @@ int runErrorsCommand(const QStringList& arguments)
             err.flush();
         });
 
-    AtomicFileSet files(QFileInfo(out).absolutePath());
-    writeAll(files.open(QFileInfo(out).fileName()), errorSweepCsv(result));
-    files.commit();
-
-    QTextStream stdOut(stdout);
-    printSummary(stdOut, result, metric);
-    stdOut << "wrote " << out << '\n';
-    stdOut.flush();
-
-    if (!sessionPath.isEmpty()) {
-        // (Not "--session": QGuiApplication takes that one for X11 session management.)
-        QJsonObject view;
-        view[QLatin1String("page")] = QStringLiteral("errors");
-        view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric);
-        writeSession(sessionPath, Session{spec.experiment, view});
-        stdOut << "wrote " << sessionPath << '\n';
-        stdOut.flush();
-    }
-
-    if (!plot.isEmpty()) {
-        try {
-            writeErrorPlot(result, metric, plot);
-        } catch (const OutputError& e) {
-            throw OutputError(QStringLiteral("--plot %1: %2 (the CSV was written: %3)")
-                                  .arg(plot, e.message(), out));
-        }
-        stdOut << "wrote " << QFileInfo(plot).absoluteFilePath() << '\n';
-    }
+    writeTableOutputs(
+        outputs, errorSweepCsv(result),
+        [&](QTextStream& out) { printSummary(out, result, metric); },
+        [&] {
+            QJsonObject view;
+            view[QLatin1String("page")] = QStringLiteral("errors");
+            view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric);
+            return Session{spec.experiment, view};
+        },
+        [&](const QString& plot) { writeErrorPlot(result, metric, plot); });
     return ExitSuccess;
 }
 

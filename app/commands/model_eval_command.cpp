@@ -1,16 +1,15 @@
 #include "commands/model_eval_command.h"
 
-#include "io/atomic_files.h"
 #include "command_line.h"
 #include "errors.h"
 #include "plotting/figure_export.h"
 #include "model/downstream.h"
 #include "model/model_input.h"
 #include "model/model_eval_chart.h"
+#include "commands/output_options.h"
 #include "commands/spec_options.h"
 
 #include <QCommandLineParser>
-#include <QFileInfo>
 #include <QTextStream>
 
 
@@ -114,13 +113,9 @@ int runModelEvalCommand(const QStringList& arguments)
         {option("seeds"), QStringLiteral("Seeds of W per point: --seed, --seed + 1, ... "
                                          "(default 1)."),
          QStringLiteral("K")},
-        {option("out"), QStringLiteral("The CSV file to write (its folder is created if "
-                                       "needed)."),
-         QStringLiteral("FILE.csv")},
-        {option("plot"), QStringLiteral("Also draw agreement and KL against m, as PNG, SVG or "
-                                        "PDF by the suffix."),
-         QStringLiteral("FILE.png|svg|pdf")},
     });
+    parser.addOptions(tableOutputOptions(QStringLiteral(
+        "Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
     if (parser.isSet(option("method")))
@@ -139,9 +134,7 @@ int runModelEvalCommand(const QStringList& arguments)
         base.input.modelPath = QString::fromLatin1(kBuiltinModel);
         base.causal = true;
     }
-    if (!parser.positionalArguments().isEmpty())
-        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
-                             .arg(parser.positionalArguments().first()));
+    refusePositionalArguments(parser);
 
     std::vector<ExperimentSpec> methods;
     for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
@@ -157,10 +150,7 @@ int runModelEvalCommand(const QStringList& arguments)
     const int seeds = parser.isSet(option("seeds"))
                           ? positiveInteger(parser.value(option("seeds")), "seeds", kMaxSeeds)
                           : 1;
-    const QString plot = plotOption(parser);
-    if (!parser.isSet(option("out")) || parser.value(option("out")).isEmpty())
-        throw InputError(QStringLiteral("--out FILE.csv is required: the CSV file to write"));
-    const QString out = checkedOutPath("out", parser.value(option("out")), "model-eval.csv");
+    const TableOutputs outputs = tableOutputs(parser, "model-eval.csv");
 
     const MemoryBudget budget = budgetFromOptions(parser);
     const std::shared_ptr<const Gpt2Model> model = loadModel(base.input.modelPath);
@@ -211,30 +201,22 @@ int runModelEvalCommand(const QStringList& arguments)
         }
     }
 
-    AtomicFileSet files(QFileInfo(out).absolutePath());
-    writeAll(files.open(QFileInfo(out).fileName()), modelEvalCsv(rows).toUtf8());
-    files.commit();
-    QTextStream stdOut(stdout);
-    stdOut << QStringLiteral("%1, layer(s) replaced in every head, %2 tokens: %3 rows\n")
-                  .arg(modelDisplayName(base.input.modelPath))
-                  .arg(tokens.ids.size())
-                  .arg(rows.size());
-    stdOut << "wrote " << out << '\n';
-    stdOut.flush();
-    if (!plot.isEmpty()) {
-        ui::FigureFormat format;
-        ui::figureFormatFromSuffix(plot, &format);
-        try {
+    writeTableOutputs(
+        outputs, modelEvalCsv(rows).toUtf8(),
+        [&](QTextStream& out) {
+            out << QStringLiteral("%1, layer(s) replaced in every head, %2 tokens: %3 rows\n")
+                       .arg(modelDisplayName(base.input.modelPath))
+                       .arg(tokens.ids.size())
+                       .arg(rows.size());
+        },
+        {}, [&](const QString& plot) {
+            ui::FigureFormat format;
+            ui::figureFormatFromSuffix(plot, &format);
             ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, format, kPlotSize,
                                    QStringLiteral("%1, %2 tokens")
                                        .arg(modelDisplayName(base.input.modelPath))
                                        .arg(tokens.ids.size()));
-        } catch (const OutputError& e) {
-            throw OutputError(QStringLiteral("--plot %1: %2 (the CSV was written: %3)")
-                                  .arg(plot, e.message(), out));
-        }
-        stdOut << "wrote " << QFileInfo(plot).absoluteFilePath() << '\n';
-    }
+        });
     return ExitSuccess;
 }
 

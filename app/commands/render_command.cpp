@@ -11,6 +11,7 @@
 #include "model/model_input.h"
 #include "experiment/row_comparison_view.h"
 #include "io/scenario.h"
+#include "commands/output_options.h"
 #include "commands/spec_options.h"
 #include "stepper/stepper_view.h"
 #include "timing/timing_panel.h"
@@ -170,8 +171,7 @@ int runRenderCommand(const QStringList& arguments)
     parser.addHelpOption();
     addSpecOptions(parser);
     parser.addOptions({
-        {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
-         QStringLiteral("DIR")},
+        outFolderOption(),
         {QStringLiteral("format"), QStringLiteral("Figure formats, separated by commas (default "
                                                   "png)."),
          QStringLiteral("png,svg,pdf")},
@@ -210,12 +210,8 @@ int runRenderCommand(const QStringList& arguments)
     }
     ExperimentSpec spec =
         fromScenario ? ExperimentSpec() : specFromOptions(parser, DefaultInput::Model);
-    if (!parser.positionalArguments().isEmpty())
-        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
-                             .arg(parser.positionalArguments().first()));
-    const QString out = parser.value(QStringLiteral("out"));
-    if (out.isEmpty())
-        throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+    refusePositionalArguments(parser);
+    const QString out = requiredOutFolder(parser);
     std::optional<Scenario> scenario;
     ui::ViewSettings settings;
     if (fromScenario) {

@@ -412,36 +412,4 @@ MemoryBudget budgetFromOptions(const QCommandLineParser& parser)
     return MemoryBudget(bytes);
 }
 
-QString plotOption(const QCommandLineParser& parser)
-{
-    if (!parser.isSet(QStringLiteral("plot")))
-        return QString();
-    const QString path = parser.value(QStringLiteral("plot"));
-    ui::FigureFormat format;
-    if (!ui::figureFormatFromSuffix(path, &format))
-        throw InputError(QStringLiteral("--plot: \"%1\" should end in .png, .svg or .pdf (the "
-                                        "format follows the suffix)")
-                             .arg(path));
-    return path;
-}
-
-QString checkedOutPath(const char* name, const QString& out, const char* example)
-{
-    const QFileInfo info(QDir::current().absoluteFilePath(out));
-    if (out.endsWith(QLatin1Char('/')) || info.fileName().isEmpty())
-        throw InputError(QStringLiteral("--%1: expected a file name such as %2, got the folder "
-                                        "\"%3\"")
-                             .arg(QLatin1String(name), QLatin1String(example), out));
-    if (info.isDir())
-        throw OutputError(QStringLiteral("%1: cannot write: a directory is in the way")
-                              .arg(info.absoluteFilePath()));
-    const QString folder = info.absolutePath();
-    if (!QDir().mkpath(folder))
-        throw OutputError(QStringLiteral("%1: cannot create the directory").arg(folder));
-    if (!QFileInfo(folder).isWritable())
-        throw OutputError(QStringLiteral("%1: cannot write: the directory %2 is not writable")
-                              .arg(info.absoluteFilePath(), folder));
-    return info.absoluteFilePath();
-}
-
 }  // namespace attnlab

@@ -47,15 +47,4 @@ AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& bud
 // The --memory-budget option's value, or the default budget.
 MemoryBudget budgetFromOptions(const QCommandLineParser& parser);
 
-// The value of --plot (empty when it is not given). Throws InputError when its suffix is not
-// png, svg or pdf (the format follows the suffix).
-QString plotOption(const QCommandLineParser& parser);
-
-// Checks before a long run that option --name (--out, --save-session) names a file that can be
-// written, so that the run does not end in a write error: its folder exists (it is created) and
-// is writable, and no directory is in the way. Returns the absolute path. Throws InputError for
-// a folder name (`example` shows a file name instead), OutputError for a path that cannot be
-// written.
-QString checkedOutPath(const char* name, const QString& out, const char* example);
-
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 #include "command_line.h"
 #include "errors.h"
 #include "io/npy.h"
+#include "commands/output_options.h"
 #include "commands/spec_options.h"
 
 #include <QCommandLineParser>
@@ -151,8 +152,7 @@ int runStepsCommand(const QStringList& arguments)
     parser.addHelpOption();
     addSpecOptions(parser);
     parser.addOptions({
-        {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
-         QStringLiteral("DIR")},
+        outFolderOption(),
         {QStringLiteral("from"), QStringLiteral("The first position whose state goes into "
                                                 "states.npy (0-based, default 0)."),
          QStringLiteral("I")},
@@ -168,12 +168,8 @@ int runStepsCommand(const QStringList& arguments)
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser);
     spec.causal = true;
-    if (!parser.positionalArguments().isEmpty())
-        throw InputError(QStringLiteral("unexpected argument \"%1\" (options start with --)")
-                             .arg(parser.positionalArguments().first()));
-    const QString out = parser.value(QStringLiteral("out"));
-    if (out.isEmpty())
-        throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+    refusePositionalArguments(parser);
+    const QString out = requiredOutFolder(parser);
     requireRecurrentForm(spec, QStringLiteral("--method"));
     const std::optional<qint64> from = indexOption(parser, "from");
     const std::optional<qint64> to = indexOption(parser, "to");
