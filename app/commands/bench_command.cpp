@@ -41,7 +41,6 @@ namespace {
 
 const QString kDefaultMethods = QStringLiteral("exact-streaming,favor-positive,elu");
 const QString kDefaultLengths = QStringLiteral("256:4096");
-constexpr int kMaxRepetitions = 1'000'000;
 constexpr int kMaxPointsPerOctave = 64;
 
 QString option(const char* name) { return QString::fromLatin1(name); }
@@ -282,7 +281,7 @@ int runBenchCommand(const QStringList& arguments)
     spec.headDim = integerOption(parser, "d", 64, 1, SpecLimits::headDim);
     spec.features = integerOption(parser, "features", 256, 1, SpecLimits::features);
     spec.threads = integerOption(parser, "threads", 0, 0, SpecLimits::threads);
-    spec.repetitions = integerOption(parser, "reps", 3, 1, kMaxRepetitions);
+    spec.repetitions = integerOption(parser, "reps", 3, 1, SweepSpec::maxRepetitions);
     spec.budget = budgetFromOptions(parser);
     const TableOutputs outputs = tableOutputs(parser, "sweep.csv", "sweep.attnlab");
 

@@ -33,6 +33,7 @@ struct SweepSpec {
     int features = 256;                 // m
     int threads = 0;                    // engine threads; 0 = every hardware thread
     int repetitions = 3;                // timed runs per point, after one warm-up run
+    static constexpr int maxRepetitions = 1'000'000;
     MemoryBudget budget;                // points whose working set exceeds it are skipped
 
     QJsonObject toJson() const;
