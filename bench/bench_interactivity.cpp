@@ -12,7 +12,7 @@
 #include "experiment/experiment_controller.h"
 #include "plotting/heatmap_view.h"
 #include "main_window.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "attention/linear_attention.h"
+#include "inputs/model_input.h"
 #include "parallel.h"
 
 #include <QElapsedTimer>
@@ -679,6 +680,18 @@ bool parsePrecision(const QString& name, Precision* precision)
     else
         return false;
     return true;
+}
+
+ExperimentSpec exampleSpec()
+{
+    const BuiltinExample example = builtinExample();
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = QString::fromLatin1(kBuiltinModel);
+    spec.input.text = example.text;
+    spec.input.layer = example.layer;
+    spec.causal = true;
+    return spec;
 }
 
 }  // namespace attnlab

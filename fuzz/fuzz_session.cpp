@@ -5,7 +5,7 @@
 
 #include "errors.h"
 #include "fuzz_input.h"
-#include "io/session.h"
+#include "sessions/session.h"
 
 #include <cstdlib>
 

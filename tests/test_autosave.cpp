@@ -3,7 +3,7 @@
 
 #include "autosave.h"
 #include "errors.h"
-#include "io/session.h"
+#include "sessions/session.h"
 
 #include <QDir>
 #include <QFile>

@@ -10,7 +10,7 @@
 #include "errors.h"
 #include "experiment/image_loader.h"
 #include "io/npy.h"
-#include "io/session.h"
+#include "sessions/session.h"
 #include "inputs/text.h"
 #include "test_support.h"
 

@@ -1,11 +1,11 @@
 // The "Inside the model" page (ui/model/downstream_panel.h) and its chart
 // (ui/model/model_eval_chart.h), on the tiny random-weight GPT-2 of tests/data/models (2 layers, 2
-// heads, d = 8): the page shows what core/model/downstream.h computes for the window's spec, its
+// heads, d = 8): the page shows what core/sweeps/downstream.h computes for the window's spec, its
 // sweeps give one row per case, and its state and CSV come back.
 
 #include "model/downstream_panel.h"
 #include "errors.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "model/model_eval_chart.h"
 
 #include <QComboBox>

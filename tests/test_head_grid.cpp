@@ -4,7 +4,7 @@
 // there, a real survey run on the worker thread.
 #include "errors.h"
 #include "model/head_grid_view.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "test_support.h"
 
 #include <QApplication>

@@ -11,7 +11,7 @@
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "model/gpt2_model.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "model/safetensors.h"
 #include "io/npy.h"
 #include "test_support.h"

@@ -11,7 +11,7 @@
 #include "model/downstream_panel.h"
 #include "main_window.h"
 #include "lecture/presentation.h"
-#include "io/scenario.h"
+#include "sessions/scenario.h"
 #include "lecture/scenario_panel.h"
 #include "stepper/stepper_view.h"
 #include "test_support.h"

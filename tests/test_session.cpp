@@ -2,7 +2,7 @@
 // or not at all. Bad sessions come from the catalogue in tests/data/sessions (see its README).
 
 #include "errors.h"
-#include "io/session.h"
+#include "sessions/session.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -5,7 +5,7 @@
 #include "app_process.h"
 #include "errors.h"
 #include "attention/random.h"
-#include "io/session.h"
+#include "sessions/session.h"
 #include "test_support.h"
 #include "sweeps/timing_sweep.h"
 

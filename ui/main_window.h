@@ -4,7 +4,7 @@
 #include "experiment.h"
 #include "memory_budget.h"
 #include "lecture/presentation.h"
-#include "io/scenario.h"
+#include "sessions/scenario.h"
 
 #include <QJsonObject>
 #include <QMainWindow>

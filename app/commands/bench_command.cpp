@@ -6,7 +6,7 @@
 #include "plotting/figure_export.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
-#include "io/session.h"
+#include "sessions/session.h"
 #include "timing/timing_chart.h"
 #include "timing/timing_panel.h"
 #include "sweeps/timing_sweep.h"

@@ -2,7 +2,7 @@
 
 #include "command_line.h"
 #include "errors.h"
-#include "io/result_files.h"
+#include "sessions/result_files.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
 

@@ -6,7 +6,7 @@
 #include "sweeps/error_sweep.h"
 #include "errors.h"
 #include "plotting/figure_export.h"
-#include "io/session.h"
+#include "sessions/session.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
 #include "sweeps/timing_sweep.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "io/session.h"
+#include "sessions/session.h"
 
 #include <QCommandLineParser>
 #include <QList>

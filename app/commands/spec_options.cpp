@@ -3,7 +3,7 @@
 #include "errors.h"
 #include "plotting/figure_export.h"
 #include "experiment/image_loader.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 
 #include <QDir>
 #include <QFile>

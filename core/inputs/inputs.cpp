@@ -1,7 +1,7 @@
 #include "inputs/inputs.h"
 
 #include "errors.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "io/npy.h"
 #include "attention/random.h"
 

@@ -2,7 +2,7 @@
 
 #include "errors.h"
 #include "model/gpt2_model.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "io/scenario.h"
+#include "sessions/scenario.h"
 
 #include <QFrame>
 

@@ -2,7 +2,7 @@
 
 #include "io/atomic_files.h"
 #include "errors.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "model/model_eval_chart.h"
 #include "worker_outcome.h"
 

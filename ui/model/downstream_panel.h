@@ -3,7 +3,7 @@
 #include "experiment.h"
 #include "plotting/figure_export.h"
 #include "memory_budget.h"
-#include "model/downstream.h"
+#include "sweeps/downstream.h"
 #include "model/model_eval_chart.h"
 
 #include <QFutureWatcher>
@@ -30,7 +30,7 @@ class TopTokensChart;
 
 // The "Inside the model" page: the window's approximation (method, m, seed) put in place of
 // softmax attention in one layer or in all layers of the trained model, and what that does to
-// the model's next-token predictions (core/model/downstream.h). The comparison for the window's
+// the model's next-token predictions (core/sweeps/downstream.h). The comparison for the window's
 // spec runs by itself on a worker thread whenever the spec or the replaced layers change (the
 // newest request wins); it shows a summary line (top-1 agreement, mean and largest KL, the
 // replaced heads' attention error), a table of every position (the token, the exact and the

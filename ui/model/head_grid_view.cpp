@@ -3,7 +3,7 @@
 #include "plotting/color_maps.h"
 #include "errors.h"
 #include "attention/feature_maps.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "plotting/plot_style.h"
 #include "worker_outcome.h"
 

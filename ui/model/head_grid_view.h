@@ -2,7 +2,7 @@
 
 #include "plotting/figure_export.h"
 #include "memory_budget.h"
-#include "model/downstream.h"
+#include "sweeps/downstream.h"
 
 #include <QColor>
 #include <QFutureWatcher>

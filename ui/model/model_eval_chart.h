@@ -1,7 +1,7 @@
 #pragma once
 
 #include "plotting/figure_export.h"
-#include "model/downstream.h"
+#include "sweeps/downstream.h"
 
 #include <qcustomplot.h>
 
@@ -15,7 +15,7 @@ enum class ModelEvalAxis {
     Layer,     // the replaced layers ("0", "1", ..., "all" last): one line per (method, m)
 };
 
-// What an approximation inside a trained model does to its predictions (core/model/downstream.h),
+// What an approximation inside a trained model does to its predictions (core/sweeps/downstream.h),
 // as one figure: top-1 agreement of the next-token predictions (left, in %) and the mean KL
 // divergence of the next-token distributions (right, log scale) against m or against the replaced
 // layer. Points are the mean over the seeds, with bars from the smallest to the largest seed.

@@ -1,11 +1,11 @@
-#include "model/downstream.h"
+#include "sweeps/downstream.h"
 
 #include "io/csv.h"
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "attention/feature_maps.h"
 #include "attention/linear_attention.h"
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 #include "parallel.h"
 
 #include <QStringList>

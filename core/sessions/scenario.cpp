@@ -1,4 +1,4 @@
-#include "io/scenario.h"
+#include "sessions/scenario.h"
 
 #include "io/atomic_files.h"
 #include "errors.h"

@@ -1,4 +1,4 @@
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 
 #include "errors.h"
 
@@ -77,18 +77,6 @@ BuiltinExample builtinExample()
     return {QStringLiteral("In the beginning God created the heaven and the earth. And God said, "
                            "Let there be light: and there was light."),
             1, 0};
-}
-
-ExperimentSpec exampleSpec()
-{
-    const BuiltinExample example = builtinExample();
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Model;
-    spec.input.modelPath = QString::fromLatin1(kBuiltinModel);
-    spec.input.text = example.text;
-    spec.input.layer = example.layer;
-    spec.causal = true;
-    return spec;
 }
 
 QString builtinModelFolder()

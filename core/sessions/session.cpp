@@ -1,6 +1,6 @@
-#include "io/session.h"
+#include "sessions/session.h"
 
-#include "model/model_input.h"
+#include "inputs/model_input.h"
 
 #include "io/atomic_files.h"
 #include "errors.h"

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "experiment.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"
 #include "model/gpt2_model.h"
@@ -24,10 +23,6 @@ struct BuiltinExample {
     int head;
 };
 BuiltinExample builtinExample();
-
-// The spec of the example: the built-in model on builtinExample().text, its layer, causal,
-// FAVOR+ positive with the default m (the window's first view and `compute` without input).
-ExperimentSpec exampleSpec();
 
 // The folder of the built-in model: $ATTNLAB_MODELS/kjv-gpt2 when that variable is set, else the
 // installed share/attention-lab/models/kjv-gpt2 beside the program, else the source tree's

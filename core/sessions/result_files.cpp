@@ -1,4 +1,4 @@
-#include "io/result_files.h"
+#include "sessions/result_files.h"
 
 #include "io/atomic_files.h"
 #include "io/npy.h"
