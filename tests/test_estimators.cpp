@@ -184,7 +184,8 @@ void TestEstimators::featuresFollowTheirFormulas()
                 expected *= std::exp(half) / std::sqrt(double(m));
                 break;
             case Method::FavorRelu:
-                expected = (w * xs).array().max(0.0) / std::sqrt(double(m)) + 1e-3;
+                // The reference implementations' definition: epsilon on the unscaled ReLU.
+                expected = (w * xs).array().max(0.0) + 1e-3;
                 break;
             case Method::Elu: {
                 const Eigen::ArrayXd raw = x.row(i).transpose().array();

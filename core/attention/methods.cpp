@@ -107,8 +107,8 @@ const std::vector<MethodInfo>& methodRegistry()
              Estimate, true, true, true, {m}, 0x009e73, TriangleDown}),
         featureMap<ReluRandomFeatures>(
             {FavorRelu, QStringLiteral("favor-relu"), QStringLiteral("Performer-ReLU"),
-             QStringLiteral("m^-1/2 ReLU(W x') + epsilon: m features, linear in L; a different "
-                            "kernel, not an estimate of softmax."),
+             QStringLiteral("ReLU(W x') + epsilon: m features, linear in L; a different kernel, "
+                            "not an estimate of softmax."),
              Replacement, true, false, true, {m, &reluEpsilonParameter()}, 0xcc79a7, Plus}),
         featureMap<EluFeatures>(
             {Elu, QStringLiteral("elu"), QStringLiteral("elu+1 linear attention"),

@@ -4,7 +4,9 @@
 
 namespace attnlab {
 
-// Performer-ReLU (generalised attention): phi(x) = m^-1/2 ReLU(W x') + epsilon. C = m.
+// Performer-ReLU (generalised attention) as the reference implementations define it (the
+// google-research performer's generalized kernel and performer-pytorch's generalized_kernel):
+// phi(x) = ReLU(W x') + epsilon, epsilon added to the unscaled ReLU. C = m.
 template <typename T>
 class ReluRandomFeatures final : public RandomProjectionMap<T> {
 public:
@@ -20,8 +22,7 @@ public:
              Eigen::Ref<Vector<T>> logScale) const override
     {
         this->project(x, phi);
-        const T norm = T(1 / std::sqrt(double(this->m_features)));
-        phi = phi.array().max(T(0)) * norm + m_epsilon;
+        phi = phi.array().max(T(0)) + m_epsilon;
         logScale.setZero();
     }
 
