@@ -236,6 +236,8 @@ void TestEstimators::estimatorsAreUnbiased_data()
             << int(kind) << int(ProjectionKind::Iid);
         QTest::newRow(qPrintable(QStringLiteral("%1 orthogonal").arg(QLatin1String(name))))
             << int(kind) << int(ProjectionKind::Orthogonal);
+        QTest::newRow(qPrintable(QStringLiteral("%1 simplex").arg(QLatin1String(name))))
+            << int(kind) << int(ProjectionKind::Simplex);
     }
 }
 

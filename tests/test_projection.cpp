@@ -21,6 +21,8 @@ private slots:
     void normalPassesKolmogorovSmirnov();
     void orthogonalRowsWithinEachBlock_data();
     void orthogonalRowsWithinEachBlock();
+    void simplexRowsWithinEachBlock_data();
+    void simplexRowsWithinEachBlock();
     void sqrtDRowNormsAreExact();
     void chiRowNormsHaveChiSquaredMoments();
     void orthogonalEntriesAreStandardNormal();
@@ -127,6 +129,39 @@ void TestProjection::orthogonalRowsWithinEachBlock()
     }
 }
 
+void TestProjection::simplexRowsWithinEachBlock_data()
+{
+    orthogonalRowsWithinEachBlock_data();
+}
+
+void TestProjection::simplexRowsWithinEachBlock()
+{
+    // Property: the unit rows of a simplex block have pairwise dot products -1/(d - 1) (the
+    // vertices of a regular simplex), those of a full block sum to 0; the row lengths are those
+    // of orthogonal rows of the same seed (the same chi draws), and d = 1 gives orthogonal rows.
+    QFETCH(int, m);
+    QFETCH(int, d);
+    const MatrixD w = randomProjection(m, d, ProjectionKind::Simplex, RowNorm::Chi, 3);
+    const MatrixD orthogonal = randomProjection(m, d, ProjectionKind::Orthogonal, RowNorm::Chi, 3);
+    QCOMPARE(w.rows(), Eigen::Index(m));
+    QCOMPARE(w.cols(), Eigen::Index(d));
+    MatrixD unit = w;
+    for (Eigen::Index i = 0; i < m; ++i) {
+        QVERIFY(std::abs(w.row(i).norm() - orthogonal.row(i).norm()) < 1e-12 * w.row(i).norm());
+        unit.row(i).normalize();
+    }
+    double largestError = 0;
+    for (int i = 0; i < m; ++i)
+        for (int j = i + 1; j < m && j / d == i / d; ++j)
+            largestError =
+                std::max(largestError, std::abs(unit.row(i).dot(unit.row(j)) + 1.0 / (d - 1)));
+    QVERIFY2(largestError < 1e-12, qPrintable(QString::number(largestError)));
+    for (int block = 0; (block + 1) * d <= m; ++block)
+        QVERIFY(unit.middleRows(block * d, d).colwise().sum().norm() < 1e-12);
+    QCOMPARE(randomProjection(4, 1, ProjectionKind::Simplex, RowNorm::Chi, 3),
+             randomProjection(4, 1, ProjectionKind::Orthogonal, RowNorm::Chi, 3));
+}
+
 void TestProjection::sqrtDRowNormsAreExact()
 {
     for (const ProjectionKind kind : {ProjectionKind::Orthogonal, ProjectionKind::Iid}) {
@@ -182,7 +217,7 @@ void TestProjection::signCorrectionMakesOrientationUniform()
 
 void TestProjection::sameSeedGivesSameBits()
 {
-    for (const ProjectionKind kind : {ProjectionKind::Orthogonal, ProjectionKind::Iid}) {
+    for (const ProjectionKind kind : projectionKinds()) {
         const MatrixD a = randomProjection(96, 64, kind, RowNorm::Chi, 42);
         const MatrixD b = randomProjection(96, 64, kind, RowNorm::Chi, 42);
         QVERIFY(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0);

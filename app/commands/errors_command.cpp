@@ -98,7 +98,7 @@ std::vector<ProjectionKind> projectionsOption(const QCommandLineParser& parser)
         ProjectionKind kind;
         if (!parseProjectionKind(name, &kind))
             throw InputError(QStringLiteral("--projections: unknown projection \"%1\" (choose "
-                                            "orthogonal, iid or both)")
+                                            "orthogonal, iid or simplex)")
                                  .arg(name));
         if (std::find(projections.begin(), projections.end(), kind) == projections.end())
             projections.push_back(kind);
@@ -301,7 +301,8 @@ int runErrorsCommand(const QStringList& arguments)
         {option("seeds"), QStringLiteral("Seeds of W per point (default %1).").arg(kDefaultSeeds),
          QStringLiteral("N")},
         {option("projections"),
-         QStringLiteral("Projections of W separated by commas: orthogonal, iid (default both)."),
+         QStringLiteral("Projections of W separated by commas: orthogonal, iid, simplex "
+                        "(default orthogonal,iid)."),
          QStringLiteral("LIST")},
         {option("sweep"),
          QStringLiteral("What varies: features (m, from --features, default %1), norm (the "

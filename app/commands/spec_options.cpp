@@ -177,9 +177,10 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
              .arg(methods),
          QStringLiteral("NAME")},
         {featuresParameter().option, featuresParameter().description, QStringLiteral("M")},
-        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks or iid "
-                                              "Gaussian rows (default orthogonal)."),
-         QStringLiteral("orthogonal|iid")},
+        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
+                                              "Gaussian rows or simplex blocks (SimRFs) "
+                                              "(default orthogonal)."),
+         QStringLiteral("orthogonal|iid|simplex")},
         {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
                                             "sqrt-d (default chi)."),
          QStringLiteral("chi|sqrt-d")},
@@ -331,7 +332,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         map.features = int(requiredInteger(parser, "features", qint64(featuresParameter().minimum),
                                            qint64(featuresParameter().maximum)));
     nameOption(parser, "projection", &map.projection, parseProjectionKind,
-               QStringLiteral("orthogonal or iid"));
+               QStringLiteral("orthogonal, iid or simplex"));
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));

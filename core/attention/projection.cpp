@@ -99,6 +99,19 @@ MatrixD randomProjection(int m, int d, ProjectionKind kind, RowNorm rowNorm, std
             x = rng.normal();
         const std::vector<double> q = signCorrectedQ(std::move(g), d);
         const int rows = std::min(d, m - blockStart);
+        if (kind == ProjectionKind::Simplex && d > 1) {
+            // Row r of S Q^T: (Q_jr - mean_k Q_jk) / sqrt(1 - 1/d) for each column j.
+            const double norm = std::sqrt(1.0 - 1.0 / d);
+            for (int j = 0; j < d; ++j) {
+                double mean = 0.0;
+                for (int k = 0; k < d; ++k)
+                    mean += q[j * d + k];
+                mean /= d;
+                for (int r = 0; r < rows; ++r)
+                    w(blockStart + r, j) = (q[j * d + r] - mean) / norm;
+            }
+            continue;
+        }
         for (int r = 0; r < rows; ++r)  // row r of the block is column r of Q
             for (int j = 0; j < d; ++j)
                 w(blockStart + r, j) = q[j * d + r];
@@ -119,9 +132,21 @@ MatrixD randomProjection(int m, int d, ProjectionKind kind, RowNorm rowNorm, std
     return w;
 }
 
+const std::vector<ProjectionKind>& projectionKinds()
+{
+    static const std::vector<ProjectionKind> kinds{ProjectionKind::Orthogonal, ProjectionKind::Iid,
+                                                   ProjectionKind::Simplex};
+    return kinds;
+}
+
 QString projectionKindName(ProjectionKind kind)
 {
-    return kind == ProjectionKind::Orthogonal ? QStringLiteral("orthogonal") : QStringLiteral("iid");
+    switch (kind) {
+        case ProjectionKind::Orthogonal: return QStringLiteral("orthogonal");
+        case ProjectionKind::Iid: return QStringLiteral("iid");
+        case ProjectionKind::Simplex: return QStringLiteral("simplex");
+    }
+    Q_UNREACHABLE();
 }
 
 QString rowNormName(RowNorm norm)
@@ -131,13 +156,13 @@ QString rowNormName(RowNorm norm)
 
 bool parseProjectionKind(const QString& name, ProjectionKind* kind)
 {
-    if (name == QLatin1String("orthogonal"))
-        *kind = ProjectionKind::Orthogonal;
-    else if (name == QLatin1String("iid"))
-        *kind = ProjectionKind::Iid;
-    else
-        return false;
-    return true;
+    for (const ProjectionKind candidate : projectionKinds()) {
+        if (projectionKindName(candidate) == name) {
+            *kind = candidate;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool parseRowNorm(const QString& name, RowNorm* norm)

@@ -81,15 +81,17 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     });
 
     m_projection = new QComboBox;
-    m_projection->addItems({tr("orthogonal"), tr("iid")});
+    for (const ProjectionKind kind : projectionKinds())
+        m_projection->addItem(projectionKindName(kind), int(kind));
     m_projection->setToolTip(
         tr("The rows of W: orthogonal blocks of d rows (the Q factor of the QR decomposition of "
-           "a Gaussian matrix, sign-corrected), which lowers the variance, or independent "
-           "Gaussian rows."));
+           "a Gaussian matrix, sign-corrected), which lowers the variance; independent Gaussian "
+           "rows; or simplex blocks (SimRFs: d directions along the vertices of a randomly "
+           "rotated regular simplex, pairwise dot products -1/(d - 1), lower variance still)."));
     connect(m_projection, &QComboBox::currentIndexChanged, this, [this](int index) {
-        edit(tr("Use %1 rows").arg(m_projection->itemText(index)), [index](ExperimentSpec& spec) {
-            spec.featureMap.projection = ProjectionKind(index);
-        });
+        const auto kind = ProjectionKind(m_projection->itemData(index).toInt());
+        edit(tr("Use %1 rows").arg(m_projection->itemText(index)),
+             [kind](ExperimentSpec& spec) { spec.featureMap.projection = kind; });
     });
     m_rowNorm = new QComboBox;
     m_rowNorm->addItems({tr("chi"), tr("sqrt(d)")});
@@ -266,7 +268,7 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
     if (featuresFromSlider(m_featuresSlider->value()) != map.features)
         m_featuresSlider->setValue(sliderFromFeatures(map.features));
     m_features->setValue(map.features);
-    m_projection->setCurrentIndex(int(map.projection));
+    m_projection->setCurrentIndex(m_projection->findData(int(map.projection)));
     m_rowNorm->setCurrentIndex(int(map.rowNorm));
     m_seed->setValue(int(std::min<std::uint64_t>(map.seed, std::numeric_limits<int>::max())));
     m_scale->setValue(spec.scale.value_or(0));
