@@ -17,22 +17,33 @@ constexpr int kTheorySamples = 160;
 // The value axis spans at least this many decades.
 constexpr double kMinDecades = 1.0;
 
+bool isProjection(const std::optional<ProjectionKind>& projection, ProjectionKind kind)
+{
+    return projection && *projection == kind;
+}
+
 // The marker of a map: the registry's shape, filled for orthogonal rows and maps without W, hollow
-// (white inside) for iid rows, so curves stay apart in grey print.
+// (white inside) for iid rows, half-tone (a light fill) for simplex rows, so curves stay apart in
+// grey print.
 QCPScatterStyle markerStyle(Method method, const std::optional<ProjectionKind>& projection)
 {
     const QColor color = methodColor(method);
-    const bool hollow = projection && *projection == ProjectionKind::Iid;
-    return QCPScatterStyle(methodMarkerPath(method, kMarkerRadius), QPen(color, 1.6),
-                           hollow ? QBrush(Qt::white) : QBrush(color), 6);
+    QBrush fill(color);
+    if (isProjection(projection, ProjectionKind::Iid))
+        fill = QBrush(Qt::white);
+    else if (isProjection(projection, ProjectionKind::Simplex))
+        fill = QBrush(color.lighter(170));
+    return QCPScatterStyle(methodMarkerPath(method, kMarkerRadius), QPen(color, 1.6), fill, 6);
 }
 
-// Solid for orthogonal rows and maps without W, dashed for iid rows.
+// Solid for orthogonal rows and maps without W, dashed for iid rows, dash-dotted for simplex rows.
 QPen curvePen(Method method, const std::optional<ProjectionKind>& projection, double width)
 {
     QPen pen(methodColor(method), width);
-    if (projection && *projection == ProjectionKind::Iid)
+    if (isProjection(projection, ProjectionKind::Iid))
         pen.setStyle(Qt::DashLine);
+    else if (isProjection(projection, ProjectionKind::Simplex))
+        pen.setStyle(Qt::DashDotLine);
     return pen;
 }
 
@@ -41,14 +52,14 @@ QPen curvePen(Method method, const std::optional<ProjectionKind>& projection, do
 QBrush bandBrush(Method method, const std::optional<ProjectionKind>& projection)
 {
     QColor color = methodColor(method);
-    color.setAlpha(projection && *projection == ProjectionKind::Iid ? 22 : 55);
+    color.setAlpha(isProjection(projection, ProjectionKind::Iid) ? 22 : 55);
     return QBrush(color);
 }
 
 // The pen of a band's edges: none, or thin and dashed for iid rows.
 QPen bandEdgePen(Method method, const std::optional<ProjectionKind>& projection)
 {
-    if (!projection || *projection != ProjectionKind::Iid)
+    if (!isProjection(projection, ProjectionKind::Iid))
         return Qt::NoPen;
     QColor color = methodColor(method);
     color.setAlpha(150);
