@@ -143,7 +143,7 @@ double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index
     return values * 8.0;
 }
 
-void requireRecurrentForm(const ExperimentSpec& spec, const QString& methodField)
+void requireRecurrentForm(const ExperimentSpec& spec, const QString& prefix)
 {
     if (!spec.exactMethod && methodInfo(spec.featureMap.kind).hasRecurrentForm)
         return;
@@ -151,9 +151,10 @@ void requireRecurrentForm(const ExperimentSpec& spec, const QString& methodField
     for (const MethodInfo& info : approximationMethods())
         if (info.hasRecurrentForm)
             recurrent.push_back(info);
-    throw InputError(QStringLiteral("%1 %2 has no recurrent form: choose one that has (%3)")
-                         .arg(methodField, spec.methodName(),
-                              methodNames(recurrent, QStringLiteral(", "))));
+    throw InputError(prefix + QStringLiteral("the method \"%1\" has no recurrent form: choose one "
+                                             "that has (%2)")
+                                  .arg(spec.methodName(),
+                                       methodNames(recurrent, QStringLiteral(", "))));
 }
 
 CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,

@@ -102,9 +102,8 @@ double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index
 
 // Throws InputError when the spec's method has no recurrent form (the exact method, or an
 // approximation whose registry entry says so), naming the methods that have one; the message
-// calls the method `methodField` ("--method" on the command line).
-void requireRecurrentForm(const ExperimentSpec& spec,
-                          const QString& methodField = QStringLiteral("the method"));
+// begins with `prefix` ("--method exact: " on the command line).
+void requireRecurrentForm(const ExperimentSpec& spec, const QString& prefix = QString());
 
 // Runs head options.head of `input` through the recurrence with the feature map of spec, in the
 // spec's precision (CausalStepper<float> or <double>), whatever spec.causal says, and computes
