@@ -1,0 +1,534 @@
+// The Heads page (HeadGridPanel): the survey of every head on a worker, its controls, the grid
+// and the norms chart, the session state and the figure export.
+
+#include "model/head_grid_view.h"
+
+#include "model/head_grid_style.h"
+
+#include "errors.h"
+#include "attention/feature_maps.h"
+#include "inputs/model_input.h"
+#include "plotting/plot_style.h"
+#include "worker_outcome.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPainter>
+#include <QProgressBar>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+namespace attnlab::ui {
+
+using namespace heads;
+
+namespace {
+
+// Thumbnails surveyHeads makes: at most this many cells on a side.
+constexpr int kThumbnailSize = 48;
+// setExperiment waits this long for the last of a burst of calls.
+constexpr int kDebounceMs = 100;
+// The most heads the highlight spin box marks.
+constexpr int kMaxHighlight = 9999;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// HeadGridPanel
+
+// What the GUI thread and the worker of one survey share.
+struct HeadSurveyJob {
+    std::atomic<bool> cancel{false};
+    // Written by the worker, read once the watcher says it is done.
+    std::vector<HeadSurveyEntry> entries;
+    int tokens = 0;
+    bool cancelled = false;
+    QString error;
+    QElapsedTimer clock;
+};
+
+namespace {
+
+// What a survey is of: the spec without the layer (the survey covers every layer) and the
+// budget. Equal keys give the same survey.
+QString surveyKey(const ExperimentSpec& spec, const MemoryBudget& budget)
+{
+    ExperimentSpec normalised = spec;
+    normalised.input.layer = 0;
+    normalised.causal = true;
+    normalised.threads = 0;
+    return QString::fromUtf8(QJsonDocument(normalised.toJson()).toJson(QJsonDocument::Compact)) +
+           QString::number(budget.bytes());
+}
+
+QString methodText(const ExperimentSpec& spec)
+{
+    if (spec.exactMethod)
+        return HeadGridPanel::tr("exact (streaming)");
+    const MethodInfo& info = methodInfo(spec.featureMap.kind);
+    if (!info.drawsProjection)
+        return info.title;
+    return HeadGridPanel::tr("%1, m = %2").arg(info.title).arg(spec.featureMap.features);
+}
+
+QLabel* caption(const QString& text)
+{
+    auto* label = new QLabel(text);
+    label->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+    return label;
+}
+
+}  // namespace
+
+HeadGridPanel::HeadGridPanel(QWidget* parent) : QWidget(parent)
+{
+    m_pool.setMaxThreadCount(1);
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(kDebounceMs);
+    connect(&m_debounce, &QTimer::timeout, this, &HeadGridPanel::startSurvey);
+    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &HeadGridPanel::finishSurvey);
+
+    m_show = new QComboBox;
+    m_show->setObjectName(QStringLiteral("headsShow"));
+    m_show->addItem(tr("exact P"), QStringLiteral("exact"));
+    m_show->addItem(tr("approximation %1").arg(approxSymbol()), QStringLiteral("approximation"));
+    m_show->setToolTip(tr("What each cell shows: the head's exact attention P or the "
+                          "approximation %1 of the method.")
+                           .arg(approxSymbol()));
+    m_order = new QComboBox;
+    m_order->setObjectName(QStringLiteral("headsOrder"));
+    m_order->addItem(tr("model layout"), headOrderName(HeadOrder::Model));
+    m_order->addItem(tr("worst error first"), headOrderName(HeadOrder::WorstFirst));
+    m_order->setToolTip(tr("Layers down and heads across, or a ranked list with the largest "
+                           "relative Frobenius error of P first."));
+    m_highlight = new QSpinBox;
+    m_highlight->setObjectName(QStringLiteral("headsHighlight"));
+    m_highlight->setRange(0, kMaxHighlight);
+    m_highlight->setSpecialValueText(tr("none"));
+    m_highlight->setToolTip(tr("Marks this many heads with the largest error with their rank."));
+    auto* exportButton = new QToolButton;
+    exportButton->setText(tr("Export"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(exportButton);
+    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
+        exportMenu->addAction(tr("Grid as %1...").arg(figureFormatName(format).toUpper()), this,
+                              [this, format] { exportDialog(format); });
+    exportButton->setMenu(exportMenu);
+    m_surveyLabel = new QLabel;
+    m_surveyLabel->setObjectName(QStringLiteral("headsSurvey"));
+    m_surveyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_surveyLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_surveyLabel->setWordWrap(true);  // a narrow page wraps the summary instead of cutting it
+    m_progress = new QProgressBar;
+    m_progress->setMaximumWidth(160);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(tr("layer %v of %m"));
+    m_progress->hide();
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(caption(tr("Show:")));
+    bar->addWidget(m_show);
+    bar->addSpacing(12);
+    bar->addWidget(caption(tr("Order:")));
+    bar->addWidget(m_order);
+    bar->addSpacing(12);
+    bar->addWidget(caption(tr("Highlight worst:")));
+    bar->addWidget(m_highlight);
+    bar->addSpacing(12);
+    bar->addWidget(exportButton);
+    bar->addSpacing(16);
+    bar->addWidget(m_surveyLabel, 1);
+    bar->addWidget(m_progress);
+
+    m_view = new HeadGridView;
+    m_view->setObjectName(QStringLiteral("headGrid"));
+    m_message = new QLabel;
+    m_message->setObjectName(QStringLiteral("headsMessage"));
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setMargin(40);
+    m_message->setFont(scaledFont(font(), 1.15));
+    m_stack = new QStackedWidget;
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_view);
+
+    m_chart = new HeadNormsChart(m_view);
+    m_chart->setObjectName(QStringLiteral("headNorms"));
+    m_selected = new QLabel;
+    m_selected->setObjectName(QStringLiteral("headsSelected"));
+    m_selected->setTextFormat(Qt::RichText);
+    m_selected->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_selected->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_selected->setMinimumWidth(250);
+    auto* bottom = new QWidget;
+    auto* bottomLayout = new QHBoxLayout(bottom);
+    bottomLayout->setContentsMargins(8, 0, 0, 0);
+    bottomLayout->addWidget(m_selected);
+    bottomLayout->addWidget(m_chart, 1);
+
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(m_stack);
+    splitter->addWidget(bottom);
+    splitter->setStretchFactor(0, 4);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+    splitter->setSizes({600, 150});
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->addLayout(bar);
+    layout->addWidget(splitter, 1);
+
+    connect(m_show, &QComboBox::currentIndexChanged, this, [this] {
+        m_view->setShowApproximation(m_show->currentData().toString() ==
+                                     QLatin1String("approximation"));
+    });
+    connect(m_order, &QComboBox::currentIndexChanged, this, [this] {
+        HeadOrder order = HeadOrder::Model;
+        parseHeadOrder(m_order->currentData().toString(), &order);
+        m_view->setOrder(order);
+    });
+    connect(m_highlight, &QSpinBox::valueChanged, m_view, &HeadGridView::setHighlightCount);
+    connect(m_view, &HeadGridView::headActivated, this, &HeadGridPanel::headActivated);
+    connect(m_chart, &HeadNormsChart::headActivated, this, [this](int layer, int head) {
+        m_view->setCurrentHead(layer, head);
+        emit headActivated(layer, head);
+    });
+    connect(m_view, &HeadGridView::changed, this, &HeadGridPanel::updateSelectedText);
+    connect(m_view, &HeadGridView::changed, this, &HeadGridPanel::syncControls);
+
+    showMessage(tr("The head grid shows a trained model's heads: choose the built-in model or "
+                   "Open Model... on the Input dock's Text page."));
+    updateSelectedText();
+}
+
+HeadGridPanel::~HeadGridPanel()
+{
+    if (m_job)
+        m_job->cancel = true;
+    m_pool.waitForDone();
+}
+
+void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
+{
+    if (spec.input.kind != InputKind::Model) {
+        m_debounce.stop();
+        if (m_job)
+            m_job->cancel = true;
+        ++m_serial;  // whatever still runs is stale
+        m_surveyKey.clear();
+        m_surveyTitle.clear();
+        m_view->clear();
+        m_progress->hide();
+        m_surveyLabel->clear();
+        showMessage(tr("The head grid shows a trained model's heads: choose the built-in model "
+                       "or Open Model... on the Input dock's Text page."));
+        updateBusy();
+        return;
+    }
+    const QString key = surveyKey(spec, m_budget);
+    if (key == m_surveyKey && !m_debounce.isActive())
+        return;  // surveyed or being surveyed; the layer is all that changed
+    m_pending = spec;
+    m_surveyKey = key;
+    m_debounce.start();
+    updateBusy();
+}
+
+void HeadGridPanel::setEntries(std::vector<HeadSurveyEntry> entries, const QString& description)
+{
+    m_debounce.stop();
+    if (m_job)
+        m_job->cancel = true;
+    ++m_serial;
+    m_surveyKey.clear();
+    m_surveyTitle = description;
+    m_view->setEntries(std::move(entries));
+    m_surveyLabel->setText(tr("%1 \u00b7 %2 layers \u00d7 %3 heads")
+                               .arg(description)
+                               .arg(m_view->layerCount())
+                               .arg(m_view->headCount()));
+    showGrid();
+    updateBusy();
+}
+
+void HeadGridPanel::startSurvey()
+{
+    if (m_job)
+        m_job->cancel = true;  // its result is stale
+    const int serial = ++m_serial;
+    const ExperimentSpec spec = m_pending;
+    const MemoryBudget budget = m_budget;
+    m_job = std::make_shared<HeadSurveyJob>();
+    m_job->clock.start();
+    m_surveyTitle = tr("%1 \u00b7 %2").arg(modelDisplayName(spec.input.modelPath),
+                                          methodText(spec));
+    m_progress->setRange(0, 0);
+    m_progress->setValue(0);
+    m_progress->show();
+    m_surveyLabel->setText(tr("Surveying every head: %1...").arg(m_surveyTitle));
+    // The worker hands progress to the GUI thread through queued calls and never touches a
+    // widget; the destructor waits for it.
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, spec, budget, job = m_job] {
+        const WorkerOutcome outcome = runOnWorker([&] {
+            const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
+            job->tokens = int(
+                modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
+            ComputeOptions options;
+            options.budget = budget;
+            options.cancelled = [job] { return job->cancel.load(); };
+            job->entries = surveyHeads(spec, options, kThumbnailSize, [&](int done, int total) {
+                QMetaObject::invokeMethod(
+                    this, [this, serial, done, total] { showProgress(serial, done, total); },
+                    Qt::QueuedConnection);
+            });
+        });
+        job->cancelled = outcome.cancelled;
+        job->error = outcome.error;
+    }));
+    setRunning(true);
+}
+
+void HeadGridPanel::showProgress(int serial, int done, int total)
+{
+    if (serial != m_serial)
+        return;
+    m_progress->setRange(0, total);
+    m_progress->setValue(done);
+}
+
+void HeadGridPanel::finishSurvey()
+{
+    const std::shared_ptr<HeadSurveyJob> job = m_job;
+    setRunning(false);
+    if (!job || job->cancel || job->cancelled || m_debounce.isActive())
+        return;  // stale: a newer request replaces it (or no survey is wanted any more)
+    m_progress->hide();
+    if (!job->error.isEmpty()) {
+        m_view->clear();
+        m_surveyKey.clear();  // the same spec may be tried again (after a new budget)
+        m_surveyLabel->setText(tr("The survey failed: %1").arg(m_surveyTitle));
+        showMessage(tr("The head survey failed: %1").arg(job->error));
+    } else {
+        m_surveyTitle = tr("%1 \u00b7 %2 tokens \u00b7 %3").arg(
+            modelDisplayName(m_pending.input.modelPath))
+                            .arg(job->tokens)
+                            .arg(methodText(m_pending));
+        m_view->setEntries(std::move(job->entries));
+        const bool approx = m_view->hasApproximation();
+        m_surveyLabel->setText(tr("%1 \u00b7 %2 layers \u00d7 %3 heads \u00b7 %4 s")
+                                   .arg(m_surveyTitle)
+                                   .arg(m_view->layerCount())
+                                   .arg(m_view->headCount())
+                                   .arg(double(job->clock.elapsed()) / 1000, 0, 'f', 1));
+        m_surveyLabel->setToolTip(approx ? QString()
+                                         : tr("The exact method has no approximation: every "
+                                              "cell shows P."));
+        showGrid();
+    }
+    emit surveyFinished();
+}
+
+void HeadGridPanel::setRunning(bool running)
+{
+    m_running = running;
+    updateBusy();
+}
+
+bool HeadGridPanel::isBusy() const
+{
+    return m_debounce.isActive() || m_running;
+}
+
+void HeadGridPanel::updateBusy()
+{
+    const bool busy = isBusy();
+    if (!busy)
+        m_progress->hide();
+    if (busy != m_busy) {
+        m_busy = busy;
+        emit busyChanged(busy);
+    }
+}
+
+void HeadGridPanel::showMessage(const QString& text)
+{
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void HeadGridPanel::showGrid()
+{
+    m_message->clear();
+    m_stack->setCurrentWidget(m_view);
+}
+
+void HeadGridPanel::syncControls()
+{
+    const QSignalBlocker showBlocker(m_show);
+    const QSignalBlocker orderBlocker(m_order);
+    const QSignalBlocker highlightBlocker(m_highlight);
+    m_show->setCurrentIndex(m_show->findData(m_view->showsApproximation()
+                                                 ? QStringLiteral("approximation")
+                                                 : QStringLiteral("exact")));
+    m_order->setCurrentIndex(m_order->findData(headOrderName(m_view->order())));
+    m_highlight->setValue(m_view->highlightCount());
+}
+
+QString HeadGridPanel::message() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+QString HeadGridPanel::surveyText() const
+{
+    return m_surveyLabel->text();
+}
+
+void HeadGridPanel::setCurrentHead(int layer, int head)
+{
+    m_view->setCurrentHead(layer, head);
+}
+
+void HeadGridPanel::updateSelectedText()
+{
+    const HeadSurveyEntry* e = m_view->entry(m_view->currentLayer(), m_view->currentHead());
+    if (!e) {
+        m_selected->setText(m_view->entries().empty()
+                                ? QString()
+                                : tr("Click a head (or a bar) to see its norms and errors."));
+        return;
+    }
+    const int rank = m_view->errorRank(e->layer, e->head);
+    const QString cell = QStringLiteral("<td align=\"right\">%1</td>");
+    m_selected->setText(
+        tr("<b>Layer %1, head %2</b>%3"
+           "<table cellspacing=\"0\" cellpadding=\"2\">"
+           "<tr><td></td><td align=\"right\"><i>mean</i></td><td align=\"right\"><i>max</i></td>"
+           "</tr>"
+           "<tr><td>|q'|</td>%4%5</tr><tr><td>|k'|</td>%6%7</tr></table>"
+           "relative Frobenius error of P: <b>%8</b><br>mean row total variation: %9")
+            .arg(e->layer)
+            .arg(e->head)
+            .arg(rank > 0 ? tr(" &nbsp; (error rank %1 of %2)")
+                                .arg(rank)
+                                .arg(m_view->entries().size())
+                          : QString())
+            .arg(cell.arg(number(e->meanQueryNorm)), cell.arg(number(e->maxQueryNorm)),
+                 cell.arg(number(e->meanKeyNorm)), cell.arg(number(e->maxKeyNorm)),
+                 number(e->metrics.relFrobeniusAttention),
+                 number(e->metrics.meanTotalVariation)));
+}
+
+QJsonObject HeadGridPanel::state() const
+{
+    QJsonObject state;
+    state[QLatin1String("show")] = m_show->currentData().toString();
+    state[QLatin1String("order")] = m_order->currentData().toString();
+    state[QLatin1String("highlight_worst")] = m_highlight->value();
+    return state;
+}
+
+void HeadGridPanel::setState(const QJsonObject& state)
+{
+    // Read everything first, so that a malformed state changes nothing.
+    int show = m_show->currentIndex();
+    if (state.contains(QLatin1String("show"))) {
+        const QJsonValue value = state.value(QLatin1String("show"));
+        show = value.isString() ? m_show->findData(value.toString()) : -1;
+        if (show < 0)
+            throw InputError(tr("show must be \"exact\" or \"approximation\""));
+    }
+    int order = m_order->currentIndex();
+    if (state.contains(QLatin1String("order"))) {
+        const QJsonValue value = state.value(QLatin1String("order"));
+        order = value.isString() ? m_order->findData(value.toString()) : -1;
+        if (order < 0)
+            throw InputError(tr("order must be \"model\" or \"worst-first\""));
+    }
+    int highlight = m_highlight->value();
+    if (state.contains(QLatin1String("highlight_worst"))) {
+        const QJsonValue value = state.value(QLatin1String("highlight_worst"));
+        const double number = value.toDouble(std::nan(""));
+        if (!value.isDouble() || number != std::floor(number) || number < 0 ||
+            number > kMaxHighlight)
+            throw InputError(
+                tr("highlight_worst must be an integer from 0 to %1").arg(kMaxHighlight));
+        highlight = int(number);
+    }
+    m_show->setCurrentIndex(show);
+    m_order->setCurrentIndex(order);
+    m_highlight->setValue(highlight);
+}
+
+void HeadGridPanel::exportFigure(const QString& path, FigureFormat format)
+{
+    if (m_view->entries().empty())
+        throw OutputError(tr("cannot write the figure %1: no heads have been surveyed (the head "
+                             "grid needs model input)")
+                              .arg(QDir::toNativeSeparators(path)));
+    const QSize size = m_view->isVisible() && m_view->width() >= 200 && m_view->height() >= 150
+                           ? m_view->size()
+                           : QSize(1200, 800);
+    const QString title =
+        tr("Every head: %1 \u2014 %2")
+            .arg(m_surveyTitle, m_view->showsApproximation() && m_view->hasApproximation()
+                                    ? tr("approximation %1").arg(approxSymbol())
+                                    : tr("exact P"));
+    PaintedFigure figure;
+    figure.size = size;
+    figure.dpi = logicalDpiX();
+    figure.title = title;
+    figure.description = QStringLiteral("Attention Lab figure");
+    figure.what = QStringLiteral("figure");
+    figure.png = [&] {
+        QImage image(size * kPngExportScale, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(kPngExportScale);
+        {
+            QPainter painter(&image);
+            m_view->paintFigure(painter, size, title);
+        }
+        tagExportResolution(image, kPngExportScale);
+        return image;
+    };
+    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
+        QPainter painter;
+        if (!painter.begin(&device))
+            return false;
+        if (pdf)  // the page is size points wide: map the figure's pixels onto it
+            painter.setWindow(QRect(QPoint(0, 0), size));
+        m_view->paintFigure(painter, size, title);
+        return painter.end();
+    };
+    exportPaintedFigure(path, format, figure);
+}
+
+void HeadGridPanel::exportDialog(FigureFormat format)
+{
+    const QString path =
+        askSavePath(this, tr("Export head grid"), QStringLiteral("heads"), figureFormatName(format));
+    if (path.isEmpty())
+        return;
+    try {
+        exportFigure(path, format);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export head grid"), e.message());
+    }
+}
+
+}  // namespace attnlab::ui
