@@ -158,6 +158,10 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    // The window computes an approximation against exact attention; a session asking for the
+    // "exact" method (a command-line notion) shows FAVOR+ instead.
+    static ExperimentSpec windowSpec(ExperimentSpec spec);
+
     friend class SpecChange;
 
     void buildViews();
@@ -184,6 +188,17 @@ private:
     void openSessionDialog();
     bool saveSessionDialog();
     void exportFigureDialog();
+    // The matrices File > Export Matrix offers.
+    enum ExportedMatrix {
+        ExactAttention,
+        ApproximateAttention,
+        ErrorMap,
+        ExactOutput,
+        ApproximateOutput,
+        QueryFeatures,
+        KeyFeatures,
+        Projection,
+    };
     void exportMatrixDialog(int matrix);
     void copyFigure();
     void showAbout();
