@@ -1,30 +1,21 @@
 #include "errors/error_analysis_panel.h"
 
-#include "io/atomic_files.h"
 #include "controls_column.h"
 #include "errors/error_chart.h"
 #include "errors.h"
 
 #include <QCheckBox>
-#include <QCloseEvent>
 #include <QComboBox>
-#include <QDir>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMenu>
-#include <QMessageBox>
 #include <QProgressBar>
-#include <QPushButton>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSpinBox>
-#include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <atomic>
@@ -107,19 +98,6 @@ std::vector<double> parseValues(const QString& text, ErrorSweepKind kind)
     return values;
 }
 
-// The integer `key` of `json` in [minimum, maximum]. Throws InputError naming it.
-int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)
-{
-    const QJsonValue value = json.value(QLatin1String(key));
-    const double number = value.toDouble(std::nan(""));
-    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum)
-        throw InputError(ErrorAnalysisPanel::tr("%1 must be an integer from %2 to %3")
-                             .arg(QLatin1String(key))
-                             .arg(minimum)
-                             .arg(maximum));
-    return int(number);
-}
-
 // The names of the array `key` of `json`, each accepted by parse. Throws InputError naming it.
 template <typename Enum, typename Parser>
 std::vector<Enum> namesField(const QJsonObject& json, const char* key, Parser parse)
@@ -138,34 +116,21 @@ std::vector<Enum> namesField(const QJsonObject& json, const char* key, Parser pa
     return names;
 }
 
-// "12 s", "2 min 5 s".
-QString elapsedText(qint64 milliseconds)
-{
-    const qint64 seconds = (milliseconds + 500) / 1000;
-    if (seconds < 60)
-        return ErrorAnalysisPanel::tr("%1 s").arg(seconds);
-    return ErrorAnalysisPanel::tr("%1 min %2 s").arg(seconds / 60).arg(seconds % 60);
-}
-
-QSpinBox* spinBox(int minimum, int maximum, int value, const QString& tip)
-{
-    auto* box = new QSpinBox;
-    box->setRange(minimum, maximum);
-    box->setValue(value);
-    box->setGroupSeparatorShown(true);
-    box->setToolTip(tip);
-    return box;
-}
-
 }  // namespace
 
-ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent) : QWidget(parent)
+ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent)
+    : SweepPage({tr("Compute the sweep on a worker thread; the curves grow as rows finish."),
+                 tr("Stop the sweep; the rows finished are kept."), tr("Cancelling..."),
+                 tr("Rows computed out of every method, projection, value and seed."),
+                 tr("%v of %m rows"),
+                 tr("Save the chart as shown (PNG, SVG or PDF) or the rows (CSV, one per "
+                    "method, projection, value and seed)."),
+                 QStringLiteral("errors"), QStringLiteral("errors")},
+                parent)
 {
-    m_pool.setMaxThreadCount(1);
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(kRefreshMs);
     connect(&m_refresh, &QTimer::timeout, this, &ErrorAnalysisPanel::showResult);
-    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &ErrorAnalysisPanel::finishSweep);
     for (const ErrorSweepKind kind : kSweepKinds)
         m_valuesText[kind] = defaultValues(kind);
     buildControls();
@@ -176,9 +141,7 @@ ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent) : QWidget(parent)
 
 ErrorAnalysisPanel::~ErrorAnalysisPanel()
 {
-    if (m_job)
-        m_job->cancel = true;
-    m_watcher.waitForFinished();
+    stopWorker();
 }
 
 void ErrorAnalysisPanel::buildControls()
@@ -220,16 +183,16 @@ void ErrorAnalysisPanel::buildControls()
                                "sequence length L (the first L positions, at one m)."));
     m_values = new QLineEdit(m_valuesText[ErrorSweepKind::Features]);
     m_values->setToolTip(tr("The values of the sweep, separated by commas."));
-    m_features = spinBox(1, 65536, 64,
+    m_features = sweepSpinBox(1, 65536, 64,
                          tr("m at every point of a norm or length sweep (a features sweep "
                             "takes m from its values)."));
-    m_seeds = spinBox(1, kMaxSeeds, 8,
+    m_seeds = sweepSpinBox(1, kMaxSeeds, 8,
                       tr("Seeds of W per point: curves give the mean over the seeds, bands the "
                          "10th to 90th percentile, kernel MSE bars one standard error."));
-    m_pairQuery = spinBox(0, 1 << 30, 0,
+    m_pairQuery = sweepSpinBox(0, 1 << 30, 0,
                           tr("The query q_a of the pair whose kernel exp(q'_a.k'_b) the kernel "
                              "MSE view estimates."));
-    m_pairKey = spinBox(0, 1 << 30, 1, tr("The key k_b of the pair of the kernel MSE view."));
+    m_pairKey = sweepSpinBox(0, 1 << 30, 1, tr("The key k_b of the pair of the kernel MSE view."));
     auto* pair = new QHBoxLayout;
     pair->addWidget(m_pairQuery);
     pair->addWidget(m_pairKey);
@@ -253,47 +216,13 @@ void ErrorAnalysisPanel::buildControls()
     m_inputLabel->setWordWrap(true);
     m_inputLabel->setToolTip(tr("Sweeps run on the main window's current input."));
 
-    m_runButton = new QPushButton(tr("Run"));
-    m_runButton->setToolTip(tr("Compute the sweep on a worker thread; the curves grow as rows "
-                               "finish."));
-    m_cancelButton = new QPushButton(tr("Cancel"));
-    m_cancelButton->setToolTip(tr("Stop the sweep; the rows finished are kept."));
-    connect(m_runButton, &QPushButton::clicked, this, &ErrorAnalysisPanel::run);
-    connect(m_cancelButton, &QPushButton::clicked, this, &ErrorAnalysisPanel::cancel);
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_runButton);
-    buttons->addWidget(m_cancelButton);
-
-    m_progress = new QProgressBar;
-    m_progress->setToolTip(tr("Rows computed out of every method, projection, value and seed."));
-    m_progress->setFormat(tr("%v of %m rows"));
-    m_status = new QLabel;
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-    m_exportButton = new QToolButton;
-    m_exportButton->setText(tr("Export"));
-    m_exportButton->setToolTip(tr("Save the chart as shown (PNG, SVG or PDF) or the rows (CSV, "
-                                  "one per method, projection, value and seed)."));
-    m_exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(m_exportButton);
-    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
-        exportMenu->addAction(tr("Chart as %1...").arg(figureFormatName(format).toUpper()), this,
-                              [this, format] { exportChartDialog(format); });
-    exportMenu->addSeparator();
-    exportMenu->addAction(tr("Data as CSV..."), this, &ErrorAnalysisPanel::exportCsvDialog);
-    m_exportButton->setMenu(exportMenu);
-
     auto* controls = new QWidget;
     auto* controlsLayout = new QVBoxLayout(controls);
     controlsLayout->addWidget(m_inputLabel);
     controlsLayout->addWidget(methodsBox);
     controlsLayout->addWidget(sweepBox);
     controlsLayout->addLayout(metricForm);
-    controlsLayout->addLayout(buttons);
-    controlsLayout->addWidget(m_progress);
-    controlsLayout->addWidget(m_status);
-    controlsLayout->addWidget(m_exportButton, 0, Qt::AlignLeft);
+    controlsLayout->addWidget(sweepControls());
     controlsLayout->addStretch();
     QScrollArea* scroll = controlsColumn(controls);
 
@@ -314,11 +243,6 @@ void ErrorAnalysisPanel::buildControls()
     m_pairKey->setObjectName(QStringLiteral("errorsPairKey"));
     m_metric->setObjectName(QStringLiteral("errorsMetric"));
     m_inputLabel->setObjectName(QStringLiteral("errorsInput"));
-    m_runButton->setObjectName(QStringLiteral("errorsRun"));
-    m_cancelButton->setObjectName(QStringLiteral("errorsCancel"));
-    m_exportButton->setObjectName(QStringLiteral("errorsExport"));
-    m_progress->setObjectName(QStringLiteral("errorsProgress"));
-    m_status->setObjectName(QStringLiteral("errorsStatus"));
     m_chart->setObjectName(QStringLiteral("errorChart"));
     sweepKindChanged();
 }
@@ -486,9 +410,9 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
 
     ++m_serial;
     m_result = result;
-    m_progress->setRange(0, std::max(1, int(m_result.rows.size())));
-    m_progress->setValue(int(m_result.rows.size()));
-    m_status->setText(m_result.rows.empty()
+    progressBar()->setRange(0, std::max(1, int(m_result.rows.size())));
+    progressBar()->setValue(int(m_result.rows.size()));
+    statusLabel()->setText(m_result.rows.empty()
                           ? QString()
                           : tr("Restored from the session, not computed again: %1 rows.")
                                 .arg(m_result.rows.size()));
@@ -499,49 +423,42 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
     showResult();
 }
 
-void ErrorAnalysisPanel::exportChart(const QString& path, FigureFormat format)
+void ErrorAnalysisPanel::requestStop()
 {
-    exportFigure(*m_chart, path, format);
+    m_job->cancel = true;
 }
 
-void ErrorAnalysisPanel::exportCsv(const QString& path) const
+QCustomPlot& ErrorAnalysisPanel::chartFigure() const
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw OutputError(
-            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
-    writeAll(file, errorSweepCsv(m_result));
-    if (!file.commit())
-        throw OutputError(
-            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    return *m_chart;
 }
 
-QString ErrorAnalysisPanel::statusText() const
+QByteArray ErrorAnalysisPanel::csv() const
 {
-    return m_status->text();
+    return errorSweepCsv(m_result);
 }
 
 void ErrorAnalysisPanel::run()
 {
-    if (m_running)
+    if (isRunning())
         return;
     if (!m_input) {
-        m_status->setText(tr("No input yet: the sweep runs on the main window's input."));
+        statusLabel()->setText(tr("No input yet: the sweep runs on the main window's input."));
         return;
     }
     ErrorSweepSpec sweep;
     try {
         sweep = spec();
     } catch (const InputError& e) {
-        m_status->setText(e.message());
+        statusLabel()->setText(e.message());
         return;
     }
     if (sweep.methods.empty()) {
-        m_status->setText(tr("Choose at least one method."));
+        statusLabel()->setText(tr("Choose at least one method."));
         return;
     }
     if (sweep.projections.empty()) {
-        m_status->setText(tr("Choose at least one projection (orthogonal, iid)."));
+        statusLabel()->setText(tr("Choose at least one projection (orthogonal, iid)."));
         return;
     }
 
@@ -549,15 +466,13 @@ void ErrorAnalysisPanel::run()
     m_result = ErrorSweepResult();
     m_result.spec = sweep;
     const int total = sweep.rowCount();
-    m_progress->setRange(0, total);
-    m_progress->setValue(0);
-    m_status->setText(tr("Computing %1 rows...").arg(total));
+    progressBar()->setRange(0, total);
+    progressBar()->setValue(0);
+    statusLabel()->setText(tr("Computing %1 rows...").arg(total));
     m_job = std::make_shared<ErrorSweepJob>();
-    m_clock.start();
     // The worker hands each row to the GUI thread through a queued call; it never touches a
     // widget. The destructor waits for it, and calls still queued die with the panel.
-    m_watcher.setFuture(QtConcurrent::run(
-        &m_pool, [this, serial, sweep, input = m_input, job = m_job] {
+    startWorker([this, serial, sweep, input = m_input, job = m_job] {
             const auto progress = [&](const ErrorSweepResult& sofar, int total) {
                 ErrorSweepResult header;
                 if (sofar.rows.size() == 1) {  // the fields besides the rows, once
@@ -571,51 +486,32 @@ void ErrorAnalysisPanel::run()
                     },
                     Qt::QueuedConnection);
             };
-            try {
-                job->result = runErrorSweep(sweep, *input, progress, [&] { return job->cancel.load(); });
-            } catch (const InputError& e) {
-                job->error = e.message();
-            } catch (const ResourceError& e) {
-                job->error = e.message();
-            } catch (const std::bad_alloc&) {
-                job->error = tr("Out of memory: lower the memory budget, so that sweeps this "
-                                "large are refused before they are allocated.");
-            } catch (const std::exception& e) {
-                job->error = QString::fromLocal8Bit(e.what());
-            }
-        }));
+            job->error = workerError(
+                [&] {
+                    job->result = runErrorSweep(sweep, *input, progress,
+                                                [&] { return job->cancel.load(); });
+                },
+                tr("Out of memory: lower the memory budget, so that sweeps this large are "
+                   "refused before they are allocated."));
+        });
     setRunning(true);
     showResult();
-}
-
-void ErrorAnalysisPanel::cancel()
-{
-    if (!m_running)
-        return;
-    m_job->cancel = true;
-    m_status->setText(tr("Cancelling..."));
-}
-
-void ErrorAnalysisPanel::closeEvent(QCloseEvent* event)
-{
-    stopAndWait();
-    QWidget::closeEvent(event);
 }
 
 void ErrorAnalysisPanel::addRow(int serial, const ErrorSweepResult& header, const ErrorRow& row,
                                 int total)
 {
-    if (serial != m_serial || !m_running)
+    if (serial != m_serial || !isRunning())
         return;
     if (m_result.rows.empty()) {
         m_result = header;
         m_result.rows.clear();
     }
     m_result.rows.push_back(row);
-    m_progress->setRange(0, total);
-    m_progress->setValue(int(m_result.rows.size()));
+    progressBar()->setRange(0, total);
+    progressBar()->setValue(int(m_result.rows.size()));
     if (!m_job->cancel)
-        m_status->setText(tr("Computing: %1 of %2 rows (last: %3).")
+        statusLabel()->setText(tr("Computing: %1 of %2 rows (last: %3).")
                               .arg(m_result.rows.size())
                               .arg(total)
                               .arg(row.curveLabel()));
@@ -626,7 +522,7 @@ void ErrorAnalysisPanel::addRow(int serial, const ErrorSweepResult& header, cons
 void ErrorAnalysisPanel::finishSweep()
 {
     // Also called by stopAndWait, before the watcher's signal arrives.
-    if (!m_running || !m_watcher.isFinished())
+    if (!isRunning() || !workerFinished())
         return;
     const std::shared_ptr<ErrorSweepJob> job = m_job;
     ++m_serial;  // drops rows still queued: the worker's result has them all
@@ -634,9 +530,9 @@ void ErrorAnalysisPanel::finishSweep()
     if (job->error.isEmpty()) {
         m_result = job->result;
         const int total = m_result.spec.rowCount();
-        m_progress->setRange(0, std::max(1, total));
-        m_progress->setValue(int(m_result.rows.size()));
-        m_status->setText(m_result.cancelled
+        progressBar()->setRange(0, std::max(1, total));
+        progressBar()->setValue(int(m_result.rows.size()));
+        statusLabel()->setText(m_result.cancelled
                               ? tr("Cancelled after %1 of %2 rows; they are kept.")
                                     .arg(m_result.rows.size())
                                     .arg(total)
@@ -645,20 +541,11 @@ void ErrorAnalysisPanel::finishSweep()
                                     .arg(elapsedText(m_clock.elapsed())));
     } else {
         m_result.cancelled = true;
-        m_status->setText(tr("The sweep failed: %1").arg(job->error));
+        statusLabel()->setText(tr("The sweep failed: %1").arg(job->error));
     }
     showResult();
     setRunning(false);
     emit sweepFinished();
-}
-
-void ErrorAnalysisPanel::stopAndWait()
-{
-    if (!m_running)
-        return;
-    m_job->cancel = true;
-    m_watcher.waitForFinished();
-    finishSweep();
 }
 
 void ErrorAnalysisPanel::showResult()
@@ -667,7 +554,7 @@ void ErrorAnalysisPanel::showResult()
         m_chart->clear();
     else
         m_chart->setResult(m_result, metric());
-    m_exportButton->setEnabled(!m_result.rows.empty());
+    setExportEnabled(!m_result.rows.empty());
 }
 
 void ErrorAnalysisPanel::sweepKindChanged()
@@ -680,16 +567,6 @@ void ErrorAnalysisPanel::sweepKindChanged()
         m_shownKind = kind;
     }
     m_features->setEnabled(kind != ErrorSweepKind::Features);
-}
-
-void ErrorAnalysisPanel::setRunning(bool running)
-{
-    const bool changed = running != m_running;
-    m_running = running;
-    m_runButton->setEnabled(!running);
-    m_cancelButton->setEnabled(running);
-    if (changed)
-        emit runningChanged(running);
 }
 
 void ErrorAnalysisPanel::updateInputLabel()
@@ -708,32 +585,6 @@ void ErrorAnalysisPanel::updateInputLabel()
                                        : QString())
                               .arg(input.normMultiplier)
                               .arg(m_inputSpec.causal ? tr(", causal") : QString()));
-}
-
-void ErrorAnalysisPanel::exportChartDialog(FigureFormat format)
-{
-    const QString path =
-        askSavePath(this, tr("Export chart"), QStringLiteral("errors"), figureFormatName(format));
-    if (path.isEmpty())
-        return;
-    try {
-        exportChart(path, format);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export chart"), e.message());
-    }
-}
-
-void ErrorAnalysisPanel::exportCsvDialog()
-{
-    const QString path =
-        askSavePath(this, tr("Export data"), QStringLiteral("errors"), QStringLiteral("csv"));
-    if (path.isEmpty())
-        return;
-    try {
-        exportCsv(path);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export data"), e.message());
-    }
 }
 
 }  // namespace attnlab::ui

@@ -1,16 +1,12 @@
 #pragma once
 
-#include "sweeps/error_sweep.h"
-#include "plotting/figure_export.h"
 #include "memory_budget.h"
+#include "sweeps/error_sweep.h"
+#include "sweeps/sweep_page.h"
 
-#include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QJsonObject>
 #include <QMap>
-#include <QThreadPool>
 #include <QTimer>
-#include <QWidget>
 
 #include <map>
 #include <memory>
@@ -19,10 +15,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QProgressBar;
-class QPushButton;
 class QSpinBox;
-class QToolButton;
 
 namespace attnlab::ui {
 
@@ -38,7 +31,7 @@ struct ErrorSweepJob;
 // chart (ErrorChart) grows as rows finish, with a progress bar and Cancel, which keeps the rows
 // finished. The chart exports as PNG, SVG or PDF and the rows as CSV; state() and setState() keep
 // the controls and the result in the session, so a session reopens without computing again.
-class ErrorAnalysisPanel : public QWidget {
+class ErrorAnalysisPanel : public SweepPage {
     Q_OBJECT
 
 public:
@@ -62,7 +55,6 @@ public:
     // The result shown: the rows finished so far while a sweep runs, else the last sweep run or
     // restored (no rows before the first).
     const ErrorSweepResult& result() const { return m_result; }
-    bool isRunning() const { return m_running; }
 
     // The controls and the result shown, as JSON for the session file.
     QJsonObject state() const;
@@ -74,59 +66,37 @@ public:
     // malformed, leaving the panel as it was.
     void setState(const QJsonObject& state);
 
-    // Writes the chart as shown (exportFigure). Throws OutputError naming the path.
-    void exportChart(const QString& path, FigureFormat format);
-    // Writes errorSweepCsv(result()) through a QSaveFile. Throws OutputError naming the path.
-    void exportCsv(const QString& path) const;
-
     // The chart: the figure the main window's export and copy act on.
     ErrorChart* chart() const { return m_chart; }
-    // The line under the buttons that says what the panel is doing or last did.
-    QString statusText() const;
 
 public slots:
     // Starts the sweep of spec() on the worker thread; does nothing while one runs. Without an
-    // input, a method or readable values, says so in the status line instead.
-    void run();
-    // Asks the running sweep to stop after the block of rows it is in; the rows finished are
-    // kept. sweepFinished() follows when it has stopped.
-    void cancel();
-
-signals:
-    // A sweep ended: finished, cancelled or failed (the status line says which).
-    void sweepFinished();
-    void runningChanged(bool running);
+    // input, a method or readable values, says so in the status line instead. Cancel stops it
+    // after the block of rows it is in; the rows finished are kept.
+    void run() override;
 
 protected:
-    // Cancels a running sweep and waits for it before the panel closes.
-    void closeEvent(QCloseEvent* event) override;
+    void requestStop() override;
+    void finishSweep() override;
+    QCustomPlot& chartFigure() const override;
+    // errorSweepCsv(result()), what Export > Data as CSV writes.
+    QByteArray csv() const override;
 
 private:
     void buildControls();
     // Takes a row the worker finished (a queued call); rows of an earlier sweep are dropped.
     void addRow(int serial, const ErrorSweepResult& header, const ErrorRow& row, int total);
-    // The worker returned: takes its result, or reports its error.
-    void finishSweep();
-    void stopAndWait();
     // Shows m_result on the chart (or the hint when it has no row).
     void showResult();
     // The sweep kind changed: swaps the values text and enables the m of fixed-m sweeps.
     void sweepKindChanged();
-    void setRunning(bool running);
     void updateInputLabel();
-    void exportChartDialog(FigureFormat format);
-    void exportCsvDialog();
 
     MemoryBudget m_budget;
     ExperimentSpec m_inputSpec;
     std::shared_ptr<const AttentionInput> m_input;
     ErrorSweepResult m_result;
-    bool m_running = false;
-    int m_serial = 0;  // counts the sweeps started, to drop late rows of an earlier one
-    QElapsedTimer m_clock;
     QTimer m_refresh;  // coalesces chart redraws while rows arrive
-    QThreadPool m_pool;
-    QFutureWatcher<void> m_watcher;
     std::shared_ptr<ErrorSweepJob> m_job;
     QMap<ErrorSweepKind, QString> m_valuesText;  // the values entered for each sweep kind
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
@@ -142,11 +112,6 @@ private:
     QSpinBox* m_pairKey;
     QComboBox* m_metric;
     QLabel* m_inputLabel;
-    QPushButton* m_runButton;
-    QPushButton* m_cancelButton;
-    QToolButton* m_exportButton;
-    QProgressBar* m_progress;
-    QLabel* m_status;
     ErrorChart* m_chart;
 };
 

@@ -1,32 +1,23 @@
 #include "timing/timing_panel.h"
 
-#include "io/atomic_files.h"
 #include "controls_column.h"
 #include "errors.h"
 #include "parallel.h"
 #include "timing/timing_chart.h"
 
 #include <QCheckBox>
-#include <QCloseEvent>
-#include <QDir>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMenu>
-#include <QMessageBox>
 #include <QPainter>
 #include <QProgressBar>
-#include <QPushButton>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
 #include <condition_variable>
@@ -98,16 +89,6 @@ public:
 };
 
 // A spin box for a count, with thousands separators.
-QSpinBox* spinBox(int minimum, int maximum, int value, const QString& tip)
-{
-    auto* box = new QSpinBox;
-    box->setRange(minimum, maximum);
-    box->setValue(value);
-    box->setGroupSeparatorShown(true);
-    box->setToolTip(tip);
-    return box;
-}
-
 // A small square of the method's colour, for its row of the table.
 QIcon colorIcon(const TimedMethod& method)
 {
@@ -147,34 +128,20 @@ qsizetype measuredCount(const SweepResult& result)
     });
 }
 
-// "12 s", "2 min 5 s".
-QString elapsedText(qint64 milliseconds)
-{
-    const qint64 seconds = (milliseconds + 500) / 1000;
-    if (seconds < 60)
-        return TimingPanel::tr("%1 s").arg(seconds);
-    return TimingPanel::tr("%1 min %2 s").arg(seconds / 60).arg(seconds % 60);
-}
-
-// The integer `key` of `json`, which must lie in [minimum, maximum]. Throws InputError naming it.
-int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)
-{
-    const QJsonValue value = json.value(QLatin1String(key));
-    const double number = value.toDouble(std::nan(""));
-    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum)
-        throw InputError(TimingPanel::tr("%1 must be an integer from %2 to %3")
-                             .arg(QLatin1String(key))
-                             .arg(minimum)
-                             .arg(maximum));
-    return int(number);
-}
-
 }  // namespace
 
-TimingPanel::TimingPanel(QWidget* parent) : QWidget(parent)
+TimingPanel::TimingPanel(QWidget* parent)
+    : SweepPage({tr("Measure every method at every length on a worker thread; points appear on "
+                    "the chart as they are measured."),
+                 tr("Stop after the run in progress; the points measured so far are kept."),
+                 tr("Cancelling after the run in progress..."),
+                 tr("Points measured (or skipped) out of every method at every length."),
+                 tr("%v of %m points"),
+                 tr("Save the chart as shown (PNG, SVG or PDF) or the data (CSV, one row per "
+                    "method and length)."),
+                 QStringLiteral("timing"), QString()},
+                parent)
 {
-    m_pool.setMaxThreadCount(1);
-    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &TimingPanel::finishSweep);
     buildControls();
     updateLengthsPreview();
     setRunning(false);
@@ -183,9 +150,7 @@ TimingPanel::TimingPanel(QWidget* parent) : QWidget(parent)
 
 TimingPanel::~TimingPanel()
 {
-    if (m_sweep)
-        m_sweep->requestCancel();
-    m_watcher.waitForFinished();
+    stopWorker();
 }
 
 void TimingPanel::buildControls()
@@ -234,7 +199,7 @@ void TimingPanel::buildControls()
     m_maxLength = lengthBox(16384, tr("The longest sequence length L measured, in tokens (the "
                                       "arrows halve and double it). Exact attention at 65,536 "
                                       "takes seconds a run."));
-    m_pointsPerOctave = spinBox(1, 4, 1,
+    m_pointsPerOctave = sweepSpinBox(1, 4, 1,
                                 tr("Lengths per doubling of L, log-spaced between the "
                                    "shortest and the longest: 1 gives 128, 256, 512, "
                                    "...; 2 adds the lengths halfway between (181, "
@@ -264,19 +229,19 @@ void TimingPanel::buildControls()
 
     auto* sizesBox = new QGroupBox(tr("Sizes"));
     auto* sizesForm = new QFormLayout(sizesBox);
-    m_headDim = spinBox(1, 1024, 64,
+    m_headDim = sweepSpinBox(1, 1024, 64,
                         tr("d, the dimension of each query, key and value (d_v = "
                            "d). Exact attention costs 4 L^2 d flops."));
-    m_features = spinBox(1, 16384, 256,
+    m_features = sweepSpinBox(1, 16384, 256,
                          tr("m, the number of random features of the FAVOR+ "
                             "maps (2m for hyperbolic and trigonometric; elu + 1 "
                             "has d features and ignores m). Their cost grows "
                             "like L m d."));
-    m_threads = spinBox(0, kMaxThreads, 0,
+    m_threads = sweepSpinBox(0, kMaxThreads, 0,
                         tr("The engine threads of the sweep; 0 uses every "
                            "hardware thread of the machine."));
     m_threads->setSpecialValueText(tr("all (%1)").arg(hardwareThreads()));
-    m_repetitions = spinBox(1, 1000, 3,
+    m_repetitions = sweepSpinBox(1, 1000, 3,
                             tr("Timed runs per point, after one warm-up run: the "
                                "curve goes through their median, the error bars "
                                "span their minimum and maximum."));
@@ -284,43 +249,6 @@ void TimingPanel::buildControls()
     sizesForm->addRow(tr("m"), m_features);
     sizesForm->addRow(tr("Threads"), m_threads);
     sizesForm->addRow(tr("Repetitions"), m_repetitions);
-
-    m_runButton = new QPushButton(tr("Run"));
-    m_runButton->setToolTip(
-        tr("Measure every method at every length on a worker thread; "
-           "points appear on the chart as they are measured."));
-    m_cancelButton = new QPushButton(tr("Cancel"));
-    m_cancelButton->setToolTip(
-        tr("Stop after the run in progress; the points measured so far "
-           "are kept."));
-    connect(m_runButton, &QPushButton::clicked, this, &TimingPanel::run);
-    connect(m_cancelButton, &QPushButton::clicked, this, &TimingPanel::cancel);
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_runButton);
-    buttons->addWidget(m_cancelButton);
-
-    m_progress = new QProgressBar;
-    m_progress->setToolTip(
-        tr("Points measured (or skipped) out of every method at every "
-           "length."));
-    m_progress->setFormat(tr("%v of %m points"));
-    m_status = new QLabel;
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-    m_exportButton = new QToolButton;
-    m_exportButton->setText(tr("Export"));
-    m_exportButton->setToolTip(
-        tr("Save the chart as shown (PNG, SVG or PDF) or the data "
-           "(CSV, one row per method and length)."));
-    m_exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(m_exportButton);
-    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
-        exportMenu->addAction(tr("Chart as %1...").arg(figureFormatName(format).toUpper()), this,
-                              [this, format] { exportChartDialog(format); });
-    exportMenu->addSeparator();
-    exportMenu->addAction(tr("Data as CSV..."), this, &TimingPanel::exportCsvDialog);
-    m_exportButton->setMenu(exportMenu);
 
     auto* note =
         new QLabel(tr("Timings are of this machine. Other work while a sweep runs "
@@ -337,10 +265,7 @@ void TimingPanel::buildControls()
     controlsLayout->addWidget(methodsBox);
     controlsLayout->addWidget(lengthsBox);
     controlsLayout->addWidget(sizesBox);
-    controlsLayout->addLayout(buttons);
-    controlsLayout->addWidget(m_progress);
-    controlsLayout->addWidget(m_status);
-    controlsLayout->addWidget(m_exportButton, 0, Qt::AlignLeft);
+    controlsLayout->addWidget(sweepControls());
     controlsLayout->addStretch();
     controlsLayout->addWidget(note);
     QScrollArea* scroll = controlsColumn(controls);
@@ -405,11 +330,6 @@ void TimingPanel::buildControls()
     m_features->setObjectName(QStringLiteral("timingFeatures"));
     m_threads->setObjectName(QStringLiteral("threads"));
     m_repetitions->setObjectName(QStringLiteral("repetitions"));
-    m_runButton->setObjectName(QStringLiteral("run"));
-    m_cancelButton->setObjectName(QStringLiteral("cancel"));
-    m_exportButton->setObjectName(QStringLiteral("export"));
-    m_progress->setObjectName(QStringLiteral("progress"));
-    m_status->setObjectName(QStringLiteral("status"));
     m_chart->setObjectName(QStringLiteral("timingChart"));
     m_sgemm->setObjectName(QStringLiteral("sgemm"));
     m_table->setObjectName(QStringLiteral("timingTable"));
@@ -508,30 +428,28 @@ void TimingPanel::setState(const QJsonObject& state)
 
     ++m_serial;
     m_result = result;
-    m_progress->setRange(0, std::max<int>(1, int(m_result.points.size())));
-    m_progress->setValue(int(measuredCount(m_result)));
-    m_status->setText(m_result.points.empty()
+    progressBar()->setRange(0, std::max<int>(1, int(m_result.points.size())));
+    progressBar()->setValue(int(measuredCount(m_result)));
+    statusLabel()->setText(m_result.points.empty()
                           ? QString()
                           : tr("Restored from the session, not run again: %1.")
                                 .arg(points(qsizetype(m_result.points.size()))));
     showResult();
 }
 
-void TimingPanel::exportChart(const QString& path, FigureFormat format)
+void TimingPanel::requestStop()
 {
-    exportFigure(*m_chart, path, format);
+    m_sweep->requestCancel();
 }
 
-void TimingPanel::exportCsv(const QString& path) const
+QCustomPlot& TimingPanel::chartFigure() const
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw OutputError(
-            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
-    writeAll(file, sweepCsv(m_result));
-    if (!file.commit())
-        throw OutputError(
-            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    return *m_chart;
+}
+
+QByteArray TimingPanel::csv() const
+{
+    return sweepCsv(m_result);
 }
 
 QString TimingPanel::sgemmText() const
@@ -539,22 +457,17 @@ QString TimingPanel::sgemmText() const
     return m_sgemm->text();
 }
 
-QString TimingPanel::statusText() const
-{
-    return m_status->text();
-}
-
 void TimingPanel::run()
 {
-    if (m_running)
+    if (isRunning())
         return;
     const SweepSpec sweep = spec();
     if (sweep.methods.empty()) {
-        m_status->setText(tr("Choose at least one method and one variant (non-causal, causal)."));
+        statusLabel()->setText(tr("Choose at least one method and one variant (non-causal, causal)."));
         return;
     }
     if (sweep.lengths.empty()) {
-        m_status->setText(tr("Choose a length range."));
+        statusLabel()->setText(tr("Choose a length range."));
         return;
     }
 
@@ -562,64 +475,42 @@ void TimingPanel::run()
     m_result = SweepResult();
     m_result.spec = sweep;
     const int total = int(sweep.methods.size() * sweep.lengths.size());
-    m_progress->setRange(0, total);
-    m_progress->setValue(0);
-    m_status->setText(tr("Measuring the machine's sgemm rate, then %1...").arg(points(total)));
+    progressBar()->setRange(0, total);
+    progressBar()->setValue(0);
+    statusLabel()->setText(tr("Measuring the machine's sgemm rate, then %1...").arg(points(total)));
 
     m_sweep = std::make_shared<SweepShared>();
-    m_clock.start();
     // The worker hands each point to the GUI thread through a queued call; it never touches a
     // widget. The destructor waits for it, and calls still queued die with the panel.
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, sweep, shared = m_sweep] {
+    startWorker([this, serial, sweep, shared = m_sweep] {
         const auto progress = [&](const SweepPoint& point, int done, int total) {
             QMetaObject::invokeMethod(
                 this, [this, serial, point, done, total] { addPoint(serial, point, done, total); },
                 Qt::QueuedConnection);
             shared->waitShown(done);
         };
-        try {
-            shared->waitShown(0);
-            shared->result = runSweep(sweep, progress, [&] { return shared->cancel.load(); });
-        } catch (const InputError& e) {
-            shared->error = e.message();
-        } catch (const ResourceError& e) {
-            shared->error = e.message();
-        } catch (const std::bad_alloc&) {
-            shared->error =
-                tr("Out of memory: lower the memory budget, so that points this "
-                   "large are skipped before they are allocated.");
-        } catch (const std::exception& e) {
-            shared->error = QString::fromLocal8Bit(e.what());
-        }
-    }));
+        shared->error = workerError(
+            [&] {
+                shared->waitShown(0);
+                shared->result = runSweep(sweep, progress, [&] { return shared->cancel.load(); });
+            },
+            tr("Out of memory: lower the memory budget, so that points this large are skipped "
+               "before they are allocated."));
+    });
     setRunning(true);
     showResult();
     releaseWorker(0);
 }
 
-void TimingPanel::cancel()
-{
-    if (!m_running)
-        return;
-    m_sweep->requestCancel();
-    m_status->setText(tr("Cancelling after the run in progress..."));
-}
-
-void TimingPanel::closeEvent(QCloseEvent* event)
-{
-    stopAndWait();
-    QWidget::closeEvent(event);
-}
-
 void TimingPanel::addPoint(int serial, const SweepPoint& point, int done, int total)
 {
-    if (serial != m_serial || !m_running)
+    if (serial != m_serial || !isRunning())
         return;
     m_result.points.push_back(point);
-    m_progress->setRange(0, total);
-    m_progress->setValue(done);
+    progressBar()->setRange(0, total);
+    progressBar()->setValue(done);
     if (point.status != PointStatus::Cancelled && !m_sweep->cancel) {
-        m_status->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
+        statusLabel()->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
                               .arg(done)
                               .arg(total)
                               .arg(point.method.label(), formatLength(double(point.length))));
@@ -644,36 +535,27 @@ void TimingPanel::releaseWorker(int count)
 void TimingPanel::finishSweep()
 {
     // Also called by stopAndWait, before the watcher's signal arrives.
-    if (!m_running || !m_watcher.isFinished())
+    if (!isRunning() || !workerFinished())
         return;
     const std::shared_ptr<SweepShared> shared = m_sweep;
     ++m_serial;  // drops points still queued: the worker's result has them all
     if (shared->error.isEmpty()) {
         m_result = shared->result;
         const qsizetype measured = measuredCount(m_result);
-        m_progress->setValue(int(measured));
+        progressBar()->setValue(int(measured));
         const bool cancelled = measured < qsizetype(m_result.points.size());
-        m_status->setText(cancelled ? tr("Cancelled after %1 of %2 points; they are kept.")
+        statusLabel()->setText(cancelled ? tr("Cancelled after %1 of %2 points; they are kept.")
                                           .arg(measured)
                                           .arg(m_result.points.size())
                                     : tr("Finished: %1 in %2.")
                                           .arg(points(qsizetype(m_result.points.size())),
                                                elapsedText(m_clock.elapsed())));
     } else {
-        m_status->setText(tr("The sweep failed: %1").arg(shared->error));
+        statusLabel()->setText(tr("The sweep failed: %1").arg(shared->error));
     }
     showResult();
     setRunning(false);
     emit sweepFinished();
-}
-
-void TimingPanel::stopAndWait()
-{
-    if (!m_running)
-        return;
-    m_sweep->requestCancel();
-    m_watcher.waitForFinished();
-    finishSweep();
 }
 
 void TimingPanel::showResult()
@@ -681,7 +563,7 @@ void TimingPanel::showResult()
     const bool shown =
         std::any_of(m_result.points.begin(), m_result.points.end(),
                     [](const SweepPoint& point) { return point.status != PointStatus::Cancelled; });
-    if (shown || m_running)
+    if (shown || isRunning())
         m_chart->setResult(m_result);
     else
         m_chart->clear();
@@ -692,10 +574,10 @@ void TimingPanel::showResult()
                              .arg(m_result.sgemmGflops, 0, 'f', 0)
                              .arg(countText(m_result.threads, tr("thread"), tr("threads"))));
     } else {
-        m_sgemm->setText(m_running ? tr("sgemm: measured with the sweep, shown when it ends")
+        m_sgemm->setText(isRunning() ? tr("sgemm: measured with the sweep, shown when it ends")
                                    : tr("sgemm: measured at the start of each sweep"));
     }
-    m_exportButton->setEnabled(shown);
+    setExportEnabled(shown);
 }
 
 void TimingPanel::updateTable()
@@ -768,45 +650,9 @@ void TimingPanel::updateLengthsPreview()
             .arg(countText(qsizetype(count), tr("length"), tr("lengths")), lengths, points(total)));
     // Before the first sweep the progress bar counts the points of the controls' sweep (at
     // least 1: an empty range would make it a busy indicator).
-    if (!m_running && m_result.points.empty()) {
-        m_progress->setRange(0, std::max<int>(1, int(total)));
-        m_progress->setValue(0);
-    }
-}
-
-void TimingPanel::setRunning(bool running)
-{
-    const bool changed = running != m_running;
-    m_running = running;
-    m_runButton->setEnabled(!running);
-    m_cancelButton->setEnabled(running);
-    if (changed)
-        emit runningChanged(running);
-}
-
-void TimingPanel::exportChartDialog(FigureFormat format)
-{
-    const QString path =
-        askSavePath(this, tr("Export chart"), QStringLiteral("timing"), figureFormatName(format));
-    if (path.isEmpty())
-        return;
-    try {
-        exportChart(path, format);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export chart"), e.message());
-    }
-}
-
-void TimingPanel::exportCsvDialog()
-{
-    const QString path =
-        askSavePath(this, tr("Export data"), QStringLiteral("timing"), QStringLiteral("csv"));
-    if (path.isEmpty())
-        return;
-    try {
-        exportCsv(path);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export data"), e.message());
+    if (!isRunning() && m_result.points.empty()) {
+        progressBar()->setRange(0, std::max<int>(1, int(total)));
+        progressBar()->setValue(0);
     }
 }
 

@@ -1,25 +1,18 @@
 #pragma once
 
-#include "plotting/figure_export.h"
 #include "memory_budget.h"
+#include "sweeps/sweep_page.h"
 #include "sweeps/timing_sweep.h"
 
-#include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QJsonObject>
-#include <QThreadPool>
-#include <QWidget>
 
 #include <map>
 #include <memory>
 
 class QCheckBox;
 class QLabel;
-class QProgressBar;
-class QPushButton;
 class QSpinBox;
 class QTableWidget;
-class QToolButton;
 
 namespace attnlab::ui {
 
@@ -34,7 +27,7 @@ struct SweepShared;
 // attention and its GFLOP/s at the largest length measured, against the machine's sgemm rate
 // measured in the same run. The chart exports as PNG, SVG or PDF and the data as CSV; state()
 // and setState() keep the sweep in the session.
-class TimingPanel : public QWidget {
+class TimingPanel : public SweepPage {
     Q_OBJECT
 
 public:
@@ -55,7 +48,6 @@ public:
     // The result shown: the points measured so far while a sweep runs, else the last sweep run
     // or restored (empty before the first).
     const SweepResult& result() const { return m_result; }
-    bool isRunning() const { return m_running; }
 
     // The controls (the spec, with the length range as entered) and the result shown, as JSON
     // for the session file.
@@ -69,34 +61,23 @@ public:
     // what `attention-lab bench --session` writes, so that a sweep measured headless opens here.
     static QJsonObject stateOf(const SweepResult& result);
 
-    // Writes the chart to path as it is shown (exportFigure). Throws OutputError naming the path.
-    void exportChart(const QString& path, FigureFormat format);
-    // Writes sweepCsv(result()) to path through a QSaveFile. Throws OutputError naming the path.
-    void exportCsv(const QString& path) const;
-
     TimingChart* chart() const { return m_chart; }
     QTableWidget* table() const { return m_table; }
     // The line above the table that gives the machine's sgemm rate.
     QString sgemmText() const;
-    // The line under the buttons that says what the panel is doing or last did.
-    QString statusText() const;
 
 public slots:
     // Starts the sweep of spec() on the worker thread; does nothing while one runs. When the
     // controls choose no method, no variant or no length, says so in the status line instead.
-    void run();
-    // Asks the running sweep to stop after the run it is in; the points measured are kept.
-    // sweepFinished() follows when it has stopped.
-    void cancel();
-
-signals:
-    // A sweep ended: finished, cancelled or failed (the status line says which).
-    void sweepFinished();
-    void runningChanged(bool running);
+    // Cancel stops it after the run in progress; the points measured are kept.
+    void run() override;
 
 protected:
-    // Cancels a running sweep and waits for it before the panel closes.
-    void closeEvent(QCloseEvent* event) override;
+    void requestStop() override;
+    void finishSweep() override;
+    QCustomPlot& chartFigure() const override;
+    // sweepCsv(result()), what Export > Data as CSV writes.
+    QByteArray csv() const override;
 
 private:
     // Makes the controls, the chart, the table and their layout.
@@ -106,10 +87,6 @@ private:
     void addPoint(int serial, const SweepPoint& point, int done, int total);
     // Lets the worker go on past `count` points once the GUI thread has drawn what is queued now.
     void releaseWorker(int count);
-    // The worker returned: takes its result, or reports its error.
-    void finishSweep();
-    // Cancels a running sweep, waits for the worker and finishes it now.
-    void stopAndWait();
     // Shows m_result on the chart, in the table and in the sgemm line.
     void showResult();
     // One row per method the chart shows: slope, crossover, largest L, GFLOP/s and its share of
@@ -118,19 +95,9 @@ private:
     // The lengths line under the length controls: how many lengths and points the sweep has
     // (and, before the first sweep, the progress bar's count of points).
     void updateLengthsPreview();
-    // Enables Run or Cancel, and emits runningChanged when it changes.
-    void setRunning(bool running);
-    // Asks for a file name and exports the chart in `format`, or the data as CSV.
-    void exportChartDialog(FigureFormat format);
-    void exportCsvDialog();
 
     MemoryBudget m_budget;
     SweepResult m_result;
-    bool m_running = false;
-    int m_serial = 0;  // counts the sweeps started, to drop late points of an earlier one
-    QElapsedTimer m_clock;
-    QThreadPool m_pool;
-    QFutureWatcher<void> m_watcher;
     std::shared_ptr<SweepShared> m_sweep;  // shared with the worker of the latest sweep
 
     std::map<Method, QCheckBox*> m_methods;
@@ -144,11 +111,6 @@ private:
     QSpinBox* m_features;
     QSpinBox* m_threads;
     QSpinBox* m_repetitions;
-    QPushButton* m_runButton;
-    QPushButton* m_cancelButton;
-    QToolButton* m_exportButton;
-    QProgressBar* m_progress;
-    QLabel* m_status;
     TimingChart* m_chart;
     QLabel* m_sgemm;
     QTableWidget* m_table;

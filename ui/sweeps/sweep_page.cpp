@@ -1,0 +1,234 @@
+#include "sweeps/sweep_page.h"
+
+#include "errors.h"
+#include "io/atomic_files.h"
+
+#include <QCloseEvent>
+#include <QDir>
+#include <QHBoxLayout>
+#include <QJsonObject>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <qcustomplot.h>
+
+#include <cmath>
+#include <new>
+
+namespace attnlab::ui {
+
+namespace {
+
+// The object name of a shared control: "run", or "errorsRun" with the prefix "errors".
+QString controlName(const QString& prefix, const QString& name)
+{
+    if (prefix.isEmpty())
+        return name;
+    return prefix + name.front().toUpper() + name.mid(1);
+}
+
+}  // namespace
+
+SweepPage::SweepPage(const Words& words, QWidget* parent) : QWidget(parent), m_words(words)
+{
+    m_pool.setMaxThreadCount(1);
+    connect(&m_watcher, &QFutureWatcher<void>::finished, this, [this] { finishSweep(); });
+
+    m_runButton = new QPushButton(tr("Run"));
+    m_runButton->setToolTip(words.runTip);
+    m_cancelButton = new QPushButton(tr("Cancel"));
+    m_cancelButton->setToolTip(words.cancelTip);
+    connect(m_runButton, &QPushButton::clicked, this, &SweepPage::run);
+    connect(m_cancelButton, &QPushButton::clicked, this, &SweepPage::cancel);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_runButton);
+    buttons->addWidget(m_cancelButton);
+
+    m_progress = new QProgressBar;
+    m_progress->setToolTip(words.progressTip);
+    m_progress->setFormat(words.progressFormat);
+    m_status = new QLabel;
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_exportButton = new QToolButton;
+    m_exportButton->setText(tr("Export"));
+    m_exportButton->setToolTip(words.exportTip);
+    m_exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(m_exportButton);
+    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
+        exportMenu->addAction(tr("Chart as %1...").arg(figureFormatName(format).toUpper()), this,
+                              [this, format] { exportChartDialog(format); });
+    exportMenu->addSeparator();
+    exportMenu->addAction(tr("Data as CSV..."), this, &SweepPage::exportCsvDialog);
+    m_exportButton->setMenu(exportMenu);
+
+    m_sweepControls = new QWidget;
+    auto* layout = new QVBoxLayout(m_sweepControls);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(buttons);
+    layout->addWidget(m_progress);
+    layout->addWidget(m_status);
+    layout->addWidget(m_exportButton, 0, Qt::AlignLeft);
+
+    // Object names: for tests and accessibility tools.
+    m_runButton->setObjectName(controlName(words.objectPrefix, QStringLiteral("run")));
+    m_cancelButton->setObjectName(controlName(words.objectPrefix, QStringLiteral("cancel")));
+    m_exportButton->setObjectName(controlName(words.objectPrefix, QStringLiteral("export")));
+    m_progress->setObjectName(controlName(words.objectPrefix, QStringLiteral("progress")));
+    m_status->setObjectName(controlName(words.objectPrefix, QStringLiteral("status")));
+}
+
+QString SweepPage::statusText() const
+{
+    return m_status->text();
+}
+
+void SweepPage::exportChart(const QString& path, FigureFormat format)
+{
+    exportFigure(chartFigure(), path, format);
+}
+
+void SweepPage::exportCsv(const QString& path) const
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw OutputError(
+            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    writeAll(file, csv());
+    if (!file.commit())
+        throw OutputError(
+            tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+}
+
+void SweepPage::cancel()
+{
+    if (!m_running)
+        return;
+    requestStop();
+    m_status->setText(m_words.cancelling);
+}
+
+void SweepPage::startWorker(std::function<void()> work)
+{
+    m_clock.start();
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(work)));
+}
+
+void SweepPage::stopWorker()
+{
+    if (m_running)
+        requestStop();
+    m_watcher.waitForFinished();
+}
+
+void SweepPage::stopAndWait()
+{
+    if (!m_running)
+        return;
+    requestStop();
+    m_watcher.waitForFinished();
+    finishSweep();
+}
+
+void SweepPage::setRunning(bool running)
+{
+    const bool changed = running != m_running;
+    m_running = running;
+    m_runButton->setEnabled(!running);
+    m_cancelButton->setEnabled(running);
+    if (changed)
+        emit runningChanged(running);
+}
+
+void SweepPage::setExportEnabled(bool enabled)
+{
+    m_exportButton->setEnabled(enabled);
+}
+
+void SweepPage::closeEvent(QCloseEvent* event)
+{
+    stopAndWait();
+    QWidget::closeEvent(event);
+}
+
+void SweepPage::exportChartDialog(FigureFormat format)
+{
+    const QString path =
+        askSavePath(this, tr("Export chart"), m_words.fileName, figureFormatName(format));
+    if (path.isEmpty())
+        return;
+    try {
+        exportChart(path, format);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export chart"), e.message());
+    }
+}
+
+void SweepPage::exportCsvDialog()
+{
+    const QString path =
+        askSavePath(this, tr("Export data"), m_words.fileName, QStringLiteral("csv"));
+    if (path.isEmpty())
+        return;
+    try {
+        exportCsv(path);
+    } catch (const OutputError& e) {
+        QMessageBox::warning(this, tr("Export data"), e.message());
+    }
+}
+
+QString workerError(const std::function<void()>& work, const QString& outOfMemory)
+{
+    try {
+        work();
+    } catch (const InputError& e) {
+        return e.message();
+    } catch (const ResourceError& e) {
+        return e.message();
+    } catch (const std::bad_alloc&) {
+        return outOfMemory;
+    } catch (const std::exception& e) {
+        return QString::fromLocal8Bit(e.what());
+    }
+    return QString();
+}
+
+QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip)
+{
+    auto* box = new QSpinBox;
+    box->setRange(minimum, maximum);
+    box->setValue(value);
+    box->setGroupSeparatorShown(true);
+    box->setToolTip(tip);
+    return box;
+}
+
+QString elapsedText(qint64 milliseconds)
+{
+    const qint64 seconds = (milliseconds + 500) / 1000;
+    if (seconds < 60)
+        return SweepPage::tr("%1 s").arg(seconds);
+    return SweepPage::tr("%1 min %2 s").arg(seconds / 60).arg(seconds % 60);
+}
+
+int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)
+{
+    const QJsonValue value = json.value(QLatin1String(key));
+    const double number = value.toDouble(std::nan(""));
+    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum)
+        throw InputError(SweepPage::tr("%1 must be an integer from %2 to %3")
+                             .arg(QLatin1String(key))
+                             .arg(minimum)
+                             .arg(maximum));
+    return int(number);
+}
+
+}  // namespace attnlab::ui
