@@ -127,6 +127,23 @@ void TestMethods::docksOfferTheRegistry()
     ui::ErrorAnalysisPanel errorPanel;
     QCOMPARE(checkBoxNames(errorPanel, QStringLiteral("errorsMethod-")),
              namesOf(approximationMethods()));
+
+    // Every coupling of W's rows too: the Method dock's projection list and the Error analysis
+    // page's projection check boxes ("errorsOrthogonal", ...).
+    const auto* projection = methodPanel.findChild<QComboBox*>(QStringLiteral("projection"));
+    QVERIFY(projection);
+    QStringList projections, offeredProjections;
+    for (const ProjectionKind kind : projectionKinds()) {
+        const QString name = projectionKindName(kind);
+        projections.append(name);
+        QVERIFY2(errorPanel.findChild<QCheckBox*>(QStringLiteral("errors") +
+                                                  name.front().toUpper() + name.mid(1)),
+                 qPrintable(name));
+    }
+    for (int i = 0; i < projection->count(); ++i)
+        offeredProjections.append(
+            projectionKindName(ProjectionKind(projection->itemData(i).toInt())));
+    QCOMPARE(offeredProjections, projections);
 }
 
 void TestMethods::sessionReadersTakeTheRegistry()

@@ -161,16 +161,24 @@ void ErrorAnalysisPanel::buildControls()
         methodsLayout->addWidget(box);
         m_methods[info.method] = box;
     }
-    m_orthogonal = new QCheckBox(tr("orthogonal"));
-    m_orthogonal->setToolTip(tr("W in blocks of d orthogonal rows (Performer's default): lower "
-                                "variance at m <= d. Solid curves."));
-    m_orthogonal->setChecked(true);
-    m_iid = new QCheckBox(tr("iid"));
-    m_iid->setToolTip(tr("W with independent Gaussian rows, as Lemma 2 assumes. Dashed curves."));
-    m_iid->setChecked(true);
+    const std::map<ProjectionKind, QString> projectionTips{
+        {ProjectionKind::Orthogonal, tr("W in blocks of d orthogonal rows (Performer's default): "
+                                        "lower variance at m <= d. Solid curves.")},
+        {ProjectionKind::Iid,
+         tr("W with independent Gaussian rows, as Lemma 2 assumes. Dashed curves.")},
+        {ProjectionKind::Simplex, tr("W in blocks of d rows along the vertices of a randomly "
+                                     "rotated simplex (SimRFs). Dash-dotted curves.")}};
     auto* projections = new QHBoxLayout;
-    projections->addWidget(m_orthogonal);
-    projections->addWidget(m_iid);
+    for (const ProjectionKind kind : projectionKinds()) {
+        auto* box = new QCheckBox(projectionKindName(kind));
+        box->setToolTip(projectionTips.at(kind));
+        box->setChecked(kind != ProjectionKind::Simplex);
+        // Object names: "errorsOrthogonal", "errorsIid", "errorsSimplex".
+        const QString name = projectionKindName(kind);
+        box->setObjectName(QStringLiteral("errors") + name.front().toUpper() + name.mid(1));
+        projections->addWidget(box);
+        m_projections[kind] = box;
+    }
     projections->addStretch();
     methodsLayout->addLayout(projections);
 
@@ -233,8 +241,6 @@ void ErrorAnalysisPanel::buildControls()
     layout->addWidget(m_chart, 1);
 
     // Object names: for tests and accessibility tools.
-    m_orthogonal->setObjectName(QStringLiteral("errorsOrthogonal"));
-    m_iid->setObjectName(QStringLiteral("errorsIid"));
     m_sweepKind->setObjectName(QStringLiteral("errorsSweepKind"));
     m_values->setObjectName(QStringLiteral("errorsValues"));
     m_features->setObjectName(QStringLiteral("errorsFeatures"));
@@ -263,10 +269,9 @@ ErrorSweepSpec ErrorAnalysisPanel::spec() const
         if (m_methods.at(info.method)->isChecked())
             sweep.methods.push_back(info.method);
     sweep.projections.clear();
-    if (m_orthogonal->isChecked())
-        sweep.projections.push_back(ProjectionKind::Orthogonal);
-    if (m_iid->isChecked())
-        sweep.projections.push_back(ProjectionKind::Iid);
+    for (const ProjectionKind kind : projectionKinds())
+        if (m_projections.at(kind)->isChecked())
+            sweep.projections.push_back(kind);
     parseErrorSweepKind(m_sweepKind->currentData().toString(), &sweep.sweep);
     sweep.values = parseValues(m_values->text(), sweep.sweep);
     sweep.features = m_features->value();
@@ -296,10 +301,9 @@ QJsonObject ErrorAnalysisPanel::state() const
         if (m_methods.at(info.method)->isChecked())
             methods.append(info.name);
     QJsonArray projections;
-    if (m_orthogonal->isChecked())
-        projections.append(projectionKindName(ProjectionKind::Orthogonal));
-    if (m_iid->isChecked())
-        projections.append(projectionKindName(ProjectionKind::Iid));
+    for (const ProjectionKind kind : projectionKinds())
+        if (m_projections.at(kind)->isChecked())
+            projections.append(projectionKindName(kind));
     QJsonObject values;
     for (const ErrorSweepKind kind : kSweepKinds)
         values[errorSweepKindName(kind)] =
@@ -391,10 +395,9 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
     stopAndWait();
     for (const auto& [method, box] : m_methods)
         box->setChecked(std::find(methods.begin(), methods.end(), method) != methods.end());
-    m_orthogonal->setChecked(std::find(projections.begin(), projections.end(),
-                                       ProjectionKind::Orthogonal) != projections.end());
-    m_iid->setChecked(std::find(projections.begin(), projections.end(), ProjectionKind::Iid) !=
-                      projections.end());
+    for (const auto& [kind, box] : m_projections)
+        box->setChecked(std::find(projections.begin(), projections.end(), kind) !=
+                        projections.end());
     m_valuesText = valuesText;
     m_shownKind = kind;
     {
@@ -458,7 +461,7 @@ void ErrorAnalysisPanel::run()
         return;
     }
     if (sweep.projections.empty()) {
-        statusLabel()->setText(tr("Choose at least one projection (orthogonal, iid)."));
+        statusLabel()->setText(tr("Choose at least one projection (orthogonal, iid, simplex)."));
         return;
     }
 

@@ -23,14 +23,15 @@ class ErrorChart;
 struct ErrorSweepJob;
 
 // The Error analysis page: where and why the approximations break, on the main window's input.
-// The controls on the left choose the methods, the projections (orthogonal, iid), what to sweep
-// (m, the query/key norm multiplier or L) and its values, m for the norm and length sweeps, the
-// seeds and the (query, key) pair of the kernel MSE; the metric chooses what the chart shows
-// (relative Frobenius error of P, mean row TV, output relative error, kernel MSE against Lemma 2)
-// without running again. Run computes the sweep (core/sweeps/error_sweep.h) on a worker thread; the
-// chart (ErrorChart) grows as rows finish, with a progress bar and Cancel, which keeps the rows
-// finished. The chart exports as PNG, SVG or PDF and the rows as CSV; state() and setState() keep
-// the controls and the result in the session, so a session reopens without computing again.
+// The controls on the left choose the methods, the projections (orthogonal, iid, simplex), what
+// to sweep (m, the query/key norm multiplier or L) and its values, m for the norm and length
+// sweeps, the seeds and the (query, key) pair of the kernel MSE; the metric chooses what the
+// chart shows (relative Frobenius error of P, mean row TV, output relative error, kernel MSE
+// against Lemma 2) without running again. Run computes the sweep (core/sweeps/error_sweep.h) on
+// a worker thread; the chart (ErrorChart) grows as rows finish, with a progress bar and Cancel,
+// which keeps the rows finished. The chart exports as PNG, SVG or PDF and the rows as CSV;
+// state() and setState() keep the controls and the result in the session, so a session reopens
+// without computing again.
 class ErrorAnalysisPanel : public SweepPage {
     Q_OBJECT
 
@@ -102,8 +103,7 @@ private:
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
 
     std::map<Method, QCheckBox*> m_methods;
-    QCheckBox* m_orthogonal;
-    QCheckBox* m_iid;
+    std::map<ProjectionKind, QCheckBox*> m_projections;
     QComboBox* m_sweepKind;
     QLineEdit* m_values;
     QSpinBox* m_features;
