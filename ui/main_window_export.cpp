@@ -61,19 +61,11 @@ void MainWindow::exportFigureDialog()
         name = QStringLiteral("query-row");
     else if (m_currentFigure == m_imageView)
         name = QStringLiteral("image-overlay");
-    QString selectedFilter;
-    QString path = QFileDialog::getSaveFileName(
-        this, tr("Export figure"), name + QStringLiteral(".png"),
-        tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &selectedFilter);
+    FigureFormat format;
+    const QString path =
+        askFigurePath(this, tr("Export figure"), name + QStringLiteral(".png"), &format);
     if (path.isEmpty())
         return;
-    FigureFormat format;
-    if (!figureFormatFromSuffix(path, &format)) {
-        format = selectedFilter.contains(QLatin1String("svg"))   ? FigureFormat::Svg
-                 : selectedFilter.contains(QLatin1String("pdf")) ? FigureFormat::Pdf
-                                                                 : FigureFormat::Png;
-        path += QLatin1Char('.') + figureFormatName(format);
-    }
     try {
         if (stepper)
             m_stepperView->exportFrame(path, format);

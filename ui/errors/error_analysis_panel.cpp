@@ -3,6 +3,7 @@
 #include "controls_column.h"
 #include "errors/error_chart.h"
 #include "errors.h"
+#include "worker_outcome.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -489,13 +490,11 @@ void ErrorAnalysisPanel::run()
                     },
                     Qt::QueuedConnection);
             };
-            job->error = workerError(
-                [&] {
-                    job->result = runErrorSweep(sweep, *input, progress,
-                                                [&] { return job->cancel.load(); });
-                },
-                tr("Out of memory: lower the memory budget, so that sweeps this large are "
-                   "refused before they are allocated."));
+            const auto sweepRows = [&] {
+                job->result =
+                    runErrorSweep(sweep, *input, progress, [&] { return job->cancel.load(); });
+            };
+            job->error = runOnWorker(sweepRows).error;
         });
     setRunning(true);
     showResult();

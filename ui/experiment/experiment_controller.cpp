@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "experiment/image_loader.h"
+#include "worker_outcome.h"
 
 #include <QJsonDocument>
 #include <QtConcurrent/QtConcurrentRun>
@@ -102,7 +103,7 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
                     const MemoryBudget& budget, const std::shared_ptr<std::atomic<bool>>& cancel,
                     ComputationOutcome* outcome)
 {
-    try {
+    const WorkerOutcome ended = runOnWorker([&] {
         Computation& computation = outcome->computation;
         computation.inputKey = inputKeyOf(spec.input);
         ComputeOptions options;
@@ -125,18 +126,9 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
         options.cancelled = [cancel] { return cancel->load(); };
         computation.result =
             std::make_shared<const ExperimentResult>(compute(spec, *computation.input, options));
-    } catch (const Cancelled&) {
-        outcome->cancelled = true;
-    } catch (const InputError& e) {
-        outcome->error = e.message();
-    } catch (const ResourceError& e) {
-        outcome->error = e.message();
-    } catch (const std::bad_alloc&) {
-        outcome->error = QStringLiteral("Out of memory: lower the memory budget so that requests "
-                                        "this large are refused before they are allocated.");
-    } catch (const std::exception& e) {
-        outcome->error = QString::fromLocal8Bit(e.what());
-    }
+    });
+    outcome->cancelled = ended.cancelled;
+    outcome->error = ended.error;
 }
 
 }  // namespace

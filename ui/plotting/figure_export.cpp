@@ -182,4 +182,24 @@ QString askSavePath(QWidget* parent, const QString& title, const QString& baseNa
     return path;
 }
 
+QString askFigurePath(QWidget* parent, const QString& title, const QString& fileName,
+                      FigureFormat* format)
+{
+    QString selectedFilter;
+    QString path = QFileDialog::getSaveFileName(
+        parent, title, fileName,
+        QCoreApplication::translate("attnlab",
+                                    "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
+        &selectedFilter);
+    if (path.isEmpty())
+        return path;
+    if (!figureFormatFromSuffix(path, format)) {
+        *format = selectedFilter.contains(QLatin1String("svg"))   ? FigureFormat::Svg
+                  : selectedFilter.contains(QLatin1String("pdf")) ? FigureFormat::Pdf
+                                                                  : FigureFormat::Png;
+        path += QLatin1Char('.') + figureFormatName(*format);
+    }
+    return path;
+}
+
 }  // namespace attnlab::ui

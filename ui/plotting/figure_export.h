@@ -68,6 +68,12 @@ void tagExportResolution(QImage& image, double scale);
 QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
                     const QString& suffix);
 
+// Asks with a save dialog titled `title` where to write a figure as PNG, SVG or PDF, suggesting
+// `fileName` (with its suffix); the format follows the chosen name's suffix, else the dialog's
+// filter, whose suffix is then added. Sets *format; empty when the user cancels.
+QString askFigurePath(QWidget* parent, const QString& title, const QString& fileName,
+                      FigureFormat* format);
+
 // Puts `plot`, at its current size rendered at 2x, on the clipboard as an image.
 void copyFigureToClipboard(QCustomPlot& plot);
 

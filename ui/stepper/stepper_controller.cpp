@@ -6,6 +6,7 @@
 #include "stepper/stepper_view.h"
 
 #include "errors.h"
+#include "worker_outcome.h"
 
 #include <QTimer>
 #include <QToolButton>
@@ -23,7 +24,7 @@ using namespace stepper;
 
 void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutcome* outcome)
 {
-    try {
+    const WorkerOutcome ended = runOnWorker([&] {
         requireRecurrentForm(job.spec);
         const AttentionInput& input = *job.input;
         StepperData& data = outcome->data;
@@ -75,18 +76,9 @@ void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutco
             options.statesTo = options.statesFrom + window;
         }
         data.steps = std::make_shared<const CausalSteps>(causalSteps(job.spec, input, options));
-    } catch (const Cancelled&) {
-        outcome->cancelled = true;
-    } catch (const InputError& e) {
-        outcome->error = e.message();
-    } catch (const ResourceError& e) {
-        outcome->error = e.message();
-    } catch (const std::bad_alloc&) {
-        outcome->error = QStringLiteral("Out of memory: lower the memory budget so that requests "
-                                        "this large are refused before they are allocated.");
-    } catch (const std::exception& e) {
-        outcome->error = QString::fromLocal8Bit(e.what());
-    }
+    });
+    outcome->cancelled = ended.cancelled;
+    outcome->error = ended.error;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -157,19 +157,12 @@ void StepperView::exportFrameDialog()
 {
     if (!m_data)
         return;
-    QString selectedFilter;
-    QString path = QFileDialog::getSaveFileName(
-        this, tr("Export frame"), QStringLiteral("stepper-step-%1.png").arg(m_position + 1),
-        tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &selectedFilter);
+    FigureFormat format;
+    const QString path =
+        askFigurePath(this, tr("Export frame"),
+                      QStringLiteral("stepper-step-%1.png").arg(m_position + 1), &format);
     if (path.isEmpty())
         return;
-    FigureFormat format;
-    if (!figureFormatFromSuffix(path, &format)) {
-        format = selectedFilter.contains(QLatin1String("svg"))   ? FigureFormat::Svg
-                 : selectedFilter.contains(QLatin1String("pdf")) ? FigureFormat::Pdf
-                                                                 : FigureFormat::Png;
-        path += QLatin1Char('.') + figureFormatName(format);
-    }
     try {
         exportFrame(path, format);
     } catch (const OutputError& e) {

@@ -20,7 +20,6 @@
 #include <qcustomplot.h>
 
 #include <cmath>
-#include <new>
 
 namespace attnlab::ui {
 
@@ -183,22 +182,6 @@ void SweepPage::exportCsvDialog()
     } catch (const OutputError& e) {
         QMessageBox::warning(this, tr("Export data"), e.message());
     }
-}
-
-QString workerError(const std::function<void()>& work, const QString& outOfMemory)
-{
-    try {
-        work();
-    } catch (const InputError& e) {
-        return e.message();
-    } catch (const ResourceError& e) {
-        return e.message();
-    } catch (const std::bad_alloc&) {
-        return outOfMemory;
-    } catch (const std::exception& e) {
-        return QString::fromLocal8Bit(e.what());
-    }
-    return QString();
 }
 
 QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip)

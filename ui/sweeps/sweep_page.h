@@ -113,10 +113,6 @@ private:
     QLabel* m_status;
 };
 
-// The message of what work throws (InputError, ResourceError, another exception; outOfMemory
-// for bad_alloc), or an empty string when it returns: a sweep worker's error.
-QString workerError(const std::function<void()>& work, const QString& outOfMemory);
-
 // A spin box for the sweep controls: the range, the value, group separators and a tooltip.
 QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip);
 

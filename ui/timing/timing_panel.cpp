@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "parallel.h"
 #include "timing/timing_chart.h"
+#include "worker_outcome.h"
 
 #include <QCheckBox>
 #include <QFormLayout>
@@ -489,13 +490,11 @@ void TimingPanel::run()
                 Qt::QueuedConnection);
             shared->waitShown(done);
         };
-        shared->error = workerError(
-            [&] {
-                shared->waitShown(0);
-                shared->result = runSweep(sweep, progress, [&] { return shared->cancel.load(); });
-            },
-            tr("Out of memory: lower the memory budget, so that points this large are skipped "
-               "before they are allocated."));
+        const auto measure = [&] {
+            shared->waitShown(0);
+            shared->result = runSweep(sweep, progress, [&] { return shared->cancel.load(); });
+        };
+        shared->error = runOnWorker(measure).error;
     });
     setRunning(true);
     showResult();
