@@ -4,6 +4,7 @@
 #include "attention/exact_attention.h"
 #include "attention/linear_attention.h"
 #include "inputs/model_input.h"
+#include "io/json_fields.h"
 #include "parallel.h"
 
 #include <QElapsedTimer>
@@ -19,8 +20,6 @@ namespace {
 
 // Rows of P and P^ formed at a time in the row pass.
 constexpr Eigen::Index kRowBlock = 32;
-// Seeds are JSON numbers: integers up to 2^53 are exact there.
-constexpr double kLargestSeed = 9007199254740991.0;
 
 void require(bool condition, const QString& message)
 {
@@ -391,122 +390,6 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     return result;
 }
 
-// Readers of one JSON field each; a wrong type or value throws InputError naming the field.
-class JsonFields {
-public:
-    JsonFields(const QJsonObject& object, const QString& prefix)
-        : m_object(object), m_prefix(prefix)
-    {
-    }
-
-    void read(const char* key, bool* out) const
-    {
-        if (const QJsonValue value = field(key, QJsonValue::Bool); !value.isUndefined())
-            *out = value.toBool();
-    }
-
-    void read(const char* key, int* out, int minimum, int maximum) const
-    {
-        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined()) {
-            const double number = value.toDouble();
-            require(number == std::floor(number) && number >= minimum && number <= maximum,
-                    QStringLiteral("%1 must be an integer from %2 to %3 (got %4)")
-                        .arg(name(key))
-                        .arg(minimum)
-                        .arg(maximum)
-                        .arg(number));
-            *out = int(number);
-        }
-    }
-
-    // A finite number > 0, or >= 0 when zero is allowed.
-    void read(const char* key, double* out, bool allowZero) const
-    {
-        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined())
-            *out = checkedNumber(key, value.toDouble(), allowZero);
-    }
-
-    // As above, or null (or absent) for "not set".
-    void read(const char* key, std::optional<double>* out, bool allowZero) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isNull() || value.isUndefined())
-            *out = std::nullopt;
-        else
-            *out = checkedNumber(key, field(key, QJsonValue::Double).toDouble(), allowZero);
-    }
-
-    // A method parameter's field, in the registry's range.
-    void read(const MethodParameter& parameter, double* out) const
-    {
-        const QByteArray key = parameter.field.toLatin1();
-        if (const QJsonValue value = field(key.constData(), QJsonValue::Double);
-            !value.isUndefined()) {
-            const double number = value.toDouble();
-            require(std::isfinite(number) && number >= parameter.minimum &&
-                        number <= parameter.maximum,
-                    QStringLiteral("%1 must be a number from %2 to %3 (got %4)")
-                        .arg(name(key.constData()))
-                        .arg(parameter.minimum)
-                        .arg(parameter.maximum)
-                        .arg(number));
-            *out = number;
-        }
-    }
-
-    void readSeed(const char* key, std::uint64_t* out) const
-    {
-        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined()) {
-            const double number = value.toDouble();
-            require(number == std::floor(number) && number >= 0 && number <= kLargestSeed,
-                    QStringLiteral("%1 must be an integer from 0 to 2^53 - 1").arg(name(key)));
-            *out = std::uint64_t(number);
-        }
-    }
-
-    void read(const char* key, QString* out) const
-    {
-        if (const QJsonValue value = field(key, QJsonValue::String); !value.isUndefined())
-            *out = value.toString();
-    }
-
-    // A string field that must be one of a set of names: parse(name, out) says whether it is.
-    template <typename Enum, typename Parser>
-    void readName(const char* key, Enum* out, Parser parse) const
-    {
-        if (const QJsonValue value = field(key, QJsonValue::String); !value.isUndefined())
-            require(parse(value.toString(), out), QStringLiteral("%1: unknown value \"%2\"")
-                                                       .arg(name(key), value.toString()));
-    }
-
-private:
-    QString name(const char* key) const { return m_prefix + QLatin1String(key); }
-
-    double checkedNumber(const char* key, double number, bool allowZero) const
-    {
-        require(std::isfinite(number) && (number > 0 || (allowZero && number == 0)),
-                QStringLiteral("%1 must be a number %2 0 (got %3)")
-                    .arg(name(key), allowZero ? QStringLiteral(">=") : QStringLiteral(">"))
-                    .arg(number));
-        return number;
-    }
-
-    QJsonValue field(const char* key, QJsonValue::Type type) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined())
-            return value;
-        static const char* const typeNames[] = {"null", "a boolean", "a number", "a string",
-                                                "an array", "an object"};
-        require(value.type() == type,
-                QStringLiteral("%1 must be %2").arg(name(key), typeNames[int(type)]));
-        return value;
-    }
-
-    const QJsonObject& m_object;
-    QString m_prefix;
-};
-
 QJsonValue optionalNumber(const std::optional<double>& value)
 {
     return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
@@ -628,7 +511,9 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     top.readName("projection", &spec.featureMap.projection, parseProjectionKind);
     top.readName("row_norm", &spec.featureMap.rowNorm, parseRowNorm);
     top.readSeed("seed", &spec.featureMap.seed);
-    top.read(reluEpsilonParameter(), &spec.featureMap.reluEpsilon);
+    top.readInRange(reluEpsilonParameter().field.toLatin1().constData(),
+                    &spec.featureMap.reluEpsilon, reluEpsilonParameter().minimum,
+                    reluEpsilonParameter().maximum);
     top.read("elu_on_scaled", &spec.featureMap.eluOnScaled);
     top.read("scale", &spec.scale, false);
     top.read("causal", &spec.causal);

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "experiment.h"
 #include "io/csv.h"
+#include "io/json_fields.h"
 
 #include <QJsonArray>
 
@@ -16,7 +17,6 @@ namespace attnlab {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Significant digits of the CSV numbers (%.6g: timings are not more precise).
 constexpr int kCsvDigits = 6;
 
@@ -25,104 +25,6 @@ QJsonValue numberOrNull(double value)
 {
     return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
 }
-
-// Readers of the fields of one JSON object; a wrong type or value throws InputError naming the
-// field (with its path, e.g. "points[3].status").
-class JsonReader {
-public:
-    JsonReader(const QJsonObject& object, const QString& prefix)
-        : m_object(object), m_prefix(prefix)
-    {
-    }
-
-    QString name(const char* key) const { return m_prefix + QLatin1String(key); }
-    bool has(const char* key) const { return m_object.contains(QLatin1String(key)); }
-
-    // An integer in [minimum, maximum]; absent leaves *out.
-    template <typename Int>
-    void integer(const char* key, Int* out, double minimum, double maximum) const
-    {
-        const QJsonValue value = typed(key, QJsonValue::Double);
-        if (value.isUndefined())
-            return;
-        *out = Int(checkedInteger(name(key), value.toDouble(), minimum, maximum));
-    }
-
-    void boolean(const char* key, bool* out) const
-    {
-        const QJsonValue value = typed(key, QJsonValue::Bool);
-        if (!value.isUndefined())
-            *out = value.toBool();
-    }
-
-    // A number, or null for NaN ("not measured"); absent is NaN too.
-    double numberOrNaN(const char* key) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined() || value.isNull())
-            return kNaN;
-        require(value.isDouble(), QStringLiteral("%1 must be a number or null").arg(name(key)));
-        return value.toDouble();
-    }
-
-    // A name parse() accepts; `required` fields must be present.
-    template <typename Enum, typename Parser>
-    void enumName(const char* key, Enum* out, Parser parse, bool required = false) const
-    {
-        const QJsonValue value = typed(key, QJsonValue::String);
-        if (value.isUndefined()) {
-            require(!required, QStringLiteral("%1 is missing").arg(name(key)));
-            return;
-        }
-        require(parse(value.toString(), out),
-                QStringLiteral("%1: unknown value \"%2\"").arg(name(key), value.toString()));
-    }
-
-    QJsonArray array(const char* key) const
-    {
-        return typed(key, QJsonValue::Array).toArray();
-    }
-
-    QJsonObject object(const char* key) const
-    {
-        return typed(key, QJsonValue::Object).toObject();
-    }
-
-    static void require(bool condition, const QString& message)
-    {
-        if (!condition)
-            throw InputError(message);
-    }
-
-    static double checkedInteger(const QString& name, double number, double minimum,
-                                 double maximum)
-    {
-        require(std::isfinite(number) && number == std::floor(number) && number >= minimum &&
-                    number <= maximum,
-                QStringLiteral("%1 must be an integer from %2 to %3 (got %4)")
-                    .arg(name)
-                    .arg(minimum, 0, 'f', 0)
-                    .arg(maximum, 0, 'f', 0)
-                    .arg(number));
-        return number;
-    }
-
-private:
-    QJsonValue typed(const char* key, QJsonValue::Type type) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined())
-            return value;
-        static const char* const typeNames[] = {"null", "a boolean", "a number", "a string",
-                                                "an array", "an object"};
-        require(value.type() == type,
-                QStringLiteral("%1 must be %2").arg(name(key), typeNames[int(type)]));
-        return value;
-    }
-
-    const QJsonObject& m_object;
-    QString m_prefix;
-};
 
 QJsonObject methodToJson(const TimedMethod& method)
 {
@@ -133,21 +35,21 @@ QJsonObject methodToJson(const TimedMethod& method)
 }
 
 // The method in fields "algorithm" (required) and "causal" of a reader's object.
-TimedMethod methodFromJson(const JsonReader& reader)
+TimedMethod methodFromJson(const JsonFields& reader)
 {
     TimedMethod method;
-    reader.enumName("algorithm", &method.algorithm, parseMethod, true);
-    reader.boolean("causal", &method.causal);
+    reader.readName("algorithm", &method.algorithm, parseMethod, true);
+    reader.read("causal", &method.causal);
     return method;
 }
 
 SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
 {
     SweepSpec spec;
-    const JsonReader top(json, prefix);
+    const JsonFields top(json, prefix);
     int version = 1;
-    top.integer("version", &version, 1, std::numeric_limits<int>::max());
-    JsonReader::require(version == 1, QStringLiteral("%1 %2 is not known to this Attention Lab "
+    top.read("version", &version, 1, std::numeric_limits<int>::max());
+    JsonFields::require(version == 1, QStringLiteral("%1 %2 is not known to this Attention Lab "
                                                      "(it reads version 1)")
                                           .arg(top.name("version"))
                                           .arg(version));
@@ -155,21 +57,21 @@ SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
         const QJsonArray methods = top.array("methods");
         for (qsizetype i = 0; i < methods.size(); ++i) {
             const QString name = QStringLiteral("%1methods[%2]").arg(prefix).arg(i);
-            JsonReader::require(methods.at(i).isObject(),
+            JsonFields::require(methods.at(i).isObject(),
                                 QStringLiteral("%1 must be an object").arg(name));
             const QJsonObject object = methods.at(i).toObject();
-            spec.methods.push_back(methodFromJson(JsonReader(object, name + QLatin1Char('.'))));
+            spec.methods.push_back(methodFromJson(JsonFields(object, name + QLatin1Char('.'))));
         }
     }
     if (top.has("lengths")) {
         const QJsonArray lengths = top.array("lengths");
         for (qsizetype i = 0; i < lengths.size(); ++i) {
             const QString name = QStringLiteral("%1lengths[%2]").arg(prefix).arg(i);
-            JsonReader::require(lengths.at(i).isDouble(),
+            JsonFields::require(lengths.at(i).isDouble(),
                                 QStringLiteral("%1 must be a number").arg(name));
             const auto length = Eigen::Index(
-                JsonReader::checkedInteger(name, lengths.at(i).toDouble(), 1, SpecLimits::length));
-            JsonReader::require(spec.lengths.empty() || length > spec.lengths.back(),
+                JsonFields::checkedInteger(name, lengths.at(i).toDouble(), 1, SpecLimits::length));
+            JsonFields::require(spec.lengths.empty() || length > spec.lengths.back(),
                                 QStringLiteral("%1 (%2) must be larger than the length before it: "
                                                "lengths are ascending")
                                     .arg(name)
@@ -177,12 +79,12 @@ SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
             spec.lengths.push_back(length);
         }
     }
-    top.integer("d", &spec.headDim, 1, SpecLimits::headDim);
-    top.integer("features", &spec.features, 1, SpecLimits::features);
-    top.integer("threads", &spec.threads, 0, SpecLimits::threads);
-    top.integer("repetitions", &spec.repetitions, 1, SweepSpec::maxRepetitions);
+    top.read("d", &spec.headDim, 1, SpecLimits::headDim);
+    top.read("features", &spec.features, 1, SpecLimits::features);
+    top.read("threads", &spec.threads, 0, SpecLimits::threads);
+    top.read("repetitions", &spec.repetitions, 1, SweepSpec::maxRepetitions);
     qint64 budget = spec.budget.bytes();
-    top.integer("memory_budget_bytes", &budget, 1, 9.0e15);
+    top.read("memory_budget_bytes", &budget, 1, 9.0e15);
     spec.budget = MemoryBudget(budget);
     return spec;
 }
@@ -241,31 +143,31 @@ QJsonObject SweepResult::toJson() const
 SweepResult SweepResult::fromJson(const QJsonObject& json)
 {
     SweepResult result;
-    const JsonReader top(json, QString());
+    const JsonFields top(json, QString());
     if (top.has("spec"))
         result.spec = specFromJson(top.object("spec"), QStringLiteral("spec."));
     result.sgemmGflops = top.numberOrNaN("sgemm_gflops");
-    top.integer("threads", &result.threads, 0, SpecLimits::threads);
+    top.read("threads", &result.threads, 0, SpecLimits::threads);
     if (top.has("points")) {
         const QJsonArray points = top.array("points");
         for (qsizetype i = 0; i < points.size(); ++i) {
             const QString name = QStringLiteral("points[%1]").arg(i);
-            JsonReader::require(points.at(i).isObject(),
+            JsonFields::require(points.at(i).isObject(),
                                 QStringLiteral("%1 must be an object").arg(name));
             const QJsonObject object = points.at(i).toObject();
-            const JsonReader reader(object, name + QLatin1Char('.'));
+            const JsonFields reader(object, name + QLatin1Char('.'));
             SweepPoint point;
             point.method = methodFromJson(reader);
-            JsonReader::require(reader.has("length"),
+            JsonFields::require(reader.has("length"),
                                 QStringLiteral("%1.length is missing").arg(name));
-            reader.integer("length", &point.length, 1, SpecLimits::length);
+            reader.read("length", &point.length, 1, SpecLimits::length);
             point.secondsMedian = reader.numberOrNaN("seconds_median");
             point.secondsMin = reader.numberOrNaN("seconds_min");
             point.secondsMax = reader.numberOrNaN("seconds_max");
             point.gflops = reader.numberOrNaN("gflops");
             point.workingSetBytes = reader.numberOrNaN("working_set_bytes");
             point.peakBytes = reader.numberOrNaN("peak_bytes");
-            reader.enumName("status", &point.status, parsePointStatus, true);
+            reader.readName("status", &point.status, parsePointStatus, true);
             result.points.push_back(point);
         }
     }

@@ -1,0 +1,93 @@
+#pragma once
+
+#include "errors.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+namespace attnlab {
+
+// Readers of the fields of one JSON object (sessions, scenarios, the sweeps' saved specs and
+// results). An absent field leaves its output as it was; a field of the wrong type or value
+// throws InputError naming it with its path (`prefix` + key, e.g. "input.length" or
+// "points[3].status").
+class JsonFields {
+public:
+    JsonFields(const QJsonObject& object, const QString& prefix)
+        : m_object(object), m_prefix(prefix)
+    {
+    }
+
+    // The field's name in messages: prefix + key.
+    QString name(const char* key) const { return m_prefix + QLatin1String(key); }
+    bool has(const char* key) const { return m_object.contains(QLatin1String(key)); }
+
+    void read(const char* key, bool* out) const;
+    void read(const char* key, QString* out) const;
+
+    // An integer in [minimum, maximum].
+    template <typename Int>
+    void read(const char* key, Int* out, double minimum, double maximum) const
+    {
+        static_assert(std::is_integral_v<Int>);
+        if (const QJsonValue value = field(key, QJsonValue::Double); !value.isUndefined())
+            *out = Int(checkedInteger(name(key), value.toDouble(), minimum, maximum));
+    }
+
+    // A finite number > 0, or >= 0 when zero is allowed.
+    void read(const char* key, double* out, bool allowZero) const;
+    // As above, or null (or absent) for "not set".
+    void read(const char* key, std::optional<double>* out, bool allowZero) const;
+    // A finite number in [minimum, maximum].
+    void readInRange(const char* key, double* out, double minimum, double maximum) const;
+    // A number, or null for NaN ("not measured"); absent is NaN too.
+    double numberOrNaN(const char* key) const;
+    // A seed: an integer from 0 to 2^53 - 1 (what a JSON number holds exactly).
+    void readSeed(const char* key, std::uint64_t* out) const;
+
+    // A name parse(name, out) accepts; a `required` field must be present.
+    template <typename Enum, typename Parser>
+    void readName(const char* key, Enum* out, Parser parse, bool required = false) const
+    {
+        const QJsonValue value = field(key, QJsonValue::String);
+        if (value.isUndefined()) {
+            require(!required, QStringLiteral("%1 is missing").arg(name(key)));
+            return;
+        }
+        require(parse(value.toString(), out),
+                QStringLiteral("%1: unknown value \"%2\"").arg(name(key), value.toString()));
+    }
+
+    // The array or object field (empty when absent).
+    QJsonArray array(const char* key) const { return field(key, QJsonValue::Array).toArray(); }
+    QJsonObject object(const char* key) const
+    {
+        return field(key, QJsonValue::Object).toObject();
+    }
+
+    // Throws InputError(message) unless condition holds.
+    static void require(bool condition, const QString& message)
+    {
+        if (!condition)
+            throw InputError(message);
+    }
+
+    // number when it is an integer in [minimum, maximum]; else InputError naming `name`.
+    static double checkedInteger(const QString& name, double number, double minimum,
+                                 double maximum);
+
+private:
+    // The field when it has `type`; undefined when absent; InputError for another type.
+    QJsonValue field(const char* key, QJsonValue::Type type) const;
+
+    const QJsonObject& m_object;
+    QString m_prefix;
+};
+
+}  // namespace attnlab
