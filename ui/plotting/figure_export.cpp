@@ -47,17 +47,24 @@ bool paintVectorized(QCustomPlot& plot, QPaintDevice& device, QSize size,
                      const std::function<void(QCPPainter&)>& setUp)
 {
     QCPPainter painter;
-    if (!painter.begin(&device))
+    if (!beginVectorPainting(painter, device))
         return false;
-    painter.setMode(QCPPainter::pmVectorized);
-    painter.setMode(QCPPainter::pmNoCaching);
-    painter.setMode(QCPPainter::pmNonCosmetic);
     setUp(painter);
     plot.toPainter(&painter, size.width(), size.height());
     return painter.end();
 }
 
 }  // namespace
+
+bool beginVectorPainting(QCPPainter& painter, QPaintDevice& device)
+{
+    if (!painter.begin(&device))
+        return false;
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    painter.setMode(QCPPainter::pmNonCosmetic);
+    return true;
+}
 
 bool figureFormatFromSuffix(const QString& path, FigureFormat* format)
 {

@@ -6,6 +6,7 @@
 
 #include <functional>
 
+class QCPPainter;
 class QCustomPlot;
 class QPaintDevice;
 class QWidget;
@@ -67,6 +68,10 @@ void tagExportResolution(QImage& image, double scale);
 // Empty when the user cancels.
 QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
                     const QString& suffix);
+
+// Begins painter on device in QCustomPlot's vector mode (no caching, pens that scale with the
+// figure), as SVG and PDF exports paint; false when the device cannot be painted on.
+bool beginVectorPainting(QCPPainter& painter, QPaintDevice& device);
 
 // Asks with a save dialog titled `title` where to write a figure as PNG, SVG or PDF, suggesting
 // `fileName` (with its suffix); the format follows the chosen name's suffix, else the dialog's

@@ -79,11 +79,8 @@ void StepperView::exportFrame(const QString& path, FigureFormat format)
     figure.png = [this] { return frameImage(kPngExportScale); };
     figure.paintVector = [&](QPaintDevice& device, bool pdf) {
         QCPPainter painter;
-        if (!painter.begin(&device))
+        if (!beginVectorPainting(painter, device))
             return false;
-        painter.setMode(QCPPainter::pmVectorized);
-        painter.setMode(QCPPainter::pmNoCaching);
-        painter.setMode(QCPPainter::pmNonCosmetic);
         // The page is size.width() points wide at the device's resolution; a world transform
         // (not setWindow, which QWidget::render ignores) maps the frame's pixels onto it.
         if (pdf)
