@@ -10,6 +10,7 @@
 
 #include <array>
 #include <functional>
+#include <vector>
 
 namespace attnlab::test {
 
@@ -24,6 +25,20 @@ QString thrownMessage(const std::function<void()>& action)
         return error.message();
     }
     return {};
+}
+
+// Values f(p) for p = 0, 1, ... in C order: element (h, i, j) of a (H, L, d) array is at
+// p = (h L + i) d + j.
+inline std::vector<double> arrayValues(const std::vector<qint64>& shape,
+                                const std::function<double(qint64)>& f)
+{
+    qint64 count = 1;
+    for (const qint64 dim : shape)
+        count *= dim;
+    std::vector<double> values(std::size_t(count), 0.0);
+    for (qint64 p = 0; p < count; ++p)
+        values[std::size_t(p)] = f(p);
+    return values;
 }
 
 // Writes bytes to path, or stops the test program.

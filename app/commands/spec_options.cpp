@@ -23,6 +23,15 @@ constexpr qint64 kMaxTextFileBytes = 256 * 1024 * 1024;
 
 QString option(const char* name) { return QString::fromLatin1(name); }
 
+// The command-line option of a method parameter: a flag for a switch, else an option taking a
+// value called valueName.
+QCommandLineOption optionOf(const MethodParameter& parameter, const QString& valueName)
+{
+    if (parameter.isSwitch)
+        return {parameter.option, parameter.description};
+    return {parameter.option, parameter.description, valueName};
+}
+
 // The value of --name, given, as an integer in [minimum, maximum].
 qint64 requiredInteger(const QCommandLineParser& parser, const char* name, qint64 minimum,
                        qint64 maximum)
@@ -54,7 +63,7 @@ double positiveOption(const QCommandLineParser& parser, const char* name, bool a
 }
 
 // The value of a method parameter's option, in the registry's range.
-double parameterOption(const QCommandLineParser& parser, const MethodParameter& parameter)
+double parameterValue(const QCommandLineParser& parser, const MethodParameter& parameter)
 {
     const QString text = parser.value(parameter.option);
     bool ok = false;
@@ -176,7 +185,7 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                         "streaming with materialised exact attention.")
              .arg(methods),
          QStringLiteral("NAME")},
-        {featuresParameter().option, featuresParameter().description, QStringLiteral("M")},
+        optionOf(featuresParameter(), QStringLiteral("M")),
         {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
                                               "Gaussian rows or simplex blocks (SimRFs) "
                                               "(default orthogonal)."),
@@ -192,9 +201,8 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
         {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 48)."),
          QStringLiteral("N")},
-        {reluEpsilonParameter().option, reluEpsilonParameter().description,
-         QStringLiteral("X")},
-        {eluOnScaledParameter().option, eluOnScaledParameter().description},
+        optionOf(reluEpsilonParameter(), QStringLiteral("X")),
+        optionOf(eluOnScaledParameter(), QString()),
         {option("precision"), QStringLiteral("Arithmetic: float or double (default float)."),
          QStringLiteral("float|double")},
         {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware "
@@ -337,7 +345,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(reluEpsilonParameter().option))
-        map.reluEpsilon = parameterOption(parser, reluEpsilonParameter());
+        map.reluEpsilon = parameterValue(parser, reluEpsilonParameter());
     map.eluOnScaled = parser.isSet(eluOnScaledParameter().option);
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");

@@ -12,14 +12,15 @@
 
 namespace attnlab {
 
+// A feature map and its parameters; the parameters' defaults are the registry's.
 struct FeatureMapSpec {
     Method kind = Method::FavorPositive;  // an approximation with features
-    int features = 64;  // m, the number of random projections
+    int features = int(featuresParameter().defaultValue);  // m, the number of random projections
     ProjectionKind projection = ProjectionKind::Orthogonal;
     RowNorm rowNorm = RowNorm::Chi;
-    std::uint64_t seed = 0;     // fixes W
-    double reluEpsilon = 1e-3;  // added to every Performer-ReLU feature
-    bool eluOnScaled = false;   // elu+1 on x' = sqrt(s) x instead of the raw row x
+    std::uint64_t seed = 0;  // fixes W
+    double reluEpsilon = reluEpsilonParameter().defaultValue;  // added to every ReLU feature
+    bool eluOnScaled = eluOnScaledParameter().defaultValue != 0;  // elu+1 on x' = sqrt(s) x
 };
 
 // A feature map phi: R^d -> R^C with phi(q).phi(k) approximating the softmax kernel exp(q'.k')
