@@ -84,7 +84,7 @@ void linear(benchmark::State& state, Method kind)
 {
     const Inputs in(state.range(0));
     const bool causal = state.range(1);
-    FeatureMapSpec spec;
+    ApproximationSpec spec;
     spec.kind = kind;
     spec.features = kFeatures;
     const auto phi = makeFeatureMap<float>(spec, kD, kScale);

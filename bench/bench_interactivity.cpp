@@ -116,7 +116,7 @@ int main(int argc, char* argv[])
         showAndTime(spec);  // the input is built once; the changes below reuse it
         std::vector<double> times;
         for (int i = 0; i < repetitions; ++i) {
-            spec.featureMap.seed = std::uint64_t(i + 1);
+            spec.approximation.seed = std::uint64_t(i + 1);
             times.push_back(showAndTime(spec));
         }
         report(QStringLiteral("new seed"), length, times);

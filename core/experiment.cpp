@@ -1,6 +1,7 @@
 #include "experiment.h"
 
 #include "errors.h"
+#include "attention/approximation.h"
 #include "attention/exact_attention.h"
 #include "attention/linear_attention.h"
 #include "inputs/model_input.h"
@@ -8,6 +9,8 @@
 #include "parallel.h"
 
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonValue>
 
 #include <atomic>
@@ -29,16 +32,26 @@ void require(bool condition, const QString& message)
 
 void validate(const ExperimentSpec& spec)
 {
-    const FeatureMapSpec& map = spec.featureMap;
-    if (!spec.exactMethod && methodInfo(map.kind).drawsProjection)
-        require(map.features >= 1,
-                QStringLiteral("the number of features m must be at least 1 (got %1)")
-                    .arg(map.features));
+    const ApproximationSpec& approximation = spec.approximation;
+    if (!spec.exactMethod) {
+        const MethodInfo& info = methodInfo(approximation.kind);
+        for (const MethodParameter* parameter : info.parameters) {
+            const double value = approximation.value(*parameter);
+            const bool integral = parameter->kind != MethodParameter::Kind::Real;
+            require(std::isfinite(value) && value >= parameter->minimum &&
+                        value <= parameter->maximum && (!integral || value == std::floor(value)),
+                    QStringLiteral("%1: %2 must be %3 from %4 to %5 (got %6)")
+                        .arg(info.name, parameter->option,
+                             integral ? QStringLiteral("a whole number") : QStringLiteral("a number"))
+                        .arg(parameter->minimum)
+                        .arg(parameter->maximum)
+                        .arg(value));
+        }
+        requireCausalForm(approximation.kind, spec.causal);
+    }
     require(!spec.scale || (std::isfinite(*spec.scale) && *spec.scale > 0),
             QStringLiteral("the scale s must be a positive number (got %1)")
                 .arg(spec.scale.value_or(0)));
-    require(std::isfinite(map.reluEpsilon) && map.reluEpsilon >= 0,
-            QStringLiteral("the ReLU epsilon must be a number >= 0 (got %1)").arg(map.reluEpsilon));
     require(spec.threads >= 0,
             QStringLiteral("the number of threads must be >= 0 (got %1)").arg(spec.threads));
     require(spec.chunkSize >= 1,
@@ -118,12 +131,23 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
     }
     if (spec.exactMethod)
         return;
-    // Keys mapped once for the rows of P^, plus the features kept for export.
-    const double keptFeatures = options.features ? heads * 2.0 * length * features * 8.0 : 0.0;
+    const MethodInfo& info = methodInfo(spec.approximation.kind);
+    if (features > 0) {
+        // Keys mapped once for the rows of P^, plus the features kept for export.
+        const double keptFeatures = options.features ? heads * 2.0 * length * features * 8.0 : 0.0;
+        options.budget.require(
+            length * features * scalarBytes + keptFeatures,
+            QStringLiteral("The features phi(Q), phi(K) (%1 x %2)").arg(qint64(length)).arg(features),
+            QStringLiteral("Use fewer features or positions, or raise the memory budget "
+                           "(--memory-budget)."));
+        return;
+    }
+    // A method without features: its own working memory (the cost model's), twice over (the
+    // output and the rows of P^ each build it).
+    const double working = 2 * info.workingSetFloats(costShapeOf(spec, input)) * scalarBytes;
     options.budget.require(
-        length * features * scalarBytes + keptFeatures,
-        QStringLiteral("The features phi(Q), phi(K) (%1 x %2)").arg(qint64(length)).arg(features),
-        QStringLiteral("Use fewer features or positions, or raise the memory budget "
+        working, QStringLiteral("The working memory of %1 (L = %2)").arg(info.name).arg(qint64(length)),
+        QStringLiteral("Use a smaller m or window, fewer positions, or raise the memory budget "
                        "(--memory-budget)."));
 }
 
@@ -157,16 +181,19 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
 
     QElapsedTimer timer;
     timer.start();
-    std::unique_ptr<FeatureMap<T>> phi;
+    std::unique_ptr<Approximation<T>> approximation;
     if (spec.exactMethod) {
         head.outputApprox = streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
     } else {
-        phi = makeFeatureMap<T>(spec.featureMap, int(q.cols()), scale, headIndex);
-        LinearAttentionResult<T> linear =
-            linearAttention<T>(*phi, q, k, v, spec.causal, spec.chunkSize);
-        head.outputApprox = linear.output.template cast<double>();
-        head.nonPositiveRows = std::move(linear.nonPositiveRows);
-        head.projection = phi->projection();
+        approximation =
+            makeApproximation<T>(spec.approximation, int(q.cols()), length, scale, headIndex);
+        approximation->fit(q, k, spec.causal);
+        ApproximateOutput<T> approximate =
+            approximation->output(q, k, v, spec.causal, spec.chunkSize);
+        head.outputApprox = approximate.output.template cast<double>();
+        head.nonPositiveRows = std::move(approximate.nonPositiveRows);
+        head.projection = approximation->projection();
+        head.drawn = approximation->drawnMatrices();
     }
     result.secondsApprox += timer.nsecsElapsed() * 1e-9;
 
@@ -179,24 +206,25 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     if (!keptP && options.matrices)
         exact.resize(length, length);
     Matrix<T> approx;
-    if (phi && options.matrices)
+    if (approximation && options.matrices)
         approx.resize(length, length);
     head.logNormaliser = keptP ? kept->logNormaliser : VectorD(length);
+    const bool approxKernel = approximation && methodInfo(spec.approximation.kind).hasKernel;
     if (keepKernels) {
         head.kernelExact.resize(length, length);
-        if (phi)
+        if (approxKernel)
             head.kernelApprox.resize(length, length);
     }
     std::optional<DetailPyramid> exactPyramid, approxPyramid, errorPyramid;
     if (pyramids && !keptP)
         exactPyramid.emplace(length, length);
-    if (pyramids && phi) {
+    if (pyramids && approximation) {
         approxPyramid.emplace(length, length);
         errorPyramid.emplace(length, length);
     }
-    std::unique_ptr<ApproximateAttentionRows<T>> approxRows;
-    if (phi)
-        approxRows = std::make_unique<ApproximateAttentionRows<T>>(*phi, q, k, spec.causal);
+    std::unique_ptr<ApproximateRows<T>> approxRows;
+    if (approximation)
+        approxRows = approximation->rows(q, k, spec.causal);
     Matrix<T> outputExact(keptP ? 0 : length, v.cols());
     // One accumulator per row block, added up in block order: the sums, and so the metrics, do
     // not depend on which thread took which block.
@@ -238,10 +266,10 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
         T* approxTarget = approx.size() ? approx.data() + begin * length : approxScratch.data();
         Eigen::Map<Matrix<T>> pApprox(approxTarget, rows, length);
         MatrixD kernelApprox;
-        approxRows->rows(begin, pApprox, &kernelApprox);
-        accumulators[begin / kRowBlock].addAttentionRows<T>(begin, spec.causal, p, pApprox,
-                                                             &kernel, &kernelApprox);
-        if (keepKernels)
+        approxRows->rows(begin, pApprox, approxKernel ? &kernelApprox : nullptr);
+        accumulators[begin / kRowBlock].addAttentionRows<T>(
+            begin, spec.causal, p, pApprox, &kernel, approxKernel ? &kernelApprox : nullptr);
+        if (keepKernels && approxKernel)
             head.kernelApprox.middleRows(begin, rows) = kernelApprox;
         if (approxPyramid) {
             approxPyramid->addRows(begin, approxTarget, rows);
@@ -260,7 +288,7 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
             head.attentionExact = ResultMatrix(std::move(exact));
         head.outputExact = outputExact.template cast<double>();
     }
-    if (options.matrices && phi)
+    if (options.matrices && approximation)
         head.attentionApprox = ResultMatrix(std::move(approx));
     for (auto [built, shared] : {std::pair(&exactPyramid, &head.exactPyramid),
                                  std::pair(&approxPyramid, &head.approxPyramid),
@@ -279,6 +307,7 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     head.metrics = metrics.metrics();
     allHeads.add(metrics);
 
+    const FeatureMap<T>* phi = approximation ? approximation->featureMap() : nullptr;
     if (phi && options.features) {
         head.featuresQ = trueScaleFeatures(*phi, q);
         head.featuresK = trueScaleFeatures(*phi, k);
@@ -316,7 +345,7 @@ void addWarnings(ExperimentResult& result)
                      .arg(length)
                      .arg(where, first.join(QStringLiteral(", ")),
                           head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString(),
-                          methodInfo(result.spec.featureMap.kind).canBeNegative
+                          methodInfo(result.spec.approximation.kind).canBeNegative
                               ? QStringLiteral("these features can be negative, and their "
                                                "estimate of the softmax normaliser is not "
                                                "positive there.")
@@ -347,6 +376,11 @@ void addWarnings(ExperimentResult& result)
                      .arg(featureOverflow)
                      .arg(where, precision)});
         }
+    }
+    if (!result.spec.exactMethod && result.spec.causal) {
+        const QString note = methodInfo(result.spec.approximation.kind).causalNote;
+        if (!note.isEmpty())
+            result.warnings.push_back({QStringLiteral("causal-form"), note});
     }
     if (std::isnan(result.metrics.relFrobeniusOutput)) {
         result.warnings.push_back(
@@ -390,6 +424,58 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     return result;
 }
 
+// A parameter's value as a session writes it: a switch as true or false, a choice by its name,
+// a number otherwise.
+QJsonValue parameterJson(const MethodParameter& parameter, double value)
+{
+    switch (parameter.kind) {
+        case MethodParameter::Kind::Switch: return value != 0;
+        case MethodParameter::Kind::Choice: return parameter.format(value);
+        case MethodParameter::Kind::Integer:
+        case MethodParameter::Kind::Real: return value;
+    }
+    return value;
+}
+
+// Reads the parameter's field of json (when present) into spec, or throws InputError naming it.
+void readParameter(const QJsonObject& json, const MethodParameter& parameter,
+                   ApproximationSpec* spec)
+{
+    const QJsonValue value = json.value(parameter.field);
+    if (value.isUndefined())
+        return;
+    double parsed = 0;
+    bool ok = false;
+    switch (parameter.kind) {
+        case MethodParameter::Kind::Switch:
+            ok = value.isBool();
+            parsed = value.toBool() ? 1 : 0;
+            break;
+        case MethodParameter::Kind::Choice:
+            ok = value.isString() && parameter.parse(value.toString(), &parsed);
+            break;
+        case MethodParameter::Kind::Integer:
+        case MethodParameter::Kind::Real:
+            ok = value.isDouble() &&
+                 parameter.parse(QString::number(value.toDouble(), 'g', 17), &parsed);
+            break;
+    }
+    require(ok, QStringLiteral("%1: expected %2, got %3")
+                    .arg(parameter.field,
+                         parameter.kind == MethodParameter::Kind::Switch
+                             ? QStringLiteral("true or false")
+                         : parameter.kind == MethodParameter::Kind::Choice
+                             ? parameter.choices.join(QStringLiteral(" or "))
+                             : QStringLiteral("a number from %1 to %2")
+                                   .arg(parameter.minimum)
+                                   .arg(parameter.maximum),
+                         QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(
+                                               QJsonDocument::Compact))
+                             .mid(1)
+                             .chopped(1)));
+    spec->setValue(parameter, parsed);
+}
+
 QJsonValue optionalNumber(const std::optional<double>& value)
 {
     return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
@@ -399,7 +485,7 @@ QJsonValue optionalNumber(const std::optional<double>& value)
 
 QString ExperimentSpec::methodName() const
 {
-    return exactMethod ? QStringLiteral("exact") : methodInfo(featureMap.kind).name;
+    return exactMethod ? QStringLiteral("exact") : methodInfo(approximation.kind).name;
 }
 
 bool ExperimentSpec::setMethod(const QString& name)
@@ -408,7 +494,7 @@ bool ExperimentSpec::setMethod(const QString& name)
         exactMethod = true;
         return true;
     }
-    if (!parseApproximation(name, &featureMap.kind))
+    if (!parseApproximation(name, &approximation.kind))
         return false;
     exactMethod = false;
     return true;
@@ -448,12 +534,13 @@ QJsonObject ExperimentSpec::toJson() const
     json[QLatin1String("version")] = 1;
     json[QLatin1String("input")] = in;
     json[QLatin1String("method")] = methodName();
-    json[QLatin1String("features")] = featureMap.features;
-    json[QLatin1String("projection")] = projectionKindName(featureMap.projection);
-    json[QLatin1String("row_norm")] = rowNormName(featureMap.rowNorm);
-    json[QLatin1String("seed")] = double(featureMap.seed);
-    json[QLatin1String("relu_epsilon")] = featureMap.reluEpsilon;
-    json[QLatin1String("elu_on_scaled")] = featureMap.eluOnScaled;
+    json[QLatin1String("features")] = approximation.features;
+    json[QLatin1String("projection")] = projectionKindName(approximation.projection);
+    json[QLatin1String("row_norm")] = rowNormName(approximation.rowNorm);
+    json[QLatin1String("seed")] = double(approximation.seed);
+    for (const MethodParameter* parameter : methodParameters())
+        if (parameter != &featuresParameter())
+            json[parameter->field] = parameterJson(*parameter, approximation.value(*parameter));
     json[QLatin1String("scale")] = optionalNumber(scale);
     json[QLatin1String("causal")] = causal;
     json[QLatin1String("precision")] = precisionName(precision);
@@ -506,15 +593,14 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     QString method = spec.methodName();
     top.read("method", &method);
     require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
-    top.read("features", &spec.featureMap.features, int(featuresParameter().minimum),
+    top.read("features", &spec.approximation.features, int(featuresParameter().minimum),
              int(featuresParameter().maximum));
-    top.readName("projection", &spec.featureMap.projection, parseProjectionKind);
-    top.readName("row_norm", &spec.featureMap.rowNorm, parseRowNorm);
-    top.readSeed("seed", &spec.featureMap.seed);
-    top.readInRange(reluEpsilonParameter().field.toLatin1().constData(),
-                    &spec.featureMap.reluEpsilon, reluEpsilonParameter().minimum,
-                    reluEpsilonParameter().maximum);
-    top.read("elu_on_scaled", &spec.featureMap.eluOnScaled);
+    top.readName("projection", &spec.approximation.projection, parseProjectionKind);
+    top.readName("row_norm", &spec.approximation.rowNorm, parseRowNorm);
+    top.readSeed("seed", &spec.approximation.seed);
+    for (const MethodParameter* parameter : methodParameters())
+        if (parameter != &featuresParameter())
+            readParameter(json, *parameter, &spec.approximation);
     top.read("scale", &spec.scale, false);
     top.read("causal", &spec.causal);
     top.readName("precision", &spec.precision, parsePrecision);
@@ -542,13 +628,28 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
                          const ComputeOptions& options)
 {
     requireComputable(spec, input);
-    const Eigen::Index features =
-        spec.exactMethod ? 0 : featureCountOf(spec.featureMap, int(input.headDim()));
-    requireMemory(spec, input, options, features);
-    setEngineThreads(engineThreadsFor(spec, input.length(), input.headDim(), features,
+    const bool features = !spec.exactMethod && methodInfo(spec.approximation.kind).hasFeatures();
+    const Eigen::Index featureCount =
+        features ? featureCountOf(spec.approximation, int(input.headDim())) : 0;
+    requireMemory(spec, input, options, featureCount);
+    setEngineThreads(engineThreadsFor(spec, input.length(), input.headDim(),
+                                      spec.exactMethod ? 0 : std::max<Eigen::Index>(featureCount, spec.approximation.features),
                                       Eigen::Index(input.heads.size())));
     return spec.precision == Precision::Float ? computeIn<float>(spec, input, options)
                                               : computeIn<double>(spec, input, options);
+}
+
+CostShape costShapeOf(const ExperimentSpec& spec, const AttentionInput& input)
+{
+    CostShape shape;
+    shape.length = double(input.length());
+    shape.d = double(input.headDim());
+    shape.dv = double(input.valueDim());
+    shape.m = spec.approximation.features;
+    shape.window = spec.approximation.value(windowParameter());
+    shape.causal = spec.causal;
+    shape.threads = 1;
+    return shape;
 }
 
 QString precisionName(Precision precision)

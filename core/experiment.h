@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/approximation.h"
 #include "attention/detail_pyramid.h"
 #include "attention/feature_maps.h"
 #include "inputs/inputs.h"
@@ -42,7 +43,7 @@ struct ExperimentSpec {
     // The method "exact" compares the streaming (tiled, online-softmax) exact output with the
     // materialised one; any other method is a feature map.
     bool exactMethod = false;
-    FeatureMapSpec featureMap;
+    ApproximationSpec approximation;
     std::optional<double> scale;  // s, the temperature; 1/sqrt(d) when not set
     bool causal = false;
     Precision precision = Precision::Float;
@@ -51,7 +52,7 @@ struct ExperimentSpec {
 
     // "exact" or the feature map's name ("favor-positive", ...).
     QString methodName() const;
-    // Sets exactMethod and featureMap.kind from a method name; false if the name is unknown.
+    // Sets exactMethod and approximation.kind from a method name; false if the name is unknown.
     bool setMethod(const QString& name);
     // s for head dimension d.
     double resolvedScale(Eigen::Index d) const;
@@ -63,8 +64,9 @@ struct ExperimentSpec {
 };
 
 // A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
-// "overflow", "feature-overflow", "kl-undefined", "output-zero", "input": what the input changed,
-// such as tokens dropped from a text longer than the model reads).
+// "overflow", "feature-overflow", "kl-undefined", "output-zero", "causal-form": what causal mode
+// changes in the method, "input": what the input changed, such as tokens dropped from a text
+// longer than the model reads).
 struct ResultWarning {
     QString code;
     QString message;
@@ -80,6 +82,7 @@ struct HeadResult {
     MatrixD featuresQ;        // phi(Q) (L x C) at true scale, when features were asked for
     MatrixD featuresK;        // phi(K)
     MatrixD projection;       // W (m x d), applied to x' = sqrt(s) x; empty when no W is drawn
+    std::vector<DrawnMatrix> drawn;  // other random matrices of the method (Linformer's E, F)
     VectorD logNormaliser;    // log Z_i, Z_i = sum_j A_ij: A_ij = P_ij Z_i
     // Level-of-detail pyramids of P, P^ and the signed error P^ - P, when asked for.
     std::shared_ptr<const DetailPyramid> exactPyramid;
@@ -141,6 +144,10 @@ int engineThreadsFor(const ExperimentSpec& spec, Eigen::Index length, Eigen::Ind
 // request needs exceeds the budget, checked before anything large is allocated) and Cancelled.
 ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input,
                          const ComputeOptions& options = {});
+
+// The shape of spec on input for a method's cost model (methods.h): L, d, d_v, m, w, causal,
+// one thread.
+CostShape costShapeOf(const ExperimentSpec& spec, const AttentionInput& input);
 
 QString precisionName(Precision precision);  // "float", "double"
 bool parsePrecision(const QString& name, Precision* precision);

@@ -11,6 +11,8 @@
 #include "parallel.h"
 #include "attention/row_ops.h"
 
+#include "test_support.h"
+
 #include <QTest>
 
 #include <atomic>
@@ -18,6 +20,7 @@
 #include <random>
 
 using namespace attnlab;
+using namespace attnlab::test;
 
 namespace {
 
@@ -65,7 +68,7 @@ template <typename T>
 MatrixD maskedQuadraticOutput(const FeatureMap<T>& phi, const HeadTensors& head, bool causal)
 {
     const Matrix<T> q = cast<T>(head.q), k = cast<T>(head.k), v = cast<T>(head.v);
-    ApproximateAttentionRows<T> rows(phi, q, k, causal);
+    FeatureMapRows<T> rows(phi, q, k, causal);
     Matrix<T> p(q.rows(), k.rows());
     rows.rows(0, p);
     return (p * v).template cast<double>();
@@ -197,7 +200,7 @@ void TestAttention::causalFormsAgree_data()
     QTest::addColumn<int>("length");
     QTest::addColumn<int>("chunk");
     QTest::addColumn<bool>("useDouble");
-    for (const MethodInfo& info : approximationMethods()) {
+    for (const MethodInfo& info : featureMapMethods()) {
         // chunk 10 divides 50; 7 and 64 do not (64 > L); 700 rows with chunk 16 span several
         // windows of the parallel scan.
         for (const auto& [length, chunk] : {std::pair{50, 10}, std::pair{50, 7}, std::pair{50, 64},
@@ -223,7 +226,7 @@ void TestAttention::causalFormsAgree()
     QFETCH(bool, useDouble);
     const int d = 16;
     const HeadTensors head = randomHead(length, d, 1.2, 4);
-    FeatureMapSpec mapSpec;
+    ApproximationSpec mapSpec;
     mapSpec.kind = Method(kind);
     mapSpec.features = 32;
     mapSpec.seed = 5;
@@ -255,7 +258,7 @@ void TestAttention::causalFormsAgree()
 void TestAttention::nonCausalLinearEqualsMaskedQuadratic_data()
 {
     QTest::addColumn<int>("kind");
-    for (const MethodInfo& info : approximationMethods())
+    for (const MethodInfo& info : featureMapMethods())
         QTest::newRow(qPrintable(info.name)) << int(info.method);
 }
 
@@ -266,7 +269,7 @@ void TestAttention::nonCausalLinearEqualsMaskedQuadratic()
     QFETCH(int, kind);
     const int d = 16;
     const HeadTensors head = randomHead(600, d, 1.2, 6);
-    FeatureMapSpec mapSpec;
+    ApproximationSpec mapSpec;
     mapSpec.kind = Method(kind);
     mapSpec.features = 32;
     const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
@@ -301,8 +304,8 @@ void TestAttention::stepperFinalStateIsTheKeySummary()
     // After L steps S_L = phi(K)^T V and z_L = phi(K)^T 1 (phi at true scale).
     const int d = 8;
     const HeadTensors head = randomHead(40, d, 2.0, 7);
-    for (const MethodInfo& info : approximationMethods()) {
-        FeatureMapSpec mapSpec;
+    for (const MethodInfo& info : featureMapMethods()) {
+        ApproximationSpec mapSpec;
         mapSpec.kind = info.method;
         mapSpec.features = 16;
         const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
@@ -319,7 +322,7 @@ void TestAttention::stepperSeekBackGivesIdenticalState()
     // Stepping forward to i and back to j gives bit for bit the state of stepping from 0 to j.
     const int d = 8;
     const HeadTensors head = randomHead(50, d, 3.0, 8);
-    FeatureMapSpec mapSpec;
+    ApproximationSpec mapSpec;
     mapSpec.features = 16;
     const auto phi = makeFeatureMap<float>(mapSpec, d, 1 / std::sqrt(double(d)));
     const Matrix<float> q = cast<float>(head.q), k = cast<float>(head.k), v = cast<float>(head.v);
@@ -347,7 +350,7 @@ void TestAttention::keyScalesSpanningManyOrdersOfMagnitude()
     HeadTensors head = randomHead(length, d, 1.0, 9);
     for (Eigen::Index i = 0; i < length; ++i)
         head.k.row(i) *= 1.0 + 6.0 * double(i) / length;
-    FeatureMapSpec mapSpec;
+    ApproximationSpec mapSpec;
     mapSpec.features = 16;
     const double s = 1 / std::sqrt(double(d));
     const auto phi = makeFeatureMap<double>(mapSpec, d, s);
@@ -368,7 +371,7 @@ void TestAttention::trigReportsNonPositiveDenominators()
     // reported, and no output is NaN or infinite.
     const int d = 16;
     const HeadTensors head = randomHead(200, d, 12.0, 10);
-    FeatureMapSpec mapSpec;
+    ApproximationSpec mapSpec;
     mapSpec.kind = Method::FavorTrig;
     mapSpec.features = 8;
     const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
@@ -458,8 +461,8 @@ void TestAttention::keptExactSideGivesTheSameResult()
     QVERIFY(!previous->exactKept);
 
     ExperimentSpec after = before;
-    after.featureMap.seed = 99;
-    after.featureMap.features = 40;
+    after.approximation.seed = 99;
+    after.approximation.features = 40;
     QVERIFY(after.setMethod(QStringLiteral("favor-hyperbolic")));
     const ExperimentResult fresh = compute(after, input, options);
     ComputeOptions reusing = options;

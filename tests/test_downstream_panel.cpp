@@ -37,8 +37,8 @@ ExperimentSpec modelSpec(const QString& method = QStringLiteral("favor-positive"
     spec.input.text = kText;
     spec.causal = true;
     spec.setMethod(method);
-    spec.featureMap.features = m;
-    spec.featureMap.seed = 3;
+    spec.approximation.features = m;
+    spec.approximation.seed = 3;
     return spec;
 }
 
@@ -162,7 +162,7 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
         QCOMPARE(rows[i].layers, QStringLiteral("all"));
         // Each row is the comparison of its own spec.
         ExperimentSpec spec = modelSpec(QStringLiteral("favor-positive"), rows[i].features);
-        spec.featureMap.seed = rows[i].seed;
+        spec.approximation.seed = rows[i].seed;
         QCOMPARE(rows[i].meanKl, expected(spec, {0, 1}).meanKl);
     }
     QCOMPARE(panel.chart()->rows().size(), rows.size());

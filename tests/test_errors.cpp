@@ -30,7 +30,7 @@ namespace {
 
 const QByteArray kHeader =
     "method,projection,sweep,value,seed,m,norm,L,rel_frobenius_attention,rel_frobenius_output,"
-    "max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows";
+    "max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows,seconds,flops";
 
 // A random input of L rows of dimension d with |x'| = relativeNorm at the default scale.
 ErrorSweepSpec randomSweep(int length, int d, double relativeNorm = 1.0)
@@ -98,9 +98,10 @@ QByteArray readBytes(const QString& path)
 }
 
 // What is wrong with an error sweep CSV (empty when nothing): the documented header, then `rows`
-// rows of 16 fields: a method name, a projection (or empty), the sweep, a positive value, seed and
+// rows of 18 fields: a method name, a projection (or empty), the sweep, a positive value, seed and
 // m integers (or both empty), a positive norm, a positive integer L, the errors non-negative
-// numbers (KL may be empty) and the count of non-positive rows an integer.
+// numbers (KL may be empty), the count of non-positive rows an integer, the seconds a number
+// >= 0 and the flops a number > 0.
 QString csvProblem(const QByteArray& csv, int rows, const QByteArray& sweep)
 {
     if (!csv.endsWith('\n'))
@@ -118,7 +119,7 @@ QString csvProblem(const QByteArray& csv, int rows, const QByteArray& sweep)
     for (int r = 1; r < lines.size(); ++r) {
         const QList<QByteArray> f = lines[r].split(',');
         const QString where = QStringLiteral("row %1 \"%2\": ").arg(r).arg(lines[r]);
-        if (f.size() != 16)
+        if (f.size() != 18)
             return where + QStringLiteral("%1 fields").arg(f.size());
         Method kind;
         if (!parseApproximation(QString::fromLatin1(f[0]), &kind))
@@ -150,6 +151,10 @@ QString csvProblem(const QByteArray& csv, int rows, const QByteArray& sweep)
         bool ok = false;
         if (f[15].toLongLong(&ok) < 0 || !ok)
             return where + QStringLiteral("nonpositive_rows");
+        if (!number(f[16], &value) || value < 0)
+            return where + QStringLiteral("seconds");
+        if (!number(f[17], &value) || value <= 0)
+            return where + QStringLiteral("flops");
     }
     return QString();
 }
@@ -409,7 +414,7 @@ void TestErrors::normSweepScalesQueriesAndKeys()
     const ErrorSweepResult result = run(spec);
     QCOMPARE(result.rows.size(), std::size_t(2));
     ExperimentSpec experiment = spec.experiment;
-    experiment.featureMap.features = 16;
+    experiment.approximation.features = 16;
     experiment.input.normMultiplier = 2;
     const AttentionInput scaled = buildInput(experiment.input);
     ComputeOptions options;
@@ -441,7 +446,7 @@ void TestErrors::lengthSweepTakesPrefixes()
     head = {head.q.topRows(4).eval(), head.k.topRows(4).eval(), head.v.topRows(4).eval()};
     prefix.labels = prefix.labels.mid(0, 4);
     ExperimentSpec experiment = spec.experiment;
-    experiment.featureMap.kind = Method::Elu;
+    experiment.approximation.kind = Method::Elu;
     QVERIFY(std::abs(compute(experiment, prefix).metrics.relFrobeniusAttention -
                      result.rows[0].metrics.relFrobeniusAttention) < 1e-12);
 

@@ -8,11 +8,14 @@
 #include "inputs/inputs.h"
 #include "attention/random.h"
 
+#include "test_support.h"
+
 #include <QTest>
 
 #include <cmath>
 
 using namespace attnlab;
+using namespace attnlab::test;
 
 namespace {
 
@@ -27,9 +30,9 @@ std::pair<VectorD, VectorD> featuresOf(const FeatureMap<double>& phi, const Vect
     return {features.row(0).transpose(), features.row(1).transpose()};
 }
 
-FeatureMapSpec spec(Method kind, int m, ProjectionKind projection, std::uint64_t seed)
+ApproximationSpec spec(Method kind, int m, ProjectionKind projection, std::uint64_t seed)
 {
-    FeatureMapSpec s;
+    ApproximationSpec s;
     s.kind = kind;
     s.features = m;
     s.projection = projection;
@@ -134,7 +137,7 @@ void TestEstimators::featureCountMatchesTheMap()
 {
     QFETCH(int, kind);
     QFETCH(int, expected);
-    const FeatureMapSpec s = spec(Method(kind), 10, ProjectionKind::Orthogonal, 1);
+    const ApproximationSpec s = spec(Method(kind), 10, ProjectionKind::Orthogonal, 1);
     QCOMPARE(featureCountOf(s, 6), Eigen::Index(expected));
     QCOMPARE(makeFeatureMap<float>(s, 6, 0.5)->featureCount(), Eigen::Index(expected));
     QCOMPARE(makeFeatureMap<double>(s, 6, 0.5)->featureCount(), Eigen::Index(expected));
@@ -144,7 +147,7 @@ void TestEstimators::featuresFollowTheirFormulas_data()
 {
     QTest::addColumn<int>("kind");
     QTest::addColumn<double>("norm");
-    for (const MethodInfo& info : approximationMethods()) {
+    for (const MethodInfo& info : featureMapMethods()) {
         QTest::newRow(qPrintable(info.name + QStringLiteral(" small"))) << int(info.method) << 0.5;
         QTest::newRow(qPrintable(info.name + QStringLiteral(" large"))) << int(info.method) << 6.0;
     }
@@ -158,7 +161,7 @@ void TestEstimators::featuresFollowTheirFormulas()
     QFETCH(double, norm);
     const int d = 8, m = 12;
     const double s = 0.3;
-    const FeatureMapSpec mapSpec = spec(Method(kind), m, ProjectionKind::Orthogonal, 4);
+    const ApproximationSpec mapSpec = spec(Method(kind), m, ProjectionKind::Orthogonal, 4);
     const auto phi = makeFeatureMap<double>(mapSpec, d, s);
     MatrixD x(3, d);
     for (int i = 0; i < 3; ++i)
@@ -178,6 +181,15 @@ void TestEstimators::featuresFollowTheirFormulas()
                 expected << ((w * xs).array() - half).exp(), ((-(w * xs)).array() - half).exp();
                 expected /= std::sqrt(2.0 * m);
                 break;
+            case Method::FavorPlusPlus: {
+                // Not fitted: the fixed A of the spec (the registry's default).
+                const double a = favorAParameter().defaultValue;
+                expected = (a * w.rowwise().squaredNorm().array() +
+                            std::sqrt(1 - 4 * a) * (w * xs).array() - half)
+                               .exp() *
+                           std::pow(1 - 4 * a, d / 4.0) / std::sqrt(double(m));
+                break;
+            }
             case Method::FavorTrig:
                 expected.resize(2 * m);
                 expected << (w * xs).array().cos(), (w * xs).array().sin();
@@ -203,9 +215,8 @@ void TestEstimators::featuresFollowTheirFormulas()
                         expected[c++] = xs[a] * xs[b] * (a == b ? 1 / std::sqrt(2.0) : 1.0);
                 break;
             }
-            case Method::ExactMaterialised:
-            case Method::ExactStreaming:
-                QFAIL("the exact methods have no feature map");
+            default:
+                QFAIL("only the feature maps have features");
         }
         const double error = (features.row(i).transpose() - expected).norm() / expected.norm();
         QVERIFY2(error < 1e-12, qPrintable(QString::number(error)));
@@ -327,7 +338,7 @@ void TestEstimators::favorAttentionConvergesAsOneOverSqrtM()
     experiment.input.kind = InputKind::Random;
     experiment.input.length = 64;
     experiment.input.headDim = 16;
-    experiment.featureMap.projection = ProjectionKind::Iid;
+    experiment.approximation.projection = ProjectionKind::Iid;
     experiment.precision = Precision::Double;
     const AttentionInput input = buildInput(experiment.input);
     ComputeOptions options;
@@ -336,10 +347,10 @@ void TestEstimators::favorAttentionConvergesAsOneOverSqrtM()
     const std::vector<int> ms = {64, 256, 1024, 4096};
     std::vector<double> errors;
     for (const int m : ms) {
-        experiment.featureMap.features = m;
+        experiment.approximation.features = m;
         double sum = 0;
         for (int seed = 0; seed < 16; ++seed) {
-            experiment.featureMap.seed = seed;
+            experiment.approximation.seed = seed;
             sum += compute(experiment, input, options).metrics.relFrobeniusAttention;
         }
         errors.push_back(sum / 16);

@@ -609,7 +609,7 @@ ExperimentSpec tinyModelSpec(const QString& text)
     spec.input.modelPath = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-prefixed-f32");
     spec.input.text = text;
     spec.causal = true;
-    spec.featureMap.features = 16;
+    spec.approximation.features = 16;
     return spec;
 }
 
@@ -664,7 +664,7 @@ void TestHeadGrid::surveysAModelOnTheWorker()
     QVERIFY(!panel.isBusy());
     // A new m: surveyed again.
     ExperimentSpec otherM = spec;
-    otherM.featureMap.features = 32;
+    otherM.approximation.features = 32;
     panel.setExperiment(otherM);
     QVERIFY(panel.isBusy());
     QVERIFY(finished.wait(kSurveyTimeoutMs));

@@ -3,6 +3,7 @@
 // the session readers) offers exactly the registry's methods.
 
 #include "app_process.h"
+#include "attention/approximation.h"
 #include "attention/feature_maps.h"
 #include "attention/methods.h"
 #include "errors.h"
@@ -15,11 +16,13 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QJsonArray>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTest>
 
+#include <algorithm>
 #include <set>
 
 using namespace attnlab;
@@ -86,40 +89,83 @@ void TestMethods::entriesAreConsistent()
         const bool exact = info.role == MethodRole::Exact;
         QCOMPARE(isApproximation(info.method), !exact);
         QCOMPARE(parseApproximation(info.name, &parsed), !exact);
-        // An approximation has its cost model and its maps; an exact method has neither.
-        QCOMPARE(info.featureCount == nullptr, exact);
+        // Every method has a cost model; an approximation has its factories; only the feature
+        // maps have features, and the recurrent form needs them and a causal form.
+        QVERIFY(info.flops && info.workingSetFloats);
         QCOMPARE(info.makeFloat == nullptr, exact);
         QCOMPARE(info.makeDouble == nullptr, exact);
+        QCOMPARE(info.makeMapFloat == nullptr, !info.hasFeatures());
+        QCOMPARE(info.makeMapDouble == nullptr, !info.hasFeatures());
+        QVERIFY(!info.hasRecurrentForm || (info.hasFeatures() && info.hasCausalForm));
+        QVERIFY(!info.drawsProjection || info.isRandom);
+        // Its parameters are the registry's, and its size is one of them.
+        for (const MethodParameter* parameter : info.parameters)
+            QVERIFY(std::find(methodParameters().begin(), methodParameters().end(), parameter) !=
+                    methodParameters().end());
+        QVERIFY(!info.size || info.takes(*info.size));
+        // A method that draws W takes m.
+        QVERIFY(!info.drawsProjection || info.takes(featuresParameter()));
         if (exact)
             continue;
-        // The cost model's C is the length of the map the factories make, in both precisions.
         for (const int d : {3, 8}) {
-            FeatureMapSpec spec;
+            ApproximationSpec spec;
             spec.kind = info.method;
             spec.features = 5;
+            const auto approximation = makeApproximation<float>(spec, d, 7, 0.5);
+            QCOMPARE(approximation->projection().rows(), info.drawsProjection ? 5 : 0);
+            QCOMPARE(approximation->featureMap() != nullptr, info.hasFeatures());
+            if (!info.hasFeatures())
+                continue;
+            // The cost model's C is the length of the map the factories make, in both
+            // precisions.
             const auto mapFloat = makeFeatureMap<float>(spec, d, 0.5);
             const auto mapDouble = makeFeatureMap<double>(spec, d, 0.5);
             QCOMPARE(mapFloat->featureCount(), info.featureCount(d, 5));
             QCOMPARE(mapDouble->featureCount(), info.featureCount(d, 5));
             QCOMPARE(mapFloat->projection().rows(), info.drawsProjection ? 5 : 0);
         }
-        // A map that draws W takes m; the others ignore it.
-        QCOMPARE(info.takes(featuresParameter()), info.drawsProjection);
     }
     Method unknown;
     QVERIFY(!parseMethod(QStringLiteral("favor"), &unknown));
     QCOMPARE(namesOf(approximationMethods()).size() + 2, namesOf(methodRegistry()).size());
+    // Parameters are told apart by their options and fields.
+    std::set<QString> options, fields;
+    for (const MethodParameter* parameter : methodParameters()) {
+        QVERIFY2(options.insert(parameter->option).second, qPrintable(parameter->option));
+        QVERIFY2(fields.insert(parameter->field).second, qPrintable(parameter->field));
+        QVERIFY(parameter->defaultValue >= parameter->minimum &&
+                parameter->defaultValue <= parameter->maximum);
+    }
 }
 
 void TestMethods::docksOfferTheRegistry()
 {
     ui::MethodPanel methodPanel;
-    const auto* map = methodPanel.findChild<QComboBox*>(QStringLiteral("featureMap"));
+    const auto* map = methodPanel.findChild<QComboBox*>(QStringLiteral("approximation"));
     QVERIFY(map);
     QStringList offered;
     for (int i = 0; i < map->count(); ++i)
         offered.append(methodInfo(Method(map->itemData(i).toInt())).name);
     QCOMPARE(offered, namesOf(approximationMethods()));
+
+    // A control for every parameter besides m, named after its field, enabled exactly for the
+    // methods that take it.
+    for (const MethodInfo& info : approximationMethods()) {
+        ExperimentSpec spec;
+        spec.approximation.kind = info.method;
+        methodPanel.setSpec(spec);
+        for (const MethodParameter* parameter : methodParameters()) {
+            if (parameter == &featuresParameter())
+                continue;
+            QString name = parameter->field;
+            for (qsizetype i = name.indexOf(QLatin1Char('_')); i >= 0;
+                 i = name.indexOf(QLatin1Char('_')))
+                name = name.left(i) + name.mid(i + 1, 1).toUpper() + name.mid(i + 2);
+            const auto* control = methodPanel.findChild<QWidget*>(name);
+            QVERIFY2(control, qPrintable(name));
+            QCOMPARE(control->isEnabled(), info.takes(*parameter));
+        }
+    }
 
     ui::TimingPanel timingPanel;
     QCOMPARE(checkBoxNames(timingPanel, QStringLiteral("method-")), namesOf(methodRegistry()));
@@ -161,6 +207,17 @@ void TestMethods::sessionReadersTakeTheRegistry()
         QVERIFY_THROWS_EXCEPTION(InputError, ExperimentSpec::fromJson(json));
     }
 
+    // Every parameter of the registry round-trips through a session, at a value other than its
+    // default.
+    ExperimentSpec changed;
+    for (const MethodParameter* parameter : methodParameters())
+        changed.approximation.setValue(*parameter, parameter->defaultValue == parameter->maximum
+                                                       ? parameter->minimum
+                                                       : parameter->maximum);
+    const ExperimentSpec read = ExperimentSpec::fromJson(changed.toJson());
+    for (const MethodParameter* parameter : methodParameters())
+        QCOMPARE(read.approximation.value(*parameter), changed.approximation.value(*parameter));
+
     // The timing sweep: every method of the registry.
     SweepSpec timing;
     for (const MethodInfo& info : methodRegistry())
@@ -200,6 +257,11 @@ void TestMethods::commandLineOffersTheRegistry()
     QCOMPARE(help.captured(1).split(QStringLiteral(", ")),
              QStringList{"exact"} + namesOf(approximationMethods()));
 
+    // ... and every parameter of the registry's methods.
+    for (const MethodParameter* parameter : methodParameters())
+        QVERIFY2(run.out.contains(("--" + parameter->option).toUtf8()),
+                 qPrintable(parameter->option));
+
     // bench measures every method; errors every approximation.
     run = runAttentionLab({"bench", "--methods", "bogus", "--out", out}, {}, 60000);
     QVERIFY2(run.finished && run.exitCode != 0, qPrintable(run.describe()));
@@ -208,12 +270,23 @@ void TestMethods::commandLineOffersTheRegistry()
     QVERIFY2(run.finished && run.exitCode != 0, qPrintable(run.describe()));
     QCOMPARE(choicesIn(run.err), namesOf(approximationMethods()));
 
-    // Every approximation runs through compute.
-    for (const QString& name : namesOf(approximationMethods())) {
-        run = runAttentionLab({"compute", "--random", "8", "--d", "4",
-                               "--features", "4", "--method", name, "--out", out},
+    // Every approximation runs through compute and writes P^ and O^; the features only where
+    // the method has them, E and F only for Linformer.
+    for (const MethodInfo& info : approximationMethods()) {
+        run = runAttentionLab({"compute", "--random", "8", "--d", "4", "--features", "4",
+                               "--method", info.name, "--out", out},
                               {}, 60000);
         QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+        const QDir written(out);
+        QVERIFY(written.exists(QStringLiteral("attention_approx.npy")));
+        QVERIFY(written.exists(QStringLiteral("output_approx.npy")));
+        QCOMPARE(written.exists(QStringLiteral("features_q.npy")), info.hasFeatures());
+        QCOMPARE(written.exists(QStringLiteral("features_k.npy")), info.hasFeatures());
+        QCOMPARE(written.exists(QStringLiteral("kernel_approx.npy")), info.hasKernel);
+        QCOMPARE(written.exists(QStringLiteral("projection_keys.npy")),
+                 info.method == Method::Linformer);
+        QCOMPARE(written.exists(QStringLiteral("projection_values.npy")),
+                 info.method == Method::Linformer);
     }
 }
 

@@ -46,8 +46,8 @@ QStringList tokenLabels(int count)
 ExperimentResult handMadeResult()
 {
     ExperimentResult result;
-    result.spec.featureMap.kind = Method::FavorPositive;
-    result.spec.featureMap.features = 64;
+    result.spec.approximation.kind = Method::FavorPositive;
+    result.spec.approximation.features = 64;
     result.labels = tokenLabels(8);
     AttentionMetrics metrics;
     metrics.maxAbsError = 0.123456;

@@ -230,10 +230,10 @@ void TestScenarios::theStateUnderAScenarioStaysLive() {
     QVERIFY(waitForResult(window));
     QVERIFY(window.openScenario(bundledDeck(), 2));  // FAVOR+ with m = 8
     QVERIFY(waitForResult(window));
-    QCOMPARE(window.controller().spec().featureMap.features, 8);
+    QCOMPARE(window.controller().spec().approximation.features, 8);
     const double before = window.controller().current().result->metrics.relFrobeniusAttention;
     ExperimentSpec spec = window.controller().spec();
-    spec.featureMap.features = 512;
+    spec.approximation.features = 512;
     window.setSpec(spec);
     QVERIFY(waitForResult(window));
     QVERIFY(window.controller().current().result->metrics.relFrobeniusAttention < before);
@@ -314,7 +314,7 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
 
     // A new result while presenting keeps the presentation look.
     ExperimentSpec spec = window.controller().spec();
-    spec.featureMap.features = 32;
+    spec.approximation.features = 32;
     window.setSpec(spec);
     QVERIFY(waitForResult(window));
     exact->replot();
@@ -426,7 +426,7 @@ void TestScenarios::theDeckStepsForwardAndBack() {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     const Deck& deck = bundledDeck();
     const auto features = [&](int index) {
-        return deck.scenarios[std::size_t(index)].session.spec.featureMap.features;
+        return deck.scenarios[std::size_t(index)].session.spec.approximation.features;
     };
     QTest::keyClick(&window, Qt::Key_PageDown);  // no deck yet: the bundled one, at its start
     QVERIFY(waitForResult(window));
@@ -440,15 +440,15 @@ void TestScenarios::theDeckStepsForwardAndBack() {
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->index(), 1);
     QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("2 / 11"));
-    QCOMPARE(window.controller().spec().featureMap.features, features(1));
+    QCOMPARE(window.controller().spec().approximation.features, features(1));
     QTest::keyClick(&window, Qt::Key_PageDown);
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->titleText(), deck.scenarios[2].title);
-    QCOMPARE(window.controller().spec().featureMap.features, features(2));
+    QCOMPARE(window.controller().spec().approximation.features, features(2));
     QTest::keyClick(&window, Qt::Key_PageUp);
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->index(), 1);
-    QCOMPARE(window.controller().spec().featureMap.features, features(1));
+    QCOMPARE(window.controller().spec().approximation.features, features(1));
     window.setPresentationMode(false);
 
     const int last = int(deck.scenarios.size()) - 1;
@@ -538,7 +538,7 @@ void TestScenarios::aSavedScenarioReadsBackAsItWas() {
         window.show();
         QVERIFY(waitForResult(window));
         ExperimentSpec spec = window.controller().spec();
-        spec.featureMap.features = 24;
+        spec.approximation.features = 24;
         spec.input.normMultiplier = 1.5;
         window.setSpec(spec);
         QVERIFY(waitForResult(window));
@@ -550,7 +550,7 @@ void TestScenarios::aSavedScenarioReadsBackAsItWas() {
     const Scenario scenario = readScenario(path);
     QCOMPARE(scenario.title, QStringLiteral("My own"));
     QCOMPARE(scenario.explanation, QStringLiteral("<b>φ(x)</b> with m = 24"));
-    QCOMPARE(scenario.session.spec.featureMap.features, 24);
+    QCOMPARE(scenario.session.spec.approximation.features, 24);
     QCOMPARE(scenario.session.view.value("page").toString(), QStringLiteral("matrices"));
 
     MainWindow window(MainWindow::Start::DefaultExample);

@@ -167,10 +167,10 @@ void TestSession::roundTripGivesTheSameSpecAndView_data()
 
     Session methods;
     methods.spec.setMethod(QStringLiteral("favor-hyperbolic"));
-    methods.spec.featureMap.features = 257;
-    methods.spec.featureMap.projection = ProjectionKind::Iid;
-    methods.spec.featureMap.rowNorm = RowNorm::SqrtD;
-    methods.spec.featureMap.seed = 123456789;
+    methods.spec.approximation.features = 257;
+    methods.spec.approximation.projection = ProjectionKind::Iid;
+    methods.spec.approximation.rowNorm = RowNorm::SqrtD;
+    methods.spec.approximation.seed = 123456789;
     methods.spec.scale = 0.1;
     methods.spec.causal = true;
     methods.spec.precision = Precision::Double;
@@ -181,13 +181,13 @@ void TestSession::roundTripGivesTheSameSpecAndView_data()
 
     Session relu = methods;
     relu.spec.setMethod(QStringLiteral("favor-relu"));
-    relu.spec.featureMap.reluEpsilon = 0.0;
+    relu.spec.approximation.setValue(reluEpsilonParameter(), 0.0);
     relu.spec.scale = 1.0 / 3.0;
     QTest::newRow("favor-relu, epsilon 0, scale 1/3") << relu << noPaths;
 
     Session elu;
     elu.spec.setMethod(QStringLiteral("elu"));
-    elu.spec.featureMap.eluOnScaled = true;
+    elu.spec.approximation.setValue(eluOnScaledParameter(), 1);
     elu.spec.causal = true;
     QTest::newRow("elu+1 on x', causal, scale unset") << elu << noPaths;
 
@@ -213,7 +213,7 @@ void TestSession::roundTripGivesTheSameSpecAndView_data()
 
     Session seeds;
     seeds.spec.input.seed = (std::uint64_t(1) << 53) - 1;
-    seeds.spec.featureMap.seed = (std::uint64_t(1) << 53) - 2;
+    seeds.spec.approximation.seed = (std::uint64_t(1) << 53) - 2;
     QTest::newRow("seeds 2^53 - 1 and 2^53 - 2") << seeds << noPaths;
 
     Session imageRelative;
@@ -301,12 +301,12 @@ void TestSession::largeSeedsSurviveExactly()
                                      (std::uint64_t(1) << 52) + 1}) {
         Session session;
         session.spec.input.seed = seed;
-        session.spec.featureMap.seed = largest - seed;
+        session.spec.approximation.seed = largest - seed;
         const QString path = tmp.filePath(QStringLiteral("seed.attnlab"));
         writeSession(path, session);
         const Session read = readSession(path);
         QCOMPARE(read.spec.input.seed, seed);
-        QCOMPARE(read.spec.featureMap.seed, largest - seed);
+        QCOMPARE(read.spec.approximation.seed, largest - seed);
     }
 }
 
@@ -320,10 +320,10 @@ void TestSession::readsGoodFixtures()
     QCOMPARE(text.spec.input.headDim, 32);
     QCOMPARE(text.spec.input.seed, (std::uint64_t(1) << 53) - 1);
     QCOMPARE(text.spec.methodName(), QStringLiteral("favor-hyperbolic"));
-    QCOMPARE(text.spec.featureMap.features, 96);
-    QCOMPARE(text.spec.featureMap.projection, ProjectionKind::Iid);
-    QCOMPARE(text.spec.featureMap.rowNorm, RowNorm::SqrtD);
-    QCOMPARE(text.spec.featureMap.seed, (std::uint64_t(1) << 53) - 2);
+    QCOMPARE(text.spec.approximation.features, 96);
+    QCOMPARE(text.spec.approximation.projection, ProjectionKind::Iid);
+    QCOMPARE(text.spec.approximation.rowNorm, RowNorm::SqrtD);
+    QCOMPARE(text.spec.approximation.seed, (std::uint64_t(1) << 53) - 2);
     QCOMPARE(text.spec.scale, std::optional<double>(0.25));
     QVERIFY(text.spec.causal);
     QCOMPARE(text.spec.precision, Precision::Double);
@@ -335,7 +335,7 @@ void TestSession::readsGoodFixtures()
     const Session files = readSession(fixture(QStringLiteral("files.attnlab")));
     QCOMPARE(files.spec.input.kind, InputKind::Files);
     QCOMPARE(files.spec.methodName(), QStringLiteral("elu"));
-    QVERIFY(files.spec.featureMap.eluOnScaled);
+    QVERIFY(files.spec.approximation.isOn(eluOnScaledParameter()));
     QCOMPARE(files.view, (QJsonObject{{"query", 1}}));
 }
 
@@ -801,7 +801,7 @@ void TestSession::writeRefusesWhatWouldNotReadBack_data()
     session.spec.input.normMultiplier = inf;
     QTest::newRow("norm multiplier inf") << session << QStringLiteral("norm_multiplier");
     session = Session();
-    session.spec.featureMap.features = 0;
+    session.spec.approximation.features = 0;
     QTest::newRow("features 0") << session << QStringLiteral("features");
     session = Session();
     session.view[QLatin1String("zoom")] = nan;

@@ -41,7 +41,7 @@ ExperimentSpec specFor(const QString& method, double normMultiplier = 1.0)
     ExperimentSpec spec;
     if (!spec.setMethod(method))
         qFatal("unknown method %s", qPrintable(method));
-    spec.featureMap.features = 16;
+    spec.approximation.features = 16;
     spec.input.normMultiplier = normMultiplier;
     return spec;
 }
@@ -232,7 +232,7 @@ void TestStepperView::displayedNumbersMatchEngine()
     const HeadTensors& head = input->heads.front();
     const Eigen::Index length = head.q.rows();
     const double scale = spec.resolvedScale(head.q.cols());
-    const auto phi = makeFeatureMap<float>(spec.featureMap, int(head.q.cols()), scale, 0);
+    const auto phi = makeFeatureMap<float>(spec.approximation, int(head.q.cols()), scale, 0);
     CausalStepper<float> stepper(*phi, head.q.cast<float>(), head.k.cast<float>(),
                                  head.v.cast<float>());
     const MatrixD approx = causalApproxAttention(stepper, length);
@@ -349,7 +349,7 @@ void TestStepperView::longInputKeepsCurrentTokenVisible()
 void TestStepperView::everyFeatureMapSteps_data()
 {
     QTest::addColumn<QString>("method");
-    for (const MethodInfo& info : approximationMethods())
+    for (const MethodInfo& info : featureMapMethods())
         QTest::newRow(qPrintable(info.name)) << info.name;
 }
 
@@ -480,7 +480,7 @@ void TestStepperView::windowOfStatesOverBudgetShowsEngineStates()
     const ExperimentSpec spec = specFor(QStringLiteral("elu"));
     const auto input = inputFor(spec);
     const Eigen::Index length = input->length();
-    const Eigen::Index features = featureCountOf(spec.featureMap, int(input->headDim()));
+    const Eigen::Index features = featureCountOf(spec.approximation, int(input->headDim()));
     const Eigen::Index valueDim = input->valueDim();
     const double matrices = 2.0 * 8.0 * double(length * length);
     const double perState = 8.0 * double(features * valueDim);
@@ -495,7 +495,7 @@ void TestStepperView::windowOfStatesOverBudgetShowsEngineStates()
     QCOMPARE(view.steps()->statesTo - view.steps()->statesFrom, Eigen::Index(3));
     QVERIFY(labelText(view, "stateLine").contains(QStringLiteral("States kept for steps")));
 
-    const auto phi = makeFeatureMap<float>(spec.featureMap, int(input->headDim()),
+    const auto phi = makeFeatureMap<float>(spec.approximation, int(input->headDim()),
                                            spec.resolvedScale(input->headDim()), 0);
     const HeadTensors& head = input->heads.front();
     CausalStepper<float> stepper(*phi, head.q.cast<float>(), head.k.cast<float>(),

@@ -50,9 +50,9 @@ ExperimentSpec randomSpec(Method kind, Precision precision, int length, int d, i
     spec.input.heads = heads;
     spec.input.rowNorm = norm;
     spec.input.seed = seed;
-    spec.featureMap.kind = kind;
-    spec.featureMap.features = m;
-    spec.featureMap.seed = seed + 100;
+    spec.approximation.kind = kind;
+    spec.approximation.features = m;
+    spec.approximation.seed = seed + 100;
     spec.precision = precision;
     spec.chunkSize = 16;  // several chunks, and a last one cut short
     return spec;
@@ -71,7 +71,7 @@ template <typename T>
 std::unique_ptr<FeatureMap<T>> mapOf(const ExperimentSpec& spec, const AttentionInput& input,
                                      int head = 0)
 {
-    return makeFeatureMap<T>(spec.featureMap, int(input.headDim()),
+    return makeFeatureMap<T>(spec.approximation, int(input.headDim()),
                              spec.resolvedScale(input.headDim()), head);
 }
 
@@ -82,7 +82,7 @@ MatrixD maskedQuadraticOutput(const ExperimentSpec& spec, const AttentionInput& 
     const auto phi = mapOf<T>(spec, input);
     const HeadTensors& head = input.heads.front();
     const Matrix<T> q = head.q.cast<T>(), k = head.k.cast<T>(), v = head.v.cast<T>();
-    ApproximateAttentionRows<T> rows(*phi, q, k, true);
+    FeatureMapRows<T> rows(*phi, q, k, true);
     Matrix<T> p(q.rows(), k.rows());
     rows.rows(0, p);
     return (p * v).template cast<double>();
@@ -185,8 +185,8 @@ ExperimentSpec smallInputSpec()
     spec.input.length = 20;
     spec.input.headDim = 8;
     spec.input.seed = 3;
-    spec.featureMap.features = 16;
-    spec.featureMap.seed = 4;
+    spec.approximation.features = 16;
+    spec.approximation.seed = 4;
     return spec;
 }
 
@@ -223,7 +223,7 @@ void TestSteps::recurrentEqualsChunkedAndMaskedQuadratic_data()
 {
     QTest::addColumn<int>("kind");
     QTest::addColumn<int>("precision");
-    for (const MethodInfo& info : approximationMethods())
+    for (const MethodInfo& info : featureMapMethods())
         for (const Precision precision : {Precision::Float, Precision::Double})
             QTest::addRow("%s %s", qPrintable(info.name), qPrintable(precisionTag(precision)))
                 << int(info.method) << int(precision);

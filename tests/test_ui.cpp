@@ -146,8 +146,8 @@ void TestUi::startsWithTheDefaultExampleComputed()
              modelTokens(*loadModel(QString::fromLatin1(kBuiltinModel)), example.text, false)
                  .labels);
     QCOMPARE(window.viewSettings().head, example.head);
-    QCOMPARE(result.spec.featureMap.kind, Method::FavorPositive);
-    QCOMPARE(result.spec.featureMap.features, 64);
+    QCOMPARE(result.spec.approximation.kind, Method::FavorPositive);
+    QCOMPARE(result.spec.approximation.features, 64);
     const int length = int(result.labels.size());
     QCOMPARE(window.exactView()->rowCount(), length);
     QCOMPARE(window.approxView()->columnCount(), length);
@@ -180,7 +180,7 @@ void TestUi::changingAControlRecomputes()
     QVERIFY(features);
     features->setValue(128);
     QVERIFY(waitForResult(window));
-    QCOMPARE(resultOf(window).spec.featureMap.features, 128);
+    QCOMPARE(resultOf(window).spec.approximation.features, 128);
     QVERIFY(resultOf(window).heads.front().attentionApprox.toDouble() != before);
     QCOMPARE(window.approxView()->value(1, 2), resultOf(window).heads.front().attentionApprox(1, 2));
 }
@@ -217,12 +217,12 @@ void TestUi::theNewestRequestWins()
     spec.input.kind = InputKind::Random;
     spec.input.length = 600;
     for (const int m : {8, 16, 32, 48, 96}) {
-        spec.featureMap.features = m;
+        spec.approximation.features = m;
         window.setSpec(spec);
     }
     QSignalSpy shown(&window, &MainWindow::resultShown);
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() &&
-                                 resultOf(window).spec.featureMap.features == 96 &&
+                                 resultOf(window).spec.approximation.features == 96 &&
                                  !window.controller().isBusy(),
                              kResultTimeoutMs);
     QCOMPARE(resultOf(window).labels.size(), 600);
@@ -303,9 +303,9 @@ void TestUi::sessionSavedAndReopenedGivesTheSameResult()
     const QString path = m_dir.filePath(QStringLiteral("demo.attnlab"));
     ExperimentSpec spec;
     spec.input.text = QStringLiteral("Random features make attention linear in time.");
-    spec.featureMap.kind = Method::FavorHyperbolic;
-    spec.featureMap.features = 32;
-    spec.featureMap.seed = 7;
+    spec.approximation.kind = Method::FavorHyperbolic;
+    spec.approximation.features = 32;
+    spec.approximation.seed = 7;
     spec.causal = true;
     spec.input.normMultiplier = 1.5;
     MatrixD approx;
@@ -431,11 +431,11 @@ void TestUi::aSliderDragIsOneUndoStep()
         slider->setValue(position);
     slider->setSliderDown(false);
     QCOMPARE(undoStack->count(), steps + 1);
-    const int draggedTo = window.controller().spec().featureMap.features;
+    const int draggedTo = window.controller().spec().approximation.features;
     undoStack->undo();
-    QCOMPARE(window.controller().spec().featureMap.features, 64);
+    QCOMPARE(window.controller().spec().approximation.features, 64);
     undoStack->redo();
-    QCOMPARE(window.controller().spec().featureMap.features, draggedTo);
+    QCOMPARE(window.controller().spec().approximation.features, draggedTo);
 }
 
 // Closing the window keeps its dock layout and its session; the next start brings both back.
@@ -446,7 +446,7 @@ void TestUi::windowStateAndLastSessionComeBack()
         window.show();
         QVERIFY(waitForResult(window));
         ExperimentSpec spec = window.controller().spec();
-        spec.featureMap.features = 24;
+        spec.approximation.features = 24;
         window.setSpec(spec);
         QVERIFY(waitForResult(window));
         auto* metrics = window.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
@@ -457,7 +457,7 @@ void TestUi::windowStateAndLastSessionComeBack()
     MainWindow again(MainWindow::Start::LastSession);
     again.show();
     QVERIFY(waitForResult(again));
-    QCOMPARE(resultOf(again).spec.featureMap.features, 24);
+    QCOMPARE(resultOf(again).spec.approximation.features, 24);
     auto* metrics = again.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
     QVERIFY(metrics && metrics->isHidden());
 }
@@ -492,7 +492,7 @@ void TestUi::stepperPageRunsTheCurrentExperiment()
     QVERIFY(shown.wait(kResultTimeoutMs));
     const ExperimentResult& result = resultOf(window);
     QCOMPARE(stepper->length(), int(result.labels.size()));
-    QCOMPARE(stepper->steps()->spec.featureMap.kind, result.spec.featureMap.kind);
+    QCOMPARE(stepper->steps()->spec.approximation.kind, result.spec.approximation.kind);
     QVERIFY(stepper->steps()->spec.causal);
 
     // A new experiment reaches the visible page.

@@ -355,7 +355,7 @@ int runErrorsCommand(const QStringList& arguments)
             const int done = int(sofar.rows.size());
             // One line per curve point: after its last seed.
             const std::uint64_t lastSeed =
-                spec.experiment.featureMap.seed + std::uint64_t(spec.seeds - 1);
+                spec.experiment.approximation.seed + std::uint64_t(spec.seeds - 1);
             if (row.seed && *row.seed != lastSeed)
                 return;
             const int seeds = row.seed ? spec.seeds : 1;

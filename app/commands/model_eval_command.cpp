@@ -167,7 +167,7 @@ int runModelEvalCommand(const QStringList& arguments)
     // Methods without a random projection (exact, elu+1, Taylor) have no m and no seed to vary:
     // one row per layer set.
     const auto drawsProjection = [](const ExperimentSpec& m) {
-        return !m.exactMethod && methodInfo(m.featureMap.kind).drawsProjection;
+        return !m.exactMethod && methodInfo(m.approximation.kind).drawsProjection;
     };
     int total = 0;
     for (const ExperimentSpec& m : methods)
@@ -177,10 +177,10 @@ int runModelEvalCommand(const QStringList& arguments)
         const int methodSeeds = drawsProjection(m) ? seeds : 1;
         for (const int count : counts) {
             if (drawsProjection(m))
-                m.featureMap.features = count;
+                m.approximation.features = count;
             for (const std::vector<int>& set : sets) {
                 for (int k = 0; k < methodSeeds; ++k) {
-                    m.featureMap.seed = base.featureMap.seed + std::uint64_t(k);
+                    m.approximation.seed = base.approximation.seed + std::uint64_t(k);
                     const DownstreamComparison comparison =
                         compareDownstream(*model, tokens.ids, *exact, m, set);
                     rows.push_back(modelEvalRow(m, comparison, model->config().layers));

@@ -11,7 +11,9 @@
 #include <QSet>
 #include <QStringDecoder>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace attnlab {
@@ -24,12 +26,20 @@ constexpr qint64 kMaxTextFileBytes = 256 * 1024 * 1024;
 QString option(const char* name) { return QString::fromLatin1(name); }
 
 // The command-line option of a method parameter: a flag for a switch, else an option taking a
-// value called valueName.
-QCommandLineOption optionOf(const MethodParameter& parameter, const QString& valueName)
+// value (N, X, or a choice's names).
+QCommandLineOption optionOf(const MethodParameter& parameter)
 {
-    if (parameter.isSwitch)
-        return {parameter.option, parameter.description};
-    return {parameter.option, parameter.description, valueName};
+    switch (parameter.kind) {
+        case MethodParameter::Kind::Switch: return {parameter.option, parameter.description};
+        case MethodParameter::Kind::Choice:
+            return {parameter.option, parameter.description,
+                    parameter.choices.join(QLatin1Char('|'))};
+        case MethodParameter::Kind::Integer:
+            return {parameter.option, parameter.description,
+                    &parameter == &featuresParameter() ? QStringLiteral("M") : QStringLiteral("N")};
+        case MethodParameter::Kind::Real: break;
+    }
+    return {parameter.option, parameter.description, QStringLiteral("X")};
 }
 
 // The value of --name, given, as an integer in [minimum, maximum].
@@ -62,18 +72,25 @@ double positiveOption(const QCommandLineParser& parser, const char* name, bool a
     return value;
 }
 
-// The value of a method parameter's option, in the registry's range.
+// The value of a method parameter's option (1 for a switch that is set), in the registry's range.
 double parameterValue(const QCommandLineParser& parser, const MethodParameter& parameter)
 {
-    const QString text = parser.value(parameter.option);
-    bool ok = false;
-    const double value = text.toDouble(&ok);
-    if (!ok || !std::isfinite(value) || value < parameter.minimum || value > parameter.maximum)
-        throw InputError(QStringLiteral("--%1: expected a number from %2 to %3, got \"%4\"")
-                             .arg(parameter.option)
-                             .arg(parameter.minimum)
-                             .arg(parameter.maximum)
-                             .arg(text));
+    if (parameter.kind == MethodParameter::Kind::Switch)
+        return 1;
+    const QString text = parser.value(parameter.option).trimmed();
+    double value = 0;
+    if (!parameter.parse(text, &value)) {
+        const QString expected =
+            parameter.kind == MethodParameter::Kind::Choice
+                ? parameter.choices.join(QStringLiteral(" or "))
+                : QStringLiteral("%1 from %2 to %3")
+                      .arg(parameter.kind == MethodParameter::Kind::Integer
+                               ? QStringLiteral("an integer")
+                               : QStringLiteral("a number"))
+                      .arg(parameter.format(parameter.minimum), parameter.format(parameter.maximum));
+        throw InputError(QStringLiteral("--%1: expected %2, got \"%3\"")
+                             .arg(parameter.option, expected, text));
+    }
     return value;
 }
 
@@ -185,7 +202,6 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                         "streaming with materialised exact attention.")
              .arg(methods),
          QStringLiteral("NAME")},
-        optionOf(featuresParameter(), QStringLiteral("M")),
         {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
                                               "Gaussian rows or simplex blocks (SimRFs) "
                                               "(default orthogonal)."),
@@ -201,8 +217,6 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
         {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 48)."),
          QStringLiteral("N")},
-        optionOf(reluEpsilonParameter(), QStringLiteral("X")),
-        optionOf(eluOnScaledParameter(), QString()),
         {option("precision"), QStringLiteral("Arithmetic: float or double (default float)."),
          QStringLiteral("float|double")},
         {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware "
@@ -213,6 +227,15 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                                                  "memory)."),
          QStringLiteral("SIZE")},
     };
+    // Every method's parameters, from the registry, after --method.
+    qsizetype next = 1 + std::distance(options.begin(),
+                                       std::find_if(options.begin(), options.end(),
+                                                    [](const QCommandLineOption& shared) {
+                                                        return shared.names().contains(
+                                                            QStringLiteral("method"));
+                                                    }));
+    for (const MethodParameter* parameter : methodParameters())
+        options.insert(next++, optionOf(*parameter));
     for (const QCommandLineOption& replacement : replacements)
         for (QCommandLineOption& shared : options)
             if (shared.names() == replacement.names())
@@ -335,18 +358,15 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                  .arg(method,
                                       methodNames(approximationMethods(), QStringLiteral(", "))));
     }
-    FeatureMapSpec& map = spec.featureMap;
-    if (parser.isSet(option("features")))
-        map.features = int(requiredInteger(parser, "features", qint64(featuresParameter().minimum),
-                                           qint64(featuresParameter().maximum)));
+    ApproximationSpec& map = spec.approximation;
+    for (const MethodParameter* parameter : methodParameters())
+        if (parser.isSet(parameter->option))
+            map.setValue(*parameter, parameterValue(parser, *parameter));
     nameOption(parser, "projection", &map.projection, parseProjectionKind,
                QStringLiteral("orthogonal, iid or simplex"));
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
-    if (parser.isSet(reluEpsilonParameter().option))
-        map.reluEpsilon = parameterValue(parser, reluEpsilonParameter());
-    map.eluOnScaled = parser.isSet(eluOnScaledParameter().option);
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");
     // A model's attention is causal as it was trained: its approximation is causal too.

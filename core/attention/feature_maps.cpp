@@ -5,20 +5,20 @@
 
 namespace attnlab {
 
-Eigen::Index featureCountOf(const FeatureMapSpec& spec, int d)
+Eigen::Index featureCountOf(const ApproximationSpec& spec, int d)
 {
     return methodInfo(spec.kind).featureCount(d, spec.features);
 }
 
 template <typename T>
-std::unique_ptr<FeatureMap<T>> makeFeatureMap(const FeatureMapSpec& spec, int d, double scale,
+std::unique_ptr<FeatureMap<T>> makeFeatureMap(const ApproximationSpec& spec, int d, double scale,
                                               int head)
 {
     const MethodInfo& info = methodInfo(spec.kind);
     if constexpr (std::is_same_v<T, float>)
-        return info.makeFloat(spec, d, scale, head);
+        return info.makeMapFloat(spec, d, scale, head);
     else
-        return info.makeDouble(spec, d, scale, head);
+        return info.makeMapDouble(spec, d, scale, head);
 }
 
 template <typename T>
@@ -36,9 +36,9 @@ MatrixD trueScaleFeatures(const FeatureMap<T>& phi, const Matrix<T>& x)
     return features;
 }
 
-template std::unique_ptr<FeatureMap<float>> makeFeatureMap<float>(const FeatureMapSpec&, int,
+template std::unique_ptr<FeatureMap<float>> makeFeatureMap<float>(const ApproximationSpec&, int,
                                                                   double, int);
-template std::unique_ptr<FeatureMap<double>> makeFeatureMap<double>(const FeatureMapSpec&, int,
+template std::unique_ptr<FeatureMap<double>> makeFeatureMap<double>(const ApproximationSpec&, int,
                                                                     double, int);
 template MatrixD trueScaleFeatures<float>(const FeatureMap<float>&, const Matrix<float>&);
 template MatrixD trueScaleFeatures<double>(const FeatureMap<double>&, const Matrix<double>&);

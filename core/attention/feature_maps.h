@@ -1,7 +1,6 @@
 #pragma once
 
-#include "attention/methods.h"
-#include "attention/projection.h"
+#include "attention/approximation_spec.h"
 #include "types.h"
 
 #include <QString>
@@ -11,17 +10,6 @@
 #include <vector>
 
 namespace attnlab {
-
-// A feature map and its parameters; the parameters' defaults are the registry's.
-struct FeatureMapSpec {
-    Method kind = Method::FavorPositive;  // an approximation with features
-    int features = int(featuresParameter().defaultValue);  // m, the number of random projections
-    ProjectionKind projection = ProjectionKind::Orthogonal;
-    RowNorm rowNorm = RowNorm::Chi;
-    std::uint64_t seed = 0;  // fixes W
-    double reluEpsilon = reluEpsilonParameter().defaultValue;  // added to every ReLU feature
-    bool eluOnScaled = eluOnScaledParameter().defaultValue != 0;  // elu+1 on x' = sqrt(s) x
-};
 
 // A feature map phi: R^d -> R^C with phi(q).phi(k) approximating the softmax kernel exp(q'.k')
 // (or, for elu+1 and ReLU, a kernel of its own), where x' = sqrt(s) x. The linear-attention code
@@ -43,6 +31,18 @@ public:
     virtual void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
                      Eigen::Ref<Vector<T>> logScale) const = 0;
 
+    // Fits what the map takes from the data itself, before it maps the rows of q and k: FAVOR++'s
+    // optimal A* from every query and key. A causal map must not look ahead, so with causal set
+    // it keeps what it was made with. The other maps take nothing from the data.
+    virtual void fit(const Eigen::Ref<const Matrix<T>>& /*q*/, const Eigen::Ref<const Matrix<T>>& /*k*/,
+                     bool /*causal*/)
+    {
+    }
+
+    // The parameter the registry's closed-form kernel MSE takes as fitted (FAVOR++'s A); 0 for
+    // the maps without one.
+    virtual double closedFormParameter() const { return 0; }
+
     // The random projection W (m x d, applied to x'), empty for maps that draw none.
     const MatrixD& projection() const { return m_projection; }
 
@@ -56,12 +56,12 @@ protected:
 // C, the number of features the map of spec has for d-dimensional rows, without drawing W (the
 // registry's cost model): m (positive, ReLU), 2m (hyperbolic, trigonometric), d (elu+1),
 // 1 + d + d (d + 1) / 2 (Taylor2).
-Eigen::Index featureCountOf(const FeatureMapSpec& spec, int d);
+Eigen::Index featureCountOf(const ApproximationSpec& spec, int d);
 
-// The map of spec (its method's class, from the registry) for d-dimensional rows and scale s. The projection of head h is drawn from
-// (spec.seed, h), so heads have independent W.
+// The map of spec (its method's class, from the registry) for d-dimensional rows and scale s.
+// The projection of head h is drawn from (spec.seed, h), so heads have independent W.
 template <typename T>
-std::unique_ptr<FeatureMap<T>> makeFeatureMap(const FeatureMapSpec& spec, int d, double scale,
+std::unique_ptr<FeatureMap<T>> makeFeatureMap(const ApproximationSpec& spec, int d, double scale,
                                               int head = 0);
 
 // phi(x_i) of every row at its true scale, Phi_i exp(c_i), in double (entries can overflow to inf

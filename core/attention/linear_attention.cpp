@@ -9,8 +9,6 @@ namespace attnlab {
 
 namespace {
 
-
-
 // phiK_j <- phiK_j exp(c_j - scale): key rows brought to a common scale. Nothing to do when every
 // c_j already is that scale (the maps without exponentials).
 template <typename T>
@@ -22,32 +20,8 @@ void rescaleKeyRows(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>
     phiK = weights.asDiagonal() * phiK;
 }
 
-// out_i = num_i / den_i where den_i is finite and not 0, else 0.
 template <typename T>
-void divideRows(const Eigen::Ref<const Matrix<T>>& numerator,
-                const Eigen::Ref<const Vector<T>>& denominator, Eigen::Ref<Matrix<T>> out)
-{
-    for (Eigen::Index r = 0; r < out.rows(); ++r) {
-        const T den = denominator[r];
-        if (den != T(0) && std::isfinite(den))
-            out.row(r) = numerator.row(r) / den;
-        else
-            out.row(r).setZero();
-    }
-}
-
-template <typename T>
-std::vector<Eigen::Index> nonPositiveEntries(const Vector<T>& denominators)
-{
-    std::vector<Eigen::Index> rows;
-    for (Eigen::Index i = 0; i < denominators.size(); ++i)
-        if (!(denominators[i] > T(0)) || !std::isfinite(denominators[i]))
-            rows.push_back(i);
-    return rows;
-}
-
-template <typename T>
-LinearAttentionResult<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+ApproximateOutput<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
                                                   const Matrix<T>& k, const Matrix<T>& v)
 {
     const Eigen::Index features = phi.featureCount();
@@ -70,7 +44,7 @@ LinearAttentionResult<T> nonCausalLinearAttention(const FeatureMap<T>& phi, cons
     for (const KeySummary<T>& part : partial)
         keys.add(part);
 
-    LinearAttentionResult<T> result;
+    ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
     Vector<T> denominators(q.rows());
     forEachRowBlock(q.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
@@ -88,7 +62,7 @@ LinearAttentionResult<T> nonCausalLinearAttention(const FeatureMap<T>& phi, cons
 }
 
 template <typename T>
-LinearAttentionResult<T> causalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+ApproximateOutput<T> causalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
                                                const Matrix<T>& k, const Matrix<T>& v,
                                                Eigen::Index chunk)
 {
@@ -102,7 +76,7 @@ LinearAttentionResult<T> causalLinearAttention(const FeatureMap<T>& phi, const M
                                         Eigen::Index(kCausalWindowBytes / bytesPerChunk)));
     const Eigen::Index windowRows = windowChunks * chunk;
 
-    LinearAttentionResult<T> result;
+    ApproximateOutput<T> result;
     result.output.resize(length, v.cols());
     Vector<T> denominators(length);
 
@@ -235,8 +209,25 @@ void KeySummary<T>::add(const KeySummary& other)
     z += other.z * factor;
 }
 
+double linearAttentionWorkingSetFloats(const CostShape& shape, double features, double projected)
+{
+    const double c = features, dv = shape.dv, l = shape.length, t = shape.threads;
+    const double summary = c * (dv + 1);  // S and z
+    if (!shape.causal)
+        return t * (double(kFeatureBlock) * (2 * c + 2 * projected + dv + 2) + summary) + summary +
+               l;
+    const double chunk = double(kDefaultCausalChunk);
+    const double floatsPerChunk = c * (dv + 1 + 2 * chunk);
+    const double totalChunks = std::ceil(l / chunk);
+    const double windowChunks =
+        std::min(totalChunks, std::max(double(kMinChunksPerThread) * t,
+                                       std::floor(kCausalWindowBytes / (4.0 * floatsPerChunk))));
+    return windowChunks * (floatsPerChunk + 2 * chunk) +
+           t * (chunk * chunk + chunk * (dv + 2 * projected)) + summary + l;
+}
+
 template <typename T>
-LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+ApproximateOutput<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
                                          const Matrix<T>& k, const Matrix<T>& v, bool causal,
                                          Eigen::Index chunk)
 {
@@ -245,7 +236,7 @@ LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<
 }
 
 template <typename T>
-ApproximateAttentionRows<T>::ApproximateAttentionRows(const FeatureMap<T>& phi, const Matrix<T>& q,
+FeatureMapRows<T>::FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q,
                                                       const Matrix<T>& k, bool causal)
     : m_phi(phi),
       m_q(q),
@@ -264,7 +255,7 @@ ApproximateAttentionRows<T>::ApproximateAttentionRows(const FeatureMap<T>& phi, 
 }
 
 template <typename T>
-void ApproximateAttentionRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
+void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
                                        MatrixD* kernel) const
 {
     const Eigen::Index rows = p.rows();
@@ -305,10 +296,10 @@ void ApproximateAttentionRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>>
 
 #define ATTNLAB_INSTANTIATE(T)                                                                    \
     template struct KeySummary<T>;                                                                \
-    template LinearAttentionResult<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&, \
+    template ApproximateOutput<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&, \
                                                          const Matrix<T>&, const Matrix<T>&,     \
                                                          bool, Eigen::Index);                    \
-    template class ApproximateAttentionRows<T>;
+    template class FeatureMapRows<T>;
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)
 #undef ATTNLAB_INSTANTIATE

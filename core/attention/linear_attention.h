@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/approximate_rows.h"
 #include "attention/feature_maps.h"
 #include "types.h"
 
@@ -46,14 +47,6 @@ struct KeySummary {
     void rescaleTo(T newScale);
 };
 
-template <typename T>
-struct LinearAttentionResult {
-    Matrix<T> output;  // O^ (L x d_v)
-    // Rows i whose denominator phi(q_i)^T z (z over all keys, or the keys j <= i when causal) is
-    // not positive. Their output is numerator / denominator where that is finite, else 0.
-    std::vector<Eigen::Index> nonPositiveRows;
-};
-
 // O^ in linear form, O(L C d_v), never through an L x L matrix.
 // Non-causal: O^ = phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1), key blocks summed in parallel.
 // Causal: o_i = phi(q_i)^T S_i / phi(q_i)^T z_i with S_i = sum_{j<=i} phi(k_j) v_j^T and
@@ -61,22 +54,32 @@ struct LinearAttentionResult {
 // phi(Q_c) phi(K_c)^T, between chunks the running (S, z). Chunks run in parallel in windows: each
 // chunk's own sums, then the prefix states in order, then every chunk's outputs.
 template <typename T>
-LinearAttentionResult<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
+ApproximateOutput<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
                                          const Matrix<T>& k, const Matrix<T>& v, bool causal,
                                          Eigen::Index chunk = kDefaultCausalChunk);
+
+// The floats linear attention with C features needs besides Q, K, V and O (the timing sweep's
+// working-set model), with `projected` values a row for W x' (m for the maps that draw W, else 0).
+// Non-causal, per thread: phi of a key block and of a query block, their projections and
+// log-scales, the numerators of the query block, a partial key summary; then the total key
+// summary and the L denominators. Causal: a window of chunks (phi(Q), phi(K) and each chunk's key
+// sums), per thread the masked chunk x chunk block, numerators and projections; the running state
+// and the L denominators.
+double linearAttentionWorkingSetFloats(const CostShape& shape, double features, double projected);
 
 // Rows of A^ and P^ formed explicitly (the masked quadratic form), for display and metrics.
 // The keys are mapped once, in the constructor (L x C values).
 template <typename T>
-class ApproximateAttentionRows {
+class FeatureMapRows final : public ApproximateRows<T> {
 public:
-    ApproximateAttentionRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
+    FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
                              bool causal);
 
     // Rows [begin, begin + p.rows()) of P^ = D^-1 A^, with A^_ij = phi(q_i).phi(k_j) (0 for j > i
     // when causal). A row whose denominator is 0 or not finite is set to 0. When kernel is not
     // null it receives the same rows of A^ at their true scale, in double.
-    void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel = nullptr) const;
+    void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
+              MatrixD* kernel = nullptr) const override;
 
 private:
     const FeatureMap<T>& m_phi;

@@ -1,46 +1,174 @@
 #include "attention/methods.h"
 
+#include "attention/approximation.h"
+#include "attention/approximations/feature_map_attention.h"
+#include "attention/approximations/linformer_attention.h"
+#include "attention/approximations/local_attention.h"
+#include "attention/approximations/nystrom_attention.h"
+#include "attention/approximations/scatterbrain_attention.h"
+#include "attention/exact_attention.h"
 #include "attention/maps/elu_features.h"
 #include "attention/maps/hyperbolic_random_features.h"
+#include "attention/maps/optimal_positive_random_features.h"
 #include "attention/maps/positive_random_features.h"
 #include "attention/maps/relu_random_features.h"
 #include "attention/maps/taylor2_features.h"
 #include "attention/maps/trigonometric_random_features.h"
 
-#include <QStringList>
-
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
 namespace attnlab {
 
 namespace {
 
+// The cost model of exact attention: 4 L^2 d flops (the two products; half of them when
+// causal), materialised with P (L^2 floats), streaming with a tile of scores, its output
+// accumulator, running maxima and sums per thread.
+double exactFlops(const CostShape& s)
+{
+    return (s.causal ? 1.0 : 2.0) * s.length * s.length * (s.d + s.dv);
+}
+
+double materialisedWorkingSet(const CostShape& s) { return s.length * s.length; }
+
+double streamingWorkingSet(const CostShape& s)
+{
+    constexpr double tile = kStreamingQueryTile, keys = kStreamingKeyTile;
+    return s.threads * (tile * keys + tile * s.dv + 3 * tile);
+}
+
 template <template <typename> class Map, typename T>
-std::unique_ptr<FeatureMap<T>> makeMap(const FeatureMapSpec& spec, int d, double scale, int head)
+std::unique_ptr<FeatureMap<T>> makeMap(const ApproximationSpec& spec, int d, double scale, int head)
 {
     return std::make_unique<Map<T>>(spec, d, scale, head);
 }
 
-// The registry line of a feature map: its class gives the cost model and the factories.
+template <template <typename> class Map, typename T>
+std::unique_ptr<Approximation<T>> makeMapAttention(const ApproximationSpec& spec, int d,
+                                                   Eigen::Index /*length*/, double scale,
+                                                   int head)
+{
+    return std::make_unique<FeatureMapAttention<T>>(std::make_unique<Map<T>>(spec, d, scale, head));
+}
+
+// The cost model of linear attention with a map of C features: the projection W x' of queries
+// and keys (2 L m d flops a side, for the maps that draw W) and the two products with the
+// features (4 L C d_v).
+template <template <typename> class Map>
+constexpr bool projects = std::is_base_of_v<RandomProjectionMap<float>, Map<float>>;
+
+template <template <typename> class Map>
+double featureMapFlops(const CostShape& s)
+{
+    const double features = double(Map<float>::featureCount(int(s.d), int(s.m)));
+    return (projects<Map> ? 4.0 * s.length * s.m * s.d : 0.0) + 4.0 * s.length * features * s.dv;
+}
+
+template <template <typename> class Map>
+double featureMapWorkingSet(const CostShape& s)
+{
+    return linearAttentionWorkingSetFloats(s, double(Map<float>::featureCount(int(s.d), int(s.m))),
+                                           projects<Map> ? s.m : 0.0);
+}
+
+// The registry line of a feature map: its class gives the cost model, the factories and, where
+// it knows one, the closed-form kernel MSE.
 template <template <typename> class Map>
 MethodInfo featureMap(MethodInfo info)
 {
     info.featureCount = &Map<float>::featureCount;
-    info.makeFloat = &makeMap<Map, float>;
-    info.makeDouble = &makeMap<Map, double>;
+    info.makeMapFloat = &makeMap<Map, float>;
+    info.makeMapDouble = &makeMap<Map, double>;
+    info.makeFloat = &makeMapAttention<Map, float>;
+    info.makeDouble = &makeMapAttention<Map, double>;
+    info.flops = &featureMapFlops<Map>;
+    info.workingSetFloats = &featureMapWorkingSet<Map>;
     if constexpr (requires { &Map<double>::kernelMse; })
         info.kernelMse = &Map<double>::kernelMse;
     return info;
 }
 
+template <template <typename> class Method, typename T>
+std::unique_ptr<Approximation<T>> makeAttention(const ApproximationSpec& spec, int d,
+                                                Eigen::Index length, double scale, int head)
+{
+    return std::make_unique<Method<T>>(spec, d, length, scale, head);
+}
+
+// The registry line of an approximation that is not a feature map: its class gives the cost
+// model and the factories.
+template <template <typename> class Method>
+MethodInfo approximation(MethodInfo info)
+{
+    info.makeFloat = &makeAttention<Method, float>;
+    info.makeDouble = &makeAttention<Method, double>;
+    info.flops = &Method<float>::flops;
+    info.workingSetFloats = &Method<float>::workingSetFloats;
+    return info;
+}
+
 }  // namespace
+
+QString methodRoleText(MethodRole role)
+{
+    switch (role) {
+        case MethodRole::Exact: return QStringLiteral("exact");
+        case MethodRole::Estimate: return QStringLiteral("estimates softmax");
+        case MethodRole::Replacement: return QStringLiteral("replaces softmax");
+    }
+    return {};
+}
+
+bool MethodParameter::parse(const QString& text, double* value) const
+{
+    double parsed = 0;
+    if (kind == Kind::Choice) {
+        const qsizetype index = choices.indexOf(text);
+        if (index < 0)
+            return false;
+        parsed = double(index);
+    } else {
+        bool ok = false;
+        parsed = text.toDouble(&ok);
+        if (!ok || !std::isfinite(parsed))
+            return false;
+        if ((kind == Kind::Integer || kind == Kind::Switch) && parsed != std::floor(parsed))
+            return false;
+    }
+    if (parsed < minimum || parsed > maximum)
+        return false;
+    *value = parsed;
+    return true;
+}
+
+QString MethodParameter::format(double value) const
+{
+    if (kind == Kind::Choice)
+        return choices.value(qsizetype(value));
+    if (kind != Kind::Real)
+        return QString::number(qint64(value));
+    return QString::number(value, 'g', 6);
+}
 
 const MethodParameter& featuresParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("features"), QStringLiteral("features"),
-        QStringLiteral("m, the number of random features (default 64)."), 1,
-        double(kMaxFeatures), 64};
+        QStringLiteral("features"), QStringLiteral("features"), QStringLiteral("Features m"),
+        QStringLiteral("m: the random features, Nystrom's landmarks, Linformer's projected length "
+                       "or Scatterbrain's low-rank features (default 64)."),
+        1, double(kMaxFeatures), 64, MethodParameter::Kind::Integer};
+    return parameter;
+}
+
+const MethodParameter& windowParameter()
+{
+    static const MethodParameter parameter{
+        QStringLiteral("window"), QStringLiteral("window"), QStringLiteral("Window w"),
+        QStringLiteral("local, scatterbrain: w, the keys each query sees exactly: the w latest "
+                       "keys j <= i when causal, else w keys centred on i (default 32)."),
+        1, double(kMaxFeatures), 32, MethodParameter::Kind::Integer};
     return parameter;
 }
 
@@ -48,6 +176,7 @@ const MethodParameter& reluEpsilonParameter()
 {
     static const MethodParameter parameter{
         QStringLiteral("relu-epsilon"), QStringLiteral("relu_epsilon"),
+        QStringLiteral("ReLU epsilon"),
         QStringLiteral("favor-relu: epsilon added to every feature, so that no denominator is "
                        "zero (default 0.001)."),
         0, 1, 1e-3};
@@ -58,9 +187,64 @@ const MethodParameter& eluOnScaledParameter()
 {
     static const MethodParameter parameter{
         QStringLiteral("elu-on-scaled"), QStringLiteral("elu_on_scaled"),
+        QStringLiteral("elu+1 on x' = sqrt(s) x"),
         QStringLiteral("elu: apply elu+1 to x' = sqrt(s) x instead of the raw row."),
-        0, 1, 0, true};
+        0, 1, 0, MethodParameter::Kind::Switch};
     return parameter;
+}
+
+const MethodParameter& favorFixedAParameter()
+{
+    static const MethodParameter parameter{
+        QStringLiteral("favor-fixed-a"), QStringLiteral("favor_fixed_a"),
+        QStringLiteral("Fixed A"),
+        QStringLiteral("favor-plusplus: use the fixed A of --favor-a instead of the optimal A* "
+                       "computed from every query and key (causal attention always uses the "
+                       "fixed A: A* would look ahead)."),
+        0, 1, 0, MethodParameter::Kind::Switch};
+    return parameter;
+}
+
+const MethodParameter& favorAParameter()
+{
+    static const MethodParameter parameter{
+        QStringLiteral("favor-a"), QStringLiteral("favor_a"), QStringLiteral("A"),
+        QStringLiteral("favor-plusplus: the fixed A of exp(A |w|^2 + B w.x' - |x'|^2 / 2), "
+                       "A < 1/8; A = 0 is FAVOR+ positive (default -0.1)."),
+        -8, 0.124, -0.1};
+    return parameter;
+}
+
+const MethodParameter& pinvParameter()
+{
+    static const MethodParameter parameter{
+        QStringLiteral("pinv"), QStringLiteral("pinv"), QStringLiteral("Pseudo-inverse"),
+        QStringLiteral("nystrom: the pseudo-inverse of the landmarks' attention: the paper's "
+                       "iterative method or the exact one, by SVD (default iterative)."),
+        0, 1, 0, MethodParameter::Kind::Choice,
+        {QStringLiteral("iterative"), QStringLiteral("exact")}};
+    return parameter;
+}
+
+const MethodParameter& pinvIterationsParameter()
+{
+    static const MethodParameter parameter{
+        QStringLiteral("pinv-iterations"), QStringLiteral("pinv_iterations"),
+        QStringLiteral("Iterations"),
+        QStringLiteral("nystrom: iterations of the iterative pseudo-inverse (default 6, as in "
+                       "the paper)."),
+        1, 100, 6, MethodParameter::Kind::Integer};
+    return parameter;
+}
+
+const std::vector<const MethodParameter*>& methodParameters()
+{
+    static const std::vector<const MethodParameter*> parameters = {
+        &featuresParameter(),      &windowParameter(),       &favorFixedAParameter(),
+        &favorAParameter(),        &pinvParameter(),         &pinvIterationsParameter(),
+        &reluEpsilonParameter(),   &eluOnScaledParameter(),
+    };
+    return parameters;
 }
 
 bool MethodInfo::takes(const MethodParameter& parameter) const
@@ -74,53 +258,194 @@ const std::vector<MethodInfo>& methodRegistry()
     using enum MethodRole;
     using enum MarkerShape;
     const MethodParameter* m = &featuresParameter();
-    // name, title, summary, role, draws W, negative features, recurrent form, parameters,
-    // colour, marker
+    const MethodParameter* w = &windowParameter();
     static const std::vector<MethodInfo> registry = {
-        {ExactMaterialised, QStringLiteral("exact-materialised"),
-         QStringLiteral("Exact, materialised"),
-         QStringLiteral("Exact softmax attention that forms the whole L x L matrix P, then P V: "
-                        "L^2 memory, 4 L^2 d flops."),
-         Exact, false, false, false, {}, 0xd55e00, Square},
-        {ExactStreaming, QStringLiteral("exact-streaming"), QStringLiteral("Exact, streaming"),
-         QStringLiteral("Exact softmax attention in tiles with an online softmax: the same "
-                        "4 L^2 d flops, but memory that grows only like L d."),
-         Exact, false, false, false, {}, 0x000000, Circle},
+        {.method = ExactMaterialised,
+         .name = QStringLiteral("exact-materialised"),
+         .title = QStringLiteral("Exact, materialised"),
+         .summary = QStringLiteral("Exact softmax attention that forms the whole L x L matrix "
+                                   "P, then P V: L^2 memory, 4 L^2 d flops."),
+         .role = Exact,
+         .color = 0xd55e00,
+         .marker = Square,
+         .flops = &exactFlops,
+         .workingSetFloats = &materialisedWorkingSet},
+        {.method = ExactStreaming,
+         .name = QStringLiteral("exact-streaming"),
+         .title = QStringLiteral("Exact, streaming"),
+         .summary = QStringLiteral("Exact softmax attention in tiles with an online softmax: the "
+                                   "same 4 L^2 d flops, but memory that grows only like L d."),
+         .role = Exact,
+         .color = 0x000000,
+         .marker = Circle,
+         .flops = &exactFlops,
+         .workingSetFloats = &streamingWorkingSet},
         featureMap<PositiveRandomFeatures>(
-            {FavorPositive, QStringLiteral("favor-positive"), QStringLiteral("FAVOR+ positive"),
-             QStringLiteral("Performer's positive random features m^-1/2 exp(W x' - |x'|^2/2): "
-                            "unbiased for exp(x'.y'), never negative; m features, time and "
-                            "memory linear in L."),
-             Estimate, true, false, true, {m}, 0x0072b2, Diamond}),
+            {.method = FavorPositive,
+             .name = QStringLiteral("favor-positive"),
+             .title = QStringLiteral("FAVOR+ positive"),
+             .summary = QStringLiteral("Performer's positive random features m^-1/2 exp(W x' - "
+                                       "|x'|^2/2): unbiased for exp(x'.y'), never negative; m "
+                                       "features, time and memory linear in L."),
+             .role = Estimate,
+             .isRandom = true,
+             .drawsProjection = true,
+             .hasRecurrentForm = true,
+             .parameters = {m},
+             .size = m,
+             .color = 0x0072b2,
+             .marker = Diamond}),
         featureMap<HyperbolicRandomFeatures>(
-            {FavorHyperbolic, QStringLiteral("favor-hyperbolic"),
-             QStringLiteral("FAVOR+ hyperbolic"),
-             QStringLiteral("The hyperbolic (cosh) form of the positive features: lower "
-                            "variance, 2m features, so about twice the work of FAVOR+ "
-                            "positive."),
-             Estimate, true, false, true, {m}, 0x56b4e9, Triangle}),
+            {.method = FavorHyperbolic,
+             .name = QStringLiteral("favor-hyperbolic"),
+             .title = QStringLiteral("FAVOR+ hyperbolic"),
+             .summary = QStringLiteral("The hyperbolic (cosh) form of the positive features: "
+                                       "lower variance, 2m features, so about twice the work of "
+                                       "FAVOR+ positive."),
+             .role = Estimate,
+             .isRandom = true,
+             .drawsProjection = true,
+             .hasRecurrentForm = true,
+             .parameters = {m},
+             .size = m,
+             .color = 0x56b4e9,
+             .marker = Triangle}),
+        featureMap<OptimalPositiveRandomFeatures>(
+            {.method = FavorPlusPlus,
+             .name = QStringLiteral("favor-plusplus"),
+             .title = QStringLiteral("FAVOR++ (optimal positive)"),
+             .summary = QStringLiteral("Optimal positive random features (Likhosherstov et al. "
+                                       "2022): (1 - 4A)^(d/4) m^-1/2 exp(A |w|^2 + sqrt(1 - 4A) "
+                                       "w.x' - |x'|^2/2) with the A* that minimises the variance "
+                                       "over the sequence's own queries and keys; unbiased, "
+                                       "never negative, m features."),
+             .role = Estimate,
+             .isRandom = true,
+             .drawsProjection = true,
+             .hasRecurrentForm = true,
+             .causalNote = QStringLiteral("FAVOR++ causal: the optimal A* is computed from every "
+                                          "query and key, so a query would see later keys "
+                                          "through it; causal attention uses the fixed A instead "
+                                          "(Method dock: A; --favor-a)."),
+             .parameters = {m, &favorFixedAParameter(), &favorAParameter()},
+             .size = m,
+             .color = 0x332288,
+             .marker = Pentagon}),
         featureMap<TrigonometricRandomFeatures>(
-            {FavorTrig, QStringLiteral("favor-trig"),
-             QStringLiteral("Trigonometric (random Fourier)"),
-             QStringLiteral("Random Fourier features m^-1/2 exp(|x'|^2/2) [cos W x', sin W x']: "
-                            "unbiased but can be negative; 2m features, linear in L."),
-             Estimate, true, true, true, {m}, 0x009e73, TriangleDown}),
+            {.method = FavorTrig,
+             .name = QStringLiteral("favor-trig"),
+             .title = QStringLiteral("Trigonometric (random Fourier)"),
+             .summary = QStringLiteral("Random Fourier features m^-1/2 exp(|x'|^2/2) [cos W x', "
+                                       "sin W x']: unbiased but can be negative; 2m features, "
+                                       "linear in L."),
+             .role = Estimate,
+             .isRandom = true,
+             .drawsProjection = true,
+             .canBeNegative = true,
+             .hasRecurrentForm = true,
+             .parameters = {m},
+             .size = m,
+             .color = 0x009e73,
+             .marker = TriangleDown}),
         featureMap<ReluRandomFeatures>(
-            {FavorRelu, QStringLiteral("favor-relu"), QStringLiteral("Performer-ReLU"),
-             QStringLiteral("ReLU(W x') + epsilon: m features, linear in L; a different kernel, "
-                            "not an estimate of softmax."),
-             Replacement, true, false, true, {m, &reluEpsilonParameter()}, 0xcc79a7, Plus}),
+            {.method = FavorRelu,
+             .name = QStringLiteral("favor-relu"),
+             .title = QStringLiteral("Performer-ReLU"),
+             .summary = QStringLiteral("ReLU(W x') + epsilon: m features, linear in L; a "
+                                       "different kernel, not an estimate of softmax."),
+             .role = Replacement,
+             .isRandom = true,
+             .drawsProjection = true,
+             .hasRecurrentForm = true,
+             .parameters = {m, &reluEpsilonParameter()},
+             .size = m,
+             .color = 0xcc79a7,
+             .marker = Plus}),
         featureMap<EluFeatures>(
-            {Elu, QStringLiteral("elu"), QStringLiteral("elu+1 linear attention"),
-             QStringLiteral("phi(x) = elu(x) + 1 (Transformers are RNNs): d features, no "
-                            "random projection; a different kernel, not an estimate of "
-                            "softmax."),
-             Replacement, false, false, true, {&eluOnScaledParameter()}, 0xe69f00, Star}),
+            {.method = Elu,
+             .name = QStringLiteral("elu"),
+             .title = QStringLiteral("elu+1 linear attention"),
+             .summary = QStringLiteral("phi(x) = elu(x) + 1 (Transformers are RNNs): d features, "
+                                       "no random projection; a different kernel, not an "
+                                       "estimate of softmax."),
+             .role = Replacement,
+             .hasRecurrentForm = true,
+             .parameters = {&eluOnScaledParameter()},
+             .color = 0xe69f00,
+             .marker = Star}),
         featureMap<Taylor2Features>(
-            {Taylor2, QStringLiteral("taylor2"), QStringLiteral("Degree-2 Taylor"),
-             QStringLiteral("Exact for 1 + t + t^2/2 with t = x'.y': 1 + d + d(d+1)/2 features, "
-                            "no randomness; can be negative."),
-             Estimate, false, true, true, {}, 0x882255, Cross}),
+            {.method = Taylor2,
+             .name = QStringLiteral("taylor2"),
+             .title = QStringLiteral("Degree-2 Taylor"),
+             .summary = QStringLiteral("Exact for 1 + t + t^2/2 with t = x'.y': 1 + d + d(d+1)/2 "
+                                       "features, no randomness; can be negative."),
+             .role = Estimate,
+             .canBeNegative = true,
+             .hasRecurrentForm = true,
+             .color = 0x882255,
+             .marker = Cross}),
+        approximation<NystromAttention>(
+            {.method = Nystrom,
+             .name = QStringLiteral("nystrom"),
+             .title = QStringLiteral("Nystr\u00f6m"),
+             .summary = QStringLiteral("Nystromformer (Xiong et al. 2021): m landmarks, the "
+                                       "segment means of Q and K; P^ = softmax(Q K~^T) "
+                                       "pinv(softmax(Q~ K~^T)) softmax(Q~ K^T), about 6 L m d "
+                                       "flops; no features, no causal form; entries can be "
+                                       "negative."),
+             .role = Estimate,
+             .canBeNegative = true,
+             .hasCausalForm = false,
+             .hasKernel = false,
+             .parameters = {m, &pinvParameter(), &pinvIterationsParameter()},
+             .size = m,
+             .color = 0x44aa99,
+             .marker = Hexagon}),
+        approximation<LinformerAttention>(
+            {.method = Linformer,
+             .name = QStringLiteral("linformer"),
+             .title = QStringLiteral("Linformer (random E, F)"),
+             .summary = QStringLiteral("Linformer (Wang et al. 2020) with untrained Gaussian "
+                                       "projections E, F (m x L) of the keys and values: "
+                                       "P^ = softmax(Q (E K)^T) F, about 8 L m d flops. The paper "
+                                       "learns E and F; random ones show the Johnson-"
+                                       "Lindenstrauss part only. No features, no causal form."),
+             .role = Estimate,
+             .isRandom = true,
+             .canBeNegative = true,
+             .hasCausalForm = false,
+             .hasKernel = false,
+             .parameters = {m},
+             .size = m,
+             .color = 0x999933,
+             .marker = Bowtie}),
+        approximation<LocalAttention>(
+            {.method = Local,
+             .name = QStringLiteral("local"),
+             .title = QStringLiteral("Local (sliding window)"),
+             .summary = QStringLiteral("Exact softmax over a window of w keys (the w latest when "
+                                       "causal, else centred on the query), nothing outside it: "
+                                       "4 L w d flops; no features."),
+             .role = Estimate,
+             .parameters = {w},
+             .size = w,
+             .color = 0xaa4499,
+             .marker = Hourglass}),
+        approximation<ScatterbrainAttention>(
+            {.method = Scatterbrain,
+             .name = QStringLiteral("scatterbrain"),
+             .title = QStringLiteral("Scatterbrain (window + FAVOR+)"),
+             .summary = QStringLiteral("Sparse plus low-rank (Chen et al. 2021): exp(q'.k') "
+                                       "exactly inside the window of w keys, FAVOR+ positive "
+                                       "features for every other key, without counting the "
+                                       "window twice; about 4 L (m + w) d + 2 L w m flops."),
+             .role = Estimate,
+             .isRandom = true,
+             .drawsProjection = true,
+             .parameters = {m, w},
+             .size = m,
+             .color = 0x117733,
+             .marker = SixPointStar}),
     };
     return registry;
 }
@@ -135,6 +460,18 @@ const std::vector<MethodInfo>& approximationMethods()
         return list;
     }();
     return approximations;
+}
+
+const std::vector<MethodInfo>& featureMapMethods()
+{
+    static const std::vector<MethodInfo> maps = [] {
+        std::vector<MethodInfo> list;
+        for (const MethodInfo& info : approximationMethods())
+            if (info.hasFeatures())
+                list.push_back(info);
+        return list;
+    }();
+    return maps;
 }
 
 const MethodInfo& methodInfo(Method method)

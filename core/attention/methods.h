@@ -3,6 +3,7 @@
 #include "types.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <Eigen/Core>
 
@@ -14,8 +15,8 @@ namespace attnlab {
 
 // The method registry: every way the lab computes attention, named once. Menus, chart styles,
 // the command line's --method and --methods, sessions, the timing and error sweeps all read the
-// list below, so a new feature map is its class (core/attention/maps/) plus one line in
-// methods.cpp.
+// list in methods.cpp, so a new method is its class (a feature map in core/attention/maps/, any
+// other approximation in core/attention/approximations/) plus one line there.
 
 // Every method, in the order lists show them.
 enum class Method {
@@ -23,10 +24,15 @@ enum class Method {
     ExactStreaming,     // softmax attention tiled with an online softmax, O(L d) memory
     FavorPositive,      // Performer's FAVOR+ positive random features
     FavorHyperbolic,    // FAVOR+ with the hyperbolic (cosh) estimator
+    FavorPlusPlus,      // FAVOR++: optimal positive random features (Likhosherstov et al. 2022)
     FavorTrig,          // trigonometric random Fourier features
     FavorRelu,          // Performer-ReLU (generalised attention)
     Elu,                // elu(x) + 1 of "Transformers are RNNs"
     Taylor2,            // degree-2 Taylor expansion of exp
+    Nystrom,            // Nystromformer: landmarks and a pseudo-inverse
+    Linformer,          // keys and values projected to m rows along the sequence
+    Local,              // exact softmax inside a sliding window of w keys
+    Scatterbrain,       // the window's exact entries plus FAVOR+ for the rest
 };
 
 // What a method's P^ is to softmax attention's P.
@@ -37,38 +43,87 @@ enum class MethodRole {
                   // measures a different kernel, not an estimator's variance
 };
 
-// A chart marker; the same shape for a method on every chart and in every legend.
-enum class MarkerShape { Square, Circle, Diamond, Triangle, TriangleDown, Plus, Star, Cross };
+// "exact", "estimates softmax", "replaces softmax": what the window says beside a method's name.
+QString methodRoleText(MethodRole role);
 
-// A numeric parameter of a method, with its range and default: the Method dock's control, the
-// command line's option and the session's field of that name.
+// A chart marker; the same shape for a method on every chart and in every legend.
+enum class MarkerShape {
+    Square, Circle, Diamond, Triangle, TriangleDown, Plus, Star, Cross,
+    Pentagon, Hexagon, Bowtie, Hourglass, SixPointStar,
+};
+
+// A parameter of a method, with its range and default: the Method dock's control, the command
+// line's option and the session's field of that name. Its value is a double: a switch is 0 or 1,
+// a choice the index of its name in `choices`.
 struct MethodParameter {
+    enum class Kind { Real, Integer, Switch, Choice };
+
     QString option;  // on the command line: "features"
     QString field;   // in sessions and metrics.json: "features"
+    QString label;   // in the Method dock: "Features m"
     QString description;  // the command line's help and the Method dock's tooltip
     double minimum;
     double maximum;
     double defaultValue;
-    bool isSwitch = false;  // on or off (0 or 1): a check box and a flag without a value
+    Kind kind = Kind::Real;
+    QStringList choices;  // Kind::Choice: the names of the values 0, 1, ...
+
+    // The value `text` names on the command line or in a session (a number, or for a choice
+    // one of its names), in range; false when it names none.
+    bool parse(const QString& text, double* value) const;
+    // How a value is written: a choice's name, an integer without decimals, else a number.
+    QString format(double value) const;
 };
 
 // The largest m any method accepts.
 constexpr int kMaxFeatures = 1 << 20;
 
-// m, the number of random features (projection rows) of the maps that draw W.
+// m: the random features of the maps that draw W, Nystrom's landmarks, Linformer's projected
+// length, Scatterbrain's low-rank part.
 const MethodParameter& featuresParameter();
+// w, the keys each query sees exactly (local attention, Scatterbrain's sparse part).
+const MethodParameter& windowParameter();
 // Performer-ReLU's epsilon, added to every feature.
 const MethodParameter& reluEpsilonParameter();
 // elu+1 on x' = sqrt(s) x instead of the raw row x.
 const MethodParameter& eluOnScaledParameter();
+// FAVOR++: a fixed A instead of the optimal A* of the data (and the fixed A itself).
+const MethodParameter& favorFixedAParameter();
+const MethodParameter& favorAParameter();
+// Nystrom: the pseudo-inverse of the landmarks' attention, iterative or exact, and the number of
+// iterations of the iterative one.
+const MethodParameter& pinvParameter();
+const MethodParameter& pinvIterationsParameter();
+
+// Every parameter of any method, in the order the Method dock and the sessions list them.
+const std::vector<const MethodParameter*>& methodParameters();
+
+// The shape of one head's attention, for a method's cost model: L queries and keys of d entries,
+// values of d_v, m = the features parameter, w = the window, the engine's threads.
+struct CostShape {
+    double length = 0;
+    double d = 64;
+    double dv = 64;
+    double m = 64;
+    double window = 32;
+    bool causal = false;
+    double threads = 1;
+};
 
 template <typename T>
 class FeatureMap;
-struct FeatureMapSpec;
+template <typename T>
+class Approximation;
+struct ApproximationSpec;
 
 template <typename T>
-using FeatureMapFactory = std::unique_ptr<FeatureMap<T>> (*)(const FeatureMapSpec& spec, int d,
+using FeatureMapFactory = std::unique_ptr<FeatureMap<T>> (*)(const ApproximationSpec& spec, int d,
                                                              double scale, int head);
+// An approximation for L positions of d-dimensional rows (its random draws made).
+template <typename T>
+using ApproximationFactory = std::unique_ptr<Approximation<T>> (*)(const ApproximationSpec& spec,
+                                                                   int d, Eigen::Index length,
+                                                                   double scale, int head);
 
 struct MethodInfo {
     Method method;
@@ -76,23 +131,38 @@ struct MethodInfo {
     QString title;  // for people: "FAVOR+ positive"
     QString summary;  // what it computes and what it costs, in a sentence or two (tooltips)
     MethodRole role;
-    bool drawsProjection;   // random: draws W (m rows), so m, the projection and the seed matter
-    bool canBeNegative;     // features can be negative: denominators can reach zero or below
-    bool hasRecurrentForm;  // causal attention runs as an RNN over a state (the Stepper page)
+    bool isRandom = false;         // draws random numbers: the seed matters, sweeps take seeds
+    bool drawsProjection = false;  // draws W (m x d rows): the projection and row norms matter
+    bool canBeNegative = false;    // P^ (or its features) can be negative: denominators too
+    bool hasCausalForm = true;     // defined with the causal mask
+    bool hasRecurrentForm = false; // causal attention runs as an RNN over a state (the Stepper)
+    bool hasKernel = true;         // A^_ij is defined entry by entry (its MSE against A)
+    QString causalNote;            // said with every causal result (what causal mode changes)
     std::vector<const MethodParameter*> parameters;  // besides the input's scale and mask
-    std::uint32_t color;  // 0xRRGGBB on every chart (Okabe-Ito and Tol's colour-blind palettes)
-    MarkerShape marker;
-    // The cost model: C, the length of phi(x) for d-dimensional rows and m projection rows; null
-    // for the exact methods, which have no features.
+    // The parameter that trades cost for accuracy, which the error sweep's "m" axis varies (m,
+    // or w for local attention); null when there is none.
+    const MethodParameter* size = nullptr;
+    std::uint32_t color = 0;  // 0xRRGGBB on every chart (Okabe-Ito and Tol's palettes)
+    MarkerShape marker = MarkerShape::Square;
+    // The cost model: the flops of one head's output and the floats it needs besides Q, K, V
+    // and O, as the timing sweep counts them (DESIGN.md section 5).
+    double (*flops)(const CostShape& shape) = nullptr;
+    double (*workingSetFloats)(const CostShape& shape) = nullptr;
+    // C, the length of phi(x) for d-dimensional rows and m projection rows; null for the methods
+    // that have no features.
     Eigen::Index (*featureCount)(int d, int m) = nullptr;
-    FeatureMapFactory<float> makeFloat = nullptr;  // null for the exact methods
-    FeatureMapFactory<double> makeDouble = nullptr;
+    FeatureMapFactory<float> makeMapFloat = nullptr;  // null where there are no features
+    FeatureMapFactory<double> makeMapDouble = nullptr;
+    ApproximationFactory<float> makeFloat = nullptr;  // null for the exact methods
+    ApproximationFactory<double> makeDouble = nullptr;
     // The closed-form MSE of phi(x).phi(y) as an estimate of exp(x'.y') with iid rows of W, for
-    // m features and the scaled rows x', y' (Lemma 2 of Choromanski et al. 2021); null where
-    // the lab knows none. m may be any positive number (curves are drawn through it).
-    double (*kernelMse)(double m, const VectorD& x, const VectorD& y) = nullptr;
+    // m features and the scaled rows x', y' (Lemma 2 of Choromanski et al. 2021, and its
+    // generalisation for FAVOR++); null where the lab knows none. m may be any positive number
+    // (curves are drawn through it). parameterA is FAVOR++'s A (ignored by the others).
+    double (*kernelMse)(double m, const VectorD& x, const VectorD& y, double parameterA) = nullptr;
 
     bool takes(const MethodParameter& parameter) const;
+    bool hasFeatures() const { return featureCount != nullptr; }
 };
 
 // Every method, in the order of Method.
@@ -100,6 +170,9 @@ const std::vector<MethodInfo>& methodRegistry();
 // The approximations (every method but the exact ones), in registry order: the Method dock's
 // list, the error sweep's methods and the approximations a session may name.
 const std::vector<MethodInfo>& approximationMethods();
+// The approximations with a feature map phi (linear attention; the Stepper's recurrent form), in
+// registry order.
+const std::vector<MethodInfo>& featureMapMethods();
 const MethodInfo& methodInfo(Method method);
 bool isApproximation(Method method);
 

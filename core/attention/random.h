@@ -16,6 +16,8 @@ enum class RandomStream : std::uint64_t {
     ValueWeights,     // Wv
     PatchEmbedding,   // the linear patch embedding of image input
     RandomInput,      // Q, K, V of random input
+    KeyProjection,    // Linformer's E (one sub-stream per head)
+    ValueProjection,  // Linformer's F
 };
 
 // A portable pseudo-random generator: xoshiro256** (Blackman and Vigna), seeded through

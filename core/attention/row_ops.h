@@ -1,5 +1,7 @@
 #pragma once
 
+#include "types.h"
+
 #include <Eigen/Core>
 
 #include <limits>
@@ -34,5 +36,19 @@ void expShiftedRows(const Eigen::MatrixBase<Derived>& matrix, const Shift& shift
 // separate sum. Otherwise (and for double) Eigen's exp and sum.
 float expShiftedSum(float* x, Eigen::Index n, float shift);
 double expShiftedSum(double* x, Eigen::Index n, double shift);
+
+// Softmax of every row of a row-major matrix, in place: x_rj <- exp(x_rj - M_r) / sum_j
+// exp(x_rj - M_r) with M_r = max_j x_rj, the exponentials by expShiftedSum (so every entry must
+// be finite: leave masked entries out of the matrix rather than set them to -inf).
+template <typename T>
+void softmaxRows(Eigen::Ref<Matrix<T>> x)
+{
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        T* row = x.row(r).data();
+        const T shift = x.row(r).maxCoeff();
+        const T sum = expShiftedSum(row, x.cols(), shift);
+        x.row(r) /= sum;
+    }
+}
 
 }  // namespace attnlab

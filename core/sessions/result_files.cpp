@@ -140,7 +140,7 @@ const char* const kResultFileNames[] = {
     "attention_exact.npy", "attention_approx.npy", "kernel_exact.npy", "kernel_approx.npy",
     "output_exact.npy",    "output_approx.npy",    "features_q.npy",   "features_k.npy",
     "projection.npy",      "queries.npy",          "keys.npy",         "values.npy",
-    "metrics.json"};
+    "projection_keys.npy", "projection_values.npy", "metrics.json"};
 
 }  // namespace
 
@@ -158,6 +158,14 @@ QStringList writeResultFiles(const ExperimentResult& result, const QString& dire
     writeStacked(files, QStringLiteral("features_q.npy"), result, &HeadResult::featuresQ);
     writeStacked(files, QStringLiteral("features_k.npy"), result, &HeadResult::featuresK);
     writeStacked(files, QStringLiteral("projection.npy"), result, &HeadResult::projection);
+    // The method's other random draws (Linformer's E and F), stacked over the heads.
+    for (std::size_t k = 0; k < result.heads.front().drawn.size(); ++k) {
+        std::vector<const MatrixD*> heads;
+        for (const HeadResult& head : result.heads)
+            heads.push_back(&head.drawn[k].matrix);
+        writeHeads(files, result.heads.front().drawn[k].file + QStringLiteral(".npy"), result,
+                   heads);
+    }
     if (input) {
         writeInputTensor(files, QStringLiteral("queries.npy"), result, *input, &HeadTensors::q);
         writeInputTensor(files, QStringLiteral("keys.npy"), result, *input, &HeadTensors::k);

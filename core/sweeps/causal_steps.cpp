@@ -41,7 +41,7 @@ void runSteps(const ExperimentSpec& spec, const HeadTensors& tensors,
     const Eigen::Index length = q.rows();
     const Eigen::Index valueDim = v.cols();
     const std::unique_ptr<FeatureMap<T>> phi =
-        makeFeatureMap<T>(spec.featureMap, int(q.cols()), out.scale, out.head);
+        makeFeatureMap<T>(spec.approximation, int(q.cols()), out.scale, out.head);
     const Eigen::Index features = phi->featureCount();
     Q_ASSERT(features == out.featureCount);
 
@@ -145,7 +145,7 @@ double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index
 
 void requireRecurrentForm(const ExperimentSpec& spec, const QString& prefix)
 {
-    if (!spec.exactMethod && methodInfo(spec.featureMap.kind).hasRecurrentForm)
+    if (!spec.exactMethod && methodInfo(spec.approximation.kind).hasRecurrentForm)
         return;
     std::vector<MethodInfo> recurrent;
     for (const MethodInfo& info : approximationMethods())
@@ -193,13 +193,13 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
     steps.scale = spec.resolvedScale(input.headDim());
     steps.head = options.head;
     steps.labels = input.labels;
-    steps.featureCount = featureCountOf(spec.featureMap, int(input.headDim()));
+    steps.featureCount = featureCountOf(spec.approximation, int(input.headDim()));
     steps.valueDim = head.v.cols();
     steps.statesFrom = from;
     steps.statesTo = to;
 
     const Eigen::Index c = steps.featureCount, m = steps.valueDim;
-    const bool drawsProjection = methodInfo(spec.featureMap.kind).drawsProjection;
+    const bool drawsProjection = methodInfo(spec.approximation.kind).drawsProjection;
     options.budget.require(
         causalStepsBytes(length, c, m, 0, options.features),
         QStringLiteral("The per-position arrays of the causal steps (L = %1, C = %2 features, "

@@ -3,8 +3,7 @@
 #include "io/csv.h"
 #include "errors.h"
 #include "attention/exact_attention.h"
-#include "attention/feature_maps.h"
-#include "attention/linear_attention.h"
+#include "attention/approximation.h"
 #include "inputs/model_input.h"
 #include "parallel.h"
 
@@ -39,13 +38,13 @@ std::vector<int> checkedLayers(std::vector<int> layers, int layerCount)
     return layers;
 }
 
-// |P^ - P|_F / |P|_F of one head, causal, P^ = D^-1 phi(Q) phi(K)^T, in row blocks.
-double relativeAttentionError(const FeatureMap<float>& phi, const Matrix<float>& q,
+// |P^ - P|_F / |P|_F of one head, causal, in row blocks.
+double relativeAttentionError(const Approximation<float>& approximation, const Matrix<float>& q,
                               const Matrix<float>& k, double scale)
 {
     constexpr Eigen::Index kBlock = 64;
     const Eigen::Index length = q.rows();
-    const ApproximateAttentionRows<float> approxRows(phi, q, k, true);
+    const std::unique_ptr<ApproximateRows<float>> approxRows = approximation.rows(q, k, true);
     double squaredError = 0;
     double squaredExact = 0;
     Matrix<float> p(kBlock, length);
@@ -53,7 +52,7 @@ double relativeAttentionError(const FeatureMap<float>& phi, const Matrix<float>&
     for (Eigen::Index begin = 0; begin < length; begin += kBlock) {
         const Eigen::Index rows = std::min(kBlock, length - begin);
         exactAttentionRows<float>(q, k, scale, true, begin, p.topRows(rows));
-        approxRows.rows(begin, pApprox.topRows(rows));
+        approxRows->rows(begin, pApprox.topRows(rows), nullptr);
         squaredError += (pApprox.topRows(rows) - p.topRows(rows)).cast<double>().squaredNorm();
         squaredExact += p.topRows(rows).cast<double>().squaredNorm();
     }
@@ -119,10 +118,13 @@ DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector
 
     const int d = config.headDim();
     const double scale = method.resolvedScale(d);
-    std::vector<std::unique_ptr<FeatureMap<float>>> maps;
-    if (!method.exactMethod)
+    std::vector<std::unique_ptr<Approximation<float>>> approximations;
+    if (!method.exactMethod) {
+        requireCausalForm(method.approximation.kind, true);
         for (int h = 0; h < config.heads; ++h)
-            maps.push_back(makeFeatureMap<float>(method.featureMap, d, scale, h));
+            approximations.push_back(
+                makeApproximation<float>(method.approximation, d, length, scale, h));
+    }
 
     std::vector<double> relativeErrorSum(std::size_t(config.layers), 0.0);
     ForwardOptions options;
@@ -135,9 +137,10 @@ DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector
                               const Matrix<float>& v) -> Matrix<float> {
         if (method.exactMethod)
             return streamingAttention<float>(q, k, v, scale, true);
-        const FeatureMap<float>& phi = *maps[std::size_t(head)];
-        relativeErrorSum[std::size_t(layer)] += relativeAttentionError(phi, q, k, scale);
-        return linearAttention<float>(phi, q, k, v, true, method.chunkSize).output;
+        Approximation<float>& approximation = *approximations[std::size_t(head)];
+        approximation.fit(q, k, true);
+        relativeErrorSum[std::size_t(layer)] += relativeAttentionError(approximation, q, k, scale);
+        return approximation.output(q, k, v, true, method.chunkSize).output;
     };
     const ForwardResult approx = model.forward(ids, options);
 
@@ -200,11 +203,11 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparis
 {
     ModelEvalRow row;
     row.method = method.methodName();
-    const bool drawsProjection =
-        !method.exactMethod && methodInfo(method.featureMap.kind).drawsProjection;
-    row.features = drawsProjection ? method.featureMap.features : 0;
+    const MethodParameter* size =
+        method.exactMethod ? nullptr : methodInfo(method.approximation.kind).size;
+    row.features = size ? int(method.approximation.value(*size)) : 0;
     row.layers = layersName(comparison.replacedLayers, layerCount);
-    row.seed = method.featureMap.seed;
+    row.seed = method.approximation.seed;
     row.tokens = int(comparison.kl.size());
     row.top1Agreement = comparison.top1Agreement;
     row.meanKl = comparison.meanKl;

@@ -99,6 +99,11 @@ bool drawsProjection(Method kind)
     return methodInfo(kind).drawsProjection;
 }
 
+bool isRandom(Method kind)
+{
+    return methodInfo(kind).isRandom;
+}
+
 // "favor-positive orthogonal", "elu".
 QString curveLabelOf(Method method, const std::optional<ProjectionKind>& projection)
 {
@@ -195,9 +200,9 @@ void validate(const ErrorSweepSpec& spec)
                 .arg(spec.features));
     require(spec.seeds >= 1 && spec.seeds <= kMaxSeeds,
             QStringLiteral("seeds: must be from 1 to %1 (got %2)").arg(kMaxSeeds).arg(spec.seeds));
-    require(double(spec.experiment.featureMap.seed) + spec.seeds - 1 <= kLargestSeed,
+    require(double(spec.experiment.approximation.seed) + spec.seeds - 1 <= kLargestSeed,
             QStringLiteral("seeds: the last seed %1 + %2 - 1 is above 2^53 - 1")
-                .arg(spec.experiment.featureMap.seed)
+                .arg(spec.experiment.approximation.seed)
                 .arg(spec.seeds));
     require(spec.pairQuery >= 0 && spec.pairKey >= 0,
             QStringLiteral("pair: the query and key indices must be >= 0 (got %1, %2)")
@@ -208,28 +213,58 @@ void validate(const ErrorSweepSpec& spec)
             QStringLiteral("input.norm_multiplier must be a number above 0"));
 }
 
-// m of the rows at `value`.
-int featuresAt(const ErrorSweepSpec& spec, double value)
+// The size of a method (its m, or the window of local attention) at `value`: the value itself in
+// a features sweep, else spec.features. 0 for a method without a size.
+int sizeAt(const ErrorSweepSpec& spec, Method method, double value)
 {
+    if (!methodInfo(method).size)
+        return 0;
     return spec.sweep == ErrorSweepKind::Features ? int(value) : spec.features;
 }
 
-// (phi(q_a).phi(k_b) - exp(s q_a.k_b))^2 for the map of `experiment` on rows q_a, k_b of head 0,
-// in double. The map returns phi(x) = Phi exp(c), so with r = exp(c_a + c_b - s q_a.k_b)
-// Phi_a.Phi_b, the estimate over the exact kernel, the squared error is exp(2 s q_a.k_b) (r - 1)^2:
-// finite wherever the error itself is.
-double pairSquaredError(const ExperimentSpec& experiment, const HeadTensors& head, int a, int b,
-                        double scale)
+// The approximation of `method` at `value`: the base's parameters with the method's size set.
+ApproximationSpec approximationAt(const ErrorSweepSpec& spec, Method method, double value)
 {
+    ApproximationSpec approximation = spec.experiment.approximation;
+    approximation.kind = method;
+    if (const MethodParameter* size = methodInfo(method).size)
+        approximation.setValue(*size, sizeAt(spec, method, value));
+    return approximation;
+}
+
+// (A^_ab - exp(s q_a.k_b))^2 for the method of `experiment` on rows q_a, k_b of head 0, in double;
+// NaN where the method has no entry-wise A^, or the pair is masked. A feature map returns phi(x) =
+// Phi exp(c), so with r = exp(c_a + c_b - s q_a.k_b) Phi_a.Phi_b, the estimate over the exact
+// kernel, the squared error is exp(2 s q_a.k_b) (r - 1)^2: finite wherever the error itself is.
+// The other methods' A^_ab comes from their row of A^.
+// parameter receives the map's closed-form parameter as fitted (FAVOR++'s A), else 0.
+double pairSquaredError(const ExperimentSpec& experiment, const HeadTensors& head, int a, int b,
+                        double scale, double* parameter)
+{
+    *parameter = 0;
     const auto d = int(head.q.cols());
-    const auto phi = makeFeatureMap<double>(experiment.featureMap, d, scale, 0);
+    const MethodInfo& info = methodInfo(experiment.approximation.kind);
+    const double logExact = scale * head.q.row(a).dot(head.k.row(b));
+    if (!info.hasKernel || (experiment.causal && b > a))
+        return kNaN;
+    if (!info.hasFeatures()) {
+        const auto approximation =
+            makeApproximation<double>(experiment.approximation, d, head.k.rows(), scale, 0);
+        approximation->fit(head.q, head.k, experiment.causal);
+        MatrixD row(1, head.k.rows()), kernel;
+        approximation->rows(head.q, head.k, experiment.causal)->rows(a, row, &kernel);
+        const double error = kernel(0, b) - std::exp(logExact);
+        return error * error;
+    }
+    const auto phi = makeFeatureMap<double>(experiment.approximation, d, scale, 0);
+    phi->fit(head.q, head.k, experiment.causal);
+    *parameter = phi->closedFormParameter();
     MatrixD rows(2, d);
     rows.row(0) = head.q.row(a);
     rows.row(1) = head.k.row(b);
     MatrixD features(2, phi->featureCount());
     VectorD logScale(2);
     phi->map(rows, features, logScale);
-    const double logExact = scale * head.q.row(a).dot(head.k.row(b));
     const double ratio =
         std::exp(logScale[0] + logScale[1] - logExact) * features.row(0).dot(features.row(1));
     return std::exp(2 * logExact) * (ratio - 1) * (ratio - 1);
@@ -299,7 +334,8 @@ int ErrorSweepSpec::rowCount() const
 {
     int perValue = 0;
     for (const Method method : methods)
-        perValue += drawsProjection(method) ? int(projections.size()) * seeds : 1;
+        perValue += (drawsProjection(method) ? int(projections.size()) : 1) *
+                    (isRandom(method) ? seeds : 1);
     return perValue * int(values.size());
 }
 
@@ -438,6 +474,9 @@ QJsonObject ErrorSweepResult::toJson() const
         json[QLatin1String("mean_kl")] = numberOrNull(m.meanKl);
         json[QLatin1String("kernel_mse")] = numberOrNull(row.kernelSquaredError);
         json[QLatin1String("nonpositive_rows")] = double(m.nonPositiveRows);
+        json[QLatin1String("seconds")] = numberOrNull(row.seconds);
+        json[QLatin1String("closed_form_parameter")] = row.closedFormParameter;
+        json[QLatin1String("flops")] = numberOrNull(row.flops);
         rowArray.append(json);
     }
     QJsonObject json;
@@ -506,6 +545,11 @@ ErrorSweepResult ErrorSweepResult::fromJson(const QJsonObject& json)
         row.kernelSquaredError = numberOrNaN(object, "kernel_mse", where);
         m.nonPositiveRows =
             qint64(integerField(object, "nonpositive_rows", where, 0, SpecLimits::length, 0));
+        row.seconds = numberOrNaN(object, "seconds", where);
+        row.closedFormParameter = numberOrNaN(object, "closed_form_parameter", where);
+        if (!std::isfinite(row.closedFormParameter))
+            row.closedFormParameter = 0;
+        row.flops = numberOrNaN(object, "flops", where);
         result.rows.push_back(row);
     }
     return result;
@@ -539,17 +583,24 @@ std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric 
             curve.method = method;
             curve.projection = projection;
             for (const double value : result.spec.values) {
-                std::vector<double> samples;
+                std::vector<double> samples, seconds;
+                double flops = kNaN;
                 for (const ErrorRow& row : result.rows) {
                     const double x = row.metric(metric);
                     if (row.method == method && row.projection == projection &&
-                        row.value == value && std::isfinite(x))
+                        row.value == value && std::isfinite(x)) {
                         samples.push_back(x);
+                        if (std::isfinite(row.seconds))
+                            seconds.push_back(row.seconds);
+                        flops = row.flops;
+                    }
                 }
                 if (samples.empty())
                     continue;
                 ErrorCurvePoint point;
                 point.value = value;
+                point.secondsMedian = quantile(seconds, 0.5);
+                point.flops = flops;
                 point.samples = int(samples.size());
                 const double n = double(samples.size());
                 for (const double x : samples)
@@ -568,10 +619,10 @@ std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric 
     return curves;
 }
 
-double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y)
+double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y, double parameter)
 {
     const auto mse = methodInfo(kind).kernelMse;
-    return mse ? mse(m, x, y) : kNaN;
+    return mse ? mse(m, x, y, parameter) : kNaN;
 }
 
 bool hasLemma2(Method kind)
@@ -582,16 +633,21 @@ bool hasLemma2(Method kind)
 double lemma2MseAt(const ErrorSweepResult& result, Method kind, double value)
 {
     const ErrorSweepSpec& spec = result.spec;
+    // The map's parameter as its rows at this value fitted it (the same for every seed).
+    double parameter = 0;
+    for (const ErrorRow& row : result.rows)
+        if (row.method == kind && row.value == value)
+            parameter = row.closedFormParameter;
     switch (spec.sweep) {
         case ErrorSweepKind::Features:
-            return lemma2Mse(kind, value, result.pairQuery, result.pairKey);
+            return lemma2Mse(kind, value, result.pairQuery, result.pairKey, parameter);
         case ErrorSweepKind::Norm: {
             const double factor = value / spec.experiment.input.normMultiplier;
             return lemma2Mse(kind, spec.features, factor * result.pairQuery,
-                             factor * result.pairKey);
+                             factor * result.pairKey, parameter);
         }
         case ErrorSweepKind::Length:
-            return lemma2Mse(kind, spec.features, result.pairQuery, result.pairKey);
+            return lemma2Mse(kind, spec.features, result.pairQuery, result.pairKey, parameter);
     }
     return kNaN;
 }
@@ -661,14 +717,15 @@ ErrorSweepResult runErrorSweep(
         const Eigen::Index length =
             spec.sweep == ErrorSweepKind::Length ? Eigen::Index(value) : source->length();
         for (const Method method : spec.methods) {
-            FeatureMapSpec map = spec.experiment.featureMap;
-            map.kind = method;
-            map.features = featuresAt(spec, value);
-            const Eigen::Index features = featureCountOf(map, result.headDim);
+            const ApproximationSpec map = approximationAt(spec, method, value);
+            // The features of a map, else the method's m or window (its L x m matrices).
+            const Eigen::Index features = methodInfo(method).hasFeatures()
+                                              ? featureCountOf(map, result.headDim)
+                                              : sizeAt(spec, method, value);
             spec.budget.require(
                 errorRowBytes(spec, length, features, result.headDim,
                               int(source->valueDim()), result.heads),
-                QStringLiteral("The sweep's rows of %1 at %2 = %3 (L = %4, %5 features)")
+                QStringLiteral("The sweep's rows of %1 at %2 = %3 (L = %4, size %5)")
                     .arg(featureMapName(method), errorSweepKindName(spec.sweep))
                     .arg(value)
                     .arg(length)
@@ -685,7 +742,7 @@ ErrorSweepResult runErrorSweep(
     options.budget = spec.budget;
     options.cancelled = cancelled;
     const int total = spec.rowCount();
-    const std::uint64_t firstSeed = spec.experiment.featureMap.seed;
+    const std::uint64_t firstSeed = spec.experiment.approximation.seed;
     try {
         for (const double value : spec.values) {
             const AttentionInput shaped = spec.sweep == ErrorSweepKind::Features
@@ -693,23 +750,23 @@ ErrorSweepResult runErrorSweep(
                                               : pointInput(spec, *source, value);
             const AttentionInput& point = spec.sweep == ErrorSweepKind::Features ? *source : shaped;
             for (const Method method : spec.methods) {
-                const bool random = drawsProjection(method);
+                const bool random = isRandom(method);
                 std::vector<std::optional<ProjectionKind>> projections;
-                if (random)
+                if (drawsProjection(method))
                     projections.assign(spec.projections.begin(), spec.projections.end());
                 else
                     projections.push_back(std::nullopt);
+                const MethodInfo& info = methodInfo(method);
                 for (const std::optional<ProjectionKind>& projection : projections) {
                     for (int k = 0; k < (random ? spec.seeds : 1); ++k) {
                         if (cancelled && cancelled())
                             throw Cancelled();
                         ExperimentSpec experiment = spec.experiment;
                         experiment.exactMethod = false;
-                        experiment.featureMap.kind = method;
-                        experiment.featureMap.features = featuresAt(spec, value);
+                        experiment.approximation = approximationAt(spec, method, value);
                         if (projection)
-                            experiment.featureMap.projection = *projection;
-                        experiment.featureMap.seed = firstSeed + std::uint64_t(k);
+                            experiment.approximation.projection = *projection;
+                        experiment.approximation.seed = firstSeed + std::uint64_t(k);
                         experiment.input.normMultiplier =
                             spec.sweep == ErrorSweepKind::Norm
                                 ? value
@@ -719,15 +776,19 @@ ErrorSweepResult runErrorSweep(
                         row.method = method;
                         row.projection = projection;
                         if (random)
-                            row.seed = experiment.featureMap.seed;
+                            row.seed = experiment.approximation.seed;
                         row.value = value;
-                        row.features = random ? experiment.featureMap.features : 0;
+                        row.features = sizeAt(spec, method, value);
                         row.norm = experiment.input.normMultiplier;
                         row.length = point.length();
-                        row.metrics = compute(experiment, point, options).metrics;
-                        row.kernelSquaredError =
-                            pairSquaredError(experiment, point.heads.front(), spec.pairQuery,
-                                             spec.pairKey, result.scale);
+                        const ExperimentResult computed = compute(experiment, point, options);
+                        row.metrics = computed.metrics;
+                        row.seconds = computed.secondsApprox;
+                        row.flops = double(point.heads.size()) *
+                                    info.flops(costShapeOf(experiment, point));
+                        row.kernelSquaredError = pairSquaredError(
+                            experiment, point.heads.front(), spec.pairQuery, spec.pairKey,
+                            result.scale, &row.closedFormParameter);
                         result.rows.push_back(row);
                         if (progress)
                             progress(result, total);
@@ -745,7 +806,8 @@ QByteArray errorSweepCsv(const ErrorSweepResult& result)
 {
     QByteArray csv(
         "method,projection,sweep,value,seed,m,norm,L,rel_frobenius_attention,"
-        "rel_frobenius_output,max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows\n");
+        "rel_frobenius_output,max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows,"
+        "seconds,flops\n");
     const QByteArray sweep = errorSweepKindName(result.spec.sweep).toLatin1();
     for (const ErrorRow& row : result.rows) {
         QByteArray line = featureMapName(row.method).toLatin1();
@@ -768,6 +830,8 @@ QByteArray errorSweepCsv(const ErrorSweepResult& result)
                                    row.kernelSquaredError})
             appendCsvField(line, value, kCsvDigits);
         line.append(',').append(QByteArray::number(m.nonPositiveRows));
+        appendCsvField(line, row.seconds, kCsvDigits);
+        appendCsvField(line, row.flops, kCsvDigits);
         line.append('\n');
         csv.append(line);
     }

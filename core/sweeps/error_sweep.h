@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -42,12 +43,12 @@ bool parseErrorMetric(const QString& name, ErrorMetric* metric);
 const std::vector<ErrorMetric>& errorMetrics();
 
 // What a sweep computes: every method, every projection (for the maps that draw W) and every
-// sweep value, each with `seeds` seeds of W (featureMap.seed, featureMap.seed + 1, ...), on the
+// sweep value, each with `seeds` seeds of W (approximation.seed, approximation.seed + 1, ...), on the
 // base experiment's input. One row per (method, projection, value, seed); a map that draws no W
 // (elu+1, Taylor2) has one row per value.
 struct ErrorSweepSpec {
     // The input (its spec says how it was made), s, causal, precision, threads, chunk size, the
-    // row norm of W, the ReLU epsilon and the first seed (featureMap.seed). The method, m and
+    // row norm of W, the ReLU epsilon and the first seed (approximation.seed). The method, m and
     // the projection of the base are not used: the sweep sets them.
     ExperimentSpec experiment;
     std::vector<Method> methods;
@@ -78,13 +79,20 @@ struct ErrorRow {
     std::optional<ProjectionKind> projection;  // none for a map that draws no W
     std::optional<std::uint64_t> seed;         // none for a map that draws no W
     double value = 0;      // the sweep value of the row
-    int features = 0;      // m; 0 for a map that draws no W
+    int features = 0;      // the method's size: m, or local attention's window; 0 without one
     double norm = 1;       // the norm multiplier of Q and K
     Eigen::Index length = 0;
     AttentionMetrics metrics;  // of P^, O^ against P, O over every head
     // (phi(q_a).phi(k_b) - exp(q'_a.k'_b))^2 for the pair of head 0 under this row's W: one
     // sample of the kernel MSE, whose mean over the seeds is the empirical MSE of Lemma 2.
     double kernelSquaredError = 0;
+    // The parameter of the map's closed-form kernel MSE as the row's map fitted it (FAVOR++'s A;
+    // 0 for the others).
+    double closedFormParameter = 0;
+    // The cost of the row's approximate output: measured (the engine's secondsApprox, every head)
+    // and counted (the registry's cost model, every head). NaN where not known (older files).
+    double seconds = std::numeric_limits<double>::quiet_NaN();
+    double flops = std::numeric_limits<double>::quiet_NaN();
 
     // The row's value of `metric` (for KernelMse, kernelSquaredError).
     double metric(ErrorMetric metric) const;
@@ -119,6 +127,8 @@ struct ErrorCurvePoint {
     double percentile90 = 0;
     double standardError = 0;  // sample standard deviation / sqrt(n); 0 for n = 1
     int samples = 0;           // the rows with a finite value of the metric
+    double secondsMedian = 0;  // the median time of those rows (NaN when none was measured)
+    double flops = 0;          // their flop count
 };
 
 struct ErrorCurve {
@@ -144,7 +154,9 @@ double quantile(std::vector<double> samples, double q);
 // Gaussian rows, with z = x' + y' and SM = exp(x'.y'): positive 1/m exp(|z|^2) SM^2
 // (1 - exp(-|z|^2)); hyperbolic 1/2 (1 - exp(-|z|^2)) times the positive MSE; trigonometric
 // 1/(2m) exp(|z|^2) SM^-2 (1 - exp(-|x' - y'|^2))^2). NaN for the methods it does not cover.
-double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y);
+// For FAVOR++, (1/m) SM^2 expm1(d log(1 - 4A) - d/2 log(1 - 8A) + 2 (1 - 4A) |z|^2 / (1 - 8A) -
+// |x'|^2 - |y'|^2 - 2 x'.y') with its A as `parameter` (Lemma 2's positive MSE at A = 0).
+double lemma2Mse(Method kind, double m, const VectorD& x, const VectorD& y, double parameter = 0);
 
 // True for the methods whose registry entry has a closed-form kernel MSE.
 bool hasLemma2(Method kind);
@@ -178,7 +190,7 @@ ErrorSweepResult runErrorSweep(
 
 // The CSV of a sweep: the header
 // method,projection,sweep,value,seed,m,norm,L,rel_frobenius_attention,rel_frobenius_output,
-// max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows
+// max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows,seconds,flops
 // and one row per ErrorRow (kernel_mse is its kernelSquaredError). Fields that do not apply
 // (projection, seed and m of a map without W; KL where undefined; a non-finite value) are empty.
 QByteArray errorSweepCsv(const ErrorSweepResult& result);

@@ -3,7 +3,7 @@
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "experiment.h"
-#include "attention/feature_maps.h"
+#include "attention/approximation.h"
 #include "attention/linear_attention.h"
 #include "parallel.h"
 #include "attention/random.h"
@@ -43,15 +43,33 @@ constexpr Eigen::Index kInputBlockRows = 1024;
 // Rows made between two polls of cancelled().
 constexpr Eigen::Index kInputPollRows = 64 * 1024;
 
-// The feature map spec of a linear algorithm: m features, orthogonal W, seed 0.
-FeatureMapSpec featureMapSpecOf(Method algorithm, int m)
+// The approximation a sweep times: the method with its size (m, or local attention's window)
+// set to the sweep's m and its other parameters at their defaults; orthogonal W, seed 0.
+ApproximationSpec approximationOf(Method algorithm, int m)
 {
-    FeatureMapSpec spec;
+    ApproximationSpec spec;
     spec.kind = algorithm;
     spec.features = m;
+    if (const MethodParameter* size = methodInfo(algorithm).size)
+        spec.setValue(*size, m);
     spec.projection = ProjectionKind::Orthogonal;
     spec.seed = 0;
     return spec;
+}
+
+// The cost model's shape of one point.
+CostShape costShapeOf(const TimedMethod& method, Eigen::Index length, int d, int m, int threads)
+{
+    const ApproximationSpec approximation = approximationOf(method.algorithm, m);
+    CostShape shape;
+    shape.length = double(length);
+    shape.d = d;
+    shape.dv = d;
+    shape.m = m;
+    shape.window = approximation.value(windowParameter());
+    shape.causal = method.causal;
+    shape.threads = threads;
+    return shape;
 }
 
 int resolvedThreads(int threads)
@@ -242,6 +260,8 @@ void validate(const SweepSpec& spec)
         throw InputError(QStringLiteral("threads must be an integer from 0 to %1 (got %2)")
                              .arg(SpecLimits::threads)
                              .arg(spec.threads));
+    for (const TimedMethod& method : spec.methods)
+        requireCausalForm(method.algorithm, method.causal);
     for (std::size_t i = 0; i < spec.lengths.size(); ++i) {
         if (spec.lengths[i] < 1 || spec.lengths[i] > SpecLimits::length)
             throw InputError(QStringLiteral("lengths[%1] must be an integer from 1 to %2 (got %3)")
@@ -315,61 +335,14 @@ std::vector<Eigen::Index> logSpacedLengths(Eigen::Index minimum, Eigen::Index ma
 
 double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m)
 {
-    const double l = double(length);
-    if (!isApproximation(method.algorithm))
-        return (method.causal ? 2.0 : 4.0) * l * l * d;
-    const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
-    const double features = double(featureCountOf(map, d));
-    const double projection = methodInfo(map.kind).drawsProjection ? 2.0 * 2.0 * l * m * d : 0;
-    return projection + 4.0 * l * features * d;
+    return methodInfo(method.algorithm).flops(costShapeOf(method, length, d, m, 1));
 }
 
 double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, int m, int threads)
 {
-    const double l = double(length);
-    const double t = double(resolvedThreads(threads));
-    const double dv = d;
-    const double io = 4.0 * l * d;  // Q, K, V and O
-    double floats = io;
-    switch (method.algorithm) {
-        case Method::ExactMaterialised:
-            floats += l * l;  // P
-            break;
-        case Method::ExactStreaming: {
-            // Per thread: a tile of scores, the output accumulator, running maxima and sums.
-            constexpr double tile = kStreamingQueryTile, keys = kStreamingKeyTile;
-            floats += t * (tile * keys + tile * dv + 3 * tile);
-            break;
-        }
-        default: {
-            const FeatureMapSpec map = featureMapSpecOf(method.algorithm, m);
-            const double c = double(featureCountOf(map, d));
-            // A feature map's projection W x' of a block of rows (m values a row).
-            const double projected = methodInfo(map.kind).drawsProjection ? double(m) : 0;
-            const double summary = c * (dv + 1);  // S and z
-            if (!method.causal) {
-                // Per thread: phi of a key block and of a query block, their projections and
-                // log-scales, the numerators of the query block, a partial key summary; then the
-                // total key summary and the L denominators.
-                floats += t * (double(kFeatureBlock) * (2 * c + 2 * projected + dv + 2) + summary) +
-                          summary + l;
-            } else {
-                // A window of chunks: phi(Q) and phi(K) of its rows and each chunk's key sums;
-                // per thread the masked chunk x chunk block, numerators and projections; the
-                // running state and the L denominators.
-                const double chunk = double(kDefaultCausalChunk);
-                const double bytesPerChunk = kFloatBytes * c * (dv + 1 + 2 * chunk);
-                const double totalChunks = std::ceil(l / chunk);
-                const double windowChunks =
-                    std::min(totalChunks, std::max(double(kMinChunksPerThread) * t,
-                                                   std::floor(kCausalWindowBytes / bytesPerChunk)));
-                floats += windowChunks * (bytesPerChunk / kFloatBytes + 2 * chunk) +
-                          t * (chunk * chunk + chunk * (dv + 2 * projected)) + summary + l;
-            }
-            break;
-        }
-    }
-    return floats * kFloatBytes;
+    const CostShape shape = costShapeOf(method, length, d, m, resolvedThreads(threads));
+    const double io = 4.0 * double(length) * d;  // Q, K, V and O
+    return (io + methodInfo(method.algorithm).workingSetFloats(shape)) * kFloatBytes;
 }
 
 double measureSgemmGflops(int threads)
@@ -442,13 +415,7 @@ SweepResult runSweep(const SweepSpec& spec,
     }
     result.sgemmGflops = measureSgemmGflops(spec.threads);
 
-    // The feature maps (and their W), made once before any timing.
     const double scale = 1 / std::sqrt(double(spec.headDim));
-    std::map<Method, std::unique_ptr<FeatureMap<float>>> maps;
-    for (const TimedMethod& method : spec.methods)
-        if (isApproximation(method.algorithm) && !maps.count(method.algorithm))
-            maps[method.algorithm] = makeFeatureMap<float>(
-                featureMapSpecOf(method.algorithm, spec.features), spec.headDim, scale);
 
     const double budget = double(spec.budget.bytes());
     std::vector<double> seconds(std::size_t(spec.repetitions));
@@ -491,9 +458,16 @@ SweepResult runSweep(const SweepSpec& spec,
                             cancelled, seconds);
                         break;
                     default: {
-                        const FeatureMap<float>& phi = *maps.at(method.algorithm);
-                        finished = timeRuns<LinearAttentionResult<float>>(
-                            [&] { return linearAttention(phi, q, k, v, method.causal); },
+                        // Made (W, E, F drawn) before the timing; fitting to the data is timed.
+                        const auto approximation = makeApproximation<float>(
+                            approximationOf(method.algorithm, spec.features), spec.headDim, length,
+                            scale);
+                        finished = timeRuns<ApproximateOutput<float>>(
+                            [&] {
+                                approximation->fit(q, k, method.causal);
+                                return approximation->output(q, k, v, method.causal,
+                                                             kDefaultCausalChunk);
+                            },
                             cancelled, seconds);
                         break;
                     }

@@ -80,14 +80,15 @@ struct SweepResult {
     static SweepResult fromJson(const QJsonObject& json);
 };
 
-// Flops of one run, counted as in DESIGN.md section 5: exact 4 L^2 d (2 L^2 d when causal);
-// feature maps 2 L m d per side for the random features (none for elu+1) plus 4 L C d_v for the
-// two products with the C features (C = m, 2m for hyperbolic and trigonometric, d for elu+1).
+// Flops of one run, counted as in DESIGN.md section 5 by the registry's cost model (exact 4 L^2 d,
+// 2 L^2 d when causal; feature maps 2 L m d per side for W x' plus 4 L C d_v; the other methods
+// as their classes say), with d_v = d and the method's size (m, or local attention's window) m.
 double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m);
 
-// The memory a run needs besides its inputs and output (Q, K, V, O: 4 L d floats, counted too):
-// materialised exact L^2 floats; streaming exact the tiles of each thread; linear attention the
-// feature blocks and key sums of each thread (causal: the window of chunks).
+// The memory a run needs: its inputs and output (Q, K, V, O: 4 L d floats) and the registry's
+// working-set model (materialised exact L^2 floats; streaming exact the tiles of each thread;
+// linear attention the feature blocks and key sums of each thread, causal the window of chunks;
+// the other methods as their classes say).
 double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, int m, int threads);
 
 // The machine's float GEMM rate in GFLOP/s with `threads` engine threads (0 = all): Eigen,
@@ -101,7 +102,8 @@ double measureSgemmGflops(int threads);
 // returned with status Cancelled. Points over the budget are SkippedMemory, not run.
 // cancelled() is also polled before the sgemm measurement and once per 65,536 rows while the
 // inputs of a length are made. Throws InputError naming the field for a spec that cannot run
-// (d, m or repetitions < 1, lengths not ascending or < 1).
+// (d, m or repetitions < 1, lengths not ascending or < 1, a causal curve of a method without a
+// causal form).
 SweepResult runSweep(const SweepSpec& spec,
                      const std::function<void(const SweepPoint&, int done, int total)>& progress =
                          {},

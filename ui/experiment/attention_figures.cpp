@@ -61,10 +61,10 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 
 QString approximationTitle(const ExperimentSpec& spec)
 {
-    const MethodInfo& info = methodInfo(spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(spec.approximation.kind);
     QString title = info.title;
     if (info.drawsProjection)
-        title += QStringLiteral(", m = %1").arg(spec.featureMap.features);
+        title += QStringLiteral(", m = %1").arg(spec.approximation.features);
     if (spec.causal)
         title += QStringLiteral(", causal");
     return title;

@@ -5,11 +5,14 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLabel>
+#include <QStandardItemModel>
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
 
 #include <cmath>
+#include <limits>
 
 namespace attnlab::ui {
 
@@ -48,21 +51,25 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
                         "A^ = phi(Q) phi(K)^T, computed in linear time as phi(Q) (phi(K)^T V).");
     for (const MethodInfo& info : approximationMethods()) {
         m_map->addItem(info.title, int(info.method));
-        m_map->setItemData(m_map->count() - 1, info.summary, Qt::ToolTipRole);
-        mapTip += QStringLiteral("\n%1: %2").arg(info.title, info.summary);
+        m_map->setItemData(m_map->count() - 1,
+                           QStringLiteral("%1 (%2)").arg(info.summary, methodRoleText(info.role)),
+                           Qt::ToolTipRole);
+        mapTip += QStringLiteral("\n%1 (%2): %3")
+                      .arg(info.title, methodRoleText(info.role), info.summary);
     }
     m_map->setToolTip(mapTip);
     connect(m_map, &QComboBox::currentIndexChanged, this, [this](int index) {
         edit(tr("Use %1").arg(m_map->itemText(index)), [this, index](ExperimentSpec& spec) {
             spec.exactMethod = false;
-            spec.featureMap.kind = Method(m_map->itemData(index).toInt());
+            spec.approximation.kind = Method(m_map->itemData(index).toInt());
         });
     });
 
     const QString featuresTip =
         tr("m, the number of random projections w_1..w_m: phi has m features (2m for the "
            "hyperbolic and trigonometric maps). The estimator's error falls like 1/sqrt(m); "
-           "its cost grows like L m d.");
+           "its cost grows like L m d. For Nystrom, the landmarks; for Linformer, the length "
+           "keys and values are projected to; for Scatterbrain, its low-rank features.");
     m_featuresSlider = new QSlider(Qt::Horizontal);
     m_featuresSlider->setRange(0, kFeatureSliderMax);
     m_featuresSlider->setToolTip(featuresTip);
@@ -73,11 +80,11 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     connect(m_featuresSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
     connect(m_featuresSlider, &QSlider::valueChanged, this, [this](int position) {
         const int m = featuresFromSlider(position);
-        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.featureMap.features = m; },
+        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.approximation.features = m; },
              dragKey(m_featuresSlider));
     });
     connect(m_features, &QSpinBox::valueChanged, this, [this](int m) {
-        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.featureMap.features = m; });
+        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.approximation.features = m; });
     });
 
     m_projection = new QComboBox;
@@ -91,7 +98,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     connect(m_projection, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto kind = ProjectionKind(m_projection->itemData(index).toInt());
         edit(tr("Use %1 rows").arg(m_projection->itemText(index)),
-             [kind](ExperimentSpec& spec) { spec.featureMap.projection = kind; });
+             [kind](ExperimentSpec& spec) { spec.approximation.projection = kind; });
     });
     m_rowNorm = new QComboBox;
     m_rowNorm->addItems({tr("chi"), tr("sqrt(d)")});
@@ -100,7 +107,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
                              "regularised variant)."));
     connect(m_rowNorm, &QComboBox::currentIndexChanged, this, [this](int index) {
         edit(tr("Use %1 row norms").arg(m_rowNorm->itemText(index)),
-             [index](ExperimentSpec& spec) { spec.featureMap.rowNorm = RowNorm(index); });
+             [index](ExperimentSpec& spec) { spec.approximation.rowNorm = RowNorm(index); });
     });
 
     m_seed = new QSpinBox;
@@ -109,7 +116,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     m_seed->setToolTip(tr("The seed of W: the same seed gives the same W, bit for bit."));
     connect(m_seed, &QSpinBox::valueChanged, this, [this](int seed) {
         edit(tr("Set the seed to %1").arg(seed),
-             [seed](ExperimentSpec& spec) { spec.featureMap.seed = std::uint64_t(seed); });
+             [seed](ExperimentSpec& spec) { spec.approximation.seed = std::uint64_t(seed); });
     });
     auto* redraw = new QPushButton(tr("Redraw"));
     redraw->setToolTip(tr("Draw a new W (the next seed): see how much the approximation "
@@ -181,27 +188,18 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
         edit(tr("Compute in %1").arg(m_precision->itemText(index)),
              [index](ExperimentSpec& spec) { spec.precision = Precision(index); });
     });
-    m_reluEpsilon = new QDoubleSpinBox;
-    m_reluEpsilon->setRange(reluEpsilonParameter().minimum, reluEpsilonParameter().maximum);
-    m_reluEpsilon->setDecimals(5);
-    m_reluEpsilon->setSingleStep(0.0005);
-    m_reluEpsilon->setKeyboardTracking(false);
-    m_reluEpsilon->setToolTip(tr("Performer-ReLU: epsilon added to every feature, so that no "
-                                 "denominator is 0."));
-    connect(m_reluEpsilon, &QDoubleSpinBox::valueChanged, this, [this](double epsilon) {
-        edit(tr("Set the ReLU epsilon to %1").arg(epsilon),
-             [epsilon](ExperimentSpec& spec) { spec.featureMap.reluEpsilon = epsilon; });
-    });
-    m_eluOnScaled = new QCheckBox(tr("elu+1 on x' = sqrt(s) x"));
-    m_eluOnScaled->setToolTip(tr("elu+1: apply the map to the scaled row x' instead of the raw "
-                                 "row x (Katharopoulos et al. use the raw row)."));
-    connect(m_eluOnScaled, &QCheckBox::toggled, this, [this](bool on) {
-        edit(tr("Apply elu+1 to %1").arg(on ? tr("x'") : tr("x")),
-             [on](ExperimentSpec& spec) { spec.featureMap.eluOnScaled = on; });
-    });
+    // Every other parameter of the registry's methods: a control each, enabled for the methods
+    // that take it.
+    for (const MethodParameter* parameter : methodParameters())
+        if (parameter != &featuresParameter())
+            m_parameters.push_back({parameter, parameterControl(*parameter)});
+
+    m_role = new QLabel;
+    m_role->setWordWrap(true);
+    m_role->setObjectName(QStringLiteral("methodRole"));
 
     // Object names: for tests and accessibility tools.
-    m_map->setObjectName(QStringLiteral("featureMap"));
+    m_map->setObjectName(QStringLiteral("approximation"));
     m_featuresSlider->setObjectName(QStringLiteral("featuresSlider"));
     m_features->setObjectName(QStringLiteral("features"));
     m_projection->setObjectName(QStringLiteral("projection"));
@@ -213,8 +211,6 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     m_causal->setObjectName(QStringLiteral("causal"));
     m_heads->setObjectName(QStringLiteral("heads"));
     m_precision->setObjectName(QStringLiteral("precision"));
-    m_reluEpsilon->setObjectName(QStringLiteral("reluEpsilon"));
-    m_eluOnScaled->setObjectName(QStringLiteral("eluOnScaled"));
     redraw->setObjectName(QStringLiteral("redraw"));
 
     auto* features = new QHBoxLayout;
@@ -228,7 +224,8 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     norm->addWidget(m_norm);
 
     auto* layout = new QFormLayout(this);
-    layout->addRow(tr("Feature map"), m_map);
+    layout->addRow(tr("Method"), m_map);
+    layout->addRow(m_role);
     layout->addRow(tr("Features m"), features);
     layout->addRow(tr("Projection"), m_projection);
     layout->addRow(tr("Row norms"), m_rowNorm);
@@ -238,9 +235,74 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     layout->addRow(m_causal);
     layout->addRow(tr("Heads"), m_heads);
     layout->addRow(tr("Precision"), m_precision);
-    layout->addRow(tr("ReLU epsilon"), m_reluEpsilon);
-    layout->addRow(m_eluOnScaled);
+    for (const auto& [parameter, control] : m_parameters) {
+        if (parameter->kind == MethodParameter::Kind::Switch)
+            layout->addRow(control);
+        else
+            layout->addRow(parameter->label, control);
+    }
     setSpec(ExperimentSpec());
+}
+
+QWidget* MethodPanel::parameterControl(const MethodParameter& parameter)
+{
+    const auto set = [this, &parameter](double value) {
+        edit(tr("Set %1 to %2").arg(parameter.label, parameter.format(value)),
+             [&parameter, value](ExperimentSpec& spec) {
+                 spec.approximation.setValue(parameter, value);
+             });
+    };
+    QWidget* control = nullptr;
+    switch (parameter.kind) {
+        case MethodParameter::Kind::Switch: {
+            auto* box = new QCheckBox(parameter.label);
+            connect(box, &QCheckBox::toggled, this, [set](bool on) { set(on ? 1 : 0); });
+            control = box;
+            break;
+        }
+        case MethodParameter::Kind::Choice: {
+            auto* choice = new QComboBox;
+            choice->addItems(parameter.choices);
+            connect(choice, &QComboBox::currentIndexChanged, this,
+                    [set](int index) { set(index); });
+            control = choice;
+            break;
+        }
+        case MethodParameter::Kind::Integer: {
+            auto* integer = new QSpinBox;
+            integer->setRange(int(parameter.minimum),
+                              int(std::min<double>(parameter.maximum,
+                                                   std::numeric_limits<int>::max())));
+            integer->setKeyboardTracking(false);
+            connect(integer, &QSpinBox::valueChanged, this, [set](int value) { set(value); });
+            control = integer;
+            break;
+        }
+        case MethodParameter::Kind::Real: {
+            auto* real = new QDoubleSpinBox;
+            real->setRange(parameter.minimum, parameter.maximum);
+            real->setDecimals(5);
+            real->setSingleStep(parameter.maximum - parameter.minimum <= 1.5 ? 0.0005 : 0.01);
+            real->setKeyboardTracking(false);
+            connect(real, &QDoubleSpinBox::valueChanged, this, [set](double value) { set(value); });
+            control = real;
+            break;
+        }
+    }
+    control->setToolTip(parameter.description);
+    // The field in camel case: "relu_epsilon" -> "reluEpsilon".
+    QString name;
+    bool upper = false;
+    for (const QChar c : parameter.field) {
+        if (c == QLatin1Char('_')) {
+            upper = true;
+            continue;
+        }
+        name += upper ? c.toUpper() : c;
+        upper = false;
+    }
+    control->setObjectName(name);
+    return control;
 }
 
 template <typename Change>
@@ -263,7 +325,7 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
 {
     m_spec = spec;
     m_updating = true;
-    const FeatureMapSpec& map = spec.featureMap;
+    const ApproximationSpec& map = spec.approximation;
     m_map->setCurrentIndex(m_map->findData(int(map.kind)));
     if (featuresFromSlider(m_featuresSlider->value()) != map.features)
         m_featuresSlider->setValue(sliderFromFeatures(map.features));
@@ -279,21 +341,48 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
     m_causal->setChecked(spec.causal);
     m_heads->setValue(spec.input.heads);
     m_precision->setCurrentIndex(int(spec.precision));
-    m_reluEpsilon->setValue(map.reluEpsilon);
-    m_eluOnScaled->setChecked(map.eluOnScaled);
+    for (const auto& [parameter, control] : m_parameters) {
+        const double value = map.value(*parameter);
+        if (auto* box = qobject_cast<QCheckBox*>(control))
+            box->setChecked(value != 0);
+        else if (auto* choice = qobject_cast<QComboBox*>(control))
+            choice->setCurrentIndex(int(value));
+        else if (auto* integer = qobject_cast<QSpinBox*>(control))
+            integer->setValue(int(value));
+        else if (auto* real = qobject_cast<QDoubleSpinBox*>(control))
+            real->setValue(value);
+    }
     updateEnabled();
     m_updating = false;
 }
 
 void MethodPanel::updateEnabled()
 {
-    const MethodInfo& info = methodInfo(m_spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(m_spec.approximation.kind);
     for (QWidget* w : std::initializer_list<QWidget*>{m_featuresSlider, m_features})
         w->setEnabled(info.takes(featuresParameter()));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_projection, m_rowNorm, m_seed})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_projection, m_rowNorm})
         w->setEnabled(info.drawsProjection);
-    m_reluEpsilon->setEnabled(info.takes(reluEpsilonParameter()));
-    m_eluOnScaled->setEnabled(info.takes(eluOnScaledParameter()));
+    m_seed->setEnabled(info.isRandom);
+    for (const auto& [parameter, control] : m_parameters)
+        control->setEnabled(info.takes(*parameter));
+    QStringList traits{methodRoleText(info.role)};
+    if (info.role == MethodRole::Replacement)
+        traits.last() += tr(" (another kernel: its error is not an estimator's)");
+    if (!info.hasFeatures())
+        traits.append(tr("no features"));
+    if (!info.hasCausalForm)
+        traits.append(tr("no causal form"));
+    else if (!info.hasRecurrentForm)
+        traits.append(tr("no recurrent form"));
+    m_role->setText(traits.join(QStringLiteral(" \u00b7 ")));
+    // Without a causal form a method cannot serve causal attention: its entry is greyed out
+    // while the mask is on.
+    auto* items = qobject_cast<QStandardItemModel*>(m_map->model());
+    for (int i = 0; i < m_map->count(); ++i) {
+        const MethodInfo& entry = methodInfo(Method(m_map->itemData(i).toInt()));
+        items->item(i)->setEnabled(entry.hasCausalForm || !m_spec.causal);
+    }
     m_heads->setEnabled(m_spec.input.kind != InputKind::Files &&
                         m_spec.input.kind != InputKind::Model);
     // A model's attention is causal, as it was trained.

@@ -4,9 +4,13 @@
 
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 class QSlider;
 class QSpinBox;
 
@@ -35,6 +39,8 @@ private:
     // The merge key of a change made by slider: one key per drag.
     int dragKey(const QSlider* slider) const;
     void updateEnabled();
+    // The control of a parameter (its kind's widget), wired to edit the spec.
+    QWidget* parameterControl(const MethodParameter& parameter);
 
     ExperimentSpec m_spec;
     bool m_updating = false;
@@ -52,8 +58,9 @@ private:
     QCheckBox* m_causal;
     QSpinBox* m_heads;
     QComboBox* m_precision;
-    QDoubleSpinBox* m_reluEpsilon;
-    QCheckBox* m_eluOnScaled;
+    QLabel* m_role;  // what the method is to softmax, and what it lacks
+    // The control of every parameter besides m: a check box, choice, or spin box.
+    std::vector<std::pair<const MethodParameter*, QWidget*>> m_parameters;
 };
 
 }  // namespace attnlab::ui

@@ -240,7 +240,7 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     const AttentionMetrics& headMetrics = oneHead ? result.heads[head].metrics : result.metrics;
     const qint64 headRows = oneHead ? length : length * std::max(heads, 1);
 
-    const MethodInfo& map = methodInfo(result.spec.featureMap.kind);
+    const MethodInfo& map = methodInfo(result.spec.approximation.kind);
     QString method =
         result.spec.exactMethod ? QStringLiteral("Exact: streaming vs materialised") : map.title;
     if (result.spec.causal)
@@ -249,7 +249,7 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     m_method->setPalette(palette());
     m_length->setText(QString::number(length));
     m_features->setText(!result.spec.exactMethod && map.drawsProjection
-                            ? QString::number(result.spec.featureMap.features)
+                            ? QString::number(result.spec.approximation.features)
                             : QStringLiteral("n/a"));
     m_timeApproxName->setText(result.spec.exactMethod ? QStringLiteral("Time, streaming exact")
                                                       : QStringLiteral("Time, approximation"));

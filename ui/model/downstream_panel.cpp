@@ -38,13 +38,13 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return DownstreamPanel::tr("exact (streaming softmax)");
-    const MethodInfo& info = methodInfo(spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(spec.approximation.kind);
     if (!info.drawsProjection)
         return info.title;
     return DownstreamPanel::tr("%1, m = %2, seed %3")
         .arg(info.title)
-        .arg(spec.featureMap.features)
-        .arg(spec.featureMap.seed);
+        .arg(spec.approximation.features)
+        .arg(spec.approximation.seed);
 }
 
 // A token label as a table cell shows it: spaces visible as the model's tokens have them.
@@ -591,7 +591,7 @@ void DownstreamPanel::showSelected()
 void DownstreamPanel::sweepFeatures()
 {
     if (!m_haveModel || m_watcher.isRunning() || m_spec.exactMethod ||
-        !methodInfo(m_spec.featureMap.kind).drawsProjection)
+        !methodInfo(m_spec.approximation.kind).drawsProjection)
         return;
     const std::vector<int> values = featureList(m_features->text());
     if (values.empty()) {
@@ -606,8 +606,8 @@ void DownstreamPanel::sweepFeatures()
     for (const int m : values)
         for (int s = 0; s < m_seeds->value(); ++s) {
             ExperimentSpec spec = m_spec;
-            spec.featureMap.features = m;
-            spec.featureMap.seed = m_spec.featureMap.seed + std::uint64_t(s);
+            spec.approximation.features = m;
+            spec.approximation.seed = m_spec.approximation.seed + std::uint64_t(s);
             cases.emplace_back(spec, replacedLayers(m_layerCount));
         }
     startJob(std::move(cases), true, ModelEvalAxis::Features);
@@ -619,7 +619,7 @@ void DownstreamPanel::sweepLayers()
         return;
     m_delay.stop();
     const int seeds = m_spec.exactMethod ||
-                              !methodInfo(m_spec.featureMap.kind).drawsProjection
+                              !methodInfo(m_spec.approximation.kind).drawsProjection
                           ? 1
                           : m_seeds->value();
     std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
@@ -628,7 +628,7 @@ void DownstreamPanel::sweepLayers()
     for (int layer = 0; layer <= m_layerCount; ++layer)
         for (int s = 0; s < seeds; ++s) {
             ExperimentSpec spec = m_spec;
-            spec.featureMap.seed = m_spec.featureMap.seed + std::uint64_t(s);
+            spec.approximation.seed = m_spec.approximation.seed + std::uint64_t(s);
             cases.emplace_back(spec, layer < m_layerCount ? std::vector<int>{layer} : all);
         }
     startJob(std::move(cases), true, ModelEvalAxis::Layer);
@@ -647,7 +647,7 @@ void DownstreamPanel::setBusy(bool busy)
     m_cancelButton->setEnabled(sweeping);
     const bool canSweep = m_haveModel && !sweeping;
     const bool drawsProjection =
-        !m_spec.exactMethod && methodInfo(m_spec.featureMap.kind).drawsProjection;
+        !m_spec.exactMethod && methodInfo(m_spec.approximation.kind).drawsProjection;
     m_sweepButton->setEnabled(canSweep && drawsProjection);
     m_layerButton->setEnabled(canSweep && m_layerCount > 0);
     m_features->setEnabled(drawsProjection);

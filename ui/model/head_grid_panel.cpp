@@ -80,10 +80,10 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return HeadGridPanel::tr("exact (streaming)");
-    const MethodInfo& info = methodInfo(spec.featureMap.kind);
+    const MethodInfo& info = methodInfo(spec.approximation.kind);
     if (!info.drawsProjection)
         return info.title;
-    return HeadGridPanel::tr("%1, m = %2").arg(info.title).arg(spec.featureMap.features);
+    return HeadGridPanel::tr("%1, m = %2").arg(info.title).arg(spec.approximation.features);
 }
 
 QLabel* caption(const QString& text)

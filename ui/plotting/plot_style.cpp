@@ -25,6 +25,15 @@ QPainterPath methodMarkerPath(Method method, double radius)
                 << QPointF(b, a) << QPointF(a, a) << QPointF(a, b) << QPointF(-a, b)
                 << QPointF(-a, a) << QPointF(-b, a) << QPointF(-b, -a) << QPointF(-a, -a);
     };
+    // A polygon of n corners, the first pointing up, alternating between two reaches (equal
+    // reaches: a regular polygon; unequal: a star of n / 2 points).
+    const auto regular = [&polygon](int n, double reach, double otherReach) {
+        for (int k = 0; k < n; ++k) {
+            const double angle = -std::numbers::pi / 2 + 2 * k * std::numbers::pi / n;
+            const double rho = k % 2 == 0 ? reach : otherReach;
+            polygon << QPointF(rho * std::cos(angle), rho * std::sin(angle));
+        }
+    };
     switch (methodInfo(method).marker) {
         case MarkerShape::Square:
             path.addRect(QRectF(-0.85 * r, -0.85 * r, 1.7 * r, 1.7 * r));
@@ -57,6 +66,23 @@ QPainterPath methodMarkerPath(Method method, double radius)
                 const double angle = -std::numbers::pi / 2 + k * std::numbers::pi / 5;
                 polygon << QPointF(reach * std::cos(angle), reach * std::sin(angle));
             }
+            break;
+        case MarkerShape::Pentagon:
+            regular(5, 1.15 * r, 1.15 * r);
+            break;
+        case MarkerShape::Hexagon:
+            regular(6, 1.1 * r, 1.1 * r);
+            break;
+        case MarkerShape::Bowtie:
+            polygon << QPointF(-1.1 * r, -r) << QPointF(1.1 * r, r) << QPointF(1.1 * r, -r)
+                    << QPointF(-1.1 * r, r);
+            break;
+        case MarkerShape::Hourglass:
+            polygon << QPointF(-r, -1.1 * r) << QPointF(r, -1.1 * r) << QPointF(-r, 1.1 * r)
+                    << QPointF(r, 1.1 * r);
+            break;
+        case MarkerShape::SixPointStar:
+            regular(12, 1.35 * r, 0.7 * r);
             break;
     }
     path.addPolygon(polygon);

@@ -56,7 +56,7 @@ void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutco
         }
 
         const Eigen::Index length = input.length();
-        const Eigen::Index features = featureCountOf(job.spec.featureMap, int(input.headDim()));
+        const Eigen::Index features = featureCountOf(job.spec.approximation, int(input.headDim()));
         const Eigen::Index valueDim = input.valueDim();
         data.allStatesBytes = causalStepsBytes(length, features, valueDim, length, true);
         CausalStepsOptions options;

@@ -160,7 +160,7 @@ void StepperView::showData(std::shared_ptr<StepperData> data)
                                                              steps.normalizers.size());
     const QCPRange normalizerRange = barRange({&allNormalizers});
     m_previousNormalizerBars->valueAxis()->setRange(normalizerRange);
-    const bool negativeFeatures = methodInfo(steps.spec.featureMap.kind).canBeNegative;
+    const bool negativeFeatures = methodInfo(steps.spec.approximation.kind).canBeNegative;
     // Stacking shows z_i = z_{i-1} + phi(k_i) only when no feature is negative; otherwise z_i is
     // drawn alone.
     m_addedNormalizerBars->setVisible(!negativeFeatures);

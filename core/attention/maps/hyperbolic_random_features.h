@@ -14,7 +14,7 @@ class HyperbolicRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
 
-    HyperbolicRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+    HyperbolicRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
         : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
     {
     }
@@ -33,7 +33,7 @@ public:
     }
 
     // Lemma 2: 1/2 (1 - exp(-|x' + y'|^2)) times the positive features' MSE.
-    static double kernelMse(double m, const VectorD& x, const VectorD& y)
+    static double kernelMse(double m, const VectorD& x, const VectorD& y, double /*parameterA*/ = 0)
     {
         return 0.5 * -std::expm1(-(x + y).squaredNorm()) *
                PositiveRandomFeatures<double>::kernelMse(m, x, y);

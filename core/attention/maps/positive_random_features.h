@@ -12,7 +12,7 @@ class PositiveRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return m; }
 
-    PositiveRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+    PositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
         : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
     {
     }
@@ -30,7 +30,7 @@ public:
     // Lemma 2 of Choromanski et al. 2021 (iid Gaussian rows): the MSE of phi(x).phi(y) for
     // SM = exp(x'.y') is 1/m exp(|z|^2) SM^2 (1 - exp(-|z|^2)) with z = x' + y' (x, y here are
     // x', y'), in one exponential (it overflows later than the product).
-    static double kernelMse(double m, const VectorD& x, const VectorD& y)
+    static double kernelMse(double m, const VectorD& x, const VectorD& y, double /*parameterA*/ = 0)
     {
         const double z2 = (x + y).squaredNorm();
         return std::exp(z2 + 2 * x.dot(y)) * -std::expm1(-z2) / m;

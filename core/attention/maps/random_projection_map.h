@@ -11,7 +11,7 @@ namespace attnlab {
 template <typename T>
 class RandomProjectionMap : public FeatureMap<T> {
 protected:
-    RandomProjectionMap(Eigen::Index featureCount, const FeatureMapSpec& spec, int d, double scale,
+    RandomProjectionMap(Eigen::Index featureCount, const ApproximationSpec& spec, int d, double scale,
                         int head)
         : FeatureMap<T>(featureCount), m_features(spec.features), m_halfScale(scale / 2)
     {

@@ -12,9 +12,9 @@ class ReluRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return m; }
 
-    ReluRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+    ReluRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
         : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head),
-          m_epsilon(T(spec.reluEpsilon))
+          m_epsilon(T(spec.value(reluEpsilonParameter())))
     {
     }
 

@@ -11,7 +11,7 @@ class TrigonometricRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
 
-    TrigonometricRandomFeatures(const FeatureMapSpec& spec, int d, double scale, int head)
+    TrigonometricRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
         : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
     {
     }
@@ -29,7 +29,7 @@ public:
     }
 
     // Lemma 2: 1/(2m) exp(|x' + y'|^2) SM^-2 (1 - exp(-|x' - y'|^2))^2, SM = exp(x'.y').
-    static double kernelMse(double m, const VectorD& x, const VectorD& y)
+    static double kernelMse(double m, const VectorD& x, const VectorD& y, double /*parameterA*/ = 0)
     {
         const double difference = -std::expm1(-(x - y).squaredNorm());
         return std::exp((x + y).squaredNorm() - 2 * x.dot(y)) * difference * difference / (2 * m);

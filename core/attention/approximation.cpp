@@ -1,0 +1,52 @@
+#include "attention/approximation.h"
+
+#include "errors.h"
+
+#include <type_traits>
+
+namespace attnlab {
+
+double ApproximationSpec::value(const MethodParameter& parameter) const
+{
+    if (&parameter == &featuresParameter())
+        return features;
+    const auto found = values.find(parameter.field);
+    return found == values.end() ? parameter.defaultValue : found->second;
+}
+
+void ApproximationSpec::setValue(const MethodParameter& parameter, double value)
+{
+    if (&parameter == &featuresParameter())
+        features = int(value);
+    else
+        values[parameter.field] = value;
+}
+
+template <typename T>
+std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spec, int d,
+                                                    Eigen::Index length, double scale, int head)
+{
+    const MethodInfo& info = methodInfo(spec.kind);
+    if constexpr (std::is_same_v<T, float>)
+        return info.makeFloat(spec, d, length, scale, head);
+    else
+        return info.makeDouble(spec, d, length, scale, head);
+}
+
+void requireCausalForm(Method method, bool causal)
+{
+    const MethodInfo& info = methodInfo(method);
+    if (causal && !info.hasCausalForm)
+        throw InputError(QStringLiteral("%1 has no causal form: every row of its P^ mixes all "
+                                        "positions, later ones too. Turn the causal mask off "
+                                        "(leave out --causal), or choose a method with one.")
+                             .arg(info.name));
+}
+
+template std::unique_ptr<Approximation<float>> makeApproximation<float>(const ApproximationSpec&,
+                                                                        int, Eigen::Index, double,
+                                                                        int);
+template std::unique_ptr<Approximation<double>> makeApproximation<double>(
+    const ApproximationSpec&, int, Eigen::Index, double, int);
+
+}  // namespace attnlab

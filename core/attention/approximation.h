@@ -1,0 +1,68 @@
+#pragma once
+
+#include "attention/approximation_spec.h"
+#include "attention/feature_maps.h"
+#include "attention/linear_attention.h"
+#include "types.h"
+
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+namespace attnlab {
+
+// A matrix an approximation drew at random besides W (Linformer's E and F), exported as
+// <file>.npy.
+struct DrawnMatrix {
+    QString file;   // "projection_keys"
+    QString title;  // "Linformer's key projection E"
+    MatrixD matrix;
+};
+
+// One head's approximation of softmax attention, whatever its family: a feature map with linear
+// attention, landmarks, projections along the sequence, a window, or a sum of them. Made for L
+// positions of d-dimensional rows, with its random draws done; then fit to the data (what the
+// method takes from Q and K themselves) and asked for O^ or for rows of P^.
+template <typename T>
+class Approximation {
+public:
+    virtual ~Approximation() = default;
+
+    // Fits what the method takes from q and k (FAVOR++'s A*). Called before output() and rows()
+    // for every new q and k; part of the method's timed work.
+    virtual void fit(const Matrix<T>& /*q*/, const Matrix<T>& /*k*/, bool /*causal*/) {}
+
+    // O^ (L x d_v) in the method's fast form, never through an L x L matrix, with the rows whose
+    // denominator is not positive. Throws InputError for causal = true when the method has no
+    // causal form.
+    virtual ApproximateOutput<T> output(const Matrix<T>& q, const Matrix<T>& k,
+                                            const Matrix<T>& v, bool causal,
+                                            Eigen::Index chunk) const = 0;
+
+    // The rows of P^ for q and k.
+    virtual std::unique_ptr<ApproximateRows<T>> rows(const Matrix<T>& q, const Matrix<T>& k,
+                                                     bool causal) const = 0;
+
+    // The feature map phi, for the methods that are one; null for the others.
+    virtual const FeatureMap<T>* featureMap() const { return nullptr; }
+
+    // The random projection W (m x d), empty where none is drawn.
+    virtual MatrixD projection() const { return {}; }
+
+    // The other matrices drawn at random, in the order they are exported.
+    virtual std::vector<DrawnMatrix> drawnMatrices() const { return {}; }
+};
+
+// The approximation of spec (its method's class, from the registry) for L positions of
+// d-dimensional rows at scale s; head h's draws come from (spec.seed, h).
+template <typename T>
+std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spec, int d,
+                                                    Eigen::Index length, double scale,
+                                                    int head = 0);
+
+// Throws InputError naming the method when causal attention is asked of a method without a
+// causal form.
+void requireCausalForm(Method method, bool causal);
+
+}  // namespace attnlab

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "attention/methods.h"
+#include "attention/projection.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <map>
+
+namespace attnlab {
+
+// An approximation and its parameters: the method, m, the random projection W's coupling, row
+// norms and seed, and the value of every other parameter the registry names (absent: its
+// default), so a new method's parameter needs no new field here.
+struct ApproximationSpec {
+    Method kind = Method::FavorPositive;  // an approximation (not an exact method)
+    int features = int(featuresParameter().defaultValue);  // m
+    ProjectionKind projection = ProjectionKind::Orthogonal;
+    RowNorm rowNorm = RowNorm::Chi;
+    std::uint64_t seed = 0;  // fixes W and every other random draw
+    std::map<QString, double> values;  // by MethodParameter::field
+
+    // The value of `parameter` (features included), or its default.
+    double value(const MethodParameter& parameter) const;
+    void setValue(const MethodParameter& parameter, double value);
+    bool isOn(const MethodParameter& parameter) const { return value(parameter) != 0; }
+};
+
+}  // namespace attnlab

@@ -1,0 +1,126 @@
+#include "attention/approximations/linformer_attention.h"
+
+#include "attention/random.h"
+#include "attention/row_ops.h"
+#include "errors.h"
+#include "parallel.h"
+
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+constexpr Eigen::Index kSoftmaxBlock = 64;
+
+// An m x L matrix of N(0, 1/m) entries from (seed, stream, head).
+template <typename T>
+Matrix<T> gaussianProjection(Eigen::Index m, Eigen::Index length, std::uint64_t seed,
+                             RandomStream stream, int head)
+{
+    Rng rng(seed, stream, std::uint64_t(head));
+    const double deviation = 1 / std::sqrt(double(m));
+    Matrix<T> projection(m, length);
+    for (Eigen::Index r = 0; r < m; ++r)
+        for (Eigen::Index j = 0; j < length; ++j)
+            projection(r, j) = T(deviation * rng.normal());
+    return projection;
+}
+
+template <typename T>
+class LinformerRows final : public ApproximateRows<T> {
+public:
+    LinformerRows(Matrix<T> projectedAttention, const Matrix<T>& valueProjection)
+        : m_projectedAttention(std::move(projectedAttention)), m_valueProjection(valueProjection)
+    {
+    }
+
+    void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* /*kernel*/) const override
+    {
+        p.noalias() = m_projectedAttention.middleRows(begin, p.rows()) * m_valueProjection;
+    }
+
+private:
+    Matrix<T> m_projectedAttention;      // P- (L x m)
+    const Matrix<T>& m_valueProjection;  // F (m x L)
+};
+
+}  // namespace
+
+template <typename T>
+LinformerAttention<T>::LinformerAttention(const ApproximationSpec& spec, int /*d*/,
+                                          Eigen::Index length, double scale, int head)
+    : m_scale(scale),
+      m_keyProjection(gaussianProjection<T>(spec.features, length, spec.seed,
+                                            RandomStream::KeyProjection, head)),
+      m_valueProjection(gaussianProjection<T>(spec.features, length, spec.seed,
+                                              RandomStream::ValueProjection, head))
+{
+}
+
+template <typename T>
+double LinformerAttention<T>::flops(const CostShape& s)
+{
+    return 4 * s.length * s.m * (s.d + s.dv);
+}
+
+template <typename T>
+double LinformerAttention<T>::workingSetFloats(const CostShape& s)
+{
+    return s.m * (s.d + s.dv) + s.length * s.m;
+}
+
+template <typename T>
+Matrix<T> LinformerAttention<T>::projectedAttention(const Matrix<T>& q, const Matrix<T>& k) const
+{
+    if (k.rows() != m_keyProjection.cols())
+        throw InputError(QStringLiteral("linformer: E was drawn for %1 keys, not %2")
+                             .arg(m_keyProjection.cols())
+                             .arg(k.rows()));
+    Matrix<T> projectedKeys(m_keyProjection.rows(), k.cols());
+    projectedKeys.noalias() = m_keyProjection * k;
+    Matrix<T> attention(q.rows(), projectedKeys.rows());
+    attention.noalias() = (T(m_scale) * q) * projectedKeys.transpose();
+    forEachRowBlock(attention.rows(), kSoftmaxBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        softmaxRows<T>(attention.middleRows(begin, end - begin));
+    });
+    return attention;
+}
+
+template <typename T>
+ApproximateOutput<T> LinformerAttention<T>::output(const Matrix<T>& q, const Matrix<T>& k,
+                                                   const Matrix<T>& v, bool causal,
+                                                   Eigen::Index /*chunk*/) const
+{
+    requireCausalForm(Method::Linformer, causal);
+    const Matrix<T> attention = projectedAttention(q, k);
+    Matrix<T> projectedValues(m_valueProjection.rows(), v.cols());
+    projectedValues.noalias() = m_valueProjection * v;
+    ApproximateOutput<T> result;
+    result.output.resize(q.rows(), v.cols());
+    result.output.noalias() = attention * projectedValues;
+    return result;
+}
+
+template <typename T>
+std::unique_ptr<ApproximateRows<T>> LinformerAttention<T>::rows(const Matrix<T>& q,
+                                                                const Matrix<T>& k,
+                                                                bool causal) const
+{
+    requireCausalForm(Method::Linformer, causal);
+    return std::make_unique<LinformerRows<T>>(projectedAttention(q, k), m_valueProjection);
+}
+
+template <typename T>
+std::vector<DrawnMatrix> LinformerAttention<T>::drawnMatrices() const
+{
+    return {{QStringLiteral("projection_keys"), QStringLiteral("Linformer's key projection E"),
+             m_keyProjection.template cast<double>()},
+            {QStringLiteral("projection_values"), QStringLiteral("Linformer's value projection F"),
+             m_valueProjection.template cast<double>()}};
+}
+
+template class LinformerAttention<float>;
+template class LinformerAttention<double>;
+
+}  // namespace attnlab

@@ -1,0 +1,156 @@
+#include "attention/approximations/nystrom_attention.h"
+
+#include "attention/row_ops.h"
+#include "parallel.h"
+
+#include <Eigen/QR>
+
+namespace attnlab {
+
+namespace {
+
+// Rows softmaxed at a time, spread over the engine threads.
+constexpr Eigen::Index kSoftmaxBlock = 64;
+
+// softmax(s x y^T) row by row: the product on every engine thread, then the rows in blocks.
+template <typename T>
+Matrix<T> softmaxOfScores(const Matrix<T>& x, const Matrix<T>& y, double scale)
+{
+    Matrix<T> scores(x.rows(), y.rows());
+    scores.noalias() = (T(scale) * x) * y.transpose();
+    forEachRowBlock(scores.rows(), kSoftmaxBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        softmaxRows<T>(scores.middleRows(begin, end - begin));
+    });
+    return scores;
+}
+
+// The paper's iterative pseudo-inverse of a (m x m, non-negative rows that sum to 1).
+template <typename T>
+Matrix<T> iterativePseudoInverse(const Matrix<T>& a, int iterations)
+{
+    const Eigen::Index m = a.rows();
+    const Matrix<T> identity = Matrix<T>::Identity(m, m);
+    Matrix<T> z = a.transpose() / a.colwise().sum().maxCoeff();
+    Matrix<T> az(m, m), inner(m, m);
+    for (int n = 0; n < iterations; ++n) {
+        az.noalias() = a * z;
+        inner.noalias() = az * (T(7) * identity - az);
+        inner = T(15) * identity - inner;
+        Matrix<T> outer(m, m);
+        outer.noalias() = az * inner;
+        outer = T(13) * identity - outer;
+        Matrix<T> next(m, m);
+        next.noalias() = (T(0.25) * z) * outer;
+        z.swap(next);
+    }
+    return z;
+}
+
+template <typename T>
+class NystromRows final : public ApproximateRows<T> {
+public:
+    explicit NystromRows(typename NystromAttention<T>::Factors factors)
+        : m_f(std::move(factors.f)), m_pinvB(factors.pinv * factors.b)
+    {
+    }
+
+    void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* /*kernel*/) const override
+    {
+        p.noalias() = m_f.middleRows(begin, p.rows()) * m_pinvB;
+    }
+
+private:
+    Matrix<T> m_f;      // F (L x m)
+    Matrix<T> m_pinvB;  // A~^+ B (m x L)
+};
+
+}  // namespace
+
+template <typename T>
+NystromAttention<T>::NystromAttention(const ApproximationSpec& spec, int /*d*/,
+                                      Eigen::Index length, double scale, int /*head*/)
+    : m_landmarks(std::clamp<Eigen::Index>(spec.features, 1, std::max<Eigen::Index>(length, 1))),
+      m_exactPinv(spec.value(pinvParameter()) == 1),
+      m_iterations(int(spec.value(pinvIterationsParameter()))),
+      m_scale(scale)
+{
+}
+
+template <typename T>
+double NystromAttention<T>::flops(const CostShape& s)
+{
+    const double m = std::min(s.m, s.length);
+    constexpr double iterations = 6;
+    return 4 * s.length * m * (s.d + s.dv) + 8 * iterations * m * m * m + 2 * m * m * s.dv;
+}
+
+template <typename T>
+double NystromAttention<T>::workingSetFloats(const CostShape& s)
+{
+    const double m = std::min(s.m, s.length);
+    return 2 * s.length * m + 6 * m * m + 2 * m * s.dv;
+}
+
+template <typename T>
+Matrix<T> NystromAttention<T>::segmentMeans(const Matrix<T>& x, Eigen::Index m)
+{
+    const Eigen::Index length = x.rows();
+    Matrix<T> means(m, x.cols());
+    for (Eigen::Index t = 0; t < m; ++t) {
+        const Eigen::Index first = t * length / m, end = (t + 1) * length / m;
+        means.row(t) = x.middleRows(first, end - first).colwise().sum() / T(end - first);
+    }
+    return means;
+}
+
+template <typename T>
+typename NystromAttention<T>::Factors NystromAttention<T>::factors(const Matrix<T>& q,
+                                                                   const Matrix<T>& k) const
+{
+    const Eigen::Index m = std::min(m_landmarks, q.rows());
+    const Matrix<T> queryLandmarks = segmentMeans(q, m);
+    const Matrix<T> keyLandmarks = segmentMeans(k, m);
+    Factors parts;
+    parts.f = softmaxOfScores<T>(q, keyLandmarks, m_scale);
+    parts.b = softmaxOfScores<T>(queryLandmarks, k, m_scale);
+    const Matrix<T> landmarkAttention = softmaxOfScores<T>(queryLandmarks, keyLandmarks, m_scale);
+    if (m_exactPinv) {
+        const Eigen::CompleteOrthogonalDecomposition<MatrixD> decomposition(
+            landmarkAttention.template cast<double>());
+        parts.pinv = decomposition.pseudoInverse().template cast<T>();
+    } else {
+        parts.pinv = iterativePseudoInverse<T>(landmarkAttention, m_iterations);
+    }
+    return parts;
+}
+
+template <typename T>
+ApproximateOutput<T> NystromAttention<T>::output(const Matrix<T>& q, const Matrix<T>& k,
+                                                 const Matrix<T>& v, bool causal,
+                                                 Eigen::Index /*chunk*/) const
+{
+    requireCausalForm(Method::Nystrom, causal);
+    const Factors parts = factors(q, k);
+    Matrix<T> bv(parts.b.rows(), v.cols());
+    bv.noalias() = parts.b * v;
+    Matrix<T> pinvBv(parts.pinv.rows(), v.cols());
+    pinvBv.noalias() = parts.pinv * bv;
+    ApproximateOutput<T> result;
+    result.output.resize(q.rows(), v.cols());
+    result.output.noalias() = parts.f * pinvBv;
+    return result;
+}
+
+template <typename T>
+std::unique_ptr<ApproximateRows<T>> NystromAttention<T>::rows(const Matrix<T>& q,
+                                                              const Matrix<T>& k,
+                                                              bool causal) const
+{
+    requireCausalForm(Method::Nystrom, causal);
+    return std::make_unique<NystromRows<T>>(factors(q, k));
+}
+
+template class NystromAttention<float>;
+template class NystromAttention<double>;
+
+}  // namespace attnlab

@@ -1,0 +1,250 @@
+#include "attention/approximations/scatterbrain_attention.h"
+
+#include "attention/approximations/local_attention.h"
+#include "attention/linear_attention.h"
+#include "parallel.h"
+
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+// phi(k_j) for every key at one common scale kappa: phi(k_j) = Phi_j exp(kappa).
+template <typename T>
+struct MappedKeys {
+    Matrix<T> phi;  // L x m
+    T scale = 0;    // kappa
+};
+
+template <typename T>
+MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k)
+{
+    MappedKeys<T> keys;
+    keys.phi.resize(k.rows(), phi.featureCount());
+    Vector<T> logScale(k.rows());
+    forEachRowBlock(k.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        phi.map(k.middleRows(begin, end - begin), keys.phi.middleRows(begin, end - begin),
+                logScale.segment(begin, end - begin));
+    });
+    keys.scale = logScale.maxCoeff();
+    forEachRowBlock(k.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        for (Eigen::Index j = begin; j < end; ++j)
+            keys.phi.row(j) *= std::exp(logScale[j] - keys.scale);
+    });
+    return keys;
+}
+
+// One block of queries [begin, begin + rows) against its key span [spanFirst, spanFirst + span):
+// the features of the queries, the exact scores E_ij = s q_i.k_j over the span, the feature
+// products G_ij = Phi_i . Phi_j (phi(q_i).phi(k_j) = G_ij exp(c_i + kappa)), and each row's
+// reference exponent r_i = max(c_i + kappa, max_{j in W(i)} E_ij), with alpha_i =
+// exp(c_i + kappa - r_i): the row's terms divided by exp(r_i) are at most 1.
+template <typename T>
+struct WindowBlock {
+    Matrix<T> phiQ;    // rows x m
+    Matrix<T> scores;  // E, rows x span
+    Matrix<T> products;  // G, rows x span
+    Vector<T> reference;  // r_i
+    Vector<T> alpha;      // alpha_i
+
+    WindowBlock(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
+                const MappedKeys<T>& keys, double scale, const SlidingWindow& window,
+                Eigen::Index begin, Eigen::Index rows, Eigen::Index spanFirst, Eigen::Index span)
+        : phiQ(rows, phi.featureCount()),
+          scores(rows, span),
+          products(rows, span),
+          reference(rows),
+          alpha(rows)
+    {
+        Vector<T> queryLogScale(rows);
+        phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
+        scores.noalias() = q.middleRows(begin, rows) * k.middleRows(spanFirst, span).transpose();
+        scores *= T(scale);
+        products.noalias() = phiQ * keys.phi.middleRows(spanFirst, span).transpose();
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index lo = window.first(begin + r) - spanFirst;
+            const Eigen::Index count = window.last(begin + r) - window.first(begin + r) + 1;
+            const T lowRank = queryLogScale[r] + keys.scale;
+            reference[r] = std::max(lowRank, scores.row(r).segment(lo, count).maxCoeff());
+            alpha[r] = std::exp(lowRank - reference[r]);
+        }
+    }
+};
+
+// The weights C (rows x span) of a block's span divided by exp(r_i): non-causal, the window's
+// correction exp(E_ij - r_i) - alpha_i G_ij (the low-rank sums count every key); causal, the
+// keys of the span before the window alpha_i G_ij, the window exp(E_ij - r_i), 0 after i (the
+// low-rank sums count only the keys before the span).
+template <typename T>
+Matrix<T> spanWeights(const WindowBlock<T>& block, const SlidingWindow& window, Eigen::Index begin,
+                      Eigen::Index spanFirst)
+{
+    const Eigen::Index rows = block.scores.rows(), span = block.scores.cols();
+    Matrix<T> weights = Matrix<T>::Zero(rows, span);
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        const Eigen::Index lo = window.first(begin + r) - spanFirst;
+        const Eigen::Index hi = window.last(begin + r) - spanFirst;
+        const T shift = block.reference[r], alpha = block.alpha[r];
+        for (Eigen::Index j = lo; j <= hi; ++j)
+            weights(r, j) = std::exp(block.scores(r, j) - shift);
+        if (window.causal)
+            weights.row(r).head(lo) = alpha * block.products.row(r).head(lo);
+        else
+            weights.row(r).segment(lo, hi - lo + 1) -=
+                alpha * block.products.row(r).segment(lo, hi - lo + 1);
+    }
+    return weights;
+}
+
+// The low-rank sums S = sum_j Phi_j v_j^T and z = sum_j Phi_j over a range of keys.
+template <typename T>
+struct LowRankSums {
+    Matrix<T> s;
+    Vector<T> z;
+};
+
+template <typename T>
+LowRankSums<T> lowRankSums(const MappedKeys<T>& keys, const Matrix<T>& v, Eigen::Index first,
+                           Eigen::Index count)
+{
+    LowRankSums<T> sums{Matrix<T>::Zero(keys.phi.cols(), v.cols()),
+                        Vector<T>::Zero(keys.phi.cols())};
+    if (count == 0)
+        return sums;
+    sums.s.noalias() = keys.phi.middleRows(first, count).transpose() * v.middleRows(first, count);
+    sums.z = keys.phi.middleRows(first, count).colwise().sum().transpose();
+    return sums;
+}
+
+template <typename T>
+class ScatterbrainRows final : public ApproximateRows<T> {
+public:
+    ScatterbrainRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
+                     double scale, SlidingWindow window)
+        : m_phi(phi), m_q(q), m_k(k), m_scale(scale), m_window(window), m_keys(mapKeys(phi, k))
+    {
+    }
+
+    // Row i: alpha_i G_ij for the keys outside the window (up to i when causal), exp(E_ij - r_i)
+    // inside it; A^ is that times exp(r_i), P^ that divided by its sum.
+    void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel) const override
+    {
+        const Eigen::Index rows = p.rows(), keys = m_k.rows();
+        const WindowBlock<T> block(m_phi, m_q, m_k, m_keys, m_scale, m_window, begin, rows, 0,
+                                   keys);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index i = begin + r;
+            const Eigen::Index lo = m_window.first(i), hi = m_window.last(i);
+            const Eigen::Index visible = m_window.causal ? i + 1 : keys;
+            p.row(r).head(visible) = block.alpha[r] * block.products.row(r).head(visible);
+            p.row(r).tail(keys - visible).setZero();
+            for (Eigen::Index j = lo; j <= hi; ++j)
+                p(r, j) = std::exp(block.scores(r, j) - block.reference[r]);
+        }
+        if (kernel) {
+            *kernel = p.template cast<double>();
+            for (Eigen::Index r = 0; r < rows; ++r)
+                kernel->row(r) *= std::exp(double(block.reference[r]));
+        }
+        const Vector<T> sums = p.rowwise().sum();
+        divideRows<T>(Matrix<T>(p), sums, p);
+    }
+
+private:
+    const FeatureMap<T>& m_phi;
+    const Matrix<T>& m_q;
+    const Matrix<T>& m_k;
+    double m_scale;
+    SlidingWindow m_window;
+    MappedKeys<T> m_keys;
+};
+
+}  // namespace
+
+template <typename T>
+ScatterbrainAttention<T>::ScatterbrainAttention(const ApproximationSpec& spec, int d,
+                                                Eigen::Index /*length*/, double scale, int head)
+    : m_phi(spec, d, scale, head),
+      m_width(Eigen::Index(spec.value(windowParameter()))),
+      m_scale(scale)
+{
+}
+
+template <typename T>
+double ScatterbrainAttention<T>::flops(const CostShape& s)
+{
+    const double w = std::min(s.window, s.length);
+    return 4 * s.length * s.m * (s.d + s.dv) + 2 * s.length * w * (s.d + s.dv) +
+           2 * s.length * w * s.m;
+}
+
+template <typename T>
+double ScatterbrainAttention<T>::workingSetFloats(const CostShape& s)
+{
+    const double block = double(kWindowBlock), span = block + s.window;
+    return s.length * s.m + s.threads * (block * s.m + 3 * block * span);
+}
+
+template <typename T>
+ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const Matrix<T>& k,
+                                                      const Matrix<T>& v, bool causal,
+                                                      Eigen::Index /*chunk*/) const
+{
+    const SlidingWindow window{m_width, causal, k.rows()};
+    const MappedKeys<T> keys = mapKeys<T>(m_phi, k);
+    const Eigen::Index length = q.rows();
+    const Eigen::Index blocks = (length + kWindowBlock - 1) / kWindowBlock;
+    const auto spanFirst = [&](Eigen::Index b) { return window.first(b * kWindowBlock); };
+
+    // The low-rank sums each block adds to its span: every key (non-causal), or the keys before
+    // the block's span (causal: the prefix sums of the keys between consecutive spans' starts).
+    std::vector<LowRankSums<T>> before;
+    LowRankSums<T> all;
+    if (causal) {
+        before.resize(std::size_t(blocks));
+        forEachRowBlock(blocks, 1, [&](Eigen::Index b, Eigen::Index) {
+            const Eigen::Index first = b == 0 ? 0 : spanFirst(b - 1);
+            before[std::size_t(b)] = lowRankSums<T>(keys, v, first, spanFirst(b) - first);
+        });
+        for (std::size_t b = 1; b < before.size(); ++b) {
+            before[b].s += before[b - 1].s;
+            before[b].z += before[b - 1].z;
+        }
+    } else {
+        all = lowRankSums<T>(keys, v, 0, k.rows());
+    }
+
+    ApproximateOutput<T> result;
+    result.output.resize(length, v.cols());
+    Vector<T> denominators(length);
+    forEachRowBlock(length, kWindowBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin, first = window.first(begin);
+        const Eigen::Index span = window.last(end - 1) - first + 1;
+        const WindowBlock<T> block(m_phi, q, k, keys, m_scale, window, begin, rows, first, span);
+        const Matrix<T> weights = spanWeights<T>(block, window, begin, first);
+        const LowRankSums<T>& sums = causal ? before[std::size_t(begin / kWindowBlock)] : all;
+        Matrix<T> numerator(rows, v.cols());
+        numerator.noalias() = block.alpha.asDiagonal() * (block.phiQ * sums.s);
+        numerator.noalias() += weights * v.middleRows(first, span);
+        auto den = denominators.segment(begin, rows);
+        den = block.alpha.cwiseProduct(block.phiQ * sums.z) + weights.rowwise().sum();
+        divideRows<T>(numerator, den, result.output.middleRows(begin, rows));
+    });
+    result.nonPositiveRows = nonPositiveEntries(denominators);
+    return result;
+}
+
+template <typename T>
+std::unique_ptr<ApproximateRows<T>> ScatterbrainAttention<T>::rows(const Matrix<T>& q,
+                                                                   const Matrix<T>& k,
+                                                                   bool causal) const
+{
+    return std::make_unique<ScatterbrainRows<T>>(m_phi, q, k, m_scale,
+                                                 SlidingWindow{m_width, causal, k.rows()});
+}
+
+template class ScatterbrainAttention<float>;
+template class ScatterbrainAttention<double>;
+
+}  // namespace attnlab
