@@ -313,7 +313,7 @@ const std::vector<MethodInfo>& methodRegistry()
         featureMap<OptimalPositiveRandomFeatures>(
             {.method = FavorPlusPlus,
              .name = QStringLiteral("favor-plusplus"),
-             .title = QStringLiteral("FAVOR++ (optimal positive)"),
+             .title = QStringLiteral("FAVOR++"),
              .summary = QStringLiteral("Optimal positive random features (Likhosherstov et al. "
                                        "2022): (1 - 4A)^(d/4) m^-1/2 exp(A |w|^2 + sqrt(1 - 4A) "
                                        "w.x' - |x'|^2/2) with the A* that minimises the variance "
@@ -422,7 +422,7 @@ const std::vector<MethodInfo>& methodRegistry()
         approximation<LocalAttention>(
             {.method = Local,
              .name = QStringLiteral("local"),
-             .title = QStringLiteral("Local (sliding window)"),
+             .title = QStringLiteral("Local window"),
              .summary = QStringLiteral("Exact softmax over a window of w keys (the w latest when "
                                        "causal, else centred on the query), nothing outside it: "
                                        "4 L w d flops; no features."),
@@ -434,7 +434,7 @@ const std::vector<MethodInfo>& methodRegistry()
         approximation<ScatterbrainAttention>(
             {.method = Scatterbrain,
              .name = QStringLiteral("scatterbrain"),
-             .title = QStringLiteral("Scatterbrain (window + FAVOR+)"),
+             .title = QStringLiteral("Scatterbrain"),
              .summary = QStringLiteral("Sparse plus low-rank (Chen et al. 2021): exp(q'.k') "
                                        "exactly inside the window of w keys, FAVOR+ positive "
                                        "features for every other key, without counting the "

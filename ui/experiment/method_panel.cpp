@@ -223,7 +223,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     norm->addWidget(m_normSlider, 1);
     norm->addWidget(m_norm);
 
-    auto* layout = new QFormLayout(this);
+    auto* layout = m_form = new QFormLayout(this);
     layout->addRow(tr("Method"), m_map);
     layout->addRow(m_role);
     layout->addRow(tr("Features m"), features);
@@ -364,8 +364,12 @@ void MethodPanel::updateEnabled()
     for (QWidget* w : std::initializer_list<QWidget*>{m_projection, m_rowNorm})
         w->setEnabled(info.drawsProjection);
     m_seed->setEnabled(info.isRandom);
-    for (const auto& [parameter, control] : m_parameters)
+    // A parameter the method does not take is hidden (and disabled), so the dock shows only
+    // what changes the result.
+    for (const auto& [parameter, control] : m_parameters) {
         control->setEnabled(info.takes(*parameter));
+        m_form->setRowVisible(control, info.takes(*parameter));
+    }
     QStringList traits{methodRoleText(info.role)};
     if (info.role == MethodRole::Replacement)
         traits.last() += tr(" (another kernel: its error is not an estimator's)");

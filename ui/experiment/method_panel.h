@@ -10,6 +10,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QSlider;
 class QSpinBox;
@@ -58,6 +59,7 @@ private:
     QCheckBox* m_causal;
     QSpinBox* m_heads;
     QComboBox* m_precision;
+    QFormLayout* m_form;
     QLabel* m_role;  // what the method is to softmax, and what it lacks
     // The control of every parameter besides m: a check box, choice, or spin box.
     std::vector<std::pair<const MethodParameter*, QWidget*>> m_parameters;

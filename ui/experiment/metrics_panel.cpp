@@ -95,6 +95,8 @@ QString warningHeading(const QString& code)
         return QStringLiteral("Feature values out of range");
     if (code == QLatin1String("kl-undefined"))
         return QStringLiteral("KL divergence undefined");
+    if (code == QLatin1String("causal-form"))
+        return QStringLiteral("Causal form");
     return code;
 }
 
@@ -160,15 +162,20 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     titleFont.setPointSizeF(titleFont.pointSizeF() * 1.25);
     m_method->setFont(titleFont);
     layout->addWidget(m_method);
+    m_role = new QLabel;
+    m_role->setWordWrap(true);
+    m_role->setObjectName(QStringLiteral("metricsRole"));
+    QPalette rolePalette = m_role->palette();
+    rolePalette.setColor(QPalette::WindowText, mutedColor(this));
+    m_role->setPalette(rolePalette);
+    layout->addWidget(m_role);
 
     m_summary = new QGridLayout;
     m_summary->setColumnStretch(0, 1);
     m_summary->setHorizontalSpacing(8);
     m_length = addSummaryRow(new QLabel(QStringLiteral("Sequence length L")));
-    m_features = addSummaryRow(new QLabel(QStringLiteral("Random features m")));
-    m_features->setToolTip(
-        QStringLiteral("m, the number of random projections w<sub>1</sub> ... "
-                       "w<sub>m</sub>; n/a for maps that draw none"));
+    m_featuresName = new QLabel;
+    m_features = addSummaryRow(m_featuresName);
     m_timeApproxName = new QLabel;
     m_timeApprox = addSummaryRow(m_timeApproxName);
     m_timeExact = addSummaryRow(new QLabel(QStringLiteral("Time, exact")));
@@ -248,9 +255,26 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     m_method->setText(method);
     m_method->setPalette(palette());
     m_length->setText(QString::number(length));
-    m_features->setText(!result.spec.exactMethod && map.drawsProjection
-                            ? QString::number(result.spec.approximation.features)
-                            : QStringLiteral("n/a"));
+    // The method's size: m (random features, landmarks, projected length) or the window w.
+    const MethodParameter* size = result.spec.exactMethod ? nullptr : map.size;
+    m_featuresName->setText(size ? size->label : QStringLiteral("Size (m or w)"));
+    m_features->setText(size ? size->format(result.spec.approximation.value(*size))
+                             : QStringLiteral("n/a"));
+    m_features->setToolTip(size ? size->description : QString());
+    switch (result.spec.exactMethod ? MethodRole::Exact : map.role) {
+        case MethodRole::Exact:
+            m_role->setText(QStringLiteral("Both sides are exact softmax attention."));
+            break;
+        case MethodRole::Estimate:
+            m_role->setText(QStringLiteral("Estimates softmax: the errors below are the "
+                                           "estimator's."));
+            break;
+        case MethodRole::Replacement:
+            m_role->setText(QStringLiteral("Replaces softmax with another kernel, which matches "
+                                           "it only after training: the errors below measure a "
+                                           "different kernel, not an estimator's variance."));
+            break;
+    }
     m_timeApproxName->setText(result.spec.exactMethod ? QStringLiteral("Time, streaming exact")
                                                       : QStringLiteral("Time, approximation"));
     m_timeApprox->setText(formatMilliseconds(result.secondsApprox));
@@ -304,8 +328,9 @@ void MetricsPanel::clear()
     QPalette muted = m_method->palette();
     muted.setColor(QPalette::WindowText, mutedColor(this));
     m_method->setPalette(muted);
-    for (QLabel* value : {m_length, m_features, m_timeApprox, m_timeExact})
+    for (QLabel* value : {m_length, m_features, m_timeApprox, m_timeExact, m_role})
         value->setText(QString());
+    m_featuresName->setText(QStringLiteral("Features m"));
     m_timeApproxName->setText(QStringLiteral("Time, approximation"));
     m_headColumn->setVisible(false);
     m_lastColumn->setVisible(false);

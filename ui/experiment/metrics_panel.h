@@ -52,7 +52,9 @@ private:
     QLabel* m_summaryTitle;
     QLabel* m_length;
     QLabel* m_method;
+    QLabel* m_featuresName;  // the method's size parameter: "Features m", "Window w"
     QLabel* m_features;
+    QLabel* m_role;  // what the method is to softmax attention
     QLabel* m_timeApproxName;
     QLabel* m_timeApprox;
     QLabel* m_timeExact;
