@@ -466,7 +466,8 @@ void TestPanels::metricsPanelShowsHeadBesideAllHeads()
              QStringLiteral("3 of 16"));
 }
 
-// Property: L, the method's title, m and both timings (in ms) are shown.
+// Property: L, the method's title and role, m and both timings (in ms) are shown; a replacement
+// kernel says that its error is not an estimator's, and local attention shows its window.
 void TestPanels::metricsPanelShowsSummary()
 {
     MetricsPanel panel;
@@ -476,9 +477,26 @@ void TestPanels::metricsPanelShowsSummary()
         texts.append(label->text());
     for (const QString& expected :
          {QStringLiteral("FAVOR+ positive"), QStringLiteral("Sequence length L"),
-          QStringLiteral("8"), QStringLiteral("Random features m"), QStringLiteral("64"),
+          QStringLiteral("8"), QStringLiteral("Features m"), QStringLiteral("64"),
           QStringLiteral("1.50 ms"), QStringLiteral("12.0 ms")})
         QVERIFY2(texts.contains(expected), qPrintable(expected));
+    const auto* role = panel.findChild<QLabel*>(QStringLiteral("metricsRole"));
+    QVERIFY(role && role->text().startsWith(QStringLiteral("Estimates softmax")));
+
+    ExperimentResult replacement = handMadeResult();
+    replacement.spec.approximation.kind = Method::Elu;
+    panel.setResult(replacement, 0);
+    QVERIFY(role->text().contains(QStringLiteral("different kernel")));
+
+    ExperimentResult local = handMadeResult();
+    local.spec.approximation.kind = Method::Local;
+    local.spec.approximation.setValue(windowParameter(), 12);
+    panel.setResult(local, 0);
+    texts.clear();
+    for (const QLabel* label : panel.findChildren<QLabel*>())
+        texts.append(label->text());
+    QVERIFY(texts.contains(QStringLiteral("Window w")));
+    QVERIFY(texts.contains(QStringLiteral("12")));
 }
 
 // Property: every warning is listed with its message; none shows "No warnings".
