@@ -46,15 +46,20 @@ constexpr int kMaxPointsPerOctave = 64;
 QString option(const char* name) { return QString::fromLatin1(name); }
 
 // --methods: algorithm names separated by commas, each optionally NAME:causal; "all" for every
-// algorithm. --causal makes every method causal. Duplicates are dropped.
+// algorithm (with the causal mask, every one that has a causal form). --causal makes every method
+// causal. Duplicates are dropped.
 std::vector<TimedMethod> methodsOption(const QCommandLineParser& parser)
 {
     const QString text = parser.isSet(option("methods")) ? parser.value(option("methods"))
                                                          : kDefaultMethods;
     const bool allCausal = parser.isSet(option("causal"));
     std::vector<TimedMethod> methods;
-    const auto add = [&](Method algorithm, bool causal) {
+    // "all" with the causal mask takes the methods that have a causal form; a method named with
+    // it that has none is refused by the sweep.
+    const auto add = [&](Method algorithm, bool causal, bool fromAll = false) {
         const TimedMethod method{algorithm, causal || allCausal};
+        if (fromAll && method.causal && !methodInfo(algorithm).hasCausalForm)
+            return;
         if (std::find(methods.begin(), methods.end(), method) == methods.end())
             methods.push_back(method);
     };
@@ -71,7 +76,7 @@ std::vector<TimedMethod> methodsOption(const QCommandLineParser& parser)
                                  .arg(text));
         if (name == QLatin1String("all")) {
             for (const MethodInfo& info : methodRegistry())
-                add(info.method, causal);
+                add(info.method, causal, true);
             continue;
         }
         Method algorithm;

@@ -34,7 +34,7 @@ QString option(const char* name) { return QString::fromLatin1(name); }
 // The options of this command that are not the experiment's (see addSpecOptions). "features"
 // is the experiment's option, read here as a list.
 const QStringList kSweepOptions = {"methods", "features", "seeds", "projections", "sweep",
-                                   "norms",   "lengths",  "pair",  "metric",      "out",
+                                   "norms",   "lengths",  "pair",  "metric",      "against", "out",
                                    "plot",    "save-session", "help",  "h",     "?"};
 
 // The experiment the sweep starts from: the input and engine options of the command line (every
@@ -248,15 +248,42 @@ void printSummary(QTextStream& out, const ErrorSweepResult& result, ErrorMetric 
     }
 }
 
-// Draws the Error analysis chart of `metric` into path (png, svg or pdf by the suffix, already
+// The Pareto front of `metric` against the cost: each point's curve, value, cost and error.
+void printParetoFront(QTextStream& out, const ErrorSweepResult& result, ErrorMetric metric,
+                      ErrorAxis axis)
+{
+    const std::vector<ErrorCurve> curves = errorCurves(result, metric);
+    out << QStringLiteral("Pareto front of %1 against %2 (the lowest error at that cost or "
+                          "less):\n")
+               .arg(errorMetricName(metric), axis == ErrorAxis::Seconds
+                                                 ? QStringLiteral("the measured time")
+                                                 : QStringLiteral("the flop count"));
+    for (const auto& [cost, error] : paretoFront(curves, axis)) {
+        for (const ErrorCurve& curve : curves) {
+            for (const ErrorCurvePoint& point : curve.points) {
+                if (axisValue(point, axis) != cost || point.mean != error)
+                    continue;
+                out << QStringLiteral("  %1, %2: %3 %4, error %5\n")
+                           .arg(curve.label(), valueText(result.spec.sweep, point.value))
+                           .arg(cost, 0, 'g', 3)
+                           .arg(axis == ErrorAxis::Seconds ? QStringLiteral("s")
+                                                           : QStringLiteral("flops"))
+                           .arg(error, 0, 'g', 3);
+            }
+        }
+    }
+}
+
+// Draws the Error analysis chart of `metric` against `axis` into path (png, svg or pdf by the suffix, already
 // checked) at kPlotSize logical pixels. Throws OutputError naming the path.
-void writeErrorPlot(const ErrorSweepResult& result, ErrorMetric metric, const QString& path)
+void writeErrorPlot(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis,
+                    const QString& path)
 {
     ui::FigureFormat format;
     ui::figureFormatFromSuffix(path, &format);
     ui::ErrorChart chart;
     chart.resize(kPlotSize);
-    chart.setResult(result, metric);
+    chart.setResult(result, metric, axis);
     ui::exportFigure(chart, path, format, kPlotSize);
 }
 
@@ -328,6 +355,12 @@ int runErrorsCommand(const QStringList& arguments)
                         "mean-tv, rel-frobenius-output or kernel-mse (default "
                         "rel-frobenius-attention)."),
          QStringLiteral("NAME")},
+        {option("against"),
+         QStringLiteral("The x axis of --plot: the swept value, or the cost of the approximate "
+                        "output, measured (time) or counted (flops), for an equal-cost "
+                        "comparison with the Pareto front of error against cost; the summary "
+                        "then lists the front (default value)."),
+         QStringLiteral("value|time|flops")},
     });
     parser.addOptions(tableOutputOptions(
         QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
@@ -343,6 +376,11 @@ int runErrorsCommand(const QStringList& arguments)
                                         "rel-frobenius-attention, mean-tv, rel-frobenius-output "
                                         "or kernel-mse)")
                              .arg(parser.value(option("metric"))));
+    ErrorAxis axis = ErrorAxis::Value;
+    if (parser.isSet(option("against")) && !parseErrorAxis(parser.value(option("against")), &axis))
+        throw InputError(QStringLiteral("--against: unknown axis \"%1\" (choose value, time or "
+                                        "flops)")
+                             .arg(parser.value(option("against"))));
     const TableOutputs outputs = tableOutputs(parser, "errors.csv", "errors.attnlab");
 
     const AttentionInput input = inputFromSpec(spec.experiment, spec.budget);
@@ -373,14 +411,18 @@ int runErrorsCommand(const QStringList& arguments)
 
     writeTableOutputs(
         outputs, errorSweepCsv(result),
-        [&](QTextStream& out) { printSummary(out, result, metric); },
+        [&](QTextStream& out) {
+            printSummary(out, result, metric);
+            if (axis != ErrorAxis::Value)
+                printParetoFront(out, result, metric, axis);
+        },
         [&] {
             QJsonObject view;
             view[QLatin1String("page")] = QStringLiteral("errors");
-            view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric);
+            view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric, axis);
             return Session{spec.experiment, view};
         },
-        [&](const QString& plot) { writeErrorPlot(result, metric, plot); });
+        [&](const QString& plot) { writeErrorPlot(result, metric, axis, plot); });
     return ExitSuccess;
 }
 

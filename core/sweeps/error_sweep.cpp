@@ -194,6 +194,8 @@ void validate(const ErrorSweepSpec& spec)
             }) || !spec.projections.empty(),
             QStringLiteral("projections: the sweep has no projection"));
     validateValues(spec);
+    for (const Method method : spec.methods)
+        requireCausalForm(method, spec.experiment.causal);
     require(spec.features >= 1 && spec.features <= SpecLimits::features,
             QStringLiteral("features: m must be from 1 to %1 (got %2)")
                 .arg(SpecLimits::features)
@@ -557,6 +559,56 @@ ErrorSweepResult ErrorSweepResult::fromJson(const QJsonObject& json)
 
 // ---------------------------------------------------------------------------------------------
 // Statistics and formulas
+
+QString errorAxisName(ErrorAxis axis)
+{
+    switch (axis) {
+        case ErrorAxis::Value: return QStringLiteral("value");
+        case ErrorAxis::Seconds: return QStringLiteral("time");
+        case ErrorAxis::Flops: return QStringLiteral("flops");
+    }
+    return QString();
+}
+
+bool parseErrorAxis(const QString& name, ErrorAxis* axis)
+{
+    for (const ErrorAxis candidate : {ErrorAxis::Value, ErrorAxis::Seconds, ErrorAxis::Flops}) {
+        if (name == errorAxisName(candidate)) {
+            *axis = candidate;
+            return true;
+        }
+    }
+    return false;
+}
+
+double axisValue(const ErrorCurvePoint& point, ErrorAxis axis)
+{
+    switch (axis) {
+        case ErrorAxis::Value: return point.value;
+        case ErrorAxis::Seconds: return point.secondsMedian;
+        case ErrorAxis::Flops: return point.flops;
+    }
+    return kNaN;
+}
+
+std::vector<std::pair<double, double>> paretoFront(const std::vector<ErrorCurve>& curves,
+                                                   ErrorAxis axis)
+{
+    std::vector<std::pair<double, double>> points;
+    for (const ErrorCurve& curve : curves) {
+        for (const ErrorCurvePoint& point : curve.points) {
+            const double x = axisValue(point, axis);
+            if (x > 0 && std::isfinite(x) && std::isfinite(point.mean))
+                points.emplace_back(x, point.mean);
+        }
+    }
+    std::sort(points.begin(), points.end());
+    std::vector<std::pair<double, double>> front;
+    for (const auto& point : points)
+        if (front.empty() || point.second < front.back().second)
+            front.push_back(point);
+    return front;
+}
 
 double quantile(std::vector<double> samples, double q)
 {

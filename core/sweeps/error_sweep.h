@@ -145,6 +145,22 @@ struct ErrorCurve {
 // the metric is not finite (KL undefined, an overflowed kernel) are left out.
 std::vector<ErrorCurve> errorCurves(const ErrorSweepResult& result, ErrorMetric metric);
 
+// What an error chart's x axis shows: the swept value, or the cost of the approximate output,
+// measured (seconds) or counted (flops), so methods whose work per feature differs are compared
+// at equal cost.
+enum class ErrorAxis { Value, Seconds, Flops };
+QString errorAxisName(ErrorAxis axis);  // "value", "time", "flops"
+bool parseErrorAxis(const QString& name, ErrorAxis* axis);
+
+// A curve point's x on `axis`: its value, median seconds or flops.
+double axisValue(const ErrorCurvePoint& point, ErrorAxis axis);
+
+// The Pareto front of the curves' points against `axis`: every point (x, mean) with a positive,
+// finite x that no other point beats, none with x no larger and a strictly lower mean (or the
+// same mean at a strictly lower x); ascending in x and so descending in the mean error.
+std::vector<std::pair<double, double>> paretoFront(const std::vector<ErrorCurve>& curves,
+                                                   ErrorAxis axis);
+
 // The q-th quantile (0 <= q <= 1) of `samples` (sorted or not), by linear interpolation between
 // order statistics: with x_(0) <= ... <= x_(n-1) and h = q (n - 1), x_(floor h) + (h - floor h)
 // (x_(floor h + 1) - x_(floor h)). NaN when empty.

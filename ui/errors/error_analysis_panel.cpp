@@ -218,8 +218,18 @@ void ErrorAnalysisPanel::buildControls()
         m_metric->addItem(metricText(metric), errorMetricName(metric));
     m_metric->setToolTip(tr("What the chart shows; changing it needs no new run."));
     connect(m_metric, &QComboBox::currentIndexChanged, this, &ErrorAnalysisPanel::showResult);
+    m_axis = new QComboBox;
+    m_axis->addItem(tr("the swept value"), errorAxisName(ErrorAxis::Value));
+    m_axis->addItem(tr("measured time (equal cost)"), errorAxisName(ErrorAxis::Seconds));
+    m_axis->addItem(tr("flop count (equal cost)"), errorAxisName(ErrorAxis::Flops));
+    m_axis->setToolTip(tr("The chart's x axis: the swept value, or the cost of each point's "
+                          "approximate output, measured or counted, so that methods whose work "
+                          "per feature differs compare at equal cost, with the Pareto front of "
+                          "error against cost. Changing it needs no new run."));
+    connect(m_axis, &QComboBox::currentIndexChanged, this, &ErrorAnalysisPanel::showResult);
     auto* metricForm = new QFormLayout;
     metricForm->addRow(tr("Show"), m_metric);
+    metricForm->addRow(tr("Against"), m_axis);
 
     m_inputLabel = new QLabel;
     m_inputLabel->setWordWrap(true);
@@ -249,6 +259,7 @@ void ErrorAnalysisPanel::buildControls()
     m_pairQuery->setObjectName(QStringLiteral("errorsPairQuery"));
     m_pairKey->setObjectName(QStringLiteral("errorsPairKey"));
     m_metric->setObjectName(QStringLiteral("errorsMetric"));
+    m_axis->setObjectName(QStringLiteral("errorsAxis"));
     m_inputLabel->setObjectName(QStringLiteral("errorsInput"));
     m_chart->setObjectName(QStringLiteral("errorChart"));
     sweepKindChanged();
@@ -295,6 +306,18 @@ void ErrorAnalysisPanel::setMetric(ErrorMetric metric)
     m_metric->setCurrentIndex(m_metric->findData(errorMetricName(metric)));
 }
 
+ErrorAxis ErrorAnalysisPanel::axis() const
+{
+    ErrorAxis axis = ErrorAxis::Value;
+    parseErrorAxis(m_axis->currentData().toString(), &axis);
+    return axis;
+}
+
+void ErrorAnalysisPanel::setAxis(ErrorAxis axis)
+{
+    m_axis->setCurrentIndex(m_axis->findData(errorAxisName(axis)));
+}
+
 QJsonObject ErrorAnalysisPanel::state() const
 {
     QJsonArray methods;
@@ -319,12 +342,14 @@ QJsonObject ErrorAnalysisPanel::state() const
     state[QLatin1String("pair_query")] = m_pairQuery->value();
     state[QLatin1String("pair_key")] = m_pairKey->value();
     state[QLatin1String("metric")] = errorMetricName(metric());
+    state[QLatin1String("axis")] = errorAxisName(axis());
     if (!m_result.rows.empty())
         state[QLatin1String("result")] = m_result.toJson();
     return state;
 }
 
-QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMetric metric)
+QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMetric metric,
+                                        ErrorAxis axis)
 {
     const ErrorSweepSpec& spec = result.spec;
     QJsonArray methods;
@@ -350,6 +375,7 @@ QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMet
     state[QLatin1String("pair_query")] = spec.pairQuery;
     state[QLatin1String("pair_key")] = spec.pairKey;
     state[QLatin1String("metric")] = errorMetricName(metric);
+    state[QLatin1String("axis")] = errorAxisName(axis);
     if (!result.rows.empty())
         state[QLatin1String("result")] = result.toJson();
     return state;
@@ -368,6 +394,10 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
     ErrorMetric shown;
     if (!parseErrorMetric(state.value(QLatin1String("metric")).toString(), &shown))
         throw InputError(tr("metric: unknown metric"));
+    ErrorAxis against = ErrorAxis::Value;
+    if (state.contains(QLatin1String("axis")) &&
+        !parseErrorAxis(state.value(QLatin1String("axis")).toString(), &against))
+        throw InputError(tr("axis: unknown axis (value, time or flops)"));
     const QJsonValue valuesValue = state.value(QLatin1String("values"));
     if (!valuesValue.isObject())
         throw InputError(tr("values must be an object"));
@@ -421,8 +451,10 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
                           : tr("Restored from the session, not computed again: %1 rows.")
                                 .arg(m_result.rows.size()));
     {
-        const QSignalBlocker blocker(m_metric);
+        const QSignalBlocker metricBlocker(m_metric);
+        const QSignalBlocker axisBlocker(m_axis);
         setMetric(shown);
+        setAxis(against);
     }
     showResult();
 }
@@ -555,7 +587,7 @@ void ErrorAnalysisPanel::showResult()
     if (m_result.rows.empty())
         m_chart->clear();
     else
-        m_chart->setResult(m_result, metric());
+        m_chart->setResult(m_result, metric(), axis());
     setExportEnabled(!m_result.rows.empty());
 }
 

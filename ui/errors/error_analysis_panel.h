@@ -52,6 +52,9 @@ public:
     ErrorSweepSpec spec() const;
     ErrorMetric metric() const;
     void setMetric(ErrorMetric metric);
+    // The chart's x axis: the swept value, or the cost (an equal-cost comparison).
+    ErrorAxis axis() const;
+    void setAxis(ErrorAxis axis);
 
     // The result shown: the rows finished so far while a sweep runs, else the last sweep run or
     // restored (no rows before the first).
@@ -61,7 +64,8 @@ public:
     QJsonObject state() const;
     // The state of a panel that has just run `result` and shows `metric`: what `attention-lab
     // errors --save-session` writes, so that the window opens on that sweep.
-    static QJsonObject stateOf(const ErrorSweepResult& result, ErrorMetric metric);
+    static QJsonObject stateOf(const ErrorSweepResult& result, ErrorMetric metric,
+                               ErrorAxis axis = ErrorAxis::Value);
     // Restores what state() saved: sets the controls and shows the result without computing (a
     // running sweep is cancelled first). Throws InputError naming the field when the state is
     // malformed, leaving the panel as it was.
@@ -111,6 +115,7 @@ private:
     QSpinBox* m_pairQuery;
     QSpinBox* m_pairKey;
     QComboBox* m_metric;
+    QComboBox* m_axis;
     QLabel* m_inputLabel;
     ErrorChart* m_chart;
 };

@@ -76,7 +76,7 @@ QString seedsText(int seeds)
 QString sweptQuantity(ErrorSweepKind sweep)
 {
     switch (sweep) {
-        case ErrorSweepKind::Features: return ErrorChart::tr("the number of features m");
+        case ErrorSweepKind::Features: return ErrorChart::tr("the size m");
         case ErrorSweepKind::Norm: return ErrorChart::tr("the query/key norm multiplier");
         case ErrorSweepKind::Length: return ErrorChart::tr("the sequence length L");
     }
@@ -166,10 +166,24 @@ QString sweepAxisLabel(ErrorSweepKind sweep)
 {
     switch (sweep) {
         case ErrorSweepKind::Features:
-            return ErrorChart::tr("number of features m (random projections)");
+            return ErrorChart::tr("m: random features, landmarks or projected rows (local: the "
+                                  "window w)");
         case ErrorSweepKind::Norm:
             return ErrorChart::tr("query/key norm multiplier (\u00d7 the input's |q|, |k|)");
         case ErrorSweepKind::Length: return ErrorChart::tr("sequence length L (tokens)");
+    }
+    return QString();
+}
+
+QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep)
+{
+    switch (axis) {
+        case ErrorAxis::Value: return sweepAxisLabel(sweep);
+        case ErrorAxis::Seconds:
+            return ErrorChart::tr("measured time of the approximate output (seconds, median over "
+                                  "the seeds)");
+        case ErrorAxis::Flops:
+            return ErrorChart::tr("flops of the approximate output (the cost model's count)");
     }
     return QString();
 }
@@ -228,15 +242,32 @@ ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent)
     clear();
 }
 
-void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric)
+void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis)
 {
     removeResult();
     m_hasResult = true;
     m_metric = metric;
+    m_axis = axis;
     if (metric == ErrorMetric::KernelMse)
         addKernelCurves(result);
     else
         addBandCurves(result);
+    if (axis != ErrorAxis::Value) {
+        QVector<double> costs, errors;
+        for (const auto& [cost, error] : attnlab::paretoFront(errorCurves(result, metric), axis)) {
+            costs.append(cost);
+            errors.append(error);
+        }
+        m_front = new QCPGraph(axisRect()->axis(QCPAxis::atBottom),
+                               axisRect()->axis(QCPAxis::atLeft));
+        m_front->setLineStyle(QCPGraph::lsStepLeft);
+        m_front->setPen(QPen(QColor(90, 90, 90, 120), 7, Qt::SolidLine, Qt::FlatCap,
+                             Qt::MiterJoin));
+        m_front->setData(costs, errors, true);
+        m_front->setName(tr("Pareto front: the lowest error at that cost or less"));
+        m_front->addToLegend();
+        m_front->setLayer(QStringLiteral("grid"));  // under the curves
+    }
     fitAxes(result);
 
     const ErrorSweepSpec& spec = result.spec;
@@ -248,6 +279,10 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric)
                                .arg(spec.pairKey)
                                .arg(sweptQuantity(spec.sweep))
                          : tr("%1 against %2").arg(metricTitle(metric), sweptQuantity(spec.sweep)));
+    if (axis == ErrorAxis::Seconds)
+        m_titleText = tr("%1 at equal cost: against the measured time").arg(metricTitle(metric));
+    else if (axis == ErrorAxis::Flops)
+        m_titleText = tr("%1 at equal cost: against the flop count").arg(metricTitle(metric));
     QStringList parts;
     parts << tr("%1 input, L = %2, d = %3")
                  .arg(inputKindName(input.kind))
@@ -336,6 +371,9 @@ void ErrorChart::removeResult()
     }
     for (const TheoryCurve& theory : m_theory)
         removePlottable(theory.graph);
+    if (m_front)
+        removePlottable(m_front);
+    m_front = nullptr;
     m_curves.clear();
     m_theory.clear();
     m_bandKey->removeFromLegend();
@@ -345,13 +383,14 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
 {
     QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
-    const bool logLog = result.spec.sweep != ErrorSweepKind::Norm;
+    const bool logLog = result.spec.sweep != ErrorSweepKind::Norm || m_axis != ErrorAxis::Value;
     for (const ErrorCurve& curve : errorCurves(result, m_metric)) {
         QVector<double> values, means, lows, highs;
         for (const ErrorCurvePoint& point : curve.points) {
-            if (!(point.mean > 0))
+            const double key = axisValue(point, m_axis);
+            if (!(point.mean > 0) || !(key > 0) || !std::isfinite(key))
                 continue;
-            values.append(point.value);
+            values.append(key);
             means.append(point.mean);
             lows.append(point.percentile10);
             highs.append(point.percentile90);
@@ -393,7 +432,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
     // The Lemma 2 curves under the points; their samples are set by fitAxes, which knows the
     // x range.
     for (const Method method : result.spec.methods) {
-        if (!hasLemma2(method))
+        if (!hasLemma2(method) || m_axis != ErrorAxis::Value)
             continue;
         TheoryCurve theory;
         theory.method = method;
@@ -410,9 +449,11 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
     for (const ErrorCurve& curve : errorCurves(result, ErrorMetric::KernelMse)) {
         QVector<double> values, means, below, above;
         for (const ErrorCurvePoint& point : curve.points) {
-            if (!(point.mean > 0) || !std::isfinite(point.mean))
+            const double key = axisValue(point, m_axis);
+            if (!(point.mean > 0) || !std::isfinite(point.mean) || !(key > 0) ||
+                !std::isfinite(key))
                 continue;
-            values.append(point.value);
+            values.append(key);
             means.append(point.mean);
             // On the log axis a bar cannot reach 0: it stops just above.
             below.append(std::min(point.standardError, 0.999 * point.mean));
@@ -441,14 +482,37 @@ void ErrorChart::fitAxes(const ErrorSweepResult& result)
     const ErrorSweepSpec& spec = result.spec;
     QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
-    x->setLabel(sweepAxisLabel(spec.sweep));
+    x->setLabel(errorAxisLabel(m_axis, spec.sweep));
     y->setLabel(metricAxisLabel(m_metric));
 
-    // The x range: the sweep's values, a quarter octave (or 4% of the span) past each end.
-    const double first = spec.values.empty() ? 1.0 : spec.values.front();
-    const double last = spec.values.empty() ? 2.0 : spec.values.back();
+    // The x range: the sweep's values, a quarter octave (or 4% of the span) past each end;
+    // against the cost, the costs drawn, a tenth of a decade past each end.
+    double first = spec.values.empty() ? 1.0 : spec.values.front();
+    double last = spec.values.empty() ? 2.0 : spec.values.back();
     QCPRange xRange;
-    if (spec.sweep == ErrorSweepKind::Norm) {
+    if (m_axis != ErrorAxis::Value) {
+        first = HUGE_VAL;
+        last = -HUGE_VAL;
+        for (const CurvePlot& plot : m_curves) {
+            for (auto it = plot.mean->data()->constBegin(); it != plot.mean->data()->constEnd();
+                 ++it) {
+                first = std::min(first, it->key);
+                last = std::max(last, it->key);
+            }
+        }
+        if (!(first <= last)) {
+            first = 1e-6;
+            last = 1e-3;
+        }
+        x->setScaleType(QCPAxis::stLogarithmic);
+        auto ticker = QSharedPointer<ValueLogTicker>::create();
+        ticker->setTickCount(6);
+        x->setTicker(ticker);
+        x->setNumberFormat(QStringLiteral("eb"));
+        x->setNumberPrecision(0);
+        const double pad = std::pow(10.0, 0.1);
+        xRange = QCPRange(first / pad, (last > first ? last : 10 * first) * pad);
+    } else if (spec.sweep == ErrorSweepKind::Norm) {
         x->setScaleType(QCPAxis::stLinear);
         x->setTicker(QSharedPointer<QCPAxisTicker>::create());
         x->setNumberFormat(QStringLiteral("g"));
@@ -456,6 +520,7 @@ void ErrorChart::fitAxes(const ErrorSweepResult& result)
         xRange = QCPRange(std::max(0.0, first - pad), last + pad);
     } else {
         x->setScaleType(QCPAxis::stLogarithmic);
+        x->setNumberFormat(QStringLiteral("g"));
         auto ticker = QSharedPointer<PlainLogTicker>::create();
         ticker->setLogBase(2);
         ticker->setSubTickCount(0);

@@ -18,6 +18,9 @@ QString metricAxisLabel(ErrorMetric metric);
 // The x axis title of a sweep, with its unit: "number of features m (random projections)",
 // "query/key norm multiplier (× the input's |q|, |k|)", "sequence length L (tokens)".
 QString sweepAxisLabel(ErrorSweepKind sweep);
+// The x axis title of an axis: the sweep's for ErrorAxis::Value, else "measured time of the
+// approximate output (seconds)" or "flops of the approximate output (the cost model's count)".
+QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep);
 
 // The errors of an error sweep against the swept value, one figure (exported as one): a title, a
 // line under it giving the input, d, s and the seeds, one plot, and a legend under the plot.
@@ -34,6 +37,11 @@ QString sweepAxisLabel(ErrorSweepKind sweep);
 // as points with bars of one standard error, and for each map Lemma 2 covers its closed-form MSE
 // for iid rows (lemma2MseAt), drawn as a broad light line from the formula at many values across
 // the axis, so the measurement and the theory appear on one plot.
+//
+// Against the cost (ErrorAxis::Seconds or Flops, log-log) the same curves are drawn at each
+// point's median time or flop count instead of its value, with the Pareto front across every
+// curve (paretoFront) as a broad grey staircase: the lowest error any method reached at that cost
+// or less. The Lemma 2 curves, drawn against m, are left out there.
 class ErrorChart : public QCustomPlot {
     Q_OBJECT
 
@@ -58,11 +66,15 @@ public:
 
     // Shows `metric` of `result`. May be called again as rows arrive (a partial result), or with
     // another metric; redraws (queued).
-    void setResult(const ErrorSweepResult& result, ErrorMetric metric);
+    void setResult(const ErrorSweepResult& result, ErrorMetric metric,
+                   ErrorAxis axis = ErrorAxis::Value);
     // Shows no result: the plot's place holds a hint to run a sweep.
     void clear();
     bool hasResult() const { return m_hasResult; }
     ErrorMetric metric() const { return m_metric; }
+    ErrorAxis axis() const { return m_axis; }
+    // The Pareto front drawn against the cost; null against the swept value.
+    const QCPGraph* paretoFront() const { return m_front; }
 
     const std::vector<CurvePlot>& curves() const { return m_curves; }
     const std::vector<TheoryCurve>& theoryCurves() const { return m_theory; }
@@ -97,6 +109,8 @@ private:
     QCPGraph* m_bandKey;  // a legend entry for the bands
     bool m_hasResult = false;
     ErrorMetric m_metric = ErrorMetric::RelFrobeniusAttention;
+    ErrorAxis m_axis = ErrorAxis::Value;
+    QCPGraph* m_front = nullptr;
     std::vector<CurvePlot> m_curves;
     std::vector<TheoryCurve> m_theory;
 };

@@ -177,7 +177,8 @@ void TimingPanel::buildControls()
     m_causal->setToolTip(
         tr("Measure each method with the causal mask: query i attends to keys "
            "1..i (exact: half the flops; linear: prefix sums of the key "
-           "features, in chunks)."));
+           "features, in chunks). Methods without a causal form (Nystrom, "
+           "Linformer) are measured without the mask only."));
     auto* variants = new QHBoxLayout;
     variants->addWidget(m_nonCausal);
     variants->addWidget(m_causal);
@@ -344,7 +345,7 @@ SweepSpec TimingPanel::spec() const
             continue;
         if (m_nonCausal->isChecked())
             spec.methods.push_back({info.method, false});
-        if (m_causal->isChecked())
+        if (m_causal->isChecked() && info.hasCausalForm)
             spec.methods.push_back({info.method, true});
     }
     spec.lengths =
