@@ -181,6 +181,7 @@ private slots:
     void chartDrawsMeansAndPercentileBands();
     void chartKernelViewDrawsLemma2FromTheFormula();
     void chartNormSweepHasALinearAxis();
+    void chartAgainstCostDrawsTheParetoFront();
 
     void panelRunsATinySweep();
     void panelWithoutInputDoesNotRun();
@@ -247,7 +248,7 @@ void TestErrorPanel::chartDrawsMeansAndPercentileBands()
     QCPAxis* y = chart.plotRect()->axis(QCPAxis::atLeft);
     QCOMPARE(x->scaleType(), QCPAxis::stLogarithmic);
     QCOMPARE(y->scaleType(), QCPAxis::stLogarithmic);
-    QVERIFY(x->label().contains("number of features m"));
+    QVERIFY(x->label().contains("random features, landmarks"));
     QVERIFY(y->label().contains("(ratio)"));
     QVERIFY(chart.title().startsWith("Relative Frobenius error of P"));
     QVERIFY(chart.subtitle().contains("10th to 90th percentile"));
@@ -331,6 +332,47 @@ void TestErrorPanel::chartNormSweepHasALinearAxis()
 // worker and finishes: the result has every row, the chart a curve per method and projection,
 // the progress bar is full and the status says it finished. The metric changes the chart
 // without computing again.
+// Property: against the flop count the curves are drawn at each point's flops, log-log, and the
+// Pareto front is the staircase through the points no cheaper point beats (worked out here by
+// hand: elu at 5,000 flops, then FAVOR+ orthogonal at m = 32 and 64); the Lemma 2 curves, which
+// are against m, are left out.
+void TestErrorPanel::chartAgainstCostDrawsTheParetoFront()
+{
+    ErrorSweepResult result = handMadeResult();
+    for (ErrorRow& row : result.rows) {
+        row.flops = row.method == Method::Elu ? 5000 : 1000 * row.value;
+        if (row.method == Method::Elu)
+            row.metrics.relFrobeniusAttention = 0.5;
+    }
+    ErrorChart chart;
+    chart.resize(1200, 760);
+    chart.setResult(result, ErrorMetric::RelFrobeniusAttention, ErrorAxis::Flops);
+    QVERIFY(chart.paretoFront());
+    // FAVOR+ orthogonal's means are 2 / sqrt(m) times the mean of 1 + 0.1 k over k < 5 (1.2).
+    const QVector<QPointF> expected{{5000, 0.5}, {32000, 2 / std::sqrt(32.0) * 1.2},
+                                    {64000, 2 / std::sqrt(64.0) * 1.2}};
+    const QVector<QPointF> front = graphData(chart.paretoFront());
+    QCOMPARE(front.size(), expected.size());
+    for (int i = 0; i < front.size(); ++i) {
+        QCOMPARE(front[i].x(), expected[i].x());
+        QVERIFY(std::abs(front[i].y() - expected[i].y()) < 1e-12);
+    }
+    for (const ErrorChart::CurvePlot& plot : chart.curves())
+        for (const QPointF& point : graphData(plot.mean))
+            QVERIFY(point.x() == 5000 || point.x() == 16000 || point.x() == 32000 ||
+                    point.x() == 64000);
+    QCPAxis* x = chart.plotRect()->axis(QCPAxis::atBottom);
+    QCOMPARE(x->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(x->label().contains("flops"));
+    QVERIFY(chart.title().contains("equal cost"));
+
+    chart.setResult(result, ErrorMetric::KernelMse, ErrorAxis::Flops);
+    QVERIFY(chart.theoryCurves().empty());
+    chart.setResult(result, ErrorMetric::KernelMse, ErrorAxis::Value);
+    QVERIFY(!chart.theoryCurves().empty());
+    QVERIFY(!chart.paretoFront());
+}
+
 void TestErrorPanel::panelRunsATinySweep()
 {
     ErrorAnalysisPanel panel;
@@ -435,6 +477,7 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     panel.run();
     QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
     panel.setMetric(ErrorMetric::MeanTotalVariation);
+    panel.setAxis(ErrorAxis::Seconds);
     const QJsonObject state = panel.state();
 
     ErrorAnalysisPanel restored;
@@ -444,6 +487,7 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     QCOMPARE(restored.state(), state);
     QCOMPARE(restored.result().toJson(), panel.result().toJson());
     QCOMPARE(restored.metric(), ErrorMetric::MeanTotalVariation);
+    QCOMPARE(restored.axis(), ErrorAxis::Seconds);
     QCOMPARE(child<QLineEdit>(restored, "errorsValues")->text(), QStringLiteral("0.5, 1.5"));
     QCOMPARE(child<QSpinBox>(restored, "errorsFeatures")->value(), 12);
     QCOMPARE(restored.chart()->curves().size(), panel.chart()->curves().size());

@@ -158,7 +158,7 @@ const MethodParameter& featuresParameter()
         QStringLiteral("features"), QStringLiteral("features"), QStringLiteral("Features m"),
         QStringLiteral("m: the random features, Nystrom's landmarks, Linformer's projected length "
                        "or Scatterbrain's low-rank features (default 64)."),
-        1, double(kMaxFeatures), 64, MethodParameter::Kind::Integer};
+        1, double(kMaxFeatures), 64, MethodParameter::Kind::Integer, {}};
     return parameter;
 }
 
@@ -168,7 +168,7 @@ const MethodParameter& windowParameter()
         QStringLiteral("window"), QStringLiteral("window"), QStringLiteral("Window w"),
         QStringLiteral("local, scatterbrain: w, the keys each query sees exactly: the w latest "
                        "keys j <= i when causal, else w keys centred on i (default 32)."),
-        1, double(kMaxFeatures), 32, MethodParameter::Kind::Integer};
+        1, double(kMaxFeatures), 32, MethodParameter::Kind::Integer, {}};
     return parameter;
 }
 
@@ -179,7 +179,7 @@ const MethodParameter& reluEpsilonParameter()
         QStringLiteral("ReLU epsilon"),
         QStringLiteral("favor-relu: epsilon added to every feature, so that no denominator is "
                        "zero (default 0.001)."),
-        0, 1, 1e-3};
+        0, 1, 1e-3, MethodParameter::Kind::Real, {}};
     return parameter;
 }
 
@@ -189,7 +189,7 @@ const MethodParameter& eluOnScaledParameter()
         QStringLiteral("elu-on-scaled"), QStringLiteral("elu_on_scaled"),
         QStringLiteral("elu+1 on x' = sqrt(s) x"),
         QStringLiteral("elu: apply elu+1 to x' = sqrt(s) x instead of the raw row."),
-        0, 1, 0, MethodParameter::Kind::Switch};
+        0, 1, 0, MethodParameter::Kind::Switch, {}};
     return parameter;
 }
 
@@ -201,7 +201,7 @@ const MethodParameter& favorFixedAParameter()
         QStringLiteral("favor-plusplus: use the fixed A of --favor-a instead of the optimal A* "
                        "computed from every query and key (causal attention always uses the "
                        "fixed A: A* would look ahead)."),
-        0, 1, 0, MethodParameter::Kind::Switch};
+        0, 1, 0, MethodParameter::Kind::Switch, {}};
     return parameter;
 }
 
@@ -211,7 +211,7 @@ const MethodParameter& favorAParameter()
         QStringLiteral("favor-a"), QStringLiteral("favor_a"), QStringLiteral("A"),
         QStringLiteral("favor-plusplus: the fixed A of exp(A |w|^2 + B w.x' - |x'|^2 / 2), "
                        "A < 1/8; A = 0 is FAVOR+ positive (default -0.1)."),
-        -8, 0.124, -0.1};
+        -8, 0.124, -0.1, MethodParameter::Kind::Real, {}};
     return parameter;
 }
 
@@ -233,7 +233,7 @@ const MethodParameter& pinvIterationsParameter()
         QStringLiteral("Iterations"),
         QStringLiteral("nystrom: iterations of the iterative pseudo-inverse (default 6, as in "
                        "the paper)."),
-        1, 100, 6, MethodParameter::Kind::Integer};
+        1, 100, 6, MethodParameter::Kind::Integer, {}};
     return parameter;
 }
 

@@ -126,19 +126,19 @@ using ApproximationFactory = std::unique_ptr<Approximation<T>> (*)(const Approxi
                                                                    double scale, int head);
 
 struct MethodInfo {
-    Method method;
-    QString name;   // on the command line, in sessions and files: "favor-positive"
-    QString title;  // for people: "FAVOR+ positive"
-    QString summary;  // what it computes and what it costs, in a sentence or two (tooltips)
-    MethodRole role;
+    Method method = Method::ExactStreaming;
+    QString name{};   // on the command line, in sessions and files: "favor-positive"
+    QString title{};  // for people: "FAVOR+ positive"
+    QString summary{};  // what it computes and what it costs, in a sentence or two (tooltips)
+    MethodRole role = MethodRole::Exact;
     bool isRandom = false;         // draws random numbers: the seed matters, sweeps take seeds
     bool drawsProjection = false;  // draws W (m x d rows): the projection and row norms matter
     bool canBeNegative = false;    // P^ (or its features) can be negative: denominators too
     bool hasCausalForm = true;     // defined with the causal mask
     bool hasRecurrentForm = false; // causal attention runs as an RNN over a state (the Stepper)
     bool hasKernel = true;         // A^_ij is defined entry by entry (its MSE against A)
-    QString causalNote;            // said with every causal result (what causal mode changes)
-    std::vector<const MethodParameter*> parameters;  // besides the input's scale and mask
+    QString causalNote{};          // said with every causal result (what causal mode changes)
+    std::vector<const MethodParameter*> parameters{};  // besides the input's scale and mask
     // The parameter that trades cost for accuracy, which the error sweep's "m" axis varies (m,
     // or w for local attention); null when there is none.
     const MethodParameter* size = nullptr;

@@ -51,4 +51,22 @@ void softmaxRows(Eigen::Ref<Matrix<T>> x)
     }
 }
 
+// For every row r of a row-major matrix, with M_r = max_j (x_rj + b_j) written to rowMax[r]:
+// x_rj <- factor exp(x_rj + b_j - M_r), where b is `bias` (1 x cols) or 0 when bias is null. Row
+// by row, so each row stays in cache between its maximum and its exponentials (expShiftedSum's).
+template <typename T>
+void expBelowRowMax(Eigen::Ref<Matrix<T>> x, const Eigen::Matrix<T, 1, Eigen::Dynamic>* bias,
+                    T factor, Eigen::Ref<Vector<T>> rowMax)
+{
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        auto row = x.row(r);
+        if (bias)
+            row += *bias;
+        rowMax[r] = row.maxCoeff();
+        expShiftedSum(row.data(), x.cols(), rowMax[r]);
+        if (factor != T(1))
+            row *= factor;
+    }
+}
+
 }  // namespace attnlab

@@ -187,9 +187,8 @@ QByteArray sweepCsv(const SweepResult& result)
     const int threads = result.threads > 0 ? result.threads : spec.threads;
     for (const SweepPoint& point : result.points) {
         const Method algorithm = point.method.algorithm;
-        // m applies to the maps that draw a random projection W.
-        const bool usesFeatures =
-            isApproximation(algorithm) && methodInfo(algorithm).drawsProjection;
+        // m applies to the methods with a size (m, or local attention's window).
+        const bool usesFeatures = methodInfo(algorithm).size != nullptr;
         QByteArray line = methodInfo(algorithm).name.toLatin1();
         line.append(point.method.causal ? ",1," : ",0,");
         line.append(QByteArray::number(qint64(point.length)));

@@ -62,11 +62,12 @@ public:
              Eigen::Ref<Vector<T>> logScale) const override
     {
         this->project(x, phi);
-        phi = (phi * T(m_b)).rowwise() + (m_squaredRowNorms * T(m_a));
-        const Vector<T> rowMax = phi.rowwise().maxCoeff();
+        // u_ik = B (W x'_i)_k + A |w_k|^2: B folded into the projection's result, A |w|^2 the
+        // bias of each row's exponentials.
+        phi *= T(m_b);
+        Vector<T> rowMax(x.rows());
+        expBelowRowMax<T>(phi, &m_bias, T(1 / std::sqrt(double(this->m_features))), rowMax);
         logScale = (rowMax - this->halfSquaredNorms(x)).array() + T(m_logD);
-        const T norm = T(1 / std::sqrt(double(this->m_features)));
-        expShiftedRows(phi, rowMax, norm);
     }
 
     // The MSE of phi(x).phi(y) for SM = exp(x'.y') with iid rows (x, y here are x', y'):
@@ -89,6 +90,7 @@ private:
         m_a = a;
         m_b = std::sqrt(1 - 4 * a);
         m_logD = double(m_d) / 4 * std::log1p(-4 * a);
+        m_bias = m_squaredRowNorms * T(a);
     }
 
     int m_d;
@@ -99,6 +101,7 @@ private:
     double m_a = 0;
     double m_b = 1;
     double m_logD = 0;
+    Eigen::Matrix<T, 1, Eigen::Dynamic> m_bias;  // A |w_k|^2
 };
 
 }  // namespace attnlab

@@ -21,10 +21,9 @@ public:
              Eigen::Ref<Vector<T>> logScale) const override
     {
         this->project(x, phi);
-        const Vector<T> rowMax = phi.rowwise().maxCoeff();
+        Vector<T> rowMax(x.rows());
+        expBelowRowMax<T>(phi, nullptr, T(1 / std::sqrt(double(this->m_features))), rowMax);
         logScale = rowMax - this->halfSquaredNorms(x);
-        const T norm = T(1 / std::sqrt(double(this->m_features)));
-        expShiftedRows(phi, rowMax, norm);
     }
 
     // Lemma 2 of Choromanski et al. 2021 (iid Gaussian rows): the MSE of phi(x).phi(y) for
