@@ -1,5 +1,6 @@
 #include "attention/approximations/linformer_attention.h"
 
+#include "attention/exact_attention.h"
 #include "attention/random.h"
 #include "attention/row_ops.h"
 #include "errors.h"
@@ -71,12 +72,18 @@ double LinformerAttention<T>::workingSetFloats(const CostShape& s)
 }
 
 template <typename T>
-Matrix<T> LinformerAttention<T>::projectedAttention(const Matrix<T>& q, const Matrix<T>& k) const
+void LinformerAttention<T>::requireLength(const Matrix<T>& k) const
 {
     if (k.rows() != m_keyProjection.cols())
         throw InputError(QStringLiteral("linformer: E was drawn for %1 keys, not %2")
                              .arg(m_keyProjection.cols())
                              .arg(k.rows()));
+}
+
+template <typename T>
+Matrix<T> LinformerAttention<T>::projectedAttention(const Matrix<T>& q, const Matrix<T>& k) const
+{
+    requireLength(k);
     Matrix<T> projectedKeys(m_keyProjection.rows(), k.cols());
     projectedKeys.noalias() = m_keyProjection * k;
     Matrix<T> attention(q.rows(), projectedKeys.rows());
@@ -93,12 +100,15 @@ ApproximateOutput<T> LinformerAttention<T>::output(const Matrix<T>& q, const Mat
                                                    Eigen::Index /*chunk*/) const
 {
     requireCausalForm(Method::Linformer, causal);
-    const Matrix<T> attention = projectedAttention(q, k);
+    requireLength(k);
+    // O^ = softmax(s Q K-^T) V-: exact attention over the m projected keys and values, through
+    // the streaming kernel (P- is not formed).
+    Matrix<T> projectedKeys(m_keyProjection.rows(), k.cols());
+    projectedKeys.noalias() = m_keyProjection * k;
     Matrix<T> projectedValues(m_valueProjection.rows(), v.cols());
     projectedValues.noalias() = m_valueProjection * v;
     ApproximateOutput<T> result;
-    result.output.resize(q.rows(), v.cols());
-    result.output.noalias() = attention * projectedValues;
+    result.output = streamingAttention<T>(q, projectedKeys, projectedValues, m_scale, false);
     return result;
 }
 

@@ -83,7 +83,8 @@ double LocalAttention<T>::flops(const CostShape& s)
 template <typename T>
 double LocalAttention<T>::workingSetFloats(const CostShape& s)
 {
-    return s.threads * double(kWindowBlock) * (double(kWindowBlock) + s.window);
+    const double block = double(windowBlockRows(Eigen::Index(s.window)));
+    return s.threads * block * (block + s.window);
 }
 
 template <typename T>
@@ -94,7 +95,7 @@ ApproximateOutput<T> LocalAttention<T>::output(const Matrix<T>& q, const Matrix<
     const SlidingWindow window{m_width, causal, k.rows()};
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
-    forEachRowBlock(q.rows(), kWindowBlock, [&](Eigen::Index begin, Eigen::Index end) {
+    forEachRowBlock(q.rows(), windowBlockRows(m_width), [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index spanFirst = window.first(begin);
         const Eigen::Index span = window.last(end - 1) - spanFirst + 1;
         Matrix<T> scores(end - begin, span);

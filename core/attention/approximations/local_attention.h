@@ -2,6 +2,8 @@
 
 #include "attention/approximation.h"
 
+#include <algorithm>
+
 namespace attnlab {
 
 // The keys query i sees in a sliding window of w keys among L: causal, the w latest keys
@@ -23,16 +25,19 @@ struct SlidingWindow {
     }
 };
 
-// Rows of queries local attention and Scatterbrain handle at a time: one block's key span is at
-// most this many keys longer than the window.
-inline constexpr Eigen::Index kWindowBlock = 64;
+// Rows of queries local attention and Scatterbrain handle at a time for a window of w keys: one
+// block's key span is at most this many keys longer than the window, so w / 2 (from 16 to 64)
+// keeps the extra keys a block's products cover to about half the window.
+inline Eigen::Index windowBlockRows(Eigen::Index w)
+{
+    return std::clamp<Eigen::Index>(w / 2, 16, 64);
+}
 
 // Local (sliding-window) attention: exact softmax inside the window W(i) of w keys and nothing
 // outside it,
 //   P^_ij = exp(s q_i.k_j) / sum_{j' in W(i)} exp(s q_i.k_j')  for j in W(i), else 0;
 //   A^_ij = exp(s q_i.k_j) for j in W(i), else 0;  O^ = P^ V.
-// Query blocks of kWindowBlock rows take their span of at most kWindowBlock + w - 1 keys as one
-// product; 4 L w d flops (the span's extra keys aside). No random draws, no features.
+// Query blocks of windowBlockRows(w) rows take their span of keys as one product; 4 L w d flops (the span's extra keys aside). No random draws, no features.
 template <typename T>
 class LocalAttention final : public Approximation<T> {
 public:

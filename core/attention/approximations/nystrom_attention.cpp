@@ -1,5 +1,6 @@
 #include "attention/approximations/nystrom_attention.h"
 
+#include "attention/exact_attention.h"
 #include "attention/row_ops.h"
 #include "parallel.h"
 
@@ -113,15 +114,20 @@ typename NystromAttention<T>::Factors NystromAttention<T>::factors(const Matrix<
     Factors parts;
     parts.f = softmaxOfScores<T>(q, keyLandmarks, m_scale);
     parts.b = softmaxOfScores<T>(queryLandmarks, k, m_scale);
-    const Matrix<T> landmarkAttention = softmaxOfScores<T>(queryLandmarks, keyLandmarks, m_scale);
-    if (m_exactPinv) {
-        const Eigen::CompleteOrthogonalDecomposition<MatrixD> decomposition(
-            landmarkAttention.template cast<double>());
-        parts.pinv = decomposition.pseudoInverse().template cast<T>();
-    } else {
-        parts.pinv = iterativePseudoInverse<T>(landmarkAttention, m_iterations);
-    }
+    parts.pinv = landmarkPseudoInverse(queryLandmarks, keyLandmarks);
     return parts;
+}
+
+template <typename T>
+Matrix<T> NystromAttention<T>::landmarkPseudoInverse(const Matrix<T>& queryLandmarks,
+                                                     const Matrix<T>& keyLandmarks) const
+{
+    const Matrix<T> landmarkAttention = softmaxOfScores<T>(queryLandmarks, keyLandmarks, m_scale);
+    if (!m_exactPinv)
+        return iterativePseudoInverse<T>(landmarkAttention, m_iterations);
+    const Eigen::CompleteOrthogonalDecomposition<MatrixD> decomposition(
+        landmarkAttention.template cast<double>());
+    return decomposition.pseudoInverse().template cast<T>();
 }
 
 template <typename T>
@@ -130,14 +136,17 @@ ApproximateOutput<T> NystromAttention<T>::output(const Matrix<T>& q, const Matri
                                                  Eigen::Index /*chunk*/) const
 {
     requireCausalForm(Method::Nystrom, causal);
-    const Factors parts = factors(q, k);
-    Matrix<T> bv(parts.b.rows(), v.cols());
-    bv.noalias() = parts.b * v;
-    Matrix<T> pinvBv(parts.pinv.rows(), v.cols());
-    pinvBv.noalias() = parts.pinv * bv;
+    // B V is exact attention of the m query landmarks over every key, and F (A~^+ B V) exact
+    // attention of every query over the m key landmarks with the values A~^+ B V: both run
+    // through the streaming kernel, so neither F nor B is formed.
+    const Eigen::Index m = std::min(m_landmarks, q.rows());
+    const Matrix<T> queryLandmarks = segmentMeans(q, m);
+    const Matrix<T> keyLandmarks = segmentMeans(k, m);
+    const Matrix<T> landmarkValues = streamingAttention<T>(queryLandmarks, k, v, m_scale, false);
+    Matrix<T> mixedValues(m, v.cols());
+    mixedValues.noalias() = landmarkPseudoInverse(queryLandmarks, keyLandmarks) * landmarkValues;
     ApproximateOutput<T> result;
-    result.output.resize(q.rows(), v.cols());
-    result.output.noalias() = parts.f * pinvBv;
+    result.output = streamingAttention<T>(q, keyLandmarks, mixedValues, m_scale, false);
     return result;
 }
 

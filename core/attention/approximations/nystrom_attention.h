@@ -10,6 +10,8 @@ namespace attnlab {
 // L). With softmax taken row by row,
 //   F = softmax(s Q K~^T) (L x m),  A~ = softmax(s Q~ K~^T) (m x m),  B = softmax(s Q~ K^T) (m x L),
 //   P^ = F A~^+ B,  O^ = F (A~^+ (B V)),
+// where B V and F (A~^+ B V) are exact softmax attention of the landmarks over the keys and of
+// the queries over the landmarks (streamingAttention), so O^ never forms F or B;
 // where A~^+ is the Moore-Penrose pseudo-inverse: by the paper's iteration (Razavi et al. 2014),
 //   Z_0 = A~^T / max_j sum_i A~_ij,  Z_{n+1} = 1/4 Z_n (13 I - A~ Z_n (15 I - A~ Z_n (7 I - A~ Z_n))),
 // 6 iterations unless the spec says otherwise, or exactly (complete orthogonal decomposition, in
@@ -45,6 +47,10 @@ public:
     Factors factors(const Matrix<T>& q, const Matrix<T>& k) const;
 
 private:
+    // A~^+ for the landmarks, by the spec's method.
+    Matrix<T> landmarkPseudoInverse(const Matrix<T>& queryLandmarks,
+                                    const Matrix<T>& keyLandmarks) const;
+
     Eigen::Index m_landmarks;
     bool m_exactPinv;
     int m_iterations;

@@ -10,11 +10,14 @@ namespace attnlab {
 
 namespace {
 
-// phi(k_j) for every key at one common scale kappa: phi(k_j) = Phi_j exp(kappa).
+// phi(k_j) for every key at one common scale kappa: phi(k_j) = Phi_j omega_j exp(kappa), with
+// omega_j = exp(c_j - kappa) <= 1 applied where the keys are used (to a block's products, to the
+// values of the low-rank sums), not to the L x m mantissas.
 template <typename T>
 struct MappedKeys {
-    Matrix<T> phi;  // L x m
-    T scale = 0;    // kappa
+    Matrix<T> phi;   // Phi, L x m
+    Vector<T> weight;  // omega_j
+    T scale = 0;     // kappa
 };
 
 template <typename T>
@@ -28,10 +31,7 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k)
                 logScale.segment(begin, end - begin));
     });
     keys.scale = logScale.maxCoeff();
-    forEachRowBlock(k.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        for (Eigen::Index j = begin; j < end; ++j)
-            keys.phi.row(j) *= std::exp(logScale[j] - keys.scale);
-    });
+    keys.weight = (logScale.array() - keys.scale).exp();
     return keys;
 }
 
@@ -62,6 +62,7 @@ struct WindowBlock {
         scores.noalias() = q.middleRows(begin, rows) * k.middleRows(spanFirst, span).transpose();
         scores *= T(scale);
         products.noalias() = phiQ * keys.phi.middleRows(spanFirst, span).transpose();
+        products = products * keys.weight.segment(spanFirst, span).asDiagonal();
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index lo = window.first(begin + r) - spanFirst;
             const Eigen::Index count = window.last(begin + r) - window.first(begin + r) + 1;
@@ -97,7 +98,8 @@ Matrix<T> spanWeights(const WindowBlock<T>& block, const SlidingWindow& window, 
     return weights;
 }
 
-// The low-rank sums S = sum_j Phi_j v_j^T and z = sum_j Phi_j over a range of keys.
+// The low-rank sums S = sum_j omega_j Phi_j v_j^T and z = sum_j omega_j Phi_j over a range of
+// keys.
 template <typename T>
 struct LowRankSums {
     Matrix<T> s;
@@ -112,8 +114,10 @@ LowRankSums<T> lowRankSums(const MappedKeys<T>& keys, const Matrix<T>& v, Eigen:
                         Vector<T>::Zero(keys.phi.cols())};
     if (count == 0)
         return sums;
-    sums.s.noalias() = keys.phi.middleRows(first, count).transpose() * v.middleRows(first, count);
-    sums.z = keys.phi.middleRows(first, count).colwise().sum().transpose();
+    const auto weight = keys.weight.segment(first, count);
+    const Matrix<T> weightedValues = weight.asDiagonal() * v.middleRows(first, count);
+    sums.s.noalias() = keys.phi.middleRows(first, count).transpose() * weightedValues;
+    sums.z.noalias() = keys.phi.middleRows(first, count).transpose() * weight;
     return sums;
 }
 
@@ -182,7 +186,8 @@ double ScatterbrainAttention<T>::flops(const CostShape& s)
 template <typename T>
 double ScatterbrainAttention<T>::workingSetFloats(const CostShape& s)
 {
-    const double block = double(kWindowBlock), span = block + s.window;
+    const double block = double(windowBlockRows(Eigen::Index(s.window)));
+    const double span = block + s.window;
     return s.length * s.m + s.threads * (block * s.m + 3 * block * span);
 }
 
@@ -194,8 +199,9 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     const SlidingWindow window{m_width, causal, k.rows()};
     const MappedKeys<T> keys = mapKeys<T>(m_phi, k);
     const Eigen::Index length = q.rows();
-    const Eigen::Index blocks = (length + kWindowBlock - 1) / kWindowBlock;
-    const auto spanFirst = [&](Eigen::Index b) { return window.first(b * kWindowBlock); };
+    const Eigen::Index blockRows = windowBlockRows(m_width);
+    const Eigen::Index blocks = (length + blockRows - 1) / blockRows;
+    const auto spanFirst = [&](Eigen::Index b) { return window.first(b * blockRows); };
 
     // The low-rank sums each block adds to its span: every key (non-causal), or the keys before
     // the block's span (causal: the prefix sums of the keys between consecutive spans' starts).
@@ -218,12 +224,12 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     ApproximateOutput<T> result;
     result.output.resize(length, v.cols());
     Vector<T> denominators(length);
-    forEachRowBlock(length, kWindowBlock, [&](Eigen::Index begin, Eigen::Index end) {
+    forEachRowBlock(length, blockRows, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin, first = window.first(begin);
         const Eigen::Index span = window.last(end - 1) - first + 1;
         const WindowBlock<T> block(m_phi, q, k, keys, m_scale, window, begin, rows, first, span);
         const Matrix<T> weights = spanWeights<T>(block, window, begin, first);
-        const LowRankSums<T>& sums = causal ? before[std::size_t(begin / kWindowBlock)] : all;
+        const LowRankSums<T>& sums = causal ? before[std::size_t(begin / blockRows)] : all;
         Matrix<T> numerator(rows, v.cols());
         numerator.noalias() = block.alpha.asDiagonal() * (block.phiQ * sums.s);
         numerator.noalias() += weights * v.middleRows(first, span);

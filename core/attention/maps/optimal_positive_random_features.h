@@ -40,11 +40,12 @@ public:
     static double optimalA(const Eigen::Ref<const Matrix<T>>& q,
                            const Eigen::Ref<const Matrix<T>>& k, double scale)
     {
+        // The sums in T (vectorised, one pass each): A* needs no more than T's precision.
         const double lq = double(q.rows()), lk = double(k.rows()), d = double(q.cols());
-        const VectorD sumQ = q.template cast<double>().colwise().sum().transpose();
-        const VectorD sumK = k.template cast<double>().colwise().sum().transpose();
-        const double pairs = lk * q.template cast<double>().squaredNorm() +
-                             lq * k.template cast<double>().squaredNorm() + 2 * sumQ.dot(sumK);
+        const VectorD sumQ = q.colwise().sum().transpose().template cast<double>();
+        const VectorD sumK = k.colwise().sum().transpose().template cast<double>();
+        const double pairs = lk * double(q.squaredNorm()) + lq * double(k.squaredNorm()) +
+                             2 * sumQ.dot(sumK);
         const double rho = scale * pairs / (d * lq * lk);
         return (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
     }
@@ -61,10 +62,9 @@ public:
     void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
              Eigen::Ref<Vector<T>> logScale) const override
     {
-        this->project(x, phi);
-        // u_ik = B (W x'_i)_k + A |w_k|^2: B folded into the projection's result, A |w|^2 the
-        // bias of each row's exponentials.
-        phi *= T(m_b);
+        // u_ik = B (W x'_i)_k + A |w_k|^2: B folded into the projection, A |w|^2 the bias of
+        // each row's exponentials.
+        phi.noalias() = x * m_scaledProjectionTimesB;
         Vector<T> rowMax(x.rows());
         expBelowRowMax<T>(phi, &m_bias, T(1 / std::sqrt(double(this->m_features))), rowMax);
         logScale = (rowMax - this->halfSquaredNorms(x)).array() + T(m_logD);
@@ -91,6 +91,7 @@ private:
         m_b = std::sqrt(1 - 4 * a);
         m_logD = double(m_d) / 4 * std::log1p(-4 * a);
         m_bias = m_squaredRowNorms * T(a);
+        m_scaledProjectionTimesB = this->m_scaledProjectionT * T(m_b);
     }
 
     int m_d;
@@ -102,6 +103,7 @@ private:
     double m_b = 1;
     double m_logD = 0;
     Eigen::Matrix<T, 1, Eigen::Dynamic> m_bias;  // A |w_k|^2
+    Matrix<T> m_scaledProjectionTimesB;           // B (sqrt(s) W)^T, d x m
 };
 
 }  // namespace attnlab
