@@ -377,6 +377,10 @@ void StepperView::showLines(int t)
                     .arg(formatBytes(double(m_budget.bytes())))
                     .arg(stateAvailable(t) ? QString() : tr(": computing them now"));
     }
+    // What running causally changes in the method (FAVOR++: the fixed A instead of A*).
+    const QString causalNote = methodInfo(steps.spec.approximation.kind).causalNote;
+    if (!causalNote.isEmpty())
+        text += tr("<br><b>Causal form.</b> %1").arg(causalNote.toHtmlEscaped());
     m_stateLine->setText(text);
 }
 
