@@ -6,6 +6,7 @@
 #include "attention/approximation.h"
 #include "attention/maps/optimal_positive_random_features.h"
 #include "errors.h"
+#include "head_support.h"
 #include "experiment.h"
 #include "inputs/inputs.h"
 
@@ -16,19 +17,9 @@
 #include <cmath>
 
 using namespace attnlab;
+using namespace attnlab::test;
 
 namespace {
-
-HeadTensors randomHead(int length, int d, double norm, std::uint64_t seed)
-{
-    InputSpec spec;
-    spec.kind = InputKind::Random;
-    spec.length = length;
-    spec.headDim = d;
-    spec.rowNorm = norm;
-    spec.seed = seed;
-    return buildInput(spec).heads.front();
-}
 
 double relativeError(const MatrixD& a, const MatrixD& b)
 {

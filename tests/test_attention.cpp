@@ -3,6 +3,7 @@
 
 #include "sweeps/causal_stepper.h"
 #include "errors.h"
+#include "head_support.h"
 #include "attention/exact_attention.h"
 #include "experiment.h"
 #include "attention/feature_maps.h"
@@ -25,17 +26,6 @@ using namespace attnlab::test;
 namespace {
 
 // Random Q, K, V with rows of the given norm (|x'| = norm d^-1/4 at s = 1/sqrt(d)).
-HeadTensors randomHead(int length, int d, double norm, std::uint64_t seed)
-{
-    InputSpec spec;
-    spec.kind = InputKind::Random;
-    spec.length = length;
-    spec.headDim = d;
-    spec.rowNorm = norm;
-    spec.seed = seed;
-    return buildInput(spec).heads.front();
-}
-
 // P by the textbook formula, in long double: P_ij = exp(s q_i.k_j) / sum_j' exp(s q_i.k_j').
 MatrixD referenceAttention(const MatrixD& q, const MatrixD& k, double s, bool causal)
 {
