@@ -15,12 +15,9 @@ namespace attnlab {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// Significant digits of the CSV numbers (%.9g: a float round-trips).
-constexpr int kCsvDigits = 9;
 // Seeds are JSON numbers: integers up to 2^53 are exact there.
 constexpr double kLargestSeed = 9007199254740991.0;
-// The most seeds and values a sweep may have.
-constexpr int kMaxSeeds = 1'000'000;
+// The largest norm multiplier a sweep may have.
 constexpr double kMaxNorm = 1e6;
 // Rows of P, P^, A and A^ one engine thread holds at a time (experiment.cpp's row block).
 constexpr double kRowBlock = 32;
@@ -31,63 +28,10 @@ void require(bool condition, const QString& message)
         throw InputError(message);
 }
 
-QJsonValue numberOrNull(double value)
-{
-    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
-}
 
-// The number at `key` of `object`, NaN for null or absent; anything else throws naming it.
-double numberOrNaN(const QJsonObject& object, const char* key, const QString& where)
-{
-    const QJsonValue value = object.value(QLatin1String(key));
-    if (value.isUndefined() || value.isNull())
-        return kNaN;
-    require(value.isDouble(),
-            QStringLiteral("%1%2 must be a number or null").arg(where, QLatin1String(key)));
-    return value.toDouble();
-}
 
-// The integer at `key`, which must lie in [minimum, maximum]; absent gives `fallback`.
-double integerField(const QJsonObject& object, const char* key, const QString& where,
-                    double minimum, double maximum, double fallback)
-{
-    const QJsonValue value = object.value(QLatin1String(key));
-    if (value.isUndefined())
-        return fallback;
-    const double number = value.toDouble(kNaN);
-    require(value.isDouble() && number == std::floor(number) && number >= minimum &&
-                number <= maximum,
-            QStringLiteral("%1%2 must be an integer from %3 to %4")
-                .arg(where, QLatin1String(key))
-                .arg(minimum, 0, 'f', 0)
-                .arg(maximum, 0, 'f', 0));
-    return number;
-}
 
-// The array at `key` (empty when absent); anything else throws naming it.
-QJsonArray arrayField(const QJsonObject& object, const char* key, const QString& where)
-{
-    const QJsonValue value = object.value(QLatin1String(key));
-    if (value.isUndefined())
-        return {};
-    require(value.isArray(), QStringLiteral("%1%2 must be an array").arg(where, QLatin1String(key)));
-    return value.toArray();
-}
 
-// The name at `key`, parsed by parse(); `required` names must be present.
-template <typename Enum, typename Parser>
-void nameField(const QJsonObject& object, const char* key, const QString& where, Enum* out,
-               Parser parse, bool required)
-{
-    const QJsonValue value = object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        require(!required, QStringLiteral("%1%2 is missing").arg(where, QLatin1String(key)));
-        return;
-    }
-    require(value.isString() && parse(value.toString(), out),
-            QStringLiteral("%1%2: unknown value \"%3\"")
-                .arg(where, QLatin1String(key), value.toVariant().toString()));
-}
 
 QString featureMapName(Method kind)
 {
@@ -111,23 +55,7 @@ QString curveLabelOf(Method method, const std::optional<ProjectionKind>& project
                       : featureMapName(method);
 }
 
-VectorD vectorFromJson(const QJsonArray& array, const QString& name)
-{
-    VectorD vector(array.size());
-    for (qsizetype i = 0; i < array.size(); ++i) {
-        require(array.at(i).isDouble(), QStringLiteral("%1[%2] must be a number").arg(name).arg(i));
-        vector[i] = array.at(i).toDouble();
-    }
-    return vector;
-}
 
-QJsonArray vectorToJson(const VectorD& vector)
-{
-    QJsonArray array;
-    for (const double x : vector)
-        array.append(x);
-    return array;
-}
 
 // The input of one sweep value: for a norm sweep Q and K multiplied by value / (the input's own
 // multiplier); for a length sweep the first `value` positions; for a features sweep the input.
@@ -151,10 +79,11 @@ AttentionInput pointInput(const ErrorSweepSpec& spec, const AttentionInput& inpu
     return point;
 }
 
-// The sweep's values in the units of its kind: integers >= 1 for m and L, finite > 0 for norms,
-// ascending. Throws InputError naming "values".
-void validateValues(const ErrorSweepSpec& spec)
+}  // namespace
+
+void ErrorSweepSpec::validateValues() const
 {
+    const ErrorSweepSpec& spec = *this;
     require(!spec.values.empty(), QStringLiteral("values: the sweep has no value"));
     for (std::size_t i = 0; i < spec.values.size(); ++i) {
         const double value = spec.values[i];
@@ -186,6 +115,8 @@ void validateValues(const ErrorSweepSpec& spec)
     }
 }
 
+namespace {
+
 void validate(const ErrorSweepSpec& spec)
 {
     require(!spec.methods.empty(), QStringLiteral("methods: the sweep has no method"));
@@ -193,15 +124,15 @@ void validate(const ErrorSweepSpec& spec)
                 return !drawsProjection(kind);
             }) || !spec.projections.empty(),
             QStringLiteral("projections: the sweep has no projection"));
-    validateValues(spec);
+    spec.validateValues();
     for (const Method method : spec.methods)
         requireCausalForm(method, spec.experiment.causal);
     require(spec.features >= 1 && spec.features <= SpecLimits::features,
             QStringLiteral("features: m must be from 1 to %1 (got %2)")
                 .arg(SpecLimits::features)
                 .arg(spec.features));
-    require(spec.seeds >= 1 && spec.seeds <= kMaxSeeds,
-            QStringLiteral("seeds: must be from 1 to %1 (got %2)").arg(kMaxSeeds).arg(spec.seeds));
+    require(spec.seeds >= 1 && spec.seeds <= ErrorSweepSpec::maxSeeds,
+            QStringLiteral("seeds: must be from 1 to %1 (got %2)").arg(ErrorSweepSpec::maxSeeds).arg(spec.seeds));
     require(double(spec.experiment.approximation.seed) + spec.seeds - 1 <= kLargestSeed,
             QStringLiteral("seeds: the last seed %1 + %2 - 1 is above 2^53 - 1")
                 .arg(spec.experiment.approximation.seed)
@@ -341,93 +272,6 @@ int ErrorSweepSpec::rowCount() const
     return perValue * int(values.size());
 }
 
-QJsonObject ErrorSweepSpec::toJson() const
-{
-    QJsonArray methodArray;
-    for (const Method method : methods)
-        methodArray.append(featureMapName(method));
-    QJsonArray projectionArray;
-    for (const ProjectionKind projection : projections)
-        projectionArray.append(projectionKindName(projection));
-    QJsonArray valueArray;
-    for (const double value : values)
-        valueArray.append(value);
-    QJsonObject json;
-    json[QLatin1String("version")] = 1;
-    json[QLatin1String("experiment")] = experiment.toJson();
-    json[QLatin1String("methods")] = methodArray;
-    json[QLatin1String("projections")] = projectionArray;
-    json[QLatin1String("sweep")] = errorSweepKindName(sweep);
-    json[QLatin1String("values")] = valueArray;
-    json[QLatin1String("features")] = features;
-    json[QLatin1String("seeds")] = seeds;
-    json[QLatin1String("pair_query")] = pairQuery;
-    json[QLatin1String("pair_key")] = pairKey;
-    json[QLatin1String("memory_budget_bytes")] = double(budget.bytes());
-    return json;
-}
-
-ErrorSweepSpec ErrorSweepSpec::fromJson(const QJsonObject& json, const QString& prefix)
-{
-    ErrorSweepSpec spec;
-    const int version = int(integerField(json, "version", prefix, 1, 1e9, 1));
-    require(version == 1, QStringLiteral("%1version %2 is not known to this Attention Lab (it "
-                                         "reads version 1)")
-                              .arg(prefix)
-                              .arg(version));
-    const QJsonValue experiment = json.value(QLatin1String("experiment"));
-    if (!experiment.isUndefined()) {
-        require(experiment.isObject(), prefix + QStringLiteral("experiment must be an object"));
-        try {
-            spec.experiment = ExperimentSpec::fromJson(experiment.toObject());
-        } catch (const InputError& e) {
-            throw InputError(prefix + QStringLiteral("experiment.") + e.message());
-        }
-    }
-    if (json.contains(QLatin1String("methods"))) {
-        spec.methods.clear();
-        const QJsonArray methods = arrayField(json, "methods", prefix);
-        for (qsizetype i = 0; i < methods.size(); ++i) {
-            Method kind;
-            require(methods.at(i).isString() && parseApproximation(methods.at(i).toString(), &kind),
-                    QStringLiteral("%1methods[%2]: unknown method").arg(prefix).arg(i));
-            spec.methods.push_back(kind);
-        }
-    }
-    if (json.contains(QLatin1String("projections"))) {
-        spec.projections.clear();
-        const QJsonArray projections = arrayField(json, "projections", prefix);
-        for (qsizetype i = 0; i < projections.size(); ++i) {
-            ProjectionKind kind;
-            require(projections.at(i).isString() &&
-                        parseProjectionKind(projections.at(i).toString(), &kind),
-                    QStringLiteral("%1projections[%2]: unknown projection").arg(prefix).arg(i));
-            spec.projections.push_back(kind);
-        }
-    }
-    nameField(json, "sweep", prefix, &spec.sweep, parseErrorSweepKind, false);
-    const QJsonArray values = arrayField(json, "values", prefix);
-    for (qsizetype i = 0; i < values.size(); ++i) {
-        require(values.at(i).isDouble(),
-                QStringLiteral("%1values[%2] must be a number").arg(prefix).arg(i));
-        spec.values.push_back(values.at(i).toDouble());
-    }
-    if (!spec.values.empty()) {
-        try {
-            validateValues(spec);
-        } catch (const InputError& e) {
-            throw InputError(prefix + e.message());
-        }
-    }
-    spec.features = int(integerField(json, "features", prefix, 1, SpecLimits::features, 64));
-    spec.seeds = int(integerField(json, "seeds", prefix, 1, kMaxSeeds, 8));
-    spec.pairQuery = int(integerField(json, "pair_query", prefix, 0, SpecLimits::length, 0));
-    spec.pairKey = int(integerField(json, "pair_key", prefix, 0, SpecLimits::length, 1));
-    spec.budget = MemoryBudget(qint64(integerField(json, "memory_budget_bytes", prefix, 1, 9e15,
-                                                   double(spec.budget.bytes()))));
-    return spec;
-}
-
 double ErrorRow::metric(ErrorMetric which) const
 {
     switch (which) {
@@ -447,114 +291,6 @@ QString ErrorRow::curveLabel() const
 QString ErrorCurve::label() const
 {
     return curveLabelOf(method, projection);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Results as JSON
-
-QJsonObject ErrorSweepResult::toJson() const
-{
-    QJsonArray rowArray;
-    for (const ErrorRow& row : rows) {
-        QJsonObject json;
-        json[QLatin1String("method")] = featureMapName(row.method);
-        json[QLatin1String("projection")] = row.projection
-                                                ? QJsonValue(projectionKindName(*row.projection))
-                                                : QJsonValue(QJsonValue::Null);
-        json[QLatin1String("seed")] =
-            row.seed ? QJsonValue(double(*row.seed)) : QJsonValue(QJsonValue::Null);
-        json[QLatin1String("value")] = row.value;
-        json[QLatin1String("m")] = row.features;
-        json[QLatin1String("norm")] = row.norm;
-        json[QLatin1String("L")] = double(row.length);
-        const AttentionMetrics& m = row.metrics;
-        json[QLatin1String("rel_frobenius_attention")] = numberOrNull(m.relFrobeniusAttention);
-        json[QLatin1String("rel_frobenius_output")] = numberOrNull(m.relFrobeniusOutput);
-        json[QLatin1String("max_abs")] = numberOrNull(m.maxAbsError);
-        json[QLatin1String("mean_abs")] = numberOrNull(m.meanAbsError);
-        json[QLatin1String("mean_tv")] = numberOrNull(m.meanTotalVariation);
-        json[QLatin1String("mean_kl")] = numberOrNull(m.meanKl);
-        json[QLatin1String("kernel_mse")] = numberOrNull(row.kernelSquaredError);
-        json[QLatin1String("nonpositive_rows")] = double(m.nonPositiveRows);
-        json[QLatin1String("seconds")] = numberOrNull(row.seconds);
-        json[QLatin1String("closed_form_parameter")] = row.closedFormParameter;
-        json[QLatin1String("flops")] = numberOrNull(row.flops);
-        rowArray.append(json);
-    }
-    QJsonObject json;
-    json[QLatin1String("spec")] = spec.toJson();
-    json[QLatin1String("input_length")] = double(inputLength);
-    json[QLatin1String("d")] = headDim;
-    json[QLatin1String("heads")] = heads;
-    json[QLatin1String("scale")] = scale;
-    json[QLatin1String("pair_query_vector")] = vectorToJson(pairQuery);
-    json[QLatin1String("pair_key_vector")] = vectorToJson(pairKey);
-    json[QLatin1String("cancelled")] = cancelled;
-    json[QLatin1String("rows")] = rowArray;
-    return json;
-}
-
-ErrorSweepResult ErrorSweepResult::fromJson(const QJsonObject& json)
-{
-    ErrorSweepResult result;
-    const QJsonValue spec = json.value(QLatin1String("spec"));
-    require(spec.isObject(), QStringLiteral("spec must be an object"));
-    result.spec = ErrorSweepSpec::fromJson(spec.toObject(), QStringLiteral("spec."));
-    const QString top;
-    result.inputLength =
-        Eigen::Index(integerField(json, "input_length", top, 0, SpecLimits::length, 0));
-    result.headDim = int(integerField(json, "d", top, 0, SpecLimits::headDim, 0));
-    result.heads = int(integerField(json, "heads", top, 0, SpecLimits::heads, 0));
-    result.scale = numberOrNaN(json, "scale", top);
-    result.pairQuery = vectorFromJson(arrayField(json, "pair_query_vector", top),
-                                      QStringLiteral("pair_query_vector"));
-    result.pairKey =
-        vectorFromJson(arrayField(json, "pair_key_vector", top), QStringLiteral("pair_key_vector"));
-    require(result.pairQuery.size() == result.pairKey.size(),
-            QStringLiteral("pair_key_vector must have as many numbers as pair_query_vector"));
-    const QJsonValue cancelled = json.value(QLatin1String("cancelled"));
-    require(cancelled.isUndefined() || cancelled.isBool(),
-            QStringLiteral("cancelled must be a boolean"));
-    result.cancelled = cancelled.toBool(false);
-    const QJsonArray rows = arrayField(json, "rows", top);
-    for (qsizetype i = 0; i < rows.size(); ++i) {
-        const QString where = QStringLiteral("rows[%1].").arg(i);
-        require(rows.at(i).isObject(), QStringLiteral("rows[%1] must be an object").arg(i));
-        const QJsonObject object = rows.at(i).toObject();
-        ErrorRow row;
-        nameField(object, "method", where, &row.method, parseApproximation, true);
-        if (const QJsonValue projection = object.value(QLatin1String("projection"));
-            !projection.isNull() && !projection.isUndefined()) {
-            ProjectionKind kind;
-            nameField(object, "projection", where, &kind, parseProjectionKind, true);
-            row.projection = kind;
-        }
-        if (const QJsonValue seed = object.value(QLatin1String("seed"));
-            !seed.isNull() && !seed.isUndefined())
-            row.seed = std::uint64_t(integerField(object, "seed", where, 0, kLargestSeed, 0));
-        row.value = numberOrNaN(object, "value", where);
-        require(std::isfinite(row.value), where + QStringLiteral("value must be a number"));
-        row.features = int(integerField(object, "m", where, 0, SpecLimits::features, 0));
-        row.norm = numberOrNaN(object, "norm", where);
-        row.length = Eigen::Index(integerField(object, "L", where, 0, SpecLimits::length, 0));
-        AttentionMetrics& m = row.metrics;
-        m.relFrobeniusAttention = numberOrNaN(object, "rel_frobenius_attention", where);
-        m.relFrobeniusOutput = numberOrNaN(object, "rel_frobenius_output", where);
-        m.maxAbsError = numberOrNaN(object, "max_abs", where);
-        m.meanAbsError = numberOrNaN(object, "mean_abs", where);
-        m.meanTotalVariation = numberOrNaN(object, "mean_tv", where);
-        m.meanKl = numberOrNaN(object, "mean_kl", where);
-        row.kernelSquaredError = numberOrNaN(object, "kernel_mse", where);
-        m.nonPositiveRows =
-            qint64(integerField(object, "nonpositive_rows", where, 0, SpecLimits::length, 0));
-        row.seconds = numberOrNaN(object, "seconds", where);
-        row.closedFormParameter = numberOrNaN(object, "closed_form_parameter", where);
-        if (!std::isfinite(row.closedFormParameter))
-            row.closedFormParameter = 0;
-        row.flops = numberOrNaN(object, "flops", where);
-        result.rows.push_back(row);
-    }
-    return result;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -852,42 +588,6 @@ ErrorSweepResult runErrorSweep(
         result.cancelled = true;
     }
     return result;
-}
-
-QByteArray errorSweepCsv(const ErrorSweepResult& result)
-{
-    QByteArray csv(
-        "method,projection,sweep,value,seed,m,norm,L,rel_frobenius_attention,"
-        "rel_frobenius_output,max_abs,mean_abs,mean_tv,mean_kl,kernel_mse,nonpositive_rows,"
-        "seconds,flops\n");
-    const QByteArray sweep = errorSweepKindName(result.spec.sweep).toLatin1();
-    for (const ErrorRow& row : result.rows) {
-        QByteArray line = featureMapName(row.method).toLatin1();
-        line.append(',');
-        if (row.projection)
-            line.append(projectionKindName(*row.projection).toLatin1());
-        line.append(',').append(sweep).append(',');
-        appendCsvNumber(line, row.value, kCsvDigits);
-        line.append(',');
-        if (row.seed)
-            line.append(QByteArray::number(quint64(*row.seed)));
-        line.append(',');
-        if (row.features > 0)
-            line.append(QByteArray::number(row.features));
-        appendCsvField(line, row.norm, kCsvDigits);
-        line.append(',').append(QByteArray::number(qint64(row.length)));
-        const AttentionMetrics& m = row.metrics;
-        for (const double value : {m.relFrobeniusAttention, m.relFrobeniusOutput, m.maxAbsError,
-                                   m.meanAbsError, m.meanTotalVariation, m.meanKl,
-                                   row.kernelSquaredError})
-            appendCsvField(line, value, kCsvDigits);
-        line.append(',').append(QByteArray::number(m.nonPositiveRows));
-        appendCsvField(line, row.seconds, kCsvDigits);
-        appendCsvField(line, row.flops, kCsvDigits);
-        line.append('\n');
-        csv.append(line);
-    }
-    return csv;
 }
 
 }  // namespace attnlab

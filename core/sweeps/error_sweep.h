@@ -63,6 +63,11 @@ struct ErrorSweepSpec {
     int pairQuery = 0;
     int pairKey = 1;
     MemoryBudget budget;
+    static constexpr int maxSeeds = 1'000'000;
+
+    // The values in the units of the sweep: integers >= 1 for m and L, finite numbers > 0 (at most
+    // 1e6) for norms, ascending. Throws InputError naming "values".
+    void validateValues() const;
 
     // The rows the sweep has: values x (projections x seeds for a map that draws W, else 1),
     // summed over the methods.
