@@ -35,30 +35,30 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k)
     return keys;
 }
 
-// One block of queries [begin, begin + rows) against its key span [spanFirst, spanFirst + span):
-// the features of the queries, the exact scores E_ij = s q_i.k_j over the span, the feature
-// products G_ij = Phi_i . Phi_j (phi(q_i).phi(k_j) = G_ij exp(c_i + kappa)), and each row's
-// reference exponent r_i = max(c_i + kappa, max_{j in W(i)} E_ij), with alpha_i =
-// exp(c_i + kappa - r_i): the row's terms divided by exp(r_i) are at most 1.
+// One block of queries [begin, begin + rows), with their features Phi (phi(q_i) = Phi_i
+// exp(c_i)), against its key span [spanFirst, spanFirst + span): the exact scores
+// E_ij = s q_i.k_j over the span, the feature products G_ij = omega_j Phi_i . Phi_j
+// (phi(q_i).phi(k_j) = G_ij exp(c_i + kappa)), and each row's reference exponent
+// r_i = max(c_i + kappa, max_{j in W(i)} E_ij), with alpha_i = exp(c_i + kappa - r_i): the row's
+// terms divided by exp(r_i) are at most 1.
 template <typename T>
 struct WindowBlock {
-    Matrix<T> phiQ;    // rows x m
     Matrix<T> scores;  // E, rows x span
     Matrix<T> products;  // G, rows x span
     Vector<T> reference;  // r_i
     Vector<T> alpha;      // alpha_i
 
-    WindowBlock(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
-                const MappedKeys<T>& keys, double scale, const SlidingWindow& window,
-                Eigen::Index begin, Eigen::Index rows, Eigen::Index spanFirst, Eigen::Index span)
-        : phiQ(rows, phi.featureCount()),
-          scores(rows, span),
-          products(rows, span),
-          reference(rows),
-          alpha(rows)
+    WindowBlock(const Eigen::Ref<const Matrix<T>>& phiQ,
+                const Eigen::Ref<const Vector<T>>& queryLogScale, const Matrix<T>& q,
+                const Matrix<T>& k, const MappedKeys<T>& keys, double scale,
+                const SlidingWindow& window, Eigen::Index begin, Eigen::Index spanFirst,
+                Eigen::Index span)
+        : scores(phiQ.rows(), span),
+          products(phiQ.rows(), span),
+          reference(phiQ.rows()),
+          alpha(phiQ.rows())
     {
-        Vector<T> queryLogScale(rows);
-        phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
+        const Eigen::Index rows = phiQ.rows();
         scores.noalias() = q.middleRows(begin, rows) * k.middleRows(spanFirst, span).transpose();
         scores *= T(scale);
         products.noalias() = phiQ * keys.phi.middleRows(spanFirst, span).transpose();
@@ -87,8 +87,8 @@ Matrix<T> spanWeights(const WindowBlock<T>& block, const SlidingWindow& window, 
         const Eigen::Index lo = window.first(begin + r) - spanFirst;
         const Eigen::Index hi = window.last(begin + r) - spanFirst;
         const T shift = block.reference[r], alpha = block.alpha[r];
-        for (Eigen::Index j = lo; j <= hi; ++j)
-            weights(r, j) = std::exp(block.scores(r, j) - shift);
+        weights.row(r).segment(lo, hi - lo + 1) =
+            (block.scores.row(r).segment(lo, hi - lo + 1).array() - shift).exp();
         if (window.causal)
             weights.row(r).head(lo) = alpha * block.products.row(r).head(lo);
         else
@@ -135,8 +135,11 @@ public:
     void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel) const override
     {
         const Eigen::Index rows = p.rows(), keys = m_k.rows();
-        const WindowBlock<T> block(m_phi, m_q, m_k, m_keys, m_scale, m_window, begin, rows, 0,
-                                   keys);
+        Matrix<T> phiQ(rows, m_phi.featureCount());
+        Vector<T> queryLogScale(rows);
+        m_phi.map(m_q.middleRows(begin, rows), phiQ, queryLogScale);
+        const WindowBlock<T> block(phiQ, queryLogScale, m_q, m_k, m_keys, m_scale, m_window,
+                                   begin, 0, keys);
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index i = begin + r;
             const Eigen::Index lo = m_window.first(i), hi = m_window.last(i);
@@ -164,6 +167,11 @@ private:
     MappedKeys<T> m_keys;
 };
 
+// Query rows whose features and low-rank products are formed at a time; each such block takes
+// its window's part in sub-blocks of windowBlockRows(w) rows, so the products stay large while
+// the spans stay short.
+constexpr Eigen::Index kLowRankBlock = 64;
+
 }  // namespace
 
 template <typename T>
@@ -186,9 +194,10 @@ double ScatterbrainAttention<T>::flops(const CostShape& s)
 template <typename T>
 double ScatterbrainAttention<T>::workingSetFloats(const CostShape& s)
 {
-    const double block = double(windowBlockRows(Eigen::Index(s.window)));
-    const double span = block + s.window;
-    return s.length * s.m + s.threads * (block * s.m + 3 * block * span);
+    const double block = double(kLowRankBlock);
+    const double span = (s.causal ? block : double(windowBlockRows(Eigen::Index(s.window)))) +
+                        s.window;
+    return s.length * s.m + s.threads * (block * (s.m + s.dv + 1) + 3 * block * span);
 }
 
 template <typename T>
@@ -199,9 +208,8 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     const SlidingWindow window{m_width, causal, k.rows()};
     const MappedKeys<T> keys = mapKeys<T>(m_phi, k);
     const Eigen::Index length = q.rows();
-    const Eigen::Index blockRows = windowBlockRows(m_width);
-    const Eigen::Index blocks = (length + blockRows - 1) / blockRows;
-    const auto spanFirst = [&](Eigen::Index b) { return window.first(b * blockRows); };
+    const Eigen::Index blocks = (length + kLowRankBlock - 1) / kLowRankBlock;
+    const auto spanFirst = [&](Eigen::Index b) { return window.first(b * kLowRankBlock); };
 
     // The low-rank sums each block adds to its span: every key (non-causal), or the keys before
     // the block's span (causal: the prefix sums of the keys between consecutive spans' starts).
@@ -224,18 +232,34 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     ApproximateOutput<T> result;
     result.output.resize(length, v.cols());
     Vector<T> denominators(length);
-    forEachRowBlock(length, blockRows, [&](Eigen::Index begin, Eigen::Index end) {
-        const Eigen::Index rows = end - begin, first = window.first(begin);
-        const Eigen::Index span = window.last(end - 1) - first + 1;
-        const WindowBlock<T> block(m_phi, q, k, keys, m_scale, window, begin, rows, first, span);
-        const Matrix<T> weights = spanWeights<T>(block, window, begin, first);
-        const LowRankSums<T>& sums = causal ? before[std::size_t(begin / blockRows)] : all;
-        Matrix<T> numerator(rows, v.cols());
-        numerator.noalias() = block.alpha.asDiagonal() * (block.phiQ * sums.s);
-        numerator.noalias() += weights * v.middleRows(first, span);
-        auto den = denominators.segment(begin, rows);
-        den = block.alpha.cwiseProduct(block.phiQ * sums.z) + weights.rowwise().sum();
-        divideRows<T>(numerator, den, result.output.middleRows(begin, rows));
+    const Eigen::Index subRows = windowBlockRows(m_width);
+    const FeatureMap<T>& phi = m_phi;
+    forEachRowBlock(length, kLowRankBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        Matrix<T> phiQ(rows, phi.featureCount());
+        Vector<T> queryLogScale(rows);
+        phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
+        const LowRankSums<T>& sums = causal ? before[std::size_t(begin / kLowRankBlock)] : all;
+        Matrix<T> lowRank(rows, v.cols());
+        lowRank.noalias() = phiQ * sums.s;
+        const Vector<T> lowRankDenominator = phiQ * sums.z;
+        for (Eigen::Index sub = begin; sub < end; sub += subRows) {
+            const Eigen::Index n = std::min(subRows, end - sub), offset = sub - begin;
+            // Causal: the span reaches back to the block's, where its low-rank sums end.
+            const Eigen::Index first = window.first(causal ? begin : sub);
+            const Eigen::Index span = window.last(sub + n - 1) - first + 1;
+            const WindowBlock<T> block(phiQ.middleRows(offset, n),
+                                       queryLogScale.segment(offset, n), q, k, keys, m_scale,
+                                       window, sub, first, span);
+            const Matrix<T> weights = spanWeights<T>(block, window, sub, first);
+            Matrix<T> numerator(n, v.cols());
+            numerator.noalias() = block.alpha.asDiagonal() * lowRank.middleRows(offset, n);
+            numerator.noalias() += weights * v.middleRows(first, span);
+            auto den = denominators.segment(sub, n);
+            den = block.alpha.cwiseProduct(lowRankDenominator.segment(offset, n)) +
+                  weights.rowwise().sum();
+            divideRows<T>(numerator, den, result.output.middleRows(sub, n));
+        }
     });
     result.nonPositiveRows = nonPositiveEntries(denominators);
     return result;
