@@ -10,9 +10,9 @@ on the 10,000 test images.
 Preprocessing, as preprocessor_config.json states it (ViTImageProcessor): the 28 x 28 images
 need no resize; x = (v / 255 - mean) / std for an 8-bit value v, with mean and std the training
 images' statistics rounded to four decimals (IMAGE_MEAN, IMAGE_STD). Augmentation of the
-training batches only, on the 8-bit images before that: a horizontal flip with probability 1/2
-and a shift by up to 2 pixels in each direction (the uncovered border filled with 0, the
-images' background).
+training batches only, on the 8-bit images before that: a horizontal flip with probability 1/2.
+(A first run that also shifted the images by up to 2 pixels underfitted in this budget: training
+loss above the validation loss throughout, 84.4% on the test set.)
 
 Model: the Hugging Face ViT (ViTForImageClassification): a 4 x 4 patch embedding (7 x 7 = 49
 patches) plus [CLS] and learned position embeddings (50 tokens), 4 pre-LayerNorm blocks of 4
@@ -42,11 +42,15 @@ import json
 import math
 import os
 import struct
+import sys
 import time
 
 import numpy as np
 import torch
 from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from safetensors_writer import write_safetensors  # noqa: E402 (training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = "/usr/share/datasets/fashion-mnist"
@@ -59,7 +63,6 @@ LAYER_NORM_EPS = 1e-12
 BATCH, PEAK_LR, WARMUP, WEIGHT_DECAY = 128, 1e-3, 300, 0.05
 VALIDATION = 5000
 EVAL_EVERY = 200
-SHIFT = 2
 # The training images' mean and standard deviation of v / 255, rounded (computed by
 # dataset_statistics(), which main() checks).
 IMAGE_MEAN, IMAGE_STD = 0.2860, 0.3530
@@ -94,16 +97,9 @@ def normalise(images):
 
 
 def augment(images, generator):
-    """A random horizontal flip and a shift by up to SHIFT pixels per image (uint8 tensors)."""
-    count = images.shape[0]
-    flip = torch.rand(count, generator=generator) < 0.5
-    images = torch.where(flip[:, None, None], images.flip(-1), images)
-    padded = torch.nn.functional.pad(images, (SHIFT, SHIFT, SHIFT, SHIFT))
-    dy = torch.randint(0, 2 * SHIFT + 1, (count,), generator=generator)
-    dx = torch.randint(0, 2 * SHIFT + 1, (count,), generator=generator)
-    rows = (dy[:, None] + torch.arange(IMAGE)[None])[:, :, None].expand(count, IMAGE, IMAGE)
-    cols = (dx[:, None] + torch.arange(IMAGE)[None])[:, None, :].expand(count, IMAGE, IMAGE)
-    return padded[torch.arange(count)[:, None, None], rows, cols]
+    """A random horizontal flip of each image (uint8 tensors)."""
+    flip = torch.rand(images.shape[0], generator=generator) < 0.5
+    return torch.where(flip[:, None, None], images.flip(-1), images)
 
 
 class Vit(torch.nn.Module):
@@ -184,19 +180,9 @@ class Vit(torch.nn.Module):
 
 def save(model, folder):
     """model.safetensors (F32), config.json and preprocessor_config.json."""
-    header, data = {}, bytearray()
-    for name, value in model.weights().items():
-        raw = np.ascontiguousarray(value.detach().numpy().astype("<f4")).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(value.shape),
-                        "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    header["__metadata__"] = {"format": "pt", "source": "training/fashion_vit/train.py"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        f.write(data)
+    write_safetensors(os.path.join(folder, "model.safetensors"),
+                      [(name, value.detach().numpy()) for name, value in model.weights().items()],
+                      "training/fashion_vit/train.py")
     config = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
               "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
               "intermediate_size": INNER, "hidden_act": "gelu", "hidden_dropout_prob": 0.0,
