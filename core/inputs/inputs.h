@@ -1,5 +1,6 @@
 #pragma once
 
+#include "image_pixels.h"
 #include "memory_budget.h"
 #include "inputs/text.h"
 #include "types.h"
@@ -63,13 +64,6 @@ struct InputSpec {
 
     // Every input: Q and K are multiplied by this. Approximation error grows quickly with |x'|.
     double normMultiplier = 1.0;
-};
-
-// RGB pixels, row-major, 3 floats in [0, 1] per pixel.
-struct ImagePixels {
-    int width = 0;
-    int height = 0;
-    std::vector<float> rgb;
 };
 
 struct HeadTensors {

@@ -181,7 +181,8 @@ class Vit(torch.nn.Module):
 def save(model, folder):
     """model.safetensors (F32), config.json and preprocessor_config.json."""
     write_safetensors(os.path.join(folder, "model.safetensors"),
-                      [(name, value.detach().numpy()) for name, value in model.weights().items()],
+                      [(name, "F32", value.detach().numpy().astype("<f4"))
+                       for name, value in model.weights().items()],
                       "training/fashion_vit/train.py")
     config = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
               "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,

@@ -136,7 +136,7 @@ def save(model, folder):
             array = array[:CONTEXT]
         if name.endswith(".weight") and any(s in name for s in ("c_attn", "c_proj", "c_fc")):
             array = array.T                            # Linear's out x in -> Conv1D's in x out
-        tensors.append((name, array))
+        tensors.append((name, "F32", array))
     write_safetensors(os.path.join(folder, "model.safetensors"), tensors,
                       "training/kjv_gpt2/train.py")
     config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],

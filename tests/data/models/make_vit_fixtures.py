@@ -51,18 +51,19 @@ image preprocessed for this model (the grayscale image repeated into 3 channels;
 turned into luma), all float64.
 
 Run with /usr/bin/python3 (python3-torch, python3-numpy, python3-pil); the safetensors files are
-written by hand (8-byte little-endian header length, the JSON header padded with spaces to a
-multiple of 8, the raw little-endian data), as make_fixtures.py does.
+written by hand, by training/safetensors_writer.py (8-byte little-endian header length, the JSON
+header padded with spaces to a multiple of 8, the raw little-endian data).
 """
 
 import json
 import math
 import os
-import struct
 
 import numpy as np
 import torch
 from PIL import Image
+
+from make_fixtures import write_safetensors  # training/safetensors_writer.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 20240917
@@ -220,24 +221,6 @@ def forward(w, spec, pixels):
 
 # ---- files --------------------------------------------------------------------------------------
 
-def write_safetensors(path, tensors):
-    """tensors: list of (name, dtype name, numpy array already in that dtype, little-endian)."""
-    header = {}
-    data = bytearray()
-    for name, dtype, array in tensors:
-        raw = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
-                        "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    header["__metadata__"] = {"format": "pt", "source": "make_vit_fixtures.py"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        f.write(data)
-
-
 def test_image(rng, height, width, colour):
     """Smooth shapes (a bright disc on a diagonal ramp) with noise, so attention has structure."""
     y, x = np.mgrid[0:height, 0:width].astype(np.float64)
@@ -294,7 +277,7 @@ def write_folder(spec, weights, processor, image, generator):
                         np.ones((hidden, hidden), dtype=numpy_dtype)))
         tensors.append((spec["prefix"] + "pooler.dense.bias", spec["dtype"],
                         np.zeros(hidden, dtype=numpy_dtype)))
-    write_safetensors(os.path.join(folder, "model.safetensors"), tensors)
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, "make_vit_fixtures.py")
 
     # The reference runs on the weights as stored (rounded to F16 for the F16 checkpoint).
     exact = {key: torch.from_numpy(array.astype(np.float64)) for key, array in stored.items()}
