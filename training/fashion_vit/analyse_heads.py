@@ -10,11 +10,16 @@ the first --images test images, keeping every layer's attention P (heads x 50 x 
               (about 3.3 for uniform attention over the 7 x 7 grid; near 0 for a head that looks
               at itself and its neighbours);
   self        the mean weight a patch puts on itself;
+  neighbours  the mean weight a patch puts on the (up to 8) patches around it (about 0.13 for
+              uniform attention: a local head puts much more there);
   to [CLS]    the mean weight a patch puts on the [CLS] token;
+  patch entropy the entropy of a patch's row (over all 50 tokens), in bits (log2 50 = 5.6 for
+              uniform);
+  patch object the share of a patch row's patch weight on the object's patches (a patch whose
+              mean 8-bit value is above 25), divided by the objects' share of the patches;
   CLS entropy the entropy of the [CLS] row, in bits (log2 50 = 5.6 for uniform);
-  CLS object  the share of the [CLS] row's patch weight that lands on the object's patches (a
-              patch whose mean 8-bit value is above 25), divided by the objects' share of the
-              patches: 1 is blind to the object, above 1 gathers from it.
+  CLS object  the same for the [CLS] row: 1 is blind to the object, above 1 gathers from it,
+              below 1 looks at the background.
 
 Also draws the [CLS] row of every head over one sample image (--figure, a PNG).
 
@@ -71,7 +76,9 @@ def main():
     objects = (patch_means.reshape(len(images), -1) > OBJECT_THRESHOLD).numpy()  # N x 49
     object_share = objects.mean(1)  # the objects' share of the patches, per image
 
-    print("layer, head | distance | self | to [CLS] | CLS entropy | CLS object")
+    neighbours = (distance > 0) & (distance < 1.5)  # 49 x 49: the 8 around each patch
+    print("layer, head | distance | self | neighbours | to [CLS] | patch entropy | patch object | "
+          "CLS entropy | CLS object")
     for layer, p in enumerate(attention):
         p = p.numpy()  # N x heads x 50 x 50
         for head in range(p.shape[1]):
@@ -80,15 +87,22 @@ def main():
             weight = patch_rows.sum(-1)
             dist = ((patch_rows * distance).sum(-1) / weight).mean()
             self_weight = np.diagonal(patch_rows, axis1=1, axis2=2).mean()
+            near = (patch_rows * neighbours).sum(-1).mean()
             to_cls = ph[:, 1:, 0].mean()
+            patch_on_objects = (patch_rows * objects[:, None, :]).sum(-1) / weight
+            patch_gathering = (patch_on_objects.mean(1) / np.maximum(object_share, 1e-9)).mean()
+            rows = ph[:, 1:]
+            patch_entropy = -(rows * np.log2(np.maximum(rows, 1e-30))).sum(-1).mean()
             cls = ph[:, 0]
             entropy = -(cls * np.log2(np.maximum(cls, 1e-30))).sum(-1).mean()
             on_objects = (cls[:, 1:] * objects).sum(-1) / cls[:, 1:].sum(-1)
             gathering = (on_objects / np.maximum(object_share, 1e-9)).mean()
-            print(f"{layer}, {head} | {dist:.2f} | {self_weight:.3f} | {to_cls:.3f} | "
-                  f"{entropy:.2f} | {gathering:.2f}")
-    print(f"uniform attention: distance {(distance.mean()):.2f}, entropy {np.log2(50):.2f}; "
-          f"objects cover {100 * object_share.mean():.0f}% of the patches on average")
+            print(f"{layer}, {head} | {dist:.2f} | {self_weight:.3f} | {near:.3f} | "
+                  f"{to_cls:.3f} | {patch_entropy:.2f} | {patch_gathering:.2f} | {entropy:.2f} | "
+                  f"{gathering:.2f}")
+    print(f"uniform attention: distance {distance.mean():.2f}, neighbours "
+          f"{neighbours.sum(1).mean() / 50:.3f}, entropy {np.log2(50):.2f}; objects cover "
+          f"{100 * object_share.mean():.0f}% of the patches on average")
 
     if args.figure:
         import matplotlib
