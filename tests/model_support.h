@@ -4,6 +4,7 @@
 // C++ forward pass with the float64 references of tests/data/models, and copying and damaging a
 // checkpoint (its JSON files and its safetensors weights, byte by byte).
 
+#include "attention/exact_attention.h"
 #include "io/npy.h"
 #include "model/safetensors.h"
 #include "model/transformer_blocks.h"
@@ -60,12 +61,17 @@ inline double capturedError(const NpyArray& expected, const Matrix<float>& captu
     });
 }
 
-// The first of every layer's captured Q, K and V (L x (H d)) whose shape or scaledError against
-// the fixture's reference (q_layer{l}.npy, ... : H x L x d) is off, as "k layer 1: error 3e-05";
-// empty when all are within tolerance.
-inline QString capturedQkvMismatch(const QString& fixture, const std::vector<LayerQkv>& layers,
-                                   qint64 heads, double tolerance)
+// What is off in the captured layers of a model of `layerCount` layers against the fixture's
+// reference: the number of layers; Q, K, V (L x (H d) each) against q_layer{l}.npy, ... (H x L x
+// d); the attention formed from them, P = softmax(Q_h K_h^T / sqrt(d) (+ causal mask)), against
+// attention_layer{l}.npy (H x L x L). The first shape or scaledError above tolerance, as
+// "k layer 1: error 3e-05"; empty when nothing is off.
+inline QString capturedLayersMismatch(const QString& fixture, const std::vector<LayerQkv>& layers,
+                                      std::size_t layerCount, qint64 heads, bool causal,
+                                      double tolerance)
 {
+    if (layers.size() != layerCount)
+        return QStringLiteral("%1 layers captured, expected %2").arg(layers.size()).arg(layerCount);
     for (std::size_t l = 0; l < layers.size(); ++l) {
         const LayerQkv& layer = layers[l];
         const qint64 length = layer.q.rows();
@@ -81,6 +87,20 @@ inline QString capturedQkvMismatch(const QString& fixture, const std::vector<Lay
             if (!(error <= tolerance))
                 return QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error);
         }
+        std::vector<Matrix<float>> attention;
+        for (qint64 h = 0; h < heads; ++h)
+            attention.push_back(materialisedAttention<float>(layer.q.middleCols(h * d, d),
+                                                             layer.k.middleCols(h * d, d),
+                                                             layer.v.middleCols(h * d, d),
+                                                             1 / std::sqrt(double(d)), causal)
+                                    .attention);
+        const double error = scaledError(
+            reference(fixture, QStringLiteral("attention_layer%1.npy").arg(l)), [&](qint64 index) {
+                return attention[std::size_t(index / (length * length))]
+                    .data()[index % (length * length)];
+            });
+        if (!(error <= tolerance))
+            return QStringLiteral("attention layer %1: error %2").arg(l).arg(error);
     }
     return {};
 }

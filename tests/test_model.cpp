@@ -160,33 +160,14 @@ void TestModel::forwardMatchesReference()
     QCOMPARE(config.innerWidth, 64);
     QCOMPARE(config.positions, 32);
     QCOMPARE(config.vocabularySize, model->tokenizer().vocabularySize());
-    const int d = config.headDim();
     const std::vector<int> ids = referenceTokens(fixture);
     const Eigen::Index length = Eigen::Index(ids.size());
 
     const ForwardResult result = model->forward(ids);
-    QCOMPARE(result.layers.size(), std::size_t(config.layers));
-    const QString mismatch = capturedQkvMismatch(fixture, result.layers, config.heads, kTolerance);
+    const QString mismatch = capturedLayersMismatch(fixture, result.layers,
+                                                    std::size_t(config.layers), config.heads,
+                                                    true, kTolerance);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
-    for (int l = 0; l < config.layers; ++l) {
-        const LayerQkv& layer = result.layers[std::size_t(l)];
-        const QString suffix = QStringLiteral("_layer%1.npy").arg(l);
-        const NpyArray expected = reference(fixture, QStringLiteral("attention") + suffix);
-        std::vector<Matrix<float>> attention;
-        for (int h = 0; h < config.heads; ++h) {
-            const Matrix<float> q = headOf(layer.q, h, d), k = headOf(layer.k, h, d),
-                                v = headOf(layer.v, h, d);
-            attention.push_back(
-                materialisedAttention<float>(q, k, v, 1 / std::sqrt(double(d)), true).attention);
-        }
-        const double error = scaledError(expected, [&](qint64 index) {
-            const qint64 h = index / (length * length), i = (index / length) % length,
-                         j = index % length;
-            return attention[std::size_t(h)](i, j);
-        });
-        QVERIFY2(error <= kTolerance,
-                 qPrintable(QStringLiteral("attention layer %1: error %2").arg(l).arg(error)));
-    }
     const NpyArray logits = reference(fixture, QStringLiteral("logits.npy"));
     QCOMPARE(logits.shape, (std::vector<qint64>{length, config.vocabularySize}));
     QCOMPARE(result.logits.rows(), length);
