@@ -168,6 +168,34 @@ inline QList<RawTensor> rawTensorsOf(const QString& path)
     return tensors;
 }
 
+// Damages the safetensors file at path as words say: "drop NAME" removes a tensor, "retype NAME
+// DTYPE" gives it another dtype (its bytes unchanged), "reshape NAME R C" another shape of the
+// same size; "truncate" cuts off the file's last 100 bytes. Returns false for other words.
+inline bool damageWeights(const QString& path, const QStringList& words)
+{
+    if (words[0] == QLatin1String("truncate")) {
+        QFile file(path);
+        return file.resize(file.size() - 100);
+    }
+    if (words[0] != QLatin1String("drop") && words[0] != QLatin1String("retype") &&
+        words[0] != QLatin1String("reshape"))
+        return false;
+    QList<RawTensor> tensors = rawTensorsOf(path);
+    for (qsizetype i = 0; i < tensors.size(); ++i) {
+        if (tensors[i].name != words[1])
+            continue;
+        if (words[0] == QLatin1String("drop"))
+            tensors.removeAt(i);
+        else if (words[0] == QLatin1String("retype"))
+            tensors[i].dtype = words[2];
+        else
+            tensors[i].shape = {words[2].toLongLong(), words[3].toLongLong()};
+        break;
+    }
+    writeBytes(path, safetensorsOf(tensors));
+    return true;
+}
+
 // Copies the files of a fixture folder of tests/data/models (not its reference/) into dir.
 inline void copyFixture(const QString& fixture, const QString& dir)
 {
