@@ -12,6 +12,7 @@
 #include "io/npy.h"
 #include "sessions/session.h"
 #include "inputs/text.h"
+#include "model_support.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -191,6 +192,18 @@ QStringList damagedModelArgs(CaseFolder& f,
     f.writeCulprit(QStringLiteral("model/model.safetensors"),
                    damage(header, bytes.mid(8 + qsizetype(length))));
     return computeArgs(f, {"--model", model, "--text", "the cat"});
+}
+
+// A copy of the tiny RGB ViT fixture in the case's folder changed by `damage` (given the copy's
+// folder; it marks the culprit); `compute --model` on it with the fixture's image.
+QStringList damagedVitArgs(CaseFolder& f,
+                           const std::function<void(CaseFolder&, const QString&)>& damage)
+{
+    const QString model = f.path() + QStringLiteral("/vit");
+    QDir().mkpath(model);
+    copyFixture(QStringLiteral("tiny-vit-rgb-f32"), model);
+    damage(f, model);
+    return computeArgs(f, {"--model", model, "--image", model + QStringLiteral("/image.png")});
 }
 
 // A safetensors file of header and data.
@@ -509,6 +522,46 @@ const std::vector<BadInput>& catalogue()
              });
          },
          Expect::Refused, 2, {"{culprit}", "header length"}},
+
+        // ViT checkpoints and images (core/model/vit_model.h)
+        {"vit: a bicubic preprocessor",
+         [](CaseFolder& f) {
+             return damagedVitArgs(f, [](CaseFolder& f, const QString& model) {
+                 editJson(model + "/preprocessor_config.json",
+                          [](QJsonObject& p) { p.insert("resample", 3); });
+                 f.blameArgument(model + "/preprocessor_config.json");
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "resample is 3", "bilinear"}},
+        {"vit: a weight missing",
+         [](CaseFolder& f) {
+             return damagedVitArgs(f, [](CaseFolder& f, const QString& model) {
+                 QList<RawTensor> tensors = rawTensorsOf(model + "/model.safetensors");
+                 tensors.removeIf(
+                     [](const RawTensor& t) { return t.name == "vit.layernorm.weight"; });
+                 writeBytes(model + "/model.safetensors", safetensorsOf(tensors));
+                 f.blameArgument(model + "/model.safetensors");
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "vit.layernorm.weight", "missing"}},
+        {"vit: image_size without its position embeddings",
+         [](CaseFolder& f) {
+             return damagedVitArgs(f, [](CaseFolder& f, const QString& model) {
+                 editConfig(model, [](QJsonObject& c) { c.insert("image_size", 20); });
+                 editJson(model + "/preprocessor_config.json",
+                          [](QJsonObject& p) { p.insert("size", 20); });
+                 f.blameArgument(model + "/model.safetensors");
+             });
+         },
+         Expect::Refused, 2, {"{culprit}", "position_embeddings", "expected [1, 26, 16]"}},
+        {"vit: an image file that is not an image",
+         [](CaseFolder& f) {
+             return computeArgs(f, {"--model", "builtin-vit", "--image",
+                                    f.writeCulprit("image.png", "not a PNG")});
+         },
+         Expect::Refused, 2, {"{culprit}", "cannot read the image"}},
+        badOption("vit: text for a ViT", {"--model", "builtin-vit", "--text", "a cat"}, "--text",
+                  {"ViT", "an image"}),
 
         // Text
         badOption("text: 0 tokens (empty)", {"--text", ""}, "--text", {"no tokens"}),

@@ -14,6 +14,7 @@
 #include "inputs/model_input.h"
 #include "model/safetensors.h"
 #include "io/npy.h"
+#include "model_support.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -38,7 +39,7 @@ using namespace attnlab::test;
 
 namespace {
 
-const QString kModels = QStringLiteral(ATTNLAB_TEST_DATA "/models");
+const QString kModels = kModelFixtures;
 
 // Float tolerance against the float64 reference, relative to the largest reference value of the
 // array compared (logits reach about 7, Q about 3): the C++ pass runs in float (unit roundoff
@@ -47,12 +48,6 @@ const QString kModels = QStringLiteral(ATTNLAB_TEST_DATA "/models");
 // mistakes such as GELU's erf form instead of its tanh form, a query row seeing its own key
 // masked, or weights read at the wrong precision.
 constexpr double kTolerance = 1e-5;
-
-// An array of the reference folder of a fixture.
-NpyArray reference(const QString& fixture, const QString& name)
-{
-    return readNpy(kModels + QLatin1Char('/') + fixture + QStringLiteral("/reference/") + name);
-}
 
 std::vector<int> referenceTokens(const QString& fixture)
 {
@@ -64,20 +59,6 @@ std::vector<int> referenceTokens(const QString& fixture)
                                    .toArray())
         ids.push_back(id.toInt());
     return ids;
-}
-
-// max |computed - expected| / max(1, max |expected|), where value(i) gives computed entry i of
-// expected's C order.
-template <typename Computed>
-double scaledError(const NpyArray& expected, Computed&& value)
-{
-    double largest = 1;
-    for (const double x : expected.values)
-        largest = std::max(largest, std::abs(x));
-    double error = 0;
-    for (std::size_t i = 0; i < expected.values.size(); ++i)
-        error = std::max(error, std::abs(double(value(qint64(i))) - expected.values[i]));
-    return error / largest;
 }
 
 // Head h of a captured L x (H d) matrix as an L x d matrix.
@@ -108,20 +89,7 @@ Matrix<float> softmaxAttentionByHand(const Matrix<float>& q, const Matrix<float>
     return (p * v.cast<double>()).cast<float>();
 }
 
-// ---- safetensors files byte by byte ------------------------------------------------------------
-
-QByteArray littleEndian64(quint64 value)
-{
-    char bytes[8];
-    qToLittleEndian(value, bytes);
-    return QByteArray(bytes, 8);
-}
-
-// A file: the 8-byte length of header, header, then data.
-QByteArray safetensorsFile(const QByteArray& header, const QByteArray& data)
-{
-    return littleEndian64(quint64(header.size())) + header + data;
-}
+// ---- safetensors values byte by byte ----------------------------------------------------------
 
 QByteArray floatBytes(std::initializer_list<float> values)
 {
@@ -143,77 +111,6 @@ QByteArray halfBytes(std::initializer_list<quint16> bits)
         bytes.append(le, 2);
     }
     return bytes;
-}
-
-// One tensor of a header written by hand.
-struct RawTensor {
-    QString name;
-    QString dtype;
-    QList<qint64> shape;
-    QByteArray data;
-};
-
-// A valid file holding tensors one after another in the order given.
-QByteArray safetensorsOf(const QList<RawTensor>& tensors)
-{
-    QJsonObject header;
-    QByteArray data;
-    for (const RawTensor& tensor : tensors) {
-        QJsonArray shape;
-        for (const qint64 dim : tensor.shape)
-            shape.append(dim);
-        header.insert(tensor.name,
-                      QJsonObject{{QStringLiteral("dtype"), tensor.dtype},
-                                  {QStringLiteral("shape"), shape},
-                                  {QStringLiteral("data_offsets"),
-                                   QJsonArray{data.size(), data.size() + tensor.data.size()}}});
-        data += tensor.data;
-    }
-    QByteArray text = QJsonDocument(header).toJson(QJsonDocument::Compact);
-    text.append(QByteArray((8 - text.size() % 8) % 8, ' '));
-    return safetensorsFile(text, data);
-}
-
-// The tensors of a safetensors file as RawTensor, in file order (to write it again changed).
-QList<RawTensor> rawTensorsOf(const QString& path)
-{
-    const SafetensorsFile file(path);
-    QFile raw(path);
-    if (!raw.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    const QByteArray bytes = raw.readAll();
-    const qint64 dataStart = 8 + qint64(qFromLittleEndian<quint64>(bytes.constData()));
-    QList<RawTensor> tensors;
-    for (const TensorEntry& entry : file.entries()) {
-        RawTensor tensor{entry.name, entry.dtypeName, {},
-                         bytes.mid(dataStart + qint64(entry.begin),
-                                   qint64(entry.end - entry.begin))};
-        for (const std::int64_t dim : entry.shape)
-            tensor.shape.append(dim);
-        tensors.append(tensor);
-    }
-    return tensors;
-}
-
-// Copies the files of a fixture folder (not its reference/) into dir.
-void copyFixture(const QString& fixture, const QString& dir)
-{
-    const QDir source(kModels + QLatin1Char('/') + fixture);
-    for (const QString& name : source.entryList(QDir::Files))
-        if (!QFile::copy(source.filePath(name), dir + QLatin1Char('/') + name))
-            qFatal("cannot copy %s", qPrintable(name));
-}
-
-void editConfig(const QString& dir, const std::function<void(QJsonObject&)>& edit)
-{
-    const QString path = dir + QStringLiteral("/config.json");
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    QJsonObject config = QJsonDocument::fromJson(file.readAll()).object();
-    file.close();
-    edit(config);
-    writeBytes(path, QJsonDocument(config).toJson());
 }
 
 }  // namespace
@@ -263,44 +160,14 @@ void TestModel::forwardMatchesReference()
     QCOMPARE(config.innerWidth, 64);
     QCOMPARE(config.positions, 32);
     QCOMPARE(config.vocabularySize, model->tokenizer().vocabularySize());
-    const int d = config.headDim();
     const std::vector<int> ids = referenceTokens(fixture);
     const Eigen::Index length = Eigen::Index(ids.size());
 
     const ForwardResult result = model->forward(ids);
-    QCOMPARE(result.layers.size(), std::size_t(config.layers));
-    for (int l = 0; l < config.layers; ++l) {
-        const LayerQkv& layer = result.layers[std::size_t(l)];
-        const QString suffix = QStringLiteral("_layer%1.npy").arg(l);
-        for (const auto& [symbol, matrix] :
-             {std::pair{QStringLiteral("q"), &layer.q}, std::pair{QStringLiteral("k"), &layer.k},
-              std::pair{QStringLiteral("v"), &layer.v}}) {
-            const NpyArray expected = reference(fixture, symbol + suffix);
-            QCOMPARE(expected.shape, (std::vector<qint64>{config.heads, length, d}));
-            const Matrix<float>& m = *matrix;
-            const double error = scaledError(expected, [&](qint64 index) {
-                const qint64 h = index / (length * d), i = (index / d) % length, j = index % d;
-                return m(i, h * d + j);
-            });
-            QVERIFY2(error <= kTolerance,
-                     qPrintable(QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error)));
-        }
-        const NpyArray expected = reference(fixture, QStringLiteral("attention") + suffix);
-        std::vector<Matrix<float>> attention;
-        for (int h = 0; h < config.heads; ++h) {
-            const Matrix<float> q = headOf(layer.q, h, d), k = headOf(layer.k, h, d),
-                                v = headOf(layer.v, h, d);
-            attention.push_back(
-                materialisedAttention<float>(q, k, v, 1 / std::sqrt(double(d)), true).attention);
-        }
-        const double error = scaledError(expected, [&](qint64 index) {
-            const qint64 h = index / (length * length), i = (index / length) % length,
-                         j = index % length;
-            return attention[std::size_t(h)](i, j);
-        });
-        QVERIFY2(error <= kTolerance,
-                 qPrintable(QStringLiteral("attention layer %1: error %2").arg(l).arg(error)));
-    }
+    const QString mismatch = capturedLayersMismatch(fixture, result.layers,
+                                                    std::size_t(config.layers), config.heads,
+                                                    true, kTolerance);
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     const NpyArray logits = reference(fixture, QStringLiteral("logits.npy"));
     QCOMPARE(logits.shape, (std::vector<qint64>{length, config.vocabularySize}));
     QCOMPARE(result.logits.rows(), length);
@@ -706,28 +573,13 @@ void TestModel::badCheckpoint()
         });
     } else if (words[0] == QLatin1String("config")) {
         editConfig(folder, [&](QJsonObject& c) { c.insert(words[1], words[2].toInt()); });
-    } else if (words[0] == QLatin1String("drop") || words[0] == QLatin1String("retype")) {
-        QList<RawTensor> tensors = rawTensorsOf(weights);
-        for (qsizetype i = 0; i < tensors.size(); ++i) {
-            if (tensors[i].name != words[1])
-                continue;
-            if (words[0] == QLatin1String("drop"))
-                tensors.removeAt(i);
-            else
-                tensors[i].dtype = words[2];  // I16: 2 bytes an element, as F16
-            break;
-        }
-        writeBytes(weights, safetensorsOf(tensors));
-    } else if (damage == QLatin1String("truncate")) {
-        QFile f(weights);
-        QVERIFY(f.resize(f.size() - 100));
     } else if (damage == QLatin1String("rename weights.safetensors")) {
         QVERIFY(QFile::rename(weights, folder + QStringLiteral("/weights.safetensors")));
     } else if (damage == QLatin1String("second safetensors")) {
         QVERIFY(QFile::rename(weights, folder + QStringLiteral("/a.safetensors")));
         QVERIFY(QFile::copy(folder + QStringLiteral("/a.safetensors"),
                             folder + QStringLiteral("/b.safetensors")));
-    } else {
+    } else if (!damageWeights(weights, words)) {  // an I16 retype keeps F16's 2 bytes an element
         QFAIL(qPrintable(damage));
     }
     const QString message = thrownMessage<InputError>([&] { Gpt2Model::load(folder); });

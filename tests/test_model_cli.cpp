@@ -2,8 +2,9 @@
 // built-in model; `compute --model PATH --layer N` writes every head of that layer, causal, with
 // the model's tokens, and --save-qkv the queries, keys and values it ran on (checked here against
 // the attention it wrote, recomputed from them); `model-eval` writes one CSV row per (method, m,
-// layers, seed) whose exact rows agree with the model and whose approximate rows do not; bad
-// models, layers and texts exit 2 naming what is wrong and write nothing.
+// layers, seed) whose exact rows agree with the model and whose approximate rows do not; the
+// built-in ViT does the same on images ([CLS] and patches, no mask; classes instead of next
+// tokens); bad models, layers, texts and images exit 2 naming what is wrong and write nothing.
 
 #include "app_process.h"
 #include "io/npy.h"
@@ -29,6 +30,11 @@ const QString kTinyModel = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-f
 constexpr int kTinyHeads = 2;
 constexpr int kTinyPositions = 32;
 constexpr int kTimeoutMs = 120'000;
+// A shipped sample of the built-in ViT (resources/models/fashion-vit: 28 x 28 grayscale, patches
+// of 4: 49 patches and [CLS]; 4 layers of 4 heads).
+const QString kSamples = QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/models/fashion-vit/samples");
+const QString kSample = kSamples + QStringLiteral("/03-dress.png");
+constexpr int kVitTokens = 50;
 
 QJsonObject readJson(const QString& path)
 {
@@ -45,14 +51,15 @@ Matrix headOf(const NpyArray& array, qint64 h)
     return Eigen::Map<const Matrix>(array.values.data() + h * rows * cols, rows, cols);
 }
 
-// Causal softmax attention P = softmax(s Q K^T + mask) of one head, in double.
-Matrix causalAttention(const Matrix& q, const Matrix& k, double scale)
+// Softmax attention P = softmax(s Q K^T (+ causal mask)) of one head, in double.
+Matrix softmaxAttention(const Matrix& q, const Matrix& k, double scale, bool causal)
 {
     Matrix p = scale * q * k.transpose();
     for (Eigen::Index i = 0; i < p.rows(); ++i) {
-        const double top = p.row(i).head(i + 1).maxCoeff();
+        const Eigen::Index visible = causal ? i + 1 : p.cols();
+        const double top = p.row(i).head(visible).maxCoeff();
         for (Eigen::Index j = 0; j < p.cols(); ++j)
-            p(i, j) = j <= i ? std::exp(p(i, j) - top) : 0.0;
+            p(i, j) = j < visible ? std::exp(p(i, j) - top) : 0.0;
         p.row(i) /= p.row(i).sum();
     }
     return p;
@@ -81,6 +88,8 @@ private slots:
     void modelEvalWritesOneRowPerCase();
     void modelEvalRefusesBadArguments_data();
     void modelEvalRefusesBadArguments();
+    void computeRunsTheBuiltinVit();
+    void modelEvalComparesClasses();
 
 private:
     QTemporaryDir m_dir;
@@ -142,7 +151,7 @@ void TestModelCli::modelLayerWritesEveryHeadCausal()
     QCOMPARE(p.shape, (std::vector<qint64>{kTinyHeads, q.shape[1], q.shape[1]}));
     const double scale = 1.0 / std::sqrt(double(q.shape[2]));
     for (qint64 h = 0; h < kTinyHeads; ++h) {
-        const Matrix expected = causalAttention(headOf(q, h), headOf(k, h), scale);
+        const Matrix expected = softmaxAttention(headOf(q, h), headOf(k, h), scale, true);
         QVERIFY2((headOf(p, h) - expected).cwiseAbs().maxCoeff() < 1e-5,
                  qPrintable(QStringLiteral("head %1").arg(h)));
         const Matrix approx = headOf(pApprox, h);
@@ -212,6 +221,22 @@ void TestModelCli::badModelArgumentsExitTwo_data()
                                          << QStringLiteral("--layer");
     QTest::newRow("heads with model") << QStringList{"--model", kTinyModel, "--heads", "3"}
                                       << QStringLiteral("--heads");
+    QTest::newRow("ViT without image") << QStringList{"--model", "builtin-vit"}
+                                       << QStringLiteral("--image FILE");
+    QTest::newRow("ViT and text") << QStringList{"--model", "builtin-vit", "--text", "a b"}
+                                  << QStringLiteral("--text");
+    QTest::newRow("ViT, causal") << QStringList{"--model", "builtin-vit", "--image", kSample,
+                                                "--causal"}
+                                 << QStringLiteral("--causal");
+    QTest::newRow("ViT, patch size") << QStringList{"--model", "builtin-vit", "--image", kSample,
+                                                    "--patch", "7"}
+                                     << QStringLiteral("--patch");
+    QTest::newRow("ViT layer past the last")
+        << QStringList{"--model", "builtin-vit", "--image", kSample, "--layer", "4"}
+        << QStringLiteral("layers 0 to 3");
+    QTest::newRow("ViT, an image that is not one")
+        << QStringList{"--model", "builtin-vit", "--image", kTinyModel + "/config.json"}
+        << QStringLiteral("config.json: cannot read the image");
 }
 
 // Property: bad model arguments exit 2 with one line naming the argument or file, and write
@@ -284,7 +309,17 @@ void TestModelCli::modelEvalRefusesBadArguments_data()
                                     << QStringLiteral("magic");
     QTest::newRow("zero features") << QStringList{"--model", kTinyModel, "--features", "0"}
                                    << QStringLiteral("--features");
-    QTest::newRow("image input") << QStringList{"--image", "x.png"} << QStringLiteral("--image");
+    QTest::newRow("image without a model: the built-in ViT reads it")
+        << QStringList{"--image", "x.png"} << QStringLiteral("x.png: no such image file");
+    QTest::newRow("GPT-2 and images") << QStringList{"--model", kTinyModel, "--images", "a.png"}
+                                      << QStringLiteral("GPT-2");
+    QTest::newRow("ViT without images") << QStringList{"--model", "builtin-vit"}
+                                        << QStringLiteral("--image-folder");
+    QTest::newRow("ViT and text") << QStringList{"--model", "builtin-vit", "--text", "a b"}
+                                  << QStringLiteral("--text");
+    QTest::newRow("a folder without images")
+        << QStringList{"--model", "builtin-vit", "--image-folder", QStringLiteral(ATTNLAB_TEST_DATA)}
+        << QStringLiteral("no image files");
 }
 
 // Property: bad model-eval arguments exit 2 naming the argument, and write no CSV.
@@ -298,6 +333,100 @@ void TestModelCli::modelEvalRefusesBadArguments()
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(csv));
+}
+
+// Property: `compute --model builtin-vit --image F --layer 2 --save-qkv` writes every head of the
+// layer over [CLS] and the 7 x 7 patches (labels "[CLS]", "(row, col)", the patch grid), not
+// causal: the exact attention is softmax(Q K^T / sqrt(d)) of the queries and keys it wrote, with
+// weight above the diagonal, and so is the approximation.
+void TestModelCli::computeRunsTheBuiltinVit()
+{
+    const QString out = m_dir.filePath(QStringLiteral("vit"));
+    const AppRun run = runAttentionLab({"compute", "--model", "builtin-vit", "--image", kSample,
+                                        "--layer", "2", "--save-qkv", "--out", out},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject json = readJson(out + "/metrics.json");
+    const QJsonObject spec = json.value("spec").toObject();
+    QCOMPARE(spec.value("input").toObject().value("model").toString(), QStringLiteral("builtin-vit"));
+    QCOMPARE(spec.value("input").toObject().value("image").toString(), kSample);
+    QVERIFY(!spec.value("causal").toBool());
+    const QJsonArray tokens = json.value("tokens").toArray();
+    QCOMPARE(tokens.size(), kVitTokens);
+    QCOMPARE(tokens.at(0).toString(), QStringLiteral("[CLS]"));
+    QCOMPARE(tokens.at(9).toString(), QStringLiteral("(1, 1)"));
+    QCOMPARE(json.value("patch_grid").toArray(), (QJsonArray{7, 7}));
+
+    const NpyArray q = readNpy(out + "/queries.npy");
+    const NpyArray k = readNpy(out + "/keys.npy");
+    const NpyArray p = readNpy(out + "/attention_exact.npy");
+    const NpyArray pApprox = readNpy(out + "/attention_approx.npy");
+    QCOMPARE(q.shape, (std::vector<qint64>{4, kVitTokens, 32}));
+    QCOMPARE(p.shape, (std::vector<qint64>{4, kVitTokens, kVitTokens}));
+    for (qint64 h = 0; h < 4; ++h) {
+        const Matrix expected = softmaxAttention(headOf(q, h), headOf(k, h), 1 / std::sqrt(32.0),
+                                                 false);
+        QVERIFY2((headOf(p, h) - expected).cwiseAbs().maxCoeff() < 1e-5,
+                 qPrintable(QStringLiteral("head %1").arg(h)));
+        QVERIFY(headOf(p, h)(0, kVitTokens - 1) > 0);
+        QVERIFY(headOf(pApprox, h)(0, kVitTokens - 1) != 0);
+    }
+    QVERIFY2(unexplainedNonFinite(out).isEmpty(), qPrintable(unexplainedNonFinite(out).join("\n")));
+}
+
+// Property: model-eval on the built-in ViT's samples writes the text's CSV columns, with tokens =
+// 49 patches + 1; exact attention agrees on every image (KL about 0), FAVOR+ with m = 16 gives
+// KL > 0; --predictions writes one line per image and row, whose exact class is the one in the
+// sample's name for the samples the training script classified right; --image-folder reads the
+// folder's PNG files, in name order.
+void TestModelCli::modelEvalComparesClasses()
+{
+    const QString csv = m_dir.filePath(QStringLiteral("vit-eval/eval.csv"));
+    const QString predictions = m_dir.filePath(QStringLiteral("vit-eval/classes.csv"));
+    const QStringList images{kSamples + "/01-trouser.png", kSamples + "/05-sandal.png",
+                             kSamples + "/09-ankle-boot.png"};
+    const AppRun run = runAttentionLab({"model-eval", "--model", "builtin-vit", "--images",
+                                        images.join(','), "--methods", "exact,favor-positive",
+                                        "--features", "16", "--layers", "all,1", "--predictions",
+                                        predictions, "--out", csv},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QStringList lines = csvLines(csv);
+    QCOMPARE(lines.first(), QStringLiteral("method,m,layers,seed,tokens,top1_agreement,mean_kl,"
+                                           "max_kl,rel_frobenius_attention_mean"));
+    QCOMPARE(lines.size(), 1 + 2 + 2);
+    for (const QString& line : lines.mid(1)) {
+        const QStringList f = line.split(QLatin1Char(','));
+        QCOMPARE(f[4].toInt(), kVitTokens);
+        if (f[0] == QLatin1String("exact")) {
+            QCOMPARE(f[5].toDouble(), 1.0);
+            QVERIFY2(f[7].toDouble() < 1e-6, qPrintable(line));
+        } else {
+            QVERIFY2(f[6].toDouble() > 0 && f[8].toDouble() > 0, qPrintable(line));
+        }
+    }
+    const QStringList classes = csvLines(predictions);
+    QCOMPARE(classes.first(), QStringLiteral("image,method,m,layers,seed,exact_class,exact_label,"
+                                             "approx_class,approx_label,kl"));
+    QCOMPARE(classes.size(), 1 + 3 * 4);
+    for (const QString& line : classes.mid(1)) {
+        const QStringList f = line.split(QLatin1Char(','));
+        QVERIFY(images.contains(f[0]));
+        // These three samples were classified right by the training script (samples.csv).
+        QCOMPARE(f[5].toInt(), QFileInfo(f[0]).fileName().left(2).toInt());
+    }
+
+    const QString folderCsv = m_dir.filePath(QStringLiteral("vit-eval/folder.csv"));
+    const QString folderClasses = m_dir.filePath(QStringLiteral("vit-eval/folder-classes.csv"));
+    const AppRun folder = runAttentionLab({"model-eval", "--model", "builtin-vit",
+                                           "--image-folder", kSamples, "--methods", "exact",
+                                           "--predictions", folderClasses, "--out", folderCsv},
+                                          m_dir.path(), kTimeoutMs);
+    QVERIFY2(folder.finished && folder.exitCode == 0, qPrintable(folder.describe()));
+    const QStringList folderLines = csvLines(folderClasses);
+    QCOMPARE(folderLines.size(), 1 + 10);
+    QVERIFY(folderLines.at(1).startsWith(kSamples + "/00-"));
+    QVERIFY(folderLines.at(10).startsWith(kSamples + "/09-"));
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)

@@ -26,7 +26,9 @@ int runComputeCommand(const QStringList& arguments)
         "or features. With --save-qkv also queries.npy, keys.npy, values.npy (H x L x d).\n\n"
         "Without an input option it runs the built-in model (a small GPT-2 trained on the King "
         "James Bible) on a short sentence: --model PATH|builtin --layer N [--text STR] gives a "
-        "trained model's heads; --text without --model gives random token embeddings.\n\n"
+        "trained model's heads; --model PATH|builtin-vit --image FILE --layer N a ViT's, on the "
+        "image resized as its preprocessor says (tokens [CLS] and the patches' (row, col), "
+        "without a mask); --text without --model gives random token embeddings.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. "
         "Files are written all or none."));
     parser.addHelpOption();

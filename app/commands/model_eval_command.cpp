@@ -9,9 +9,17 @@
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
 
+#include "experiment/image_loader.h"
+#include "io/atomic_files.h"
+#include "io/csv.h"
+
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QImageReader>
 #include <QTextStream>
 
+#include <algorithm>
 
 namespace attnlab {
 
@@ -23,7 +31,10 @@ const QString kDefaultFeatures = QStringLiteral("16,32,64,128,256");
 constexpr int kMaxSeeds = 10'000;
 
 // The options of this command that the experiment's parser does not take.
-const QStringList kListOptions = {"methods", "features", "layers", "seeds", "out", "plot"};
+const QStringList kListOptions = {"methods",      "features", "layers",     "seeds", "out",
+                                  "plot",         "images",   "image-folder", "predictions"};
+// Images between two progress lines of an image model's run.
+constexpr int kProgressLines = 20;
 
 QString option(const char* name) { return QString::fromLatin1(name); }
 
@@ -71,23 +82,170 @@ std::vector<std::vector<int>> layerSets(const QCommandLineParser& parser, int la
     return sets;
 }
 
+// One point of the evaluation: a method with its m and seed, and the layers it replaces.
+struct EvalPoint {
+    ExperimentSpec method;
+    std::vector<int> layers;
+};
+
+// The points of --methods, --features, --seeds and --layers, in the order of the CSV rows.
+std::vector<EvalPoint> evalPoints(const std::vector<ExperimentSpec>& methods,
+                                  const std::vector<int>& featureCounts, int seeds,
+                                  const std::vector<std::vector<int>>& sets, std::uint64_t seed)
+{
+    std::vector<EvalPoint> points;
+    for (ExperimentSpec m : methods) {
+        // m varies for the methods with a size (m, or local attention's window), the seed for
+        // the random ones; the others have one point per layer set.
+        const MethodParameter* size =
+            m.exactMethod ? nullptr : methodInfo(m.approximation.kind).size;
+        const bool random = !m.exactMethod && methodInfo(m.approximation.kind).isRandom;
+        const std::vector<int> counts = size ? featureCounts : std::vector<int>{0};
+        for (const int count : counts) {
+            if (size)
+                m.approximation.setValue(*size, count);
+            for (const std::vector<int>& set : sets)
+                for (int k = 0; k < (random ? seeds : 1); ++k) {
+                    m.approximation.seed = seed + std::uint64_t(k);
+                    points.push_back({m, set});
+                }
+        }
+    }
+    return points;
+}
+
+// The progress line of a row.
+void printRow(QTextStream& err, const ModelEvalRow& row, std::size_t done, std::size_t total)
+{
+    err << QStringLiteral("[%1/%2] %3, m = %4, layers %5, seed %6: top-1 agreement %7, mean KL "
+                          "%8\n")
+               .arg(done)
+               .arg(total)
+               .arg(row.method)
+               .arg(row.features)
+               .arg(row.layers)
+               .arg(row.seed)
+               .arg(row.top1Agreement, 0, 'f', 3)
+               .arg(row.meanKl, 0, 'g', 3);
+    err.flush();
+}
+
+// The images of --image, --images or --image-folder (the files of the folder that Qt reads, by
+// name). Empty when none of them is given.
+QStringList imageFiles(const QCommandLineParser& parser)
+{
+    QStringList given;
+    for (const char* name : {"image", "images", "image-folder"})
+        if (parser.isSet(option(name)))
+            given.append(QStringLiteral("--%1").arg(QLatin1String(name)));
+    if (given.size() > 1)
+        throw InputError(QStringLiteral("%1: choose one way to give the images")
+                             .arg(given.join(QStringLiteral(", "))));
+    if (parser.isSet(option("image")))
+        return {parser.value(option("image"))};
+    if (parser.isSet(option("images")))
+        return listOption(parser, "images", QString());
+    if (!parser.isSet(option("image-folder")))
+        return {};
+    const QString folder = parser.value(option("image-folder"));
+    if (!QFileInfo(folder).isDir())
+        throw InputError(QStringLiteral("%1: no such folder (--image-folder)").arg(folder));
+    QStringList patterns;
+    for (const QByteArray& format : QImageReader::supportedImageFormats())
+        patterns.append(QStringLiteral("*.") + QString::fromLatin1(format));
+    QStringList files;
+    const QDir dir(folder);
+    for (const QString& name : dir.entryList(patterns, QDir::Files, QDir::Name))
+        files.append(dir.filePath(name));
+    if (files.isEmpty())
+        throw InputError(QStringLiteral("%1: no image files in the folder (--image-folder reads "
+                                        "the files Qt decodes: PNG, JPEG, ...)")
+                             .arg(folder));
+    return files;
+}
+
+// One line of --predictions per (image, point).
+void appendPrediction(QByteArray& csv, const QString& image, const ModelEvalRow& point,
+                      const DownstreamComparison& comparison, const QStringList& classNames)
+{
+    const int exact = comparison.exactTop1.front();
+    const int approx = comparison.approxTop1.front();
+    csv += csvField(image).toUtf8() + ',' + csvField(point.method).toUtf8() + ',' +
+           QByteArray::number(point.features) + ',' + csvField(point.layers).toUtf8() + ',' +
+           QByteArray::number(qulonglong(point.seed)) + ',' + QByteArray::number(exact) + ',' +
+           csvField(classNames.value(exact)).toUtf8() + ',' + QByteArray::number(approx) + ',' +
+           csvField(approx >= 0 ? classNames.value(approx) : QString()).toUtf8() + ',';
+    appendCsvNumber(csv, comparison.kl.front(), 9);
+    csv += '\n';
+}
+
+// The rows of a ViT on the images: every image's class, exact against each point. Writes the
+// --predictions CSV (when given) atomically.
+std::vector<ModelEvalRow> imageRows(const VitModel& model, const QStringList& images,
+                                    const std::vector<EvalPoint>& points,
+                                    const QString& predictionsPath)
+{
+    QTextStream err(stderr);
+    const int layerCount = model.config().layers;
+    std::vector<std::vector<DownstreamComparison>> comparisons(points.size());
+    QByteArray predictions("image,method,m,layers,seed,exact_class,exact_label,approx_class,"
+                           "approx_label,kl\n");
+    ForwardOptions exactOptions;
+    exactOptions.captureQkv = false;
+    const int every = std::max<int>(1, int(images.size()) / kProgressLines);
+    for (qsizetype i = 0; i < images.size(); ++i) {
+        const PixelTensor pixels = model.preprocess(loadImagePixels(images[i], 0), images[i]);
+        const ForwardResult exact = model.forward(pixels, exactOptions);
+        for (std::size_t p = 0; p < points.size(); ++p) {
+            comparisons[p].push_back(
+                compareDownstream(model, pixels, exact, points[p].method, points[p].layers));
+            if (!predictionsPath.isEmpty())
+                appendPrediction(predictions, images[i],
+                                 modelEvalRow(points[p].method, comparisons[p].back(), layerCount),
+                                 comparisons[p].back(), model.classNames());
+        }
+        if ((i + 1) % every == 0 || i + 1 == images.size()) {
+            err << QStringLiteral("[%1/%2 images] %3: %4\n")
+                       .arg(i + 1)
+                       .arg(images.size())
+                       .arg(QFileInfo(images[i]).fileName(),
+                            model.classNames().value(comparisons.front().back().exactTop1.front()));
+            err.flush();
+        }
+    }
+    std::vector<ModelEvalRow> rows;
+    for (std::size_t p = 0; p < points.size(); ++p) {
+        rows.push_back(modelEvalRow(points[p].method, comparisons[p], layerCount,
+                                    model.config().tokenCount()));
+        printRow(err, rows.back(), rows.size(), points.size());
+    }
+    if (!predictionsPath.isEmpty()) {
+        AtomicFileSet files(QFileInfo(predictionsPath).absolutePath());
+        writeAll(files.open(QFileInfo(predictionsPath).fileName()), predictions);
+        files.commit();
+    }
+    return rows;
+}
+
 }  // namespace
 
 int runModelEvalCommand(const QStringList& arguments)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "What an approximation costs a trained model: the model reads the text twice, once with "
-        "its own causal softmax attention and once with each method in place of softmax "
-        "attention in the replaced layers (every head), and the next-token distributions are "
-        "compared position by position. Writes one CSV row per (method, m, replaced layers, "
-        "seed) into --out: method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,"
-        "rel_frobenius_attention_mean (top-1 agreement: the fraction of positions whose likeliest "
-        "next token is unchanged; KL(p || q) of the next-token distributions, exact p and "
-        "approximate q; the mean relative "
-        "Frobenius error of the replaced heads' attention, on the queries and keys they receive "
-        "in the approximate run). Without --model, the built-in model; without --text, a short "
-        "example sentence.\n\n"
+        "What an approximation costs a trained model: the model reads its input twice, once with "
+        "its own softmax attention and once with each method in place of softmax attention in "
+        "the replaced layers (every head), and its predictions are compared: a GPT-2's "
+        "next-token distributions position by position (causal, as trained), or a ViT's class "
+        "distribution for each image (--image, --images or --image-folder; without a mask). "
+        "Writes one CSV row per (method, m, replaced layers, seed) into --out: method,m,layers,"
+        "seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean (top-1 "
+        "agreement: the fraction of positions, or images, whose likeliest next token, or class, "
+        "is unchanged; KL(p || q) of the distributions, exact p and approximate q; the mean "
+        "relative Frobenius error of the replaced heads' attention, on the queries and keys they "
+        "receive in the approximate run; tokens: the text's, or a ViT's patches plus [CLS]). "
+        "Without --model, the built-in GPT-2 (the built-in ViT when images are given); without "
+        "--text, a short example sentence.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. The "
         "CSV is written all or none."));
     parser.addHelpOption();
@@ -113,6 +271,17 @@ int runModelEvalCommand(const QStringList& arguments)
         {option("seeds"), QStringLiteral("Seeds of W per point: --seed, --seed + 1, ... "
                                          "(default 1)."),
          QStringLiteral("K")},
+        {option("images"), QStringLiteral("A ViT's images, separated by commas: each row "
+                                          "gathers them all."),
+         QStringLiteral("F1,F2,...")},
+        {option("image-folder"), QStringLiteral("A ViT's images: every file of the folder that "
+                                                "Qt decodes (PNG, JPEG, ...), by name."),
+         QStringLiteral("DIR")},
+        {option("predictions"), QStringLiteral("A ViT: also write each image's class, exact and "
+                                               "approximate, per row: image,method,m,layers,seed,"
+                                               "exact_class,exact_label,approx_class,"
+                                               "approx_label,kl."),
+         QStringLiteral("FILE.csv")},
     });
     parser.addOptions(tableOutputOptions(QStringLiteral(
         "Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
@@ -120,21 +289,34 @@ int runModelEvalCommand(const QStringList& arguments)
         return ExitSuccess;
     if (parser.isSet(option("method")))
         throw InputError(QStringLiteral("--method: model-eval takes --methods LIST"));
-    for (const char* name : {"image", "random", "q"})
+    for (const char* name : {"random", "q"})
         if (parser.isSet(option(name)))
             throw InputError(QStringLiteral("--%1: model-eval runs a model on text (--model, "
-                                            "--text or --text-file)")
+                                            "--text or --text-file) or images (--model, --image, "
+                                            "--images or --image-folder)")
                                  .arg(QLatin1String(name)));
     // The spec of everything but the lists: the model and text, W's projection, row norms and
     // seed. --features is read below as a list, so it is kept out of this parse.
     ExperimentSpec base = specFromOptionsExcept(
         parser, kListOptions, QStringLiteral("attention-lab model-eval"), DefaultInput::Model);
-    if (base.input.kind != InputKind::Model) {
-        base.input.kind = InputKind::Model;  // --text without --model: the built-in model reads it
-        base.input.modelPath = QString::fromLatin1(kBuiltinModel);
-        base.causal = true;
+    const QStringList images = imageFiles(parser);
+    if (!parser.isSet(option("model"))) {
+        // Without --model, the built-in GPT-2 reads the text, or the built-in ViT the images.
+        base.input.kind = InputKind::Model;
+        base.input.modelPath =
+            QString::fromLatin1(images.isEmpty() ? kBuiltinModel : kBuiltinVitModel);
+        base.causal = images.isEmpty();
     }
     refusePositionalArguments(parser);
+    const bool vit = modelArchitectureOf(base.input.modelPath) == ModelArchitecture::Vit;
+    if (vit && images.isEmpty())
+        throw InputError(QStringLiteral("--model %1: the model is a ViT: give its images (--image "
+                                        "FILE, --images F1,F2,... or --image-folder DIR)")
+                             .arg(base.input.modelPath));
+    if (!vit && (!images.isEmpty() || parser.isSet(option("predictions"))))
+        throw InputError(QStringLiteral("--model %1: the model is a GPT-2: it reads text (--text "
+                                        "or --text-file), not images")
+                             .arg(base.input.modelPath));
 
     std::vector<ExperimentSpec> methods;
     for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
@@ -151,71 +333,62 @@ int runModelEvalCommand(const QStringList& arguments)
                           ? positiveInteger(parser.value(option("seeds")), "seeds", kMaxSeeds)
                           : 1;
     const TableOutputs outputs = tableOutputs(parser, "model-eval.csv");
-
+    const QString predictions =
+        parser.isSet(option("predictions"))
+            ? checkedOutPath("predictions", parser.value(option("predictions")), "classes.csv")
+            : QString();
     const MemoryBudget budget = budgetFromOptions(parser);
-    const std::shared_ptr<const Gpt2Model> model = loadModel(base.input.modelPath);
-    const std::vector<std::vector<int>> sets = layerSets(parser, model->config().layers);
-    const ModelTokens tokens = modelTokens(*model, base.input.text, base.input.keepLastTokens);
-    // The exact run's Q, K, V and logits: modelInput checks them against the budget.
-    buildInput(base.input, nullptr, budget);
-    const std::shared_ptr<const ForwardResult> exact = cachedForward(model, tokens.ids);
 
-    QTextStream err(stderr);
-    for (const QString& note : tokens.notes)
-        err << "warning: " << note << '\n';
     std::vector<ModelEvalRow> rows;
-    // Methods without a random projection (exact, elu+1, Taylor) have no m and no seed to vary:
-    // one row per layer set.
-    const auto drawsProjection = [](const ExperimentSpec& m) {
-        return !m.exactMethod && methodInfo(m.approximation.kind).drawsProjection;
-    };
-    int total = 0;
-    for (const ExperimentSpec& m : methods)
-        total += int(sets.size()) * (drawsProjection(m) ? int(featureCounts.size()) * seeds : 1);
-    for (ExperimentSpec m : methods) {
-        const std::vector<int> counts = drawsProjection(m) ? featureCounts : std::vector<int>{0};
-        const int methodSeeds = drawsProjection(m) ? seeds : 1;
-        for (const int count : counts) {
-            if (drawsProjection(m))
-                m.approximation.features = count;
-            for (const std::vector<int>& set : sets) {
-                for (int k = 0; k < methodSeeds; ++k) {
-                    m.approximation.seed = base.approximation.seed + std::uint64_t(k);
-                    const DownstreamComparison comparison =
-                        compareDownstream(*model, tokens.ids, *exact, m, set);
-                    rows.push_back(modelEvalRow(m, comparison, model->config().layers));
-                    const ModelEvalRow& row = rows.back();
-                    err << QStringLiteral("[%1/%2] %3, m = %4, layers %5, seed %6: top-1 "
-                                          "agreement %7, mean KL %8\n")
-                               .arg(rows.size())
-                               .arg(total)
-                               .arg(row.method)
-                               .arg(row.features)
-                               .arg(row.layers)
-                               .arg(row.seed)
-                               .arg(row.top1Agreement, 0, 'f', 3)
-                               .arg(row.meanKl, 0, 'g', 3);
-                    err.flush();
-                }
-            }
+    QString subject;  // what the model read, for the summary and the chart
+    if (vit) {
+        const std::shared_ptr<const VitModel> model = loadVitModel(base.input.modelPath);
+        const std::vector<EvalPoint> points =
+            evalPoints(methods, featureCounts, seeds,
+                       layerSets(parser, model->config().layers), base.approximation.seed);
+        rows = imageRows(*model, images, points, predictions);
+        subject = QStringLiteral("%1 image(s) of %2 tokens")
+                      .arg(images.size())
+                      .arg(model->config().tokenCount());
+    } else {
+        const std::shared_ptr<const Gpt2Model> model = loadModel(base.input.modelPath);
+        const std::vector<EvalPoint> points =
+            evalPoints(methods, featureCounts, seeds,
+                       layerSets(parser, model->config().layers), base.approximation.seed);
+        const ModelTokens tokens =
+            modelTokens(*model, base.input.text, base.input.keepLastTokens);
+        // The exact run's Q, K, V and logits: modelInput checks them against the budget.
+        buildInput(base.input, nullptr, budget);
+        const std::shared_ptr<const ForwardResult> exact = cachedForward(model, tokens.ids);
+
+        QTextStream err(stderr);
+        for (const QString& note : tokens.notes)
+            err << "warning: " << note << '\n';
+        for (const EvalPoint& point : points) {
+            rows.push_back(modelEvalRow(
+                point.method,
+                compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
+                model->config().layers));
+            printRow(err, rows.back(), rows.size(), points.size());
         }
+        subject = QStringLiteral("%1 tokens").arg(tokens.ids.size());
     }
 
     writeTableOutputs(
         outputs, modelEvalCsv(rows).toUtf8(),
         [&](QTextStream& out) {
-            out << QStringLiteral("%1, layer(s) replaced in every head, %2 tokens: %3 rows\n")
-                       .arg(modelDisplayName(base.input.modelPath))
-                       .arg(tokens.ids.size())
+            out << QStringLiteral("%1, layer(s) replaced in every head, %2: %3 rows\n")
+                       .arg(modelDisplayName(base.input.modelPath), subject)
                        .arg(rows.size());
+            if (!predictions.isEmpty())
+                out << "wrote " << predictions << '\n';
         },
         {}, [&](const QString& plot) {
             ui::FigureFormat format;
             ui::figureFormatFromSuffix(plot, &format);
             ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, format, kPlotSize,
-                                   QStringLiteral("%1, %2 tokens")
-                                       .arg(modelDisplayName(base.input.modelPath))
-                                       .arg(tokens.ids.size()));
+                                   QStringLiteral("%1, %2")
+                                       .arg(modelDisplayName(base.input.modelPath), subject));
         });
     return ExitSuccess;
 }

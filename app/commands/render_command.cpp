@@ -247,7 +247,7 @@ int runRenderCommand(const QStringList& arguments)
         input = buildInput(spec.input, &pixels, budget);
         image = patchImage(pixels, spec.input.patchSize);
     } else {
-        input = buildInput(spec.input, nullptr, budget);
+        input = inputFromSpec(spec, budget);
     }
     const auto indexOption = [&](const char* name, qint64 count) {
         const QString text = parser.value(QString::fromLatin1(name));

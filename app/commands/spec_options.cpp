@@ -133,14 +133,20 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
     const QString methods =
         QStringLiteral("exact, ") + methodNames(approximationMethods(), QStringLiteral(", "));
     QList<QCommandLineOption> options{
-        {option("model"), QStringLiteral("Input: a trained GPT-2-architecture model reads the "
-                                         "text (--text, --text-file, or a short example "
-                                         "sentence); the Q, K, V of its --layer, every head, are "
-                                         "the input, causal as the model computes them. PATH is "
-                                         "a folder with config.json, the .safetensors weights "
-                                         "and vocab.json + merges.txt (or tokenizer.json), or "
-                                         "builtin for the built-in model."),
-         QStringLiteral("PATH|builtin")},
+        {option("model"), QStringLiteral("Input: a trained model; the Q, K, V of its --layer, "
+                                         "every head, are the input. A GPT-2-architecture model "
+                                         "reads the text (--text, --text-file, or a short example "
+                                         "sentence), causal as it computes it: PATH is a folder "
+                                         "with config.json, the .safetensors weights and "
+                                         "vocab.json + merges.txt (or tokenizer.json), or builtin "
+                                         "for the built-in GPT-2. A ViT (model_type \"vit\" in "
+                                         "config.json) reads --image FILE, resized as its "
+                                         "preprocessor_config.json says, without a mask; the "
+                                         "tokens are [CLS] and the patches: PATH is a folder "
+                                         "with config.json, preprocessor_config.json and the "
+                                         ".safetensors weights, or builtin-vit for the built-in "
+                                         "ViT (Fashion-MNIST)."),
+         QStringLiteral("PATH|builtin|builtin-vit")},
         {option("layer"), QStringLiteral("Model input: the layer whose heads are shown, from 0 "
                                          "(default 0)."),
          QStringLiteral("N")},
@@ -156,7 +162,8 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
          QStringLiteral("words|characters")},
         {option("no-positional"), QStringLiteral("Text and image: leave out the sinusoidal "
                                                  "positional encoding.")},
-        {option("image"), QStringLiteral("Input: an image (PNG, JPEG, ...), split into patches."),
+        {option("image"), QStringLiteral("Input: an image (PNG, JPEG, ...), split into patches "
+                                         "(or read by a ViT given with --model)."),
          QStringLiteral("FILE")},
         {option("patch"), QStringLiteral("Image: patch side in pixels (default 16)."),
          QStringLiteral("N")},
@@ -265,15 +272,40 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     if (parser.isSet(option("v")) && !parser.isSet(option("q")))
         throw InputError(QStringLiteral("--v: values need queries and keys (--q, --k)"));
     const bool model = parser.isSet(option("model"));
-    for (const char* name : {"image", "random", "q"})
+    for (const char* name : {"random", "q"})
         if (model && parser.isSet(option(name)))
             throw InputError(QStringLiteral("--model, --%1: a model reads text (--text or "
-                                            "--text-file), not other input")
+                                            "--text-file) or, a ViT, an image (--image), not "
+                                            "other input")
                                  .arg(QLatin1String(name)));
     for (const char* name : {"layer", "keep-last"})
         if (!model && parser.isSet(option(name)))
             throw InputError(QStringLiteral("--%1: only for model input (--model PATH|builtin)")
                                  .arg(QLatin1String(name)));
+    for (const char* name : {"patch", "image-size"})
+        if (model && parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--%1: with a model, the image size and patches "
+                                            "are the model's own (a ViT's config.json and "
+                                            "preprocessor_config.json)")
+                                 .arg(QLatin1String(name)));
+    // A ViT reads an image; a GPT-2 the text.
+    const bool vit = model && !parser.value(option("model")).isEmpty() &&
+                     modelArchitectureOf(parser.value(option("model"))) == ModelArchitecture::Vit;
+    if (vit) {
+        for (const char* name : {"text", "text-file", "keep-last"})
+            if (parser.isSet(option(name)))
+                throw InputError(QStringLiteral("--%1: the model %2 is a ViT: it reads an image "
+                                                "(--image FILE), not text")
+                                     .arg(QLatin1String(name), parser.value(option("model"))));
+    } else if (model && parser.isSet(option("image"))) {
+        throw InputError(QStringLiteral("--image: the model %1 is a GPT-2: it reads text (--text "
+                                        "or --text-file), not an image")
+                             .arg(parser.value(option("model"))));
+    }
+    if (vit && parser.isSet(option("causal")))
+        throw InputError(QStringLiteral("--causal: the ViT %1 attends without a mask, as it was "
+                                        "trained")
+                             .arg(parser.value(option("model"))));
 
     if (parser.isSet(option("text"))) {
         input.text = parser.value(option("text"));
@@ -316,8 +348,9 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         const ExperimentSpec example = exampleSpec();
         input.modelPath = model ? parser.value(option("model")) : example.input.modelPath;
         if (input.modelPath.isEmpty())
-            throw InputError(QStringLiteral("--model: expected a model folder or builtin"));
-        if (!parser.isSet(option("text")) && !parser.isSet(option("text-file")))
+            throw InputError(QStringLiteral("--model: expected a model folder, builtin or "
+                                            "builtin-vit"));
+        if (!vit && !parser.isSet(option("text")) && !parser.isSet(option("text-file")))
             input.text = example.input.text;
         input.layer = exampleModel ? example.input.layer : 0;
         if (parser.isSet(option("layer")))
@@ -369,8 +402,9 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");
-    // A model's attention is causal as it was trained: its approximation is causal too.
-    spec.causal = parser.isSet(option("causal")) || input.kind == InputKind::Model;
+    // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's
+    // is not).
+    spec.causal = parser.isSet(option("causal")) || (input.kind == InputKind::Model && !vit);
     if (parser.isSet(option("chunk")))
         spec.chunkSize = int(requiredInteger(parser, "chunk", 1, SpecLimits::chunkSize));
     nameOption(parser, "precision", &spec.precision, parsePrecision,
@@ -422,10 +456,18 @@ QStringList listOption(const QCommandLineParser& parser, const char* name, const
 
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)
 {
-    if (spec.input.kind != InputKind::Image)
-        return buildInput(spec.input, nullptr, budget);
-    const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
-    return buildInput(spec.input, &pixels, budget);
+    const InputSpec& input = spec.input;
+    const bool vit = input.kind == InputKind::Model &&
+                     modelArchitectureOf(input.modelPath) == ModelArchitecture::Vit;
+    if (input.kind != InputKind::Image && !vit)
+        return buildInput(input, nullptr, budget);
+    if (vit && input.imagePath.isEmpty())
+        throw InputError(QStringLiteral("--model %1: the model is a ViT: it reads an image "
+                                        "(--image FILE)")
+                             .arg(input.modelPath));
+    // A ViT resizes the decoded image itself, as its preprocessor says.
+    const ImagePixels pixels = loadImagePixels(input.imagePath, vit ? 0 : input.imageSize);
+    return buildInput(input, &pixels, budget);
 }
 
 MemoryBudget budgetFromOptions(const QCommandLineParser& parser)

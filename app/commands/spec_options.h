@@ -40,8 +40,9 @@ qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 
 // InputError naming the option for an empty item.
 QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback);
 
-// Q, K, V for the spec: reads text and image files and builds the input. Throws InputError
-// naming the file, ResourceError over the budget.
+// Q, K, V for the spec: reads text and image files (for a ViT, the image as decoded: the model
+// resizes it) and builds the input. Throws InputError naming the file, ResourceError over the
+// budget.
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget);
 
 // The --memory-budget option's value, or the default budget.

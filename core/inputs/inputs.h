@@ -1,5 +1,6 @@
 #pragma once
 
+#include "image_pixels.h"
 #include "memory_budget.h"
 #include "inputs/text.h"
 #include "types.h"
@@ -33,14 +34,17 @@ struct InputSpec {
     TokenMode tokenMode = TokenMode::Words;
     bool positionalEncoding = true;
 
-    // Model: a trained GPT-2-architecture transformer reads the text; its own Q, K, V of one
-    // layer (all its heads) are the input. The folder of config.json, the .safetensors weights and
-    // the tokenizer files, or kBuiltinModel.
+    // Model: a trained transformer reads the input; its own Q, K, V of one layer (all its heads)
+    // are the input. config.json's model_type says which: a GPT-2 reads the text (a folder of
+    // config.json, the .safetensors weights and the tokenizer files, or kBuiltinModel); a ViT
+    // reads the image at imagePath (a folder of config.json, preprocessor_config.json and the
+    // weights, or kBuiltinVitModel), which it resizes itself (patchSize and imageSize are not
+    // read).
     QString modelPath = QStringLiteral("builtin");
     int layer = 0;                 // 0-based
     bool keepLastTokens = false;   // a text longer than the model reads: keep its last tokens
 
-    // Image: decoded outside the engine (core has no QtGui) into ImagePixels.
+    // Image (and a ViT's input): decoded outside the engine (core has no QtGui) into ImagePixels.
     QString imagePath;
     int patchSize = 16;   // p: patches are p x p pixels
     int imageSize = 224;  // the longest side is scaled to this many pixels before patching
@@ -63,13 +67,6 @@ struct InputSpec {
 
     // Every input: Q and K are multiplied by this. Approximation error grows quickly with |x'|.
     double normMultiplier = 1.0;
-};
-
-// RGB pixels, row-major, 3 floats in [0, 1] per pixel.
-struct ImagePixels {
-    int width = 0;
-    int height = 0;
-    std::vector<float> rgb;
 };
 
 struct HeadTensors {

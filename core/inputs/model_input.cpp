@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 
 namespace attnlab {
 
@@ -21,7 +22,18 @@ namespace {
 constexpr std::size_t kKeptModels = 2;
 constexpr std::size_t kKeptForwards = 4;
 
-const QString kBuiltinFolderName = QStringLiteral("kjv-gpt2");
+// The built-in models' folders under resources/models (and share/attention-lab/models).
+QString builtinFolderName(const QString& builtinName)
+{
+    return builtinName == QLatin1String(kBuiltinVitModel) ? QStringLiteral("fashion-vit")
+                                                          : QStringLiteral("kjv-gpt2");
+}
+
+bool isBuiltinName(const QString& modelPath)
+{
+    return modelPath == QLatin1String(kBuiltinModel) ||
+           modelPath == QLatin1String(kBuiltinVitModel);
+}
 
 bool holdsModel(const QString& folder)
 {
@@ -38,15 +50,19 @@ QDateTime newestChange(const QString& folder)
     return newest;
 }
 
+// A loaded model: one of gpt2 and vit, as config.json's model_type says.
 struct KeptModel {
     QString folder;  // canonical
     QDateTime changed;
-    std::shared_ptr<const Gpt2Model> model;
+    std::shared_ptr<const Gpt2Model> gpt2;
+    std::shared_ptr<const VitModel> vit;
 };
 
+// A forward pass on token ids (GPT-2) or on an image's preprocessed pixels (ViT).
 struct KeptForward {
-    std::weak_ptr<const Gpt2Model> model;  // expires with the model: never matches a new one
+    std::weak_ptr<const void> model;  // expires with the model: never matches a new one
     std::vector<int> ids;
+    std::vector<float> pixels;
     std::shared_ptr<const ForwardResult> forward;
 };
 
@@ -79,18 +95,19 @@ BuiltinExample builtinExample()
             1, 0};
 }
 
-QString builtinModelFolder()
+QString builtinModelFolder(const QString& builtinName)
 {
+    const QString name = builtinFolderName(builtinName);
     const QString fromEnvironment = qEnvironmentVariable("ATTNLAB_MODELS");
     if (!fromEnvironment.isEmpty())
-        return holdsModel(fromEnvironment + QLatin1Char('/') + kBuiltinFolderName)
-                   ? QDir::cleanPath(fromEnvironment + QLatin1Char('/') + kBuiltinFolderName)
+        return holdsModel(fromEnvironment + QLatin1Char('/') + name)
+                   ? QDir::cleanPath(fromEnvironment + QLatin1Char('/') + name)
                    : QString();
     QStringList candidates;
     if (QCoreApplication::instance())
         candidates.append(QCoreApplication::applicationDirPath() +
-                          QStringLiteral("/../share/attention-lab/models/") + kBuiltinFolderName);
-    candidates.append(QStringLiteral(ATTNLAB_SOURCE_MODELS "/") + kBuiltinFolderName);
+                          QStringLiteral("/../share/attention-lab/models/") + name);
+    candidates.append(QStringLiteral(ATTNLAB_SOURCE_MODELS "/") + name);
     for (const QString& candidate : candidates)
         if (holdsModel(candidate))
             return QDir::cleanPath(candidate);
@@ -99,14 +116,15 @@ QString builtinModelFolder()
 
 QString modelFolder(const QString& modelPath)
 {
-    if (modelPath != QLatin1String(kBuiltinModel))
+    if (!isBuiltinName(modelPath))
         return modelPath;
-    const QString folder = builtinModelFolder();
+    const QString folder = builtinModelFolder(modelPath);
     if (folder.isEmpty())
-        throw InputError(QStringLiteral("the built-in model (%1) is not installed: its folder "
-                                        "holds no config.json (looked beside the program and in %2; "
-                                        "set ATTNLAB_MODELS to the folder that holds %1)")
-                             .arg(kBuiltinFolderName, QStringLiteral(ATTNLAB_SOURCE_MODELS)));
+        throw InputError(QStringLiteral("the built-in model %1 (%2) is not installed: its folder "
+                                        "holds no config.json (looked beside the program and in "
+                                        "%3; set ATTNLAB_MODELS to the folder that holds %2)")
+                             .arg(modelPath, builtinFolderName(modelPath),
+                                  QStringLiteral(ATTNLAB_SOURCE_MODELS)));
     return folder;
 }
 
@@ -114,10 +132,20 @@ QString modelDisplayName(const QString& modelPath)
 {
     if (modelPath == QLatin1String(kBuiltinModel))
         return QStringLiteral("built-in (KJV GPT-2)");
+    if (modelPath == QLatin1String(kBuiltinVitModel))
+        return QStringLiteral("built-in (Fashion-MNIST ViT)");
     return QFileInfo(QDir::cleanPath(modelPath)).fileName();
 }
 
-std::shared_ptr<const Gpt2Model> loadModel(const QString& modelPath)
+ModelArchitecture modelArchitectureOf(const QString& modelPath)
+{
+    return modelArchitecture(modelFolder(modelPath));
+}
+
+namespace {
+
+// The model modelPath names, from the cache or loaded (GPT-2 or ViT, as config.json says).
+KeptModel keptModel(const QString& modelPath)
 {
     const QString folder = modelFolder(modelPath);
     const QFileInfo info(folder);
@@ -132,20 +160,67 @@ std::shared_ptr<const Gpt2Model> loadModel(const QString& modelPath)
         QMutexLocker lock(&cacheMutex());
         for (const KeptModel& kept : keptModels())
             if (kept.folder == canonical && kept.changed == changed)
-                return kept.model;
+                return kept;
     }
     // Loading takes a while for a large model: not under the lock (two threads may load the same
     // model at once; both results are correct and the second is dropped below).
-    std::shared_ptr<const Gpt2Model> model = Gpt2Model::load(canonical);
+    KeptModel loaded{canonical, changed, nullptr, nullptr};
+    if (modelArchitecture(canonical) == ModelArchitecture::Vit)
+        loaded.vit = VitModel::load(canonical);
+    else
+        loaded.gpt2 = Gpt2Model::load(canonical);
     QMutexLocker lock(&cacheMutex());
     std::deque<KeptModel>& kept = keptModels();
     kept.erase(std::remove_if(kept.begin(), kept.end(),
                               [&](const KeptModel& m) { return m.folder == canonical; }),
                kept.end());
-    kept.push_front({canonical, changed, model});
+    kept.push_front(loaded);
     if (kept.size() > kKeptModels)
         kept.pop_back();
-    return model;
+    return loaded;
+}
+
+// The forward pass of model on (ids, pixels), from the cache or computed by run().
+std::shared_ptr<const ForwardResult> keptForward(const std::shared_ptr<const void>& model,
+                                                 const std::vector<int>& ids,
+                                                 const std::vector<float>& pixels,
+                                                 const std::function<ForwardResult()>& run)
+{
+    {
+        QMutexLocker lock(&cacheMutex());
+        for (const KeptForward& kept : keptForwards())
+            if (kept.model.lock() == model && kept.ids == ids && kept.pixels == pixels)
+                return kept.forward;
+    }
+    auto forward = std::make_shared<const ForwardResult>(run());
+    QMutexLocker lock(&cacheMutex());
+    std::deque<KeptForward>& kept = keptForwards();
+    kept.push_front({model, ids, pixels, forward});
+    if (kept.size() > kKeptForwards)
+        kept.pop_back();
+    return forward;
+}
+
+}  // namespace
+
+std::shared_ptr<const Gpt2Model> loadModel(const QString& modelPath)
+{
+    const KeptModel kept = keptModel(modelPath);
+    if (!kept.gpt2)
+        throw InputError(QStringLiteral("%1: the model is a ViT (model_type \"vit\"): it reads "
+                                        "an image, not text")
+                             .arg(kept.folder));
+    return kept.gpt2;
+}
+
+std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath)
+{
+    const KeptModel kept = keptModel(modelPath);
+    if (!kept.vit)
+        throw InputError(QStringLiteral("%1: the model is a GPT-2 (model_type \"gpt2\"): it "
+                                        "reads text, not an image")
+                             .arg(kept.folder));
+    return kept.vit;
 }
 
 ModelTokens modelTokens(const Gpt2Model& model, const QString& text, bool keepLast)
@@ -178,19 +253,13 @@ ModelTokens modelTokens(const Gpt2Model& model, const QString& text, bool keepLa
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const Gpt2Model>& model,
                                                    const std::vector<int>& ids)
 {
-    {
-        QMutexLocker lock(&cacheMutex());
-        for (const KeptForward& kept : keptForwards())
-            if (kept.model.lock() == model && kept.ids == ids)
-                return kept.forward;
-    }
-    auto forward = std::make_shared<const ForwardResult>(model->forward(ids));
-    QMutexLocker lock(&cacheMutex());
-    std::deque<KeptForward>& kept = keptForwards();
-    kept.push_front({model, ids, forward});
-    if (kept.size() > kKeptForwards)
-        kept.pop_back();
-    return forward;
+    return keptForward(model, ids, {}, [&] { return model->forward(ids); });
+}
+
+std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
+                                                   const PixelTensor& pixels)
+{
+    return keptForward(model, {}, pixels.values, [&] { return model->forward(pixels); });
 }
 
 AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
@@ -210,28 +279,78 @@ AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
     return input;
 }
 
-AttentionInput modelInput(const InputSpec& spec, const MemoryBudget& budget)
+namespace {
+
+// A layer the model has, or InputError.
+void checkLayer(const InputSpec& spec, int layers)
 {
-    const std::shared_ptr<const Gpt2Model> model = loadModel(spec.modelPath);
-    const Gpt2Config& config = model->config();
-    if (spec.layer < 0 || spec.layer >= config.layers)
+    if (spec.layer < 0 || spec.layer >= layers)
         throw InputError(QStringLiteral("layer %1: the model %2 has layers 0 to %3")
                              .arg(spec.layer)
                              .arg(modelDisplayName(spec.modelPath))
-                             .arg(config.layers - 1));
+                             .arg(layers - 1));
+}
+
+// Every layer's Q, K, V and the logits of `length` positions in float, then one layer's Q, K, V
+// in double.
+void requireForwardMemory(const MemoryBudget& budget, double length, int layers, int width,
+                          int logits, const QString& what, const QString& wayAround)
+{
+    budget.require(4.0 * length * (3.0 * width * layers + logits) + 8.0 * length * 3.0 * width,
+                   QStringLiteral("the queries, keys, values and logits of %1 in %2 layers")
+                       .arg(what)
+                       .arg(layers),
+                   wayAround);
+}
+
+AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget)
+{
+    const std::shared_ptr<const Gpt2Model> model = loadModel(spec.modelPath);
+    const Gpt2Config& config = model->config();
+    checkLayer(spec, config.layers);
     const ModelTokens tokens = modelTokens(*model, spec.text, spec.keepLastTokens);
-    // Every layer's Q, K, V in float, then one layer's in double.
-    const double length = double(tokens.ids.size());
-    budget.require(4.0 * length * (3.0 * config.width * config.layers + config.vocabularySize) +
-                       8.0 * length * 3.0 * config.width,
-                   QStringLiteral("the queries, keys, values and logits of %1 tokens in %2 layers")
-                       .arg(tokens.ids.size())
-                       .arg(config.layers),
-                   QStringLiteral("Use a shorter text, or raise the memory budget."));
+    requireForwardMemory(budget, double(tokens.ids.size()), config.layers, config.width,
+                         config.vocabularySize,
+                         QStringLiteral("%1 tokens").arg(tokens.ids.size()),
+                         QStringLiteral("Use a shorter text, or raise the memory budget."));
     const std::shared_ptr<const ForwardResult> forward = cachedForward(model, tokens.ids);
     AttentionInput input = layerInput(*forward, spec.layer, config.heads, tokens.labels);
     input.notes = tokens.notes;
     return input;
+}
+
+AttentionInput imageModelInput(const InputSpec& spec, const ImagePixels* image,
+                               const MemoryBudget& budget)
+{
+    const std::shared_ptr<const VitModel> model = loadVitModel(spec.modelPath);
+    const VitConfig& config = model->config();
+    checkLayer(spec, config.layers);
+    if (spec.imagePath.isEmpty() && !image)
+        throw InputError(QStringLiteral("the model %1 is a ViT: it reads an image, and none was "
+                                        "given")
+                             .arg(modelDisplayName(spec.modelPath)));
+    if (!image)
+        throw InputError(QStringLiteral("%1: no image pixels").arg(spec.imagePath));
+    requireForwardMemory(budget, double(config.tokenCount()), config.layers, config.width,
+                         int(model->classNames().size()),
+                         QStringLiteral("%1 patches and [CLS]").arg(config.tokenCount() - 1),
+                         QStringLiteral("Raise the memory budget."));
+    const PixelTensor pixels = model->preprocess(*image, spec.imagePath);
+    const std::shared_ptr<const ForwardResult> forward = cachedForward(model, pixels);
+    AttentionInput input = layerInput(*forward, spec.layer, config.heads, model->tokenLabels());
+    input.gridRows = config.gridRows();
+    input.gridCols = config.gridCols();
+    return input;
+}
+
+}  // namespace
+
+AttentionInput modelInput(const InputSpec& spec, const ImagePixels* image,
+                          const MemoryBudget& budget)
+{
+    if (modelArchitectureOf(spec.modelPath) == ModelArchitecture::Vit)
+        return imageModelInput(spec, image, budget);
+    return textModelInput(spec, budget);
 }
 
 }  // namespace attnlab

@@ -2,7 +2,9 @@
 
 #include "inputs/inputs.h"
 #include "memory_budget.h"
+#include "model/checkpoint_files.h"
 #include "model/gpt2_model.h"
+#include "model/vit_model.h"
 
 #include <QString>
 #include <QStringList>
@@ -12,9 +14,11 @@
 
 namespace attnlab {
 
-// The name that stands for the model built into Attention Lab (resources/models/kjv-gpt2: a
-// small GPT-2 trained on the King James Bible; see resources/models/README.md).
+// The names that stand for the models built into Attention Lab (see resources/models/README.md):
+// a small GPT-2 trained on the King James Bible (resources/models/kjv-gpt2) and a small ViT
+// trained on Fashion-MNIST (resources/models/fashion-vit).
 inline constexpr const char* kBuiltinModel = "builtin";
+inline constexpr const char* kBuiltinVitModel = "builtin-vit";
 
 // What a new user sees first: the built-in model on a short sentence, in its clearest head.
 struct BuiltinExample {
@@ -24,22 +28,29 @@ struct BuiltinExample {
 };
 BuiltinExample builtinExample();
 
-// The folder of the built-in model: $ATTNLAB_MODELS/kjv-gpt2 when that variable is set, else the
-// installed share/attention-lab/models/kjv-gpt2 beside the program, else the source tree's
-// resources/models/kjv-gpt2. Empty when none of them holds config.json.
-QString builtinModelFolder();
+// The folder of a built-in model (kjv-gpt2 for kBuiltinModel, fashion-vit for
+// kBuiltinVitModel): $ATTNLAB_MODELS/<folder> when that variable is set, else the installed
+// share/attention-lab/models/<folder> beside the program, else the source tree's
+// resources/models/<folder>. Empty when none of them holds config.json.
+QString builtinModelFolder(const QString& builtinName = QString::fromLatin1(kBuiltinModel));
 
-// The folder a model path names: builtinModelFolder() for kBuiltinModel, else the path itself.
+// The folder a model path names: builtinModelFolder() for a built-in name, else the path itself.
 // Throws InputError when the built-in model cannot be found.
 QString modelFolder(const QString& modelPath);
 
-// A readable name: "built-in (KJV GPT-2)" or the folder's name.
+// A readable name: "built-in (KJV GPT-2)", "built-in (Fashion-MNIST ViT)" or the folder's name.
 QString modelDisplayName(const QString& modelPath);
+
+// The architecture of the model a path names (config.json's model_type). Throws InputError as
+// modelArchitecture(folder) does.
+ModelArchitecture modelArchitectureOf(const QString& modelPath);
 
 // The model a path names, loaded once and kept (the last few models, by canonical folder and the
 // weights' modification time, so a changed checkpoint is read again). Thread-safe. Throws
-// InputError as Gpt2Model::load does.
+// InputError as Gpt2Model::load (or VitModel::load) does, and when the folder holds the other
+// architecture.
 std::shared_ptr<const Gpt2Model> loadModel(const QString& modelPath);
+std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath);
 
 // The token ids of text for model, and their labels (Gpt2Tokenizer::label). A text with more
 // tokens than the model reads (n_positions) is refused with InputError, or, with keepLast, cut
@@ -51,19 +62,25 @@ struct ModelTokens {
 };
 ModelTokens modelTokens(const Gpt2Model& model, const QString& text, bool keepLast);
 
-// The forward pass of model on ids with every layer's Q, K, V and the logits, computed once and
-// kept for the last few (model, ids) pairs asked for: a new seed, m or method reuses it.
+// The forward pass of model on ids (or on an image's pixels) with every layer's Q, K, V and the
+// logits, computed once and kept for the last few (model, input) pairs asked for: a new seed, m
+// or method reuses it.
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const Gpt2Model>& model,
                                                    const std::vector<int>& ids);
+std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
+                                                   const PixelTensor& pixels);
 
 // The heads of one layer as attention input: head h's Q, K, V are the columns [h d, (h + 1) d)
 // of the layer's Q, K, V (in double); labels as given.
 AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
                           const QStringList& labels);
 
-// The input of InputKind::Model (buildInput calls it): spec.text through the model of
-// spec.modelPath, the Q, K, V of spec.layer. Throws InputError (no tokens, a layer the model does
-// not have, the text too long) and ResourceError (over the budget).
-AttentionInput modelInput(const InputSpec& spec, const MemoryBudget& budget);
+// The input of InputKind::Model (buildInput calls it), the Q, K, V of spec.layer of the model of
+// spec.modelPath: a GPT-2 reads spec.text (labels: its tokens); a ViT reads the image (the pixels
+// decoded from spec.imagePath; labels "[CLS]" and the patches' "(row, col)", with gridRows and
+// gridCols the patch grid). Throws InputError (no tokens, no image for a ViT, a layer the model
+// does not have, the text too long) and ResourceError (over the budget).
+AttentionInput modelInput(const InputSpec& spec, const ImagePixels* image,
+                          const MemoryBudget& budget);
 
 }  // namespace attnlab

@@ -1,11 +1,11 @@
 #pragma once
 
 #include "model/gpt2_tokenizer.h"
+#include "model/transformer_blocks.h"
 #include "types.h"
 
 #include <QString>
 
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -28,36 +28,6 @@ struct Gpt2Config {
     // Throws InputError naming the file and the key when a key is missing, not a positive
     // integer, or inconsistent (n_embd not a multiple of n_head), or when the file is not JSON.
     static Gpt2Config fromJson(const QString& path);
-};
-
-// One layer's queries, keys and values for all heads: L x n_embd each, after the bias and before
-// the 1/sqrt(d) scale; head h is columns [h d, (h + 1) d).
-struct LayerQkv {
-    Matrix<float> q;
-    Matrix<float> k;
-    Matrix<float> v;
-};
-
-// An attention that replaces causal softmax attention for one head: from that head's q, k, v
-// (L x d each, before the scale) its output (L x d). Called for every head of every replaced
-// layer, from the thread that runs forward().
-using HeadAttention = std::function<Matrix<float>(int layer, int head, const Matrix<float>& q,
-                                                  const Matrix<float>& k, const Matrix<float>& v)>;
-
-struct ForwardOptions {
-    bool captureQkv = true;  // keep every layer's Q, K, V in ForwardResult::layers
-    bool logits = true;      // compute the next-token logits
-    // Layers l with replaced[l] true run `replacement` instead of softmax attention (an empty
-    // or short vector replaces none of the layers past its end).
-    std::vector<bool> replaced;
-    HeadAttention replacement;
-    // Polled between layers; when it returns true, forward throws Cancelled.
-    std::function<bool()> cancelled;
-};
-
-struct ForwardResult {
-    std::vector<LayerQkv> layers;  // with captureQkv: one per layer
-    Matrix<float> logits;          // with logits: L x vocab, the logits for the token after each position
 };
 
 // A GPT-2-architecture transformer (Radford et al. 2019), weights converted to float at load:

@@ -375,30 +375,28 @@ std::vector<float> SafetensorsFile::values(const TensorEntry& entry) const
     return result;
 }
 
-Matrix<float> SafetensorsFile::matrix(const QString& name, Eigen::Index rows,
-                                      Eigen::Index cols) const
+std::vector<float> SafetensorsFile::tensor(const QString& name,
+                                           const std::vector<std::int64_t>& shape) const
 {
     const TensorEntry* entry = find(name);
     if (!entry)
         refuse(m_path, QStringLiteral("tensor %1 is missing").arg(name));
-    const std::vector<std::int64_t> expected = {std::int64_t(rows), std::int64_t(cols)};
-    if (entry->shape != expected)
+    if (entry->shape != shape)
         refuse(m_path, QStringLiteral("tensor %1 has shape %2, expected %3")
-                           .arg(name, shapeText(entry->shape), shapeText(expected)));
-    const std::vector<float> data = values(*entry);
+                           .arg(name, shapeText(entry->shape), shapeText(shape)));
+    return values(*entry);
+}
+
+Matrix<float> SafetensorsFile::matrix(const QString& name, Eigen::Index rows,
+                                      Eigen::Index cols) const
+{
+    const std::vector<float> data = tensor(name, {std::int64_t(rows), std::int64_t(cols)});
     return Eigen::Map<const Matrix<float>>(data.data(), rows, cols);
 }
 
 Vector<float> SafetensorsFile::vector(const QString& name, Eigen::Index size) const
 {
-    const TensorEntry* entry = find(name);
-    if (!entry)
-        refuse(m_path, QStringLiteral("tensor %1 is missing").arg(name));
-    const std::vector<std::int64_t> expected = {std::int64_t(size)};
-    if (entry->shape != expected)
-        refuse(m_path, QStringLiteral("tensor %1 has shape %2, expected %3")
-                           .arg(name, shapeText(entry->shape), shapeText(expected)));
-    const std::vector<float> data = values(*entry);
+    const std::vector<float> data = tensor(name, {std::int64_t(size)});
     return Eigen::Map<const Vector<float>>(data.data(), size);
 }
 

@@ -63,9 +63,13 @@ public:
     // and the tensor for an unsupported dtype, or a non-finite value.
     std::vector<float> values(const TensorEntry& entry) const;
 
-    // The tensor as a rows x cols float matrix (row-major, as stored). Throws InputError naming
-    // the file and tensor when it is missing or its element count is not rows * cols
-    // ("h.0.attn.c_attn.weight has shape [768, 2304], expected [768, 2304]").
+    // The values of the tensor called name, whose shape must be `shape` exactly, as float in C
+    // order. Throws InputError naming the file and the tensor when it is missing or has another
+    // shape ("h.0.attn.c_attn.weight has shape [2304, 768], expected [768, 2304]"), and as
+    // values() does.
+    std::vector<float> tensor(const QString& name, const std::vector<std::int64_t>& shape) const;
+    // The tensor as a rows x cols float matrix (row-major, as stored), with the checks of
+    // tensor().
     Matrix<float> matrix(const QString& name, Eigen::Index rows, Eigen::Index cols) const;
     // A vector of `size` floats (a 1-D tensor), with the same checks.
     Vector<float> vector(const QString& name, Eigen::Index size) const;

@@ -42,11 +42,11 @@ std::array<QString*, 5> filePathsOf(InputSpec& input)
 }
 
 // Paths that are kept as they are whatever the session's folder: none, Qt resources and the
-// built-in model's name.
+// built-in models' names.
 bool isFixedPath(const QString& path)
 {
     return path.isEmpty() || path.startsWith(QLatin1Char(':')) ||
-           path == QLatin1String(kBuiltinModel);
+           path == QLatin1String(kBuiltinModel) || path == QLatin1String(kBuiltinVitModel);
 }
 
 // Whether the absolute, clean path lies in the absolute, clean folder or below it.

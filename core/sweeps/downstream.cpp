@@ -38,20 +38,20 @@ std::vector<int> checkedLayers(std::vector<int> layers, int layerCount)
     return layers;
 }
 
-// |P^ - P|_F / |P|_F of one head, causal, in row blocks.
+// |P^ - P|_F / |P|_F of one head (both masked when causal), in row blocks.
 double relativeAttentionError(const Approximation<float>& approximation, const Matrix<float>& q,
-                              const Matrix<float>& k, double scale)
+                              const Matrix<float>& k, double scale, bool causal)
 {
     constexpr Eigen::Index kBlock = 64;
     const Eigen::Index length = q.rows();
-    const std::unique_ptr<ApproximateRows<float>> approxRows = approximation.rows(q, k, true);
+    const std::unique_ptr<ApproximateRows<float>> approxRows = approximation.rows(q, k, causal);
     double squaredError = 0;
     double squaredExact = 0;
     Matrix<float> p(kBlock, length);
     Matrix<float> pApprox(kBlock, length);
     for (Eigen::Index begin = 0; begin < length; begin += kBlock) {
         const Eigen::Index rows = std::min(kBlock, length - begin);
-        exactAttentionRows<float>(q, k, scale, true, begin, p.topRows(rows));
+        exactAttentionRows<float>(q, k, scale, causal, begin, p.topRows(rows));
         approxRows->rows(begin, pApprox.topRows(rows), nullptr);
         squaredError += (pApprox.topRows(rows) - p.topRows(rows)).cast<double>().squaredNorm();
         squaredExact += p.topRows(rows).cast<double>().squaredNorm();
@@ -101,55 +101,61 @@ MatrixD thumbnail(const ResultMatrix& kept, int size)
     return small;
 }
 
-}  // namespace
+// The attention a comparison replaces: every head of the replaced layers.
+struct AttentionShape {
+    int layers = 0;
+    int heads = 0;
+    int d = 0;
+    Eigen::Index length = 0;  // L, the positions each head attends over
+    bool causal = false;
+};
 
-DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
-                                       const ForwardResult& exact, const ExperimentSpec& method,
-                                       const std::vector<int>& replacedLayers,
-                                       const std::function<bool()>& cancelled)
+// The comparison of `exact` with the run of runApprox (the model's forward pass with the options
+// given), whose replaced layers run method's attention.
+DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResult& exact,
+                                 const ExperimentSpec& method,
+                                 const std::vector<int>& replacedLayers,
+                                 const std::function<bool()>& cancelled,
+                                 const std::function<ForwardResult(const ForwardOptions&)>& runApprox)
 {
-    const Gpt2Config& config = model.config();
-    const Eigen::Index length = Eigen::Index(ids.size());
-    if (exact.logits.rows() != length)
-        throw std::invalid_argument("compareDownstream: the exact forward pass has no logits "
-                                    "for these tokens");
+    const Eigen::Index predictions = exact.logits.rows();
     DownstreamComparison comparison;
-    comparison.replacedLayers = checkedLayers(replacedLayers, config.layers);
+    comparison.replacedLayers = checkedLayers(replacedLayers, shape.layers);
 
-    const int d = config.headDim();
-    const double scale = method.resolvedScale(d);
+    const double scale = method.resolvedScale(shape.d);
     std::vector<std::unique_ptr<Approximation<float>>> approximations;
     if (!method.exactMethod) {
-        requireCausalForm(method.approximation.kind, true);
-        for (int h = 0; h < config.heads; ++h)
-            approximations.push_back(
-                makeApproximation<float>(method.approximation, d, length, scale, h));
+        requireCausalForm(method.approximation.kind, shape.causal);
+        for (int h = 0; h < shape.heads; ++h)
+            approximations.push_back(makeApproximation<float>(method.approximation, shape.d,
+                                                              shape.length, scale, h));
     }
 
-    std::vector<double> relativeErrorSum(std::size_t(config.layers), 0.0);
+    std::vector<double> relativeErrorSum(std::size_t(shape.layers), 0.0);
     ForwardOptions options;
     options.captureQkv = false;
     options.cancelled = cancelled;
-    options.replaced.assign(std::size_t(config.layers), false);
+    options.replaced.assign(std::size_t(shape.layers), false);
     for (const int layer : comparison.replacedLayers)
         options.replaced[std::size_t(layer)] = true;
     options.replacement = [&](int layer, int head, const Matrix<float>& q, const Matrix<float>& k,
                               const Matrix<float>& v) -> Matrix<float> {
         if (method.exactMethod)
-            return streamingAttention<float>(q, k, v, scale, true);
+            return streamingAttention<float>(q, k, v, scale, shape.causal);
         Approximation<float>& approximation = *approximations[std::size_t(head)];
-        approximation.fit(q, k, true);
-        relativeErrorSum[std::size_t(layer)] += relativeAttentionError(approximation, q, k, scale);
-        return approximation.output(q, k, v, true, method.chunkSize).output;
+        approximation.fit(q, k, shape.causal);
+        relativeErrorSum[std::size_t(layer)] +=
+            relativeAttentionError(approximation, q, k, scale, shape.causal);
+        return approximation.output(q, k, v, shape.causal, method.chunkSize).output;
     };
-    const ForwardResult approx = model.forward(ids, options);
+    const ForwardResult approx = runApprox(options);
 
-    comparison.exactTop1.assign(std::size_t(length), 0);
-    comparison.approxTop1.assign(std::size_t(length), -1);
-    comparison.kl.assign(std::size_t(length), 0.0);
-    comparison.exactTop5.resize(std::size_t(length));
-    comparison.approxTop5.resize(std::size_t(length));
-    forEachRowBlock(length, 16, [&](Eigen::Index begin, Eigen::Index end) {
+    comparison.exactTop1.assign(std::size_t(predictions), 0);
+    comparison.approxTop1.assign(std::size_t(predictions), -1);
+    comparison.kl.assign(std::size_t(predictions), 0.0);
+    comparison.exactTop5.resize(std::size_t(predictions));
+    comparison.approxTop5.resize(std::size_t(predictions));
+    forEachRowBlock(predictions, 16, [&](Eigen::Index begin, Eigen::Index end) {
         for (Eigen::Index i = begin; i < end; ++i) {
             const VectorD logP = logSoftmax(exact.logits.row(i).transpose());
             comparison.exactTop5[std::size_t(i)] = topTokens(logP);
@@ -169,20 +175,58 @@ DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector
     });
 
     Eigen::Index agreeing = 0;
-    for (Eigen::Index i = 0; i < length; ++i)
+    for (Eigen::Index i = 0; i < predictions; ++i)
         agreeing += comparison.exactTop1[std::size_t(i)] == comparison.approxTop1[std::size_t(i)];
-    comparison.top1Agreement = double(agreeing) / double(length);
+    comparison.top1Agreement = double(agreeing) / double(predictions);
     comparison.meanKl =
-        std::accumulate(comparison.kl.begin(), comparison.kl.end(), 0.0) / double(length);
+        std::accumulate(comparison.kl.begin(), comparison.kl.end(), 0.0) / double(predictions);
     comparison.maxKl = *std::max_element(comparison.kl.begin(), comparison.kl.end());
     double total = 0;
     for (const int layer : comparison.replacedLayers) {
-        const double layerMean = relativeErrorSum[std::size_t(layer)] / config.heads;
+        const double layerMean = relativeErrorSum[std::size_t(layer)] / shape.heads;
         comparison.relFrobeniusPerLayer.push_back(layerMean);
         total += layerMean;
     }
     comparison.relFrobeniusAttentionMean = total / double(comparison.replacedLayers.size());
     return comparison;
+}
+
+}  // namespace
+
+DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
+                                       const ForwardResult& exact, const ExperimentSpec& method,
+                                       const std::vector<int>& replacedLayers,
+                                       const std::function<bool()>& cancelled)
+{
+    const Gpt2Config& config = model.config();
+    if (ids.empty() || exact.logits.rows() != Eigen::Index(ids.size()))
+        throw std::invalid_argument("compareDownstream: the exact forward pass has no logits "
+                                    "for these tokens");
+    return compareRuns({config.layers, config.heads, config.headDim(), Eigen::Index(ids.size()),
+                        true},
+                       exact, method,
+                       replacedLayers, cancelled,
+                       [&](const ForwardOptions& options) { return model.forward(ids, options); });
+}
+
+DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor& pixels,
+                                       const ForwardResult& exact, const ExperimentSpec& method,
+                                       const std::vector<int>& replacedLayers,
+                                       const std::function<bool()>& cancelled)
+{
+    const VitConfig& config = model.config();
+    if (model.classNames().isEmpty())
+        throw InputError(QStringLiteral("%1: the ViT has no classifier (classifier.weight): it "
+                                        "predicts no classes to compare")
+                             .arg(model.folder()));
+    if (exact.logits.rows() != 1)
+        throw std::invalid_argument("compareDownstream: the exact forward pass has no class "
+                                    "logits");
+    return compareRuns(
+        {config.layers, config.heads, config.headDim(), config.tokenCount(), false}, exact,
+        method, replacedLayers,
+        cancelled,
+        [&](const ForwardOptions& options) { return model.forward(pixels, options); });
 }
 
 QString layersName(const std::vector<int>& layers, int layerCount)
@@ -201,18 +245,40 @@ QString layersName(const std::vector<int>& layers, int layerCount)
 ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparison& comparison,
                           int layerCount)
 {
+    return modelEvalRow(method, std::vector<DownstreamComparison>{comparison}, layerCount,
+                        int(comparison.kl.size()));
+}
+
+ModelEvalRow modelEvalRow(const ExperimentSpec& method,
+                          const std::vector<DownstreamComparison>& comparisons, int layerCount,
+                          int tokens)
+{
+    if (comparisons.empty())
+        throw std::invalid_argument("modelEvalRow: no comparisons");
     ModelEvalRow row;
     row.method = method.methodName();
     const MethodParameter* size =
         method.exactMethod ? nullptr : methodInfo(method.approximation.kind).size;
     row.features = size ? int(method.approximation.value(*size)) : 0;
-    row.layers = layersName(comparison.replacedLayers, layerCount);
+    row.layers = layersName(comparisons.front().replacedLayers, layerCount);
     row.seed = method.approximation.seed;
-    row.tokens = int(comparison.kl.size());
-    row.top1Agreement = comparison.top1Agreement;
-    row.meanKl = comparison.meanKl;
-    row.maxKl = comparison.maxKl;
-    row.relFrobeniusAttentionMean = comparison.relFrobeniusAttentionMean;
+    row.tokens = tokens;
+    std::size_t predictions = 0;
+    std::size_t agreeing = 0;
+    double klSum = 0;
+    double frobeniusSum = 0;
+    for (const DownstreamComparison& comparison : comparisons) {
+        for (std::size_t i = 0; i < comparison.kl.size(); ++i) {
+            agreeing += comparison.exactTop1[i] == comparison.approxTop1[i];
+            klSum += comparison.kl[i];
+            row.maxKl = std::max(row.maxKl, comparison.kl[i]);
+        }
+        predictions += comparison.kl.size();
+        frobeniusSum += comparison.relFrobeniusAttentionMean;
+    }
+    row.top1Agreement = double(agreeing) / double(predictions);
+    row.meanKl = klSum / double(predictions);
+    row.relFrobeniusAttentionMean = frobeniusSum / double(comparisons.size());
     return row;
 }
 
@@ -236,13 +302,15 @@ QString modelEvalCsv(const std::vector<ModelEvalRow>& rows)
 
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,
                                          int thumbnailSize,
-                                         const std::function<void(int, int)>& progress)
+                                         const std::function<void(int, int)>& progress,
+                                         const ImagePixels* image)
 {
     if (spec.input.kind != InputKind::Model)
         throw InputError(QStringLiteral("the head grid needs model input (a trained model reads "
-                                        "the text)"));
-    const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
-    const int layers = model->config().layers;
+                                        "the text or the image)"));
+    const bool vit = modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
+    const int layers = vit ? loadVitModel(spec.input.modelPath)->config().layers
+                           : loadModel(spec.input.modelPath)->config().layers;
     ComputeOptions perLayer = options;
     perLayer.matrices = true;
     perLayer.kernels = false;
@@ -253,8 +321,8 @@ std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const Compu
             throw Cancelled();
         ExperimentSpec layerSpec = spec;
         layerSpec.input.layer = layer;
-        layerSpec.causal = true;
-        const AttentionInput input = buildInput(layerSpec.input, nullptr, options.budget);
+        layerSpec.causal = !vit;  // as the model was trained
+        const AttentionInput input = buildInput(layerSpec.input, image, options.budget);
         const ExperimentResult result = compute(layerSpec, input, perLayer);
         const double rootScale = std::sqrt(result.scale);
         for (std::size_t h = 0; h < result.heads.size(); ++h) {

@@ -3,6 +3,7 @@
 #include "experiment.h"
 #include "attention/metrics.h"
 #include "model/gpt2_model.h"
+#include "model/vit_model.h"
 
 #include <QString>
 
@@ -13,63 +14,75 @@
 namespace attnlab {
 
 // What replacing softmax attention by an approximation inside a trained model does to its
-// predictions: the model runs twice on the same tokens, once as trained (exact causal softmax in
-// every layer) and once with the approximation of `method` in the replaced layers (every head of
-// each), and the next-token distributions p_i = softmax(logits_i) of the two runs are compared
-// position by position.
+// predictions: the model runs twice on the same input, once as trained (exact softmax in every
+// layer: causal for GPT-2, unmasked for ViT) and once with the approximation of `method` in the
+// replaced layers (every head of each), and the predicted distributions p_i = softmax(logits_i)
+// of the two runs are compared prediction by prediction: a text's next token at each position
+// (GPT-2), an image's class (ViT: one prediction, from the [CLS] token).
 
 struct TokenProbability {
-    int id = 0;
+    int id = 0;  // a token id, or a class
     double probability = 0;
 };
 
 struct DownstreamComparison {
     std::vector<int> replacedLayers;  // 0-based, ascending
-    // Per position i (L of them):
+    // Per prediction i (L positions of a text; one for an image):
     std::vector<int> exactTop1;                            // argmax p_i
     std::vector<int> approxTop1;                           // argmax p^_i
     std::vector<double> kl;                                // KL(p_i || p^_i) = sum_t p_it log(p_it / p^_it)
-    std::vector<std::vector<TokenProbability>> exactTop5;  // the 5 likeliest next tokens
+    std::vector<std::vector<TokenProbability>> exactTop5;  // the 5 likeliest tokens (or classes)
     std::vector<std::vector<TokenProbability>> approxTop5;
     // Summaries:
-    double top1Agreement = 0;  // fraction of positions with exactTop1 == approxTop1
+    double top1Agreement = 0;  // fraction of predictions with exactTop1 == approxTop1
     double meanKl = 0;         // mean_i KL(p_i || p^_i)
     double maxKl = 0;          // max_i KL(p_i || p^_i)
     // mean over the replaced heads of |P^ - P|_F / |P|_F, where P and P^ are exact and
-    // approximate causal attention on the queries and keys that head receives in the
+    // approximate attention (causal for GPT-2) on the queries and keys that head receives in the
     // approximate run (so from the first replaced layer on, what the approximation really sees).
     double relFrobeniusAttentionMean = 0;
     std::vector<double> relFrobeniusPerLayer;  // the same mean per replaced layer
 };
 
 // Runs the comparison. method: exactMethod (streaming exact: a sanity check, agreement 1) or a
-// feature map with its parameters and seed; its scale (1/sqrt(d) by default, as GPT-2); causal is
-// always on, as the model was trained. Head h of every replaced layer uses the feature map of
-// head h (the W the single-layer views show). exact: the model's own forward pass on ids with
-// logits (cachedForward gives it), so repeated comparisons reuse it. Throws InputError (a layer
-// the model does not have, no layers), Cancelled.
+// feature map with its parameters and seed; its scale (1/sqrt(d) by default, as both models);
+// causal for GPT-2 and not for ViT, as each model was trained (method.causal is not read). Head h
+// of every replaced layer uses the feature map of head h (the W the single-layer views show).
+// exact: the model's own forward pass on the same input with logits (cachedForward gives it), so
+// repeated comparisons reuse it. Throws InputError (a layer the model does not have, no layers,
+// a ViT without a classifier), Cancelled.
 DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
+                                       const ForwardResult& exact, const ExperimentSpec& method,
+                                       const std::vector<int>& replacedLayers,
+                                       const std::function<bool()>& cancelled = {});
+DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor& pixels,
                                        const ForwardResult& exact, const ExperimentSpec& method,
                                        const std::vector<int>& replacedLayers,
                                        const std::function<bool()>& cancelled = {});
 
 // One row of `attention-lab model-eval` and of the window's chart against m: one method, m,
-// set of replaced layers and seed on one text.
+// set of replaced layers and seed on one text or on a set of images.
 struct ModelEvalRow {
     QString method;        // "favor-positive", ...
     int features = 0;      // m; 0 for a method without a random projection (exact, elu, ...)
     QString layers;        // layersName()
     std::uint64_t seed = 0;
-    int tokens = 0;        // L
+    int tokens = 0;        // L: the text's tokens; for a ViT the patches plus one ([CLS])
     double top1Agreement = 0;
     double meanKl = 0;
     double maxKl = 0;
     double relFrobeniusAttentionMean = 0;
 };
 
-// The row of a comparison.
+// The row of one comparison.
 ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparison& comparison,
                           int layerCount);
+// The row of comparisons of the same method and layers on several inputs of `tokens` tokens
+// each (the images of a ViT): agreement, mean and max KL over all their predictions together;
+// the relative Frobenius error of attention averaged over the comparisons.
+ModelEvalRow modelEvalRow(const ExperimentSpec& method,
+                          const std::vector<DownstreamComparison>& comparisons, int layerCount,
+                          int tokens);
 
 // The CSV of rows, with the header
 // method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean
@@ -96,10 +109,12 @@ struct HeadSurveyEntry {
 };
 
 // Every layer and head of spec's model input (spec.input.kind == Model; spec.input.layer is
-// ignored), under spec's method, causal. progress(done, total) after each layer. Throws as
-// compute does, InputError for another input kind.
+// ignored), under spec's method, causal for GPT-2 and not for ViT (whose image is `image`, the
+// pixels of spec.input.imagePath). progress(done, total) after each layer. Throws as compute
+// does, InputError for another input kind.
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,
                                          int thumbnailSize = 48,
-                                         const std::function<void(int, int)>& progress = {});
+                                         const std::function<void(int, int)>& progress = {},
+                                         const ImagePixels* image = nullptr);
 
 }  // namespace attnlab

@@ -27,14 +27,17 @@ import json
 import math
 import os
 import re
-import struct
 import subprocess
+import sys
 import time
 
 import numpy as np
 import torch
 
 import bpe
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from safetensors_writer import write_safetensors  # noqa: E402 (training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 1234
@@ -125,7 +128,7 @@ class Gpt2(torch.nn.Module):
 
 def save(model, folder):
     """model.safetensors (F32, Conv1D layout) and config.json, with the CONTEXT positions trained."""
-    header, data = {}, bytearray()
+    tensors = []
     for key, value in model.params.items():
         name = key.replace("/", ".")
         array = value.detach().numpy().astype("<f4")
@@ -133,17 +136,9 @@ def save(model, folder):
             array = array[:CONTEXT]
         if name.endswith(".weight") and any(s in name for s in ("c_attn", "c_proj", "c_fc")):
             array = array.T                            # Linear's out x in -> Conv1D's in x out
-        raw = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    header["__metadata__"] = {"format": "pt", "source": "training/kjv_gpt2/train.py"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        f.write(data)
+        tensors.append((name, "F32", array))
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors,
+                      "training/kjv_gpt2/train.py")
     config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
               "n_layer": N_LAYER, "n_head": N_HEAD, "n_embd": N_EMBD,
               "n_positions": CONTEXT, "n_ctx": CONTEXT, "vocab_size": VOCAB_SIZE,

@@ -71,8 +71,10 @@ ImagePixels loadImagePixels(const QString& path, int longestSide)
         throw InputError(QStringLiteral("%1: cannot read the image: %2").arg(path, reader.errorString()));
     if (image.width() == 0 || image.height() == 0)
         throw InputError(QStringLiteral("%1: the image has no pixels").arg(path));
-    image = image.scaled(longestSide, longestSide, Qt::KeepAspectRatio, Qt::SmoothTransformation)
-                .convertToFormat(QImage::Format_RGB888);
+    if (longestSide > 0)
+        image = image.scaled(longestSide, longestSide, Qt::KeepAspectRatio,
+                             Qt::SmoothTransformation);
+    image = image.convertToFormat(QImage::Format_RGB888);
     ImagePixels pixels;
     pixels.width = image.width();
     pixels.height = image.height();

@@ -11,7 +11,8 @@ namespace attnlab {
 constexpr qint64 kMaxImagePixels = 100'000'000;
 
 // Decodes an image file (any format QImageReader reads), scales it so that its longest side is
-// longestSide pixels (aspect ratio kept) and returns its RGB values in [0, 1]. Throws InputError
+// longestSide pixels (aspect ratio kept; 0 keeps the decoded size and values, as a ViT's
+// preprocessing needs them) and returns its RGB values in [0, 1]. Throws InputError
 // naming the file when it cannot be read, is empty, or declares more than kMaxImagePixels pixels
 // (decoding is also capped by QImageReader's allocation limit).
 ImagePixels loadImagePixels(const QString& path, int longestSide);

@@ -24,18 +24,22 @@ Each holds config.json, model.safetensors, a tiny GPT-2-format tokenizer (vocab.
 merges.txt) and reference/: tokens.json, q_layer{l}.npy, k_layer{l}.npy, v_layer{l}.npy
 (H x L x d), attention_layer{l}.npy (H x L x L), logits.npy (L x vocab), all float64.
 
-Run with /usr/bin/python3 (torch, numpy); the safetensors files are written by hand (8-byte
-little-endian header length, the JSON header padded with spaces to a multiple of 8, the raw
-little-endian data).
+Run with /usr/bin/python3 (torch, numpy); the safetensors files are written by hand, by
+training/safetensors_writer.py (8-byte little-endian header length, the JSON header padded with
+spaces to a multiple of 8, the raw little-endian data).
 """
 
 import json
 import math
 import os
-import struct
+import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "training"))
+from safetensors_writer import write_safetensors  # noqa: E402 (training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -160,24 +164,6 @@ def forward(w, ids):
 
 # ---- files -------------------------------------------------------------------------------------
 
-def write_safetensors(path, tensors):
-    """tensors: list of (name, dtype name, numpy array already in that dtype, little-endian)."""
-    header = {}
-    data = bytearray()
-    for name, dtype, array in tensors:
-        raw = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
-                        "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    header["__metadata__"] = {"format": "pt", "source": "make_fixtures.py"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        f.write(data)
-
-
 def write_folder(name, weights, prefix, dtype, extra_tensors, ids):
     folder = os.path.join(HERE, name)
     os.makedirs(os.path.join(folder, "reference"), exist_ok=True)
@@ -201,7 +187,7 @@ def write_folder(name, weights, prefix, dtype, extra_tensors, ids):
     # Extra tensors between the weights, as old checkpoints interleave them.
     for position, extra in extra_tensors:
         tensors.insert(position, extra)
-    write_safetensors(os.path.join(folder, "model.safetensors"), tensors)
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, "make_fixtures.py")
 
     # The reference runs on the weights as stored (rounded to F16 for the F16 checkpoint).
     exact = {key: torch.from_numpy(array.astype(np.float64)) for key, array in stored.items()}

@@ -1,0 +1,130 @@
+#include "model/checkpoint_files.h"
+
+#include "errors.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QStringList>
+
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+void refuseCheckpoint(const QString& where, const QString& problem)
+{
+    throw InputError(QStringLiteral("%1: %2").arg(where, problem));
+}
+
+QString jsonValueText(const QJsonValue& value)
+{
+    switch (value.type()) {
+    case QJsonValue::Null: return QStringLiteral("null");
+    case QJsonValue::Bool: return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    case QJsonValue::Double: return QString::number(value.toDouble());
+    case QJsonValue::String: return QLatin1Char('"') + value.toString() + QLatin1Char('"');
+    case QJsonValue::Array: return QStringLiteral("an array");
+    case QJsonValue::Object: return QStringLiteral("an object");
+    default: return QStringLiteral("missing");
+    }
+}
+
+QJsonObject readJsonObject(const QString& path, const QString& whatItHolds)
+{
+    if (!QFileInfo(path).isFile())
+        refuseCheckpoint(path, QStringLiteral("no such file (%1)").arg(whatItHolds));
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        refuseCheckpoint(path, QStringLiteral("cannot be read (%1)").arg(file.errorString()));
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &error);
+    if (error.error != QJsonParseError::NoError)
+        refuseCheckpoint(path, QStringLiteral("not JSON (%1 at byte %2)")
+                                   .arg(error.errorString())
+                                   .arg(error.offset));
+    if (!document.isObject())
+        refuseCheckpoint(path, QStringLiteral("not a JSON object"));
+    return document.object();
+}
+
+int positiveInteger(const QString& path, const QJsonObject& json, const QString& key)
+{
+    const QJsonValue value = json.value(key);
+    if (value.isUndefined())
+        refuseCheckpoint(path, QStringLiteral("the key %1 is missing").arg(key));
+    const double number = value.toDouble(-1);
+    if (!value.isDouble() || number != std::trunc(number) || number < 1 ||
+        number > double(std::numeric_limits<int>::max()))
+        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected a positive integer")
+                                   .arg(key, jsonValueText(value)));
+    return int(number);
+}
+
+double positiveNumber(const QString& path, const QJsonObject& json, const QString& key,
+                      double fallback)
+{
+    const QJsonValue value = json.value(key);
+    if (value.isUndefined())
+        return fallback;
+    const double number = value.toDouble(-1);
+    if (!value.isDouble() || !(number > 0) || !std::isfinite(number))
+        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected a positive number")
+                                   .arg(key, jsonValueText(value)));
+    return number;
+}
+
+bool booleanValue(const QString& path, const QJsonObject& json, const QString& key, bool fallback)
+{
+    const QJsonValue value = json.value(key);
+    if (value.isUndefined() || value.isNull())
+        return fallback;
+    if (!value.isBool())
+        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected true or false")
+                                   .arg(key, jsonValueText(value)));
+    return value.toBool();
+}
+
+QString weightsPath(const QString& folder)
+{
+    const QDir dir(folder);
+    const QString standard = dir.filePath(QStringLiteral("model.safetensors"));
+    if (QFileInfo::exists(standard))
+        return standard;
+    const QStringList found =
+        dir.entryList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name);
+    if (found.isEmpty())
+        refuseCheckpoint(folder, QStringLiteral("no .safetensors weights in the model folder "
+                                                "(model.safetensors; Attention Lab does not read "
+                                                "PyTorch .bin checkpoints)"));
+    if (found.size() > 1)
+        refuseCheckpoint(folder, QStringLiteral("%1 .safetensors files (%2) and no "
+                                                "model.safetensors: Attention Lab reads one file "
+                                                "of weights")
+                                     .arg(found.size())
+                                     .arg(found.join(QStringLiteral(", "))));
+    return dir.filePath(found.front());
+}
+
+ModelArchitecture modelArchitecture(const QString& folder)
+{
+    if (!QFileInfo(folder).isDir())
+        refuseCheckpoint(folder, QStringLiteral("no such model folder (a model is a folder "
+                                                "holding config.json and the .safetensors "
+                                                "weights)"));
+    const QString path = QDir(folder).filePath(QStringLiteral("config.json"));
+    const QJsonObject config = readJsonObject(
+        path, QStringLiteral("a model folder holds config.json and the .safetensors weights"));
+    const QJsonValue type = config.value(QStringLiteral("model_type"));
+    if (type.isUndefined() || type.toString() == QLatin1String("gpt2"))
+        return ModelArchitecture::Gpt2;
+    if (type.toString() == QLatin1String("vit"))
+        return ModelArchitecture::Vit;
+    refuseCheckpoint(path, QStringLiteral("model_type is %1; Attention Lab runs GPT-2 (\"gpt2\") "
+                                          "and ViT (\"vit\") checkpoints")
+                               .arg(jsonValueText(type)));
+}
+
+}  // namespace attnlab

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+namespace attnlab {
+
+// A Hugging Face checkpoint folder as GPT-2 and ViT share it: config.json (whose model_type says
+// which architecture it is), other JSON files, and one .safetensors file of weights. Every
+// problem is an InputError whose message starts with the file (or folder) at fault.
+
+// Throws InputError "where: problem".
+[[noreturn]] void refuseCheckpoint(const QString& where, const QString& problem);
+
+// A JSON value as a message shows it: 12, "gelu", null, an array, missing.
+QString jsonValueText(const QJsonValue& value);
+
+// The JSON object in the file at path. Throws InputError naming the file when it is missing
+// (`whatItHolds` completes "no such file (...)"), unreadable, not JSON or not an object.
+QJsonObject readJsonObject(const QString& path, const QString& whatItHolds);
+
+// json[key] as a positive int. Throws InputError naming path and key when it is missing or not a
+// positive integer.
+int positiveInteger(const QString& path, const QJsonObject& json, const QString& key);
+
+// json[key] as a finite number > 0, or fallback when the key is absent. Throws InputError naming
+// path and key otherwise.
+double positiveNumber(const QString& path, const QJsonObject& json, const QString& key,
+                      double fallback);
+
+// json[key] as a boolean, or fallback when the key is absent or null. Throws InputError naming
+// path and key for any other value.
+bool booleanValue(const QString& path, const QJsonObject& json, const QString& key,
+                  bool fallback);
+
+// The weights of a model folder: folder/model.safetensors, or the folder's only .safetensors
+// file. Throws InputError naming the folder when there is none, or several and no
+// model.safetensors.
+QString weightsPath(const QString& folder);
+
+// The architectures Attention Lab runs.
+enum class ModelArchitecture {
+    Gpt2,  // model_type "gpt2" (or no model_type: the GPT-2 checkpoints Attention Lab first read)
+    Vit,   // model_type "vit"
+};
+
+// The architecture folder/config.json names. Throws InputError naming the folder when it does
+// not exist, naming config.json when it is missing, not a JSON object, or names another
+// model_type.
+ModelArchitecture modelArchitecture(const QString& folder);
+
+}  // namespace attnlab

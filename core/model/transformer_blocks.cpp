@@ -1,0 +1,190 @@
+#include "model/transformer_blocks.h"
+
+#include "attention/row_ops.h"
+#include "errors.h"
+
+#include <QString>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace attnlab {
+
+namespace {
+
+using Eigen::Index;
+
+// Rows per block of the element-wise passes (LayerNorm, bias, GELU).
+constexpr Index kElementRows = 16;
+// Queries per block of attention: a block's scores (64 x L floats) stay in L2.
+constexpr Index kAttentionQueryBlock = 64;
+
+// x_i <- x_i + bias (when bias is not null), then out_i = LN(x_i) = (x_i - mean(x_i)) /
+// sqrt(var(x_i) + eps) * g + b, for every row i (the bias a residual branch left to add).
+void addBiasAndNormalise(Matrix<float>& x, const Vector<float>* bias, const Vector<float>& gain,
+                         const Vector<float>& shift, float epsilon, Matrix<float>& out)
+{
+    forEachRowBlock(x.rows(), kElementRows, [&](Index begin, Index end) {
+        for (Index i = begin; i < end; ++i) {
+            auto row = x.row(i).array();
+            if (bias)
+                row += bias->transpose().array();
+            const float mean = row.mean();
+            const float variance = (row - mean).square().mean();
+            const float inverse = 1.0f / std::sqrt(variance + epsilon);
+            out.row(i).array() =
+                (row - mean) * (inverse * gain.transpose().array()) + shift.transpose().array();
+        }
+    });
+}
+
+// h_ij <- GELU(h_ij + b_j), in the form given (see GeluForm).
+void addBiasGelu(Matrix<float>& h, const Vector<float>& bias, GeluForm form)
+{
+    const float c = float(std::sqrt(2.0 / M_PI));
+    const float inverseRoot2 = float(1 / std::sqrt(2.0));
+    forEachRowBlock(h.rows(), kElementRows, [&](Index begin, Index end) {
+        for (Index i = begin; i < end; ++i) {
+            auto row = h.row(i).array();
+            row += bias.transpose().array();
+            if (form == GeluForm::Tanh) {
+                row = 0.5f * row * (1.0f + (c * (row + 0.044715f * row.cube())).tanh());
+            } else {
+                float* u = h.row(i).data();
+                for (Index j = 0; j < h.cols(); ++j)
+                    u[j] = 0.5f * u[j] * (1.0f + std::erf(u[j] * inverseRoot2));
+            }
+        }
+    });
+}
+
+// Softmax attention of every head, on the [Q | K | V] matrix qkv (L x 3 width, head h in
+// columns [h d, (h + 1) d) of each third): O_h = softmax(s Q_h K_h^T (+ causal mask)) V_h,
+// written to columns [h d, (h + 1) d) of out. The work is split in (head, query block) tasks: a
+// block of queries [i0, i1) meets keys [0, i1) when causal (else all L), as scores S = s Q K^T (a
+// GEMM), the stable row softmax over the unmasked part of each row (the rest set to 0), then E V
+// divided by the row sums. Every task runs single-threaded Eigen products on one engine thread,
+// and the largest blocks (the last queries, when causal) are handed out first.
+void softmaxAttention(const Matrix<float>& qkv, int heads, Index d, float scale, bool causal,
+                      Matrix<float>& out)
+{
+    const Index length = qkv.rows();
+    const Index width = Index(heads) * d;
+    const Index blocks = (length + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
+    const Index tasks = blocks * heads;
+#pragma omp parallel
+    {
+        Matrix<float> scores(std::min(kAttentionQueryBlock, length), length);
+        Vector<float> inverseSums(scores.rows());
+#pragma omp for schedule(dynamic)
+        for (Index task = 0; task < tasks; ++task) {
+            const Index block = blocks - 1 - task / heads;
+            const Index head = task % heads;
+            const Index begin = block * kAttentionQueryBlock;
+            const Index rows = std::min(kAttentionQueryBlock, length - begin);
+            const Index keys = causal ? begin + rows : length;
+            auto s = scores.topLeftCorner(rows, keys);
+            s.noalias() = (qkv.block(begin, head * d, rows, d) * scale) *
+                          qkv.block(0, width + head * d, keys, d).transpose();
+            for (Index r = 0; r < rows; ++r) {
+                float* row = s.row(r).data();
+                const Index visible = causal ? begin + r + 1 : keys;  // keys 0 .. i when causal
+                const float rowMax = Eigen::Map<const Eigen::ArrayXf>(row, visible).maxCoeff();
+                inverseSums[r] = 1.0f / expShiftedSum(row, visible, rowMax);
+                std::fill(row + visible, row + keys, 0.0f);
+            }
+            auto o = out.block(begin, head * d, rows, d);
+            o.noalias() = s * qkv.block(0, 2 * width + head * d, keys, d);
+            o = inverseSums.head(rows).asDiagonal() * o;
+        }
+    }
+}
+
+// The replacement's output for every head of layer l, written to out (L x width).
+void replacedAttention(const Matrix<float>& qkv, int heads, Index d, int layer,
+                       const HeadAttention& replacement, Matrix<float>& out)
+{
+    const Index length = qkv.rows();
+    const Index width = Index(heads) * d;
+    for (int h = 0; h < heads; ++h) {
+        const Matrix<float> q = qkv.middleCols(h * d, d);
+        const Matrix<float> k = qkv.middleCols(width + h * d, d);
+        const Matrix<float> v = qkv.middleCols(2 * width + h * d, d);
+        const Matrix<float> o = replacement(layer, h, q, k, v);
+        if (o.rows() != length || o.cols() != d)
+            throw std::invalid_argument(QStringLiteral("forward: the replacement of layer %1 head "
+                                                       "%2 gave a %3 x %4 output; expected %5 x %6")
+                                            .arg(layer)
+                                            .arg(h)
+                                            .arg(o.rows())
+                                            .arg(o.cols())
+                                            .arg(length)
+                                            .arg(d)
+                                            .toStdString());
+        out.middleCols(h * d, d) = o;
+    }
+}
+
+}  // namespace
+
+Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& options,
+                                    ForwardResult& result) const
+{
+    const Index length = x.rows();
+    const Index width = x.cols();
+    const Index d = width / heads;
+    const float scale = float(1 / std::sqrt(double(d)));
+    const Index inner = blocks.empty() ? 0 : blocks.front().fcWeight.cols();
+
+    // The normalised a = LN(x), [Q | K | V], the heads' outputs, the MLP's hidden layer.
+    Matrix<float> a(length, width);
+    Matrix<float> qkv(length, 3 * width);
+    Matrix<float> outputs(length, width);
+    Matrix<float> hidden(length, inner);
+    // The bias of the last residual branch, added to x in the next LayerNorm pass.
+    const Vector<float>* pendingBias = nullptr;
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+        if (options.cancelled && options.cancelled())
+            throw Cancelled();
+        const TransformerBlock& block = blocks[l];
+        addBiasAndNormalise(x, pendingBias, block.ln1Gain, block.ln1Bias, layerNormEpsilon, a);
+        threadedProduct(a, block.attentionWeight, qkv, false);
+        LayerQkv* captured = nullptr;
+        if (options.captureQkv) {
+            result.layers.push_back({Matrix<float>(length, width), Matrix<float>(length, width),
+                                     Matrix<float>(length, width)});
+            captured = &result.layers.back();
+        }
+        forEachRowBlock(length, kElementRows, [&](Index begin, Index end) {
+            for (Index i = begin; i < end; ++i) {
+                qkv.row(i) += block.attentionBias.transpose();
+                if (captured) {
+                    captured->q.row(i) = qkv.row(i).segment(0, width);
+                    captured->k.row(i) = qkv.row(i).segment(width, width);
+                    captured->v.row(i) = qkv.row(i).segment(2 * width, width);
+                }
+            }
+        });
+
+        if (l < options.replaced.size() && options.replaced[l] && options.replacement)
+            replacedAttention(qkv, heads, d, int(l), options.replacement, outputs);
+        else
+            softmaxAttention(qkv, heads, d, scale, causal, outputs);
+
+        // x = x + O W_proj + b_proj (the bias added with LN_2), then the MLP.
+        threadedProduct(outputs, block.projectionWeight, x, true);
+        addBiasAndNormalise(x, &block.projectionBias, block.ln2Gain, block.ln2Bias,
+                            layerNormEpsilon, a);
+        threadedProduct(a, block.fcWeight, hidden, false);
+        addBiasGelu(hidden, block.fcBias, gelu);
+        threadedProduct(hidden, block.mlpWeight, x, true);
+        pendingBias = &block.mlpBias;
+    }
+    if (options.cancelled && options.cancelled())
+        throw Cancelled();
+    addBiasAndNormalise(x, pendingBias, finalGain, finalBias, layerNormEpsilon, a);
+    return a;
+}
+
+}  // namespace attnlab

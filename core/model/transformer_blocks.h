@@ -1,0 +1,118 @@
+#pragma once
+
+#include "parallel.h"
+#include "types.h"
+
+#include <functional>
+#include <vector>
+
+namespace attnlab {
+
+// What GPT-2 (gpt2_model.h) and ViT (vit_model.h) share: the pre-LayerNorm transformer block,
+// the captured Q, K, V, the hook that replaces softmax attention, and the matrix products.
+
+// One layer's queries, keys and values for all heads: L x width each, after the bias and before
+// the 1/sqrt(d) scale; head h is columns [h d, (h + 1) d).
+struct LayerQkv {
+    Matrix<float> q;
+    Matrix<float> k;
+    Matrix<float> v;
+};
+
+// An attention that replaces softmax attention for one head: from that head's q, k, v (L x d
+// each, before the scale) its output (L x d). Called for every head of every replaced layer, from
+// the thread that runs forward(); causal for GPT-2, not for ViT, as the model was trained.
+using HeadAttention = std::function<Matrix<float>(int layer, int head, const Matrix<float>& q,
+                                                  const Matrix<float>& k, const Matrix<float>& v)>;
+
+struct ForwardOptions {
+    bool captureQkv = true;  // keep every layer's Q, K, V in ForwardResult::layers
+    bool logits = true;      // compute the logits
+    // Layers l with replaced[l] true run `replacement` instead of softmax attention (an empty
+    // or short vector replaces none of the layers past its end).
+    std::vector<bool> replaced;
+    HeadAttention replacement;
+    // Polled between layers; when it returns true, forward throws Cancelled.
+    std::function<bool()> cancelled;
+};
+
+struct ForwardResult {
+    std::vector<LayerQkv> layers;  // with captureQkv: one per layer
+    // With logits: GPT-2: L x vocab, the logits of the token after each position; ViT: 1 x
+    // classes, the class logits of the [CLS] token (empty for a ViT without a classifier).
+    Matrix<float> logits;
+};
+
+// The weights of one pre-LayerNorm block, every linear map stored in x out (y = u W + b):
+//   a = LN_1(x); [Q K V] = a W_attn + b_attn (head h: columns [h d, (h + 1) d) of each third);
+//   O_h = softmax(s Q_h K_h^T (+ causal mask)) V_h, s = 1/sqrt(d);
+//   x = x + [O_1 .. O_H] W_proj + b_proj;
+//   x = x + GELU(LN_2(x) W_fc + b_fc) W_mlp + b_mlp.
+// GPT-2 names them ln_1, c_attn, c_proj, ln_2, c_fc, mlp.c_proj; ViT layernorm_before, query |
+// key | value, attention.output.dense, layernorm_after, intermediate.dense, output.dense.
+struct TransformerBlock {
+    Vector<float> ln1Gain, ln1Bias;
+    Matrix<float> attentionWeight;  // width x 3 width: [Q | K | V]
+    Vector<float> attentionBias;    // 3 width
+    Matrix<float> projectionWeight; // width x width
+    Vector<float> projectionBias;
+    Vector<float> ln2Gain, ln2Bias;
+    Matrix<float> fcWeight;         // width x inner
+    Vector<float> fcBias;
+    Matrix<float> mlpWeight;        // inner x width
+    Vector<float> mlpBias;
+};
+
+// GELU(u) = u Phi(u): the exact form (ViT's "gelu") or GPT-2's tanh approximation.
+enum class GeluForm {
+    Tanh,  // u/2 (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
+    Erf,   // u/2 (1 + erf(u / sqrt 2))
+};
+
+// The blocks of a model, the LayerNorm after them (LN_f), and what differs between the models.
+struct TransformerStack {
+    std::vector<TransformerBlock> blocks;
+    Vector<float> finalGain, finalBias;  // LN_f
+    int heads = 0;
+    float layerNormEpsilon = 1e-5f;  // LN(u) = (u - mean u) / sqrt(var u + eps) g + b
+    bool causal = false;
+    GeluForm gelu = GeluForm::Tanh;
+
+    // Runs every block on the embeddings x (L x width, overwritten: the residual stream) and
+    // returns LN_f(x) (L x width). With options.captureQkv, appends each layer's Q, K, V to
+    // result.layers; layers marked in options.replaced run options.replacement for every head
+    // (std::invalid_argument when it returns an output that is not L x d). Throws Cancelled when
+    // options.cancelled says so between layers.
+    Matrix<float> run(Matrix<float>& x, const ForwardOptions& options, ForwardResult& result) const;
+};
+
+// dst = lhs rhs, or dst += lhs rhs when accumulate, on the engine threads: dst is cut into one
+// block per thread along its longer side (rows of lhs, or columns of rhs in multiples of 16), and
+// each thread runs a single-threaded Eigen product on its block. Eigen's own threading shares the
+// packed operands between threads but makes them wait for each other; here each thread packs
+// the shared operand itself (a small cost at these sizes) and never waits (measured faster for
+// every GEMM of the forward pass, and much steadier on a loaded machine).
+template <typename Rhs>
+void threadedProduct(const Matrix<float>& lhs, const Rhs& rhs, Matrix<float>& dst, bool accumulate)
+{
+    const Eigen::Index threads = engineThreads();
+    const auto product = [&](auto&& block, const auto& left, const auto& right) {
+        if (accumulate)
+            block.noalias() += left * right;
+        else
+            block.noalias() = left * right;
+    };
+    if (dst.rows() >= dst.cols()) {
+        const Eigen::Index blockRows = (dst.rows() + threads - 1) / threads;
+        forEachRowBlock(dst.rows(), blockRows, [&](Eigen::Index begin, Eigen::Index end) {
+            product(dst.middleRows(begin, end - begin), lhs.middleRows(begin, end - begin), rhs);
+        });
+    } else {
+        const Eigen::Index blockCols = ((dst.cols() + threads - 1) / threads + 15) / 16 * 16;
+        forEachRowBlock(dst.cols(), blockCols, [&](Eigen::Index begin, Eigen::Index end) {
+            product(dst.middleCols(begin, end - begin), lhs, rhs.middleCols(begin, end - begin));
+        });
+    }
+}
+
+}  // namespace attnlab

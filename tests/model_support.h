@@ -1,0 +1,226 @@
+#pragma once
+
+// Helpers shared by the trained-model tests (test_model, test_vit, test_bad_inputs): comparing the
+// C++ forward pass with the float64 references of tests/data/models, and copying and damaging a
+// checkpoint (its JSON files and its safetensors weights, byte by byte).
+
+#include "attention/exact_attention.h"
+#include "io/npy.h"
+#include "model/safetensors.h"
+#include "model/transformer_blocks.h"
+#include "test_support.h"
+#include "types.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QtEndian>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace attnlab::test {
+
+const QString kModelFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/models");
+
+// An array of the reference folder of a fixture (tests/data/models/<fixture>/reference/<name>).
+inline NpyArray reference(const QString& fixture, const QString& name)
+{
+    return readNpy(kModelFixtures + QLatin1Char('/') + fixture + QStringLiteral("/reference/") +
+                   name);
+}
+
+// max |computed - expected| / max(1, max |expected|), where value(i) gives computed entry i of
+// expected's C order.
+template <typename Computed>
+double scaledError(const NpyArray& expected, Computed&& value)
+{
+    double largest = 1;
+    for (const double x : expected.values)
+        largest = std::max(largest, std::abs(x));
+    double error = 0;
+    for (std::size_t i = 0; i < expected.values.size(); ++i)
+        error = std::max(error, std::abs(double(value(qint64(i))) - expected.values[i]));
+    return error / largest;
+}
+
+// scaledError of a captured L x (H d) matrix (head h in columns [h d, (h + 1) d)) against its
+// H x L x d reference.
+inline double capturedError(const NpyArray& expected, const Matrix<float>& captured)
+{
+    const qint64 length = expected.shape.at(1);
+    const qint64 d = expected.shape.at(2);
+    return scaledError(expected, [&](qint64 index) {
+        const qint64 h = index / (length * d), i = (index / d) % length, j = index % d;
+        return captured(i, h * d + j);
+    });
+}
+
+// What is off in the captured layers of a model of `layerCount` layers against the fixture's
+// reference: the number of layers; Q, K, V (L x (H d) each) against q_layer{l}.npy, ... (H x L x
+// d); the attention formed from them, P = softmax(Q_h K_h^T / sqrt(d) (+ causal mask)), against
+// attention_layer{l}.npy (H x L x L). The first shape or scaledError above tolerance, as
+// "k layer 1: error 3e-05"; empty when nothing is off.
+inline QString capturedLayersMismatch(const QString& fixture, const std::vector<LayerQkv>& layers,
+                                      std::size_t layerCount, qint64 heads, bool causal,
+                                      double tolerance)
+{
+    if (layers.size() != layerCount)
+        return QStringLiteral("%1 layers captured, expected %2").arg(layers.size()).arg(layerCount);
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const LayerQkv& layer = layers[l];
+        const qint64 length = layer.q.rows();
+        const qint64 d = layer.q.cols() / heads;
+        for (const auto& [symbol, matrix] :
+             {std::pair{QStringLiteral("q"), &layer.q}, std::pair{QStringLiteral("k"), &layer.k},
+              std::pair{QStringLiteral("v"), &layer.v}}) {
+            const NpyArray expected =
+                reference(fixture, QStringLiteral("%1_layer%2.npy").arg(symbol).arg(l));
+            if (expected.shape != std::vector<qint64>{heads, length, d})
+                return QStringLiteral("%1 layer %2: the reference's shape differs").arg(symbol).arg(l);
+            const double error = capturedError(expected, *matrix);
+            if (!(error <= tolerance))
+                return QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error);
+        }
+        std::vector<Matrix<float>> attention;
+        for (qint64 h = 0; h < heads; ++h)
+            attention.push_back(materialisedAttention<float>(layer.q.middleCols(h * d, d),
+                                                             layer.k.middleCols(h * d, d),
+                                                             layer.v.middleCols(h * d, d),
+                                                             1 / std::sqrt(double(d)), causal)
+                                    .attention);
+        const double error = scaledError(
+            reference(fixture, QStringLiteral("attention_layer%1.npy").arg(l)), [&](qint64 index) {
+                return attention[std::size_t(index / (length * length))]
+                    .data()[index % (length * length)];
+            });
+        if (!(error <= tolerance))
+            return QStringLiteral("attention layer %1: error %2").arg(l).arg(error);
+    }
+    return {};
+}
+
+inline QByteArray littleEndian64(quint64 value)
+{
+    char bytes[8];
+    qToLittleEndian(value, bytes);
+    return QByteArray(bytes, 8);
+}
+
+// A file: the 8-byte length of header, header, then data.
+inline QByteArray safetensorsFile(const QByteArray& header, const QByteArray& data)
+{
+    return littleEndian64(quint64(header.size())) + header + data;
+}
+
+// One tensor of a header written by hand.
+struct RawTensor {
+    QString name;
+    QString dtype;
+    QList<qint64> shape;
+    QByteArray data;
+};
+
+// A valid file holding tensors one after another in the order given.
+inline QByteArray safetensorsOf(const QList<RawTensor>& tensors)
+{
+    QJsonObject header;
+    QByteArray data;
+    for (const RawTensor& tensor : tensors) {
+        QJsonArray shape;
+        for (const qint64 dim : tensor.shape)
+            shape.append(dim);
+        header.insert(tensor.name,
+                      QJsonObject{{QStringLiteral("dtype"), tensor.dtype},
+                                  {QStringLiteral("shape"), shape},
+                                  {QStringLiteral("data_offsets"),
+                                   QJsonArray{data.size(), data.size() + tensor.data.size()}}});
+        data += tensor.data;
+    }
+    QByteArray text = QJsonDocument(header).toJson(QJsonDocument::Compact);
+    text.append(QByteArray((8 - text.size() % 8) % 8, ' '));
+    return safetensorsFile(text, data);
+}
+
+// The tensors of a safetensors file as RawTensor, in file order (to write it again changed).
+inline QList<RawTensor> rawTensorsOf(const QString& path)
+{
+    const SafetensorsFile file(path);
+    QFile raw(path);
+    if (!raw.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    const QByteArray bytes = raw.readAll();
+    const qint64 dataStart = 8 + qint64(qFromLittleEndian<quint64>(bytes.constData()));
+    QList<RawTensor> tensors;
+    for (const TensorEntry& entry : file.entries()) {
+        RawTensor tensor{entry.name, entry.dtypeName, {},
+                         bytes.mid(dataStart + qint64(entry.begin),
+                                   qint64(entry.end - entry.begin))};
+        for (const std::int64_t dim : entry.shape)
+            tensor.shape.append(dim);
+        tensors.append(tensor);
+    }
+    return tensors;
+}
+
+// Damages the safetensors file at path as words say: "drop NAME" removes a tensor, "retype NAME
+// DTYPE" gives it another dtype (its bytes unchanged), "reshape NAME R C" another shape of the
+// same size; "truncate" cuts off the file's last 100 bytes. Returns false for other words.
+inline bool damageWeights(const QString& path, const QStringList& words)
+{
+    if (words[0] == QLatin1String("truncate")) {
+        QFile file(path);
+        return file.resize(file.size() - 100);
+    }
+    if (words[0] != QLatin1String("drop") && words[0] != QLatin1String("retype") &&
+        words[0] != QLatin1String("reshape"))
+        return false;
+    QList<RawTensor> tensors = rawTensorsOf(path);
+    for (qsizetype i = 0; i < tensors.size(); ++i) {
+        if (tensors[i].name != words[1])
+            continue;
+        if (words[0] == QLatin1String("drop"))
+            tensors.removeAt(i);
+        else if (words[0] == QLatin1String("retype"))
+            tensors[i].dtype = words[2];
+        else
+            tensors[i].shape = {words[2].toLongLong(), words[3].toLongLong()};
+        break;
+    }
+    writeBytes(path, safetensorsOf(tensors));
+    return true;
+}
+
+// Copies the files of a fixture folder of tests/data/models (not its reference/) into dir.
+inline void copyFixture(const QString& fixture, const QString& dir)
+{
+    const QDir source(kModelFixtures + QLatin1Char('/') + fixture);
+    for (const QString& name : source.entryList(QDir::Files))
+        if (!QFile::copy(source.filePath(name), dir + QLatin1Char('/') + name))
+            qFatal("cannot copy %s", qPrintable(name));
+}
+
+// Rewrites the JSON object of the file at path as edit changes it.
+inline void editJson(const QString& path, const std::function<void(QJsonObject&)>& edit)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+    file.close();
+    edit(json);
+    writeBytes(path, QJsonDocument(json).toJson());
+}
+
+// Rewrites dir/config.json as edit changes it.
+inline void editConfig(const QString& dir, const std::function<void(QJsonObject&)>& edit)
+{
+    editJson(dir + QStringLiteral("/config.json"), edit);
+}
+
+}  // namespace attnlab::test
