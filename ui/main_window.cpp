@@ -242,7 +242,8 @@ void MainWindow::buildViews()
     m_imageView = new ImageOverlayView;
     connect(m_imageView, &ImageOverlayView::patchClicked, this, [this](int patch) {
         m_currentFigure = m_imageView;
-        selectQuery(patch);
+        const Computation& computation = m_controller->current();
+        selectQuery(patch + (computation.result ? firstPatchToken(*computation.result) : 0));
     });
     // An explicit minimum: QCustomPlot's own hint follows its layout's content (a legend, long
     // labels) and would take the grid's width from the maps.
@@ -270,12 +271,13 @@ void MainWindow::buildViews()
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->addTab(matrices, tr("Attention matrices"));
-    m_pages->addTab(m_imageView, tr("Attention over the image"));
+    m_pages->addTab(makeImagePage(), tr("Attention over the image"));
     m_pages->setTabToolTip(0, tr("Exact P, its approximation, the error, and the selected "
                                  "query's rows."));
     m_pages->setTabToolTip(1, tr("Image input: the selected patch's exact and approximate "
                                  "attention, and the error, drawn over the image. Click a patch "
-                                 "to select it."));
+                                 "to select it; a Vision Transformer's page starts on its [CLS] "
+                                 "token and can show the attention rollout over every layer."));
     m_pages->setTabEnabled(ImagePage, false);  // until an image result arrives
 
     m_headGrid = new HeadGridPanel;
@@ -486,7 +488,8 @@ void MainWindow::showResult()
     m_view = settings;
     {
         const QSignalBlocker blockHead(m_head), blockError(m_errorKind),
-            blockShared(m_sharedScale), blockColors(m_colorMap);
+            blockShared(m_sharedScale), blockColors(m_colorMap), blockRollout(m_rolloutBox);
+        m_rolloutBox->setChecked(settings.rollout);
         m_head->setRange(0, int(result.heads.size()) - 1);
         m_head->setValue(settings.head);
         m_head->setEnabled(result.heads.size() > 1);
@@ -524,6 +527,42 @@ void MainWindow::showResult()
     emit resultShown();
 }
 
+QWidget* MainWindow::makeImagePage()
+{
+    // A Vision Transformer's page: back to the [CLS] row, and the rollout over every layer.
+    auto* classRow = new QPushButton(tr("[CLS] row"));
+    classRow->setToolTip(tr("Show the class token's attention over the patches (clicking a patch "
+                            "shows that patch's row)."));
+    classRow->setObjectName(QStringLiteral("classRow"));
+    connect(classRow, &QPushButton::clicked, this, [this] { selectQuery(0); });
+    m_rolloutBox = new QCheckBox(tr("Attention rollout over every layer"));
+    m_rolloutBox->setToolTip(
+        tr("Abnar and Zuidema's rollout: each layer's attention averaged over its heads, with "
+           "the residual connection as half of it, (A + I) / 2, multiplied through the layers: "
+           "how much the query draws on each patch through the whole model. The approximation's "
+           "rollout uses its P^ of every layer on that layer's own queries and keys."));
+    m_rolloutBox->setObjectName(QStringLiteral("rollout"));
+    connect(m_rolloutBox, &QCheckBox::toggled, this, [this](bool on) {
+        m_view.rollout = on;
+        markDirty();
+        refreshViews();
+    });
+    m_imageBar = new QWidget;
+    auto* bar = new QHBoxLayout(m_imageBar);
+    bar->setContentsMargins(4, 2, 4, 2);
+    bar->addWidget(classRow);
+    bar->addWidget(m_rolloutBox);
+    bar->addStretch();
+    m_imageBar->setVisible(false);
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_imageBar);
+    layout->addWidget(m_imageView, 1);
+    return page;
+}
+
 void MainWindow::refreshViews()
 {
     const Computation& computation = m_controller->current();
@@ -532,7 +571,9 @@ void MainWindow::refreshViews()
     const ExperimentResult& result = *computation.result;
     showAttention(*m_exactView, *m_approxView, *m_errorView, computation.result, m_view);
     showQueryRow(*m_rowView, result, m_view);
-    showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
+    showImageOverlay(*m_imageView, computation.patchImage, result, m_view,
+                     computation.rollout.get());
+    m_imageBar->setVisible(firstPatchToken(result) > 0);
     showErrorDistribution();
     m_metricsPanel->setResult(result, m_view.head);
 }
@@ -640,7 +681,9 @@ void MainWindow::selectQuery(int query)
     for (HeatmapView* view : {m_exactView, m_approxView, m_errorView})
         view->setSelectedRow(query);
     showQueryRow(*m_rowView, result, m_view);
-    showImageOverlay(*m_imageView, computation.patchImage, result, m_view);
+    showImageOverlay(*m_imageView, computation.patchImage, result, m_view,
+                     computation.rollout.get());
+    m_imageBar->setVisible(firstPatchToken(result) > 0);
 }
 
 void MainWindow::hoverCell(int row, int col)

@@ -165,6 +165,9 @@ private:
     friend class SpecChange;
 
     void buildViews();
+    // The image page: the overlay view under a bar that a ViT's input shows ([CLS] row,
+    // rollout).
+    QWidget* makeImagePage();
     void buildDocks();
     void buildMenus();
     // The Scenarios menu (bundled scenarios, decks, saving) and the lecture tool bar.
@@ -267,6 +270,8 @@ private:
     QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
+    QWidget* m_imageBar;
+    QCheckBox* m_rolloutBox;
     ErrorAnalysisPanel* m_errorPanel;
     TimingPanel* m_timingPanel;
     StepperView* m_stepperView;

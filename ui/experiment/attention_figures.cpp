@@ -43,7 +43,8 @@ QJsonObject ViewSettings::toJson() const
                        {QLatin1String("colors"), colorMapName(colorMap)},
                        {QLatin1String("error_view"), errorDistribution
                                                          ? QLatin1String("distribution")
-                                                         : QLatin1String("map")}};
+                                                         : QLatin1String("map")},
+                       {QLatin1String("rollout"), rollout}};
 }
 
 ViewSettings ViewSettings::fromJson(const QJsonObject& json)
@@ -56,6 +57,7 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
     parseColorMap(json.value(QLatin1String("colors")).toString(), &settings.colorMap);
     settings.errorDistribution =
         json.value(QLatin1String("error_view")).toString() == QLatin1String("distribution");
+    settings.rollout = json.value(QLatin1String("rollout")).toBool(settings.rollout);
     return settings;
 }
 
@@ -131,8 +133,14 @@ void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
                      .arg(result.labels.value(query), headSuffix(result, settings)));
 }
 
+int firstPatchToken(const ExperimentResult& result)
+{
+    return !result.labels.isEmpty() && result.labels.front() == QLatin1String("[CLS]") ? 1 : 0;
+}
+
 void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
-                      const ExperimentResult& result, const ViewSettings& settings)
+                      const ExperimentResult& result, const ViewSettings& settings,
+                      const AttentionRollout* rollout)
 {
     if (result.gridRows == 0 || patchImage.isNull()) {
         view.clear();
@@ -140,13 +148,35 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     }
     const HeadResult& head = headOf(result, settings);
     view.setImage(patchImage, result.gridRows, result.gridCols);
-    // Without a selected query, the patch at the centre of the image.
-    const int patches = int(head.attentionExact.rows());
-    const int query = settings.query >= 0 && settings.query < patches
-                          ? settings.query
-                          : (result.gridRows / 2) * result.gridCols + result.gridCols / 2;
-    view.setAttention(head.attentionExact.row(query),
-                      head.attentionApprox.row(query), query);
+    // Without a selected query, the class token, or the patch at the centre of the image.
+    const int first = firstPatchToken(result);
+    const int tokens = int(head.attentionExact.rows());
+    const int patches = tokens - first;
+    const int query = settings.query >= 0 && settings.query < tokens ? settings.query
+                      : first > 0 ? 0
+                                  : (result.gridRows / 2) * result.gridCols + result.gridCols / 2;
+    const bool rolledOut = settings.rollout && rollout && rollout->exact.rows() == tokens;
+    const VectorD exact = rolledOut ? VectorD(rollout->exact.row(query).transpose())
+                                    : VectorD(head.attentionExact.row(query).transpose());
+    VectorD approx = exact;
+    if (rolledOut && rollout->approx.rows() == tokens)
+        approx = rollout->approx.row(query).transpose();
+    else if (!rolledOut)
+        approx = head.attentionApprox.row(query).transpose();
+    // Two lines a panel: what is drawn, then which row (and, for a ViT, the weight the query
+    // keeps on the class token, which is not drawn over the image).
+    QString row = query < first ? QStringLiteral("[CLS] row")
+                                : QStringLiteral("patch %1").arg(result.labels.value(query));
+    row = rolledOut ? QStringLiteral("rollout over %1 layers, %2").arg(rollout->layers).arg(row)
+                    : row + headSuffix(result, settings);
+    const auto onClass = [first](double weight) {
+        return first > 0 ? QStringLiteral(", %1 on [CLS]").arg(weight, 0, 'f', 2) : QString();
+    };
+    view.setTitles(QStringLiteral("exact\n%1%2").arg(row, onClass(exact[0])),
+                   QStringLiteral("%1\n%2%3")
+                       .arg(approximationTitle(result.spec), row, onClass(approx[0])),
+                   QStringLiteral("error\n%1").arg(row));
+    view.setAttention(exact.tail(patches), approx.tail(patches), query - first);
 }
 
 }  // namespace attnlab::ui

@@ -2,6 +2,7 @@
 
 #include "plotting/color_maps.h"
 #include "experiment.h"
+#include "sweeps/rollout.h"
 #include "attention/metrics.h"
 
 #include <QImage>
@@ -25,6 +26,8 @@ struct ViewSettings {
     ColorMap colorMap = ColorMap::Viridis;
     // The error cell shows histograms of the errors (ErrorDistributionView) instead of the map.
     bool errorDistribution = false;
+    // A ViT's image page shows the attention rollout over every layer instead of the head's row.
+    bool rollout = false;
 
     QJsonObject toJson() const;
     // Fields missing or of the wrong kind keep their defaults: view state is never worth
@@ -47,8 +50,15 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
 void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
                   const ViewSettings& settings);
 
-// Image input: the selected patch's exact and approximate rows and their error over the image.
+// The position of the first patch among a result's tokens: 1 when a class token ([CLS]) comes
+// first (a ViT's input), else 0.
+int firstPatchToken(const ExperimentResult& result);
+
+// Image input: the selected query's exact and approximate rows over the patches and their error,
+// over the image. A ViT's query is its [CLS] token unless a patch is selected (settings.query),
+// and with settings.rollout and a rollout, its row of the attention rollout over every layer.
 void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
-                      const ExperimentResult& result, const ViewSettings& settings);
+                      const ExperimentResult& result, const ViewSettings& settings,
+                      const AttentionRollout* rollout = nullptr);
 
 }  // namespace attnlab::ui

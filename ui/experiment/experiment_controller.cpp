@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "experiment/image_loader.h"
+#include "inputs/model_input.h"
 #include "worker_outcome.h"
 
 #include <QJsonDocument>
@@ -107,10 +108,22 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
         Computation& computation = outcome->computation;
         computation.inputKey = inputKeyOf(spec.input);
         ComputeOptions options;
+        const bool vit = spec.input.kind == InputKind::Model &&
+                         modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
         if (previous.input && previous.inputKey == computation.inputKey) {
             computation.input = previous.input;
             computation.patchImage = previous.patchImage;
+            computation.forward = previous.forward;
             options.sameInputAs = previous.result;
+        } else if (vit) {
+            // A ViT resizes the decoded image itself; the page shows it as the model reads it.
+            const ImagePixels pixels = loadImagePixels(spec.input.imagePath, 0);
+            computation.input =
+                std::make_shared<const AttentionInput>(buildInput(spec.input, &pixels, budget));
+            const std::shared_ptr<const VitModel> model = loadVitModel(spec.input.modelPath);
+            const PixelTensor tensor = model->preprocess(pixels, spec.input.imagePath);
+            computation.patchImage = modelViewImage(tensor, model->preprocessing(), model->config());
+            computation.forward = cachedForward(model, tensor);
         } else if (spec.input.kind == InputKind::Image) {
             const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
             computation.input =
@@ -126,6 +139,11 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
         options.cancelled = [cancel] { return cancel->load(); };
         computation.result =
             std::make_shared<const ExperimentResult>(compute(spec, *computation.input, options));
+        if (computation.forward) {
+            // The rollout over every layer, for the image page.
+            computation.rollout = std::make_shared<const AttentionRollout>(attentionRollout(
+                *computation.forward, loadVitModel(spec.input.modelPath)->config().heads, spec));
+        }
     });
     outcome->cancelled = ended.cancelled;
     outcome->error = ended.error;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "experiment.h"
+#include "sweeps/rollout.h"
 #include "inputs/inputs.h"
 
 #include <QFutureWatcher>
@@ -19,7 +20,12 @@ struct Computation {
     std::shared_ptr<const ExperimentResult> result;
     std::shared_ptr<const AttentionInput> input;
     QString inputKey;   // the input spec the input was built from, to reuse it
-    QImage patchImage;  // image input: the scaled image, cropped to the patch grid
+    QImage patchImage;  // image input: the scaled image, cropped to the patch grid (a ViT's:
+                        // the image as the model reads it)
+    // A ViT's input: its forward pass (every layer's Q, K, V) and the attention rollout over
+    // every layer, exact and approximate.
+    std::shared_ptr<const ForwardResult> forward;
+    std::shared_ptr<const AttentionRollout> rollout;
 };
 
 struct ComputationOutcome;

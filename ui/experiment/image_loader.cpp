@@ -100,4 +100,30 @@ QImage patchImage(const ImagePixels& pixels, int patchSize)
     return image;
 }
 
+QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& preprocessing,
+                      const VitConfig& config)
+{
+    const int width = config.gridCols() * config.patchWidth;
+    const int height = config.gridRows() * config.patchHeight;
+    QImage image(width, height, QImage::Format_RGB32);
+    const double toUnit = preprocessing.rescale ? 1.0 / (preprocessing.rescaleFactor * 255.0)
+                                                : 1.0 / 255.0;
+    const auto unit = [&](int channel, int y, int x) {
+        double value = tensor.values[std::size_t((channel * tensor.height + y) * tensor.width + x)];
+        if (preprocessing.normalise)
+            value = value * preprocessing.std[std::size_t(channel)] +
+                    preprocessing.mean[std::size_t(channel)];
+        return std::clamp(int(std::lround(value * toUnit * 255.0)), 0, 255);
+    };
+    for (int y = 0; y < height; ++y) {
+        for (int x = 0; x < width; ++x) {
+            const int r = unit(0, y, x);
+            image.setPixel(x, y,
+                           tensor.channels == 1 ? qRgb(r, r, r)
+                                                : qRgb(r, unit(1, y, x), unit(2, y, x)));
+        }
+    }
+    return image;
+}
+
 }  // namespace attnlab

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "model/image_preprocessing.h"
+#include "model/vit_model.h"
+
 #include "inputs/inputs.h"
 
 #include <QImage>
@@ -19,5 +22,11 @@ ImagePixels loadImagePixels(const QString& path, int longestSide);
 
 // The image as the engine splits it: the pixels cropped to whole patchSize x patchSize patches.
 QImage patchImage(const ImagePixels& pixels, int patchSize);
+
+// The image as a ViT reads it, for display: the preprocessed tensor with its normalisation and
+// rescaling undone (v = (x std_c + mean_c) / (rescale_factor 255)), grey for one channel,
+// cropped to the model's patch grid.
+QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& preprocessing,
+                      const VitConfig& config);
 
 }  // namespace attnlab

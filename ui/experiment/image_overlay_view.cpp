@@ -44,6 +44,9 @@ QImage greyedImage(const QImage& image)
 }
 
 // Sets rect to cover patch (row-major over cols columns), or hides it when patch < 0.
+// Images smaller than this on their longest side are scaled up without smoothing.
+constexpr int kSharpPixels = 128;
+
 void placeOnPatch(QCPItemRect* rect, int patch, int cols)
 {
     rect->setVisible(patch >= 0 && cols > 0);
@@ -160,7 +163,12 @@ void ImageOverlayView::setImage(const QImage& image, int gridRows, int gridCols)
     m_gridRows = gridRows;
     m_gridCols = gridCols;
     const QPixmap pixmap = QPixmap::fromImage(greyedImage(image));
+    // A small image (a ViT's 28 x 28 input) is drawn with sharp pixels, as the model sees it.
+    const Qt::TransformationMode scaling = std::max(image.width(), image.height()) < kSharpPixels
+                                               ? Qt::FastTransformation
+                                               : Qt::SmoothTransformation;
     for (PanelItems& panel : m_panels) {
+        panel.image->setScaled(true, Qt::IgnoreAspectRatio, scaling);
         panel.image->setPixmap(pixmap);
         panel.image->setVisible(true);
         panel.image->topLeft->setCoords(0, 0);
@@ -180,6 +188,13 @@ void ImageOverlayView::setImage(const QImage& image, int gridRows, int gridCols)
     m_errorScale->setVisible(false);
     showPanels(true);
     replot(rpQueuedReplot);
+}
+
+void ImageOverlayView::setTitles(const QString& exact, const QString& approx, const QString& error)
+{
+    m_panels[ExactPanel].title->setText(exact);
+    m_panels[ApproxPanel].title->setText(approx);
+    m_panels[ErrorPanel].title->setText(error);
 }
 
 void ImageOverlayView::setAttention(const VectorD& exact, const VectorD& approx, int selectedPatch)

@@ -29,9 +29,12 @@ public:
     // The image, already cut to gridRows x gridCols square patches (gridRows * p x gridCols * p
     // pixels); patches are numbered in raster order. Drops the attention shown before.
     void setImage(const QImage& image, int gridRows, int gridCols);
-    // The attention row of patch selectedPatch over all patches, exact and approximate, each with
+    // The attention row of patch selectedPatch (-1: a query that is not a patch, such as a ViT's
+    // [CLS] token; nothing is outlined) over all patches, exact and approximate, each with
     // gridRows * gridCols values in raster order.
     void setAttention(const VectorD& exact, const VectorD& approx, int selectedPatch);
+    // The titles over the three panels (by default "exact", "approximation", "error").
+    void setTitles(const QString& exact, const QString& approx, const QString& error);
     // Removes the image and the attention; shows a hint instead.
     void clear();
 

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "model/gpt2_model.h"
+#include "model/vit_model.h"
 #include "inputs/model_input.h"
 
 #include <QCheckBox>
@@ -25,6 +26,9 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace attnlab::ui {
 
@@ -36,21 +40,52 @@ constexpr int kTextDelayMs = 300;
 constexpr int kRecentModels = 6;
 const QString kRecentModelsKey = QStringLiteral("recentModels");
 
-// The tab of an input kind: model input is read from the Text tab.
-int tabOf(InputKind kind)
+// The architecture of the model at modelPath, or none when its config cannot be read (the
+// computation then reports the problem).
+std::optional<ModelArchitecture> architectureOf(const QString& modelPath)
 {
-    return kind == InputKind::Model ? 0 : int(kind);
+    try {
+        return modelArchitectureOf(modelPath);
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
 }
 
-// The number of layers of the model at modelPath, or 0 when its config cannot be read (the
-// computation then reports the problem).
+// The tab of an input: a model reads the text (Text tab) or, a ViT, the image (Image tab).
+int tabOf(const InputSpec& input)
+{
+    if (input.kind != InputKind::Model)
+        return int(input.kind);
+    return architectureOf(input.modelPath) == ModelArchitecture::Vit ? int(InputKind::Image) : 0;
+}
+
+// The number of layers of the model at modelPath, or 0 when its config cannot be read.
 int layerCountOf(const QString& modelPath)
 {
     try {
-        return Gpt2Config::fromJson(modelFolder(modelPath) + QStringLiteral("/config.json")).layers;
+        const QString config = modelFolder(modelPath) + QStringLiteral("/config.json");
+        return modelArchitectureOf(modelPath) == ModelArchitecture::Vit
+                   ? VitConfig::fromJson(config).layers
+                   : Gpt2Config::fromJson(config).layers;
     } catch (const InputError&) {
         return 0;
     }
+}
+
+// The built-in ViT's sample images (its folder's samples/, one per class), with names for people.
+std::vector<std::pair<QString, QString>> vitSampleImages()
+{
+    std::vector<std::pair<QString, QString>> samples;
+    const QString folder = builtinModelFolder(QString::fromLatin1(kBuiltinVitModel));
+    if (folder.isEmpty())
+        return samples;
+    for (const QFileInfo& file :
+         QDir(folder + QStringLiteral("/samples")).entryInfoList({QStringLiteral("*.png")}))
+        samples.emplace_back(InputPanel::tr("Fashion-MNIST: %1")
+                                 .arg(file.baseName().mid(3).replace(QLatin1Char('-'),
+                                                                     QLatin1Char(' '))),
+                             file.absoluteFilePath());
+    return samples;
 }
 
 // The sample images in the resources, with a name for people.
@@ -89,15 +124,22 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     m_tabs->setToolTip(tr("The input attention runs on: tokens of a text, patches of an image, "
                           "random Gaussian rows, or Q, K, V loaded from .npy files."));
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
-        const InputKind kind = index == 0 ? textKind() : InputKind(index);
+        const bool imageTab = index == int(InputKind::Image);
+        const InputKind kind = index == 0 ? readerKind(m_reader, InputKind::Text)
+                               : imageTab ? readerKind(m_imageReader, InputKind::Image)
+                                          : InputKind(index);
         // The image the Image tab shows: the spec's, or the first sample while it names none.
         const QString imagePath = m_image->currentData().toString();
+        const QString modelPath = (imageTab ? m_imageReader : m_reader)->currentData().toString();
         edit(tr("Use %1 input").arg(m_tabs->tabText(index).toLower()),
-             [kind, imagePath](ExperimentSpec& spec) {
+             [kind, imageTab, imagePath, modelPath](ExperimentSpec& spec) {
                  spec.input.kind = kind;
-                 if (kind == InputKind::Model)
-                     spec.causal = true;  // as the model computes attention
-                 if (kind == InputKind::Image)
+                 if (kind == InputKind::Model) {
+                     spec.input.modelPath = modelPath;
+                     // As the model computes attention: GPT-2 causal, a ViT not.
+                     spec.causal = !imageTab;
+                 }
+                 if (imageTab)
                      spec.input.imagePath = imagePath;
              });
     });
@@ -136,6 +178,8 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     m_tokens->setObjectName(QStringLiteral("tokens"));
     m_reader->setObjectName(QStringLiteral("reader"));
     m_layer->setObjectName(QStringLiteral("layer"));
+    m_imageReader->setObjectName(QStringLiteral("imageReader"));
+    m_imageLayer->setObjectName(QStringLiteral("imageLayer"));
     m_positional->setObjectName(QStringLiteral("positionalEncoding"));
     m_image->setObjectName(QStringLiteral("image"));
     m_patch->setObjectName(QStringLiteral("patchSize"));
@@ -171,7 +215,7 @@ QWidget* InputPanel::makeTextTab()
     connect(m_text, &QPlainTextEdit::textChanged, m_textDelay, qOverload<>(&QTimer::start));
     connect(m_textDelay, &QTimer::timeout, this, [this] {
         edit(tr("Edit the text"),
-             [text = m_text->toPlainText(), kind = textKind()](ExperimentSpec& spec) {
+             [text = m_text->toPlainText(), kind = readerKind(m_reader, InputKind::Text)](ExperimentSpec& spec) {
                  spec.input.kind = kind;
                  spec.input.text = text;
              });
@@ -193,7 +237,7 @@ QWidget* InputPanel::makeTextTab()
                 m_text->setPlainText(text);
             }
             edit(tr("Load the sample text \"%1\"").arg(m_sampleText->itemText(index)),
-                 [text, kind = textKind()](ExperimentSpec& spec) {
+                 [text, kind = readerKind(m_reader, InputKind::Text)](ExperimentSpec& spec) {
                      spec.input.kind = kind;
                      spec.input.text = text;
                  });
@@ -226,7 +270,8 @@ QWidget* InputPanel::makeTextTab()
                             "gets a seeded Gaussian vector, for controlled experiments."));
     m_reader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_reader->setMinimumContentsLength(12);
-    connect(m_reader, &QComboBox::activated, this, &InputPanel::chooseReader);
+    connect(m_reader, &QComboBox::activated, this,
+            [this](int index) { chooseReader(m_reader, index); });
     m_layer = spinBox(0, 0, tr("The model's layer whose heads are shown (0 is the first). The "
                                "head is chosen above the heatmaps, or on the Heads page."));
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int layer) {
@@ -252,10 +297,13 @@ QWidget* InputPanel::makeImageTab()
                            "becomes a token (a linear patch embedding plus a 2-D position)."));
     for (const auto& [path, name] : kSampleImages)
         m_image->addItem(tr(name), QString::fromLatin1(path));
+    for (const auto& [name, path] : vitSampleImages())
+        m_image->addItem(name, path);
     connect(m_image, &QComboBox::activated, this, [this](int index) {
         edit(tr("Show %1").arg(m_image->itemText(index)),
-             [path = m_image->itemData(index).toString()](ExperimentSpec& spec) {
-                 spec.input.kind = InputKind::Image;
+             [path = m_image->itemData(index).toString(),
+              kind = readerKind(m_imageReader, InputKind::Image)](ExperimentSpec& spec) {
+                 spec.input.kind = kind;
                  spec.input.imagePath = path;
              });
     });
@@ -277,9 +325,29 @@ QWidget* InputPanel::makeImageTab()
              [size](ExperimentSpec& spec) { spec.input.imageSize = size; });
     });
 
+    m_imageReader = new QComboBox;
+    m_imageReader->setToolTip(tr("What reads the image. A trained Vision Transformer: the image is "
+                                 "resized and normalised as its preprocessor says, cut into its "
+                                 "patches, and its own queries, keys and values of the chosen "
+                                 "layer, every head, over [CLS] and the patches, are the input "
+                                 "(no mask, as the model computes attention). Patch embeddings: a "
+                                 "seeded linear embedding of p x p patches, for controlled "
+                                 "experiments."));
+    m_imageReader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_imageReader->setMinimumContentsLength(12);
+    connect(m_imageReader, &QComboBox::activated, this,
+            [this](int index) { chooseReader(m_imageReader, index); });
+    m_imageLayer = spinBox(0, 0, tr("The ViT's layer whose heads are shown (0 is the first)."));
+    connect(m_imageLayer, &QSpinBox::valueChanged, this, [this](int layer) {
+        edit(tr("Show layer %1").arg(layer),
+             [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
+    });
+
     auto* layout = new QFormLayout(tab);
     layout->addRow(m_image);
     layout->addRow(open);
+    layout->addRow(tr("Read by"), m_imageReader);
+    layout->addRow(tr("Layer"), m_imageLayer);
     layout->addRow(tr("Patch size p"), m_patch);
     layout->addRow(tr("Image size"), m_imageSize);
     return tab;
@@ -377,53 +445,76 @@ void InputPanel::chooseImage()
         index = m_image->count() - 1;
     }
     m_image->setCurrentIndex(index);
-    edit(tr("Open %1").arg(QFileInfo(path).fileName()), [path](ExperimentSpec& spec) {
-        spec.input.kind = InputKind::Image;
-        spec.input.imagePath = path;
-    });
+    edit(tr("Open %1").arg(QFileInfo(path).fileName()),
+         [path, kind = readerKind(m_imageReader, InputKind::Image)](ExperimentSpec& spec) {
+             spec.input.kind = kind;
+             spec.input.imagePath = path;
+         });
 }
 
-InputKind InputPanel::textKind() const
+InputKind InputPanel::readerKind(const QComboBox* reader, InputKind withoutModel) const
 {
-    return m_reader->currentData().toString().isEmpty() ? InputKind::Text : InputKind::Model;
+    return reader->currentData().toString().isEmpty() ? withoutModel : InputKind::Model;
 }
 
-void InputPanel::fillReaders(const QString& modelPath)
+void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
 {
-    const QSignalBlocker blocker(m_reader);
-    m_reader->clear();
-    m_reader->addItem(tr("Random embeddings"), QString());
-    m_reader->addItem(tr("Built-in model (KJV GPT-2)"), QString::fromLatin1(kBuiltinModel));
+    const bool images = reader == m_imageReader;
+    const ModelArchitecture architecture =
+        images ? ModelArchitecture::Vit : ModelArchitecture::Gpt2;
+    const QString builtin = QString::fromLatin1(images ? kBuiltinVitModel : kBuiltinModel);
+    const QSignalBlocker blocker(reader);
+    reader->clear();
+    reader->addItem(images ? tr("Patch embeddings") : tr("Random embeddings"), QString());
+    reader->addItem(images ? tr("Built-in ViT (Fashion-MNIST)") : tr("Built-in model (KJV GPT-2)"),
+                    builtin);
+    // The recent models of this tab's architecture.
     QStringList recent = QSettings().value(kRecentModelsKey).toStringList();
-    if (!modelPath.isEmpty() && modelPath != QLatin1String(kBuiltinModel) &&
-        !recent.contains(modelPath))
+    if (!modelPath.isEmpty() && modelPath != builtin && !recent.contains(modelPath))
         recent.prepend(modelPath);
     for (const QString& folder : recent)
-        m_reader->addItem(modelDisplayName(folder), folder);
-    m_reader->addItem(tr("Open Model..."), QStringLiteral("open"));
-    m_reader->setItemData(m_reader->count() - 1,
-                          tr("A folder holding config.json, the .safetensors weights and "
-                             "vocab.json + merges.txt (or tokenizer.json) of a GPT-2-architecture "
-                             "model, as Hugging Face stores them."),
-                          Qt::ToolTipRole);
-    m_reader->setCurrentIndex(std::max(0, m_reader->findData(modelPath)));
+        if (folder != QLatin1String(kBuiltinModel) && folder != QLatin1String(kBuiltinVitModel) &&
+            architectureOf(folder) == architecture)
+            reader->addItem(modelDisplayName(folder), folder);
+    reader->addItem(tr("Open Model..."), QStringLiteral("open"));
+    reader->setItemData(reader->count() - 1,
+                        images ? tr("A folder holding config.json, preprocessor_config.json and "
+                                    "the .safetensors weights of a Vision Transformer (model_type "
+                                    "vit), as Hugging Face stores them.")
+                               : tr("A folder holding config.json, the .safetensors weights and "
+                                    "vocab.json + merges.txt (or tokenizer.json) of a "
+                                    "GPT-2-architecture model, as Hugging Face stores them."),
+                        Qt::ToolTipRole);
+    reader->setCurrentIndex(std::max(0, reader->findData(modelPath)));
 }
 
-void InputPanel::chooseReader(int index)
+void InputPanel::chooseReader(QComboBox* reader, int index)
 {
-    QString path = m_reader->itemData(index).toString();
+    const bool images = reader == m_imageReader;
+    const QString currentModel =
+        m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString();
+    QString path = reader->itemData(index).toString();
     if (path == QLatin1String("open")) {
         path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
         if (path.isEmpty()) {
-            fillReaders(m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString());
+            fillReaders(reader, currentModel);
             return;
         }
-        if (!QFileInfo::exists(path + QStringLiteral("/config.json"))) {
-            QMessageBox::warning(this, tr("Open Model"),
-                                 tr("%1 holds no config.json: a model folder holds config.json, "
-                                    "the .safetensors weights and the tokenizer files.")
-                                     .arg(QDir::toNativeSeparators(path)));
-            fillReaders(m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString());
+        const std::optional<ModelArchitecture> architecture = architectureOf(path);
+        if (architecture != (images ? ModelArchitecture::Vit : ModelArchitecture::Gpt2)) {
+            QMessageBox::warning(
+                this, tr("Open Model"),
+                !QFileInfo::exists(path + QStringLiteral("/config.json"))
+                    ? tr("%1 holds no config.json: a model folder holds config.json and the "
+                         ".safetensors weights.")
+                          .arg(QDir::toNativeSeparators(path))
+                : images ? tr("%1 holds no Vision Transformer (model_type vit); a GPT-2 reads "
+                              "text: open it from the Text tab.")
+                               .arg(QDir::toNativeSeparators(path))
+                         : tr("%1 holds no GPT-2-architecture model; a ViT reads images: open it "
+                              "from the Image tab.")
+                               .arg(QDir::toNativeSeparators(path)));
+            fillReaders(reader, currentModel);
             return;
         }
         QSettings settings;
@@ -433,22 +524,34 @@ void InputPanel::chooseReader(int index)
         while (recent.size() > kRecentModels)
             recent.removeLast();
         settings.setValue(kRecentModelsKey, recent);
-        fillReaders(path);
+        fillReaders(reader, path);
     }
     if (path.isEmpty()) {
-        edit(tr("Read the text with random embeddings"), [](ExperimentSpec& spec) {
-            spec.input.kind = InputKind::Text;
-        });
+        edit(images ? tr("Read the image with patch embeddings")
+                    : tr("Read the text with random embeddings"),
+             [images](ExperimentSpec& spec) {
+                 spec.input.kind = images ? InputKind::Image : InputKind::Text;
+             });
         return;
     }
     const int layers = layerCountOf(path);
-    edit(tr("Read the text with %1").arg(modelDisplayName(path)),
-         [path, layers](ExperimentSpec& spec) {
+    // A ViT reads a Fashion-MNIST sample rather than a photo it was not trained on, unless the
+    // user chose an image of their own.
+    QString imagePath = m_image->currentData().toString();
+    if (images && imagePath.startsWith(QLatin1String(":/images/"))) {
+        const auto samples = vitSampleImages();
+        if (!samples.empty())
+            imagePath = samples.front().second;
+    }
+    edit(tr("Read the %1 with %2").arg(images ? tr("image") : tr("text"), modelDisplayName(path)),
+         [path, layers, images, imagePath](ExperimentSpec& spec) {
              spec.input.kind = InputKind::Model;
              spec.input.modelPath = path;
+             if (images)
+                 spec.input.imagePath = imagePath;
              if (layers > 0 && spec.input.layer >= layers)
                  spec.input.layer = layers - 1;
-             spec.causal = true;  // as the model computes attention
+             spec.causal = !images;  // as the model computes attention
          });
 }
 
@@ -467,15 +570,25 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     m_spec = spec;
     m_updating = true;
     const InputSpec& input = spec.input;
-    m_tabs->setCurrentIndex(tabOf(input.kind));
+    const int tab = tabOf(input);
+    m_tabs->setCurrentIndex(tab);
     const bool model = input.kind == InputKind::Model;
-    fillReaders(model ? input.modelPath : QString());
+    const bool imageModel = model && tab == int(InputKind::Image);
+    const bool textModel = model && !imageModel;
+    fillReaders(m_reader, textModel ? input.modelPath : QString());
+    fillReaders(m_imageReader, imageModel ? input.modelPath : QString());
     const int layers = model ? layerCountOf(input.modelPath) : 0;
-    m_layer->setRange(0, std::max({0, layers - 1, model ? input.layer : 0}));
-    m_layer->setValue(model ? input.layer : 0);
-    m_layer->setEnabled(model);
+    for (const auto& [layer, reads] : {std::pair(m_layer, textModel),
+                                       std::pair(m_imageLayer, imageModel)}) {
+        layer->setRange(0, std::max({0, layers - 1, reads ? input.layer : 0}));
+        layer->setValue(reads ? input.layer : 0);
+        layer->setEnabled(reads);
+    }
     m_tokens->setEnabled(!model);
     m_positional->setEnabled(!model);
+    // A ViT resizes and cuts the image as it was trained to.
+    m_patch->setEnabled(!imageModel);
+    m_imageSize->setEnabled(!imageModel);
     if (m_text->toPlainText() != input.text) {
         m_textDelay->stop();
         const QSignalBlocker blocker(m_text);

@@ -21,7 +21,10 @@ namespace attnlab::ui {
 // chosen), and below them the parameters every generated input shares: d, the projections
 // Wq, Wk, Wv and their seed. On the Text tab the text is read either by random token embeddings
 // or by a trained model (the built-in one, or a checkpoint folder opened with Open Model...,
-// remembered among the recent models), whose layer is chosen there too: model input.
+// remembered among the recent models), whose layer is chosen there too: model input. On the
+// Image tab the image is read likewise by a seeded patch embedding or by a trained Vision
+// Transformer (the built-in Fashion-MNIST one, or a checkpoint folder), whose samples join the
+// list of images.
 class InputPanel : public QWidget {
     Q_OBJECT
 
@@ -45,13 +48,15 @@ private:
     void edit(const QString& description, Change change);
     void chooseImage();
     void chooseTensor(QLineEdit* field, const QString& what);
-    // The reader combo changed: random embeddings, a model, or Open Model....
-    void chooseReader(int index);
-    // Fills the reader combo: random embeddings, the built-in model, the recent models, Open
-    // Model...; selects modelPath (or random embeddings for an empty path).
-    void fillReaders(const QString& modelPath);
-    // The kind the Text tab stands for now: model input when a model reads the text.
-    InputKind textKind() const;
+    // A reader combo changed (the Text tab's or the Image tab's): random embeddings, a model, or
+    // Open Model....
+    void chooseReader(QComboBox* reader, int index);
+    // Fills a reader combo: random (patch) embeddings, the built-in model of the tab (the KJV
+    // GPT-2 for text, the Fashion-MNIST ViT for images), the recent models of that architecture,
+    // Open Model...; selects modelPath (or the embeddings for an empty path).
+    void fillReaders(QComboBox* reader, const QString& modelPath);
+    // The kind a tab stands for now: model input when its reader is a model, else withoutModel.
+    InputKind readerKind(const QComboBox* reader, InputKind withoutModel) const;
 
     ExperimentSpec m_spec;
     bool m_updating = false;  // setSpec() is filling the controls
@@ -65,6 +70,8 @@ private:
     QComboBox* m_tokens;
     QCheckBox* m_positional;
     QComboBox* m_image;
+    QComboBox* m_imageReader;  // patch embeddings | ViT models | Open Model...
+    QSpinBox* m_imageLayer;
     QSpinBox* m_patch;
     QSpinBox* m_imageSize;
     QSpinBox* m_length;
