@@ -258,6 +258,8 @@ void TestVit::damagedCheckpoint_data()
     row("config: 4 channels", "config num_channels 4", "config.json", "1 (grayscale) or 3");
     row("config: patch larger than image", "config patch_size 32", "config.json", "larger");
     row("config: relu", "config hidden_act relu", "config.json", "erf");
+    row("config: 4 billion patches", "config image_size 65536 patch_size 1", "config.json",
+        "4294967296 patches");
     row("config: id2label with a gap", "config id2label gap", "config.json", "id2label");
     row("config: image_size 20 (positions for 16)", "config image_size 20",
         "preprocessor_config.json", "image_size is 20 x 20");
@@ -313,9 +315,11 @@ void TestVit::damagedCheckpoint()
         editConfig(folder, [&](QJsonObject& c) { c.remove(words[2]); });
     } else if (words[0] == QLatin1String("config")) {
         editConfig(folder, [&](QJsonObject& c) {
-            bool number = false;
-            const int value = words[2].toInt(&number);
-            c.insert(words[1], number ? QJsonValue(value) : QJsonValue(words[2]));
+            for (qsizetype w = 1; w + 1 < words.size(); w += 2) {
+                bool number = false;
+                const int value = words[w + 1].toInt(&number);
+                c.insert(words[w], number ? QJsonValue(value) : QJsonValue(words[w + 1]));
+            }
         });
     } else if (words[0] == QLatin1String("config+size")) {
         editConfig(folder, [&](QJsonObject& c) { c.insert("image_size", words[1].toInt()); });

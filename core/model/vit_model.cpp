@@ -17,6 +17,9 @@ using Eigen::Index;
 
 namespace {
 
+// The most patches a ViT may cut its image into (ViT-H/14 at 518 x 518 pixels has 1369).
+constexpr qint64 kMaxPatches = qint64(1) << 20;
+
 // json[key] as (height, width): one positive integer for both, or a list of two.
 std::pair<int, int> sides(const QString& path, const QJsonObject& json, const QString& key)
 {
@@ -106,6 +109,16 @@ VitConfig VitConfig::fromJson(const QString& path)
                                    .arg(config.patchWidth)
                                    .arg(config.imageHeight)
                                    .arg(config.imageWidth));
+    const qint64 patches = qint64(config.gridRows()) * config.gridCols();
+    if (patches > kMaxPatches)
+        refuseCheckpoint(path, QStringLiteral("image_size %1 x %2 with patch_size %3 x %4 makes "
+                                              "%5 patches; Attention Lab reads at most %6")
+                                   .arg(config.imageHeight)
+                                   .arg(config.imageWidth)
+                                   .arg(config.patchHeight)
+                                   .arg(config.patchWidth)
+                                   .arg(patches)
+                                   .arg(kMaxPatches));
     if (config.channels != 1 && config.channels != 3)
         refuseCheckpoint(path, QStringLiteral("num_channels is %1; Attention Lab reads images "
                                               "into 1 (grayscale) or 3 (RGB) channels")
