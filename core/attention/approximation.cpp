@@ -22,6 +22,15 @@ void ApproximationSpec::setValue(const MethodParameter& parameter, double value)
         values[parameter.field] = value;
 }
 
+QString ApproximationSpec::sizeText() const
+{
+    const MethodParameter* size = methodInfo(kind).size;
+    if (!size)
+        return QString();
+    return QStringLiteral("%1 = %2")
+        .arg(size->label.section(QLatin1Char(' '), -1), size->format(value(*size)));
+}
+
 template <typename T>
 std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spec, int d,
                                                     Eigen::Index length, double scale, int head)

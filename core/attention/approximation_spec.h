@@ -25,6 +25,9 @@ struct ApproximationSpec {
     double value(const MethodParameter& parameter) const;
     void setValue(const MethodParameter& parameter, double value);
     bool isOn(const MethodParameter& parameter) const { return value(parameter) != 0; }
+    // The method's size as titles give it: "m = 64", "w = 32" (the symbol that ends the size
+    // parameter's label), or empty for a method without a size.
+    QString sizeText() const;
 };
 
 }  // namespace attnlab

@@ -153,10 +153,10 @@ void ErrorAnalysisPanel::buildControls()
         auto* box = new QCheckBox(info.title);
         box->setObjectName(QStringLiteral("errorsMethod-") + info.name);
         box->setToolTip(info.summary + QLatin1Char('\n') +
-                        (info.drawsProjection
-                             ? tr("Random: each seed draws a new W.")
-                             : tr("Deterministic (no W): one row per value, whatever m and the "
-                                  "seeds.")));
+                        (info.isRandom
+                             ? tr("Random: each seed draws anew.")
+                             : tr("Deterministic: one row per value, whatever the seeds.")) +
+                        QLatin1Char(' ') + methodRoleText(info.role) + QLatin1Char('.'));
         box->setChecked(info.method == Method::FavorPositive ||
                         info.method == Method::FavorTrig);
         methodsLayout->addWidget(box);

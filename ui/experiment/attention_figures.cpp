@@ -63,10 +63,9 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 
 QString approximationTitle(const ExperimentSpec& spec)
 {
-    const MethodInfo& info = methodInfo(spec.approximation.kind);
-    QString title = info.title;
-    if (info.drawsProjection)
-        title += QStringLiteral(", m = %1").arg(spec.approximation.features);
+    QString title = methodInfo(spec.approximation.kind).title;
+    if (const QString size = spec.approximation.sizeText(); !size.isEmpty())
+        title += QStringLiteral(", ") + size;
     if (spec.causal)
         title += QStringLiteral(", causal");
     return title;

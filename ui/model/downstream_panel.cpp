@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "inputs/model_input.h"
 #include "model/model_eval_chart.h"
+#include "model/downstream_job.h"
 #include "worker_outcome.h"
 
 #include <QComboBox>
@@ -167,24 +168,6 @@ private:
     std::vector<std::pair<QString, double>> m_approx;
 };
 
-// One run on the worker: the cases (method spec, replaced layers), and what came back. The GUI
-// thread owns it before and after; the worker writes the results and reads `cancel`.
-struct DownstreamPanel::Job {
-    std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
-    bool sweep = false;
-    ModelEvalAxis axis = ModelEvalAxis::Features;
-    MemoryBudget budget;
-    std::atomic<bool> cancel = false;
-
-    std::shared_ptr<const Gpt2Model> model;
-    QStringList labels;
-    QStringList notes;
-    std::shared_ptr<const DownstreamComparison> comparison;  // of the last case
-    std::vector<ModelEvalRow> rows;
-    QString error;
-    bool cancelled = false;
-};
-
 DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
 {
     m_layers = new QComboBox;
@@ -324,7 +307,6 @@ DownstreamPanel::~DownstreamPanel()
 void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
 {
     m_spec = spec;
-    m_spec.causal = true;
     m_haveModel = spec.input.kind == InputKind::Model;
     m_method->setText(methodText(m_spec));
     if (!m_haveModel) {
@@ -334,7 +316,8 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
         m_comparison.reset();
         m_content->hide();
         m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, "
-                              "choose \"Read by: Built-in model\" or open a GPT-2 checkpoint."));
+                              "choose \"Read by: Built-in model\" or open a GPT-2 checkpoint; "
+                              "in its Image tab, the built-in ViT or a ViT checkpoint."));
         m_message->show();
         setBusy(m_watcher.isRunning());
         return;
@@ -388,7 +371,7 @@ void DownstreamPanel::startComparison()
 void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases,
                                bool sweep, ModelEvalAxis axis)
 {
-    auto job = std::make_shared<Job>();
+    auto job = std::make_shared<DownstreamJob>();
     job->cases = std::move(cases);
     job->sweep = sweep;
     job->axis = axis;
@@ -396,35 +379,7 @@ void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector
     m_job = job;
     const bool replaceAll = m_layers->currentIndex() <= 0;
     m_watcher.setFuture(QtConcurrent::run([job, replaceAll](QPromise<void>& promise) {
-        const WorkerOutcome outcome = runOnWorker([&] {
-            const ExperimentSpec& first = job->cases.front().first;
-            job->model = loadModel(first.input.modelPath);
-            const int layerCount = job->model->config().layers;
-            const ModelTokens tokens =
-                modelTokens(*job->model, first.input.text, first.input.keepLastTokens);
-            job->labels = tokens.labels;
-            job->notes = tokens.notes;
-            // The exact run's Q, K, V and logits: modelInput checks them against the budget.
-            buildInput(first.input, nullptr, job->budget);
-            const std::shared_ptr<const ForwardResult> exact =
-                cachedForward(job->model, tokens.ids);
-            promise.setProgressRange(0, int(job->cases.size()));
-            const auto cancelled = [&] { return job->cancel.load() || promise.isCanceled(); };
-            for (std::size_t i = 0; i < job->cases.size(); ++i) {
-                auto& [spec, layers] = job->cases[i];
-                if (replaceAll && !job->sweep) {  // the model's size is known only now
-                    layers.resize(std::size_t(layerCount));
-                    std::iota(layers.begin(), layers.end(), 0);
-                }
-                auto comparison = std::make_shared<DownstreamComparison>(compareDownstream(
-                    *job->model, tokens.ids, *exact, spec, layers, cancelled));
-                job->rows.push_back(modelEvalRow(spec, *comparison, layerCount));
-                job->comparison = std::move(comparison);
-                promise.setProgressValue(int(i) + 1);
-            }
-        });
-        job->cancelled = outcome.cancelled;
-        job->error = outcome.error;
+        runDownstreamJob(*job, replaceAll, promise);
     }));
     m_progress->setRange(0, 0);
     m_progress->setVisible(sweep);
@@ -433,7 +388,7 @@ void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector
 
 void DownstreamPanel::finishJob()
 {
-    const std::shared_ptr<Job> job = m_job;
+    const std::shared_ptr<DownstreamJob> job = m_job;
     m_progress->hide();
     if (!job || job->cancel || job->cancelled) {
         setBusy(m_delay.isActive());
@@ -453,9 +408,11 @@ void DownstreamPanel::finishJob()
             emit comparisonFinished();
         return;
     }
-    if (m_model != job->model || m_layerCount != job->model->config().layers) {
-        m_model = job->model;
-        m_layerCount = m_model->config().layers;
+    m_outcomeName = job->outcomeName;
+    m_classes = job->classes;
+    if (m_modelFolder != job->modelFolder || m_layerCount != job->layerCount) {
+        m_modelFolder = job->modelFolder;
+        m_layerCount = job->layerCount;
         const QSignalBlocker blocker(m_layers);
         const int choice = m_layers->currentIndex();
         m_layers->clear();
@@ -501,7 +458,7 @@ void DownstreamPanel::showComparison()
     const auto label = [this](int id) {
         if (id < 0)
             return tr("(none)");
-        return shownToken(m_model->tokenizer().label(id));
+        return shownToken(m_outcomeName(id));
     };
     QString perLayer;
     for (std::size_t i = 0; i < c.replacedLayers.size(); ++i)
@@ -509,16 +466,23 @@ void DownstreamPanel::showComparison()
                         .arg(c.replacedLayers[i])
                         .arg(c.relFrobeniusPerLayer[i], 0, 'g', 3);
     m_summary->setText(
-        tr("<b>%1</b> in %2: the likeliest next token is unchanged at <b>%3%</b> of %4 positions; "
-           "KL(p \u2016 q) between the next-token distributions exact (p) and approximate (q): mean "
-           "<b>%5</b>, largest %6 nats. Relative error of the replaced "
-           "heads' attention |P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %7 (%8).")
+        (m_classes
+             ? tr("<b>%1</b> in %2: the predicted class is <b>%3</b> (%4 image); KL(p \u2016 q) "
+                  "between the class distributions exact (p) and approximate (q): <b>%5</b> "
+                  "nats (largest %6). Relative error of the replaced heads' attention "
+                  "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %7 (%8).")
+             : tr("<b>%1</b> in %2: the likeliest next token is unchanged at <b>%3%</b> of %4 "
+                  "positions; KL(p \u2016 q) between the next-token distributions exact (p) and "
+                  "approximate (q): mean <b>%5</b>, largest %6 nats. Relative error of the "
+                  "replaced heads' attention |P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: "
+                  "%7 (%8)."))
             .arg(methodText(m_spec), layersName(c.replacedLayers, m_layerCount) ==
                                              QLatin1String("all")
                                          ? tr("all layers")
                                          : tr("layer %1").arg(layersName(c.replacedLayers,
                                                                          m_layerCount)))
-            .arg(100.0 * c.top1Agreement, 0, 'f', 1)
+            .arg(m_classes ? (c.top1Agreement == 1 ? tr("unchanged") : tr("changed"))
+                           : QString::number(100.0 * c.top1Agreement, 'f', 1))
             .arg(c.kl.size())
             .arg(c.meanKl, 0, 'g', 3)
             .arg(c.maxKl, 0, 'g', 3)
@@ -571,17 +535,18 @@ void DownstreamPanel::setSelectedPosition(int position)
 
 void DownstreamPanel::showSelected()
 {
-    if (!m_comparison || !m_model || m_selected >= int(m_comparison->kl.size()))
+    if (!m_comparison || !m_outcomeName || m_selected >= int(m_comparison->kl.size()))
         return;
     const auto entries = [this](const std::vector<TokenProbability>& top) {
         std::vector<std::pair<QString, double>> shown;
         for (const TokenProbability& t : top)
-            shown.emplace_back(shownToken(m_model->tokenizer().label(t.id)), t.probability);
+            shown.emplace_back(shownToken(m_outcomeName(t.id)), t.probability);
         return shown;
     };
     const std::size_t i = std::size_t(m_selected);
     const QString token = m_selected < m_labels.size() ? m_labels[m_selected] : QString();
-    m_top->setTokens(tr("After position %1 (\u201c%2\u201d): KL %3")
+    m_top->setTokens((m_classes ? tr("The classes of %2: KL %3")
+                                : tr("After position %1 (\u201c%2\u201d): KL %3"))
                          .arg(m_selected)
                          .arg(shownToken(token))
                          .arg(m_comparison->kl[i], 0, 'g', 3),

@@ -4,6 +4,7 @@
 #include "plotting/figure_export.h"
 #include "memory_budget.h"
 #include "sweeps/downstream.h"
+#include "model/downstream_job.h"
 #include "model/model_eval_chart.h"
 
 #include <QFutureWatcher>
@@ -12,6 +13,7 @@
 #include <QWidget>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -82,7 +84,6 @@ signals:
     void sweepFinished();
 
 private:
-    struct Job;
     // The replaced layers the controls choose, for a model of `layers` layers.
     std::vector<int> replacedLayers(int layers) const;
     void scheduleComparison();
@@ -108,10 +109,12 @@ private:
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
     int m_selected = 0;
     bool m_busy = false;
-    std::shared_ptr<Job> m_job;
+    std::shared_ptr<DownstreamJob> m_job;
     QFutureWatcher<void> m_watcher;
     QTimer m_delay;
-    std::shared_ptr<const Gpt2Model> m_model;
+    QString m_modelFolder;  // the model the layers list is of
+    std::function<QString(int)> m_outcomeName;  // a token or class id as the page shows it
+    bool m_classes = false;  // a ViT: the predictions are the image's classes
 
     QComboBox* m_layers;
     QLabel* m_method;

@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "attention/feature_maps.h"
+#include "experiment/image_loader.h"
 #include "inputs/model_input.h"
 #include "plotting/plot_style.h"
 #include "worker_outcome.h"
@@ -23,6 +24,8 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QSpinBox>
+
+#include <optional>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QToolButton>
@@ -81,9 +84,8 @@ QString methodText(const ExperimentSpec& spec)
     if (spec.exactMethod)
         return HeadGridPanel::tr("exact (streaming)");
     const MethodInfo& info = methodInfo(spec.approximation.kind);
-    if (!info.drawsProjection)
-        return info.title;
-    return HeadGridPanel::tr("%1, m = %2").arg(info.title).arg(spec.approximation.features);
+    const QString size = spec.approximation.sizeText();
+    return size.isEmpty() ? info.title : HeadGridPanel::tr("%1, %2").arg(info.title, size);
 }
 
 QLabel* caption(const QString& text)
@@ -237,7 +239,8 @@ void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
         m_progress->hide();
         m_surveyLabel->clear();
         showMessage(tr("The head grid shows a trained model's heads: choose the built-in model "
-                       "or Open Model... on the Input dock's Text page."));
+                       "or Open Model... on the Input dock's Text page (a GPT-2 reading text) or "
+                       "Image page (a ViT reading an image)."));
         updateBusy();
         return;
     }
@@ -286,17 +289,27 @@ void HeadGridPanel::startSurvey()
     // widget; the destructor waits for it.
     m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, spec, budget, job = m_job] {
         const WorkerOutcome outcome = runOnWorker([&] {
-            const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
-            job->tokens = int(
-                modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
+            // A GPT-2 reads the text; a ViT the image, decoded here off the GUI thread.
+            std::optional<ImagePixels> image;
+            if (modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit) {
+                image = loadImagePixels(spec.input.imagePath, 0);
+                job->tokens = loadVitModel(spec.input.modelPath)->config().tokenCount();
+            } else {
+                const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
+                job->tokens = int(
+                    modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
+            }
             ComputeOptions options;
             options.budget = budget;
             options.cancelled = [job] { return job->cancel.load(); };
-            job->entries = surveyHeads(spec, options, kThumbnailSize, [&](int done, int total) {
-                QMetaObject::invokeMethod(
-                    this, [this, serial, done, total] { showProgress(serial, done, total); },
-                    Qt::QueuedConnection);
-            });
+            job->entries = surveyHeads(
+                spec, options, kThumbnailSize,
+                [&](int done, int total) {
+                    QMetaObject::invokeMethod(
+                        this, [this, serial, done, total] { showProgress(serial, done, total); },
+                        Qt::QueuedConnection);
+                },
+                image ? &*image : nullptr);
         });
         job->cancelled = outcome.cancelled;
         job->error = outcome.error;
