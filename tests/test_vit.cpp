@@ -7,6 +7,8 @@
 //   checkpoints of a catalogue are refused with InputError naming the file and what is wrong;
 // - the head-replacement hook runs unmasked; the model input gives [CLS] and the patches with
 //   their grid; the downstream comparison compares classes;
+// - the attention rollout over both layers equals the product of the reference attention's
+//   (head mean + I) / 2, formed here; the approximation's rollout stays row-stochastic;
 // - the built-in ViT classifies its shipped samples as the training script did.
 
 #include "errors.h"
@@ -16,6 +18,7 @@
 #include "model/vit_model.h"
 #include "model_support.h"
 #include "sweeps/downstream.h"
+#include "sweeps/rollout.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -102,6 +105,7 @@ private slots:
     void replacedLayerIsUnmasked();
     void modelInputOfAnImage();
     void downstreamComparesClasses();
+    void rolloutMultipliesTheLayersMixing();
     void builtinClassifiesItsSamples();
 };
 
@@ -430,6 +434,46 @@ void TestVit::modelInputOfAnImage()
     QVERIFY2(message.contains("ViT") && message.contains("not text"), qPrintable(message));
     message = thrownMessage<InputError>([&] { loadVitModel(fixturePath("tiny-gpt2-f16")); });
     QVERIFY2(message.contains("GPT-2") && message.contains("not an image"), qPrintable(message));
+}
+
+// Abnar and Zuidema's rollout R = A'_1 A'_0, A'_l = (mean over heads of A_l + I) / 2, formed here
+// in double from the fixture's reference attention (H x L x L per layer, the independent PyTorch
+// pass), against attentionRollout of the C++ forward pass: equal to float tolerance. The order of
+// the product matters (A'_0 A'_1 differs by about 1e-2 here), as does the residual half.
+void TestVit::rolloutMultipliesTheLayersMixing()
+{
+    const auto model = VitModel::load(fixturePath(kRgb));
+    const ForwardResult forward = model->forward(fixturePixels(*model, kRgb));
+    ExperimentSpec spec;
+    QVERIFY(spec.setMethod(QStringLiteral("exact")));
+    const AttentionRollout rollout = attentionRollout(forward, model->config().heads, spec);
+    QCOMPARE(rollout.layers, 2);
+    QCOMPARE(rollout.approx.size(), Eigen::Index(0));
+
+    MatrixD expected;
+    for (int layer = 0; layer < 2; ++layer) {
+        const NpyArray attention =
+            reference(kRgb, QStringLiteral("attention_layer%1.npy").arg(layer));
+        const qint64 heads = attention.shape.at(0), length = attention.shape.at(1);
+        MatrixD mixing = MatrixD::Identity(length, length) / 2;
+        for (qint64 h = 0; h < heads; ++h)
+            for (qint64 i = 0; i < length; ++i)
+                for (qint64 j = 0; j < length; ++j)
+                    mixing(i, j) += attention.values[std::size_t((h * length + i) * length + j)] /
+                                    double(2 * heads);
+        expected = layer == 0 ? mixing : MatrixD(mixing * expected);
+    }
+    QCOMPARE(rollout.exact.rows(), expected.rows());
+    const double error = (rollout.exact - expected).cwiseAbs().maxCoeff();
+    QVERIFY2(error <= kTolerance, qPrintable(QString::number(error)));
+
+    QVERIFY(spec.setMethod(QStringLiteral("favor-positive")));
+    spec.approximation.features = 16;
+    const AttentionRollout approx = attentionRollout(forward, model->config().heads, spec);
+    QCOMPARE(approx.approx.rows(), expected.rows());
+    QVERIFY((approx.approx.rowwise().sum().array() - 1).abs().maxCoeff() < 1e-5);
+    QVERIFY((approx.approx.array() > 0).all());
+    QVERIFY((approx.approx - expected).cwiseAbs().maxCoeff() > 1e-3);
 }
 
 // Exact attention plugged in agrees with the model (one class, KL 0); an approximation with few

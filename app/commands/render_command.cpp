@@ -27,6 +27,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <optional>
 
 namespace attnlab {
 
@@ -70,7 +71,7 @@ const QStringList kScenarioCompatibleOptions = {
     QStringLiteral("scenario"), QStringLiteral("out"),   QStringLiteral("format"),
     QStringLiteral("size"),     QStringLiteral("query"), QStringLiteral("head"),
     QStringLiteral("error"),    QStringLiteral("colors"), QStringLiteral("separate-scales"),
-    QStringLiteral("memory-budget")};
+    QStringLiteral("rollout"),  QStringLiteral("memory-budget")};
 
 // The stepper page waits at most this long for its computation.
 constexpr int kStepperTimeoutMs = 120'000;
@@ -162,7 +163,8 @@ int runRenderCommand(const QStringList& arguments)
         "Computes exact attention and an approximation of it, as the window does, and writes the "
         "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
         "attention_approx and attention_error; query_row with --query; image_overlay for image "
-        "input (the --query patch, or the centre one). One file per figure and format.\n\n"
+        "input (the --query patch, or the centre one) and for a ViT's (the --query token, or "
+        "[CLS]; --rollout for the rollout over every layer). One file per figure and format.\n\n"
         "With --scenario FILE, the scenario's spec and view (head, query, error, colours) are "
         "drawn instead of the spec options, and its page too: error_chart for the Error analysis "
         "page, timing_chart for the timing page, "
@@ -192,6 +194,8 @@ int runRenderCommand(const QStringList& arguments)
          QStringLiteral("viridis|magma")},
         {QStringLiteral("separate-scales"), QStringLiteral("Give P and P^ a colour scale each "
                                                            "(default: one shared scale).")},
+        {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
+                                                   "over every layer instead of the head's row.")},
         {QStringLiteral("scenario"), QStringLiteral("A lecture scenario (or session) file: draw "
                                                     "its spec, view and page."),
          QStringLiteral("FILE")},
@@ -205,7 +209,8 @@ int runRenderCommand(const QStringList& arguments)
                 throw InputError(QStringLiteral("--%1: the scenario gives the experiment; with "
                                                 "--scenario only --out, --format, --size, "
                                                 "--query, --head, --error, --colors, "
-                                                "--separate-scales and --memory-budget apply")
+                                                "--separate-scales, --rollout and "
+                                                "--memory-budget apply")
                                      .arg(name));
     }
     ExperimentSpec spec =
@@ -242,7 +247,17 @@ int runRenderCommand(const QStringList& arguments)
     const MemoryBudget budget = budgetFromOptions(parser);
     AttentionInput input;
     QImage image;
-    if (spec.input.kind == InputKind::Image) {
+    std::optional<AttentionRollout> rollout;
+    if (spec.input.kind == InputKind::Model &&
+        modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit) {
+        VitReading reading = readWithVit(spec.input, budget);
+        input = std::move(reading.input);
+        image = std::move(reading.image);
+        if (parser.isSet(QStringLiteral("rollout")))
+            settings.rollout = true;
+        if (settings.rollout)
+            rollout = attentionRollout(*reading.forward, reading.heads, spec);
+    } else if (spec.input.kind == InputKind::Image) {
         const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
         input = buildInput(spec.input, &pixels, budget);
         image = patchImage(pixels, spec.input.patchSize);
@@ -298,7 +313,7 @@ int runRenderCommand(const QStringList& arguments)
     ui::ImageOverlayView overlay;
     if (!image.isNull()) {
         overlay.resize(size.width() * 2, size.height() * 3 / 4);
-        ui::showImageOverlay(overlay, image, result, settings);
+        ui::showImageOverlay(overlay, image, result, settings, rollout ? &*rollout : nullptr);
         figures.emplace_back(QStringLiteral("image_overlay"), &overlay);
     }
 

@@ -114,16 +114,15 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
             computation.input = previous.input;
             computation.patchImage = previous.patchImage;
             computation.forward = previous.forward;
+            computation.heads = previous.heads;
             options.sameInputAs = previous.result;
         } else if (vit) {
             // A ViT resizes the decoded image itself; the page shows it as the model reads it.
-            const ImagePixels pixels = loadImagePixels(spec.input.imagePath, 0);
-            computation.input =
-                std::make_shared<const AttentionInput>(buildInput(spec.input, &pixels, budget));
-            const std::shared_ptr<const VitModel> model = loadVitModel(spec.input.modelPath);
-            const PixelTensor tensor = model->preprocess(pixels, spec.input.imagePath);
-            computation.patchImage = modelViewImage(tensor, model->preprocessing(), model->config());
-            computation.forward = cachedForward(model, tensor);
+            VitReading reading = readWithVit(spec.input, budget);
+            computation.input = std::make_shared<const AttentionInput>(std::move(reading.input));
+            computation.patchImage = std::move(reading.image);
+            computation.forward = std::move(reading.forward);
+            computation.heads = reading.heads;
         } else if (spec.input.kind == InputKind::Image) {
             const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
             computation.input =
@@ -141,8 +140,8 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
             std::make_shared<const ExperimentResult>(compute(spec, *computation.input, options));
         if (computation.forward) {
             // The rollout over every layer, for the image page.
-            computation.rollout = std::make_shared<const AttentionRollout>(attentionRollout(
-                *computation.forward, loadVitModel(spec.input.modelPath)->config().heads, spec));
+            computation.rollout = std::make_shared<const AttentionRollout>(
+                attentionRollout(*computation.forward, computation.heads, spec));
         }
     });
     outcome->cancelled = ended.cancelled;

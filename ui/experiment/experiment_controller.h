@@ -25,6 +25,7 @@ struct Computation {
     // A ViT's input: its forward pass (every layer's Q, K, V) and the attention rollout over
     // every layer, exact and approximate.
     std::shared_ptr<const ForwardResult> forward;
+    int heads = 0;  // per layer of the forward pass
     std::shared_ptr<const AttentionRollout> rollout;
 };
 

@@ -1,6 +1,7 @@
 #include "experiment/image_loader.h"
 
 #include "errors.h"
+#include "inputs/model_input.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -124,6 +125,19 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
         }
     }
     return image;
+}
+
+VitReading readWithVit(const InputSpec& input, const MemoryBudget& budget)
+{
+    const ImagePixels pixels = loadImagePixels(input.imagePath, 0);  // the ViT resizes it
+    VitReading reading;
+    reading.input = buildInput(input, &pixels, budget);
+    const std::shared_ptr<const VitModel> model = loadVitModel(input.modelPath);
+    const PixelTensor tensor = model->preprocess(pixels, input.imagePath);
+    reading.image = modelViewImage(tensor, model->preprocessing(), model->config());
+    reading.forward = cachedForward(model, tensor);
+    reading.heads = model->config().heads;
+    return reading;
 }
 
 }  // namespace attnlab

@@ -4,6 +4,8 @@
 #include "model/vit_model.h"
 
 #include "inputs/inputs.h"
+#include "memory_budget.h"
+#include "model/transformer_blocks.h"
 
 #include <QImage>
 #include <QString>
@@ -28,5 +30,19 @@ QImage patchImage(const ImagePixels& pixels, int patchSize);
 // cropped to the model's patch grid.
 QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& preprocessing,
                       const VitConfig& config);
+
+// What a ViT makes of an image, as the window and `render` show it: the Q, K, V of every head of
+// input.layer, the image as the model reads it (modelViewImage) and the forward pass of every
+// layer, for the attention rollout.
+struct VitReading {
+    AttentionInput input;
+    QImage image;
+    std::shared_ptr<const ForwardResult> forward;
+    int heads = 0;  // per layer
+};
+
+// Reads input.imagePath with the ViT of input.modelPath (resized as its preprocessor says).
+// Throws InputError naming the file or the model, and MemoryError beyond the budget.
+VitReading readWithVit(const InputSpec& input, const MemoryBudget& budget);
 
 }  // namespace attnlab
