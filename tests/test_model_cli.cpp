@@ -4,7 +4,7 @@
 // the attention it wrote, recomputed from them); `model-eval` writes one CSV row per (method, m,
 // layers, seed) whose exact rows agree with the model and whose approximate rows do not; the
 // built-in ViT does the same on images ([CLS] and patches, no mask; classes instead of next
-// tokens); bad models, layers, texts and images exit 2 naming what is wrong and write nothing.
+// tokens), and `render` draws its image overlay (the [CLS] row, or the rollout); bad models, layers, texts and images exit 2 naming what is wrong and write nothing.
 
 #include "app_process.h"
 #include "io/npy.h"
@@ -90,6 +90,7 @@ private slots:
     void modelEvalRefusesBadArguments();
     void computeRunsTheBuiltinVit();
     void modelEvalComparesClasses();
+    void renderDrawsTheVitOverlay();
 
 private:
     QTemporaryDir m_dir;
@@ -427,6 +428,35 @@ void TestModelCli::modelEvalComparesClasses()
     QCOMPARE(folderLines.size(), 1 + 10);
     QVERIFY(folderLines.at(1).startsWith(kSamples + "/00-"));
     QVERIFY(folderLines.at(10).startsWith(kSamples + "/09-"));
+}
+
+// `render` of the built-in ViT writes the image overlay beside the heatmaps, as wide as the three
+// panels need; --rollout draws another picture (the rollout over 4 layers, not layer 3's head);
+// --rollout without a ViT is refused naming the option, and writes nothing.
+void TestModelCli::renderDrawsTheVitOverlay()
+{
+    const QStringList common{"render", "--model", "builtin-vit", "--image", kSample, "--layer",
+                             "3", "--method", "nystrom", "--features", "8", "--size", "400x300"};
+    QStringList pictures;
+    for (const bool rollout : {false, true}) {
+        const QString out = m_dir.filePath(rollout ? "render-rollout" : "render-head");
+        const AppRun run = runAttentionLab(common + QStringList{"--out", out} +
+                                               (rollout ? QStringList{"--rollout"} : QStringList{}),
+                                           m_dir.path(), kTimeoutMs);
+        QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+        const QImage overlay(out + "/image_overlay.png");
+        QCOMPARE(overlay.size(), QSize(2 * 800, 2 * 225));  // 2 x (2 w, 3 h / 4), at twice the size
+        QVERIFY(QFile::exists(out + "/attention_exact.png"));
+        pictures.append(out + "/image_overlay.png");
+    }
+    QVERIFY(QImage(pictures[0]) != QImage(pictures[1]));
+
+    const QString refused = m_dir.filePath(QStringLiteral("render-refused"));
+    const AppRun run = runAttentionLab({"render", "--random", "16", "--rollout", "--out", refused},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains("--rollout"), qPrintable(run.describe()));
+    QVERIFY(!QFile::exists(refused));
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)

@@ -257,6 +257,10 @@ int runRenderCommand(const QStringList& arguments)
             settings.rollout = true;
         if (settings.rollout)
             rollout = attentionRollout(*reading.forward, reading.heads, spec);
+    } else if (parser.isSet(QStringLiteral("rollout"))) {
+        throw InputError(QStringLiteral("--rollout: only a ViT's image overlay has a rollout over "
+                                        "layers (give --model builtin-vit or a ViT's folder, "
+                                        "and --image)"));
     } else if (spec.input.kind == InputKind::Image) {
         const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
         input = buildInput(spec.input, &pixels, budget);

@@ -545,11 +545,11 @@ void DownstreamPanel::showSelected()
     };
     const std::size_t i = std::size_t(m_selected);
     const QString token = m_selected < m_labels.size() ? m_labels[m_selected] : QString();
-    m_top->setTokens((m_classes ? tr("The classes of %2: KL %3")
-                                : tr("After position %1 (\u201c%2\u201d): KL %3"))
-                         .arg(m_selected)
-                         .arg(shownToken(token))
-                         .arg(m_comparison->kl[i], 0, 'g', 3),
+    const QString kl = QString::number(m_comparison->kl[i], 'g', 3);
+    m_top->setTokens(m_classes ? tr("The classes of %1: KL %2").arg(shownToken(token), kl)
+                               : tr("After position %1 (\u201c%2\u201d): KL %3")
+                                     .arg(m_selected)
+                                     .arg(shownToken(token), kl),
                      entries(m_comparison->exactTop5[i]), entries(m_comparison->approxTop5[i]));
 }
 
