@@ -101,7 +101,8 @@ struct ExperimentResult {
     std::vector<HeadResult> heads;
     AttentionMetrics metrics;  // over all heads together
     std::vector<ResultWarning> warnings;
-    double secondsApprox = 0;  // the approximate output (linear form, or streaming exact)
+    // The approximate output (linear form, or streaming exact), its W, E, F drawn beforehand.
+    double secondsApprox = 0;
     double secondsExact = 0;   // exact attention rows, output and metrics
     // The exact side (P, O, log Z, P's pyramid) was taken over from ComputeOptions::sameInputAs;
     // secondsExact then counts the metrics pass only.

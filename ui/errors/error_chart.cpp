@@ -411,7 +411,10 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
         QString name = curve.label();
-        if (logLog && values.size() > 1) {
+        // Against cost, a method without a size (elu+1, Taylor) repeats one computation: its
+        // points differ by timing noise only, and have no slope.
+        if (logLog && values.size() > 1 &&
+            (methodInfo(curve.method).size || m_axis == ErrorAxis::Value)) {
             const double slope =
                 logLogSlope(std::vector<double>(values.begin(), values.end()),
                             std::vector<double>(means.begin(), means.end()));
