@@ -261,6 +261,7 @@ void TestVitWindow::insideTheModelComparesClasses()
     QCOMPARE(shown->exactTop1, expected.exactTop1);
     auto* table = panel.findChild<QTableWidget*>(QStringLiteral("downstreamTable"));
     QCOMPARE(table->rowCount(), 1);
+    QCOMPARE(table->horizontalHeaderItem(1)->text(), QStringLiteral("Class (exact)"));
     QCOMPARE(table->item(0, 1)->text(), model->classNames().at(expected.exactTop1.front()));
     QCOMPARE(table->item(0, 1)->text(), QStringLiteral("Dress"));
     QVERIFY2(panel.summaryText().contains(QStringLiteral("class distributions")),

@@ -227,8 +227,7 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
 
     m_table = new QTableWidget(0, 4);
     m_table->setObjectName(QStringLiteral("downstreamTable"));
-    m_table->setHorizontalHeaderLabels(
-        {tr("Token"), tr("Next (exact)"), tr("Next (approx.)"), tr("KL(p \u2016 q)")});
+    setTableHeaders();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_table->verticalHeader()->hide();  // the Token column starts with the position
     m_table->setMinimumWidth(400);
@@ -409,7 +408,10 @@ void DownstreamPanel::finishJob()
         return;
     }
     m_outcomeName = job->outcomeName;
-    m_classes = job->classes;
+    if (m_classes != job->classes) {
+        m_classes = job->classes;
+        setTableHeaders();
+    }
     if (m_modelFolder != job->modelFolder || m_layerCount != job->layerCount) {
         m_modelFolder = job->modelFolder;
         m_layerCount = job->layerCount;
@@ -519,6 +521,15 @@ void DownstreamPanel::showComparison()
     m_table->setCurrentCell(m_selected, 0);
     showSelected();
     updateChart();
+}
+
+void DownstreamPanel::setTableHeaders()
+{
+    m_table->setHorizontalHeaderLabels(
+        m_classes ? QStringList{tr("Image"), tr("Class (exact)"), tr("Class (approx.)"),
+                                tr("KL(p \u2016 q)")}
+                  : QStringList{tr("Token"), tr("Next (exact)"), tr("Next (approx.)"),
+                                tr("KL(p \u2016 q)")});
 }
 
 void DownstreamPanel::setSelectedPosition(int position)

@@ -93,6 +93,8 @@ private:
                   ModelEvalAxis axis);
     void finishJob();
     void showComparison();
+    // The table's column titles: a text's tokens and next tokens, or an image's classes.
+    void setTableHeaders();
     void showSelected();
     void setBusy(bool busy);
     void updateChart();

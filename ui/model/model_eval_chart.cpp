@@ -83,7 +83,7 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
-    m_title = new QCPTextElement(this, tr("Next-token predictions with the approximation"),
+    m_title = new QCPTextElement(this, tr("Predictions with the approximation"),
                                  sizedFont(font(), 13, true));
     m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
     m_subtitleElement->setTextColor(QColor(70, 70, 70));
