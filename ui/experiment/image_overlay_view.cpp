@@ -125,7 +125,7 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
         }
         panel.rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
         panel.rect->axis(QCPAxis::atRight)->setRangeReversed(true);
-        panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), 12, true));
+        panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), kTitlePoints, true));
     }
     // Items find their axis rect through the layout: the panels are placed before they are made.
     arrange(Arrangement::OneRow);
@@ -413,23 +413,28 @@ void ImageOverlayView::updateLayout()
     // First lay out with the plain margins, then give the slack (the space the panels cannot use
     // at the image's aspect ratio) to the outer margins, so that the figure is centred and the
     // titles and colour scales sit right against the images.
-    plotLayout()->setMargins(kFigureMargins);
-    QCustomPlot::updateLayout();
-    const int panelColumns = m_arrangement == Arrangement::OneRow ? kPanels : 2;
-    const int panelRows = m_arrangement == Arrangement::OneRow ? 1 : 2;
-    const QRect first = m_panels[0].rect->rect();
-    QMargins margins = kFigureMargins;
-    if (first.width() > first.height() * aspect) {
-        const int slack = int(panelColumns * (first.width() - first.height() * aspect));
-        margins.setLeft(margins.left() + slack / 2);
-        margins.setRight(margins.right() + slack - slack / 2);
-    } else {
-        const int slack = int(panelRows * (first.height() - first.width() / aspect));
-        margins.setTop(margins.top() + slack / 2);
-        margins.setBottom(margins.bottom() + slack - slack / 2);
-    }
-    plotLayout()->setMargins(margins);
-    QCustomPlot::updateLayout();
+    const auto layOut = [&] {
+        plotLayout()->setMargins(kFigureMargins);
+        QCustomPlot::updateLayout();
+        const int panelColumns = m_arrangement == Arrangement::OneRow ? kPanels : 2;
+        const int panelRows = m_arrangement == Arrangement::OneRow ? 1 : 2;
+        const QRect first = m_panels[0].rect->rect();
+        QMargins margins = kFigureMargins;
+        if (first.width() > first.height() * aspect) {
+            const int slack = int(panelColumns * (first.width() - first.height() * aspect));
+            margins.setLeft(margins.left() + slack / 2);
+            margins.setRight(margins.right() + slack - slack / 2);
+        } else {
+            const int slack = int(panelRows * (first.height() - first.width() / aspect));
+            margins.setTop(margins.top() + slack / 2);
+            margins.setBottom(margins.bottom() + slack - slack / 2);
+        }
+        plotLayout()->setMargins(margins);
+        QCustomPlot::updateLayout();
+    };
+    layOut();
+    if (fitTitles(m_panels[0].rect->rect().width() + int(plotLayout()->columnSpacing())))
+        layOut();
 
     // Whole pixels leave a residue: widen the range in the direction that has room, so that the
     // image keeps its aspect ratio and stays whole.
@@ -446,6 +451,29 @@ void ImageOverlayView::updateLayout()
         panel.rect->axis(QCPAxis::atLeft)->setRange(y);
         panel.rect->axis(QCPAxis::atRight)->setRange(y);
     }
+}
+
+bool ImageOverlayView::fitTitles(int width)
+{
+    bool changed = false;
+    for (PanelItems& panel : m_panels) {
+        const QStringList lines = panel.title->text().split(QLatin1Char('\n'));
+        QFont font;
+        for (int points = kTitlePoints; points >= kSmallestTitlePoints; --points) {
+            font = sizedFont(this->font(), points, true);
+            const QFontMetrics metrics(font);
+            int widest = 0;
+            for (const QString& line : lines)
+                widest = std::max(widest, metrics.horizontalAdvance(line));
+            if (widest <= width)
+                break;
+        }
+        if (font != panel.title->font()) {
+            panel.title->setFont(font);
+            changed = true;
+        }
+    }
+    return changed;
 }
 
 void ImageOverlayView::ensureScreenLayout()

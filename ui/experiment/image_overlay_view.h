@@ -76,6 +76,14 @@ private:
     // whichever draws the image larger in the figure's size.
     enum class Arrangement { OneRow, TwoRows };
 
+    // The titles' font: kTitlePoints, or smaller (down to kSmallestTitlePoints) where a title's
+    // longest line would be wider than its panel.
+    static constexpr int kTitlePoints = 12;
+    static constexpr int kSmallestTitlePoints = 7;
+
+    // Gives each title the largest font, from kTitlePoints down to kSmallestTitlePoints, at which
+    // its longest line fits width pixels; true when a font changed.
+    bool fitTitles(int width);
     // Puts the titles, panels and scales into the plot layout's cells for `arrangement`.
     void arrange(Arrangement arrangement);
     // The arrangement for the figure's current size (kept unless the other is clearly better).
