@@ -2,8 +2,10 @@
 
 #include "attention/maps/random_projection_map.h"
 #include "attention/row_ops.h"
+#include "parallel.h"
 
 #include <cmath>
+#include <utility>
 
 namespace attnlab {
 
@@ -40,12 +42,10 @@ public:
     static double optimalA(const Eigen::Ref<const Matrix<T>>& q,
                            const Eigen::Ref<const Matrix<T>>& k, double scale)
     {
-        // The sums in T (vectorised, one pass each): A* needs no more than T's precision.
         const double lq = double(q.rows()), lk = double(k.rows()), d = double(q.cols());
-        const VectorD sumQ = q.colwise().sum().transpose().template cast<double>();
-        const VectorD sumK = k.colwise().sum().transpose().template cast<double>();
-        const double pairs = lk * double(q.squaredNorm()) + lq * double(k.squaredNorm()) +
-                             2 * sumQ.dot(sumK);
+        const auto [sumQ, squaresQ] = rowMoments(q);
+        const auto [sumK, squaresK] = rowMoments(k);
+        const double pairs = lk * squaresQ + lq * squaresK + 2 * sumQ.dot(sumK);
         const double rho = scale * pairs / (d * lq * lk);
         return (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
     }
@@ -85,6 +85,28 @@ public:
     }
 
 private:
+    // sum_i x_i and sum_i |x_i|^2 over the rows of x, in one pass by blocks of rows on the engine
+    // threads: each block summed in T (A* needs no more than T's precision), the blocks in
+    // double in a fixed order (the same A* for any number of threads).
+    static std::pair<VectorD, double> rowMoments(const Eigen::Ref<const Matrix<T>>& x)
+    {
+        constexpr Eigen::Index kBlockRows = 1024;
+        const Eigen::Index blocks = (x.rows() + kBlockRows - 1) / kBlockRows;
+        MatrixD sums = MatrixD::Zero(blocks, x.cols());
+        VectorD squares = VectorD::Zero(blocks);
+        forEachRowBlock(x.rows(), kBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
+            Eigen::Matrix<T, 1, Eigen::Dynamic> sum = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(x.cols());
+            T square = 0;
+            for (Eigen::Index r = begin; r < end; ++r) {
+                sum += x.row(r);
+                square += x.row(r).squaredNorm();
+            }
+            sums.row(begin / kBlockRows) = sum.template cast<double>();
+            squares[begin / kBlockRows] = double(square);
+        });
+        return {sums.colwise().sum().transpose(), squares.sum()};
+    }
+
     void setA(double a)
     {
         m_a = a;
