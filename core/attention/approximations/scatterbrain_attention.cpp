@@ -62,7 +62,7 @@ struct WindowBlock {
         scores.noalias() = q.middleRows(begin, rows) * k.middleRows(spanFirst, span).transpose();
         scores *= T(scale);
         products.noalias() = phiQ * keys.phi.middleRows(spanFirst, span).transpose();
-        products = products * keys.weight.segment(spanFirst, span).asDiagonal();
+        products.array().rowwise() *= keys.weight.segment(spanFirst, span).transpose().array();
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index lo = window.first(begin + r) - spanFirst;
             const Eigen::Index count = window.last(begin + r) - window.first(begin + r) + 1;
