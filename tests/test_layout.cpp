@@ -103,6 +103,53 @@ private slots:
                  qPrintable(QStringLiteral("the image is %1 pixels wide").arg(imageWidth)));
     }
 
+    // Titles longer than their panel is wide (a ViT's at 1280 x 800) break after ", " or
+    // before " (" until every line fits its panel; at a width where they fit they keep their
+    // lines, and no break falls inside parentheses ("patch (1, 3)").
+    void imageOverlayTitlesFitTheirPanels()
+    {
+        ImageOverlayView view;
+        QImage image(28, 28, QImage::Format_RGB32);
+        image.fill(Qt::gray);
+        view.setImage(image, 7, 7);
+        view.setAttention(VectorD::Constant(49, 1.0 / 49), VectorD::Constant(49, 1.0 / 49), 10);
+        const QStringList titles{QStringLiteral("exact\npatch (1, 3) (head 3)\n0.01 on [CLS]"),
+                                 QStringLiteral("FAVOR+ positive, m = 64\npatch (1, 3) (head "
+                                                "3)\n0.01 on [CLS]"),
+                                 QStringLiteral("error\npatch (1, 3) (head 3)")};
+        view.setTitles(titles[0], titles[1], titles[2]);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (const int width : {760, 2400}) {
+            view.resize(width, 420);
+            QTest::qWait(50);
+            view.replot();
+            QStringList shown;
+            for (QCPLayoutElement* element : view.plotLayout()->elements(true)) {
+                auto* title = qobject_cast<QCPTextElement*>(element);
+                if (!title || !title->visible())
+                    continue;
+                shown.append(title->text());
+                const QFontMetrics metrics(title->font());
+                // The panel's width, from its patches' centres (7 columns), and the spacing.
+                const int panel = (view.patchCenter(ImageOverlayView::ExactPanel, 6).x() -
+                                   view.patchCenter(ImageOverlayView::ExactPanel, 0).x()) *
+                                      7 / 6 +
+                                  int(view.plotLayout()->columnSpacing()) + 1;
+                for (const QString& line : title->text().split('\n')) {
+                    QVERIFY2(metrics.horizontalAdvance(line) <= panel,
+                             qPrintable(QStringLiteral("\"%1\" in %2 pixels").arg(line).arg(panel)));
+                    QVERIFY2(line.count('(') == line.count(')'), qPrintable(line));
+                }
+            }
+            if (width == 760)
+                QVERIFY2(shown.join('\n').contains(QStringLiteral("FAVOR+ positive,\nm = 64")),
+                         qPrintable(shown.join(" | ")));
+            else
+                QCOMPARE(shown, titles);
+        }
+    }
+
     // The Metrics dock widens when a value needs more room (the trained head's kernel MSE,
     // 1.484 x 10^6, in the session of the README's screenshot) instead of cutting the right
     // column off: the panel is never narrower than its layout needs.

@@ -125,7 +125,8 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
         }
         panel.rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
         panel.rect->axis(QCPAxis::atRight)->setRangeReversed(true);
-        panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), kTitlePoints, true));
+        panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), 12, true));
+        m_titles[p] = titles[p];
     }
     // Items find their axis rect through the layout: the panels are placed before they are made.
     arrange(Arrangement::OneRow);
@@ -192,9 +193,9 @@ void ImageOverlayView::setImage(const QImage& image, int gridRows, int gridCols)
 
 void ImageOverlayView::setTitles(const QString& exact, const QString& approx, const QString& error)
 {
-    m_panels[ExactPanel].title->setText(exact);
-    m_panels[ApproxPanel].title->setText(approx);
-    m_panels[ErrorPanel].title->setText(error);
+    m_titles = {exact, approx, error};
+    for (int p = 0; p < kPanels; ++p)
+        m_panels[p].title->setText(m_titles[p]);
 }
 
 void ImageOverlayView::setAttention(const VectorD& exact, const VectorD& approx, int selectedPatch)
@@ -433,7 +434,7 @@ void ImageOverlayView::updateLayout()
         QCustomPlot::updateLayout();
     };
     layOut();
-    if (fitTitles(m_panels[0].rect->rect().width() + int(plotLayout()->columnSpacing())))
+    if (wrapTitles(m_panels[0].rect->rect().width() + int(plotLayout()->columnSpacing())))
         layOut();
 
     // Whole pixels leave a residue: widen the range in the direction that has room, so that the
@@ -453,23 +454,45 @@ void ImageOverlayView::updateLayout()
     }
 }
 
-bool ImageOverlayView::fitTitles(int width)
+bool ImageOverlayView::wrapTitles(int width)
 {
     bool changed = false;
-    for (PanelItems& panel : m_panels) {
-        const QStringList lines = panel.title->text().split(QLatin1Char('\n'));
-        QFont font;
-        for (int points = kTitlePoints; points >= kSmallestTitlePoints; --points) {
-            font = sizedFont(this->font(), points, true);
-            const QFontMetrics metrics(font);
-            int widest = 0;
-            for (const QString& line : lines)
-                widest = std::max(widest, metrics.horizontalAdvance(line));
-            if (widest <= width)
-                break;
+    for (int p = 0; p < kPanels; ++p) {
+        QCPTextElement* title = m_panels[p].title;
+        const QFontMetrics metrics(title->font());
+        QStringList lines;
+        for (const QString& line : m_titles[p].split(QLatin1Char('\n'))) {
+            // The line's breaks: after ", " and before " (", outside parentheses.
+            QStringList pieces;
+            int depth = 0, start = 0;
+            for (int i = 0; i < line.size(); ++i) {
+                if (line[i] == QLatin1Char(')'))
+                    --depth;
+                if (depth == 0 && line[i] == QLatin1Char(' ') && i > start &&
+                    (line[i - 1] == QLatin1Char(',') ||
+                     line.mid(i + 1, 1) == QLatin1String("("))) {
+                    pieces.append(line.mid(start, i - start));
+                    start = i + 1;
+                }
+                if (line[i] == QLatin1Char('('))
+                    ++depth;
+            }
+            pieces.append(line.mid(start));
+            QString current = pieces.front();
+            for (const QString& piece : pieces.mid(1)) {
+                const QString joined = current + QLatin1Char(' ') + piece;
+                if (metrics.horizontalAdvance(joined) <= width) {
+                    current = joined;
+                } else {
+                    lines.append(current);
+                    current = piece;
+                }
+            }
+            lines.append(current);
         }
-        if (font != panel.title->font()) {
-            panel.title->setFont(font);
+        const QString text = lines.join(QLatin1Char('\n'));
+        if (text != title->text()) {
+            title->setText(text);
             changed = true;
         }
     }
