@@ -36,8 +36,8 @@ struct VitConfig {
     // Throws InputError naming the file and the key when the file is not a JSON object, a key is
     // missing or not a positive integer, hidden_size is not a multiple of num_attention_heads,
     // a patch is larger than the image, the image makes more than 2^20 patches, num_channels is
-    // not 1 or 3, hidden_act is not "gelu"
-    // (the exact erf GELU), or id2label does not map "0" .. "n-1" to names.
+    // not 1 or 3, hidden_act is not "gelu" (the exact erf GELU), or id2label does not map "0" ..
+    // "n-1" to names.
     static VitConfig fromJson(const QString& path);
 };
 

@@ -24,8 +24,6 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QSpinBox>
-
-#include <optional>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QToolButton>
@@ -35,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 
 namespace attnlab::ui {
 
