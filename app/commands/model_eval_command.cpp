@@ -14,9 +14,7 @@
 #include "io/csv.h"
 
 #include <QCommandLineParser>
-#include <QDir>
 #include <QFileInfo>
-#include <QImageReader>
 #include <QTextStream>
 
 #include <algorithm>
@@ -147,21 +145,7 @@ QStringList imageFiles(const QCommandLineParser& parser)
         return listOption(parser, "images", QString());
     if (!parser.isSet(option("image-folder")))
         return {};
-    const QString folder = parser.value(option("image-folder"));
-    if (!QFileInfo(folder).isDir())
-        throw InputError(QStringLiteral("%1: no such folder (--image-folder)").arg(folder));
-    QStringList patterns;
-    for (const QByteArray& format : QImageReader::supportedImageFormats())
-        patterns.append(QStringLiteral("*.") + QString::fromLatin1(format));
-    QStringList files;
-    const QDir dir(folder);
-    for (const QString& name : dir.entryList(patterns, QDir::Files, QDir::Name))
-        files.append(dir.filePath(name));
-    if (files.isEmpty())
-        throw InputError(QStringLiteral("%1: no image files in the folder (--image-folder reads "
-                                        "the files Qt decodes: PNG, JPEG, ...)")
-                             .arg(folder));
-    return files;
+    return imageFilesIn(parser.value(option("image-folder")));
 }
 
 // One line of --predictions per (image, point).

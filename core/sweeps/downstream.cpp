@@ -242,43 +242,67 @@ QString layersName(const std::vector<int>& layers, int layerCount)
     return names.join(QLatin1Char('+'));
 }
 
+DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>& comparisons)
+{
+    if (comparisons.empty())
+        throw std::invalid_argument("combinedComparison: no comparisons");
+    DownstreamComparison combined;
+    combined.replacedLayers = comparisons.front().replacedLayers;
+    combined.relFrobeniusPerLayer.assign(combined.replacedLayers.size(), 0.0);
+    std::size_t agreeing = 0;
+    double klSum = 0;
+    for (const DownstreamComparison& comparison : comparisons) {
+        for (std::size_t i = 0; i < comparison.kl.size(); ++i) {
+            agreeing += comparison.exactTop1[i] == comparison.approxTop1[i];
+            klSum += comparison.kl[i];
+            combined.maxKl = std::max(combined.maxKl, comparison.kl[i]);
+        }
+        const auto append = [](auto& to, const auto& from) {
+            to.insert(to.end(), from.begin(), from.end());
+        };
+        append(combined.exactTop1, comparison.exactTop1);
+        append(combined.approxTop1, comparison.approxTop1);
+        append(combined.kl, comparison.kl);
+        append(combined.exactTop5, comparison.exactTop5);
+        append(combined.approxTop5, comparison.approxTop5);
+        combined.relFrobeniusAttentionMean +=
+            comparison.relFrobeniusAttentionMean / double(comparisons.size());
+        for (std::size_t l = 0; l < combined.relFrobeniusPerLayer.size() &&
+                                l < comparison.relFrobeniusPerLayer.size();
+             ++l)
+            combined.relFrobeniusPerLayer[l] +=
+                comparison.relFrobeniusPerLayer[l] / double(comparisons.size());
+    }
+    const double predictions = double(combined.kl.size());
+    combined.top1Agreement = double(agreeing) / predictions;
+    combined.meanKl = klSum / predictions;
+    return combined;
+}
+
 ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparison& comparison,
                           int layerCount)
 {
-    return modelEvalRow(method, std::vector<DownstreamComparison>{comparison}, layerCount,
-                        int(comparison.kl.size()));
+    ModelEvalRow row;
+    row.method = method.methodName();
+    const MethodParameter* size =
+        method.exactMethod ? nullptr : methodInfo(method.approximation.kind).size;
+    row.features = size ? int(method.approximation.value(*size)) : 0;
+    row.layers = layersName(comparison.replacedLayers, layerCount);
+    row.seed = method.approximation.seed;
+    row.tokens = int(comparison.kl.size());
+    row.top1Agreement = comparison.top1Agreement;
+    row.meanKl = comparison.meanKl;
+    row.maxKl = comparison.maxKl;
+    row.relFrobeniusAttentionMean = comparison.relFrobeniusAttentionMean;
+    return row;
 }
 
 ModelEvalRow modelEvalRow(const ExperimentSpec& method,
                           const std::vector<DownstreamComparison>& comparisons, int layerCount,
                           int tokens)
 {
-    if (comparisons.empty())
-        throw std::invalid_argument("modelEvalRow: no comparisons");
-    ModelEvalRow row;
-    row.method = method.methodName();
-    const MethodParameter* size =
-        method.exactMethod ? nullptr : methodInfo(method.approximation.kind).size;
-    row.features = size ? int(method.approximation.value(*size)) : 0;
-    row.layers = layersName(comparisons.front().replacedLayers, layerCount);
-    row.seed = method.approximation.seed;
+    ModelEvalRow row = modelEvalRow(method, combinedComparison(comparisons), layerCount);
     row.tokens = tokens;
-    std::size_t predictions = 0;
-    std::size_t agreeing = 0;
-    double klSum = 0;
-    double frobeniusSum = 0;
-    for (const DownstreamComparison& comparison : comparisons) {
-        for (std::size_t i = 0; i < comparison.kl.size(); ++i) {
-            agreeing += comparison.exactTop1[i] == comparison.approxTop1[i];
-            klSum += comparison.kl[i];
-            row.maxKl = std::max(row.maxKl, comparison.kl[i]);
-        }
-        predictions += comparison.kl.size();
-        frobeniusSum += comparison.relFrobeniusAttentionMean;
-    }
-    row.top1Agreement = double(agreeing) / double(predictions);
-    row.meanKl = klSum / double(predictions);
-    row.relFrobeniusAttentionMean = frobeniusSum / double(comparisons.size());
     return row;
 }
 

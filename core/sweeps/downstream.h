@@ -60,6 +60,12 @@ DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor&
                                        const std::vector<int>& replacedLayers,
                                        const std::function<bool()>& cancelled = {});
 
+// The comparisons of the same method and layers on several inputs (the images of a ViT) as one,
+// an input's predictions after another's: agreement, mean and largest KL over all their
+// predictions together; the attention errors (overall and per layer) averaged over the
+// comparisons. Throws std::invalid_argument for none.
+DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>& comparisons);
+
 // One row of `attention-lab model-eval` and of the window's chart against m: one method, m,
 // set of replaced layers and seed on one text or on a set of images.
 struct ModelEvalRow {

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "inputs/model_input.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QImage>
 #include <QImageReader>
@@ -125,6 +126,24 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
         }
     }
     return image;
+}
+
+QStringList imageFilesIn(const QString& folder)
+{
+    if (!QFileInfo(folder).isDir())
+        throw InputError(QStringLiteral("%1: no such folder").arg(folder));
+    QStringList patterns;
+    for (const QByteArray& format : QImageReader::supportedImageFormats())
+        patterns.append(QStringLiteral("*.") + QString::fromLatin1(format));
+    QStringList files;
+    const QDir dir(folder);
+    for (const QString& name : dir.entryList(patterns, QDir::Files, QDir::Name))
+        files.append(dir.filePath(name));
+    if (files.isEmpty())
+        throw InputError(QStringLiteral("%1: no image files in the folder (the files Qt decodes: "
+                                        "PNG, JPEG, ...)")
+                             .arg(folder));
+    return files;
 }
 
 VitReading readWithVit(const InputSpec& input, const MemoryBudget& budget)

@@ -9,6 +9,7 @@
 
 #include <QImage>
 #include <QString>
+#include <QStringList>
 
 namespace attnlab {
 
@@ -30,6 +31,10 @@ QImage patchImage(const ImagePixels& pixels, int patchSize);
 // cropped to the model's patch grid.
 QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& preprocessing,
                       const VitConfig& config);
+
+// The files of folder that Qt decodes (PNG, JPEG, ...), by name. Throws InputError naming the
+// folder when it does not exist or holds none.
+QStringList imageFilesIn(const QString& folder);
 
 // What a ViT makes of an image, as the window and `render` show it: the Q, K, V of every head of
 // input.layer, the image as the model reads it (modelViewImage) and the forward pass of every
