@@ -39,12 +39,12 @@ QString methodText(const ExperimentSpec& spec)
     if (spec.exactMethod)
         return DownstreamPanel::tr("exact (streaming softmax)");
     const MethodInfo& info = methodInfo(spec.approximation.kind);
-    if (!info.drawsProjection)
-        return info.title;
-    return DownstreamPanel::tr("%1, m = %2, seed %3")
-        .arg(info.title)
-        .arg(spec.approximation.features)
-        .arg(spec.approximation.seed);
+    QString text = info.title;
+    if (const QString size = spec.approximation.sizeText(); !size.isEmpty())
+        text += QStringLiteral(", ") + size;
+    if (info.isRandom)
+        text += DownstreamPanel::tr(", seed %1").arg(spec.approximation.seed);
+    return text;
 }
 
 // A token label as a table cell shows it: spaces visible as the model's tokens have them.
@@ -67,11 +67,13 @@ std::vector<int> featureList(const QString& text)
     return values;
 }
 
-// What a sweep's rows depend on besides the method: the model and the text it reads.
-QString sweepInputKey(const ExperimentSpec& spec)
+// What a sweep's rows depend on besides the method: the model and the text or image it reads
+// (and whether the other images of the image's folder are read too).
+QString sweepInputKey(const ExperimentSpec& spec, bool imageFolder)
 {
-    return spec.input.modelPath + QLatin1Char('\n') + QString::number(spec.input.keepLastTokens) +
-           QLatin1Char('\n') + spec.input.text;
+    return QStringList{spec.input.modelPath, QString::number(spec.input.keepLastTokens),
+                       spec.input.text, spec.input.imagePath, QString::number(imageFolder)}
+        .join(QLatin1Char('\n'));
 }
 
 QString axisName(ModelEvalAxis axis)
@@ -87,6 +89,18 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     m_layers->setObjectName(QStringLiteral("replacedLayers"));
     m_layers->setToolTip(tr("The layers whose softmax attention (every head) is replaced by the "
                             "approximation"));
+    m_images = new QComboBox;
+    m_images->setObjectName(QStringLiteral("downstreamImages"));
+    m_images->addItems({tr("this image"), tr("every image of its folder")});
+    m_images->setToolTip(tr("A ViT's comparison: its class for this image, or for every image "
+                            "of the image's folder (at most %1), the agreement and KL over all "
+                            "of them")
+                             .arg(kMaxFolderImages));
+    m_images->hide();
+    connect(m_images, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_haveModel)
+            setExperiment(m_spec);  // the rows of the other choice are not these
+    });
     m_method = new QLabel;
     m_method->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_method->setObjectName(QStringLiteral("downstreamMethod"));
@@ -117,8 +131,13 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     bar->addWidget(m_layers);
     bar->addWidget(new QLabel(tr("by")));
     bar->addWidget(m_method, 1);
+    m_imagesLabel = new QLabel(tr("on"));
+    m_imagesLabel->hide();
+    bar->addWidget(m_imagesLabel);
+    bar->addWidget(m_images);
     auto* sweepBar = new QHBoxLayout;
-    sweepBar->addWidget(new QLabel(tr("Sweep over m:")));
+    m_sweepLabel = new QLabel(tr("Sweep over m:"));
+    sweepBar->addWidget(m_sweepLabel);
     sweepBar->addWidget(m_features);
     sweepBar->addWidget(new QLabel(tr("seeds:")));
     sweepBar->addWidget(m_seeds);
@@ -221,6 +240,10 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
     m_spec = spec;
     m_haveModel = spec.input.kind == InputKind::Model;
     m_method->setText(methodText(m_spec));
+    const bool vit = m_haveModel && !spec.input.imagePath.isEmpty() &&
+                     modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
+    m_images->setVisible(vit);
+    m_imagesLabel->setVisible(vit);
     if (!m_haveModel) {
         m_delay.stop();
         if (m_job)
@@ -236,7 +259,7 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
     }
     // The sweep's rows belong to one model and text; rows from a session belong to the input
     // that comes with them.
-    const QString input = sweepInputKey(m_spec);
+    const QString input = sweepInputKey(m_spec, m_images->currentIndex() == 1);
     if (m_rowsInput.isEmpty()) {
         m_rowsInput = input;
     } else if (m_rowsInput != input) {
@@ -287,6 +310,7 @@ void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector
     job->cases = std::move(cases);
     job->sweep = sweep;
     job->axis = axis;
+    job->imageFolder = !m_images->isHidden() && m_images->currentIndex() == 1;
     job->budget = m_budget;
     m_job = job;
     const bool replaceAll = m_layers->currentIndex() <= 0;
@@ -339,7 +363,7 @@ void DownstreamPanel::finishJob()
     m_labels = job->labels;
     if (job->sweep) {
         m_rows = job->rows;
-        m_rowsInput = sweepInputKey(job->cases.front().first);
+        m_rowsInput = sweepInputKey(job->cases.front().first, job->imageFolder);
         m_axis = job->axis;
         updateChart();
         m_csvButton->setEnabled(!m_rows.empty());
@@ -380,27 +404,29 @@ void DownstreamPanel::showComparison()
         perLayer += tr("%1layer %2: %3").arg(i ? QStringLiteral(", ") : QString())
                         .arg(c.replacedLayers[i])
                         .arg(c.relFrobeniusPerLayer[i], 0, 'g', 3);
+    // A text's next tokens, an image's class, or the classes of several images.
+    const QString what =
+        !m_classes ? tr("the likeliest next token is unchanged at <b>%1%</b> of %2 positions; "
+                        "KL(p \u2016 q) between the next-token distributions exact (p) and "
+                        "approximate (q): mean <b>%3</b>, largest %4 nats.")
+        : c.kl.size() > 1
+            ? tr("the predicted class is unchanged for <b>%1%</b> of %2 images; KL(p \u2016 q) "
+                 "between the class distributions exact (p) and approximate (q): mean "
+                 "<b>%3</b>, largest %4 nats.")
+            : tr("the predicted class is <b>%1</b> (%2 image); KL(p \u2016 q) between the class "
+                 "distributions exact (p) and approximate (q): <b>%3</b> nats (largest %4).");
+    const QString layers = layersName(c.replacedLayers, m_layerCount);
     m_summary->setText(
-        (m_classes
-             ? tr("<b>%1</b> in %2: the predicted class is <b>%3</b> (%4 image); KL(p \u2016 q) "
-                  "between the class distributions exact (p) and approximate (q): <b>%5</b> "
-                  "nats (largest %6). Relative error of the replaced heads' attention "
-                  "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %7 (%8).")
-             : tr("<b>%1</b> in %2: the likeliest next token is unchanged at <b>%3%</b> of %4 "
-                  "positions; KL(p \u2016 q) between the next-token distributions exact (p) and "
-                  "approximate (q): mean <b>%5</b>, largest %6 nats. Relative error of the "
-                  "replaced heads' attention |P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: "
-                  "%7 (%8)."))
-            .arg(methodText(m_spec), layersName(c.replacedLayers, m_layerCount) ==
-                                             QLatin1String("all")
-                                         ? tr("all layers")
-                                         : tr("layer %1").arg(layersName(c.replacedLayers,
-                                                                         m_layerCount)))
-            .arg(m_classes ? (c.top1Agreement == 1 ? tr("unchanged") : tr("changed"))
-                           : QString::number(100.0 * c.top1Agreement, 'f', 1))
-            .arg(c.kl.size())
-            .arg(c.meanKl, 0, 'g', 3)
-            .arg(c.maxKl, 0, 'g', 3)
+        tr("<b>%1</b> in %2: %3 Relative error of the replaced heads' attention "
+           "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %4 (%5).")
+            .arg(methodText(m_spec),
+                 layers == QLatin1String("all") ? tr("all layers") : tr("layer %1").arg(layers),
+                 what.arg(m_classes && c.kl.size() == 1
+                              ? (c.top1Agreement == 1 ? tr("unchanged") : tr("changed"))
+                              : QString::number(100.0 * c.top1Agreement, 'f', 1))
+                     .arg(c.kl.size())
+                     .arg(c.meanKl, 0, 'g', 3)
+                     .arg(c.maxKl, 0, 'g', 3))
             .arg(c.relFrobeniusAttentionMean, 0, 'g', 3)
             .arg(perLayer));
 
@@ -479,8 +505,8 @@ void DownstreamPanel::showSelected()
 
 void DownstreamPanel::sweepFeatures()
 {
-    if (!m_haveModel || m_watcher.isRunning() || m_spec.exactMethod ||
-        !methodInfo(m_spec.approximation.kind).drawsProjection)
+    const MethodInfo& info = methodInfo(m_spec.approximation.kind);
+    if (!m_haveModel || m_watcher.isRunning() || m_spec.exactMethod || !info.size)
         return;
     const std::vector<int> values = featureList(m_features->text());
     if (values.empty()) {
@@ -493,9 +519,9 @@ void DownstreamPanel::sweepFeatures()
     m_delay.stop();
     std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
     for (const int m : values)
-        for (int s = 0; s < m_seeds->value(); ++s) {
+        for (int s = 0; s < (info.isRandom ? m_seeds->value() : 1); ++s) {
             ExperimentSpec spec = m_spec;
-            spec.approximation.features = m;
+            spec.approximation.setValue(*info.size, m);
             spec.approximation.seed = m_spec.approximation.seed + std::uint64_t(s);
             cases.emplace_back(spec, replacedLayers(m_layerCount));
         }
@@ -507,10 +533,8 @@ void DownstreamPanel::sweepLayers()
     if (!m_haveModel || m_watcher.isRunning() || m_layerCount == 0)
         return;
     m_delay.stop();
-    const int seeds = m_spec.exactMethod ||
-                              !methodInfo(m_spec.approximation.kind).drawsProjection
-                          ? 1
-                          : m_seeds->value();
+    const int seeds =
+        m_spec.exactMethod || !methodInfo(m_spec.approximation.kind).isRandom ? 1 : m_seeds->value();
     std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
     std::vector<int> all(static_cast<std::size_t>(m_layerCount));
     std::iota(all.begin(), all.end(), 0);
@@ -535,17 +559,24 @@ void DownstreamPanel::setBusy(bool busy)
     const bool sweeping = m_watcher.isRunning() && m_job && m_job->sweep;
     m_cancelButton->setEnabled(sweeping);
     const bool canSweep = m_haveModel && !sweeping;
-    const bool drawsProjection =
-        !m_spec.exactMethod && methodInfo(m_spec.approximation.kind).drawsProjection;
-    m_sweepButton->setEnabled(canSweep && drawsProjection);
+    // The sweep varies the method's size (m, or local attention's w); seeds for random methods.
+    const MethodInfo& info = methodInfo(m_spec.approximation.kind);
+    const bool sized = !m_spec.exactMethod && info.size;
+    const QString symbol =
+        sized ? info.size->label.section(QLatin1Char(' '), -1) : QStringLiteral("m");
+    m_sweepLabel->setText(tr("Sweep over %1:").arg(symbol));
+    m_sweepButton->setText(tr("Sweep %1").arg(symbol));
+    m_sweepButton->setEnabled(canSweep && sized);
     m_layerButton->setEnabled(canSweep && m_layerCount > 0);
-    m_features->setEnabled(drawsProjection);
-    m_seeds->setEnabled(drawsProjection);
+    m_features->setEnabled(sized);
+    m_seeds->setEnabled(sized && info.isRandom);
 }
 
 QString DownstreamPanel::subtitle() const
 {
-    return tr("%1, %2 tokens").arg(modelDisplayName(m_spec.input.modelPath)).arg(m_labels.size());
+    return (m_classes ? tr("%1, %2 image(s)") : tr("%1, %2 tokens"))
+        .arg(modelDisplayName(m_spec.input.modelPath))
+        .arg(m_labels.size());
 }
 
 void DownstreamPanel::updateChart()
@@ -574,6 +605,7 @@ QJsonObject DownstreamPanel::state() const
                        {"sweep_seeds", m_seeds->value()},
                        {"position", m_selected},
                        {"axis", axisName(m_axis)},
+                       {"images", m_images->currentIndex() == 1 ? "folder" : "image"},
                        {"rows", rows}};
 }
 
@@ -622,6 +654,13 @@ void DownstreamPanel::setState(const QJsonObject& state)
         else
             fail("axis", QStringLiteral("must be \"features\" or \"layer\""));
     }
+    int images = m_images->currentIndex();
+    if (state.contains("images")) {
+        const QString name = state["images"].toString();
+        if (name != QLatin1String("image") && name != QLatin1String("folder"))
+            fail("images", QStringLiteral("must be \"image\" or \"folder\""));
+        images = name == QLatin1String("folder") ? 1 : 0;
+    }
     std::vector<ModelEvalRow> rows = m_rows;
     if (state.contains("rows")) {
         if (!state["rows"].isArray())
@@ -654,6 +693,10 @@ void DownstreamPanel::setState(const QJsonObject& state)
             m_layers->addItem(m_layers->count() == 0 ? tr("all layers")
                                                      : tr("layer %1").arg(m_layers->count() - 1));
         m_layers->setCurrentIndex(layerChoice);
+    }
+    {
+        const QSignalBlocker blocker(m_images);
+        m_images->setCurrentIndex(images);
     }
     m_features->setText(features);
     m_seeds->setValue(seeds);

@@ -102,6 +102,9 @@ private:
 
     ExperimentSpec m_spec;
     bool m_haveModel = false;
+    QComboBox* m_images;      // a ViT's: this image, or every image of its folder
+    QLabel* m_imagesLabel;
+    QLabel* m_sweepLabel;     // "Sweep over m:" (or the method's own size)
     MemoryBudget m_budget;
     int m_layerCount = 0;
     QStringList m_labels;  // the model's tokens of the text
