@@ -84,6 +84,24 @@ ExperimentSpec vitSpec(const QString& method)
     return spec;
 }
 
+// compareDownstream of spec on one image with every layer replaced, from core directly.
+DownstreamComparison comparedAlone(const ExperimentSpec& spec, const QString& image)
+{
+    const std::shared_ptr<const VitModel> model = loadVitModel(spec.input.modelPath);
+    const PixelTensor pixels = model->preprocess(loadImagePixels(image, 0), image);
+    return compareDownstream(*model, pixels, *cachedForward(model, pixels), spec, {0, 1, 2, 3});
+}
+
+// Shows panel with spec's comparison; false when it did not finish in time.
+bool showComparison(DownstreamPanel& panel, const ExperimentSpec& spec)
+{
+    panel.resize(1200, 800);
+    panel.show();
+    QSignalSpy finished(&panel, &DownstreamPanel::comparisonFinished);
+    panel.setExperiment(spec);
+    return finished.wait(kTimeoutMs);
+}
+
 }  // namespace
 
 class TestVitWindow : public QObject {
@@ -249,17 +267,12 @@ void TestVitWindow::headGridSurveysTheVitsHeads()
 void TestVitWindow::insideTheModelComparesClasses()
 {
     const ExperimentSpec spec = vitSpec(QStringLiteral("favor-positive"));
+    const DownstreamComparison expected = comparedAlone(spec, kSample);
     const std::shared_ptr<const VitModel> model = loadVitModel(spec.input.modelPath);
-    const PixelTensor pixels = model->preprocess(loadImagePixels(kSample, 0), kSample);
-    const DownstreamComparison expected = compareDownstream(
-        *model, pixels, *cachedForward(model, pixels), spec, {0, 1, 2, 3});
 
     DownstreamPanel panel;
-    panel.resize(1200, 800);
-    panel.show();
+    QVERIFY(showComparison(panel, spec));
     QSignalSpy finished(&panel, &DownstreamPanel::comparisonFinished);
-    panel.setExperiment(spec);
-    QVERIFY(finished.wait(kTimeoutMs));
     const DownstreamComparison* shown = panel.comparison();
     QVERIFY(shown);
     QCOMPARE(shown->kl.size(), std::size_t(1));
@@ -287,27 +300,20 @@ void TestVitWindow::insideTheModelComparesClasses()
 void TestVitWindow::insideTheModelReadsTheImagesOfTheFolder()
 {
     const ExperimentSpec spec = vitSpec(QStringLiteral("favor-positive"));
-    const std::shared_ptr<const VitModel> model = loadVitModel(spec.input.modelPath);
     const QDir samples = QFileInfo(kSample).absoluteDir();
     const QStringList files = samples.entryList({QStringLiteral("*.png")}, QDir::Files, QDir::Name);
     QCOMPARE(files.size(), 10);
     int kept = 0;
     double klSum = 0;
     for (const QString& file : files) {
-        const QString path = samples.filePath(file);
-        const PixelTensor pixels = model->preprocess(loadImagePixels(path, 0), path);
-        const DownstreamComparison one = compareDownstream(
-            *model, pixels, *cachedForward(model, pixels), spec, {0, 1, 2, 3});
+        const DownstreamComparison one = comparedAlone(spec, samples.filePath(file));
         kept += one.exactTop1.front() == one.approxTop1.front();
         klSum += one.kl.front();
     }
 
     DownstreamPanel panel;
-    panel.resize(1200, 800);
-    panel.show();
+    QVERIFY(showComparison(panel, spec));
     QSignalSpy finished(&panel, &DownstreamPanel::comparisonFinished);
-    panel.setExperiment(spec);
-    QVERIFY(finished.wait(kTimeoutMs));
     auto* images = panel.findChild<QComboBox*>(QStringLiteral("downstreamImages"));
     QVERIFY(images && images->isVisible());
     images->setCurrentIndex(1);
