@@ -1,9 +1,10 @@
-// The approximations beyond the feature maps, and FAVOR++: each against an independent
+// The approximations beyond the feature maps, FAVOR++ and FAVOR#: each against an independent
 // double-precision implementation written here from its paper's formula (to 1e-10), in both its
 // non-causal and causal forms where it has them; the random ones also statistically, with
 // tolerances derived from their variance.
 
 #include "attention/approximation.h"
+#include "attention/approximations/sharp_attention.h"
 #include "attention/maps/optimal_positive_random_features.h"
 #include "errors.h"
 #include "head_support.h"
@@ -146,6 +147,18 @@ double meanLogSecondMoment(const MatrixD& q, const MatrixD& k, double s, double 
     return sum / double(q.rows() * k.rows());
 }
 
+// A random head whose queries are long in the first half of their coordinates and short in the
+// second, and whose keys the other way round (factor f): the case FAVOR#'s Psi balances.
+HeadTensors unbalancedHead(int length, int d, double f, std::uint64_t seed)
+{
+    HeadTensors head = randomHead(length, d, 1.0, seed);
+    for (int l = 0; l < d; ++l) {
+        head.q.col(l) *= l < d / 2 ? f : 1 / f;
+        head.k.col(l) *= l < d / 2 ? 1 / f : f;
+    }
+    return head;
+}
+
 }  // namespace
 
 class TestApproximations : public QObject {
@@ -166,6 +179,8 @@ private slots:
     void favorPlusPlusMatchesThePaper();
     void favorPlusPlusOptimalAMinimisesTheObjective();
     void favorPlusPlusIsUnbiasedWithItsClosedFormMse();
+    void favorDenseMatchesThePaper();
+    void favorDenseIsUnbiasedAndBeatsFavorPlusPlusOnUnbalancedHeads();
     void methodsWithoutACausalFormRefuseIt();
     void floatAgreesWithDouble_data();
     void floatAgreesWithDouble();
@@ -513,12 +528,92 @@ void TestApproximations::favorPlusPlusIsUnbiasedWithItsClosedFormMse()
             1e-12 * methodInfo(Method::FavorPositive).kernelMse(m, x, y, 0));
 }
 
+void TestApproximations::favorDenseMatchesThePaper()
+{
+    // SADERFs: psi_l = (sum_j k_jl^2 / sum_i q_il^2)^(1/4), q'' = Psi q, k'' = Psi^-1 k; A* of
+    // q'', k'' (rho by the explicit double sum); P^ = D^-1 phi(Q'') phi(K'')^T with FAVOR++'s
+    // features of A*, from the approximation's W.
+    const int d = 8, length = 100;
+    const HeadTensors head = unbalancedHead(length, d, 2.0, 21);
+    const double s = 1 / std::sqrt(double(d));
+    ApproximationSpec spec;
+    spec.kind = Method::FavorDense;
+    spec.features = 32;
+    spec.seed = 7;
+    const Computed c = computed(spec, head, s, false);
+    VectorD psi(d);
+    for (int l = 0; l < d; ++l)
+        psi[l] = std::pow(head.k.col(l).squaredNorm() / head.q.col(l).squaredNorm(), 0.25);
+    const MatrixD q = head.q * psi.asDiagonal();
+    const MatrixD k = head.k * psi.cwiseInverse().asDiagonal();
+    double rho = 0;
+    for (Eigen::Index i = 0; i < length; ++i)
+        for (Eigen::Index j = 0; j < length; ++j)
+            rho += s * (q.row(i) + k.row(j)).squaredNorm() / (d * length * length);
+    const double a = (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
+    const MatrixD w = c.approximation->projection();
+    const MatrixD kernel =
+        optimalPositiveFeatures(q, w, s, a) * optimalPositiveFeatures(k, w, s, a).transpose();
+    const MatrixD p = normalisedRows(kernel);
+    QVERIFY2(relativeError(c.p, p) < 1e-10, qPrintable(QString::number(relativeError(c.p, p))));
+    QVERIFY(relativeError(c.kernel, kernel) < 1e-10);
+    QVERIFY(relativeError(c.output, p * head.v) < 1e-10);
+    const auto& sharp = dynamic_cast<const SharpAttention<double>&>(*c.approximation);
+    QVERIFY((sharp.rescaling().transpose() - psi).cwiseAbs().maxCoeff() < 1e-12);
+    QVERIFY(std::abs(sharp.parameterA() - a) < 1e-12);
+    QVERIFY(psi[0] < 0.7 && psi[d - 1] > 1.4);  // about 1/2 and 2: the head is unbalanced
+}
+
+void TestApproximations::favorDenseIsUnbiasedAndBeatsFavorPlusPlusOnUnbalancedHeads()
+{
+    // On a head whose queries and keys are long in different coordinates, over n seeds of iid
+    // W: FAVOR#'s estimate of one kernel entry exp(s q_0.k_1) has a mean within 4 standard
+    // errors of it (Psi and A* depend on the data, not on W: the estimate stays unbiased), and
+    // its squared error, averaged over every entry of A and the seeds, is below FAVOR++'s by
+    // more than 4 standard errors of their difference (the same W for both).
+    const int d = 4, length = 24, m = 8, n = 1500;
+    const HeadTensors head = unbalancedHead(length, d, 2.5, 22);
+    const double s = 1 / std::sqrt(double(d));
+    MatrixD exact(length, length);
+    for (int i = 0; i < length; ++i)
+        for (int j = 0; j < length; ++j)
+            exact(i, j) = std::exp(s * head.q.row(i).dot(head.k.row(j)));
+    ApproximationSpec spec;
+    spec.features = m;
+    spec.projection = ProjectionKind::Iid;
+    double sum = 0, squares = 0, differences = 0, differenceSquares = 0;
+    for (int seed = 0; seed < n; ++seed) {
+        spec.seed = std::uint64_t(seed);
+        spec.kind = Method::FavorDense;
+        const MatrixD sharp = computed(spec, head, s, false).kernel;
+        spec.kind = Method::FavorPlusPlus;
+        const MatrixD plusPlus = computed(spec, head, s, false).kernel;
+        sum += sharp(0, 1);
+        squares += sharp(0, 1) * sharp(0, 1);
+        const double difference =
+            ((plusPlus - exact).array().square() - (sharp - exact).array().square()).mean();
+        differences += difference;
+        differenceSquares += difference * difference;
+    }
+    const double mean = sum / n;
+    const double deviation = std::sqrt(squares / n - mean * mean);
+    QVERIFY2(std::abs(mean - exact(0, 1)) < 4 * deviation / std::sqrt(double(n)),
+             qPrintable(QStringLiteral("%1 against %2").arg(mean).arg(exact(0, 1))));
+    const double gain = differences / n;
+    const double gainDeviation = std::sqrt(differenceSquares / n - gain * gain);
+    QVERIFY2(gain > 4 * gainDeviation / std::sqrt(double(n)),
+             qPrintable(QStringLiteral("FAVOR++ - FAVOR# squared error %1 (standard error %2)")
+                            .arg(gain)
+                            .arg(gainDeviation / std::sqrt(double(n)))));
+}
+
 void TestApproximations::methodsWithoutACausalFormRefuseIt()
 {
-    // Nystrom and Linformer mix every position in each row: causal attention is refused with a
-    // message that names the method, by the approximation and by compute().
+    // Nystrom and Linformer mix every position in each row, and FAVOR#'s Psi and A* look at every
+    // query and key: causal attention is refused with a message that names the method, by the
+    // approximation and by compute().
     const HeadTensors head = randomHead(20, 4, 1.0, 19);
-    for (const Method method : {Method::Nystrom, Method::Linformer}) {
+    for (const Method method : {Method::Nystrom, Method::Linformer, Method::FavorDense}) {
         ApproximationSpec spec;
         spec.kind = method;
         spec.features = 4;
@@ -565,11 +660,11 @@ void TestApproximations::floatAgreesWithDouble()
     spec.setValue(windowParameter(), 40);
     const auto inDouble = makeApproximation<double>(spec, 16, 1000, s);
     const auto inFloat = makeApproximation<float>(spec, 16, 1000, s);
+    inDouble->fit(head.q, head.k, causal);
     const MatrixD expected = inDouble->output(head.q, head.k, head.v, causal, 48).output;
-    const Matrix<float> got = inFloat
-                                  ->output(head.q.cast<float>(), head.k.cast<float>(),
-                                           head.v.cast<float>(), causal, 48)
-                                  .output;
+    const Matrix<float> q = head.q.cast<float>(), k = head.k.cast<float>();
+    inFloat->fit(q, k, causal);
+    const Matrix<float> got = inFloat->output(q, k, head.v.cast<float>(), causal, 48).output;
     const double error = relativeError(got.cast<double>(), expected);
     QVERIFY2(error < 1e-4, qPrintable(QString::number(error)));
 }

@@ -46,9 +46,11 @@ void requireCausalForm(Method method, bool causal)
 {
     const MethodInfo& info = methodInfo(method);
     if (causal && !info.hasCausalForm)
-        throw InputError(QStringLiteral("%1 has no causal form: every row of its P^ mixes all "
-                                        "positions, later ones too. Turn the causal mask off "
-                                        "(leave out --causal), or choose a method with one.")
+        throw InputError(QStringLiteral("%1 has no causal form: every row of its P^ depends "
+                                        "on later positions too (its landmarks, projections or "
+                                        "fitted parameters use the whole sequence). Turn the "
+                                        "causal mask off (leave out --causal), or choose a "
+                                        "method with one.")
                              .arg(info.name));
 }
 

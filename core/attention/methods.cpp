@@ -6,6 +6,7 @@
 #include "attention/approximations/local_attention.h"
 #include "attention/approximations/nystrom_attention.h"
 #include "attention/approximations/scatterbrain_attention.h"
+#include "attention/approximations/sharp_attention.h"
 #include "attention/exact_attention.h"
 #include "attention/maps/elu_features.h"
 #include "attention/maps/hyperbolic_random_features.h"
@@ -331,6 +332,25 @@ const std::vector<MethodInfo>& methodRegistry()
              .size = m,
              .color = 0x332288,
              .marker = Pentagon}),
+        approximation<SharpAttention>(
+            {.method = FavorDense,
+             .name = QStringLiteral("favor-dense"),
+             .title = QStringLiteral("FAVOR# (SADERF)"),
+             .summary = QStringLiteral("FAVOR# with simplified asymmetric dense-exponential "
+                                       "features (Likhosherstov et al. 2023): FAVOR++ on "
+                                       "queries and keys rescaled per coordinate, Psi x' and "
+                                       "Psi^-1 y' with psi_l = (sum k_l^2 / sum q_l^2)^(1/4), "
+                                       "which keeps every q.k; unbiased, never negative, m "
+                                       "features. Psi and A* look at every query and key: no "
+                                       "causal form."),
+             .role = Estimate,
+             .isRandom = true,
+             .drawsProjection = true,
+             .hasCausalForm = false,
+             .parameters = {m},
+             .size = m,
+             .color = 0x6699cc,
+             .marker = FourPointStar}),
         featureMap<TrigonometricRandomFeatures>(
             {.method = FavorTrig,
              .name = QStringLiteral("favor-trig"),

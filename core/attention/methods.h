@@ -25,6 +25,7 @@ enum class Method {
     FavorPositive,      // Performer's FAVOR+ positive random features
     FavorHyperbolic,    // FAVOR+ with the hyperbolic (cosh) estimator
     FavorPlusPlus,      // FAVOR++: optimal positive random features (Likhosherstov et al. 2022)
+    FavorDense,         // FAVOR#: FAVOR++ on queries and keys rescaled by Psi, Psi^-1 (SADERFs)
     FavorTrig,          // trigonometric random Fourier features
     FavorRelu,          // Performer-ReLU (generalised attention)
     Elu,                // elu(x) + 1 of "Transformers are RNNs"
@@ -49,7 +50,7 @@ QString methodRoleText(MethodRole role);
 // A chart marker; the same shape for a method on every chart and in every legend.
 enum class MarkerShape {
     Square, Circle, Diamond, Triangle, TriangleDown, Plus, Star, Cross,
-    Pentagon, Hexagon, Bowtie, Hourglass, SixPointStar,
+    Pentagon, Hexagon, Bowtie, Hourglass, SixPointStar, FourPointStar,
 };
 
 // A parameter of a method, with its range and default: the Method dock's control, the command

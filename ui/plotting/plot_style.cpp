@@ -84,6 +84,9 @@ QPainterPath methodMarkerPath(Method method, double radius)
         case MarkerShape::SixPointStar:
             regular(12, 1.35 * r, 0.7 * r);
             break;
+        case MarkerShape::FourPointStar:
+            regular(8, 1.45 * r, 0.55 * r);
+            break;
     }
     path.addPolygon(polygon);
     path.closeSubpath();
