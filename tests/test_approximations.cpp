@@ -128,6 +128,18 @@ MatrixD optimalPositiveFeatures(const MatrixD& x, const MatrixD& w, double s, do
     return phi;
 }
 
+// FAVOR++'s A* for queries q and keys k at scale s, from rho = sum_ij |x'_i + y'_j|^2 / (d L L_k)
+// by the explicit double sum: A* = (1 - 2 rho - sqrt((2 rho + 1)^2 + 8 rho)) / 16.
+double optimalAByDoubleSum(const MatrixD& q, const MatrixD& k, double s)
+{
+    double rho = 0;
+    for (Eigen::Index i = 0; i < q.rows(); ++i)
+        for (Eigen::Index j = 0; j < k.rows(); ++j)
+            rho += s * (q.row(i) + k.row(j)).squaredNorm();
+    rho /= double(q.cols() * q.rows() * k.rows());
+    return (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
+}
+
 // The paper's objective for A: the mean over every (query, key) pair of the log second moment of
 // one feature product, sum_ij [d log(1 - 4A) - d/2 log(1 - 8A) + 2 (1 - 4A) |x'_i + y'_j|^2 /
 // (1 - 8A) - |x'_i|^2 - |y'_j|^2] / (L L_k), by the explicit double sum.
@@ -432,8 +444,7 @@ void TestApproximations::favorPlusPlusMatchesThePaper_data()
 
 void TestApproximations::favorPlusPlusMatchesThePaper()
 {
-    // O^ = D^-1 phi(Q) phi(K)^T V with the OPRF features of A*: rho = sum_ij |x'_i + y'_j|^2 /
-    // (d L^2) by the explicit double sum, A* = (1 - 2 rho - sqrt((2 rho + 1)^2 + 8 rho)) / 16.
+    // O^ = D^-1 phi(Q) phi(K)^T V with the OPRF features of A* (optimalAByDoubleSum).
     // Causal attention, and --favor-fixed-a, use the fixed A (here -0.2) instead.
     QFETCH(bool, causal);
     QFETCH(bool, fixedA);
@@ -447,12 +458,7 @@ void TestApproximations::favorPlusPlusMatchesThePaper()
     spec.setValue(favorAParameter(), -0.2);
     spec.setValue(favorFixedAParameter(), fixedA ? 1 : 0);
     const Computed c = computed(spec, head, s, causal);
-    double rho = 0;
-    for (Eigen::Index i = 0; i < length; ++i)
-        for (Eigen::Index j = 0; j < length; ++j)
-            rho += s * (head.q.row(i) + head.k.row(j)).squaredNorm() / (d * length * length);
-    const double optimal = (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
-    const double a = causal || fixedA ? -0.2 : optimal;
+    const double a = causal || fixedA ? -0.2 : optimalAByDoubleSum(head.q, head.k, s);
     const MatrixD w = c.approximation->projection();
     MatrixD kernel = optimalPositiveFeatures(head.q, w, s, a) *
                      optimalPositiveFeatures(head.k, w, s, a).transpose();
@@ -531,8 +537,8 @@ void TestApproximations::favorPlusPlusIsUnbiasedWithItsClosedFormMse()
 void TestApproximations::favorDenseMatchesThePaper()
 {
     // SADERFs: psi_l = (sum_j k_jl^2 / sum_i q_il^2)^(1/4), q'' = Psi q, k'' = Psi^-1 k; A* of
-    // q'', k'' (rho by the explicit double sum); P^ = D^-1 phi(Q'') phi(K'')^T with FAVOR++'s
-    // features of A*, from the approximation's W.
+    // q'', k'' (optimalAByDoubleSum); P^ = D^-1 phi(Q'') phi(K'')^T with FAVOR++'s features of
+    // A*, from the approximation's W.
     const int d = 8, length = 100;
     const HeadTensors head = unbalancedHead(length, d, 2.0, 21);
     const double s = 1 / std::sqrt(double(d));
@@ -546,11 +552,7 @@ void TestApproximations::favorDenseMatchesThePaper()
         psi[l] = std::pow(head.k.col(l).squaredNorm() / head.q.col(l).squaredNorm(), 0.25);
     const MatrixD q = head.q * psi.asDiagonal();
     const MatrixD k = head.k * psi.cwiseInverse().asDiagonal();
-    double rho = 0;
-    for (Eigen::Index i = 0; i < length; ++i)
-        for (Eigen::Index j = 0; j < length; ++j)
-            rho += s * (q.row(i) + k.row(j)).squaredNorm() / (d * length * length);
-    const double a = (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
+    const double a = optimalAByDoubleSum(q, k, s);
     const MatrixD w = c.approximation->projection();
     const MatrixD kernel =
         optimalPositiveFeatures(q, w, s, a) * optimalPositiveFeatures(k, w, s, a).transpose();
