@@ -103,9 +103,9 @@ private slots:
                  qPrintable(QStringLiteral("the image is %1 pixels wide").arg(imageWidth)));
     }
 
-    // Titles longer than their panel is wide (a ViT's at 1280 x 800) break after ", " or
-    // before " (" until every line fits its panel; at a width where they fit they keep their
-    // lines, and no break falls inside parentheses ("patch (1, 3)").
+    // Titles longer than their panel is wide (a ViT's at 1280 x 800) wrap (wrappedText) until
+    // every line fits its panel; at a width where they fit they keep their lines, and no break
+    // falls inside parentheses ("patch (1, 3)") or an equation ("m = 64").
     void imageOverlayTitlesFitTheirPanels()
     {
         ImageOverlayView view;

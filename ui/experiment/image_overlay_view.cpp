@@ -434,7 +434,15 @@ void ImageOverlayView::updateLayout()
         QCustomPlot::updateLayout();
     };
     layOut();
-    if (wrapTitles(m_panels[0].rect->rect().width() + int(plotLayout()->columnSpacing())))
+    // A title wider than its panel wraps (in its own font: presentation mode enlarges it).
+    const int titleWidth = m_panels[0].rect->rect().width() + int(plotLayout()->columnSpacing());
+    bool wrapped = false;
+    for (int p = 0; p < kPanels; ++p) {
+        const QString before = m_panels[p].title->text();
+        setWrappedText(m_panels[p].title, m_titles[p], titleWidth);
+        wrapped = wrapped || m_panels[p].title->text() != before;
+    }
+    if (wrapped)
         layOut();
 
     // Whole pixels leave a residue: widen the range in the direction that has room, so that the
@@ -452,51 +460,6 @@ void ImageOverlayView::updateLayout()
         panel.rect->axis(QCPAxis::atLeft)->setRange(y);
         panel.rect->axis(QCPAxis::atRight)->setRange(y);
     }
-}
-
-bool ImageOverlayView::wrapTitles(int width)
-{
-    bool changed = false;
-    for (int p = 0; p < kPanels; ++p) {
-        QCPTextElement* title = m_panels[p].title;
-        const QFontMetrics metrics(title->font());
-        QStringList lines;
-        for (const QString& line : m_titles[p].split(QLatin1Char('\n'))) {
-            // The line's breaks: after ", " and before " (", outside parentheses.
-            QStringList pieces;
-            int depth = 0, start = 0;
-            for (int i = 0; i < line.size(); ++i) {
-                if (line[i] == QLatin1Char(')'))
-                    --depth;
-                if (depth == 0 && line[i] == QLatin1Char(' ') && i > start &&
-                    (line[i - 1] == QLatin1Char(',') ||
-                     line.mid(i + 1, 1) == QLatin1String("("))) {
-                    pieces.append(line.mid(start, i - start));
-                    start = i + 1;
-                }
-                if (line[i] == QLatin1Char('('))
-                    ++depth;
-            }
-            pieces.append(line.mid(start));
-            QString current = pieces.front();
-            for (const QString& piece : pieces.mid(1)) {
-                const QString joined = current + QLatin1Char(' ') + piece;
-                if (metrics.horizontalAdvance(joined) <= width) {
-                    current = joined;
-                } else {
-                    lines.append(current);
-                    current = piece;
-                }
-            }
-            lines.append(current);
-        }
-        const QString text = lines.join(QLatin1Char('\n'));
-        if (text != title->text()) {
-            title->setText(text);
-            changed = true;
-        }
-    }
-    return changed;
 }
 
 void ImageOverlayView::ensureScreenLayout()

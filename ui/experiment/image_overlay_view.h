@@ -76,10 +76,6 @@ private:
     // whichever draws the image larger in the figure's size.
     enum class Arrangement { OneRow, TwoRows };
 
-    // Sets each title to its text of setTitles with a line too wide for width pixels (in the
-    // title's font) broken after ", " or before " (", outside parentheses; true when a title's
-    // text changed.
-    bool wrapTitles(int width);
     // Puts the titles, panels and scales into the plot layout's cells for `arrangement`.
     void arrange(Arrangement arrangement);
     // The arrangement for the figure's current size (kept unless the other is clearly better).
@@ -99,7 +95,7 @@ private:
     QCPColorScale* m_errorScale;
     FigureHint* m_hint;
     QRect m_layoutViewport;  // the viewport the last layout was made for
-    std::array<QString, kPanels> m_titles;  // as given to setTitles, before wrapTitles
+    std::array<QString, kPanels> m_titles;  // as given to setTitles, before wrapping
     QCPMarginGroup* m_margins;  // the panels' and the standing scales' tops and bottoms
     Arrangement m_arrangement = Arrangement::OneRow;
     int m_gridRows = 0;

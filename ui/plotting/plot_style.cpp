@@ -153,22 +153,52 @@ void fitLegendColumns(QCPLegend* legend, int width)
     }
 }
 
+namespace {
+
+// The pieces a line may break between: its words, with a parenthesised group ("(1, 3)") and an
+// equation ("m = 64") kept whole unless the piece alone is wider than width.
+QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int width)
+{
+    QStringList groups;
+    int depth = 0;
+    for (const QString& word : line.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const bool glued = !groups.isEmpty() && (depth > 0 || word == QLatin1String("=") ||
+                                                 groups.back().endsWith(QLatin1Char('=')));
+        if (glued)
+            groups.back() += QLatin1Char(' ') + word;
+        else
+            groups.append(word);
+        depth = std::max<int>(0, depth + int(word.count(QLatin1Char('('))) -
+                                     int(word.count(QLatin1Char(')'))));
+    }
+    QStringList units;
+    for (const QString& group : groups)
+        units += metrics.horizontalAdvance(group) > width
+                     ? group.split(QLatin1Char(' '), Qt::SkipEmptyParts)
+                     : QStringList{group};
+    return units;
+}
+
+}  // namespace
+
 QString wrappedText(const QString& text, const QFont& font, int width)
 {
     const QFontMetrics metrics(font);
     QStringList lines;
-    QString line;
-    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
-        if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
-            lines.append(line);
-            line = word;
-        } else {
-            line = longer;
+    for (const QString& given : text.split(QLatin1Char('\n'))) {
+        QString line;
+        for (const QString& unit : lineUnits(given, metrics, width)) {
+            const QString longer = line.isEmpty() ? unit : line + QLatin1Char(' ') + unit;
+            if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+                lines.append(line);
+                line = unit;
+            } else {
+                line = longer;
+            }
         }
+        if (!line.isEmpty())
+            lines.append(line);
     }
-    if (!line.isEmpty())
-        lines.append(line);
     return lines.join(QLatin1Char('\n'));
 }
 

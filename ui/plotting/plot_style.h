@@ -37,8 +37,9 @@ QCPLayoutGrid* centredLegendRow(QCustomPlot* plot);
 // rows (a wrapped legend's grid may keep empty cells after its last entry).
 void fitLegendColumns(QCPLegend* legend, int width);
 
-// `text` broken at spaces into lines no wider than `width` pixels in `font` (a word wider than
-// that keeps a line of its own).
+// `text` broken at spaces into lines no wider than `width` pixels in `font`, each of its own lines
+// on its own; a parenthesised group ("(1, 3)") or an equation ("m = 64") is not broken unless it
+// is wider than that alone, and a word wider than that keeps a line of its own.
 QString wrappedText(const QString& text, const QFont& font, int width);
 
 // Sets the element's text to wrappedText in the element's font: a title or subtitle that would
