@@ -1,5 +1,6 @@
 #pragma once
 
+#include "parallel.h"
 #include "types.h"
 
 #include <Eigen/Core>
@@ -67,6 +68,34 @@ void expBelowRowMax(Eigen::Ref<Matrix<T>> x, const Eigen::Matrix<T, 1, Eigen::Dy
         if (factor != T(1))
             row *= factor;
     }
+}
+
+// sum_i x_i and sum_i x_i^2 (coordinate by coordinate) over the rows of x.
+struct ColumnMoments {
+    VectorD sums;
+    VectorD squares;
+};
+
+// ColumnMoments of x in one pass, by blocks of 1024 rows on the engine threads: each block summed
+// in T, the blocks in double in a fixed order (the same sums for any number of threads).
+template <typename T>
+ColumnMoments columnMoments(const Eigen::Ref<const Matrix<T>>& x)
+{
+    constexpr Eigen::Index kBlockRows = 1024;
+    const Eigen::Index blocks = (x.rows() + kBlockRows - 1) / kBlockRows;
+    MatrixD sums = MatrixD::Zero(blocks, x.cols());
+    MatrixD squares = MatrixD::Zero(blocks, x.cols());
+    forEachRowBlock(x.rows(), kBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
+        Eigen::Matrix<T, 1, Eigen::Dynamic> sum = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(x.cols());
+        Eigen::Matrix<T, 1, Eigen::Dynamic> square = sum;
+        for (Eigen::Index r = begin; r < end; ++r) {
+            sum += x.row(r);
+            square += x.row(r).cwiseAbs2();
+        }
+        sums.row(begin / kBlockRows) = sum.template cast<double>();
+        squares.row(begin / kBlockRows) = square.template cast<double>();
+    });
+    return {sums.colwise().sum().transpose(), squares.colwise().sum().transpose()};
 }
 
 }  // namespace attnlab

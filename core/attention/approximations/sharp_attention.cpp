@@ -1,5 +1,6 @@
 #include "attention/approximations/sharp_attention.h"
 
+#include "attention/row_ops.h"
 #include "parallel.h"
 
 #include <stdexcept>
@@ -28,23 +29,6 @@ private:
     Matrix<T> m_k;
     FeatureMapRows<T> m_rows;
 };
-
-// sum_i x_il^2 for each coordinate l, by blocks of rows on the engine threads (the blocks summed
-// in a fixed order: the same sums for any number of threads).
-template <typename T>
-VectorD columnSquares(const Matrix<T>& x)
-{
-    constexpr Eigen::Index kBlockRows = 1024;
-    const Eigen::Index blocks = (x.rows() + kBlockRows - 1) / kBlockRows;
-    MatrixD sums = MatrixD::Zero(blocks, x.cols());
-    forEachRowBlock(x.rows(), kBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
-        Eigen::Matrix<T, 1, Eigen::Dynamic> sum = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(x.cols());
-        for (Eigen::Index r = begin; r < end; ++r)
-            sum += x.row(r).cwiseAbs2();
-        sums.row(begin / kBlockRows) = sum.template cast<double>();
-    });
-    return sums.colwise().sum().transpose();
-}
 
 // x diag(scale), by blocks of rows on the engine threads.
 template <typename T>
@@ -83,8 +67,8 @@ template <typename T>
 void SharpAttention<T>::fit(const Matrix<T>& q, const Matrix<T>& k, bool causal)
 {
     requireCausalForm(Method::FavorDense, causal);
-    const VectorD queries = columnSquares(q);
-    const VectorD keys = columnSquares(k);
+    const VectorD queries = columnMoments<T>(q).squares;
+    const VectorD keys = columnMoments<T>(k).squares;
     for (Eigen::Index l = 0; l < m_psi.size(); ++l) {
         const double ratio = keys[l] / queries[l];
         m_psi[l] = queries[l] > 0 && keys[l] > 0 && std::isfinite(ratio)

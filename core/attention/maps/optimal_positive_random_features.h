@@ -2,10 +2,8 @@
 
 #include "attention/maps/random_projection_map.h"
 #include "attention/row_ops.h"
-#include "parallel.h"
 
 #include <cmath>
-#include <utility>
 
 namespace attnlab {
 
@@ -43,9 +41,10 @@ public:
                            const Eigen::Ref<const Matrix<T>>& k, double scale)
     {
         const double lq = double(q.rows()), lk = double(k.rows()), d = double(q.cols());
-        const auto [sumQ, squaresQ] = rowMoments(q);
-        const auto [sumK, squaresK] = rowMoments(k);
-        const double pairs = lk * squaresQ + lq * squaresK + 2 * sumQ.dot(sumK);
+        const ColumnMoments queries = columnMoments<T>(q);
+        const ColumnMoments keys = columnMoments<T>(k);
+        const double pairs = lk * queries.squares.sum() + lq * keys.squares.sum() +
+                             2 * queries.sums.dot(keys.sums);
         const double rho = scale * pairs / (d * lq * lk);
         return (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
     }
@@ -85,28 +84,6 @@ public:
     }
 
 private:
-    // sum_i x_i and sum_i |x_i|^2 over the rows of x, in one pass by blocks of rows on the engine
-    // threads: each block summed in T (A* needs no more than T's precision), the blocks in
-    // double in a fixed order (the same A* for any number of threads).
-    static std::pair<VectorD, double> rowMoments(const Eigen::Ref<const Matrix<T>>& x)
-    {
-        constexpr Eigen::Index kBlockRows = 1024;
-        const Eigen::Index blocks = (x.rows() + kBlockRows - 1) / kBlockRows;
-        MatrixD sums = MatrixD::Zero(blocks, x.cols());
-        VectorD squares = VectorD::Zero(blocks);
-        forEachRowBlock(x.rows(), kBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
-            Eigen::Matrix<T, 1, Eigen::Dynamic> sum = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(x.cols());
-            T square = 0;
-            for (Eigen::Index r = begin; r < end; ++r) {
-                sum += x.row(r);
-                square += x.row(r).squaredNorm();
-            }
-            sums.row(begin / kBlockRows) = sum.template cast<double>();
-            squares[begin / kBlockRows] = double(square);
-        });
-        return {sums.colwise().sum().transpose(), squares.sum()};
-    }
-
     void setA(double a)
     {
         m_a = a;
