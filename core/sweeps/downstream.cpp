@@ -19,6 +19,19 @@ namespace attnlab {
 
 namespace {
 
+// The summaries of a comparison's predictions: top-1 agreement, mean and largest KL.
+void summarisePredictions(DownstreamComparison& comparison)
+{
+    const std::size_t predictions = comparison.kl.size();
+    std::size_t agreeing = 0;
+    for (std::size_t i = 0; i < predictions; ++i)
+        agreeing += comparison.exactTop1[i] == comparison.approxTop1[i];
+    comparison.top1Agreement = double(agreeing) / double(predictions);
+    comparison.meanKl =
+        std::accumulate(comparison.kl.begin(), comparison.kl.end(), 0.0) / double(predictions);
+    comparison.maxKl = *std::max_element(comparison.kl.begin(), comparison.kl.end());
+}
+
 constexpr int kTopCount = 5;
 // Significant digits of the CSV numbers (the metrics are computed in double from float logits).
 constexpr int kCsvDigits = 9;
@@ -174,13 +187,7 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
         }
     });
 
-    Eigen::Index agreeing = 0;
-    for (Eigen::Index i = 0; i < predictions; ++i)
-        agreeing += comparison.exactTop1[std::size_t(i)] == comparison.approxTop1[std::size_t(i)];
-    comparison.top1Agreement = double(agreeing) / double(predictions);
-    comparison.meanKl =
-        std::accumulate(comparison.kl.begin(), comparison.kl.end(), 0.0) / double(predictions);
-    comparison.maxKl = *std::max_element(comparison.kl.begin(), comparison.kl.end());
+    summarisePredictions(comparison);
     double total = 0;
     for (const int layer : comparison.replacedLayers) {
         const double layerMean = relativeErrorSum[std::size_t(layer)] / shape.heads;
@@ -249,14 +256,7 @@ DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>&
     DownstreamComparison combined;
     combined.replacedLayers = comparisons.front().replacedLayers;
     combined.relFrobeniusPerLayer.assign(combined.replacedLayers.size(), 0.0);
-    std::size_t agreeing = 0;
-    double klSum = 0;
     for (const DownstreamComparison& comparison : comparisons) {
-        for (std::size_t i = 0; i < comparison.kl.size(); ++i) {
-            agreeing += comparison.exactTop1[i] == comparison.approxTop1[i];
-            klSum += comparison.kl[i];
-            combined.maxKl = std::max(combined.maxKl, comparison.kl[i]);
-        }
         const auto append = [](auto& to, const auto& from) {
             to.insert(to.end(), from.begin(), from.end());
         };
@@ -273,9 +273,7 @@ DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>&
             combined.relFrobeniusPerLayer[l] +=
                 comparison.relFrobeniusPerLayer[l] / double(comparisons.size());
     }
-    const double predictions = double(combined.kl.size());
-    combined.top1Agreement = double(agreeing) / predictions;
-    combined.meanKl = klSum / predictions;
+    summarisePredictions(combined);
     return combined;
 }
 
