@@ -22,13 +22,14 @@ void ApproximationSpec::setValue(const MethodParameter& parameter, double value)
         values[parameter.field] = value;
 }
 
-QString ApproximationSpec::sizeText() const
+QString ApproximationSpec::titleWithSize() const
 {
-    const MethodParameter* size = methodInfo(kind).size;
-    if (!size)
-        return QString();
-    return QStringLiteral("%1 = %2")
-        .arg(size->label.section(QLatin1Char(' '), -1), size->format(value(*size)));
+    const MethodInfo& info = methodInfo(kind);
+    if (!info.size)
+        return info.title;
+    return QStringLiteral("%1, %2 = %3")
+        .arg(info.title, info.size->label.section(QLatin1Char(' '), -1),
+             info.size->format(value(*info.size)));
 }
 
 template <typename T>

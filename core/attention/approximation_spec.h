@@ -25,9 +25,10 @@ struct ApproximationSpec {
     double value(const MethodParameter& parameter) const;
     void setValue(const MethodParameter& parameter, double value);
     bool isOn(const MethodParameter& parameter) const { return value(parameter) != 0; }
-    // The method's size as titles give it: "m = 64", "w = 32" (the symbol that ends the size
-    // parameter's label), or empty for a method without a size.
-    QString sizeText() const;
+    // The method's title with its size, as figures and pages name it: "FAVOR+ positive, m = 64",
+    // "Local window, w = 32" (the symbol that ends the size parameter's label); the title alone
+    // for a method without a size.
+    QString titleWithSize() const;
 };
 
 }  // namespace attnlab

@@ -63,9 +63,7 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 
 QString approximationTitle(const ExperimentSpec& spec)
 {
-    QString title = methodInfo(spec.approximation.kind).title;
-    if (const QString size = spec.approximation.sizeText(); !size.isEmpty())
-        title += QStringLiteral(", ") + size;
+    QString title = spec.approximation.titleWithSize();
     if (spec.causal)
         title += QStringLiteral(", causal");
     return title;

@@ -38,11 +38,8 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return DownstreamPanel::tr("exact (streaming softmax)");
-    const MethodInfo& info = methodInfo(spec.approximation.kind);
-    QString text = info.title;
-    if (const QString size = spec.approximation.sizeText(); !size.isEmpty())
-        text += QStringLiteral(", ") + size;
-    if (info.isRandom)
+    QString text = spec.approximation.titleWithSize();
+    if (methodInfo(spec.approximation.kind).isRandom)
         text += DownstreamPanel::tr(", seed %1").arg(spec.approximation.seed);
     return text;
 }

@@ -82,9 +82,7 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return HeadGridPanel::tr("exact (streaming)");
-    const MethodInfo& info = methodInfo(spec.approximation.kind);
-    const QString size = spec.approximation.sizeText();
-    return size.isEmpty() ? info.title : HeadGridPanel::tr("%1, %2").arg(info.title, size);
+    return spec.approximation.titleWithSize();
 }
 
 QLabel* caption(const QString& text)
