@@ -322,7 +322,7 @@ QString defaultText()
 }
 
 AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image,
-                          const MemoryBudget& budget)
+                          const MemoryBudget& budget, ModelRun* run)
 {
     validate(spec);
     AttentionInput input;
@@ -331,7 +331,7 @@ AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image,
         case InputKind::Image: input = imageInput(spec, image, budget); break;
         case InputKind::Random: input = randomInput(spec, budget); break;
         case InputKind::Files: input = fileInput(spec, budget); break;
-        case InputKind::Model: input = modelInput(spec, image, budget); break;
+        case InputKind::Model: input = modelInput(spec, image, budget, run); break;
     }
     for (HeadTensors& head : input.heads) {
         head.q *= spec.normMultiplier;

@@ -3,12 +3,15 @@
 #include "image_pixels.h"
 #include "memory_budget.h"
 #include "inputs/text.h"
+#include "model/image_preprocessing.h"
+#include "model/transformer_blocks.h"
 #include "types.h"
 
 #include <QString>
 #include <QStringList>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -88,13 +91,21 @@ struct AttentionInput {
     Eigen::Index valueDim() const { return heads.front().v.cols(); }
 };
 
+// What a trained model computed to give its model input (buildInput's `run`).
+struct ModelRun {
+    std::shared_ptr<const ForwardResult> forward;  // every layer's Q, K, V and the logits
+    PixelTensor pixels;                            // a ViT's: the image as it read it
+};
+
 // Builds Q, K, V for every head (see DESIGN.md section 3). Text and image inputs are scaled so that
 // E|q_i|^2 = E|k_i|^2 = sqrt(d): then |x'| is about 1 at the default scale s = 1/sqrt(d), where
 // FAVOR+ is close to exact but visibly not equal. Image input needs the decoded pixels.
 // Throws InputError (no tokens, image smaller than a patch, unreadable or inconsistent .npy
 // files, NaN or Inf values, parameters out of range) and ResourceError (over the budget).
+// With `run`, model input also gives what the model computed on the way: its forward pass of
+// every layer and, for a ViT, the image as it read it (the preprocessed pixels).
 AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image = nullptr,
-                          const MemoryBudget& budget = MemoryBudget());
+                          const MemoryBudget& budget = MemoryBudget(), ModelRun* run = nullptr);
 
 QString inputKindName(InputKind kind);  // "text", "image", "random", "files", "model"
 bool parseInputKind(const QString& name, InputKind* kind);

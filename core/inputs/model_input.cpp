@@ -303,7 +303,7 @@ void requireForwardMemory(const MemoryBudget& budget, double length, int layers,
                    wayAround);
 }
 
-AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget)
+AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget, ModelRun* run)
 {
     const std::shared_ptr<const Gpt2Model> model = loadModel(spec.modelPath);
     const Gpt2Config& config = model->config();
@@ -316,11 +316,13 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget)
     const std::shared_ptr<const ForwardResult> forward = cachedForward(model, tokens.ids);
     AttentionInput input = layerInput(*forward, spec.layer, config.heads, tokens.labels);
     input.notes = tokens.notes;
+    if (run)
+        run->forward = forward;
     return input;
 }
 
 AttentionInput imageModelInput(const InputSpec& spec, const ImagePixels* image,
-                               const MemoryBudget& budget)
+                               const MemoryBudget& budget, ModelRun* run)
 {
     const std::shared_ptr<const VitModel> model = loadVitModel(spec.modelPath);
     const VitConfig& config = model->config();
@@ -335,22 +337,26 @@ AttentionInput imageModelInput(const InputSpec& spec, const ImagePixels* image,
                          int(model->classNames().size()),
                          QStringLiteral("%1 patches and [CLS]").arg(config.tokenCount() - 1),
                          QStringLiteral("Raise the memory budget."));
-    const PixelTensor pixels = model->preprocess(*image, spec.imagePath);
+    PixelTensor pixels = model->preprocess(*image, spec.imagePath);
     const std::shared_ptr<const ForwardResult> forward = cachedForward(model, pixels);
     AttentionInput input = layerInput(*forward, spec.layer, config.heads, model->tokenLabels());
     input.gridRows = config.gridRows();
     input.gridCols = config.gridCols();
+    if (run) {
+        run->forward = forward;
+        run->pixels = std::move(pixels);
+    }
     return input;
 }
 
 }  // namespace
 
 AttentionInput modelInput(const InputSpec& spec, const ImagePixels* image,
-                          const MemoryBudget& budget)
+                          const MemoryBudget& budget, ModelRun* run)
 {
     if (modelArchitectureOf(spec.modelPath) == ModelArchitecture::Vit)
-        return imageModelInput(spec, image, budget);
-    return textModelInput(spec, budget);
+        return imageModelInput(spec, image, budget, run);
+    return textModelInput(spec, budget, run);
 }
 
 }  // namespace attnlab

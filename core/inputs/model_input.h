@@ -80,7 +80,8 @@ AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
 // decoded from spec.imagePath; labels "[CLS]" and the patches' "(row, col)", with gridRows and
 // gridCols the patch grid). Throws InputError (no tokens, no image for a ViT, a layer the model
 // does not have, the text too long) and ResourceError (over the budget).
+// With run, also the forward pass and a ViT's preprocessed pixels.
 AttentionInput modelInput(const InputSpec& spec, const ImagePixels* image,
-                          const MemoryBudget& budget);
+                          const MemoryBudget& budget, ModelRun* run = nullptr);
 
 }  // namespace attnlab

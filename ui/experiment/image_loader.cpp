@@ -150,11 +150,11 @@ VitReading readWithVit(const InputSpec& input, const MemoryBudget& budget)
 {
     const ImagePixels pixels = loadImagePixels(input.imagePath, 0);  // the ViT resizes it
     VitReading reading;
-    reading.input = buildInput(input, &pixels, budget);
+    ModelRun run;
+    reading.input = buildInput(input, &pixels, budget, &run);
     const std::shared_ptr<const VitModel> model = loadVitModel(input.modelPath);
-    const PixelTensor tensor = model->preprocess(pixels, input.imagePath);
-    reading.image = modelViewImage(tensor, model->preprocessing(), model->config());
-    reading.forward = cachedForward(model, tensor);
+    reading.image = modelViewImage(run.pixels, model->preprocessing(), model->config());
+    reading.forward = std::move(run.forward);
     reading.heads = model->config().heads;
     return reading;
 }
