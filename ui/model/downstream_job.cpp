@@ -16,10 +16,13 @@ void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promi
     const WorkerOutcome outcome = runOnWorker([&] {
         const ExperimentSpec& first = job.cases.front().first;
         job.modelFolder = modelFolder(first.input.modelPath);
-        // compare(spec, layers, cancelled): one comparison on the model of the first case.
-        std::function<DownstreamComparison(const ExperimentSpec&, const std::vector<int>&,
-                                           const std::function<bool()>&)>
-            compare;
+        // The inputs the cases are compared on (a text, or one image or more); open(i) reads
+        // input i through buildInput (the budget checked, the model's own forward pass run)
+        // and gives its comparison of a case. One input's forward pass is kept at a time.
+        using Compare = std::function<DownstreamComparison(
+            const ExperimentSpec&, const std::vector<int>&, const std::function<bool()>&)>;
+        std::function<Compare(int)> open;
+        int inputs = 1;
         int tokens = 0;  // a prediction's input: the text's tokens, or an image's patches and [CLS]
         if (modelArchitectureOf(first.input.modelPath) == ModelArchitecture::Vit) {
             const std::shared_ptr<const VitModel> model = loadVitModel(first.input.modelPath);
@@ -37,24 +40,20 @@ void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promi
                     files = files.mid(0, kMaxFolderImages);
                 }
             }
-            // Each image as the model reads it, with the model's own forward pass.
-            std::vector<std::pair<PixelTensor, std::shared_ptr<const ForwardResult>>> images;
-            for (const QString& file : files) {
-                if (job.cancel)
-                    throw Cancelled();
-                PixelTensor pixels = model->preprocess(loadImagePixels(file, 0), file);
-                auto exact = cachedForward(model, pixels);
-                images.emplace_back(std::move(pixels), std::move(exact));
+            for (const QString& file : files)
                 job.labels.append(QFileInfo(file).fileName());
-            }
-            compare = [model, images = std::move(images)](const ExperimentSpec& spec,
-                                                          const std::vector<int>& layers,
-                                                          const std::function<bool()>& cancelled) {
-                std::vector<DownstreamComparison> comparisons;
-                for (const auto& [pixels, exact] : images)
-                    comparisons.push_back(
-                        compareDownstream(*model, pixels, *exact, spec, layers, cancelled));
-                return combinedComparison(comparisons);
+            inputs = int(files.size());
+            open = [&job, model, files, input = first.input](int i) -> Compare {
+                InputSpec image = input;
+                image.imagePath = files[i];
+                const ImagePixels pixels = loadImagePixels(image.imagePath, 0);
+                ModelRun run;
+                buildInput(image, &pixels, job.budget, &run);
+                return [model, run](const ExperimentSpec& spec, const std::vector<int>& layers,
+                                    const std::function<bool()>& cancelled) {
+                    return compareDownstream(*model, run.pixels, *run.forward, spec, layers,
+                                             cancelled);
+                };
             };
         } else {
             const std::shared_ptr<const Gpt2Model> model = loadModel(first.input.modelPath);
@@ -65,29 +64,43 @@ void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promi
             job.labels = text.labels;
             job.notes = text.notes;
             job.outcomeName = [model](int id) { return model->tokenizer().label(id); };
-            // The exact run's Q, K, V and logits: modelInput checks them against the budget.
-            buildInput(first.input, nullptr, job.budget);
-            const std::shared_ptr<const ForwardResult> exact = cachedForward(model, text.ids);
-            compare = [model, ids = text.ids, exact](const ExperimentSpec& spec,
-                                                       const std::vector<int>& layers,
-                                                       const std::function<bool()>& cancelled) {
-                return compareDownstream(*model, ids, *exact, spec, layers, cancelled);
+            open = [&job, model, ids = text.ids, input = first.input](int) -> Compare {
+                ModelRun run;
+                buildInput(input, nullptr, job.budget, &run);
+                return [model, ids, exact = run.forward](const ExperimentSpec& spec,
+                                                         const std::vector<int>& layers,
+                                                         const std::function<bool()>& cancelled) {
+                    return compareDownstream(*model, ids, *exact, spec, layers, cancelled);
+                };
             };
         }
-        promise.setProgressRange(0, int(job.cases.size()));
-        const auto cancelled = [&] { return job.cancel.load() || promise.isCanceled(); };
-        for (std::size_t i = 0; i < job.cases.size(); ++i) {
-            auto& [spec, layers] = job.cases[i];
-            if (replaceAll && !job.sweep) {  // the model's size is known only now
+        if (replaceAll && !job.sweep) {  // the model's size is known only now
+            for (auto& [spec, layers] : job.cases) {
                 layers.resize(std::size_t(job.layerCount));
                 std::iota(layers.begin(), layers.end(), 0);
             }
-            auto comparison =
-                std::make_shared<DownstreamComparison>(compare(spec, layers, cancelled));
-            job.rows.push_back(modelEvalRow(spec, *comparison, job.layerCount));
+        }
+        const int cases = int(job.cases.size());
+        promise.setProgressRange(0, inputs * cases);
+        const auto cancelled = [&] { return job.cancel.load() || promise.isCanceled(); };
+        std::vector<std::vector<DownstreamComparison>> comparisons(job.cases.size());
+        for (int i = 0; i < inputs; ++i) {
+            if (cancelled())
+                throw Cancelled();
+            const Compare compare = open(i);
+            for (int c = 0; c < cases; ++c) {
+                const auto& [spec, layers] = job.cases[std::size_t(c)];
+                comparisons[std::size_t(c)].push_back(compare(spec, layers, cancelled));
+                promise.setProgressValue(i * cases + c + 1);
+            }
+        }
+        for (int c = 0; c < cases; ++c) {
+            auto comparison = std::make_shared<DownstreamComparison>(
+                combinedComparison(comparisons[std::size_t(c)]));
+            job.rows.push_back(modelEvalRow(job.cases[std::size_t(c)].first, *comparison,
+                                            job.layerCount));
             job.rows.back().tokens = tokens;
             job.comparison = std::move(comparison);
-            promise.setProgressValue(int(i) + 1);
         }
     });
     job.cancelled = outcome.cancelled;
