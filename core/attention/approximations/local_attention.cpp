@@ -9,24 +9,27 @@ namespace attnlab {
 
 namespace {
 
-// The scores s q_i.k_j of the queries [begin, begin + rows) against their block's key span
-// [spanFirst, spanFirst + scores.cols()), softmaxed inside each row's window and 0 outside it.
+// For the block of queries q (its ranges from windowRanges): row r's exp(s q_r.k_j - M_r) for
+// the keys j of its window, M_r the window's largest score, and 0 for the other keys of its
+// group's range, into weights (laid out as for bandScores); sums_r = sum of the row's weights.
 template <typename T>
-void windowSoftmax(const Matrix<T>& q, const Matrix<T>& k, double scale,
-                   const SlidingWindow& window, Eigen::Index begin, Eigen::Index spanFirst,
-                   Eigen::Ref<Matrix<T>> scores)
+void windowExponentials(const Eigen::Ref<const Matrix<T>>& q, const BandKeys<T>& keys,
+                        double scale, const KeyRanges& ranges, Eigen::Ref<Matrix<T>> weights,
+                        Eigen::Ref<Vector<T>> sums)
 {
-    const Eigen::Index rows = scores.rows(), span = scores.cols();
-    scores.noalias() = q.middleRows(begin, rows) * k.middleRows(spanFirst, span).transpose();
-    scores *= T(scale);
-    for (Eigen::Index r = 0; r < rows; ++r) {
-        const Eigen::Index lo = window.first(begin + r) - spanFirst;
-        const Eigen::Index count = window.last(begin + r) - spanFirst - lo + 1;
-        auto inside = scores.row(r).segment(lo, count);
-        const T sum = expShiftedSum(inside.data(), count, inside.maxCoeff());
-        inside /= sum;
-        scores.row(r).head(lo).setZero();
-        scores.row(r).tail(span - lo - count).setZero();
+    bandScores<T>(q, keys, T(scale), ranges, weights);
+    for (Eigen::Index r = 0; r < ranges.rows(); ++r) {
+        const Eigen::Index group = r / kBandGroupRows * kBandGroupRows;
+        const Eigen::Index n = std::min(kBandGroupRows, ranges.rows() - group);
+        const Eigen::Index groupFirst = ranges.groupFirst(group, n);
+        const Eigen::Index groupLast = ranges.groupLast(group, n);
+        const Eigen::Index first = ranges.first[std::size_t(r)];
+        const Eigen::Index last = ranges.last[std::size_t(r)];
+        auto row = weights.row(r);
+        auto inside = row.segment(first - ranges.spanFirst, last - first + 1);
+        sums[r] = expShiftedSum(inside.data(), inside.size(), inside.maxCoeff());
+        row.segment(groupFirst - ranges.spanFirst, first - groupFirst).setZero();
+        row.segment(last + 1 - ranges.spanFirst, groupLast - last).setZero();
     }
 }
 
@@ -34,18 +37,25 @@ template <typename T>
 class LocalRows final : public ApproximateRows<T> {
 public:
     LocalRows(const Matrix<T>& q, const Matrix<T>& k, double scale, SlidingWindow window)
-        : m_q(q), m_k(k), m_scale(scale), m_window(window)
+        : m_q(q), m_k(k), m_keys(BandKeys<T>::of(k)), m_scale(scale), m_window(window)
     {
     }
 
     void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel) const override
     {
         const Eigen::Index rows = p.rows();
-        const Eigen::Index spanFirst = m_window.first(begin);
-        const Eigen::Index span = m_window.last(begin + rows - 1) - spanFirst + 1;
+        const KeyRanges ranges = windowRanges(m_window, begin, rows);
+        Matrix<T> weights(rows, ranges.spanCols);
+        Vector<T> sums(rows);
+        windowExponentials<T>(m_q.middleRows(begin, rows), m_keys, m_scale, ranges, weights,
+                              sums);
         p.setZero();
-        windowSoftmax<T>(m_q, m_k, m_scale, m_window, begin, spanFirst,
-                         p.middleCols(spanFirst, span));
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index first = ranges.first[std::size_t(r)];
+            const Eigen::Index count = ranges.last[std::size_t(r)] - first + 1;
+            p.row(r).segment(first, count) =
+                weights.row(r).segment(first - ranges.spanFirst, count) / sums[r];
+        }
         if (!kernel)
             return;
         kernel->setZero(rows, p.cols());
@@ -60,6 +70,7 @@ public:
 private:
     const Matrix<T>& m_q;
     const Matrix<T>& m_k;
+    BandKeys<T> m_keys;
     double m_scale;
     SlidingWindow m_window;
 };
@@ -83,8 +94,9 @@ double LocalAttention<T>::flops(const CostShape& s)
 template <typename T>
 double LocalAttention<T>::workingSetFloats(const CostShape& s)
 {
-    const double block = double(windowBlockRows(Eigen::Index(s.window)));
-    return s.threads * block * (block + s.window);
+    const double block = double(kBandBlockRows);
+    return (s.length + kBandPanelKeys) * s.d +
+           s.threads * block * (block + s.window + 2 * kBandPanelKeys);
 }
 
 template <typename T>
@@ -93,15 +105,18 @@ ApproximateOutput<T> LocalAttention<T>::output(const Matrix<T>& q, const Matrix<
                                                Eigen::Index /*chunk*/) const
 {
     const SlidingWindow window{m_width, causal, k.rows()};
+    const BandKeys<T> keys = BandKeys<T>::of(k);
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
-    forEachRowBlock(q.rows(), windowBlockRows(m_width), [&](Eigen::Index begin, Eigen::Index end) {
-        const Eigen::Index spanFirst = window.first(begin);
-        const Eigen::Index span = window.last(end - 1) - spanFirst + 1;
-        Matrix<T> scores(end - begin, span);
-        windowSoftmax<T>(q, k, m_scale, window, begin, spanFirst, scores);
-        result.output.middleRows(begin, end - begin).noalias() =
-            scores * v.middleRows(spanFirst, span);
+    forEachRowBlock(q.rows(), kBandBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        const KeyRanges ranges = windowRanges(window, begin, rows);
+        Matrix<T> weights(rows, ranges.spanCols);
+        Vector<T> sums(rows);
+        windowExponentials<T>(q.middleRows(begin, rows), keys, m_scale, ranges, weights, sums);
+        Matrix<T> numerator(rows, v.cols());
+        bandTimes<T>(weights, ranges, v, numerator);
+        divideRows<T>(numerator, sums, result.output.middleRows(begin, rows));
     });
     return result;
 }

@@ -1,7 +1,8 @@
 #include "attention/approximations/scatterbrain_attention.h"
 
-#include "attention/approximations/local_attention.h"
+#include "attention/band_products.h"
 #include "attention/linear_attention.h"
+#include "attention/row_ops.h"
 #include "parallel.h"
 
 #include <cmath>
@@ -11,114 +12,125 @@ namespace attnlab {
 namespace {
 
 // phi(k_j) for every key at one common scale kappa: phi(k_j) = Phi_j omega_j exp(kappa), with
-// omega_j = exp(c_j - kappa) <= 1 applied where the keys are used (to a block's products, to the
-// values of the low-rank sums), not to the L x m mantissas.
+// omega_j = exp(c_j - kappa) <= 1 applied where the keys are used, not to the L x m mantissas Phi
+// (kept arranged for the band products). With values, also the low-rank sums (KeySummary, each
+// at its own scale) of every block of keys [b n, (b + 1) n).
 template <typename T>
 struct MappedKeys {
-    Matrix<T> phi;   // Phi, L x m
+    BandKeys<T> phi;
     Vector<T> weight;  // omega_j
-    T scale = 0;     // kappa
+    T scale;           // kappa
+    std::vector<KeySummary<T>> blocks;
 };
 
+// MappedKeys of k, blocks of keyBlock keys (a multiple of kBandPanelKeys) on the engine threads,
+// each block's sums formed while its Phi is in cache; v may be null (no sums).
 template <typename T>
-MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k)
+MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix<T>* v,
+                      Eigen::Index keyBlock)
 {
-    MappedKeys<T> keys;
-    keys.phi.resize(k.rows(), phi.featureCount());
-    Vector<T> logScale(k.rows());
-    forEachRowBlock(k.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        phi.map(k.middleRows(begin, end - begin), keys.phi.middleRows(begin, end - begin),
-                logScale.segment(begin, end - begin));
+    const Eigen::Index features = phi.featureCount();
+    MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
+    if (v)
+        keys.blocks.assign(std::size_t((k.rows() + keyBlock - 1) / keyBlock),
+                           KeySummary<T>(features, v->cols()));
+    Vector<T>& logScale = keys.weight;  // c_j until every key is mapped
+    forEachRowBlock(k.rows(), keyBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        Matrix<T> mantissas(rows, features);
+        phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
+        keys.phi.set(begin, mantissas);
+        if (v)
+            keys.blocks[std::size_t(begin / keyBlock)].assign(
+                mantissas, logScale.segment(begin, rows), v->middleRows(begin, rows));
     });
     keys.scale = logScale.maxCoeff();
     keys.weight = (logScale.array() - keys.scale).exp();
     return keys;
 }
 
-// One block of queries [begin, begin + rows), with their features Phi (phi(q_i) = Phi_i
-// exp(c_i)), against its key span [spanFirst, spanFirst + span): the exact scores
-// E_ij = s q_i.k_j over the span, the feature products G_ij = omega_j Phi_i . Phi_j
-// (phi(q_i).phi(k_j) = G_ij exp(c_i + kappa)), and each row's reference exponent
-// r_i = max(c_i + kappa, max_{j in W(i)} E_ij), with alpha_i = exp(c_i + kappa - r_i): the row's
-// terms divided by exp(r_i) are at most 1.
+// A query row's reference exponent r_i = max(c_i + kappa, max_{j in W(i)} s q_i.k_j) and
+// alpha_i = exp(c_i + kappa - r_i): the row's terms divided by exp(r_i) are at most 1.
 template <typename T>
-struct WindowBlock {
-    Matrix<T> scores;  // E, rows x span
-    Matrix<T> products;  // G, rows x span
-    Vector<T> reference;  // r_i
-    Vector<T> alpha;      // alpha_i
+struct RowReference {
+    T reference;
+    T alpha;
 
-    WindowBlock(const Eigen::Ref<const Matrix<T>>& phiQ,
-                const Eigen::Ref<const Vector<T>>& queryLogScale, const Matrix<T>& q,
-                const Matrix<T>& k, const MappedKeys<T>& keys, double scale,
-                const SlidingWindow& window, Eigen::Index begin, Eigen::Index spanFirst,
-                Eigen::Index span)
-        : scores(phiQ.rows(), span),
-          products(phiQ.rows(), span),
-          reference(phiQ.rows()),
-          alpha(phiQ.rows())
+    RowReference(T lowRankExponent, T windowMax)
+        : reference(std::max(lowRankExponent, windowMax)),
+          alpha(std::exp(lowRankExponent - reference))
     {
-        const Eigen::Index rows = phiQ.rows();
-        scores.noalias() = q.middleRows(begin, rows) * k.middleRows(spanFirst, span).transpose();
-        scores *= T(scale);
-        products.noalias() = phiQ * keys.phi.middleRows(spanFirst, span).transpose();
-        products.array().rowwise() *= keys.weight.segment(spanFirst, span).transpose().array();
-        for (Eigen::Index r = 0; r < rows; ++r) {
-            const Eigen::Index lo = window.first(begin + r) - spanFirst;
-            const Eigen::Index count = window.last(begin + r) - window.first(begin + r) + 1;
-            const T lowRank = queryLogScale[r] + keys.scale;
-            reference[r] = std::max(lowRank, scores.row(r).segment(lo, count).maxCoeff());
-            alpha[r] = std::exp(lowRank - reference[r]);
+    }
+};
+
+// The queries [begin, begin + rows) with their features Phi_i (phi(q_i) = Phi_i exp(c_i)) against
+// the keys of their ranges: E_ij = s q_i.k_j into scores, G_ij = Phi_i . Phi_j into products
+// (bandScores).
+template <typename T>
+struct BandBlock {
+    KeyRanges ranges;
+    Matrix<T> scores;
+    Matrix<T> products;
+
+    BandBlock(KeyRanges blockRanges, const Eigen::Ref<const Matrix<T>>& q,
+              const BandKeys<T>& keys, double scale, const Eigen::Ref<const Matrix<T>>& phiQ,
+              const BandKeys<T>& phiK)
+        : ranges(std::move(blockRanges)),
+          scores(q.rows(), ranges.spanCols),
+          products(q.rows(), ranges.spanCols)
+    {
+        bandScores<T>(q, keys, T(scale), ranges, scores);
+        bandScores<T>(phiQ, phiK, T(1), ranges, products);
+    }
+};
+
+// A block's weights divided by exp(r_i), in place of its scores: non-causal (ranges = the
+// windows), the window's correction exp(E_ij - r_i) - alpha_i omega_j G_ij, since the low-rank
+// sums count every key; causal (ranges from where the block's low-rank sums stop to i),
+// alpha_i omega_j G_ij for the keys before the window and exp(E_ij - r_i) inside it. 0 for the
+// other keys of a row's group. Returns each row's alpha_i and, in weightSums, its weights' sum.
+template <typename T>
+Vector<T> blockWeights(BandBlock<T>& block, const Eigen::Ref<const Vector<T>>& queryLogScale,
+                       const MappedKeys<T>& keys, const SlidingWindow& window, Eigen::Index begin,
+                       Eigen::Ref<Vector<T>> weightSums)
+{
+    const KeyRanges& ranges = block.ranges;
+    Vector<T> alpha(ranges.rows());
+    for (Eigen::Index r = 0; r < ranges.rows(); ++r) {
+        const Eigen::Index group = r / kBandGroupRows * kBandGroupRows;
+        const Eigen::Index n = std::min(kBandGroupRows, ranges.rows() - group);
+        const Eigen::Index groupFirst = ranges.groupFirst(group, n);
+        const Eigen::Index groupLast = ranges.groupLast(group, n);
+        const Eigen::Index first = ranges.first[std::size_t(r)];
+        const Eigen::Index last = ranges.last[std::size_t(r)];
+        const Eigen::Index windowFirst = window.first(begin + r);
+        auto row = block.scores.row(r);
+        const auto products = block.products.row(r);
+        const auto columns = [&](Eigen::Index from, Eigen::Index to) {
+            return Eigen::seq(from - ranges.spanFirst, to - ranges.spanFirst);
+        };
+        auto inside = row(columns(windowFirst, last));
+        const RowReference<T> reference(queryLogScale[r] + keys.scale, inside.maxCoeff());
+        alpha[r] = reference.alpha;
+        T sum = expShiftedSum(inside.data(), inside.size(), reference.reference);
+        if (window.causal) {
+            auto before = row(columns(first, windowFirst - 1));
+            before = reference.alpha * keys.weight.segment(first, before.size()).transpose().cwiseProduct(
+                                           products(columns(first, windowFirst - 1)));
+            sum += before.sum();
+        } else {
+            const auto lowRank =
+                (reference.alpha * keys.weight.segment(windowFirst, inside.size()).transpose())
+                    .cwiseProduct(products(columns(windowFirst, last)))
+                    .eval();
+            inside -= lowRank;
+            sum -= lowRank.sum();
         }
+        weightSums[r] = sum;
+        row(columns(groupFirst, first - 1)).setZero();
+        row(columns(last + 1, groupLast)).setZero();
     }
-};
-
-// The weights C (rows x span) of a block's span divided by exp(r_i): non-causal, the window's
-// correction exp(E_ij - r_i) - alpha_i G_ij (the low-rank sums count every key); causal, the
-// keys of the span before the window alpha_i G_ij, the window exp(E_ij - r_i), 0 after i (the
-// low-rank sums count only the keys before the span).
-template <typename T>
-Matrix<T> spanWeights(const WindowBlock<T>& block, const SlidingWindow& window, Eigen::Index begin,
-                      Eigen::Index spanFirst)
-{
-    const Eigen::Index rows = block.scores.rows(), span = block.scores.cols();
-    Matrix<T> weights = Matrix<T>::Zero(rows, span);
-    for (Eigen::Index r = 0; r < rows; ++r) {
-        const Eigen::Index lo = window.first(begin + r) - spanFirst;
-        const Eigen::Index hi = window.last(begin + r) - spanFirst;
-        const T shift = block.reference[r], alpha = block.alpha[r];
-        weights.row(r).segment(lo, hi - lo + 1) =
-            (block.scores.row(r).segment(lo, hi - lo + 1).array() - shift).exp();
-        if (window.causal)
-            weights.row(r).head(lo) = alpha * block.products.row(r).head(lo);
-        else
-            weights.row(r).segment(lo, hi - lo + 1) -=
-                alpha * block.products.row(r).segment(lo, hi - lo + 1);
-    }
-    return weights;
-}
-
-// The low-rank sums S = sum_j omega_j Phi_j v_j^T and z = sum_j omega_j Phi_j over a range of
-// keys.
-template <typename T>
-struct LowRankSums {
-    Matrix<T> s;
-    Vector<T> z;
-};
-
-template <typename T>
-LowRankSums<T> lowRankSums(const MappedKeys<T>& keys, const Matrix<T>& v, Eigen::Index first,
-                           Eigen::Index count)
-{
-    LowRankSums<T> sums{Matrix<T>::Zero(keys.phi.cols(), v.cols()),
-                        Vector<T>::Zero(keys.phi.cols())};
-    if (count == 0)
-        return sums;
-    const auto weight = keys.weight.segment(first, count);
-    const Matrix<T> weightedValues = weight.asDiagonal() * v.middleRows(first, count);
-    sums.s.noalias() = keys.phi.middleRows(first, count).transpose() * weightedValues;
-    sums.z.noalias() = keys.phi.middleRows(first, count).transpose() * weight;
-    return sums;
+    return alpha;
 }
 
 template <typename T>
@@ -126,33 +138,49 @@ class ScatterbrainRows final : public ApproximateRows<T> {
 public:
     ScatterbrainRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
                      double scale, SlidingWindow window)
-        : m_phi(phi), m_q(q), m_k(k), m_scale(scale), m_window(window), m_keys(mapKeys(phi, k))
+        : m_phi(phi),
+          m_q(q),
+          m_k(k),
+          m_scale(scale),
+          m_window(window),
+          m_keys(mapKeys<T>(phi, k, nullptr, kFeatureBlock))
     {
     }
 
-    // Row i: alpha_i G_ij for the keys outside the window (up to i when causal), exp(E_ij - r_i)
-    // inside it; A^ is that times exp(r_i), P^ that divided by its sum.
+    // Row i, with E_ij = s q_i.k_j and G_ij = Phi_i . Phi_j over every key: alpha_i omega_j G_ij
+    // for the keys outside the window (up to i when causal), exp(E_ij - r_i) inside it; A^ is
+    // that times exp(r_i), P^ that divided by its sum.
     void rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel) const override
     {
         const Eigen::Index rows = p.rows(), keys = m_k.rows();
         Matrix<T> phiQ(rows, m_phi.featureCount());
         Vector<T> queryLogScale(rows);
         m_phi.map(m_q.middleRows(begin, rows), phiQ, queryLogScale);
-        const WindowBlock<T> block(phiQ, queryLogScale, m_q, m_k, m_keys, m_scale, m_window,
-                                   begin, 0, keys);
+        const KeyRanges everyKey = keyRanges(
+            begin, rows, [](Eigen::Index) { return Eigen::Index(0); },
+            [&](Eigen::Index) { return keys - 1; });
+        Matrix<T> products(rows, everyKey.spanCols);
+        bandScores<T>(phiQ, m_keys.phi, T(1), everyKey, products);
+        Matrix<T> scores(rows, keys);
+        scores.noalias() = T(m_scale) * m_q.middleRows(begin, rows) * m_k.transpose();
+        Vector<T> reference(rows);
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index i = begin + r;
-            const Eigen::Index lo = m_window.first(i), hi = m_window.last(i);
+            const Eigen::Index lo = m_window.first(i), count = m_window.last(i) - lo + 1;
             const Eigen::Index visible = m_window.causal ? i + 1 : keys;
-            p.row(r).head(visible) = block.alpha[r] * block.products.row(r).head(visible);
+            const RowReference<T> row(queryLogScale[r] + m_keys.scale,
+                                      scores.row(r).segment(lo, count).maxCoeff());
+            reference[r] = row.reference;
+            p.row(r).head(visible) = row.alpha * m_keys.weight.head(visible).transpose().cwiseProduct(
+                                                     products.row(r).head(visible));
             p.row(r).tail(keys - visible).setZero();
-            for (Eigen::Index j = lo; j <= hi; ++j)
-                p(r, j) = std::exp(block.scores(r, j) - block.reference[r]);
+            p.row(r).segment(lo, count) =
+                (scores.row(r).segment(lo, count).array() - row.reference).exp().matrix();
         }
         if (kernel) {
             *kernel = p.template cast<double>();
             for (Eigen::Index r = 0; r < rows; ++r)
-                kernel->row(r) *= std::exp(double(block.reference[r]));
+                kernel->row(r) *= std::exp(double(reference[r]));
         }
         const Vector<T> sums = p.rowwise().sum();
         divideRows<T>(Matrix<T>(p), sums, p);
@@ -166,11 +194,6 @@ private:
     SlidingWindow m_window;
     MappedKeys<T> m_keys;
 };
-
-// Query rows whose features and low-rank products are formed at a time; each such block takes
-// its window's part in sub-blocks of windowBlockRows(w) rows, so the products stay large while
-// the spans stay short.
-constexpr Eigen::Index kLowRankBlock = 64;
 
 }  // namespace
 
@@ -194,10 +217,13 @@ double ScatterbrainAttention<T>::flops(const CostShape& s)
 template <typename T>
 double ScatterbrainAttention<T>::workingSetFloats(const CostShape& s)
 {
-    const double block = double(kLowRankBlock);
-    const double span = (s.causal ? block : double(windowBlockRows(Eigen::Index(s.window)))) +
-                        s.window;
-    return s.length * s.m + s.threads * (block * (s.m + s.dv + 1) + 3 * block * span);
+    const double block = double(kBandBlockRows);
+    const double keyBlock = s.causal ? block : double(kFeatureBlock);
+    const double summary = s.m * (s.dv + 1);
+    const double span = (s.causal ? keyBlock : 0.0) + block + s.window + 2 * kBandPanelKeys;
+    return (s.length + kBandPanelKeys) * (s.m + s.d) + s.length +
+           std::ceil(s.length / keyBlock) * summary +
+           s.threads * (keyBlock * s.m + block * (s.m + s.dv + 1) + 2 * block * span);
 }
 
 template <typename T>
@@ -206,60 +232,51 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
                                                       Eigen::Index /*chunk*/) const
 {
     const SlidingWindow window{m_width, causal, k.rows()};
-    const MappedKeys<T> keys = mapKeys<T>(m_phi, k);
-    const Eigen::Index length = q.rows();
-    const Eigen::Index blocks = (length + kLowRankBlock - 1) / kLowRankBlock;
-    const auto spanFirst = [&](Eigen::Index b) { return window.first(b * kLowRankBlock); };
+    const FeatureMap<T>& phi = m_phi;
+    // Causal, a query block's low-rank sums stop at a key block's start, at or before its first
+    // window start: blocks of keys as short as the query blocks keep the stretch between short.
+    const Eigen::Index keyBlock = causal ? kBandBlockRows : kFeatureBlock;
+    MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlock);
+    const BandKeys<T> bandKeys = BandKeys<T>::of(k);
+    const auto sumsEnd = [&](Eigen::Index begin) {
+        return causal ? window.first(begin) / keyBlock : Eigen::Index(keys.blocks.size());
+    };
 
-    // The low-rank sums each block adds to its span: every key (non-causal), or the keys before
-    // the block's span (causal: the prefix sums of the keys between consecutive spans' starts).
-    std::vector<LowRankSums<T>> before;
-    LowRankSums<T> all;
-    if (causal) {
-        before.resize(std::size_t(blocks));
-        forEachRowBlock(blocks, 1, [&](Eigen::Index b, Eigen::Index) {
-            const Eigen::Index first = b == 0 ? 0 : spanFirst(b - 1);
-            before[std::size_t(b)] = lowRankSums<T>(keys, v, first, spanFirst(b) - first);
-        });
-        for (std::size_t b = 1; b < before.size(); ++b) {
-            before[b].s += before[b - 1].s;
-            before[b].z += before[b - 1].z;
-        }
-    } else {
-        all = lowRankSums<T>(keys, v, 0, k.rows());
-    }
+    // The low-rank sums each query block adds: every key's (non-causal), or causal those of
+    // the keys before the key block its ranges start in, lowRankBlocks(begin) of them: the
+    // prefix sums of the key blocks, in place.
+    const auto lowRankBlocks = [&](Eigen::Index begin) {
+        return causal ? window.first(begin) / keyBlock : Eigen::Index(keys.blocks.size());
+    };
+    for (std::size_t c = 1; c < keys.blocks.size(); ++c)
+        keys.blocks[c].add(keys.blocks[c - 1]);
+    const KeySummary<T> none(phi.featureCount(), v.cols());
 
     ApproximateOutput<T> result;
-    result.output.resize(length, v.cols());
-    Vector<T> denominators(length);
-    const Eigen::Index subRows = windowBlockRows(m_width);
-    const FeatureMap<T>& phi = m_phi;
-    forEachRowBlock(length, kLowRankBlock, [&](Eigen::Index begin, Eigen::Index end) {
+    result.output.resize(q.rows(), v.cols());
+    Vector<T> denominators(q.rows());
+    forEachRowBlock(q.rows(), kBandBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
+        const Eigen::Index sumsEnd = lowRankBlocks(begin);
+        const KeySummary<T>& sums = sumsEnd == 0 ? none : keys.blocks[std::size_t(sumsEnd - 1)];
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
         phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
-        const LowRankSums<T>& sums = causal ? before[std::size_t(begin / kLowRankBlock)] : all;
-        Matrix<T> lowRank(rows, v.cols());
-        lowRank.noalias() = phiQ * sums.s;
-        const Vector<T> lowRankDenominator = phiQ * sums.z;
-        for (Eigen::Index sub = begin; sub < end; sub += subRows) {
-            const Eigen::Index n = std::min(subRows, end - sub), offset = sub - begin;
-            // Causal: the span reaches back to the block's, where its low-rank sums end.
-            const Eigen::Index first = window.first(causal ? begin : sub);
-            const Eigen::Index span = window.last(sub + n - 1) - first + 1;
-            const WindowBlock<T> block(phiQ.middleRows(offset, n),
-                                       queryLogScale.segment(offset, n), q, k, keys, m_scale,
-                                       window, sub, first, span);
-            const Matrix<T> weights = spanWeights<T>(block, window, sub, first);
-            Matrix<T> numerator(n, v.cols());
-            numerator.noalias() = block.alpha.asDiagonal() * lowRank.middleRows(offset, n);
-            numerator.noalias() += weights * v.middleRows(first, span);
-            auto den = denominators.segment(sub, n);
-            den = block.alpha.cwiseProduct(lowRankDenominator.segment(offset, n)) +
-                  weights.rowwise().sum();
-            divideRows<T>(numerator, den, result.output.middleRows(sub, n));
-        }
+        BandBlock<T> block(
+            keyRanges(
+                begin, rows,
+                [&](Eigen::Index i) { return causal ? sumsEnd * keyBlock : window.first(i); },
+                [&](Eigen::Index i) { return window.last(i); }),
+            q.middleRows(begin, rows), bandKeys, m_scale, phiQ, keys.phi);
+        auto den = denominators.segment(begin, rows);
+        // The sums' own scale brought to kappa (0 without keys: exp(-inf)).
+        const Vector<T> alpha = blockWeights<T>(block, queryLogScale, keys, window, begin, den) *
+                                std::exp(sums.scale - keys.scale);
+        Matrix<T> numerator(rows, v.cols());
+        bandTimes<T>(block.scores, block.ranges, v, numerator);
+        numerator.noalias() += alpha.asDiagonal() * (phiQ * sums.s);
+        den += alpha.cwiseProduct(phiQ * sums.z);
+        divideRows<T>(numerator, den, result.output.middleRows(begin, rows));
     });
     result.nonPositiveRows = nonPositiveEntries(denominators);
     return result;

@@ -1,0 +1,131 @@
+#pragma once
+
+#include "types.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace attnlab {
+
+// The products of local attention and of Scatterbrain's window, restricted to a band of keys
+// around each query. A block of b query rows against its whole key span as two GEMMs computes
+// up to b more keys per row than the window's w; here rows go in groups of kBandGroupRows and
+// each group takes only the keys of its own rows' ranges (rounded out to kBandPanelKeys keys for
+// the scores), so about w + 20 keys per row. With AVX2 and FMA, float runs in register-tiled
+// kernels (6 rows x 16 keys or 16 value columns); otherwise, and for double, in Eigen products
+// group by group.
+
+// The keys query i sees in a sliding window of w keys among L: causal, the w latest keys
+// [i - w + 1, i]; otherwise w keys centred on i, [i - floor((w - 1) / 2), i + ceil((w - 1) / 2)];
+// both clipped to [0, L).
+struct SlidingWindow {
+    Eigen::Index width;
+    bool causal;
+    Eigen::Index length;
+
+    Eigen::Index first(Eigen::Index i) const
+    {
+        return std::max<Eigen::Index>(0, i - (causal ? width - 1 : (width - 1) / 2));
+    }
+    // The last key, inclusive.
+    Eigen::Index last(Eigen::Index i) const
+    {
+        return std::min(length - 1, causal ? i : i + width / 2);
+    }
+};
+
+// Query rows handled together by the band kernels, keys per panel of the packed keys, and the
+// query rows local attention and Scatterbrain take per block (a multiple of the group: a block's
+// scratch is its rows by its span, about w + 48 + 32 keys).
+inline constexpr Eigen::Index kBandGroupRows = 6;
+inline constexpr Eigen::Index kBandPanelKeys = 16;
+inline constexpr Eigen::Index kBandBlockRows = 48;
+
+// The keys [first[r], last[r]] row r of a block of query rows takes part with (non-empty), and
+// the columns of the block's scratch scores: column 0 is key spanFirst (a multiple of
+// kBandPanelKeys) and there are spanCols columns, whole panels covering every row's range.
+struct KeyRanges {
+    std::vector<Eigen::Index> first;
+    std::vector<Eigen::Index> last;
+    Eigen::Index spanFirst = 0;
+    Eigen::Index spanCols = 0;
+
+    Eigen::Index rows() const { return Eigen::Index(first.size()); }
+    // The union of the ranges of the rows [r, r + n): the keys bandTimes sums for those rows.
+    Eigen::Index groupFirst(Eigen::Index r, Eigen::Index n) const;
+    Eigen::Index groupLast(Eigen::Index r, Eigen::Index n) const;
+};
+
+// KeyRanges for the rows [begin, begin + rows), row i seeing [firstOf(i), lastOf(i)].
+template <typename First, typename Last>
+KeyRanges keyRanges(Eigen::Index begin, Eigen::Index rows, First&& firstOf, Last&& lastOf)
+{
+    KeyRanges ranges;
+    ranges.first.resize(std::size_t(rows));
+    ranges.last.resize(std::size_t(rows));
+    Eigen::Index low = firstOf(begin), high = lastOf(begin);
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        ranges.first[std::size_t(r)] = firstOf(begin + r);
+        ranges.last[std::size_t(r)] = lastOf(begin + r);
+        low = std::min(low, ranges.first[std::size_t(r)]);
+        high = std::max(high, ranges.last[std::size_t(r)]);
+    }
+    ranges.spanFirst = low / kBandPanelKeys * kBandPanelKeys;
+    ranges.spanCols = (high / kBandPanelKeys + 1) * kBandPanelKeys - ranges.spanFirst;
+    return ranges;
+}
+
+// KeyRanges of the rows [begin, begin + rows) in a sliding window.
+inline KeyRanges windowRanges(const SlidingWindow& window, Eigen::Index begin, Eigen::Index rows)
+{
+    return keyRanges(
+        begin, rows, [&](Eigen::Index i) { return window.first(i); },
+        [&](Eigen::Index i) { return window.last(i); });
+}
+
+// Keys x_j (rows of dims values) arranged for bandScores. Float with AVX2: panels of
+// kBandPanelKeys keys, each stored dimension by dimension (x_{16p..16p+15, l} contiguous for
+// every l), zero past the last key; otherwise the rows as they are.
+template <typename T>
+class BandKeys {
+public:
+    // Room for `keys` keys, none set yet: every key must be set before use.
+    BandKeys(Eigen::Index keys, Eigen::Index dims);
+    // The rows of x, set by blocks on the engine threads.
+    static BandKeys of(const Matrix<T>& x);
+
+    // Sets the keys [begin, begin + rows.rows()) to the rows of `rows`: begin a multiple of
+    // kBandPanelKeys, and the block's end too unless it is the last key. Threads may set
+    // disjoint blocks at once.
+    void set(Eigen::Index begin, const Eigen::Ref<const Matrix<T>>& rows);
+
+    Eigen::Index keys() const { return m_keys; }
+    Eigen::Index dims() const { return m_dims; }
+    // Panel p (packed float only).
+    const T* panel(Eigen::Index p) const { return m_data.data() + p * m_dims * kBandPanelKeys; }
+    // The keys [first, first + count) as rows (unpacked only).
+    Eigen::Map<const Matrix<T>> rows(Eigen::Index first, Eigen::Index count) const
+    {
+        return Eigen::Map<const Matrix<T>>(m_data.data() + first * m_dims, count, m_dims);
+    }
+
+private:
+    Eigen::Index m_keys;
+    Eigen::Index m_dims;
+    Vector<T> m_data;  // uninitialised until set: set() writes every value
+};
+
+// S_rj = factor a_r . x_j for every row r of a and every key j of the panels that hold r's
+// group's keys (KeyRanges::groupFirst..groupLast of its kBandGroupRows rows): at least those,
+// written to s (rows x spanCols, column c is key spanFirst + c), other columns left as they were.
+template <typename T>
+void bandScores(const Eigen::Ref<const Matrix<T>>& a, const BandKeys<T>& keys, T factor,
+                const KeyRanges& ranges, Eigen::Ref<Matrix<T>> s);
+
+// o_r = sum_j s_rj v_j over the keys j of r's group (groupFirst..groupLast), for every row r of s
+// (laid out as for bandScores): the caller zeroes the entries of a row outside its own range.
+template <typename T>
+void bandTimes(const Eigen::Ref<const Matrix<T>>& s, const KeyRanges& ranges, const Matrix<T>& v,
+               Eigen::Ref<Matrix<T>> o);
+
+}  // namespace attnlab
