@@ -23,29 +23,31 @@ constexpr bool usesPanels()
 
 #if ATTNLAB_BAND_KERNELS
 
-// s_r,0..15 = factor sum_l a_rl panel_l,0..15 for R rows of a (row stride lda): 12 accumulators
-// of 8 lanes, two panel loads and R broadcasts per l.
-template <int R>
+// s_r,o..o+8H = factor sum_l a_rl panel_l,o..o+8H for R rows of a (row stride lda), the panel's
+// 8 H keys from key o (H = 2: the whole panel; 1: the half o = 0 or 8 holding the keys in use):
+// R H accumulators of 8 lanes, H panel loads and R broadcasts per l.
+template <int R, int H>
 void scoresTile(const float* a, Eigen::Index lda, Eigen::Index dims, const float* panel,
-                float factor, float* s, Eigen::Index lds)
+                Eigen::Index o, float factor, float* s, Eigen::Index lds)
 {
-    __m256 low[R], high[R];
+    __m256 acc[R][H];
     for (int r = 0; r < R; ++r)
-        low[r] = high[r] = _mm256_setzero_ps();
+        for (int h = 0; h < H; ++h)
+            acc[r][h] = _mm256_setzero_ps();
     for (Eigen::Index l = 0; l < dims; ++l) {
-        const __m256 keysLow = _mm256_loadu_ps(panel + l * kBandPanelKeys);
-        const __m256 keysHigh = _mm256_loadu_ps(panel + l * kBandPanelKeys + 8);
+        __m256 keys[H];
+        for (int h = 0; h < H; ++h)
+            keys[h] = _mm256_loadu_ps(panel + l * kBandPanelKeys + o + 8 * h);
         for (int r = 0; r < R; ++r) {
             const __m256 x = _mm256_broadcast_ss(a + r * lda + l);
-            low[r] = _mm256_fmadd_ps(x, keysLow, low[r]);
-            high[r] = _mm256_fmadd_ps(x, keysHigh, high[r]);
+            for (int h = 0; h < H; ++h)
+                acc[r][h] = _mm256_fmadd_ps(x, keys[h], acc[r][h]);
         }
     }
     const __m256 f = _mm256_set1_ps(factor);
-    for (int r = 0; r < R; ++r) {
-        _mm256_storeu_ps(s + r * lds, _mm256_mul_ps(low[r], f));
-        _mm256_storeu_ps(s + r * lds + 8, _mm256_mul_ps(high[r], f));
-    }
+    for (int r = 0; r < R; ++r)
+        for (int h = 0; h < H; ++h)
+            _mm256_storeu_ps(s + r * lds + o + 8 * h, _mm256_mul_ps(acc[r][h], f));
 }
 
 // o_r,0..8C = sum_j s_rj v_j,0..8C for R rows of s and count keys (row strides lds, ldv, ldo).
@@ -88,18 +90,62 @@ void withGroupRows(Eigen::Index n, Body&& body)
     }
 }
 
+// The 8 x 8 block at in (row stride ld) transposed into out (row stride kBandPanelKeys).
+void transpose8(const float* in, Eigen::Index ld, float* out)
+{
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; ++i)
+        r[i] = _mm256_loadu_ps(in + i * ld);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(out + i * kBandPanelKeys, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(out + (i + 4) * kBandPanelKeys,
+                         _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+
+// One whole panel: the 16 rows at in (row stride ld, dims values each) dimension by dimension.
+void packPanel(const float* in, Eigen::Index ld, Eigen::Index dims, float* out)
+{
+    Eigen::Index l = 0;
+    for (; l + 8 <= dims; l += 8)
+        for (Eigen::Index t = 0; t < kBandPanelKeys; t += 8)
+            transpose8(in + t * ld + l, ld, out + l * kBandPanelKeys + t);
+    for (; l < dims; ++l)
+        for (Eigen::Index t = 0; t < kBandPanelKeys; ++t)
+            out[l * kBandPanelKeys + t] = in[t * ld + l];
+}
+
 void scoresKernel(const Eigen::Ref<const Matrix<float>>& a, const BandKeys<float>& keys,
                   float factor, const KeyRanges& ranges, Eigen::Ref<Matrix<float>> s)
 {
     const Eigen::Index dims = a.cols();
     for (Eigen::Index g = 0; g < a.rows(); g += kBandGroupRows) {
         const Eigen::Index n = std::min(kBandGroupRows, a.rows() - g);
-        const Eigen::Index firstPanel = ranges.groupFirst(g, n) / kBandPanelKeys;
-        const Eigen::Index lastPanel = ranges.groupLast(g, n) / kBandPanelKeys;
-        withGroupRows(n, [&](auto rows) {
-            for (Eigen::Index p = firstPanel; p <= lastPanel; ++p)
-                scoresTile<rows()>(a.data() + g * a.outerStride(), a.outerStride(), dims, keys.panel(p), factor,
-                                   &s(g, p * kBandPanelKeys - ranges.spanFirst), s.outerStride());
+        const Eigen::Index first = ranges.groupFirst(g, n), last = ranges.groupLast(g, n);
+        const float* rows = a.data() + g * a.outerStride();
+        withGroupRows(n, [&](auto r) {
+            for (Eigen::Index p = first / kBandPanelKeys; p <= last / kBandPanelKeys; ++p) {
+                float* out = s.data() + g * s.outerStride() + p * kBandPanelKeys - ranges.spanFirst;
+                // Only the half of an end panel that holds keys in use, when one half does.
+                const Eigen::Index from = std::max(first - p * kBandPanelKeys, Eigen::Index(0));
+                const Eigen::Index to = std::min(last - p * kBandPanelKeys, kBandPanelKeys - 1);
+                if (from >= 8 || to < 8)
+                    scoresTile<r(), 1>(rows, a.outerStride(), dims, keys.panel(p), from >= 8 ? 8 : 0,
+                                       factor, out, s.outerStride());
+                else
+                    scoresTile<r(), 2>(rows, a.outerStride(), dims, keys.panel(p), 0, factor, out,
+                                       s.outerStride());
+            }
         });
     }
 }
@@ -167,17 +213,19 @@ void BandKeys<T>::set(Eigen::Index begin, const Eigen::Ref<const Matrix<T>>& row
 {
     if constexpr (!usesPanels<T>()) {
         Eigen::Map<Matrix<T>>(m_data.data() + begin * m_dims, rows.rows(), m_dims) = rows;
-        return;
-    }
-    for (Eigen::Index first = 0; first < rows.rows(); first += kBandPanelKeys) {
-        T* out = m_data.data() + (begin + first) / kBandPanelKeys * m_dims * kBandPanelKeys;
-        const Eigen::Index count = std::min(kBandPanelKeys, rows.rows() - first);
-        if (count < kBandPanelKeys)
+    } else {
+        for (Eigen::Index first = 0; first < rows.rows(); first += kBandPanelKeys) {
+            T* out = m_data.data() + (begin + first) / kBandPanelKeys * m_dims * kBandPanelKeys;
+            const Eigen::Index count = std::min(kBandPanelKeys, rows.rows() - first);
+            const T* in = rows.data() + first * rows.outerStride();
+            if (count == kBandPanelKeys) {
+                packPanel(in, rows.outerStride(), m_dims, out);
+                continue;
+            }
             std::fill(out, out + m_dims * kBandPanelKeys, T(0));
-        for (Eigen::Index t = 0; t < count; ++t) {
-            const T* in = rows.data() + (first + t) * rows.outerStride();
-            for (Eigen::Index l = 0; l < m_dims; ++l)
-                out[l * kBandPanelKeys + t] = in[l];
+            for (Eigen::Index t = 0; t < count; ++t)
+                for (Eigen::Index l = 0; l < m_dims; ++l)
+                    out[l * kBandPanelKeys + t] = in[t * rows.outerStride() + l];
         }
     }
 }

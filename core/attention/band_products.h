@@ -115,9 +115,10 @@ private:
     Vector<T> m_data;  // uninitialised until set: set() writes every value
 };
 
-// S_rj = factor a_r . x_j for every row r of a and every key j of the panels that hold r's
-// group's keys (KeyRanges::groupFirst..groupLast of its kBandGroupRows rows): at least those,
-// written to s (rows x spanCols, column c is key spanFirst + c), other columns left as they were.
+// S_rj = factor a_r . x_j for every row r of a and at least every key j of r's group's range
+// (KeyRanges::groupFirst..groupLast of its kBandGroupRows rows; the kernels take whole panels, or
+// the half of an end panel that holds the range's keys), written to s (rows x spanCols, column c
+// is key spanFirst + c); other columns left as they were.
 template <typename T>
 void bandScores(const Eigen::Ref<const Matrix<T>>& a, const BandKeys<T>& keys, T factor,
                 const KeyRanges& ranges, Eigen::Ref<Matrix<T>> s);

@@ -198,6 +198,17 @@ void KeySummary<T>::assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Ve
 }
 
 template <typename T>
+void KeySummary<T>::assignLeavingKeys(const Eigen::Ref<const Matrix<T>>& phiK,
+                                      const Eigen::Ref<const Vector<T>>& logScale,
+                                      const Eigen::Ref<const Matrix<T>>& v)
+{
+    scale = logScale.maxCoeff();
+    const Vector<T> omega = (logScale.array() - scale).exp();
+    s.noalias() = phiK.transpose() * (omega.asDiagonal() * v);
+    z.noalias() = phiK.transpose() * omega;
+}
+
+template <typename T>
 void KeySummary<T>::add(const KeySummary& other)
 {
     if (other.scale == minusInfinity<T>())

@@ -40,6 +40,13 @@ struct KeySummary {
     void assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
                 const Eigen::Ref<const Matrix<T>>& v);
 
+    // Makes this the summary of exactly the keys phiK at the scale max c, weighting the values
+    // rather than the keys, which are left as they are: S = phiK^T (omega V), z = phiK^T omega,
+    // omega_j = exp(c_j - scale); a fraction of assign()'s work when phiK has more columns than v.
+    void assignLeavingKeys(const Eigen::Ref<const Matrix<T>>& phiK,
+                           const Eigen::Ref<const Vector<T>>& logScale,
+                           const Eigen::Ref<const Matrix<T>>& v);
+
     // Adds another summary (both rescaled to the larger scale).
     void add(const KeySummary& other);
 

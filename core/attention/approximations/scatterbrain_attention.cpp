@@ -41,7 +41,7 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix
         phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
         keys.phi.set(begin, mantissas);
         if (v)
-            keys.blocks[std::size_t(begin / keyBlock)].assign(
+            keys.blocks[std::size_t(begin / keyBlock)].assignLeavingKeys(
                 mantissas, logScale.segment(begin, rows), v->middleRows(begin, rows));
     });
     keys.scale = logScale.maxCoeff();
@@ -217,13 +217,14 @@ double ScatterbrainAttention<T>::flops(const CostShape& s)
 template <typename T>
 double ScatterbrainAttention<T>::workingSetFloats(const CostShape& s)
 {
-    const double block = double(kBandBlockRows);
-    const double keyBlock = s.causal ? block : double(kFeatureBlock);
+    // Keys and queries per block (as in output()), and the keys of a query block's ranges:
+    // causal, back to the start of a key block, plus the window and the panels' rounding.
+    const double block = s.causal ? double(kBandBlockRows) : double(kFeatureBlock);
+    const double span = (s.causal ? 2 * block : block) + s.window + 2 * kBandPanelKeys;
     const double summary = s.m * (s.dv + 1);
-    const double span = (s.causal ? keyBlock : 0.0) + block + s.window + 2 * kBandPanelKeys;
     return (s.length + kBandPanelKeys) * (s.m + s.d) + s.length +
-           std::ceil(s.length / keyBlock) * summary +
-           s.threads * (keyBlock * s.m + block * (s.m + s.dv + 1) + 2 * block * span);
+           std::ceil(s.length / block) * summary +
+           s.threads * (block * s.m + block * (s.m + s.dv + 1) + 2 * block * span);
 }
 
 template <typename T>
@@ -233,14 +234,12 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
 {
     const SlidingWindow window{m_width, causal, k.rows()};
     const FeatureMap<T>& phi = m_phi;
-    // Causal, a query block's low-rank sums stop at a key block's start, at or before its first
-    // window start: blocks of keys as short as the query blocks keep the stretch between short.
+    // Blocks of keys and of queries: causal, a query block's low-rank sums stop at a key block's
+    // start, at or before its first window start, and short blocks keep the keys between short;
+    // otherwise the blocks of linear attention, which keep the low-rank products large.
     const Eigen::Index keyBlock = causal ? kBandBlockRows : kFeatureBlock;
     MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlock);
     const BandKeys<T> bandKeys = BandKeys<T>::of(k);
-    const auto sumsEnd = [&](Eigen::Index begin) {
-        return causal ? window.first(begin) / keyBlock : Eigen::Index(keys.blocks.size());
-    };
 
     // The low-rank sums each query block adds: every key's (non-causal), or causal those of
     // the keys before the key block its ranges start in, lowRankBlocks(begin) of them: the
@@ -255,7 +254,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
     Vector<T> denominators(q.rows());
-    forEachRowBlock(q.rows(), kBandBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
+    forEachRowBlock(q.rows(), keyBlock, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
         const Eigen::Index sumsEnd = lowRankBlocks(begin);
         const KeySummary<T>& sums = sumsEnd == 0 ? none : keys.blocks[std::size_t(sumsEnd - 1)];
