@@ -355,8 +355,11 @@ void TestApproximations::scatterbrainMatchesSparsePlusLowRank_data()
     QTest::addColumn<bool>("causal");
     QTest::addColumn<int>("window");
     QTest::addColumn<int>("length");
+    // Windows narrower and wider than a block of queries, wider than L; L = 700 spans several
+    // blocks of keys (their sums added in order) and, causal, of queries.
     for (const bool causal : {false, true})
-        for (const auto& [w, length] : {std::pair{6, 150}, std::pair{70, 150}, std::pair{300, 40}})
+        for (const auto& [w, length] : {std::pair{6, 150}, std::pair{70, 150}, std::pair{300, 40},
+                                        std::pair{40, 700}})
             QTest::addRow("%s w=%d L=%d", causal ? "causal" : "centred", w, length)
                 << causal << w << length;
 }

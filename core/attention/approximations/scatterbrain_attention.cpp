@@ -23,26 +23,33 @@ struct MappedKeys {
     std::vector<KeySummary<T>> blocks;
 };
 
-// MappedKeys of k, blocks of keyBlock keys (a multiple of kBandPanelKeys) on the engine threads,
-// each block's sums formed while its Phi is in cache; v may be null (no sums).
-template <typename T>
+// MappedKeys of k, with the sums of the blocks [start(c), start(c + 1)) for c in [0, blocks)
+// (each start a multiple of kBandPanelKeys, from 0 to the last key; empty blocks have empty
+// sums). On the engine threads, `group` consecutive blocks at a time (fewer, larger products for
+// short blocks), each block's sums formed while its Phi is in cache; v may be null (no sums).
+template <typename T, typename Start>
 MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix<T>* v,
-                      Eigen::Index keyBlock)
+                      Eigen::Index blocks, Eigen::Index group, Start&& start)
 {
     const Eigen::Index features = phi.featureCount();
     MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
-    if (v)
-        keys.blocks.assign(std::size_t((k.rows() + keyBlock - 1) / keyBlock),
-                           KeySummary<T>(features, v->cols()));
+    if (v)  // each made on the thread that sums its block
+        keys.blocks.assign(std::size_t(blocks), KeySummary<T>(0, 0));
     Vector<T>& logScale = keys.weight;  // c_j until every key is mapped
-    forEachRowBlock(k.rows(), keyBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        const Eigen::Index rows = end - begin;
+    forEachRowBlock(blocks, group, [&](Eigen::Index firstBlock, Eigen::Index endBlock) {
+        const Eigen::Index begin = start(firstBlock), rows = start(endBlock) - begin;
         Matrix<T> mantissas(rows, features);
-        phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
-        keys.phi.set(begin, mantissas);
-        if (v)
-            keys.blocks[std::size_t(begin / keyBlock)].assignLeavingKeys(
-                mantissas, logScale.segment(begin, rows), v->middleRows(begin, rows));
+        if (rows > 0) {
+            phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
+            keys.phi.set(begin, mantissas);
+        }
+        for (Eigen::Index c = firstBlock; v && c < endBlock; ++c) {
+            KeySummary<T>& sums = keys.blocks[std::size_t(c)] = KeySummary<T>(features, v->cols());
+            const Eigen::Index first = start(c), count = start(c + 1) - first;
+            if (count > 0)
+                sums.assignLeavingKeys(mantissas.middleRows(first - begin, count),
+                                       logScale.segment(first, count), v->middleRows(first, count));
+        }
     });
     keys.scale = logScale.maxCoeff();
     keys.weight = (logScale.array() - keys.scale).exp();
@@ -143,7 +150,8 @@ public:
           m_k(k),
           m_scale(scale),
           m_window(window),
-          m_keys(mapKeys<T>(phi, k, nullptr, kFeatureBlock))
+          m_keys(mapKeys<T>(phi, k, nullptr, (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1,
+                            [&](Eigen::Index c) { return std::min(c * kFeatureBlock, k.rows()); }))
     {
     }
 
@@ -234,19 +242,23 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
 {
     const SlidingWindow window{m_width, causal, k.rows()};
     const FeatureMap<T>& phi = m_phi;
-    // Blocks of keys and of queries: causal, a query block's low-rank sums stop at a key block's
-    // start, at or before its first window start, and short blocks keep the keys between short;
-    // otherwise the blocks of linear attention, which keep the low-rank products large.
-    const Eigen::Index keyBlock = causal ? kBandBlockRows : kFeatureBlock;
-    MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlock);
-    const BandKeys<T> bandKeys = BandKeys<T>::of(k);
-
-    // The low-rank sums each query block adds: every key's (non-causal), or causal those of
-    // the keys before the key block its ranges start in, lowRankBlocks(begin) of them: the
-    // prefix sums of the key blocks, in place.
-    const auto lowRankBlocks = [&](Eigen::Index begin) {
-        return causal ? window.first(begin) / keyBlock : Eigen::Index(keys.blocks.size());
+    const Eigen::Index length = k.rows();
+    // Blocks of b queries and of keys, key block c holding the keys [start(c), start(c + 1)),
+    // start(c) = max(0, c b - reach). Causal, query block c's low-rank sums are the key blocks
+    // before c, and reach, the window's w - 1 keys back rounded up to whole panels, makes them
+    // stop at or before its first window start; short blocks keep the keys from there to each
+    // window short. Otherwise (reach 0) the blocks of linear attention, which keep the low-rank
+    // products large, and every query block's sums are every key block's.
+    const Eigen::Index block = causal ? kBandBlockRows : kFeatureBlock;
+    const Eigen::Index reach =
+        causal ? (m_width - 1 + kBandPanelKeys - 1) / kBandPanelKeys * kBandPanelKeys : 0;
+    const auto start = [&](Eigen::Index c) {
+        return std::clamp<Eigen::Index>(c * block - reach, 0, length);
     };
+    const Eigen::Index keyBlocks = (length + reach + block - 1) / block;
+    MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlocks, kFeatureBlock / block, start);
+    const BandKeys<T> bandKeys = BandKeys<T>::of(k);
+    // The prefix sums of the key blocks, in place.
     for (std::size_t c = 1; c < keys.blocks.size(); ++c)
         keys.blocks[c].add(keys.blocks[c - 1]);
     const KeySummary<T> none(phi.featureCount(), v.cols());
@@ -254,9 +266,9 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
     Vector<T> denominators(q.rows());
-    forEachRowBlock(q.rows(), keyBlock, [&](Eigen::Index begin, Eigen::Index end) {
+    forEachRowBlock(q.rows(), block, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
-        const Eigen::Index sumsEnd = lowRankBlocks(begin);
+        const Eigen::Index sumsEnd = causal ? begin / block : keyBlocks;  // key blocks summed
         const KeySummary<T>& sums = sumsEnd == 0 ? none : keys.blocks[std::size_t(sumsEnd - 1)];
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
@@ -264,7 +276,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
         BandBlock<T> block(
             keyRanges(
                 begin, rows,
-                [&](Eigen::Index i) { return causal ? sumsEnd * keyBlock : window.first(i); },
+                [&](Eigen::Index i) { return causal ? start(sumsEnd) : window.first(i); },
                 [&](Eigen::Index i) { return window.last(i); }),
             q.middleRows(begin, rows), bandKeys, m_scale, phiQ, keys.phi);
         auto den = denominators.segment(begin, rows);
