@@ -96,11 +96,16 @@ template <typename T>
 Matrix<T> NystromAttention<T>::segmentMeans(const Matrix<T>& x, Eigen::Index m)
 {
     const Eigen::Index length = x.rows();
-    Matrix<T> means(m, x.cols());
-    for (Eigen::Index t = 0; t < m; ++t) {
-        const Eigen::Index first = t * length / m, end = (t + 1) * length / m;
-        means.row(t) = x.middleRows(first, end - first).colwise().sum() / T(end - first);
-    }
+    Matrix<T> means = Matrix<T>::Zero(m, x.cols());
+    // Row by row (a whole row is one vectorised add), segments spread over the engine threads.
+    forEachRowBlock(m, 16, [&](Eigen::Index begin, Eigen::Index end) {
+        for (Eigen::Index t = begin; t < end; ++t) {
+            const Eigen::Index first = t * length / m, last = (t + 1) * length / m;
+            for (Eigen::Index i = first; i < last; ++i)
+                means.row(t) += x.row(i);
+            means.row(t) /= T(last - first);
+        }
+    });
     return means;
 }
 
