@@ -220,6 +220,38 @@ void KeySummary<T>::add(const KeySummary& other)
     z += other.z * factor;
 }
 
+template <typename T>
+void prefixSums(std::vector<KeySummary<T>>& summaries)
+{
+    if (summaries.size() < 2)
+        return;
+    // The scale of each prefix, and the factor exp(from - to) that brings sums at scale `from` to
+    // scale `to` >= from (0 for sums without keys, scale -inf).
+    std::vector<T> scales(summaries.size());
+    T largest = minusInfinity<T>();
+    for (std::size_t c = 0; c < summaries.size(); ++c)
+        scales[c] = largest = std::max(largest, summaries[c].scale);
+    const auto factor = [](T from, T to) {
+        return from == minusInfinity<T>() ? T(0) : std::exp(from - to);
+    };
+    const Eigen::Index features = summaries.front().s.rows();
+    forEachRowBlock(features, 16, [&](Eigen::Index begin, Eigen::Index end) {
+        for (std::size_t c = 1; c < summaries.size(); ++c) {
+            const T carried = factor(scales[c - 1], scales[c]);
+            const T own = factor(summaries[c].scale, scales[c]);
+            const KeySummary<T>& before = summaries[c - 1];
+            KeySummary<T>& sums = summaries[c];
+            sums.s.middleRows(begin, end - begin) =
+                own * sums.s.middleRows(begin, end - begin) +
+                carried * before.s.middleRows(begin, end - begin);
+            sums.z.segment(begin, end - begin) = own * sums.z.segment(begin, end - begin) +
+                                                 carried * before.z.segment(begin, end - begin);
+        }
+    });
+    for (std::size_t c = 0; c < summaries.size(); ++c)
+        summaries[c].scale = scales[c];
+}
+
 double linearAttentionWorkingSetFloats(const CostShape& shape, double features, double projected)
 {
     const double c = features, dv = shape.dv, l = shape.length, t = shape.threads;
@@ -307,6 +339,7 @@ void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
 
 #define ATTNLAB_INSTANTIATE(T)                                                                    \
     template struct KeySummary<T>;                                                                \
+    template void prefixSums<T>(std::vector<KeySummary<T>>&);                                     \
     template ApproximateOutput<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&, \
                                                          const Matrix<T>&, const Matrix<T>&,     \
                                                          bool, Eigen::Index);                    \

@@ -54,6 +54,12 @@ struct KeySummary {
     void rescaleTo(T newScale);
 };
 
+// In place, summaries[c] becomes the sum of summaries[0..c] at the largest of their scales, as
+// adding each to the next would make it; the rows of S and z spread over the engine threads.
+// Every summary has the same shape.
+template <typename T>
+void prefixSums(std::vector<KeySummary<T>>& summaries);
+
 // O^ in linear form, O(L C d_v), never through an L x L matrix.
 // Non-causal: O^ = phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1), key blocks summed in parallel.
 // Causal: o_i = phi(q_i)^T S_i / phi(q_i)^T z_i with S_i = sum_{j<=i} phi(k_j) v_j^T and

@@ -258,9 +258,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     const Eigen::Index keyBlocks = (length + reach + block - 1) / block;
     MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlocks, kFeatureBlock / block, start);
     const BandKeys<T> bandKeys = BandKeys<T>::of(k);
-    // The prefix sums of the key blocks, in place.
-    for (std::size_t c = 1; c < keys.blocks.size(); ++c)
-        keys.blocks[c].add(keys.blocks[c - 1]);
+    prefixSums(keys.blocks);
     const KeySummary<T> none(phi.featureCount(), v.cols());
 
     ApproximateOutput<T> result;
