@@ -126,12 +126,10 @@ Vector<T> blockWeights(BandBlock<T>& block, const Eigen::Ref<const Vector<T>>& q
                                            products(columns(first, windowFirst - 1)));
             sum += before.sum();
         } else {
-            const auto lowRank =
-                (reference.alpha * keys.weight.segment(windowFirst, inside.size()).transpose())
-                    .cwiseProduct(products(columns(windowFirst, last)))
-                    .eval();
-            inside -= lowRank;
-            sum -= lowRank.sum();
+            const auto omega = keys.weight.segment(windowFirst, inside.size()).transpose();
+            const auto g = products(columns(windowFirst, last));
+            inside -= reference.alpha * omega.cwiseProduct(g);
+            sum -= reference.alpha * omega.dot(g);
         }
         weightSums[r] = sum;
         row(columns(groupFirst, first - 1)).setZero();
