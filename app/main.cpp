@@ -1,4 +1,5 @@
 #include "command_line.h"
+#include "memory_budget.h"
 #include "window_start.h"
 
 #include <QCoreApplication>
@@ -6,6 +7,7 @@
 
 int main(int argc, char* argv[])
 {
+    attnlab::reuseFreedWorkingMemory();
     QCoreApplication::setApplicationName(QStringLiteral("Attention Lab"));
     QCoreApplication::setOrganizationName(QStringLiteral("Attention Lab"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));

@@ -6,6 +6,10 @@
 
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace attnlab {
 
 qint64 MemoryBudget::defaultBytes()
@@ -23,6 +27,14 @@ void MemoryBudget::require(double bytes, const QString& what, const QString& adv
         return;
     throw ResourceError(QStringLiteral("%1 needs %2, over the memory budget of %3. %4")
                             .arg(what, formatBytes(bytes), formatBytes(double(m_bytes)), advice));
+}
+
+void reuseFreedWorkingMemory()
+{
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+#endif
 }
 
 QString formatBytes(double bytes)

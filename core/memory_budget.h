@@ -26,6 +26,13 @@ private:
     qint64 m_bytes;
 };
 
+// Has the C library keep freed blocks of up to 32 MiB (256 MiB of them in all) for the next
+// computation rather than hand them back to the kernel: the engine frees and allocates the same
+// working buffers run after run, and faulting them in again took up to a third of a run (causal
+// Scatterbrain at L = 16384). Larger blocks (L x L matrices, long inputs) still go back when
+// freed. Call once, at the start of the program; nothing to do outside glibc.
+void reuseFreedWorkingMemory();
+
 // "1.5 GiB", "320 MiB", "12 KiB", "100 bytes".
 QString formatBytes(double bytes);
 

@@ -79,7 +79,7 @@ Computed computed(const ApproximationSpec& spec, const HeadTensors& head, double
     return c;
 }
 
-// The keys of the window of query i (local_attention.h's definition, written again).
+// The keys of the window of query i (band_products.h's SlidingWindow, written again).
 std::pair<Eigen::Index, Eigen::Index> windowOf(Eigen::Index i, Eigen::Index w, bool causal,
                                                Eigen::Index length)
 {

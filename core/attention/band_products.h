@@ -10,10 +10,10 @@ namespace attnlab {
 // The products of local attention and of Scatterbrain's window, restricted to a band of keys
 // around each query. A block of b query rows against its whole key span as two GEMMs computes
 // up to b more keys per row than the window's w; here rows go in groups of kBandGroupRows and
-// each group takes only the keys of its own rows' ranges (rounded out to kBandPanelKeys keys for
-// the scores), so about w + 20 keys per row. With AVX2 and FMA, float runs in register-tiled
-// kernels (6 rows x 16 keys or 16 value columns); otherwise, and for double, in Eigen products
-// group by group.
+// each group takes only the keys of its own rows' ranges (for the scores rounded out to whole
+// panels of kBandPanelKeys keys, or half panels at the ends), so about w + 12 keys per row. With
+// AVX2 and FMA, float runs in register-tiled kernels (6 rows x 16 keys or 16 value columns);
+// otherwise, and for double, in Eigen products group by group.
 
 // The keys query i sees in a sliding window of w keys among L: causal, the w latest keys
 // [i - w + 1, i]; otherwise w keys centred on i, [i - floor((w - 1) / 2), i + ceil((w - 1) / 2)];

@@ -198,17 +198,6 @@ void KeySummary<T>::assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Ve
 }
 
 template <typename T>
-void KeySummary<T>::assignLeavingKeys(const Eigen::Ref<const Matrix<T>>& phiK,
-                                      const Eigen::Ref<const Vector<T>>& logScale,
-                                      const Eigen::Ref<const Matrix<T>>& v)
-{
-    scale = logScale.maxCoeff();
-    const Vector<T> omega = (logScale.array() - scale).exp();
-    s.noalias() = phiK.transpose() * (omega.asDiagonal() * v);
-    z.noalias() = phiK.transpose() * omega;
-}
-
-template <typename T>
 void KeySummary<T>::add(const KeySummary& other)
 {
     if (other.scale == minusInfinity<T>())
@@ -221,35 +210,53 @@ void KeySummary<T>::add(const KeySummary& other)
 }
 
 template <typename T>
-void prefixSums(std::vector<KeySummary<T>>& summaries)
+BlockSummaries<T>::BlockSummaries(Eigen::Index blocks, Eigen::Index features, Eigen::Index valueDim)
+    : m_features(features), m_s(blocks * features, valueDim), m_z(blocks, features), m_scale(blocks)
 {
-    if (summaries.size() < 2)
+}
+
+template <typename T>
+void BlockSummaries<T>::assign(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
+                               const Eigen::Ref<const Vector<T>>& logScale,
+                               const Eigen::Ref<const Matrix<T>>& v)
+{
+    auto s = m_s.middleRows(c * m_features, m_features);
+    if (phiK.rows() == 0) {
+        s.setZero();
+        m_z.row(c).setZero();
+        m_scale[c] = minusInfinity<T>();
         return;
+    }
+    m_scale[c] = logScale.maxCoeff();
+    const Vector<T> omega = (logScale.array() - m_scale[c]).exp();
+    s.noalias() = phiK.transpose() * (omega.asDiagonal() * v);
+    m_z.row(c).noalias() = (phiK.transpose() * omega).transpose();
+}
+
+template <typename T>
+void BlockSummaries<T>::prefixSums()
+{
     // The scale of each prefix, and the factor exp(from - to) that brings sums at scale `from` to
     // scale `to` >= from (0 for sums without keys, scale -inf).
-    std::vector<T> scales(summaries.size());
     T largest = minusInfinity<T>();
-    for (std::size_t c = 0; c < summaries.size(); ++c)
-        scales[c] = largest = std::max(largest, summaries[c].scale);
+    Vector<T> scales(m_scale.size());
+    for (Eigen::Index c = 0; c < m_scale.size(); ++c)
+        scales[c] = largest = std::max(largest, m_scale[c]);
     const auto factor = [](T from, T to) {
         return from == minusInfinity<T>() ? T(0) : std::exp(from - to);
     };
-    const Eigen::Index features = summaries.front().s.rows();
-    forEachRowBlock(features, 16, [&](Eigen::Index begin, Eigen::Index end) {
-        for (std::size_t c = 1; c < summaries.size(); ++c) {
+    forEachRowBlock(m_features, 16, [&](Eigen::Index begin, Eigen::Index end) {
+        const Eigen::Index rows = end - begin;
+        for (Eigen::Index c = 1; c < m_scale.size(); ++c) {
             const T carried = factor(scales[c - 1], scales[c]);
-            const T own = factor(summaries[c].scale, scales[c]);
-            const KeySummary<T>& before = summaries[c - 1];
-            KeySummary<T>& sums = summaries[c];
-            sums.s.middleRows(begin, end - begin) =
-                own * sums.s.middleRows(begin, end - begin) +
-                carried * before.s.middleRows(begin, end - begin);
-            sums.z.segment(begin, end - begin) = own * sums.z.segment(begin, end - begin) +
-                                                 carried * before.z.segment(begin, end - begin);
+            const T own = factor(m_scale[c], scales[c]);
+            auto sums = m_s.middleRows(c * m_features + begin, rows);
+            sums = own * sums + carried * m_s.middleRows((c - 1) * m_features + begin, rows);
+            auto z = m_z.row(c).segment(begin, rows);
+            z = own * z + carried * m_z.row(c - 1).segment(begin, rows);
         }
     });
-    for (std::size_t c = 0; c < summaries.size(); ++c)
-        summaries[c].scale = scales[c];
+    m_scale = scales;
 }
 
 double linearAttentionWorkingSetFloats(const CostShape& shape, double features, double projected)
@@ -339,7 +346,7 @@ void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
 
 #define ATTNLAB_INSTANTIATE(T)                                                                    \
     template struct KeySummary<T>;                                                                \
-    template void prefixSums<T>(std::vector<KeySummary<T>>&);                                     \
+    template class BlockSummaries<T>;                                                             \
     template ApproximateOutput<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&, \
                                                          const Matrix<T>&, const Matrix<T>&,     \
                                                          bool, Eigen::Index);                    \

@@ -40,13 +40,6 @@ struct KeySummary {
     void assign(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
                 const Eigen::Ref<const Matrix<T>>& v);
 
-    // Makes this the summary of exactly the keys phiK at the scale max c, weighting the values
-    // rather than the keys, which are left as they are: S = phiK^T (omega V), z = phiK^T omega,
-    // omega_j = exp(c_j - scale); a fraction of assign()'s work when phiK has more columns than v.
-    void assignLeavingKeys(const Eigen::Ref<const Matrix<T>>& phiK,
-                           const Eigen::Ref<const Vector<T>>& logScale,
-                           const Eigen::Ref<const Matrix<T>>& v);
-
     // Adds another summary (both rescaled to the larger scale).
     void add(const KeySummary& other);
 
@@ -54,11 +47,34 @@ struct KeySummary {
     void rescaleTo(T newScale);
 };
 
-// In place, summaries[c] becomes the sum of summaries[0..c] at the largest of their scales, as
-// adding each to the next would make it; the rows of S and z spread over the engine threads.
-// Every summary has the same shape.
+// The key summaries of consecutive blocks of keys, held together (one allocation for all, so
+// that many short blocks cost no more to hold than a few long ones): S_c (C x d_v), z_c and the
+// scale of block c, each made on any thread.
 template <typename T>
-void prefixSums(std::vector<KeySummary<T>>& summaries);
+class BlockSummaries {
+public:
+    BlockSummaries(Eigen::Index blocks, Eigen::Index features, Eigen::Index valueDim);
+
+    // Block c: the keys with mantissa rows phiK (log-scales c_j, possibly none) and values v, at
+    // the scale max c_j, weighting the values rather than the keys (left as they are):
+    // S_c = phiK^T (omega V), z_c = phiK^T omega, omega_j = exp(c_j - scale).
+    void assign(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
+                const Eigen::Ref<const Vector<T>>& logScale, const Eigen::Ref<const Matrix<T>>& v);
+    // In place, block c becomes the sum of blocks 0..c at the largest of their scales, as adding
+    // each to the next would make it; the rows of S and z spread over the engine threads.
+    void prefixSums();
+
+    auto s(Eigen::Index c) const { return m_s.middleRows(c * m_features, m_features); }
+    auto z(Eigen::Index c) const { return m_z.row(c).transpose(); }
+    // -inf for a block without keys.
+    T scale(Eigen::Index c) const { return m_scale[c]; }
+
+private:
+    Eigen::Index m_features;
+    Matrix<T> m_s;  // S_c in rows [c C, (c + 1) C)
+    Matrix<T> m_z;  // z_c^T in row c
+    Vector<T> m_scale;
+};
 
 // O^ in linear form, O(L C d_v), never through an L x L matrix.
 // Non-causal: O^ = phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1), key blocks summed in parallel.

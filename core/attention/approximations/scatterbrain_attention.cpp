@@ -6,6 +6,7 @@
 #include "parallel.h"
 
 #include <cmath>
+#include <optional>
 
 namespace attnlab {
 
@@ -13,14 +14,14 @@ namespace {
 
 // phi(k_j) for every key at one common scale kappa: phi(k_j) = Phi_j omega_j exp(kappa), with
 // omega_j = exp(c_j - kappa) <= 1 applied where the keys are used, not to the L x m mantissas Phi
-// (kept arranged for the band products). With values, also the low-rank sums (KeySummary, each
-// at its own scale) of every block of keys [b n, (b + 1) n).
+// (kept arranged for the band products). With values, also the low-rank sums of every block of
+// keys, each at its own scale.
 template <typename T>
 struct MappedKeys {
     BandKeys<T> phi;
     Vector<T> weight;  // omega_j
     T scale;           // kappa
-    std::vector<KeySummary<T>> blocks;
+    std::optional<BlockSummaries<T>> blocks;
 };
 
 // MappedKeys of k, with the sums of the blocks [start(c), start(c + 1)) for c in [0, blocks)
@@ -33,8 +34,8 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix
 {
     const Eigen::Index features = phi.featureCount();
     MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
-    if (v)  // each made on the thread that sums its block
-        keys.blocks.assign(std::size_t(blocks), KeySummary<T>(0, 0));
+    if (v)
+        keys.blocks.emplace(blocks, features, v->cols());
     Vector<T>& logScale = keys.weight;  // c_j until every key is mapped
     forEachRowBlock(blocks, group, [&](Eigen::Index firstBlock, Eigen::Index endBlock) {
         const Eigen::Index begin = start(firstBlock), rows = start(endBlock) - begin;
@@ -44,11 +45,9 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix
             keys.phi.set(begin, mantissas);
         }
         for (Eigen::Index c = firstBlock; v && c < endBlock; ++c) {
-            KeySummary<T>& sums = keys.blocks[std::size_t(c)] = KeySummary<T>(features, v->cols());
             const Eigen::Index first = start(c), count = start(c + 1) - first;
-            if (count > 0)
-                sums.assignLeavingKeys(mantissas.middleRows(first - begin, count),
-                                       logScale.segment(first, count), v->middleRows(first, count));
+            keys.blocks->assign(c, mantissas.middleRows(first - begin, count),
+                                logScale.segment(first, count), v->middleRows(first, count));
         }
     });
     keys.scale = logScale.maxCoeff();
@@ -256,8 +255,8 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     const Eigen::Index keyBlocks = (length + reach + block - 1) / block;
     MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlocks, kFeatureBlock / block, start);
     const BandKeys<T> bandKeys = BandKeys<T>::of(k);
-    prefixSums(keys.blocks);
-    const KeySummary<T> none(phi.featureCount(), v.cols());
+    BlockSummaries<T>& sums = *keys.blocks;
+    sums.prefixSums();
 
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
@@ -265,7 +264,6 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     forEachRowBlock(q.rows(), block, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
         const Eigen::Index sumsEnd = causal ? begin / block : keyBlocks;  // key blocks summed
-        const KeySummary<T>& sums = sumsEnd == 0 ? none : keys.blocks[std::size_t(sumsEnd - 1)];
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
         phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
@@ -276,13 +274,15 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
                 [&](Eigen::Index i) { return window.last(i); }),
             q.middleRows(begin, rows), bandKeys, m_scale, phiQ, keys.phi);
         auto den = denominators.segment(begin, rows);
-        // The sums' own scale brought to kappa (0 without keys: exp(-inf)).
-        const Vector<T> alpha = blockWeights<T>(block, queryLogScale, keys, window, begin, den) *
-                                std::exp(sums.scale - keys.scale);
         Matrix<T> numerator(rows, v.cols());
+        const Vector<T> alpha = blockWeights<T>(block, queryLogScale, keys, window, begin, den);
         bandTimes<T>(block.scores, block.ranges, v, numerator);
-        numerator.noalias() += alpha.asDiagonal() * (phiQ * sums.s);
-        den += alpha.cwiseProduct(phiQ * sums.z);
+        if (sumsEnd > 0) {
+            // The sums' own scale brought to kappa.
+            const Vector<T> lowRankAlpha = alpha * std::exp(sums.scale(sumsEnd - 1) - keys.scale);
+            numerator.noalias() += lowRankAlpha.asDiagonal() * (phiQ * sums.s(sumsEnd - 1));
+            den += lowRankAlpha.cwiseProduct(phiQ * sums.z(sumsEnd - 1));
+        }
         divideRows<T>(numerator, den, result.output.middleRows(begin, rows));
     });
     result.nonPositiveRows = nonPositiveEntries(denominators);
