@@ -92,7 +92,7 @@ double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m)
 double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, int m, int threads);
 
 // The machine's float GEMM rate in GFLOP/s with `threads` engine threads (0 = all): Eigen,
-// n = 1536, best of a few runs.
+// n = 1536, best of ten runs.
 double measureSgemmGflops(int threads);
 
 // Runs the sweep: lengths in ascending order, for each every method: one warm-up run, then
