@@ -27,10 +27,12 @@ struct MappedKeys {
 // MappedKeys of k, with the sums of the blocks [start(c), start(c + 1)) for c in [0, blocks)
 // (each start a multiple of kBandPanelKeys, from 0 to the last key; empty blocks have empty
 // sums). On the engine threads, `group` consecutive blocks at a time (fewer, larger products for
-// short blocks), each block's sums formed while its Phi is in cache; v may be null (no sums).
+// short blocks), each block's sums formed while its Phi is in cache and, when arranged is given,
+// its keys themselves arranged into it for the band products; v may be null (no sums).
 template <typename T, typename Start>
 MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix<T>* v,
-                      Eigen::Index blocks, Eigen::Index group, Start&& start)
+                      BandKeys<T>* arranged, Eigen::Index blocks, Eigen::Index group,
+                      Start&& start)
 {
     const Eigen::Index features = phi.featureCount();
     MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
@@ -43,6 +45,8 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix
         if (rows > 0) {
             phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
             keys.phi.set(begin, mantissas);
+            if (arranged)
+                arranged->set(begin, k.middleRows(begin, rows));
         }
         for (Eigen::Index c = firstBlock; v && c < endBlock; ++c) {
             const Eigen::Index first = start(c), count = start(c + 1) - first;
@@ -147,7 +151,7 @@ public:
           m_k(k),
           m_scale(scale),
           m_window(window),
-          m_keys(mapKeys<T>(phi, k, nullptr, (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1,
+          m_keys(mapKeys<T>(phi, k, nullptr, nullptr, (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1,
                             [&](Eigen::Index c) { return std::min(c * kFeatureBlock, k.rows()); }))
     {
     }
@@ -253,8 +257,8 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
         return std::clamp<Eigen::Index>(c * block - reach, 0, length);
     };
     const Eigen::Index keyBlocks = (length + reach + block - 1) / block;
-    MappedKeys<T> keys = mapKeys<T>(phi, k, &v, keyBlocks, kFeatureBlock / block, start);
-    const BandKeys<T> bandKeys = BandKeys<T>::of(k);
+    BandKeys<T> bandKeys(length, k.cols());
+    MappedKeys<T> keys = mapKeys<T>(phi, k, &v, &bandKeys, keyBlocks, kFeatureBlock / block, start);
     BlockSummaries<T>& sums = *keys.blocks;
     sums.prefixSums();
 
