@@ -154,8 +154,8 @@ void scoresKernel(const Eigen::Ref<const Matrix<float>>& a, const BandKeys<float
                 const Eigen::Index from = std::max(first - p * kBandPanelKeys, Eigen::Index(0));
                 const Eigen::Index to = std::min(last - p * kBandPanelKeys, kBandPanelKeys - 1);
                 if (from >= 8 || to < 8)
-                    scoresTile<r(), 1>(rows, a.outerStride(), dims, keys.panel(p), from >= 8 ? 8 : 0,
-                                       factor, out, s.outerStride());
+                    scoresTile<r(), 1>(rows, a.outerStride(), dims, keys.panel(p),
+                                       from >= 8 ? 8 : 0, factor, out, s.outerStride());
                 else
                     scoresTile<r(), 2>(rows, a.outerStride(), dims, keys.panel(p), 0, factor, out,
                                        s.outerStride());

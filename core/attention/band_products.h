@@ -56,6 +56,20 @@ struct KeyRanges {
     Eigen::Index groupLast(Eigen::Index r, Eigen::Index n) const;
 };
 
+// Sets to 0 row r's entries of s (laid out as for bandScores) for the keys of its group's range
+// outside its own range, which bandTimes would otherwise add to its sum.
+template <typename T>
+void clearOutsideRange(Eigen::Ref<Matrix<T>> s, const KeyRanges& ranges, Eigen::Index r)
+{
+    const Eigen::Index group = r / kBandGroupRows * kBandGroupRows;
+    const Eigen::Index n = std::min(kBandGroupRows, ranges.rows() - group);
+    const Eigen::Index first = ranges.first[std::size_t(r)], last = ranges.last[std::size_t(r)];
+    const Eigen::Index groupFirst = ranges.groupFirst(group, n);
+    const Eigen::Index groupLast = ranges.groupLast(group, n);
+    s.row(r).segment(groupFirst - ranges.spanFirst, first - groupFirst).setZero();
+    s.row(r).segment(last + 1 - ranges.spanFirst, groupLast - last).setZero();
+}
+
 // KeyRanges for the rows [begin, begin + rows), row i seeing [firstOf(i), lastOf(i)].
 template <typename First, typename Last>
 KeyRanges keyRanges(Eigen::Index begin, Eigen::Index rows, First&& firstOf, Last&& lastOf)

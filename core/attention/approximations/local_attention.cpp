@@ -19,17 +19,11 @@ void windowExponentials(const Eigen::Ref<const Matrix<T>>& q, const BandKeys<T>&
 {
     bandScores<T>(q, keys, T(scale), ranges, weights);
     for (Eigen::Index r = 0; r < ranges.rows(); ++r) {
-        const Eigen::Index group = r / kBandGroupRows * kBandGroupRows;
-        const Eigen::Index n = std::min(kBandGroupRows, ranges.rows() - group);
-        const Eigen::Index groupFirst = ranges.groupFirst(group, n);
-        const Eigen::Index groupLast = ranges.groupLast(group, n);
         const Eigen::Index first = ranges.first[std::size_t(r)];
         const Eigen::Index last = ranges.last[std::size_t(r)];
-        auto row = weights.row(r);
-        auto inside = row.segment(first - ranges.spanFirst, last - first + 1);
+        auto inside = weights.row(r).segment(first - ranges.spanFirst, last - first + 1);
         sums[r] = expShiftedSum(inside.data(), inside.size(), inside.maxCoeff());
-        row.segment(groupFirst - ranges.spanFirst, first - groupFirst).setZero();
-        row.segment(last + 1 - ranges.spanFirst, groupLast - last).setZero();
+        clearOutsideRange<T>(weights, ranges, r);
     }
 }
 

@@ -107,10 +107,6 @@ Vector<T> blockWeights(BandBlock<T>& block, const Eigen::Ref<const Vector<T>>& q
     const KeyRanges& ranges = block.ranges;
     Vector<T> alpha(ranges.rows());
     for (Eigen::Index r = 0; r < ranges.rows(); ++r) {
-        const Eigen::Index group = r / kBandGroupRows * kBandGroupRows;
-        const Eigen::Index n = std::min(kBandGroupRows, ranges.rows() - group);
-        const Eigen::Index groupFirst = ranges.groupFirst(group, n);
-        const Eigen::Index groupLast = ranges.groupLast(group, n);
         const Eigen::Index first = ranges.first[std::size_t(r)];
         const Eigen::Index last = ranges.last[std::size_t(r)];
         const Eigen::Index windowFirst = window.first(begin + r);
@@ -125,8 +121,9 @@ Vector<T> blockWeights(BandBlock<T>& block, const Eigen::Ref<const Vector<T>>& q
         T sum = expShiftedSum(inside.data(), inside.size(), reference.reference);
         if (window.causal) {
             auto before = row(columns(first, windowFirst - 1));
-            before = reference.alpha * keys.weight.segment(first, before.size()).transpose().cwiseProduct(
-                                           products(columns(first, windowFirst - 1)));
+            const auto omega = keys.weight.segment(first, before.size()).transpose();
+            before =
+                reference.alpha * omega.cwiseProduct(products(columns(first, windowFirst - 1)));
             sum += before.sum();
         } else {
             const auto omega = keys.weight.segment(windowFirst, inside.size()).transpose();
@@ -135,8 +132,7 @@ Vector<T> blockWeights(BandBlock<T>& block, const Eigen::Ref<const Vector<T>>& q
             sum -= reference.alpha * omega.dot(g);
         }
         weightSums[r] = sum;
-        row(columns(groupFirst, first - 1)).setZero();
-        row(columns(last + 1, groupLast)).setZero();
+        clearOutsideRange<T>(block.scores, ranges, r);
     }
     return alpha;
 }
@@ -151,7 +147,8 @@ public:
           m_k(k),
           m_scale(scale),
           m_window(window),
-          m_keys(mapKeys<T>(phi, k, nullptr, nullptr, (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1,
+          m_keys(mapKeys<T>(phi, k, nullptr, nullptr,
+                            (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1,
                             [&](Eigen::Index c) { return std::min(c * kFeatureBlock, k.rows()); }))
     {
     }
@@ -180,8 +177,9 @@ public:
             const RowReference<T> row(queryLogScale[r] + m_keys.scale,
                                       scores.row(r).segment(lo, count).maxCoeff());
             reference[r] = row.reference;
-            p.row(r).head(visible) = row.alpha * m_keys.weight.head(visible).transpose().cwiseProduct(
-                                                     products.row(r).head(visible));
+            const auto omega = m_keys.weight.head(visible).transpose();
+            p.row(r).head(visible) =
+                row.alpha * omega.cwiseProduct(products.row(r).head(visible));
             p.row(r).tail(keys - visible).setZero();
             p.row(r).segment(lo, count) =
                 (scores.row(r).segment(lo, count).array() - row.reference).exp().matrix();
