@@ -206,7 +206,7 @@ Eigen::Index KeyRanges::groupLast(Eigen::Index r, Eigen::Index n) const
 }
 
 template <typename T>
-BandKeys<T>::BandKeys(Eigen::Index keys, Eigen::Index dims) : m_keys(keys), m_dims(dims)
+BandKeys<T>::BandKeys(Eigen::Index keys, Eigen::Index dims) : m_dims(dims)
 {
     const Eigen::Index panels = (keys + kBandPanelKeys - 1) / kBandPanelKeys;
     m_data.resize((usesPanels<T>() ? panels * kBandPanelKeys : keys) * dims);

@@ -113,8 +113,6 @@ public:
     // disjoint blocks at once.
     void set(Eigen::Index begin, const Eigen::Ref<const Matrix<T>>& rows);
 
-    Eigen::Index keys() const { return m_keys; }
-    Eigen::Index dims() const { return m_dims; }
     // Panel p (packed float only).
     const T* panel(Eigen::Index p) const { return m_data.data() + p * m_dims * kBandPanelKeys; }
     // The keys [first, first + count) as rows (unpacked only).
@@ -124,7 +122,6 @@ public:
     }
 
 private:
-    Eigen::Index m_keys;
     Eigen::Index m_dims;
     Vector<T> m_data;  // uninitialised until set: set() writes every value
 };

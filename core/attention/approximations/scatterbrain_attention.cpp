@@ -269,7 +269,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
         phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
-        BandBlock<T> block(
+        BandBlock<T> band(
             keyRanges(
                 begin, rows,
                 [&](Eigen::Index i) { return causal ? start(sumsEnd) : window.first(i); },
@@ -277,8 +277,8 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
             q.middleRows(begin, rows), bandKeys, m_scale, phiQ, keys.phi);
         auto den = denominators.segment(begin, rows);
         Matrix<T> numerator(rows, v.cols());
-        const Vector<T> alpha = blockWeights<T>(block, queryLogScale, keys, window, begin, den);
-        bandTimes<T>(block.scores, block.ranges, v, numerator);
+        const Vector<T> alpha = blockWeights<T>(band, queryLogScale, keys, window, begin, den);
+        bandTimes<T>(band.scores, band.ranges, v, numerator);
         if (sumsEnd > 0) {
             // The sums' own scale brought to kappa.
             const Vector<T> lowRankAlpha = alpha * std::exp(sums.scale(sumsEnd - 1) - keys.scale);
