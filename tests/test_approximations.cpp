@@ -355,13 +355,19 @@ void TestApproximations::scatterbrainMatchesSparsePlusLowRank_data()
     QTest::addColumn<bool>("causal");
     QTest::addColumn<int>("window");
     QTest::addColumn<int>("length");
+    QTest::addColumn<double>("growth");
     // Windows narrower and wider than a block of queries, wider than L; L = 700 spans several
-    // blocks of keys (their sums added in order) and, causal, of queries.
-    for (const bool causal : {false, true})
+    // blocks of keys (their sums added in order) and, causal, of queries. Keys whose norms grow
+    // along the sequence (k_i times 1 + growth i / L) give later blocks larger scales, which the
+    // sums already made must be brought to.
+    for (const bool causal : {false, true}) {
         for (const auto& [w, length] : {std::pair{6, 150}, std::pair{70, 150}, std::pair{300, 40},
                                         std::pair{40, 700}})
             QTest::addRow("%s w=%d L=%d", causal ? "causal" : "centred", w, length)
-                << causal << w << length;
+                << causal << w << length << 0.0;
+        QTest::addRow("%s w=40 L=700 growing keys", causal ? "causal" : "centred")
+            << causal << 40 << 700 << 2.0;
+    }
 }
 
 void TestApproximations::scatterbrainMatchesSparsePlusLowRank()
@@ -371,7 +377,10 @@ void TestApproximations::scatterbrainMatchesSparsePlusLowRank()
     QFETCH(bool, causal);
     QFETCH(int, window);
     QFETCH(int, length);
-    const HeadTensors head = randomHead(length, 8, 2.0, 15);
+    QFETCH(double, growth);
+    HeadTensors head = randomHead(length, 8, 2.0, 15);
+    for (Eigen::Index i = 0; i < length; ++i)
+        head.k.row(i) *= 1.0 + growth * double(i) / length;
     const double s = 0.35;
     ApproximationSpec spec;
     spec.kind = Method::Scatterbrain;

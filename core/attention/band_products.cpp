@@ -30,16 +30,19 @@ constexpr bool usesPanels()
 
 // s_r,o..o+8H = factor sum_l a_rl panel_l,o..o+8H for R rows of a (row stride lda), the panel's
 // 8 H keys from key o (H = 2: the whole panel; 1: the half o = 0 or 8 holding the keys in use):
-// R H accumulators of 8 lanes, H panel loads and R broadcasts per l.
+// R H accumulators of 8 lanes, H panel loads and R broadcasts per l. With `ahead`, also the panel
+// there is fetched into L2, a line per l.
 template <int R, int H>
 void scoresTile(const float* a, Eigen::Index lda, Eigen::Index dims, const float* panel,
-                Eigen::Index o, float factor, float* s, Eigen::Index lds)
+                Eigen::Index o, float factor, float* s, Eigen::Index lds, const float* ahead)
 {
     __m256 acc[R][H];
     for (int r = 0; r < R; ++r)
         for (int h = 0; h < H; ++h)
             acc[r][h] = _mm256_setzero_ps();
     for (Eigen::Index l = 0; l < dims; ++l) {
+        if (ahead)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + l * kBandPanelKeys), _MM_HINT_T1);
         __m256 keys[H];
         for (int h = 0; h < H; ++h)
             keys[h] = _mm256_loadu_ps(panel + l * kBandPanelKeys + o + 8 * h);
@@ -143,9 +146,19 @@ void scoresKernel(const Eigen::Ref<const Matrix<float>>& a, const BandKeys<float
                   float factor, const KeyRanges& ranges, Eigen::Ref<Matrix<float>> s)
 {
     const Eigen::Index dims = a.cols();
+    // The panel after the last one fetched ahead: the first group whose range ends in a panel
+    // fetches the next, which the groups after it reach (the hardware prefetcher, seeing each
+    // group go back to its first panel, did not: the products waited on memory).
+    Eigen::Index fetched = -1;
     for (Eigen::Index g = 0; g < a.rows(); g += kBandGroupRows) {
         const Eigen::Index n = std::min(kBandGroupRows, a.rows() - g);
         const Eigen::Index first = ranges.groupFirst(g, n), last = ranges.groupLast(g, n);
+        const Eigen::Index next = last / kBandPanelKeys + 1;
+        const float* ahead = nullptr;
+        if (next > fetched && next < keys.panelCount()) {
+            ahead = keys.panel(next);
+            fetched = next;
+        }
         const float* rows = a.data() + g * a.outerStride();
         withGroupRows(n, [&](auto r) {
             for (Eigen::Index p = first / kBandPanelKeys; p <= last / kBandPanelKeys; ++p) {
@@ -155,10 +168,11 @@ void scoresKernel(const Eigen::Ref<const Matrix<float>>& a, const BandKeys<float
                 const Eigen::Index to = std::min(last - p * kBandPanelKeys, kBandPanelKeys - 1);
                 if (from >= 8 || to < 8)
                     scoresTile<r(), 1>(rows, a.outerStride(), dims, keys.panel(p),
-                                       from >= 8 ? 8 : 0, factor, out, s.outerStride());
+                                       from >= 8 ? 8 : 0, factor, out, s.outerStride(), ahead);
                 else
                     scoresTile<r(), 2>(rows, a.outerStride(), dims, keys.panel(p), 0, factor, out,
-                                       s.outerStride());
+                                       s.outerStride(), ahead);
+                ahead = nullptr;
             }
         });
     }

@@ -113,8 +113,9 @@ public:
     // disjoint blocks at once.
     void set(Eigen::Index begin, const Eigen::Ref<const Matrix<T>>& rows);
 
-    // Panel p (packed float only).
+    // Panel p (packed float only), of panelCount().
     const T* panel(Eigen::Index p) const { return m_data.data() + p * m_dims * kBandPanelKeys; }
+    Eigen::Index panelCount() const { return m_data.size() / (m_dims * kBandPanelKeys); }
     // The keys [first, first + count) as rows (unpacked only).
     Eigen::Map<const Matrix<T>> rows(Eigen::Index first, Eigen::Index count) const
     {

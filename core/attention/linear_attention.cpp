@@ -211,26 +211,43 @@ void KeySummary<T>::add(const KeySummary& other)
 
 template <typename T>
 BlockSummaries<T>::BlockSummaries(Eigen::Index blocks, Eigen::Index features, Eigen::Index valueDim)
-    : m_features(features), m_s(blocks * features, valueDim), m_z(blocks, features), m_scale(blocks)
+    : m_features(features),
+      m_s(blocks * features, valueDim),
+      m_z(blocks, features),
+      m_scale(Vector<T>::Constant(blocks, minusInfinity<T>()))
 {
 }
 
 template <typename T>
-void BlockSummaries<T>::assign(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
-                               const Eigen::Ref<const Vector<T>>& logScale,
-                               const Eigen::Ref<const Matrix<T>>& v)
+void BlockSummaries<T>::add(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
+                            const Eigen::Ref<const Vector<T>>& logScale,
+                            const Eigen::Ref<const Matrix<T>>& v)
 {
     auto s = m_s.middleRows(c * m_features, m_features);
+    auto z = m_z.row(c);
+    const bool empty = m_scale[c] == minusInfinity<T>();  // S_c and z_c not yet written
     if (phiK.rows() == 0) {
-        s.setZero();
-        m_z.row(c).setZero();
-        m_scale[c] = minusInfinity<T>();
+        if (empty) {
+            s.setZero();
+            z.setZero();
+        }
         return;
     }
-    m_scale[c] = logScale.maxCoeff();
-    const Vector<T> omega = (logScale.array() - m_scale[c]).exp();
-    s.noalias() = phiK.transpose() * (omega.asDiagonal() * v);
-    m_z.row(c).noalias() = (phiK.transpose() * omega).transpose();
+    const T scale = std::max(m_scale[c], logScale.maxCoeff());
+    const Vector<T> omega = (logScale.array() - scale).exp();
+    if (empty) {
+        s.noalias() = phiK.transpose() * (omega.asDiagonal() * v);
+        z.noalias() = (phiK.transpose() * omega).transpose();
+    } else {
+        if (scale != m_scale[c]) {
+            const T factor = std::exp(m_scale[c] - scale);
+            s *= factor;
+            z *= factor;
+        }
+        s.noalias() += phiK.transpose() * (omega.asDiagonal() * v);
+        z.noalias() += (phiK.transpose() * omega).transpose();
+    }
+    m_scale[c] = scale;
 }
 
 template <typename T>

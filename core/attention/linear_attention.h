@@ -49,17 +49,19 @@ struct KeySummary {
 
 // The key summaries of consecutive blocks of keys, held together (one allocation for all, so
 // that many short blocks cost no more to hold than a few long ones): S_c (C x d_v), z_c and the
-// scale of block c, each made on any thread.
+// scale of block c, each made on any thread. Every block must be added to (with keys or not)
+// before prefixSums() or any read.
 template <typename T>
 class BlockSummaries {
 public:
     BlockSummaries(Eigen::Index blocks, Eigen::Index features, Eigen::Index valueDim);
 
-    // Block c: the keys with mantissa rows phiK (log-scales c_j, possibly none) and values v, at
-    // the scale max c_j, weighting the values rather than the keys (left as they are):
-    // S_c = phiK^T (omega V), z_c = phiK^T omega, omega_j = exp(c_j - scale).
-    void assign(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
-                const Eigen::Ref<const Vector<T>>& logScale, const Eigen::Ref<const Matrix<T>>& v);
+    // Adds to block c the keys with mantissa rows phiK (log-scales c_j, possibly none) and values
+    // v, at the larger of the block's scale and max c_j, weighting the values rather than the keys
+    // (left as they are): S_c += phiK^T (omega V), z_c += phiK^T omega, omega_j =
+    // exp(c_j - scale). A block not added to before has no keys: S_c = 0, z_c = 0.
+    void add(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
+             const Eigen::Ref<const Vector<T>>& logScale, const Eigen::Ref<const Matrix<T>>& v);
     // In place, block c becomes the sum of blocks 0..c at the largest of their scales, as adding
     // each to the next would make it; the rows of S and z spread over the engine threads.
     void prefixSums();

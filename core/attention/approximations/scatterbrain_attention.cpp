@@ -25,33 +25,40 @@ struct MappedKeys {
 };
 
 // MappedKeys of k, with the sums of the blocks [start(c), start(c + 1)) for c in [0, blocks)
-// (each start a multiple of kBandPanelKeys, from 0 to the last key; empty blocks have empty
-// sums). On the engine threads, `group` consecutive blocks at a time (fewer, larger products for
-// short blocks), each block's sums formed while its Phi is in cache and, when arranged is given,
-// its keys themselves arranged into it for the band products; v may be null (no sums).
+// (each start a multiple of kBandPanelKeys, from 0 to the last key), summed `merged` blocks
+// together: sums slot s holds the blocks [s merged, (s + 1) merged), and a slot without keys has
+// empty sums. On the engine threads, each slot's blocks in order on one thread (the same sums
+// whichever thread), `group` consecutive blocks mapped at a time (fewer, larger products for short
+// blocks; merged and group each 1 or a multiple of the other), each block's sums formed while its
+// Phi is in cache and, when arranged is given, its keys themselves arranged into it for the band
+// products; v may be null (no sums).
 template <typename T, typename Start>
 MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix<T>* v,
-                      BandKeys<T>* arranged, Eigen::Index blocks, Eigen::Index group,
-                      Start&& start)
+                      BandKeys<T>* arranged, Eigen::Index blocks, Eigen::Index merged,
+                      Eigen::Index group, Start&& start)
 {
     const Eigen::Index features = phi.featureCount();
     MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
     if (v)
-        keys.blocks.emplace(blocks, features, v->cols());
+        keys.blocks.emplace((blocks + merged - 1) / merged, features, v->cols());
     Vector<T>& logScale = keys.weight;  // c_j until every key is mapped
-    forEachRowBlock(blocks, group, [&](Eigen::Index firstBlock, Eigen::Index endBlock) {
-        const Eigen::Index begin = start(firstBlock), rows = start(endBlock) - begin;
-        Matrix<T> mantissas(rows, features);
-        if (rows > 0) {
-            phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
-            keys.phi.set(begin, mantissas);
-            if (arranged)
-                arranged->set(begin, k.middleRows(begin, rows));
-        }
-        for (Eigen::Index c = firstBlock; v && c < endBlock; ++c) {
-            const Eigen::Index first = start(c), count = start(c + 1) - first;
-            keys.blocks->assign(c, mantissas.middleRows(first - begin, count),
-                                logScale.segment(first, count), v->middleRows(first, count));
+    const Eigen::Index run = std::max(merged, group);  // blocks one thread takes in turn
+    forEachRowBlock(blocks, run, [&](Eigen::Index firstRun, Eigen::Index endRun) {
+        for (Eigen::Index firstBlock = firstRun; firstBlock < endRun; firstBlock += group) {
+            const Eigen::Index endBlock = std::min(firstBlock + group, endRun);
+            const Eigen::Index begin = start(firstBlock), rows = start(endBlock) - begin;
+            Matrix<T> mantissas(rows, features);
+            if (rows > 0) {
+                phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
+                keys.phi.set(begin, mantissas);
+                if (arranged)
+                    arranged->set(begin, k.middleRows(begin, rows));
+            }
+            for (Eigen::Index c = firstBlock; v && c < endBlock; ++c) {
+                const Eigen::Index first = start(c), count = start(c + 1) - first;
+                keys.blocks->add(c / merged, mantissas.middleRows(first - begin, count),
+                                 logScale.segment(first, count), v->middleRows(first, count));
+            }
         }
     });
     keys.scale = logScale.maxCoeff();
@@ -148,7 +155,7 @@ public:
           m_scale(scale),
           m_window(window),
           m_keys(mapKeys<T>(phi, k, nullptr, nullptr,
-                            (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1,
+                            (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1, 1,
                             [&](Eigen::Index c) { return std::min(c * kFeatureBlock, k.rows()); }))
     {
     }
@@ -255,17 +262,23 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
         return std::clamp<Eigen::Index>(c * block - reach, 0, length);
     };
     const Eigen::Index keyBlocks = (length + reach + block - 1) / block;
+    // Causal, each key block's own sums, made prefix sums; otherwise one sum per engine thread's
+    // share of the key blocks, added up.
+    const Eigen::Index merged =
+        causal ? 1 : (keyBlocks + engineThreads() - 1) / engineThreads();
     BandKeys<T> bandKeys(length, k.cols());
-    MappedKeys<T> keys = mapKeys<T>(phi, k, &v, &bandKeys, keyBlocks, kFeatureBlock / block, start);
+    MappedKeys<T> keys =
+        mapKeys<T>(phi, k, &v, &bandKeys, keyBlocks, merged, kFeatureBlock / block, start);
     BlockSummaries<T>& sums = *keys.blocks;
     sums.prefixSums();
+    const Eigen::Index sumSlots = (keyBlocks + merged - 1) / merged;
 
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
     Vector<T> denominators(q.rows());
     forEachRowBlock(q.rows(), block, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
-        const Eigen::Index sumsEnd = causal ? begin / block : keyBlocks;  // key blocks summed
+        const Eigen::Index sumsEnd = causal ? begin / block : sumSlots;  // sums slots before it
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
         phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
