@@ -173,6 +173,11 @@ void TestVitWindow::imageTabReadsWithTheBuiltinVit()
     QVERIFY(layer && layer->isEnabled());
     QCOMPARE(layer->maximum(), kLayers - 1);
     QVERIFY(!window.findChild<QWidget*>(QStringLiteral("patchSize"))->isEnabled());
+    // The Head dimension box, disabled, shows the model's d (hidden size / heads), not the spec's.
+    auto* headDim = window.findChild<QSpinBox*>(QStringLiteral("headDim"));
+    QVERIFY(headDim && !headDim->isEnabled());
+    QCOMPARE(headDim->value(), int(window.controller().current().input->headDim()));
+    QCOMPARE(headDim->value(), 32);  // the built-in ViT: hidden size 128, 4 heads
     QTRY_VERIFY(window.findChild<QPushButton*>(QStringLiteral("classRow"))->isVisible());
     const QString titles = overlayTitles(window);
     QVERIFY2(titles.count(QStringLiteral("[CLS] row")) == 3, qPrintable(titles));

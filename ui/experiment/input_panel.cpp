@@ -59,16 +59,25 @@ int tabOf(const InputSpec& input)
     return architectureOf(input.modelPath) == ModelArchitecture::Vit ? int(InputKind::Image) : 0;
 }
 
-// The number of layers of the model at modelPath, or 0 when its config cannot be read.
-int layerCountOf(const QString& modelPath)
+// The number of layers and the head dimension d of the model at modelPath, from its config;
+// zeros when it cannot be read.
+struct ModelShape {
+    int layers = 0;
+    int headDim = 0;
+};
+
+ModelShape modelShapeOf(const QString& modelPath)
 {
     try {
         const QString config = modelFolder(modelPath) + QStringLiteral("/config.json");
-        return modelArchitectureOf(modelPath) == ModelArchitecture::Vit
-                   ? VitConfig::fromJson(config).layers
-                   : Gpt2Config::fromJson(config).layers;
+        if (modelArchitectureOf(modelPath) == ModelArchitecture::Vit) {
+            const VitConfig vit = VitConfig::fromJson(config);
+            return {vit.layers, vit.headDim()};
+        }
+        const Gpt2Config gpt2 = Gpt2Config::fromJson(config);
+        return {gpt2.layers, gpt2.headDim()};
     } catch (const InputError&) {
-        return 0;
+        return {};
     }
 }
 
@@ -534,7 +543,7 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
              });
         return;
     }
-    const int layers = layerCountOf(path);
+    const int layers = modelShapeOf(path).layers;
     // A ViT reads a Fashion-MNIST sample rather than a photo it was not trained on, unless the
     // user chose an image of their own.
     QString imagePath = m_image->currentData().toString();
@@ -577,7 +586,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     const bool textModel = model && !imageModel;
     fillReaders(m_reader, textModel ? input.modelPath : QString());
     fillReaders(m_imageReader, imageModel ? input.modelPath : QString());
-    const int layers = model ? layerCountOf(input.modelPath) : 0;
+    const ModelShape shape = model ? modelShapeOf(input.modelPath) : ModelShape();
+    const int layers = shape.layers;
     for (const auto& [layer, reads] : {std::pair(m_layer, textModel),
                                        std::pair(m_imageLayer, imageModel)}) {
         layer->setRange(0, std::max({0, layers - 1, reads ? input.layer : 0}));
@@ -607,7 +617,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     m_queryFile->setText(input.queryPath);
     m_keyFile->setText(input.keyPath);
     m_valueFile->setText(input.valuePath);
-    m_headDim->setValue(input.headDim);
+    // A model's heads have its own d, which the box shows while it cannot be changed.
+    m_headDim->setValue(model && shape.headDim > 0 ? shape.headDim : input.headDim);
     m_headDim->setEnabled(input.kind != InputKind::Files && !model);
     m_projection->setCurrentIndex(int(input.projection));
     m_projection->setEnabled(input.kind == InputKind::Text || input.kind == InputKind::Image);
