@@ -24,6 +24,7 @@
 #include <QFile>
 #include <QImage>
 #include <QJsonDocument>
+#include <QStyleOptionButton>
 #include <QJsonObject>
 #include <QMenuBar>
 #include <QSet>
@@ -283,6 +284,16 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
     const QPen curvePen = curve->pen();
     const QFont panelTitleFont =
         window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font();
+    // A check box's indicator, which the presentation fonts make larger.
+    auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
+    QVERIFY(histograms);
+    const auto indicatorHeight = [&] {
+        QStyleOptionButton option;
+        option.initFrom(histograms);
+        return histograms->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option,
+                                                   histograms).height();
+    };
+    const int indicator = indicatorHeight();
 
     QTest::keyClick(&window, Qt::Key_F5);
     QVERIFY(window.presentation().isActive());
@@ -302,6 +313,9 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
             std::max(curvePen.widthF(), 1.0) * PresentationMode::kLineScale);
     QCOMPARE(window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font().pointSizeF(),
              panelTitleFont.pointSizeF() * scale);
+    QTRY_VERIFY(indicatorHeight() >= histograms->fontMetrics().ascent());
+    QVERIFY2(indicatorHeight() > indicator,
+             qPrintable(QStringLiteral("%1 against %2").arg(indicatorHeight()).arg(indicator)));
     QCOMPARE(window.palette().color(QPalette::Window), QColor(Qt::white));
     QCOMPARE(window.palette().color(QPalette::WindowText), QColor(Qt::black));
 
@@ -338,6 +352,7 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
     QCOMPARE(exact->xAxis->basePen(), basePen);
     QCOMPARE(curve->pen(), curvePen);
     QCOMPARE(window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font(), panelTitleFont);
+    QCOMPARE(indicatorHeight(), indicator);
 }
 
 // A page first shown while presenting (the Stepper page computes and builds its plots then) gets

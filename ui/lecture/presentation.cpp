@@ -18,6 +18,7 @@
 #include <QTimer>
 #include <QToolBar>
 
+#include <algorithm>
 #include <functional>
 
 namespace attnlab::ui {
@@ -294,6 +295,22 @@ void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& 
 class ProjectorIndicatorStyle : public QProxyStyle {
 public:
     static constexpr double kIndicatorOutline = 2.0;
+
+    // The indicators grow with the presentation fonts: as tall as the capital letters and ascent of
+    // their label's font (Fusion's 13 pixels otherwise stay the size of the small text).
+    int pixelMetric(PixelMetric metric, const QStyleOption* option,
+                    const QWidget* widget) const override {
+        const int size = QProxyStyle::pixelMetric(metric, option, widget);
+        switch (metric) {
+        case PM_IndicatorWidth:
+        case PM_IndicatorHeight:
+        case PM_ExclusiveIndicatorWidth:
+        case PM_ExclusiveIndicatorHeight:
+            return widget ? std::max(size, widget->fontMetrics().ascent()) : size;
+        default:
+            return size;
+        }
+    }
 
     void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
                        const QWidget* widget) const override {
