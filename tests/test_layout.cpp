@@ -9,6 +9,7 @@
 #include "experiment/row_comparison_view.h"
 
 #include <QFontMetrics>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
@@ -171,6 +172,41 @@ private slots:
                  qPrintable(QStringLiteral("the panel is %1 pixels wide, the dock shows %2")
                                 .arg(panel->width())
                                 .arg(viewport->width())));
+    }
+
+    // At 1280 x 800 with every dock open, on the Error analysis page (whose controls leave the
+    // docks the least room), the Metrics panel is laid out no wider than its dock shows, before
+    // and after presentation mode. Its section titles set only their weight: presenting scaled
+    // them twice and left them at the presentation size, which pushed the panel 84 pixels past
+    // the window's edge.
+    void metricsDockFitsTheSmallestWindowAfterPresenting()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, QSize(1280, 800)));
+        window.showPage(MainWindow::ErrorsPage);
+        QTest::qWait(100);  // the docks follow their panels' layouts
+        auto* panel = window.findChild<QWidget*>(QStringLiteral("metricsPanel"));
+        QVERIFY(panel && panel->isVisible());
+        QLabel* section = nullptr;
+        for (QLabel* label : panel->findChildren<QLabel*>())
+            if (label->text() == QLatin1String("Warnings"))
+                section = label;
+        QVERIFY(section);
+        const double size = section->font().pointSizeF();
+        const auto fits = [&] {
+            const QWidget* viewport = panel->parentWidget();
+            return panel->width() <= viewport->width() &&
+                   viewport->mapTo(&window, QPoint(viewport->width(), 0)).x() <= window.width();
+        };
+        QVERIFY(fits());
+        window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+        QCOMPARE(section->font().pointSizeF(), size * PresentationMode::kFontScale);
+        window.setPresentationMode(false);
+        QCOMPARE(section->font().pointSizeF(), size);
+        QTRY_VERIFY2(fits(), qPrintable(QStringLiteral("the panel is %1 pixels wide, the dock "
+                                                        "shows %2")
+                                            .arg(panel->width())
+                                            .arg(panel->parentWidget()->width())));
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being

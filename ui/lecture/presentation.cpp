@@ -558,9 +558,16 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply) {
             widget->setProperty(styled.constData(), QVariant());
         }
     }
-    // Widgets that inherit their font follow the window's; those with their own are scaled.
+    // Widgets whose font takes its size from their parent's follow the window's; those with a
+    // size of their own are scaled. A font set for its weight alone still takes its size from
+    // the parent: scaled as well, it grew twice, and leaving set the presentation size for good.
+    const QWidget* parent = widget->parentWidget();
+    const bool ownSize =
+        widget->testAttribute(Qt::WA_SetFont) &&
+        !(parent && widget->font().pointSizeF() == parent->font().pointSizeF() &&
+          widget->font().pixelSize() == parent->font().pixelSize());
     if (!(apply && scalesItsOwnText(widget)) &&
-        (widget->testAttribute(Qt::WA_SetFont) || widget->property(appliedKey("font")).isValid()))
+        (ownSize || widget->property(appliedKey("font")).isValid()))
         if (restyle.fonts())
             restyle(widget, "font", widget->font(), std::function<QFont(const QFont&)>(scaledFont),
                     {[widget](const QFont& f) { widget->setFont(f); }});
