@@ -211,8 +211,8 @@ void KeySummary<T>::add(const KeySummary& other)
 
 template <typename T>
 BlockSummaries<T>::BlockSummaries(Eigen::Index blocks, Eigen::Index features, Eigen::Index valueDim)
-    : m_features(features),
-      m_s(blocks * features, valueDim),
+    : m_valueDim(valueDim),
+      m_s(features, blocks * valueDim),
       m_z(blocks, features),
       m_scale(Vector<T>::Constant(blocks, minusInfinity<T>()))
 {
@@ -223,7 +223,7 @@ void BlockSummaries<T>::add(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& p
                             const Eigen::Ref<const Vector<T>>& logScale,
                             const Eigen::Ref<const Matrix<T>>& v)
 {
-    auto s = m_s.middleRows(c * m_features, m_features);
+    auto s = m_s.middleCols(c * m_valueDim, m_valueDim);
     auto z = m_z.row(c);
     const bool empty = m_scale[c] == minusInfinity<T>();  // S_c and z_c not yet written
     if (phiK.rows() == 0) {
@@ -262,13 +262,13 @@ void BlockSummaries<T>::prefixSums()
     const auto factor = [](T from, T to) {
         return from == minusInfinity<T>() ? T(0) : std::exp(from - to);
     };
-    forEachRowBlock(m_features, 16, [&](Eigen::Index begin, Eigen::Index end) {
+    forEachRowBlock(m_s.rows(), 16, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
         for (Eigen::Index c = 1; c < m_scale.size(); ++c) {
             const T carried = factor(scales[c - 1], scales[c]);
             const T own = factor(m_scale[c], scales[c]);
-            auto sums = m_s.middleRows(c * m_features + begin, rows);
-            sums = own * sums + carried * m_s.middleRows((c - 1) * m_features + begin, rows);
+            auto sums = m_s.block(begin, c * m_valueDim, rows, m_valueDim);
+            sums = own * sums + carried * m_s.block(begin, (c - 1) * m_valueDim, rows, m_valueDim);
             auto z = m_z.row(c).segment(begin, rows);
             z = own * z + carried * m_z.row(c - 1).segment(begin, rows);
         }
