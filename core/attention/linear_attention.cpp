@@ -262,17 +262,19 @@ void BlockSummaries<T>::prefixSums()
     const auto factor = [](T from, T to) {
         return from == minusInfinity<T>() ? T(0) : std::exp(from - to);
     };
-    forEachRowBlock(m_s.rows(), 16, [&](Eigen::Index begin, Eigen::Index end) {
-        const Eigen::Index rows = end - begin;
+    // S by value columns on the engine threads (each block's part of them contiguous); z, a row
+    // per block, in turn.
+    forEachRowBlock(m_valueDim, 4, [&](Eigen::Index begin, Eigen::Index end) {
         for (Eigen::Index c = 1; c < m_scale.size(); ++c) {
             const T carried = factor(scales[c - 1], scales[c]);
             const T own = factor(m_scale[c], scales[c]);
-            auto sums = m_s.block(begin, c * m_valueDim, rows, m_valueDim);
-            sums = own * sums + carried * m_s.block(begin, (c - 1) * m_valueDim, rows, m_valueDim);
-            auto z = m_z.row(c).segment(begin, rows);
-            z = own * z + carried * m_z.row(c - 1).segment(begin, rows);
+            auto sums = m_s.middleCols(c * m_valueDim + begin, end - begin);
+            sums = own * sums + carried * m_s.middleCols((c - 1) * m_valueDim + begin, end - begin);
         }
     });
+    for (Eigen::Index c = 1; c < m_scale.size(); ++c)
+        m_z.row(c) = factor(m_scale[c], scales[c]) * m_z.row(c) +
+                     factor(scales[c - 1], scales[c]) * m_z.row(c - 1);
     m_scale = scales;
 }
 
