@@ -7,6 +7,7 @@
 #include "parallel.h"
 
 #include <cmath>
+#include <vector>
 
 namespace attnlab {
 
@@ -103,10 +104,26 @@ ApproximateOutput<T> LinformerAttention<T>::output(const Matrix<T>& q, const Mat
     requireLength(k);
     // O^ = softmax(s Q K-^T) V-: exact attention over the m projected keys and values, through
     // the streaming kernel (P- is not formed).
-    Matrix<T> projectedKeys(m_keyProjection.rows(), k.cols());
-    projectedKeys.noalias() = m_keyProjection * k;
-    Matrix<T> projectedValues(m_valueProjection.rows(), v.cols());
-    projectedValues.noalias() = m_valueProjection * v;
+    // E K and F V by blocks of keys, one per engine thread, added in order: each thread reads
+    // its own part of E, F, K and V once (Eigen split the m rows instead, so that both threads
+    // read all of K and V).
+    const Eigen::Index length = k.rows();
+    const Eigen::Index parts = std::min<Eigen::Index>(engineThreads(), length);
+    const Eigen::Index partRows = (length + parts - 1) / parts;
+    std::vector<Matrix<T>> keyParts(static_cast<std::size_t>(parts));
+    std::vector<Matrix<T>> valueParts(static_cast<std::size_t>(parts));
+    forEachRowBlock(length, partRows, [&](Eigen::Index begin, Eigen::Index end) {
+        const std::size_t part = std::size_t(begin / partRows);
+        keyParts[part].noalias() =
+            m_keyProjection.middleCols(begin, end - begin) * k.middleRows(begin, end - begin);
+        valueParts[part].noalias() =
+            m_valueProjection.middleCols(begin, end - begin) * v.middleRows(begin, end - begin);
+    });
+    Matrix<T> projectedKeys = keyParts[0], projectedValues = valueParts[0];
+    for (std::size_t part = 1; part < keyParts.size(); ++part) {
+        projectedKeys += keyParts[part];
+        projectedValues += valueParts[part];
+    }
     ApproximateOutput<T> result;
     result.output = streamingAttention<T>(q, projectedKeys, projectedValues, m_scale, false);
     return result;
