@@ -10,6 +10,7 @@
 #include "head_support.h"
 #include "experiment.h"
 #include "inputs/inputs.h"
+#include "parallel.h"
 
 #include <QTest>
 
@@ -319,6 +320,12 @@ void TestApproximations::linformerMatchesThePaper()
     const MatrixD projected = softmaxOf(head.q, e * head.k, s);
     QVERIFY(relativeError(c.p, projected * f) < 1e-12);
     QVERIFY(relativeError(c.output, projected * (f * head.v)) < 1e-12);
+    // E K and F V are summed over blocks of keys, one per engine thread: 16 threads cut the 90
+    // keys into 15 blocks of 6.
+    setEngineThreads(16);
+    const Computed threaded = computed(spec, head, s, false);
+    setEngineThreads(0);
+    QVERIFY(relativeError(threaded.output, projected * (f * head.v)) < 1e-12);
     // Another seed, other projections; each head its own.
     spec.seed = 4;
     QVERIFY((makeApproximation<double>(spec, 8, 90, s)->drawnMatrices()[0].matrix - e).norm() > 1);

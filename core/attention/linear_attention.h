@@ -63,7 +63,7 @@ public:
     void add(Eigen::Index c, const Eigen::Ref<const Matrix<T>>& phiK,
              const Eigen::Ref<const Vector<T>>& logScale, const Eigen::Ref<const Matrix<T>>& v);
     // In place, block c becomes the sum of blocks 0..c at the largest of their scales, as adding
-    // each to the next would make it; the rows of S and z spread over the engine threads.
+    // each to the next would make it; the columns of S spread over the engine threads.
     void prefixSums();
 
     auto s(Eigen::Index c) const { return m_s.middleCols(c * m_valueDim, m_valueDim); }

@@ -108,8 +108,8 @@ ApproximateOutput<T> LinformerAttention<T>::output(const Matrix<T>& q, const Mat
     // its own part of E, F, K and V once (Eigen split the m rows instead, so that both threads
     // read all of K and V).
     const Eigen::Index length = k.rows();
-    const Eigen::Index parts = std::min<Eigen::Index>(engineThreads(), length);
-    const Eigen::Index partRows = (length + parts - 1) / parts;
+    const Eigen::Index partRows = (length + engineThreads() - 1) / engineThreads();
+    const Eigen::Index parts = (length + partRows - 1) / partRows;
     std::vector<Matrix<T>> keyParts(static_cast<std::size_t>(parts));
     std::vector<Matrix<T>> valueParts(static_cast<std::size_t>(parts));
     forEachRowBlock(length, partRows, [&](Eigen::Index begin, Eigen::Index end) {
