@@ -271,8 +271,8 @@ void BandKeys<T>::set(Eigen::Index begin, const Eigen::Ref<const Matrix<T>>& row
 }
 
 template <typename T>
-void bandScores(const Eigen::Ref<const Matrix<T>>& a, const BandKeys<T>& keys, T factor,
-                const KeyRanges& ranges, Eigen::Ref<Matrix<T>> s)
+void bandScores(const BandInput<T>& a, const BandKeys<T>& keys, T factor, const KeyRanges& ranges,
+                BandOutput<T> s)
 {
 #if ATTNLAB_BAND_KERNELS
     if constexpr (std::is_same_v<T, float>) {
@@ -290,8 +290,8 @@ void bandScores(const Eigen::Ref<const Matrix<T>>& a, const BandKeys<T>& keys, T
 }
 
 template <typename T>
-void bandTimes(const Eigen::Ref<const Matrix<T>>& s, const KeyRanges& ranges, const Matrix<T>& v,
-               Eigen::Ref<Matrix<T>> o)
+void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& v,
+               BandOutput<T> o)
 {
 #if ATTNLAB_BAND_KERNELS
     if constexpr (std::is_same_v<T, float>) {
@@ -310,14 +310,13 @@ void bandTimes(const Eigen::Ref<const Matrix<T>>& s, const KeyRanges& ranges, co
 
 template class BandKeys<float>;
 template class BandKeys<double>;
-template void bandScores<float>(const Eigen::Ref<const Matrix<float>>&, const BandKeys<float>&,
-                                float, const KeyRanges&, Eigen::Ref<Matrix<float>>);
-template void bandScores<double>(const Eigen::Ref<const Matrix<double>>&,
-                                 const BandKeys<double>&, double, const KeyRanges&,
-                                 Eigen::Ref<Matrix<double>>);
-template void bandTimes<float>(const Eigen::Ref<const Matrix<float>>&, const KeyRanges&,
-                               const Matrix<float>&, Eigen::Ref<Matrix<float>>);
-template void bandTimes<double>(const Eigen::Ref<const Matrix<double>>&, const KeyRanges&,
-                                const Matrix<double>&, Eigen::Ref<Matrix<double>>);
+template void bandScores<float>(const BandInput<float>&, const BandKeys<float>&, float,
+                                const KeyRanges&, BandOutput<float>);
+template void bandScores<double>(const BandInput<double>&, const BandKeys<double>&, double,
+                                 const KeyRanges&, BandOutput<double>);
+template void bandTimes<float>(const BandInput<float>&, const KeyRanges&, const Matrix<float>&,
+                               BandOutput<float>);
+template void bandTimes<double>(const BandInput<double>&, const KeyRanges&, const Matrix<double>&,
+                                BandOutput<double>);
 
 }  // namespace attnlab

@@ -127,18 +127,26 @@ private:
     Vector<T> m_data;  // uninitialised until set: set() writes every value
 };
 
+// The matrices the band products take, with Ref's stride for a matrix written out: clang mangles
+// a function template's Ref parameter through Ref's dependent default stride differently in the
+// declaration and in the definition, which left the explicit instantiations unresolved.
+template <typename T>
+using BandInput = Eigen::Ref<const Matrix<T>, 0, Eigen::OuterStride<>>;
+template <typename T>
+using BandOutput = Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>>;
+
 // S_rj = factor a_r . x_j for every row r of a and at least every key j of r's group's range
 // (KeyRanges::groupFirst..groupLast of its kBandGroupRows rows; the kernels take whole panels, or
 // the half of an end panel that holds the range's keys), written to s (rows x spanCols, column c
 // is key spanFirst + c); other columns left as they were.
 template <typename T>
-void bandScores(const Eigen::Ref<const Matrix<T>>& a, const BandKeys<T>& keys, T factor,
-                const KeyRanges& ranges, Eigen::Ref<Matrix<T>> s);
+void bandScores(const BandInput<T>& a, const BandKeys<T>& keys, T factor, const KeyRanges& ranges,
+                BandOutput<T> s);
 
 // o_r = sum_j s_rj v_j over the keys j of r's group (groupFirst..groupLast), for every row r of s
 // (laid out as for bandScores): the caller zeroes the entries of a row outside its own range.
 template <typename T>
-void bandTimes(const Eigen::Ref<const Matrix<T>>& s, const KeyRanges& ranges, const Matrix<T>& v,
-               Eigen::Ref<Matrix<T>> o);
+void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& v,
+               BandOutput<T> o);
 
 }  // namespace attnlab
