@@ -24,7 +24,6 @@
 #include <QFile>
 #include <QImage>
 #include <QJsonDocument>
-#include <QStyleOptionButton>
 #include <QJsonObject>
 #include <QMenuBar>
 #include <QSet>

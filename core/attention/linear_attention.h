@@ -70,6 +70,7 @@ public:
     auto z(Eigen::Index c) const { return m_z.row(c).transpose(); }
     // -inf for a block without keys.
     T scale(Eigen::Index c) const { return m_scale[c]; }
+    Eigen::Index blocks() const { return m_scale.size(); }
 
 private:
     Eigen::Index m_valueDim;

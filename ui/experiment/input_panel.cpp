@@ -587,10 +587,9 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     fillReaders(m_reader, textModel ? input.modelPath : QString());
     fillReaders(m_imageReader, imageModel ? input.modelPath : QString());
     const ModelShape shape = model ? modelShapeOf(input.modelPath) : ModelShape();
-    const int layers = shape.layers;
     for (const auto& [layer, reads] : {std::pair(m_layer, textModel),
                                        std::pair(m_imageLayer, imageModel)}) {
-        layer->setRange(0, std::max({0, layers - 1, reads ? input.layer : 0}));
+        layer->setRange(0, std::max({0, shape.layers - 1, reads ? input.layer : 0}));
         layer->setValue(reads ? input.layer : 0);
         layer->setEnabled(reads);
     }

@@ -271,14 +271,13 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
         mapKeys<T>(phi, k, &v, &bandKeys, keyBlocks, merged, kFeatureBlock / block, start);
     BlockSummaries<T>& sums = *keys.blocks;
     sums.prefixSums();
-    const Eigen::Index sumSlots = (keyBlocks + merged - 1) / merged;
 
     ApproximateOutput<T> result;
     result.output.resize(q.rows(), v.cols());
     Vector<T> denominators(q.rows());
     forEachRowBlock(q.rows(), block, [&](Eigen::Index begin, Eigen::Index end) {
         const Eigen::Index rows = end - begin;
-        const Eigen::Index sumsEnd = causal ? begin / block : sumSlots;  // sums slots before it
+        const Eigen::Index sumsEnd = causal ? begin / block : sums.blocks();  // sums before it
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
         phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
