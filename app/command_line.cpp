@@ -7,6 +7,7 @@
 #include "commands/model_eval_command.h"
 #include "commands/render_command.h"
 #include "commands/steps_command.h"
+#include "window_start.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -51,18 +52,6 @@ const Subcommand kSubcommands[] = {
                    "and a chart", runModelEvalCommand, Figures::WithPlotOption},
 };
 
-void printUsage(QTextStream& out)
-{
-    out << "Usage: attention-lab [SESSION.attnlab]            start the window\n"
-           "       attention-lab [--session FILE] --screenshot OUT.png [--size WxH]\n"
-           "                                                 save a screenshot of the window\n"
-           "       attention-lab <command> [options]         run headless\n\nCommands:\n";
-    for (const Subcommand& command : kSubcommands)
-        out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -10)
-                   .arg(QLatin1String(command.summary));
-    out << "\n'attention-lab <command> --help' lists a command's options.\n";
-}
-
 // Whether the command line asks `command` to draw figures.
 bool drawsFigures(const Subcommand& command, int argc, char** argv)
 {
@@ -91,6 +80,26 @@ void provideRuntimeDirectory()
 }
 
 }  // namespace
+
+void printUsage(QTextStream& out)
+{
+    out << "Usage: attention-lab [options] [SESSION.attnlab]  start the window\n"
+           "       attention-lab <command> [options]          run headless\n\nWindow options:\n";
+    for (const QCommandLineOption& option : windowOptions()) {
+        QStringList names;
+        for (const QString& name : option.names())
+            names.append((name.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + name);
+        QString left = names.join(QStringLiteral(", "));
+        if (!option.valueName().isEmpty())
+            left += QLatin1Char(' ') + option.valueName();
+        out << QStringLiteral("  %1  %2\n").arg(left, -26).arg(option.description());
+    }
+    out << "\nCommands:\n";
+    for (const Subcommand& command : kSubcommands)
+        out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -10)
+                   .arg(QLatin1String(command.summary));
+    out << "\n'attention-lab <command> --help' lists a command's options.\n";
+}
 
 bool isCommandLineRequest(const QString& firstArgument)
 {

@@ -3,6 +3,7 @@
 #include <QStringList>
 
 class QCommandLineParser;
+class QTextStream;
 
 namespace attnlab {
 
@@ -13,6 +14,9 @@ enum ExitStatus {
     ExitBadInput = 2,   // bad usage or bad input; one line on stderr names it
     ExitResources = 3,  // refused for resources, with the way around it
 };
+
+// Prints the top-level usage: how to start the window, its options, and the commands.
+void printUsage(QTextStream& out);
 
 // True when the first argument names a subcommand (or asks for the command-line help).
 bool isCommandLineRequest(const QString& firstArgument);

@@ -114,7 +114,47 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
     return ExitSuccess;
 }
 
+// Whether a window can be shown: a platform was chosen (offscreen, for one), or an X11 or
+// Wayland display is there. Without one Qt's xcb plugin aborts the program.
+bool hasDisplay()
+{
+#if defined(Q_OS_UNIX) && !defined(Q_OS_MACOS)
+    return !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") ||
+           !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+#else
+    return true;
+#endif
+}
+
 }  // namespace
+
+QList<QCommandLineOption> windowOptions()
+{
+    return {
+        {{QStringLiteral("h"), QStringLiteral("help")},
+         QStringLiteral("Print this help and exit.")},
+        {{QStringLiteral("v"), QStringLiteral("version")},
+         QStringLiteral("Print the version and exit.")},
+        {QStringLiteral("session"), QStringLiteral("The session to open."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("scenario"), QStringLiteral("A lecture scenario to open (its folder is "
+                                                    "the deck PageDown and PageUp step through)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("presentation"), QStringLiteral("Start in presentation mode (full "
+                                                        "screen; with --screenshot, at --size).")},
+        {QStringLiteral("theme"), QStringLiteral("The projector theme of presentation mode: "
+                                                 "light (default) or dark."),
+         QStringLiteral("light|dark")},
+        {QStringLiteral("screenshot"),
+         QStringLiteral("Open the window offscreen, wait for the result, save a screenshot of "
+                        "the whole window as PNG, and exit."),
+         QStringLiteral("OUT.png")},
+        {QStringLiteral("size"), QStringLiteral("The window size for --screenshot (default "
+                                                "1600x1000)."),
+         QStringLiteral("WxH")},
+    };
+}
 
 int runWindow(int& argc, char** argv)
 {
@@ -135,46 +175,41 @@ int runWindow(int& argc, char** argv)
         if (std::strncmp(argv[i], "--session=", 10) != 0)
             qtArgv.push_back(argv[i]);
     }
+
+    // The options are read before the QApplication exists: --help, --version and bad usage need
+    // no display, and Qt aborts when it finds none.
+    QCommandLineParser parser;
+    parser.addOptions(windowOptions());
+    parser.addPositionalArgument(QStringLiteral("session"),
+                                 QStringLiteral("A session (.attnlab) to open."),
+                                 QStringLiteral("[SESSION.attnlab]"));
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    if (!parser.parse(arguments)) {
+        err << "attention-lab: " << parser.errorText() << '\n';
+        printUsage(err);
+        return ExitBadInput;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        printUsage(out);
+        return ExitSuccess;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        out << QCoreApplication::applicationName() << ' '
+            << QCoreApplication::applicationVersion() << '\n';
+        return ExitSuccess;
+    }
+    if (!hasDisplay()) {
+        err << "attention-lab: no display to open the window on (neither DISPLAY nor "
+               "WAYLAND_DISPLAY is set); run a command instead (attention-lab --help lists "
+               "them), or set QT_QPA_PLATFORM=offscreen\n";
+        return ExitFailure;
+    }
+
     int qtArgc = int(qtArgv.size());
     qtArgv.push_back(nullptr);
     QApplication app(qtArgc, qtArgv.data());
 
-    QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Attention Lab: exact attention and its "
-                                                    "linear-time approximations, side by side."));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("session"),
-                                 QStringLiteral("A session (.attnlab) to open."),
-                                 QStringLiteral("[SESSION.attnlab]"));
-    parser.addOptions({
-        {QStringLiteral("session"), QStringLiteral("The session to open."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("screenshot"),
-         QStringLiteral("Open the window offscreen, wait for the result, save a screenshot of "
-                        "the whole window as PNG, and exit."),
-         QStringLiteral("OUT.png")},
-        {QStringLiteral("size"), QStringLiteral("The window size for --screenshot (default "
-                                                "1600x1000)."),
-         QStringLiteral("WxH")},
-        {QStringLiteral("scenario"), QStringLiteral("A lecture scenario to open (its folder is "
-                                                    "the deck PageDown and PageUp step through)."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("presentation"), QStringLiteral("Start in presentation mode (full "
-                                                        "screen; with --screenshot, at --size).")},
-        {QStringLiteral("theme"), QStringLiteral("The projector theme of presentation mode: "
-                                                 "light (default) or dark."),
-         QStringLiteral("light|dark")},
-    });
-    QTextStream err(stderr);
-    if (!parser.parse(arguments)) {
-        err << "attention-lab: " << parser.errorText() << '\n';
-        return ExitBadInput;
-    }
-    if (parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("version"))) {
-        parser.process(app);  // prints and exits
-        return ExitSuccess;
-    }
     QString session = parser.value(QStringLiteral("session"));
     const QStringList positional = parser.positionalArguments();
     if (positional.size() > 1 || (!positional.isEmpty() && !session.isEmpty())) {

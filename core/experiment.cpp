@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "attention/approximation.h"
+#include "attention/band_products.h"
 #include "attention/exact_attention.h"
 #include "attention/linear_attention.h"
 #include "inputs/model_input.h"
@@ -47,7 +48,7 @@ void validate(const ExperimentSpec& spec)
                         .arg(parameter->maximum)
                         .arg(value));
         }
-        requireCausalForm(approximation.kind, spec.causal);
+        requireCausalForm(approximation.kind, spec.causal, causalReason(spec.input));
     }
     require(!spec.scale || (std::isfinite(*spec.scale) && *spec.scale > 0),
             QStringLiteral("the scale s must be a positive number (got %1)")
@@ -382,8 +383,26 @@ void addWarnings(ExperimentResult& result)
                      .arg(where, precision)});
         }
     }
+    const MethodInfo& method = methodInfo(result.spec.approximation.kind);
+    if (!result.spec.exactMethod && method.takes(windowParameter())) {
+        const SlidingWindow window{
+            Eigen::Index(result.spec.approximation.value(windowParameter())), result.spec.causal,
+            length};
+        if (window.coversEveryPair())
+            result.warnings.push_back(
+                {QStringLiteral("window-covers-every-pair"),
+                 QStringLiteral("The window w = %1 holds every key of all %2 queries (%3): %4 is "
+                                "exact here, and its error is float rounding. Set w below %5 to "
+                                "see it approximate.")
+                     .arg(window.width)
+                     .arg(length)
+                     .arg(result.spec.causal ? QStringLiteral("causal, w >= L")
+                                             : QStringLiteral("centred, w >= 2L - 1"),
+                          method.title)
+                     .arg(result.spec.causal ? length : 2 * length - 1)});
+    }
     if (!result.spec.exactMethod && result.spec.causal) {
-        const QString note = methodInfo(result.spec.approximation.kind).causalNote;
+        const QString note = method.causalNote;
         if (!note.isEmpty())
             result.warnings.push_back({QStringLiteral("causal-form"), note});
     }

@@ -63,6 +63,13 @@ struct ExperimentSpec {
     static ExperimentSpec fromJson(const QJsonObject& json);
 };
 
+// Why attention on this input is causal when it is: a model's (a language model's; a ViT's is
+// not causal) as it was trained, or else the mask the user turned on.
+inline CausalBecause causalReason(const InputSpec& input)
+{
+    return input.kind == InputKind::Model ? CausalBecause::LanguageModel : CausalBecause::Mask;
+}
+
 // A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
 // "overflow", "feature-overflow", "kl-undefined", "output-zero", "causal-form": what causal mode
 // changes in the method, "input": what the input changed, such as tokens dropped from a text

@@ -46,12 +46,17 @@ struct AppRun {
     }
 };
 
-// Runs attention-lab with `arguments` in `workingDirectory` (the current one when empty;
-// QT_QPA_PLATFORM=offscreen), for at most `timeoutMs`: a run still going then is killed and
-// reported as not finished (a hang). childSetup, when given, runs in the child before the
-// program starts (Unix only: resource limits, for example).
+// Where a run of the program may show a window: offscreen (QT_QPA_PLATFORM=offscreen), or nowhere
+// (no platform chosen and no X11 or Wayland display, as on a server or over ssh).
+enum class AppDisplay { Offscreen, None };
+
+// Runs attention-lab with `arguments` in `workingDirectory` (the current one when empty), for at
+// most `timeoutMs`: a run still going then is killed and reported as not finished (a hang).
+// childSetup, when given, runs in the child before the program starts (Unix only: resource
+// limits, for example).
 inline AppRun runAttentionLab(const QStringList& arguments, const QString& workingDirectory,
-                              int timeoutMs, const std::function<void()>& childSetup = {})
+                              int timeoutMs, const std::function<void()>& childSetup = {},
+                              AppDisplay display = AppDisplay::Offscreen)
 {
     QProcess process;
     if (!workingDirectory.isEmpty())
@@ -63,7 +68,12 @@ inline AppRun runAttentionLab(const QStringList& arguments, const QString& worki
     Q_UNUSED(childSetup);
 #endif
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    if (display == AppDisplay::Offscreen) {
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    } else {
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            environment.remove(QString::fromLatin1(name));
+    }
     // Without a desktop session Qt warns on stderr that XDG_RUNTIME_DIR is unset: give it one
     // (QTemporaryDir makes it private, as Qt requires), so that stderr holds only the program's.
     static const QTemporaryDir runtime;

@@ -101,6 +101,7 @@ private slots:
     void computeStopsWhenCancelled();
     void kernelsAreKeptOnlyWhenAsked();
     void errorMapsFollowTheirDefinitions();
+    void klOfRowsEqualUpToRoundingIsNotNegative();
     void keptExactSideGivesTheSameResult_data();
     void keptExactSideGivesTheSameResult();
     void keptExactSideIsRefusedWhenItDiffers();
@@ -406,6 +407,20 @@ void TestAttention::kernelsAreKeptOnlyWhenAsked()
     QCOMPARE(head.kernelExact.size(), Eigen::Index(0));
     QCOMPARE(head.kernelApprox.size(), Eigen::Index(0));
     QVERIFY(std::isfinite(head.metrics.kernelMse));
+}
+
+// Property: KL(P || P^) >= 0 (Gibbs' inequality) even where P^ equals P up to float rounding, its
+// rows summing to 1 + 1e-7 (as float rows do), which made the plain sum -1e-7.
+void TestAttention::klOfRowsEqualUpToRoundingIsNotNegative()
+{
+    const HeadTensors head = randomHead(25, 8, 1.0, 4);
+    const MaterialisedAttention<double> exact =
+        materialisedAttention(head.q, head.k, head.v, 0.35, false);
+    const MatrixD approx = exact.attention * (1.0 + 1e-7);
+    MetricsAccumulator sums;
+    sums.addAttentionRows<double>(0, false, exact.attention, approx, nullptr, nullptr);
+    const double kl = sums.metrics().meanKl;
+    QVERIFY2(kl >= 0.0 && kl < 1e-12, qPrintable(QString::number(kl)));
 }
 
 void TestAttention::errorMapsFollowTheirDefinitions()

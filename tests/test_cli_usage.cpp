@@ -15,7 +15,12 @@ private slots:
 
     void computeHelpListsEveryOption_data();
     void computeHelpListsEveryOption();
+    void computeWithoutOptionsReadsTheLayerItsHelpNames();
     void topLevelHelpListsCompute();
+    void topLevelHelpListsTheWindowOptions_data();
+    void topLevelHelpListsTheWindowOptions();
+    void withoutADisplayTheProgramDoesNotCrash_data();
+    void withoutADisplayTheProgramDoesNotCrash();
     void subcommandHelpNamesTheProgramAndTheSubcommand_data();
     void subcommandHelpNamesTheProgramAndTheSubcommand();
     void badUsageExitsTwoAndWritesNothing_data();
@@ -70,6 +75,25 @@ void TestCliUsage::computeHelpListsEveryOption()
 }
 
 // Property: `attention-lab --help` exits 0 and lists the compute command.
+// Property: `compute` with no input option reads the built-in example at the layer its --layer
+// help names for that case (the help said "default 0" while the example read layer 1).
+void TestCliUsage::computeWithoutOptionsReadsTheLayerItsHelpNames()
+{
+    const AppRun help = compute({"--help"});
+    QVERIFY2(help.finished && help.exitCode == 0, qPrintable(help.describe()));
+    const QRegularExpressionMatch named =
+        QRegularExpression(QStringLiteral("example's\\s+layer\\s+(\\d+)"))
+            .match(QString::fromUtf8(help.out));
+    QVERIFY2(named.hasMatch(), qPrintable(help.describe()));
+    const QString out = m_dir.filePath(QStringLiteral("no-options"));
+    const AppRun run = compute({"--out", out, "--no-matrices"});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject input =
+        readJson(out + QStringLiteral("/metrics.json"))["spec"].toObject()["input"].toObject();
+    QCOMPARE(input["kind"].toString(), QStringLiteral("model"));
+    QCOMPARE(input["layer"].toInt(-1), named.captured(1).toInt());
+}
+
 void TestCliUsage::topLevelHelpListsCompute()
 {
     const AppRun run = runApp({"--help"});
@@ -77,6 +101,54 @@ void TestCliUsage::topLevelHelpListsCompute()
     QCOMPARE(run.exitCode, 0);
     QVERIFY2(QRegularExpression(QStringLiteral("(^|\\s)compute\\s")).match(
                  QString::fromUtf8(run.out)).hasMatch(),
+             qPrintable(run.describe()));
+}
+
+// Property: `--help` lists the window's own options, which the README shows, under the names the
+// window's parser takes.
+void TestCliUsage::topLevelHelpListsTheWindowOptions_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const char* name :
+         {"session", "scenario", "presentation", "theme", "screenshot", "size", "version"})
+        QTest::newRow(name) << QString::fromLatin1(name);
+}
+
+void TestCliUsage::topLevelHelpListsTheWindowOptions()
+{
+    QFETCH(QString, name);
+    const AppRun run = runApp({"--help"});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY2(QString::fromUtf8(run.out).contains(QStringLiteral("--") + name),
+             qPrintable(run.describe()));
+}
+
+// Property: with no display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) nothing aborts in
+// Qt's platform plugin: --version prints the version, an unknown option gets the usage and exit
+// 2, and the window itself is refused with exit 1 and the reason.
+void TestCliUsage::withoutADisplayTheProgramDoesNotCrash_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("expected");  // in stdout for exit 0, in stderr otherwise
+    QTest::newRow("--version") << QStringList{"--version"} << 0 << QStringLiteral(ATTNLAB_VERSION);
+    QTest::newRow("-v") << QStringList{"-v"} << 0 << QStringLiteral(ATTNLAB_VERSION);
+    QTest::newRow("--help") << QStringList{"--help"} << 0 << QStringLiteral("--scenario");
+    QTest::newRow("--foo") << QStringList{"--foo"} << 2 << QStringLiteral("foo");
+    QTest::newRow("--foo usage") << QStringList{"--foo"} << 2 << QStringLiteral("Usage:");
+    QTest::newRow("the window") << QStringList{} << 1 << QStringLiteral("no display");
+    QTest::newRow("a session") << QStringList{"some.attnlab"} << 1 << QStringLiteral("DISPLAY");
+}
+
+void TestCliUsage::withoutADisplayTheProgramDoesNotCrash()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(int, exitCode);
+    QFETCH(QString, expected);
+    const AppRun run = runAttentionLab(arguments, QString(), 60000, {}, AppDisplay::None);
+    QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
+    QCOMPARE(run.exitCode, exitCode);
+    QVERIFY2(QString::fromUtf8(exitCode == 0 ? run.out : run.err).contains(expected),
              qPrintable(run.describe()));
 }
 

@@ -69,6 +69,7 @@ private slots:
     void sweepGivesOneRowPerCaseAndComesBackWithTheState();
     void badStateIsRefusedWhole();
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
+    void perLayerChartKeepsAllLayersApart();
 };
 
 void TestDownstreamPanel::otherInputShowsWhatThePageNeeds()
@@ -194,6 +195,12 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
     restored.setExperiment(other);
     QVERIFY(restored.sweepRows().empty());
     QVERIFY(restored.chart()->rows().empty());
+
+    // A state without rows (a scenario's) replaces the sweep on screen by none, whatever the
+    // input that comes with it.
+    panel.setState(QJsonObject{{"replaced_layers", "all"}, {"sweep_m", "16,32"}});
+    QVERIFY(panel.sweepRows().empty());
+    QVERIFY(panel.chart()->rows().empty());
 }
 
 void TestDownstreamPanel::badStateIsRefusedWhole()
@@ -248,6 +255,37 @@ void TestDownstreamPanel::chartDrawsTheMeanOverSeedsAndKeepsZeroKl()
     QVERIFY(kl->data()->at(1)->value > 0.025 && kl->data()->at(1)->value < 0.0251);
     QVERIFY(kl->valueAxis()->range().lower <= 1e-6);
     QCOMPARE(chart.legend->itemCount(), 1);
+}
+
+// Property: on the per-layer axis the point for "all layers" stands apart: every line has a gap
+// (a NaN) between the last single layer and "all", instead of a segment joining them.
+void TestDownstreamPanel::perLayerChartKeepsAllLayersApart()
+{
+    ModelEvalChart chart;
+    chart.resize(900, 500);
+    std::vector<ModelEvalRow> rows;
+    for (const auto& [method, m, layers] :
+         {std::tuple{"favor-positive", 16, "0"}, std::tuple{"favor-positive", 16, "1"},
+          std::tuple{"favor-positive", 16, "all"}, std::tuple{"elu", 0, "0"},
+          std::tuple{"elu", 0, "1"}, std::tuple{"elu", 0, "all"}}) {
+        ModelEvalRow row;
+        row.method = QString::fromLatin1(method);
+        row.features = m;
+        row.layers = QString::fromLatin1(layers);
+        row.tokens = 10;
+        row.top1Agreement = 0.8;
+        row.meanKl = 0.1;
+        rows.push_back(row);
+    }
+    chart.setRows(rows, ModelEvalAxis::Layer, QStringLiteral("tiny, 10 tokens"));
+    QCOMPARE(chart.graphCount(), 4);  // two lines, each on the agreement and the KL plots
+    for (int i = 0; i < chart.graphCount(); ++i) {
+        const QSharedPointer<QCPGraphDataContainer> data = chart.graph(i)->data();
+        QCOMPARE(data->size(), 4);
+        QCOMPARE(data->at(1)->key, 1.0);
+        QVERIFY2(std::isnan(data->at(2)->value), qPrintable(QString::number(i)));
+        QCOMPARE(data->at(3)->key, 2.0);  // "all", after layer 1
+    }
 }
 
 QTEST_MAIN(TestDownstreamPanel)

@@ -185,6 +185,7 @@ private slots:
 
     void panelRunsATinySweep();
     void panelWithoutInputDoesNotRun();
+    void panelLeavesOutMethodsWithoutACausalForm();
     void panelCancelStopsPromptlyAndKeepsRows();
     void panelExportsPlotAndData();
     void panelStateRoundTripsWithoutComputing();
@@ -414,6 +415,36 @@ void TestErrorPanel::panelWithoutInputDoesNotRun()
     panel.run();
     QVERIFY2(panel.statusText().startsWith("Values:"), qPrintable(panel.statusText()));
     QCOMPARE(running.size(), 0);
+}
+
+// Property: with a causal input, a method without a causal form (Nystrom) is greyed out and left
+// out of the sweep, which runs the others instead of failing whole; a non-causal input takes it
+// back, ticked as before.
+void TestErrorPanel::panelLeavesOutMethodsWithoutACausalForm()
+{
+    ErrorAnalysisPanel panel;
+    prepare(panel, 12, 4, "4", 1);
+    auto* nystrom = child<QCheckBox>(panel, "errorsMethod-nystrom");
+    nystrom->setChecked(true);
+    ExperimentSpec causal;
+    causal.input.kind = InputKind::Random;
+    causal.input.length = 12;
+    causal.input.headDim = 4;
+    causal.causal = true;
+    panel.setInput(causal, std::make_shared<const AttentionInput>(buildInput(causal.input)));
+    QVERIFY(!nystrom->isEnabled());
+    QVERIFY(nystrom->isChecked());
+    const std::vector<Method> methods = panel.spec().methods;
+    QCOMPARE(methods, (std::vector<Method>{Method::FavorPositive, Method::FavorTrig}));
+    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
+    panel.run();
+    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    QVERIFY2(panel.statusText().startsWith("Finished"), qPrintable(panel.statusText()));
+
+    causal.causal = false;
+    panel.setInput(causal, std::make_shared<const AttentionInput>(buildInput(causal.input)));
+    QVERIFY(nystrom->isEnabled());
+    QCOMPARE(panel.spec().methods.size(), std::size_t(3));
 }
 
 // Property: rows reach the panel while the sweep runs; Cancel stops it within a few seconds,

@@ -88,6 +88,7 @@ private slots:
     void modelEvalWritesOneRowPerCase();
     void modelEvalRefusesBadArguments_data();
     void modelEvalRefusesBadArguments();
+    void methodsWithoutACausalFormAreSkippedOrExplained();
     void computeRunsTheBuiltinVit();
     void modelEvalComparesClasses();
     void renderDrawsTheVitOverlay();
@@ -340,6 +341,41 @@ void TestModelCli::modelEvalRefusesBadArguments()
 // layer over [CLS] and the 7 x 7 patches (labels "[CLS]", "(row, col)", the patch grid), not
 // causal: the exact attention is softmax(Q K^T / sqrt(d)) of the queries and keys it wrote, with
 // weight above the diagonal, and so is the approximation.
+// Property: a language model's attention is causal without --causal: a method without a causal
+// form is refused with that reason (not "leave out --causal", never given), and among other
+// methods it is left out with a warning while they run.
+void TestModelCli::methodsWithoutACausalFormAreSkippedOrExplained()
+{
+    const QString out = m_dir.filePath(QStringLiteral("no-causal-form"));
+    const AppRun compute = runAttentionLab({"compute", "--model", kTinyModel, "--text",
+                                            "in the beginning", "--method", "nystrom", "--out",
+                                            out},
+                                           m_dir.path(), kTimeoutMs);
+    QVERIFY2(compute.finished && compute.exitCode == 2, qPrintable(compute.describe()));
+    QVERIFY2(compute.err.contains("language model's attention is causal") &&
+                 !compute.err.contains("--causal"),
+             qPrintable(compute.describe()));
+    QVERIFY(!QFileInfo::exists(out));
+
+    const QString csv = m_dir.filePath(QStringLiteral("no-causal-form/eval.csv"));
+    const AppRun eval = runAttentionLab({"model-eval", "--model", kTinyModel, "--text",
+                                         "in the beginning", "--methods", "favor-positive,nystrom",
+                                         "--features", "8", "--out", csv},
+                                        m_dir.path(), kTimeoutMs);
+    QVERIFY2(eval.finished && eval.exitCode == 0, qPrintable(eval.describe()));
+    QVERIFY2(eval.err.contains("nystrom left out"), qPrintable(eval.describe()));
+    const QStringList lines = csvLines(csv);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(lines[1].startsWith("favor-positive,"), qPrintable(lines[1]));
+
+    const AppRun alone = runAttentionLab({"model-eval", "--model", kTinyModel, "--text",
+                                          "in the beginning", "--methods", "nystrom", "--out",
+                                          csv + "2"},
+                                         m_dir.path(), kTimeoutMs);
+    QVERIFY2(alone.finished && alone.exitCode == 2, qPrintable(alone.describe()));
+    QVERIFY2(alone.err.contains("language model"), qPrintable(alone.describe()));
+}
+
 void TestModelCli::computeRunsTheBuiltinVit()
 {
     const QString out = m_dir.filePath(QStringLiteral("vit"));

@@ -11,6 +11,7 @@
 #include "plotting/figure_export.h"
 #include "plotting/heatmap_view.h"
 #include "main_window.h"
+#include "model/downstream_panel.h"
 #include "inputs/model_input.h"
 #include "io/npy.h"
 #include "experiment/row_comparison_view.h"
@@ -30,6 +31,7 @@
 #include <QLineEdit>
 #include <QImage>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
@@ -96,6 +98,7 @@ private slots:
     void startsWithTheDefaultExampleComputed();
     void changingAControlRecomputes();
     void theImageTabShowsItsSampleWhenFirstOpened();
+    void aTabRoundTripKeepsTheModel();
     void theNewestRequestWins();
     void hoverOutlinesTheSameCellOnEveryMap();
     void clickingACellSelectsThatQuery();
@@ -205,6 +208,41 @@ void TestUi::theImageTabShowsItsSampleWhenFirstOpened()
     QCOMPARE(window.controller().spec().input.kind, InputKind::Image);
     QCOMPARE(window.controller().spec().input.imagePath, image->currentData().toString());
     QCOMPARE(resultOf(window).spec.input.imagePath, QStringLiteral(":/images/chelsea.png"));
+}
+
+// Text (read by the built-in model) -> Random -> Text reads the text with the built-in model
+// again, as before the round trip; while the input has no model, Inside the model shows its
+// message and none of its controls (no Export CSV... for rows of another input).
+void TestUi::aTabRoundTripKeepsTheModel()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.controller().spec().input.kind, InputKind::Model);
+    const QString model = window.controller().spec().input.modelPath;
+    auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("inputTabs"));
+    auto* reader = window.findChild<QComboBox*>(QStringLiteral("reader"));
+    QVERIFY(tabs && reader);
+    const QString readerText = reader->currentText();
+
+    tabs->setCurrentIndex(int(InputKind::Random));
+    QTRY_COMPARE_WITH_TIMEOUT(resultOf(window).spec.input.kind, InputKind::Random,
+                              kResultTimeoutMs);
+    // The model's causal mask went with the model: random rows (and patches) are not causal.
+    QVERIFY(!resultOf(window).spec.causal);
+    window.showPage(MainWindow::ModelPage);
+    DownstreamPanel* downstream = window.downstreamPanel();
+    for (QPushButton* button : downstream->findChildren<QPushButton*>())
+        QVERIFY2(!button->isVisibleTo(downstream), qPrintable(button->text()));
+
+    tabs->setCurrentIndex(0);
+    QTRY_COMPARE_WITH_TIMEOUT(resultOf(window).spec.input.kind, InputKind::Model,
+                              kResultTimeoutMs);
+    QCOMPARE(resultOf(window).spec.input.modelPath, model);
+    QVERIFY(resultOf(window).spec.causal);
+    QCOMPARE(reader->currentText(), readerText);
+    for (QPushButton* button : downstream->findChildren<QPushButton*>())
+        QVERIFY2(button->isVisibleTo(downstream), qPrintable(button->text()));
 }
 
 // Several changes in a row: the window ends showing the last one (stale results are dropped).

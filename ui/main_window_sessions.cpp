@@ -219,8 +219,9 @@ void MainWindow::applyPageStates(const QJsonObject& view)
         throw InputError(QStringLiteral("view.heads: %1").arg(e.message()));
     }
     try {
-        if (view.value(QLatin1String("model")).isObject())
-            m_downstream->setState(view.value(QLatin1String("model")).toObject());
+        // A session or scenario without the page's state has no sweep of its own: the one
+        // on screen is dropped rather than shown under the new input's title.
+        m_downstream->setState(view.value(QLatin1String("model")).toObject());
     } catch (const InputError& e) {
         throw InputError(QStringLiteral("view.model: %1").arg(e.message()));
     }

@@ -303,12 +303,27 @@ int runModelEvalCommand(const QStringList& arguments)
                              .arg(base.input.modelPath));
 
     std::vector<ExperimentSpec> methods;
+    std::vector<Method> approximations;
     for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
         ExperimentSpec m = base;
         if (!m.setMethod(name))
             throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2)")
                                  .arg(name, methodChoices()));
         methods.push_back(m);
+        if (!m.exactMethod)
+            approximations.push_back(m.approximation.kind);
+    }
+    // With exact attention among them, no approximation is needed to keep the run going.
+    if (approximations.size() < methods.size())
+        approximations.push_back(Method::ExactStreaming);
+    QStringList skipped;
+    skipMethodsWithoutCausalForm(approximations, base.causal, &skipped);
+    for (const QString& name : skipped) {
+        std::erase_if(methods, [&](const ExperimentSpec& m) {
+            return !m.exactMethod && methodInfo(m.approximation.kind).name == name;
+        });
+        QTextStream(stderr) << "warning: --methods: " << name << " left out: it has no causal "
+                            << "form, and " << causalSubject(base) << '\n';
     }
     std::vector<int> featureCounts;
     for (const QString& item : listOption(parser, "features", kDefaultFeatures))

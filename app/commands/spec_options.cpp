@@ -148,7 +148,9 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                                          "ViT (Fashion-MNIST)."),
          QStringLiteral("PATH|builtin|builtin-vit")},
         {option("layer"), QStringLiteral("Model input: the layer whose heads are shown, from 0 "
-                                         "(default 0)."),
+                                         "(default 0; with no input option at all, the "
+                                         "built-in example's layer %1).")
+                              .arg(exampleSpec().input.layer),
          QStringLiteral("N")},
         {option("keep-last"), QStringLiteral("Model input: a text longer than the model reads "
                                              "keeps its last tokens (with a warning) instead of "
@@ -468,6 +470,13 @@ AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& bud
     // A ViT resizes the decoded image itself, as its preprocessor says.
     const ImagePixels pixels = loadImagePixels(input.imagePath, vit ? 0 : input.imageSize);
     return buildInput(input, &pixels, budget);
+}
+
+QString causalSubject(const ExperimentSpec& spec)
+{
+    return causalReason(spec.input) == CausalBecause::LanguageModel
+               ? QStringLiteral("a language model's attention is causal")
+               : QStringLiteral("--causal is on");
 }
 
 MemoryBudget budgetFromOptions(const QCommandLineParser& parser)

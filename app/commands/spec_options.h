@@ -48,4 +48,8 @@ AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& bud
 // The --memory-budget option's value, or the default budget.
 MemoryBudget budgetFromOptions(const QCommandLineParser& parser);
 
+// Why the spec's attention is causal, for a note: "a language model's attention is causal" or
+// "--causal is on".
+QString causalSubject(const ExperimentSpec& spec);
+
 }  // namespace attnlab

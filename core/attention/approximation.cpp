@@ -43,16 +43,38 @@ std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spe
         return info.makeDouble(spec, d, length, scale, head);
 }
 
-void requireCausalForm(Method method, bool causal)
+void requireCausalForm(Method method, bool causal, CausalBecause because)
 {
     const MethodInfo& info = methodInfo(method);
-    if (causal && !info.hasCausalForm)
-        throw InputError(QStringLiteral("%1 has no causal form: every row of its P^ depends "
-                                        "on later positions too (its landmarks, projections or "
-                                        "fitted parameters use the whole sequence). Turn the "
-                                        "causal mask off (leave out --causal), or choose a "
-                                        "method with one.")
-                             .arg(info.name));
+    if (!causal || info.hasCausalForm)
+        return;
+    const QString why = QStringLiteral("%1 has no causal form: every row of its P^ depends on "
+                                       "later positions too (its landmarks, projections or "
+                                       "fitted parameters use the whole sequence).")
+                            .arg(info.name);
+    if (because == CausalBecause::LanguageModel)
+        throw InputError(why + QStringLiteral(" A language model's attention is causal, as it "
+                                              "was trained: choose a method with a causal form "
+                                              "for it."));
+    throw InputError(why + QStringLiteral(" Turn the causal mask off (leave out --causal), or "
+                                          "choose a method with one."));
+}
+
+std::vector<Method> skipMethodsWithoutCausalForm(const std::vector<Method>& methods, bool causal,
+                                                 QStringList* skipped)
+{
+    std::vector<Method> kept;
+    QStringList left;
+    for (const Method method : methods) {
+        if (!causal || methodInfo(method).hasCausalForm)
+            kept.push_back(method);
+        else
+            left.append(methodInfo(method).name);
+    }
+    if (kept.empty())
+        return methods;
+    *skipped = left;
+    return kept;
 }
 
 template std::unique_ptr<Approximation<float>> makeApproximation<float>(const ApproximationSpec&,

@@ -6,6 +6,7 @@
 #include "types.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <vector>
@@ -61,8 +62,18 @@ std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spe
                                                     Eigen::Index length, double scale,
                                                     int head = 0);
 
+// Why attention is causal: the mask the user turned on (--causal, the Causal mask box), or a
+// language model's own attention, causal as it was trained.
+enum class CausalBecause { Mask, LanguageModel };
+
 // Throws InputError naming the method when causal attention is asked of a method without a
-// causal form.
-void requireCausalForm(Method method, bool causal);
+// causal form; the message says how to get round it for the reason the attention is causal.
+void requireCausalForm(Method method, bool causal, CausalBecause because = CausalBecause::Mask);
+
+// The methods of a sweep that can serve its attention: without the methods that have no causal
+// form when it is causal, each of them named in *skipped. When none has one they are all kept,
+// so that the sweep refuses them with requireCausalForm's message.
+std::vector<Method> skipMethodsWithoutCausalForm(const std::vector<Method>& methods, bool causal,
+                                                 QStringList* skipped);
 
 }  // namespace attnlab

@@ -32,6 +32,9 @@ struct SlidingWindow {
     {
         return std::min(length - 1, causal ? i : i + width / 2);
     }
+    // Whether every query's window holds every key it may see, so that attention restricted to
+    // it is exact: w >= L when causal, w >= 2L - 1 when centred.
+    bool coversEveryPair() const { return causal ? width >= length : width >= 2 * length - 1; }
 };
 
 // Query rows handled together by the band kernels, keys per panel of the packed keys, and the

@@ -1,5 +1,6 @@
 #include "attention/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab {
@@ -145,8 +146,10 @@ AttentionMetrics MetricsAccumulator::metrics() const
         metrics.meanAbsError = m_sumAbs / double(m_entries);
         metrics.relFrobeniusAttention = std::sqrt(m_sumSquaredError / m_sumSquaredExact);
         metrics.meanTotalVariation = m_sumTotalVariation / double(m_rows);
+        // KL(P || P^) >= 0 (Gibbs' inequality); rounding can leave the sum a hair below zero
+        // where P^ = P.
         if (m_klDefined)
-            metrics.meanKl = m_sumKl / double(m_rows);
+            metrics.meanKl = std::max(0.0, m_sumKl / double(m_rows));
     }
     if (m_haveKernel && m_kernelEntries > 0)
         metrics.kernelMse = m_kernelSumSquaredError / double(m_kernelEntries);

@@ -138,7 +138,7 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
     const double scale = method.resolvedScale(shape.d);
     std::vector<std::unique_ptr<Approximation<float>>> approximations;
     if (!method.exactMethod) {
-        requireCausalForm(method.approximation.kind, shape.causal);
+        requireCausalForm(method.approximation.kind, shape.causal, CausalBecause::LanguageModel);
         for (int h = 0; h < shape.heads; ++h)
             approximations.push_back(makeApproximation<float>(method.approximation, shape.d,
                                                               shape.length, scale, h));

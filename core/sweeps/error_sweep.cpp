@@ -126,7 +126,7 @@ void validate(const ErrorSweepSpec& spec)
             QStringLiteral("projections: the sweep has no projection"));
     spec.validateValues();
     for (const Method method : spec.methods)
-        requireCausalForm(method, spec.experiment.causal);
+        requireCausalForm(method, spec.experiment.causal, causalReason(spec.experiment.input));
     require(spec.features >= 1 && spec.features <= SpecLimits::features,
             QStringLiteral("features: m must be from 1 to %1 (got %2)")
                 .arg(SpecLimits::features)

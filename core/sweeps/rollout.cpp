@@ -36,7 +36,7 @@ MatrixD layerMixing(const LayerQkv& layer, int heads, const ExperimentSpec& spec
 AttentionRollout attentionRollout(const ForwardResult& forward, int heads, const ExperimentSpec& spec)
 {
     if (!spec.exactMethod)
-        requireCausalForm(spec.approximation.kind, spec.causal);
+        requireCausalForm(spec.approximation.kind, spec.causal, causalReason(spec.input));
     AttentionRollout rollout;
     rollout.layers = int(forward.layers.size());
     for (const bool approx : {false, true}) {

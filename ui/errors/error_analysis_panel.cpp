@@ -152,11 +152,12 @@ void ErrorAnalysisPanel::buildControls()
     for (const MethodInfo& info : approximationMethods()) {
         auto* box = new QCheckBox(info.title);
         box->setObjectName(QStringLiteral("errorsMethod-") + info.name);
-        box->setToolTip(info.summary + QLatin1Char('\n') +
-                        (info.isRandom
-                             ? tr("Random: each seed draws anew.")
-                             : tr("Deterministic: one row per value, whatever the seeds.")) +
-                        QLatin1Char(' ') + methodRoleText(info.role) + QLatin1Char('.'));
+        m_methodTips[info.method] =
+            info.summary + QLatin1Char('\n') +
+            (info.isRandom ? tr("Random: each seed draws anew.")
+                           : tr("Deterministic: one row per value, whatever the seeds.")) +
+            QLatin1Char(' ') + methodRoleText(info.role) + QLatin1Char('.');
+        box->setToolTip(m_methodTips[info.method]);
         box->setChecked(info.method == Method::FavorPositive ||
                         info.method == Method::FavorTrig);
         methodsLayout->addWidget(box);
@@ -271,6 +272,21 @@ void ErrorAnalysisPanel::setInput(const ExperimentSpec& spec,
     m_inputSpec = spec;
     m_input = std::move(input);
     updateInputLabel();
+    // A method without a causal form cannot serve causal attention: greyed out, and left out of
+    // the sweep, while the input is causal (its tick is kept for another input).
+    for (const MethodInfo& info : approximationMethods()) {
+        QCheckBox* box = m_methods.at(info.method);
+        const bool serves = info.hasCausalForm || !spec.causal;
+        box->setEnabled(serves);
+        box->setToolTip(m_methodTips.at(info.method) +
+                        (serves ? QString()
+                                : QLatin1Char('\n') +
+                                      (causalReason(spec.input) == CausalBecause::LanguageModel
+                                           ? tr("No causal form: not swept, since a language "
+                                                "model's attention is causal.")
+                                           : tr("No causal form: not swept while the causal "
+                                                "mask is on."))));
+    }
 }
 
 ErrorSweepSpec ErrorAnalysisPanel::spec() const
@@ -278,7 +294,7 @@ ErrorSweepSpec ErrorAnalysisPanel::spec() const
     ErrorSweepSpec sweep;
     sweep.experiment = m_inputSpec;
     for (const MethodInfo& info : approximationMethods())
-        if (m_methods.at(info.method)->isChecked())
+        if (m_methods.at(info.method)->isChecked() && m_methods.at(info.method)->isEnabled())
             sweep.methods.push_back(info.method);
     sweep.projections.clear();
     for (const ProjectionKind kind : projectionKinds())
@@ -490,7 +506,12 @@ void ErrorAnalysisPanel::run()
         return;
     }
     if (sweep.methods.empty()) {
-        statusLabel()->setText(tr("Choose at least one method."));
+        const bool greyedOnly = std::any_of(m_methods.begin(), m_methods.end(), [](auto& entry) {
+            return entry.second->isChecked();
+        });
+        statusLabel()->setText(greyedOnly ? tr("The methods ticked have no causal form, and the "
+                                               "input is causal: tick one that has.")
+                                          : tr("Choose at least one method."));
         return;
     }
     if (sweep.projections.empty()) {

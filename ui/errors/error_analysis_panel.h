@@ -107,6 +107,7 @@ private:
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
 
     std::map<Method, QCheckBox*> m_methods;
+    std::map<Method, QString> m_methodTips;  // each box's tooltip, before what the input adds
     std::map<ProjectionKind, QCheckBox*> m_projections;
     QComboBox* m_sweepKind;
     QLineEdit* m_values;

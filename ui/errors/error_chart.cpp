@@ -5,10 +5,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnlab::ui {
 
 namespace {
+
+// The size of error float rounding alone leaves in a metric of probabilities or relative errors
+// (64 ulps of 1 in the precision); 0 for the kernel MSE, whose scale is the kernel's.
+double roundingFloor(Precision precision, ErrorMetric metric)
+{
+    if (metric == ErrorMetric::KernelMse)
+        return 0;
+    return 64 * (precision == Precision::Float ? double(std::numeric_limits<float>::epsilon())
+                                               : std::numeric_limits<double>::epsilon());
+}
 
 constexpr double kLinePenWidth = 2.0;
 constexpr double kMarkerRadius = 4;  // pixels
@@ -411,14 +422,21 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
         QString name = curve.label();
-        // Against cost, a method without a size (elu+1, Taylor) repeats one computation: its
-        // points differ by timing noise only, and have no slope.
-        if (logLog && values.size() > 1 &&
-            (methodInfo(curve.method).size || m_axis == ErrorAxis::Value)) {
-            const double slope =
-                logLogSlope(std::vector<double>(values.begin(), values.end()),
-                            std::vector<double>(means.begin(), means.end()));
-            name += tr("  slope %1").arg(slope, 0, 'f', 2);
+        // The slope is fitted to errors above the float rounding of the sweep's precision: a
+        // method that is exact there (local attention whose window covers every pair) has only
+        // rounding noise, and no slope. Against cost, a method without a size (elu+1, Taylor)
+        // repeats one computation: its points differ by timing noise only, and have no slope.
+        std::vector<double> fitValues, fitMeans;
+        for (qsizetype i = 0; i < values.size(); ++i)
+            if (means[i] > roundingFloor(result.spec.experiment.precision, m_metric)) {
+                fitValues.push_back(values[i]);
+                fitMeans.push_back(means[i]);
+            }
+        if (fitValues.empty() && !values.isEmpty()) {
+            name += tr("  (rounding only)");
+        } else if (logLog && fitValues.size() > 1 &&
+                   (methodInfo(curve.method).size || m_axis == ErrorAxis::Value)) {
+            name += tr("  slope %1").arg(logLogSlope(fitValues, fitMeans), 0, 'f', 2);
         }
         plot.mean->setName(name);
         plot.mean->addToLegend();

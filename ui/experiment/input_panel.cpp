@@ -142,6 +142,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
         const QString modelPath = (imageTab ? m_imageReader : m_reader)->currentData().toString();
         edit(tr("Use %1 input").arg(m_tabs->tabText(index).toLower()),
              [kind, imageTab, imagePath, modelPath](ExperimentSpec& spec) {
+                 // A language model's mask was the model's, not the user's: it goes with it.
+                 if (spec.input.kind == InputKind::Model && kind != InputKind::Model)
+                     spec.causal = false;
                  spec.input.kind = kind;
                  if (kind == InputKind::Model) {
                      spec.input.modelPath = modelPath;
@@ -539,6 +542,8 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
         edit(images ? tr("Read the image with patch embeddings")
                     : tr("Read the text with random embeddings"),
              [images](ExperimentSpec& spec) {
+                 if (spec.input.kind == InputKind::Model)
+                     spec.causal = false;  // the model's mask goes with the model
                  spec.input.kind = images ? InputKind::Image : InputKind::Text;
              });
         return;
@@ -584,8 +589,14 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     const bool model = input.kind == InputKind::Model;
     const bool imageModel = model && tab == int(InputKind::Image);
     const bool textModel = model && !imageModel;
-    fillReaders(m_reader, textModel ? input.modelPath : QString());
-    fillReaders(m_imageReader, imageModel ? input.modelPath : QString());
+    // Each tab keeps the reader it was last given, so that a round trip through another tab
+    // comes back to the same model.
+    if (tab == 0)
+        m_textModelPath = textModel ? input.modelPath : QString();
+    else if (tab == int(InputKind::Image))
+        m_imageModelPath = imageModel ? input.modelPath : QString();
+    fillReaders(m_reader, m_textModelPath);
+    fillReaders(m_imageReader, m_imageModelPath);
     const ModelShape shape = model ? modelShapeOf(input.modelPath) : ModelShape();
     for (const auto& [layer, reads] : {std::pair(m_layer, textModel),
                                        std::pair(m_imageLayer, imageModel)}) {

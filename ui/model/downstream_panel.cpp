@@ -185,12 +185,20 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     contentLayout->addWidget(m_summary);
     contentLayout->addWidget(split, 1);
 
+    // The controls act on a model's predictions: hidden, with the Export button, while the
+    // input has no model and the message says how to choose one.
+    m_controls = new QWidget;
+    auto* controlsLayout = new QVBoxLayout(m_controls);
+    controlsLayout->setContentsMargins(0, 0, 0, 0);
+    controlsLayout->addLayout(bar);
+    controlsLayout->addLayout(sweepBar);
+
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(bar);
-    layout->addLayout(sweepBar);
-    layout->addWidget(m_message);
+    layout->addWidget(m_controls);
+    layout->addWidget(m_message, 1);
     layout->addWidget(m_content, 1);
     m_content->hide();
+    m_controls->hide();
     m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, choose "
                           "\"Read by: Built-in model\" or open a GPT-2 checkpoint."));
 
@@ -247,6 +255,7 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
             m_job->cancel = true;
         m_comparison.reset();
         m_content->hide();
+        m_controls->hide();
         m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, "
                               "choose \"Read by: Built-in model\" or open a GPT-2 checkpoint; "
                               "in its Image tab, the built-in ViT or a ViT checkpoint."));
@@ -254,6 +263,7 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
         setBusy(m_watcher.isRunning());
         return;
     }
+    m_controls->show();
     // The sweep's rows belong to one model and text; rows from a session belong to the input
     // that comes with them.
     const QString input = sweepInputKey(m_spec, m_images->currentIndex() == 1);
@@ -658,7 +668,8 @@ void DownstreamPanel::setState(const QJsonObject& state)
             fail("images", QStringLiteral("must be \"image\" or \"folder\""));
         images = name == QLatin1String("folder") ? 1 : 0;
     }
-    std::vector<ModelEvalRow> rows = m_rows;
+    // A state is the whole page: without rows it has no sweep, and the chart is emptied.
+    std::vector<ModelEvalRow> rows;
     if (state.contains("rows")) {
         if (!state["rows"].isArray())
             fail("rows", QStringLiteral("must be an array"));

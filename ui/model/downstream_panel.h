@@ -63,7 +63,8 @@ public:
     QString summaryText() const;
 
     // The replaced layers, the m values, seeds, selected position and the sweep's rows, as JSON
-    // for the session. setState throws InputError naming the field, changing nothing.
+    // for the session. setState throws InputError naming the field, changing nothing; fields
+    // it lacks keep their controls, except the rows: a state without rows has no sweep.
     QJsonObject state() const;
     void setState(const QJsonObject& state);
 
@@ -132,6 +133,7 @@ private:
     QProgressBar* m_progress;
     QLabel* m_summary;
     QLabel* m_message;
+    QWidget* m_controls;  // the two bars of controls above the content
     QWidget* m_content;
     QTableWidget* m_table;
     TopTokensChart* m_top;

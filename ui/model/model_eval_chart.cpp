@@ -216,6 +216,14 @@ void ModelEvalChart::rebuild()
             QVector<double> xs, ys;
             QVector<double> minus, plus;
             for (const auto& [x, p] : points) {
+                if (m_axis == ModelEvalAxis::Layer && x > lastLayer && !xs.isEmpty()) {
+                    // "all" is not the layer after the last: a gap (NaN) keeps the line from
+                    // joining them.
+                    xs.append(lastLayer + 0.5);
+                    ys.append(qQNaN());
+                    minus.append(0);
+                    plus.append(0);
+                }
                 const double mean = (kl ? p.klMean : p.agreementMean) / p.seeds;
                 xs.append(p.x);
                 ys.append(mean);
@@ -256,6 +264,10 @@ void ModelEvalChart::rebuild()
                 ys = {y, y};
             } else {
                 for (const auto& [x, p] : points) {
+                    if (x > lastLayer && !xs.isEmpty()) {  // the gap before "all", as above
+                        xs.append(lastLayer + 0.5);
+                        ys.append(qQNaN());
+                    }
                     xs.append(x);
                     ys.append((kl ? p.klMean : p.agreementMean) / p.seeds);
                 }
