@@ -4,6 +4,7 @@
 
 #include "plotting/heatmap_view.h"
 #include "experiment/image_overlay_view.h"
+#include "experiment/experiment_controller.h"
 #include "main_window.h"
 #include "lecture/presentation.h"
 #include "experiment/row_comparison_view.h"
@@ -207,6 +208,47 @@ private slots:
                                                         "shows %2")
                                             .arg(panel->width())
                                             .arg(panel->parentWidget()->width())));
+    }
+
+    // At 1280 x 800, a method's own parameter is in view in the Method dock as soon as the
+    // method is chosen: local attention's window w, Nystrom's pseudo-inverse iterations. They
+    // were the dock's last rows, below its visible part.
+    void methodParametersShowWhereTheMethodIsChosen_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("control");
+        QTest::newRow("local") << QStringLiteral("local") << QStringLiteral("window");
+        QTest::newRow("scatterbrain") << QStringLiteral("scatterbrain") << QStringLiteral("window");
+        QTest::newRow("nystrom") << QStringLiteral("nystrom") << QStringLiteral("pinvIterations");
+    }
+
+    void methodParametersShowWhereTheMethodIsChosen()
+    {
+        QFETCH(QString, method);
+        QFETCH(QString, control);
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, QSize(1280, 800)));
+        ExperimentSpec spec = window.controller().spec();
+        spec.causal = method == QLatin1String("nystrom") ? false : spec.causal;
+        spec.input.kind = method == QLatin1String("nystrom") ? InputKind::Text : spec.input.kind;
+        QVERIFY(spec.setMethod(method));
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        window.setSpec(spec);
+        QVERIFY(shown.wait(kResultTimeoutMs));
+        QTest::qWait(100);  // the dock's layout follows the panel's
+        auto* panel = window.findChild<QWidget*>(QStringLiteral("methodPanel"));
+        QVERIFY(panel);
+        auto* widget = panel->findChild<QWidget*>(control);
+        QVERIFY(widget && widget->isVisibleTo(panel));
+        const QWidget* viewport = panel->parentWidget();
+        const QRect shownPart = viewport->rect();
+        const QRect where(widget->mapTo(viewport, QPoint(0, 0)), widget->size());
+        QVERIFY2(shownPart.contains(where),
+                 qPrintable(QStringLiteral("%1 at y %2 to %3; the dock shows 0 to %4")
+                                .arg(control)
+                                .arg(where.top())
+                                .arg(where.bottom())
+                                .arg(shownPart.bottom())));
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being

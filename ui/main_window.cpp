@@ -373,6 +373,7 @@ void MainWindow::buildDocks()
     m_inputPanel = new InputPanel;
     m_methodPanel = new MethodPanel;
     m_metricsPanel = new MetricsPanel;
+    m_methodPanel->setObjectName(QStringLiteral("methodPanel"));
     m_metricsPanel->setObjectName(QStringLiteral("metricsPanel"));
     addDock(m_inputPanel, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea);
     addDock(m_methodPanel, tr("Method"), QStringLiteral("methodDock"), Qt::LeftDockWidgetArea);

@@ -227,6 +227,14 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     layout->addRow(tr("Method"), m_map);
     layout->addRow(m_role);
     layout->addRow(tr("Features m"), features);
+    // The method's own parameters right under it, where a user choosing the method looks (a
+    // parameter the method does not take is hidden).
+    for (const auto& [parameter, control] : m_parameters) {
+        if (parameter->kind == MethodParameter::Kind::Switch)
+            layout->addRow(control);
+        else
+            layout->addRow(parameter->label, control);
+    }
     layout->addRow(tr("Projection"), m_projection);
     layout->addRow(tr("Row norms"), m_rowNorm);
     layout->addRow(tr("Seed"), seed);
@@ -235,12 +243,6 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     layout->addRow(m_causal);
     layout->addRow(tr("Heads"), m_heads);
     layout->addRow(tr("Precision"), m_precision);
-    for (const auto& [parameter, control] : m_parameters) {
-        if (parameter->kind == MethodParameter::Kind::Switch)
-            layout->addRow(control);
-        else
-            layout->addRow(parameter->label, control);
-    }
     setSpec(ExperimentSpec());
 }
 
