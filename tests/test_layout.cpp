@@ -6,6 +6,7 @@
 #include "experiment/image_overlay_view.h"
 #include "experiment/experiment_controller.h"
 #include "main_window.h"
+#include "stepper/stepper_view.h"
 #include "lecture/presentation.h"
 #include "experiment/row_comparison_view.h"
 
@@ -249,6 +250,90 @@ private slots:
                                 .arg(where.top())
                                 .arg(where.bottom())
                                 .arg(shownPart.bottom())));
+    }
+
+    // The Stepper page with a trained model (the built-in model, layer 3, FAVOR+ m = 8) at
+    // 1600 x 1000 and 1280 x 800: stepping through every token moves nothing (the lower row of
+    // panels kept moving down, below the page by the last steps), and every panel, its title and
+    // colour bar included, is in view without scrolling sideways (the right column was cut off);
+    // at 1600 x 1000 without scrolling at all (at 1280 x 800 with both docks open, the page
+    // scrolls down to its last row).
+    void stepperPanelsStayPutAndInView_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("whole");
+        QTest::newRow("1600x1000") << QSize(1600, 1000) << true;
+        QTest::newRow("1280x800") << QSize(1280, 800) << false;
+    }
+
+    void stepperPanelsStayPutAndInView()
+    {
+        QFETCH(QSize, size);
+        QFETCH(bool, whole);
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, size));
+        ExperimentSpec spec = window.controller().spec();
+        QCOMPARE(spec.input.kind, InputKind::Model);
+        spec.input.layer = 3;
+        spec.input.text = QStringLiteral("And God said, Let there be light: and there was light. "
+                                         "And God saw the light, that it was good.");
+        QVERIFY(spec.setMethod(QStringLiteral("favor-positive")));
+        spec.approximation.features = 8;
+        window.setSpec(spec);
+        window.showPage(MainWindow::StepperPage);
+        StepperView* stepper = window.stepperView();
+        QSignalSpy shown(stepper, &StepperView::experimentShown);
+        QVERIFY(shown.wait(kResultTimeoutMs));
+        QTRY_VERIFY_WITH_TIMEOUT(!stepper->isBusy(), kResultTimeoutMs);
+        QVERIFY(stepper->length() > 20);
+
+        auto* body = stepper->findChild<QWidget*>(QStringLiteral("stepperBody"));
+        QVERIFY(body);
+        const QWidget* viewport = body->parentWidget();
+        // Every panel (title, plot and colour bar) of the body, in the viewport's coordinates.
+        const auto panels = [&] {
+            std::vector<QRect> rects;
+            for (QWidget* child : body->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+                if (child->isVisible())
+                    rects.emplace_back(child->mapTo(viewport, QPoint(0, 0)), child->size());
+            return rects;
+        };
+        std::vector<QRect> first;
+        for (int t = 0; t < stepper->length(); ++t) {
+            stepper->setPosition(t);
+            QTest::qWait(t == 0 ? 100 : 5);
+            const std::vector<QRect> now = panels();
+            const QRect page(0, whole ? 0 : -body->height(), viewport->width(),
+                             whole ? viewport->height() : 3 * body->height());
+            for (const QRect& rect : now)
+                QVERIFY2(page.contains(rect),
+                         qPrintable(QStringLiteral("step %1: a panel at (%2, %3) %4 x %5 is not "
+                                                   "all in the page's %6 x %7")
+                                        .arg(t + 1)
+                                        .arg(rect.x())
+                                        .arg(rect.y())
+                                        .arg(rect.width())
+                                        .arg(rect.height())
+                                        .arg(viewport->width())
+                                        .arg(viewport->height())));
+            if (t == 0)
+                first = now;
+            else
+                for (std::size_t i = 0; i < now.size(); ++i)
+                    QVERIFY2(now[i] == first[i],
+                             qPrintable(QStringLiteral("step %1 moved panel %2 from (%3, %4) "
+                                                       "%5 x %6 to (%7, %8) %9 x %10")
+                                            .arg(t + 1)
+                                            .arg(i)
+                                            .arg(first[i].x())
+                                            .arg(first[i].y())
+                                            .arg(first[i].width())
+                                            .arg(first[i].height())
+                                            .arg(now[i].x())
+                                            .arg(now[i].y())
+                                            .arg(now[i].width())
+                                            .arg(now[i].height())));
+        }
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being

@@ -51,8 +51,8 @@ inline constexpr double kMarkPixels = 11;
 inline constexpr int kPreviewEntries = 3;
 
 // The smallest panels: below them the body scrolls.
-inline constexpr QSize kMinimumHeatmapSize(230, 220);
-inline constexpr QSize kMinimumPlotSize(190, 220);
+inline constexpr QSize kMinimumHeatmapSize(200, 180);
+inline constexpr QSize kMinimumPlotSize(180, 180);
 
 // The page is designed for this size (a full-screen window on a 1920 x 1080 projector); its text
 // scales with the page's size, within these bounds, in steps of kTextScaleStep.

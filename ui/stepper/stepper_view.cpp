@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace attnlab::ui {
 
@@ -90,40 +91,37 @@ StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(
     m_exactTitle = title(QString());
     auto* bodyWidget = new QWidget;
     bodyWidget->setObjectName(QStringLiteral("stepperBody"));
-    auto* body = new QGridLayout(bodyWidget);
-    body->setContentsMargins(0, 0, 0, 0);
-    body->setHorizontalSpacing(6);
-    body->setVerticalSpacing(4);
-    body->addWidget(formula, 0, 0, 2, 1);
-    body->addWidget(makePanel(title(tr("What step i adds")), m_inputPlot), 0, 1);
-    body->addWidget(
+    m_body = new QGridLayout(bodyWidget);
+    m_body->setContentsMargins(0, 0, 0, 0);
+    m_body->setHorizontalSpacing(6);
+    m_body->setVerticalSpacing(4);
+    m_panels = {
+        makePanel(title(tr("What step i adds")), m_inputPlot),
         makePanel(title(tr("<span style='color:#d55e00'>+ \u03c6(k<sub>i</sub>) "
                            "v<sub>i</sub><sup>T</sup></span> (own colour scale)")),
                   m_updateView),
-        0, 2);
-    body->addWidget(
-        makePanel(title(tr("= state S<sub>i</sub>, largest changes outlined")), m_stateView), 0,
-        3);
-    body->addWidget(makePanel(title(tr("Normalizer and query")), m_normalizerPlot), 0, 4);
-    body->addWidget(
-        makePanel(title(tr("Output y<sub>i</sub>, exact o<sub>i</sub>")), m_outputPlot), 1, 1);
-    body->addWidget(makePanel(m_approxTitle, m_approxView), 1, 2);
-    body->addWidget(makePanel(m_exactTitle, m_exactView), 1, 3);
-    body->addWidget(makePanel(title(tr("Error to exact, by step")), m_errorPlot), 1, 4);
-    // The heatmaps get more of the width than the bar plots: their cells are square.
-    body->setColumnStretch(0, 0);
-    for (const int column : {1, 4})
-        body->setColumnStretch(column, 2);
-    for (const int column : {2, 3})
-        body->setColumnStretch(column, 3);
-    body->setRowStretch(0, 1);
-    body->setRowStretch(1, 1);
-    for (HeatmapView* view : {m_updateView, m_stateView, m_approxView, m_exactView})
+        makePanel(title(tr("= state S<sub>i</sub>, largest changes outlined")), m_stateView),
+        makePanel(title(tr("Normalizer and query")), m_normalizerPlot),
+        makePanel(title(tr("Output y<sub>i</sub>, exact o<sub>i</sub>")), m_outputPlot),
+        makePanel(m_approxTitle, m_approxView),
+        makePanel(m_exactTitle, m_exactView),
+        makePanel(title(tr("Error to exact, by step")), m_errorPlot),
+    };
+    // The grid's stretch factors alone size the plots: their size hints follow what they show
+    // (tick labels, colour scales), and would move the panels at every step.
+    for (HeatmapView* view : {m_updateView, m_stateView, m_approxView, m_exactView}) {
         view->setMinimumSize(kMinimumHeatmapSize);
-    for (QCustomPlot* plot : {m_inputPlot, m_normalizerPlot, m_outputPlot, m_errorPlot})
+        view->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    }
+    for (QCustomPlot* plot : {m_inputPlot, m_normalizerPlot, m_outputPlot, m_errorPlot}) {
         plot->setMinimumSize(kMinimumPlotSize);
-    // Below the panels' minimum sizes the body scrolls rather than squeezing them.
-    auto* bodyScroll = new QScrollArea;
+        plot->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    }
+    arrangePanels(PanelArrangement::FourColumns);
+    // Below the panels' minimum sizes the body scrolls down rather than squeezing them; never
+    // sideways: the panels are arranged in as many columns as the page's width holds.
+    auto* bodyScroll = m_bodyScroll = new QScrollArea;
+    bodyScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     bodyScroll->setWidget(bodyWidget);
     bodyScroll->setWidgetResizable(true);
     bodyScroll->setFrameShape(QFrame::NoFrame);
@@ -417,7 +415,76 @@ void StepperView::resizeEvent(QResizeEvent* event)
         applyTextScale();
     }
     fitControls();
+    fitPanels();
     QWidget::resizeEvent(event);
+}
+
+void StepperView::arrangePanels(PanelArrangement arrangement)
+{
+    m_arrangement = arrangement;
+    m_body->removeWidget(m_formulaPanel);
+    for (QWidget* panel : m_panels)
+        m_body->removeWidget(panel);
+    for (int i = 0; i < 5; ++i) {
+        m_body->setColumnStretch(i, 0);
+        m_body->setRowStretch(i, 0);
+    }
+    // The panels in the order a step reads: what step i adds, the update, the state; the output
+    // and the two attention maps; the normalizer and the error so far.
+    enum { Input, Update, State, Normalizer, Output, Approx, Exact, Error };
+    const auto place = [this](int panel, int row, int column, int columnSpan = 1) {
+        m_body->addWidget(m_panels[std::size_t(panel)], row, column, 1, columnSpan);
+    };
+    if (arrangement == PanelArrangement::FourColumns) {
+        // Two rows of four beside the formula panel; the heatmaps get more of the width than
+        // the bar plots: their cells are square.
+        m_body->addWidget(m_formulaPanel, 0, 0, 2, 1);
+        for (const int panel : {Input, Update, State, Normalizer})
+            place(panel, 0, 1 + panel);
+        for (const int panel : {Output, Approx, Exact, Error})
+            place(panel, 1, 1 + panel - Output);
+        for (const int column : {1, 4})
+            m_body->setColumnStretch(column, 2);
+        for (const int column : {2, 3})
+            m_body->setColumnStretch(column, 3);
+        m_body->setRowStretch(0, 1);
+        m_body->setRowStretch(1, 1);
+        return;
+    }
+    // Two rows of three beside the formula panel and, below them, the normalizer under the
+    // formula panel beside the error so far; on a narrower page, the formula panel above three
+    // rows of three.
+    const bool beside = arrangement == PanelArrangement::ThreeColumnsBeside;
+    const int top = beside ? 0 : 1;
+    const int left = beside ? 1 : 0;
+    m_body->addWidget(m_formulaPanel, 0, 0, beside ? 2 : 1, beside ? 1 : 3, Qt::AlignLeft);
+    for (const auto& [panel, row, column] :
+         {std::tuple{Input, 0, 0}, {Update, 0, 1}, {State, 0, 2}, {Output, 1, 0},
+          {Approx, 1, 1}, {Exact, 1, 2}})
+        place(panel, top + row, left + column);
+    place(Normalizer, top + 2, 0);
+    place(Error, top + 2, 1, beside ? 3 : 2);
+    for (int column = left; column < left + 3; ++column)
+        m_body->setColumnStretch(column, 1);
+    for (int row = top; row < top + 3; ++row)
+        m_body->setRowStretch(row, 1);
+}
+
+void StepperView::fitPanels()
+{
+    // The widest arrangement whose panels fit the page's width at their minimum sizes.
+    const int width = m_bodyScroll->viewport()->width();
+    const int spacing = m_body->horizontalSpacing();
+    const int formula = m_formulaPanel->width() + spacing;
+    const int plot = kMinimumPlotSize.width() + 4 + spacing;
+    const int heatmap = kMinimumHeatmapSize.width() + 4 + spacing;
+    PanelArrangement arrangement = PanelArrangement::ThreeColumnsBelow;
+    if (width >= formula + 2 * plot + 2 * heatmap)
+        arrangement = PanelArrangement::FourColumns;
+    else if (width >= formula + plot + 2 * heatmap)
+        arrangement = PanelArrangement::ThreeColumnsBeside;
+    if (arrangement != m_arrangement)
+        arrangePanels(arrangement);
 }
 
 void StepperView::fitControls()

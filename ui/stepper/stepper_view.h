@@ -12,6 +12,7 @@
 #include <QThreadPool>
 #include <QWidget>
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -22,6 +23,7 @@ class QCPItemRect;
 class QCPItemStraightLine;
 class QCustomPlot;
 class QDoubleSpinBox;
+class QGridLayout;
 class QCPPainter;
 class QLabel;
 class QScrollArea;
@@ -206,6 +208,13 @@ private:
     // a full-screen window on a 1920 x 1080 projector, and its text follows the page's size
     // (within 0.65x to 1.5x) so that a smaller window does not have to scroll.
     void applyTextScale();
+    // How the eight panels stand around the formula panel: two rows of four beside it, three
+    // rows of three beside it, or three rows of three below it (the narrowest page).
+    enum class PanelArrangement { FourColumns, ThreeColumnsBeside, ThreeColumnsBelow };
+    void arrangePanels(PanelArrangement arrangement);
+    // The widest arrangement that the page's width holds at the panels' minimum sizes, so that
+    // the page never scrolls sideways.
+    void fitPanels();
     // The control buttons show their texts beside their icons where the page is wide enough for
     // that, their icons only otherwise (with the same tooltips), so that the controls do not set
     // the window's minimum width.
@@ -303,6 +312,12 @@ private:
     StepperTokenStrip* m_strip;
 
     double m_textScale = 1.0;
+
+    // The body: the formula panel and the eight panels of plots, in a grid.
+    QScrollArea* m_bodyScroll;
+    QGridLayout* m_body;
+    std::array<QWidget*, 8> m_panels;
+    PanelArrangement m_arrangement = PanelArrangement::FourColumns;
 
     // The formula panel.
     QWidget* m_formulaPanel;
