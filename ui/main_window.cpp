@@ -271,7 +271,7 @@ void MainWindow::buildViews()
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->addTab(matrices, tr("Attention matrices"));
-    m_pages->addTab(makeImagePage(), tr("Attention over the image"));
+    m_pages->addTab(makeImagePage(), tr("Over the image"));
     m_pages->setTabToolTip(0, tr("Exact P, its approximation, the error, and the selected "
                                  "query's rows."));
     m_pages->setTabToolTip(1, tr("Image input: the selected patch's exact and approximate "

@@ -208,6 +208,10 @@ private:
     void addRecentFile(const QString& path);
     void updateRecentMenu();
     void restoreSettings(Start start);
+    // Shrinks the window to the available area of its screen, its frame included, and moves it
+    // inside: a first start asks for 1400 x 900 and a restart restores the size saved on the
+    // last screen, either too large for a 1280 x 800 screen.
+    void fitToScreen();
     void setSessionPath(const QString& path);
     // Applies a session that has been read: page states, view (when the result arrives), spec.
     // Throws InputError as applyPageStates does, before anything has changed.

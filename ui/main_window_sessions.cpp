@@ -36,16 +36,22 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
 
 namespace attnlab::ui {
 
 namespace {
 
 constexpr int kMaxRecentFiles = 8;
+// The room a window system's frame takes around a window not shown yet (its title bar above),
+// in pixels.
+constexpr QMargins kFrameReserve(4, 32, 4, 4);
 
 QString lastSessionPath()
 {
@@ -339,9 +345,36 @@ void MainWindow::updateRecentMenu()
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
+void MainWindow::fitToScreen()
+{
+    const QScreen* where = screen();
+    if (!where)
+        return;
+    const QRect available = where->availableGeometry();
+    // The window system's frame around the window: known once the window is shown, else room
+    // for one.
+    const QRect outer = frameGeometry();
+    const QMargins frame =
+        isVisible() ? QMargins(geometry().left() - outer.left(), geometry().top() - outer.top(),
+                               outer.right() - geometry().right(),
+                               outer.bottom() - geometry().bottom())
+                    : kFrameReserve;
+    resize(size().boundedTo(available.size().shrunkBy(frame)));
+    // A top-level window's position is its frame's.
+    const QSize framed = size().grownBy(frame);
+    // Inside the screen where it fits; at the screen's top left where it cannot be made small
+    // enough.
+    const QPoint topLeft(
+        std::max(available.left(), std::min(x(), available.right() + 1 - framed.width())),
+        std::max(available.top(), std::min(y(), available.bottom() + 1 - framed.height())));
+    if (topLeft != pos())
+        move(topLeft);
+}
+
 void MainWindow::restoreSettings(Start start)
 {
     resize(1400, 900);
+    fitToScreen();
     updateRecentMenu();
     if (start == Start::DefaultExample) {  // a clean window: the layout as built
         showExample();
@@ -352,6 +385,7 @@ void MainWindow::restoreSettings(Start start)
     if (budget > 0)
         setMemoryBudget(MemoryBudget(budget));
     restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    fitToScreen();  // the geometry saved on a larger screen
     restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
     if (QFileInfo::exists(lastSessionPath())) {
         try {

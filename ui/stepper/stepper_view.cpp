@@ -151,6 +151,9 @@ StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(
     formula->setFocusPolicy(Qt::ClickFocus);
     formula->setFocusProxy(this);
 
+    // The smallest text until the first resize fits it to the page, so that the page asks for
+    // no more width than its smallest layout needs.
+    m_textScale = kMinTextScale;
     applyTextScale();
     showLines(-1);
     updatePlayButton();
@@ -237,8 +240,6 @@ QWidget* StepperView::buildControls()
 
     m_positionLabel = makeLabel(QString(), kControlPoints + 1, true);
     m_positionLabel->setObjectName(QStringLiteral("positionLabel"));
-    m_positionLabel->setMinimumWidth(QFontMetrics(m_positionLabel->font())
-                                         .horizontalAdvance(tr("step i = 0000 of 0000")));
 
     m_headLabel = makeLabel(tr("Head"), kControlPoints);
     m_headBox = new QSpinBox;
@@ -400,6 +401,9 @@ void StepperView::applyTextScale()
     }
     m_stripScroll->setFixedHeight(m_strip->sizeHint().height() +
                                   m_stripScroll->horizontalScrollBar()->sizeHint().height());
+    // Wide enough for four-digit steps at the scaled font, so that the bar does not jump.
+    m_positionLabel->setMinimumWidth(QFontMetrics(m_positionLabel->font())
+                                         .horizontalAdvance(tr("step i = 0000 of 0000")));
     fitFormulaPanel();
     fitControls();
 }

@@ -273,7 +273,7 @@ void TimingPanel::buildControls()
     QScrollArea* scroll = controlsColumn(controls);
 
     m_chart = new TimingChart;
-    m_chart->setMinimumSize(400, 300);
+    m_chart->setMinimumSize(360, 300);
     m_sgemm = new QLabel;
     m_sgemm->setToolTip(
         tr("The machine's float matrix product rate (Eigen, n = 1536) with the "

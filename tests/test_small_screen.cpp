@@ -1,0 +1,104 @@
+// The window on a 1280 x 800 screen (the offscreen platform given one screen of that size, as a
+// lecturer's laptop has): a first start and a restart after a larger screen fit it whole, and the
+// page tabs all show.
+
+#include "main_window.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QScreen>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTest>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+
+namespace {
+
+// The screen's available area holds the window, its frame included.
+bool fitsTheScreen(const MainWindow& window)
+{
+    return window.screen()->availableGeometry().contains(window.frameGeometry());
+}
+
+QString describe(const MainWindow& window)
+{
+    const QRect frame = window.frameGeometry();
+    const QRect available = window.screen()->availableGeometry();
+    return QStringLiteral("window (%1, %2) %3 x %4 on a screen of %5 x %6")
+        .arg(frame.x())
+        .arg(frame.y())
+        .arg(frame.width())
+        .arg(frame.height())
+        .arg(available.width())
+        .arg(available.height());
+}
+
+}  // namespace
+
+class TestSmallScreen : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+            .removeRecursively();
+        QCOMPARE(QGuiApplication::primaryScreen()->size(), QSize(1280, 800));
+    }
+
+    // A first start (no saved settings) asked for 1400 x 900, past the screen's right and
+    // bottom edges; a restart restored the size saved on a larger screen.
+    void firstStartAndRestartFitTheScreen()
+    {
+        {
+            MainWindow window(MainWindow::Start::LastSession);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QVERIFY2(fitsTheScreen(window), qPrintable(describe(window)));
+            window.setGeometry(0, 0, 1600, 1000);  // as saved on a larger screen
+            window.close();
+        }
+        QVERIFY(QSettings().contains(QStringLiteral("geometry")));
+        MainWindow again(MainWindow::Start::LastSession);
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QVERIFY2(fitsTheScreen(again), qPrintable(describe(again)));
+    }
+
+    // Every page's tab shows in the tab bar: none hides behind scroll arrows (the Stepper did).
+    void everyPageTabShows()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTest::qWait(100);  // the docks follow their panels' layouts
+        auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
+        QVERIFY(pages);
+        const QTabBar* bar = pages->tabBar();
+        for (int i = 0; i < bar->count(); ++i)
+            QVERIFY2(bar->rect().contains(bar->tabRect(i)),
+                     qPrintable(QStringLiteral("the tab \"%1\" at x %2 to %3 in a bar of %4")
+                                    .arg(bar->tabText(i))
+                                    .arg(bar->tabRect(i).left())
+                                    .arg(bar->tabRect(i).right())
+                                    .arg(bar->width())));
+    }
+};
+
+int main(int argc, char** argv)
+{
+    // One screen of 1280 x 800, whatever the platform the test runner names.
+    qputenv("QT_QPA_PLATFORM",
+            "offscreen:configfile=" ATTNLAB_TEST_DATA "/screens/1280x800.json");
+    QApplication app(argc, argv);
+    TestSmallScreen test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_small_screen.moc"
