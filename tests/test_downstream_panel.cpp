@@ -10,6 +10,7 @@
 
 #include <QComboBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -113,6 +114,18 @@ void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
     QVERIFY2(panel.summaryText().contains(
                  QString::number(100.0 * reference.top1Agreement, 'f', 1) + QLatin1Char('%')),
              qPrintable(panel.summaryText()));
+
+    // Shown as in a 1600 x 1000 window, every column header is whole ("Next (approx.)" lost
+    // its first and last letters when the four columns took equal shares).
+    panel.resize(900, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const QHeaderView* header = table->horizontalHeader();
+    for (int column = 0; column < table->columnCount(); ++column) {
+        const QString text = table->horizontalHeaderItem(column)->text();
+        QVERIFY2(header->sectionSize(column) >= header->fontMetrics().horizontalAdvance(text),
+                 qPrintable(QStringLiteral("%1: %2 pixels").arg(text).arg(header->sectionSize(column))));
+    }
 }
 
 // Streaming exact softmax in place of the model's own: the same predictions up to float

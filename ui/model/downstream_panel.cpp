@@ -83,6 +83,7 @@ QString axisName(ModelEvalAxis axis)
 DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
 {
     m_layers = new QComboBox;
+    m_layers->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "all layers" whole
     m_layers->setObjectName(QStringLiteral("replacedLayers"));
     m_layers->setToolTip(tr("The layers whose softmax attention (every head) is replaced by the "
                             "approximation"));
@@ -157,7 +158,10 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     m_table = new QTableWidget(0, 4);
     m_table->setObjectName(QStringLiteral("downstreamTable"));
     setTableHeaders();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Each column at least as wide as its header ("Next (approx.)" was cut at both ends), the
+    // room left to the token column.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_table->verticalHeader()->hide();  // the Token column starts with the position
     m_table->setMinimumWidth(400);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
