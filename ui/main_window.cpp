@@ -365,7 +365,7 @@ void MainWindow::buildDocks()
         // the docks then leave the figures room in a 1280-pixel-wide window.
         for (QComboBox* combo : panel->findChildren<QComboBox*>()) {
             combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-            combo->setMinimumContentsLength(12);
+            combo->setMinimumContentsLength(10);
         }
         dock->setWidget(dockContents(panel));
         addDockWidget(area, dock);

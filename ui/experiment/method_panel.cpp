@@ -114,6 +114,10 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     m_seed->setRange(0, std::numeric_limits<int>::max());
     m_seed->setKeyboardTracking(false);
     m_seed->setToolTip(tr("The seed of W: the same seed gives the same W, bit for bit."));
+    // Room for seven digits rather than the ten of the largest seed, so that the seed and the
+    // Redraw button do not set the dock's width (a longer seed scrolls in its box).
+    m_seed->setMinimumWidth(m_seed->minimumSizeHint().width() -
+                            m_seed->fontMetrics().horizontalAdvance(QStringLiteral("000")));
     connect(m_seed, &QSpinBox::valueChanged, this, [this](int seed) {
         edit(tr("Set the seed to %1").arg(seed),
              [seed](ExperimentSpec& spec) { spec.approximation.seed = std::uint64_t(seed); });
