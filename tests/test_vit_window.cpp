@@ -112,6 +112,7 @@ private slots:
     void init();
     void imageTabReadsWithTheBuiltinVit();
     void imagePageFollowsPatchesAndComesBackToClass();
+    void imagePageOpensOnClassAfterText();
     void rolloutReplacesTheHeadsRowAndIsSaved();
     void headGridSurveysTheVitsHeads();
     void insideTheModelComparesClasses();
@@ -205,6 +206,23 @@ void TestVitWindow::imagePageFollowsPatchesAndComesBackToClass()
     titles = overlayTitles(window);
     QVERIFY2(titles.count(QStringLiteral("[CLS] row")) == 3, qPrintable(titles));
     QVERIFY(!view->selectionOutline(ImageOverlayView::ExactPanel)->visible());
+}
+
+// A query picked in the text's maps (token 10) is not carried over to the ViT's patches: its
+// image page opens on the [CLS] row.
+void TestVitWindow::imagePageOpensOnClassAfterText()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1400, 900);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(window.controller().current().result, kTimeoutMs);
+    window.selectQuery(10);
+    QCOMPARE(window.viewSettings().query, 10);
+    window.setSpec(vitSpec(QStringLiteral("favor-positive")));
+    QVERIFY(waitForVitResult(window));
+    window.showPage(MainWindow::ImagePage);
+    const QString titles = overlayTitles(window);
+    QVERIFY2(titles.count(QStringLiteral("[CLS] row")) == 3, qPrintable(titles));
 }
 
 // The rollout box draws the rollout over the 4 layers: the exact panel's title gives the weight

@@ -481,10 +481,15 @@ void MainWindow::showResult()
     const ExperimentResult& result = *computation.result;
     m_errorBar->hide();
     m_errorClose->hide();
+    const bool fromSession = m_pendingView.has_value();
     ViewSettings settings = m_pendingView.value_or(m_view);
     m_pendingView.reset();
     settings.head = std::clamp(settings.head, 0, int(result.heads.size()) - 1);
-    if (settings.query >= result.labels.size())
+    // A query picked among a text's tokens means nothing among an image's patches (and back): a
+    // new kind of input starts with none, which a ViT's image page shows as its [CLS] row.
+    const bool image = result.gridRows > 0;
+    const bool imageBefore = m_pages->isTabEnabled(ImagePage);
+    if (settings.query >= result.labels.size() || (!fromSession && image != imageBefore))
         settings.query = -1;
     m_view = settings;
     {
@@ -501,8 +506,6 @@ void MainWindow::showResult()
     }
     // The image page shows image input; it comes to the front when an image first arrives.
     // A session's page wins over that.
-    const bool image = result.gridRows > 0;
-    const bool imageBefore = m_pages->isTabEnabled(ImagePage);
     m_pages->setTabEnabled(ImagePage, image);
     const Page current = currentPage();
     if (image != imageBefore && (current == MatricesPage || current == ImagePage))
