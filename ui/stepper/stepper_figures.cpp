@@ -355,17 +355,26 @@ void StepperView::showLines(int t)
     const qint64 c = steps.featureCount;
     const qint64 m = steps.valueDim;
     const qint64 d = m_data->input->headDim();
-    QString text =
-        tr("<b>Memory.</b> State S<sub>i</sub>: C \u00d7 M = %1 \u00d7 %2 = %3 numbers "
-           "(+ z<sub>i</sub>: %1), whatever i is: O(C M), not O(i).<br>Exact softmax keeps "
-           "all i keys and values: i (d + M) = %4 \u00d7 %5 = %6 numbers at this step, growing "
-           "with i.")
+    const auto memory = [&](int step) {
+        return tr("<b>Memory.</b> State S<sub>i</sub>: C \u00d7 M = %1 \u00d7 %2 = %3 numbers "
+                  "(+ z<sub>i</sub>: %1), whatever i is: O(C M), not O(i).<br>Exact softmax "
+                  "keeps all i keys and values: i (d + M) = %4 \u00d7 %5 = %6 numbers at this "
+                  "step, growing with i.")
             .arg(c)
             .arg(m)
             .arg(c * m)
-            .arg(t + 1)
+            .arg(step + 1)
             .arg(d + m)
-            .arg(qint64(t + 1) * (d + m));
+            .arg(qint64(step + 1) * (d + m));
+    };
+    // The note is as tall as at the last step, whose numbers are the longest, so that stepping
+    // does not move what is below it.
+    if (m_stateLine->width() > 0) {
+        m_stateLine->setText(memory(steps.length() - 1));
+        m_stateLine->setMinimumHeight(0);
+        m_stateLine->setMinimumHeight(m_stateLine->heightForWidth(m_stateLine->width()));
+    }
+    QString text = memory(t);
     if (!keepsAllStates()) {
         text += tr("<br><span style='color:#b01c1c'>States kept for steps %1 to %2 only (all %3 "
                    "would need %4, over the memory budget of %5); moving outside recomputes "
