@@ -401,6 +401,13 @@ void addWarnings(ExperimentResult& result)
                           method.title)
                      .arg(result.spec.causal ? length : 2 * length - 1)});
     }
+    const QString sizeNote =
+        result.spec.exactMethod
+            ? QString()
+            : sizePastLengthNote(result.spec.approximation.kind,
+                                 {result.spec.approximation.features}, length);
+    if (!sizeNote.isEmpty())
+        result.warnings.push_back({QStringLiteral("size-past-length"), sizeNote});
     if (!result.spec.exactMethod && result.spec.causal) {
         const QString note = method.causalNote;
         if (!note.isEmpty())
@@ -656,8 +663,9 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
     const Eigen::Index featureCount =
         features ? featureCountOf(spec.approximation, int(input.headDim())) : 0;
     requireMemory(spec, input, options, featureCount);
+    const auto featuresRun = Eigen::Index(featuresUsed(spec.approximation, input.length()));
     setEngineThreads(engineThreadsFor(spec, input.length(), input.headDim(),
-                                      spec.exactMethod ? 0 : std::max<Eigen::Index>(featureCount, spec.approximation.features),
+                                      spec.exactMethod ? 0 : std::max(featureCount, featuresRun),
                                       Eigen::Index(input.heads.size())));
     return spec.precision == Precision::Float ? computeIn<float>(spec, input, options)
                                               : computeIn<double>(spec, input, options);

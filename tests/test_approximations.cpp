@@ -183,6 +183,7 @@ private slots:
     void nystromMatchesThePaper_data();
     void nystromMatchesThePaper();
     void nystromWithEveryLandmarkIsExact();
+    void nystromPastTheLengthRunsAsAtTheLength();
     void linformerMatchesThePaper();
     void linformerProjectionsAreJohnsonLindenstrauss();
     void scatterbrainMatchesSparsePlusLowRank_data();
@@ -297,6 +298,47 @@ void TestApproximations::nystromWithEveryLandmarkIsExact()
     spec.setValue(pinvParameter(), 1);
     const Computed c = computed(spec, head, 0.5, false);
     QVERIFY(relativeError(c.p, softmaxOf(head.q, head.k, 0.5)) < 1e-8);
+}
+
+// Property: Nystrom takes at most L landmarks, so m past L is m = L: compute() gives the same P^
+// and O^ bit for bit and does the same work, on the same engine threads (one for this small
+// input: L = 128, d = 64, one head; m = 65,536 counted as asked took every hardware thread, and
+// Eigen split the 128 x 128 products over them), and warns that m acts as L, which m = L does
+// not.
+void TestApproximations::nystromPastTheLengthRunsAsAtTheLength()
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 128;
+    spec.input.headDim = 64;
+    QVERIFY(spec.setMethod(QStringLiteral("nystrom")));
+    const AttentionInput input = buildInput(spec.input);
+    const auto run = [&](int m, int* threads) {
+        spec.approximation.features = m;
+        setEngineThreads(0);
+        const ExperimentResult result = compute(spec, input);
+        *threads = engineThreads();
+        setEngineThreads(0);
+        return result;
+    };
+    int threadsAtLength = 0, threadsPast = 0;
+    const ExperimentResult atLength = run(128, &threadsAtLength);
+    const ExperimentResult past = run(65536, &threadsPast);
+    QCOMPARE(threadsAtLength, 1);
+    QCOMPARE(threadsPast, threadsAtLength);
+    QVERIFY(past.heads[0].outputApprox == atLength.heads[0].outputApprox);
+    QVERIFY(past.heads[0].attentionApprox.toDouble() ==
+            atLength.heads[0].attentionApprox.toDouble());
+    const auto sizeWarning = [](const ExperimentResult& result) {
+        for (const ResultWarning& warning : result.warnings)
+            if (warning.code == QLatin1String("size-past-length"))
+                return warning.message;
+        return QString();
+    };
+    QVERIFY(sizeWarning(atLength).isEmpty());
+    QCOMPARE(sizeWarning(past), QStringLiteral("Nystr\u00f6m takes at most L landmarks: m = 65536 "
+                                               "acts as m = L = 128, with the same result and "
+                                               "cost."));
 }
 
 void TestApproximations::linformerMatchesThePaper()

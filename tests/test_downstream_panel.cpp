@@ -71,6 +71,7 @@ private slots:
     void badStateIsRefusedWhole();
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
     void perLayerChartKeepsAllLayersApart();
+    void nystromPastTheTokensIsSaid();
 };
 
 void TestDownstreamPanel::otherInputShowsWhatThePageNeeds()
@@ -299,6 +300,33 @@ void TestDownstreamPanel::perLayerChartKeepsAllLayersApart()
         QVERIFY2(std::isnan(data->at(2)->value), qPrintable(QString::number(i)));
         QCOMPARE(data->at(3)->key, 2.0);  // "all", after layer 1
     }
+}
+
+// Property: Nystrom takes at most L landmarks, and the page says so where it shows results for
+// m past L: the comparison of m = 256 on the built-in ViT's 50 tokens, and a sweep over m.
+void TestDownstreamPanel::nystromPastTheTokensIsSaid()
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = QString::fromLatin1(kBuiltinVitModel);
+    spec.input.imagePath = builtinModelFolder(spec.input.modelPath) +
+                           QStringLiteral("/samples/09-ankle-boot.png");
+    QVERIFY(spec.setMethod(QStringLiteral("nystrom")));
+    spec.approximation.features = 256;
+    DownstreamPanel panel;
+    panel.setExperiment(spec);
+    QVERIFY(waitForComparison(panel));
+    const QString note = QStringLiteral("Nystr\u00f6m takes at most L landmarks: m = 256 acts as "
+                                        "m = L = 50, with the same result and cost.");
+    QVERIFY2(panel.summaryText().contains(note), qPrintable(panel.summaryText()));
+
+    panel.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->setText(QStringLiteral("16, 64"));
+    QSignalSpy swept(&panel, &DownstreamPanel::sweepFinished);
+    panel.sweepFeatures();
+    QVERIFY(swept.wait(kTimeoutMs));
+    QCOMPARE(panel.sweepRows().size(), std::size_t(2));
+    QVERIFY2(panel.summaryText().contains(QStringLiteral("m = 64 acts as m = L = 50")),
+             qPrintable(panel.summaryText()));
 }
 
 QTEST_MAIN(TestDownstreamPanel)

@@ -91,6 +91,7 @@ private slots:
     void methodsWithoutACausalFormAreSkippedOrExplained();
     void computeRunsTheBuiltinVit();
     void modelEvalComparesClasses();
+    void modelEvalSaysNystromPastTheTokens();
     void renderDrawsTheVitOverlay();
 
 private:
@@ -464,6 +465,34 @@ void TestModelCli::modelEvalComparesClasses()
     QCOMPARE(folderLines.size(), 1 + 10);
     QVERIFY(folderLines.at(1).startsWith(kSamples + "/00-"));
     QVERIFY(folderLines.at(10).startsWith(kSamples + "/09-"));
+}
+
+// Property: Nystrom takes at most L landmarks: on the built-in ViT's 50 tokens, model-eval's rows
+// at m = 64 and 256 are the row of m = 50 but for m, and a warning on stderr says so once,
+// naming the m past L (m = 16 and 50 are not named).
+void TestModelCli::modelEvalSaysNystromPastTheTokens()
+{
+    const QString csv = m_dir.filePath(QStringLiteral("vit-eval/nystrom.csv"));
+    const AppRun run = runAttentionLab({"model-eval", "--model", "builtin-vit", "--image",
+                                        kSample, "--methods", "nystrom", "--features",
+                                        "16,50,64,256", "--out", csv},
+                                       m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QString warning = QStringLiteral("warning: Nystr\u00f6m takes at most L landmarks: "
+                                           "m = 64 and 256 act as m = L = 50, with the same "
+                                           "result and cost.\n");
+    QCOMPARE(QString::fromUtf8(run.err).count(QStringLiteral("takes at most L landmarks")), 1);
+    QVERIFY2(QString::fromUtf8(run.err).contains(warning), qPrintable(run.describe()));
+    const QStringList lines = csvLines(csv);
+    QCOMPARE(lines.size(), 1 + 4);
+    const auto withoutM = [](const QString& line) {
+        QStringList f = line.split(QLatin1Char(','));
+        f.removeAt(1);
+        return f;
+    };
+    QVERIFY(withoutM(lines[1]) != withoutM(lines[2]));
+    QCOMPARE(withoutM(lines[3]), withoutM(lines[2]));
+    QCOMPARE(withoutM(lines[4]), withoutM(lines[2]));
 }
 
 // `render` of the built-in ViT writes the image overlay beside the heatmaps, as wide as the three

@@ -12,7 +12,9 @@
 // - the built-in ViT classifies its shipped samples as the training script did.
 
 #include "errors.h"
+#include "attention/approximation.h"
 #include "attention/exact_attention.h"
+#include "parallel.h"
 #include "experiment/image_loader.h"
 #include "inputs/model_input.h"
 #include "model/vit_model.h"
@@ -105,6 +107,7 @@ private slots:
     void replacedLayerIsUnmasked();
     void modelInputOfAnImage();
     void downstreamComparesClasses();
+    void downstreamNystromPastTheTokensRunsAsAtTheTokens();
     void rolloutMultipliesTheLayersMixing();
     void builtinClassifiesItsSamples();
 };
@@ -509,6 +512,44 @@ void TestVit::downstreamComparesClasses()
         compareDownstream(*gray, grayPixels, gray->forward(grayPixels), method, {0});
     });
     QVERIFY2(message.contains("no classifier"), qPrintable(message));
+}
+
+// Property: in the built-in ViT's comparison (50 tokens), Nystrom with m = 256 landmarks is
+// m = 50: the same comparison, bit for bit, and the same work, on the one engine thread
+// engineThreadsFor gives such a small input (the comparison ran on every hardware thread, where
+// Eigen split each 50 x 50 product of the pseudo-inverse over threads that wait for one another by
+// spinning: 10 s against 2 s at m = 16 in the window on a busy 2-core machine).
+void TestVit::downstreamNystromPastTheTokensRunsAsAtTheTokens()
+{
+    const auto model = loadVitModel(QString::fromLatin1(kBuiltinVitModel));
+    const int tokens = int(model->config().tokenCount());
+    QCOMPARE(tokens, 50);
+    const QString path = model->folder() + QStringLiteral("/samples/09-ankle-boot.png");
+    const PixelTensor pixels = model->preprocess(loadImagePixels(path, 0), path);
+    const ForwardResult exact = model->forward(pixels);
+    ExperimentSpec method;
+    QVERIFY(method.setMethod(QStringLiteral("nystrom")));
+    const auto compare = [&](int m, int* threads) {
+        method.approximation.features = m;
+        setEngineThreads(0);
+        const DownstreamComparison comparison =
+            compareDownstream(*model, pixels, exact, method, {0, 1, 2, 3});
+        *threads = engineThreads();
+        setEngineThreads(0);
+        return comparison;
+    };
+    int threadsAtTokens = 0, threadsPast = 0;
+    const DownstreamComparison atTokens = compare(tokens, &threadsAtTokens);
+    const DownstreamComparison past = compare(256, &threadsPast);
+    QCOMPARE(threadsAtTokens, 1);
+    QCOMPARE(threadsPast, threadsAtTokens);
+    QCOMPARE(past.kl, atTokens.kl);
+    QCOMPARE(past.approxTop1, atTokens.approxTop1);
+    QCOMPARE(past.relFrobeniusPerLayer, atTokens.relFrobeniusPerLayer);
+    QCOMPARE(sizePastLengthNote(Method::Nystrom, {16, 50, 64, 256}, tokens),
+             QStringLiteral("Nystr\u00f6m takes at most L landmarks: m = 64 and 256 act as "
+                            "m = L = 50, with the same result and cost."));
+    QVERIFY(sizePastLengthNote(Method::Nystrom, {16, 50}, tokens).isEmpty());
 }
 
 // The built-in ViT classifies every shipped sample as training/fashion_vit/train.py's PyTorch

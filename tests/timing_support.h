@@ -1,8 +1,9 @@
 #pragma once
 
 // What the tests of the timing sweep share: synthetic sweep results, the CSV's expected form,
-// running `attention-lab bench`, and whether this machine can measure peak memory.
+// running `attention-lab bench`.
 
+#include "allocation_peak.h"
 #include "app_process.h"
 #include "errors.h"
 #include "attention/random.h"
@@ -143,16 +144,6 @@ inline QString csvProblem(const QByteArray& csv, int rows)
         }
     }
     return QString();
-}
-
-// Whether this process can reset its peak resident set (Linux with /proc).
-inline bool canMeasurePeak()
-{
-#ifdef __linux__
-    return QFileInfo(QStringLiteral("/proc/self/clear_refs")).isWritable();
-#else
-    return false;
-#endif
 }
 
 }  // namespace attnlab::test

@@ -237,7 +237,8 @@ int runBenchCommand(const QStringList& arguments)
         "every method at every length, float, on random Q, K, V (L x d, |x'| about 1), one "
         "warm-up run then --reps timed runs. Writes one CSV row per (method, causal, L) into "
         "--out: method,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,"
-        "peak_bytes,status (status ok, skipped-memory or cancelled), after a first line "
+        "peak_bytes,status (status ok, skipped-memory or cancelled; peak_bytes: Q, K and V plus "
+        "the most the runs' own allocations, O among them, held at once), after a first line "
         "\"# sgemm_gflops=<rate>\" with the machine's float GEMM rate measured in the same run. "
         "Points whose working set exceeds the memory budget are skipped, not run.\n\n"
         "Exit status: 0 done; 2 bad usage; 1 other failure. The CSV is written all or none."));

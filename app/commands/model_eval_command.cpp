@@ -1,5 +1,6 @@
 #include "commands/model_eval_command.h"
 
+#include "attention/approximation.h"
 #include "command_line.h"
 #include "errors.h"
 #include "plotting/figure_export.h"
@@ -338,6 +339,16 @@ int runModelEvalCommand(const QStringList& arguments)
             : QString();
     const MemoryBudget budget = budgetFromOptions(parser);
 
+    // m past what a method takes on the input's L tokens (Nystrom's landmarks) is said once.
+    const auto warnSizesPastLength = [&](Eigen::Index tokens) {
+        for (const ExperimentSpec& method : methods) {
+            const QString note = method.exactMethod ? QString()
+                                                    : sizePastLengthNote(method.approximation.kind,
+                                                                         featureCounts, tokens);
+            if (!note.isEmpty())
+                QTextStream(stderr) << "warning: " << note << '\n';
+        }
+    };
     std::vector<ModelEvalRow> rows;
     QString subject;  // what the model read, for the summary and the chart
     if (vit) {
@@ -345,6 +356,7 @@ int runModelEvalCommand(const QStringList& arguments)
         const std::vector<EvalPoint> points =
             evalPoints(methods, featureCounts, seeds,
                        layerSets(parser, model->config().layers), base.approximation.seed);
+        warnSizesPastLength(model->config().tokenCount());
         rows = imageRows(*model, images, points, predictions);
         subject = QStringLiteral("%1 image(s) of %2 tokens")
                       .arg(images.size())
@@ -363,6 +375,7 @@ int runModelEvalCommand(const QStringList& arguments)
         QTextStream err(stderr);
         for (const QString& note : tokens.notes)
             err << "warning: " << note << '\n';
+        warnSizesPastLength(Eigen::Index(tokens.ids.size()));
         for (const EvalPoint& point : points) {
             rows.push_back(modelEvalRow(
                 point.method,

@@ -43,6 +43,34 @@ std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spe
         return info.makeDouble(spec, d, length, scale, head);
 }
 
+double featuresUsed(const ApproximationSpec& spec, Eigen::Index length)
+{
+    const MethodInfo& info = methodInfo(spec.kind);
+    return info.sizeUsed ? info.sizeUsed(spec.features, double(length)) : spec.features;
+}
+
+QString sizePastLengthNote(Method method, const std::vector<int>& sizes, Eigen::Index length)
+{
+    const MethodInfo& info = methodInfo(method);
+    if (!info.sizeUsed)
+        return {};
+    QStringList past;
+    for (const int m : sizes)
+        if (info.sizeUsed(m, double(length)) < m && !past.contains(QString::number(m)))
+            past.append(QString::number(m));
+    if (past.isEmpty())
+        return {};
+    const QString listed = past.size() == 1
+                               ? past.front()
+                               : past.mid(0, past.size() - 1).join(QStringLiteral(", ")) +
+                                     QStringLiteral(" and ") + past.back();
+    return QStringLiteral("%1 takes at most L landmarks: m = %2 %3 as m = L = %4, with the same "
+                          "result and cost.")
+        .arg(info.title, listed,
+             past.size() == 1 ? QStringLiteral("acts") : QStringLiteral("act"))
+        .arg(qint64(length));
+}
+
 void requireCausalForm(Method method, bool causal, CausalBecause because)
 {
     const MethodInfo& info = methodInfo(method);

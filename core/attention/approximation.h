@@ -62,6 +62,15 @@ std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spe
                                                     Eigen::Index length, double scale,
                                                     int head = 0);
 
+// The m the approximation of spec runs with on L positions: spec.features, or fewer where its
+// method cannot use that many (MethodInfo::sizeUsed: Nystrom takes at most L landmarks).
+double featuresUsed(const ApproximationSpec& spec, Eigen::Index length);
+
+// What the user is told when `method` runs with fewer than the m asked on L positions
+// (featuresUsed), for those of `sizes` past it: "Nystrom takes at most L landmarks: m = 64, 128
+// and 256 act as m = L = 50, with the same result and cost."; empty when none is past it.
+QString sizePastLengthNote(Method method, const std::vector<int>& sizes, Eigen::Index length);
+
 // Why attention is causal: the mask the user turned on (--causal, the Causal mask box), or a
 // language model's own attention, causal as it was trained.
 enum class CausalBecause { Mask, LanguageModel };

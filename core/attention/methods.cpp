@@ -420,7 +420,8 @@ const std::vector<MethodInfo>& methodRegistry()
              .parameters = {m, &pinvParameter(), &pinvIterationsParameter()},
              .size = m,
              .color = 0x44aa99,
-             .marker = Hexagon}),
+             .marker = Hexagon,
+             .sizeUsed = &NystromAttention<float>::landmarks}),
         approximation<LinformerAttention>(
             {.method = Linformer,
              .name = QStringLiteral("linformer"),

@@ -149,6 +149,9 @@ struct MethodInfo {
     // and O, as the timing sweep counts them (DESIGN.md section 5).
     double (*flops)(const CostShape& shape) = nullptr;
     double (*workingSetFloats)(const CostShape& shape) = nullptr;
+    // The size (m) it runs with for m asked and L positions, where that can be less than m
+    // (Nystrom takes at most L landmarks); null where it always runs with the m asked.
+    double (*sizeUsed)(double m, double length) = nullptr;
     // C, the length of phi(x) for d-dimensional rows and m projection rows; null for the methods
     // that have no features.
     Eigen::Index (*featureCount)(int d, int m) = nullptr;

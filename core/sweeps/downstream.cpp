@@ -135,6 +135,12 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
     DownstreamComparison comparison;
     comparison.replacedLayers = checkedLayers(replacedLayers, shape.layers);
 
+    // As compute() chooses them: one thread for little work (a ViT's 50 tokens), where Eigen
+    // would split each small product (Nystrom's m x m ones from m = 47 on) over threads that wait
+    // for one another by spinning, a scheduler time slice per product on a busy machine.
+    const auto featuresRun =
+        method.exactMethod ? 0 : Eigen::Index(featuresUsed(method.approximation, shape.length));
+    setEngineThreads(engineThreadsFor(method, shape.length, shape.d, featuresRun, shape.heads));
     const double scale = method.resolvedScale(shape.d);
     std::vector<std::unique_ptr<Approximation<float>>> approximations;
     if (!method.exactMethod) {

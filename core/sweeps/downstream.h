@@ -49,8 +49,10 @@ struct DownstreamComparison {
 // causal for GPT-2 and not for ViT, as each model was trained (method.causal is not read). Head h
 // of every replaced layer uses the feature map of head h (the W the single-layer views show).
 // exact: the model's own forward pass on the same input with logits (cachedForward gives it), so
-// repeated comparisons reuse it. Throws InputError (a layer the model does not have, no layers,
-// a ViT without a classifier), Cancelled.
+// repeated comparisons reuse it. Runs on the engine threads engineThreadsFor gives for the
+// replaced heads and the m the method runs with (featuresUsed: Nystrom's m past L runs, and
+// costs, as m = L), set on the calling thread. Throws InputError (a layer the model does not
+// have, no layers, a ViT without a classifier), Cancelled.
 DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
                                        const ForwardResult& exact, const ExperimentSpec& method,
                                        const std::vector<int>& replacedLayers,

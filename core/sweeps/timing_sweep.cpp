@@ -1,5 +1,6 @@
 #include "sweeps/timing_sweep.h"
 
+#include "allocation_peak.h"
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "experiment.h"
@@ -11,23 +12,12 @@
 #include <Eigen/Core>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <new>
-#include <string>
-#include <string_view>
-
-#ifdef __linux__
-#include <fcntl.h>
-#include <unistd.h>
-#endif
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 namespace attnlab {
 
@@ -121,85 +111,6 @@ bool makeInputs(Eigen::Index length, int d, const std::function<bool()>& cancell
     }
     return true;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Peak memory
-
-#ifdef __linux__
-// The value in kB of the line "<key>: <n> kB" of /proc/self/status, in bytes; NaN if unreadable.
-double procStatusBytes(const char* key)
-{
-    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return kNaN;
-    char text[8192];
-    ssize_t size = 0;
-    while (size < ssize_t(sizeof(text)) - 1) {
-        const ssize_t got = ::read(fd, text + size, sizeof(text) - 1 - size);
-        if (got <= 0)
-            break;
-        size += got;
-    }
-    ::close(fd);
-    text[size] = '\0';
-    const std::string_view all(text, std::size_t(size));
-    const std::string pattern = std::string("\n") + key + ":";
-    const std::size_t at = all.find(pattern);
-    if (at == std::string_view::npos)
-        return kNaN;
-    const char* p = text + at + pattern.size();
-    while (*p == ' ' || *p == '\t')
-        ++p;
-    long long kib = 0;
-    const std::from_chars_result parsed = std::from_chars(p, text + size, kib);
-    if (parsed.ec != std::errc())
-        return kNaN;
-    return double(kib) * 1024.0;
-}
-#endif
-
-// Measures the peak resident memory of the process during some runs above the resident memory
-// before them: the peak (VmHWM) is reset to the current resident set (writing "5" to
-// /proc/self/clear_refs), VmRSS is read before the runs and VmHWM after them. It is process-wide,
-// so it includes the method's output and every temporary it allocates (and anything another thread
-// of the process allocates meanwhile). NaN where /proc is not available (or not Linux).
-class PeakMemoryProbe {
-public:
-    // Call just before the runs.
-    void start()
-    {
-        m_before = kNaN;
-#ifdef __GLIBC__
-        // Give freed heap memory back first, so that runs reusing it count in the peak.
-        malloc_trim(0);
-#endif
-#ifdef __linux__
-        const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-            return;
-        const bool reset = ::write(fd, "5", 1) == 1;
-        ::close(fd);
-        if (reset)
-            m_before = procStatusBytes("VmRSS");
-#endif
-    }
-
-    // Call just after the runs: the peak above the start, at least 0; NaN when not measured.
-    double peakBytes() const
-    {
-        if (std::isnan(m_before))
-            return kNaN;
-#ifdef __linux__
-        const double peak = procStatusBytes("VmHWM");
-        return std::isnan(peak) ? kNaN : std::max(0.0, peak - m_before);
-#else
-        return kNaN;
-#endif
-    }
-
-private:
-    double m_before = kNaN;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Timing
@@ -443,8 +354,10 @@ SweepResult runSweep(const SweepSpec& spec,
             const Matrix<float>& q = inputs.q;
             const Matrix<float>& k = inputs.k;
             const Matrix<float>& v = inputs.v;
-            PeakMemoryProbe probe;
-            probe.start();
+            // The run's peak: Q, K, V, held throughout, and the most the method's runs (its
+            // output, its work matrices, its drawn W) hold at once on top of them.
+            const double inputBytes = double(q.size() + k.size() + v.size()) * kFloatBytes;
+            const AllocationPeak allocations;
             bool finished = false;
             try {
                 switch (method.algorithm) {
@@ -483,7 +396,7 @@ SweepResult runSweep(const SweepSpec& spec,
             }
             if (!finished)
                 return cancelFrom(index);
-            point.peakBytes = probe.peakBytes();
+            point.peakBytes = inputBytes + allocations.bytes();
             point.secondsMedian = median(seconds);
             point.secondsMin = *std::min_element(seconds.begin(), seconds.end());
             point.secondsMax = *std::max_element(seconds.begin(), seconds.end());

@@ -64,8 +64,9 @@ struct SweepPoint {
     double secondsMax = 0;
     double gflops = 0;           // methodFlops / secondsMedian; NaN unless Ok
     double workingSetBytes = 0;  // the memory the method needs (the model below)
-    double peakBytes = 0;        // measured: the peak resident memory of the runs above the memory
-                                 // in use before them; NaN where it cannot be measured
+    double peakBytes = 0;        // measured: the bytes of Q, K and V plus the most the runs'
+                                 // own allocations (O, work matrices, W) held at once
+                                 // (AllocationPeak); NaN where allocations are not counted
     PointStatus status = PointStatus::Ok;
 };
 
@@ -96,7 +97,8 @@ double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, in
 double measureSgemmGflops(int threads);
 
 // Runs the sweep: lengths in ascending order, for each every method: one warm-up run, then
-// spec.repetitions timed runs (inputs, feature maps and W made before the timing starts).
+// spec.repetitions timed runs (inputs, feature maps and W made before the timing starts), their
+// peak memory counted around them (SweepPoint::peakBytes).
 // After each point progress(point, done, total) is called on the calling thread. When
 // cancelled() returns true (polled between runs) the sweep stops; the points not measured are
 // returned with status Cancelled. Points over the budget are SkippedMemory, not run.

@@ -1,6 +1,7 @@
 #include "model/downstream_job.h"
 
 #include "errors.h"
+#include "attention/approximation.h"
 #include "experiment/image_loader.h"
 #include "inputs/model_input.h"
 #include "worker_outcome.h"
@@ -80,6 +81,17 @@ void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promi
                 std::iota(layers.begin(), layers.end(), 0);
             }
         }
+        // m past what the method takes (Nystrom's landmarks past L) is said once for the rows.
+        std::vector<int> sizes;
+        for (const auto& [spec, layers] : job.cases)
+            if (!spec.exactMethod)
+                sizes.push_back(spec.approximation.features);
+        const QString sizeNote = job.cases.front().first.exactMethod
+                                     ? QString()
+                                     : sizePastLengthNote(job.cases.front().first.approximation.kind,
+                                                          sizes, tokens);
+        if (!sizeNote.isEmpty())
+            job.notes.append(sizeNote);
         const int cases = int(job.cases.size());
         promise.setProgressRange(0, inputs * cases);
         const auto cancelled = [&] { return job.cancel.load() || promise.isCanceled(); };

@@ -376,6 +376,10 @@ void DownstreamPanel::finishJob()
         m_rows = job->rows;
         m_rowsInput = sweepInputKey(job->cases.front().first, job->imageFolder);
         m_axis = job->axis;
+        // What the rows need said (Nystrom's m past L), under the comparison's summary, once.
+        for (const QString& note : job->notes)
+            if (!m_summary->text().contains(note))
+                m_summary->setText(m_summary->text() + QStringLiteral("<br>") + note);
         updateChart();
         m_csvButton->setEnabled(!m_rows.empty());
         setBusy(m_delay.isActive());

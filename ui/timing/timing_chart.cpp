@@ -348,6 +348,12 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     addKey(tr("working-set model"), QPen(keyColor, 1.6, Qt::DashLine), QCPScatterStyle());
     addKey(tr("measured peak"), QPen(keyColor, kLinePenWidth),
            QCPScatterStyle(QCPScatterStyle::ssDisc, keyColor, 7));
+    setToolTip(tr("Right, the memory of a run against L. Working-set model (dashed): Q, K, V, "
+                  "O and what the method's cost model needs besides. Measured peak (solid): "
+                  "Q, K and V plus the most the runs' own allocations (the output O, the "
+                  "method's work matrices, its W) held at once, counted block by block as they "
+                  "are allocated and freed; freed blocks the program keeps for the next run do "
+                  "not count."));
 
     m_budgetLine = new QCPItemStraightLine(this);
     m_budgetLine->setClipAxisRect(m_memoryRect);

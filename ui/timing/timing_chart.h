@@ -36,8 +36,9 @@ QColor methodColor(const TimedMethod& method);
 // memory budget are drawn as crosses along the top of the plot, with a note per method; cancelled
 // points are left out.
 // Right, the memory: the working-set model of every point that was measured or skipped (dashed)
-// and the measured peak where it was measured (solid), with the memory budget as a dotted line
-// when it made the sweep skip points.
+// and the measured peak where it was measured (solid: SweepPoint::peakBytes, Q, K, V and the
+// most the runs' own allocations held at once; the chart's tooltip says so), with the memory
+// budget as a dotted line when it made the sweep skip points.
 //
 // Each algorithm has its colour and marker shape in both plots; causal variants have a darker
 // shade and hollow markers. Labels and notes are laid out for the size the figure is drawn at

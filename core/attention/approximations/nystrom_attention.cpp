@@ -70,7 +70,7 @@ private:
 template <typename T>
 NystromAttention<T>::NystromAttention(const ApproximationSpec& spec, int /*d*/,
                                       Eigen::Index length, double scale, int /*head*/)
-    : m_landmarks(std::clamp<Eigen::Index>(spec.features, 1, std::max<Eigen::Index>(length, 1))),
+    : m_landmarks(Eigen::Index(landmarks(spec.features, double(length)))),
       m_exactPinv(spec.value(pinvParameter()) == 1),
       m_iterations(int(spec.value(pinvIterationsParameter()))),
       m_scale(scale)
@@ -78,9 +78,15 @@ NystromAttention<T>::NystromAttention(const ApproximationSpec& spec, int /*d*/,
 }
 
 template <typename T>
+double NystromAttention<T>::landmarks(double m, double length)
+{
+    return std::clamp(m, 1.0, std::max(length, 1.0));
+}
+
+template <typename T>
 double NystromAttention<T>::flops(const CostShape& s)
 {
-    const double m = std::min(s.m, s.length);
+    const double m = landmarks(s.m, s.length);
     constexpr double iterations = 6;
     return 4 * s.length * m * (s.d + s.dv) + 8 * iterations * m * m * m + 2 * m * m * s.dv;
 }
@@ -88,7 +94,7 @@ double NystromAttention<T>::flops(const CostShape& s)
 template <typename T>
 double NystromAttention<T>::workingSetFloats(const CostShape& s)
 {
-    const double m = std::min(s.m, s.length);
+    const double m = landmarks(s.m, s.length);
     return 2 * s.length * m + 6 * m * m + 2 * m * s.dv;
 }
 

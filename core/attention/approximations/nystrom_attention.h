@@ -24,8 +24,13 @@ public:
     NystromAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
                      int head);
 
+    // The landmarks for m asked and L positions: m, at most L (at least 1). At m = L each
+    // segment is one row, so Q~ = Q and K~ = K; more landmarks would repeat rows, so m past L
+    // runs, and costs, as m = L.
+    static double landmarks(double m, double length);
+
     // 4 L m d (F and B) + 4 L m d_v (B V and F times the rest) + 8 m^3 per iteration (6) +
-    // 2 m^2 d_v, with m no larger than L.
+    // 2 m^2 d_v, with m the landmarks taken (at most L).
     static double flops(const CostShape& shape);
     // F, B, and the pseudo-inverse with its work matrices.
     static double workingSetFloats(const CostShape& shape);
