@@ -6,6 +6,7 @@
 #include "errors/error_analysis_panel.h"
 #include "errors/error_chart.h"
 #include "experiment/error_distribution_view.h"
+#include "experiment/input_panel.h"
 #include "errors.h"
 #include "experiment/experiment_controller.h"
 #include "plotting/figure_export.h"
@@ -106,6 +107,7 @@ private slots:
     void sessionSavedAndReopenedGivesTheSameResult();
     void badInputShowsAnErrorAndKeepsTheResult_data();
     void badInputShowsAnErrorAndKeepsTheResult();
+    void aBadImageFileLeavesTheImageListAsItWas();
     void undoAndRedoRestoreTheSpec();
     void aSliderDragIsOneUndoStep();
     void windowStateAndLastSessionComeBack();
@@ -432,6 +434,32 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult()
 }
 
 // Undo brings back the previous spec (and recomputes it); redo the change.
+// Opening an image file that does not decode gives the message naming it and changes neither
+// the Image tab's list (which named the bad file while the maps showed the previous image) nor
+// the spec.
+void TestUi::aBadImageFileLeavesTheImageListAsItWas()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    auto* panel = window.findChild<InputPanel*>();
+    auto* image = window.findChild<QComboBox*>(QStringLiteral("image"));
+    QVERIFY(panel && image);
+    const QString shown = image->currentText();
+    const int count = image->count();
+    const ExperimentSpec before = window.controller().spec();
+    const QString path = m_dir.filePath(QStringLiteral("not-an-image.png"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("this is not a PNG");
+    file.close();
+    const QString message = panel->openImage(path);
+    QVERIFY2(message.contains(QStringLiteral("not-an-image.png")), qPrintable(message));
+    QCOMPARE(image->currentText(), shown);
+    QCOMPARE(image->count(), count);
+    QVERIFY(window.controller().spec().toJson() == before.toJson());
+}
+
 void TestUi::undoAndRedoRestoreTheSpec()
 {
     MainWindow window(MainWindow::Start::DefaultExample);

@@ -1,6 +1,7 @@
 #include "experiment/input_panel.h"
 
 #include "errors.h"
+#include "experiment/image_loader.h"
 #include "model/gpt2_model.h"
 #include "model/vit_model.h"
 #include "inputs/model_input.h"
@@ -451,6 +452,19 @@ void InputPanel::chooseImage()
         tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp *.tif *.tiff);;All files (*)"));
     if (path.isEmpty())
         return;
+    const QString problem = openImage(path);
+    if (!problem.isEmpty())
+        QMessageBox::warning(this, tr("Open image"), problem);
+}
+
+QString InputPanel::openImage(const QString& path)
+{
+    // A file that does not decode is refused here: the list keeps naming the image shown.
+    try {
+        loadImagePixels(path, 0);
+    } catch (const InputError& e) {
+        return e.message();
+    }
     int index = m_image->findData(path);
     if (index < 0) {
         m_image->addItem(QFileInfo(path).fileName(), path);
@@ -462,6 +476,7 @@ void InputPanel::chooseImage()
              spec.input.kind = kind;
              spec.input.imagePath = path;
          });
+    return QString();
 }
 
 InputKind InputPanel::readerKind(const QComboBox* reader, InputKind withoutModel) const

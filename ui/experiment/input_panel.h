@@ -34,6 +34,11 @@ public:
     // Shows spec's input, without emitting edited().
     void setSpec(const ExperimentSpec& spec);
 
+    // Reads the image file at path with the current reader (as Open image... does after its
+    // dialog): an empty string, or, for a file that does not decode, the message naming it, with
+    // the image list and the spec left as they were.
+    QString openImage(const QString& path);
+
 signals:
     // The user changed the input: spec is the previous spec with that change.
     void edited(const ExperimentSpec& spec, const QString& description);
