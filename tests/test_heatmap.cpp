@@ -508,6 +508,39 @@ private slots:
         QVERIFY(distinctColors(image) > 100);
     }
 
+    // A map in a wide window (cells kept square) is exported without the white bands beside it:
+    // the figure's outer columns hold its labels and colour scale, not a quarter of white each.
+    void exportOfAWideViewHasNoWhiteBands()
+    {
+        QTemporaryDir dir;
+        const auto view = exampleView();
+        view->resize(1200, 480);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
+        view->replot();
+        const QString path = dir.filePath(QStringLiteral("wide.png"));
+        exportFigure(*view, path, FigureFormat::Png);
+        const QImage image(path);
+        QVERIFY(!image.isNull());
+        const auto whiteColumn = [&](int x) {
+            for (int y = 0; y < image.height(); ++y)
+                if (qGray(image.pixel(x, y)) < 250)
+                    return false;
+            return true;
+        };
+        int left = 0;
+        while (left < image.width() && whiteColumn(left))
+            ++left;
+        int right = 0;
+        while (right < image.width() && whiteColumn(image.width() - 1 - right))
+            ++right;
+        QVERIFY2(left + right < image.width() / 20,
+                 qPrintable(QStringLiteral("%1 + %2 white columns of %3")
+                                .arg(left)
+                                .arg(right)
+                                .arg(image.width())));
+    }
+
     // SVG export: valid for QSvgRenderer, and the title is there as text.
     void exportWritesSvg()
     {

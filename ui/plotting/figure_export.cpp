@@ -1,5 +1,7 @@
 #include "plotting/figure_export.h"
 
+#include "plotting/heatmap_view.h"
+
 #include "errors.h"
 
 #include <QClipboard>
@@ -152,7 +154,9 @@ void exportPaintedFigure(const QString& path, FigureFormat format, const Painted
 void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format, QSize size)
 {
     PaintedFigure figure;
-    figure.size = size.isEmpty() ? plot.size() : size;
+    // A heatmap as the window lays it out, without the bands that keep its cells square.
+    const auto* heatmap = qobject_cast<const HeatmapView*>(&plot);
+    figure.size = !size.isEmpty() ? size : heatmap ? heatmap->tightSize() : plot.size();
     figure.dpi = plot.logicalDpiX();
     figure.title = plotTitle(plot, QFileInfo(path).completeBaseName());
     figure.description = QStringLiteral("Attention Lab figure");

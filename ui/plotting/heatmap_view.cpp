@@ -587,6 +587,12 @@ QSize HeatmapView::decorationSize() const
                  height() - map.height() - aspect.top() - aspect.bottom());
 }
 
+QSize HeatmapView::tightSize() const
+{
+    const QMargins aspect = m_body->margins();
+    return size().shrunkBy(QMargins(aspect.left(), aspect.top(), aspect.right(), aspect.bottom()));
+}
+
 HeatmapView::Cell HeatmapView::cellAt(const QPointF& pos) const
 {
     if (!axisRect()->rect().contains(pos.toPoint()))

@@ -121,6 +121,9 @@ public:
     // figure w x h pixels draws a map of at most (w, h) minus this. Before the first layout, a
     // typical value for the current fonts.
     QSize decorationSize() const;
+    // The widget's size less the margins that keep the cells square: the figure an export
+    // draws, with no white bands beside or above and below the map.
+    QSize tightSize() const;
 
     // The centre of cell (row, col) in widget coordinates, as of the latest replot.
     QPoint cellCenter(int row, int col) const;
