@@ -1,5 +1,6 @@
 #include "experiment.h"
 
+#include "cancellation.h"
 #include "errors.h"
 #include "attention/approximation.h"
 #include "attention/band_products.h"
@@ -190,6 +191,7 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
         // times it; fitting to the data (FAVOR++'s A, Nystrom's landmarks) is timed.
         approximation =
             makeApproximation<T>(spec.approximation, int(q.cols()), length, scale, headIndex);
+        throwIfCancelled();
         timer.start();
         approximation->fit(q, k, spec.causal);
         ApproximateOutput<T> approximate =
@@ -202,6 +204,10 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
         head.projection = approximation->projection();
         head.drawn = approximation->drawnMatrices();
     }
+    const int steps = 2 * int(result.heads.size());
+    if (options.progress)
+        options.progress(2 * headIndex + 1, steps);
+    throwIfCancelled();
 
     timer.restart();
     const bool keepKernels = options.matrices && options.kernels;
@@ -313,12 +319,15 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     head.metrics = metrics.metrics();
     allHeads.add(metrics);
 
+    throwIfCancelled();
     const FeatureMap<T>* phi = approximation ? approximation->featureMap() : nullptr;
     if (phi && options.features) {
         head.featuresQ = trueScaleFeatures(*phi, q);
         head.featuresK = trueScaleFeatures(*phi, k);
     }
     result.secondsExact += timer.nsecsElapsed() * 1e-9;
+    if (options.progress)
+        options.progress(2 * headIndex + 2, steps);
 }
 
 // Entries of m beyond the range of T (or not finite).
@@ -443,8 +452,7 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     result.exactKept =
         kept && exactSideFits(*kept, spec, input, result.scale, options);
     for (std::size_t h = 0; h < input.heads.size(); ++h) {
-        if (options.cancelled && options.cancelled())
-            throw Cancelled();
+        throwIfCancelled();
         computeHead<T>(spec, input.heads[h], int(h), options, result.scale,
                        result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
     }
@@ -664,6 +672,7 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
         features ? featureCountOf(spec.approximation, int(input.headDim())) : 0;
     requireMemory(spec, input, options, featureCount);
     const auto featuresRun = Eigen::Index(featuresUsed(spec.approximation, input.length()));
+    const CancellationScope cancellation(options.cancelled);
     setEngineThreads(engineThreadsFor(spec, input.length(), input.headDim(),
                                       spec.exactMethod ? 0 : std::max(featureCount, featuresRun),
                                       Eigen::Index(input.heads.size())));
@@ -682,6 +691,80 @@ CostShape costShapeOf(const ExperimentSpec& spec, const AttentionInput& input)
     shape.causal = spec.causal;
     shape.threads = 1;
     return shape;
+}
+
+ComputeCost expectedComputeCost(const ExperimentSpec& spec, const AttentionInput& input,
+                                const ComputeOptions& options)
+{
+    constexpr double productFlopsPerSecond = 20e9;
+    constexpr double loopFlopsPerSecond = 1e9;
+    constexpr double secondsPerNormalDraw = 40e-9;
+    constexpr double secondsPerByteHeld = 1e-9;
+
+    const CostShape shape = costShapeOf(spec, input);
+    const double heads = double(input.heads.size());
+    const double length = shape.length, d = shape.d, dv = shape.dv, m = shape.m;
+    const double scalarBytes = spec.precision == Precision::Float ? 4.0 : 8.0;
+    const MethodInfo& info =
+        methodInfo(spec.exactMethod ? Method::ExactStreaming : spec.approximation.kind);
+    const double features =
+        info.hasFeatures() ? double(featureCountOf(spec.approximation, int(d))) : 0.0;
+    const bool drawsW = !spec.exactMethod && info.drawsProjection;
+
+    double drawFlops = 0, normalDraws = 0;
+    if (drawsW) {
+        if (spec.approximation.projection == ProjectionKind::Iid) {
+            normalDraws = m * d;
+        } else {
+            const double blocks = std::ceil(m / d);
+            drawFlops = blocks * 2 * d * d * d;
+            normalDraws = blocks * d * d + (spec.approximation.rowNorm == RowNorm::Chi ? m * d : 0);
+        }
+    }
+    double productFlops = info.flops(shape) + 2 * length * length * (d + dv);
+    if (!spec.exactMethod)
+        productFlops += features > 0 ? 2 * length * length * features : info.flops(shape);
+    if (options.features && drawsW)
+        productFlops += 4 * length * m * d;
+
+    const int matrices = spec.exactMethod ? 1 : 2;
+    const double keptPerHead =
+        (options.matrices
+             ? length * length * matrices * (scalarBytes + (options.kernels ? 8.0 : 0.0))
+             : 0.0) +
+        (drawsW ? m * d * 8 : 0.0) + (options.features ? 2 * length * features * 8 : 0.0);
+    const double workingMemory =
+        (drawsW ? m * d * (8 + scalarBytes) : 0.0) + 2 * length * features * scalarBytes +
+        (spec.exactMethod ? 0.0 : info.workingSetFloats(shape) * scalarBytes);
+
+    ComputeCost cost;
+    cost.bytes = heads * keptPerHead + workingMemory;
+    cost.seconds = heads * (drawFlops / loopFlopsPerSecond + normalDraws * secondsPerNormalDraw +
+                            productFlops / productFlopsPerSecond) +
+                   cost.bytes * secondsPerByteHeld;
+    return cost;
+}
+
+QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
+                       const AttentionInput& input)
+{
+    if (cost.seconds <= kAnnouncedRunSeconds && cost.bytes <= kAnnouncedRunBytes)
+        return QString();
+    const QString seconds = cost.seconds < 100 ? QString::number(cost.seconds, 'g', 2)
+                                               : QString::number(std::round(cost.seconds), 'f', 0);
+    const QString size =
+        cost.bytes < double(1 << 30)
+            ? QStringLiteral("%1 MiB").arg(cost.bytes / double(1 << 20), 0, 'f', 0)
+            : QStringLiteral("%1 GiB").arg(cost.bytes / double(1 << 30), 0, 'f', 1);
+    QString shape = QStringLiteral("L = %1").arg(input.length());
+    const MethodInfo& info = methodInfo(spec.approximation.kind);
+    if (!spec.exactMethod && info.takes(featuresParameter()))
+        shape = QStringLiteral("m = %1%2 for %3")
+                    .arg(spec.approximation.features)
+                    .arg(info.hasFeatures() ? QStringLiteral(" features") : QString(), shape);
+    if (input.heads.size() > 1)
+        shape += QStringLiteral(", %1 heads").arg(input.heads.size());
+    return QStringLiteral("expected to take about %1 s and %2 (%3)").arg(seconds, size, shape);
 }
 
 QString precisionName(Precision precision)

@@ -129,9 +129,46 @@ struct ComputeOptions {
     // only the approximation. The numbers are the same either way.
     std::shared_ptr<const ExperimentResult> sameInputAs;
     MemoryBudget budget;
-    // Polled between blocks of work; when it returns true, compute throws Cancelled.
+    // Polled between blocks of work (and, through a CancellationScope, between the blocks of W's
+    // draw); when it returns true, compute throws Cancelled.
     std::function<bool()> cancelled;
+    // Called on the calling thread as the work goes on: `done` of `total` steps, two a head (its
+    // output, approximate with W's draw or streamed exact, then the rows of P and P^ with the
+    // metrics).
+    std::function<void(int done, int total)> progress;
 };
+
+// What compute(spec, input, options) is expected to cost, worked out before it starts from the
+// method registry's cost model (methods.h), for each of the H heads:
+// - W's draw, for the maps that draw one, in plain loops: orthogonal and simplex rows one QR
+//   decomposition of a d x d Gaussian block per d rows (2 d^3 flops, d^2 normal draws), chi row
+//   norms d more draws a row; iid rows m d draws;
+// - the products: the approximate output (MethodInfo::flops), the rows of P and O = P V
+//   (2 L^2 (d + d_v)), the rows of P^ (2 L^2 C for C features, else the method's flops again)
+//   and, when features are kept, phi(Q) and phi(K) mapped again (4 L m d);
+// - the memory it holds at once (bytes): the kept P, P^ (and A, A^), W (m x d, double) and
+//   phi(Q), phi(K) (double) of every head, and one head's working memory: W again in the
+//   engine's precision, the features of the queries and keys, the method's working set.
+// Seconds: products at 20 GFLOP/s, the loops of W's draw at 1 GFLOP/s and 40 ns a normal draw,
+// and 1 s per GB held (memory is written at least once). Measured on the 2-core machine this was
+// built on (the built-in example: L = 25, 4 heads, d = 64) with m = 524288: 30.6 s and 2.96 GB
+// resident; the model says about 33 s and 2.9 GiB (with m = 1048576, 66 s and 5.8 GiB).
+struct ComputeCost {
+    double seconds = 0;
+    double bytes = 0;
+};
+ComputeCost expectedComputeCost(const ExperimentSpec& spec, const AttentionInput& input,
+                                const ComputeOptions& options);
+
+// Above either bound a run is announced before it starts (the command line's stderr, the
+// window's status bar): about 5 s or 1 GiB.
+constexpr double kAnnouncedRunSeconds = 5;
+constexpr double kAnnouncedRunBytes = double(1 << 30);
+
+// "expected to take about 40 s and 2.1 GiB (m = 1048576 features for L = 25, 4 heads)" when
+// cost exceeds kAnnouncedRunSeconds or kAnnouncedRunBytes; empty otherwise.
+QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
+                       const AttentionInput& input);
 
 // Throws InputError when a value of spec is out of range, or when the queries and keys (or the
 // values) of input are so large that the products of attention would overflow the precision:

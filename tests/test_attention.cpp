@@ -99,6 +99,7 @@ private slots:
     void keyScalesSpanningManyOrdersOfMagnitude();
     void trigReportsNonPositiveDenominators();
     void computeStopsWhenCancelled();
+    void aHugeRunIsAnnouncedWithItsExpectedCost();
     void kernelsAreKeptOnlyWhenAsked();
     void errorMapsFollowTheirDefinitions();
     void klOfRowsEqualUpToRoundingIsNotNegative();
@@ -391,6 +392,46 @@ void TestAttention::computeStopsWhenCancelled()
     QVERIFY(polls > 5);
     options.cancelled = [] { return false; };
     QCOMPARE(compute(spec, input, options).heads.size(), std::size_t(1));
+}
+
+// Property: expectedComputeCost follows its header's formulas (the memory of an iid W without
+// matrices or kept features, worked out here term by term), and largeRunNotice announces a run
+// above 5 s or 1 GiB with its cost and shape, and nothing for the default m. m = 2^20 on 4 heads
+// of L = 25, d = 64 (the built-in example's shape, which ran 112 s and 5.9 GB unannounced) is
+// far above both bounds.
+void TestAttention::aHugeRunIsAnnouncedWithItsExpectedCost()
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 25;
+    spec.input.headDim = 64;
+    spec.input.heads = 4;
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    QVERIFY(largeRunNotice(expectedComputeCost(spec, input, options), spec, input).isEmpty());
+
+    spec.approximation.features = 1 << 20;
+    const ComputeCost huge = expectedComputeCost(spec, input, options);
+    QVERIFY2(huge.seconds > 20 && huge.bytes > 4.0 * (1 << 30),
+             qPrintable(QStringLiteral("%1 s, %2 bytes").arg(huge.seconds).arg(huge.bytes)));
+    const QString notice = largeRunNotice(huge, spec, input);
+    QVERIFY2(notice.startsWith(QLatin1String("expected to take about ")) &&
+                 notice.contains(QLatin1String(" GiB (m = 1048576 features for L = 25, 4 heads)")),
+             qPrintable(notice));
+
+    // One head, iid W (m x d, double, kept; and in the working memory W again with its copy in
+    // float), the features of queries and keys (2 L C floats), the map's working set.
+    spec.input.heads = 1;
+    spec.approximation.features = 65536;
+    spec.approximation.projection = ProjectionKind::Iid;
+    const AttentionInput oneHead = buildInput(spec.input);
+    options.matrices = false;
+    options.features = false;
+    const double m = 65536, d = 64, length = 25;
+    const double expected =
+        m * d * 8 + m * d * (8 + 4) + 2 * length * m * 4 +
+        methodInfo(Method::FavorPositive).workingSetFloats(costShapeOf(spec, oneHead)) * 4;
+    QCOMPARE(expectedComputeCost(spec, oneHead, options).bytes, expected);
 }
 
 void TestAttention::kernelsAreKeptOnlyWhenAsked()

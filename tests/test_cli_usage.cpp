@@ -43,6 +43,8 @@ private slots:
     void theHeadlessDemoWritesArraysAndFigures();
     void screenshotSavesTheWindow();
     void screenshotOfABadSessionExitsTwo();
+    void aHugeRunIsAnnouncedBeforeItStarts();
+    void progressIsReportedOnlyWhenAsked();
 };
 
 // Property: `compute --help` exits 0 and shows every option under the name the error messages
@@ -56,7 +58,7 @@ void TestCliUsage::computeHelpListsEveryOption_data()
           "random", "norm", "clusters", "q", "k", "v", "d", "heads", "input-projection",
           "input-seed", "norm-multiplier", "method", "features", "projection", "row-norm", "seed",
           "scale", "causal", "chunk", "relu-epsilon", "elu-on-scaled", "precision", "threads",
-          "out", "no-matrices", "no-features", "memory-budget", "help"})
+          "out", "no-matrices", "no-features", "progress", "memory-budget", "help"})
         QTest::newRow(name) << QString::fromLatin1(name);
 }
 
@@ -681,6 +683,59 @@ void TestCliUsage::screenshotOfABadSessionExitsTwo()
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(session), qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(path));
+}
+
+// Property: `compute --features 1048576` on the built-in example (4 heads of L = 25: a run the
+// cost model expects to take about a minute and 5.8 GiB) says so on stderr, in one line with
+// the expected time, memory and shape, before it computes anything: the line is there while
+// stdout is still empty, and the run is then stopped.
+void TestCliUsage::aHugeRunIsAnnouncedBeforeItStarts()
+{
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    process.setProcessEnvironment(environment);
+    process.start(kApp, {"compute", "--features", "1048576", "--out", m_dir.filePath("huge")});
+    QVERIFY(process.waitForStarted(10000));
+    QByteArray err;
+    const QRegularExpression announcement(QStringLiteral(
+        "attention-lab compute: this run is expected to take about [0-9.]+ s and [0-9.]+ GiB "
+        "\\(m = 1048576 features for L = 25, 4 heads\\): [^\\n]*--features[^\\n]*\\n"));
+    QElapsedTimer clock;
+    clock.start();
+    while (!announcement.match(QString::fromUtf8(err)).hasMatch() && clock.elapsed() < 30000 &&
+           process.state() == QProcess::Running) {
+        process.waitForReadyRead(200);
+        err += process.readAllStandardError();
+    }
+    const QByteArray out = process.readAllStandardOutput();
+    process.kill();
+    process.waitForFinished(10000);
+    QVERIFY2(announcement.match(QString::fromUtf8(err)).hasMatch(), err.constData());
+    QVERIFY2(out.isEmpty(), out.constData());
+    QVERIFY(!QFileInfo::exists(m_dir.filePath("huge/metrics.json")));
+}
+
+// Property: with stderr not a terminal (a pipe, as here) compute reports no progress unless
+// --progress asks for it; with it, one line a step up to 100% and the writing. A small run is
+// not announced.
+void TestCliUsage::progressIsReportedOnlyWhenAsked()
+{
+    const QStringList arguments{"--text", "The cat sat on the mat.", "--heads", "2", "--out",
+                                m_dir.filePath("progress")};
+    const AppRun quiet = compute(arguments);
+    QVERIFY2(quiet.finished && quiet.exitCode == 0, qPrintable(quiet.describe()));
+    QVERIFY2(!quiet.err.contains("attention-lab compute:"), qPrintable(quiet.describe()));
+
+    const AppRun reported = compute(arguments + QStringList{"--progress"});
+    QVERIFY2(reported.finished && reported.exitCode == 0, qPrintable(reported.describe()));
+    const QStringList lines = QString::fromUtf8(reported.err).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines,
+             QStringList({"attention-lab compute: 25% (head 1 of 2: output done)",
+                          "attention-lab compute: 50% (head 1 of 2: matrices and metrics done)",
+                          "attention-lab compute: 75% (head 2 of 2: output done)",
+                          "attention-lab compute: 100% (head 2 of 2: matrices and metrics done)",
+                          "attention-lab compute: writing the files"}));
 }
 
 QTEST_GUILESS_MAIN(TestCliUsage)

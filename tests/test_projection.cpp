@@ -3,6 +3,8 @@
 
 #include "attention/projection.h"
 #include "attention/random.h"
+#include "cancellation.h"
+#include "errors.h"
 
 #include <QTest>
 
@@ -28,6 +30,8 @@ private slots:
     void orthogonalEntriesAreStandardNormal();
     void signCorrectionMakesOrientationUniform();
     void sameSeedGivesSameBits();
+    void aHugeDrawStopsAtTheFirstPollThatSaysCancel_data();
+    void aHugeDrawStopsAtTheFirstPollThatSaysCancel();
 };
 
 void TestProjection::xoshiroMatchesReferenceOutputs()
@@ -224,6 +228,40 @@ void TestProjection::sameSeedGivesSameBits()
         QVERIFY(a != randomProjection(96, 64, kind, RowNorm::Chi, 43));
         QVERIFY(a != randomProjection(96, 64, kind, RowNorm::Chi, 42, 1));
     }
+}
+
+void TestProjection::aHugeDrawStopsAtTheFirstPollThatSaysCancel_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::newRow("orthogonal") << int(ProjectionKind::Orthogonal);
+    QTest::newRow("iid") << int(ProjectionKind::Iid);
+    QTest::newRow("simplex") << int(ProjectionKind::Simplex);
+}
+
+// Property: drawing W polls the calling thread's CancellationScope at least once every 1024 rows
+// (every block of d rows for orthogonal and simplex rows), and the first poll that says cancel
+// ends the draw with Cancelled. With m = 2^20 rows of d = 64 (seconds of work) a cancel after the
+// 10th poll stops it after 10 polls; without a scope the draw polls nothing and completes.
+void TestProjection::aHugeDrawStopsAtTheFirstPollThatSaysCancel()
+{
+    QFETCH(int, kind);
+    const int m = 1 << 20, d = 64;
+    int polls = 0;
+    {
+        const CancellationScope scope([&polls] { return ++polls > 10; });
+        QVERIFY_THROWS_EXCEPTION(
+            Cancelled, randomProjection(m, d, ProjectionKind(kind), RowNorm::Chi, 1, 0));
+    }
+    QCOMPARE(polls, 11);
+
+    // A whole draw of 8192 rows polls at least once every 1024 rows.
+    polls = 0;
+    {
+        const CancellationScope scope([&polls] { return ++polls < 0; });
+        randomProjection(8192, d, ProjectionKind(kind), RowNorm::Chi, 1, 0);
+    }
+    QVERIFY2(polls >= 8192 / 1024, qPrintable(QString::number(polls)));
+    throwIfCancelled();  // the scope has ended: nothing is installed
 }
 
 QTEST_GUILESS_MAIN(TestProjection)

@@ -27,10 +27,12 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QLineEdit>
 #include <QImage>
+#include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -38,6 +40,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -101,6 +104,7 @@ private slots:
     void theImageTabShowsItsSampleWhenFirstOpened();
     void aTabRoundTripKeepsTheModel();
     void theNewestRequestWins();
+    void aSupersededHugeRunIsCancelledPromptly();
     void hoverOutlinesTheSameCellOnEveryMap();
     void clickingACellSelectsThatQuery();
     void exportWritesValidFigures();
@@ -266,6 +270,46 @@ void TestUi::theNewestRequestWins()
                                  !window.controller().isBusy(),
                              kResultTimeoutMs);
     QCOMPARE(resultOf(window).labels.size(), 600);
+}
+
+// Property: m = 1048576 on the built-in example (4 heads of L = 25; the cost model expects about
+// a minute) is announced in the status bar while it computes, and m = 32 typed after it shows
+// within 3 s. The bound: the m = 32 result itself takes milliseconds, and the engine now polls
+// the cancel flag between blocks of d rows of W's draw (under a millisecond each), so the old
+// run stops at once; 3 s leaves room for a loaded machine. Before, the cancel flag was read only
+// between heads and row blocks, after a head's whole draw of W: without the polls in the draw
+// this test measured 7.4 s on the 2-core machine it was written on (the issue measured 9 s).
+void TestUi::aSupersededHugeRunIsCancelledPromptly()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    ExperimentSpec spec = window.controller().spec();
+    QCOMPARE(int(resultOf(window).heads.size()), 4);
+    QLabel* status = nullptr;
+    for (QLabel* label : window.statusBar()->findChildren<QLabel*>())
+        if (label->text().startsWith(QLatin1String("L = ")))
+            status = label;
+    QVERIFY(status);
+
+    spec.approximation.features = 1 << 20;
+    window.setSpec(spec);
+    QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains(QLatin1String("expected to take about")),
+                              qPrintable(status->text()), kResultTimeoutMs);
+    QVERIFY2(status->text().contains(QLatin1String("m = 1048576 features for L = 25, 4 heads")),
+             qPrintable(status->text()));
+    QTest::qWait(300);  // well inside the draw of W
+    QVERIFY(window.controller().isBusy());
+
+    spec.approximation.features = 32;
+    QElapsedTimer clock;
+    clock.start();
+    window.setSpec(spec);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.controller().isBusy(), kResultTimeoutMs);
+    const qint64 elapsed = clock.elapsed();
+    QCOMPARE(resultOf(window).spec.approximation.features, 32);
+    QVERIFY2(elapsed < 3000, qPrintable(QStringLiteral("m = 32 shown after %1 ms").arg(elapsed)));
+    QVERIFY2(!status->text().contains(QLatin1String("expected")), qPrintable(status->text()));
 }
 
 // Hovering a cell outlines the same cell on the three maps and reads out P, P^ and the error.

@@ -115,6 +115,17 @@ MainWindow::MainWindow(Start start, QWidget* parent)
         else
             m_busyDelay->stop();
     });
+    // A long or large run says so while it computes, in place of "Computing...".
+    connect(m_controller, &ExperimentController::runNotice, this, [this](const QString& notice) {
+        if (!notice.isEmpty()) {
+            m_busyDelay->stop();
+            m_statusLabel->setText(tr("Computing, %1...").arg(notice));
+            m_runNoticeShown = true;
+        } else if (m_runNoticeShown) {
+            m_statusLabel->setText(tr("Computing..."));
+            m_runNoticeShown = false;
+        }
+    });
     connect(m_controller, &ExperimentController::resultReady, this, &MainWindow::showResult);
     connect(m_controller, &ExperimentController::failed, this, &MainWindow::showError);
 
@@ -520,6 +531,7 @@ void MainWindow::showResult()
     updateModelPages();
     m_errorPanel->setInput(result.spec, computation.input);
     refreshViews();
+    m_runNoticeShown = false;
     m_statusLabel->setText(
         (result.exactKept ? tr("L = %1, %2 head(s): approximation %3 ms, exact attention kept "
                                "from the previous result, rows and metrics %4 ms")
@@ -623,6 +635,7 @@ void MainWindow::showError(const QString& message)
                             .arg(message));
     m_errorBar->show();
     m_errorClose->show();
+    m_runNoticeShown = false;
     m_statusLabel->setText(tr("Not computed"));
 }
 

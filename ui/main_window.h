@@ -288,6 +288,7 @@ private:
     QLabel* m_hoverLabel;
     QLabel* m_statusLabel;
     QTimer* m_busyDelay;
+    bool m_runNoticeShown = false;  // m_statusLabel shows a run's cost notice
     QMenu* m_recentMenu;
     PresentationMode* m_presentation;
     ScenarioPanel* m_scenarioPanel;

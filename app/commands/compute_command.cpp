@@ -10,7 +10,64 @@
 #include <QDir>
 #include <QTextStream>
 
+#include <cstdio>
+
+#include <unistd.h>
+
 namespace attnlab {
+
+namespace {
+
+// Reports compute's steps on stderr: on a terminal one line rewritten in place, else (with
+// --progress) one line a step.
+class ProgressReport {
+public:
+    explicit ProgressReport(bool enabled)
+        : m_terminal(isatty(STDERR_FILENO) != 0), m_enabled(enabled)
+    {
+    }
+    ~ProgressReport() { finish(); }
+    ProgressReport(const ProgressReport&) = delete;
+    ProgressReport& operator=(const ProgressReport&) = delete;
+
+    void say(const QString& text)
+    {
+        if (!m_enabled)
+            return;
+        const QByteArray line = QStringLiteral("attention-lab compute: %1").arg(text).toUtf8();
+        std::fprintf(stderr, m_terminal ? "\r%-79s" : "%s\n", line.constData());
+        std::fflush(stderr);
+        m_written = true;
+    }
+
+    // What compute's progress callback reports: step `done` of `total`, two a head.
+    void step(int done, int total)
+    {
+        const int heads = total / 2;
+        const int head = (done - 1) / 2 + 1;
+        say(QStringLiteral("%1% (head %2 of %3: %4)")
+                .arg(100 * done / total)
+                .arg(head)
+                .arg(heads)
+                .arg(done % 2 ? QStringLiteral("output done")
+                              : QStringLiteral("matrices and metrics done")));
+    }
+
+    // Ends the line rewritten in place, so that what follows starts on a line of its own.
+    void finish()
+    {
+        if (m_terminal && m_written)
+            std::fputs("\n", stderr);
+        m_written = false;
+    }
+
+private:
+    bool m_terminal;
+    bool m_enabled;
+    bool m_written = false;
+};
+
+}  // namespace
 
 int runComputeCommand(const QStringList& arguments)
 {
@@ -42,6 +99,9 @@ int runComputeCommand(const QStringList& arguments)
                                                        "features_k.npy.")},
         {QStringLiteral("save-qkv"), QStringLiteral("Also write the input: queries.npy, keys.npy "
                                                     "and values.npy (H x L x d).")},
+        {QStringLiteral("progress"),
+         QStringLiteral("Report progress on stderr, head by head, even when stderr is not a "
+                        "terminal (on a terminal it is reported anyway).")},
     });
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
@@ -55,8 +115,21 @@ int runComputeCommand(const QStringList& arguments)
     options.matrices = !parser.isSet(QStringLiteral("no-matrices"));
     options.features = !parser.isSet(QStringLiteral("no-features"));
     const AttentionInput input = inputFromSpec(spec, options.budget);
+    const QString notice = largeRunNotice(expectedComputeCost(spec, input, options), spec, input);
+    if (!notice.isEmpty()) {
+        std::fprintf(stderr,
+                     "attention-lab compute: this run is %s: fewer features (--features), "
+                     "--no-matrices or --no-features make it cheaper\n",
+                     notice.toUtf8().constData());
+        std::fflush(stderr);
+    }
+    ProgressReport progress(parser.isSet(QStringLiteral("progress")) ||
+                            isatty(STDERR_FILENO) != 0);
+    options.progress = [&progress](int done, int total) { progress.step(done, total); };
     const ExperimentResult result = compute(spec, input, options);
+    progress.say(QStringLiteral("writing the files"));
     writeResultFiles(result, out, parser.isSet(QStringLiteral("save-qkv")) ? &input : nullptr);
+    progress.finish();
 
     QTextStream stream(stdout);
     stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "

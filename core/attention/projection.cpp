@@ -1,6 +1,7 @@
 #include "attention/projection.h"
 
 #include "attention/random.h"
+#include "cancellation.h"
 
 #include <cmath>
 #include <vector>
@@ -8,6 +9,10 @@
 namespace attnlab {
 
 namespace {
+
+// Rows of W drawn between two polls of throwIfCancelled() in the row-by-row loops: a few
+// hundred microseconds of work.
+constexpr int kRowsBetweenPolls = 1024;
 
 // Q of the Householder QR decomposition G = Q R of the d x d row-major matrix g, with column j
 // of Q multiplied by sign(R_jj). Plain loops in a fixed order (see the header).
@@ -77,9 +82,12 @@ MatrixD randomProjection(int m, int d, ProjectionKind kind, RowNorm rowNorm, std
     Rng rng(seed, RandomStream::Projection, substream);
     MatrixD w(m, d);
     if (kind == ProjectionKind::Iid) {
-        for (int i = 0; i < m; ++i)
+        for (int i = 0; i < m; ++i) {
+            if (i % kRowsBetweenPolls == 0)
+                throwIfCancelled();
             for (int j = 0; j < d; ++j)
                 w(i, j) = rng.normal();
+        }
         if (rowNorm == RowNorm::SqrtD) {
             for (int i = 0; i < m; ++i) {
                 double norm2 = 0.0;
@@ -94,6 +102,7 @@ MatrixD randomProjection(int m, int d, ProjectionKind kind, RowNorm rowNorm, std
     }
 
     for (int blockStart = 0; blockStart < m; blockStart += d) {
+        throwIfCancelled();  // one QR decomposition of a d x d block: about 3 d^3 flops
         std::vector<double> g(std::size_t(d) * d);
         for (double& x : g)
             x = rng.normal();
@@ -117,6 +126,8 @@ MatrixD randomProjection(int m, int d, ProjectionKind kind, RowNorm rowNorm, std
                 w(blockStart + r, j) = q[j * d + r];
     }
     for (int i = 0; i < m; ++i) {
+        if (i % kRowsBetweenPolls == 0)
+            throwIfCancelled();
         double length = std::sqrt(double(d));
         if (rowNorm == RowNorm::Chi) {
             double norm2 = 0.0;

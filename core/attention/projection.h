@@ -41,7 +41,8 @@ enum class RowNorm {
 // are those of orthogonal.
 //
 // Deterministic in (seed, substream): computed in double with IEEE operations in a fixed order, so
-// the same seed gives the same W bit for bit on every machine and build.
+// the same seed gives the same W bit for bit on every machine and build. Polls throwIfCancelled()
+// (cancellation.h) between blocks, so that a huge m can be stopped.
 MatrixD randomProjection(int m, int d, ProjectionKind kind, RowNorm rowNorm, std::uint64_t seed,
                          std::uint64_t substream = 0);
 

@@ -29,9 +29,11 @@ QString inputKeyOf(const InputSpec& input)
             QJsonDocument::Compact));
 }
 
-// The worker: builds the input unless the previous one can be reused, then computes.
+// The worker: builds the input unless the previous one can be reused, then computes; before
+// computing, announce() gets largeRunNotice's text when the run is long or large.
 void runComputation(const ExperimentSpec& spec, const Computation& previous,
                     const MemoryBudget& budget, const std::shared_ptr<std::atomic<bool>>& cancel,
+                    const std::function<void(const QString&)>& announce,
                     ComputationOutcome* outcome);
 
 }  // namespace
@@ -65,9 +67,23 @@ void ExperimentController::start()
     m_pending = false;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     m_outcome = std::make_shared<ComputationOutcome>();
+    emit runNotice(QString());
+    // Sent from the worker to the GUI thread; dropped once the computation is superseded (and
+    // by Qt when the controller is gone).
+    const auto announce = [this, cancel = m_cancel](const QString& notice) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, cancel, notice] {
+                if (!*cancel)
+                    emit runNotice(notice);
+            },
+            Qt::QueuedConnection);
+    };
     m_watcher.setFuture(QtConcurrent::run(
         &m_pool, [spec = m_spec, previous = m_current, budget = m_budget, cancel = m_cancel,
-                  outcome = m_outcome] { runComputation(spec, previous, budget, cancel, outcome.get()); }));
+                  announce, outcome = m_outcome] {
+            runComputation(spec, previous, budget, cancel, announce, outcome.get());
+        }));
     if (!m_busy) {
         m_busy = true;
         emit busyChanged(true);
@@ -102,6 +118,7 @@ namespace {
 
 void runComputation(const ExperimentSpec& spec, const Computation& previous,
                     const MemoryBudget& budget, const std::shared_ptr<std::atomic<bool>>& cancel,
+                    const std::function<void(const QString&)>& announce,
                     ComputationOutcome* outcome)
 {
     const WorkerOutcome ended = runOnWorker([&] {
@@ -136,6 +153,11 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
         options.pyramids = true;
         options.budget = budget;
         options.cancelled = [cancel] { return cancel->load(); };
+        const QString notice =
+            largeRunNotice(expectedComputeCost(spec, *computation.input, options), spec,
+                           *computation.input);
+        if (!notice.isEmpty())
+            announce(notice);
         computation.result =
             std::make_shared<const ExperimentResult>(compute(spec, *computation.input, options));
         if (computation.forward) {

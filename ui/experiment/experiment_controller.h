@@ -38,7 +38,9 @@ struct ComputationOutcome;
 // the input (tokens, embeddings, decoded image, loaded tensors) is reused, and so is the exact
 // side of the previous result (P, O and P's pyramid) when the scale, mask and precision are
 // unchanged: a new seed, m or feature map computes only the approximation. The engine builds the
-// heatmaps' pyramids in its row pass, off the GUI thread.
+// heatmaps' pyramids in its row pass, off the GUI thread. The engine polls the cancel flag
+// between its blocks of work (a block of W's draw, of rows of P and P^), so that a superseded
+// computation, even of a huge m, stops within milliseconds.
 class ExperimentController : public QObject {
     Q_OBJECT
 
@@ -65,6 +67,11 @@ signals:
     // holds the previous result.
     void failed(const QString& message);
     void busyChanged(bool busy);
+    // What the computation just started is expected to cost, when that is long or large
+    // (largeRunNotice in experiment.h: "expected to take about 40 s and 2.1 GiB (m = ...)"), sent
+    // once its input is built; an empty notice when a computation starts, which clears the
+    // previous one.
+    void runNotice(const QString& notice);
 
 private:
     void start();
