@@ -134,7 +134,8 @@ struct ComputeOptions {
     std::function<bool()> cancelled;
     // Called on the calling thread as the work goes on: `done` of `total` steps, two a head (its
     // output, approximate with W's draw or streamed exact, then the rows of P and P^ with the
-    // metrics).
+    // metrics); first with done = 0 once the request has passed its checks (range, memory
+    // budget) and its work starts.
     std::function<void(int done, int total)> progress;
 };
 

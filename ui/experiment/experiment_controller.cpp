@@ -156,8 +156,12 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
         const QString notice =
             largeRunNotice(expectedComputeCost(spec, *computation.input, options), spec,
                            *computation.input);
-        if (!notice.isEmpty())
-            announce(notice);
+        // Announced once the run has passed its checks (a run over the memory budget is
+        // refused, not run).
+        options.progress = [&](int done, int) {
+            if (done == 0 && !notice.isEmpty())
+                announce(notice);
+        };
         computation.result =
             std::make_shared<const ExperimentResult>(compute(spec, *computation.input, options));
         if (computation.forward) {
