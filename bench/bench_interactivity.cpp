@@ -3,9 +3,13 @@
 // m = 64, float), median, min and max over the repetitions, for two changes: a new seed redraws
 // W (the input and exact attention are kept, the approximation, the metrics and the pictures are
 // computed again, as when a user drags m or picks another feature map), and a new norm multiplier
-// changes the input (everything is computed again, exact attention included). Then the built-in model: a sentence change (a new last word each time, so
-// the model runs again, and every view after it) to repainted heatmaps. Runs offscreen; the window
-// is 1600 x 1000.
+// changes the input (everything is computed again, exact attention included). Then the built-in
+// model: a sentence change (a new last word each time, so the model runs again, and every view
+// after it) to repainted heatmaps. Runs offscreen; the window is 1600 x 1000. Beside each change
+// the median time of the engine's own computation (compute(): the approximate output, and the
+// row pass of P, P^, their metrics and pictures, which skips exact attention when it is kept),
+// and first the machine's sgemm rate and copy bandwidth, measured in
+// the same run, so that machines can be compared.
 //
 //     ./build/bench/bench_interactivity [repetitions]
 
@@ -13,6 +17,8 @@
 #include "plotting/heatmap_view.h"
 #include "main_window.h"
 #include "inputs/model_input.h"
+#include "parallel.h"
+#include "sweeps/timing_sweep.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -82,6 +88,8 @@ int main(int argc, char* argv[])
     QObject::connect(&window, &MainWindow::resultShown, &watch,
                      [&watch] { watch.setArmedForPaint(true); });
 
+    // The engine's milliseconds of each result shown by showAndTime.
+    std::vector<double> engine;
     // Shows spec and returns the milliseconds until all three heatmaps have repainted it.
     const auto showAndTime = [&](const ExperimentSpec& spec) {
         QEventLoop loop;
@@ -92,28 +100,42 @@ int main(int argc, char* argv[])
         window.setSpec(spec);
         QTimer::singleShot(120'000, &loop, &QEventLoop::quit);
         loop.exec();
-        return timer.nsecsElapsed() * 1e-6;
+        const double elapsed = timer.nsecsElapsed() * 1e-6;
+        const ExperimentResult& result = *window.controller().current().result;
+        engine.push_back(1e3 * (result.secondsApprox + result.secondsExact));
+        return elapsed;
+    };
+    const auto median = [](std::vector<double> values) {
+        std::sort(values.begin(), values.end());
+        return values[values.size() / 2];
     };
 
     QTextStream out(stdout);
-    // One row of the table: the median, min and max of times.
-    const auto report = [&out](const QString& change, int length, std::vector<double> times) {
+    out << QStringLiteral("this machine: sgemm %1 GFLOP/s (%2 threads), copy %3 GB/s\n")
+               .arg(measureSgemmGflops(0), 0, 'f', 0)
+               .arg(hardwareThreads())
+               .arg(measureCopyGigabytesPerSecond(), 0, 'f', 1);
+    // One row of the table: the median, min and max of times, and the engine's median.
+    const auto report = [&](const QString& change, int length, std::vector<double> times) {
         std::sort(times.begin(), times.end());
-        out << QStringLiteral("%1 %2 %3 %4 %5\n")
+        out << QStringLiteral("%1 %2 %3 %4 %5 %6\n")
                    .arg(change, -17)
                    .arg(length, -6)
                    .arg(times[times.size() / 2], 11, 'f', 1)
                    .arg(times.front(), 8, 'f', 1)
-                   .arg(times.back(), 8, 'f', 1);
+                   .arg(times.back(), 8, 'f', 1)
+                   .arg(median(engine), 11, 'f', 1);
         out.flush();
     };
-    out << "change            L      median ms   min ms   max ms   (change -> repainted heatmaps, "
-        << repetitions << " changes)\n";
+    out << "change            L      median ms   min ms   max ms   engine ms   (change -> "
+           "repainted heatmaps, "
+        << repetitions << " changes; engine: compute() alone)\n";
     for (const int length : {128, 512, 4096}) {
         ExperimentSpec spec;
         spec.input.kind = InputKind::Random;
         spec.input.length = length;
         showAndTime(spec);  // the input is built once; the changes below reuse it
+        engine.clear();
         std::vector<double> times;
         for (int i = 0; i < repetitions; ++i) {
             spec.approximation.seed = std::uint64_t(i + 1);
@@ -122,6 +144,7 @@ int main(int argc, char* argv[])
         report(QStringLiteral("new seed"), length, times);
         // The norm multiplier changes the input: everything is computed again, exact P included.
         times.clear();
+        engine.clear();
         for (int i = 0; i < repetitions; ++i) {
             spec.input.normMultiplier = 1.0 + 0.05 * (i + 1);
             times.push_back(showAndTime(spec));
@@ -135,6 +158,7 @@ int main(int argc, char* argv[])
                                "waters", "deep",  "land",  "seas",  "grass", "seed"};
     ExperimentSpec spec = exampleSpec();
     showAndTime(spec);  // loads the model once
+    engine.clear();
     std::vector<double> times;
     for (int i = 0; i < repetitions; ++i) {
         spec.input.text = exampleSpec().input.text + QLatin1Char(' ') +
@@ -142,9 +166,11 @@ int main(int argc, char* argv[])
         times.push_back(showAndTime(spec));
     }
     std::sort(times.begin(), times.end());
-    out << QStringLiteral("built-in model, sentence change: median %1 ms, min %2 ms, max %3 ms\n")
+    out << QStringLiteral("built-in model, sentence change: median %1 ms, min %2 ms, max %3 ms "
+                          "(engine %4 ms)\n")
                .arg(times[times.size() / 2], 0, 'f', 1)
                .arg(times.front(), 0, 'f', 1)
-               .arg(times.back(), 0, 'f', 1);
+               .arg(times.back(), 0, 'f', 1)
+               .arg(median(engine), 0, 'f', 1);
     return 0;
 }

@@ -283,6 +283,24 @@ double measureSgemmGflops(int threads)
     return 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
 }
 
+double measureCopyGigabytesPerSecond()
+{
+    constexpr Eigen::Index n = Eigen::Index(64) << 20;  // 256 MiB of floats
+    const Eigen::VectorXf source = Eigen::VectorXf::LinSpaced(n, -1.0f, 1.0f);
+    Eigen::VectorXf target(n);
+    target = source;  // warm-up: the pages of target are mapped
+    double best = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 5; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        target = source;
+        const auto stop = std::chrono::steady_clock::now();
+        best = std::min(best, std::chrono::duration<double>(stop - start).count());
+    }
+    volatile float sink = target(n / 2);
+    (void)sink;
+    return 2.0 * double(n) * double(sizeof(float)) / best * 1e-9;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The sweep
 

@@ -96,6 +96,11 @@ double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, in
 // n = 1536, best of ten runs.
 double measureSgemmGflops(int threads);
 
+// The machine's memory copy bandwidth in GB/s (bytes read plus bytes written, 10^9 a second):
+// one thread copying a 256 MiB float buffer, best of five. Memory-bound timings differ between
+// machines of one kind by this more than by their sgemm rate.
+double measureCopyGigabytesPerSecond();
+
 // Runs the sweep: lengths in ascending order, for each every method: one warm-up run, then
 // spec.repetitions timed runs (inputs, feature maps and W made before the timing starts), their
 // peak memory counted around them (SweepPoint::peakBytes).
