@@ -184,6 +184,8 @@ private slots:
     void nystromMatchesThePaper();
     void nystromWithEveryLandmarkIsExact();
     void nystromPastTheLengthRunsAsAtTheLength();
+    void aWindowCoveringEveryPairIsSaid_data();
+    void aWindowCoveringEveryPairIsSaid();
     void linformerMatchesThePaper();
     void linformerProjectionsAreJohnsonLindenstrauss();
     void scatterbrainMatchesSparsePlusLowRank_data();
@@ -339,6 +341,52 @@ void TestApproximations::nystromPastTheLengthRunsAsAtTheLength()
     QCOMPARE(sizeWarning(past), QStringLiteral("Nystr\u00f6m takes at most L landmarks: m = 65536 "
                                                "acts as m = L = 128, with the same result and "
                                                "cost."));
+}
+
+// Property: local attention and Scatterbrain whose window w holds every key of every query
+// (w >= L causal, w >= 2L - 1 centred) are exact to float rounding, and the result says so with
+// the warning window-covers-every-pair; one key less and there is no such warning.
+void TestApproximations::aWindowCoveringEveryPairIsSaid_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<bool>("causal");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("covers");
+    for (const char* method : {"local", "scatterbrain"}) {
+        QTest::addRow("%s causal w = L", method) << QString::fromLatin1(method) << true << 25 << true;
+        QTest::addRow("%s causal w = L - 1", method)
+            << QString::fromLatin1(method) << true << 24 << false;
+        QTest::addRow("%s centred w = 2L - 1", method)
+            << QString::fromLatin1(method) << false << 49 << true;
+        QTest::addRow("%s centred w = 2L - 2", method)
+            << QString::fromLatin1(method) << false << 48 << false;
+    }
+}
+
+void TestApproximations::aWindowCoveringEveryPairIsSaid()
+{
+    QFETCH(QString, method);
+    QFETCH(bool, causal);
+    QFETCH(int, window);
+    QFETCH(bool, covers);
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = 25;
+    spec.input.headDim = 16;
+    spec.causal = causal;
+    QVERIFY(spec.setMethod(method));
+    spec.approximation.setValue(windowParameter(), window);
+    const ExperimentResult result = compute(spec, buildInput(spec.input));
+    bool said = false;
+    for (const ResultWarning& warning : result.warnings)
+        said = said || warning.code == QLatin1String("window-covers-every-pair");
+    QCOMPARE(said, covers);
+    if (covers)
+        QVERIFY2(result.metrics.maxAbsError < 1e-5,
+                 qPrintable(QString::number(result.metrics.maxAbsError)));
+    else
+        QVERIFY2(result.metrics.maxAbsError > 1e-5,
+                 qPrintable(QString::number(result.metrics.maxAbsError)));
 }
 
 void TestApproximations::linformerMatchesThePaper()

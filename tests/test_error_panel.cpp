@@ -181,6 +181,7 @@ private slots:
     void chartDrawsMeansAndPercentileBands();
     void chartKernelViewDrawsLemma2FromTheFormula();
     void chartNormSweepHasALinearAxis();
+    void chartFitsNoSlopeToRoundingNoise();
     void chartAgainstCostDrawsTheParetoFront();
 
     void panelRunsATinySweep();
@@ -372,6 +373,22 @@ void TestErrorPanel::chartAgainstCostDrawsTheParetoFront()
     chart.setResult(result, ErrorMetric::KernelMse, ErrorAxis::Value);
     QVERIFY(!chart.theoryCurves().empty());
     QVERIFY(!chart.paretoFront());
+}
+
+// Property: a curve whose errors are all of float rounding's size (local attention whose window
+// covers every pair: 1e-7 against exact) gets no slope in the legend but "(rounding only)"; the
+// slope was fitted to the noise ("slope 0.15").
+void TestErrorPanel::chartFitsNoSlopeToRoundingNoise()
+{
+    ErrorSweepResult result = handMadeResult();
+    for (ErrorRow& row : result.rows)
+        if (row.method == Method::Elu)
+            row.metrics.relFrobeniusAttention = 1e-7 * (1 + 0.3 * std::log2(row.value));
+    ErrorChart chart;
+    chart.resize(1200, 760);
+    chart.setResult(result, ErrorMetric::RelFrobeniusAttention);
+    const QString elu = methodInfo(Method::Elu).name;
+    QCOMPARE(chart.legendText(elu), elu + "  (rounding only)");
 }
 
 void TestErrorPanel::panelRunsATinySweep()
