@@ -199,17 +199,6 @@ int runWindow(int& argc, char** argv)
             << QCoreApplication::applicationVersion() << '\n';
         return ExitSuccess;
     }
-    if (!hasDisplay()) {
-        err << "attention-lab: no display to open the window on (neither DISPLAY nor "
-               "WAYLAND_DISPLAY is set); run a command instead (attention-lab --help lists "
-               "them), or set QT_QPA_PLATFORM=offscreen\n";
-        return ExitFailure;
-    }
-
-    int qtArgc = int(qtArgv.size());
-    qtArgv.push_back(nullptr);
-    QApplication app(qtArgc, qtArgv.data());
-
     QString session = parser.value(QStringLiteral("session"));
     const QStringList positional = parser.positionalArguments();
     if (positional.size() > 1 || (!positional.isEmpty() && !session.isEmpty())) {
@@ -237,6 +226,16 @@ int runWindow(int& argc, char** argv)
         err << "attention-lab: --theme: expected light or dark, got \"" << theme << "\"\n";
         return ExitBadInput;
     }
+    if (!hasDisplay()) {
+        err << "attention-lab: no display to open the window on (neither DISPLAY nor "
+               "WAYLAND_DISPLAY is set); run a command instead (attention-lab --help lists "
+               "them), or set QT_QPA_PLATFORM=offscreen\n";
+        return ExitFailure;
+    }
+
+    int qtArgc = int(qtArgv.size());
+    qtArgv.push_back(nullptr);
+    QApplication app(qtArgc, qtArgv.data());
 
     ui::MainWindow window(screenshot || !session.isEmpty() || !scenario.isEmpty()
                               ? ui::MainWindow::Start::DefaultExample

@@ -126,8 +126,8 @@ void TestCliUsage::topLevelHelpListsTheWindowOptions()
 }
 
 // Property: with no display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) nothing aborts in
-// Qt's platform plugin: --version prints the version, an unknown option gets the usage and exit
-// 2, and the window itself is refused with exit 1 and the reason.
+// Qt's platform plugin: --version prints the version, an unknown option (with the usage) or a
+// bad value exits 2, and the window itself is refused with exit 1 and the reason.
 void TestCliUsage::withoutADisplayTheProgramDoesNotCrash_data()
 {
     QTest::addColumn<QStringList>("arguments");
@@ -140,6 +140,7 @@ void TestCliUsage::withoutADisplayTheProgramDoesNotCrash_data()
     QTest::newRow("--foo usage") << QStringList{"--foo"} << 2 << QStringLiteral("Usage:");
     QTest::newRow("the window") << QStringList{} << 1 << QStringLiteral("no display");
     QTest::newRow("a session") << QStringList{"some.attnlab"} << 1 << QStringLiteral("DISPLAY");
+    QTest::newRow("a bad --size") << QStringList{"--size", "big"} << 2 << QStringLiteral("--size");
 }
 
 void TestCliUsage::withoutADisplayTheProgramDoesNotCrash()
