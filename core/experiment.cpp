@@ -671,8 +671,12 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
     const Eigen::Index featureCount =
         features ? featureCountOf(spec.approximation, int(input.headDim())) : 0;
     requireMemory(spec, input, options, featureCount);
-    if (options.progress)
-        options.progress(0, 2 * int(input.heads.size()));
+    if (options.announce) {
+        const QString notice =
+            largeRunNotice(expectedComputeCost(spec, input, options), spec, input);
+        if (!notice.isEmpty())
+            options.announce(notice);
+    }
     const auto featuresRun = Eigen::Index(featuresUsed(spec.approximation, input.length()));
     const CancellationScope cancellation(options.cancelled);
     setEngineThreads(engineThreadsFor(spec, input.length(), input.headDim(),

@@ -134,9 +134,12 @@ struct ComputeOptions {
     std::function<bool()> cancelled;
     // Called on the calling thread as the work goes on: `done` of `total` steps, two a head (its
     // output, approximate with W's draw or streamed exact, then the rows of P and P^ with the
-    // metrics); first with done = 0 once the request has passed its checks (range, memory
-    // budget) and its work starts.
+    // metrics).
     std::function<void(int done, int total)> progress;
+    // Called on the calling thread once the request has passed its checks (range, memory
+    // budget), before its work starts, with largeRunNotice's text when the run is expected to be
+    // long or large; not called otherwise.
+    std::function<void(const QString& notice)> announce;
 };
 
 // What compute(spec, input, options) is expected to cost, worked out before it starts from the

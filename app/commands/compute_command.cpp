@@ -115,22 +115,16 @@ int runComputeCommand(const QStringList& arguments)
     options.matrices = !parser.isSet(QStringLiteral("no-matrices"));
     options.features = !parser.isSet(QStringLiteral("no-features"));
     const AttentionInput input = inputFromSpec(spec, options.budget);
-    const QString notice = largeRunNotice(expectedComputeCost(spec, input, options), spec, input);
+    options.announce = [](const QString& notice) {
+        std::fprintf(stderr,
+                     "attention-lab compute: this run is %s: fewer features (--features), "
+                     "--no-matrices or --no-features make it cheaper\n",
+                     notice.toUtf8().constData());
+        std::fflush(stderr);
+    };
     ProgressReport progress(parser.isSet(QStringLiteral("progress")) ||
                             isatty(STDERR_FILENO) != 0);
-    options.progress = [&](int done, int total) {
-        // Announced once the run has passed its checks: a run refused for the memory budget
-        // says only that.
-        if (done == 0 && !notice.isEmpty()) {
-            std::fprintf(stderr,
-                         "attention-lab compute: this run is %s: fewer features (--features), "
-                         "--no-matrices or --no-features make it cheaper\n",
-                         notice.toUtf8().constData());
-            std::fflush(stderr);
-        }
-        if (done > 0)
-            progress.step(done, total);
-    };
+    options.progress = [&progress](int done, int total) { progress.step(done, total); };
     const ExperimentResult result = compute(spec, input, options);
     progress.say(QStringLiteral("writing the files"));
     writeResultFiles(result, out, parser.isSet(QStringLiteral("save-qkv")) ? &input : nullptr);

@@ -131,9 +131,7 @@ ErrorSweepSpec sweepFromOptions(const QCommandLineParser& parser)
     QStringList skipped;
     spec.methods =
         skipMethodsWithoutCausalForm(methodsOption(parser), spec.experiment.causal, &skipped);
-    for (const QString& name : skipped)
-        QTextStream(stderr) << "warning: --methods: " << name << " left out: it has no causal "
-                            << "form, and " << causalSubject(spec.experiment) << '\n';
+    warnMethodsLeftOut(skipped, spec.experiment);
     spec.projections = projectionsOption(parser);
     if (parser.isSet(option("sweep"))) {
         const QString name = parser.value(option("sweep"));

@@ -304,28 +304,21 @@ int runModelEvalCommand(const QStringList& arguments)
                              .arg(base.input.modelPath));
 
     std::vector<ExperimentSpec> methods;
-    std::vector<Method> approximations;
+    std::vector<Method> kinds;  // exact attention as the registry's (streaming) exact method
     for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
         ExperimentSpec m = base;
         if (!m.setMethod(name))
             throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2)")
                                  .arg(name, methodChoices()));
         methods.push_back(m);
-        if (!m.exactMethod)
-            approximations.push_back(m.approximation.kind);
+        kinds.push_back(m.exactMethod ? Method::ExactStreaming : m.approximation.kind);
     }
-    // With exact attention among them, no approximation is needed to keep the run going.
-    if (approximations.size() < methods.size())
-        approximations.push_back(Method::ExactStreaming);
     QStringList skipped;
-    skipMethodsWithoutCausalForm(approximations, base.causal, &skipped);
-    for (const QString& name : skipped) {
-        std::erase_if(methods, [&](const ExperimentSpec& m) {
-            return !m.exactMethod && methodInfo(m.approximation.kind).name == name;
-        });
-        QTextStream(stderr) << "warning: --methods: " << name << " left out: it has no causal "
-                            << "form, and " << causalSubject(base) << '\n';
-    }
+    skipMethodsWithoutCausalForm(kinds, base.causal, &skipped);
+    std::erase_if(methods, [&](const ExperimentSpec& m) {
+        return !m.exactMethod && skipped.contains(methodInfo(m.approximation.kind).name);
+    });
+    warnMethodsLeftOut(skipped, base);
     std::vector<int> featureCounts;
     for (const QString& item : listOption(parser, "features", kDefaultFeatures))
         featureCounts.push_back(positiveInteger(item, "features", SpecLimits::features));

@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QSet>
 #include <QStringDecoder>
+#include <QTextStream>
 
 #include <algorithm>
 #include <cmath>
@@ -472,11 +473,15 @@ AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& bud
     return buildInput(input, &pixels, budget);
 }
 
-QString causalSubject(const ExperimentSpec& spec)
+void warnMethodsLeftOut(const QStringList& skipped, const ExperimentSpec& spec)
 {
-    return causalReason(spec.input) == CausalBecause::LanguageModel
-               ? QStringLiteral("a language model's attention is causal")
-               : QStringLiteral("--causal is on");
+    const QString why = causalReason(spec.input) == CausalBecause::LanguageModel
+                            ? QStringLiteral("a language model's attention is causal")
+                            : QStringLiteral("--causal is on");
+    QTextStream err(stderr);
+    for (const QString& name : skipped)
+        err << "warning: --methods: " << name << " left out: it has no causal form, and " << why
+            << '\n';
 }
 
 MemoryBudget budgetFromOptions(const QCommandLineParser& parser)

@@ -48,8 +48,9 @@ AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& bud
 // The --memory-budget option's value, or the default budget.
 MemoryBudget budgetFromOptions(const QCommandLineParser& parser);
 
-// Why the spec's attention is causal, for a note: "a language model's attention is causal" or
-// "--causal is on".
-QString causalSubject(const ExperimentSpec& spec);
+// Warns on stderr, a line each, that the methods named in `skipped` (skipMethodsWithoutCausalForm)
+// were left out of --methods, and why spec's attention is causal: "a language model's attention
+// is causal" or "--causal is on".
+void warnMethodsLeftOut(const QStringList& skipped, const ExperimentSpec& spec);
 
 }  // namespace attnlab

@@ -29,8 +29,8 @@ QString inputKeyOf(const InputSpec& input)
             QJsonDocument::Compact));
 }
 
-// The worker: builds the input unless the previous one can be reused, then computes; before
-// computing, announce() gets largeRunNotice's text when the run is long or large.
+// The worker: builds the input unless the previous one can be reused, then computes;
+// compute() hands announce() largeRunNotice's text when the run is long or large.
 void runComputation(const ExperimentSpec& spec, const Computation& previous,
                     const MemoryBudget& budget, const std::shared_ptr<std::atomic<bool>>& cancel,
                     const std::function<void(const QString&)>& announce,
@@ -153,15 +153,7 @@ void runComputation(const ExperimentSpec& spec, const Computation& previous,
         options.pyramids = true;
         options.budget = budget;
         options.cancelled = [cancel] { return cancel->load(); };
-        const QString notice =
-            largeRunNotice(expectedComputeCost(spec, *computation.input, options), spec,
-                           *computation.input);
-        // Announced once the run has passed its checks (a run over the memory budget is
-        // refused, not run).
-        options.progress = [&](int done, int) {
-            if (done == 0 && !notice.isEmpty())
-                announce(notice);
-        };
+        options.announce = announce;
         computation.result =
             std::make_shared<const ExperimentResult>(compute(spec, *computation.input, options));
         if (computation.forward) {
