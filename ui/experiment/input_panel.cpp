@@ -60,6 +60,15 @@ int tabOf(const InputSpec& input)
     return architectureOf(input.modelPath) == ModelArchitecture::Vit ? int(InputKind::Image) : 0;
 }
 
+// Makes spec read input of `kind`. A language model's causal mask was the model's, not the
+// user's: it goes when the input leaves the model.
+void setInputKind(ExperimentSpec& spec, InputKind kind)
+{
+    if (spec.input.kind == InputKind::Model && kind != InputKind::Model)
+        spec.causal = false;
+    spec.input.kind = kind;
+}
+
 // The number of layers and the head dimension d of the model at modelPath, from its config;
 // zeros when it cannot be read.
 struct ModelShape {
@@ -143,10 +152,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
         const QString modelPath = (imageTab ? m_imageReader : m_reader)->currentData().toString();
         edit(tr("Use %1 input").arg(m_tabs->tabText(index).toLower()),
              [kind, imageTab, imagePath, modelPath](ExperimentSpec& spec) {
-                 // A language model's mask was the model's, not the user's: it goes with it.
-                 if (spec.input.kind == InputKind::Model && kind != InputKind::Model)
-                     spec.causal = false;
-                 spec.input.kind = kind;
+                 setInputKind(spec, kind);
                  if (kind == InputKind::Model) {
                      spec.input.modelPath = modelPath;
                      // As the model computes attention: GPT-2 causal, a ViT not.
@@ -229,7 +235,7 @@ QWidget* InputPanel::makeTextTab()
     connect(m_textDelay, &QTimer::timeout, this, [this] {
         edit(tr("Edit the text"),
              [text = m_text->toPlainText(), kind = readerKind(m_reader, InputKind::Text)](ExperimentSpec& spec) {
-                 spec.input.kind = kind;
+                 setInputKind(spec, kind);
                  spec.input.text = text;
              });
     });
@@ -251,7 +257,7 @@ QWidget* InputPanel::makeTextTab()
             }
             edit(tr("Load the sample text \"%1\"").arg(m_sampleText->itemText(index)),
                  [text, kind = readerKind(m_reader, InputKind::Text)](ExperimentSpec& spec) {
-                     spec.input.kind = kind;
+                     setInputKind(spec, kind);
                      spec.input.text = text;
                  });
         }
@@ -316,7 +322,7 @@ QWidget* InputPanel::makeImageTab()
         edit(tr("Show %1").arg(m_image->itemText(index)),
              [path = m_image->itemData(index).toString(),
               kind = readerKind(m_imageReader, InputKind::Image)](ExperimentSpec& spec) {
-                 spec.input.kind = kind;
+                 setInputKind(spec, kind);
                  spec.input.imagePath = path;
              });
     });
@@ -415,7 +421,7 @@ QWidget* InputPanel::makeFilesTab()
                 [this, field, what] { chooseTensor(field, what); });
         connect(field, &QLineEdit::editingFinished, this, [this] {
             edit(tr("Load Q, K, V files"), [this](ExperimentSpec& spec) {
-                spec.input.kind = InputKind::Files;
+                setInputKind(spec, InputKind::Files);
                 spec.input.queryPath = m_queryFile->text();
                 spec.input.keyPath = m_keyFile->text();
                 spec.input.valuePath = m_valueFile->text();
@@ -473,7 +479,7 @@ QString InputPanel::openImage(const QString& path)
     m_image->setCurrentIndex(index);
     edit(tr("Open %1").arg(QFileInfo(path).fileName()),
          [path, kind = readerKind(m_imageReader, InputKind::Image)](ExperimentSpec& spec) {
-             spec.input.kind = kind;
+             setInputKind(spec, kind);
              spec.input.imagePath = path;
          });
     return QString();
@@ -557,9 +563,7 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
         edit(images ? tr("Read the image with patch embeddings")
                     : tr("Read the text with random embeddings"),
              [images](ExperimentSpec& spec) {
-                 if (spec.input.kind == InputKind::Model)
-                     spec.causal = false;  // the model's mask goes with the model
-                 spec.input.kind = images ? InputKind::Image : InputKind::Text;
+                 setInputKind(spec, images ? InputKind::Image : InputKind::Text);
              });
         return;
     }
