@@ -6,13 +6,11 @@
 #include "errors/error_analysis_panel.h"
 #include "errors/error_chart.h"
 #include "experiment/error_distribution_view.h"
-#include "experiment/input_panel.h"
 #include "errors.h"
 #include "experiment/experiment_controller.h"
 #include "plotting/figure_export.h"
 #include "plotting/heatmap_view.h"
 #include "main_window.h"
-#include "model/downstream_panel.h"
 #include "inputs/model_input.h"
 #include "io/npy.h"
 #include "experiment/row_comparison_view.h"
@@ -34,7 +32,6 @@
 #include <QImage>
 #include <QLabel>
 #include <QPlainTextEdit>
-#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
@@ -102,7 +99,6 @@ private slots:
     void startsWithTheDefaultExampleComputed();
     void changingAControlRecomputes();
     void theImageTabShowsItsSampleWhenFirstOpened();
-    void aTabRoundTripKeepsTheModel();
     void theNewestRequestWins();
     void aSupersededHugeRunIsCancelledPromptly();
     void hoverOutlinesTheSameCellOnEveryMap();
@@ -111,7 +107,6 @@ private slots:
     void sessionSavedAndReopenedGivesTheSameResult();
     void badInputShowsAnErrorAndKeepsTheResult_data();
     void badInputShowsAnErrorAndKeepsTheResult();
-    void aBadImageFileLeavesTheImageListAsItWas();
     void undoAndRedoRestoreTheSpec();
     void aSliderDragIsOneUndoStep();
     void windowStateAndLastSessionComeBack();
@@ -214,41 +209,6 @@ void TestUi::theImageTabShowsItsSampleWhenFirstOpened()
     QCOMPARE(window.controller().spec().input.kind, InputKind::Image);
     QCOMPARE(window.controller().spec().input.imagePath, image->currentData().toString());
     QCOMPARE(resultOf(window).spec.input.imagePath, QStringLiteral(":/images/chelsea.png"));
-}
-
-// Text (read by the built-in model) -> Random -> Text reads the text with the built-in model
-// again, as before the round trip; while the input has no model, Inside the model shows its
-// message and none of its controls (no Export CSV... for rows of another input).
-void TestUi::aTabRoundTripKeepsTheModel()
-{
-    MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
-    QCOMPARE(window.controller().spec().input.kind, InputKind::Model);
-    const QString model = window.controller().spec().input.modelPath;
-    auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("inputTabs"));
-    auto* reader = window.findChild<QComboBox*>(QStringLiteral("reader"));
-    QVERIFY(tabs && reader);
-    const QString readerText = reader->currentText();
-
-    tabs->setCurrentIndex(int(InputKind::Random));
-    QTRY_COMPARE_WITH_TIMEOUT(resultOf(window).spec.input.kind, InputKind::Random,
-                              kResultTimeoutMs);
-    // The model's causal mask went with the model: random rows (and patches) are not causal.
-    QVERIFY(!resultOf(window).spec.causal);
-    window.showPage(MainWindow::ModelPage);
-    DownstreamPanel* downstream = window.downstreamPanel();
-    for (QPushButton* button : downstream->findChildren<QPushButton*>())
-        QVERIFY2(!button->isVisibleTo(downstream), qPrintable(button->text()));
-
-    tabs->setCurrentIndex(0);
-    QTRY_COMPARE_WITH_TIMEOUT(resultOf(window).spec.input.kind, InputKind::Model,
-                              kResultTimeoutMs);
-    QCOMPARE(resultOf(window).spec.input.modelPath, model);
-    QVERIFY(resultOf(window).spec.causal);
-    QCOMPARE(reader->currentText(), readerText);
-    for (QPushButton* button : downstream->findChildren<QPushButton*>())
-        QVERIFY2(button->isVisibleTo(downstream), qPrintable(button->text()));
 }
 
 // Several changes in a row: the window ends showing the last one (stale results are dropped).
@@ -478,32 +438,6 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult()
 }
 
 // Undo brings back the previous spec (and recomputes it); redo the change.
-// Opening an image file that does not decode gives the message naming it and changes neither
-// the Image tab's list (which named the bad file while the maps showed the previous image) nor
-// the spec.
-void TestUi::aBadImageFileLeavesTheImageListAsItWas()
-{
-    MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
-    auto* panel = window.findChild<InputPanel*>();
-    auto* image = window.findChild<QComboBox*>(QStringLiteral("image"));
-    QVERIFY(panel && image);
-    const QString shown = image->currentText();
-    const int count = image->count();
-    const ExperimentSpec before = window.controller().spec();
-    const QString path = m_dir.filePath(QStringLiteral("not-an-image.png"));
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write("this is not a PNG");
-    file.close();
-    const QString message = panel->openImage(path);
-    QVERIFY2(message.contains(QStringLiteral("not-an-image.png")), qPrintable(message));
-    QCOMPARE(image->currentText(), shown);
-    QCOMPARE(image->count(), count);
-    QVERIFY(window.controller().spec().toJson() == before.toJson());
-}
-
 void TestUi::undoAndRedoRestoreTheSpec()
 {
     MainWindow window(MainWindow::Start::DefaultExample);

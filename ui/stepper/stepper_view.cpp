@@ -429,7 +429,7 @@ void StepperView::arrangePanels(PanelArrangement arrangement)
     m_body->removeWidget(m_formulaPanel);
     for (QWidget* panel : m_panels)
         m_body->removeWidget(panel);
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 5; ++i) {  // every row and column an arrangement uses (at most 5)
         m_body->setColumnStretch(i, 0);
         m_body->setRowStretch(i, 0);
     }
@@ -480,8 +480,9 @@ void StepperView::fitPanels()
     const int width = m_bodyScroll->viewport()->width();
     const int spacing = m_body->horizontalSpacing();
     const int formula = m_formulaPanel->width() + spacing;
-    const int plot = kMinimumPlotSize.width() + 4 + spacing;
-    const int heatmap = kMinimumHeatmapSize.width() + 4 + spacing;
+    const int margins = 4;  // makePanel's, left and right
+    const int plot = kMinimumPlotSize.width() + margins + spacing;
+    const int heatmap = kMinimumHeatmapSize.width() + margins + spacing;
     PanelArrangement arrangement = PanelArrangement::ThreeColumnsBelow;
     if (width >= formula + 2 * plot + 2 * heatmap)
         arrangement = PanelArrangement::FourColumns;
