@@ -7,6 +7,7 @@
 #include "experiment/input_panel.h"
 #include "main_window.h"
 #include "model/downstream_panel.h"
+#include "window_support.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -20,25 +21,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
-
-namespace {
-
-// A computation of a short text takes milliseconds; this bounds a broken one.
-constexpr int kResultTimeoutMs = 30'000;
-
-// Waits for the window to show a new result; false on timeout.
-bool waitForResult(MainWindow& window)
-{
-    QSignalSpy shown(&window, &MainWindow::resultShown);
-    return shown.wait(kResultTimeoutMs);
-}
-
-const ExperimentResult& resultOf(MainWindow& window)
-{
-    return *window.controller().current().result;
-}
-
-}  // namespace
+using namespace attnlab::test;
 
 class TestInputDock : public QObject {
     Q_OBJECT

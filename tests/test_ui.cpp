@@ -19,6 +19,7 @@
 #include "timing/timing_chart.h"
 #include "timing/timing_panel.h"
 #include "test_support.h"
+#include "window_support.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -50,16 +51,6 @@ using namespace attnlab::test;
 
 namespace {
 
-// A computation of a short text takes milliseconds; this bounds a broken one.
-constexpr int kResultTimeoutMs = 30'000;
-
-// Waits for the window to show a new result; false on timeout.
-bool waitForResult(MainWindow& window)
-{
-    QSignalSpy shown(&window, &MainWindow::resultShown);
-    return shown.wait(kResultTimeoutMs);
-}
-
 // Waits for the controller to refuse the current spec; the message, or empty on timeout.
 QString waitForFailure(MainWindow& window)
 {
@@ -74,11 +65,6 @@ void settle(HeatmapView* view)
 {
     QTest::qWait(50);
     view->replot();
-}
-
-const ExperimentResult& resultOf(MainWindow& window)
-{
-    return *window.controller().current().result;
 }
 
 // Shows the default sentence read with random embeddings (ExperimentSpec()), non-causal, in place
