@@ -1,5 +1,7 @@
 #pragma once
 
+#include "model/text_tokenizer.h"
+
 #include <QByteArray>
 #include <QHash>
 #include <QString>
@@ -30,7 +32,7 @@ namespace attnlab {
 // file that does not belong to the vocabulary is refused when loaded, as Hugging Face does); a
 // pair listed twice takes the rank of its last line, as encoder.py's dict does.
 // All functions are const and keep no cache: encode() may run in several threads at once.
-class Gpt2Tokenizer {
+class Gpt2Tokenizer : public TextTokenizer {
 public:
     // From GPT-2's vocab.json (symbol -> id) and merges.txt ("#version" line optional, then one
     // "left right" pair a line, rank = line order). Throws InputError naming the file and line.
@@ -45,10 +47,10 @@ public:
 
     // The token ids of text. Throws InputError naming the symbol when a byte of the text has no
     // symbol in the vocabulary (never with GPT-2's own vocabulary).
-    std::vector<int> encode(const QString& text) const;
+    std::vector<int> encode(const QString& text) const override;
     // The text of ids: their bytes joined, then decoded as UTF-8 (so a character split across
     // tokens comes back whole); unknown ids are skipped. decode(encode(t)) == t for any valid t.
-    QString decode(const std::vector<int>& ids) const;
+    QString decode(const std::vector<int>& ids) const override;
     // The vocabulary's symbol of an id, as stored ("Ġcat"); empty for an unknown id.
     QString symbol(int id) const;
     // The bytes an id stands for (the symbol through the inverse of bytes_to_unicode; an added
@@ -56,13 +58,13 @@ public:
     QByteArray bytes(int id) const;
     // The text an id stands for (its bytes decoded as UTF-8; a token holding part of a
     // multi-byte character shows U+FFFD): " cat".
-    QString text(int id) const;
+    QString text(int id) const override;
     // The label a heatmap shows for an id: its text with a leading space drawn as "␣"
     // (U+2423; every space of a token of spaces only), a newline as "\n" (the two characters),
     // a tab as "\t", a carriage return as "\r"; "␣cat".
-    QString label(int id) const;
+    QString label(int id) const override;
     // The number of ids (the largest id + 1).
-    int vocabularySize() const;
+    int vocabularySize() const override;
 
 private:
     // One merge: the rank of the pair (its line in merges.txt) and the id of the merged symbol.
