@@ -22,6 +22,8 @@ namespace attnlab {
 
 namespace {
 
+// Rounds of event processing between the result and the grab, for replots and layouts to settle.
+constexpr int kSettleRounds = 6;
 // A screenshot waits at most this long for the result.
 constexpr int kScreenshotTimeoutMs = 120'000;
 
@@ -98,9 +100,10 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
         QTimer::singleShot(kScreenshotTimeoutMs, &binLoop, &QEventLoop::quit);
         binLoop.exec();
     }
-    // Let the queued replots and layouts run before the window is grabbed.
-    QApplication::processEvents();
-    QApplication::processEvents();
+    // Let the queued replots and layouts run before the window is grabbed: a replot can change
+    // a page's arrangement, which lays the page out and replots again (a few rounds).
+    for (int round = 0; round < kSettleRounds; ++round)
+        QApplication::processEvents();
     if (window.size() != size)
         err << "attention-lab --screenshot: the window cannot be " << size.width() << "x"
             << size.height() << "; the screenshot is " << window.width() << "x"

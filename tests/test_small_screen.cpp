@@ -1,8 +1,9 @@
 // The window on a 1280 x 800 screen (the offscreen platform given one screen of that size, as a
-// lecturer's laptop has): a first start and a restart after a larger screen fit it whole, and the
-// page tabs all show.
+// lecturer's laptop has): a first start and a restart after a larger screen fit it whole, the
+// page tabs all show, and presentation mode draws each scenario's maps readably.
 
 #include "main_window.h"
+#include "plotting/heatmap_view.h"
 
 #include <QApplication>
 #include <QDir>
@@ -106,6 +107,45 @@ private slots:
                                     .arg(bar->tabRect(i).left())
                                     .arg(bar->tabRect(i).right())
                                     .arg(bar->width())));
+    }
+
+    // Presentation mode at 1280 x 800 under a scenario's explanation: the maps are at least 160
+    // pixels a side (they were about 95, squeezed by a strip of query rows) and every map's
+    // title is whole, in one font size (the approximation's was shrunk and cut: "...P̂ (h...").
+    void presentationModeDrawsEachScenariosMapsReadably()
+    {
+        const QDir scenarios(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios"));
+        const QStringList files = scenarios.entryList({QStringLiteral("0*.attnlab")});
+        QVERIFY(files.size() >= 5);
+        int checked = 0;
+        for (const QString& file : files) {
+            MainWindow window(MainWindow::Start::DefaultExample);
+            window.resize(1280, 800);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QSignalSpy shown(&window, &MainWindow::resultShown);
+            QVERIFY(window.openScenarioFile(scenarios.filePath(file)));
+            window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+            QVERIFY(shown.wait(30'000));
+            QTest::qWait(200);  // replots, the page's arrangement, replots again
+            auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
+            if (pages->currentWidget()->objectName() != QStringLiteral("matricesPage"))
+                continue;
+            ++checked;
+            const auto* exact = window.findChild<HeatmapView*>(QStringLiteral("exactView"));
+            const int side = std::min(exact->axisRect()->width(), exact->axisRect()->height());
+            QVERIFY2(side >= 160, qPrintable(QStringLiteral("%1: the maps are %2 pixels a side")
+                                                 .arg(file)
+                                                 .arg(side)));
+            for (const char* name : {"exactView", "approxView", "errorView"}) {
+                const auto* view = window.findChild<HeatmapView*>(QLatin1String(name));
+                QVERIFY2(!view->shownTitle().contains(QChar(0x2026)),
+                         qPrintable(file + QStringLiteral(": ") + view->shownTitle()));
+                QCOMPARE(view->shownTitleFont().pointSizeF(),
+                         exact->shownTitleFont().pointSizeF());
+            }
+        }
+        QVERIFY(checked >= 5);  // scenarios 1 to 5 and 7 show the maps
     }
 };
 

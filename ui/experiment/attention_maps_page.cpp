@@ -1,5 +1,6 @@
 #include "experiment/attention_maps_page.h"
 
+#include "experiment/row_comparison_view.h"
 #include "plotting/heatmap_view.h"
 
 #include <QGridLayout>
@@ -33,8 +34,8 @@ int rowsHeight(int pageHeight, int lineHeight)
 
 }  // namespace
 
-AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error, QWidget* rows,
-                           QWidget* parent)
+AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error,
+                                     RowComparisonView* rows, QWidget* parent)
     : QWidget(parent),
       m_exact(exact),
       m_approx(approx),
@@ -45,6 +46,19 @@ AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidge
     m_grid->setContentsMargins(0, 0, 0, 0);
     m_grid->setSpacing(kSpacing);
     arrange(Arrangement::TwoByTwo);
+    // The maps' decorations change size without the page changing size (presentation mode's
+    // larger fonts, longer tick labels of a new input): each replot of the exact map may call
+    // for another arrangement. Queued, so that the layout is not changed inside a replot.
+    connect(m_exact, &QCustomPlot::afterReplot, this, &AttentionMapsPage::reconsiderArrangement,
+            Qt::QueuedConnection);
+    connect(m_rows, &RowComparisonView::hasRowsChanged, this,
+            &AttentionMapsPage::reconsiderArrangement);
+}
+
+void AttentionMapsPage::reconsiderArrangement()
+{
+    if (const Arrangement best = bestArrangement(size()); best != m_arrangement)
+        arrange(best);
 }
 
 int AttentionMapsPage::mapSide(Arrangement arrangement, QSize size) const
@@ -78,20 +92,22 @@ AttentionMapsPage::Arrangement AttentionMapsPage::bestArrangement(QSize size) co
     if (mapSide(best, size) < smallest &&
         mapSide(Arrangement::MapsOnly, size) > kHysteresis * mapSide(best, size))
         best = Arrangement::MapsOnly;
+    if (best == Arrangement::MapsInARow && !m_rows->hasRows())
+        best = Arrangement::MapsOnly;
     return best;
 }
 
 void AttentionMapsPage::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
-    if (const Arrangement best = bestArrangement(event->size()); best != m_arrangement)
-        arrange(best);
+    reconsiderArrangement();
 }
 
 void AttentionMapsPage::arrange(Arrangement arrangement)
 {
     m_arrangement = arrangement;
-    for (QWidget* figure : {static_cast<QWidget*>(m_exact), m_approx, m_error, m_rows})
+    const std::initializer_list<QWidget*> figures{m_exact, m_approx, m_error, m_rows};
+    for (QWidget* figure : figures)
         m_grid->removeWidget(figure);
     for (int i = 0; i < 3; ++i) {
         m_grid->setRowStretch(i, 0);

@@ -7,6 +7,7 @@ class QGridLayout;
 namespace attnlab::ui {
 
 class HeatmapView;
+class RowComparisonView;
 
 // The "Attention matrices" page: the exact map, the approximate map, the error (map or
 // histograms) and the selected query's rows, arranged so that the maps are as large as the page
@@ -14,7 +15,8 @@ class HeatmapView;
 // and the rows below); a wide, short page (presentation mode, a wide window) puts the three
 // maps in one row and the rows in a strip below them; a page so short that both would leave the
 // maps too small to read (presentation mode on a 1280 x 800 projector, under a scenario's
-// explanation) shows the three maps alone. The arrangement changes with the page's size, with
+// explanation) shows the three maps alone, and so does a wide, short page while no query is
+// selected (the strip would only hold its hint). The arrangement changes with the page's size, with
 // some hysteresis so that a resize near the boundary does not flip it back and forth.
 class AttentionMapsPage : public QWidget {
     Q_OBJECT
@@ -24,8 +26,8 @@ public:
 
     // exact, approx: the two maps; error: the error map or its histograms; rows: the query rows.
     // The maps' decoration sizes decide the arrangement.
-    AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error, QWidget* rows,
-                 QWidget* parent = nullptr);
+    AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidget* error, RowComparisonView* rows,
+                      QWidget* parent = nullptr);
 
     Arrangement arrangement() const { return m_arrangement; }
 
@@ -36,6 +38,8 @@ protected:
     void resizeEvent(QResizeEvent* event) override;
 
 private:
+    // Arranges the figures as bestArrangement(size()) says, if that is not how they are.
+    void reconsiderArrangement();
     // The arrangement for a page of `size`, as documented above.
     Arrangement bestArrangement(QSize size) const;
     void arrange(Arrangement arrangement);
@@ -43,7 +47,7 @@ private:
     HeatmapView* m_exact;
     QWidget* m_approx;
     QWidget* m_error;
-    QWidget* m_rows;
+    RowComparisonView* m_rows;
     QGridLayout* m_grid;
     Arrangement m_arrangement = Arrangement::TwoByTwo;
 };

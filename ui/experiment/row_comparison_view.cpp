@@ -134,6 +134,7 @@ void RowComparisonView::setRows(const VectorD& exact, const VectorD& approx,
     xAxis->setRange(-0.6, keys - 0.4);
     yAxis->setRange(lowest < 0 ? lowest - padding : 0.0, highest + padding);
     replot(rpQueuedReplot);
+    setHasRows(true);
 }
 
 void RowComparisonView::clear()
@@ -151,6 +152,15 @@ void RowComparisonView::clear()
     legend->setVisible(false);
     m_hint->setVisible(true);
     replot(rpQueuedReplot);
+    setHasRows(false);
+}
+
+void RowComparisonView::setHasRows(bool hasRows)
+{
+    if (hasRows == m_hasRows)
+        return;
+    m_hasRows = hasRows;
+    emit hasRowsChanged(hasRows);
 }
 
 QCPAbstractPlottable* RowComparisonView::exactPlottable() const

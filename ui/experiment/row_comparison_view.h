@@ -27,6 +27,9 @@ public:
                  const QString& title);
     // Removes the rows and shows the hint that tells the user how to pick a query.
     void clear();
+    // Whether rows are shown (setRows since the last clear).
+    bool hasRows() const { return m_hasRows; }
+
 
     // The plottable that draws P_i (QCPBars or QCPGraph, named "exact P"), and the one for P^_i.
     QCPAbstractPlottable* exactPlottable() const;
@@ -34,12 +37,18 @@ public:
     // Every how many keys a label is written on the x axis (1: every key), as of the last replot.
     int labelStride() const { return m_labelStride; }
 
+signals:
+    // setRows after clear, or clear after setRows.
+    void hasRowsChanged(bool hasRows);
+
 protected:
     // Lays out the plot, then thins the key labels for the width it got (on screen and for
     // exports at any size).
     void updateLayout() override;
 
 private:
+    // Sets hasRows(), emitting hasRowsChanged when it changes.
+    void setHasRows(bool hasRows);
     // Switches between grouped bars (short rows) and step lines (long rows).
     void showAsBars(bool bars);
     // Chooses the labelled keys, their rotation and the side margins they need, so that no two
@@ -56,6 +65,7 @@ private:
     QSharedPointer<QCPAxisTickerText> m_keyTicker;
     QStringList m_keyLabels;
     bool m_bars = true;
+    bool m_hasRows = false;
     int m_labelStride = 1;
 };
 

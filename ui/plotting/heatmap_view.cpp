@@ -29,6 +29,29 @@ constexpr double kAxisTitlePointSize = 10.0;
 const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
 const QColor kFrameColor(90, 90, 90);
 
+// A title too wide for one line, as two: broken after ", " or ": ", or before " (", where the
+// longer line is shortest (the title as one line when it has no such place).
+QStringList titleLines(const QString& title, const QFontMetricsF& metrics)
+{
+    QStringList best{title};
+    double bestWidth = metrics.horizontalAdvance(title);
+    for (int i = 1; i + 1 < title.size(); ++i) {
+        const bool after = title[i] == QLatin1Char(' ') &&
+                           (title[i - 1] == QLatin1Char(',') || title[i - 1] == QLatin1Char(':'));
+        const bool before = title[i] == QLatin1Char(' ') && title[i + 1] == QLatin1Char('(');
+        if (!after && !before)
+            continue;
+        const QStringList lines{title.left(i), title.mid(i + 1)};
+        const double width = std::max(metrics.horizontalAdvance(lines[0]),
+                                      metrics.horizontalAdvance(lines[1]));
+        if (width < bestWidth) {
+            best = lines;
+            bestWidth = width;
+        }
+    }
+    return best;
+}
+
 // [lower, upper], widened when empty: by half the magnitude on each side, or by 1 around 0.
 QCPRange nonEmptyRange(double lower, double upper)
 {
@@ -328,6 +351,16 @@ QString HeatmapView::title() const
     return m_titleText;
 }
 
+QString HeatmapView::shownTitle() const
+{
+    return m_title->text();
+}
+
+QFont HeatmapView::shownTitleFont() const
+{
+    return m_title->font();
+}
+
 bool HeatmapView::fitTitle()
 {
     if (m_titleText.isEmpty())
@@ -337,11 +370,22 @@ bool HeatmapView::fitTitle()
     QFont font = m_title->font();
     font.setPointSizeF(size);
     QFontMetricsF metrics(font);
-    while (metrics.horizontalAdvance(m_titleText) > available && font.pointSizeF() > 0.75 * size) {
+    QStringList lines{m_titleText};
+    if (metrics.horizontalAdvance(m_titleText) > available)
+        lines = titleLines(m_titleText, metrics);
+    const auto widest = [&] {
+        double width = 0;
+        for (const QString& line : lines)
+            width = std::max(width, metrics.horizontalAdvance(line));
+        return width;
+    };
+    while (widest() > available && font.pointSizeF() > 0.75 * size) {
         font.setPointSizeF(font.pointSizeF() - 0.5);
         metrics = QFontMetricsF(font);
     }
-    const QString text = metrics.elidedText(m_titleText, Qt::ElideRight, available);
+    for (QString& line : lines)
+        line = metrics.elidedText(line, Qt::ElideRight, available);
+    const QString text = lines.join(QLatin1Char('\n'));
     if (font == m_title->font() && text == m_title->text())
         return false;
     m_title->setFont(font);

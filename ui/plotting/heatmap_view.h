@@ -73,6 +73,10 @@ public:
     // The title above the map (bold, 1.2x the axis titles); an empty title takes no space.
     void setTitle(const QString& title);
     QString title() const;
+    // The title as drawn (fitTitle: on two lines, smaller or elided when the figure is narrow),
+    // and its font.
+    QString shownTitle() const;
+    QFont shownTitleFont() const;
 
     // The axis titles: x (keys, below) and y (queries, left). Defaults "key" and "query".
     void setAxisTitles(const QString& x, const QString& y);
@@ -200,8 +204,9 @@ private:
     // and the number of ticks of the colour scale for its length. Returns whether anything
     // changed.
     bool updateTicks();
-    // Fits the title to the width of the figure: a smaller font (down to 3/4 of its size), then
-    // elided, so a narrow view never cuts it at both ends. True when the title changed.
+    // Fits the title to the width of the figure: on two lines at a natural break (titleLines),
+    // then in a smaller font (down to 3/4 of its size), then elided, so a narrow view never cuts
+    // it at both ends. True when the title changed.
     bool fitTitle();
 
     // Sets the outer margins of the plot layout that give the map square cells, as documented
