@@ -6,11 +6,14 @@
 #include "plotting/heatmap_view.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStyle>
+#include <QStyleOptionComboBox>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
@@ -107,6 +110,33 @@ private slots:
                                     .arg(bar->tabRect(i).left())
                                     .arg(bar->tabRect(i).right())
                                     .arg(bar->width())));
+    }
+
+    // The Method dock's combo shows every method's name whole ("Trigonometric (random Fourie"
+    // was cut): it is as wide as its longest item needs.
+    void theMethodComboShowsEveryNameWhole()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTest::qWait(100);  // the docks follow their panels' layouts
+        auto* methods = window.findChild<QComboBox*>(QStringLiteral("approximation"));
+        QVERIFY(methods);
+        int longest = 0;
+        for (int i = 0; i < methods->count(); ++i)
+            longest = std::max(longest, methods->fontMetrics().horizontalAdvance(
+                                            methods->itemText(i)));
+        QStyleOptionComboBox option;
+        option.initFrom(methods);
+        const int needed = methods->style()
+                               ->sizeFromContents(QStyle::CT_ComboBox, &option,
+                                                  QSize(longest, methods->fontMetrics().height()),
+                                                  methods)
+                               .width();
+        QVERIFY2(methods->width() >= needed,
+                 qPrintable(QStringLiteral("%1 pixels for names that need %2")
+                                .arg(methods->width())
+                                .arg(needed)));
     }
 
     // Presentation mode at 1280 x 800 under a scenario's explanation: the maps are at least 160

@@ -228,7 +228,9 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     norm->addWidget(m_norm);
 
     auto* layout = m_form = new QFormLayout(this);
-    layout->addRow(tr("Method"), m_map);
+    // The method's name across the whole dock (the dock's title says "Method"): the longest,
+    // "Trigonometric (random Fourier)", did not fit beside a label.
+    layout->addRow(m_map);
     layout->addRow(m_role);
     layout->addRow(tr("Features m"), features);
     // The method's own parameters right under it, where a user choosing the method looks (a
