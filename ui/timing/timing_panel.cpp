@@ -275,6 +275,7 @@ void TimingPanel::buildControls()
     m_chart = new TimingChart;
     m_chart->setMinimumSize(360, 300);
     m_sgemm = new QLabel;
+    m_sgemm->setWordWrap(true);  // a long line held the page wider than a 1280-pixel window
     m_sgemm->setToolTip(
         tr("The machine's float matrix product rate (Eigen, n = 1536) with the "
            "sweep's threads, measured at the start of the sweep: the yardstick "
