@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// Writes expected_ids.json: for each tokenizer.json here and each text of hard_texts.json, the ids
+// (special tokens added, as encode() adds them) and the decoded text (special tokens skipped, no
+// clean-up of spaces) that Hugging Face's own JavaScript implementation of tokenizer.json, the npm
+// package @huggingface/tokenizers, gives; and, as a second reference, the ids of the vocabulary's
+// own encoder: SentencePiece for Llama 2 (llama2_sentencepiece_ids.json, written by
+// make_llama2_tokenizer.py; texts holding <s>, </s> or <unk> are left out, as SentencePiece reads
+// them as text) and llama3-tokenizer-js for Llama 3. Texts where the two references disagree are
+// listed on stderr.
+//
+// The tokenizers: gpt2 (GPT-2's tokenizer.json layout, from tests/data/models/tokenizer),
+// llama2/tokenizer.json, llama3/tokenizer.json.zlib, and qwen2-style (Llama 3's file with
+// qwen2_style_pipeline.json's components put in place of its own: Qwen2's NFC, regex and no BOS).
+//
+// Run by hand from a folder where the packages are installed (never in this repository):
+//     cd /tmp/tokref && npm install @huggingface/tokenizers@0.2.0 llama3-tokenizer-js@1.2.0
+//     node <this folder>/make_expected_ids.cjs
+const fs = require('fs');
+const path = require('path');
+const zlib = require('zlib');
+const { createRequire } = require('module');
+
+const requireHere = createRequire(path.join(process.cwd(), 'package.json'));
+const { Tokenizer } = requireHere('@huggingface/tokenizers');
+const { llama3Tokenizer } = requireHere(
+    'llama3-tokenizer-js/bundle/commonjs-llama3-tokenizer-with-baked-data.cjs');
+
+const here = __dirname;
+const readJson = (file) => JSON.parse(fs.readFileSync(path.join(here, file), 'utf8'));
+
+// GPT-2's tokenizer.json (openai-community/gpt2): ByteLevel everywhere, <|endoftext|> added.
+function gpt2TokenizerJson() {
+    const folder = path.join(here, '..', 'models', 'tokenizer');
+    const vocab = JSON.parse(fs.readFileSync(path.join(folder, 'vocab.json'), 'utf8'));
+    const merges = fs.readFileSync(path.join(folder, 'merges.txt'), 'utf8').split('\n')
+        .filter((line) => line.length > 0 && !line.startsWith('#version'));
+    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true,
+                        use_regex: true };
+    return {
+        version: '1.0', truncation: null, padding: null,
+        added_tokens: [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false,
+                         rstrip: false, normalized: true, special: true }],
+        normalizer: null, pre_tokenizer: byteLevel, post_processor: byteLevel, decoder: byteLevel,
+        model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '',
+                 end_of_word_suffix: '', fuse_unk: false, byte_fallback: false,
+                 ignore_merges: false, vocab, merges },
+    };
+}
+
+function llama3TokenizerJson() {
+    const packed = fs.readFileSync(path.join(here, 'llama3', 'tokenizer.json.zlib'));
+    return JSON.parse(zlib.inflateSync(packed.subarray(4)).toString('utf8'));
+}
+
+// Llama 3's file with the pipeline's components replaced (model fields merged).
+function qwen2StyleTokenizerJson() {
+    const json = llama3TokenizerJson();
+    const overlay = readJson('qwen2_style_pipeline.json');
+    for (const [key, value] of Object.entries(overlay)) {
+        json[key] = key === 'model' ? { ...json.model, ...value } : value;
+    }
+    return json;
+}
+
+const texts = readJson('hard_texts.json');
+const sentencepiece = readJson('llama2_sentencepiece_ids.json');
+const ownEncoders = {
+    llama2: (t) => (/<s>|<\/s>|<unk>/.test(t.text) ? undefined : sentencepiece[t.name]),
+    llama3: (t) => llama3Tokenizer.encode(t.text, { bos: true, eos: false }),
+};
+const tokenizers = {
+    gpt2: gpt2TokenizerJson(),
+    llama2: readJson(path.join('llama2', 'tokenizer.json')),
+    llama3: llama3TokenizerJson(),
+    'qwen2-style': qwen2StyleTokenizerJson(),
+};
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const expected = {};
+for (const [name, json] of Object.entries(tokenizers)) {
+    const tokenizer = new Tokenizer(json, {});
+    expected[name] = texts.map((t) => {
+        const ids = tokenizer.encode(t.text).ids;
+        const decoded = ids.length === 0 ? '' : tokenizer.decode(ids, {
+            skip_special_tokens: true, clean_up_tokenization_spaces: false });
+        const entry = { name: t.name, text: t.text, ids, decoded };
+        const own = ownEncoders[name] && ownEncoders[name](t);
+        if (own !== undefined) {
+            entry.own_encoder_ids = own;
+            if (!same(own, ids)) {
+                console.error(`${name}/${t.name}: @huggingface/tokenizers ${ids} ` +
+                              `but the vocabulary's own encoder ${own}`);
+            }
+        }
+        return entry;
+    });
+}
+fs.writeFileSync(path.join(here, 'expected_ids.json'), JSON.stringify(expected, null, 0) + '\n');
+console.log(`wrote ${path.join(here, 'expected_ids.json')}`);
