@@ -8,7 +8,7 @@
 // them as text) and llama3-tokenizer-js for Llama 3. Texts where the two references disagree are
 // listed on stderr.
 //
-// The tokenizers: gpt2 (GPT-2's tokenizer.json layout, from tests/data/models/tokenizer),
+// The tokenizers: gpt2 (gpt2_pipeline.json with GPT-2's vocabulary and merges),
 // llama2/tokenizer.json, llama3/tokenizer.json.zlib, and qwen2-style (Llama 3's file with
 // qwen2_style_pipeline.json's components put in place of its own: Qwen2's NFC, regex and no BOS).
 //
@@ -28,23 +28,15 @@ const { llama3Tokenizer } = requireHere(
 const here = __dirname;
 const readJson = (file) => JSON.parse(fs.readFileSync(path.join(here, file), 'utf8'));
 
-// GPT-2's tokenizer.json (openai-community/gpt2): ByteLevel everywhere, <|endoftext|> added.
+// GPT-2's tokenizer.json (openai-community/gpt2): gpt2_pipeline.json (ByteLevel everywhere,
+// <|endoftext|> added) with the vocabulary and merges of tests/data/models/tokenizer.
 function gpt2TokenizerJson() {
     const folder = path.join(here, '..', 'models', 'tokenizer');
-    const vocab = JSON.parse(fs.readFileSync(path.join(folder, 'vocab.json'), 'utf8'));
-    const merges = fs.readFileSync(path.join(folder, 'merges.txt'), 'utf8').split('\n')
+    const json = readJson('gpt2_pipeline.json');
+    json.model.vocab = JSON.parse(fs.readFileSync(path.join(folder, 'vocab.json'), 'utf8'));
+    json.model.merges = fs.readFileSync(path.join(folder, 'merges.txt'), 'utf8').split('\n')
         .filter((line) => line.length > 0 && !line.startsWith('#version'));
-    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true,
-                        use_regex: true };
-    return {
-        version: '1.0', truncation: null, padding: null,
-        added_tokens: [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false,
-                         rstrip: false, normalized: true, special: true }],
-        normalizer: null, pre_tokenizer: byteLevel, post_processor: byteLevel, decoder: byteLevel,
-        model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '',
-                 end_of_word_suffix: '', fuse_unk: false, byte_fallback: false,
-                 ignore_merges: false, vocab, merges },
-    };
+    return json;
 }
 
 function llama3TokenizerJson() {
