@@ -30,6 +30,8 @@ TEXTS = [
     ("punctuation", "!!! ??? ... ---- ((())) \"quoted\" «guillemets» ¿qué?"),
     ("special_tokens", "<s>Hello</s> <unk> and <|begin_of_text|>Hi<|eot_id|> <|start_header_id|>user<|end_header_id|>\n\nx"),
     ("special_at_start", "<|begin_of_text|><s> text"),
+    ("vocabulary_words", "Tôi làm việc ở Việt Nam, nhiều điều hợp lý; jeho ektedir ایران"),
+    ("mongolian_vowel_separator", "a\u180e b\u180ec \u180e  d \u180e!! \u180e\u3042"),
     ("mixed", "GPT-2's vocab: 50,257 tokens; Llama 3's: 128,256 (≈2.5×)."),
 ]
 
