@@ -197,6 +197,7 @@ HfNormalizer HfNormalizer::read(const QString& path, const QString& field,
                                 const QJsonValue& value)
 {
     HfNormalizer normalizer;
+    normalizer.m_path = path;
     if (!value.isUndefined() && !value.isNull())
         normalizer.readSteps(TokenizerFields(path, field, value), 0);
     return normalizer;
@@ -239,6 +240,12 @@ QString HfNormalizer::normalize(const QString& text) const
             normalized = replaceMatches(normalized, step.pattern, step.text);
             break;
         }
+        if (normalized.size() > longestStepOutput(text.size()))
+            refuseTokenizer(m_path, QStringLiteral("the normalizer makes a text of %1 characters "
+                                                   "from one of %2; Attention Lab allows %3")
+                                        .arg(normalized.size())
+                                        .arg(text.size())
+                                        .arg(longestStepOutput(text.size())));
     }
     return normalized;
 }
@@ -265,6 +272,7 @@ HfPreTokenizer HfPreTokenizer::read(const QString& path, const QString& field,
                                     const QJsonValue& value)
 {
     HfPreTokenizer preTokenizer;
+    preTokenizer.m_path = path;
     if (!value.isUndefined() && !value.isNull())
         preTokenizer.readSteps(TokenizerFields(path, field, value), 0);
     return preTokenizer;
@@ -376,6 +384,16 @@ std::vector<TextPiece> HfPreTokenizer::split(const TextPiece& section) const
         for (const TextPiece& piece : pieces)
             apply(step, piece, next);
         pieces.swap(next);
+        qsizetype total = 0;
+        for (const TextPiece& piece : pieces)
+            total += piece.text.size();
+        if (total > longestStepOutput(section.text.size()))
+            refuseTokenizer(m_path, QStringLiteral("the pre-tokenizer makes pieces of %1 "
+                                                   "characters from a text of %2; Attention Lab "
+                                                   "allows %3")
+                                        .arg(total)
+                                        .arg(section.text.size())
+                                        .arg(longestStepOutput(section.text.size())));
     }
     return pieces;
 }

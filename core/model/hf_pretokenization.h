@@ -29,13 +29,22 @@ QRegularExpression readPattern(const TokenizerFields& fields, const QString& key
 QString replaceMatches(const QString& text, const QRegularExpression& pattern,
                        const QString& content);
 
+// The longest text a normalizer or pre-tokenizer may make of a text of `length` characters: the
+// real files' steps add a few characters at most (NFC, "▁" for " ", UTF-8 bytes as characters),
+// while a file of many Replace or ByteLevel steps could grow the text without bound.
+constexpr qsizetype longestStepOutput(qsizetype length)
+{
+    return 8 * length + 1024;
+}
+
 // The normalizer: NFC, Prepend, Replace, a Sequence of these, or none (null).
 class HfNormalizer {
 public:
     // From the JSON value at `field` of `path` (null or absent: no normalizer). Any other type is
     // refused by name.
     static HfNormalizer read(const QString& path, const QString& field, const QJsonValue& value);
-    // The normalized text.
+    // The normalized text. Throws InputError naming the file when it is longer than
+    // longestStepOutput of the text's length.
     QString normalize(const QString& text) const;
     // Whether there is no step (the text is left as it is).
     bool isIdentity() const { return m_steps.empty(); }
@@ -49,6 +58,7 @@ private:
     // Appends the steps of the normalizer `fields` (a Sequence nested `depth` deep).
     void readSteps(const TokenizerFields& fields, int depth);
 
+    QString m_path;  // the tokenizer.json, for messages
     std::vector<Step> m_steps;
 };
 
@@ -66,7 +76,8 @@ public:
     // From the JSON value at `field` of `path`. Any other type is refused by name.
     static HfPreTokenizer read(const QString& path, const QString& field, const QJsonValue& value);
     // The pieces of one normalized section of the text (the part between two added tokens), each
-    // step applied to every piece of the step before; empty pieces dropped.
+    // step applied to every piece of the step before; empty pieces dropped. Throws InputError
+    // naming the file when the pieces hold more than longestStepOutput of the section's length.
     std::vector<TextPiece> split(const TextPiece& section) const;
 
 private:
@@ -87,6 +98,7 @@ private:
     // The pieces step makes of piece, appended to out.
     static void apply(const Step& step, const TextPiece& piece, std::vector<TextPiece>& out);
 
+    QString m_path;  // the tokenizer.json, for messages
     std::vector<Step> m_steps;
 };
 
