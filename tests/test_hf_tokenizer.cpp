@@ -538,6 +538,28 @@ private slots:
         QVERIFY2(message.contains(problem), qPrintable(message));
     }
 
+    // A normalizer that doubles the text at every step is stopped with the file named, not run
+    // until memory runs out.
+    void growingTextIsRefused()
+    {
+        QTemporaryDir dir;
+        QJsonArray doublings;
+        for (int i = 0; i < 40; ++i)
+            doublings.append(QJsonObject{
+                {QStringLiteral("type"), QStringLiteral("Replace")},
+                {QStringLiteral("pattern"), QJsonObject{{QStringLiteral("String"), QStringLiteral("a")}}},
+                {QStringLiteral("content"), QStringLiteral("aa")}});
+        const QJsonObject normalizer{{QStringLiteral("type"), QStringLiteral("Sequence")},
+                                     {QStringLiteral("normalizers"), doublings}};
+        const HfTokenizer tokenizer = tinyTokenizer(dir, {QStringLiteral("a")},
+                                                    {{QStringLiteral("normalizer"), normalizer}});
+        const QString message =
+            thrownMessage<InputError>([&] { tokenizer.encode(QStringLiteral("aaaa")); });
+        QVERIFY2(message.startsWith(dir.filePath(QStringLiteral("tiny.json"))) &&
+                     message.contains(QStringLiteral("the normalizer makes a text of")),
+                 qPrintable(message));
+    }
+
     // loadTextTokenizer takes vocab.json + merges.txt when both are there (Gpt2Tokenizer), else
     // tokenizer.json (HfTokenizer), else names the folder.
     void folderFiles()

@@ -120,6 +120,9 @@ void HfTokenizer::readAddedTokens(const TokenizerFields& root)
                                                    .arg(added.id));
         m_addedIndex.insert(added.id, qsizetype(m_added.size()));
         m_size = std::max(m_size, added.id + 1);
+        if (!added.match.isEmpty())
+            m_addedByFirst[added.normalized ? 1 : 0][added.match[0].unicode()].push_back(
+                qsizetype(m_added.size()));
         m_added.push_back(added);
     }
 }
@@ -213,12 +216,14 @@ std::vector<HfTokenizer::Section> HfTokenizer::sections(const TextPiece& piece,
     qsizetype i = 0;
     while (i < text.size()) {
         const AddedToken* best = nullptr;
-        for (const AddedToken& token : m_added) {
-            if (token.normalized == normalized && !token.match.isEmpty() &&
-                token.match[0] == text[i] &&
-                (!best || token.match.size() > best->match.size()) &&
-                QStringView(text).mid(i).startsWith(token.match))
-                best = &token;
+        const auto candidates = m_addedByFirst[normalized ? 1 : 0].constFind(text[i].unicode());
+        if (candidates != m_addedByFirst[normalized ? 1 : 0].constEnd()) {
+            for (const qsizetype index : *candidates) {
+                const AddedToken& token = m_added[size_t(index)];
+                if ((!best || token.match.size() > best->match.size()) &&
+                    QStringView(text).mid(i).startsWith(token.match))
+                    best = &token;
+            }
         }
         if (!best) {
             ++i;

@@ -8,6 +8,7 @@
 #include <QHash>
 #include <QString>
 
+#include <array>
 #include <vector>
 
 namespace attnlab {
@@ -86,6 +87,9 @@ private:
     HfDecoder m_decoder;
     std::vector<AddedToken> m_added;
     QHash<int, qsizetype> m_addedIndex;  // id -> index in m_added
+    // The added tokens looked for before (0) and after (1) normalization, by their first
+    // character: indices in m_added.
+    std::array<QHash<char16_t, std::vector<qsizetype>>, 2> m_addedByFirst;
     std::vector<int> m_prefixIds;        // the post-processor's ids before the text's
     std::vector<int> m_suffixIds;        // and after
     int m_size = 0;
