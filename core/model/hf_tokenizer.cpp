@@ -6,6 +6,7 @@
 #include <QJsonArray>
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnlab {
 namespace {
@@ -50,8 +51,8 @@ std::vector<int> idsOf(const TokenizerFields& fields, const QString& key)
     std::vector<int> ids;
     for (const QJsonValue id : value.toArray()) {
         const double number = id.toDouble(-1.0);
-        if (!id.isDouble() || number != double(int(number)) || number < 0 ||
-            number > kLargestTokenId)
+        if (!id.isDouble() || number < 0 || number > kLargestTokenId ||
+            number != std::trunc(number))
             fields.refuse(key, QStringLiteral("holds %1; ids are integers from 0 to %2")
                                    .arg(id.isDouble() ? QString::number(number) : jsonTypeName(id))
                                    .arg(kLargestTokenId));
