@@ -362,7 +362,8 @@ private slots:
     }
 
     // Metaspace: spaces become "▁"; prepend_scheme always puts one before every section, first
-    // only before the one that starts the text, never none; split cuts before each "▁".
+    // only before the one that starts the text, never none; split cuts before each "▁" (the
+    // Rust library's MergedWithNext).
     void metaspace_data()
     {
         QTest::addColumn<QString>("scheme");
@@ -371,6 +372,8 @@ private slots:
         QTest::addColumn<QString>("pieces");
         QTest::newRow("always") << "always" << true << "Hey friend" << "▁Hey ▁friend";
         QTest::newRow("always, no split") << "always" << false << "Hey friend" << "▁Hey▁friend";
+        // The Rust library's own example: every space but the last is a piece of its own.
+        QTest::newRow("runs of spaces") << "always" << true << "Hey   friend" << "▁Hey ▁ ▁ ▁friend";
         QTest::newRow("first") << "first" << true << "Hey friend" << "▁Hey ▁friend";
         QTest::newRow("never") << "never" << true << "Hey friend" << "Hey ▁friend";
         QTest::newRow("always after a token") << "always" << true << "<s>Hey" << "<s> ▁Hey";
@@ -391,7 +394,7 @@ private slots:
                               {QStringLiteral("content"), QStringLiteral("<s>")},
                               {QStringLiteral("special"), true}};
         const HfTokenizer tokenizer = tinyTokenizer(
-            dir, QStringLiteral("<s> ▁Hey ▁friend ▁Hey▁friend Hey").split(u' '),
+            dir, QStringLiteral("<s> ▁Hey ▁friend ▁Hey▁friend Hey ▁").split(u' '),
             {{QStringLiteral("pre_tokenizer"), metaspace},
              {QStringLiteral("added_tokens"), QJsonArray{bos}}});
         QCOMPARE(symbolsText(tokenizer, tokenizer.encode(text)), pieces);

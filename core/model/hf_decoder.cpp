@@ -173,10 +173,10 @@ QStringList HfDecoder::apply(const Step& step, const QStringList& symbols, bool 
         return joinFallbackBytes(symbols);
     case Step::Kind::Metaspace:
         for (qsizetype i = 0; i < symbols.size(); ++i) {
+            // The Rust library drops every "▁" of the first symbol, not only a leading one.
             QString symbol = symbols[i];
-            if (i == 0 && wholeText && step.dropFirstSpace && symbol.startsWith(step.text))
-                symbol.remove(0, step.text.size());
-            out.append(symbol.replace(step.text, QStringLiteral(" ")));
+            const bool first = i == 0 && wholeText && step.dropFirstSpace;
+            out.append(symbol.replace(step.text, first ? QString() : QStringLiteral(" ")));
         }
         return out;
     case Step::Kind::Replace:

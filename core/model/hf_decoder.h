@@ -12,7 +12,8 @@ namespace attnlab {
 
 // The decoder of a Hugging Face tokenizer.json: how a list of token symbols becomes text, as the
 // Rust library's decoders do it. ByteLevel (byte-level characters back to bytes, then UTF-8),
-// Metaspace ("▁" back to a space), Replace, ByteFallback ("<0xNN>" symbols back to bytes, joined
+// Metaspace ("▁" back to a space, none kept in the first symbol unless its prepend_scheme is
+// "never"), Replace, ByteFallback ("<0xNN>" symbols back to bytes, joined
 // while they run), Fuse (all symbols joined into one), Strip (up to `start` leading and `stop`
 // trailing copies of `content` cut from each symbol), a Sequence of these, or none (the symbols
 // joined with spaces, as the Rust library does without a decoder).
@@ -21,8 +22,8 @@ public:
     // From the JSON value at `field` of `path`. Any other type is refused by name.
     static HfDecoder read(const QString& path, const QString& field, const QJsonValue& value);
     // The text of symbols. With wholeText false (one token shown alone), the steps that undo what
-    // was added at the start of a whole text (Strip; Metaspace's dropping of the first space) are
-    // left out, so "▁the" reads " the".
+    // was added at the start of a whole text (Strip; Metaspace's dropping of the first symbol's
+    // spaces) are left out, so "▁the" reads " the".
     QString decode(QStringList symbols, bool wholeText) const;
 
 private:
