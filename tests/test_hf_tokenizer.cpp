@@ -101,7 +101,8 @@ QJsonObject gpt2Json()
     QJsonObject model = json.value(QStringLiteral("model")).toObject();
     model.insert(QStringLiteral("vocab"), readObject(kGpt2Files + "/vocab.json"));
     QJsonArray merges;
-    for (const QString& line : QString::fromUtf8(readBytes(kGpt2Files + "/merges.txt")).split(u'\n')) {
+    for (const QString& line :
+         QString::fromUtf8(readBytes(kGpt2Files + "/merges.txt")).split(u'\n')) {
         if (!line.isEmpty() && !line.startsWith(QStringLiteral("#version")))
             merges.append(line);
     }
@@ -183,7 +184,8 @@ private slots:
         for (const auto& [name, json] : files) {
             QVERIFY(QDir(m_dir.path()).mkdir(name));
             const QString folder = m_dir.filePath(name);
-            writeBytes(folder + "/tokenizer.json", QJsonDocument(json).toJson(QJsonDocument::Compact));
+            writeBytes(folder + "/tokenizer.json",
+                       QJsonDocument(json).toJson(QJsonDocument::Compact));
             m_tokenizers[name] = loadTextTokenizer(folder);
         }
         m_tokenizers[QStringLiteral("llama2")] = loadTextTokenizer(kFixtures + "/llama2");
@@ -314,7 +316,8 @@ private slots:
     // encode() runs in several threads at once with the same results.
     void encodesConcurrently()
     {
-        const QString text = QStringLiteral("It's 2024: naïve café, 日本語 and 🤗 emoji.\n").repeated(50);
+        const QString text =
+            QStringLiteral("It's 2024: naïve café, 日本語 and 🤗 emoji.\n").repeated(50);
         const std::vector<int> alone = m_tokenizers["llama3"]->encode(text);
         std::vector<std::vector<int>> results(4);
         std::vector<std::thread> threads;
@@ -432,7 +435,8 @@ private slots:
         QTest::addColumn<bool>("fuseUnk");
         QTest::addColumn<QString>("unk");
         QTest::addColumn<QString>("symbols");
-        QTest::newRow("byte fallback") << true << false << "<unk>" << "a <0xC3> <0xA9> <0xC3> <0xA9> a";
+        QTest::newRow("byte fallback") << true << false << "<unk>"
+                                       << "a <0xC3> <0xA9> <0xC3> <0xA9> a";
         QTest::newRow("unk") << false << false << "<unk>" << "a <unk> <unk> a";
         QTest::newRow("fused unk") << false << true << "<unk>" << "a <unk> a";
         QTest::newRow("no unk") << false << false << "" << "a a";
@@ -479,10 +483,10 @@ private slots:
                          {QStringLiteral("special"), true}};
         if (!flag.isEmpty())
             mask.insert(flag, true);
-        const QJsonObject replace{
-            {QStringLiteral("type"), QStringLiteral("Replace")},
-            {QStringLiteral("pattern"), QJsonObject{{QStringLiteral("String"), QStringLiteral(" ")}}},
-            {QStringLiteral("content"), QStringLiteral("▁")}};
+        const QJsonObject replace{{QStringLiteral("type"), QStringLiteral("Replace")},
+                                  {QStringLiteral("pattern"),
+                                   QJsonObject{{QStringLiteral("String"), QStringLiteral(" ")}}},
+                                  {QStringLiteral("content"), QStringLiteral("▁")}};
         const QJsonObject digits{{QStringLiteral("type"), QStringLiteral("Split")},
                                  {QStringLiteral("pattern"),
                                   QJsonObject{{QStringLiteral("Regex"), QStringLiteral(".")}}},
@@ -548,10 +552,11 @@ private slots:
         QTemporaryDir dir;
         QJsonArray doublings;
         for (int i = 0; i < 40; ++i)
-            doublings.append(QJsonObject{
-                {QStringLiteral("type"), QStringLiteral("Replace")},
-                {QStringLiteral("pattern"), QJsonObject{{QStringLiteral("String"), QStringLiteral("a")}}},
-                {QStringLiteral("content"), QStringLiteral("aa")}});
+            doublings.append(
+                QJsonObject{{QStringLiteral("type"), QStringLiteral("Replace")},
+                            {QStringLiteral("pattern"),
+                             QJsonObject{{QStringLiteral("String"), QStringLiteral("a")}}},
+                            {QStringLiteral("content"), QStringLiteral("aa")}});
         const QJsonObject normalizer{{QStringLiteral("type"), QStringLiteral("Sequence")},
                                      {QStringLiteral("normalizers"), doublings}};
         const HfTokenizer tokenizer = tinyTokenizer(dir, {QStringLiteral("a")},
@@ -572,8 +577,9 @@ private slots:
         QVERIFY(dir.isValid());
         const QString message =
             thrownMessage<InputError>([&] { loadTextTokenizer(dir.path()); });
-        QVERIFY2(message.startsWith(dir.path()) && message.contains(QStringLiteral("tokenizer.json")),
-                 qPrintable(message));
+        QVERIFY2(
+            message.startsWith(dir.path()) && message.contains(QStringLiteral("tokenizer.json")),
+            qPrintable(message));
         const auto fromJson = loadJson(dir, gpt2Json());
         QVERIFY(dynamic_cast<const HfTokenizer*>(fromJson.get()));
     }

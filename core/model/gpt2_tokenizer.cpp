@@ -56,9 +56,9 @@ void Gpt2Tokenizer::addMerge(const QString& where, const QString& left, const QS
     for (const QString* symbol : {&left, &right, &merged}) {
         if (!m_ids.contains(*symbol))
             refuseTokenizer(where, QStringLiteral("the merge %1 %2 makes %3, but %4 is not in the "
-                                         "vocabulary %5")
-                              .arg(quotedSymbol(left), quotedSymbol(right), quotedSymbol(merged), quotedSymbol(*symbol),
-                                   m_source));
+                                                  "vocabulary %5")
+                                       .arg(quotedSymbol(left), quotedSymbol(right),
+                                            quotedSymbol(merged), quotedSymbol(*symbol), m_source));
     }
     // insert() replaces: a pair listed twice keeps its last rank, as dict(zip(merges, ranks)).
     m_merges.insert(pairKey(m_ids.value(left), m_ids.value(right)), {rank, m_ids.value(merged)});
@@ -85,9 +85,10 @@ Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath,
         // hold none).
         const QStringList symbols = lines[i].simplified().split(u' ', Qt::SkipEmptyParts);
         if (symbols.size() != 2)
-            refuseTokenizer(where, QStringLiteral("expected two symbols separated by a space, found %1 "
-                                         "(%2)")
-                              .arg(QString::number(symbols.size()), quotedSymbol(lines[i])));
+            refuseTokenizer(where,
+                            QStringLiteral("expected two symbols separated by a space, found %1 "
+                                           "(%2)")
+                                .arg(QString::number(symbols.size()), quotedSymbol(lines[i])));
         tokenizer.addMerge(where, symbols[0], symbols[1], rank++);
     }
     return tokenizer;
@@ -98,26 +99,30 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
     const QJsonDocument document = readTokenizerJson(path);
     if (!document.isObject())
         refuseTokenizer(path, QStringLiteral("is %1; expected a tokenizer.json object")
-                         .arg(jsonTypeName(rootOf(document))));
+                                  .arg(jsonTypeName(rootOf(document))));
     const QJsonObject root = document.object();
     const QJsonValue model = root.value(QStringLiteral("model"));
     if (!model.isObject())
-        refuseTokenizer(path, QStringLiteral("model is %1; expected an object").arg(jsonTypeName(model)));
+        refuseTokenizer(path,
+                        QStringLiteral("model is %1; expected an object").arg(jsonTypeName(model)));
     const QJsonValue type = model[QStringLiteral("type")];
     if (!type.isUndefined() && type.toString() != QStringLiteral("BPE"))
-        refuseTokenizer(path, QStringLiteral("model.type is %1; Attention Lab reads BPE tokenizers")
-                         .arg(type.isString() ? quotedSymbol(type.toString()) : jsonTypeName(type)));
+        refuseTokenizer(
+            path, QStringLiteral("model.type is %1; Attention Lab reads BPE tokenizers")
+                      .arg(type.isString() ? quotedSymbol(type.toString()) : jsonTypeName(type)));
     // GPT-2's pre-tokenization is ByteLevel (its pattern, bytes_to_unicode), no prefix space.
     const QJsonValue pre = root.value(QStringLiteral("pre_tokenizer"));
     if (!pre.isUndefined() && !pre.isNull()) {
         const QString preType = pre[QStringLiteral("type")].toString();
         if (preType != QStringLiteral("ByteLevel"))
-            refuseTokenizer(path, QStringLiteral("pre_tokenizer.type is %1; Attention Lab reads GPT-2's "
-                                        "byte-level tokenizers (ByteLevel)")
-                             .arg(quotedSymbol(preType)));
+            refuseTokenizer(path,
+                            QStringLiteral("pre_tokenizer.type is %1; Attention Lab reads GPT-2's "
+                                           "byte-level tokenizers (ByteLevel)")
+                                .arg(quotedSymbol(preType)));
         if (pre[QStringLiteral("add_prefix_space")].toBool())
-            refuseTokenizer(path, QStringLiteral("pre_tokenizer.add_prefix_space is true; GPT-2 adds no "
-                                        "space before the text"));
+            refuseTokenizer(path,
+                            QStringLiteral("pre_tokenizer.add_prefix_space is true; GPT-2 adds no "
+                                           "space before the text"));
     }
 
     Gpt2Tokenizer tokenizer;
@@ -126,7 +131,9 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
 
     const QJsonValue merges = model[QStringLiteral("merges")];
     if (!merges.isArray())
-        refuseTokenizer(path, QStringLiteral("model.merges is %1; expected an array").arg(jsonTypeName(merges)));
+        refuseTokenizer(
+            path,
+            QStringLiteral("model.merges is %1; expected an array").arg(jsonTypeName(merges)));
     const QJsonArray list = merges.toArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QString where = QStringLiteral("%1 model.merges[%2]").arg(path, QString::number(i));
@@ -139,14 +146,16 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
                 symbols.append(symbol.isString() ? symbol.toString() : QString());
         }
         if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
-            refuseTokenizer(where, QStringLiteral("expected \"left right\" or [\"left\", \"right\"]"));
+            refuseTokenizer(where,
+                            QStringLiteral("expected \"left right\" or [\"left\", \"right\"]"));
         tokenizer.addMerge(where, symbols[0], symbols[1], int(i));
     }
 
     // added_tokens: [{"id": 50256, "content": "<|endoftext|>", ...}, ...]
     const QJsonValue added = root.value(QStringLiteral("added_tokens"));
     if (!added.isUndefined() && !added.isNull() && !added.isArray())
-        refuseTokenizer(path, QStringLiteral("added_tokens is %1; expected an array").arg(jsonTypeName(added)));
+        refuseTokenizer(
+            path, QStringLiteral("added_tokens is %1; expected an array").arg(jsonTypeName(added)));
     const QJsonArray addedList = added.toArray();
     for (qsizetype i = 0; i < addedList.size(); ++i) {
         const QJsonValue token = addedList[i];
@@ -155,19 +164,21 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
         const double number = idValue.toDouble(-1.0);
         if (!idValue.isDouble() || number != std::trunc(number) || number < 0 ||
             number > kLargestTokenId || !content.isString() || content.toString().isEmpty())
-            refuseTokenizer(path, QStringLiteral("added_tokens[%1] is not {\"id\": an integer from 0 to "
-                                        "%2, \"content\": a string}")
-                             .arg(i)
-                             .arg(kLargestTokenId));
+            refuseTokenizer(path,
+                            QStringLiteral("added_tokens[%1] is not {\"id\": an integer from 0 to "
+                                           "%2, \"content\": a string}")
+                                .arg(i)
+                                .arg(kLargestTokenId));
         const size_t id = size_t(number);
         const QString text = content.toString();
         if (id < tokenizer.m_symbols.size() && !tokenizer.m_symbols[id].isEmpty()) {
             if (tokenizer.m_symbols[id] == text)
                 continue;  // GPT-2's <|endoftext|> is in the vocabulary too
-            refuseTokenizer(path, QStringLiteral("added_tokens[%1] gives the id %2 to %3, which is %4's")
-                             .arg(i)
-                             .arg(id)
-                             .arg(quotedSymbol(text), quotedSymbol(tokenizer.m_symbols[id])));
+            refuseTokenizer(path,
+                            QStringLiteral("added_tokens[%1] gives the id %2 to %3, which is %4's")
+                                .arg(i)
+                                .arg(id)
+                                .arg(quotedSymbol(text), quotedSymbol(tokenizer.m_symbols[id])));
         }
         if (id >= tokenizer.m_symbols.size()) {
             tokenizer.m_symbols.resize(id + 1);
@@ -183,8 +194,9 @@ Gpt2Tokenizer Gpt2Tokenizer::fromFolder(const QString& folder)
 {
     const QDir dir(folder);
     if (!QFileInfo(folder).isDir())
-        refuseTokenizer(folder, QStringLiteral("not a folder (looked for the tokenizer files vocab.json "
-                                      "and merges.txt, or tokenizer.json)"));
+        refuseTokenizer(folder,
+                        QStringLiteral("not a folder (looked for the tokenizer files vocab.json "
+                                       "and merges.txt, or tokenizer.json)"));
     const QString vocab = dir.filePath(QStringLiteral("vocab.json"));
     const QString merges = dir.filePath(QStringLiteral("merges.txt"));
     if (QFileInfo::exists(vocab) && QFileInfo::exists(merges))
@@ -193,7 +205,7 @@ Gpt2Tokenizer Gpt2Tokenizer::fromFolder(const QString& folder)
     if (QFileInfo::exists(json))
         return fromTokenizerJson(json);
     refuseTokenizer(folder, QStringLiteral("no tokenizer: looked for vocab.json and merges.txt, or "
-                                  "tokenizer.json"));
+                                           "tokenizer.json"));
 }
 
 void Gpt2Tokenizer::applyMerges(std::vector<int>& word) const
@@ -288,9 +300,9 @@ std::vector<int> Gpt2Tokenizer::encode(const QString& text) const
             const int id = m_byteIds.empty() ? -1 : m_byteIds[size_t(byte)];
             if (id < 0)
                 refuseTokenizer(m_source.isEmpty() ? QStringLiteral("the tokenizer") : m_source,
-                       QStringLiteral("the vocabulary has no symbol %1 for the byte 0x%2")
-                           .arg(quotedSymbol(QString(byteLevelCharacter(quint8(byte)))),
-                                QStringLiteral("%1").arg(byte, 2, 16, QChar(u'0'))));
+                                QStringLiteral("the vocabulary has no symbol %1 for the byte 0x%2")
+                                    .arg(quotedSymbol(QString(byteLevelCharacter(quint8(byte)))),
+                                         QStringLiteral("%1").arg(byte, 2, 16, QChar(u'0'))));
             word.push_back(id);
         }
         applyMerges(word);

@@ -11,7 +11,8 @@ namespace attnlab {
 
 QString byteFallbackSymbol(quint8 byte)
 {
-    return QStringLiteral("<0x%1>").arg(QString::number(byte, 16).toUpper().rightJustified(2, u'0'));
+    return QStringLiteral("<0x%1>").arg(
+        QString::number(byte, 16).toUpper().rightJustified(2, u'0'));
 }
 
 HfBpeModel HfBpeModel::read(const TokenizerFields& model)
@@ -63,7 +64,8 @@ void HfBpeModel::readMerges(const TokenizerFields& model)
     const QJsonArray list = merges.toArray();
     m_merges.reserve(list.size());
     for (qsizetype i = 0; i < list.size(); ++i) {
-        const QString where = QStringLiteral("%1[%2]").arg(model.name(QStringLiteral("merges"))).arg(i);
+        const QString where =
+            QStringLiteral("%1[%2]").arg(model.name(QStringLiteral("merges"))).arg(i);
         const QJsonValue merge = list[i];
         QStringList symbols;
         if (merge.isString()) {

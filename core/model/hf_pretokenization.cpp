@@ -75,8 +75,8 @@ void readList(const TokenizerFields& fields, const QString& key, ReadOne readOne
         fields.refuse(key, QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
     const QJsonArray members = list.toArray();
     for (qsizetype i = 0; i < members.size(); ++i)
-        readOne(TokenizerFields(fields.path(), QStringLiteral("%1[%2]").arg(fields.name(key)).arg(i),
-                           members[i]));
+        readOne(TokenizerFields(fields.path(),
+                                QStringLiteral("%1[%2]").arg(fields.name(key)).arg(i), members[i]));
 }
 
 // One piece of a split: [start, end) of the piece's text, and whether it is a match.

@@ -47,7 +47,8 @@ std::vector<int> idsOf(const TokenizerFields& fields, const QString& key)
 {
     const QJsonValue value = fields.value(key);
     if (!value.isArray())
-        fields.refuse(key, QStringLiteral("is %1; expected an array of ids").arg(jsonTypeName(value)));
+        fields.refuse(key,
+                      QStringLiteral("is %1; expected an array of ids").arg(jsonTypeName(value)));
     std::vector<int> ids;
     for (const QJsonValue id : value.toArray()) {
         const double number = id.toDouble(-1.0);
@@ -178,7 +179,8 @@ void HfTokenizer::readTemplate(const TokenizerFields& processor)
                                   .arg(i),
                               items[i]);
         if (!item.isNull(QStringLiteral("Sequence"))) {
-            const QString which = item.object(QStringLiteral("Sequence")).string(QStringLiteral("id"));
+            const QString which =
+                item.object(QStringLiteral("Sequence")).string(QStringLiteral("id"));
             if (which != QStringLiteral("A") || sawSequence)
                 item.refuse(QStringLiteral("Sequence"),
                             QStringLiteral("is sequence %1; the single template holds sequence A "
@@ -190,7 +192,8 @@ void HfTokenizer::readTemplate(const TokenizerFields& processor)
         if (item.isNull(QStringLiteral("SpecialToken")))
             item.refuse(QString(), QStringLiteral("is neither {\"SpecialToken\": ...} nor "
                                                   "{\"Sequence\": ...}"));
-        const QString name = item.object(QStringLiteral("SpecialToken")).string(QStringLiteral("id"));
+        const QString name =
+            item.object(QStringLiteral("SpecialToken")).string(QStringLiteral("id"));
         if (specials.isNull(name))
             item.refuse(QStringLiteral("SpecialToken"),
                         QStringLiteral("names %1, which special_tokens does not hold")
@@ -243,7 +246,8 @@ std::vector<HfTokenizer::Section> HfTokenizer::sections(const TextPiece& piece,
             while (matchEnd < text.size() && text[matchEnd].isSpace())
                 ++matchEnd;
         if (matchStart > start)
-            out.push_back({-1, {text.mid(start, matchStart - start), piece.startsText && start == 0}});
+            out.push_back(
+                {-1, {text.mid(start, matchStart - start), piece.startsText && start == 0}});
         out.push_back({best->id, {}});
         start = i = matchEnd;
     }

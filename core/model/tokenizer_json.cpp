@@ -83,10 +83,10 @@ QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
         const double number = id.toDouble(-1.0);
         if (!id.isDouble() || number != std::trunc(number) || number < 0 ||
             number > kLargestTokenId)
-            refuseTokenizer(path,
-                            QStringLiteral("in %1 the id of %2 is %3; ids are integers from 0 to %4")
-                                .arg(what, quotedSymbol(it.key()), shownNumber(id),
-                                     QString::number(kLargestTokenId)));
+            refuseTokenizer(
+                path, QStringLiteral("in %1 the id of %2 is %3; ids are integers from 0 to %4")
+                          .arg(what, quotedSymbol(it.key()), shownNumber(id),
+                               QString::number(kLargestTokenId)));
         const int n = int(number);
         const auto other = symbols.constFind(n);
         if (other != symbols.constEnd())
@@ -169,7 +169,8 @@ void TokenizerFields::refuse(const QString& key, const QString& problem) const
 void TokenizerFields::refuseType(const QString& why) const
 {
     const QString shown = type().size() <= 40 ? type() : type().left(40) + QStringLiteral("...");
-    refuseTokenizer(m_path, QStringLiteral("%1 type %2 is not supported (%3)").arg(m_field, shown, why));
+    refuseTokenizer(m_path,
+                    QStringLiteral("%1 type %2 is not supported (%3)").arg(m_field, shown, why));
 }
 
 }  // namespace attnlab
