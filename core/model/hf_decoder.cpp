@@ -19,9 +19,12 @@ int fallbackByte(const QString& symbol)
 {
     if (symbol.size() != 6 || !symbol.startsWith(QStringLiteral("<0x")) || !symbol.endsWith(u'>'))
         return -1;
-    bool ok = false;
-    const int byte = symbol.mid(3, 2).toInt(&ok, 16);
-    return ok && symbol[3] != u'+' && symbol[3] != u'-' ? byte : -1;
+    const auto hexDigit = [](QChar c) {
+        return (c >= u'0' && c <= u'9') || (c >= u'a' && c <= u'f') || (c >= u'A' && c <= u'F');
+    };
+    if (!hexDigit(symbol[3]) || !hexDigit(symbol[4]))
+        return -1;
+    return symbol.mid(3, 2).toInt(nullptr, 16);
 }
 
 // Whether bytes are valid UTF-8 (Rust's String::from_utf8 succeeds).
