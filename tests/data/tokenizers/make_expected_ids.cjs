@@ -9,8 +9,11 @@
 // listed on stderr.
 //
 // The tokenizers: gpt2 (gpt2_pipeline.json with GPT-2's vocabulary and merges),
-// llama2/tokenizer.json, llama3/tokenizer.json.zlib, and qwen2-style (Llama 3's file with
-// qwen2_style_pipeline.json's components put in place of its own: Qwen2's NFC, regex and no BOS).
+// llama2/tokenizer.json, llama3/tokenizer.json.zlib, and three files with another pipeline's
+// components put in place of their own: qwen2-style (Llama 3's with Qwen2's NFC, regex and no BOS),
+// smollm-style (GPT-2's with SmolLM's Digits before ByteLevel) and llama2-metaspace (Llama 2's
+// with the Metaspace pre-tokenizer, prepend_scheme "first", of transformers' non-legacy layout;
+// SentencePiece is no reference for it: a text that starts with a space gets no second "▁").
 //
 // Run by hand from a folder where the packages are installed (never in this repository):
 //     cd /tmp/tokref && npm install @huggingface/tokenizers@0.2.0 llama3-tokenizer-js@1.2.0
@@ -44,10 +47,9 @@ function llama3TokenizerJson() {
     return JSON.parse(zlib.inflateSync(packed.subarray(4)).toString('utf8'));
 }
 
-// Llama 3's file with the pipeline's components replaced (model fields merged).
-function qwen2StyleTokenizerJson() {
-    const json = llama3TokenizerJson();
-    const overlay = readJson('qwen2_style_pipeline.json');
+// A file with the components of a *_pipeline.json put in place of its own (model fields merged).
+function withPipeline(json, pipelineFile) {
+    const overlay = readJson(pipelineFile);
     for (const [key, value] of Object.entries(overlay)) {
         json[key] = key === 'model' ? { ...json.model, ...value } : value;
     }
@@ -64,7 +66,10 @@ const tokenizers = {
     gpt2: gpt2TokenizerJson(),
     llama2: readJson(path.join('llama2', 'tokenizer.json')),
     llama3: llama3TokenizerJson(),
-    'qwen2-style': qwen2StyleTokenizerJson(),
+    'qwen2-style': withPipeline(llama3TokenizerJson(), 'qwen2_style_pipeline.json'),
+    'smollm-style': withPipeline(gpt2TokenizerJson(), 'smollm_style_pipeline.json'),
+    'llama2-metaspace': withPipeline(readJson(path.join('llama2', 'tokenizer.json')),
+                                     'llama2_metaspace_pipeline.json'),
 };
 
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
