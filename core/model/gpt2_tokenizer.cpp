@@ -1,155 +1,25 @@
 #include "model/gpt2_tokenizer.h"
 
+#include "model/byte_level.h"
+#include "model/tokenizer_json.h"
+
 #include "errors.h"
 #include "io/json_types.h"
 
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QJsonParseError>
 #include <QJsonValue>
 #include <QRegularExpression>
-#include <QStringDecoder>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <functional>
 
 namespace attnlab {
 namespace {
-
-// Files larger than this are refused before they are read (GPT-2's vocab.json is 1 MB, the
-// tokenizer.json of the largest open models some 20 MB).
-constexpr qint64 kLargestFile = qint64(1) << 30;
-// Ids above this are refused: the id -> symbol table is allocated up to the largest id.
-constexpr int kLargestId = (1 << 24) - 1;
-// Symbols are quoted in messages up to this many characters.
-constexpr qsizetype kQuoteLength = 40;
-
-constexpr char16_t kOpenBox = u'\u2423';  // "␣", a space in a label
-constexpr char16_t kReplacement = u'\uFFFD';
-
-[[noreturn]] void refuse(const QString& where, const QString& problem)
-{
-    throw InputError(QStringLiteral("%1: %2").arg(where, problem));
-}
-
-// "\"symbol\"", cut to kQuoteLength characters.
-QString quoted(const QString& text)
-{
-    if (text.size() <= kQuoteLength)
-        return u'"' + text + u'"';
-    return u'"' + text.left(kQuoteLength) + QStringLiteral("...\"");
-}
-
-// GPT-2's bytes_to_unicode(): byte b is shown as character symbolOf[b]. The printable bytes
-// '!'..'~', '¡'..'¬', '®'..'ÿ' stand for themselves; the other 68 bytes, in increasing order,
-// for U+0100, U+0101, ... (space 0x20 -> U+0120 "Ġ", newline 0x0A -> U+010A "Ċ").
-struct ByteSymbols {
-    std::array<char16_t, 256> symbolOf{};
-    std::array<int, 0x144> byteOf{};  // character -> byte, -1 for characters that stand for none
-
-    ByteSymbols()
-    {
-        byteOf.fill(-1);
-        int next = 0x100;
-        for (int b = 0; b < 256; ++b) {
-            const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) ||
-                                   (b >= 0xAE && b <= 0xFF);
-            symbolOf[size_t(b)] = char16_t(printable ? b : next++);
-            byteOf[symbolOf[size_t(b)]] = b;
-        }
-    }
-};
-
-const ByteSymbols& byteSymbols()
-{
-    static const ByteSymbols symbols;
-    return symbols;
-}
-
-// GPT-2's pre-tokenization pattern with Python `regex` semantics. Its \s is Unicode's White_Space
-// property (stable since Unicode 6.3), spelled out: PCRE2's \s is ASCII only, and with
-// UseUnicodePropertiesOption it also takes U+180E MONGOLIAN VOWEL SEPARATOR (a format character
-// since Unicode 6.3). [^%1] stands for \S. PCRE2 in Qt matches code points (UTF-16 mode), as
-// Python does: an emoji outside the BMP is one character of [^\s\p{L}\p{N}].
-const QRegularExpression& pieceExpression()
-{
-    static const QRegularExpression expression = [] {
-        const QString space = QStringLiteral(
-            "\\t-\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
-            "\\x{205F}\\x{3000}");
-        const QString pattern =
-            QStringLiteral("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^%1\\p{L}\\p{N}]+"
-                           "|[%1]+(?![^%1])|[%1]+")
-                .arg(space);
-        QRegularExpression built(pattern, QRegularExpression::UseUnicodePropertiesOption);
-        Q_ASSERT(built.isValid());
-        return built;
-    }();
-    return expression;
-}
-
-// text with each lone surrogate replaced by U+FFFD, as PCRE2 matches valid UTF-16 only (and
-// UTF-8 cannot hold a lone surrogate).
-QString withoutLoneSurrogates(const QString& text)
-{
-    QString fixed;
-    for (qsizetype i = 0; i < text.size(); ++i) {
-        const QChar c = text[i];
-        if (c.isHighSurrogate() && i + 1 < text.size() && text[i + 1].isLowSurrogate()) {
-            ++i;
-            continue;
-        }
-        if (c.isSurrogate()) {
-            if (fixed.isNull())
-                fixed = text;
-            fixed[i] = QChar(kReplacement);
-        }
-    }
-    return fixed.isNull() ? text : fixed;
-}
-
-// bytes decoded as UTF-8, a byte order mark at the start kept as U+FEFF (QString::fromUtf8 drops
-// it) and each invalid sequence shown as U+FFFD.
-QString fromUtf8(const QByteArray& bytes)
-{
-    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless |
-                                                     QStringDecoder::Flag::ConvertInitialBom);
-    return decoder.decode(bytes);
-}
-
-QByteArray readFile(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        refuse(path, QStringLiteral("cannot be read (%1)").arg(file.errorString()));
-    if (file.size() > kLargestFile)
-        refuse(path, QStringLiteral("is %1 bytes; a tokenizer file has at most %2")
-                         .arg(file.size())
-                         .arg(kLargestFile));
-    QByteArray bytes = file.readAll();
-    if (file.error() != QFileDevice::NoError)
-        refuse(path, QStringLiteral("cannot be read (%1)").arg(file.errorString()));
-    if (bytes.startsWith("\xEF\xBB\xBF"))  // a UTF-8 byte order mark
-        bytes.remove(0, 3);
-    return bytes;
-}
-
-QJsonDocument readJson(const QString& path)
-{
-    const QByteArray bytes = readFile(path);
-    QJsonParseError error;
-    const QJsonDocument document = QJsonDocument::fromJson(bytes, &error);
-    if (error.error != QJsonParseError::NoError)
-        refuse(path, QStringLiteral("not JSON (%1 at byte %2)")
-                         .arg(error.errorString(), QString::number(error.offset)));
-    return document;
-}
 
 // The top-level value of a document: its object or its array.
 QJsonValue rootOf(const QJsonDocument& document)
@@ -159,40 +29,6 @@ QJsonValue rootOf(const QJsonDocument& document)
     if (document.isArray())
         return document.array();
     return QJsonValue();
-}
-
-// The symbol -> id pairs of a JSON object; `what` names it in messages ("the vocabulary",
-// "model.vocab"). Ids must be integers in [0, kLargestId], each given to one symbol only.
-QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
-                                 const QJsonValue& value)
-{
-    if (!value.isObject())
-        refuse(path, QStringLiteral("%1 is %2; expected a JSON object of symbol -> id")
-                         .arg(what, jsonTypeName(value)));
-    const QJsonObject object = value.toObject();
-    if (object.isEmpty())
-        refuse(path, QStringLiteral("%1 is empty").arg(what));
-    QHash<QString, int> ids;
-    ids.reserve(object.size());
-    QHash<int, QString> symbols;
-    symbols.reserve(object.size());
-    for (auto it = object.begin(); it != object.end(); ++it) {
-        const QJsonValue id = it.value();
-        const double number = id.toDouble(-1.0);
-        if (!id.isDouble() || number != std::trunc(number) || number < 0 || number > kLargestId) {
-            const QString shown = id.isDouble() ? QString::number(number) : jsonTypeName(id);
-            refuse(path, QStringLiteral("in %1 the id of %2 is %3; ids are integers from 0 to %4")
-                             .arg(what, quoted(it.key()), shown, QString::number(kLargestId)));
-        }
-        const int n = int(number);
-        const auto other = symbols.constFind(n);
-        if (other != symbols.constEnd())
-            refuse(path, QStringLiteral("in %1 %2 and %3 have the same id %4")
-                             .arg(what, quoted(*other), quoted(it.key()), QString::number(n)));
-        symbols.insert(n, it.key());
-        ids.insert(it.key(), n);
-    }
-    return ids;
 }
 
 }  // namespace
@@ -210,7 +46,7 @@ void Gpt2Tokenizer::setVocabulary(const QString& source, const QHash<QString, in
         m_symbols[size_t(it.value())] = it.key();
     m_byteIds.assign(256, -1);
     for (int b = 0; b < 256; ++b)
-        m_byteIds[size_t(b)] = ids.value(QString(QChar(byteSymbols().symbolOf[size_t(b)])), -1);
+        m_byteIds[size_t(b)] = ids.value(QString(byteLevelCharacter(quint8(b))), -1);
 }
 
 void Gpt2Tokenizer::addMerge(const QString& where, const QString& left, const QString& right,
@@ -219,10 +55,10 @@ void Gpt2Tokenizer::addMerge(const QString& where, const QString& left, const QS
     const QString merged = left + right;
     for (const QString* symbol : {&left, &right, &merged}) {
         if (!m_ids.contains(*symbol))
-            refuse(where, QStringLiteral("the merge %1 %2 makes %3, but %4 is not in the "
-                                         "vocabulary %5")
-                              .arg(quoted(left), quoted(right), quoted(merged), quoted(*symbol),
-                                   m_source));
+            refuseTokenizer(where, QStringLiteral("the merge %1 %2 makes %3, but %4 is not in the "
+                                                  "vocabulary %5")
+                                       .arg(quotedSymbol(left), quotedSymbol(right),
+                                            quotedSymbol(merged), quotedSymbol(*symbol), m_source));
     }
     // insert() replaces: a pair listed twice keeps its last rank, as dict(zip(merges, ranks)).
     m_merges.insert(pairKey(m_ids.value(left), m_ids.value(right)), {rank, m_ids.value(merged)});
@@ -233,10 +69,10 @@ Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath,
 {
     Gpt2Tokenizer tokenizer;
     tokenizer.setVocabulary(vocabPath, vocabularyOf(vocabPath, QStringLiteral("the vocabulary"),
-                                                    rootOf(readJson(vocabPath))));
+                                                    rootOf(readTokenizerJson(vocabPath))));
 
     // encoder.py reads bpe_data.split('\n')[1:-1]: the "#version" line, then one pair a line.
-    const QStringList lines = QString::fromUtf8(readFile(mergesPath)).split(u'\n');
+    const QStringList lines = QString::fromUtf8(readTokenizerFile(mergesPath)).split(u'\n');
     qsizetype end = lines.size();  // blank lines at the end are allowed
     while (end > 0 && lines[end - 1].trimmed().isEmpty())
         --end;
@@ -249,9 +85,10 @@ Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath,
         // hold none).
         const QStringList symbols = lines[i].simplified().split(u' ', Qt::SkipEmptyParts);
         if (symbols.size() != 2)
-            refuse(where, QStringLiteral("expected two symbols separated by a space, found %1 "
-                                         "(%2)")
-                              .arg(QString::number(symbols.size()), quoted(lines[i])));
+            refuseTokenizer(where,
+                            QStringLiteral("expected two symbols separated by a space, found %1 "
+                                           "(%2)")
+                                .arg(QString::number(symbols.size()), quotedSymbol(lines[i])));
         tokenizer.addMerge(where, symbols[0], symbols[1], rank++);
     }
     return tokenizer;
@@ -259,29 +96,33 @@ Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath,
 
 Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
 {
-    const QJsonDocument document = readJson(path);
+    const QJsonDocument document = readTokenizerJson(path);
     if (!document.isObject())
-        refuse(path, QStringLiteral("is %1; expected a tokenizer.json object")
-                         .arg(jsonTypeName(rootOf(document))));
+        refuseTokenizer(path, QStringLiteral("is %1; expected a tokenizer.json object")
+                                  .arg(jsonTypeName(rootOf(document))));
     const QJsonObject root = document.object();
     const QJsonValue model = root.value(QStringLiteral("model"));
     if (!model.isObject())
-        refuse(path, QStringLiteral("model is %1; expected an object").arg(jsonTypeName(model)));
+        refuseTokenizer(path,
+                        QStringLiteral("model is %1; expected an object").arg(jsonTypeName(model)));
     const QJsonValue type = model[QStringLiteral("type")];
     if (!type.isUndefined() && type.toString() != QStringLiteral("BPE"))
-        refuse(path, QStringLiteral("model.type is %1; Attention Lab reads BPE tokenizers")
-                         .arg(type.isString() ? quoted(type.toString()) : jsonTypeName(type)));
+        refuseTokenizer(
+            path, QStringLiteral("model.type is %1; Attention Lab reads BPE tokenizers")
+                      .arg(type.isString() ? quotedSymbol(type.toString()) : jsonTypeName(type)));
     // GPT-2's pre-tokenization is ByteLevel (its pattern, bytes_to_unicode), no prefix space.
     const QJsonValue pre = root.value(QStringLiteral("pre_tokenizer"));
     if (!pre.isUndefined() && !pre.isNull()) {
         const QString preType = pre[QStringLiteral("type")].toString();
         if (preType != QStringLiteral("ByteLevel"))
-            refuse(path, QStringLiteral("pre_tokenizer.type is %1; Attention Lab reads GPT-2's "
-                                        "byte-level tokenizers (ByteLevel)")
-                             .arg(quoted(preType)));
+            refuseTokenizer(path,
+                            QStringLiteral("pre_tokenizer.type is %1; Attention Lab reads GPT-2's "
+                                           "byte-level tokenizers (ByteLevel)")
+                                .arg(quotedSymbol(preType)));
         if (pre[QStringLiteral("add_prefix_space")].toBool())
-            refuse(path, QStringLiteral("pre_tokenizer.add_prefix_space is true; GPT-2 adds no "
-                                        "space before the text"));
+            refuseTokenizer(path,
+                            QStringLiteral("pre_tokenizer.add_prefix_space is true; GPT-2 adds no "
+                                           "space before the text"));
     }
 
     Gpt2Tokenizer tokenizer;
@@ -290,7 +131,9 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
 
     const QJsonValue merges = model[QStringLiteral("merges")];
     if (!merges.isArray())
-        refuse(path, QStringLiteral("model.merges is %1; expected an array").arg(jsonTypeName(merges)));
+        refuseTokenizer(
+            path,
+            QStringLiteral("model.merges is %1; expected an array").arg(jsonTypeName(merges)));
     const QJsonArray list = merges.toArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QString where = QStringLiteral("%1 model.merges[%2]").arg(path, QString::number(i));
@@ -303,14 +146,16 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
                 symbols.append(symbol.isString() ? symbol.toString() : QString());
         }
         if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
-            refuse(where, QStringLiteral("expected \"left right\" or [\"left\", \"right\"]"));
+            refuseTokenizer(where,
+                            QStringLiteral("expected \"left right\" or [\"left\", \"right\"]"));
         tokenizer.addMerge(where, symbols[0], symbols[1], int(i));
     }
 
     // added_tokens: [{"id": 50256, "content": "<|endoftext|>", ...}, ...]
     const QJsonValue added = root.value(QStringLiteral("added_tokens"));
     if (!added.isUndefined() && !added.isNull() && !added.isArray())
-        refuse(path, QStringLiteral("added_tokens is %1; expected an array").arg(jsonTypeName(added)));
+        refuseTokenizer(
+            path, QStringLiteral("added_tokens is %1; expected an array").arg(jsonTypeName(added)));
     const QJsonArray addedList = added.toArray();
     for (qsizetype i = 0; i < addedList.size(); ++i) {
         const QJsonValue token = addedList[i];
@@ -318,20 +163,22 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
         const QJsonValue content = token[QStringLiteral("content")];
         const double number = idValue.toDouble(-1.0);
         if (!idValue.isDouble() || number != std::trunc(number) || number < 0 ||
-            number > kLargestId || !content.isString() || content.toString().isEmpty())
-            refuse(path, QStringLiteral("added_tokens[%1] is not {\"id\": an integer from 0 to "
-                                        "%2, \"content\": a string}")
-                             .arg(i)
-                             .arg(kLargestId));
+            number > kLargestTokenId || !content.isString() || content.toString().isEmpty())
+            refuseTokenizer(path,
+                            QStringLiteral("added_tokens[%1] is not {\"id\": an integer from 0 to "
+                                           "%2, \"content\": a string}")
+                                .arg(i)
+                                .arg(kLargestTokenId));
         const size_t id = size_t(number);
         const QString text = content.toString();
         if (id < tokenizer.m_symbols.size() && !tokenizer.m_symbols[id].isEmpty()) {
             if (tokenizer.m_symbols[id] == text)
                 continue;  // GPT-2's <|endoftext|> is in the vocabulary too
-            refuse(path, QStringLiteral("added_tokens[%1] gives the id %2 to %3, which is %4's")
-                             .arg(i)
-                             .arg(id)
-                             .arg(quoted(text), quoted(tokenizer.m_symbols[id])));
+            refuseTokenizer(path,
+                            QStringLiteral("added_tokens[%1] gives the id %2 to %3, which is %4's")
+                                .arg(i)
+                                .arg(id)
+                                .arg(quotedSymbol(text), quotedSymbol(tokenizer.m_symbols[id])));
         }
         if (id >= tokenizer.m_symbols.size()) {
             tokenizer.m_symbols.resize(id + 1);
@@ -347,8 +194,9 @@ Gpt2Tokenizer Gpt2Tokenizer::fromFolder(const QString& folder)
 {
     const QDir dir(folder);
     if (!QFileInfo(folder).isDir())
-        refuse(folder, QStringLiteral("not a folder (looked for the tokenizer files vocab.json "
-                                      "and merges.txt, or tokenizer.json)"));
+        refuseTokenizer(folder,
+                        QStringLiteral("not a folder (looked for the tokenizer files vocab.json "
+                                       "and merges.txt, or tokenizer.json)"));
     const QString vocab = dir.filePath(QStringLiteral("vocab.json"));
     const QString merges = dir.filePath(QStringLiteral("merges.txt"));
     if (QFileInfo::exists(vocab) && QFileInfo::exists(merges))
@@ -356,8 +204,8 @@ Gpt2Tokenizer Gpt2Tokenizer::fromFolder(const QString& folder)
     const QString json = dir.filePath(QStringLiteral("tokenizer.json"));
     if (QFileInfo::exists(json))
         return fromTokenizerJson(json);
-    refuse(folder, QStringLiteral("no tokenizer: looked for vocab.json and merges.txt, or "
-                                  "tokenizer.json"));
+    refuseTokenizer(folder, QStringLiteral("no tokenizer: looked for vocab.json and merges.txt, or "
+                                           "tokenizer.json"));
 }
 
 void Gpt2Tokenizer::applyMerges(std::vector<int>& word) const
@@ -439,7 +287,7 @@ std::vector<int> Gpt2Tokenizer::encode(const QString& text) const
     const QString subject = withoutLoneSurrogates(text);
     std::vector<int> word;
     qsizetype covered = 0;
-    QRegularExpressionMatchIterator pieces = pieceExpression().globalMatch(subject);
+    QRegularExpressionMatchIterator pieces = gpt2PieceExpression().globalMatch(subject);
     while (pieces.hasNext()) {
         const QRegularExpressionMatch piece = pieces.next();
         if (piece.capturedStart() != covered)
@@ -451,10 +299,10 @@ std::vector<int> Gpt2Tokenizer::encode(const QString& text) const
             const int byte = quint8(c);
             const int id = m_byteIds.empty() ? -1 : m_byteIds[size_t(byte)];
             if (id < 0)
-                refuse(m_source.isEmpty() ? QStringLiteral("the tokenizer") : m_source,
-                       QStringLiteral("the vocabulary has no symbol %1 for the byte 0x%2")
-                           .arg(quoted(QString(QChar(byteSymbols().symbolOf[size_t(byte)]))),
-                                QStringLiteral("%1").arg(byte, 2, 16, QChar(u'0'))));
+                refuseTokenizer(m_source.isEmpty() ? QStringLiteral("the tokenizer") : m_source,
+                                QStringLiteral("the vocabulary has no symbol %1 for the byte 0x%2")
+                                    .arg(quotedSymbol(QString(byteLevelCharacter(quint8(byte)))),
+                                         QStringLiteral("%1").arg(byte, 2, 16, QChar(u'0'))));
             word.push_back(id);
         }
         applyMerges(word);
@@ -486,11 +334,10 @@ QByteArray Gpt2Tokenizer::bytes(int id) const
         return symbol.toUtf8();
     QByteArray result;
     result.reserve(symbol.size());
-    const ByteSymbols& map = byteSymbols();
     for (qsizetype i = 0; i < symbol.size(); ++i) {
-        const char16_t c = symbol[i].unicode();
-        if (c < map.byteOf.size() && map.byteOf[c] >= 0) {
-            result.append(char(map.byteOf[c]));
+        const int byte = byteOfByteLevelCharacter(symbol[i]);
+        if (byte >= 0) {
+            result.append(char(byte));
         } else {
             // Not a bytes_to_unicode character (a vocabulary made otherwise): its own UTF-8.
             const qsizetype length =
@@ -504,7 +351,7 @@ QByteArray Gpt2Tokenizer::bytes(int id) const
 
 QString Gpt2Tokenizer::text(int id) const
 {
-    return fromUtf8(bytes(id));
+    return decodeUtf8(bytes(id));
 }
 
 QString Gpt2Tokenizer::decode(const std::vector<int>& ids) const
@@ -512,24 +359,12 @@ QString Gpt2Tokenizer::decode(const std::vector<int>& ids) const
     QByteArray joined;
     for (const int id : ids)
         joined.append(bytes(id));
-    return fromUtf8(joined);
+    return decodeUtf8(joined);
 }
 
 QString Gpt2Tokenizer::label(int id) const
 {
-    QString shown = text(id);
-    const bool onlySpaces =
-        !shown.isEmpty() && std::all_of(shown.begin(), shown.end(), [](QChar c) {
-            return c == u' ';
-        });
-    if (onlySpaces)
-        shown.fill(QChar(kOpenBox));
-    else if (shown.startsWith(u' '))
-        shown[0] = QChar(kOpenBox);
-    shown.replace(u'\n', QStringLiteral("\\n"));
-    shown.replace(u'\t', QStringLiteral("\\t"));
-    shown.replace(u'\r', QStringLiteral("\\r"));
-    return shown;
+    return tokenLabel(text(id));
 }
 
 int Gpt2Tokenizer::vocabularySize() const

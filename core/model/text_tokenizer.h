@@ -29,7 +29,14 @@ public:
     virtual int vocabularySize() const = 0;
 };
 
-// The tokenizer of a model folder. Throws InputError naming the folder or file at fault.
+// The tokenizer of a model folder: GPT-2's vocab.json + merges.txt (Gpt2Tokenizer) when both are
+// there, else a Hugging Face tokenizer.json (HfTokenizer). Throws InputError naming the folder or
+// file at fault.
 std::shared_ptr<const TextTokenizer> loadTextTokenizer(const QString& folder);
+
+// The label a heatmap shows for a token's text: a leading space drawn as "␣" (U+2423; every space
+// of a token of spaces only), a newline as "\n" (the two characters), a tab as "\t", a carriage
+// return as "\r": " cat" -> "␣cat".
+QString tokenLabel(QString text);
 
 }  // namespace attnlab

@@ -1,0 +1,225 @@
+#include "model/hf_bpe_model.h"
+
+#include "io/json_types.h"
+
+#include <QJsonArray>
+
+#include <algorithm>
+#include <functional>
+
+namespace attnlab {
+
+QString byteFallbackSymbol(quint8 byte)
+{
+    return QStringLiteral("<0x%1>").arg(
+        QString::number(byte, 16).toUpper().rightJustified(2, u'0'));
+}
+
+HfBpeModel HfBpeModel::read(const TokenizerFields& model)
+{
+    const QString type = model.string(QStringLiteral("type"), QStringLiteral("BPE"));
+    if (type != QStringLiteral("BPE"))
+        model.refuseType(QStringLiteral("Attention Lab reads BPE tokenizers"));
+    const QJsonValue dropout = model.value(QStringLiteral("dropout"));
+    if (!model.isNull(QStringLiteral("dropout")) && dropout.toDouble(-1.0) != 0.0)
+        model.refuse(QStringLiteral("dropout"),
+                     QStringLiteral("is %1; Attention Lab reads BPE without dropout (null)")
+                         .arg(dropout.isDouble() ? QString::number(dropout.toDouble())
+                                                 : jsonTypeName(dropout)));
+    for (const QString& key : {QStringLiteral("continuing_subword_prefix"),
+                              QStringLiteral("end_of_word_suffix")}) {
+        const QString affix = model.string(key, QString());
+        if (!affix.isEmpty())
+            model.refuse(key, QStringLiteral("is %1; Attention Lab reads BPE tokenizers without "
+                                             "one (null)")
+                                  .arg(quotedSymbol(affix)));
+    }
+
+    HfBpeModel bpe;
+    bpe.m_path = model.path();
+    bpe.m_ids = vocabularyOf(model.path(), model.name(QStringLiteral("vocab")),
+                             model.value(QStringLiteral("vocab")));
+    int largest = -1;
+    for (auto it = bpe.m_ids.cbegin(); it != bpe.m_ids.cend(); ++it)
+        largest = std::max(largest, it.value());
+    bpe.m_symbols.assign(size_t(largest + 1), QString());
+    for (auto it = bpe.m_ids.cbegin(); it != bpe.m_ids.cend(); ++it)
+        bpe.m_symbols[size_t(it.value())] = it.key();
+    for (int b = 0; b < 256; ++b)
+        bpe.m_byteIds[size_t(b)] = bpe.id(byteFallbackSymbol(quint8(b)));
+    bpe.m_unkToken = model.string(QStringLiteral("unk_token"), QString());
+    bpe.m_fuseUnk = model.boolean(QStringLiteral("fuse_unk"), false);
+    bpe.m_byteFallback = model.boolean(QStringLiteral("byte_fallback"), false);
+    bpe.m_ignoreMerges = model.boolean(QStringLiteral("ignore_merges"), false);
+    bpe.readMerges(model);
+    return bpe;
+}
+
+void HfBpeModel::readMerges(const TokenizerFields& model)
+{
+    const QJsonValue merges = model.value(QStringLiteral("merges"));
+    if (!merges.isArray())
+        model.refuse(QStringLiteral("merges"),
+                     QStringLiteral("is %1; expected an array").arg(jsonTypeName(merges)));
+    const QJsonArray list = merges.toArray();
+    m_merges.reserve(list.size());
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const QString where =
+            QStringLiteral("%1[%2]").arg(model.name(QStringLiteral("merges"))).arg(i);
+        const QJsonValue merge = list[i];
+        QStringList symbols;
+        if (merge.isString()) {
+            symbols = merge.toString().split(u' ');
+        } else if (merge.isArray()) {
+            for (const QJsonValue symbol : merge.toArray())
+                symbols.append(symbol.isString() ? symbol.toString() : QString());
+        }
+        if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
+            refuseTokenizer(m_path, QStringLiteral("%1 is not \"left right\" or [\"left\", "
+                                                   "\"right\"]")
+                                        .arg(where));
+        const QString merged = symbols[0] + symbols[1];
+        for (const QString& symbol : {symbols[0], symbols[1], merged}) {
+            if (!m_ids.contains(symbol))
+                refuseTokenizer(m_path, QStringLiteral("%1 makes %2 from %3 and %4, but %5 is not "
+                                                       "in model.vocab")
+                                            .arg(where, quotedSymbol(merged),
+                                                 quotedSymbol(symbols[0]),
+                                                 quotedSymbol(symbols[1]), quotedSymbol(symbol)));
+        }
+        m_merges.insert(pairKey(id(symbols[0]), id(symbols[1])), {int(i), id(merged)});
+    }
+}
+
+QString HfBpeModel::symbol(int id) const
+{
+    if (id < 0 || id >= size())
+        return {};
+    return m_symbols[size_t(id)];
+}
+
+std::vector<int> HfBpeModel::firstSymbols(const QString& piece) const
+{
+    std::vector<int> word;
+    // An unknown run waiting to be written: its unk_token id (written before the next known
+    // character, as the Rust library does; after the bytes of a byte fallback in between).
+    int pendingUnk = -1;
+    for (qsizetype i = 0; i < piece.size();) {
+        const qsizetype length =
+            piece[i].isHighSurrogate() && i + 1 < piece.size() && piece[i + 1].isLowSurrogate()
+                ? 2
+                : 1;
+        const QString character = piece.mid(i, length);
+        i += length;
+        const int known = id(character);
+        if (known >= 0) {
+            if (pendingUnk >= 0)
+                word.push_back(pendingUnk);
+            pendingUnk = -1;
+            word.push_back(known);
+            continue;
+        }
+        if (m_byteFallback) {
+            const QByteArray bytes = character.toUtf8();
+            const bool allKnown = std::all_of(bytes.begin(), bytes.end(), [&](char b) {
+                return m_byteIds[quint8(b)] >= 0;
+            });
+            if (allKnown) {
+                for (const char b : bytes)
+                    word.push_back(m_byteIds[quint8(b)]);
+                continue;
+            }
+        }
+        if (m_unkToken.isEmpty())
+            continue;
+        const int unk = id(m_unkToken);
+        if (unk < 0)
+            refuseTokenizer(m_path, QStringLiteral("model.unk_token %1 is not in model.vocab, and "
+                                                   "the text holds a character outside it")
+                                        .arg(quotedSymbol(m_unkToken)));
+        if (pendingUnk >= 0 && !m_fuseUnk)
+            word.push_back(pendingUnk);
+        pendingUnk = unk;
+    }
+    if (pendingUnk >= 0)
+        word.push_back(pendingUnk);
+    return word;
+}
+
+void HfBpeModel::applyMerges(std::vector<int>& word) const
+{
+    // Symbols stay at their first positions, linked both ways; the pairs that have a merge wait
+    // in a min-heap by (rank, position). A pair taken out is stale when its left symbol has been
+    // merged away or the symbols at its place no longer make its merged id.
+    struct Pair {
+        int rank;
+        int position;  // of the left symbol
+        int merged;
+        bool operator>(const Pair& other) const
+        {
+            return rank != other.rank ? rank > other.rank : position > other.position;
+        }
+    };
+    const int size = int(word.size());
+    if (size < 2)
+        return;
+    std::vector<int> next(word.size());  // the position of the next symbol, or -1
+    std::vector<int> previous(word.size());
+    for (int p = 0; p < size; ++p) {
+        next[size_t(p)] = p + 1 < size ? p + 1 : -1;
+        previous[size_t(p)] = p - 1;
+    }
+    std::vector<Pair> heap;
+    const auto pushPairAt = [&](int p) {
+        const int q = next[size_t(p)];
+        if (q < 0)
+            return;
+        const auto merge = m_merges.constFind(pairKey(word[size_t(p)], word[size_t(q)]));
+        if (merge == m_merges.constEnd())
+            return;
+        heap.push_back({merge->rank, p, merge->id});
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    };
+    for (int p = 0; p + 1 < size; ++p)
+        pushPairAt(p);
+
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+        const Pair pair = heap.back();
+        heap.pop_back();
+        const int p = pair.position;
+        const int q = next[size_t(p)];
+        if (word[size_t(p)] < 0 || q < 0)
+            continue;
+        const auto merge = m_merges.constFind(pairKey(word[size_t(p)], word[size_t(q)]));
+        if (merge == m_merges.constEnd() || merge->id != pair.merged)
+            continue;
+        word[size_t(p)] = pair.merged;
+        word[size_t(q)] = -1;
+        next[size_t(p)] = next[size_t(q)];
+        if (next[size_t(q)] >= 0)
+            previous[size_t(next[size_t(q)])] = p;
+        if (previous[size_t(p)] >= 0)
+            pushPairAt(previous[size_t(p)]);
+        pushPairAt(p);
+    }
+    word.erase(std::remove(word.begin(), word.end(), -1), word.end());
+}
+
+void HfBpeModel::tokenize(const QString& piece, std::vector<int>& ids) const
+{
+    if (piece.isEmpty())
+        return;
+    if (m_ignoreMerges) {
+        const int whole = id(piece);
+        if (whole >= 0) {
+            ids.push_back(whole);
+            return;
+        }
+    }
+    std::vector<int> word = firstSymbols(piece);
+    applyMerges(word);
+    ids.insert(ids.end(), word.begin(), word.end());
+}
+
+}  // namespace attnlab

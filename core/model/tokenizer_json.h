@@ -1,0 +1,70 @@
+#pragma once
+
+#include <QHash>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+namespace attnlab {
+
+// Reading the tokenizer files (GPT-2's vocab.json, a Hugging Face tokenizer.json): the file, its
+// JSON, and its fields, each refused with an InputError that names the file and the field.
+
+// Ids above this are refused: the id -> symbol tables are allocated up to the largest id (the
+// largest open vocabularies hold some 260,000 symbols).
+constexpr int kLargestTokenId = (1 << 22) - 1;
+
+// Throws InputError "where: problem".
+[[noreturn]] void refuseTokenizer(const QString& where, const QString& problem);
+// "\"text\"", cut to 40 characters, for messages.
+QString quotedSymbol(const QString& text);
+// The bytes of a tokenizer file (a UTF-8 byte order mark dropped); refused when it cannot be read
+// or is over 1 GiB.
+QByteArray readTokenizerFile(const QString& path);
+// The JSON document of a tokenizer file; refused when it is not JSON.
+QJsonDocument readTokenizerJson(const QString& path);
+// The symbol -> id pairs of a JSON object; `what` names it in messages ("the vocabulary",
+// "model.vocab"). Ids must be integers in [0, kLargestTokenId], each given to one symbol only.
+QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
+                                 const QJsonValue& value);
+
+// The fields of one JSON object of a file, read with their full name ("model.byte_fallback") in
+// every message: a field of the wrong type is refused, never taken for its default.
+class TokenizerFields {
+public:
+    // The object `value` at `field` of `path`; refused when value is not an object.
+    TokenizerFields(const QString& path, const QString& field, const QJsonValue& value);
+
+    const QString& path() const { return m_path; }
+    // The object's own name ("model", "pre_tokenizer.pretokenizers[0]"; empty at the top level).
+    const QString& field() const { return m_field; }
+    // "field.key" (or "key" at the top level).
+    QString name(const QString& key) const;
+    // The raw value of key (undefined when absent).
+    QJsonValue value(const QString& key) const { return m_object.value(key); }
+    // Whether key is absent or null.
+    bool isNull(const QString& key) const;
+    // The object at key, as TokenizerFields.
+    TokenizerFields object(const QString& key) const;
+    // The string at key; `fallback` when absent or null and a fallback is given.
+    QString string(const QString& key) const;
+    QString string(const QString& key, const QString& fallback) const;
+    // The boolean at key; `fallback` when absent or null.
+    bool boolean(const QString& key, bool fallback) const;
+    // The integer at key, from `least` to `most`; `fallback` when absent or null.
+    int integer(const QString& key, int least, int most, int fallback) const;
+    // The "type" of the object, for the component readers.
+    QString type() const { return string(QStringLiteral("type")); }
+    // Throws InputError "path: field.key problem".
+    [[noreturn]] void refuse(const QString& key, const QString& problem) const;
+    // Throws InputError "path: field type X is not supported (why)", X the object's "type".
+    [[noreturn]] void refuseType(const QString& why) const;
+
+private:
+    QString m_path;
+    QString m_field;  // empty at the top level
+    QJsonObject m_object;
+};
+
+}  // namespace attnlab
