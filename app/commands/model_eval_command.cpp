@@ -355,10 +355,10 @@ int runModelEvalCommand(const QStringList& arguments)
                       .arg(images.size())
                       .arg(model->config().tokenCount());
     } else {
-        const std::shared_ptr<const Gpt2Model> model = loadModel(base.input.modelPath);
+        const std::shared_ptr<const LanguageModel> model = loadModel(base.input.modelPath);
         const std::vector<EvalPoint> points =
             evalPoints(methods, featureCounts, seeds,
-                       layerSets(parser, model->config().layers), base.approximation.seed);
+                       layerSets(parser, model->layers()), base.approximation.seed);
         const ModelTokens tokens =
             modelTokens(*model, base.input.text, base.input.keepLastTokens);
         // The exact run's Q, K, V and logits: modelInput checks them against the budget.
@@ -373,7 +373,7 @@ int runModelEvalCommand(const QStringList& arguments)
             rows.push_back(modelEvalRow(
                 point.method,
                 compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
-                model->config().layers));
+                model->layers()));
             printRow(err, rows.back(), rows.size(), points.size());
         }
         subject = QStringLiteral("%1 tokens").arg(tokens.ids.size());

@@ -2,7 +2,7 @@
 
 #include "errors.h"
 #include "experiment/image_loader.h"
-#include "model/gpt2_model.h"
+#include "model/language_model.h"
 #include "model/vit_model.h"
 #include "inputs/model_input.h"
 
@@ -52,6 +52,14 @@ std::optional<ModelArchitecture> architectureOf(const QString& modelPath)
     }
 }
 
+// Whether a model of this architecture reads images (a ViT) rather than text; none reads neither.
+std::optional<bool> readsImages(const std::optional<ModelArchitecture>& architecture)
+{
+    if (!architecture)
+        return std::nullopt;
+    return *architecture == ModelArchitecture::Vit;
+}
+
 // The tab of an input: a model reads the text (Text tab) or, a ViT, the image (Image tab).
 int tabOf(const InputSpec& input)
 {
@@ -84,8 +92,8 @@ ModelShape modelShapeOf(const QString& modelPath)
             const VitConfig vit = VitConfig::fromJson(config);
             return {vit.layers, vit.headDim()};
         }
-        const Gpt2Config gpt2 = Gpt2Config::fromJson(config);
-        return {gpt2.layers, gpt2.headDim()};
+        const LanguageModelInfo info = languageModelInfo(modelFolder(modelPath));
+        return {info.layers, info.headDim};
     } catch (const InputError&) {
         return {};
     }
@@ -493,8 +501,6 @@ InputKind InputPanel::readerKind(const QComboBox* reader, InputKind withoutModel
 void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
 {
     const bool images = reader == m_imageReader;
-    const ModelArchitecture architecture =
-        images ? ModelArchitecture::Vit : ModelArchitecture::Gpt2;
     const QString builtin = QString::fromLatin1(images ? kBuiltinVitModel : kBuiltinModel);
     const QSignalBlocker blocker(reader);
     reader->clear();
@@ -507,16 +513,18 @@ void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
         recent.prepend(modelPath);
     for (const QString& folder : recent)
         if (folder != QLatin1String(kBuiltinModel) && folder != QLatin1String(kBuiltinVitModel) &&
-            architectureOf(folder) == architecture)
+            readsImages(architectureOf(folder)) == images)
             reader->addItem(modelDisplayName(folder), folder);
     reader->addItem(tr("Open Model..."), QStringLiteral("open"));
     reader->setItemData(reader->count() - 1,
                         images ? tr("A folder holding config.json, preprocessor_config.json and "
                                     "the .safetensors weights of a Vision Transformer (model_type "
                                     "vit), as Hugging Face stores them.")
-                               : tr("A folder holding config.json, the .safetensors weights and "
-                                    "vocab.json + merges.txt (or tokenizer.json) of a "
-                                    "GPT-2-architecture model, as Hugging Face stores them."),
+                               : tr("A folder holding config.json, the .safetensors weights (one "
+                                    "file, or shards with model.safetensors.index.json) and the "
+                                    "tokenizer (tokenizer.json, or vocab.json + merges.txt) of a "
+                                    "language model: GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX "
+                                    "(Pythia), as Hugging Face stores them."),
                         Qt::ToolTipRole);
     reader->setCurrentIndex(std::max(0, reader->findData(modelPath)));
 }
@@ -534,18 +542,18 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
             return;
         }
         const std::optional<ModelArchitecture> architecture = architectureOf(path);
-        if (architecture != (images ? ModelArchitecture::Vit : ModelArchitecture::Gpt2)) {
+        if (!architecture || readsImages(architecture) != images) {
             QMessageBox::warning(
                 this, tr("Open Model"),
                 !QFileInfo::exists(path + QStringLiteral("/config.json"))
                     ? tr("%1 holds no config.json: a model folder holds config.json and the "
                          ".safetensors weights.")
                           .arg(QDir::toNativeSeparators(path))
-                : images ? tr("%1 holds no Vision Transformer (model_type vit); a GPT-2 reads "
-                              "text: open it from the Text tab.")
+                : images ? tr("%1 holds no Vision Transformer (model_type vit); a language "
+                              "model reads text: open it from the Text tab.")
                                .arg(QDir::toNativeSeparators(path))
-                         : tr("%1 holds no GPT-2-architecture model; a ViT reads images: open it "
-                              "from the Image tab.")
+                         : tr("%1 holds no language model (GPT-2, Llama, Mistral, Qwen2, "
+                              "GPT-NeoX); a ViT reads images: open it from the Image tab.")
                                .arg(QDir::toNativeSeparators(path)));
             fillReaders(reader, currentModel);
             return;

@@ -292,7 +292,7 @@ void HeadGridPanel::startSurvey()
                 image = loadImagePixels(spec.input.imagePath, 0);
                 job->tokens = loadVitModel(spec.input.modelPath)->config().tokenCount();
             } else {
-                const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
+                const std::shared_ptr<const LanguageModel> model = loadModel(spec.input.modelPath);
                 job->tokens = int(
                     modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
             }
