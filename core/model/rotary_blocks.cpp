@@ -91,7 +91,7 @@ void applyRope(Matrix<float>& x, Index first, int heads, Index d, const RopeTabl
             for (int h = 0; h < heads; ++h) {
                 auto low = x.row(p).segment(first + h * d, half).array();
                 auto high = x.row(p).segment(first + h * d + half, half).array();
-                const Eigen::ArrayXf x1 = low;
+                const Eigen::Array<float, 1, Eigen::Dynamic> x1 = low;
                 low = x1 * c - high * s;
                 high = high * c + x1 * s;
             }

@@ -357,6 +357,8 @@ std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const Compu
             HeadSurveyEntry entry;
             entry.layer = layer;
             entry.head = int(h);
+            if (input.model && input.model->keyValueHeads < input.model->heads)
+                entry.keyValueHead = int(h) / (input.model->heads / input.model->keyValueHeads);
             entry.thumbnailExact = thumbnail(head.attentionExact, thumbnailSize);
             if (head.attentionApprox.size() > 0)
                 entry.thumbnailApprox = thumbnail(head.attentionApprox, thumbnailSize);

@@ -106,6 +106,9 @@ QString layersName(const std::vector<int>& layers, int layerCount);
 struct HeadSurveyEntry {
     int layer = 0;
     int head = 0;
+    // The key/value head this query head reads in a model with grouped-query attention (query
+    // heads of a group share it); -1 when every head has its own.
+    int keyValueHead = -1;
     MatrixD thumbnailExact;   // P averaged over blocks to at most thumbnailSize x thumbnailSize
     MatrixD thumbnailApprox;  // P^ likewise (empty for the exact method)
     AttentionMetrics metrics; // approximate against exact, this head alone
