@@ -305,7 +305,8 @@ LlamaNetwork smolLm2Network()
         block.outputWeight = randomMatrix(random, c.heads * c.headDim, e, s);
         block.postNormGain = Vector<float>::Ones(e);
         block.gateUpWeight = randomMatrix(random, e, 2 * c.innerWidth, s);
-        block.downWeight = randomMatrix(random, c.innerWidth, e, 1 / std::sqrt(float(c.innerWidth)));
+        block.downWeight =
+            randomMatrix(random, c.innerWidth, e, 1 / std::sqrt(float(c.innerWidth)));
         network.blocks.push_back(std::move(block));
     }
     network.finalNormGain = Vector<float>::Ones(e);

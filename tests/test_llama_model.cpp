@@ -48,7 +48,8 @@ constexpr double kTolerance = 2e-5;
 
 std::vector<int> referenceTokens(const QString& fixture)
 {
-    QFile file(kModelFixtures + QLatin1Char('/') + fixture + QStringLiteral("/reference/tokens.json"));
+    QFile file(kModelFixtures + QLatin1Char('/') + fixture +
+               QStringLiteral("/reference/tokens.json"));
     if (!file.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", qPrintable(file.fileName()));
     std::vector<int> ids;
@@ -180,13 +181,18 @@ void TestLlamaModel::forwardMatchesReference_data()
     QTest::addColumn<int>("heads");
     QTest::addColumn<int>("keyValueHeads");
     QTest::addColumn<int>("window");
-    QTest::newRow("llama GQA, head_dim, llama3 scaling") << "tiny-llama-gqa-f32" << "llama" << 4 << 2 << 0;
-    QTest::newRow("the same in two shards") << "tiny-llama-gqa-2-shards" << "llama" << 4 << 2 << 0;
-    QTest::newRow("llama BF16, tied") << "tiny-llama-bf16" << "llama" << 4 << 4 << 0;
-    QTest::newRow("qwen2 biases, tied, linear") << "tiny-qwen2-f32" << "qwen2" << 4 << 1 << 0;
-    QTest::newRow("mistral sliding window") << "tiny-mistral-f32" << "mistral" << 4 << 2 << 5;
-    QTest::newRow("gpt_neox parallel") << "tiny-pythia-parallel-f32" << "gpt_neox" << 2 << 2 << 0;
-    QTest::newRow("gpt_neox sequential") << "tiny-pythia-sequential-f32" << "gpt_neox" << 2 << 2 << 0;
+    const auto row = [](const char* name, const char* fixture, const char* architecture,
+                         int heads, int keyValueHeads, int window) {
+        QTest::newRow(name) << QString::fromLatin1(fixture) << QString::fromLatin1(architecture)
+                            << heads << keyValueHeads << window;
+    };
+    row("llama GQA, head_dim, llama3 scaling", "tiny-llama-gqa-f32", "llama", 4, 2, 0);
+    row("the same in two shards", "tiny-llama-gqa-2-shards", "llama", 4, 2, 0);
+    row("llama BF16, tied", "tiny-llama-bf16", "llama", 4, 4, 0);
+    row("qwen2 biases, tied, linear", "tiny-qwen2-f32", "qwen2", 4, 1, 0);
+    row("mistral sliding window", "tiny-mistral-f32", "mistral", 4, 2, 5);
+    row("gpt_neox parallel", "tiny-pythia-parallel-f32", "gpt_neox", 2, 2, 0);
+    row("gpt_neox sequential", "tiny-pythia-sequential-f32", "gpt_neox", 2, 2, 0);
 }
 
 // Property: Q and K after RoPE, V, the attention P formed from them and the logits equal the
@@ -227,7 +233,9 @@ void TestLlamaModel::slidingWindowMatters()
             QCOMPARE(expected.values[std::size_t(i * length + j)], 0.0);
     const MatrixD full = attentionByHand(result.layers[0], 4, 0, 0);
     const double error =
-        scaledError(expected, [&](qint64 index) { return index < length * length ? full.data()[index] : 0.0; });
+        scaledError(expected, [&](qint64 index) {
+            return index < length * length ? full.data()[index] : 0.0;
+        });
     QVERIFY2(error > 100 * kTolerance, qPrintable(QString::number(error)));
 }
 
@@ -248,9 +256,10 @@ void TestLlamaModel::groupedHeadsShareKeysAndValues()
     QCOMPARE(input.heads.size(), std::size_t(4));
     for (int h = 0; h < 4; ++h) {
         const int g = h / 2;
-        QCOMPARE(input.heads[std::size_t(h)].q, MatrixD(layer.q.middleCols(h * d, d).cast<double>()));
-        QCOMPARE(input.heads[std::size_t(h)].k, MatrixD(layer.k.middleCols(g * d, d).cast<double>()));
-        QCOMPARE(input.heads[std::size_t(h)].v, MatrixD(layer.v.middleCols(g * d, d).cast<double>()));
+        const HeadTensors& head = input.heads[std::size_t(h)];
+        QCOMPARE(head.q, MatrixD(layer.q.middleCols(h * d, d).cast<double>()));
+        QCOMPARE(head.k, MatrixD(layer.k.middleCols(g * d, d).cast<double>()));
+        QCOMPARE(head.v, MatrixD(layer.v.middleCols(g * d, d).cast<double>()));
     }
     QVERIFY(input.heads[0].k != input.heads[2].k);
 }
@@ -284,7 +293,9 @@ void TestLlamaModel::replacedLayerGetsItsGroup()
     QVERIFY(replaced.logits.allFinite());
     QVERIFY((replaced.logits - exact.logits).cwiseAbs().maxCoeff() < 1e-4f);
     options.replacement = [](int, int, const Matrix<float>& q, const Matrix<float>&,
-                             const Matrix<float>&) { return Matrix<float>(Matrix<float>::Zero(q.rows(), q.cols())); };
+                             const Matrix<float>&) -> Matrix<float> {
+        return Matrix<float>::Zero(q.rows(), q.cols());
+    };
     QVERIFY((model->forward(ids, options).logits - exact.logits).cwiseAbs().maxCoeff() > 1e-2f);
 }
 
@@ -323,23 +334,29 @@ void TestLlamaModel::badCheckpoint_data()
     const QString llama = QStringLiteral("tiny-llama-gqa-f32");
     const QString shards = QStringLiteral("tiny-llama-gqa-2-shards");
     QTest::newRow("unknown model_type") << llama << "model_type falcon" << "config.json"
-                                        << "model_type is \"falcon\"; Attention Lab runs the model types \"gpt2\", \"vit\", \"llama\", \"mistral\", \"qwen2\", \"gpt_neox\"";
+                                        << "model_type is \"falcon\"; Attention Lab runs the model "
+                                           "types \"gpt2\", \"vit\", \"llama\", \"mistral\", "
+                                           "\"qwen2\", \"gpt_neox\"";
     QTest::newRow("unknown rope scaling") << llama << "rope yarn" << "config.json"
                                           << "the rope scaling type is \"yarn\"";
     QTest::newRow("old-style rope type") << llama << "rope dynamic type" << "config.json"
                                          << "the rope scaling type is \"dynamic\"";
-    QTest::newRow("kv heads not dividing") << llama << "config num_key_value_heads 3" << "config.json"
-                                           << "num_attention_heads (4) is not a multiple of num_key_value_heads (3)";
-    QTest::newRow("shape disagrees") << llama << "config intermediate_size 40" << "model.safetensors"
-                                     << "tensor model.layers.0.mlp.gate_proj.weight has shape [32, 16], expected [40, 16]";
+    QTest::newRow("kv heads not dividing")
+        << llama << "config num_key_value_heads 3" << "config.json"
+        << "num_attention_heads (4) is not a multiple of num_key_value_heads (3)";
+    QTest::newRow("shape disagrees")
+        << llama << "config intermediate_size 40" << "model.safetensors"
+        << "tensor model.layers.0.mlp.gate_proj.weight has shape [32, 16], expected [40, 16]";
     QTest::newRow("other activation") << llama << "activation gelu" << "config.json"
                                       << "hidden_act is \"gelu\"";
     QTest::newRow("shard missing") << shards << "remove " + kShard2 << kIndex
                                    << "names the shard " + kShard2;
     QTest::newRow("tensor in no shard") << shards << "unlist model.norm.weight" << kIndex
-                                        << "the tensor model.norm.weight is in none of the weights files";
-    QTest::newRow("tensor not where the index says") << shards << "move model.norm.weight" << kShard2
-                                                     << "does not hold the tensor model.norm.weight";
+                                        << "the tensor model.norm.weight is in none of the "
+                                           "weights files";
+    QTest::newRow("tensor not where the index says")
+        << shards << "move model.norm.weight" << kShard2
+        << "does not hold the tensor model.norm.weight";
     QTest::newRow("tensor in two shards") << shards << "copy model.norm.weight" << "either shard"
                                           << "the tensor model.norm.weight, which";
     QTest::newRow("index not JSON") << shards << "index garbage" << kIndex << "not JSON";
@@ -363,7 +380,8 @@ void TestLlamaModel::badCheckpoint()
     const QString shard1 = folder + QLatin1Char('/') + kShard1;
     const QString shard2 = folder + QLatin1Char('/') + kShard2;
     if (words[0] == QLatin1String("model_type")) {
-        editConfig(folder, [&](QJsonObject& c) { c.insert(QStringLiteral("model_type"), words[1]); });
+        editConfig(folder,
+                   [&](QJsonObject& c) { c.insert(QStringLiteral("model_type"), words[1]); });
     } else if (words[0] == QLatin1String("rope")) {
         const QString key = words.size() > 2 ? words[2] : QStringLiteral("rope_type");
         editConfig(folder, [&](QJsonObject& c) {
@@ -373,7 +391,8 @@ void TestLlamaModel::badCheckpoint()
     } else if (words[0] == QLatin1String("config")) {
         editConfig(folder, [&](QJsonObject& c) { c.insert(words[1], words[2].toInt()); });
     } else if (words[0] == QLatin1String("activation")) {
-        editConfig(folder, [&](QJsonObject& c) { c.insert(QStringLiteral("hidden_act"), words[1]); });
+        editConfig(folder,
+                   [&](QJsonObject& c) { c.insert(QStringLiteral("hidden_act"), words[1]); });
     } else if (words[0] == QLatin1String("remove")) {
         QVERIFY(QFile::remove(folder + QLatin1Char('/') + words[1]));
     } else if (words[0] == QLatin1String("unlist")) {  // in neither the index nor a shard
@@ -421,13 +440,18 @@ void TestLlamaModel::shardIndex_data()
 {
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<QString>("expected");  // empty: accepted
-    QTest::newRow("valid") << QByteArray(R"({"metadata": {}, "weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}})") << QString();
+    QTest::newRow("valid") << QByteArray(R"({"metadata": {}, "weight_map": {"a": "s1.safetensors",
+                                            "b": "s2.safetensors"}})")
+                           << QString();
     QTest::newRow("array") << QByteArray("[]") << "not a JSON object";
     QTest::newRow("no map") << QByteArray(R"({"metadata": {}})") << "weight_map is missing";
-    QTest::newRow("empty map") << QByteArray(R"({"weight_map": {}})") << "weight_map names no tensor";
+    QTest::newRow("empty map") << QByteArray(R"({"weight_map": {}})")
+                               << "weight_map names no tensor";
     QTest::newRow("number") << QByteArray(R"({"weight_map": {"a": 3}})") << "the shard 3";
-    QTest::newRow("path") << QByteArray(R"({"weight_map": {"a": "../x.safetensors"}})") << "the name of a file of the folder";
-    QTest::newRow("subfolder") << QByteArray(R"({"weight_map": {"a": "sub/x.safetensors"}})") << "the name of a file of the folder";
+    QTest::newRow("path") << QByteArray(R"({"weight_map": {"a": "../x.safetensors"}})")
+                          << "the name of a file of the folder";
+    QTest::newRow("subfolder") << QByteArray(R"({"weight_map": {"a": "sub/x.safetensors"}})")
+                               << "the name of a file of the folder";
 }
 
 // Property: parseShardIndex accepts a weight_map of file names and refuses anything else naming

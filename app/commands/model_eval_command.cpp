@@ -220,8 +220,8 @@ int runModelEvalCommand(const QStringList& arguments)
     parser.setApplicationDescription(QStringLiteral(
         "What an approximation costs a trained model: the model reads its input twice, once with "
         "its own softmax attention and once with each method in place of softmax attention in "
-        "the replaced layers (every head), and its predictions are compared: a GPT-2's "
-        "next-token distributions position by position (causal, as trained), or a ViT's class "
+        "the replaced layers (every head), and its predictions are compared: a language "
+        "model's (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX) next-token distributions position by position (causal, as trained), or a ViT's class "
         "distribution for each image (--image, --images or --image-folder; without a mask). "
         "Writes one CSV row per (method, m, replaced layers, seed) into --out: method,m,layers,"
         "seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean (top-1 "
@@ -299,8 +299,8 @@ int runModelEvalCommand(const QStringList& arguments)
                                         "FILE, --images F1,F2,... or --image-folder DIR)")
                              .arg(base.input.modelPath));
     if (!vit && (!images.isEmpty() || parser.isSet(option("predictions"))))
-        throw InputError(QStringLiteral("--model %1: the model is a GPT-2: it reads text (--text "
-                                        "or --text-file), not images")
+        throw InputError(QStringLiteral("--model %1: the model is a language model: it reads "
+                                        "text (--text or --text-file), not images")
                              .arg(base.input.modelPath));
 
     std::vector<ExperimentSpec> methods;

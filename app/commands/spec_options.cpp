@@ -135,11 +135,14 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         QStringLiteral("exact, ") + methodNames(approximationMethods(), QStringLiteral(", "));
     QList<QCommandLineOption> options{
         {option("model"), QStringLiteral("Input: a trained model; the Q, K, V of its --layer, "
-                                         "every head, are the input. A GPT-2-architecture model "
-                                         "reads the text (--text, --text-file, or a short example "
+                                         "every head, are the input. A language model (GPT-2, "
+                                         "Llama, Mistral, Qwen2, GPT-NeoX; grouped-query heads "
+                                         "with their own key/value head, queries and keys after "
+                                         "RoPE) reads the text (--text, --text-file, or a short example "
                                          "sentence), causal as it computes it: PATH is a folder "
-                                         "with config.json, the .safetensors weights and "
-                                         "vocab.json + merges.txt (or tokenizer.json), or builtin "
+                                         "with config.json, the .safetensors weights (or shards "
+                                         "and model.safetensors.index.json) and tokenizer.json "
+                                         "(or vocab.json + merges.txt), or builtin "
                                          "for the built-in GPT-2. A ViT (model_type \"vit\" in "
                                          "config.json) reads --image FILE, resized as its "
                                          "preprocessor_config.json says, without a mask; the "
@@ -301,8 +304,8 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                                 "(--image FILE), not text")
                                      .arg(QLatin1String(name), parser.value(option("model"))));
     } else if (model && parser.isSet(option("image"))) {
-        throw InputError(QStringLiteral("--image: the model %1 is a GPT-2: it reads text (--text "
-                                        "or --text-file), not an image")
+        throw InputError(QStringLiteral("--image: the model %1 is a language model: it reads "
+                                        "text (--text or --text-file), not an image")
                              .arg(parser.value(option("model"))));
     }
     if (vit && parser.isSet(option("causal")))

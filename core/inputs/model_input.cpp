@@ -218,9 +218,11 @@ std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath)
 {
     const KeptModel kept = keptModel(modelPath);
     if (!kept.vit)
-        throw InputError(QStringLiteral("%1: the model is a language model (model_type \"%2\"): "
-                                        "it reads text, not an image")
-                             .arg(kept.folder, kept.language->info().architecture));
+        throw InputError(QStringLiteral("%1: the model is a %2 (model_type \"%3\"): it reads "
+                                        "text, not an image")
+                             .arg(kept.folder,
+                                  architectureDisplayName(modelArchitecture(kept.folder)),
+                                  kept.language->info().architecture));
     return kept.vit;
 }
 
@@ -253,8 +255,8 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
     return tokens;
 }
 
-std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const LanguageModel>& model,
-                                                   const std::vector<int>& ids)
+std::shared_ptr<const ForwardResult> cachedForward(
+    const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids)
 {
     return keptForward(model, ids, {}, [&] { return model->forward(ids); });
 }

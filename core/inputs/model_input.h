@@ -66,8 +66,8 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
 // The forward pass of model on ids (or on an image's pixels) with every layer's Q, K, V and the
 // logits, computed once and kept for the last few (model, input) pairs asked for: a new seed, m
 // or method reuses it.
-std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const LanguageModel>& model,
-                                                   const std::vector<int>& ids);
+std::shared_ptr<const ForwardResult> cachedForward(
+    const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids);
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
                                                    const PixelTensor& pixels);
 
@@ -80,9 +80,9 @@ AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
 
 // The input of InputKind::Model (buildInput calls it), the Q, K, V of spec.layer of the model of
 // spec.modelPath: a language model reads spec.text (labels: its tokens; its queries and keys
-// after RoPE for a rotary model; input.model says which model it is); a ViT reads the image (the pixels
-// decoded from spec.imagePath; labels "[CLS]" and the patches' "(row, col)", with gridRows and
-// gridCols the patch grid). Throws InputError (no tokens, no image for a ViT, a layer the model
+// after RoPE for a rotary model; input.model says which model it is); a ViT reads the image (the
+// pixels decoded from spec.imagePath; labels "[CLS]" and the patches' "(row, col)", with gridRows
+// and gridCols the patch grid). Throws InputError (no tokens, no image for a ViT, a layer the model
 // does not have, the text too long) and ResourceError (over the budget).
 // With run, also the forward pass and a ViT's preprocessed pixels.
 AttentionInput modelInput(const InputSpec& spec, const ImagePixels* image,

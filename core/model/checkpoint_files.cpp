@@ -138,6 +138,19 @@ QString modelTypeName(ModelArchitecture architecture)
     return QString();
 }
 
+QString architectureDisplayName(ModelArchitecture architecture)
+{
+    switch (architecture) {
+    case ModelArchitecture::Gpt2: return QStringLiteral("GPT-2");
+    case ModelArchitecture::Vit: return QStringLiteral("ViT");
+    case ModelArchitecture::Llama: return QStringLiteral("Llama");
+    case ModelArchitecture::Mistral: return QStringLiteral("Mistral");
+    case ModelArchitecture::Qwen2: return QStringLiteral("Qwen2");
+    case ModelArchitecture::GptNeox: return QStringLiteral("GPT-NeoX");
+    }
+    return QString();
+}
+
 ModelArchitecture modelArchitecture(const QString& folder)
 {
     if (!QFileInfo(folder).isDir())

@@ -46,7 +46,7 @@ QString weightsPath(const QString& folder);
 
 // The architectures Attention Lab runs.
 enum class ModelArchitecture {
-    Gpt2,     // model_type "gpt2" (or no model_type: the GPT-2 checkpoints Attention Lab first read)
+    Gpt2,     // model_type "gpt2" (or none: the GPT-2 checkpoints Attention Lab first read)
     Vit,      // model_type "vit"
     Llama,    // model_type "llama" (Llama 2 and 3, TinyLlama, SmolLM, SmolLM2)
     Mistral,  // model_type "mistral"
@@ -57,6 +57,9 @@ enum class ModelArchitecture {
 // config.json's model_type of an architecture: "gpt2", "vit", "llama", "mistral", "qwen2",
 // "gpt_neox".
 QString modelTypeName(ModelArchitecture architecture);
+
+// An architecture's name for people: "GPT-2", "ViT", "Llama", "Mistral", "Qwen2", "GPT-NeoX".
+QString architectureDisplayName(ModelArchitecture architecture);
 
 // The architecture folder/config.json names. Throws InputError naming the folder when it does
 // not exist, naming config.json when it is missing, not a JSON object, or names another

@@ -21,7 +21,7 @@ struct LanguageModelInfo {
     int heads = 0;          // query heads H
     int keyValueHeads = 0;  // H_kv (H when the heads do not share keys and values)
     int headDim = 0;        // d
-    int positions = 0;      // the longest text the model reads (n_positions, max_position_embeddings)
+    int positions = 0;      // the longest text read (n_positions, max_position_embeddings)
     int vocabularySize = 0;
     std::optional<RopeSettings> rope;  // rotary models; none for GPT-2's learned positions
     int slidingWindow = 0;  // Mistral: a query attends to the last slidingWindow keys; 0: all

@@ -44,14 +44,14 @@ struct LlamaConfig {
 // Hugging Face names: model.layers.N.input_layernorm, self_attn.{q,k,v,o}_proj,
 // post_attention_layernorm, mlp.{gate,up,down}_proj.
 struct LlamaBlock {
-    Vector<float> inputNormGain;          // input_layernorm.weight
-    Matrix<float> qkvWeight;              // width x (H + 2 H_kv) d: [q_proj^T | k_proj^T | v_proj^T]
-    Vector<float> qkvBias;                // Qwen2's q/k/v biases, or empty
-    Matrix<float> outputWeight;           // H d x width: o_proj^T
-    Vector<float> outputBias;             // o_proj.bias, or empty
-    Vector<float> postNormGain;           // post_attention_layernorm.weight
-    Matrix<float> gateUpWeight;           // width x 2 inner: [gate_proj^T | up_proj^T]
-    Matrix<float> downWeight;             // inner x width: down_proj^T
+    Vector<float> inputNormGain;  // input_layernorm.weight
+    Matrix<float> qkvWeight;      // width x (H + 2 H_kv) d: [q_proj^T | k_proj^T | v_proj^T]
+    Vector<float> qkvBias;        // Qwen2's q/k/v biases, or empty
+    Matrix<float> outputWeight;   // H d x width: o_proj^T
+    Vector<float> outputBias;     // o_proj.bias, or empty
+    Vector<float> postNormGain;   // post_attention_layernorm.weight
+    Matrix<float> gateUpWeight;   // width x 2 inner: [gate_proj^T | up_proj^T]
+    Matrix<float> downWeight;     // inner x width: down_proj^T
 };
 
 // A Llama-family decoder in memory (Touvron et al. 2023; the Hugging Face LlamaModel):

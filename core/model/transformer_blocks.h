@@ -24,8 +24,9 @@ struct LayerQkv {
 };
 
 // An attention that replaces softmax attention for one head: from that query head's q and its
-// key/value head's k, v (L x d each, before the scale) its output (L x d). Called for every head of every replaced layer, from
-// the thread that runs forward(); causal for GPT-2, not for ViT, as the model was trained.
+// key/value head's k, v (L x d each, before the scale) its output (L x d). Called for every head
+// of every replaced layer, from the thread that runs forward(); causal for the language models,
+// not for ViT, as the model was trained.
 using HeadAttention = std::function<Matrix<float>(int layer, int head, const Matrix<float>& q,
                                                   const Matrix<float>& k, const Matrix<float>& v)>;
 

@@ -14,6 +14,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QLabel>
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -82,6 +83,7 @@ void setInputKind(ExperimentSpec& spec, InputKind kind)
 struct ModelShape {
     int layers = 0;
     int headDim = 0;
+    QString summary;  // a language model's heads and positions, for the Input dock
 };
 
 ModelShape modelShapeOf(const QString& modelPath)
@@ -93,7 +95,19 @@ ModelShape modelShapeOf(const QString& modelPath)
             return {vit.layers, vit.headDim()};
         }
         const LanguageModelInfo info = languageModelInfo(modelFolder(modelPath));
-        return {info.layers, info.headDim};
+        QString heads = InputPanel::tr("%1 heads of d = %2").arg(info.heads).arg(info.headDim);
+        if (info.keyValueHeads < info.heads)
+            heads = InputPanel::tr("%1 query heads sharing %2 key/value heads (d = %3)")
+                        .arg(info.heads)
+                        .arg(info.keyValueHeads)
+                        .arg(info.headDim);
+        const QString queries = info.rope ? InputPanel::tr("queries and keys after RoPE, as the "
+                                                           "scores see them")
+                                          : InputPanel::tr("queries and keys as the scores see "
+                                                           "them");
+        return {info.layers, info.headDim,
+                QStringLiteral("%1: %2; %3; %4.")
+                    .arg(info.architecture, heads, info.positionalScheme(), queries)};
     } catch (const InputError&) {
         return {};
     }
@@ -311,6 +325,10 @@ QWidget* InputPanel::makeTextTab()
     layout->addRow(m_sampleText);
     layout->addRow(tr("Read by"), m_reader);
     layout->addRow(tr("Layer"), m_layer);
+    m_modelSummary = new QLabel(tab);
+    m_modelSummary->setObjectName(QStringLiteral("modelSummary"));
+    m_modelSummary->setWordWrap(true);
+    layout->addRow(m_modelSummary);
     layout->addRow(tr("Tokens"), m_tokens);
     layout->addRow(m_positional);
     return tab;
@@ -631,6 +649,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
         layer->setValue(reads ? input.layer : 0);
         layer->setEnabled(reads);
     }
+    m_modelSummary->setText(textModel ? shape.summary : QString());
+    m_modelSummary->setVisible(textModel && !shape.summary.isEmpty());
     m_tokens->setEnabled(!model);
     m_positional->setEnabled(!model);
     // A ViT resizes and cuts the image as it was trained to.
