@@ -24,6 +24,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -172,6 +173,7 @@ private slots:
     void shardIndex();
 
     void computeWritesModelMetrics();
+    void computeRefusesOverBudget();
 };
 
 void TestLlamaModel::forwardMatchesReference_data()
@@ -521,6 +523,24 @@ void TestLlamaModel::computeWritesModelMetrics()
                 QCOMPARE(float(keys.values[at]), layer.k(i, h / 2 * 12 + j));
                 QCOMPARE(float(values.values[at]), layer.v(i, h / 2 * 12 + j));
             }
+}
+
+// Property: compute --model with a --memory-budget below the model's float weights exits with 3,
+// names the folder and the size, and writes nothing.
+void TestLlamaModel::computeRefusesOverBudget()
+{
+    const QString folder = fixturePath(QStringLiteral("tiny-llama-gqa-f32"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString out = dir.filePath(QStringLiteral("out"));
+    const AppRun run = runAttentionLab({"compute", "--model", folder, "--layer", "0", "--text",
+                                        "the cat", "--memory-budget", "60000", "--out", out},
+                                       dir.path(), 60000);
+    QVERIFY2(run.finished && run.exitCode == 3, qPrintable(run.describe()));
+    const double bytes = CheckpointWeights(folder).floatBytes();
+    QVERIFY2(run.err.contains(folder.toUtf8()) && run.err.contains(formatBytes(bytes).toUtf8()),
+             qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(out));
 }
 
 QTEST_GUILESS_MAIN(TestLlamaModel)

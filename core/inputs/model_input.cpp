@@ -146,7 +146,7 @@ namespace {
 
 // The model modelPath names, from the cache or loaded (a language model or a ViT, as config.json
 // says).
-KeptModel keptModel(const QString& modelPath)
+KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = MemoryBudget())
 {
     const QString folder = modelFolder(modelPath);
     const QFileInfo info(folder);
@@ -169,7 +169,7 @@ KeptModel keptModel(const QString& modelPath)
     if (modelArchitecture(canonical) == ModelArchitecture::Vit)
         loaded.vit = VitModel::load(canonical);
     else
-        loaded.language = loadLanguageModel(canonical);
+        loaded.language = loadLanguageModel(canonical, budget);
     QMutexLocker lock(&cacheMutex());
     std::deque<KeptModel>& kept = keptModels();
     kept.erase(std::remove_if(kept.begin(), kept.end(),
@@ -204,9 +204,10 @@ std::shared_ptr<const ForwardResult> keptForward(const std::shared_ptr<const voi
 
 }  // namespace
 
-std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath)
+std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath,
+                                               const MemoryBudget& budget)
 {
-    const KeptModel kept = keptModel(modelPath);
+    const KeptModel kept = keptModel(modelPath, budget);
     if (!kept.language)
         throw InputError(QStringLiteral("%1: the model is a ViT (model_type \"vit\"): it reads "
                                         "an image, not text")
@@ -311,7 +312,7 @@ void requireForwardMemory(const MemoryBudget& budget, double length, int layers,
 
 AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget, ModelRun* run)
 {
-    const std::shared_ptr<const LanguageModel> model = loadModel(spec.modelPath);
+    const std::shared_ptr<const LanguageModel> model = loadModel(spec.modelPath, budget);
     const LanguageModelInfo& info = model->info();
     checkLayer(spec, info.layers);
     const ModelTokens tokens = modelTokens(*model, spec.text, spec.keepLastTokens);

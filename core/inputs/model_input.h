@@ -49,8 +49,9 @@ ModelArchitecture modelArchitectureOf(const QString& modelPath);
 // weights' modification time, so a changed checkpoint is read again). Thread-safe. Throws
 // InputError as loadLanguageModel (or VitModel::load) does, and when the folder holds a model of
 // the other kind (a ViT for loadModel, a language model for loadVitModel); ResourceError when a
-// language model's float weights would not fit in the default memory budget.
-std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath);
+// language model's float weights would not fit in budget.
+std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath,
+                                               const MemoryBudget& budget = MemoryBudget());
 std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath);
 
 // The token ids of text for model, and their labels (TextTokenizer::label). A text with more

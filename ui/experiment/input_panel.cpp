@@ -92,7 +92,7 @@ ModelShape modelShapeOf(const QString& modelPath)
         const QString config = modelFolder(modelPath) + QStringLiteral("/config.json");
         if (modelArchitectureOf(modelPath) == ModelArchitecture::Vit) {
             const VitConfig vit = VitConfig::fromJson(config);
-            return {vit.layers, vit.headDim()};
+            return {vit.layers, vit.headDim(), QString()};
         }
         const LanguageModelInfo info = languageModelInfo(modelFolder(modelPath));
         QString heads = InputPanel::tr("%1 heads of d = %2").arg(info.heads).arg(info.headDim);
