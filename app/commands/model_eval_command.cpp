@@ -293,15 +293,16 @@ int runModelEvalCommand(const QStringList& arguments)
         base.causal = images.isEmpty();
     }
     refusePositionalArguments(parser);
-    const bool vit = modelArchitectureOf(base.input.modelPath) == ModelArchitecture::Vit;
+    const ModelArchitecture architecture = modelArchitectureOf(base.input.modelPath);
+    const bool vit = architecture == ModelArchitecture::Vit;
     if (vit && images.isEmpty())
         throw InputError(QStringLiteral("--model %1: the model is a ViT: give its images (--image "
                                         "FILE, --images F1,F2,... or --image-folder DIR)")
                              .arg(base.input.modelPath));
     if (!vit && (!images.isEmpty() || parser.isSet(option("predictions"))))
-        throw InputError(QStringLiteral("--model %1: the model is a language model: it reads "
-                                        "text (--text or --text-file), not images")
-                             .arg(base.input.modelPath));
+        throw InputError(QStringLiteral("--model %1: the model is a %2, a language model: it "
+                                        "reads text (--text or --text-file), not images")
+                             .arg(base.input.modelPath, architectureDisplayName(architecture)));
 
     std::vector<ExperimentSpec> methods;
     std::vector<Method> kinds;  // exact attention as the registry's (streaming) exact method

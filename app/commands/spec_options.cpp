@@ -294,9 +294,12 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                             "are the model's own (a ViT's config.json and "
                                             "preprocessor_config.json)")
                                  .arg(QLatin1String(name)));
-    // A ViT reads an image; a GPT-2 the text.
-    const bool vit = model && !parser.value(option("model")).isEmpty() &&
-                     modelArchitectureOf(parser.value(option("model"))) == ModelArchitecture::Vit;
+    // A ViT reads an image; a language model the text.
+    // (the built-in GPT-2 when --model is not given)
+    const ModelArchitecture architecture = model && !parser.value(option("model")).isEmpty()
+                                               ? modelArchitectureOf(parser.value(option("model")))
+                                               : ModelArchitecture::Gpt2;
+    const bool vit = model && architecture == ModelArchitecture::Vit;
     if (vit) {
         for (const char* name : {"text", "text-file", "keep-last"})
             if (parser.isSet(option(name)))
@@ -304,9 +307,10 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                                 "(--image FILE), not text")
                                      .arg(QLatin1String(name), parser.value(option("model"))));
     } else if (model && parser.isSet(option("image"))) {
-        throw InputError(QStringLiteral("--image: the model %1 is a language model: it reads "
-                                        "text (--text or --text-file), not an image")
-                             .arg(parser.value(option("model"))));
+        throw InputError(QStringLiteral("--image: the model %1 is a %2, a language model: it "
+                                        "reads text (--text or --text-file), not an image")
+                             .arg(parser.value(option("model")),
+                                  architectureDisplayName(architecture)));
     }
     if (vit && parser.isSet(option("causal")))
         throw InputError(QStringLiteral("--causal: the ViT %1 attends without a mask, as it was "
