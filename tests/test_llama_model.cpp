@@ -19,6 +19,7 @@
 #include "model/language_model.h"
 #include "model/llama_model.h"
 #include "model_support.h"
+#include "sweeps/downstream.h"
 #include "app_process.h"
 #include "test_support.h"
 
@@ -33,6 +34,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace attnlab;
 using namespace attnlab::test;
@@ -164,6 +166,7 @@ private slots:
     void slidingWindowMatters();
     void groupedHeadsShareKeysAndValues();
     void replacedLayerGetsItsGroup();
+    void headSurveyMarksGroups();
     void ropeScaling();
 
     void badCheckpoint_data();
@@ -299,6 +302,28 @@ void TestLlamaModel::replacedLayerGetsItsGroup()
         return Matrix<float>::Zero(q.rows(), q.cols());
     };
     QVERIFY((model->forward(ids, options).logits - exact.logits).cwiseAbs().maxCoeff() > 1e-2f);
+}
+
+// Property: the head survey of a GQA model tells each query head its key/value head (0, 0, 1, 1
+// for 4 query heads and 2 key/value heads), for the Heads page to mark the groups; heads that
+// share their keys see the same key norms. A model without groups marks none.
+void TestLlamaModel::headSurveyMarksGroups()
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = fixturePath(QStringLiteral("tiny-llama-gqa-f32"));
+    spec.input.text = QStringLiteral("the cat sat on the mat");
+    spec.causal = true;
+    spec.exactMethod = true;
+    const std::vector<HeadSurveyEntry> entries = surveyHeads(spec, ComputeOptions(), 16);
+    QCOMPARE(entries.size(), std::size_t(8));
+    for (const HeadSurveyEntry& entry : entries)
+        QCOMPARE(entry.keyValueHead, entry.head / 2);
+    QCOMPARE(entries[0].meanKeyNorm, entries[1].meanKeyNorm);
+    QVERIFY(entries[0].meanKeyNorm != entries[2].meanKeyNorm);
+    spec.input.modelPath = fixturePath(QStringLiteral("tiny-llama-bf16"));
+    for (const HeadSurveyEntry& entry : surveyHeads(spec, ComputeOptions(), 16))
+        QCOMPARE(entry.keyValueHead, -1);
 }
 
 // Property: the scaled inverse frequencies follow transformers' formulas: linear divides every
@@ -515,14 +540,27 @@ void TestLlamaModel::computeWritesModelMetrics()
     const NpyArray values = readNpy(out + QStringLiteral("/values.npy"));
     for (const NpyArray* array : {&queries, &keys, &values})
         QCOMPARE(array->shape, (std::vector<qint64>{4, length, 12}));
-    for (int h = 0; h < 4; ++h)
-        for (Eigen::Index i = 0; i < length; ++i)
-            for (Eigen::Index j = 0; j < 12; ++j) {
-                const std::size_t at = std::size_t((h * length + i) * 12 + j);
-                QCOMPARE(float(queries.values[at]), layer.q(i, h * 12 + j));
-                QCOMPARE(float(keys.values[at]), layer.k(i, h / 2 * 12 + j));
-                QCOMPARE(float(values.values[at]), layer.v(i, h / 2 * 12 + j));
-            }
+    // Entry (h, i, j) of the files against the forward pass run here (to float rounding: the
+    // program may split its products over another number of threads).
+    const auto at = [&](qint64 index) {
+        return std::tuple{int(index / (length * 12)), Eigen::Index(index / 12 % length),
+                          Eigen::Index(index % 12)};
+    };
+    QVERIFY(scaledError(queries, [&](qint64 index) {
+                const auto [h, i, j] = at(index);
+                return layer.q(i, h * 12 + j);
+            }) < 1e-5);
+    QVERIFY(scaledError(keys, [&](qint64 index) {
+                const auto [h, i, j] = at(index);
+                return layer.k(i, h / 2 * 12 + j);
+            }) < 1e-5);
+    QVERIFY(scaledError(values, [&](qint64 index) {
+                const auto [h, i, j] = at(index);
+                return layer.v(i, h / 2 * 12 + j);
+            }) < 1e-5);
+    // Heads 0 and 1 share key/value head 0: their slices of keys.npy are the same numbers.
+    for (qint64 e = 0; e < length * 12; ++e)
+        QCOMPARE(keys.values[std::size_t(e)], keys.values[std::size_t(length * 12 + e)]);
 }
 
 // Property: compute --model with a --memory-budget below the model's float weights exits with 3,

@@ -548,10 +548,11 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
         for (std::size_t i = 0; i < m_entries.size(); ++i)
             if (m_entries[i].keyValueHead >= 0 && m_entries[i].layer == 0)
                 groups[m_entries[i].keyValueHead] |= layout.cells[i];
-        painter.setPen(QPen(ink, 1.5));
-        for (const auto& [group, span] : groups)
-            painter.drawLine(QPointF(span.left() + 2, span.top() - 3),
-                             QPointF(span.right() - 2, span.top() - 3));
+        painter.setPen(QPen(ink, 2));
+        for (const auto& [group, span] : groups) {
+            const double y = span.top() - layout.frame - 2;
+            painter.drawLine(QPointF(span.left(), y), QPointF(span.right(), y));
+        }
     }
 
     // The cells: error frame, thumbnail, marks.
