@@ -6,7 +6,11 @@ The reference is an independent PyTorch forward pass written from the published 
 the architectures (Touvron et al. 2023 and llama2.c's model.py for the Llama block; the Hugging
 Face documentation of LlamaConfig, MistralConfig, Qwen2Config and GPTNeoXConfig for the names,
 the rotate-half RoPE convention, rope_scaling, grouped-query attention, the sliding window and
-GPT-NeoX's fused per-head query_key_value and parallel residual), not from Attention Lab's code:
+GPT-NeoX's fused per-head query_key_value and parallel residual), not from Attention Lab's code.
+llama2.c's model.py gives RMSNorm (x rsqrt(mean(x^2) + eps) w), inv_freq = theta^(-2i/d), the
+key/value heads repeated with repeat_interleave and the FFN w2(silu(w1 x) * w3 x); its RoPE
+rotates adjacent pairs (2i, 2i + 1), while Hugging Face checkpoints rotate the halves (i, i + d/2)
+(their conversion permutes the q and k rows), and these fixtures are Hugging Face checkpoints:
 
   Llama / Mistral / Qwen2:
     x = embed_tokens[ids]
