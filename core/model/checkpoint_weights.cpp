@@ -127,7 +127,8 @@ double CheckpointWeights::floatBytes() const
     double bytes = 0;
     for (const auto& file : m_files)
         for (const TensorEntry& entry : file->entries())
-            bytes += 4.0 * double(entry.elementCount());
+            if (entry.dtype != TensorDtype::Other)  // not the integer or boolean buffers
+                bytes += 4.0 * double(entry.elementCount());
     return bytes;
 }
 

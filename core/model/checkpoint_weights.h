@@ -41,7 +41,9 @@ public:
     // and the tensor when it is missing or has another shape, as SafetensorsFile::matrix does.
     Matrix<float> matrix(const QString& name, Eigen::Index rows, Eigen::Index cols) const;
     Vector<float> vector(const QString& name, Eigen::Index size) const;
-    // 4 bytes for every element of every tensor: the memory of the weights once in float.
+    // 4 bytes for every element of every floating-point tensor (F32, F16, BF16, F64; not the
+    // integer or boolean buffers some checkpoints keep, such as causal masks): the memory of the
+    // weights once in float.
     double floatBytes() const;
 
 private:
