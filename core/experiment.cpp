@@ -445,6 +445,7 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     result.scale = spec.resolvedScale(input.headDim());
     result.labels = input.labels;
     result.gridRows = input.gridRows;
+    result.model = input.model;
     result.gridCols = input.gridCols;
     result.heads.resize(input.heads.size());
     MetricsAccumulator allHeads;

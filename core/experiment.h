@@ -105,6 +105,7 @@ struct ExperimentResult {
     QStringList labels;
     int gridRows = 0;
     int gridCols = 0;
+    std::optional<LanguageModelInfo> model;  // the input's model, for a language model's input
     std::vector<HeadResult> heads;
     AttentionMetrics metrics;  // over all heads together
     std::vector<ResultWarning> warnings;

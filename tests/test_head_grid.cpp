@@ -639,12 +639,12 @@ void TestHeadGrid::surveysAModelOnTheWorker()
     QVERIFY(!panel.isBusy());
     QCOMPARE(busy.count(), 2);  // true, then false
     QVERIFY2(panel.message().isEmpty(), qPrintable(panel.message()));
-    const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
+    const std::shared_ptr<const LanguageModel> model = loadModel(spec.input.modelPath);
     const int tokens = int(modelTokens(*model, spec.input.text, false).ids.size());
-    QCOMPARE(panel.view()->layerCount(), model->config().layers);
-    QCOMPARE(panel.view()->headCount(), model->config().heads);
+    QCOMPARE(panel.view()->layerCount(), model->layers());
+    QCOMPARE(panel.view()->headCount(), model->heads());
     QCOMPARE(int(panel.view()->entries().size()),
-             model->config().layers * model->config().heads);
+             model->layers() * model->heads());
     QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(tokens)) &&
                  panel.surveyText().contains(QLatin1String("m = 16")),
              qPrintable(panel.surveyText()));
@@ -680,7 +680,7 @@ void TestHeadGrid::latestRequestWinsAndOtherInputsCancel()
         QSKIP("tests/data/models/tiny-gpt2-prefixed-f32 is missing (make_fixtures.py)");
     const QString shortText = QStringLiteral("the cat");
     const QString longText = QStringLiteral("the cat sat on the mat and the dog sat too");
-    const std::shared_ptr<const Gpt2Model> model =
+    const std::shared_ptr<const LanguageModel> model =
         loadModel(tinyModelSpec(shortText).input.modelPath);
     const int longTokens = int(modelTokens(*model, longText, false).ids.size());
     QVERIFY(longTokens != int(modelTokens(*model, shortText, false).ids.size()));
@@ -738,7 +738,7 @@ void TestHeadGrid::surveysTheBuiltinModel()
 {
     if (builtinModelFolder().isEmpty())
         QSKIP("the built-in model (resources/models/kjv-gpt2/config.json) is not there yet");
-    const std::shared_ptr<const Gpt2Model> model = loadModel(QString::fromLatin1(kBuiltinModel));
+    const std::shared_ptr<const LanguageModel> model = loadModel(QString::fromLatin1(kBuiltinModel));
     HeadGridPanel panel;
     panel.resize(1280, 800);
     panel.show();
@@ -759,8 +759,8 @@ void TestHeadGrid::surveysTheBuiltinModel()
     QCOMPARE(finished.count(), 1);
     QVERIFY(!panel.isBusy());
     QVERIFY2(panel.message().isEmpty(), qPrintable(panel.message()));
-    const int layers = model->config().layers;
-    const int heads = model->config().heads;
+    const int layers = model->layers();
+    const int heads = model->heads();
     QCOMPARE(panel.view()->layerCount(), layers);
     QCOMPARE(panel.view()->headCount(), heads);
     QCOMPARE(int(panel.view()->entries().size()), layers * heads);

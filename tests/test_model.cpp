@@ -596,7 +596,7 @@ namespace {
 
 // Genesis 1:1-5 (resources/texts/genesis.txt; Genesis 1 was held out of the built-in model's
 // training) in the model's tokens.
-std::vector<int> genesisTokens(const Gpt2Model& model)
+std::vector<int> genesisTokens(const LanguageModel& model)
 {
     QFile file(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/texts/genesis.txt"));
     if (!file.open(QIODevice::ReadOnly))
@@ -635,7 +635,7 @@ void TestModel::builtinHeadsDoWhatTheirNamesSay()
     const auto model = loadModel(QString::fromLatin1(kBuiltinModel));
     const std::vector<int> ids = genesisTokens(*model);
     const ForwardResult result = model->forward(ids);
-    const int d = model->config().headDim();
+    const int d = model->headDim();
     const Eigen::Index length = Eigen::Index(ids.size());
     // P of (layer, head): softmax(Q K^T / sqrt d) with the causal mask.
     const auto attention = [&](int layer, int head) {
@@ -658,8 +658,8 @@ void TestModel::builtinHeadsDoWhatTheirNamesSay()
     // Per head: the mean weight of a query on the latest , . : ; at or before it, and on the
     // previous token.
     std::vector<std::tuple<double, double, int, int>> scores;
-    for (int layer = 0; layer < model->config().layers; ++layer)
-        for (int head = 0; head < model->config().heads; ++head) {
+    for (int layer = 0; layer < model->layers(); ++layer)
+        for (int head = 0; head < model->heads(); ++head) {
             const Eigen::MatrixXd p = attention(layer, head);
             double punctuation = 0;
             double previous = 0;

@@ -220,8 +220,8 @@ int runModelEvalCommand(const QStringList& arguments)
     parser.setApplicationDescription(QStringLiteral(
         "What an approximation costs a trained model: the model reads its input twice, once with "
         "its own softmax attention and once with each method in place of softmax attention in "
-        "the replaced layers (every head), and its predictions are compared: a GPT-2's "
-        "next-token distributions position by position (causal, as trained), or a ViT's class "
+        "the replaced layers (every head), and its predictions are compared: a language "
+        "model's (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX) next-token distributions position by position (causal, as trained), or a ViT's class "
         "distribution for each image (--image, --images or --image-folder; without a mask). "
         "Writes one CSV row per (method, m, replaced layers, seed) into --out: method,m,layers,"
         "seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean (top-1 "
@@ -293,15 +293,16 @@ int runModelEvalCommand(const QStringList& arguments)
         base.causal = images.isEmpty();
     }
     refusePositionalArguments(parser);
-    const bool vit = modelArchitectureOf(base.input.modelPath) == ModelArchitecture::Vit;
+    const ModelArchitecture architecture = modelArchitectureOf(base.input.modelPath);
+    const bool vit = architecture == ModelArchitecture::Vit;
     if (vit && images.isEmpty())
         throw InputError(QStringLiteral("--model %1: the model is a ViT: give its images (--image "
                                         "FILE, --images F1,F2,... or --image-folder DIR)")
                              .arg(base.input.modelPath));
     if (!vit && (!images.isEmpty() || parser.isSet(option("predictions"))))
-        throw InputError(QStringLiteral("--model %1: the model is a GPT-2: it reads text (--text "
-                                        "or --text-file), not images")
-                             .arg(base.input.modelPath));
+        throw InputError(QStringLiteral("--model %1: the model is a %2, a language model: it "
+                                        "reads text (--text or --text-file), not images")
+                             .arg(base.input.modelPath, architectureDisplayName(architecture)));
 
     std::vector<ExperimentSpec> methods;
     std::vector<Method> kinds;  // exact attention as the registry's (streaming) exact method
@@ -355,10 +356,10 @@ int runModelEvalCommand(const QStringList& arguments)
                       .arg(images.size())
                       .arg(model->config().tokenCount());
     } else {
-        const std::shared_ptr<const Gpt2Model> model = loadModel(base.input.modelPath);
+        const std::shared_ptr<const LanguageModel> model = loadModel(base.input.modelPath);
         const std::vector<EvalPoint> points =
             evalPoints(methods, featureCounts, seeds,
-                       layerSets(parser, model->config().layers), base.approximation.seed);
+                       layerSets(parser, model->layers()), base.approximation.seed);
         const ModelTokens tokens =
             modelTokens(*model, base.input.text, base.input.keepLastTokens);
         // The exact run's Q, K, V and logits: modelInput checks them against the budget.
@@ -373,7 +374,7 @@ int runModelEvalCommand(const QStringList& arguments)
             rows.push_back(modelEvalRow(
                 point.method,
                 compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
-                model->config().layers));
+                model->layers()));
             printRow(err, rows.back(), rows.size(), points.size());
         }
         subject = QStringLiteral("%1 tokens").arg(tokens.ids.size());

@@ -135,11 +135,14 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         QStringLiteral("exact, ") + methodNames(approximationMethods(), QStringLiteral(", "));
     QList<QCommandLineOption> options{
         {option("model"), QStringLiteral("Input: a trained model; the Q, K, V of its --layer, "
-                                         "every head, are the input. A GPT-2-architecture model "
-                                         "reads the text (--text, --text-file, or a short example "
+                                         "every head, are the input. A language model (GPT-2, "
+                                         "Llama, Mistral, Qwen2, GPT-NeoX; grouped-query heads "
+                                         "with their own key/value head, queries and keys after "
+                                         "RoPE) reads the text (--text, --text-file, or a short example "
                                          "sentence), causal as it computes it: PATH is a folder "
-                                         "with config.json, the .safetensors weights and "
-                                         "vocab.json + merges.txt (or tokenizer.json), or builtin "
+                                         "with config.json, the .safetensors weights (or shards "
+                                         "and model.safetensors.index.json) and tokenizer.json "
+                                         "(or vocab.json + merges.txt), or builtin "
                                          "for the built-in GPT-2. A ViT (model_type \"vit\" in "
                                          "config.json) reads --image FILE, resized as its "
                                          "preprocessor_config.json says, without a mask; the "
@@ -291,9 +294,12 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                             "are the model's own (a ViT's config.json and "
                                             "preprocessor_config.json)")
                                  .arg(QLatin1String(name)));
-    // A ViT reads an image; a GPT-2 the text.
-    const bool vit = model && !parser.value(option("model")).isEmpty() &&
-                     modelArchitectureOf(parser.value(option("model"))) == ModelArchitecture::Vit;
+    // A ViT reads an image; a language model the text.
+    // (the built-in GPT-2 when --model is not given)
+    const ModelArchitecture architecture = model && !parser.value(option("model")).isEmpty()
+                                               ? modelArchitectureOf(parser.value(option("model")))
+                                               : ModelArchitecture::Gpt2;
+    const bool vit = model && architecture == ModelArchitecture::Vit;
     if (vit) {
         for (const char* name : {"text", "text-file", "keep-last"})
             if (parser.isSet(option(name)))
@@ -301,9 +307,10 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                                 "(--image FILE), not text")
                                      .arg(QLatin1String(name), parser.value(option("model"))));
     } else if (model && parser.isSet(option("image"))) {
-        throw InputError(QStringLiteral("--image: the model %1 is a GPT-2: it reads text (--text "
-                                        "or --text-file), not an image")
-                             .arg(parser.value(option("model"))));
+        throw InputError(QStringLiteral("--image: the model %1 is a %2, a language model: it "
+                                        "reads text (--text or --text-file), not an image")
+                             .arg(parser.value(option("model")),
+                                  architectureDisplayName(architecture)));
     }
     if (vit && parser.isSet(option("causal")))
         throw InputError(QStringLiteral("--causal: the ViT %1 attends without a mask, as it was "

@@ -4,6 +4,7 @@
 #include "memory_budget.h"
 #include "inputs/text.h"
 #include "model/image_preprocessing.h"
+#include "model/language_model.h"
 #include "model/transformer_blocks.h"
 #include "types.h"
 
@@ -85,6 +86,8 @@ struct AttentionInput {
     QStringList notes;   // what the input changed on the way, in plain words (tokens dropped)
     int gridRows = 0;    // image input: the patch grid
     int gridCols = 0;
+    // A language model's input: which model, its key/value groups and positional encoding.
+    std::optional<LanguageModelInfo> model;
 
     Eigen::Index length() const { return heads.front().q.rows(); }
     Eigen::Index headDim() const { return heads.front().q.cols(); }

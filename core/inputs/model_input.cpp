@@ -50,15 +50,15 @@ QDateTime newestChange(const QString& folder)
     return newest;
 }
 
-// A loaded model: one of gpt2 and vit, as config.json's model_type says.
+// A loaded model: a language model or a ViT, as config.json's model_type says.
 struct KeptModel {
     QString folder;  // canonical
     QDateTime changed;
-    std::shared_ptr<const Gpt2Model> gpt2;
+    std::shared_ptr<const LanguageModel> language;
     std::shared_ptr<const VitModel> vit;
 };
 
-// A forward pass on token ids (GPT-2) or on an image's preprocessed pixels (ViT).
+// A forward pass on token ids (a language model) or on an image's preprocessed pixels (ViT).
 struct KeptForward {
     std::weak_ptr<const void> model;  // expires with the model: never matches a new one
     std::vector<int> ids;
@@ -144,8 +144,9 @@ ModelArchitecture modelArchitectureOf(const QString& modelPath)
 
 namespace {
 
-// The model modelPath names, from the cache or loaded (GPT-2 or ViT, as config.json says).
-KeptModel keptModel(const QString& modelPath)
+// The model modelPath names, from the cache or loaded (a language model or a ViT, as config.json
+// says).
+KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = MemoryBudget())
 {
     const QString folder = modelFolder(modelPath);
     const QFileInfo info(folder);
@@ -168,7 +169,7 @@ KeptModel keptModel(const QString& modelPath)
     if (modelArchitecture(canonical) == ModelArchitecture::Vit)
         loaded.vit = VitModel::load(canonical);
     else
-        loaded.gpt2 = Gpt2Model::load(canonical);
+        loaded.language = loadLanguageModel(canonical, budget);
     QMutexLocker lock(&cacheMutex());
     std::deque<KeptModel>& kept = keptModels();
     kept.erase(std::remove_if(kept.begin(), kept.end(),
@@ -203,40 +204,45 @@ std::shared_ptr<const ForwardResult> keptForward(const std::shared_ptr<const voi
 
 }  // namespace
 
-std::shared_ptr<const Gpt2Model> loadModel(const QString& modelPath)
+std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath,
+                                               const MemoryBudget& budget)
 {
-    const KeptModel kept = keptModel(modelPath);
-    if (!kept.gpt2)
+    const KeptModel kept = keptModel(modelPath, budget);
+    if (!kept.language)
         throw InputError(QStringLiteral("%1: the model is a ViT (model_type \"vit\"): it reads "
                                         "an image, not text")
                              .arg(kept.folder));
-    return kept.gpt2;
+    return kept.language;
 }
 
 std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath)
 {
     const KeptModel kept = keptModel(modelPath);
     if (!kept.vit)
-        throw InputError(QStringLiteral("%1: the model is a GPT-2 (model_type \"gpt2\"): it "
-                                        "reads text, not an image")
-                             .arg(kept.folder));
+        throw InputError(QStringLiteral("%1: the model is a %2 (model_type \"%3\"): it reads "
+                                        "text, not an image")
+                             .arg(kept.folder,
+                                  architectureDisplayName(modelArchitecture(kept.folder)),
+                                  kept.language->info().architecture));
     return kept.vit;
 }
 
-ModelTokens modelTokens(const Gpt2Model& model, const QString& text, bool keepLast)
+ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool keepLast)
 {
     ModelTokens tokens;
     tokens.ids = model.tokenizer().encode(text);
     if (tokens.ids.empty())
         throw InputError(QStringLiteral("the text has no tokens: type at least one character"));
-    const int positions = model.config().positions;
+    const int positions = model.positions();
     if (int(tokens.ids.size()) > positions) {
         if (!keepLast)
             throw InputError(QStringLiteral("the text has %1 tokens but the model reads at most %2 "
-                                            "(n_positions): shorten it, or keep its last %2 "
+                                            "(%3): shorten it, or keep its last %2 "
                                             "tokens (--keep-last on the command line)")
                                  .arg(tokens.ids.size())
-                                 .arg(positions));
+                                 .arg(positions)
+                                 .arg(model.info().rope ? QStringLiteral("max_position_embeddings")
+                                                        : QStringLiteral("n_positions")));
         const std::size_t dropped = tokens.ids.size() - std::size_t(positions);
         tokens.ids.erase(tokens.ids.begin(), tokens.ids.begin() + qsizetype(dropped));
         tokens.notes.append(QStringLiteral("The text has %1 tokens and the model reads at most "
@@ -250,8 +256,8 @@ ModelTokens modelTokens(const Gpt2Model& model, const QString& text, bool keepLa
     return tokens;
 }
 
-std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const Gpt2Model>& model,
-                                                   const std::vector<int>& ids)
+std::shared_ptr<const ForwardResult> cachedForward(
+    const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids)
 {
     return keptForward(model, ids, {}, [&] { return model->forward(ids); });
 }
@@ -267,14 +273,15 @@ AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
 {
     const LayerQkv& qkv = forward.layers.at(std::size_t(layer));
     const Eigen::Index d = qkv.q.cols() / heads;
+    const int group = heads / int(qkv.k.cols() / d);  // query heads per key/value head
     AttentionInput input;
     input.labels = labels;
     input.heads.resize(std::size_t(heads));
     for (int h = 0; h < heads; ++h) {
         HeadTensors& head = input.heads[std::size_t(h)];
         head.q = qkv.q.middleCols(h * d, d).cast<double>();
-        head.k = qkv.k.middleCols(h * d, d).cast<double>();
-        head.v = qkv.v.middleCols(h * d, d).cast<double>();
+        head.k = qkv.k.middleCols(h / group * d, d).cast<double>();
+        head.v = qkv.v.middleCols(h / group * d, d).cast<double>();
     }
     return input;
 }
@@ -305,17 +312,25 @@ void requireForwardMemory(const MemoryBudget& budget, double length, int layers,
 
 AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget, ModelRun* run)
 {
-    const std::shared_ptr<const Gpt2Model> model = loadModel(spec.modelPath);
-    const Gpt2Config& config = model->config();
-    checkLayer(spec, config.layers);
+    const std::shared_ptr<const LanguageModel> model = loadModel(spec.modelPath, budget);
+    const LanguageModelInfo& info = model->info();
+    checkLayer(spec, info.layers);
     const ModelTokens tokens = modelTokens(*model, spec.text, spec.keepLastTokens);
-    requireForwardMemory(budget, double(tokens.ids.size()), config.layers, config.width,
-                         config.vocabularySize,
+    requireForwardMemory(budget, double(tokens.ids.size()), info.layers,
+                         info.heads * info.headDim, info.vocabularySize,
                          QStringLiteral("%1 tokens").arg(tokens.ids.size()),
                          QStringLiteral("Use a shorter text, or raise the memory budget."));
     const std::shared_ptr<const ForwardResult> forward = cachedForward(model, tokens.ids);
-    AttentionInput input = layerInput(*forward, spec.layer, config.heads, tokens.labels);
+    AttentionInput input = layerInput(*forward, spec.layer, info.heads, tokens.labels);
     input.notes = tokens.notes;
+    input.model = info;
+    if (info.slidingWindow > 0 && int(tokens.ids.size()) > info.slidingWindow)
+        input.notes.append(QStringLiteral("The text has %1 tokens, more than the model's sliding "
+                                          "window of %2: the model lets each query see its last "
+                                          "%2 keys, while the maps here show full causal "
+                                          "attention on the same queries and keys.")
+                               .arg(tokens.ids.size())
+                               .arg(info.slidingWindow));
     if (run)
         run->forward = forward;
     return input;

@@ -3,7 +3,7 @@
 #include "inputs/inputs.h"
 #include "memory_budget.h"
 #include "model/checkpoint_files.h"
-#include "model/gpt2_model.h"
+#include "model/language_model.h"
 #include "model/vit_model.h"
 
 #include <QString>
@@ -47,38 +47,43 @@ ModelArchitecture modelArchitectureOf(const QString& modelPath);
 
 // The model a path names, loaded once and kept (the last few models, by canonical folder and the
 // weights' modification time, so a changed checkpoint is read again). Thread-safe. Throws
-// InputError as Gpt2Model::load (or VitModel::load) does, and when the folder holds the other
-// architecture.
-std::shared_ptr<const Gpt2Model> loadModel(const QString& modelPath);
+// InputError as loadLanguageModel (or VitModel::load) does, and when the folder holds a model of
+// the other kind (a ViT for loadModel, a language model for loadVitModel); ResourceError when a
+// language model's float weights would not fit in budget.
+std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath,
+                                               const MemoryBudget& budget = MemoryBudget());
 std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath);
 
-// The token ids of text for model, and their labels (Gpt2Tokenizer::label). A text with more
-// tokens than the model reads (n_positions) is refused with InputError, or, with keepLast, cut
+// The token ids of text for model, and their labels (TextTokenizer::label). A text with more
+// tokens than the model reads (its positions) is refused with InputError, or, with keepLast, cut
 // to its last n_positions tokens with a note saying how many were dropped.
 struct ModelTokens {
     std::vector<int> ids;
     QStringList labels;
     QStringList notes;
 };
-ModelTokens modelTokens(const Gpt2Model& model, const QString& text, bool keepLast);
+ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool keepLast);
 
 // The forward pass of model on ids (or on an image's pixels) with every layer's Q, K, V and the
 // logits, computed once and kept for the last few (model, input) pairs asked for: a new seed, m
 // or method reuses it.
-std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const Gpt2Model>& model,
-                                                   const std::vector<int>& ids);
+std::shared_ptr<const ForwardResult> cachedForward(
+    const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids);
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
                                                    const PixelTensor& pixels);
 
-// The heads of one layer as attention input: head h's Q, K, V are the columns [h d, (h + 1) d)
-// of the layer's Q, K, V (in double); labels as given.
+// The heads of one layer as attention input, in double: query head h's Q is the columns
+// [h d, (h + 1) d) of the layer's Q, its K and V those of key/value head g = h / (H / H_kv) (the
+// layer's K has H_kv d columns: grouped-query attention repeats each key/value head for the
+// query heads of its group); labels as given.
 AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
                           const QStringList& labels);
 
 // The input of InputKind::Model (buildInput calls it), the Q, K, V of spec.layer of the model of
-// spec.modelPath: a GPT-2 reads spec.text (labels: its tokens); a ViT reads the image (the pixels
-// decoded from spec.imagePath; labels "[CLS]" and the patches' "(row, col)", with gridRows and
-// gridCols the patch grid). Throws InputError (no tokens, no image for a ViT, a layer the model
+// spec.modelPath: a language model reads spec.text (labels: its tokens; its queries and keys
+// after RoPE for a rotary model; input.model says which model it is); a ViT reads the image (the
+// pixels decoded from spec.imagePath; labels "[CLS]" and the patches' "(row, col)", with gridRows
+// and gridCols the patch grid). Throws InputError (no tokens, no image for a ViT, a layer the model
 // does not have, the text too long) and ResourceError (over the budget).
 // With run, also the forward pass and a ViT's preprocessed pixels.
 AttentionInput modelInput(const InputSpec& spec, const ImagePixels* image,

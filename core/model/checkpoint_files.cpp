@@ -63,6 +63,15 @@ int positiveInteger(const QString& path, const QJsonObject& json, const QString&
     return int(number);
 }
 
+int optionalPositiveInteger(const QString& path, const QJsonObject& json, const QString& key,
+                            int fallback)
+{
+    const QJsonValue value = json.value(key);
+    if (value.isUndefined() || value.isNull())
+        return fallback;
+    return positiveInteger(path, json, key);
+}
+
 double positiveNumber(const QString& path, const QJsonObject& json, const QString& key,
                       double fallback)
 {
@@ -108,6 +117,40 @@ QString weightsPath(const QString& folder)
     return dir.filePath(found.front());
 }
 
+namespace {
+
+constexpr ModelArchitecture kArchitectures[] = {
+    ModelArchitecture::Gpt2,    ModelArchitecture::Vit,   ModelArchitecture::Llama,
+    ModelArchitecture::Mistral, ModelArchitecture::Qwen2, ModelArchitecture::GptNeox};
+
+}  // namespace
+
+QString modelTypeName(ModelArchitecture architecture)
+{
+    switch (architecture) {
+    case ModelArchitecture::Gpt2: return QStringLiteral("gpt2");
+    case ModelArchitecture::Vit: return QStringLiteral("vit");
+    case ModelArchitecture::Llama: return QStringLiteral("llama");
+    case ModelArchitecture::Mistral: return QStringLiteral("mistral");
+    case ModelArchitecture::Qwen2: return QStringLiteral("qwen2");
+    case ModelArchitecture::GptNeox: return QStringLiteral("gpt_neox");
+    }
+    return QString();
+}
+
+QString architectureDisplayName(ModelArchitecture architecture)
+{
+    switch (architecture) {
+    case ModelArchitecture::Gpt2: return QStringLiteral("GPT-2");
+    case ModelArchitecture::Vit: return QStringLiteral("ViT");
+    case ModelArchitecture::Llama: return QStringLiteral("Llama");
+    case ModelArchitecture::Mistral: return QStringLiteral("Mistral");
+    case ModelArchitecture::Qwen2: return QStringLiteral("Qwen2");
+    case ModelArchitecture::GptNeox: return QStringLiteral("GPT-NeoX");
+    }
+    return QString();
+}
+
 ModelArchitecture modelArchitecture(const QString& folder)
 {
     if (!QFileInfo(folder).isDir())
@@ -118,13 +161,16 @@ ModelArchitecture modelArchitecture(const QString& folder)
     const QJsonObject config = readJsonObject(
         path, QStringLiteral("a model folder holds config.json and the .safetensors weights"));
     const QJsonValue type = config.value(QStringLiteral("model_type"));
-    if (type.isUndefined() || type.toString() == QLatin1String("gpt2"))
+    if (type.isUndefined())
         return ModelArchitecture::Gpt2;
-    if (type.toString() == QLatin1String("vit"))
-        return ModelArchitecture::Vit;
-    refuseCheckpoint(path, QStringLiteral("model_type is %1; Attention Lab runs GPT-2 (\"gpt2\") "
-                                          "and ViT (\"vit\") checkpoints")
-                               .arg(jsonValueText(type)));
+    QStringList known;
+    for (const ModelArchitecture architecture : kArchitectures) {
+        if (type.toString() == modelTypeName(architecture))
+            return architecture;
+        known.append(QLatin1Char('"') + modelTypeName(architecture) + QLatin1Char('"'));
+    }
+    refuseCheckpoint(path, QStringLiteral("model_type is %1; Attention Lab runs the model types %2")
+                               .arg(jsonValueText(type), known.join(QStringLiteral(", "))));
 }
 
 }  // namespace attnlab

@@ -24,6 +24,11 @@ QJsonObject readJsonObject(const QString& path, const QString& whatItHolds);
 // positive integer.
 int positiveInteger(const QString& path, const QJsonObject& json, const QString& key);
 
+// json[key] as a positive int, or fallback when the key is absent or null. Throws InputError
+// naming path and key otherwise.
+int optionalPositiveInteger(const QString& path, const QJsonObject& json, const QString& key,
+                            int fallback);
+
 // json[key] as a finite number > 0, or fallback when the key is absent. Throws InputError naming
 // path and key otherwise.
 double positiveNumber(const QString& path, const QJsonObject& json, const QString& key,
@@ -41,13 +46,24 @@ QString weightsPath(const QString& folder);
 
 // The architectures Attention Lab runs.
 enum class ModelArchitecture {
-    Gpt2,  // model_type "gpt2" (or no model_type: the GPT-2 checkpoints Attention Lab first read)
-    Vit,   // model_type "vit"
+    Gpt2,     // model_type "gpt2" (or none: the GPT-2 checkpoints Attention Lab first read)
+    Vit,      // model_type "vit"
+    Llama,    // model_type "llama" (Llama 2 and 3, TinyLlama, SmolLM, SmolLM2)
+    Mistral,  // model_type "mistral"
+    Qwen2,    // model_type "qwen2"
+    GptNeox,  // model_type "gpt_neox" (Pythia)
 };
+
+// config.json's model_type of an architecture: "gpt2", "vit", "llama", "mistral", "qwen2",
+// "gpt_neox".
+QString modelTypeName(ModelArchitecture architecture);
+
+// An architecture's name for people: "GPT-2", "ViT", "Llama", "Mistral", "Qwen2", "GPT-NeoX".
+QString architectureDisplayName(ModelArchitecture architecture);
 
 // The architecture folder/config.json names. Throws InputError naming the folder when it does
 // not exist, naming config.json when it is missing, not a JSON object, or names another
-// model_type.
+// model_type (the message lists the model types Attention Lab runs).
 ModelArchitecture modelArchitecture(const QString& folder);
 
 }  // namespace attnlab

@@ -70,10 +70,24 @@ Gpt2Config Gpt2Config::fromJson(const QString& path)
     return config;
 }
 
+LanguageModelInfo Gpt2Config::info() const
+{
+    LanguageModelInfo info;
+    info.architecture = modelTypeName(ModelArchitecture::Gpt2);
+    info.layers = layers;
+    info.heads = heads;
+    info.keyValueHeads = heads;
+    info.headDim = headDim();
+    info.positions = positions;
+    info.vocabularySize = vocabularySize;
+    return info;
+}
+
 Gpt2Model::Gpt2Model() = default;
 Gpt2Model::~Gpt2Model() = default;
 
 const QString& Gpt2Model::folder() const { return m_folder; }
+const LanguageModelInfo& Gpt2Model::info() const { return m_info; }
 const Gpt2Config& Gpt2Model::config() const { return m_config; }
 const Gpt2Tokenizer& Gpt2Model::tokenizer() const { return m_tokenizer; }
 
@@ -88,6 +102,7 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const QString& folder)
     model->m_folder = folder;
     model->m_config = Gpt2Config::fromJson(dir.filePath(QStringLiteral("config.json")));
     const Gpt2Config& config = model->m_config;
+    model->m_info = config.info();
 
     model->m_tokenizer = Gpt2Tokenizer::fromFolder(folder);
 

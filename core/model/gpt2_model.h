@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/gpt2_tokenizer.h"
+#include "model/language_model.h"
 #include "model/transformer_blocks.h"
 #include "types.h"
 
@@ -24,6 +25,7 @@ struct Gpt2Config {
     bool tiedOutputHead = true;
 
     int headDim() const { return width / heads; }  // d
+    LanguageModelInfo info() const;
 
     // Throws InputError naming the file and the key when a key is missing, not a positive
     // integer, or inconsistent (n_embd not a multiple of n_head), or when the file is not JSON.
@@ -38,7 +40,7 @@ struct Gpt2Config {
 //     x = x + GELU(LN_2(x) W_fc + b_fc) W_mlp + b_mlp, GELU(u) = u/2 (1 + tanh(sqrt(2/pi)(u + 0.044715 u^3)))
 //   logits = LN_f(x) wte^T (the output head tied to the token embedding)
 // LN(u) = (u - mean(u)) / sqrt(var(u) + eps) * g + b over the n_embd entries of a row.
-class Gpt2Model {
+class Gpt2Model : public LanguageModel {
 public:
     // Loads folder/config.json, the folder's safetensors weights (model.safetensors, or the one
     // *.safetensors file there) with or without the "transformer." prefix of the tensor names,
@@ -48,21 +50,24 @@ public:
     // ignored.
     static std::shared_ptr<const Gpt2Model> load(const QString& folder);
 
-    const QString& folder() const;
+    const QString& folder() const override;
+    const LanguageModelInfo& info() const override;
     const Gpt2Config& config() const;
-    const Gpt2Tokenizer& tokenizer() const;
+    const Gpt2Tokenizer& tokenizer() const override;
 
     // The forward pass above on token ids (1 <= L <= n_positions, every id < vocab_size; else
     // InputError). Deterministic; safe to call from several threads at once.
-    ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options = {}) const;
+    ForwardResult forward(const std::vector<int>& tokens,
+                          const ForwardOptions& options = {}) const override;
 
-    ~Gpt2Model();
+    ~Gpt2Model() override;
 
 private:
     Gpt2Model();
     struct Weights;
     QString m_folder;
     Gpt2Config m_config;
+    LanguageModelInfo m_info;
     Gpt2Tokenizer m_tokenizer;
     std::unique_ptr<Weights> m_weights;
 };

@@ -20,8 +20,8 @@ constexpr Index kElementRows = 16;
 // Queries per block of attention: a block's scores (64 x L floats) stay in L2.
 constexpr Index kAttentionQueryBlock = 64;
 
-// x_i <- x_i + bias (when bias is not null), then out_i = LN(x_i) = (x_i - mean(x_i)) /
-// sqrt(var(x_i) + eps) * g + b, for every row i (the bias a residual branch left to add).
+}  // namespace
+
 void addBiasAndNormalise(Matrix<float>& x, const Vector<float>* bias, const Vector<float>& gain,
                          const Vector<float>& shift, float epsilon, Matrix<float>& out)
 {
@@ -39,7 +39,6 @@ void addBiasAndNormalise(Matrix<float>& x, const Vector<float>* bias, const Vect
     });
 }
 
-// h_ij <- GELU(h_ij + b_j), in the form given (see GeluForm).
 void addBiasGelu(Matrix<float>& h, const Vector<float>& bias, GeluForm form)
 {
     const float c = float(std::sqrt(2.0 / M_PI));
@@ -59,18 +58,20 @@ void addBiasGelu(Matrix<float>& h, const Vector<float>& bias, GeluForm form)
     });
 }
 
-// Softmax attention of every head, on the [Q | K | V] matrix qkv (L x 3 width, head h in
-// columns [h d, (h + 1) d) of each third): O_h = softmax(s Q_h K_h^T (+ causal mask)) V_h,
-// written to columns [h d, (h + 1) d) of out. The work is split in (head, query block) tasks: a
-// block of queries [i0, i1) meets keys [0, i1) when causal (else all L), as scores S = s Q K^T (a
-// GEMM), the stable row softmax over the unmasked part of each row (the rest set to 0), then E V
-// divided by the row sums. Every task runs single-threaded Eigen products on one engine thread,
-// and the largest blocks (the last queries, when causal) are handed out first.
-void softmaxAttention(const Matrix<float>& qkv, int heads, Index d, float scale, bool causal,
-                      Matrix<float>& out)
+// The work is split in (head, query block) tasks: a block of queries [i0, i1) meets keys
+// [k0, i1) when causal (else all L; k0 > 0 with a window), as scores S = s Q K^T (a GEMM), the
+// stable row softmax over the unmasked part of each row (the rest set to 0), then E V divided by
+// the row sums. Every task runs single-threaded Eigen products on one engine thread, and the
+// largest blocks (the last queries, when causal) are handed out first.
+void softmaxAttention(const Matrix<float>& qkv, const AttentionHeads& shape, float scale,
+                      bool causal, Index window, Matrix<float>& out)
 {
     const Index length = qkv.rows();
-    const Index width = Index(heads) * d;
+    const Index d = shape.d;
+    const int heads = shape.heads;
+    const int group = shape.heads / shape.keyValueHeads;
+    const Index keyColumn = Index(heads) * d;
+    const Index valueColumn = keyColumn + Index(shape.keyValueHeads) * d;
     const Index blocks = (length + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
     const Index tasks = blocks * heads;
 #pragma omp parallel
@@ -81,36 +82,47 @@ void softmaxAttention(const Matrix<float>& qkv, int heads, Index d, float scale,
         for (Index task = 0; task < tasks; ++task) {
             const Index block = blocks - 1 - task / heads;
             const Index head = task % heads;
+            const Index kv = head / group;
             const Index begin = block * kAttentionQueryBlock;
             const Index rows = std::min(kAttentionQueryBlock, length - begin);
-            const Index keys = causal ? begin + rows : length;
+            const Index end = causal ? begin + rows : length;  // keys [first, end)
+            const Index first = window > 0 ? std::max<Index>(0, begin - window + 1) : 0;
+            const Index keys = end - first;
             auto s = scores.topLeftCorner(rows, keys);
             s.noalias() = (qkv.block(begin, head * d, rows, d) * scale) *
-                          qkv.block(0, width + head * d, keys, d).transpose();
+                          qkv.block(first, keyColumn + kv * d, keys, d).transpose();
             for (Index r = 0; r < rows; ++r) {
                 float* row = s.row(r).data();
-                const Index visible = causal ? begin + r + 1 : keys;  // keys 0 .. i when causal
-                const float rowMax = Eigen::Map<const Eigen::ArrayXf>(row, visible).maxCoeff();
-                inverseSums[r] = 1.0f / expShiftedSum(row, visible, rowMax);
-                std::fill(row + visible, row + keys, 0.0f);
+                const Index i = begin + r;
+                // Visible keys: [low, high) of the block's keys.
+                const Index low = window > 0 ? std::max<Index>(0, i - window + 1) - first : 0;
+                const Index high = causal ? i + 1 - first : keys;
+                const float rowMax =
+                    Eigen::Map<const Eigen::ArrayXf>(row + low, high - low).maxCoeff();
+                inverseSums[r] = 1.0f / expShiftedSum(row + low, high - low, rowMax);
+                std::fill(row, row + low, 0.0f);
+                std::fill(row + high, row + keys, 0.0f);
             }
             auto o = out.block(begin, head * d, rows, d);
-            o.noalias() = s * qkv.block(0, 2 * width + head * d, keys, d);
+            o.noalias() = s * qkv.block(first, valueColumn + kv * d, keys, d);
             o = inverseSums.head(rows).asDiagonal() * o;
         }
     }
 }
 
-// The replacement's output for every head of layer l, written to out (L x width).
-void replacedAttention(const Matrix<float>& qkv, int heads, Index d, int layer,
+void replacedAttention(const Matrix<float>& qkv, const AttentionHeads& shape, int layer,
                        const HeadAttention& replacement, Matrix<float>& out)
 {
     const Index length = qkv.rows();
-    const Index width = Index(heads) * d;
-    for (int h = 0; h < heads; ++h) {
+    const Index d = shape.d;
+    const int group = shape.heads / shape.keyValueHeads;
+    const Index keyColumn = Index(shape.heads) * d;
+    const Index valueColumn = keyColumn + Index(shape.keyValueHeads) * d;
+    for (int h = 0; h < shape.heads; ++h) {
+        const Index kv = h / group;
         const Matrix<float> q = qkv.middleCols(h * d, d);
-        const Matrix<float> k = qkv.middleCols(width + h * d, d);
-        const Matrix<float> v = qkv.middleCols(2 * width + h * d, d);
+        const Matrix<float> k = qkv.middleCols(keyColumn + kv * d, d);
+        const Matrix<float> v = qkv.middleCols(valueColumn + kv * d, d);
         const Matrix<float> o = replacement(layer, h, q, k, v);
         if (o.rows() != length || o.cols() != d)
             throw std::invalid_argument(QStringLiteral("forward: the replacement of layer %1 head "
@@ -125,8 +137,6 @@ void replacedAttention(const Matrix<float>& qkv, int heads, Index d, int layer,
         out.middleCols(h * d, d) = o;
     }
 }
-
-}  // namespace
 
 Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& options,
                                     ForwardResult& result) const
@@ -167,10 +177,11 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
             }
         });
 
+        const AttentionHeads shape{heads, heads, d};
         if (l < options.replaced.size() && options.replaced[l] && options.replacement)
-            replacedAttention(qkv, heads, d, int(l), options.replacement, outputs);
+            replacedAttention(qkv, shape, int(l), options.replacement, outputs);
         else
-            softmaxAttention(qkv, heads, d, scale, causal, outputs);
+            softmaxAttention(qkv, shape, scale, causal, 0, outputs);
 
         // x = x + O W_proj + b_proj (the bias added with LN_2), then the MLP.
         threadedProduct(outputs, block.projectionWeight, x, true);

@@ -9,19 +9,24 @@
 namespace attnlab {
 
 // What GPT-2 (gpt2_model.h) and ViT (vit_model.h) share: the pre-LayerNorm transformer block,
-// the captured Q, K, V, the hook that replaces softmax attention, and the matrix products.
+// the captured Q, K, V, the hook that replaces softmax attention, and the matrix products; and
+// what the rotary decoders (rotary_blocks.h) share with them: softmax attention (with key/value
+// groups and a sliding window), its replacement, LayerNorm and GELU.
 
-// One layer's queries, keys and values for all heads: L x width each, after the bias and before
-// the 1/sqrt(d) scale; head h is columns [h d, (h + 1) d).
+// One layer's queries, keys and values: q is L x H d, k and v L x H_kv d (the key/value heads of
+// grouped-query attention; H_kv = H for GPT-2 and ViT), after the bias (and after RoPE for the
+// rotary models: what the scores see) and before the 1/sqrt(d) scale; head h is columns
+// [h d, (h + 1) d). Query head h reads key/value head h / (H / H_kv).
 struct LayerQkv {
     Matrix<float> q;
     Matrix<float> k;
     Matrix<float> v;
 };
 
-// An attention that replaces softmax attention for one head: from that head's q, k, v (L x d
-// each, before the scale) its output (L x d). Called for every head of every replaced layer, from
-// the thread that runs forward(); causal for GPT-2, not for ViT, as the model was trained.
+// An attention that replaces softmax attention for one head: from that query head's q and its
+// key/value head's k, v (L x d each, before the scale) its output (L x d). Called for every head
+// of every replaced layer, from the thread that runs forward(); causal for the language models,
+// not for ViT, as the model was trained.
 using HeadAttention = std::function<Matrix<float>(int layer, int head, const Matrix<float>& q,
                                                   const Matrix<float>& k, const Matrix<float>& v)>;
 
@@ -63,11 +68,40 @@ struct TransformerBlock {
     Vector<float> mlpBias;
 };
 
+// The heads of an attention layer: H query heads, H_kv key/value heads (H_kv divides H), d each.
+struct AttentionHeads {
+    int heads = 0;
+    int keyValueHeads = 0;
+    Eigen::Index d = 0;
+};
+
+// Softmax attention of every query head, on the [Q | K | V] matrix qkv (L x (H + 2 H_kv) d;
+// query head h in columns [h d, (h + 1) d), key/value head g in [H d + g d, ...) and
+// [(H + H_kv) d + g d, ...)): O_h = softmax(s Q_h K_g^T + mask) V_g with g = h / (H / H_kv),
+// the mask hiding keys j > i when causal and, with window > 0, keys j <= i - window (a query
+// sees its last `window` keys); written to columns [h d, (h + 1) d) of out (L x H d).
+void softmaxAttention(const Matrix<float>& qkv, const AttentionHeads& shape, float scale,
+                      bool causal, Eigen::Index window, Matrix<float>& out);
+
+// The replacement's output for every query head h of layer `layer` on (Q_h, K_g, V_g) of qkv
+// (laid out as above), written to out (L x H d). Throws std::invalid_argument when it returns an
+// output that is not L x d.
+void replacedAttention(const Matrix<float>& qkv, const AttentionHeads& shape, int layer,
+                       const HeadAttention& replacement, Matrix<float>& out);
+
 // GELU(u) = u Phi(u): the exact form (ViT's "gelu") or GPT-2's tanh approximation.
 enum class GeluForm {
     Tanh,  // u/2 (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
     Erf,   // u/2 (1 + erf(u / sqrt 2))
 };
+
+// x_i <- x_i + bias (when bias is not null), then out_i = LN(x_i) = (x_i - mean(x_i)) /
+// sqrt(var(x_i) + eps) * g + b, for every row i (the bias a residual branch left to add).
+void addBiasAndNormalise(Matrix<float>& x, const Vector<float>* bias, const Vector<float>& gain,
+                         const Vector<float>& shift, float epsilon, Matrix<float>& out);
+
+// h_ij <- GELU(h_ij + b_j), in the form given.
+void addBiasGelu(Matrix<float>& h, const Vector<float>& bias, GeluForm form);
 
 // The blocks of a model, the LayerNorm after them (LN_f), and what differs between the models.
 struct TransformerStack {

@@ -80,6 +80,48 @@ void writeInputTensor(AtomicFileSet& files, const QString& name, const Experimen
              {qint64(input.heads.size()), first.rows(), first.cols()}, dtype);
 }
 
+// What metrics.json says of a language model input: the architecture, the key/value head each
+// query head reads, the positional encoding (with the RoPE settings of a rotary model).
+QJsonObject modelJson(const LanguageModelInfo& info)
+{
+    QJsonObject json;
+    json[QLatin1String("architecture")] = info.architecture;
+    json[QLatin1String("query_heads")] = info.heads;
+    json[QLatin1String("key_value_heads")] = info.keyValueHeads;
+    QJsonArray groups;
+    for (int h = 0; h < info.heads; ++h)
+        groups.append(h / (info.heads / info.keyValueHeads));
+    json[QLatin1String("key_value_head_of_query_head")] = groups;
+    json[QLatin1String("head_dim")] = info.headDim;
+    json[QLatin1String("positional_encoding")] = info.positionalScheme();
+    json[QLatin1String("queries_keys")] =
+        info.rope ? QStringLiteral("after RoPE (what the scores see)")
+                  : QStringLiteral("as projected (what the scores see)");
+    if (info.rope) {
+        const RopeSettings& rope = *info.rope;
+        QJsonObject settings{{QLatin1String("theta"), rope.theta},
+                             {QLatin1String("rotary_dims"), rope.rotaryDims},
+                             {QLatin1String("convention"), QStringLiteral("rotate-half")}};
+        if (rope.scaling == RopeScalingType::None)
+            settings[QLatin1String("scaling")] = QJsonValue(QJsonValue::Null);
+        else if (rope.scaling == RopeScalingType::Linear)
+            settings[QLatin1String("scaling")] =
+                QJsonObject{{QLatin1String("rope_type"), QStringLiteral("linear")},
+                            {QLatin1String("factor"), rope.factor}};
+        else
+            settings[QLatin1String("scaling")] = QJsonObject{
+                {QLatin1String("rope_type"), QStringLiteral("llama3")},
+                {QLatin1String("factor"), rope.factor},
+                {QLatin1String("low_freq_factor"), rope.lowFrequencyFactor},
+                {QLatin1String("high_freq_factor"), rope.highFrequencyFactor},
+                {QLatin1String("original_max_position_embeddings"), rope.originalPositions}};
+        json[QLatin1String("rope")] = settings;
+    }
+    json[QLatin1String("sliding_window")] =
+        info.slidingWindow > 0 ? QJsonValue(info.slidingWindow) : QJsonValue(QJsonValue::Null);
+    return json;
+}
+
 }  // namespace
 
 QJsonObject metricsJson(const AttentionMetrics& metrics)
@@ -112,6 +154,8 @@ QJsonObject resultJson(const ExperimentResult& result)
     json[QLatin1String("tokens")] = QJsonArray::fromStringList(result.labels);
     if (result.gridRows > 0)
         json[QLatin1String("patch_grid")] = QJsonArray{result.gridRows, result.gridCols};
+    if (result.model)
+        json[QLatin1String("model")] = modelJson(*result.model);
     json[QLatin1String("metrics")] = metricsJson(result.metrics);
     QJsonArray heads;
     for (const HeadResult& head : result.heads) {

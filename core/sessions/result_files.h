@@ -12,7 +12,9 @@ namespace attnlab {
 // kernel_overflow); a metric that does not apply is null.
 QJsonObject metricsJson(const AttentionMetrics& metrics);
 
-// What metrics.json holds: the spec as run, the shapes, the tokens, every metric (over all heads
+// What metrics.json holds: the spec as run, the shapes, the tokens, for a language model's input
+// the model ("model": architecture, query_heads, key_value_heads, key_value_head_of_query_head,
+// head_dim, positional_encoding, rope {theta, rotary_dims, scaling}, sliding_window), every metric (over all heads
 // and per head), the rows with non-positive denominators, the warnings and the timings.
 QJsonObject resultJson(const ExperimentResult& result);
 

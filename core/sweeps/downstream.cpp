@@ -206,16 +206,15 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
 
 }  // namespace
 
-DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
+DownstreamComparison compareDownstream(const LanguageModel& model, const std::vector<int>& ids,
                                        const ForwardResult& exact, const ExperimentSpec& method,
                                        const std::vector<int>& replacedLayers,
                                        const std::function<bool()>& cancelled)
 {
-    const Gpt2Config& config = model.config();
     if (ids.empty() || exact.logits.rows() != Eigen::Index(ids.size()))
         throw std::invalid_argument("compareDownstream: the exact forward pass has no logits "
                                     "for these tokens");
-    return compareRuns({config.layers, config.heads, config.headDim(), Eigen::Index(ids.size()),
+    return compareRuns({model.layers(), model.heads(), model.headDim(), Eigen::Index(ids.size()),
                         true},
                        exact, method,
                        replacedLayers, cancelled,
@@ -338,7 +337,7 @@ std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const Compu
                                         "the text or the image)"));
     const bool vit = modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
     const int layers = vit ? loadVitModel(spec.input.modelPath)->config().layers
-                           : loadModel(spec.input.modelPath)->config().layers;
+                           : loadModel(spec.input.modelPath)->layers();
     ComputeOptions perLayer = options;
     perLayer.matrices = true;
     perLayer.kernels = false;
@@ -358,6 +357,8 @@ std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const Compu
             HeadSurveyEntry entry;
             entry.layer = layer;
             entry.head = int(h);
+            if (input.model && input.model->keyValueHeads < input.model->heads)
+                entry.keyValueHead = int(h) / (input.model->heads / input.model->keyValueHeads);
             entry.thumbnailExact = thumbnail(head.attentionExact, thumbnailSize);
             if (head.attentionApprox.size() > 0)
                 entry.thumbnailApprox = thumbnail(head.attentionApprox, thumbnailSize);

@@ -2,7 +2,7 @@
 
 #include "experiment.h"
 #include "attention/metrics.h"
-#include "model/gpt2_model.h"
+#include "model/language_model.h"
 #include "model/vit_model.h"
 
 #include <QString>
@@ -15,10 +15,11 @@ namespace attnlab {
 
 // What replacing softmax attention by an approximation inside a trained model does to its
 // predictions: the model runs twice on the same input, once as trained (exact softmax in every
-// layer: causal for GPT-2, unmasked for ViT) and once with the approximation of `method` in the
-// replaced layers (every head of each), and the predicted distributions p_i = softmax(logits_i)
+// layer: causal for a language model, unmasked for ViT) and once with the approximation of
+// `method` in the replaced layers (every query head of each, on its key/value group's keys and
+// values; without Mistral's sliding window, which a replaced layer does not apply), and the predicted distributions p_i = softmax(logits_i)
 // of the two runs are compared prediction by prediction: a text's next token at each position
-// (GPT-2), an image's class (ViT: one prediction, from the [CLS] token).
+// (a language model), an image's class (ViT: one prediction, from the [CLS] token).
 
 struct TokenProbability {
     int id = 0;  // a token id, or a class
@@ -38,7 +39,7 @@ struct DownstreamComparison {
     double meanKl = 0;         // mean_i KL(p_i || p^_i)
     double maxKl = 0;          // max_i KL(p_i || p^_i)
     // mean over the replaced heads of |P^ - P|_F / |P|_F, where P and P^ are exact and
-    // approximate attention (causal for GPT-2) on the queries and keys that head receives in the
+    // approximate attention (causal for a language model) on the queries and keys that head receives in the
     // approximate run (so from the first replaced layer on, what the approximation really sees).
     double relFrobeniusAttentionMean = 0;
     std::vector<double> relFrobeniusPerLayer;  // the same mean per replaced layer
@@ -46,14 +47,14 @@ struct DownstreamComparison {
 
 // Runs the comparison. method: exactMethod (streaming exact: a sanity check, agreement 1) or a
 // feature map with its parameters and seed; its scale (1/sqrt(d) by default, as both models);
-// causal for GPT-2 and not for ViT, as each model was trained (method.causal is not read). Head h
+// causal for a language model and not for ViT, as each model was trained (method.causal is not read). Head h
 // of every replaced layer uses the feature map of head h (the W the single-layer views show).
 // exact: the model's own forward pass on the same input with logits (cachedForward gives it), so
 // repeated comparisons reuse it. Runs on the engine threads engineThreadsFor gives for the
 // replaced heads and the m the method runs with (featuresUsed: Nystrom's m past L runs, and
 // costs, as m = L), set on the calling thread. Throws InputError (a layer the model does not
 // have, no layers, a ViT without a classifier), Cancelled.
-DownstreamComparison compareDownstream(const Gpt2Model& model, const std::vector<int>& ids,
+DownstreamComparison compareDownstream(const LanguageModel& model, const std::vector<int>& ids,
                                        const ForwardResult& exact, const ExperimentSpec& method,
                                        const std::vector<int>& replacedLayers,
                                        const std::function<bool()>& cancelled = {});
@@ -105,6 +106,9 @@ QString layersName(const std::vector<int>& layers, int layerCount);
 struct HeadSurveyEntry {
     int layer = 0;
     int head = 0;
+    // The key/value head this query head reads in a model with grouped-query attention (query
+    // heads of a group share it); -1 when every head has its own.
+    int keyValueHead = -1;
     MatrixD thumbnailExact;   // P averaged over blocks to at most thumbnailSize x thumbnailSize
     MatrixD thumbnailApprox;  // P^ likewise (empty for the exact method)
     AttentionMetrics metrics; // approximate against exact, this head alone
@@ -117,7 +121,7 @@ struct HeadSurveyEntry {
 };
 
 // Every layer and head of spec's model input (spec.input.kind == Model; spec.input.layer is
-// ignored), under spec's method, causal for GPT-2 and not for ViT (whose image is `image`, the
+// ignored), under spec's method, causal for a language model and not for ViT (whose image is `image`, the
 // pixels of spec.input.imagePath). progress(done, total) after each layer. Throws as compute
 // does, InputError for another input kind.
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,

@@ -12,11 +12,12 @@ MatrixD layerMixing(const LayerQkv& layer, int heads, const ExperimentSpec& spec
 {
     const Eigen::Index length = layer.q.rows();
     const int d = int(layer.q.cols()) / heads;
+    const int group = heads / int(layer.k.cols() / d);  // query heads per key/value head
     const double scale = spec.resolvedScale(d);
     MatrixD mean = MatrixD::Zero(length, length);
     for (int h = 0; h < heads; ++h) {
         const Matrix<float> q = layer.q.middleCols(h * d, d);
-        const Matrix<float> k = layer.k.middleCols(h * d, d);
+        const Matrix<float> k = layer.k.middleCols(h / group * d, d);
         Matrix<float> p(length, length);
         if (approx) {
             const auto approximation =

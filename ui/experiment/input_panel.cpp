@@ -2,7 +2,7 @@
 
 #include "errors.h"
 #include "experiment/image_loader.h"
-#include "model/gpt2_model.h"
+#include "model/language_model.h"
 #include "model/vit_model.h"
 #include "inputs/model_input.h"
 
@@ -14,6 +14,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QLabel>
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -52,6 +53,14 @@ std::optional<ModelArchitecture> architectureOf(const QString& modelPath)
     }
 }
 
+// Whether a model of this architecture reads images (a ViT) rather than text; none reads neither.
+std::optional<bool> readsImages(const std::optional<ModelArchitecture>& architecture)
+{
+    if (!architecture)
+        return std::nullopt;
+    return *architecture == ModelArchitecture::Vit;
+}
+
 // The tab of an input: a model reads the text (Text tab) or, a ViT, the image (Image tab).
 int tabOf(const InputSpec& input)
 {
@@ -74,6 +83,7 @@ void setInputKind(ExperimentSpec& spec, InputKind kind)
 struct ModelShape {
     int layers = 0;
     int headDim = 0;
+    QString summary;  // a language model's heads and positions, for the Input dock
 };
 
 ModelShape modelShapeOf(const QString& modelPath)
@@ -82,10 +92,22 @@ ModelShape modelShapeOf(const QString& modelPath)
         const QString config = modelFolder(modelPath) + QStringLiteral("/config.json");
         if (modelArchitectureOf(modelPath) == ModelArchitecture::Vit) {
             const VitConfig vit = VitConfig::fromJson(config);
-            return {vit.layers, vit.headDim()};
+            return {vit.layers, vit.headDim(), QString()};
         }
-        const Gpt2Config gpt2 = Gpt2Config::fromJson(config);
-        return {gpt2.layers, gpt2.headDim()};
+        const LanguageModelInfo info = languageModelInfo(modelFolder(modelPath));
+        QString heads = InputPanel::tr("%1 heads of d = %2").arg(info.heads).arg(info.headDim);
+        if (info.keyValueHeads < info.heads)
+            heads = InputPanel::tr("%1 query heads sharing %2 key/value heads (d = %3)")
+                        .arg(info.heads)
+                        .arg(info.keyValueHeads)
+                        .arg(info.headDim);
+        const QString queries = info.rope ? InputPanel::tr("queries and keys after RoPE, as the "
+                                                           "scores see them")
+                                          : InputPanel::tr("queries and keys as the scores see "
+                                                           "them");
+        return {info.layers, info.headDim,
+                QStringLiteral("%1: %2; %3; %4.")
+                    .arg(info.architecture, heads, info.positionalScheme(), queries)};
     } catch (const InputError&) {
         return {};
     }
@@ -303,6 +325,10 @@ QWidget* InputPanel::makeTextTab()
     layout->addRow(m_sampleText);
     layout->addRow(tr("Read by"), m_reader);
     layout->addRow(tr("Layer"), m_layer);
+    m_modelSummary = new QLabel(tab);
+    m_modelSummary->setObjectName(QStringLiteral("modelSummary"));
+    m_modelSummary->setWordWrap(true);
+    layout->addRow(m_modelSummary);
     layout->addRow(tr("Tokens"), m_tokens);
     layout->addRow(m_positional);
     return tab;
@@ -493,8 +519,6 @@ InputKind InputPanel::readerKind(const QComboBox* reader, InputKind withoutModel
 void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
 {
     const bool images = reader == m_imageReader;
-    const ModelArchitecture architecture =
-        images ? ModelArchitecture::Vit : ModelArchitecture::Gpt2;
     const QString builtin = QString::fromLatin1(images ? kBuiltinVitModel : kBuiltinModel);
     const QSignalBlocker blocker(reader);
     reader->clear();
@@ -507,16 +531,18 @@ void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
         recent.prepend(modelPath);
     for (const QString& folder : recent)
         if (folder != QLatin1String(kBuiltinModel) && folder != QLatin1String(kBuiltinVitModel) &&
-            architectureOf(folder) == architecture)
+            readsImages(architectureOf(folder)) == images)
             reader->addItem(modelDisplayName(folder), folder);
     reader->addItem(tr("Open Model..."), QStringLiteral("open"));
     reader->setItemData(reader->count() - 1,
                         images ? tr("A folder holding config.json, preprocessor_config.json and "
                                     "the .safetensors weights of a Vision Transformer (model_type "
                                     "vit), as Hugging Face stores them.")
-                               : tr("A folder holding config.json, the .safetensors weights and "
-                                    "vocab.json + merges.txt (or tokenizer.json) of a "
-                                    "GPT-2-architecture model, as Hugging Face stores them."),
+                               : tr("A folder holding config.json, the .safetensors weights (one "
+                                    "file, or shards with model.safetensors.index.json) and the "
+                                    "tokenizer (tokenizer.json, or vocab.json + merges.txt) of a "
+                                    "language model: GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX "
+                                    "(Pythia), as Hugging Face stores them."),
                         Qt::ToolTipRole);
     reader->setCurrentIndex(std::max(0, reader->findData(modelPath)));
 }
@@ -534,18 +560,18 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
             return;
         }
         const std::optional<ModelArchitecture> architecture = architectureOf(path);
-        if (architecture != (images ? ModelArchitecture::Vit : ModelArchitecture::Gpt2)) {
+        if (!architecture || readsImages(architecture) != images) {
             QMessageBox::warning(
                 this, tr("Open Model"),
                 !QFileInfo::exists(path + QStringLiteral("/config.json"))
                     ? tr("%1 holds no config.json: a model folder holds config.json and the "
                          ".safetensors weights.")
                           .arg(QDir::toNativeSeparators(path))
-                : images ? tr("%1 holds no Vision Transformer (model_type vit); a GPT-2 reads "
-                              "text: open it from the Text tab.")
+                : images ? tr("%1 holds no Vision Transformer (model_type vit); a language "
+                              "model reads text: open it from the Text tab.")
                                .arg(QDir::toNativeSeparators(path))
-                         : tr("%1 holds no GPT-2-architecture model; a ViT reads images: open it "
-                              "from the Image tab.")
+                         : tr("%1 holds no language model (GPT-2, Llama, Mistral, Qwen2, "
+                              "GPT-NeoX); a ViT reads images: open it from the Image tab.")
                                .arg(QDir::toNativeSeparators(path)));
             fillReaders(reader, currentModel);
             return;
@@ -623,6 +649,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
         layer->setValue(reads ? input.layer : 0);
         layer->setEnabled(reads);
     }
+    m_modelSummary->setText(textModel ? shape.summary : QString());
+    m_modelSummary->setVisible(textModel && !shape.summary.isEmpty());
     m_tokens->setEnabled(!model);
     m_positional->setEnabled(!model);
     // A ViT resizes and cuts the image as it was trained to.

@@ -57,8 +57,8 @@ void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promi
                 };
             };
         } else {
-            const std::shared_ptr<const Gpt2Model> model = loadModel(first.input.modelPath);
-            job.layerCount = model->config().layers;
+            const std::shared_ptr<const LanguageModel> model = loadModel(first.input.modelPath);
+            job.layerCount = model->layers();
             const ModelTokens text =
                 modelTokens(*model, first.input.text, first.input.keepLastTokens);
             tokens = int(text.ids.size());

@@ -204,7 +204,7 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     m_content->hide();
     m_controls->hide();
     m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, choose "
-                          "\"Read by: Built-in model\" or open a GPT-2 checkpoint."));
+                          "\"Read by: Built-in model\" or open a language model's folder."));
 
     m_delay.setSingleShot(true);
     m_delay.setInterval(kDebounceMs);
@@ -261,8 +261,8 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
         m_content->hide();
         m_controls->hide();
         m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, "
-                              "choose \"Read by: Built-in model\" or open a GPT-2 checkpoint; "
-                              "in its Image tab, the built-in ViT or a ViT checkpoint."));
+                              "choose \"Read by: Built-in model\" or open a language model's "
+                              "folder; in its Image tab, the built-in ViT or a ViT checkpoint."));
         m_message->show();
         setBusy(m_watcher.isRunning());
         return;

@@ -236,8 +236,8 @@ void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
         m_progress->hide();
         m_surveyLabel->clear();
         showMessage(tr("The head grid shows a trained model's heads: choose the built-in model "
-                       "or Open Model... on the Input dock's Text page (a GPT-2 reading text) or "
-                       "Image page (a ViT reading an image)."));
+                       "or Open Model... on the Input dock's Text page (a language model reading "
+                       "text) or Image page (a ViT reading an image)."));
         updateBusy();
         return;
     }
@@ -286,13 +286,13 @@ void HeadGridPanel::startSurvey()
     // widget; the destructor waits for it.
     m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, spec, budget, job = m_job] {
         const WorkerOutcome outcome = runOnWorker([&] {
-            // A GPT-2 reads the text; a ViT the image, decoded here off the GUI thread.
+            // A language model reads the text; a ViT the image, decoded here off the GUI thread.
             std::optional<ImagePixels> image;
             if (modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit) {
                 image = loadImagePixels(spec.input.imagePath, 0);
                 job->tokens = loadVitModel(spec.input.modelPath)->config().tokenCount();
             } else {
-                const std::shared_ptr<const Gpt2Model> model = loadModel(spec.input.modelPath);
+                const std::shared_ptr<const LanguageModel> model = loadModel(spec.input.modelPath);
                 job->tokens = int(
                     modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
             }

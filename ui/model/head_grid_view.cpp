@@ -12,6 +12,7 @@
 #include <QPainterPath>
 
 #include <algorithm>
+#include <map>
 #include <array>
 #include <cmath>
 
@@ -467,6 +468,9 @@ QString HeadGridView::headToolTip(int layer, int head) const
     const AttentionMetrics& m = e->metrics;
     QStringList lines;
     lines << tr("Layer %1, head %2").arg(layer).arg(head);
+    if (e->keyValueHead >= 0)
+        lines << tr("key/value head %1, shared with the other heads of its group")
+                     .arg(e->keyValueHead);
     const int rank = errorRank(layer, head);
     if (rank > 0)
         lines << tr("error rank %1 of %2 (1 = worst)")
@@ -537,6 +541,19 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
     painter.setFont(font);
     if (layout.shortHeadLabels)
         painter.drawText(layout.headWordRect, Qt::AlignRight | Qt::AlignBottom, tr("head"));
+    // Query heads that share a key/value head (grouped-query attention): a line over the
+    // columns of each group, between the head labels and the cells.
+    if (!layout.headLabels.empty()) {
+        std::map<int, QRectF> groups;  // key/value head -> its query heads' first-layer cells
+        for (std::size_t i = 0; i < m_entries.size(); ++i)
+            if (m_entries[i].keyValueHead >= 0 && m_entries[i].layer == 0)
+                groups[m_entries[i].keyValueHead] |= layout.cells[i];
+        painter.setPen(QPen(ink, 2));
+        for (const auto& [group, span] : groups) {
+            const double y = span.top() - layout.frame - 2;
+            painter.drawLine(QPointF(span.left(), y), QPointF(span.right(), y));
+        }
+    }
 
     // The cells: error frame, thumbnail, marks.
     painter.setRenderHint(QPainter::SmoothPixmapTransform, false);

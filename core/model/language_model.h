@@ -1,0 +1,86 @@
+#pragma once
+
+#include "memory_budget.h"
+#include "model/rotary_blocks.h"
+#include "model/text_tokenizer.h"
+#include "model/transformer_blocks.h"
+
+#include <QJsonObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace attnlab {
+
+// The shape of a language model and how it encodes positions.
+struct LanguageModelInfo {
+    QString architecture;  // config.json's model_type: "gpt2", "llama", "gpt_neox", ...
+    int layers = 0;
+    int heads = 0;          // query heads H
+    int keyValueHeads = 0;  // H_kv (H when the heads do not share keys and values)
+    int headDim = 0;        // d
+    int positions = 0;      // the longest text read (n_positions, max_position_embeddings)
+    int vocabularySize = 0;
+    std::optional<RopeSettings> rope;  // rotary models; none for GPT-2's learned positions
+    int slidingWindow = 0;  // Mistral: a query attends to the last slidingWindow keys; 0: all
+
+    // One line for people: "learned absolute positions (wpe)", "RoPE (rotate-half) on 64 of 64
+    // dimensions, theta 10000, llama3 scaling (factor 8, ...)", with the sliding window if any.
+    QString positionalScheme() const;
+};
+
+// What the lab needs of a trained causal language model, whatever its architecture (GPT-2,
+// Llama, Mistral, Qwen2, GPT-NeoX): its shape, its tokenizer and its forward pass. Query head h
+// reads key/value head h / (H / H_kv) (grouped-query attention; H_kv = H without groups).
+class LanguageModel {
+public:
+    virtual ~LanguageModel() = default;
+
+    virtual const QString& folder() const = 0;
+    virtual const LanguageModelInfo& info() const = 0;
+    virtual const TextTokenizer& tokenizer() const = 0;
+    // The forward pass on token ids (1 <= L <= positions, every id < vocabulary; else
+    // InputError). Q and K in ForwardResult::layers are the ones the scores see (after RoPE);
+    // K and V hold the H_kv key/value heads. Deterministic; safe to call from several threads.
+    virtual ForwardResult forward(const std::vector<int>& tokens,
+                                  const ForwardOptions& options = {}) const = 0;
+
+    int layers() const { return info().layers; }
+    int heads() const { return info().heads; }
+    int keyValueHeads() const { return info().keyValueHeads; }
+    int headDim() const { return info().headDim; }
+    int positions() const { return info().positions; }
+    int vocabularySize() const { return info().vocabularySize; }
+    // The key/value head query head h reads: h / (H / H_kv).
+    int keyValueHead(int head) const { return head / (heads() / keyValueHeads()); }
+};
+
+// The language model in folder, as config.json's model_type says (gpt2, llama, mistral, qwen2,
+// gpt_neox). Throws InputError naming the file at fault (a ViT is refused: it reads images), and
+// ResourceError when its float weights would not fit in budget.
+std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
+                                                       const MemoryBudget& budget = MemoryBudget());
+
+// The shape of the language model in folder, from config.json alone (no weights read). Throws
+// InputError as the architecture's config reader does.
+LanguageModelInfo languageModelInfo(const QString& folder);
+
+// Throws InputError unless 1 <= tokens.size() <= info.positions and every id is in
+// [0, info.vocabularySize); the messages name folder.
+void checkTokens(const std::vector<int>& tokens, const LanguageModelInfo& info,
+                 const QString& folder);
+
+// config.json's rotary settings: theta from json[thetaKey] (10000 when absent), rotaryDims as
+// given, and rope_scaling (absent, null or of type "default": none; "linear" with factor;
+// "llama3" with factor, low_freq_factor, high_freq_factor, original_max_position_embeddings),
+// its type under "rope_type" or, in older files, "type". Throws InputError naming path and the
+// key for any other type (named) or a missing or non-positive parameter.
+RopeSettings readRopeSettings(const QString& path, const QJsonObject& json, const QString& thetaKey,
+                              int rotaryDims);
+
+// Refuses, with ResourceError, float weights of `bytes` over the budget, naming folder.
+void requireWeightMemory(const MemoryBudget& budget, double bytes, const QString& folder);
+
+}  // namespace attnlab
