@@ -176,6 +176,7 @@ private slots:
     void shardIndex();
 
     void computeWritesModelMetrics();
+    void templateBosIsTheFirstToken();
     void computeRefusesOverBudget();
 };
 
@@ -565,6 +566,51 @@ void TestLlamaModel::computeWritesModelMetrics()
 
 // Property: compute --model with a --memory-budget below the model's float weights exits with 3,
 // names the folder and the size, and writes nothing.
+// A Llama folder whose tokenizer.json's post-processor puts BOS first (as Llama 2's and 3's do)
+// reads its text with BOS as token 0, labelled with its content, so that the maps show the
+// attention sink; without the template no BOS is added (as Qwen2's file says).
+void TestLlamaModel::templateBosIsTheFirstToken()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    copyFixture(QStringLiteral("tiny-llama-gqa-f32"), dir.path());
+    const QString text = QStringLiteral("The cat sat");
+    const std::vector<int> plain =
+        modelTokens(*loadModel(dir.path()), text, false).ids;
+    QVERIFY(!plain.empty() && plain.front() != 268);
+    // id 268 is the fixture tokenizer's one special token, <|endoftext|>.
+    editJson(dir.path() + QStringLiteral("/tokenizer.json"), [](QJsonObject& json) {
+        const QJsonObject bos{{QStringLiteral("id"), QStringLiteral("<|endoftext|>")},
+                              {QStringLiteral("type_id"), 0}};
+        const QJsonObject sequence{{QStringLiteral("id"), QStringLiteral("A")},
+                                   {QStringLiteral("type_id"), 0}};
+        json.insert(QStringLiteral("post_processor"),
+                    QJsonObject{
+                        {QStringLiteral("type"), QStringLiteral("TemplateProcessing")},
+                        {QStringLiteral("single"),
+                         QJsonArray{QJsonObject{{QStringLiteral("SpecialToken"), bos}},
+                                    QJsonObject{{QStringLiteral("Sequence"), sequence}}}},
+                        {QStringLiteral("pair"), QJsonArray{}},
+                        {QStringLiteral("special_tokens"),
+                         QJsonObject{{QStringLiteral("<|endoftext|>"),
+                                      QJsonObject{{QStringLiteral("id"),
+                                                   QStringLiteral("<|endoftext|>")},
+                                                  {QStringLiteral("ids"), QJsonArray{268}},
+                                                  {QStringLiteral("tokens"),
+                                                   QJsonArray{QStringLiteral("<|endoftext|>")}}}}}}});
+    });
+    // A new folder, so that the model cache does not give back the model read above.
+    QTemporaryDir withBos;
+    QVERIFY(withBos.isValid());
+    for (const QString& name : QDir(dir.path()).entryList(QDir::Files))
+        QVERIFY(QFile::copy(dir.filePath(name), withBos.filePath(name)));
+    const ModelTokens tokens = modelTokens(*loadModel(withBos.path()), text, false);
+    QCOMPARE(int(tokens.ids.size()), int(plain.size()) + 1);
+    QCOMPARE(tokens.ids.front(), 268);
+    QCOMPARE(tokens.labels.front(), QStringLiteral("<|endoftext|>"));
+    QVERIFY(std::equal(plain.begin(), plain.end(), tokens.ids.begin() + 1));
+}
+
 void TestLlamaModel::computeRefusesOverBudget()
 {
     const QString folder = fixturePath(QStringLiteral("tiny-llama-gqa-f32"));
