@@ -656,13 +656,16 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
     const double textLeft = bar.right() + 12;
     const double textWidth = legend.right() - textLeft;
     const bool approxShown = m_showApprox && hasApproximation();
-    const QString errorText =
+    QString errorText =
         m_scale.isValid()
             ? tr("frame colour: relative Frobenius error of P, \u2016%1 \u2212 P\u2016_F / "
                  "\u2016P\u2016_F%2")
                   .arg(approxSymbol(),
                        m_scale.isLogarithmic() ? tr(" (log scale)") : QString())
             : tr("frame colour: no approximation error (the exact method)");
+    if (std::any_of(m_entries.begin(), m_entries.end(),
+                    [](const auto& entry) { return entry.keyValueHead >= 0; }))
+        errorText += tr("; a line over heads: they share a key/value head");
     QString cellText =
         approxShown
             ? tr("cells: approximation %1 of each head (rows: queries, columns: keys), viridis "
