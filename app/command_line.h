@@ -7,7 +7,7 @@ class QTextStream;
 
 namespace attnlab {
 
-// Exit statuses (DESIGN.md section 4).
+// Exit statuses (docs/design.md section 4.4).
 enum ExitStatus {
     ExitSuccess = 0,
     ExitFailure = 1,    // anything else: an output that could not be written, ...

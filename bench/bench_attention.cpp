@@ -2,7 +2,7 @@
 // linear attention (non-causal and causal), float, d = d_v = 64, m = 256, against the machine's
 // own sgemm rate measured in the same run. Threads: ATTNLAB_BENCH_THREADS (default 2).
 //
-// Flops are counted as in DESIGN.md section 5: exact 4 L^2 d; linear attention 2 L m d per side
+// Flops are counted as in docs/design.md 5.1: exact 4 L^2 d; linear attention 2 L m d per side
 // for the features (none for elu+1) plus 4 L C d_v for the two products with the C features.
 
 #include "attention/exact_attention.h"

@@ -21,7 +21,7 @@
 // captured and the logits computed: the median of `reps` runs after one warm-up run.
 // Threads: ATTNLAB_BENCH_THREADS (default 2).
 //
-// Flops, counted as DESIGN.md section 5 does: per layer 2 L E (3E) for Q, K, V, 2 L E^2 for the
+// Flops, counted as docs/design.md 5.1 does: per layer 2 L E (3E) for Q, K, V, 2 L E^2 for the
 // output projection, 2 * 2 L E (4E) for the MLP (24 L E^2 in all); attention per head 4 d for each
 // (query, key) pair computed: causal, the L (L + 1) / 2 pairs of keys at or before the query
 // (the "causal" count, the work a causal kernel has to do), or 4 L^2 d as if the masked half were

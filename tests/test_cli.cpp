@@ -1,5 +1,5 @@
 // `attention-lab compute`, run as a process: the files it writes and what they hold (checked
-// against the formulas of DESIGN.md, recomputed here from the inputs), its inputs and options,
+// against the formulas of docs/design.md, recomputed here from the inputs), its inputs and options,
 // and runs that repeat bit for bit.
 
 #include "cli_support.h"
@@ -118,7 +118,7 @@ void TestCli::textRunArraysAreConsistent()
 }
 
 // Property: on Q, K, V from .npy files, in double precision with an explicit scale s, every array
-// follows DESIGN.md section 2, recomputed here from the files and W: A_ij = exp(s q_i.k_j) (0
+// follows docs/design.md 2.2-2.5, recomputed here from the files and W: A_ij = exp(s q_i.k_j) (0
 // above the diagonal when causal), P = D^-1 A, O = P V, phi(x) = m^-1/2 exp(W x' - |x'|^2 / 2)
 // with x' = sqrt(s) x, A^ = phi(Q) phi(K)^T (masked), P^ = D^-1 A^, O^ = P^ V; W has orthonormal
 // rows within each block of d rows; and the metrics of metrics.json are the definitions of
@@ -504,7 +504,7 @@ void TestCli::imageInput()
 // ---------------------------------------------------------------------------------------------
 // Determinism and seeds
 
-// Property (DESIGN.md: compute is deterministic for a given spec): the same arguments give
+// Property (docs/design.md 1.2: compute is deterministic for a spec): the same arguments give
 // byte-identical .npy files, and the same metrics.json apart from the timings, whatever the
 // engine threads do.
 void TestCli::sameArgumentsGiveIdenticalFiles_data()

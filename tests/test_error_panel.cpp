@@ -101,7 +101,7 @@ std::vector<double> samplesOf(const ErrorSweepResult& result, Method method,
     return samples;
 }
 
-// Lemma 2 as DESIGN.md writes it, with z = x + y and SM = exp(x.y).
+// Lemma 2 as docs/design.md 2.10 writes it, with z = x + y and SM = exp(x.y).
 double designLemma2(Method kind, double m, const VectorD& x, const VectorD& y)
 {
     const double sm = std::exp(x.dot(y));
@@ -267,7 +267,7 @@ void TestErrorPanel::chartDrawsMeansAndPercentileBands()
 }
 
 // Property: the kernel view draws, for each map Lemma 2 covers, a curve whose every sample is the
-// formula of DESIGN.md at its m for the result's pair (recomputed here), and the empirical means
+// formula of docs/design.md 2.10 at m for the result's pair (recomputed), and the empirical means
 // with bars of one standard error (computed here).
 void TestErrorPanel::chartKernelViewDrawsLemma2FromTheFormula()
 {

@@ -71,7 +71,7 @@ std::pair<double, double> fittedSlope(const ErrorCurve& curve)
     return {sxy / sxx, std::sqrt(variance) / sxx};
 }
 
-// Lemma 2 as DESIGN.md writes it, with z = x + y and SM = exp(x.y), computed here.
+// Lemma 2 as docs/design.md 2.10 writes it, with z = x + y and SM = exp(x.y), computed here.
 double designLemma2(Method kind, double m, const VectorD& x, const VectorD& y)
 {
     const double sm = std::exp(x.dot(y));
@@ -330,7 +330,7 @@ void TestErrors::orthogonalBelowIidAtMUpToD()
     }
 }
 
-// Property: lemma2Mse and lemma2MseAt are the formulas of DESIGN.md section 2 (recomputed here),
+// Property: lemma2Mse and lemma2MseAt are the formulas of docs/design.md 2.10 (recomputed here),
 // for any m, with the pair scaled by the norm multiplier in a norm sweep; NaN for the maps
 // Lemma 2 does not cover.
 void TestErrors::lemma2FormulaIsDesignMd()

@@ -155,7 +155,7 @@ void TestEstimators::featuresFollowTheirFormulas_data()
 
 void TestEstimators::featuresFollowTheirFormulas()
 {
-    // phi computed straight from the formulas of DESIGN.md (no stabilisation) equals the map's
+    // phi computed straight from the formulas of docs/design.md 2.4 (unstabilised) equals the map's
     // mantissa x exp(log-scale), in double; at norm 6 the stabilisation is doing real work.
     QFETCH(int, kind);
     QFETCH(double, norm);

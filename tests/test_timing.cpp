@@ -257,7 +257,7 @@ void TestTiming::logSpacedLengthsRefusals()
 // ---------------------------------------------------------------------------------------------
 // Sweeps
 
-// Property: the flops follow DESIGN.md section 5 (exact 4 L^2 d, half when causal; random
+// Property: the flops follow docs/design.md 5.1 (exact 4 L^2 d, half when causal; random
 // features 2 L m d per side plus 4 L C d_v, C = m, 2m for hyperbolic and trig, d for elu+1), and
 // the working set grows as L^2 for materialised exact and as L for the others, always above the
 // inputs and output (4 L d floats).

@@ -146,7 +146,7 @@ struct MethodInfo {
     std::uint32_t color = 0;  // 0xRRGGBB on every chart (Okabe-Ito and Tol's palettes)
     MarkerShape marker = MarkerShape::Square;
     // The cost model: the flops of one head's output and the floats it needs besides Q, K, V
-    // and O, as the timing sweep counts them (DESIGN.md section 5).
+    // and O, as the timing sweep counts them (docs/design.md section 5).
     double (*flops)(const CostShape& shape) = nullptr;
     double (*workingSetFloats)(const CostShape& shape) = nullptr;
     // The size (m) it runs with for m asked and L positions, where that can be less than m

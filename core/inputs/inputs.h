@@ -100,7 +100,7 @@ struct ModelRun {
     PixelTensor pixels;                            // a ViT's: the image as it read it
 };
 
-// Builds Q, K, V for every head (see DESIGN.md section 3). Text and image inputs are scaled so that
+// Builds Q, K, V for every head (see docs/design.md 3.1). Text and image inputs are scaled so that
 // E|q_i|^2 = E|k_i|^2 = sqrt(d): then |x'| is about 1 at the default scale s = 1/sqrt(d), where
 // FAVOR+ is close to exact but visibly not equal. Image input needs the decoded pixels.
 // Throws InputError (no tokens, image smaller than a patch, unreadable or inconsistent .npy

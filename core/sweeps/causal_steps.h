@@ -12,8 +12,8 @@
 
 namespace attnlab {
 
-// Causal linear attention of one head run as a recurrent network, token by token (DESIGN.md
-// section 2, recurrent form), with everything the stepper view and `attention-lab steps` show.
+// Causal linear attention of one head run as a recurrent network, token by token (docs/design.md
+// section 2.6, recurrent form), with everything the stepper view and `attention-lab steps` show.
 //
 // Positions are 0-based token indices t = 0..L-1, as the rows of every L x ... array. Consuming
 // token t gives the state of the paper's 1-based step i = t + 1:

@@ -81,7 +81,7 @@ struct SweepResult {
     static SweepResult fromJson(const QJsonObject& json);
 };
 
-// Flops of one run, counted as in DESIGN.md section 5 by the registry's cost model (exact 4 L^2 d,
+// Flops of one run, counted as in docs/design.md 5.1 by the registry's cost model (exact 4 L^2 d,
 // 2 L^2 d when causal; feature maps 2 L m d per side for W x' plus 4 L C d_v; the other methods
 // as their classes say), with d_v = d and the method's size (m, or local attention's window) m.
 double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m);

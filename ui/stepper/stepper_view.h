@@ -93,7 +93,7 @@ struct StepperJob;
 struct StepperOutcome;
 
 // The "Stepper" page: causal linear attention run as a recurrent network, one token at a time
-// (DESIGN.md section 2, recurrent form; "Transformers are RNNs"):
+// (docs/design.md section 2.6, the recurrent form; "Transformers are RNNs"):
 //   S_i = S_{i-1} + phi(k_i) v_i^T,   z_i = z_{i-1} + phi(k_i),
 //   y_i = phi(q_i)^T S_i / phi(q_i)^T z_i.
 // At step i = position() + 1 it shows, updating together: phi(k_i) and v_i, their outer product

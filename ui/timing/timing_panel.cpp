@@ -292,8 +292,8 @@ void TimingPanel::buildControls()
            "same causality (streaming, else materialised), interpolated in log-log."),
         tr("The longest L this method was measured at (longer ones may have been skipped for "
            "the memory budget)."),
-        tr("The flops of a run at that L (DESIGN.md section 5: exact 4 L^2 d; FAVOR+ about "
-           "2 L m d per side plus 4 L m d) over its median time."),
+        tr("The flops of a run at that L (exact attention 4 L^2 d, half when causal; FAVOR+ "
+           "2 L m d per side for its features plus 4 L m d) over its median time."),
         tr("That rate as a share of the machine's sgemm rate measured in the same run.")};
     for (int column = 0; column < ColumnCount; ++column) {
         auto* header = new QTableWidgetItem(headers[column]);
