@@ -410,8 +410,8 @@ const std::vector<MethodInfo>& methodRegistry()
              .title = QStringLiteral("Nystr\u00f6m"),
              .summary = QStringLiteral("Nystromformer (Xiong et al. 2021): m landmarks, the "
                                        "segment means of Q and K; P^ = softmax(Q K~^T) "
-                                       "pinv(softmax(Q~ K~^T)) softmax(Q~ K^T), about 6 L m d "
-                                       "flops; no features, no causal form; entries can be "
+                                       "pinv(softmax(Q~ K~^T)) softmax(Q~ K^T), about "
+                                       "4 L m (d + d_v) + 48 m^3 flops; no features, no causal form; entries can be "
                                        "negative."),
              .role = Estimate,
              .canBeNegative = true,
@@ -459,7 +459,8 @@ const std::vector<MethodInfo>& methodRegistry()
              .summary = QStringLiteral("Sparse plus low-rank (Chen et al. 2021): exp(q'.k') "
                                        "exactly inside the window of w keys, FAVOR+ positive "
                                        "features for every other key, without counting the "
-                                       "window twice; about 4 L (m + w) d + 2 L w m flops."),
+                                       "window twice; about 4 L m (d + d_v) + "
+                                       "2 L w (d + d_v + m) flops."),
              .role = Estimate,
              .isRandom = true,
              .drawsProjection = true,
