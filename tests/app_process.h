@@ -23,7 +23,19 @@
 #include <functional>
 #include <map>
 
+#ifndef ATTNLAB_APP
+#error "a test that runs attention-lab is registered with RUNS_APP (tests/CMakeLists.txt)"
+#endif
+
 namespace attnlab::test {
+
+// The built program's path, and a check that fails the running test (naming the path) when it is
+// not there: a test that runs the program never passes or skips without it.
+inline const QString kAppPath = QStringLiteral(ATTNLAB_APP);
+#define REQUIRE_ATTENTION_LAB()                                                                  \
+    QVERIFY2(QFileInfo(attnlab::test::kAppPath).isExecutable(),                                 \
+             qPrintable(QStringLiteral("the program is missing (not an executable file): ") +    \
+                        attnlab::test::kAppPath))
 
 // One run of the application: how it ended and what it printed.
 struct AppRun {
@@ -83,8 +95,12 @@ inline AppRun runAttentionLab(const QStringList& arguments, const QString& worki
     clock.start();
     process.start(QStringLiteral(ATTNLAB_APP), arguments);
     AppRun run;
-    if (!process.waitForStarted(timeoutMs))
+    if (!process.waitForStarted(timeoutMs)) {
+        run.err = QStringLiteral("cannot start %1: %2")
+                      .arg(QStringLiteral(ATTNLAB_APP), process.errorString())
+                      .toUtf8();
         return run;
+    }
     run.finished = process.waitForFinished(timeoutMs);
     run.milliseconds = clock.elapsed();
     if (!run.finished) {

@@ -613,19 +613,19 @@ ExperimentSpec tinyModelSpec(const QString& text)
     return spec;
 }
 
-bool haveTinyModel()
-{
-    return QFile::exists(QStringLiteral(ATTNLAB_TEST_DATA
-                                        "/models/tiny-gpt2-prefixed-f32/config.json"));
-}
+// Fails the test when the committed fixture tests/data/models/tiny-gpt2-prefixed-f32 is missing.
+#define REQUIRE_TINY_MODEL()                                                                 \
+    QVERIFY2(QFile::exists(QStringLiteral(ATTNLAB_TEST_DATA                                 \
+                                          "/models/tiny-gpt2-prefixed-f32/config.json")),     \
+             ATTNLAB_TEST_DATA "/models/tiny-gpt2-prefixed-f32/config.json is missing "       \
+                               "(a committed fixture; tests/data/models/make_fixtures.py)")
 
 // Property: setExperiment on model input surveys every (layer, head) of the model on the worker
 // (the panel stays responsive: busy until surveyFinished), shows them with the model, the text
 // length in tokens and the method, and matches surveyHeads run here on the same spec.
 void TestHeadGrid::surveysAModelOnTheWorker()
 {
-    if (!haveTinyModel())
-        QSKIP("tests/data/models/tiny-gpt2-prefixed-f32 is missing (make_fixtures.py)");
+    REQUIRE_TINY_MODEL();
     const ExperimentSpec spec = tinyModelSpec(QStringLiteral("the cat sat on the mat"));
     HeadGridPanel panel;
     panel.resize(1000, 700);
@@ -676,8 +676,7 @@ void TestHeadGrid::surveysAModelOnTheWorker()
 // input kind cancels a pending or running survey and nothing is shown of it.
 void TestHeadGrid::latestRequestWinsAndOtherInputsCancel()
 {
-    if (!haveTinyModel())
-        QSKIP("tests/data/models/tiny-gpt2-prefixed-f32 is missing (make_fixtures.py)");
+    REQUIRE_TINY_MODEL();
     const QString shortText = QStringLiteral("the cat");
     const QString longText = QStringLiteral("the cat sat on the mat and the dog sat too");
     const std::shared_ptr<const LanguageModel> model =
@@ -736,8 +735,10 @@ void TestHeadGrid::failedSurveyShowsItsError()
 // requests winning.
 void TestHeadGrid::surveysTheBuiltinModel()
 {
-    if (builtinModelFolder().isEmpty())
-        QSKIP("the built-in model (resources/models/kjv-gpt2/config.json) is not there yet");
+    QVERIFY2(!builtinModelFolder().isEmpty(),
+             "the built-in model is missing: no kjv-gpt2 folder with config.json under "
+             "$ATTNLAB_MODELS, the installed share/attention-lab/models or the source tree's "
+             "resources/models (committed)");
     const std::shared_ptr<const LanguageModel> model = loadModel(QString::fromLatin1(kBuiltinModel));
     HeadGridPanel panel;
     panel.resize(1280, 800);

@@ -1,16 +1,31 @@
 // The timing sweep's files and command line: JSON round trips of specs and results, the CSV, and
 // `attention-lab bench` run as a process (its CSV, plot, session and refusals).
 
+#include "app_process.h"
 #include "timing_support.h"
 
 using namespace attnlab;
 using namespace attnlab::test;
 
+namespace {
+
+// Runs `attention-lab bench` with `arguments` for at most 60 s.
+AppRun bench(const QStringList& arguments)
+{
+    return runAttentionLab(QStringList{"bench"} + arguments, QString(), 60000);
+}
+
+}  // namespace
+
 class TestTimingFiles : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        REQUIRE_ATTENTION_LAB();
+    }
 
     void jsonRoundTrip();
     void jsonRefusalsNameTheField_data();

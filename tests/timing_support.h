@@ -1,10 +1,8 @@
 #pragma once
 
-// What the tests of the timing sweep share: synthetic sweep results, the CSV's expected form,
-// running `attention-lab bench`.
+// What the tests of the timing sweep share: synthetic sweep results, the CSV's expected form.
 
 #include "allocation_peak.h"
-#include "app_process.h"
 #include "errors.h"
 #include "attention/random.h"
 #include "sessions/session.h"
@@ -32,12 +30,6 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline const QByteArray kHeader =
     "method,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,peak_bytes,"
     "status";
-
-// Runs `attention-lab bench` with `arguments` for at most 60 s.
-inline AppRun bench(const QStringList& arguments)
-{
-    return runAttentionLab(QStringList{"bench"} + arguments, QString(), 60000);
-}
 
 inline QByteArray readBytes(const QString& path)
 {
