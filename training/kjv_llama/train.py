@@ -10,23 +10,27 @@ Tokenizer: a byte-level BPE of 2048 entries (256 bytes, 1791 merges learned from
 chapters with training/kjv_gpt2/bpe.py, and the BOS token "<s>" as id 2047), written as a
 Hugging Face tokenizer.json: BPE model, ByteLevel pre-tokenizer (GPT-2's regular expression) and
 decoder, and a TemplateProcessing post-processor that puts "<s>" first.
-Model: Llama (Touvron et al. 2023) in the Hugging Face LlamaForCausalLM layout: RMSNorm (eps
-1e-5) before attention and MLP and at the end, RoPE in Hugging Face's rotate-half convention
+Model: Llama (Touvron et al. 2023) in the Hugging Face LlamaForCausalLM layout: 2 layers, RMSNorm
+(eps 1e-5) before attention and MLP and at the end, RoPE in Hugging Face's rotate-half convention
 (theta 10000) on every query and key dimension, grouped-query attention with 4 query heads and 2
-key/value heads of d = 64 (hidden_size 256), a gated SiLU MLP of 768, no biases, the output head
-tied to the token embedding; LAYERS layers; windows of 1024 tokens (max_position_embeddings).
-Training windows: every window is "<s>" followed by 1023 tokens cut at a random place from the
-stream of training chapters (chapters joined by a blank line), so the model rests attention on
-BOS as real Llamas do. In a fraction of the windows (REPEAT_FRACTION) a span of 20 to 200 tokens
-is written twice into the window at two random places (the second after the first): two thirds
-of the time a span of KJV text from elsewhere, one third a span of tokens drawn uniformly from
-the ordinary vocabulary; this is the repeated-sequence data that makes induction heads form
-early (Olsson et al. 2022). The loss counts every next token, the repeated spans included.
-Optimiser: AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices), a linear warm-up of WARMUP
-steps to PEAK_LR then a cosine decay to a tenth of it, gradient norm clipped at 1, batches of
-BATCH windows, seed 1234, --steps steps. Writes config.json, model.safetensors (F32) and
-tokenizer.json into --out every CHECKPOINT_EVERY steps and at the end, and loss.csv (step,
-training loss of the batch, held-out loss every 50 steps) beside this script.
+key/value heads of d = 48 (hidden_size 192), a gated SiLU MLP of 512, no biases, the output head
+tied to the token embedding; max_position_embeddings 1024. 1.28 million parameters.
+Training windows: every window starts with "<s>" followed by text cut at a random place from the
+stream of training chapters (chapters joined by a blank line), so that the model rests attention
+on BOS as real Llamas do. Every 4th batch holds 4 windows of 1024 tokens (the context the config
+states), the others 16 windows of 256: 4096 tokens per batch either way, the long batches
+teaching RoPE's long distances and the short ones cheap. In half of the windows (REPEAT_FRACTION)
+a span of 20 to 300 tokens (at most half the window less 8) is written twice at two random
+places, the second after the first: two thirds of the time a span of KJV text from elsewhere in
+the training stream, one third a span of tokens drawn uniformly from the ordinary vocabulary.
+This is the repeated-sequence data that makes induction heads form early (Olsson et al. 2022);
+the loss counts every next token, the repeated spans included.
+Optimiser: AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices, none on norm gains), a linear
+warm-up of 50 steps to the peak learning rate 3e-3, then a cosine decay to a tenth of it; gradient
+norm clipped at 1; seed 1234 (torch and numpy); --steps steps (500 for the committed weights).
+Writes config.json, model.safetensors (F32) and tokenizer.json into --out every 50 steps and at
+the end (a run cut short leaves usable weights), and loss.csv (step, training loss of the batch,
+held-out loss on 4 windows of 1024 tokens every 50 steps) beside this script.
 
 Run with Debian's python3 (python3-torch, python3-regex, bible-kjv):
   nice -n 10 /usr/bin/python3 training/kjv_llama/train.py --out resources/models/kjv-llama --steps N
@@ -61,15 +65,14 @@ SEED = 1234
 VOCAB_SIZE = 2048           # 256 bytes, 1791 merges, "<s>"
 BOS = "<s>"
 BOS_ID = VOCAB_SIZE - 1
-LAYERS = int(os.environ.get("KJV_LLAMA_LAYERS", 2))
-WIDTH = int(os.environ.get("KJV_LLAMA_WIDTH", 256))
-HEADS, KV_HEADS = 4, 2
-HEAD_DIM = WIDTH // HEADS
-INNER = 3 * WIDTH
+LAYERS = 2
+WIDTH, HEADS, KV_HEADS, HEAD_DIM, INNER = 192, 4, 2, 48, 512
 RMS_NORM_EPS, ROPE_THETA = 1e-5, 10000.0
-CONTEXT = int(os.environ.get("KJV_LLAMA_CONTEXT", 1024))
-BATCH = int(os.environ.get("KJV_LLAMA_BATCH", 8))
-PEAK_LR, WARMUP = 2e-3, 50
+CONTEXT = 1024              # max_position_embeddings: every LONG_EVERY-th batch
+SHORT = 256                 # the window of the other batches
+BATCH_LONG, BATCH_SHORT = 4, 16   # 4096 tokens per batch either way
+LONG_EVERY = 4
+PEAK_LR, WARMUP = 3e-3, 50
 REPEAT_FRACTION = 0.5
 CHECKPOINT_EVERY = 50
 
@@ -240,32 +243,34 @@ def main():
                                    {"params": no_decay, "weight_decay": 0.0}],
                                   lr=PEAK_LR, betas=(0.9, 0.95))
 
-    def window(ids, repeat):
-        """BOS + CONTEXT tokens of ids from a random place (CONTEXT - 1 inputs + targets)."""
-        start = generator.integers(0, len(ids) - CONTEXT)
-        body = ids[start:start + CONTEXT].copy()
+    def window(ids, length, repeat):
+        """BOS + length tokens of ids from a random place (length inputs and targets)."""
+        start = generator.integers(0, len(ids) - length)
+        body = ids[start:start + length].copy()
         if repeat:
-            span = int(generator.integers(20, 301))
+            span = int(generator.integers(20, min(300, length // 2 - 8) + 1))
             if generator.random() < 2 / 3:
                 source = generator.integers(0, len(ids) - span)
                 copied = ids[source:source + span]
             else:
                 copied = generator.integers(256, VOCAB_SIZE - 1, size=span)
-            first = int(generator.integers(0, CONTEXT - 2 * span))
-            second = int(generator.integers(first + span, CONTEXT - span + 1))
+            first = int(generator.integers(0, length - 2 * span))
+            second = int(generator.integers(first + span, length - span + 1))
             body[first:first + span] = copied
             body[second:second + span] = copied
         return np.concatenate([[BOS_ID], body])
 
-    def batch(ids, repeat_fraction):
-        rows = np.stack([window(ids, generator.random() < repeat_fraction) for _ in range(BATCH)])
+    def batch(ids, repeat_fraction, long):
+        length, size = (CONTEXT, BATCH_LONG) if long else (SHORT, BATCH_SHORT)
+        rows = np.stack([window(ids, length, generator.random() < repeat_fraction)
+                         for _ in range(size)])
         rows = torch.from_numpy(rows)
         return rows[:, :-1], rows[:, 1:]
 
     def loss_of(x, y):
         return torch.nn.functional.cross_entropy(model(x).reshape(-1, VOCAB_SIZE), y.reshape(-1))
 
-    held_out_batches = [batch(held_out_ids, 0.0) for _ in range(2)]
+    held_out_batches = [batch(held_out_ids, 0.0, True)]
     rows = ["step,train_loss,validation_loss"]
     for step in range(1, args.steps + 1):
         if step <= WARMUP:
@@ -275,7 +280,7 @@ def main():
             lr = PEAK_LR * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss = loss_of(*batch(train_ids, REPEAT_FRACTION))
+        loss = loss_of(*batch(train_ids, REPEAT_FRACTION, step % LONG_EVERY == 0))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
