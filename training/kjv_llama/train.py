@@ -74,6 +74,7 @@ BATCH_LONG, BATCH_SHORT = 4, 16   # 4096 tokens per batch either way
 LONG_EVERY = 4
 PEAK_LR, WARMUP = 3e-3, 50
 REPEAT_FRACTION = 0.5
+CYCLIC_FRACTION = 0.4       # phase 2 (--init): windows of a random sequence said again and again
 CHECKPOINT_EVERY = 50
 
 
@@ -218,12 +219,19 @@ def save(model, folder, vocab, merges):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
-    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--steps", type=int, required=True,
+                        help="the length of the learning-rate schedule")
+    parser.add_argument("--stop-after", type=int,
+                        help="stop after this step of the schedule (the weights are saved)")
+    parser.add_argument("--init", help="phase 2: start from this folder's model.safetensors and "
+                        "add windows of a random sequence said again and again")
+    parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
+    parser.add_argument("--loss-csv", default=os.path.join(HERE, "loss.csv"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(SEED)
     torch.set_num_threads(2)
-    generator = np.random.default_rng(SEED)
+    generator = np.random.default_rng(SEED + (1 if args.init else 0))
 
     started = time.time()
     all_chapters = chapters()
@@ -237,6 +245,15 @@ def main():
           f"held-out tokens; tokenizer in {time.time() - started:.0f} s", flush=True)
 
     model = Llama()
+    if args.init:
+        analyse = importlib.util.spec_from_file_location("kjv_llama_analyse",
+                                                         os.path.join(HERE, "analyse_heads.py"))
+        module = importlib.util.module_from_spec(analyse)
+        analyse.loader.exec_module(module)
+        weights, _, _ = module.load(args.init)
+        with torch.no_grad():
+            for key, value in model.params.items():
+                value.copy_(torch.from_numpy(weights[key.replace("/", ".")]).float())
     decay = [v for v in model.params.values() if v.dim() == 2]
     no_decay = [v for v in model.params.values() if v.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
@@ -260,9 +277,21 @@ def main():
             body[second:second + span] = copied
         return np.concatenate([[BOS_ID], body])
 
+    def cyclic_window(ids, length):
+        """Phase 2: BOS, natural text of a random length up to half the window, then a sequence
+        of 8 to 64 tokens drawn uniformly from the ordinary vocabulary, said again and again."""
+        prefix = int(generator.integers(0, length // 2 + 1))
+        start = generator.integers(0, len(ids) - prefix)
+        period = int(generator.integers(8, 65))
+        sequence = generator.integers(256, VOCAB_SIZE - 1, size=period)
+        cycles = np.tile(sequence, (length - prefix) // period + 1)[:length - prefix]
+        return np.concatenate([[BOS_ID], ids[start:start + prefix], cycles])
+
     def batch(ids, repeat_fraction, long):
         length, size = (CONTEXT, BATCH_LONG) if long else (SHORT, BATCH_SHORT)
-        rows = np.stack([window(ids, length, generator.random() < repeat_fraction)
+        rows = np.stack([cyclic_window(ids, length)
+                         if args.init and repeat_fraction > 0 and generator.random() < CYCLIC_FRACTION
+                         else window(ids, length, generator.random() < repeat_fraction)
                          for _ in range(size)])
         rows = torch.from_numpy(rows)
         return rows[:, :-1], rows[:, 1:]
@@ -274,10 +303,10 @@ def main():
     rows = ["step,train_loss,validation_loss"]
     for step in range(1, args.steps + 1):
         if step <= WARMUP:
-            lr = PEAK_LR * step / WARMUP
+            lr = args.peak_lr * step / WARMUP
         else:
             progress = (step - WARMUP) / max(1, args.steps - WARMUP)
-            lr = PEAK_LR * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+            lr = args.peak_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
         for group in optimizer.param_groups:
             group["lr"] = lr
         loss = loss_of(*batch(train_ids, REPEAT_FRACTION, step % LONG_EVERY == 0))
@@ -293,8 +322,10 @@ def main():
               f"{time.time() - started:.0f} s", flush=True)
         if step % CHECKPOINT_EVERY == 0 or step == args.steps:
             save(model, args.out, vocab, merges)
+        if step == args.stop_after:
+            break
         rows.append(f"{step},{loss.item():.4f},{validation}")
-        with open(os.path.join(HERE, "loss.csv"), "w") as f:
+        with open(args.loss_csv, "w") as f:
             f.write("\n".join(rows) + "\n")
     save(model, args.out, vocab, merges)
     print(f"done in {time.time() - started:.0f} s", flush=True)
