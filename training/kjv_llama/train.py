@@ -14,7 +14,7 @@ Model: Llama (Touvron et al. 2023) in the Hugging Face LlamaForCausalLM layout: 
 (eps 1e-5) before attention and MLP and at the end, RoPE in Hugging Face's rotate-half convention
 (theta 10000) on every query and key dimension, grouped-query attention with 4 query heads and 2
 key/value heads of d = 48 (hidden_size 192), a gated SiLU MLP of 512, no biases, the output head
-tied to the token embedding; max_position_embeddings 1024. 1.28 million parameters.
+tied to the token embedding; max_position_embeddings 1024. 1,205,184 parameters.
 Training windows: every window starts with "<s>" followed by text cut at a random place from the
 stream of training chapters (chapters joined by a blank line), so that the model rests attention
 on BOS as real Llamas do. Every 4th batch holds 4 windows of 1024 tokens (the context the config
@@ -74,7 +74,7 @@ BATCH_LONG, BATCH_SHORT = 4, 16   # 4096 tokens per batch either way
 LONG_EVERY = 4
 PEAK_LR, WARMUP = 3e-3, 50
 REPEAT_FRACTION = 0.5
-CYCLIC_FRACTION = 0.4       # phase 2 (--init): windows of a random sequence said again and again
+CYCLIC_FRACTION = 0.4       # with --cyclic: windows of a random sequence said again and again
 CHECKPOINT_EVERY = 50
 
 
@@ -104,7 +104,7 @@ def apply_rope(x, cos, sin):
 class Llama(torch.nn.Module):
     """A Llama with its tensors under Hugging Face's names (Linear weights out x in, as saved)."""
 
-    def __init__(self):
+    def __init__(self, untied=False):
         super().__init__()
         p = torch.nn.Parameter
         std = 0.02
@@ -122,6 +122,8 @@ class Llama(torch.nn.Module):
             w[h + "mlp.up_proj.weight"] = p(torch.randn(INNER, WIDTH) * std)
             w[h + "mlp.down_proj.weight"] = p(torch.randn(WIDTH, INNER) * residual_std)
         w["model.norm.weight"] = p(torch.ones(WIDTH))
+        if untied:
+            w["lm_head.weight"] = p(torch.randn(VOCAB_SIZE, WIDTH) * std)
         self.params = torch.nn.ParameterDict({k.replace(".", "/"): v for k, v in w.items()})
 
     def weights(self):
@@ -154,16 +156,17 @@ class Llama(torch.nn.Module):
             gated = torch.nn.functional.silu(b @ w[h + "mlp.gate_proj.weight"].T) * (
                 b @ w[h + "mlp.up_proj.weight"].T)
             x = x + gated @ w[h + "mlp.down_proj.weight"].T
-        return rms_norm(x, w["model.norm.weight"]) @ w["model.embed_tokens.weight"].T
+        head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
+        return rms_norm(x, w["model.norm.weight"]) @ head.T
 
 
-def config_json():
+def config_json(untied):
     return {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
             "hidden_size": WIDTH, "intermediate_size": INNER, "num_hidden_layers": LAYERS,
             "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
             "hidden_act": "silu", "rms_norm_eps": RMS_NORM_EPS, "rope_theta": ROPE_THETA,
             "rope_scaling": None, "max_position_embeddings": CONTEXT, "vocab_size": VOCAB_SIZE,
-            "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False,
+            "tie_word_embeddings": not untied, "attention_bias": False, "mlp_bias": False,
             "bos_token_id": BOS_ID, "eos_token_id": BOS_ID, "torch_dtype": "float32"}
 
 
@@ -205,12 +208,13 @@ def build_tokenizer(training_text):
 
 
 def save(model, folder, vocab, merges):
+    untied = "lm_head.weight" in model.weights()
     tensors = [(name, "F32", value.detach().numpy().astype("<f4"))
                for name, value in model.weights().items()]
     write_safetensors(os.path.join(folder, "model.safetensors"), tensors,
                       "training/kjv_llama/train.py")
     with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(config_json(), f, indent=2)
+        json.dump(config_json(untied), f, indent=2)
         f.write("\n")
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tokenizer_json(vocab, merges), f, ensure_ascii=False)
@@ -223,8 +227,11 @@ def main():
                         help="the length of the learning-rate schedule")
     parser.add_argument("--stop-after", type=int,
                         help="stop after this step of the schedule (the weights are saved)")
-    parser.add_argument("--init", help="phase 2: start from this folder's model.safetensors and "
-                        "add windows of a random sequence said again and again")
+    parser.add_argument("--init", help="start from this folder's model.safetensors")
+    parser.add_argument("--cyclic", action="store_true", help="windows of a random sequence "
+                        "said again and again in CYCLIC_FRACTION of the training windows")
+    parser.add_argument("--untied", action="store_true",
+                        help="an output head (lm_head) apart from the token embedding")
     parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
     parser.add_argument("--loss-csv", default=os.path.join(HERE, "loss.csv"))
     args = parser.parse_args()
@@ -244,7 +251,7 @@ def main():
     print(f"{len(all_chapters)} chapters; {len(train_ids)} training and {len(held_out_ids)} "
           f"held-out tokens; tokenizer in {time.time() - started:.0f} s", flush=True)
 
-    model = Llama()
+    model = Llama(untied=args.untied)
     if args.init:
         analyse = importlib.util.spec_from_file_location("kjv_llama_analyse",
                                                          os.path.join(HERE, "analyse_heads.py"))
@@ -290,7 +297,7 @@ def main():
     def batch(ids, repeat_fraction, long):
         length, size = (CONTEXT, BATCH_LONG) if long else (SHORT, BATCH_SHORT)
         rows = np.stack([cyclic_window(ids, length)
-                         if args.init and repeat_fraction > 0 and generator.random() < CYCLIC_FRACTION
+                         if args.cyclic and repeat_fraction > 0 and generator.random() < CYCLIC_FRACTION
                          else window(ids, length, generator.random() < repeat_fraction)
                          for _ in range(size)])
         rows = torch.from_numpy(rows)
