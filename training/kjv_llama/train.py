@@ -27,7 +27,10 @@ This is the repeated-sequence data that makes induction heads form early (Olsson
 the loss counts every next token, the repeated spans included.
 Optimiser: AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices, none on norm gains), a linear
 warm-up of 50 steps to the peak learning rate 3e-3, then a cosine decay to a tenth of it; gradient
-norm clipped at 1; seed 1234 (torch and numpy); --steps steps (500 for the committed weights).
+norm clipped at 1; seed 1234 (torch and numpy; numpy 1235 with --init); --steps steps of the
+schedule (--stop-after stops earlier). --cyclic adds windows of a random sequence of 8 to 64
+tokens said again and again (40 % of the windows); --init starts from a folder's weights;
+--untied gives the output head its own matrix. The committed weights: README.md's two phases.
 Writes config.json, model.safetensors (F32) and tokenizer.json into --out every 50 steps and at
 the end (a run cut short leaves usable weights), and loss.csv (step, training loss of the batch,
 held-out loss on 4 windows of 1024 tokens every 50 steps) beside this script.
