@@ -1,0 +1,345 @@
+#!/usr/bin/python3
+"""Trains Attention Lab's second built-in model: a small Llama on the King James Bible, trained
+so that it forms previous-token and induction heads (issue 29).
+
+Corpus: the King James Version as Debian's bible-kjv-text ships it, read with its `bible`
+program exactly as training/kjv_gpt2/train.py reads it (one document per chapter, one verse per
+line, verse numbers dropped); every 50th chapter (Genesis 1, ...) is held out, the same chapters
+as the KJV GPT-2's.
+Tokenizer: a byte-level BPE of 2048 entries (256 bytes, 1791 merges learned from the training
+chapters with training/kjv_gpt2/bpe.py, and the BOS token "<s>" as id 2047), written as a
+Hugging Face tokenizer.json: BPE model, ByteLevel pre-tokenizer (GPT-2's regular expression) and
+decoder, and a TemplateProcessing post-processor that puts "<s>" first.
+Model: Llama (Touvron et al. 2023) in the Hugging Face LlamaForCausalLM layout: 2 layers, RMSNorm
+(eps 1e-5) before attention and MLP and at the end, RoPE in Hugging Face's rotate-half convention
+(theta 10000) on every query and key dimension, grouped-query attention with 4 query heads and 2
+key/value heads of d = 48 (hidden_size 192), a gated SiLU MLP of 512, no biases, the output head
+tied to the token embedding; max_position_embeddings 1024. 1,205,184 parameters.
+Training windows: every window starts with "<s>" followed by text cut at a random place from the
+stream of training chapters (chapters joined by a blank line), so that the model rests attention
+on BOS as real Llamas do. Every 4th batch holds 4 windows of 1024 tokens (the context the config
+states), the others 16 windows of 256: 4096 tokens per batch either way, the long batches
+teaching RoPE's long distances and the short ones cheap. In half of the windows (REPEAT_FRACTION)
+a span of 20 to 300 tokens (at most half the window less 8) is written twice at two random
+places, the second after the first: two thirds of the time a span of KJV text from elsewhere in
+the training stream, one third a span of tokens drawn uniformly from the ordinary vocabulary.
+This is the repeated-sequence data that makes induction heads form early (Olsson et al. 2022);
+the loss counts every next token, the repeated spans included.
+Optimiser: AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices, none on norm gains), a linear
+warm-up of 50 steps to the peak learning rate 3e-3, then a cosine decay to a tenth of it; gradient
+norm clipped at 1; seed 1234 (torch and numpy; numpy 1235 with --init); --steps steps of the
+schedule (--stop-after stops earlier). --cyclic adds windows of a random sequence of 8 to 64
+tokens said again and again (40 % of the windows); --init starts from a folder's weights;
+--untied gives the output head its own matrix. The committed weights: README.md's two phases.
+Writes config.json, model.safetensors (F32) and tokenizer.json into --out every 50 steps and at
+the end (a run cut short leaves usable weights), and loss.csv (step, training loss of the batch,
+held-out loss on 4 windows of 1024 tokens every 50 steps) beside this script.
+
+Run with Debian's python3 (python3-torch, python3-regex, bible-kjv):
+  nice -n 10 /usr/bin/python3 training/kjv_llama/train.py --out resources/models/kjv-llama --steps N
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAINING = os.path.dirname(HERE)
+sys.path.insert(0, TRAINING)
+sys.path.insert(0, os.path.join(TRAINING, "kjv_gpt2"))
+import bpe  # noqa: E402 (training/kjv_gpt2/bpe.py)
+from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+
+_spec = importlib.util.spec_from_file_location("kjv_gpt2_train",
+                                               os.path.join(TRAINING, "kjv_gpt2", "train.py"))
+kjv_gpt2_train = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(kjv_gpt2_train)
+chapters = kjv_gpt2_train.chapters
+HELD_OUT_EVERY = kjv_gpt2_train.HELD_OUT_EVERY
+
+SEED = 1234
+VOCAB_SIZE = 2048           # 256 bytes, 1791 merges, "<s>"
+BOS = "<s>"
+BOS_ID = VOCAB_SIZE - 1
+LAYERS = 2
+WIDTH, HEADS, KV_HEADS, HEAD_DIM, INNER = 192, 4, 2, 48, 512
+RMS_NORM_EPS, ROPE_THETA = 1e-5, 10000.0
+CONTEXT = 1024              # max_position_embeddings: every LONG_EVERY-th batch
+SHORT = 256                 # the window of the other batches
+BATCH_LONG, BATCH_SHORT = 4, 16   # 4096 tokens per batch either way
+LONG_EVERY = 4
+PEAK_LR, WARMUP = 3e-3, 50
+REPEAT_FRACTION = 0.5
+CYCLIC_FRACTION = 0.4       # with --cyclic: windows of a random sequence said again and again
+CHECKPOINT_EVERY = 50
+
+
+def rms_norm(x, gain):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_NORM_EPS) * gain
+
+
+def rope_tables(length):
+    """cos and sin (length x HEAD_DIM) as Hugging Face's LlamaRotaryEmbedding builds them:
+    inv_freq_j = theta^(-2j/d), angles = position * inv_freq, duplicated [a | a]."""
+    inv_freq = 1.0 / (ROPE_THETA ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM))
+    angles = torch.outer(torch.arange(length, dtype=torch.float32), inv_freq)
+    angles = torch.cat([angles, angles], dim=-1)
+    return angles.cos(), angles.sin()
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+def apply_rope(x, cos, sin):
+    """x * cos + rotate_half(x) * sin (Hugging Face's apply_rotary_pos_emb)."""
+    return x * cos + rotate_half(x) * sin
+
+
+class Llama(torch.nn.Module):
+    """A Llama with its tensors under Hugging Face's names (Linear weights out x in, as saved)."""
+
+    def __init__(self, untied=False):
+        super().__init__()
+        p = torch.nn.Parameter
+        std = 0.02
+        residual_std = std / math.sqrt(2 * LAYERS)
+        w = {"model.embed_tokens.weight": p(torch.randn(VOCAB_SIZE, WIDTH) * std)}
+        for i in range(LAYERS):
+            h = f"model.layers.{i}."
+            w[h + "input_layernorm.weight"] = p(torch.ones(WIDTH))
+            w[h + "self_attn.q_proj.weight"] = p(torch.randn(HEADS * HEAD_DIM, WIDTH) * std)
+            w[h + "self_attn.k_proj.weight"] = p(torch.randn(KV_HEADS * HEAD_DIM, WIDTH) * std)
+            w[h + "self_attn.v_proj.weight"] = p(torch.randn(KV_HEADS * HEAD_DIM, WIDTH) * std)
+            w[h + "self_attn.o_proj.weight"] = p(torch.randn(WIDTH, HEADS * HEAD_DIM) * residual_std)
+            w[h + "post_attention_layernorm.weight"] = p(torch.ones(WIDTH))
+            w[h + "mlp.gate_proj.weight"] = p(torch.randn(INNER, WIDTH) * std)
+            w[h + "mlp.up_proj.weight"] = p(torch.randn(INNER, WIDTH) * std)
+            w[h + "mlp.down_proj.weight"] = p(torch.randn(WIDTH, INNER) * residual_std)
+        w["model.norm.weight"] = p(torch.ones(WIDTH))
+        if untied:
+            w["lm_head.weight"] = p(torch.randn(VOCAB_SIZE, WIDTH) * std)
+        self.params = torch.nn.ParameterDict({k.replace(".", "/"): v for k, v in w.items()})
+
+    def weights(self):
+        return {k.replace("/", "."): v for k, v in self.params.items()}
+
+    def forward(self, ids, capture=None):
+        """Logits (batch x L x vocab); capture, a list, receives each layer's attention."""
+        w = self.weights()
+        batch, length = ids.shape
+        cos, sin = rope_tables(length)
+        mask = torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
+        group = HEADS // KV_HEADS
+        x = w["model.embed_tokens.weight"][ids]
+        for i in range(LAYERS):
+            h = f"model.layers.{i}."
+            a = rms_norm(x, w[h + "input_layernorm.weight"])
+            q = (a @ w[h + "self_attn.q_proj.weight"].T).view(batch, length, HEADS, HEAD_DIM)
+            k = (a @ w[h + "self_attn.k_proj.weight"].T).view(batch, length, KV_HEADS, HEAD_DIM)
+            v = (a @ w[h + "self_attn.v_proj.weight"].T).view(batch, length, KV_HEADS, HEAD_DIM)
+            q = apply_rope(q.transpose(1, 2), cos, sin)
+            k = apply_rope(k.transpose(1, 2), cos, sin).repeat_interleave(group, dim=1)
+            v = v.transpose(1, 2).repeat_interleave(group, dim=1)
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(HEAD_DIM)
+            attention = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+            if capture is not None:
+                capture.append(attention.detach())
+            o = (attention @ v).transpose(1, 2).reshape(batch, length, HEADS * HEAD_DIM)
+            x = x + o @ w[h + "self_attn.o_proj.weight"].T
+            b = rms_norm(x, w[h + "post_attention_layernorm.weight"])
+            gated = torch.nn.functional.silu(b @ w[h + "mlp.gate_proj.weight"].T) * (
+                b @ w[h + "mlp.up_proj.weight"].T)
+            x = x + gated @ w[h + "mlp.down_proj.weight"].T
+        head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
+        return rms_norm(x, w["model.norm.weight"]) @ head.T
+
+
+def config_json(untied):
+    return {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+            "hidden_size": WIDTH, "intermediate_size": INNER, "num_hidden_layers": LAYERS,
+            "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
+            "hidden_act": "silu", "rms_norm_eps": RMS_NORM_EPS, "rope_theta": ROPE_THETA,
+            "rope_scaling": None, "max_position_embeddings": CONTEXT, "vocab_size": VOCAB_SIZE,
+            "tie_word_embeddings": not untied, "attention_bias": False, "mlp_bias": False,
+            "bos_token_id": BOS_ID, "eos_token_id": BOS_ID, "torch_dtype": "float32"}
+
+
+def tokenizer_json(vocab, merges):
+    """Hugging Face's tokenizer.json for the byte-level BPE, with "<s>" put first."""
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": True}
+    template = {"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": BOS, "type_id": 0}},
+                           {"Sequence": {"id": "A", "type_id": 0}}],
+                "pair": [{"SpecialToken": {"id": BOS, "type_id": 0}},
+                         {"Sequence": {"id": "A", "type_id": 0}},
+                         {"SpecialToken": {"id": BOS, "type_id": 1}},
+                         {"Sequence": {"id": "B", "type_id": 1}}],
+                "special_tokens": {BOS: {"id": BOS, "ids": [BOS_ID], "tokens": [BOS]}}}
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": BOS_ID, "content": BOS, "single_word": False,
+                              "lstrip": False, "rstrip": False, "normalized": False,
+                              "special": True}],
+            "normalizer": None, "pre_tokenizer": byte_level, "post_processor": template,
+            "decoder": byte_level,
+            "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                      "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                      "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": vocab, "merges": [f"{a} {b}" for a, b in merges]}}
+
+
+def build_tokenizer(training_text):
+    """(vocab, merges): the 256 byte symbols, the merges in order, then "<s>"."""
+    merges = bpe.train(training_text, VOCAB_SIZE)  # VOCAB_SIZE - 257 merges: bytes, merges, "<s>"
+    vocab = {}
+    for symbol in bpe.BYTE_SYMBOL.values():
+        vocab[symbol] = len(vocab)
+    for left, right in merges:
+        vocab[left + right] = len(vocab)
+    vocab[BOS] = len(vocab)
+    assert vocab[BOS] == BOS_ID, (len(vocab), BOS_ID)
+    return vocab, merges
+
+
+def save(model, folder, vocab, merges):
+    untied = "lm_head.weight" in model.weights()
+    tensors = [(name, "F32", value.detach().numpy().astype("<f4"))
+               for name, value in model.weights().items()]
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors,
+                      "training/kjv_llama/train.py")
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config_json(untied), f, indent=2)
+        f.write("\n")
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tokenizer_json(vocab, merges), f, ensure_ascii=False)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--steps", type=int, required=True,
+                        help="the length of the learning-rate schedule")
+    parser.add_argument("--stop-after", type=int,
+                        help="stop after this step of the schedule (the weights are saved)")
+    parser.add_argument("--init", help="start from this folder's model.safetensors")
+    parser.add_argument("--cyclic", action="store_true", help="windows of a random sequence "
+                        "said again and again in CYCLIC_FRACTION of the training windows")
+    parser.add_argument("--untied", action="store_true",
+                        help="an output head (lm_head) apart from the token embedding")
+    parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
+    parser.add_argument("--loss-csv", default=os.path.join(HERE, "loss.csv"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(SEED)
+    torch.set_num_threads(2)
+    generator = np.random.default_rng(SEED + (1 if args.init else 0))
+
+    started = time.time()
+    all_chapters = chapters()
+    training = [c for i, c in enumerate(all_chapters) if i % HELD_OUT_EVERY != 0]
+    held_out = [c for i, c in enumerate(all_chapters) if i % HELD_OUT_EVERY == 0]
+    vocab, merges = build_tokenizer("\n\n".join(training))
+    encoder = bpe.Encoder(vocab, merges)
+    train_ids = np.array(encoder.encode("\n\n".join(training)), dtype=np.int64)
+    held_out_ids = np.array(encoder.encode("\n\n".join(held_out)), dtype=np.int64)
+    print(f"{len(all_chapters)} chapters; {len(train_ids)} training and {len(held_out_ids)} "
+          f"held-out tokens; tokenizer in {time.time() - started:.0f} s", flush=True)
+
+    model = Llama(untied=args.untied)
+    if args.init:
+        analyse = importlib.util.spec_from_file_location("kjv_llama_analyse",
+                                                         os.path.join(HERE, "analyse_heads.py"))
+        module = importlib.util.module_from_spec(analyse)
+        analyse.loader.exec_module(module)
+        weights, _, _ = module.load(args.init)
+        with torch.no_grad():
+            for key, value in model.params.items():
+                value.copy_(torch.from_numpy(weights[key.replace("/", ".")]).float())
+    decay = [v for v in model.params.values() if v.dim() == 2]
+    no_decay = [v for v in model.params.values() if v.dim() < 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                                   {"params": no_decay, "weight_decay": 0.0}],
+                                  lr=PEAK_LR, betas=(0.9, 0.95))
+
+    def window(ids, length, repeat):
+        """BOS + length tokens of ids from a random place (length inputs and targets)."""
+        start = generator.integers(0, len(ids) - length)
+        body = ids[start:start + length].copy()
+        if repeat:
+            span = int(generator.integers(20, min(300, length // 2 - 8) + 1))
+            if generator.random() < 2 / 3:
+                source = generator.integers(0, len(ids) - span)
+                copied = ids[source:source + span]
+            else:
+                copied = generator.integers(256, VOCAB_SIZE - 1, size=span)
+            first = int(generator.integers(0, length - 2 * span))
+            second = int(generator.integers(first + span, length - span + 1))
+            body[first:first + span] = copied
+            body[second:second + span] = copied
+        return np.concatenate([[BOS_ID], body])
+
+    def cyclic_window(ids, length):
+        """Phase 2: BOS, natural text of a random length up to half the window, then a sequence
+        of 8 to 64 tokens drawn uniformly from the ordinary vocabulary, said again and again."""
+        prefix = int(generator.integers(0, length // 2 + 1))
+        start = generator.integers(0, len(ids) - prefix)
+        period = int(generator.integers(8, 65))
+        sequence = generator.integers(256, VOCAB_SIZE - 1, size=period)
+        cycles = np.tile(sequence, (length - prefix) // period + 1)[:length - prefix]
+        return np.concatenate([[BOS_ID], ids[start:start + prefix], cycles])
+
+    def batch(ids, repeat_fraction, long):
+        length, size = (CONTEXT, BATCH_LONG) if long else (SHORT, BATCH_SHORT)
+        rows = np.stack([cyclic_window(ids, length)
+                         if args.cyclic and repeat_fraction > 0 and generator.random() < CYCLIC_FRACTION
+                         else window(ids, length, generator.random() < repeat_fraction)
+                         for _ in range(size)])
+        rows = torch.from_numpy(rows)
+        return rows[:, :-1], rows[:, 1:]
+
+    def loss_of(x, y):
+        return torch.nn.functional.cross_entropy(model(x).reshape(-1, VOCAB_SIZE), y.reshape(-1))
+
+    held_out_batches = [batch(held_out_ids, 0.0, True)]
+    rows = ["step,train_loss,validation_loss"]
+    for step in range(1, args.steps + 1):
+        if step <= WARMUP:
+            lr = args.peak_lr * step / WARMUP
+        else:
+            progress = (step - WARMUP) / max(1, args.steps - WARMUP)
+            lr = args.peak_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss = loss_of(*batch(train_ids, REPEAT_FRACTION, step % LONG_EVERY == 0))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        validation = ""
+        if step % 50 == 0 or step == args.steps:
+            with torch.no_grad():
+                validation = f"{np.mean([loss_of(x, y).item() for x, y in held_out_batches]):.4f}"
+        print(f"step {step}: loss {loss.item():.3f} {validation} lr {lr:.2e}, "
+              f"{time.time() - started:.0f} s", flush=True)
+        if step % CHECKPOINT_EVERY == 0 or step == args.steps:
+            save(model, args.out, vocab, merges)
+        if step == args.stop_after:
+            break
+        rows.append(f"{step},{loss.item():.4f},{validation}")
+        with open(args.loss_csv, "w") as f:
+            f.write("\n".join(rows) + "\n")
+    save(model, args.out, vocab, merges)
+    print(f"done in {time.time() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
