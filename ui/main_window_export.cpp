@@ -3,6 +3,7 @@
 
 #include "main_window.h"
 
+#include "common/export_dialog.h"
 #include "autosave.h"
 #include "controls_column.h"
 #include "io/csv.h"
@@ -61,22 +62,18 @@ void MainWindow::exportFigureDialog()
         name = QStringLiteral("query-row");
     else if (m_currentFigure == m_imageView)
         name = QStringLiteral("image-overlay");
-    FigureFormat format;
-    const QString path =
-        askFigurePath(this, tr("Export figure"), name + QStringLiteral(".png"), &format);
-    if (path.isEmpty())
-        return;
-    try {
-        if (stepper)
-            m_stepperView->exportFrame(path, format);
-        else if (heads)
-            m_headGrid->exportFigure(path, format);
-        else
-            exportFigure(*m_currentFigure, path, format);
+    const QString path = runFigureExportDialog(
+        this, tr("Export figure"), name + QStringLiteral(".png"),
+        [&](const QString& path, FigureFormat format) {
+            if (stepper)
+                m_stepperView->exportFrame(path, format);
+            else if (heads)
+                m_headGrid->exportFigure(path, format);
+            else
+                exportFigure(*m_currentFigure, path, format);
+        });
+    if (!path.isEmpty())
         statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export figure"), e.message());
-    }
 }
 
 void MainWindow::exportMatrixDialog(int which)
@@ -129,7 +126,7 @@ void MainWindow::exportMatrixDialog(int which)
     if (!path.endsWith(QLatin1String(csv ? ".csv" : ".npy"), Qt::CaseInsensitive))
         path += csv ? QStringLiteral(".csv") : QStringLiteral(".npy");
     const bool single = result.spec.precision == Precision::Float;
-    try {
+    const bool written = writeOrWarn(this, tr("Export matrix"), [&] {
         if (csv) {
             CsvOptions options;
             options.floatPrecision = single;
@@ -143,10 +140,9 @@ void MainWindow::exportMatrixDialog(int which)
             saveNpy(path, matrix.data(), {matrix.rows(), matrix.cols()},
                     single ? NpyDtype::Float32 : NpyDtype::Float64);
         }
+    });
+    if (written)
         statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export matrix"), e.message());
-    }
 }
 
 void MainWindow::copyFigure()

@@ -3,6 +3,7 @@
 
 #include "main_window.h"
 
+#include "common/export_dialog.h"
 #include "autosave.h"
 #include "controls_column.h"
 #include "io/csv.h"
@@ -146,18 +147,15 @@ bool MainWindow::openSession(const QString& path)
 
 bool MainWindow::saveSession(const QString& path)
 {
-    try {
-        writeSession(path, Session{m_controller->spec(), sessionView()});
-        if (m_autosave)
-            m_autosave->discard();  // saved: nothing to recover until the next change
-        setSessionPath(path);
-        addRecentFile(path);
-        statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
-        return true;
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Save session"), e.message());
+    if (!writeOrWarn(this, tr("Save session"),
+                     [&] { writeSession(path, Session{m_controller->spec(), sessionView()}); }))
         return false;
-    }
+    if (m_autosave)
+        m_autosave->discard();  // saved: nothing to recover until the next change
+    setSessionPath(path);
+    addRecentFile(path);
+    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
+    return true;
 }
 
 QJsonObject MainWindow::sessionView() const

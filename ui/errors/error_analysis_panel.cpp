@@ -3,7 +3,6 @@
 #include "controls_column.h"
 #include "errors/error_chart.h"
 #include "errors.h"
-#include "worker_outcome.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -19,18 +18,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
 namespace attnlab::ui {
-
-// What the GUI thread and the worker of one sweep share.
-struct ErrorSweepJob {
-    std::atomic<bool> cancel{false};
-    // Written by the worker, read by finishSweep() once the watcher says the worker is done.
-    ErrorSweepResult result;
-    QString error;
-};
 
 namespace {
 
@@ -138,11 +128,6 @@ ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent)
     setRunning(false);
     updateInputLabel();
     showResult();
-}
-
-ErrorAnalysisPanel::~ErrorAnalysisPanel()
-{
-    stopWorker();
 }
 
 void ErrorAnalysisPanel::buildControls()
@@ -458,7 +443,6 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
     m_pairQuery->setValue(pairQuery);
     m_pairKey->setValue(pairKey);
 
-    ++m_serial;
     m_result = result;
     progressBar()->setRange(0, std::max(1, int(m_result.rows.size())));
     progressBar()->setValue(int(m_result.rows.size()));
@@ -473,11 +457,6 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
         setAxis(against);
     }
     showResult();
-}
-
-void ErrorAnalysisPanel::requestStop()
-{
-    m_job->cancel = true;
 }
 
 QCustomPlot& ErrorAnalysisPanel::chartFigure() const
@@ -519,45 +498,34 @@ void ErrorAnalysisPanel::run()
         return;
     }
 
-    const int serial = ++m_serial;
     m_result = ErrorSweepResult();
     m_result.spec = sweep;
     const int total = sweep.rowCount();
     progressBar()->setRange(0, total);
     progressBar()->setValue(0);
     statusLabel()->setText(tr("Computing %1 rows...").arg(total));
-    m_job = std::make_shared<ErrorSweepJob>();
-    // The worker hands each row to the GUI thread through a queued call; it never touches a
-    // widget. The destructor waits for it, and calls still queued die with the panel.
-    startWorker([this, serial, sweep, input = m_input, job = m_job] {
+    // The worker hands each row to the GUI thread (JobContext::post) and never touches a widget;
+    // the rows still queued when the sweep ends are dropped (its result has them all).
+    startSweep(
+        [this, sweep, input = m_input](JobContext& context) {
             const auto progress = [&](const ErrorSweepResult& sofar, int total) {
                 ErrorSweepResult header;
                 if (sofar.rows.size() == 1) {  // the fields besides the rows, once
                     header = sofar;
                     header.rows.clear();
                 }
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, serial, header, row = sofar.rows.back(), total] {
-                        addRow(serial, header, row, total);
-                    },
-                    Qt::QueuedConnection);
+                context.post([this, header, row = sofar.rows.back(), total] {
+                    addRow(header, row, total);
+                });
             };
-            const auto sweepRows = [&] {
-                job->result =
-                    runErrorSweep(sweep, *input, progress, [&] { return job->cancel.load(); });
-            };
-            job->error = runOnWorker(sweepRows).error;
-        });
-    setRunning(true);
+            return runErrorSweep(sweep, *input, progress, context.cancelledCheck());
+        },
+        [this](ErrorSweepResult result) { finishSweep(std::move(result)); });
     showResult();
 }
 
-void ErrorAnalysisPanel::addRow(int serial, const ErrorSweepResult& header, const ErrorRow& row,
-                                int total)
+void ErrorAnalysisPanel::addRow(const ErrorSweepResult& header, const ErrorRow& row, int total)
 {
-    if (serial != m_serial || !isRunning())
-        return;
     if (m_result.rows.empty()) {
         m_result = header;
         m_result.rows.clear();
@@ -565,7 +533,7 @@ void ErrorAnalysisPanel::addRow(int serial, const ErrorSweepResult& header, cons
     m_result.rows.push_back(row);
     progressBar()->setRange(0, total);
     progressBar()->setValue(int(m_result.rows.size()));
-    if (!m_job->cancel)
+    if (!isCancelling())
         statusLabel()->setText(tr("Computing: %1 of %2 rows (last: %3).")
                               .arg(m_result.rows.size())
                               .arg(total)
@@ -574,33 +542,29 @@ void ErrorAnalysisPanel::addRow(int serial, const ErrorSweepResult& header, cons
         m_refresh.start();
 }
 
-void ErrorAnalysisPanel::finishSweep()
+void ErrorAnalysisPanel::finishSweep(ErrorSweepResult result)
 {
-    // Also called by stopAndWait, before the watcher's signal arrives.
-    if (!isRunning() || !workerFinished())
-        return;
-    const std::shared_ptr<ErrorSweepJob> job = m_job;
-    ++m_serial;  // drops rows still queued: the worker's result has them all
     m_refresh.stop();
-    if (job->error.isEmpty()) {
-        m_result = job->result;
-        const int total = m_result.spec.rowCount();
-        progressBar()->setRange(0, std::max(1, total));
-        progressBar()->setValue(int(m_result.rows.size()));
-        statusLabel()->setText(m_result.cancelled
-                              ? tr("Cancelled after %1 of %2 rows; they are kept.")
-                                    .arg(m_result.rows.size())
-                                    .arg(total)
-                              : tr("Finished: %1 rows in %2.")
-                                    .arg(m_result.rows.size())
-                                    .arg(elapsedText(m_clock.elapsed())));
-    } else {
-        m_result.cancelled = true;
-        statusLabel()->setText(tr("The sweep failed: %1").arg(job->error));
-    }
+    m_result = std::move(result);
+    const int total = m_result.spec.rowCount();
+    progressBar()->setRange(0, std::max(1, total));
+    progressBar()->setValue(int(m_result.rows.size()));
+    statusLabel()->setText(m_result.cancelled
+                               ? tr("Cancelled after %1 of %2 rows; they are kept.")
+                                     .arg(m_result.rows.size())
+                                     .arg(total)
+                               : tr("Finished: %1 rows in %2.")
+                                     .arg(m_result.rows.size())
+                                     .arg(elapsedText(m_clock.elapsed())));
     showResult();
-    setRunning(false);
-    emit sweepFinished();
+}
+
+void ErrorAnalysisPanel::sweepFailed(const QString& message)
+{
+    m_refresh.stop();
+    m_result.cancelled = true;
+    statusLabel()->setText(tr("The sweep failed: %1").arg(message));
+    showResult();
 }
 
 void ErrorAnalysisPanel::showResult()

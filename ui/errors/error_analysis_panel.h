@@ -20,7 +20,6 @@ class QSpinBox;
 namespace attnlab::ui {
 
 class ErrorChart;
-struct ErrorSweepJob;
 
 // The Error analysis page: where and why the approximations break, on the main window's input.
 // The controls on the left choose the methods, the projections (orthogonal, iid, simplex), what
@@ -37,8 +36,6 @@ class ErrorAnalysisPanel : public SweepPage {
 
 public:
     explicit ErrorAnalysisPanel(QWidget* parent = nullptr);
-    // Cancels a running sweep and waits for it to stop.
-    ~ErrorAnalysisPanel() override;
 
     // The experiment and input sweeps run on from now on (the main window's current ones; the
     // spec says how the input was made, its scale, causality and precision). A running sweep goes
@@ -81,16 +78,17 @@ public slots:
     void run() override;
 
 protected:
-    void requestStop() override;
-    void finishSweep() override;
+    void sweepFailed(const QString& message) override;
     QCustomPlot& chartFigure() const override;
     // errorSweepCsv(result()), what Export > Data as CSV writes.
     QByteArray csv() const override;
 
 private:
     void buildControls();
-    // Takes a row the worker finished (a queued call); rows of an earlier sweep are dropped.
-    void addRow(int serial, const ErrorSweepResult& header, const ErrorRow& row, int total);
+    // Takes a row the worker finished (posted by the worker).
+    void addRow(const ErrorSweepResult& header, const ErrorRow& row, int total);
+    // The sweep returned (finished or cancelled): shows all its rows.
+    void finishSweep(ErrorSweepResult result);
     // Shows m_result on the chart (or the hint when it has no row).
     void showResult();
     // The sweep kind changed: swaps the values text and enables the m of fixed-m sweeps.
@@ -102,7 +100,6 @@ private:
     std::shared_ptr<const AttentionInput> m_input;
     ErrorSweepResult m_result;
     QTimer m_refresh;  // coalesces chart redraws while rows arrive
-    std::shared_ptr<ErrorSweepJob> m_job;
     QMap<ErrorSweepKind, QString> m_valuesText;  // the values entered for each sweep kind
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
 

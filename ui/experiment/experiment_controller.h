@@ -1,15 +1,13 @@
 #pragma once
 
+#include "common/background_job.h"
 #include "experiment.h"
-#include "sweeps/rollout.h"
 #include "inputs/inputs.h"
+#include "sweeps/rollout.h"
 
-#include <QFutureWatcher>
 #include <QImage>
 #include <QObject>
-#include <QThreadPool>
 
-#include <atomic>
 #include <memory>
 
 namespace attnlab::ui {
@@ -29,25 +27,22 @@ struct Computation {
     std::shared_ptr<const AttentionRollout> rollout;
 };
 
-struct ComputationOutcome;
-
-// Runs the engine off the GUI thread for the current spec. The newest request wins: a computation
-// still running when a newer spec arrives is cancelled and its result dropped; only one runs at a
-// time (the engine's own threads do the parallel work). The last good result stays until a new
+// Runs the engine off the GUI thread for the current spec (a BackgroundJob). The newest request
+// wins: a computation still running when a newer spec arrives is cancelled and its result
+// dropped; only one runs at a time (the engine's own threads do the parallel work). The last good result stays until a new
 // one replaces it, so a failed request leaves the view as it was. When only the method changes,
 // the input (tokens, embeddings, decoded image, loaded tensors) is reused, and so is the exact
 // side of the previous result (P, O and P's pyramid) when the scale, mask and precision are
 // unchanged: a new seed, m or feature map computes only the approximation. The engine builds the
 // heatmaps' pyramids in its row pass, off the GUI thread. The engine polls the cancel flag
 // between its blocks of work (a block of W's draw, of rows of P and P^), so that a superseded
-// computation, even of a huge m, stops within milliseconds.
+// computation, even of a huge m, stops within milliseconds. Destroying the controller cancels
+// the running computation and waits for it.
 class ExperimentController : public QObject {
     Q_OBJECT
 
 public:
     explicit ExperimentController(QObject* parent = nullptr);
-    // Cancels the running computation and waits for it.
-    ~ExperimentController() override;
 
     const ExperimentSpec& spec() const { return m_spec; }
     // The latest good computation (empty before the first); its spec is result->spec.
@@ -74,19 +69,15 @@ signals:
     void runNotice(const QString& notice);
 
 private:
-    void start();
-    void finished();
+    // The computation of m_spec came back.
+    void finished(Computation computation);
+    void setBusy(bool busy);
 
     ExperimentSpec m_spec;
-    bool m_pending = false;  // m_spec has not been started yet
     bool m_busy = false;
     Computation m_current;
     MemoryBudget m_budget;
-    QThreadPool m_pool;
-    QFutureWatcher<void> m_watcher;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    // Filled by the worker, read by finished() once the watcher says the worker is done.
-    std::shared_ptr<ComputationOutcome> m_outcome;
+    BackgroundJob m_job;
 };
 
 }  // namespace attnlab::ui

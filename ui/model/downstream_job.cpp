@@ -4,7 +4,6 @@
 #include "attention/approximation.h"
 #include "experiment/image_loader.h"
 #include "inputs/model_input.h"
-#include "worker_outcome.h"
 
 #include <QFileInfo>
 
@@ -12,111 +11,110 @@
 
 namespace attnlab::ui {
 
-void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promise)
+DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
 {
-    const WorkerOutcome outcome = runOnWorker([&] {
-        const ExperimentSpec& first = job.cases.front().first;
-        job.modelFolder = modelFolder(first.input.modelPath);
-        // The inputs the cases are compared on (a text, or one image or more); open(i) reads
-        // input i through buildInput (the budget checked, the model's own forward pass run)
-        // and gives its comparison of a case. One input's forward pass is kept at a time.
-        using Compare = std::function<DownstreamComparison(
-            const ExperimentSpec&, const std::vector<int>&, const std::function<bool()>&)>;
-        std::function<Compare(int)> open;
-        int inputs = 1;
-        int tokens = 0;  // a prediction's input: the text's tokens, or an image's patches and [CLS]
-        if (modelArchitectureOf(first.input.modelPath) == ModelArchitecture::Vit) {
-            const std::shared_ptr<const VitModel> model = loadVitModel(first.input.modelPath);
-            job.layerCount = model->config().layers;
-            job.classes = true;
-            tokens = model->config().tokenCount();
-            job.outcomeName = [names = model->classNames()](int id) { return names.value(id); };
-            QStringList files{first.input.imagePath};
-            if (job.imageFolder) {
-                files = imageFilesIn(QFileInfo(first.input.imagePath).absolutePath());
-                if (files.size() > kMaxFolderImages) {
-                    job.notes.append(QStringLiteral("The first %1 of the folder's %2 images.")
+    DownstreamOutcome outcome;
+    const ExperimentSpec& first = request.cases.front().first;
+    outcome.modelFolder = modelFolder(first.input.modelPath);
+    // The inputs the cases are compared on (a text, or one image or more); open(i) reads
+    // input i through buildInput (the budget checked, the model's own forward pass run)
+    // and gives its comparison of a case. One input's forward pass is kept at a time.
+    using Compare = std::function<DownstreamComparison(
+        const ExperimentSpec&, const std::vector<int>&, const std::function<bool()>&)>;
+    std::function<Compare(int)> open;
+    int inputs = 1;
+    int tokens = 0;  // a prediction's input: the text's tokens, or an image's patches and [CLS]
+    if (modelArchitectureOf(first.input.modelPath) == ModelArchitecture::Vit) {
+        const std::shared_ptr<const VitModel> model = loadVitModel(first.input.modelPath);
+        outcome.layerCount = model->config().layers;
+        outcome.classes = true;
+        tokens = model->config().tokenCount();
+        outcome.outcomeName = [names = model->classNames()](int id) { return names.value(id); };
+        QStringList files{first.input.imagePath};
+        if (request.imageFolder) {
+            files = imageFilesIn(QFileInfo(first.input.imagePath).absolutePath());
+            if (files.size() > kMaxFolderImages) {
+                outcome.notes.append(QStringLiteral("The first %1 of the folder's %2 images.")
                                          .arg(kMaxFolderImages)
                                          .arg(files.size()));
-                    files = files.mid(0, kMaxFolderImages);
-                }
+                files = files.mid(0, kMaxFolderImages);
             }
-            for (const QString& file : files)
-                job.labels.append(QFileInfo(file).fileName());
-            inputs = int(files.size());
-            open = [&job, model, files, input = first.input](int i) -> Compare {
-                InputSpec image = input;
-                image.imagePath = files[i];
-                const ImagePixels pixels = loadImagePixels(image.imagePath, 0);
-                ModelRun run;
-                buildInput(image, &pixels, job.budget, &run);
-                return [model, run](const ExperimentSpec& spec, const std::vector<int>& layers,
-                                    const std::function<bool()>& cancelled) {
-                    return compareDownstream(*model, run.pixels, *run.forward, spec, layers,
-                                             cancelled);
-                };
+        }
+        for (const QString& file : files)
+            outcome.labels.append(QFileInfo(file).fileName());
+        inputs = int(files.size());
+        open = [&request, model, files, input = first.input](int i) -> Compare {
+            InputSpec image = input;
+            image.imagePath = files[i];
+            const ImagePixels pixels = loadImagePixels(image.imagePath, 0);
+            ModelRun run;
+            buildInput(image, &pixels, request.budget, &run);
+            return [model, run](const ExperimentSpec& spec, const std::vector<int>& layers,
+                                const std::function<bool()>& cancelled) {
+                return compareDownstream(*model, run.pixels, *run.forward, spec, layers,
+                                         cancelled);
             };
-        } else {
-            const std::shared_ptr<const LanguageModel> model = loadModel(first.input.modelPath);
-            job.layerCount = model->layers();
-            const ModelTokens text =
-                modelTokens(*model, first.input.text, first.input.keepLastTokens);
-            tokens = int(text.ids.size());
-            job.labels = text.labels;
-            job.notes = text.notes;
-            job.outcomeName = [model](int id) { return model->tokenizer().label(id); };
-            open = [&job, model, ids = text.ids, input = first.input](int) -> Compare {
-                ModelRun run;
-                buildInput(input, nullptr, job.budget, &run);
-                return [model, ids, exact = run.forward](const ExperimentSpec& spec,
-                                                         const std::vector<int>& layers,
-                                                         const std::function<bool()>& cancelled) {
-                    return compareDownstream(*model, ids, *exact, spec, layers, cancelled);
-                };
+        };
+    } else {
+        const std::shared_ptr<const LanguageModel> model = loadModel(first.input.modelPath);
+        outcome.layerCount = model->layers();
+        const ModelTokens text =
+            modelTokens(*model, first.input.text, first.input.keepLastTokens);
+        tokens = int(text.ids.size());
+        outcome.labels = text.labels;
+        outcome.notes = text.notes;
+        outcome.outcomeName = [model](int id) { return model->tokenizer().label(id); };
+        open = [&request, model, ids = text.ids, input = first.input](int) -> Compare {
+            ModelRun run;
+            buildInput(input, nullptr, request.budget, &run);
+            return [model, ids, exact = run.forward](const ExperimentSpec& spec,
+                                                     const std::vector<int>& layers,
+                                                     const std::function<bool()>& cancelled) {
+                return compareDownstream(*model, ids, *exact, spec, layers, cancelled);
             };
+        };
+    }
+    if (request.replaceAll && !request.sweep) {  // the model's size is known only now
+        for (auto& [spec, layers] : request.cases) {
+            layers.resize(std::size_t(outcome.layerCount));
+            std::iota(layers.begin(), layers.end(), 0);
         }
-        if (replaceAll && !job.sweep) {  // the model's size is known only now
-            for (auto& [spec, layers] : job.cases) {
-                layers.resize(std::size_t(job.layerCount));
-                std::iota(layers.begin(), layers.end(), 0);
-            }
-        }
-        // m past what the method takes (Nystrom's landmarks past L) is said once for the rows.
-        std::vector<int> sizes;
-        for (const auto& [spec, layers] : job.cases)
-            if (!spec.exactMethod)
-                sizes.push_back(spec.approximation.features);
-        const QString sizeNote = job.cases.front().first.exactMethod
-                                     ? QString()
-                                     : sizePastLengthNote(job.cases.front().first.approximation.kind,
-                                                          sizes, tokens);
-        if (!sizeNote.isEmpty())
-            job.notes.append(sizeNote);
-        const int cases = int(job.cases.size());
-        promise.setProgressRange(0, inputs * cases);
-        const auto cancelled = [&] { return job.cancel.load() || promise.isCanceled(); };
-        std::vector<std::vector<DownstreamComparison>> comparisons(job.cases.size());
-        for (int i = 0; i < inputs; ++i) {
-            if (cancelled())
-                throw Cancelled();
-            const Compare compare = open(i);
-            for (int c = 0; c < cases; ++c) {
-                const auto& [spec, layers] = job.cases[std::size_t(c)];
-                comparisons[std::size_t(c)].push_back(compare(spec, layers, cancelled));
-                promise.setProgressValue(i * cases + c + 1);
-            }
-        }
+    }
+    // m past what the method takes (Nystrom's landmarks past L) is said once for the rows.
+    std::vector<int> sizes;
+    for (const auto& [spec, layers] : request.cases)
+        if (!spec.exactMethod)
+            sizes.push_back(spec.approximation.features);
+    const QString sizeNote = request.cases.front().first.exactMethod
+                                 ? QString()
+                                 : sizePastLengthNote(request.cases.front().first.approximation.kind,
+                                                      sizes, tokens);
+    if (!sizeNote.isEmpty())
+        outcome.notes.append(sizeNote);
+    const int cases = int(request.cases.size());
+    const std::function<bool()> cancelled = context.cancelledCheck();
+    context.setProgress(0, inputs * cases);
+    std::vector<std::vector<DownstreamComparison>> comparisons(request.cases.size());
+    for (int i = 0; i < inputs; ++i) {
+        if (cancelled())
+            throw Cancelled();
+        const Compare compare = open(i);
         for (int c = 0; c < cases; ++c) {
-            auto comparison = std::make_shared<DownstreamComparison>(
-                combinedComparison(comparisons[std::size_t(c)]));
-            job.rows.push_back(modelEvalRow(job.cases[std::size_t(c)].first, *comparison,
-                                            job.layerCount));
-            job.rows.back().tokens = tokens;
-            job.comparison = std::move(comparison);
+            const auto& [spec, layers] = request.cases[std::size_t(c)];
+            comparisons[std::size_t(c)].push_back(compare(spec, layers, cancelled));
+            context.setProgress(i * cases + c + 1, inputs * cases);
         }
-    });
-    job.cancelled = outcome.cancelled;
-    job.error = outcome.error;
+    }
+    for (int c = 0; c < cases; ++c) {
+        auto comparison = std::make_shared<DownstreamComparison>(
+            combinedComparison(comparisons[std::size_t(c)]));
+        outcome.rows.push_back(modelEvalRow(request.cases[std::size_t(c)].first, *comparison,
+                                            outcome.layerCount));
+        outcome.rows.back().tokens = tokens;
+        outcome.comparison = std::move(comparison);
+    }
+    outcome.request = std::move(request);
+    return outcome;
 }
 
 }  // namespace attnlab::ui

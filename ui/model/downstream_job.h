@@ -1,14 +1,13 @@
 #pragma once
 
+#include "common/background_job.h"
 #include "experiment.h"
 #include "memory_budget.h"
 #include "model/model_eval_chart.h"
 #include "sweeps/downstream.h"
 
-#include <QPromise>
 #include <QStringList>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -19,18 +18,22 @@ namespace attnlab::ui {
 // The most images of a folder one comparison reads (the first ones by name).
 constexpr int kMaxFolderImages = 64;
 
-// One run of the Inside the model page on the worker: the cases (a method spec and the layers it
-// replaces), and what came back. The GUI thread owns it before and after; the worker writes the
-// results and reads `cancel`.
-struct DownstreamJob {
+// What the Inside the model page asks of its worker: the cases (a method spec and the layers it
+// replaces) and how to read them.
+struct DownstreamRequest {
     std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
     bool sweep = false;
     ModelEvalAxis axis = ModelEvalAxis::Features;
     bool imageFolder = false;  // a ViT: every image of the image's folder, not the image alone
+    // Every layer of the model is replaced, in a single comparison (the model's size is known
+    // only once it is loaded).
+    bool replaceAll = false;
     MemoryBudget budget;
-    std::atomic<bool> cancel = false;
+};
 
-    // Written by the worker.
+// What the worker gives back for a request.
+struct DownstreamOutcome {
+    DownstreamRequest request;  // with the replaced layers filled in
     QString modelFolder;  // the model's folder, to see whether the model changed
     int layerCount = 0;
     bool classes = false;  // a ViT: the predictions are the image's classes, not next tokens
@@ -39,14 +42,12 @@ struct DownstreamJob {
     std::function<QString(int)> outcomeName;  // a token or class id as the page shows it
     std::shared_ptr<const DownstreamComparison> comparison;  // of the last case
     std::vector<ModelEvalRow> rows;
-    QString error;
-    bool cancelled = false;
 };
 
-// Runs the job's cases on the model of its first case: a GPT-2 reading the text (next-token
-// predictions at every position) or a ViT reading the image, or the images of its folder (a
-// class each, their comparisons combined: combinedComparison). replaceAll replaces every layer
-// of the model in a single comparison (its size is known only once it is loaded).
-void runDownstreamJob(DownstreamJob& job, bool replaceAll, QPromise<void>& promise);
+// Runs the request's cases on the model of its first case (on the worker of a BackgroundJob): a
+// language model reading the text (next-token predictions at every position) or a ViT reading
+// the image, or the images of its folder (a class each, their comparisons combined:
+// combinedComparison). Reports progress (inputs x cases) and throws Cancelled when cancelled.
+DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context);
 
 }  // namespace attnlab::ui

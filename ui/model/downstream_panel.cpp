@@ -1,5 +1,6 @@
 #include "model/downstream_panel.h"
 
+#include "common/export_dialog.h"
 #include "io/atomic_files.h"
 #include "errors.h"
 #include "inputs/model_input.h"
@@ -15,13 +16,11 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
-#include <QPromise>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 #include <cmath>
 #include <numeric>
@@ -209,11 +208,12 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     m_delay.setSingleShot(true);
     m_delay.setInterval(kDebounceMs);
     connect(&m_delay, &QTimer::timeout, this, &DownstreamPanel::startComparison);
-    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &DownstreamPanel::finishJob);
-    connect(&m_watcher, &QFutureWatcher<void>::progressValueChanged, m_progress,
-            &QProgressBar::setValue);
-    connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, m_progress,
-            &QProgressBar::setRange);
+    connect(&m_job, &BackgroundJob::progressChanged, m_progress, [this](int done, int total) {
+        m_progress->setRange(0, total);
+        m_progress->setValue(done);
+    });
+    connect(&m_job, &BackgroundJob::failed, this, &DownstreamPanel::jobFailed);
+    connect(&m_job, &BackgroundJob::cancelled, this, &DownstreamPanel::jobCancelled);
     connect(m_layers, &QComboBox::currentIndexChanged, this, [this] {
         if (m_haveModel)
             scheduleComparison();
@@ -224,24 +224,10 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     connect(m_layerButton, &QPushButton::clicked, this, &DownstreamPanel::sweepLayers);
     connect(m_cancelButton, &QPushButton::clicked, this, &DownstreamPanel::cancel);
     connect(m_csvButton, &QPushButton::clicked, this, [this] {
-        const QString path = askSavePath(this, tr("Export the sweep as CSV"),
-                                         QStringLiteral("model-eval"), QStringLiteral("csv"));
-        if (path.isEmpty())
-            return;
-        try {
-            exportCsv(path);
-        } catch (const OutputError& e) {
-            m_summary->setText(e.message());
-        }
+        runExportDialog(this, tr("Export the sweep as CSV"), QStringLiteral("model-eval"),
+                        QStringLiteral("csv"), [this](const QString& path) { exportCsv(path); });
     });
     setBusy(false);
-}
-
-DownstreamPanel::~DownstreamPanel()
-{
-    if (m_job)
-        m_job->cancel = true;
-    m_watcher.waitForFinished();
 }
 
 void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
@@ -255,8 +241,7 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
     m_imagesLabel->setVisible(vit);
     if (!m_haveModel) {
         m_delay.stop();
-        if (m_job)
-            m_job->cancel = true;
+        m_job.discard();
         m_comparison.reset();
         m_content->hide();
         m_controls->hide();
@@ -264,7 +249,7 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
                               "choose \"Read by: Built-in model\" or open a language model's "
                               "folder; in its Image tab, the built-in ViT or a ViT checkpoint."));
         m_message->show();
-        setBusy(m_watcher.isRunning());
+        setBusy(m_job.isRunning());
         return;
     }
     m_controls->show();
@@ -303,66 +288,62 @@ void DownstreamPanel::startComparison()
 {
     if (!m_haveModel)
         return;
-    if (m_watcher.isRunning()) {
-        // The running job is superseded: ask it to stop; finishJob starts this one.
-        if (m_job)
-            m_job->cancel = true;
-        m_delay.start();
-        return;
-    }
-    // The layer list needs the model's size; an unknown model (not yet loaded) replaces all.
+    // A job still running is superseded: the newest request wins. The layer list needs the
+    // model's size; an unknown model (not yet loaded) replaces all.
     startJob({{m_spec, replacedLayers(m_layerCount)}}, false, m_axis);
 }
 
 void DownstreamPanel::startJob(std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases,
                                bool sweep, ModelEvalAxis axis)
 {
-    auto job = std::make_shared<DownstreamJob>();
-    job->cases = std::move(cases);
-    job->sweep = sweep;
-    job->axis = axis;
-    job->imageFolder = !m_images->isHidden() && m_images->currentIndex() == 1;
-    job->budget = m_budget;
-    m_job = job;
-    const bool replaceAll = m_layers->currentIndex() <= 0;
-    m_watcher.setFuture(QtConcurrent::run([job, replaceAll](QPromise<void>& promise) {
-        runDownstreamJob(*job, replaceAll, promise);
-    }));
+    DownstreamRequest request;
+    request.cases = std::move(cases);
+    request.sweep = sweep;
+    request.axis = axis;
+    request.imageFolder = !m_images->isHidden() && m_images->currentIndex() == 1;
+    request.replaceAll = m_layers->currentIndex() <= 0;
+    request.budget = m_budget;
+    m_sweeping = sweep;
+    m_job.start([request](JobContext& context) { return runDownstream(request, context); },
+                [this](DownstreamOutcome outcome) { showOutcome(std::move(outcome)); });
     m_progress->setRange(0, 0);
     m_progress->setVisible(sweep);
     setBusy(true);
 }
 
-void DownstreamPanel::finishJob()
+void DownstreamPanel::jobCancelled()
 {
-    const std::shared_ptr<DownstreamJob> job = m_job;
     m_progress->hide();
-    if (!job || job->cancel || job->cancelled) {
-        setBusy(m_delay.isActive());
-        if (job && job->sweep && !m_delay.isActive())
-            emit sweepFinished();
-        return;  // superseded (the newer request is waiting in m_delay) or cancelled
-    }
-    if (!job->error.isEmpty()) {
-        m_comparison.reset();
-        m_content->hide();
-        m_message->setText(tr("Could not compare the model's predictions: %1").arg(job->error));
-        m_message->show();
-        setBusy(m_delay.isActive());
-        if (job->sweep)
-            emit sweepFinished();
-        else
-            emit comparisonFinished();
-        return;
-    }
-    m_outcomeName = job->outcomeName;
-    if (m_classes != job->classes) {
-        m_classes = job->classes;
+    setBusy(m_delay.isActive());
+    if (m_sweeping && !m_delay.isActive())
+        emit sweepFinished();
+}
+
+void DownstreamPanel::jobFailed(const QString& message)
+{
+    m_progress->hide();
+    m_comparison.reset();
+    m_content->hide();
+    m_message->setText(tr("Could not compare the model's predictions: %1").arg(message));
+    m_message->show();
+    setBusy(m_delay.isActive());
+    if (m_sweeping)
+        emit sweepFinished();
+    else
+        emit comparisonFinished();
+}
+
+void DownstreamPanel::showOutcome(DownstreamOutcome outcome)
+{
+    m_progress->hide();
+    m_outcomeName = outcome.outcomeName;
+    if (m_classes != outcome.classes) {
+        m_classes = outcome.classes;
         setTableHeaders();
     }
-    if (m_modelFolder != job->modelFolder || m_layerCount != job->layerCount) {
-        m_modelFolder = job->modelFolder;
-        m_layerCount = job->layerCount;
+    if (m_modelFolder != outcome.modelFolder || m_layerCount != outcome.layerCount) {
+        m_modelFolder = outcome.modelFolder;
+        m_layerCount = outcome.layerCount;
         const QSignalBlocker blocker(m_layers);
         const int choice = m_layers->currentIndex();
         m_layers->clear();
@@ -371,13 +352,14 @@ void DownstreamPanel::finishJob()
             m_layers->addItem(tr("layer %1").arg(layer));
         m_layers->setCurrentIndex(choice >= 0 && choice <= m_layerCount ? choice : 0);
     }
-    m_labels = job->labels;
-    if (job->sweep) {
-        m_rows = job->rows;
-        m_rowsInput = sweepInputKey(job->cases.front().first, job->imageFolder);
-        m_axis = job->axis;
+    m_labels = outcome.labels;
+    if (outcome.request.sweep) {
+        m_rows = outcome.rows;
+        m_rowsInput =
+            sweepInputKey(outcome.request.cases.front().first, outcome.request.imageFolder);
+        m_axis = outcome.request.axis;
         // What the rows need said (Nystrom's m past L), under the comparison's summary, once.
-        for (const QString& note : job->notes)
+        for (const QString& note : outcome.notes)
             if (!m_summary->text().contains(note))
                 m_summary->setText(m_summary->text() + QStringLiteral("<br>") + note);
         updateChart();
@@ -386,12 +368,12 @@ void DownstreamPanel::finishJob()
         emit sweepFinished();
         return;
     }
-    m_comparison = job->comparison;
+    m_comparison = outcome.comparison;
     m_message->hide();
     m_content->show();
     showComparison();
-    if (!job->notes.isEmpty())
-        m_summary->setText(m_summary->text() + QStringLiteral("<br>") + job->notes.join(' '));
+    if (!outcome.notes.isEmpty())
+        m_summary->setText(m_summary->text() + QStringLiteral("<br>") + outcome.notes.join(' '));
     setBusy(m_delay.isActive());
     emit comparisonFinished();
 }
@@ -521,7 +503,7 @@ void DownstreamPanel::showSelected()
 void DownstreamPanel::sweepFeatures()
 {
     const MethodInfo& info = methodInfo(m_spec.approximation.kind);
-    if (!m_haveModel || m_watcher.isRunning() || m_spec.exactMethod || !info.size)
+    if (!m_haveModel || m_job.isRunning() || m_spec.exactMethod || !info.size)
         return;
     const std::vector<int> values = featureList(m_features->text());
     if (values.empty()) {
@@ -545,7 +527,7 @@ void DownstreamPanel::sweepFeatures()
 
 void DownstreamPanel::sweepLayers()
 {
-    if (!m_haveModel || m_watcher.isRunning() || m_layerCount == 0)
+    if (!m_haveModel || m_job.isRunning() || m_layerCount == 0)
         return;
     m_delay.stop();
     const int seeds =
@@ -564,14 +546,13 @@ void DownstreamPanel::sweepLayers()
 
 void DownstreamPanel::cancel()
 {
-    if (m_job)
-        m_job->cancel = true;
+    m_job.cancel();
 }
 
 void DownstreamPanel::setBusy(bool busy)
 {
     m_busy = busy;
-    const bool sweeping = m_watcher.isRunning() && m_job && m_job->sweep;
+    const bool sweeping = m_job.isRunning() && m_sweeping;
     m_cancelButton->setEnabled(sweeping);
     const bool canSweep = m_haveModel && !sweeping;
     // The sweep varies the method's size (m, or local attention's w); seeds for random methods.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/background_job.h"
 #include "experiment.h"
 #include "plotting/figure_export.h"
 #include "memory_budget.h"
@@ -7,12 +8,10 @@
 #include "model/downstream_job.h"
 #include "model/model_eval_chart.h"
 
-#include <QFutureWatcher>
 #include <QJsonObject>
 #include <QTimer>
 #include <QWidget>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,8 +32,8 @@ class TopTokensChart;
 // The "Inside the model" page: the window's approximation (method, m, seed) put in place of
 // softmax attention in one layer or in all layers of the trained model, and what that does to
 // the model's next-token predictions (core/sweeps/downstream.h). The comparison for the window's
-// spec runs by itself on a worker thread whenever the spec or the replaced layers change (the
-// newest request wins); it shows a summary line (top-1 agreement, mean and largest KL, the
+// spec runs by itself on a worker thread (a BackgroundJob) whenever the spec or the replaced
+// layers change (the newest request wins); it shows a summary line (top-1 agreement, mean and largest KL, the
 // replaced heads' attention error), a table of every position (the token, the exact and the
 // approximate likeliest next token, mismatches marked, the KL shaded by its share of the
 // largest), and for the selected
@@ -46,8 +45,6 @@ class DownstreamPanel : public QWidget {
 
 public:
     explicit DownstreamPanel(QWidget* parent = nullptr);
-    // Cancels the work under way and waits for it.
-    ~DownstreamPanel() override;
 
     // The experiment from now on. For model input the comparison runs (debounced); for any
     // other input the page says that it needs a trained model.
@@ -92,7 +89,10 @@ private:
     // Runs the specs on the worker; a single spec is the automatic comparison.
     void startJob(std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases, bool sweep,
                   ModelEvalAxis axis);
-    void finishJob();
+    // The worker's outcome: the comparison or the sweep's rows, a failure, or a cancelled sweep.
+    void showOutcome(DownstreamOutcome outcome);
+    void jobFailed(const QString& message);
+    void jobCancelled();
     void showComparison();
     // The table's column titles: a text's tokens and next tokens, or an image's classes.
     void setTableHeaders();
@@ -115,8 +115,8 @@ private:
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
     int m_selected = 0;
     bool m_busy = false;
-    std::shared_ptr<DownstreamJob> m_job;
-    QFutureWatcher<void> m_watcher;
+    BackgroundJob m_job;
+    bool m_sweeping = false;  // the latest job started is a sweep
     QTimer m_delay;
     QString m_modelFolder;  // the model the layers list is of
     std::function<QString(int)> m_outcomeName;  // a token or class id as the page shows it

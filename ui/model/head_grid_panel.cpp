@@ -3,6 +3,7 @@
 
 #include "model/head_grid_view.h"
 
+#include "common/export_dialog.h"
 #include "model/head_grid_style.h"
 
 #include "errors.h"
@@ -10,7 +11,6 @@
 #include "experiment/image_loader.h"
 #include "inputs/model_input.h"
 #include "plotting/plot_style.h"
-#include "worker_outcome.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -20,7 +20,6 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMenu>
-#include <QMessageBox>
 #include <QPainter>
 #include <QProgressBar>
 #include <QSpinBox>
@@ -28,10 +27,8 @@
 #include <QStackedWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <optional>
 
@@ -53,15 +50,10 @@ constexpr int kMaxHighlight = 9999;
 // ---------------------------------------------------------------------------------------------
 // HeadGridPanel
 
-// What the GUI thread and the worker of one survey share.
-struct HeadSurveyJob {
-    std::atomic<bool> cancel{false};
-    // Written by the worker, read once the watcher says it is done.
+// What a survey gives back.
+struct HeadSurvey {
     std::vector<HeadSurveyEntry> entries;
     int tokens = 0;
-    bool cancelled = false;
-    QString error;
-    QElapsedTimer clock;
 };
 
 namespace {
@@ -96,11 +88,12 @@ QLabel* caption(const QString& text)
 
 HeadGridPanel::HeadGridPanel(QWidget* parent) : QWidget(parent)
 {
-    m_pool.setMaxThreadCount(1);
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(kDebounceMs);
     connect(&m_debounce, &QTimer::timeout, this, &HeadGridPanel::startSurvey);
-    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &HeadGridPanel::finishSurvey);
+    connect(&m_job, &BackgroundJob::runningChanged, this, &HeadGridPanel::updateBusy);
+    connect(&m_job, &BackgroundJob::progressChanged, this, &HeadGridPanel::showProgress);
+    connect(&m_job, &BackgroundJob::failed, this, &HeadGridPanel::surveyFailed);
 
     m_show = new QComboBox;
     m_show->setObjectName(QStringLiteral("headsShow"));
@@ -216,20 +209,11 @@ HeadGridPanel::HeadGridPanel(QWidget* parent) : QWidget(parent)
     updateSelectedText();
 }
 
-HeadGridPanel::~HeadGridPanel()
-{
-    if (m_job)
-        m_job->cancel = true;
-    m_pool.waitForDone();
-}
-
 void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
 {
     if (spec.input.kind != InputKind::Model) {
         m_debounce.stop();
-        if (m_job)
-            m_job->cancel = true;
-        ++m_serial;  // whatever still runs is stale
+        m_job.discard();  // whatever still runs is stale
         m_surveyKey.clear();
         m_surveyTitle.clear();
         m_view->clear();
@@ -244,6 +228,7 @@ void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
     const QString key = surveyKey(spec, m_budget);
     if (key == m_surveyKey && !m_debounce.isActive())
         return;  // surveyed or being surveyed; the layer is all that changed
+    m_job.discard();  // the survey running is stale
     m_pending = spec;
     m_surveyKey = key;
     m_debounce.start();
@@ -253,9 +238,7 @@ void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
 void HeadGridPanel::setEntries(std::vector<HeadSurveyEntry> entries, const QString& description)
 {
     m_debounce.stop();
-    if (m_job)
-        m_job->cancel = true;
-    ++m_serial;
+    m_job.discard();
     m_surveyKey.clear();
     m_surveyTitle = description;
     m_view->setEntries(std::move(entries));
@@ -269,100 +252,80 @@ void HeadGridPanel::setEntries(std::vector<HeadSurveyEntry> entries, const QStri
 
 void HeadGridPanel::startSurvey()
 {
-    if (m_job)
-        m_job->cancel = true;  // its result is stale
-    const int serial = ++m_serial;
     const ExperimentSpec spec = m_pending;
-    const MemoryBudget budget = m_budget;
-    m_job = std::make_shared<HeadSurveyJob>();
-    m_job->clock.start();
     m_surveyTitle = tr("%1 \u00b7 %2").arg(modelDisplayName(spec.input.modelPath),
                                           methodText(spec));
     m_progress->setRange(0, 0);
     m_progress->setValue(0);
     m_progress->show();
     m_surveyLabel->setText(tr("Surveying every head: %1...").arg(m_surveyTitle));
-    // The worker hands progress to the GUI thread through queued calls and never touches a
-    // widget; the destructor waits for it.
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, serial, spec, budget, job = m_job] {
-        const WorkerOutcome outcome = runOnWorker([&] {
+    m_clock.start();
+    m_job.start(
+        [spec, budget = m_budget](JobContext& context) {
+            HeadSurvey survey;
             // A language model reads the text; a ViT the image, decoded here off the GUI thread.
             std::optional<ImagePixels> image;
             if (modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit) {
                 image = loadImagePixels(spec.input.imagePath, 0);
-                job->tokens = loadVitModel(spec.input.modelPath)->config().tokenCount();
+                survey.tokens = loadVitModel(spec.input.modelPath)->config().tokenCount();
             } else {
                 const std::shared_ptr<const LanguageModel> model = loadModel(spec.input.modelPath);
-                job->tokens = int(
+                survey.tokens = int(
                     modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
             }
             ComputeOptions options;
             options.budget = budget;
-            options.cancelled = [job] { return job->cancel.load(); };
-            job->entries = surveyHeads(
+            options.cancelled = context.cancelledCheck();
+            survey.entries = surveyHeads(
                 spec, options, kThumbnailSize,
-                [&](int done, int total) {
-                    QMetaObject::invokeMethod(
-                        this, [this, serial, done, total] { showProgress(serial, done, total); },
-                        Qt::QueuedConnection);
-                },
+                [&](int done, int total) { context.setProgress(done, total); },
                 image ? &*image : nullptr);
-        });
-        job->cancelled = outcome.cancelled;
-        job->error = outcome.error;
-    }));
-    setRunning(true);
+            return survey;
+        },
+        [this](HeadSurvey survey) { showSurvey(std::move(survey)); });
+    updateBusy();
 }
 
-void HeadGridPanel::showProgress(int serial, int done, int total)
+void HeadGridPanel::showProgress(int done, int total)
 {
-    if (serial != m_serial)
-        return;
     m_progress->setRange(0, total);
     m_progress->setValue(done);
 }
 
-void HeadGridPanel::finishSurvey()
+void HeadGridPanel::showSurvey(HeadSurvey survey)
 {
-    const std::shared_ptr<HeadSurveyJob> job = m_job;
-    setRunning(false);
-    if (!job || job->cancel || job->cancelled || m_debounce.isActive())
-        return;  // stale: a newer request replaces it (or no survey is wanted any more)
-    m_progress->hide();
-    if (!job->error.isEmpty()) {
-        m_view->clear();
-        m_surveyKey.clear();  // the same spec may be tried again (after a new budget)
-        m_surveyLabel->setText(tr("The survey failed: %1").arg(m_surveyTitle));
-        showMessage(tr("The head survey failed: %1").arg(job->error));
-    } else {
-        m_surveyTitle = tr("%1 \u00b7 %2 tokens \u00b7 %3").arg(
-            modelDisplayName(m_pending.input.modelPath))
-                            .arg(job->tokens)
-                            .arg(methodText(m_pending));
-        m_view->setEntries(std::move(job->entries));
-        const bool approx = m_view->hasApproximation();
-        m_surveyLabel->setText(tr("%1 \u00b7 %2 layers \u00d7 %3 heads \u00b7 %4 s")
-                                   .arg(m_surveyTitle)
-                                   .arg(m_view->layerCount())
-                                   .arg(m_view->headCount())
-                                   .arg(double(job->clock.elapsed()) / 1000, 0, 'f', 1));
-        m_surveyLabel->setToolTip(approx ? QString()
-                                         : tr("The exact method has no approximation: every "
-                                              "cell shows P."));
-        showGrid();
-    }
+    updateBusy();
+    m_surveyTitle = tr("%1 \u00b7 %2 tokens \u00b7 %3").arg(
+        modelDisplayName(m_pending.input.modelPath))
+                        .arg(survey.tokens)
+                        .arg(methodText(m_pending));
+    m_view->setEntries(std::move(survey.entries));
+    const bool approx = m_view->hasApproximation();
+    m_surveyLabel->setText(tr("%1 \u00b7 %2 layers \u00d7 %3 heads \u00b7 %4 s")
+                               .arg(m_surveyTitle)
+                               .arg(m_view->layerCount())
+                               .arg(m_view->headCount())
+                               .arg(double(m_clock.elapsed()) / 1000, 0, 'f', 1));
+    m_surveyLabel->setToolTip(approx ? QString()
+                                     : tr("The exact method has no approximation: every "
+                                          "cell shows P."));
+    showGrid();
     emit surveyFinished();
 }
 
-void HeadGridPanel::setRunning(bool running)
+void HeadGridPanel::surveyFailed(const QString& message)
 {
-    m_running = running;
     updateBusy();
+    m_view->clear();
+    m_surveyKey.clear();  // the same spec may be tried again (after a new budget)
+    m_surveyLabel->setText(tr("The survey failed: %1").arg(m_surveyTitle));
+    showMessage(tr("The head survey failed: %1").arg(message));
+    emit surveyFinished();
 }
 
 bool HeadGridPanel::isBusy() const
 {
-    return m_debounce.isActive() || m_running;
+    return m_debounce.isActive() || m_job.isRunning();
 }
 
 void HeadGridPanel::updateBusy()
@@ -530,15 +493,9 @@ void HeadGridPanel::exportFigure(const QString& path, FigureFormat format)
 
 void HeadGridPanel::exportDialog(FigureFormat format)
 {
-    const QString path =
-        askSavePath(this, tr("Export head grid"), QStringLiteral("heads"), figureFormatName(format));
-    if (path.isEmpty())
-        return;
-    try {
-        exportFigure(path, format);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export head grid"), e.message());
-    }
+    runExportDialog(this, tr("Export head grid"), QStringLiteral("heads"),
+                    figureFormatName(format),
+                    [&](const QString& path) { exportFigure(path, format); });
 }
 
 }  // namespace attnlab::ui

@@ -1,14 +1,14 @@
 #pragma once
 
+#include "common/background_job.h"
 #include "plotting/figure_export.h"
 #include "memory_budget.h"
 #include "sweeps/downstream.h"
 
 #include <QColor>
-#include <QFutureWatcher>
+#include <QElapsedTimer>
 #include <QImage>
 #include <QJsonObject>
-#include <QThreadPool>
 #include <QTimer>
 #include <QWidget>
 
@@ -215,22 +215,21 @@ private:
     const HeadGridView* m_view;
 };
 
-struct HeadSurveyJob;
+struct HeadSurvey;
 
 // The Heads page: every head of the trained model the main window reads, at a glance. A top bar
 // (show exact P or the approximation P^; order by model layout or worst error first; highlight
 // the N worst; what was surveyed: model, text length in tokens, method and m), the HeadGridView,
 // and under it the selected head's norms and error beside a HeadNormsChart of every head.
 //
-// setExperiment runs surveyHeads on a worker thread when the input is a model; other inputs show
-// a message instead of the grid.
+// setExperiment runs surveyHeads on a worker thread (a BackgroundJob) when the input is a model;
+// other inputs show a message instead of the grid. Destroying the panel cancels a running survey
+// and waits for it to stop.
 class HeadGridPanel : public QWidget {
     Q_OBJECT
 
 public:
     explicit HeadGridPanel(QWidget* parent = nullptr);
-    // Cancels a running survey and waits for it to stop.
-    ~HeadGridPanel() override;
 
     // The experiment of the main window. For model input, surveys every head of spec's model on
     // spec's text under spec's method (surveyHeads) on a worker thread, about 100 ms after the
@@ -279,15 +278,15 @@ signals:
 
 private:
     void startSurvey();
-    void finishSurvey();
-    void showProgress(int serial, int done, int total);
+    void showProgress(int done, int total);
+    // The survey returned, or failed: shows the grid, or the message.
+    void showSurvey(HeadSurvey survey);
+    void surveyFailed(const QString& message);
     void showMessage(const QString& text);
     void showGrid();
     void updateSelectedText();
     // Sets the controls from the view (when the view was changed directly).
     void syncControls();
-    void updateSurveyText();
-    void setRunning(bool running);
     // Emits busyChanged when isBusy() changed since the last call.
     void updateBusy();
     void exportDialog(FigureFormat format);
@@ -296,13 +295,10 @@ private:
     ExperimentSpec m_pending;   // the spec the debounce timer will survey
     QString m_surveyKey;        // what the running or shown survey is of; empty: none
     QString m_surveyTitle;      // model, tokens, method of the survey shown
-    bool m_running = false;  // a survey runs (possibly one being cancelled)
     bool m_busy = false;     // isBusy() as busyChanged last reported it
-    int m_serial = 0;  // counts the surveys started, to drop stale progress and results
     QTimer m_debounce;
-    QThreadPool m_pool;
-    QFutureWatcher<void> m_watcher;
-    std::shared_ptr<HeadSurveyJob> m_job;
+    QElapsedTimer m_clock;  // since the survey shown started
+    BackgroundJob m_job;
 
     QComboBox* m_show;
     QComboBox* m_order;

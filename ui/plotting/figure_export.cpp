@@ -182,17 +182,6 @@ void copyFigureToClipboard(QCustomPlot& plot)
     plot.replot(QCustomPlot::rpQueuedReplot);
 }
 
-QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
-                    const QString& suffix)
-{
-    QString path = QFileDialog::getSaveFileName(
-        parent, title, baseName + QLatin1Char('.') + suffix,
-        QCoreApplication::translate("attnlab", "%1 files (*.%2)").arg(suffix.toUpper(), suffix));
-    if (!path.isEmpty() && QFileInfo(path).suffix().compare(suffix, Qt::CaseInsensitive) != 0)
-        path += QLatin1Char('.') + suffix;
-    return path;
-}
-
 QString askFigurePath(QWidget* parent, const QString& title, const QString& fileName,
                       FigureFormat* format)
 {
@@ -210,6 +199,16 @@ QString askFigurePath(QWidget* parent, const QString& title, const QString& file
                                                                   : FigureFormat::Png;
         path += QLatin1Char('.') + figureFormatName(*format);
     }
+    return path;
+}
+
+QString runFigureExportDialog(QWidget* parent, const QString& title, const QString& fileName,
+                              const std::function<void(const QString&, FigureFormat)>& write)
+{
+    FigureFormat format;
+    const QString path = askFigurePath(parent, title, fileName, &format);
+    if (path.isEmpty() || !writeOrWarn(parent, title, [&] { write(path, format); }))
+        return QString();
     return path;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/export_dialog.h"
+
 #include <QImage>
 #include <QSize>
 #include <QString>
@@ -63,12 +65,6 @@ inline constexpr double kPngExportScale = 2.0;
 // keeps that size at 96 dpi.
 void tagExportResolution(QImage& image, double scale);
 
-// Asks with a save dialog titled `title` where to write a file of type `suffix` ("png", "csv"),
-// suggesting `baseName`.suffix; adds .suffix when the chosen name has another suffix or none.
-// Empty when the user cancels.
-QString askSavePath(QWidget* parent, const QString& title, const QString& baseName,
-                    const QString& suffix);
-
 // Begins painter on device in QCustomPlot's vector mode (no caching, pens that scale with the
 // figure), as SVG and PDF exports paint; false when the device cannot be painted on.
 bool beginVectorPainting(QCPPainter& painter, QPaintDevice& device);
@@ -78,6 +74,12 @@ bool beginVectorPainting(QCPPainter& painter, QPaintDevice& device);
 // filter, whose suffix is then added. Sets *format; empty when the user cancels.
 QString askFigurePath(QWidget* parent, const QString& title, const QString& fileName,
                       FigureFormat* format);
+
+// askFigurePath, then write(path, format) through writeOrWarn (ui/common/export_dialog.h): a
+// failure is shown in a warning box titled `title`. The path written; empty when the user
+// cancelled or writing failed.
+QString runFigureExportDialog(QWidget* parent, const QString& title, const QString& fileName,
+                              const std::function<void(const QString&, FigureFormat)>& write);
 
 // Puts `plot`, at its current size rendered at 2x, on the clipboard as an image.
 void copyFigureToClipboard(QCustomPlot& plot);

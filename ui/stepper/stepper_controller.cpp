@@ -6,11 +6,9 @@
 #include "stepper/stepper_view.h"
 
 #include "errors.h"
-#include "worker_outcome.h"
 
 #include <QTimer>
 #include <QToolButton>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -22,63 +20,59 @@ using namespace stepper;
 // ---------------------------------------------------------------------------------------------
 // The worker's job
 
-void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutcome* outcome)
+StepperData computeStepper(const StepperJob& job, const std::function<bool()>& cancelled)
 {
-    const WorkerOutcome ended = runOnWorker([&] {
-        requireRecurrentForm(job.spec);
-        const AttentionInput& input = *job.input;
-        StepperData& data = outcome->data;
-        data.generation = job.generation;
-        data.input = job.input;
-        const auto cancelled = [&cancel] { return cancel.load(); };
-        double matrixBytes = job.keptMatrixBytes;
-        if (job.whole) {
-            ExperimentSpec causal = job.spec;
-            causal.causal = true;
-            ComputeOptions options;
-            options.matrices = true;
-            options.kernels = false;
-            options.features = false;
-            options.budget = job.budget;
-            options.cancelled = cancelled;
-            try {
-                ExperimentResult result = compute(causal, input, options);
-                HeadResult& head = result.heads[std::size_t(job.head)];
-                data.exactAttention =
-                    std::make_shared<const MatrixD>(head.attentionExact.toDouble());
-                data.approxAttention =
-                    std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
-                matrixBytes = 8.0 * double(data.exactAttention->size() +
-                                           data.approxAttention->size());
-            } catch (const ResourceError& e) {
-                data.matricesNote = e.message();
-            }
-        }
-
-        const Eigen::Index length = input.length();
-        const Eigen::Index features = featureCountOf(job.spec.approximation, int(input.headDim()));
-        const Eigen::Index valueDim = input.valueDim();
-        data.allStatesBytes = causalStepsBytes(length, features, valueDim, length, true);
-        CausalStepsOptions options;
-        options.head = job.head;
-        options.features = true;
+    StepperData data;
+    requireRecurrentForm(job.spec);
+    const AttentionInput& input = *job.input;
+    data.generation = job.generation;
+    data.input = job.input;
+    double matrixBytes = job.keptMatrixBytes;
+    if (job.whole) {
+        ExperimentSpec causal = job.spec;
+        causal.causal = true;
+        ComputeOptions options;
+        options.matrices = true;
+        options.kernels = false;
+        options.features = false;
         options.budget = job.budget;
         options.cancelled = cancelled;
-        const double available = double(job.budget.bytes()) - matrixBytes;
-        if (data.allStatesBytes > available) {
-            const double perState = 8.0 * double(features) * double(valueDim);
-            const double room =
-                available - causalStepsBytes(length, features, valueDim, 0, true);
-            const Eigen::Index window =
-                std::clamp<Eigen::Index>(Eigen::Index(std::floor(room / perState)), 1, length);
-            options.statesFrom =
-                std::clamp<Eigen::Index>(job.around - window / 4, 0, length - window);
-            options.statesTo = options.statesFrom + window;
+        try {
+            ExperimentResult result = compute(causal, input, options);
+            HeadResult& head = result.heads[std::size_t(job.head)];
+            data.exactAttention =
+                std::make_shared<const MatrixD>(head.attentionExact.toDouble());
+            data.approxAttention =
+                std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
+            matrixBytes = 8.0 * double(data.exactAttention->size() +
+                                       data.approxAttention->size());
+        } catch (const ResourceError& e) {
+            data.matricesNote = e.message();
         }
-        data.steps = std::make_shared<const CausalSteps>(causalSteps(job.spec, input, options));
-    });
-    outcome->cancelled = ended.cancelled;
-    outcome->error = ended.error;
+    }
+
+    const Eigen::Index length = input.length();
+    const Eigen::Index features = featureCountOf(job.spec.approximation, int(input.headDim()));
+    const Eigen::Index valueDim = input.valueDim();
+    data.allStatesBytes = causalStepsBytes(length, features, valueDim, length, true);
+    CausalStepsOptions options;
+    options.head = job.head;
+    options.features = true;
+    options.budget = job.budget;
+    options.cancelled = cancelled;
+    const double available = double(job.budget.bytes()) - matrixBytes;
+    if (data.allStatesBytes > available) {
+        const double perState = 8.0 * double(features) * double(valueDim);
+        const double room =
+            available - causalStepsBytes(length, features, valueDim, 0, true);
+        const Eigen::Index window =
+            std::clamp<Eigen::Index>(Eigen::Index(std::floor(room / perState)), 1, length);
+        options.statesFrom =
+            std::clamp<Eigen::Index>(job.around - window / 4, 0, length - window);
+        options.statesTo = options.statesFrom + window;
+    }
+    data.steps = std::make_shared<const CausalSteps>(causalSteps(job.spec, input, options));
+    return data;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,81 +110,48 @@ void StepperView::setHead(int head)
 void StepperView::requestWhole()
 {
     ++m_generation;
-    m_wholePending = true;
-    m_windowPending = false;
-    if (m_watcher.isRunning())
-        *m_cancel = true;  // finished() starts the newest request
-    else
-        start();
+    StepperJob job;
+    job.spec = m_spec;
+    job.input = m_input;
+    job.head = m_head;
+    job.generation = m_generation;
+    start(job);
 }
 
 void StepperView::requestWindow()
 {
-    m_windowPending = true;
-    if (!m_watcher.isRunning())
-        start();
-    else if (!m_running->whole)
-        *m_cancel = true;  // a newer position wins; a whole job places its window itself
+    // A whole job places its window itself (and showPosition asks again when the position has
+    // moved out of it); a newer position wins over a window job.
+    if ((m_job.isRunning() && m_wholeRunning) || !m_data || stateAvailable(m_position))
+        return;
+    StepperJob job;
+    job.whole = false;
+    job.spec = m_data->steps->spec;
+    job.input = m_data->input;
+    job.head = m_data->steps->head;
+    job.generation = m_data->generation;
+    if (m_data->exactAttention)
+        job.keptMatrixBytes =
+            8.0 * double(m_data->exactAttention->size() + m_data->approxAttention->size());
+    start(job);
 }
 
-void StepperView::start()
+void StepperView::start(StepperJob job)
 {
-    if (m_watcher.isRunning())
-        return;
-    auto job = std::make_unique<StepperJob>();
-    if (m_wholePending) {
-        job->spec = m_spec;
-        job->input = m_input;
-        job->head = m_head;
-        job->generation = m_generation;
-    } else if (m_windowPending && m_data && !stateAvailable(m_position)) {
-        job->whole = false;
-        job->spec = m_data->steps->spec;
-        job->input = m_data->input;
-        job->head = m_data->steps->head;
-        job->generation = m_data->generation;
-        if (m_data->exactAttention)
-            job->keptMatrixBytes = 8.0 * double(m_data->exactAttention->size() +
-                                               m_data->approxAttention->size());
-    } else {
-        m_windowPending = false;
-        setBusy(false);
-        return;
-    }
-    m_wholePending = false;
-    m_windowPending = false;
-    job->budget = m_budget;
-    job->around = m_position;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    m_outcome = std::make_shared<StepperOutcome>();
-    m_running = std::move(job);
-    m_watcher.setFuture(QtConcurrent::run(
-        &m_pool, [job = *m_running, cancel = m_cancel, outcome = m_outcome] {
-            runJob(job, *cancel, outcome.get());
-        }));
-    setBusy(true);
-}
-
-void StepperView::finished()
-{
-    const std::shared_ptr<StepperOutcome> outcome = m_outcome;
-    const std::unique_ptr<StepperJob> job = std::move(m_running);
-    if (!outcome->cancelled) {
-        if (job->whole && job->generation == m_generation) {
-            if (outcome->error.isEmpty())
-                showData(std::make_shared<StepperData>(std::move(outcome->data)));
-            else
-                showError(outcome->error);
-        } else if (!job->whole && m_data && m_data->generation == job->generation) {
-            if (outcome->error.isEmpty()) {
-                m_data->steps = outcome->data.steps;
+    job.budget = m_budget;
+    job.around = m_position;
+    m_wholeRunning = job.whole;
+    m_job.start(
+        [job](JobContext& context) { return computeStepper(job, context.cancelledCheck()); },
+        [this, whole = job.whole, generation = job.generation](StepperData data) {
+            if (whole && generation == m_generation) {
+                showData(std::make_shared<StepperData>(std::move(data)));
+            } else if (!whole && m_data && m_data->generation == generation) {
+                m_data->steps = data.steps;
                 showPosition();
-            } else {
-                showError(outcome->error);
             }
-        }
-    }
-    start();
+        });
+    setBusy(true);
 }
 
 void StepperView::setBusy(bool busy)

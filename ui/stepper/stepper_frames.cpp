@@ -4,6 +4,7 @@
 #include "stepper/stepper_style.h"
 #include "stepper/stepper_view.h"
 
+#include "common/export_dialog.h"
 #include "errors.h"
 #include "plotting/figure_export.h"
 
@@ -154,17 +155,11 @@ void StepperView::exportFrameDialog()
 {
     if (!m_data)
         return;
-    FigureFormat format;
-    const QString path =
-        askFigurePath(this, tr("Export frame"),
-                      QStringLiteral("stepper-step-%1.png").arg(m_position + 1), &format);
-    if (path.isEmpty())
-        return;
-    try {
-        exportFrame(path, format);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export frame"), e.message());
-    }
+    runFigureExportDialog(this, tr("Export frame"),
+                          QStringLiteral("stepper-step-%1.png").arg(m_position + 1),
+                          [this](const QString& path, FigureFormat format) {
+                              exportFrame(path, format);
+                          });
 }
 
 void StepperView::exportAllFramesDialog()
@@ -174,15 +169,13 @@ void StepperView::exportAllFramesDialog()
     const QString folder = QFileDialog::getExistingDirectory(this, tr("Export all frames"));
     if (folder.isEmpty())
         return;
-    try {
+    writeOrWarn(this, tr("Export all frames"), [&] {
         const int written = exportAllFrames(folder);
         if (written < length())
             QMessageBox::information(
                 this, tr("Export all frames"),
                 tr("Stopped after %1 of %2 frames.").arg(written).arg(length()));
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export all frames"), e.message());
-    }
+    });
 }
 
 }  // namespace attnlab::ui

@@ -1,7 +1,7 @@
 #pragma once
 
 // The Stepper page's worker jobs (private to ui/stepper): what a job asks for, what it gives the
-// page, and runJob, which runs one on the worker thread.
+// page, and computeStepper, which computes one (on the page's worker thread).
 
 #include "experiment.h"
 #include "memory_budget.h"
@@ -9,7 +9,7 @@
 
 #include <QString>
 
-#include <atomic>
+#include <functional>
 #include <memory>
 
 namespace attnlab::ui {
@@ -38,16 +38,11 @@ struct StepperData {
     double allStatesBytes = 0;   // causalStepsBytes with every state kept
 };
 
-struct StepperOutcome {
-    StepperData data;
-    QString error;
-    bool cancelled = false;
-};
-
-// Exactly what the stepper for job needs, on the worker thread: for a whole job the causal P and
-// P^ of the head (compute() with matrices only; over the budget they are left out with a note),
-// then the causal steps with phi(Q), phi(K) and as many states as the budget allows (all, or a
-// window around job.around). Errors become outcome->error.
-void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutcome* outcome);
+// Exactly what the stepper for job needs: for a whole job the causal P and P^ of the head
+// (compute() with matrices only; over the budget they are left out with a note), then the
+// causal steps with phi(Q), phi(K) and as many states as the budget allows (all, or a window
+// around job.around). Throws as compute() and causalSteps() do (InputError, ResourceError,
+// Cancelled once cancelled() says so). The page runs it on its BackgroundJob.
+StepperData computeStepper(const StepperJob& job, const std::function<bool()>& cancelled);
 
 }  // namespace attnlab::ui

@@ -32,8 +32,8 @@ using namespace stepper;
 
 StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(this))
 {
-    m_pool.setMaxThreadCount(1);
-    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &StepperView::finished);
+    connect(&m_job, &BackgroundJob::runningChanged, this, &StepperView::setBusy);
+    connect(&m_job, &BackgroundJob::failed, this, &StepperView::showError);
     connect(m_timer, &QTimer::timeout, this, &StepperView::advance);
     setFocusPolicy(Qt::StrongFocus);
 
@@ -157,13 +157,6 @@ StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(
     applyTextScale();
     showLines(-1);
     updatePlayButton();
-}
-
-StepperView::~StepperView()
-{
-    if (m_cancel)
-        *m_cancel = true;
-    m_watcher.waitForFinished();
 }
 
 QWidget* StepperView::buildControls()

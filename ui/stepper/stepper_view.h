@@ -1,19 +1,17 @@
 #pragma once
 
+#include "common/background_job.h"
 #include "sweeps/causal_steps.h"
 #include "experiment.h"
 #include "plotting/figure_export.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"
 
-#include <QFutureWatcher>
 #include <QJsonObject>
 #include <QStringList>
-#include <QThreadPool>
 #include <QWidget>
 
 #include <array>
-#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -90,7 +88,6 @@ private:
 
 struct StepperData;
 struct StepperJob;
-struct StepperOutcome;
 
 // The "Stepper" page: causal linear attention run as a recurrent network, one token at a time
 // (docs/design.md section 2.6, the recurrent form; "Transformers are RNNs"):
@@ -104,8 +101,8 @@ struct StepperOutcome;
 // with the three equations and their current numbers, the running error of y against o over the
 // steps, the agreement of the recurrent and parallel (chunked) forms so far, and the state size.
 //
-// The engine runs on a worker thread (CausalSteps with phi(Q), phi(K) and the states, and
-// compute() for the causal P and P^); the newest request wins and the previous frame stays until
+// The engine runs on a worker thread (a BackgroundJob: CausalSteps with phi(Q), phi(K) and the
+// states, and compute() for the causal P and P^); the newest request wins and the previous frame stays until
 // the new one is ready; errors (the method "exact", a bad spec, over the memory budget) are shown
 // in the page. Memory: every S_i is kept when causalStepsBytes(L, C, M, L) (plus P and P^) fits the
 // memory budget. Otherwise a window of states around the position is kept, as many as fit, placed
@@ -116,9 +113,8 @@ class StepperView : public QWidget {
     Q_OBJECT
 
 public:
+    // Destroying the page cancels the running computation and waits for it.
     explicit StepperView(QWidget* parent = nullptr);
-    // Cancels the running computation and waits for it.
-    ~StepperView() override;
 
     // Computes the stepper for spec (made causal) on head head() of input, on the worker. The
     // previous frame stays until the result arrives; the position is kept where the new input
@@ -221,12 +217,11 @@ private:
     void fitControls();
 
     // The worker: a whole experiment is requested (new spec, input or head), or the states
-    // around the position are missing. start() runs the most important pending job; finished()
-    // applies its outcome when it is still current and starts the next one.
+    // around the position are missing. start() runs the job (the newest request wins); its
+    // outcome is shown when it is still current.
     void requestWhole();
     void requestWindow();
-    void start();
-    void finished();
+    void start(StepperJob job);
     void setBusy(bool busy);
 
     // A new computation arrived: the parts that are the same for every step (tokens, slider,
@@ -270,14 +265,9 @@ private:
     std::shared_ptr<StepperData> m_data;
     quint64 m_generation = 0;  // counts setExperiment and setHead calls
 
-    // The worker, as ExperimentController runs it: one job at a time, newest wins.
-    QThreadPool m_pool;
-    QFutureWatcher<void> m_watcher;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    std::shared_ptr<StepperOutcome> m_outcome;
-    std::unique_ptr<StepperJob> m_running;  // the job m_watcher watches
-    bool m_wholePending = false;
-    bool m_windowPending = false;
+    // The worker: one job at a time, newest wins.
+    BackgroundJob m_job;
+    bool m_wholeRunning = false;  // the latest job started is a whole experiment
     bool m_busy = false;
 
     // Stepping.

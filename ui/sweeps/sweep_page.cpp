@@ -1,5 +1,6 @@
 #include "sweeps/sweep_page.h"
 
+#include "common/export_dialog.h"
 #include "errors.h"
 #include "io/atomic_files.h"
 
@@ -9,14 +10,12 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
-#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <qcustomplot.h>
 
 #include <cmath>
@@ -37,8 +36,10 @@ QString controlName(const QString& prefix, const QString& name)
 
 SweepPage::SweepPage(const Words& words, QWidget* parent) : QWidget(parent), m_words(words)
 {
-    m_pool.setMaxThreadCount(1);
-    connect(&m_watcher, &QFutureWatcher<void>::finished, this, [this] { finishSweep(); });
+    connect(&m_job, &BackgroundJob::failed, this, [this](const QString& message) {
+        sweepFailed(message);
+        endSweep();
+    });
 
     m_runButton = new QPushButton(tr("Run"));
     m_runButton->setToolTip(words.runTip);
@@ -111,30 +112,24 @@ void SweepPage::cancel()
 {
     if (!m_running)
         return;
-    requestStop();
+    m_cancelling = true;
+    m_job.cancel();
     m_status->setText(m_words.cancelling);
-}
-
-void SweepPage::startWorker(std::function<void()> work)
-{
-    m_clock.start();
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(work)));
-}
-
-void SweepPage::stopWorker()
-{
-    if (m_running)
-        requestStop();
-    m_watcher.waitForFinished();
 }
 
 void SweepPage::stopAndWait()
 {
     if (!m_running)
         return;
-    requestStop();
-    m_watcher.waitForFinished();
-    finishSweep();
+    m_cancelling = true;
+    m_job.cancel();
+    m_job.finishNow();
+}
+
+void SweepPage::endSweep()
+{
+    setRunning(false);
+    emit sweepFinished();
 }
 
 void SweepPage::setRunning(bool running)
@@ -160,28 +155,14 @@ void SweepPage::closeEvent(QCloseEvent* event)
 
 void SweepPage::exportChartDialog(FigureFormat format)
 {
-    const QString path =
-        askSavePath(this, tr("Export chart"), m_words.fileName, figureFormatName(format));
-    if (path.isEmpty())
-        return;
-    try {
-        exportChart(path, format);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export chart"), e.message());
-    }
+    runExportDialog(this, tr("Export chart"), m_words.fileName, figureFormatName(format),
+                    [&](const QString& path) { exportChart(path, format); });
 }
 
 void SweepPage::exportCsvDialog()
 {
-    const QString path =
-        askSavePath(this, tr("Export data"), m_words.fileName, QStringLiteral("csv"));
-    if (path.isEmpty())
-        return;
-    try {
-        exportCsv(path);
-    } catch (const OutputError& e) {
-        QMessageBox::warning(this, tr("Export data"), e.message());
-    }
+    runExportDialog(this, tr("Export data"), m_words.fileName, QStringLiteral("csv"),
+                    [&](const QString& path) { exportCsv(path); });
 }
 
 QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip)

@@ -1,13 +1,12 @@
 #pragma once
 
+#include "common/background_job.h"
 #include "plotting/figure_export.h"
 
 #include <QElapsedTimer>
-#include <QFutureWatcher>
-#include <QThreadPool>
 #include <QWidget>
 
-#include <functional>
+#include <utility>
 
 class QCustomPlot;
 class QJsonObject;
@@ -21,10 +20,10 @@ namespace attnlab::ui {
 
 // What every sweep page shares (the Timing and Error analysis pages): Run and Cancel, the
 // progress bar and the status line, the Export menu (the chart as PNG, SVG or PDF, the data as
-// CSV), one worker thread with its watcher, the running state, and stopping the worker when the
-// page closes. A page builds its controls and chart, puts sweepControls() in its column, and
-// implements run(), how to stop its worker (requestStop), what the worker's end means
-// (finishSweep), its chart and its CSV.
+// CSV), the sweep's BackgroundJob, the running state, and stopping the sweep when the page
+// closes (and waiting for it when the page is destroyed). A page builds its controls and chart,
+// puts sweepControls() in its column, and implements run() (through startSweep), what a failed
+// sweep shows (sweepFailed), its chart and its CSV.
 class SweepPage : public QWidget {
     Q_OBJECT
 
@@ -42,8 +41,8 @@ public slots:
     // Starts the sweep the controls describe on the worker thread; does nothing while one runs.
     // When the controls cannot make a sweep, says why in the status line instead.
     virtual void run() = 0;
-    // Asks the running sweep to stop (requestStop) and says so in the status line; what was
-    // computed is kept. sweepFinished() follows when it has stopped.
+    // Asks the running sweep to stop and says so in the status line; what was computed is kept.
+    // sweepFinished() follows when it has stopped.
     void cancel();
 
 signals:
@@ -71,40 +70,41 @@ protected:
     QProgressBar* progressBar() const { return m_progress; }
     QLabel* statusLabel() const { return m_status; }
 
-    // Runs work on the page's worker thread and starts the clock; finishSweep() follows on the
-    // GUI thread when it returns. work never touches a widget.
-    void startWorker(std::function<void()> work);
-    // True once the worker has returned (or before any started).
-    bool workerFinished() const { return m_watcher.isFinished(); }
-    // Asks a running sweep to stop and waits for the worker; for the page's destructor.
-    void stopWorker();
+    // Runs work(JobContext&) on the page's worker (BackgroundJob::start) and starts the clock;
+    // done(result) follows on the GUI thread when it returns, even after Cancel (a sweep keeps
+    // what it finished), then the page stops running and emits sweepFinished. work never touches
+    // a widget; it hands rows to the page through JobContext::post, which drops them once the
+    // sweep has been delivered.
+    template <typename Work, typename Done>
+    void startSweep(Work work, Done done);
     // Stops a running sweep, waits for the worker and finishes it now.
     void stopAndWait();
+    // Cancel was pressed during the sweep that runs.
+    bool isCancelling() const { return m_cancelling; }
     // Enables Run or Cancel, and emits runningChanged when it changes.
     void setRunning(bool running);
     // Export is enabled only while there is something to export.
     void setExportEnabled(bool enabled);
     void closeEvent(QCloseEvent* event) override;
 
-    // Tells the worker to stop at its next check.
-    virtual void requestStop() = 0;
-    // The worker returned, or stopAndWait stopped it: takes its result, or reports its error.
-    virtual void finishSweep() = 0;
+    // The sweep failed with message (the worker threw); the page says so.
+    virtual void sweepFailed(const QString& message) = 0;
     virtual QCustomPlot& chartFigure() const = 0;
     virtual QByteArray csv() const = 0;
 
-    int m_serial = 0;  // counts the sweeps started, to drop late results of an earlier one
     QElapsedTimer m_clock;
 
 private:
+    // The sweep has been delivered or has failed: the page stops running.
+    void endSweep();
     // Asks for a file name and exports the chart in `format`, or the data as CSV.
     void exportChartDialog(FigureFormat format);
     void exportCsvDialog();
 
     Words m_words;
     bool m_running = false;
-    QThreadPool m_pool;
-    QFutureWatcher<void> m_watcher;
+    bool m_cancelling = false;
+    BackgroundJob m_job;
     QWidget* m_sweepControls;
     QPushButton* m_runButton;
     QPushButton* m_cancelButton;
@@ -122,5 +122,17 @@ QString elapsedText(qint64 milliseconds);
 // The integer `key` of a page's saved state, which must lie in [minimum, maximum]. Throws
 // InputError naming it.
 int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum);
+
+template <typename Work, typename Done>
+void SweepPage::startSweep(Work work, Done done)
+{
+    m_clock.start();
+    m_cancelling = false;
+    m_job.start(std::move(work), [this, done = std::move(done)](auto result) mutable {
+        done(std::move(result));
+        endSweep();
+    });
+    setRunning(true);
+}
 
 }  // namespace attnlab::ui

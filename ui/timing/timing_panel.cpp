@@ -4,7 +4,6 @@
 #include "errors.h"
 #include "parallel.h"
 #include "timing/timing_chart.h"
-#include "worker_outcome.h"
 
 #include <QCheckBox>
 #include <QFormLayout>
@@ -20,30 +19,21 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
 
 namespace attnlab::ui {
 
-// What the GUI thread and the worker of one sweep share. The worker measures a point only once
-// the panel has drawn the one before: a replot on one core while the engine's threads time a run
-// on all of them would be measured as part of the run (it made runs of L = 128 a hundred times
-// slower on two cores).
-struct SweepShared {
-    std::atomic<bool> cancel{false};
+// How far the panel has drawn the points of one sweep, shared with its worker. The worker measures
+// a point only once the panel has drawn the one before: a replot on one core while the engine's
+// threads time a run on all of them would be measured as part of the run (it made runs of
+// L = 128 a hundred times slower on two cores).
+struct ShownPoints {
     std::mutex mutex;
     std::condition_variable changed;
     int shown = -1;  // points the panel has drawn; -1 until it has drawn the empty sweep
-    // Written by the worker, read by finishSweep() once the watcher says the worker is done.
-    SweepResult result;
-    QString error;
-
-    void requestCancel()
-    {
-        cancel = true;
-        changed.notify_all();
-    }
 
     void markShown(int count)
     {
@@ -54,11 +44,13 @@ struct SweepShared {
         changed.notify_all();
     }
 
-    // Waits until the panel has drawn `count` points, or the sweep is cancelled.
-    void waitShown(int count)
+    // Waits until the panel has drawn `count` points, or the sweep is cancelled (looked at every
+    // 20 ms, so that a sweep the page discards stops too).
+    void waitShown(int count, const JobContext& context)
     {
         std::unique_lock lock(mutex);
-        changed.wait(lock, [&] { return shown >= count || cancel; });
+        while (shown < count && !context.isCancelled())
+            changed.wait_for(lock, std::chrono::milliseconds(20));
     }
 };
 
@@ -147,11 +139,6 @@ TimingPanel::TimingPanel(QWidget* parent)
     updateLengthsPreview();
     setRunning(false);
     showResult();
-}
-
-TimingPanel::~TimingPanel()
-{
-    stopWorker();
 }
 
 void TimingPanel::buildControls()
@@ -429,7 +416,6 @@ void TimingPanel::setState(const QJsonObject& state)
     m_threads->setValue(restored.threads);
     m_repetitions->setValue(restored.repetitions);
 
-    ++m_serial;
     m_result = result;
     progressBar()->setRange(0, std::max<int>(1, int(m_result.points.size())));
     progressBar()->setValue(int(measuredCount(m_result)));
@@ -438,11 +424,6 @@ void TimingPanel::setState(const QJsonObject& state)
                           : tr("Restored from the session, not run again: %1.")
                                 .arg(points(qsizetype(m_result.points.size()))));
     showResult();
-}
-
-void TimingPanel::requestStop()
-{
-    m_sweep->requestCancel();
 }
 
 QCustomPlot& TimingPanel::chartFigure() const
@@ -474,7 +455,6 @@ void TimingPanel::run()
         return;
     }
 
-    const int serial = ++m_serial;
     m_result = SweepResult();
     m_result.spec = sweep;
     const int total = int(sweep.methods.size() * sweep.lengths.size());
@@ -482,35 +462,29 @@ void TimingPanel::run()
     progressBar()->setValue(0);
     statusLabel()->setText(tr("Measuring the machine's sgemm rate, then %1...").arg(points(total)));
 
-    m_sweep = std::make_shared<SweepShared>();
-    // The worker hands each point to the GUI thread through a queued call; it never touches a
-    // widget. The destructor waits for it, and calls still queued die with the panel.
-    startWorker([this, serial, sweep, shared = m_sweep] {
-        const auto progress = [&](const SweepPoint& point, int done, int total) {
-            QMetaObject::invokeMethod(
-                this, [this, serial, point, done, total] { addPoint(serial, point, done, total); },
-                Qt::QueuedConnection);
-            shared->waitShown(done);
-        };
-        const auto measure = [&] {
-            shared->waitShown(0);
-            shared->result = runSweep(sweep, progress, [&] { return shared->cancel.load(); });
-        };
-        shared->error = runOnWorker(measure).error;
-    });
-    setRunning(true);
+    m_shown = std::make_shared<ShownPoints>();
+    // The worker hands each point to the GUI thread (JobContext::post) and never touches a
+    // widget; the points still queued when the sweep ends are dropped (its result has them all).
+    startSweep(
+        [this, sweep, shown = m_shown](JobContext& context) {
+            const auto progress = [&](const SweepPoint& point, int done, int total) {
+                context.post([this, point, done, total] { addPoint(point, done, total); });
+                shown->waitShown(done, context);
+            };
+            shown->waitShown(0, context);
+            return runSweep(sweep, progress, context.cancelledCheck());
+        },
+        [this](SweepResult result) { finishSweep(std::move(result)); });
     showResult();
     releaseWorker(0);
 }
 
-void TimingPanel::addPoint(int serial, const SweepPoint& point, int done, int total)
+void TimingPanel::addPoint(const SweepPoint& point, int done, int total)
 {
-    if (serial != m_serial || !isRunning())
-        return;
     m_result.points.push_back(point);
     progressBar()->setRange(0, total);
     progressBar()->setValue(done);
-    if (point.status != PointStatus::Cancelled && !m_sweep->cancel) {
+    if (point.status != PointStatus::Cancelled && !isCancelling()) {
         statusLabel()->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
                               .arg(done)
                               .arg(total)
@@ -525,38 +499,33 @@ void TimingPanel::releaseWorker(int count)
     // Queued behind the chart's queued replot; the repaint draws the rest (table, progress) now.
     QMetaObject::invokeMethod(
         this,
-        [this, shared = m_sweep, count] {
+        [this, shown = m_shown, count] {
             if (isVisible())
                 repaint();
-            shared->markShown(count);
+            shown->markShown(count);
         },
         Qt::QueuedConnection);
 }
 
-void TimingPanel::finishSweep()
+void TimingPanel::finishSweep(SweepResult result)
 {
-    // Also called by stopAndWait, before the watcher's signal arrives.
-    if (!isRunning() || !workerFinished())
-        return;
-    const std::shared_ptr<SweepShared> shared = m_sweep;
-    ++m_serial;  // drops points still queued: the worker's result has them all
-    if (shared->error.isEmpty()) {
-        m_result = shared->result;
-        const qsizetype measured = measuredCount(m_result);
-        progressBar()->setValue(int(measured));
-        const bool cancelled = measured < qsizetype(m_result.points.size());
-        statusLabel()->setText(cancelled ? tr("Cancelled after %1 of %2 points; they are kept.")
-                                          .arg(measured)
-                                          .arg(m_result.points.size())
-                                    : tr("Finished: %1 in %2.")
-                                          .arg(points(qsizetype(m_result.points.size())),
-                                               elapsedText(m_clock.elapsed())));
-    } else {
-        statusLabel()->setText(tr("The sweep failed: %1").arg(shared->error));
-    }
+    m_result = std::move(result);
+    const qsizetype measured = measuredCount(m_result);
+    progressBar()->setValue(int(measured));
+    const bool cancelled = measured < qsizetype(m_result.points.size());
+    statusLabel()->setText(cancelled ? tr("Cancelled after %1 of %2 points; they are kept.")
+                                           .arg(measured)
+                                           .arg(m_result.points.size())
+                                     : tr("Finished: %1 in %2.")
+                                           .arg(points(qsizetype(m_result.points.size())),
+                                                elapsedText(m_clock.elapsed())));
     showResult();
-    setRunning(false);
-    emit sweepFinished();
+}
+
+void TimingPanel::sweepFailed(const QString& message)
+{
+    statusLabel()->setText(tr("The sweep failed: %1").arg(message));
+    showResult();
 }
 
 void TimingPanel::showResult()

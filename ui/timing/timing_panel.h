@@ -17,7 +17,7 @@ class QTableWidget;
 namespace attnlab::ui {
 
 class TimingChart;
-struct SweepShared;
+struct ShownPoints;
 
 // The Timing page: how the cost of exact attention and its linear-time approximations grows with
 // the sequence length L on this machine. The controls on the left choose the sweep (methods and
@@ -32,8 +32,6 @@ class TimingPanel : public SweepPage {
 
 public:
     explicit TimingPanel(QWidget* parent = nullptr);
-    // Cancels a running sweep and waits for it to stop.
-    ~TimingPanel() override;
 
     // The sweep the controls describe: every checked algorithm in every checked variant
     // (algorithms in the order of the controls, non-causal before causal), the lengths
@@ -73,8 +71,7 @@ public slots:
     void run() override;
 
 protected:
-    void requestStop() override;
-    void finishSweep() override;
+    void sweepFailed(const QString& message) override;
     QCustomPlot& chartFigure() const override;
     // sweepCsv(result()), what Export > Data as CSV writes.
     QByteArray csv() const override;
@@ -82,9 +79,10 @@ protected:
 private:
     // Makes the controls, the chart, the table and their layout.
     void buildControls();
-    // Shows one point the worker measured (a queued call from the worker); points of an earlier
-    // sweep (serial) are dropped.
-    void addPoint(int serial, const SweepPoint& point, int done, int total);
+    // Shows one point the worker measured (posted by the worker).
+    void addPoint(const SweepPoint& point, int done, int total);
+    // The sweep returned (finished or cancelled): shows all its points.
+    void finishSweep(SweepResult result);
     // Lets the worker go on past `count` points once the GUI thread has drawn what is queued now.
     void releaseWorker(int count);
     // Shows m_result on the chart, in the table and in the sgemm line.
@@ -98,7 +96,7 @@ private:
 
     MemoryBudget m_budget;
     SweepResult m_result;
-    std::shared_ptr<SweepShared> m_sweep;  // shared with the worker of the latest sweep
+    std::shared_ptr<ShownPoints> m_shown;  // shared with the worker of the latest sweep
 
     std::map<Method, QCheckBox*> m_methods;
     QCheckBox* m_nonCausal;
