@@ -7,8 +7,8 @@
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
 #include "sessions/session.h"
+#include "sessions/timing_page_state.h"
 #include "timing/timing_chart.h"
-#include "timing/timing_panel.h"
 #include "sweeps/timing_sweep.h"
 
 #include <QCommandLineParser>
@@ -20,24 +20,8 @@
 namespace attnlab {
 
 namespace {
+
 constexpr QSize kPlotSize(1600, 700);
-}  // namespace
-
-
-// Draws the sweep's chart (time and memory against L, log-log, as the Timing tab shows it) into
-// path at 1600 x 700 logical pixels; the format follows the suffix (png, svg or pdf, already
-// checked). Throws OutputError naming the path on failure.
-void writeSweepPlot(const SweepResult& result, const QString& path)
-{
-    ui::FigureFormat format;
-    ui::figureFormatFromSuffix(path, &format);
-    ui::TimingChart chart;
-    chart.resize(kPlotSize);
-    chart.setResult(result);
-    ui::exportFigure(chart, path, format, kPlotSize);
-}
-
-namespace {
 
 const QString kDefaultMethods = QStringLiteral("exact-streaming,favor-positive,elu");
 const QString kDefaultLengths = QStringLiteral("256:4096");
@@ -303,10 +287,13 @@ int runBenchCommand(const QStringList& arguments)
             // The window's default experiment, on the Timing page showing this sweep.
             QJsonObject view;
             view[QLatin1String("page")] = QStringLiteral("timing");
-            view[QLatin1String("timing")] = ui::TimingPanel::stateOf(result);
+            view[QLatin1String("timing")] = TimingPageState::showing(result).toJson();
             return Session{ExperimentSpec(), view};
         },
-        [&](const QString& plot) { writeSweepPlot(result, plot); });
+        [&](const QString& plot) {
+            // Time and memory against L, log-log, as the Timing page shows them.
+            ui::saveTimingChart(result, plot, plotFormat(plot), kPlotSize);
+        });
     return ExitSuccess;
 }
 

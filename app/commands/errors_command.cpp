@@ -1,8 +1,8 @@
 #include "commands/errors_command.h"
 
 #include "command_line.h"
-#include "errors/error_analysis_panel.h"
 #include "errors/error_chart.h"
+#include "sessions/error_page_state.h"
 #include "sweeps/error_sweep.h"
 #include "errors.h"
 #include "plotting/figure_export.h"
@@ -277,19 +277,6 @@ void printParetoFront(QTextStream& out, const ErrorSweepResult& result, ErrorMet
     }
 }
 
-// Draws the Error analysis chart of `metric` against `axis` into path (png, svg or pdf by the suffix, already
-// checked) at kPlotSize logical pixels. Throws OutputError naming the path.
-void writeErrorPlot(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis,
-                    const QString& path)
-{
-    ui::FigureFormat format;
-    ui::figureFormatFromSuffix(path, &format);
-    ui::ErrorChart chart;
-    chart.resize(kPlotSize);
-    chart.setResult(result, metric, axis);
-    ui::exportFigure(chart, path, format, kPlotSize);
-}
-
 }  // namespace
 
 int runErrorsCommand(const QStringList& arguments)
@@ -422,10 +409,13 @@ int runErrorsCommand(const QStringList& arguments)
         [&] {
             QJsonObject view;
             view[QLatin1String("page")] = QStringLiteral("errors");
-            view[QLatin1String("errors")] = ui::ErrorAnalysisPanel::stateOf(result, metric, axis);
+            view[QLatin1String("errors")] =
+                ErrorPageState::showing(result, metric, axis).toJson();
             return Session{spec.experiment, view};
         },
-        [&](const QString& plot) { writeErrorPlot(result, metric, axis, plot); });
+        [&](const QString& plot) {
+            ui::saveErrorChart(result, metric, axis, plot, plotFormat(plot), kPlotSize);
+        });
     return ExitSuccess;
 }
 

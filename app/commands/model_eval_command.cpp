@@ -390,9 +390,8 @@ int runModelEvalCommand(const QStringList& arguments)
                 out << "wrote " << predictions << '\n';
         },
         {}, [&](const QString& plot) {
-            ui::FigureFormat format;
-            ui::figureFormatFromSuffix(plot, &format);
-            ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, format, kPlotSize,
+            ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, plotFormat(plot),
+                                   kPlotSize,
                                    QStringLiteral("%1, %2")
                                        .arg(modelDisplayName(base.input.modelPath), subject));
         });

@@ -104,6 +104,13 @@ QString plotOption(const QCommandLineParser& parser)
     return path;
 }
 
+ui::FigureFormat plotFormat(const QString& path)
+{
+    ui::FigureFormat format = ui::FigureFormat::Png;
+    ui::figureFormatFromSuffix(path, &format);
+    return format;
+}
+
 QString checkedOutPath(const char* name, const QString& out, const char* example)
 {
     const QFileInfo info(QDir::current().absoluteFilePath(out));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "plotting/figure_export.h"
 #include "sessions/session.h"
 
 #include <QCommandLineParser>
@@ -53,6 +54,8 @@ void refusePositionalArguments(const QCommandLineParser& parser);
 // The value of --plot (empty when it is not given). Throws InputError when its suffix is not
 // png, svg or pdf (the format follows the suffix).
 QString plotOption(const QCommandLineParser& parser);
+// The format of a --plot path plotOption has accepted: its suffix's.
+ui::FigureFormat plotFormat(const QString& path);
 
 // Checks before a long run that option --name (--out, --save-session) names a file that can be
 // written, so that the run does not end in a write error: its folder exists (it is created) and

@@ -1,69 +1,36 @@
 #include "commands/render_command.h"
 
-#include "experiment/attention_figures.h"
 #include "command_line.h"
-#include "errors/error_analysis_panel.h"
-#include "errors.h"
-#include "plotting/figure_export.h"
-#include "plotting/heatmap_view.h"
-#include "experiment/image_loader.h"
-#include "experiment/image_overlay_view.h"
-#include "inputs/model_input.h"
-#include "experiment/row_comparison_view.h"
-#include "sessions/scenario.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
+#include "errors.h"
+#include "errors/error_chart.h"
+#include "experiment/attention_figures.h"
+#include "experiment/image_loader.h"
+#include "experiment/image_overlay_view.h"
+#include "experiment/row_comparison_view.h"
+#include "inputs/model_input.h"
+#include "io/atomic_files.h"
+#include "plotting/figure_export.h"
+#include "plotting/heatmap_view.h"
+#include "sessions/error_page_state.h"
+#include "sessions/scenario.h"
+#include "sessions/timing_page_state.h"
 #include "stepper/stepper_view.h"
-#include "timing/timing_panel.h"
+#include "timing/timing_chart.h"
 
 #include <QCommandLineParser>
 #include <QDir>
 #include <QEventLoop>
-#include <QFile>
 #include <QRegularExpression>
-#include <QSaveFile>
-#include <QTemporaryDir>
 #include <QTextStream>
 #include <QTimer>
 
-#include <functional>
 #include <optional>
 
 namespace attnlab {
 
 namespace {
-
-QSize sizeOption(const QCommandLineParser& parser)
-{
-    if (!parser.isSet(QStringLiteral("size")))
-        return QSize(900, 800);
-    static const QRegularExpression pattern(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$"));
-    const QString text = parser.value(QStringLiteral("size"));
-    const QRegularExpressionMatch match = pattern.match(text);
-    if (!match.hasMatch())
-        throw InputError(
-            QStringLiteral("--size: expected WIDTHxHEIGHT such as 900x800, got \"%1\"").arg(text));
-    return QSize(match.captured(1).toInt(), match.captured(2).toInt());
-}
-
-std::vector<ui::FigureFormat> formatOption(const QCommandLineParser& parser)
-{
-    std::vector<ui::FigureFormat> formats;
-    const QString text = parser.isSet(QStringLiteral("format"))
-                             ? parser.value(QStringLiteral("format"))
-                             : QStringLiteral("png");
-    for (const QString& name : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        ui::FigureFormat format;
-        if (!ui::figureFormatFromSuffix(QStringLiteral("x.") + name.trimmed().toLower(), &format))
-            throw InputError(QStringLiteral("--format: unknown format \"%1\" (choose png, svg or "
-                                            "pdf, separated by commas)")
-                                 .arg(name));
-        formats.push_back(format);
-    }
-    if (formats.empty())
-        throw InputError(QStringLiteral("--format: no format given (png, svg, pdf)"));
-    return formats;
-}
 
 // The options that may accompany --scenario: where and how to write, and which part of the view
 // to draw. The spec options would contradict the scenario's spec.
@@ -76,89 +43,34 @@ const QStringList kScenarioCompatibleOptions = {
 // The stepper page waits at most this long for its computation.
 constexpr int kStepperTimeoutMs = 120'000;
 
-// A figure of a page, written once per format: writes `path` in `format` or throws OutputError.
-using PageFigure = std::function<void(const QString& path, ui::FigureFormat format)>;
+// What render draws and where: the experiment, how the view shows it, the scenario it came from
+// (if any), the figures' size and formats, the memory budget and the output folder.
+struct RenderRequest {
+    ExperimentSpec spec;
+    ui::ViewSettings settings;
+    std::optional<Scenario> scenario;
+    QSize size;
+    std::vector<ui::FigureFormat> formats;
+    MemoryBudget budget;
+    QString out;
+};
 
-// The timing page of a scenario: the chart of the sweep its state holds (nothing is measured).
-PageFigure timingFigure(ui::TimingPanel& panel, const QString& file, const QJsonObject& state,
-                        QSize size)
+// The input as the window builds it, with the image its Image page draws over and, for a ViT
+// asked for it, the attention rollout over every layer.
+struct RenderInput {
+    AttentionInput input;
+    QImage image;
+    std::optional<AttentionRollout> rollout;
+};
+
+// A figure written once per format as name.png, name.svg, name.pdf.
+struct NamedFigure {
+    QString name;
+    ui::PaintedFigure figure;
+};
+
+void addRenderOptions(QCommandLineParser& parser)
 {
-    try {
-        panel.setState(state);
-    } catch (const InputError& error) {
-        throw InputError(QStringLiteral("%1: view.timing: %2").arg(file, error.message()));
-    }
-    // Laid out as on screen, without showing anything.
-    panel.setAttribute(Qt::WA_DontShowOnScreen);
-    panel.resize(size);
-    panel.show();
-    return [&panel](const QString& path, ui::FigureFormat format) {
-        panel.exportChart(path, format);
-    };
-}
-
-// The Error analysis page of a scenario: the chart of the sweep its state holds (nothing is
-// computed).
-PageFigure errorsFigure(ui::ErrorAnalysisPanel& panel, const QString& file,
-                        const QJsonObject& state, QSize size)
-{
-    try {
-        panel.setState(state);
-    } catch (const InputError& error) {
-        throw InputError(QStringLiteral("%1: view.errors: %2").arg(file, error.message()));
-    }
-    panel.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
-    panel.resize(size);
-    panel.show();
-    return [&panel](const QString& path, ui::FigureFormat format) {
-        panel.exportChart(path, format);
-    };
-}
-
-// The stepper page of a scenario: its frame at the position its state holds, once computed.
-PageFigure stepperFigure(ui::StepperView& stepper, const ExperimentSpec& spec,
-                         const AttentionInput& input, const QJsonObject& state, QSize size)
-{
-    stepper.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
-    stepper.resize(size);
-    stepper.show();
-    QEventLoop loop;
-    QString problem = QStringLiteral("the stepper did not finish within %1 s")
-                          .arg(kStepperTimeoutMs / 1000);
-    bool shown = false;
-    QObject::connect(&stepper, &ui::StepperView::experimentShown, &loop, [&] {
-        shown = true;
-        loop.quit();
-    });
-    QObject::connect(&stepper, &ui::StepperView::failed, &loop, [&](const QString& message) {
-        problem = message;
-        loop.quit();
-    });
-    QTimer::singleShot(kStepperTimeoutMs, &loop, &QEventLoop::quit);
-    stepper.setExperiment(spec, std::make_shared<const AttentionInput>(input));
-    loop.exec();
-    if (!shown)
-        throw InputError(QStringLiteral("stepper: %1").arg(problem));
-    stepper.setState(state);
-    return [&stepper](const QString& path, ui::FigureFormat format) {
-        stepper.exportFrame(path, format);
-    };
-}
-
-// The scenario's title and explanation as a small HTML page, for slides.
-QByteArray explanationHtml(const Scenario& scenario)
-{
-    return QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title>"
-                          "</head>\n<body>\n<h1>%1</h1>\n<div>%2</div>\n</body></html>\n")
-        .arg(scenario.title.toHtmlEscaped(), scenario.explanation)
-        .toUtf8();
-}
-
-}  // namespace
-
-int runRenderCommand(const QStringList& arguments)
-{
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Computes exact attention and an approximation of it, as the window does, and writes the "
         "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
@@ -200,8 +112,64 @@ int runRenderCommand(const QStringList& arguments)
                                                     "its spec, view and page."),
          QStringLiteral("FILE")},
     });
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+QSize sizeOption(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(QStringLiteral("size")))
+        return QSize(900, 800);
+    static const QRegularExpression pattern(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$"));
+    const QString text = parser.value(QStringLiteral("size"));
+    const QRegularExpressionMatch match = pattern.match(text);
+    if (!match.hasMatch())
+        throw InputError(
+            QStringLiteral("--size: expected WIDTHxHEIGHT such as 900x800, got \"%1\"").arg(text));
+    return QSize(match.captured(1).toInt(), match.captured(2).toInt());
+}
+
+std::vector<ui::FigureFormat> formatOption(const QCommandLineParser& parser)
+{
+    std::vector<ui::FigureFormat> formats;
+    const QString text = parser.isSet(QStringLiteral("format"))
+                             ? parser.value(QStringLiteral("format"))
+                             : QStringLiteral("png");
+    for (const QString& name : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        ui::FigureFormat format;
+        if (!ui::figureFormatFromSuffix(QStringLiteral("x.") + name.trimmed().toLower(), &format))
+            throw InputError(QStringLiteral("--format: unknown format \"%1\" (choose png, svg or "
+                                            "pdf, separated by commas)")
+                                 .arg(name));
+        formats.push_back(format);
+    }
+    if (formats.empty())
+        throw InputError(QStringLiteral("--format: no format given (png, svg, pdf)"));
+    return formats;
+}
+
+// The view options (--separate-scales, --error, --colors) applied to settings.
+void applyViewOptions(const QCommandLineParser& parser, ui::ViewSettings* settings)
+{
+    if (parser.isSet(QStringLiteral("separate-scales")))
+        settings->sharedScale = false;
+    const QString error = parser.value(QStringLiteral("error"));
+    if (parser.isSet(QStringLiteral("error")) && !parseErrorKind(error, &settings->errorKind))
+        throw InputError(QStringLiteral("--error: unknown value \"%1\" (choose signed, absolute "
+                                        "or relative)")
+                             .arg(error));
+    const QString colors = parser.value(QStringLiteral("colors"));
+    if (parser.isSet(QStringLiteral("colors")) &&
+        (!ui::parseColorMap(colors, &settings->colorMap) ||
+         settings->colorMap == ui::ColorMap::Diverging))
+        throw InputError(
+            QStringLiteral("--colors: unknown value \"%1\" (choose viridis or magma)").arg(colors));
+}
+
+// The request the options make: the scenario's spec and view with --scenario (which takes only
+// the options of kScenarioCompatibleOptions), else the spec options'. Throws InputError naming
+// the option.
+RenderRequest renderRequest(const QCommandLineParser& parser)
+{
+    RenderRequest request;
     const bool fromScenario = parser.isSet(QStringLiteral("scenario"));
     if (fromScenario) {
         for (const QString& name : parser.optionNames())
@@ -212,62 +180,61 @@ int runRenderCommand(const QStringList& arguments)
                                                 "--separate-scales, --rollout and "
                                                 "--memory-budget apply")
                                      .arg(name));
+    } else {
+        request.spec = specFromOptions(parser, DefaultInput::Model);
     }
-    ExperimentSpec spec =
-        fromScenario ? ExperimentSpec() : specFromOptions(parser, DefaultInput::Model);
     refusePositionalArguments(parser);
-    const QString out = requiredOutFolder(parser);
-    std::optional<Scenario> scenario;
-    ui::ViewSettings settings;
+    request.out = requiredOutFolder(parser);
     if (fromScenario) {
-        scenario = readScenario(parser.value(QStringLiteral("scenario")));
-        spec = scenario->session.spec;
-        spec.exactMethod = false;  // as the window: an approximation against exact attention
-        settings = ui::ViewSettings::fromJson(scenario->session.view);
-    } else if (spec.exactMethod) {
+        request.scenario = readScenario(parser.value(QStringLiteral("scenario")));
+        request.spec = request.scenario->session.spec;
+        request.spec.exactMethod = false;  // as the window: an approximation against exact
+        request.settings = ui::ViewSettings::fromJson(request.scenario->session.view);
+    } else if (request.spec.exactMethod) {
         throw InputError(QStringLiteral("--method exact: render draws an approximation against "
                                         "exact attention; choose a feature map"));
     }
-    const QSize size = sizeOption(parser);
-    const std::vector<ui::FigureFormat> formats = formatOption(parser);
-    if (parser.isSet(QStringLiteral("separate-scales")))
-        settings.sharedScale = false;
-    if (parser.isSet(QStringLiteral("error")) &&
-        !parseErrorKind(parser.value(QStringLiteral("error")), &settings.errorKind))
-        throw InputError(QStringLiteral("--error: unknown value \"%1\" (choose signed, absolute "
-                                        "or relative)")
-                             .arg(parser.value(QStringLiteral("error"))));
-    if (parser.isSet(QStringLiteral("colors")) &&
-        (!ui::parseColorMap(parser.value(QStringLiteral("colors")), &settings.colorMap) ||
-         settings.colorMap == ui::ColorMap::Diverging))
-        throw InputError(QStringLiteral("--colors: unknown value \"%1\" (choose viridis or "
-                                        "magma)")
-                             .arg(parser.value(QStringLiteral("colors"))));
+    request.size = sizeOption(parser);
+    request.formats = formatOption(parser);
+    applyViewOptions(parser, &request.settings);
+    request.budget = budgetFromOptions(parser);
+    return request;
+}
 
-    const MemoryBudget budget = budgetFromOptions(parser);
-    AttentionInput input;
-    QImage image;
-    std::optional<AttentionRollout> rollout;
+// The input of the request's spec, as the window builds it. Throws InputError for --rollout
+// without a ViT.
+RenderInput renderInput(const QCommandLineParser& parser, RenderRequest& request)
+{
+    const ExperimentSpec& spec = request.spec;
+    RenderInput read;
     if (spec.input.kind == InputKind::Model &&
         modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit) {
-        VitReading reading = readWithVit(spec.input, budget);
-        input = std::move(reading.input);
-        image = std::move(reading.image);
+        VitReading reading = readWithVit(spec.input, request.budget);
+        read.input = std::move(reading.input);
+        read.image = std::move(reading.image);
         if (parser.isSet(QStringLiteral("rollout")))
-            settings.rollout = true;
-        if (settings.rollout)
-            rollout = attentionRollout(*reading.forward, reading.heads, spec);
+            request.settings.rollout = true;
+        if (request.settings.rollout)
+            read.rollout = attentionRollout(*reading.forward, reading.heads, spec);
     } else if (parser.isSet(QStringLiteral("rollout"))) {
         throw InputError(QStringLiteral("--rollout: only a ViT's image overlay has a rollout over "
                                         "layers (give --model builtin-vit or a ViT's folder, "
                                         "and --image)"));
     } else if (spec.input.kind == InputKind::Image) {
         const ImagePixels pixels = loadImagePixels(spec.input.imagePath, spec.input.imageSize);
-        input = buildInput(spec.input, &pixels, budget);
-        image = patchImage(pixels, spec.input.patchSize);
+        read.input = buildInput(spec.input, &pixels, request.budget);
+        read.image = patchImage(pixels, spec.input.patchSize);
     } else {
-        input = inputFromSpec(spec, budget);
+        read.input = inputFromSpec(spec, request.budget);
     }
+    return read;
+}
+
+// --query and --head checked against the input; a scenario's head or query the input does not
+// have become, as in the window, the last head and no query.
+void applyIndexOptions(const QCommandLineParser& parser, const AttentionInput& input,
+                       bool fromScenario, const ExperimentSpec& spec, ui::ViewSettings* settings)
+{
     const auto indexOption = [&](const char* name, qint64 count) {
         const QString text = parser.value(QString::fromLatin1(name));
         bool ok = false;
@@ -280,111 +247,170 @@ int runRenderCommand(const QStringList& arguments)
         return int(value);
     };
     if (parser.isSet(QStringLiteral("query")))
-        settings.query = indexOption("query", input.length());
+        settings->query = indexOption("query", input.length());
     if (parser.isSet(QStringLiteral("head")))
-        settings.head = indexOption("head", qint64(input.heads.size()));
+        settings->head = indexOption("head", qint64(input.heads.size()));
     else if (!fromScenario && spec.input.kind == InputKind::Model &&
              !parser.isSet(QStringLiteral("model")))
-        settings.head = builtinExample().head;  // the example's clearest head
-    // A scenario's view may name a head or query the input does not have: as the window does,
-    // the last head, and no query.
-    settings.head = std::clamp(settings.head, 0, int(input.heads.size()) - 1);
-    if (settings.query >= input.length())
-        settings.query = -1;
+        settings->head = builtinExample().head;  // the example's clearest head
+    settings->head = std::clamp(settings->head, 0, int(input.heads.size()) - 1);
+    if (settings->query >= input.length())
+        settings->query = -1;
+}
+
+// A page state of the scenario's view (view.<key>: TimingPageState, ErrorPageState); a malformed
+// one is refused naming the scenario file and the field.
+template <typename State>
+State pageState(const Scenario& scenario, const char* key)
+{
+    try {
+        return State::fromJson(scenario.session.view.value(QLatin1String(key)).toObject());
+    } catch (const InputError& error) {
+        throw InputError(QStringLiteral("%1: view.%2: %3")
+                             .arg(scenario.path, QLatin1String(key), error.message()));
+    }
+}
+
+// The stepper page of a scenario: its frame at the position its state holds, once computed.
+ui::PaintedFigure stepperFrame(ui::StepperView& stepper, const ExperimentSpec& spec,
+                               const AttentionInput& input, const QJsonObject& state, QSize size)
+{
+    stepper.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
+    stepper.resize(size);
+    stepper.show();
+    QEventLoop loop;
+    QString problem = QStringLiteral("the stepper did not finish within %1 s")
+                          .arg(kStepperTimeoutMs / 1000);
+    bool shown = false;
+    QObject::connect(&stepper, &ui::StepperView::experimentShown, &loop, [&] {
+        shown = true;
+        loop.quit();
+    });
+    QObject::connect(&stepper, &ui::StepperView::failed, &loop, [&](const QString& message) {
+        problem = message;
+        loop.quit();
+    });
+    QTimer::singleShot(kStepperTimeoutMs, &loop, &QEventLoop::quit);
+    stepper.setExperiment(spec, std::make_shared<const AttentionInput>(input));
+    loop.exec();
+    if (!shown)
+        throw InputError(QStringLiteral("stepper: %1").arg(problem));
+    stepper.setState(state);
+    return stepper.frameFigure();
+}
+
+// The scenario's title and explanation as a small HTML page, for slides.
+QByteArray explanationHtml(const Scenario& scenario)
+{
+    return QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title>"
+                          "</head>\n<body>\n<h1>%1</h1>\n<div>%2</div>\n</body></html>\n")
+        .arg(scenario.title.toHtmlEscaped(), scenario.explanation)
+        .toUtf8();
+}
+
+// Writes every figure in every format, and a scenario's explanation, into the request's folder
+// all-or-nothing (AtomicFileSet): a failure leaves nothing half-written there. The names of the
+// files written.
+QStringList writeFigures(const RenderRequest& request, const std::vector<NamedFigure>& figures)
+{
+    AtomicFileSet files(request.out);
+    QStringList names;
+    for (const NamedFigure& figure : figures) {
+        for (const ui::FigureFormat format : request.formats) {
+            const QString file = figure.name + QLatin1Char('.') + ui::figureFormatName(format);
+            ui::writeFigure(files.open(file), format, figure.figure);
+            names.append(file);
+        }
+    }
+    if (request.scenario) {
+        const QString file = QStringLiteral("explanation.html");
+        writeAll(files.open(file), explanationHtml(*request.scenario));
+        names.append(file);
+    }
+    files.commit();
+    return names;
+}
+
+}  // namespace
+
+int runRenderCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    addRenderOptions(parser);
+    if (!parseSubcommand(parser, arguments))
+        return ExitSuccess;
+    RenderRequest request = renderRequest(parser);
+    const RenderInput read = renderInput(parser, request);
+    const ExperimentSpec& spec = request.spec;
+    ui::ViewSettings& settings = request.settings;
+    applyIndexOptions(parser, read.input, request.scenario.has_value(), spec, &settings);
 
     ComputeOptions options;
-    options.budget = budget;
+    options.budget = request.budget;
     options.kernels = false;
     options.features = false;
-    const auto shared = std::make_shared<const ExperimentResult>(compute(spec, input, options));
-    const ExperimentResult& result = *shared;
+    const auto result =
+        std::make_shared<const ExperimentResult>(compute(spec, read.input, options));
 
+    // The figures of the Attention matrices and Image pages, as the window draws them.
+    const QSize size = request.size;
+    const auto plot = [](QCustomPlot& figure, const QString& name) {
+        return NamedFigure{name, ui::plotFigure(figure, figure.size(), name)};
+    };
     ui::HeatmapView exact, approx, error;
     for (ui::HeatmapView* view : {&exact, &approx, &error})
         view->resize(size);
-    ui::showAttention(exact, approx, error, shared, settings);
-    std::vector<std::pair<QString, QCustomPlot*>> figures = {
-        {QStringLiteral("attention_exact"), &exact},
-        {QStringLiteral("attention_approx"), &approx},
-        {QStringLiteral("attention_error"), &error},
-    };
+    ui::showAttention(exact, approx, error, result, settings);
+    std::vector<NamedFigure> figures{plot(exact, QStringLiteral("attention_exact")),
+                                     plot(approx, QStringLiteral("attention_approx")),
+                                     plot(error, QStringLiteral("attention_error"))};
     ui::RowComparisonView row;
     if (settings.query >= 0) {
         row.resize(size.width() * 3 / 2, size.height() / 2);
-        ui::showQueryRow(row, result, settings);
-        figures.emplace_back(QStringLiteral("query_row"), &row);
+        ui::showQueryRow(row, *result, settings);
+        figures.push_back(plot(row, QStringLiteral("query_row")));
     }
     ui::ImageOverlayView overlay;
-    if (!image.isNull()) {
+    if (!read.image.isNull()) {
         overlay.resize(size.width() * 2, size.height() * 3 / 4);
-        ui::showImageOverlay(overlay, image, result, settings, rollout ? &*rollout : nullptr);
-        figures.emplace_back(QStringLiteral("image_overlay"), &overlay);
+        ui::showImageOverlay(overlay, read.image, *result, settings,
+                             read.rollout ? &*read.rollout : nullptr);
+        figures.push_back(plot(overlay, QStringLiteral("image_overlay")));
     }
 
-    // The scenario's page, when it has figures of its own.
-    const QJsonObject view = scenario ? scenario->session.view : QJsonObject();
-    const QString page = view.value(QLatin1String("page")).toString();
-    ui::ErrorAnalysisPanel errors;
-    ui::TimingPanel timing;
+    // The scenario's page, when it has a figure of its own: the same chart or frame the page
+    // shows (nothing is measured or swept again).
+    const QString page = request.scenario
+                             ? request.scenario->session.view.value(QLatin1String("page")).toString()
+                             : QString();
+    ui::ErrorChart errorChart;
+    ui::TimingChart timingChart;
     ui::StepperView stepper;
-    std::vector<std::pair<QString, PageFigure>> pageFigures;
-    if (page == QLatin1String("errors"))
-        pageFigures.emplace_back(QStringLiteral("error_chart"),
-                                 errorsFigure(errors, scenario->path,
-                                              view.value(QLatin1String("errors")).toObject(),
-                                              QSize(size.width() * 2, size.height())));
-    else if (page == QLatin1String("timing"))
-        pageFigures.emplace_back(QStringLiteral("timing_chart"),
-                                 timingFigure(timing, scenario->path,
-                                              view.value(QLatin1String("timing")).toObject(),
-                                              QSize(size.width() * 2, size.height())));
-    else if (page == QLatin1String("stepper"))
-        pageFigures.emplace_back(QStringLiteral("stepper_frame"),
-                                 stepperFigure(stepper, spec, input,
-                                               view.value(QLatin1String("stepper")).toObject(),
-                                               QSize(size.width() * 2, size.height() * 5 / 4)));
+    if (page == QLatin1String("errors")) {
+        const auto state = pageState<ErrorPageState>(*request.scenario, "errors");
+        errorChart.resize(size.width() * 2, size.height());
+        if (!state.result.rows.empty())  // as the page: no rows, no curves
+            errorChart.setResult(state.result, state.metric, state.axis);
+        figures.push_back(plot(errorChart, QStringLiteral("error_chart")));
+    } else if (page == QLatin1String("timing")) {
+        const auto state = pageState<TimingPageState>(*request.scenario, "timing");
+        timingChart.resize(size.width() * 2, size.height());
+        if (!state.result.points.empty())
+            timingChart.setResult(state.result);
+        figures.push_back(plot(timingChart, QStringLiteral("timing_chart")));
+    } else if (page == QLatin1String("stepper")) {
+        const QJsonObject state =
+            request.scenario->session.view.value(QLatin1String("stepper")).toObject();
+        figures.push_back({QStringLiteral("stepper_frame"),
+                           stepperFrame(stepper, spec, read.input, state,
+                                        QSize(size.width() * 2, size.height() * 5 / 4))});
+    }
 
-    // Every figure is drawn into a folder beside DIR first, then moved in: a failure leaves
-    // nothing half-written in DIR.
-    if (!QDir().mkpath(out))
-        throw OutputError(QStringLiteral("%1: cannot create the folder").arg(out));
-    QTemporaryDir staging(QDir(out).absoluteFilePath(QStringLiteral(".render-XXXXXX")));
-    if (!staging.isValid())
-        throw OutputError(QStringLiteral("%1: cannot write into the folder").arg(out));
-    QStringList names;
-    for (const auto& [name, figure] : figures) {
-        for (const ui::FigureFormat format : formats) {
-            const QString file = name + QLatin1Char('.') + ui::figureFormatName(format);
-            ui::exportFigure(*figure, staging.filePath(file), format, figure->size());
-            names.append(file);
-        }
-    }
-    for (const auto& [name, draw] : pageFigures) {
-        for (const ui::FigureFormat format : formats) {
-            const QString file = name + QLatin1Char('.') + ui::figureFormatName(format);
-            draw(staging.filePath(file), format);
-            names.append(file);
-        }
-    }
-    if (scenario) {
-        const QString file = QStringLiteral("explanation.html");
-        QSaveFile html(staging.filePath(file));
-        if (!html.open(QIODevice::WriteOnly) || html.write(explanationHtml(*scenario)) < 0 ||
-            !html.commit())
-            throw OutputError(QStringLiteral("%1: cannot write: %2")
-                                  .arg(QDir(out).absoluteFilePath(file), html.errorString()));
-        names.append(file);
-    }
-    for (const QString& file : names) {
-        const QString target = QDir(out).absoluteFilePath(file);
-        QFile::remove(target);
-        if (!QFile::rename(staging.filePath(file), target))
-            throw OutputError(QStringLiteral("%1: cannot move the figure into place").arg(target));
-    }
+    const QStringList names = writeFigures(request, figures);
     QTextStream stream(stdout);
     stream << "wrote " << names.join(QStringLiteral(", ")) << " into "
-           << QDir(out).absolutePath() << '\n';
-    for (const ResultWarning& warning : result.warnings)
+           << QDir(request.out).absolutePath() << '\n';
+    for (const ResultWarning& warning : result->warnings)
         stream << "warning: " << warning.message << '\n';
     return ExitSuccess;
 }

@@ -106,4 +106,16 @@ QJsonValue JsonFields::field(const char* key, QJsonValue::Type type) const
     return value;
 }
 
+int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)
+{
+    const QJsonValue value = json.value(QLatin1String(key));
+    const double number = value.toDouble(std::nan(""));
+    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum)
+        throw InputError(QStringLiteral("%1 must be an integer from %2 to %3")
+                             .arg(QLatin1String(key))
+                             .arg(minimum)
+                             .arg(maximum));
+    return int(number);
+}
+
 }  // namespace attnlab

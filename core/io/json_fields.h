@@ -90,4 +90,8 @@ private:
     QString m_prefix;
 };
 
+// The integer `key` of `json`, which must be present and lie in [minimum, maximum]. Throws
+// InputError naming it ("min_length must be an integer from 16 to 1048576").
+int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum);
+
 }  // namespace attnlab

@@ -2,6 +2,7 @@
 
 #include "controls_column.h"
 #include "errors/error_chart.h"
+#include "sessions/error_page_state.h"
 #include "errors.h"
 
 #include <QCheckBox>
@@ -9,7 +10,6 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
@@ -26,21 +26,6 @@ namespace {
 
 // Chart redraws while rows arrive, at most this often.
 constexpr int kRefreshMs = 150;
-constexpr int kMaxSeeds = 100'000;
-
-const ErrorSweepKind kSweepKinds[] = {ErrorSweepKind::Features, ErrorSweepKind::Norm,
-                                      ErrorSweepKind::Length};
-
-QString defaultValues(ErrorSweepKind kind)
-{
-    switch (kind) {
-        case ErrorSweepKind::Features: return QStringLiteral("8, 16, 32, 64, 128, 256");
-        case ErrorSweepKind::Norm: return QStringLiteral("0.25, 0.5, 0.75, 1, 1.25, 1.5, 2");
-        case ErrorSweepKind::Length: return QStringLiteral("8, 16, 32, 64, 128, 256");
-    }
-    return QString();
-}
-
 QString sweepKindText(ErrorSweepKind kind)
 {
     switch (kind) {
@@ -89,24 +74,6 @@ std::vector<double> parseValues(const QString& text, ErrorSweepKind kind)
     return values;
 }
 
-// The names of the array `key` of `json`, each accepted by parse. Throws InputError naming it.
-template <typename Enum, typename Parser>
-std::vector<Enum> namesField(const QJsonObject& json, const char* key, Parser parse)
-{
-    const QJsonValue value = json.value(QLatin1String(key));
-    if (!value.isArray())
-        throw InputError(ErrorAnalysisPanel::tr("%1 must be an array").arg(QLatin1String(key)));
-    std::vector<Enum> names;
-    for (const QJsonValue item : value.toArray()) {
-        Enum parsed;
-        if (!item.isString() || !parse(item.toString(), &parsed))
-            throw InputError(ErrorAnalysisPanel::tr("%1: unknown name \"%2\"")
-                                 .arg(QLatin1String(key), item.toVariant().toString()));
-        names.push_back(parsed);
-    }
-    return names;
-}
-
 }  // namespace
 
 ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent)
@@ -122,8 +89,8 @@ ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent)
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(kRefreshMs);
     connect(&m_refresh, &QTimer::timeout, this, &ErrorAnalysisPanel::showResult);
-    for (const ErrorSweepKind kind : kSweepKinds)
-        m_valuesText[kind] = defaultValues(kind);
+    for (const ErrorSweepKind kind : errorSweepKinds())
+        m_valuesText[kind] = ErrorPageState::defaultValues(kind);
     buildControls();
     setRunning(false);
     updateInputLabel();
@@ -172,22 +139,23 @@ void ErrorAnalysisPanel::buildControls()
     auto* sweepBox = new QGroupBox(tr("Sweep"));
     auto* sweepForm = new QFormLayout(sweepBox);
     m_sweepKind = new QComboBox;
-    for (const ErrorSweepKind kind : kSweepKinds)
+    for (const ErrorSweepKind kind : errorSweepKinds())
         m_sweepKind->addItem(sweepKindText(kind), errorSweepKindName(kind));
     m_sweepKind->setToolTip(tr("What varies: m, the query/key norm multiplier (at one m) or the "
                                "sequence length L (the first L positions, at one m)."));
     m_values = new QLineEdit(m_valuesText[ErrorSweepKind::Features]);
     m_values->setToolTip(tr("The values of the sweep, separated by commas."));
-    m_features = sweepSpinBox(1, 65536, 64,
+    m_features = sweepSpinBox(1, ErrorPageState::maxFeatures, 64,
                          tr("m at every point of a norm or length sweep (a features sweep "
                             "takes m from its values)."));
-    m_seeds = sweepSpinBox(1, kMaxSeeds, 8,
+    m_seeds = sweepSpinBox(1, ErrorPageState::maxSeeds, 8,
                       tr("Seeds of W per point: curves give the mean over the seeds, bands the "
                          "10th to 90th percentile, kernel MSE bars one standard error."));
-    m_pairQuery = sweepSpinBox(0, 1 << 30, 0,
+    m_pairQuery = sweepSpinBox(0, ErrorPageState::maxPairIndex, 0,
                           tr("The query q_a of the pair whose kernel exp(q'_a.k'_b) the kernel "
                              "MSE view estimates."));
-    m_pairKey = sweepSpinBox(0, 1 << 30, 1, tr("The key k_b of the pair of the kernel MSE view."));
+    m_pairKey = sweepSpinBox(0, ErrorPageState::maxPairIndex, 1,
+                             tr("The key k_b of the pair of the kernel MSE view."));
     auto* pair = new QHBoxLayout;
     pair->addWidget(m_pairQuery);
     pair->addWidget(m_pairKey);
@@ -321,129 +289,54 @@ void ErrorAnalysisPanel::setAxis(ErrorAxis axis)
 
 QJsonObject ErrorAnalysisPanel::state() const
 {
-    QJsonArray methods;
+    ErrorPageState state;
     for (const MethodInfo& info : approximationMethods())
         if (m_methods.at(info.method)->isChecked())
-            methods.append(info.name);
-    QJsonArray projections;
+            state.methods.push_back(info.method);
     for (const ProjectionKind kind : projectionKinds())
         if (m_projections.at(kind)->isChecked())
-            projections.append(projectionKindName(kind));
-    QJsonObject values;
-    for (const ErrorSweepKind kind : kSweepKinds)
-        values[errorSweepKindName(kind)] =
-            kind == m_shownKind ? m_values->text() : m_valuesText.value(kind);
-    QJsonObject state;
-    state[QLatin1String("methods")] = methods;
-    state[QLatin1String("projections")] = projections;
-    state[QLatin1String("sweep")] = m_sweepKind->currentData().toString();
-    state[QLatin1String("values")] = values;
-    state[QLatin1String("features")] = m_features->value();
-    state[QLatin1String("seeds")] = m_seeds->value();
-    state[QLatin1String("pair_query")] = m_pairQuery->value();
-    state[QLatin1String("pair_key")] = m_pairKey->value();
-    state[QLatin1String("metric")] = errorMetricName(metric());
-    state[QLatin1String("axis")] = errorAxisName(axis());
-    if (!m_result.rows.empty())
-        state[QLatin1String("result")] = m_result.toJson();
-    return state;
+            state.projections.push_back(kind);
+    parseErrorSweepKind(m_sweepKind->currentData().toString(), &state.sweep);
+    for (const ErrorSweepKind kind : errorSweepKinds())
+        state.values[kind] = kind == m_shownKind ? m_values->text() : m_valuesText.value(kind);
+    state.features = m_features->value();
+    state.seeds = m_seeds->value();
+    state.pairQuery = m_pairQuery->value();
+    state.pairKey = m_pairKey->value();
+    state.metric = metric();
+    state.axis = axis();
+    state.result = m_result;
+    return state.toJson();
 }
 
-QJsonObject ErrorAnalysisPanel::stateOf(const ErrorSweepResult& result, ErrorMetric metric,
-                                        ErrorAxis axis)
-{
-    const ErrorSweepSpec& spec = result.spec;
-    QJsonArray methods;
-    for (const Method method : spec.methods)
-        methods.append(methodInfo(method).name);
-    QJsonArray projections;
-    for (const ProjectionKind projection : spec.projections)
-        projections.append(projectionKindName(projection));
-    QStringList swept;
-    for (const double value : spec.values)
-        swept.append(QString::number(value, 'g', 6));
-    QJsonObject values;
-    for (const ErrorSweepKind kind : kSweepKinds)
-        values[errorSweepKindName(kind)] =
-            kind == spec.sweep ? swept.join(QStringLiteral(", ")) : defaultValues(kind);
-    QJsonObject state;
-    state[QLatin1String("methods")] = methods;
-    state[QLatin1String("projections")] = projections;
-    state[QLatin1String("sweep")] = errorSweepKindName(spec.sweep);
-    state[QLatin1String("values")] = values;
-    state[QLatin1String("features")] = spec.features;
-    state[QLatin1String("seeds")] = spec.seeds;
-    state[QLatin1String("pair_query")] = spec.pairQuery;
-    state[QLatin1String("pair_key")] = spec.pairKey;
-    state[QLatin1String("metric")] = errorMetricName(metric);
-    state[QLatin1String("axis")] = errorAxisName(axis);
-    if (!result.rows.empty())
-        state[QLatin1String("result")] = result.toJson();
-    return state;
-}
-
-void ErrorAnalysisPanel::setState(const QJsonObject& state)
+void ErrorAnalysisPanel::setState(const QJsonObject& json)
 {
     // Read everything first, so that a malformed state changes nothing.
-    const std::vector<Method> methods =
-        namesField<Method>(state, "methods", parseApproximation);
-    const std::vector<ProjectionKind> projections =
-        namesField<ProjectionKind>(state, "projections", parseProjectionKind);
-    ErrorSweepKind kind;
-    if (!parseErrorSweepKind(state.value(QLatin1String("sweep")).toString(), &kind))
-        throw InputError(tr("sweep must be features, norm or length"));
-    ErrorMetric shown;
-    if (!parseErrorMetric(state.value(QLatin1String("metric")).toString(), &shown))
-        throw InputError(tr("metric: unknown metric"));
-    ErrorAxis against = ErrorAxis::Value;
-    if (state.contains(QLatin1String("axis")) &&
-        !parseErrorAxis(state.value(QLatin1String("axis")).toString(), &against))
-        throw InputError(tr("axis: unknown axis (value, time or flops)"));
-    const QJsonValue valuesValue = state.value(QLatin1String("values"));
-    if (!valuesValue.isObject())
-        throw InputError(tr("values must be an object"));
-    QMap<ErrorSweepKind, QString> valuesText;
-    for (const ErrorSweepKind each : kSweepKinds) {
-        const QJsonValue text = valuesValue.toObject().value(errorSweepKindName(each));
-        if (!text.isString())
-            throw InputError(tr("values.%1 must be a string").arg(errorSweepKindName(each)));
-        valuesText[each] = text.toString();
-    }
-    const int features = boundedInteger(state, "features", 1, m_features->maximum());
-    const int seeds = boundedInteger(state, "seeds", 1, kMaxSeeds);
-    const int pairQuery = boundedInteger(state, "pair_query", 0, m_pairQuery->maximum());
-    const int pairKey = boundedInteger(state, "pair_key", 0, m_pairKey->maximum());
-    ErrorSweepResult result;
-    if (state.contains(QLatin1String("result"))) {
-        if (!state.value(QLatin1String("result")).isObject())
-            throw InputError(tr("result must be an object"));
-        try {
-            result = ErrorSweepResult::fromJson(state.value(QLatin1String("result")).toObject());
-        } catch (const InputError& e) {
-            throw InputError(QStringLiteral("result.") + e.message());
-        }
-    }
-
+    const ErrorPageState state = ErrorPageState::fromJson(json);
     stopAndWait();
+    const auto has = [](const auto& list, auto item) {
+        return std::find(list.begin(), list.end(), item) != list.end();
+    };
     for (const auto& [method, box] : m_methods)
-        box->setChecked(std::find(methods.begin(), methods.end(), method) != methods.end());
+        box->setChecked(has(state.methods, method));
     for (const auto& [kind, box] : m_projections)
-        box->setChecked(std::find(projections.begin(), projections.end(), kind) !=
-                        projections.end());
-    m_valuesText = valuesText;
-    m_shownKind = kind;
+        box->setChecked(has(state.projections, kind));
+    m_valuesText.clear();
+    for (const auto& [kind, text] : state.values)
+        m_valuesText[kind] = text;
+    m_shownKind = state.sweep;
     {
         const QSignalBlocker blocker(m_sweepKind);
-        m_sweepKind->setCurrentIndex(m_sweepKind->findData(errorSweepKindName(kind)));
+        m_sweepKind->setCurrentIndex(m_sweepKind->findData(errorSweepKindName(state.sweep)));
     }
-    m_values->setText(m_valuesText.value(kind));
+    m_values->setText(m_valuesText.value(state.sweep));
     sweepKindChanged();
-    m_features->setValue(features);
-    m_seeds->setValue(seeds);
-    m_pairQuery->setValue(pairQuery);
-    m_pairKey->setValue(pairKey);
+    m_features->setValue(state.features);
+    m_seeds->setValue(state.seeds);
+    m_pairQuery->setValue(state.pairQuery);
+    m_pairKey->setValue(state.pairKey);
 
-    m_result = result;
+    m_result = state.result;
     progressBar()->setRange(0, std::max(1, int(m_result.rows.size())));
     progressBar()->setValue(int(m_result.rows.size()));
     statusLabel()->setText(m_result.rows.empty()
@@ -453,8 +346,8 @@ void ErrorAnalysisPanel::setState(const QJsonObject& state)
     {
         const QSignalBlocker metricBlocker(m_metric);
         const QSignalBlocker axisBlocker(m_axis);
-        setMetric(shown);
-        setAxis(against);
+        setMetric(state.metric);
+        setAxis(state.axis);
     }
     showResult();
 }

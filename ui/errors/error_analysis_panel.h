@@ -57,12 +57,8 @@ public:
     // restored (no rows before the first).
     const ErrorSweepResult& result() const { return m_result; }
 
-    // The controls and the result shown, as JSON for the session file.
+    // The controls and the result shown, as JSON for the session file (ErrorPageState).
     QJsonObject state() const;
-    // The state of a panel that has just run `result` and shows `metric`: what `attention-lab
-    // errors --save-session` writes, so that the window opens on that sweep.
-    static QJsonObject stateOf(const ErrorSweepResult& result, ErrorMetric metric,
-                               ErrorAxis axis = ErrorAxis::Value);
     // Restores what state() saved: sets the controls and shows the result without computing (a
     // running sweep is cancelled first). Throws InputError naming the field when the state is
     // malformed, leaving the panel as it was.

@@ -624,4 +624,13 @@ void ErrorChart::showPlot(bool shown)
     m_hint->setVisible(!shown);
 }
 
+void saveErrorChart(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis,
+                    const QString& path, FigureFormat format, QSize size)
+{
+    ErrorChart chart;
+    chart.resize(size);
+    chart.setResult(result, metric, axis);
+    exportFigure(chart, path, format, size);
+}
+
 }  // namespace attnlab::ui

@@ -2,8 +2,10 @@
 
 #include "sweeps/error_sweep.h"
 
-#include <QColor>
+#include "plotting/figure_export.h"
 #include "plotting/plot_style.h"
+
+#include <QColor>
 
 #include <qcustomplot.h>
 
@@ -114,5 +116,11 @@ private:
     std::vector<CurvePlot> m_curves;
     std::vector<TheoryCurve> m_theory;
 };
+
+// Draws result's `metric` against `axis` as the Error analysis page's chart does, offscreen, into
+// path at `size` logical pixels (PNG at twice that, SVG or PDF), for `attention-lab errors
+// --plot`. Throws OutputError naming the path.
+void saveErrorChart(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis,
+                    const QString& path, FigureFormat format, QSize size);
 
 }  // namespace attnlab::ui

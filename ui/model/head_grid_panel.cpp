@@ -455,6 +455,11 @@ void HeadGridPanel::exportFigure(const QString& path, FigureFormat format)
         throw OutputError(tr("cannot write the figure %1: no heads have been surveyed (the head "
                              "grid needs model input)")
                               .arg(QDir::toNativeSeparators(path)));
+    exportPaintedFigure(path, format, gridFigure());
+}
+
+PaintedFigure HeadGridPanel::gridFigure() const
+{
     const QSize size = m_view->isVisible() && m_view->width() >= 200 && m_view->height() >= 150
                            ? m_view->size()
                            : QSize(1200, 800);
@@ -469,26 +474,27 @@ void HeadGridPanel::exportFigure(const QString& path, FigureFormat format)
     figure.title = title;
     figure.description = QStringLiteral("Attention Lab figure");
     figure.what = QStringLiteral("figure");
-    figure.png = [&] {
+    const HeadGridView* view = m_view;
+    figure.png = [view, size, title] {
         QImage image(size * kPngExportScale, QImage::Format_ARGB32_Premultiplied);
         image.setDevicePixelRatio(kPngExportScale);
         {
             QPainter painter(&image);
-            m_view->paintFigure(painter, size, title);
+            view->paintFigure(painter, size, title);
         }
         tagExportResolution(image, kPngExportScale);
         return image;
     };
-    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
+    figure.paintVector = [view, size, title](QPaintDevice& device, bool pdf) {
         QPainter painter;
         if (!painter.begin(&device))
             return false;
         if (pdf)  // the page is size points wide: map the figure's pixels onto it
             painter.setWindow(QRect(QPoint(0, 0), size));
-        m_view->paintFigure(painter, size, title);
+        view->paintFigure(painter, size, title);
         return painter.end();
     };
-    exportPaintedFigure(path, format, figure);
+    return figure;
 }
 
 void HeadGridPanel::exportDialog(FigureFormat format)

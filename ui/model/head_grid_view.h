@@ -258,6 +258,8 @@ public:
     // resolution, SVG or PDF (vector, text as text), through a QSaveFile. Throws OutputError
     // naming the path when nothing has been surveyed or writing fails (leaving no file behind).
     void exportFigure(const QString& path, FigureFormat format);
+    // The grid as exportFigure writes it (writeFigure); the panel must outlive it.
+    PaintedFigure gridFigure() const;
 
     // A survey is waiting for its debounce or running.
     bool isBusy() const;

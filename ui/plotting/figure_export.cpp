@@ -7,6 +7,7 @@
 #include <QClipboard>
 #include <QDir>
 #include <QFileDialog>
+#include <QFileDevice>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QPageLayout>
@@ -100,26 +101,16 @@ void tagExportResolution(QImage& image, double scale)
     image.setDotsPerMeterY(dotsPerMeter);
 }
 
-void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure)
+void writeFigure(QIODevice& device, FigureFormat format, const PaintedFigure& figure)
 {
-    const QString shownPath = QDir::toNativeSeparators(path);
-    const QFileInfo info(path);
-    if (!QDir().mkpath(info.absolutePath()))
-        throw OutputError(QStringLiteral("cannot write the %1 %2: cannot create the folder %3")
-                              .arg(figure.what, shownPath,
-                                   QDir::toNativeSeparators(info.absolutePath())));
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
-                              .arg(figure.what, shownPath, file.errorString()));
     bool painted = false;
     switch (format) {
     case FigureFormat::Png:
-        painted = figure.png().save(&file, "PNG");
+        painted = figure.png().save(&device, "PNG");
         break;
     case FigureFormat::Svg: {
         QSvgGenerator generator;
-        generator.setOutputDevice(&file);
+        generator.setOutputDevice(&device);
         generator.setSize(figure.size);
         generator.setViewBox(QRect(QPoint(0, 0), figure.size));
         generator.setResolution(figure.dpi);
@@ -129,7 +120,7 @@ void exportPaintedFigure(const QString& path, FigureFormat format, const Painted
         break;
     }
     case FigureFormat::Pdf: {
-        QPdfWriter writer(&file);
+        QPdfWriter writer(&device);
         writer.setResolution(figure.dpi);
         writer.setTitle(figure.title);
         writer.setCreator(QStringLiteral("Attention Lab"));
@@ -143,37 +134,63 @@ void exportPaintedFigure(const QString& path, FigureFormat format, const Painted
         break;
     }
     }
-    if (!painted)
+    if (!painted) {
+        const auto* file = qobject_cast<const QFileDevice*>(&device);
         throw OutputError(QStringLiteral("cannot write the %1 %2: rendering the %3 failed")
-                              .arg(figure.what, shownPath, figureFormatName(format).toUpper()));
+                              .arg(figure.what,
+                                   file ? QDir::toNativeSeparators(file->fileName()) : QString(),
+                                   figureFormatName(format).toUpper()));
+    }
+}
+
+void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure)
+{
+    const QString shownPath = QDir::toNativeSeparators(path);
+    const QFileInfo info(path);
+    if (!QDir().mkpath(info.absolutePath()))
+        throw OutputError(QStringLiteral("cannot write the %1 %2: cannot create the folder %3")
+                              .arg(figure.what, shownPath,
+                                   QDir::toNativeSeparators(info.absolutePath())));
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
+                              .arg(figure.what, shownPath, file.errorString()));
+    writeFigure(file, format, figure);
     if (!file.commit())
         throw OutputError(QStringLiteral("cannot write the %1 %2: %3")
                               .arg(figure.what, shownPath, file.errorString()));
 }
 
-void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format, QSize size)
+PaintedFigure plotFigure(QCustomPlot& plot, QSize size, const QString& fallbackTitle)
 {
     PaintedFigure figure;
     // A heatmap as the window lays it out, without the bands that keep its cells square.
     const auto* heatmap = qobject_cast<const HeatmapView*>(&plot);
     figure.size = !size.isEmpty() ? size : heatmap ? heatmap->tightSize() : plot.size();
     figure.dpi = plot.logicalDpiX();
-    figure.title = plotTitle(plot, QFileInfo(path).completeBaseName());
+    figure.title = plotTitle(plot, fallbackTitle);
     figure.description = QStringLiteral("Attention Lab figure");
     figure.what = QStringLiteral("figure");
-    figure.png = [&] { return renderImage(plot, figure.size); };
-    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
-        return paintVectorized(plot, device, figure.size, [&](QCPPainter& painter) {
-            if (pdf)  // the page is size points wide: map the plot's pixels onto it
-                painter.setWindow(QRect(QPoint(0, 0), figure.size));
-        });
+    const QSize laidOut = figure.size;
+    figure.png = [&plot, laidOut] {
+        const QImage image = renderImage(plot, laidOut);
+        plot.replot(QCustomPlot::rpQueuedReplot);  // laid out for the figure: again for screen
+        return image;
     };
-    // The export lays the plot out for its own size: lay it out for the screen again after.
-    struct Replot {
-        QCustomPlot& plot;
-        ~Replot() { plot.replot(QCustomPlot::rpQueuedReplot); }
-    } replot{plot};
-    exportPaintedFigure(path, format, figure);
+    figure.paintVector = [&plot, laidOut](QPaintDevice& device, bool pdf) {
+        const bool painted = paintVectorized(plot, device, laidOut, [&](QCPPainter& painter) {
+            if (pdf)  // the page is size points wide: map the plot's pixels onto it
+                painter.setWindow(QRect(QPoint(0, 0), laidOut));
+        });
+        plot.replot(QCustomPlot::rpQueuedReplot);
+        return painted;
+    };
+    return figure;
+}
+
+void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format, QSize size)
+{
+    exportPaintedFigure(path, format, plotFigure(plot, size, QFileInfo(path).completeBaseName()));
 }
 
 void copyFigureToClipboard(QCustomPlot& plot)

@@ -10,6 +10,7 @@
 
 class QCPPainter;
 class QCustomPlot;
+class QIODevice;
 class QPaintDevice;
 class QWidget;
 
@@ -26,20 +27,8 @@ bool figureFormatFromSuffix(const QString& path, FigureFormat* format);
 // The format's name, which is also its suffix: "png", "svg", "pdf".
 QString figureFormatName(FigureFormat format);
 
-// Writes `plot` to `path` as it looks on screen (colours, labels, colour scale, title), laid out
-// for `size` logical pixels (an empty size: the plot's current size). PNG: rendered at 2x, tagged
-// 192 dpi so that slide software places it at its logical size. SVG: a QSvgGenerator with the
-// plot's title as <title>, painted in vector mode. PDF: a QPdfWriter page of the figure's size in
-// points, painted in vector mode with text as text, as QCustomPlot::savePdf does. Pens scale with
-// the figure in SVG and PDF. The file is written through a QSaveFile (a temporary file in the
-// same folder, renamed at the end); the folder is created when missing. Throws OutputError naming
-// the path when anything fails, leaving no file, partial or otherwise, behind. Replots the plot
-// (queued) afterwards, because the export laid it out for its own size.
-void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format,
-                  QSize size = QSize());
-
-// A figure drawn by code of its own rather than a single QCustomPlot (the head grid, the
-// stepper's frame), for exportPaintedFigure.
+// A figure to write: a plot (plotFigure) or a figure drawn by code of its own (the head grid,
+// the stepper's frame).
 struct PaintedFigure {
     QSize size;           // logical pixels; the PDF page is as many points
     int dpi = 96;         // the SVG's and PDF's resolution: the screen's, so fonts keep their size
@@ -53,10 +42,30 @@ struct PaintedFigure {
     std::function<bool(QPaintDevice& device, bool pdf)> paintVector;
 };
 
-// Writes `figure` to `path` as exportFigure writes a plot: through a QSaveFile, the folder
-// created when missing. Throws OutputError ("cannot write the <what> <path>: ...") naming the
-// path when anything fails, leaving no file behind.
+// Writes `figure` into `device` in `format`: the one function that draws every figure into a
+// file (File > Export Figure, the pages' export buttons, `attention-lab render` and the
+// commands' --plot). PNG: figure.png(), 2x and tagged 192 dpi so that slide software places it
+// at its logical size. SVG: a QSvgGenerator with the title as <title>. PDF: a QPdfWriter page
+// of the figure's size in points, text as text. Throws OutputError ("cannot write the <what>
+// <file>: rendering the PNG failed") when painting fails.
+void writeFigure(QIODevice& device, FigureFormat format, const PaintedFigure& figure);
+
+// The figure of `plot` as it looks on screen (colours, labels, colour scale, title), laid out
+// for `size` logical pixels (an empty size: the plot's current size; a heatmap's, without the
+// bands that keep its cells square), in vector mode for SVG and PDF (pens scale with the
+// figure). Titled by the plot's first text element, else `fallbackTitle`. The plot must outlive
+// the figure; it is replotted (queued) after each drawing, which lays it out for its own size.
+PaintedFigure plotFigure(QCustomPlot& plot, QSize size, const QString& fallbackTitle);
+
+// Writes `figure` to `path` through writeFigure and a QSaveFile (a temporary file in the same
+// folder, renamed at the end); the folder is created when missing. Throws OutputError ("cannot
+// write the <what> <path>: ...") naming the path when anything fails, leaving no file, partial or
+// otherwise, behind.
 void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure);
+
+// exportPaintedFigure of plotFigure(plot, size, the file's base name).
+void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format,
+                  QSize size = QSize());
 
 // The number of device pixels per logical pixel of PNG exports.
 inline constexpr double kPngExportScale = 2.0;

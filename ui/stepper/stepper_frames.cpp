@@ -68,7 +68,7 @@ QImage StepperView::frameImage(double scale)
     return image;
 }
 
-void StepperView::exportFrame(const QString& path, FigureFormat format)
+PaintedFigure StepperView::frameFigure()
 {
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     PaintedFigure figure;
@@ -78,19 +78,24 @@ void StepperView::exportFrame(const QString& path, FigureFormat format)
     figure.description = QStringLiteral("Attention Lab frame");
     figure.what = QStringLiteral("frame");
     figure.png = [this] { return frameImage(kPngExportScale); };
-    figure.paintVector = [&](QPaintDevice& device, bool pdf) {
+    figure.paintVector = [this, size = figure.size](QPaintDevice& device, bool pdf) {
         QCPPainter painter;
         if (!beginVectorPainting(painter, device))
             return false;
         // The page is size.width() points wide at the device's resolution; a world transform
         // (not setWindow, which QWidget::render ignores) maps the frame's pixels onto it.
         if (pdf)
-            painter.scale(device.width() / double(figure.size.width()),
-                          device.height() / double(figure.size.height()));
+            painter.scale(device.width() / double(size.width()),
+                          device.height() / double(size.height()));
         paintFrame(painter);
         return painter.end();
     };
-    exportPaintedFigure(path, format, figure);
+    return figure;
+}
+
+void StepperView::exportFrame(const QString& path, FigureFormat format)
+{
+    exportPaintedFigure(path, format, frameFigure());
 }
 
 int StepperView::exportAllFrames(const QString& folder)

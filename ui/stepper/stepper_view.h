@@ -166,6 +166,8 @@ public:
     // text; a heatmap inside is an embedded image). Written through a QSaveFile; throws
     // OutputError naming the path when anything fails, leaving no file behind.
     void exportFrame(const QString& path, FigureFormat format);
+    // The current frame as exportFrame writes it (writeFigure), for `attention-lab render`.
+    PaintedFigure frameFigure();
     // Writes every frame as frame_0001.png, frame_0002.png, ... (numbered by step i, at least
     // four digits) into folder, at the page's resolution, with a cancellable progress dialog;
     // events are processed between frames, so the window stays responsive. Returns the number of

@@ -7,7 +7,6 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QHBoxLayout>
-#include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
 #include <QProgressBar>
@@ -18,7 +17,6 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
-#include <cmath>
 
 namespace attnlab::ui {
 
@@ -181,18 +179,6 @@ QString elapsedText(qint64 milliseconds)
     if (seconds < 60)
         return SweepPage::tr("%1 s").arg(seconds);
     return SweepPage::tr("%1 min %2 s").arg(seconds / 60).arg(seconds % 60);
-}
-
-int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)
-{
-    const QJsonValue value = json.value(QLatin1String(key));
-    const double number = value.toDouble(std::nan(""));
-    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum)
-        throw InputError(SweepPage::tr("%1 must be an integer from %2 to %3")
-                             .arg(QLatin1String(key))
-                             .arg(minimum)
-                             .arg(maximum));
-    return int(number);
 }
 
 }  // namespace attnlab::ui

@@ -9,7 +9,6 @@
 #include <utility>
 
 class QCustomPlot;
-class QJsonObject;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -118,10 +117,6 @@ QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip);
 
 // "12 s", "2 min 5 s".
 QString elapsedText(qint64 milliseconds);
-
-// The integer `key` of a page's saved state, which must lie in [minimum, maximum]. Throws
-// InputError naming it.
-int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum);
 
 template <typename Work, typename Done>
 void SweepPage::startSweep(Work work, Done done)

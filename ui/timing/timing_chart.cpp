@@ -776,4 +776,13 @@ void TimingChart::fitLogRange(QCPAxis* axis, double lowest, double highest,
                    std::pow(10.0, highest + top * decadesPerPixel));
 }
 
+void saveTimingChart(const SweepResult& result, const QString& path, FigureFormat format,
+                     QSize size)
+{
+    TimingChart chart;
+    chart.resize(size);
+    chart.setResult(result);
+    exportFigure(chart, path, format, size);
+}
+
 }  // namespace attnlab::ui

@@ -2,8 +2,10 @@
 
 #include "sweeps/timing_sweep.h"
 
-#include <QColor>
+#include "plotting/figure_export.h"
 #include "plotting/plot_style.h"
+
+#include <QColor>
 
 #include <qcustomplot.h>
 
@@ -143,5 +145,11 @@ private:
     QCPRange m_memoryData;
     QCPRange m_lengthData;
 };
+
+// Draws result as the Timing page's chart does, offscreen, into path at `size` logical pixels
+// (PNG at twice that, SVG or PDF), for `attention-lab bench --plot`. Throws OutputError naming
+// the path.
+void saveTimingChart(const SweepResult& result, const QString& path, FigureFormat format,
+                     QSize size);
 
 }  // namespace attnlab::ui

@@ -3,6 +3,7 @@
 #include "controls_column.h"
 #include "errors.h"
 #include "parallel.h"
+#include "sessions/timing_page_state.h"
 #include "timing/timing_chart.h"
 
 #include <QCheckBox>
@@ -56,8 +57,8 @@ struct ShownPoints {
 
 namespace {
 
-constexpr int kMinLength = 16;
-constexpr int kMaxLength = 1 << 20;
+constexpr int kMinLength = TimingPageState::minLength;
+constexpr int kMaxLength = TimingPageState::maxLength;
 constexpr int kMaxThreads = 256;
 
 // The columns of the table under the chart.
@@ -348,75 +349,39 @@ SweepSpec TimingPanel::spec() const
 
 QJsonObject TimingPanel::state() const
 {
-    QJsonObject state;
-    state[QLatin1String("spec")] = spec().toJson();
-    state[QLatin1String("min_length")] = m_minLength->value();
-    state[QLatin1String("max_length")] = m_maxLength->value();
-    state[QLatin1String("points_per_octave")] = m_pointsPerOctave->value();
-    state[QLatin1String("non_causal")] = m_nonCausal->isChecked();
-    state[QLatin1String("causal")] = m_causal->isChecked();
-    if (!m_result.points.empty())
-        state[QLatin1String("result")] = m_result.toJson();
-    return state;
+    TimingPageState state;
+    state.spec = spec();
+    state.fromLength = m_minLength->value();
+    state.toLength = m_maxLength->value();
+    state.pointsPerOctave = m_pointsPerOctave->value();
+    state.nonCausal = m_nonCausal->isChecked();
+    state.causal = m_causal->isChecked();
+    state.result = m_result;
+    return state.toJson();
 }
 
-QJsonObject TimingPanel::stateOf(const SweepResult& result)
-{
-    const std::vector<Eigen::Index>& lengths = result.spec.lengths;
-    const auto clampLength = [](Eigen::Index length) {
-        return int(std::clamp<Eigen::Index>(length, kMinLength, kMaxLength));
-    };
-    const auto hasVariant = [&](bool causal) {
-        return std::any_of(result.spec.methods.begin(), result.spec.methods.end(),
-                           [&](const TimedMethod& m) { return m.causal == causal; });
-    };
-    QJsonObject state;
-    state[QLatin1String("spec")] = result.spec.toJson();
-    state[QLatin1String("min_length")] = lengths.empty() ? kMinLength : clampLength(lengths.front());
-    state[QLatin1String("max_length")] = lengths.empty() ? kMinLength : clampLength(lengths.back());
-    state[QLatin1String("points_per_octave")] = 1;
-    state[QLatin1String("non_causal")] = hasVariant(false);
-    state[QLatin1String("causal")] = hasVariant(true);
-    state[QLatin1String("result")] = result.toJson();
-    return state;
-}
-
-void TimingPanel::setState(const QJsonObject& state)
+void TimingPanel::setState(const QJsonObject& json)
 {
     // Read everything first, so that a malformed state changes nothing.
-    if (!state.value(QLatin1String("spec")).isObject())
-        throw InputError(tr("spec must be an object"));
-    const SweepSpec restored = SweepSpec::fromJson(state.value(QLatin1String("spec")).toObject());
-    const int minLength = boundedInteger(state, "min_length", kMinLength, kMaxLength);
-    const int maxLength = boundedInteger(state, "max_length", minLength, kMaxLength);
-    const int pointsPerOctave = boundedInteger(state, "points_per_octave", 1, 4);
-    SweepResult result;
-    if (state.contains(QLatin1String("result"))) {
-        if (!state.value(QLatin1String("result")).isObject())
-            throw InputError(tr("result must be an object"));
-        result = SweepResult::fromJson(state.value(QLatin1String("result")).toObject());
-    }
-    // The variants are stored apart from the methods, so that a spec without methods keeps them.
-    const bool nonCausal = state.value(QLatin1String("non_causal")).toBool(true);
-    const bool causal = state.value(QLatin1String("causal")).toBool(false);
-
+    const TimingPageState state = TimingPageState::fromJson(json);
+    const SweepSpec& restored = state.spec;
     stopAndWait();
     for (const auto& [algorithm, box] : m_methods) {
         box->setChecked(
             std::any_of(restored.methods.begin(), restored.methods.end(),
                         [&](const TimedMethod& m) { return m.algorithm == algorithm; }));
     }
-    m_nonCausal->setChecked(nonCausal);
-    m_causal->setChecked(causal);
-    m_maxLength->setValue(maxLength);  // first, so that the range stays ordered
-    m_minLength->setValue(minLength);
-    m_pointsPerOctave->setValue(pointsPerOctave);
+    m_nonCausal->setChecked(state.nonCausal);
+    m_causal->setChecked(state.causal);
+    m_maxLength->setValue(state.toLength);  // first, so that the range stays ordered
+    m_minLength->setValue(state.fromLength);
+    m_pointsPerOctave->setValue(state.pointsPerOctave);
     m_headDim->setValue(restored.headDim);
     m_features->setValue(restored.features);
     m_threads->setValue(restored.threads);
     m_repetitions->setValue(restored.repetitions);
 
-    m_result = result;
+    m_result = state.result;
     progressBar()->setRange(0, std::max<int>(1, int(m_result.points.size())));
     progressBar()->setValue(int(measuredCount(m_result)));
     statusLabel()->setText(m_result.points.empty()

@@ -48,17 +48,12 @@ public:
     const SweepResult& result() const { return m_result; }
 
     // The controls (the spec, with the length range as entered) and the result shown, as JSON
-    // for the session file.
+    // for the session file (TimingPageState).
     QJsonObject state() const;
     // Restores what state() saved: sets the controls and shows the result without running
     // anything (a running sweep is cancelled first). Throws InputError naming the field when the
     // state is malformed, leaving the panel as it was.
     void setState(const QJsonObject& state);
-    // The state of a panel that shows `result` with its controls set to the result's sweep (the
-    // length range from its shortest to its longest length, clamped to the controls' range):
-    // what `attention-lab bench --session` writes, so that a sweep measured headless opens here.
-    static QJsonObject stateOf(const SweepResult& result);
-
     TimingChart* chart() const { return m_chart; }
     QTableWidget* table() const { return m_table; }
     // The line above the table that gives the machine's sgemm rate.
