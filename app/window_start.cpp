@@ -3,7 +3,7 @@
 #include "command_line.h"
 #include "model/downstream_panel.h"
 #include "experiment/experiment_controller.h"
-#include "model/head_grid_view.h"
+#include "model/head_grid_panel.h"
 #include "main_window.h"
 #include "stepper/stepper_view.h"
 

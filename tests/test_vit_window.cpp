@@ -12,6 +12,7 @@
 #include "inputs/model_input.h"
 #include "main_window.h"
 #include "model/downstream_panel.h"
+#include "model/head_grid_panel.h"
 #include "model/head_grid_view.h"
 #include "sweeps/downstream.h"
 

@@ -1,49 +1,52 @@
 #include "main_window.h"
 
-#include "autosave.h"
 #include "controls_column.h"
-#include "io/csv.h"
-#include "model/downstream_panel.h"
-#include "errors.h"
-#include "experiment/experiment_controller.h"
 #include "errors/error_analysis_panel.h"
-#include "errors/error_chart.h"
-#include "experiment/error_distribution_view.h"
-#include "plotting/figure_export.h"
-#include "model/head_grid_view.h"
-#include "plotting/heatmap_view.h"
-#include "experiment/image_overlay_view.h"
-#include "experiment/input_panel.h"
 #include "experiment/attention_maps_page.h"
+#include "experiment/error_distribution_view.h"
+#include "experiment/experiment_controller.h"
+#include "experiment/image_overlay_view.h"
+#include "experiment/image_page.h"
+#include "experiment/input_panel.h"
 #include "experiment/method_panel.h"
 #include "experiment/metrics_panel.h"
-#include "inputs/model_input.h"
-#include "io/npy.h"
 #include "experiment/row_comparison_view.h"
+#include "experiment/view_bar.h"
+#include "inputs/model_input.h"
 #include "lecture/scenario_panel.h"
-#include "sessions/session.h"
+#include "lecture_controls.h"
+#include "model/downstream_panel.h"
+#include "model/head_grid_panel.h"
+#include "plotting/heatmap_view.h"
+#include "spec_change.h"
 #include "stepper/stepper_view.h"
-#include "timing/timing_chart.h"
 #include "timing/timing_panel.h"
+#include "window_exports.h"
+#include "window_session.h"
 
-#include <QAction>
 #include <QApplication>
 #include <QCheckBox>
-#include <QComboBox>
+#include <QCloseEvent>
 #include <QDockWidget>
 #include <QHBoxLayout>
 #include <QInputDialog>
 #include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScreen>
 #include <QSettings>
-#include <QSpinBox>
 #include <QStackedWidget>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
-#include <QUndoCommand>
 #include <QUndoStack>
-#include <QtConcurrent/QtConcurrentRun>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <limits>
 
 namespace attnlab::ui {
 
@@ -51,6 +54,9 @@ namespace {
 
 // A computation shorter than this does not flash "Computing..." in the status bar.
 constexpr int kBusyDelayMs = 250;
+// The room a window system's frame takes around a window not shown yet (its title bar above),
+// in pixels.
+constexpr QMargins kFrameReserve(4, 32, 4, 4);
 
 bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
 {
@@ -58,36 +64,6 @@ bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
 }
 
 }  // namespace
-
-// One undoable change of the spec. Consecutive changes with the same merge key (one slider drag)
-// merge into one step.
-class SpecChange : public QUndoCommand {
-public:
-    SpecChange(MainWindow* window, const ExperimentSpec& before, const ExperimentSpec& after,
-               const QString& text, int mergeKey)
-        : QUndoCommand(text), m_window(window), m_before(before), m_after(after),
-          m_mergeKey(mergeKey)
-    {
-    }
-
-    int id() const override { return m_mergeKey; }
-
-    bool mergeWith(const QUndoCommand* other) override
-    {
-        m_after = static_cast<const SpecChange*>(other)->m_after;
-        setText(other->text());
-        return true;
-    }
-
-    void undo() override { m_window->applySpec(m_before); }
-    void redo() override { m_window->applySpec(m_after); }
-
-private:
-    MainWindow* m_window;
-    ExperimentSpec m_before;
-    ExperimentSpec m_after;
-    int m_mergeKey;
-};
 
 MainWindow::MainWindow(Start start, QWidget* parent)
     : QMainWindow(parent),
@@ -97,6 +73,8 @@ MainWindow::MainWindow(Start start, QWidget* parent)
     setWindowTitle(tr("Attention Lab"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/attention-lab.svg")));
     buildViews();
+    m_session = new WindowSession(*this, m_recoveryBar);
+    m_exports = new WindowExports(*this);
     buildDocks();
     buildMenus();
 
@@ -132,18 +110,6 @@ MainWindow::MainWindow(Start start, QWidget* parent)
     restoreSettings(start);
 }
 
-void MainWindow::startAutosave()
-{
-    if (m_autosave)
-        return;
-    buildRecoveryBar();
-    m_autosave = new Autosave([this] { return Session{m_controller->spec(), sessionView()}; },
-                              Autosave::kDefaultIntervalMs, this);
-    connect(m_autosave, &Autosave::saveFailed, this, [this](const QString& message) {
-        statusBar()->showMessage(tr("Autosave failed: %1").arg(message), 10000);
-    });
-}
-
 MainWindow::~MainWindow() = default;
 
 void MainWindow::buildViews()
@@ -167,60 +133,32 @@ void MainWindow::buildViews()
     });
     m_errorBar->hide();
     m_errorClose->hide();
+    m_errorBar->setObjectName(QStringLiteral("errorBar"));
 
-    m_head = new QSpinBox;
-    m_head->setToolTip(tr("The head shown: each head has its own Wq, Wk, Wv and W."));
-    m_head->setRange(0, 0);
-    m_errorKind = new QComboBox;
-    m_errorKind->addItems({tr("signed  P\u0302 \u2212 P"), tr("absolute  |P\u0302 \u2212 P|"),
-                           tr("relative  |P\u0302 \u2212 P| / P")});
-    m_errorKind->setToolTip(tr("The error map: signed (blue where the approximation is too "
-                               "small, red where too large), absolute, or relative to the "
-                               "exact weight."));
-    m_sharedScale = new QCheckBox(tr("Same scale for P and P\u0302"));
-    m_sharedScale->setToolTip(tr("Draw exact and approximate attention with the same colour "
-                                 "scale, so equal colours mean equal weights."));
-    m_colorMap = new QComboBox;
-    m_colorMap->addItems({tr("viridis"), tr("magma")});
-    m_colorMap->setToolTip(tr("The colour map of P and P\u0302 (both perceptually uniform)."));
-    m_distribution = new QCheckBox(tr("Histograms"));
-    m_distribution->setToolTip(tr("Show the distribution of the errors instead of the error map: "
-                                  "histograms of |P\u0302 \u2212 P| and of the relative error, "
-                                  "split into small and large exact weights."));
-    const auto viewChanged = [this] {
-        ViewSettings settings = m_view;
-        settings.head = m_head->value();
-        settings.errorKind = ErrorKind(m_errorKind->currentIndex());
-        settings.errorDistribution = m_distribution->isChecked();
-        settings.sharedScale = m_sharedScale->isChecked();
-        settings.colorMap = ColorMap(m_colorMap->currentIndex());
-        setViewSettings(settings);
-    };
-    connect(m_head, &QSpinBox::valueChanged, this, viewChanged);
-    connect(m_errorKind, &QComboBox::currentIndexChanged, this, viewChanged);
-    connect(m_distribution, &QCheckBox::toggled, this, viewChanged);
-    connect(m_sharedScale, &QCheckBox::toggled, this, viewChanged);
-    connect(m_colorMap, &QComboBox::currentIndexChanged, this, viewChanged);
+    buildFigures();
+    buildPages();
 
-    // The error kinds' long names show in the open list; closed, the box may be narrower.
-    m_errorKind->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_errorKind->setMinimumContentsLength(10);
-    m_viewBar = new QWidget;
-    auto* viewBar = new QHBoxLayout(m_viewBar);
-    viewBar->setContentsMargins(0, 0, 0, 0);
-    viewBar->addWidget(new QLabel(tr("Head")));
-    viewBar->addWidget(m_head);
-    viewBar->addSpacing(8);
-    viewBar->addWidget(new QLabel(tr("Error")));
-    viewBar->addWidget(m_errorKind);
-    viewBar->addWidget(m_distribution);
-    viewBar->addSpacing(8);
-    viewBar->addWidget(m_sharedScale);
-    viewBar->addSpacing(8);
-    viewBar->addWidget(new QLabel(tr("Colours")));
-    viewBar->addWidget(m_colorMap);
-    viewBar->addStretch();
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+    m_recoveryBar = new QWidget;
+    m_recoveryBar->setObjectName(QStringLiteral("recoveryBar"));
+    m_recoveryBar->hide();
+    layout->addWidget(m_recoveryBar);
+    layout->addLayout(errorRow);
+    m_viewBar = new ViewBar;
+    connect(m_viewBar, &ViewBar::changed, this,
+            [this] { setViewSettings(m_viewBar->applied(m_view)); });
+    layout->addWidget(m_viewBar);
+    layout->addWidget(m_pages, 1);
+    // The explanation of the scenario open, under the page it explains.
+    m_scenarioPanel = new ScenarioPanel;
+    m_scenarioPanel->hide();
+    layout->addWidget(m_scenarioPanel);
+    setCentralWidget(central);
+}
 
+void MainWindow::buildFigures()
+{
     m_exactView = new HeatmapView;
     m_approxView = new HeatmapView;
     m_errorView = new HeatmapView;
@@ -261,19 +199,16 @@ void MainWindow::buildViews()
     m_rowView->setMinimumSize(200, 200);
     m_imageView->setMinimumSize(200, 200);
     // Object names: for tests and accessibility tools.
-    m_errorBar->setObjectName(QStringLiteral("errorBar"));
-    m_head->setObjectName(QStringLiteral("viewHead"));
-    m_errorKind->setObjectName(QStringLiteral("errorKind"));
-    m_distribution->setObjectName(QStringLiteral("errorDistribution"));
     m_distributionView->setObjectName(QStringLiteral("distributionView"));
-    m_sharedScale->setObjectName(QStringLiteral("sharedScale"));
-    m_colorMap->setObjectName(QStringLiteral("colorMap"));
     m_exactView->setObjectName(QStringLiteral("exactView"));
     m_approxView->setObjectName(QStringLiteral("approxView"));
     m_errorView->setObjectName(QStringLiteral("errorView"));
     m_rowView->setObjectName(QStringLiteral("rowView"));
     m_imageView->setObjectName(QStringLiteral("imageView"));
+}
 
+void MainWindow::buildPages()
+{
     // The matrices as large as the page allows: two by two, or in a row above the query rows.
     auto* matrices = new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView);
     matrices->setObjectName(QStringLiteral("matricesPage"));
@@ -282,7 +217,14 @@ void MainWindow::buildViews()
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->addTab(matrices, tr("Attention matrices"));
-    m_pages->addTab(makeImagePage(), tr("Over the image"));
+    m_imagePage = new ImagePage(m_imageView);
+    connect(m_imagePage, &ImagePage::classRowRequested, this, [this] { selectQuery(0); });
+    connect(m_imagePage, &ImagePage::rolloutToggled, this, [this](bool on) {
+        m_view.rollout = on;
+        markDirty();
+        refreshViews();
+    });
+    m_pages->addTab(m_imagePage, tr("Over the image"));
     m_pages->setTabToolTip(0, tr("Exact P, its approximation, the error, and the selected "
                                  "query's rows."));
     m_pages->setTabToolTip(1, tr("Image input: the selected patch's exact and approximate "
@@ -344,25 +286,6 @@ void MainWindow::buildViews()
         updateModelPages();
         markDirty();
     });
-
-    auto* central = new QWidget;
-    auto* layout = new QVBoxLayout(central);
-    m_recoveryBar = new QWidget;
-    m_recoveryBar->setObjectName(QStringLiteral("recoveryBar"));
-    m_recoveryBar->hide();
-    layout->addWidget(m_recoveryBar);
-    layout->addLayout(errorRow);
-    layout->addWidget(m_viewBar);
-    layout->addWidget(m_pages, 1);
-    // The explanation of the scenario open, under the page it explains.
-    m_scenarioPanel = new ScenarioPanel;
-    m_scenarioPanel->hide();
-    layout->addWidget(m_scenarioPanel);
-    connect(m_scenarioPanel, &ScenarioPanel::previousRequested, this, [this] { stepDeck(-1); });
-    connect(m_scenarioPanel, &ScenarioPanel::nextRequested, this, [this] { stepDeck(1); });
-    connect(m_scenarioPanel, &ScenarioPanel::closeRequested, this,
-            [this] { m_explanationAction->setChecked(false); });
-    setCentralWidget(central);
 }
 
 void MainWindow::buildDocks()
@@ -399,40 +322,9 @@ void MainWindow::buildDocks()
 void MainWindow::buildMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open Session..."), this, &MainWindow::openSessionDialog);
-    open->setShortcut(QKeySequence::Open);
-    m_recentMenu = file->addMenu(tr("Open &Recent"));
-    QAction* save = file->addAction(tr("&Save Session"), this, [this] {
-        if (m_sessionPath.isEmpty())
-            saveSessionDialog();
-        else
-            saveSession(m_sessionPath);
-    });
-    save->setShortcut(QKeySequence::Save);
-    QAction* saveAs = file->addAction(tr("Save Session &As..."), this,
-                                      &MainWindow::saveSessionDialog);
-    saveAs->setShortcut(QKeySequence::SaveAs);
+    m_session->addFileActions(file);
     file->addSeparator();
-    QAction* exportFigure =
-        file->addAction(tr("&Export Figure..."), this, &MainWindow::exportFigureDialog);
-    exportFigure->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    exportFigure->setToolTip(tr("Save the figure last clicked or hovered as PNG, SVG or PDF."));
-    QMenu* exportMatrix = file->addMenu(tr("Export &Matrix"));
-    const std::pair<ExportedMatrix, QString> matrices[] = {
-        {ExactAttention, tr("Exact attention P")},
-        {ApproximateAttention, tr("Approximate attention P\u0302")},
-        {ErrorMap, tr("Error map (as shown)")},
-        {ExactOutput, tr("Exact output O = P V")},
-        {ApproximateOutput, tr("Approximate output O\u0302")},
-        {QueryFeatures, tr("Query features \u03c6(Q)")},
-        {KeyFeatures, tr("Key features \u03c6(K)")},
-        {Projection, tr("Random projection W")},
-    };
-    for (const auto& [matrix, name] : matrices)
-        exportMatrix->addAction(name + QStringLiteral("..."), this,
-                                [this, matrix = matrix] { exportMatrixDialog(matrix); });
-    QAction* copy = file->addAction(tr("&Copy Figure"), this, &MainWindow::copyFigure);
-    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    m_exports->addFileActions(file);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -461,7 +353,7 @@ void MainWindow::buildMenus()
     });
     fullScreen->setCheckable(true);
     fullScreen->setShortcut(QKeySequence::FullScreen);
-    buildLectureMenus(view);
+    m_lecture = new LectureControls(*this, m_scenarioPanel, view);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Attention Lab"), this, &MainWindow::showAbout);
@@ -503,18 +395,8 @@ void MainWindow::showResult()
     if (settings.query >= result.labels.size() || (!fromSession && image != imageBefore))
         settings.query = -1;
     m_view = settings;
-    {
-        const QSignalBlocker blockHead(m_head), blockError(m_errorKind),
-            blockShared(m_sharedScale), blockColors(m_colorMap), blockRollout(m_rolloutBox);
-        m_rolloutBox->setChecked(settings.rollout);
-        m_head->setRange(0, int(result.heads.size()) - 1);
-        m_head->setValue(settings.head);
-        m_head->setEnabled(result.heads.size() > 1);
-        m_errorKind->setCurrentIndex(int(settings.errorKind));
-        m_distribution->setChecked(settings.errorDistribution);
-        m_sharedScale->setChecked(settings.sharedScale);
-        m_colorMap->setCurrentIndex(int(settings.colorMap));
-    }
+    m_viewBar->setSettings(settings, int(result.heads.size()));
+    m_imagePage->setRollout(settings.rollout);
     // The image page shows image input; it comes to the front when an image first arrives.
     // A session's page wins over that.
     m_pages->setTabEnabled(ImagePage, image);
@@ -543,42 +425,6 @@ void MainWindow::showResult()
     emit resultShown();
 }
 
-QWidget* MainWindow::makeImagePage()
-{
-    // A Vision Transformer's page: back to the [CLS] row, and the rollout over every layer.
-    auto* classRow = new QPushButton(tr("[CLS] row"));
-    classRow->setToolTip(tr("Show the class token's attention over the patches (clicking a patch "
-                            "shows that patch's row)."));
-    classRow->setObjectName(QStringLiteral("classRow"));
-    connect(classRow, &QPushButton::clicked, this, [this] { selectQuery(0); });
-    m_rolloutBox = new QCheckBox(tr("Attention rollout over every layer"));
-    m_rolloutBox->setToolTip(
-        tr("Abnar and Zuidema's rollout: each layer's attention averaged over its heads, with "
-           "the residual connection as half of it, (A + I) / 2, multiplied through the layers: "
-           "how much the query draws on each patch through the whole model. The approximation's "
-           "rollout uses its P^ of every layer on that layer's own queries and keys."));
-    m_rolloutBox->setObjectName(QStringLiteral("rollout"));
-    connect(m_rolloutBox, &QCheckBox::toggled, this, [this](bool on) {
-        m_view.rollout = on;
-        markDirty();
-        refreshViews();
-    });
-    m_imageBar = new QWidget;
-    auto* bar = new QHBoxLayout(m_imageBar);
-    bar->setContentsMargins(4, 2, 4, 2);
-    bar->addWidget(classRow);
-    bar->addWidget(m_rolloutBox);
-    bar->addStretch();
-    m_imageBar->setVisible(false);
-    auto* page = new QWidget;
-    auto* layout = new QVBoxLayout(page);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(0);
-    layout->addWidget(m_imageBar);
-    layout->addWidget(m_imageView, 1);
-    return page;
-}
-
 void MainWindow::refreshViews()
 {
     const Computation& computation = m_controller->current();
@@ -589,7 +435,7 @@ void MainWindow::refreshViews()
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view,
                      computation.rollout.get());
-    m_imageBar->setVisible(firstPatchToken(result) > 0);
+    m_imagePage->setClassTokenBar(firstPatchToken(result) > 0);
     showErrorDistribution();
     m_metricsPanel->setResult(result, m_view.head);
 }
@@ -653,8 +499,7 @@ void MainWindow::setViewSettings(const ViewSettings& settings)
 
 void MainWindow::markDirty()
 {
-    if (m_autosave)
-        m_autosave->markDirty();
+    m_session->markDirty();
 }
 
 void MainWindow::setMemoryBudget(const MemoryBudget& budget)
@@ -700,7 +545,7 @@ void MainWindow::selectQuery(int query)
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view,
                      computation.rollout.get());
-    m_imageBar->setVisible(firstPatchToken(result) > 0);
+    m_imagePage->setClassTokenBar(firstPatchToken(result) > 0);
 }
 
 void MainWindow::hoverCell(int row, int col)
@@ -723,6 +568,209 @@ void MainWindow::hoverCell(int row, int col)
             .arg(m_exactView->value(row, col), 0, 'g', 4)
             .arg(m_approxView->value(row, col), 0, 'g', 4)
             .arg(m_errorView->value(row, col), 0, 'g', 4));
+}
+
+void MainWindow::showPage(Page page)
+{
+    if (m_pages->isTabEnabled(page))
+        m_pages->setCurrentIndex(page);
+}
+
+MainWindow::Page MainWindow::currentPage() const
+{
+    return Page(m_pages->currentIndex());
+}
+
+void MainWindow::updateStepper()
+{
+    const Computation& computation = m_controller->current();
+    if (currentPage() != StepperPage || !m_stepperStale || !computation.result)
+        return;
+    m_stepperStale = false;
+    m_stepperView->setExperiment(computation.result->spec, computation.input);
+}
+
+void MainWindow::updateModelPages()
+{
+    const Computation& computation = m_controller->current();
+    if (!computation.result)
+        return;
+    const ExperimentSpec& spec = computation.result->spec;
+    if (currentPage() == HeadsPage && m_headsStale) {
+        m_headsStale = false;
+        m_headGrid->setExperiment(spec);
+    }
+    if (!m_headsStale)
+        m_headGrid->setCurrentHead(spec.input.layer, m_view.head);
+    if (currentPage() == ModelPage && m_downstreamStale) {
+        m_downstreamStale = false;
+        m_downstream->setExperiment(spec);
+    }
+}
+
+void MainWindow::showHead(int layer, int head)
+{
+    ExperimentSpec spec = m_controller->spec();
+    ViewSettings view = m_view;
+    view.head = head;
+    if (spec.input.layer == layer) {
+        setViewSettings(view);
+    } else {
+        m_pendingView = view;
+        spec.input.layer = layer;
+        setSpec(spec, tr("Show layer %1, head %2").arg(layer).arg(head));
+    }
+    showPage(MatricesPage);
+}
+
+void MainWindow::fitToScreen()
+{
+    const QScreen* where = screen();
+    if (!where)
+        return;
+    const QRect available = where->availableGeometry();
+    // The window system's frame around the window: known once the window is shown, else room
+    // for one.
+    const QRect outer = frameGeometry();
+    const QMargins frame =
+        isVisible() ? QMargins(geometry().left() - outer.left(), geometry().top() - outer.top(),
+                               outer.right() - geometry().right(),
+                               outer.bottom() - geometry().bottom())
+                    : kFrameReserve;
+    resize(size().boundedTo(available.size().shrunkBy(frame)));
+    // A top-level window's position is its frame's.
+    const QSize framed = size().grownBy(frame);
+    // Inside the screen where it fits; at the screen's top left where it cannot be made small
+    // enough.
+    const QPoint topLeft(
+        std::max(available.left(), std::min(x(), available.right() + 1 - framed.width())),
+        std::max(available.top(), std::min(y(), available.bottom() + 1 - framed.height())));
+    if (topLeft != pos())
+        move(topLeft);
+}
+
+void MainWindow::restoreSettings(Start start)
+{
+    resize(1400, 900);
+    fitToScreen();
+    if (start == Start::DefaultExample) {  // a clean window: the layout as built
+        showExample();
+        return;
+    }
+    QSettings settings;
+    const qint64 budget = settings.value(QStringLiteral("memoryBudget")).toLongLong();
+    if (budget > 0)
+        setMemoryBudget(MemoryBudget(budget));
+    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    fitToScreen();  // the geometry saved on a larger screen
+    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    if (!m_session->restoreLast())
+        showExample();
+}
+
+void MainWindow::showExample()
+{
+    ViewSettings view;
+    view.head = builtinExample().head;
+    m_pendingView = view;
+    applySpec(exampleSpec());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    presentation().leave();  // the layout to keep is the one before presenting
+    QSettings settings;
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("windowState"), saveState());
+    m_session->saveLast();
+    event->accept();
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(
+        this, tr("About Attention Lab"),
+        tr("<h3>Attention Lab %1</h3>"
+           "<p>Exact softmax attention beside its linear-time approximations: Performer's "
+           "FAVOR+ random features, elu+1 linear attention and more.</p>"
+           "<p>Licence: GNU General Public License, version 3 or later.</p>"
+           "<p>Built with Qt (LGPL 3), QCustomPlot (GPL 3) and Eigen (MPL 2). Sample images: "
+           "scikit-image sample data (CC0 and public domain).</p>")
+            .arg(QApplication::applicationVersion()));
+}
+
+void MainWindow::showSession(const Session& session, std::optional<Page> page)
+{
+    m_pendingPage = page;
+    m_pendingView = ViewSettings::fromJson(session.view);
+    m_undo->clear();
+    applySpec(windowSpec(session.spec));
+}
+
+void MainWindow::startAutosave()
+{
+    m_session->startAutosave();
+}
+
+Autosave* MainWindow::autosave() const
+{
+    return m_session->autosave();
+}
+
+bool MainWindow::isOfferingRecovery() const
+{
+    return m_session->isOfferingRecovery();
+}
+
+bool MainWindow::restoreRecovery()
+{
+    return m_session->restoreRecovery();
+}
+
+bool MainWindow::openSession(const QString& path)
+{
+    return m_session->open(path);
+}
+
+bool MainWindow::saveSession(const QString& path)
+{
+    return m_session->save(path);
+}
+
+PresentationMode& MainWindow::presentation()
+{
+    return m_lecture->presentation();
+}
+
+void MainWindow::setPresentationMode(bool on, PresentationMode::Placement placement)
+{
+    m_lecture->setPresentationMode(on, placement);
+}
+
+bool MainWindow::openScenario(const Deck& deck, int index)
+{
+    return m_lecture->openScenario(deck, index);
+}
+
+bool MainWindow::openScenarioFile(const QString& path)
+{
+    return m_lecture->openScenarioFile(path);
+}
+
+bool MainWindow::openDeck(const QString& folder)
+{
+    return m_lecture->openDeck(folder);
+}
+
+bool MainWindow::saveScenario(const QString& path, const QString& title,
+                              const QString& explanation, QString* problem)
+{
+    return m_lecture->saveScenario(path, title, explanation, problem);
+}
+
+void MainWindow::stepDeck(int delta)
+{
+    m_lecture->stepDeck(delta);
 }
 
 ExperimentSpec MainWindow::windowSpec(ExperimentSpec spec)

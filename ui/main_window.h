@@ -5,6 +5,7 @@
 #include "memory_budget.h"
 #include "lecture/presentation.h"
 #include "sessions/scenario.h"
+#include "sessions/session.h"
 
 #include <QJsonObject>
 #include <QMainWindow>
@@ -28,12 +29,16 @@ namespace attnlab::ui {
 
 class Autosave;
 class ErrorAnalysisPanel;
+class LectureControls;
+class WindowExports;
+class WindowSession;
 class DownstreamPanel;
 class ErrorDistributionView;
 class ExperimentController;
 class HeadGridPanel;
 class HeatmapView;
 class ImageOverlayView;
+class ImagePage;
 class InputPanel;
 class MethodPanel;
 class MetricsPanel;
@@ -41,15 +46,17 @@ class RowComparisonView;
 class ScenarioPanel;
 class StepperView;
 class TimingPanel;
+class ViewBar;
 
 // The main window: exact attention P, its approximation P^ and the error side by side, with the
 // Input and Method docks that define them, the metrics, the selected query's rows and, for
-// images, the attention drawn over the image; then pages of their own for the approximation
-// error swept over m, the norms or L (Error analysis), the cost against the sequence length
-// (Timing) and the causal recurrence run token by token (Stepper). While the window runs, an
-// autosave of its session is kept and offered back after a crash. For lectures:
-// scenarios (a session with a title and an explanation, shown in a panel under the page) opened
-// from the Scenarios menu and stepped as a deck, and presentation mode (F5).
+// images, the attention drawn over the image; then pages of their own for a model's heads
+// (Heads), the approximation inside the model (Inside the model), the approximation error swept
+// over m, the norms or L (Error analysis), the cost against the sequence length (Timing) and the
+// causal recurrence run token by token (Stepper). The window hosts the pages, the docks and the
+// menus; its parts do the rest: WindowSession (sessions as files, recent files, the autosave
+// offered back after a crash, the last session), LectureControls (scenarios, decks and
+// presentation mode, F5) and WindowExports (figures and matrices).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
@@ -101,8 +108,10 @@ public:
     // Enters (with `placement`) or leaves presentation mode; the View menu and F5 come here.
     void setPresentationMode(bool on, PresentationMode::Placement placement =
                                           PresentationMode::Placement::FullScreen);
-    PresentationMode& presentation() { return *m_presentation; }
+    PresentationMode& presentation();
     ScenarioPanel* scenarioPanel() const { return m_scenarioPanel; }
+    WindowSession& session() { return *m_session; }
+    LectureControls& lecture() { return *m_lecture; }
 
     ExperimentController& controller() { return *m_controller; }
     const ViewSettings& viewSettings() const { return m_view; }
@@ -119,13 +128,15 @@ public:
     ErrorAnalysisPanel* errorPanel() const { return m_errorPanel; }
     // The histograms shown in place of the error map when the view asks for the distribution.
     ErrorDistributionView* distributionView() const { return m_distributionView; }
+    RowComparisonView* rowView() const { return m_rowView; }
+    ImageOverlayView* imageView() const { return m_imageView; }
     // Keeps an autosave of the session from now on (Autosave, written at most every 30 s while
     // it changes, removed by a clean close) and, when the last run left one behind (it
     // crashed), offers it back in a bar above the pages. The interactive program calls this;
     // screenshots and tests that do not test it leave it off.
     void startAutosave();
     // The autosave; null before startAutosave().
-    Autosave* autosave() const { return m_autosave; }
+    Autosave* autosave() const;
     // Whether the bar offering back the autosave of a run that crashed is shown.
     bool isOfferingRecovery() const;
     // Opens the autosave the bar offers (as openSession would, without taking its path as the
@@ -163,17 +174,22 @@ private:
     static ExperimentSpec windowSpec(ExperimentSpec spec);
 
     friend class SpecChange;
+    friend class WindowSession;
+    friend class LectureControls;
 
+    // The central widget: the error and recovery bars, the view bar, the pages and the scenario
+    // panel under them.
     void buildViews();
-    // The image page: the overlay view under a bar that a ViT's input shows ([CLS] row,
-    // rollout).
-    QWidget* makeImagePage();
+    // The three heatmaps, the error histograms, the query rows and the image overlay.
+    void buildFigures();
+    void buildPages();
     void buildDocks();
     void buildMenus();
-    // The Scenarios menu (bundled scenarios, decks, saving) and the lecture tool bar.
-    void buildLectureMenus(QMenu* view);
     // Shows spec in the docks and computes it (undo and redo come through here).
     void applySpec(const ExperimentSpec& spec);
+    // Shows a session's spec, as one step that cannot be undone; its view settings and `page`
+    // apply when its result arrives (the pages' states are WindowSession's, applied first).
+    void showSession(const Session& session, std::optional<Page> page);
     // Shows the example a new user sees first: the built-in model's clearest head.
     void showExample();
     void showResult();
@@ -184,51 +200,14 @@ private:
     // Shows the error map or, when the view asks for it, the distribution of the errors.
     void showErrorDistribution();
     void memoryBudgetDialog();
-    // The autosave of a run that did not end cleanly: the bar that offers it back.
-    void buildRecoveryBar();
     // Something worth autosaving changed: the spec, the view, a page's state.
     void markDirty();
-    void openSessionDialog();
-    bool saveSessionDialog();
-    void exportFigureDialog();
-    // The matrices File > Export Matrix offers.
-    enum ExportedMatrix {
-        ExactAttention,
-        ApproximateAttention,
-        ErrorMap,
-        ExactOutput,
-        ApproximateOutput,
-        QueryFeatures,
-        KeyFeatures,
-        Projection,
-    };
-    void exportMatrixDialog(int matrix);
-    void copyFigure();
     void showAbout();
-    void addRecentFile(const QString& path);
-    void updateRecentMenu();
     void restoreSettings(Start start);
     // Shrinks the window to the available area of its screen, its frame included, and moves it
     // inside: a first start asks for 1400 x 900 and a restart restores the size saved on the
     // last screen, either too large for a 1280 x 800 screen.
     void fitToScreen();
-    void setSessionPath(const QString& path);
-    // Applies a session that has been read: page states, view (when the result arrives), spec.
-    // Throws InputError as applyPageStates does, before anything has changed.
-    void applySession(const Session& session);
-    void openDeckDialog();
-    void openScenarioDialog();
-    void saveScenarioDialog();
-    // Shows the scenario panel when a scenario is open and View > Scenario Explanation is on.
-    void updateScenarioPanel();
-    // The session's "view" object: the view settings, the page shown ("page": "matrices",
-    // "image", "heads", "model", "errors", "timing" or "stepper") and the Heads, Inside the model,
-    // Error analysis, Timing and Stepper pages' states.
-    QJsonObject sessionView() const;
-    // Restores the parts of a session's view that do not wait for the result: the Error
-    // analysis and Timing pages' sweeps and the Stepper page's position. Throws InputError naming
-    // the field when they are malformed, before anything has changed.
-    void applyPageStates(const QJsonObject& view);
     // Gives the Stepper page the current experiment when it is shown and has not seen it.
     void updateStepper();
     // Gives the Heads and Inside the model pages the current experiment when one of them is shown
@@ -241,14 +220,13 @@ private:
     QUndoStack* m_undo;
     ViewSettings m_view;
     MemoryBudget m_budget;
-    Autosave* m_autosave = nullptr;
-    QString m_sessionPath;
+    WindowSession* m_session;
+    LectureControls* m_lecture;
+    WindowExports* m_exports;
     // A session's view, applied when its spec's result arrives.
     std::optional<ViewSettings> m_pendingView;
     // A session's page, shown when its spec's result arrives.
     std::optional<Page> m_pendingPage;
-    // The session the last run autosaved before it crashed, while the bar offers it back.
-    std::optional<Session> m_recovery;
     // Counts the distributions asked of the worker: an older one arriving late is dropped.
     int m_distributionRequest = 0;
     // The Stepper page has not been given the current experiment yet.
@@ -260,22 +238,16 @@ private:
     QLabel* m_errorBar;
     QWidget* m_recoveryBar;  // offers back the autosave a crash left
     QToolButton* m_errorClose;
-    QSpinBox* m_head;
-    QComboBox* m_errorKind;
-    QCheckBox* m_sharedScale;
-    QComboBox* m_colorMap;
     HeatmapView* m_exactView;
     HeatmapView* m_approxView;
     HeatmapView* m_errorView;
     ErrorDistributionView* m_distributionView;
     QStackedWidget* m_errorStack;  // the error map or the distribution view
-    QCheckBox* m_distribution;     // the view bar's switch between them
-    QWidget* m_viewBar;   // head, error kind, colours: the controls of the matrix pages
+    ViewBar* m_viewBar;   // head, error kind, colours: the controls of the matrix pages
     QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
-    QWidget* m_imageBar;
-    QCheckBox* m_rolloutBox;
+    ImagePage* m_imagePage;
     ErrorAnalysisPanel* m_errorPanel;
     TimingPanel* m_timingPanel;
     StepperView* m_stepperView;
@@ -289,12 +261,7 @@ private:
     QLabel* m_statusLabel;
     QTimer* m_busyDelay;
     bool m_runNoticeShown = false;  // m_statusLabel shows a run's cost notice
-    QMenu* m_recentMenu;
-    PresentationMode* m_presentation;
     ScenarioPanel* m_scenarioPanel;
-    QAction* m_presentationAction;
-    QAction* m_explanationAction;
-    QAction* m_controlsAction;  // the Input and Method docks while presenting
 };
 
 }  // namespace attnlab::ui

@@ -1,6 +1,8 @@
 // The Heads page (HeadGridPanel): the survey of every head on a worker, its controls, the grid
 // and the norms chart, the session state and the figure export.
 
+#include "model/head_grid_panel.h"
+
 #include "model/head_grid_view.h"
 
 #include "common/export_dialog.h"

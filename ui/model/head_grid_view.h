@@ -1,25 +1,13 @@
 #pragma once
 
-#include "common/background_job.h"
-#include "plotting/figure_export.h"
-#include "memory_budget.h"
+#include "model/head_error_scale.h"
 #include "sweeps/downstream.h"
 
-#include <QColor>
-#include <QElapsedTimer>
 #include <QImage>
-#include <QJsonObject>
-#include <QTimer>
 #include <QWidget>
 
 #include <memory>
 #include <vector>
-
-class QComboBox;
-class QLabel;
-class QProgressBar;
-class QSpinBox;
-class QStackedWidget;
 
 namespace attnlab::ui {
 
@@ -29,36 +17,6 @@ enum class HeadOrder { Model, WorstFirst };
 
 QString headOrderName(HeadOrder order);  // "model", "worst-first"
 bool parseHeadOrder(const QString& name, HeadOrder* order);
-
-// The colour scale of the heads' approximation error e = |P^ - P|_F / |P|_F (the relative
-// Frobenius error of P), shared by the grid's cell frames and the norms chart: sequential, light
-// yellow (the smallest error of the survey, or 0) through orange to dark red (the largest), on a
-// log scale when the errors span a factor of 10 or more, else linear from 0. Heads without an
-// error (the exact method) are grey.
-class HeadErrorScale {
-public:
-    HeadErrorScale() = default;
-    explicit HeadErrorScale(const std::vector<HeadSurveyEntry>& entries);
-
-    bool isValid() const { return m_valid; }  // some head has a finite error
-    bool isLogarithmic() const { return m_log; }
-    double lower() const { return m_lower; }
-    double upper() const { return m_upper; }
-    // Where e falls on the scale, in [0, 1] (clamped); NaN for a NaN e or an invalid scale.
-    double position(double error) const;
-    // The colour of e; grey for NaN.
-    QColor color(double error) const;
-    // The colour at position t in [0, 1].
-    static QColor colorAt(double t);
-    // The values of the ticks the legend labels: the ends and a middle value.
-    std::vector<double> ticks() const;
-
-private:
-    bool m_valid = false;
-    bool m_log = false;
-    double m_lower = 0;
-    double m_upper = 1;
-};
 
 // Every head of a model at a glance, as bertviz's model view: a grid of small heatmaps, layers
 // down and heads across, each the head's exact attention P (or, by setShowApproximation, its
@@ -180,138 +138,6 @@ private:
     int m_currentHead = -1;
     int m_hovered = -1;  // index in m_entries
     std::shared_ptr<const Layout> m_layout;  // for the widget's size
-};
-
-// The mean |q'| of every head as a bar, in the order of a HeadGridView (layer by layer, or worst
-// error first), coloured by the head's error on the view's HeadErrorScale: tall bars are red when
-// error grows with the norms. The view's selected head is outlined; hover gives the view's
-// tooltip and a click selects the head (headActivated).
-class HeadNormsChart : public QWidget {
-    Q_OBJECT
-
-public:
-    explicit HeadNormsChart(const HeadGridView* view, QWidget* parent = nullptr);
-
-    // The bar of the head at position i of the view's display order, in widget coordinates.
-    QRect barRect(int i) const;
-
-    QSize sizeHint() const override { return QSize(600, 150); }
-    QSize minimumSizeHint() const override { return QSize(200, 110); }
-
-signals:
-    void headActivated(int layer, int head);
-
-protected:
-    void paintEvent(QPaintEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
-    bool event(QEvent* event) override;
-
-private:
-    // The plot area (bars) and the largest value of the y axis.
-    QRectF plotArea() const;
-    double axisMaximum() const;
-    int barAt(const QPoint& pos) const;  // position in the display order, or -1
-
-    const HeadGridView* m_view;
-};
-
-struct HeadSurvey;
-
-// The Heads page: every head of the trained model the main window reads, at a glance. A top bar
-// (show exact P or the approximation P^; order by model layout or worst error first; highlight
-// the N worst; what was surveyed: model, text length in tokens, method and m), the HeadGridView,
-// and under it the selected head's norms and error beside a HeadNormsChart of every head.
-//
-// setExperiment runs surveyHeads on a worker thread (a BackgroundJob) when the input is a model;
-// other inputs show a message instead of the grid. Destroying the panel cancels a running survey
-// and waits for it to stop.
-class HeadGridPanel : public QWidget {
-    Q_OBJECT
-
-public:
-    explicit HeadGridPanel(QWidget* parent = nullptr);
-
-    // The experiment of the main window. For model input, surveys every head of spec's model on
-    // spec's text under spec's method (surveyHeads) on a worker thread, about 100 ms after the
-    // last of a burst of calls; a newer request cancels the running survey and stale results are
-    // dropped; a spec that differs from the one surveyed only in its layer (which the survey
-    // ignores) surveys nothing. The grid stays until the new survey replaces it; a progress bar
-    // shows the layers done. surveyFinished follows when the result (or a failure) is shown.
-    // Other inputs: cancels any survey and shows a message saying how to choose a model.
-    void setExperiment(const ExperimentSpec& spec);
-    // Shows heads surveyed elsewhere (a session, a test), described by `description` (model,
-    // tokens, method), as if a survey had returned them; cancels a running survey.
-    void setEntries(std::vector<HeadSurveyEntry> entries, const QString& description);
-    // The memory budget of the surveys started from now on.
-    void setMemoryBudget(const MemoryBudget& budget) { m_budget = budget; }
-    // Selects the head in the grid and the chart without emitting headActivated.
-    void setCurrentHead(int layer, int head);
-
-    // What is shown, as JSON for the session file: {"show": "exact" | "approximation",
-    // "order": "model" | "worst-first", "highlight_worst": N}.
-    QJsonObject state() const;
-    // Restores what state() saved (missing fields keep their values). Throws InputError naming
-    // the field when a field has the wrong type or value, leaving the panel as it was.
-    void setState(const QJsonObject& state);
-
-    // Writes the grid as shown, with a title saying what was surveyed: PNG at twice the widget's
-    // resolution, SVG or PDF (vector, text as text), through a QSaveFile. Throws OutputError
-    // naming the path when nothing has been surveyed or writing fails (leaving no file behind).
-    void exportFigure(const QString& path, FigureFormat format);
-    // The grid as exportFigure writes it (writeFigure); the panel must outlive it.
-    PaintedFigure gridFigure() const;
-
-    // A survey is waiting for its debounce or running.
-    bool isBusy() const;
-    // The message shown instead of the grid (no model input, the survey failed); empty while the
-    // grid is shown.
-    QString message() const;
-    // The line over the grid saying what was surveyed.
-    QString surveyText() const;
-    HeadGridView* view() const { return m_view; }
-    HeadNormsChart* normsChart() const { return m_chart; }
-
-signals:
-    // A click in the grid or the chart chose (layer, head): the main window shows that head.
-    void headActivated(int layer, int head);
-    // A survey's result, or its failure, is shown.
-    void surveyFinished();
-    void busyChanged(bool busy);
-
-private:
-    void startSurvey();
-    void showProgress(int done, int total);
-    // The survey returned, or failed: shows the grid, or the message.
-    void showSurvey(HeadSurvey survey);
-    void surveyFailed(const QString& message);
-    void showMessage(const QString& text);
-    void showGrid();
-    void updateSelectedText();
-    // Sets the controls from the view (when the view was changed directly).
-    void syncControls();
-    // Emits busyChanged when isBusy() changed since the last call.
-    void updateBusy();
-    void exportDialog(FigureFormat format);
-
-    MemoryBudget m_budget;
-    ExperimentSpec m_pending;   // the spec the debounce timer will survey
-    QString m_surveyKey;        // what the running or shown survey is of; empty: none
-    QString m_surveyTitle;      // model, tokens, method of the survey shown
-    bool m_busy = false;     // isBusy() as busyChanged last reported it
-    QTimer m_debounce;
-    QElapsedTimer m_clock;  // since the survey shown started
-    BackgroundJob m_job;
-
-    QComboBox* m_show;
-    QComboBox* m_order;
-    QSpinBox* m_highlight;
-    QLabel* m_surveyLabel;
-    QProgressBar* m_progress;
-    QStackedWidget* m_stack;
-    QLabel* m_message;
-    HeadGridView* m_view;
-    HeadNormsChart* m_chart;
-    QLabel* m_selected;
 };
 
 }  // namespace attnlab::ui

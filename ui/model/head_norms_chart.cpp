@@ -1,6 +1,8 @@
 // The Heads page's norms chart (HeadNormsChart): each head's largest query and key norms against
 // the error of its approximation, one bar pair per head, in the grid's order.
 
+#include "model/head_norms_chart.h"
+
 #include "model/head_grid_style.h"
 #include "model/head_grid_view.h"
 #include "plotting/plot_style.h"
@@ -16,8 +18,6 @@ namespace attnlab::ui {
 
 using namespace heads;
 
-// ---------------------------------------------------------------------------------------------
-// HeadNormsChart
 
 HeadNormsChart::HeadNormsChart(const HeadGridView* view, QWidget* parent)
     : QWidget(parent), m_view(view)

@@ -1,113 +1,44 @@
-// The Stepper page's controller: the worker job (runJob), the requests that start it and the
-// results that come back, the position, playing and pausing, and the page's session state.
+#include "stepper/stepper_controller.h"
 
-#include "stepper/stepper_jobs.h"
-#include "stepper/stepper_style.h"
-#include "stepper/stepper_view.h"
-
-#include "errors.h"
-
-#include <QTimer>
-#include <QToolButton>
+#include "stepper/stepper_job.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace attnlab::ui {
 
-using namespace stepper;
-
-// ---------------------------------------------------------------------------------------------
-// The worker's job
-
-StepperData computeStepper(const StepperJob& job, const std::function<bool()>& cancelled)
+StepperController::StepperController(QObject* parent) : QObject(parent)
 {
-    StepperData data;
-    requireRecurrentForm(job.spec);
-    const AttentionInput& input = *job.input;
-    data.generation = job.generation;
-    data.input = job.input;
-    double matrixBytes = job.keptMatrixBytes;
-    if (job.whole) {
-        ExperimentSpec causal = job.spec;
-        causal.causal = true;
-        ComputeOptions options;
-        options.matrices = true;
-        options.kernels = false;
-        options.features = false;
-        options.budget = job.budget;
-        options.cancelled = cancelled;
-        try {
-            ExperimentResult result = compute(causal, input, options);
-            HeadResult& head = result.heads[std::size_t(job.head)];
-            data.exactAttention =
-                std::make_shared<const MatrixD>(head.attentionExact.toDouble());
-            data.approxAttention =
-                std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
-            matrixBytes = 8.0 * double(data.exactAttention->size() +
-                                       data.approxAttention->size());
-        } catch (const ResourceError& e) {
-            data.matricesNote = e.message();
-        }
-    }
-
-    const Eigen::Index length = input.length();
-    const Eigen::Index features = featureCountOf(job.spec.approximation, int(input.headDim()));
-    const Eigen::Index valueDim = input.valueDim();
-    data.allStatesBytes = causalStepsBytes(length, features, valueDim, length, true);
-    CausalStepsOptions options;
-    options.head = job.head;
-    options.features = true;
-    options.budget = job.budget;
-    options.cancelled = cancelled;
-    const double available = double(job.budget.bytes()) - matrixBytes;
-    if (data.allStatesBytes > available) {
-        const double perState = 8.0 * double(features) * double(valueDim);
-        const double room =
-            available - causalStepsBytes(length, features, valueDim, 0, true);
-        const Eigen::Index window =
-            std::clamp<Eigen::Index>(Eigen::Index(std::floor(room / perState)), 1, length);
-        options.statesFrom =
-            std::clamp<Eigen::Index>(job.around - window / 4, 0, length - window);
-        options.statesTo = options.statesFrom + window;
-    }
-    data.steps = std::make_shared<const CausalSteps>(causalSteps(job.spec, input, options));
-    return data;
+    connect(&m_job, &BackgroundJob::runningChanged, this, &StepperController::busyChanged);
+    connect(&m_job, &BackgroundJob::failed, this, &StepperController::failed);
 }
 
-// ---------------------------------------------------------------------------------------------
-// StepperView: the worker
-
-void StepperView::setExperiment(const ExperimentSpec& spec,
-                                std::shared_ptr<const AttentionInput> input)
+void StepperController::setExperiment(const ExperimentSpec& spec,
+                                      std::shared_ptr<const AttentionInput> input, int position)
 {
     m_spec = spec;
     m_input = std::move(input);
     if (!m_input) {
         ++m_generation;
-        showError(tr("There is no input to step through."));
+        emit failed(tr("There is no input to step through."));
         return;
     }
     m_head = std::clamp(m_head, 0, int(m_input->heads.size()) - 1);
-    requestWhole();
+    requestWhole(position);
 }
 
-void StepperView::setHead(int head)
+bool StepperController::setHead(int head, int position)
 {
     const int clamped = m_input ? std::clamp(head, 0, int(m_input->heads.size()) - 1)
                                 : std::max(head, 0);
     if (clamped == m_head)
-        return;
+        return false;
     m_head = clamped;
-    {
-        const QSignalBlocker block(m_headBox);
-        m_headBox->setValue(m_head);
-    }
     if (m_input)
-        requestWhole();
+        requestWhole(position);
+    return true;
 }
 
-void StepperView::requestWhole()
+void StepperController::requestWhole(int position)
 {
     ++m_generation;
     StepperJob job;
@@ -115,14 +46,14 @@ void StepperView::requestWhole()
     job.input = m_input;
     job.head = m_head;
     job.generation = m_generation;
-    start(job);
+    start(job, position);
 }
 
-void StepperView::requestWindow()
+void StepperController::requestStates(int position)
 {
-    // A whole job places its window itself (and showPosition asks again when the position has
-    // moved out of it); a newer position wins over a window job.
-    if ((m_job.isRunning() && m_wholeRunning) || !m_data || stateAvailable(m_position))
+    // A whole job places its window itself (and the page asks again when the position has moved
+    // out of it); a newer position wins over a window job.
+    if ((m_job.isRunning() && m_wholeRunning) || !m_data || stateAvailable(position))
         return;
     StepperJob job;
     job.whole = false;
@@ -133,151 +64,46 @@ void StepperView::requestWindow()
     if (m_data->exactAttention)
         job.keptMatrixBytes =
             8.0 * double(m_data->exactAttention->size() + m_data->approxAttention->size());
-    start(job);
+    start(job, position);
 }
 
-void StepperView::start(StepperJob job)
+void StepperController::start(StepperJob job, int position)
 {
     job.budget = m_budget;
-    job.around = m_position;
+    job.around = position;
     m_wholeRunning = job.whole;
     m_job.start(
         [job](JobContext& context) { return computeStepper(job, context.cancelledCheck()); },
         [this, whole = job.whole, generation = job.generation](StepperData data) {
             if (whole && generation == m_generation) {
-                showData(std::make_shared<StepperData>(std::move(data)));
+                m_data = std::make_shared<StepperData>(std::move(data));
+                emit computed();
             } else if (!whole && m_data && m_data->generation == generation) {
                 m_data->steps = data.steps;
-                showPosition();
+                emit statesComputed();
             }
         });
-    setBusy(true);
 }
 
-void StepperView::setBusy(bool busy)
-{
-    if (busy == m_busy)
-        return;
-    m_busy = busy;
-    emit busyChanged(busy);
-}
-
-int StepperView::length() const
-{
-    return m_data ? int(m_data->steps->length()) : 0;
-}
-
-std::shared_ptr<const CausalSteps> StepperView::steps() const
+std::shared_ptr<const CausalSteps> StepperController::steps() const
 {
     return m_data ? m_data->steps : nullptr;
 }
 
-bool StepperView::keepsAllStates() const
+int StepperController::length() const
+{
+    return m_data ? int(m_data->steps->length()) : 0;
+}
+
+bool StepperController::keepsAllStates() const
 {
     return m_data && m_data->steps->statesFrom == 0 &&
            m_data->steps->statesTo == m_data->steps->length();
 }
 
-bool StepperView::stateAvailable(int t) const
+bool StepperController::stateAvailable(int t) const
 {
     return m_data && t >= m_data->steps->statesFrom && t < m_data->steps->statesTo;
-}
-
-QString StepperView::errorMessage() const
-{
-    return m_errorBar->isHidden() ? QString() : m_errorBar->text();
-}
-
-void StepperView::showError(const QString& message)
-{
-    m_errorBar->setText(m_data ? tr("The stepper cannot run this: %1\nThe page still shows the "
-                                    "previous experiment.")
-                                     .arg(message)
-                               : tr("The stepper cannot run this: %1").arg(message));
-    m_errorBar->show();
-    emit failed(message);
-}
-
-// ---------------------------------------------------------------------------------------------
-// StepperView: stepping
-
-void StepperView::setPosition(int position)
-{
-    const int clamped =
-        length() > 0 ? std::clamp(position, 0, length() - 1) : std::max(0, position);
-    if (clamped == m_position && (m_shownPosition == clamped || !m_data))
-        return;
-    const bool changed = clamped != m_position;
-    m_position = clamped;
-    showPosition();
-    if (changed)
-        emit positionChanged(m_position);
-}
-
-void StepperView::play()
-{
-    if (length() < 2 || m_playing)
-        return;
-    if (m_position >= length() - 1)
-        setPosition(0);
-    m_playing = true;
-    m_timer->start(int(std::lround(1000.0 / m_speed)));
-    updatePlayButton();
-    emit playingChanged(true);
-}
-
-void StepperView::pause()
-{
-    if (!m_playing)
-        return;
-    m_playing = false;
-    m_timer->stop();
-    updatePlayButton();
-    emit playingChanged(false);
-}
-
-void StepperView::setSpeed(double stepsPerSecond)
-{
-    m_speed = std::clamp(stepsPerSecond, kMinSpeed, kMaxSpeed);
-    {
-        const QSignalBlocker block(m_speedBox);
-        m_speedBox->setValue(m_speed);
-    }
-    m_timer->setInterval(int(std::lround(1000.0 / m_speed)));
-}
-
-void StepperView::advance()
-{
-    if (m_shownPosition != m_position)
-        return;  // the states of this step are still being computed
-    if (m_position < length() - 1)
-        setPosition(m_position + 1);
-    if (m_position >= length() - 1)
-        pause();
-}
-
-void StepperView::updatePlayButton()
-{
-    m_playButton->setIcon(
-        style()->standardIcon(m_playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
-    m_playButton->setText(m_playing ? tr("Pause") : tr("Play"));
-}
-
-QJsonObject StepperView::state() const
-{
-    return QJsonObject{{QStringLiteral("position"), m_position},
-                       {QStringLiteral("speed"), m_speed},
-                       {QStringLiteral("head"), m_head}};
-}
-
-void StepperView::setState(const QJsonObject& state)
-{
-    if (state.contains(QLatin1String("speed")))
-        setSpeed(state.value(QLatin1String("speed")).toDouble(m_speed));
-    if (state.contains(QLatin1String("head")))
-        setHead(state.value(QLatin1String("head")).toInt(m_head));
-    if (state.contains(QLatin1String("position")))
-        setPosition(state.value(QLatin1String("position")).toInt(m_position));
 }
 
 }  // namespace attnlab::ui

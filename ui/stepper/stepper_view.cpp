@@ -1,17 +1,24 @@
 #include "stepper/stepper_view.h"
 
-#include "stepper/stepper_jobs.h"
+#include "stepper/stepper_controller.h"
+#include "stepper/stepper_formula_panel.h"
+#include "stepper/stepper_frame.h"
+#include "stepper/stepper_job.h"
 #include "stepper/stepper_style.h"
+#include "stepper/stepper_token_strip.h"
 
-#include "plotting/heatmap_view.h"
+#include "common/export_dialog.h"
+#include "errors.h"
 #include "plotting/plot_style.h"
 
-#include <QFrame>
-#include <QGridLayout>
+#include <QDir>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
-#include <QScrollArea>
+#include <QMessageBox>
+#include <QProgressDialog>
+#include <QSaveFile>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTimer>
@@ -21,19 +28,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 
 namespace attnlab::ui {
 
 using namespace stepper;
 
-// ---------------------------------------------------------------------------------------------
-// StepperView: building the page
-
-StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(this))
+StepperView::StepperView(QWidget* parent)
+    : QWidget(parent), m_controller(new StepperController(this)), m_timer(new QTimer(this))
 {
-    connect(&m_job, &BackgroundJob::runningChanged, this, &StepperView::setBusy);
-    connect(&m_job, &BackgroundJob::failed, this, &StepperView::showError);
+    connect(m_controller, &StepperController::computed, this, &StepperView::showData);
+    connect(m_controller, &StepperController::statesComputed, this, &StepperView::showPosition);
+    connect(m_controller, &StepperController::failed, this, &StepperView::showError);
+    connect(m_controller, &StepperController::busyChanged, this, &StepperView::busyChanged);
     connect(m_timer, &QTimer::timeout, this, &StepperView::advance);
     setFocusPolicy(Qt::StrongFocus);
 
@@ -48,93 +54,12 @@ StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(
     m_errorBar->hide();
 
     QWidget* controls = buildControls();
-
-    m_frame = new QWidget;
-    m_frame->setObjectName(QStringLiteral("stepperFrame"));
-    m_frame->setAutoFillBackground(true);
-    QPalette white = m_frame->palette();
-    white.setColor(QPalette::Window, Qt::white);
-    m_frame->setPalette(white);
-
-    m_agreementLine = makeLabel(QString(), kLinePoints);
-    m_agreementLine->setObjectName(QStringLiteral("agreementLine"));
-    m_agreementLine->setWordWrap(true);
-    m_stateLine = makeLabel(QString(), kStatePoints);
-    m_stateLine->setObjectName(QStringLiteral("stateLine"));
-    m_stateLine->setWordWrap(true);
-
-    m_strip = new StepperTokenStrip;
-    m_strip->setObjectName(QStringLiteral("tokenStrip"));
-    setTextPoints(m_strip, kTokenPoints);
-    m_strip->setFocusPolicy(Qt::ClickFocus);
-    m_strip->setFocusProxy(this);
-    connect(m_strip, &StepperTokenStrip::tokenClicked, this, [this](int t) {
+    m_frame = new StepperFrame;
+    m_frame->strip()->setFocusProxy(this);
+    connect(m_frame->strip(), &StepperTokenStrip::tokenClicked, this, [this](int t) {
         pause();
         setPosition(t);
     });
-    m_stripScroll = new QScrollArea;
-    m_stripScroll->setWidget(m_strip);
-    m_stripScroll->setWidgetResizable(true);
-    m_stripScroll->setFrameShape(QFrame::NoFrame);
-    m_stripScroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-    m_stripScroll->setFocusPolicy(Qt::NoFocus);
-    m_stripScroll->horizontalScrollBar()->setFocusPolicy(Qt::NoFocus);
-
-    buildPlots();
-    QWidget* formula = buildFormulaPanel();
-
-    const auto title = [](const QString& text) {
-        return makeLabel(text, kPanelTitlePoints, true);
-    };
-    m_approxTitle = title(QString());
-    m_exactTitle = title(QString());
-    auto* bodyWidget = new QWidget;
-    bodyWidget->setObjectName(QStringLiteral("stepperBody"));
-    m_body = new QGridLayout(bodyWidget);
-    m_body->setContentsMargins(0, 0, 0, 0);
-    m_body->setHorizontalSpacing(6);
-    m_body->setVerticalSpacing(4);
-    m_panels = {
-        makePanel(title(tr("What step i adds")), m_inputPlot),
-        makePanel(title(tr("<span style='color:#d55e00'>+ \u03c6(k<sub>i</sub>) "
-                           "v<sub>i</sub><sup>T</sup></span> (own colour scale)")),
-                  m_updateView),
-        makePanel(title(tr("= state S<sub>i</sub>, largest changes outlined")), m_stateView),
-        makePanel(title(tr("Normalizer and query")), m_normalizerPlot),
-        makePanel(title(tr("Output y<sub>i</sub>, exact o<sub>i</sub>")), m_outputPlot),
-        makePanel(m_approxTitle, m_approxView),
-        makePanel(m_exactTitle, m_exactView),
-        makePanel(title(tr("Error to exact, by step")), m_errorPlot),
-    };
-    // The grid's stretch factors alone size the plots: their size hints follow what they show
-    // (tick labels, colour scales), and would move the panels at every step.
-    for (HeatmapView* view : {m_updateView, m_stateView, m_approxView, m_exactView}) {
-        view->setMinimumSize(kMinimumHeatmapSize);
-        view->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-    }
-    for (QCustomPlot* plot : {m_inputPlot, m_normalizerPlot, m_outputPlot, m_errorPlot}) {
-        plot->setMinimumSize(kMinimumPlotSize);
-        plot->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-    }
-    arrangePanels(PanelArrangement::FourColumns);
-    // Below the panels' minimum sizes the body scrolls down rather than squeezing them; never
-    // sideways: the panels are arranged in as many columns as the page's width holds.
-    auto* bodyScroll = m_bodyScroll = new QScrollArea;
-    bodyScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    bodyScroll->setWidget(bodyWidget);
-    bodyScroll->setWidgetResizable(true);
-    bodyScroll->setFrameShape(QFrame::NoFrame);
-    bodyScroll->setFocusPolicy(Qt::NoFocus);
-    bodyScroll->viewport()->setAutoFillBackground(false);
-    bodyWidget->setAutoFillBackground(false);
-
-    auto* frameLayout = new QVBoxLayout(m_frame);
-    frameLayout->setContentsMargins(8, 6, 8, 6);
-    frameLayout->setSpacing(4);
-    frameLayout->addWidget(m_agreementLine);
-    frameLayout->addWidget(m_stripScroll);
-    frameLayout->addWidget(bodyScroll, 1);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -148,14 +73,14 @@ StepperView::StepperView(QWidget* parent) : QWidget(parent), m_timer(new QTimer(
         plot->setFocusPolicy(Qt::ClickFocus);
         plot->setFocusProxy(this);
     }
-    formula->setFocusPolicy(Qt::ClickFocus);
-    formula->setFocusProxy(this);
+    m_frame->formulaPanel()->setFocusPolicy(Qt::ClickFocus);
+    m_frame->formulaPanel()->setFocusProxy(this);
 
     // The smallest text until the first resize fits it to the page, so that the page asks for
     // no more width than its smallest layout needs.
     m_textScale = kMinTextScale;
     applyTextScale();
-    showLines(-1);
+    m_frame->showLines(-1, 0, true);
     updatePlayButton();
 }
 
@@ -273,111 +198,6 @@ QWidget* StepperView::buildControls()
     return bar;
 }
 
-QWidget* StepperView::buildFormulaPanel()
-{
-    auto* panel = new QFrame;
-    panel->setObjectName(QStringLiteral("formulaPanel"));
-    panel->setStyleSheet(QStringLiteral("QFrame#formulaPanel { background: #f5f6f8; "
-                                        "border: 1px solid #d5d9e0; border-radius: 6px; }"));
-    auto* grid = new QGridLayout(panel);
-    grid->setContentsMargins(14, 10, 14, 10);
-    grid->setHorizontalSpacing(14);
-    grid->setVerticalSpacing(5);
-    int row = 0;
-
-    m_stepTitle = makeLabel(QString(), kStepTitlePoints, true);
-    m_stepTitle->setObjectName(QStringLiteral("stepTitle"));
-    m_stepTitle->setWordWrap(true);
-    grid->addWidget(m_stepTitle, row++, 0, 1, 2);
-
-    const auto equation = [&](const QString& html) {
-        QLabel* label = makeLabel(html, kEquationPoints);
-        label->setContentsMargins(0, 12, 0, 2);
-        grid->addWidget(label, row++, 0, 1, 2);
-    };
-    // A name and its value side by side, or for long values (vectors) the value on a line of
-    // its own under the name.
-    const auto value = [&](const QString& nameHtml, const QString& name, bool below = false) {
-        QLabel* label = makeLabel(nameHtml, kValuePoints);
-        label->setContentsMargins(18, 0, 0, 0);
-        grid->addWidget(label, row, 0);
-        QLabel* number = makeLabel(QString(), kValuePoints, true, kExactColor);
-        number->setObjectName(name);
-        number->setTextFormat(Qt::PlainText);
-        number->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        if (below) {
-            number->setContentsMargins(18, 0, 0, 0);
-            number->setWordWrap(true);  // after a comma, for long numbers
-            grid->addWidget(number, ++row, 0, 1, 2);
-        } else {
-            grid->addWidget(number, row, 1);
-        }
-        ++row;
-        return number;
-    };
-    equation(tr("S<sub>i</sub> = S<sub>i\u22121</sub> + <span style='color:#d55e00'>"
-                "\u03c6(k<sub>i</sub>) v<sub>i</sub><sup>T</sup></span>"));
-    m_keyNorm = value(tr("|\u03c6(k<sub>i</sub>)|"), QStringLiteral("keyNorm"));
-    m_valueNorm = value(tr("|v<sub>i</sub>|"), QStringLiteral("valueNorm"));
-    m_stateNorm = value(tr("\u2016S<sub>i</sub>\u2016<sub>F</sub>"), QStringLiteral("stateNorm"));
-    equation(tr("z<sub>i</sub> = z<sub>i\u22121</sub> + <span style='color:#d55e00'>"
-                "\u03c6(k<sub>i</sub>)</span>"));
-    m_normalizerNorm = value(tr("|z<sub>i</sub>|"), QStringLiteral("normalizerNorm"));
-    equation(tr("y<sub>i</sub> = \u03c6(q<sub>i</sub>)<sup>T</sup> S<sub>i</sub> / "
-                "\u03c6(q<sub>i</sub>)<sup>T</sup> z<sub>i</sub>"));
-    m_denominator = value(tr("\u03c6(q<sub>i</sub>)<sup>T</sup> z<sub>i</sub>"),
-                          QStringLiteral("denominator"));
-    m_denominatorNote = makeLabel(tr("not positive: y<sub>i</sub> is no weighted average of "
-                                     "the values (these features can be negative)"),
-                                  kLinePoints, false, kWarningColor);
-    m_denominatorNote->setObjectName(QStringLiteral("denominatorNote"));
-    m_denominatorNote->setWordWrap(true);
-    m_denominatorNote->setContentsMargins(18, 0, 0, 0);
-    m_denominatorNote->hide();
-    grid->addWidget(m_denominatorNote, row++, 0, 1, 2);
-    m_outputValues = value(tr("y<sub>i</sub>, first entries"), QStringLiteral("outputValues"),
-                           true);
-    m_exactValues = value(tr("exact softmax o<sub>i</sub>"), QStringLiteral("exactOutputValues"),
-                          true);
-    m_outputError = value(tr("|y<sub>i</sub> \u2212 o<sub>i</sub>| / |o<sub>i</sub>|"),
-                          QStringLiteral("outputError"));
-    // The state's size at the bottom.
-    grid->setRowStretch(row++, 1);
-    m_stateLine->setContentsMargins(0, 10, 0, 0);
-    grid->addWidget(m_stateLine, row++, 0, 1, 2);
-    grid->setColumnStretch(1, 1);
-
-    m_formulaPanel = panel;
-    return panel;
-}
-
-void StepperView::fitFormulaPanel()
-{
-    auto* grid = static_cast<QGridLayout*>(m_formulaPanel->layout());
-    const QFontMetrics valueMetrics(m_outputValues->font());
-    int nameWidth = 0;
-    int spanWidth =
-        m_outputValues->contentsMargins().left() +
-        valueMetrics.horizontalAdvance(
-            vectorPreview(Eigen::RowVectorXd::Constant(kPreviewEntries + 1, -0.0123456)));
-    for (int r = 0; r < grid->rowCount(); ++r) {
-        QLayoutItem* first = grid->itemAtPosition(r, 0);
-        QWidget* widget = first ? first->widget() : nullptr;
-        if (!widget || widget == m_stepTitle || widget == m_denominatorNote ||
-            widget == m_stateLine || widget == m_outputValues || widget == m_exactValues)
-            continue;
-        if (first == grid->itemAtPosition(r, 1))  // over both columns
-            spanWidth = std::max(spanWidth, widget->sizeHint().width());
-        else if (grid->itemAtPosition(r, 1))  // a name beside its number
-            nameWidth = std::max(nameWidth, widget->sizeHint().width());
-    }
-    const int numberWidth = valueMetrics.horizontalAdvance(displayNumber(-0.123456));
-    const QMargins margins = grid->contentsMargins();
-    m_formulaPanel->setFixedWidth(
-        margins.left() + margins.right() + 4 +
-        std::max(spanWidth, nameWidth + grid->horizontalSpacing() + numberWidth));
-}
-
 void StepperView::applyTextScale()
 {
     for (QWidget* widget : findChildren<QWidget*>()) {
@@ -386,18 +206,12 @@ void StepperView::applyTextScale()
             widget->setFont(sizedFont(widget->font(), points.toDouble() * m_textScale,
                                       widget->property(kBoldProperty).toBool()));
     }
-    for (QCustomPlot* plot : m_frame->findChildren<QCustomPlot*>())
+    for (QCustomPlot* plot : m_frame->plots())
         scalePlotFonts(plot, m_textScale);
-    if (m_data) {  // the heatmaps measure their labels when given them
-        for (HeatmapView* view : {m_approxView, m_exactView})
-            view->setAxisLabels(m_data->steps->labels, m_data->steps->labels);
-    }
-    m_stripScroll->setFixedHeight(m_strip->sizeHint().height() +
-                                  m_stripScroll->horizontalScrollBar()->sizeHint().height());
+    m_frame->fitText();
     // Wide enough for four-digit steps at the scaled font, so that the bar does not jump.
     m_positionLabel->setMinimumWidth(QFontMetrics(m_positionLabel->font())
                                          .horizontalAdvance(tr("step i = 0000 of 0000")));
-    fitFormulaPanel();
     fitControls();
 }
 
@@ -412,77 +226,8 @@ void StepperView::resizeEvent(QResizeEvent* event)
         applyTextScale();
     }
     fitControls();
-    fitPanels();
+    m_frame->fitPanels();
     QWidget::resizeEvent(event);
-}
-
-void StepperView::arrangePanels(PanelArrangement arrangement)
-{
-    m_arrangement = arrangement;
-    m_body->removeWidget(m_formulaPanel);
-    for (QWidget* panel : m_panels)
-        m_body->removeWidget(panel);
-    for (int i = 0; i < 5; ++i) {  // every row and column an arrangement uses (at most 5)
-        m_body->setColumnStretch(i, 0);
-        m_body->setRowStretch(i, 0);
-    }
-    // The panels in the order a step reads: what step i adds, the update, the state; the output
-    // and the two attention maps; the normalizer and the error so far.
-    enum { Input, Update, State, Normalizer, Output, Approx, Exact, Error };
-    const auto place = [this](int panel, int row, int column, int columnSpan = 1) {
-        m_body->addWidget(m_panels[std::size_t(panel)], row, column, 1, columnSpan);
-    };
-    if (arrangement == PanelArrangement::FourColumns) {
-        // Two rows of four beside the formula panel; the heatmaps get more of the width than
-        // the bar plots: their cells are square.
-        m_body->addWidget(m_formulaPanel, 0, 0, 2, 1);
-        for (const int panel : {Input, Update, State, Normalizer})
-            place(panel, 0, 1 + panel);
-        for (const int panel : {Output, Approx, Exact, Error})
-            place(panel, 1, 1 + panel - Output);
-        for (const int column : {1, 4})
-            m_body->setColumnStretch(column, 2);
-        for (const int column : {2, 3})
-            m_body->setColumnStretch(column, 3);
-        m_body->setRowStretch(0, 1);
-        m_body->setRowStretch(1, 1);
-        return;
-    }
-    // Two rows of three beside the formula panel and, below them, the normalizer under the
-    // formula panel beside the error so far; on a narrower page, the formula panel above three
-    // rows of three.
-    const bool beside = arrangement == PanelArrangement::ThreeColumnsBeside;
-    const int top = beside ? 0 : 1;
-    const int left = beside ? 1 : 0;
-    m_body->addWidget(m_formulaPanel, 0, 0, beside ? 2 : 1, beside ? 1 : 3, Qt::AlignLeft);
-    for (const auto& [panel, row, column] :
-         {std::tuple{Input, 0, 0}, {Update, 0, 1}, {State, 0, 2}, {Output, 1, 0},
-          {Approx, 1, 1}, {Exact, 1, 2}})
-        place(panel, top + row, left + column);
-    place(Normalizer, top + 2, 0);
-    place(Error, top + 2, 1, beside ? 3 : 2);
-    for (int column = left; column < left + 3; ++column)
-        m_body->setColumnStretch(column, 1);
-    for (int row = top; row < top + 3; ++row)
-        m_body->setRowStretch(row, 1);
-}
-
-void StepperView::fitPanels()
-{
-    // The widest arrangement whose panels fit the page's width at their minimum sizes.
-    const int width = m_bodyScroll->viewport()->width();
-    const int spacing = m_body->horizontalSpacing();
-    const int formula = m_formulaPanel->width() + spacing;
-    const int margins = 4;  // makePanel's, left and right
-    const int plot = kMinimumPlotSize.width() + margins + spacing;
-    const int heatmap = kMinimumHeatmapSize.width() + margins + spacing;
-    PanelArrangement arrangement = PanelArrangement::ThreeColumnsBelow;
-    if (width >= formula + 2 * plot + 2 * heatmap)
-        arrangement = PanelArrangement::FourColumns;
-    else if (width >= formula + plot + 2 * heatmap)
-        arrangement = PanelArrangement::ThreeColumnsBeside;
-    if (arrangement != m_arrangement)
-        arrangePanels(arrangement);
 }
 
 void StepperView::fitControls()
@@ -547,6 +292,296 @@ void StepperView::mousePressEvent(QMouseEvent* event)
 {
     setFocus(Qt::MouseFocusReason);
     QWidget::mousePressEvent(event);
+}
+
+void StepperView::setExperiment(const ExperimentSpec& spec,
+                                std::shared_ptr<const AttentionInput> input)
+{
+    m_controller->setExperiment(spec, std::move(input), m_position);
+}
+
+void StepperView::setHead(int head)
+{
+    if (!m_controller->setHead(head, m_position))
+        return;
+    const QSignalBlocker block(m_headBox);
+    m_headBox->setValue(m_controller->head());
+}
+
+int StepperView::head() const
+{
+    return m_controller->head();
+}
+
+void StepperView::setMemoryBudget(const MemoryBudget& budget)
+{
+    m_controller->setMemoryBudget(budget);
+}
+
+bool StepperView::isBusy() const
+{
+    return m_controller->isBusy();
+}
+
+int StepperView::length() const
+{
+    return m_controller->length();
+}
+
+std::shared_ptr<const CausalSteps> StepperView::steps() const
+{
+    return m_controller->steps();
+}
+
+bool StepperView::keepsAllStates() const
+{
+    return m_controller->keepsAllStates();
+}
+
+QString StepperView::errorMessage() const
+{
+    return m_errorBar->isHidden() ? QString() : m_errorBar->text();
+}
+
+void StepperView::showError(const QString& message)
+{
+    m_errorBar->setText(m_controller->data() ? tr("The stepper cannot run this: %1\nThe page still shows the "
+                                    "previous experiment.")
+                                     .arg(message)
+                               : tr("The stepper cannot run this: %1").arg(message));
+    m_errorBar->show();
+    emit failed(message);
+}
+
+void StepperView::setPosition(int position)
+{
+    const int clamped =
+        length() > 0 ? std::clamp(position, 0, length() - 1) : std::max(0, position);
+    if (clamped == m_position && (m_shownPosition == clamped || !m_controller->data()))
+        return;
+    const bool changed = clamped != m_position;
+    m_position = clamped;
+    showPosition();
+    if (changed)
+        emit positionChanged(m_position);
+}
+
+void StepperView::play()
+{
+    if (length() < 2 || m_playing)
+        return;
+    if (m_position >= length() - 1)
+        setPosition(0);
+    m_playing = true;
+    m_timer->start(int(std::lround(1000.0 / m_speed)));
+    updatePlayButton();
+    emit playingChanged(true);
+}
+
+void StepperView::pause()
+{
+    if (!m_playing)
+        return;
+    m_playing = false;
+    m_timer->stop();
+    updatePlayButton();
+    emit playingChanged(false);
+}
+
+void StepperView::setSpeed(double stepsPerSecond)
+{
+    m_speed = std::clamp(stepsPerSecond, kMinSpeed, kMaxSpeed);
+    {
+        const QSignalBlocker block(m_speedBox);
+        m_speedBox->setValue(m_speed);
+    }
+    m_timer->setInterval(int(std::lround(1000.0 / m_speed)));
+}
+
+void StepperView::advance()
+{
+    if (m_shownPosition != m_position)
+        return;  // the states of this step are still being computed
+    if (m_position < length() - 1)
+        setPosition(m_position + 1);
+    if (m_position >= length() - 1)
+        pause();
+}
+
+void StepperView::updatePlayButton()
+{
+    m_playButton->setIcon(
+        style()->standardIcon(m_playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+    m_playButton->setText(m_playing ? tr("Pause") : tr("Play"));
+}
+
+QJsonObject StepperView::state() const
+{
+    return QJsonObject{{QStringLiteral("position"), m_position},
+                       {QStringLiteral("speed"), m_speed},
+                       {QStringLiteral("head"), head()}};
+}
+
+void StepperView::setState(const QJsonObject& state)
+{
+    if (state.contains(QLatin1String("speed")))
+        setSpeed(state.value(QLatin1String("speed")).toDouble(m_speed));
+    if (state.contains(QLatin1String("head")))
+        setHead(state.value(QLatin1String("head")).toInt(head()));
+    if (state.contains(QLatin1String("position")))
+        setPosition(state.value(QLatin1String("position")).toInt(m_position));
+}
+
+void StepperView::showData()
+{
+    const std::shared_ptr<const StepperData> data = m_controller->data();
+    m_errorBar->hide();
+    const CausalSteps& steps = *data->steps;
+    const int length = int(steps.length());
+    const int previous = m_position;
+    m_position = std::clamp(m_position, 0, length - 1);
+
+    m_frame->showData(data);
+    {
+        const QSignalBlocker blockSlider(m_slider), blockHead(m_headBox);
+        m_slider->setRange(0, length - 1);
+        m_slider->setPageStep(std::max(1, length / 10));
+        const int heads = int(data->input->heads.size());
+        m_headBox->setRange(0, heads - 1);
+        m_headBox->setValue(steps.head);
+        m_headLabel->setVisible(heads > 1);
+        m_headBox->setVisible(heads > 1);
+    }
+
+    m_shownPosition = -1;
+    showPosition();
+    if (m_position != previous)
+        emit positionChanged(m_position);
+    emit experimentShown();
+}
+
+void StepperView::showPosition()
+{
+    if (!m_controller->data())
+        return;
+    const int t = m_position;
+    const int length = this->length();
+    m_frame->showPosition(t);
+    {
+        const QSignalBlocker block(m_slider);
+        m_slider->setValue(t);
+    }
+    m_positionLabel->setText(tr("step i = %1 of %2").arg(t + 1).arg(length));
+    m_firstButton->setEnabled(t > 0);
+    m_backButton->setEnabled(t > 0);
+    m_stepButton->setEnabled(t < length - 1);
+    m_lastButton->setEnabled(t < length - 1);
+    m_playButton->setEnabled(length > 1);
+    const qint64 budget = m_controller->memoryBudget().bytes();
+    if (m_controller->stateAvailable(t)) {
+        m_frame->showStep(t, budget);
+        m_shownPosition = t;
+    } else {
+        m_frame->showLines(t, budget, false);
+        m_controller->requestStates(t);
+    }
+}
+
+void StepperView::exportFrame(const QString& path, FigureFormat format)
+{
+    exportPaintedFigure(path, format, frameFigure());
+}
+
+PaintedFigure StepperView::frameFigure()
+{
+    return m_frame->paintedFigure(m_position);
+}
+
+int StepperView::exportAllFrames(const QString& folder)
+{
+    if (!m_controller->data())
+        return 0;
+    if (!QDir().mkpath(folder))
+        throw OutputError(tr("cannot write the frames: cannot create the folder %1").arg(folder));
+    pause();
+    const std::shared_ptr<const StepperData> data = m_controller->data();
+    const quint64 generation = m_controller->generation();
+    const int length = this->length();
+    const int start = m_position;
+    const int digits = std::max(4, int(QString::number(length).size()));
+    const auto current = [&] {
+        return m_controller->data() == data && m_controller->generation() == generation;
+    };
+
+    QProgressDialog progress(tr("Writing %1 frames to %2\u2026")
+                                 .arg(length)
+                                 .arg(QDir::toNativeSeparators(folder)),
+                             tr("Cancel"), 0, length, this);
+    progress.setWindowTitle(tr("Export all frames"));
+    progress.setWindowModality(Qt::WindowModal);
+    progress.setMinimumDuration(300);
+    QString error;
+    int written = 0;
+    for (int t = 0; t < length; ++t) {
+        progress.setValue(t);
+        if (progress.wasCanceled() || !current())
+            break;
+        setPosition(t);
+        // Window of states: wait for the worker, with the event loop running.
+        while (m_shownPosition != t && isBusy() && current() && !progress.wasCanceled())
+            QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+        if (progress.wasCanceled() || !current())
+            break;
+        const QString path = QDir(folder).filePath(
+            QStringLiteral("frame_%1.png").arg(t + 1, digits, 10, QLatin1Char('0')));
+        if (m_shownPosition != t) {
+            error = tr("cannot write the frame %1: the state of step %2 could not be computed")
+                        .arg(path)
+                        .arg(t + 1);
+            break;
+        }
+        QCoreApplication::processEvents();  // lays out the labels whose text changed
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly) || !m_frame->toImage(1.0).save(&file, "PNG") ||
+            !file.commit()) {
+            error = tr("cannot write the frame %1: %2").arg(path, file.errorString());
+            break;
+        }
+        ++written;
+    }
+    progress.setValue(length);
+    if (current())
+        setPosition(start);
+    if (!error.isEmpty())
+        throw OutputError(error);
+    return written;
+}
+
+void StepperView::exportFrameDialog()
+{
+    if (!m_controller->data())
+        return;
+    runFigureExportDialog(this, tr("Export frame"),
+                          QStringLiteral("stepper-step-%1.png").arg(m_position + 1),
+                          [this](const QString& path, FigureFormat format) {
+                              exportFrame(path, format);
+                          });
+}
+
+void StepperView::exportAllFramesDialog()
+{
+    if (!m_controller->data())
+        return;
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export all frames"));
+    if (folder.isEmpty())
+        return;
+    writeOrWarn(this, tr("Export all frames"), [&] {
+        const int written = exportAllFrames(folder);
+        if (written < length())
+            QMessageBox::information(
+                this, tr("Export all frames"),
+                tr("Stopped after %1 of %2 frames.").arg(written).arg(length()));
+    });
 }
 
 }  // namespace attnlab::ui

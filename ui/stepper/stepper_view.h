@@ -1,30 +1,19 @@
 #pragma once
 
-#include "common/background_job.h"
-#include "sweeps/causal_steps.h"
 #include "experiment.h"
-#include "plotting/figure_export.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"
+#include "plotting/figure_export.h"
+#include "sweeps/causal_steps.h"
 
 #include <QJsonObject>
-#include <QStringList>
 #include <QWidget>
 
-#include <array>
 #include <memory>
 #include <vector>
 
-class QCPBars;
-class QCPGraph;
-class QCPItemRect;
-class QCPItemStraightLine;
-class QCustomPlot;
 class QDoubleSpinBox;
-class QGridLayout;
-class QCPPainter;
 class QLabel;
-class QScrollArea;
 class QSlider;
 class QSpinBox;
 class QTimer;
@@ -32,62 +21,8 @@ class QToolButton;
 
 namespace attnlab::ui {
 
-class HeatmapView;
-
-// The input's tokens (or image patches, in raster order) side by side, each with its step number
-// i = t + 1 under it: the current one filled dark, those already consumed by the recurrence
-// tinted, those still to come plain. A click on a token reports it. Only the tokens in the
-// exposed area are painted, so thousands of tokens cost no more than a screenful.
-class StepperTokenStrip : public QWidget {
-    Q_OBJECT
-
-public:
-    explicit StepperTokenStrip(QWidget* parent = nullptr);
-
-    // Shows these tokens (cut to a readable length), none current; the strip's minimum width
-    // becomes the width of all of them, so a scroll area around it scrolls.
-    void setTokens(const QStringList& labels);
-    // Makes token `position` (0-based) the current one and repaints.
-    void setCurrent(int position);
-    int current() const { return m_current; }
-    int count() const { return int(m_texts.size()); }
-
-    // The box of token `position` in the strip's coordinates.
-    QRect tokenRect(int position) const;
-
-    // All tokens side by side at their natural size.
-    QSize sizeHint() const override;
-    QSize minimumSizeHint() const override;
-
-signals:
-    // A left click on token `position`.
-    void tokenClicked(int position);
-
-protected:
-    // Lays the tokens out again for a new font.
-    void changeEvent(QEvent* event) override;
-    // Paints the tokens that intersect the exposed rectangle.
-    void paintEvent(QPaintEvent* event) override;
-    // Reports a left click on a token as tokenClicked.
-    void mousePressEvent(QMouseEvent* event) override;
-
-private:
-    // The boxes of m_labels for the current font.
-    void layoutTokens();
-    // The first token whose box ends after x (strip coordinates); count() when none does.
-    int firstTokenFrom(int x) const;
-    // The token whose box contains x, or -1.
-    int tokenAt(int x) const;
-
-    QStringList m_labels;
-    QStringList m_texts;      // as drawn: simplified and cut
-    std::vector<int> m_left;  // left edge of each box
-    std::vector<int> m_width;
-    int m_current = -1;
-};
-
-struct StepperData;
-struct StepperJob;
+class StepperController;
+class StepperFrame;
 
 // The "Stepper" page: causal linear attention run as a recurrent network, one token at a time
 // (docs/design.md section 2.6, the recurrent form; "Transformers are RNNs"):
@@ -101,11 +36,11 @@ struct StepperJob;
 // with the three equations and their current numbers, the running error of y against o over the
 // steps, the agreement of the recurrent and parallel (chunked) forms so far, and the state size.
 //
-// The engine runs on a worker thread (a BackgroundJob: CausalSteps with phi(Q), phi(K) and the
-// states, and compute() for the causal P and P^); the newest request wins and the previous frame stays until
-// the new one is ready; errors (the method "exact", a bad spec, over the memory budget) are shown
-// in the page. Memory: every S_i is kept when causalStepsBytes(L, C, M, L) (plus P and P^) fits the
-// memory budget. Otherwise a window of states around the position is kept, as many as fit, placed
+// The engine runs on a worker thread (StepperController: CausalSteps with phi(Q), phi(K) and the
+// states, and compute() for the causal P and P^); the newest request wins and the previous frame
+// stays until the new one is ready; errors (the method "exact", a bad spec, over the memory
+// budget) are shown in the page. Memory: every S_i is kept when causalStepsBytes(L, C, M, L)
+// (plus P and P^) fits the memory budget. Otherwise a window of states around the position is kept, as many as fit, placed
 // so that stepping forward reaches the window's end late; moving outside it recomputes the
 // window on the worker (the frame then follows when it arrives), and the page says so. Stepping
 // stays exact: every state shown is the engine's S_i, never an interpolation.
@@ -113,7 +48,6 @@ class StepperView : public QWidget {
     Q_OBJECT
 
 public:
-    // Destroying the page cancels the running computation and waits for it.
     explicit StepperView(QWidget* parent = nullptr);
 
     // Computes the stepper for spec (made causal) on head head() of input, on the worker. The
@@ -124,10 +58,10 @@ public:
     // The head of the input the stepper runs (0-based; clamped to the input's heads); a change
     // recomputes.
     void setHead(int head);
-    int head() const { return m_head; }
+    int head() const;
 
     // The budget for what the page keeps (states, P and P^); the next computation uses it.
-    void setMemoryBudget(const MemoryBudget& budget) { m_budget = budget; }
+    void setMemoryBudget(const MemoryBudget& budget);
 
     // The current token t, 0-based (the step is i = t + 1), and the number of tokens L of the
     // computation shown (0 before the first).
@@ -146,7 +80,7 @@ public:
     double speed() const { return m_speed; }
 
     // A computation (a whole experiment or a window of states) is running or waiting.
-    bool isBusy() const { return m_busy; }
+    bool isBusy() const;
     // The message shown in the page's error bar, empty when none is shown.
     QString errorMessage() const;
     // The computation shown, or null before the first.
@@ -194,90 +128,41 @@ protected:
     void resizeEvent(QResizeEvent* event) override;
 
 private:
-    // Building the page.
     QWidget* buildControls();
-    QWidget* buildFormulaPanel();
-    void buildPlots();
-    // The formula panel's fixed width: that of its widest row (an equation, a name and its
-    // number, or a preview of negative numbers), so that it neither jumps nor takes the plots'
-    // width when a long note or token appears.
-    void fitFormulaPanel();
     // Every font of the page at m_textScale times its designed size: the page is designed for
     // a full-screen window on a 1920 x 1080 projector, and its text follows the page's size
     // (within 0.65x to 1.5x) so that a smaller window does not have to scroll.
     void applyTextScale();
-    // How the eight panels stand around the formula panel: two rows of four beside it, three
-    // rows of three beside it, or three rows of three below it (the narrowest page).
-    enum class PanelArrangement { FourColumns, ThreeColumnsBeside, ThreeColumnsBelow };
-    void arrangePanels(PanelArrangement arrangement);
-    // The widest arrangement that the page's width holds at the panels' minimum sizes, so that
-    // the page never scrolls sideways.
-    void fitPanels();
     // The control buttons show their texts beside their icons where the page is wide enough for
     // that, their icons only otherwise (with the same tooltips), so that the controls do not set
     // the window's minimum width.
     void fitControls();
 
-    // The worker: a whole experiment is requested (new spec, input or head), or the states
-    // around the position are missing. start() runs the job (the newest request wins); its
-    // outcome is shown when it is still current.
-    void requestWhole();
-    void requestWindow();
-    void start(StepperJob job);
-    void setBusy(bool busy);
-
-    // A new computation arrived: the parts that are the same for every step (tokens, slider,
-    // error curve, exact P, colour scales), then the frame.
-    void showData(std::shared_ptr<StepperData> data);
+    // A new computation arrived: the frame's parts that are the same for every step, the slider
+    // and the head box, then the frame at the position.
+    void showData();
     void showError(const QString& message);
     // The position changed: the strip, the slider and the labels at once, the frame when its
-    // state is at hand (otherwise it asks the worker for it).
+    // state is at hand (otherwise it asks the controller for it).
     void showPosition();
-    // Every panel for position m_position.
-    void showFrame();
-    void showFormula(int t);
-    void showVectors(int t);
-    void showState(int t);
-    void showAttention(int t);
-    void showLines(int t);
-    void showErrorCurve(int t);
-    // The state S_i of position t is kept.
-    bool stateAvailable(int t) const;
     // The play timer fired: one step forward, or stop at the last token.
     void advance();
     // The play button's text and icon for m_playing.
     void updatePlayButton();
-
-    // Paints the frame widget at its logical size onto painter (see exportFrame).
-    void paintFrame(QCPPainter& painter);
-    // Paints `widget` (a descendant of the frame whose top left is at `offset` in frame
-    // coordinates) and its children, clipped to `clip`.
-    void paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip);
-    // The frame as an image at `scale` times its logical size.
-    QImage frameImage(double scale);
     // The file dialogs behind the export buttons.
     void exportFrameDialog();
     void exportAllFramesDialog();
 
-    // The experiment and its computation.
-    ExperimentSpec m_spec;
-    std::shared_ptr<const AttentionInput> m_input;
-    int m_head = 0;
-    MemoryBudget m_budget;
-    std::shared_ptr<StepperData> m_data;
-    quint64 m_generation = 0;  // counts setExperiment and setHead calls
-
-    // The worker: one job at a time, newest wins.
-    BackgroundJob m_job;
-    bool m_wholeRunning = false;  // the latest job started is a whole experiment
-    bool m_busy = false;
+    StepperController* m_controller;
+    StepperFrame* m_frame;  // everything below the controls, which exports render
 
     // Stepping.
     int m_position = 0;
-    int m_shownPosition = -1;  // the position the panels show; -1 before the first frame
+    int m_shownPosition = -1;  // the position the frame shows; -1 before the first frame
     bool m_playing = false;
     double m_speed = 2.0;
     QTimer* m_timer;
+    double m_textScale = 1.0;
 
     // Controls.
     QLabel* m_errorBar;
@@ -295,60 +180,6 @@ private:
     QToolButton* m_exportAllButton;
     QWidget* m_controlsBar;
     std::vector<QToolButton*> m_controlButtons;  // every button of the bar
-
-    // The frame: everything below the controls, which exports render.
-    QWidget* m_frame;
-    QLabel* m_agreementLine;
-    QLabel* m_stateLine;
-    QScrollArea* m_stripScroll;
-    StepperTokenStrip* m_strip;
-
-    double m_textScale = 1.0;
-
-    // The body: the formula panel and the eight panels of plots, in a grid.
-    QScrollArea* m_bodyScroll;
-    QGridLayout* m_body;
-    std::array<QWidget*, 8> m_panels;
-    PanelArrangement m_arrangement = PanelArrangement::FourColumns;
-
-    // The formula panel.
-    QWidget* m_formulaPanel;
-    QLabel* m_stepTitle;
-    QLabel* m_keyNorm;
-    QLabel* m_valueNorm;
-    QLabel* m_stateNorm;
-    QLabel* m_normalizerNorm;
-    QLabel* m_denominator;
-    QLabel* m_denominatorNote;
-    QLabel* m_outputValues;
-    QLabel* m_exactValues;
-    QLabel* m_outputError;
-
-    // The plots.
-    QCustomPlot* m_inputPlot;  // phi(k_i) over v_i
-    QCPBars* m_keyBars;
-    QCPBars* m_valueBars;
-    HeatmapView* m_updateView;  // phi(k_i) v_i^T
-    HeatmapView* m_stateView;   // S_i
-    std::vector<QCPItemRect*> m_updateMarks;
-    std::vector<QCPItemRect*> m_stateMarks;
-    QCustomPlot* m_normalizerPlot;  // z_i over phi(q_i)
-    QCPBars* m_previousNormalizerBars;
-    QCPBars* m_addedNormalizerBars;
-    QCPBars* m_queryBars;
-    QCustomPlot* m_outputPlot;  // y_i and o_i over y_i - o_i
-    QCPBars* m_exactOutputBars;
-    QCPBars* m_outputBars;
-    QCPBars* m_differenceBars;
-    HeatmapView* m_approxView;  // P^, rows <= t
-    HeatmapView* m_exactView;   // P
-    QLabel* m_approxTitle;
-    QLabel* m_exactTitle;
-    QCustomPlot* m_errorPlot;  // errorToExact over the steps
-    QCPGraph* m_errorAll;
-    QCPGraph* m_errorSoFar;
-    QCPGraph* m_errorNow;
-    QCPItemStraightLine* m_errorMarker;
 };
 
 }  // namespace attnlab::ui

@@ -1,7 +1,7 @@
 #pragma once
 
-// The Stepper page's worker jobs (private to ui/stepper): what a job asks for, what it gives the
-// page, and computeStepper, which computes one (on the page's worker thread).
+// The Stepper page's computation (private to ui/stepper): what a job asks for, what it gives the
+// page, and computeStepper, which computes one (on the page's worker thread, StepperController).
 
 #include "experiment.h"
 #include "memory_budget.h"

@@ -1,9 +1,7 @@
-// The Stepper page's figures: the plots built once (buildPlots) and what each shows at position t
-// (the vectors, the state S_i, the attention rows, the lines and the error curve).
+#include "stepper/stepper_plots.h"
 
-#include "stepper/stepper_jobs.h"
+#include "stepper/stepper_job.h"
 #include "stepper/stepper_style.h"
-#include "stepper/stepper_view.h"
 
 #include "plotting/heatmap_view.h"
 #include "plotting/plot_style.h"
@@ -18,7 +16,7 @@ namespace attnlab::ui {
 
 using namespace stepper;
 
-void StepperView::buildPlots()
+StepperPlots::StepperPlots()
 {
     m_inputPlot = new QCustomPlot;
     m_inputPlot->setObjectName(QStringLiteral("inputPlot"));
@@ -97,40 +95,55 @@ void StepperView::buildPlots()
     m_errorMarker->setPen(QPen(kExactColor, 1.5, Qt::DashLine));
     m_errorMarker->point1->setAxes(stepAxis, errorAxis);
     m_errorMarker->point2->setAxes(stepAxis, errorAxis);
+
+    const auto title = [](const QString& text) {
+        return makeLabel(text, kPanelTitlePoints, true);
+    };
+    m_approxTitle = title(QString());
+    m_exactTitle = title(QString());
+    m_panels = {
+        makePanel(title(tr("What step i adds")), m_inputPlot),
+        makePanel(title(tr("<span style='color:#d55e00'>+ \u03c6(k<sub>i</sub>) "
+                           "v<sub>i</sub><sup>T</sup></span> (own colour scale)")),
+                  m_updateView),
+        makePanel(title(tr("= state S<sub>i</sub>, largest changes outlined")), m_stateView),
+        makePanel(title(tr("Normalizer and query")), m_normalizerPlot),
+        makePanel(title(tr("Output y<sub>i</sub>, exact o<sub>i</sub>")), m_outputPlot),
+        makePanel(m_approxTitle, m_approxView),
+        makePanel(m_exactTitle, m_exactView),
+        makePanel(title(tr("Error to exact, by step")), m_errorPlot),
+    };
+    // The grid's stretch factors alone size the plots: their size hints follow what they show
+    // (tick labels, colour scales), and would move the panels at every step.
+    for (HeatmapView* view : {m_updateView, m_stateView, m_approxView, m_exactView}) {
+        view->setMinimumSize(kMinimumHeatmapSize);
+        view->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    }
+    for (QCustomPlot* plot : {m_inputPlot, m_normalizerPlot, m_outputPlot, m_errorPlot}) {
+        plot->setMinimumSize(kMinimumPlotSize);
+        plot->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    }
 }
 
-// ---------------------------------------------------------------------------------------------
-// StepperView: showing a computation
-
-void StepperView::showData(std::shared_ptr<StepperData> data)
+QList<QCustomPlot*> StepperPlots::plots() const
 {
-    m_data = std::move(data);
-    m_errorBar->hide();
-    const CausalSteps& steps = *m_data->steps;
-    const int length = int(steps.length());
-    const int previous = m_position;
-    m_position = std::clamp(m_position, 0, length - 1);
+    return {m_inputPlot, m_updateView, m_stateView, m_normalizerPlot,
+            m_outputPlot, m_approxView, m_exactView, m_errorPlot};
+}
 
-    m_strip->setTokens(steps.labels);
-    {
-        const QSignalBlocker blockSlider(m_slider), blockHead(m_headBox);
-        m_slider->setRange(0, length - 1);
-        m_slider->setPageStep(std::max(1, length / 10));
-        const int heads = int(m_data->input->heads.size());
-        m_headBox->setRange(0, heads - 1);
-        m_headBox->setValue(steps.head);
-        m_headLabel->setVisible(heads > 1);
-        m_headBox->setVisible(heads > 1);
-    }
+void StepperPlots::showData(const StepperData& data)
+{
+    const CausalSteps& steps = *data.steps;
+    const int length = int(steps.length());
 
     // The causal P and P^ on one colour scale, fixed for all steps: viridis from 0, or diverging
     // about 0 when the approximation has negative weights (trigonometric features).
     const QString approxTitle = tr("P\u0302, filled row by row");
     const QString exactTitle = tr("Exact causal softmax P");
-    if (m_data->exactAttention) {
-        const double exactHigh = largestMagnitude(*m_data->exactAttention);
-        const double approxHigh = largestMagnitude(*m_data->approxAttention);
-        const bool negative = (m_data->approxAttention->array() < 0).any();
+    if (data.exactAttention) {
+        const double exactHigh = largestMagnitude(*data.exactAttention);
+        const double approxHigh = largestMagnitude(*data.approxAttention);
+        const bool negative = (data.approxAttention->array() < 0).any();
         const double high = std::max({exactHigh, approxHigh, 1e-12});
         const QCPRange range = negative ? QCPRange(-high, high) : QCPRange(0, high);
         for (HeatmapView* view : {m_exactView, m_approxView}) {
@@ -138,7 +151,7 @@ void StepperView::showData(std::shared_ptr<StepperData> data)
             view->setAxisLabels(steps.labels, steps.labels);
             view->setColorRange(range);
         }
-        m_exactView->setMatrix(m_data->exactAttention);
+        m_exactView->setMatrix(data.exactAttention);
         for (QLabel* title : {m_approxTitle, m_exactTitle})
             title->setToolTip(QString());
         m_approxTitle->setText(approxTitle);
@@ -151,8 +164,8 @@ void StepperView::showData(std::shared_ptr<StepperData> data)
                "the memory budget</span>");
         m_approxTitle->setText(approxTitle + missing);
         m_exactTitle->setText(exactTitle + missing);
-        m_approxTitle->setToolTip(m_data->matricesNote);
-        m_exactTitle->setToolTip(m_data->matricesNote);
+        m_approxTitle->setToolTip(data.matricesNote);
+        m_exactTitle->setToolTip(data.matricesNote);
     }
 
     // z_i over all steps sets the normalizer's axis once, so that its growth shows.
@@ -183,85 +196,27 @@ void StepperView::showData(std::shared_ptr<StepperData> data)
     m_errorAll->setData(stepNumbers, errors, true);
     m_errorAll->keyAxis()->setRange(0, length + 1);  // room for the marker at both ends
     m_errorAll->valueAxis()->setRange(0, highest > 0 ? 1.1 * highest : 1.0);
-
-    m_shownPosition = -1;
-    showPosition();
-    if (m_position != previous)
-        emit positionChanged(m_position);
-    emit experimentShown();
 }
 
-void StepperView::showPosition()
+void StepperPlots::showStep(const StepperData& data, int t)
 {
-    if (!m_data)
-        return;
-    const int t = m_position;
-    const int length = this->length();
-    m_strip->setCurrent(t);
-    const QRect box = m_strip->tokenRect(t);
-    m_stripScroll->ensureVisible(box.center().x(), box.center().y(), box.width() / 2 + 80, 0);
-    {
-        const QSignalBlocker block(m_slider);
-        m_slider->setValue(t);
-    }
-    m_positionLabel->setText(tr("step i = %1 of %2").arg(t + 1).arg(length));
-    m_firstButton->setEnabled(t > 0);
-    m_backButton->setEnabled(t > 0);
-    m_stepButton->setEnabled(t < length - 1);
-    m_lastButton->setEnabled(t < length - 1);
-    m_playButton->setEnabled(length > 1);
-    if (stateAvailable(t)) {
-        showFrame();
-    } else {
-        showLines(t);
-        requestWindow();
-    }
-}
-
-void StepperView::showFrame()
-{
-    const int t = m_position;
-    showFormula(t);
-    showVectors(t);
-    showState(t);
-    showAttention(t);
-    showLines(t);
+    showVectors(data, t);
+    showState(data, t);
+    showAttention(data, t);
     showErrorCurve(t);
-    m_shownPosition = t;
 }
 
-void StepperView::showFormula(int t)
+void StepperPlots::relabel(const StepperData& data)
 {
-    const CausalSteps& steps = *m_data->steps;
-    const CausalStepRecord& record = steps.records[std::size_t(t)];
-    const MatrixD& values = m_data->input->heads[std::size_t(steps.head)].v;
-    const QString token =
-        QFontMetrics(m_stepTitle->font())
-            .elidedText(steps.labels.value(t).simplified(), Qt::ElideRight, 200);
-    m_stepTitle->setText(tr("Step i = %1 of %2: \u201c%3\u201d")
-                             .arg(t + 1)
-                             .arg(steps.length())
-                             .arg(token.toHtmlEscaped()));
-    m_keyNorm->setText(displayNumber(steps.keyFeatures.row(t).stableNorm()));
-    m_valueNorm->setText(displayNumber(values.row(t).stableNorm()));
-    m_stateNorm->setText(displayNumber(record.stateNorm));
-    m_normalizerNorm->setText(displayNumber(record.normalizerNorm));
-    m_denominator->setText(displayNumber(record.denominator));
-    const bool positive = record.denominator > 0;
-    QPalette palette = m_denominator->palette();
-    palette.setColor(QPalette::WindowText, positive ? kExactColor : kWarningColor);
-    m_denominator->setPalette(palette);
-    m_denominatorNote->setVisible(!positive);
-    m_outputValues->setText(vectorPreview(steps.outputs.row(t)));
-    m_exactValues->setText(vectorPreview(steps.outputsExact.row(t)));
-    m_outputError->setText(displayNumber(record.errorToExact));
+    for (HeatmapView* view : {m_approxView, m_exactView})
+        view->setAxisLabels(data.steps->labels, data.steps->labels);
 }
 
-void StepperView::showVectors(int t)
+void StepperPlots::showVectors(const StepperData& data, int t)
 {
-    const CausalSteps& steps = *m_data->steps;
+    const CausalSteps& steps = *data.steps;
     const VectorD key = steps.keyFeatures.row(t).transpose();
-    const VectorD value = m_data->input->heads[std::size_t(steps.head)].v.row(t).transpose();
+    const VectorD value = data.input->heads[std::size_t(steps.head)].v.row(t).transpose();
     const VectorD query = steps.queryFeatures.row(t).transpose();
     const VectorD normalizer = steps.normalizers.row(t).transpose();
     const VectorD output = steps.outputs.row(t).transpose();
@@ -297,11 +252,11 @@ void StepperView::showVectors(int t)
     m_outputPlot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void StepperView::showState(int t)
+void StepperPlots::showState(const StepperData& data, int t)
 {
-    const CausalSteps& steps = *m_data->steps;
+    const CausalSteps& steps = *data.steps;
     const VectorD key = steps.keyFeatures.row(t).transpose();
-    const VectorD value = m_data->input->heads[std::size_t(steps.head)].v.row(t).transpose();
+    const VectorD value = data.input->heads[std::size_t(steps.head)].v.row(t).transpose();
     const MatrixD change = finiteOrNaN(key * value.transpose());
     const MatrixD state = finiteOrNaN(steps.state(t));
     // Symmetric colour scales about 0, each its own: the change is small against the state
@@ -320,13 +275,13 @@ void StepperView::showState(int t)
     m_stateView->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void StepperView::showAttention(int t)
+void StepperPlots::showAttention(const StepperData& data, int t)
 {
-    if (!m_data->approxAttention)
+    if (!data.approxAttention)
         return;
-    const MatrixD& approx = *m_data->approxAttention;
+    const MatrixD& approx = *data.approxAttention;
     const Eigen::Index rows = approx.rows();
-    std::shared_ptr<const MatrixD> shown = m_data->approxAttention;
+    std::shared_ptr<const MatrixD> shown = data.approxAttention;
     if (t + 1 < rows) {
         auto filled = std::make_shared<MatrixD>(approx);
         filled->bottomRows(rows - t - 1).setConstant(std::numeric_limits<double>::quiet_NaN());
@@ -337,63 +292,7 @@ void StepperView::showAttention(int t)
     m_exactView->setSelectedRow(t);
 }
 
-void StepperView::showLines(int t)
-{
-    if (!m_data) {
-        m_agreementLine->setText(tr("Recurrent and parallel forms: waiting for a computation."));
-        m_stateLine->clear();
-        return;
-    }
-    const CausalSteps& steps = *m_data->steps;
-    const FormAgreement agreement = steps.agreementThrough(t);
-    m_agreementLine->setText(
-        tr("Recurrent and parallel (chunked) forms agree to %1 (largest difference so far, "
-           "steps 1 to %2; relative to the largest output: %3)")
-            .arg(displayDifference(agreement.absolute))
-            .arg(t + 1)
-            .arg(displayDifference(agreement.relative)));
-    const qint64 c = steps.featureCount;
-    const qint64 m = steps.valueDim;
-    const qint64 d = m_data->input->headDim();
-    const auto memory = [&](int step) {
-        return tr("<b>Memory.</b> State S<sub>i</sub>: C \u00d7 M = %1 \u00d7 %2 = %3 numbers "
-                  "(+ z<sub>i</sub>: %1), whatever i is: O(C M), not O(i).<br>Exact softmax "
-                  "keeps all i keys and values: i (d + M) = %4 \u00d7 %5 = %6 numbers at this "
-                  "step, growing with i.")
-            .arg(c)
-            .arg(m)
-            .arg(c * m)
-            .arg(step + 1)
-            .arg(d + m)
-            .arg(qint64(step + 1) * (d + m));
-    };
-    // The note is as tall as at the last step, whose numbers are the longest, so that stepping
-    // does not move what is below it.
-    if (m_stateLine->width() > 0) {
-        m_stateLine->setText(memory(steps.length() - 1));
-        m_stateLine->setMinimumHeight(0);
-        m_stateLine->setMinimumHeight(m_stateLine->heightForWidth(m_stateLine->width()));
-    }
-    QString text = memory(t);
-    if (!keepsAllStates()) {
-        text += tr("<br><span style='color:#b01c1c'>States kept for steps %1 to %2 only (all %3 "
-                   "would need %4, over the memory budget of %5); moving outside recomputes "
-                   "them%6.</span>")
-                    .arg(steps.statesFrom + 1)
-                    .arg(steps.statesTo)
-                    .arg(steps.length())
-                    .arg(formatBytes(m_data->allStatesBytes))
-                    .arg(formatBytes(double(m_budget.bytes())))
-                    .arg(stateAvailable(t) ? QString() : tr(": computing them now"));
-    }
-    // What running causally changes in the method (FAVOR++: the fixed A instead of A*).
-    const QString causalNote = methodInfo(steps.spec.approximation.kind).causalNote;
-    if (!causalNote.isEmpty())
-        text += tr("<br><b>Causal form.</b> %1").arg(causalNote.toHtmlEscaped());
-    m_stateLine->setText(text);
-}
-
-void StepperView::showErrorCurve(int t)
+void StepperPlots::showErrorCurve(int t)
 {
     QVector<double> steps;
     QVector<double> errors;

@@ -1,32 +1,11 @@
-// MainWindow's lecture mode: the Lecture menu, presentation mode, scenarios and decks of them.
+#include "lecture_controls.h"
 
-#include "main_window.h"
-
-#include "autosave.h"
-#include "controls_column.h"
-#include "io/csv.h"
-#include "model/downstream_panel.h"
 #include "errors.h"
 #include "experiment/experiment_controller.h"
-#include "errors/error_analysis_panel.h"
-#include "errors/error_chart.h"
-#include "experiment/error_distribution_view.h"
-#include "plotting/figure_export.h"
-#include "model/head_grid_view.h"
-#include "plotting/heatmap_view.h"
-#include "experiment/image_overlay_view.h"
-#include "experiment/input_panel.h"
-#include "experiment/attention_maps_page.h"
-#include "experiment/method_panel.h"
-#include "experiment/metrics_panel.h"
-#include "inputs/model_input.h"
-#include "io/npy.h"
-#include "experiment/row_comparison_view.h"
 #include "lecture/scenario_panel.h"
-#include "sessions/session.h"
-#include "stepper/stepper_view.h"
-#include "timing/timing_chart.h"
-#include "timing/timing_panel.h"
+#include "main_window.h"
+#include "window_session.h"
+
 #include <QAction>
 #include <QActionGroup>
 #include <QDialog>
@@ -37,24 +16,37 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QStatusBar>
 #include <QToolBar>
-#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
 
 namespace attnlab::ui {
 
-void MainWindow::buildLectureMenus(QMenu* view)
+LectureControls::LectureControls(MainWindow& window, ScenarioPanel* panel, QMenu* view)
+    : QObject(&window), m_window(window), m_panel(panel),
+      m_presentation(new PresentationMode(&window))
 {
-    m_presentation = new PresentationMode(this);
-    // The lecture actions are the window's too: their keys work while presentation mode hides
-    // the menu bar.
-    const auto windowAction = [this](QAction* action, const QKeySequence& keys) {
-        action->setShortcut(keys);
-        addAction(action);
-        return action;
-    };
+    addPresentationActions(view);
+    buildScenariosMenu();
+    connect(m_panel, &ScenarioPanel::previousRequested, this, [this] { stepDeck(-1); });
+    connect(m_panel, &ScenarioPanel::nextRequested, this, [this] { stepDeck(1); });
+    connect(m_panel, &ScenarioPanel::closeRequested, this,
+            [this] { m_explanationAction->setChecked(false); });
+}
 
+QAction* LectureControls::windowAction(QAction* action, const QKeySequence& keys)
+{
+    action->setShortcut(keys);
+    m_window.addAction(action);
+    return action;
+}
+
+void LectureControls::addPresentationActions(QMenu* view)
+{
     view->addSeparator();
     m_presentationAction = windowAction(
         view->addAction(tr("&Presentation Mode"), this, [this](bool on) {
@@ -100,7 +92,8 @@ void MainWindow::buildLectureMenus(QMenu* view)
                             if (!m_presentation->isActive())
                                 return;
                             for (const char* name : {"inputDock", "methodDock"})
-                                if (auto* dock = findChild<QDockWidget*>(QLatin1String(name)))
+                                if (auto* dock =
+                                        m_window.findChild<QDockWidget*>(QLatin1String(name)))
                                     dock->setVisible(on);
                         }),
         QKeySequence(Qt::Key_F6));
@@ -113,9 +106,12 @@ void MainWindow::buildLectureMenus(QMenu* view)
                                        QKeySequence(Qt::Key_F7));
     m_explanationAction->setCheckable(true);
     m_explanationAction->setChecked(true);
-    connect(m_explanationAction, &QAction::toggled, this, &MainWindow::updateScenarioPanel);
+    connect(m_explanationAction, &QAction::toggled, this, &LectureControls::updateScenarioPanel);
+}
 
-    QMenu* scenarios = menuBar()->addMenu(tr("&Scenarios"));
+void LectureControls::buildScenariosMenu()
+{
+    QMenu* scenarios = m_window.menuBar()->addMenu(tr("&Scenarios"));
     try {
         const Deck bundled = readDeck(QLatin1String(kBundledScenarioFolder));
         for (int i = 0; i < int(bundled.scenarios.size()); ++i)
@@ -129,58 +125,60 @@ void MainWindow::buildLectureMenus(QMenu* view)
         scenarios->addAction(tr("(no bundled scenarios: %1)").arg(e.message()))->setEnabled(false);
     }
     scenarios->addSeparator();
-    QAction* next = windowAction(
+    m_next = windowAction(
         scenarios->addAction(tr("&Next Scenario"), this, [this] { stepDeck(1); }),
         QKeySequence(Qt::Key_PageDown));
-    next->setIcon(QIcon::fromTheme(QStringLiteral("go-next")));
-    QAction* previous = windowAction(
+    m_next->setIcon(QIcon::fromTheme(QStringLiteral("go-next")));
+    m_previous = windowAction(
         scenarios->addAction(tr("&Previous Scenario"), this, [this] { stepDeck(-1); }),
         QKeySequence(Qt::Key_PageUp));
-    previous->setIcon(QIcon::fromTheme(QStringLiteral("go-previous")));
+    m_previous->setIcon(QIcon::fromTheme(QStringLiteral("go-previous")));
     scenarios->addSeparator();
-    scenarios->addAction(tr("Open &Scenario..."), this, &MainWindow::openScenarioDialog);
+    scenarios->addAction(tr("Open &Scenario..."), this, &LectureControls::openScenarioDialog);
     scenarios->addAction(tr("Open Scenario &Folder as Deck..."), this,
-                         &MainWindow::openDeckDialog);
+                         &LectureControls::openDeckDialog);
     scenarios->addAction(tr("Save Current State as Scenario..."), this,
-                         &MainWindow::saveScenarioDialog);
+                         &LectureControls::saveScenarioDialog);
 
-    QToolBar* lecture = addToolBar(tr("Lecture"));
+    QToolBar* lecture = m_window.addToolBar(tr("Lecture"));
     lecture->setObjectName(QStringLiteral("lectureToolBar"));
     lecture->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    lecture->addAction(previous);
-    lecture->addAction(next);
+    lecture->addAction(m_previous);
+    lecture->addAction(m_next);
     lecture->addAction(m_presentationAction);
 }
 
-void MainWindow::setPresentationMode(bool on, PresentationMode::Placement placement)
+
+void LectureControls::setPresentationMode(bool on, PresentationMode::Placement placement)
 {
     if (on)
         m_presentation->enter(placement);
     else
         m_presentation->leave();
     // The heatmaps measure their labels in their fonts when given them.
-    refreshViews();
+    m_window.refreshViews();
 }
 
-bool MainWindow::openScenario(const Deck& deck, int index)
+bool LectureControls::openScenario(const Deck& deck, int index)
 {
     if (index < 0 || index >= int(deck.scenarios.size()))
         return false;
     const Scenario& scenario = deck.scenarios[std::size_t(index)];
     try {
-        applySession(scenario.session);
+        m_window.session().apply(scenario.session);
     } catch (const InputError& e) {
-        showError(QStringLiteral("%1: %2").arg(scenario.path, e.message()));
+        m_window.showError(QStringLiteral("%1: %2").arg(scenario.path, e.message()));
         return false;
     }
-    setSessionPath(QString());  // Save asks where: a bundled scenario cannot be overwritten
-    setWindowTitle(tr("%1 - Attention Lab").arg(scenario.title));
-    m_scenarioPanel->setDeck(deck, index);
+    // Save asks where: a bundled scenario cannot be overwritten.
+    m_window.session().setPath(QString());
+    m_window.setWindowTitle(tr("%1 - Attention Lab").arg(scenario.title));
+    m_panel->setDeck(deck, index);
     updateScenarioPanel();
     return true;
 }
 
-bool MainWindow::openScenarioFile(const QString& path)
+bool LectureControls::openScenarioFile(const QString& path)
 {
     try {
         const Scenario scenario = readScenario(path);
@@ -192,40 +190,41 @@ bool MainWindow::openScenarioFile(const QString& path)
                 return openScenario(deck, i);
         return openScenario(Deck{QFileInfo(path).absolutePath(), {scenario}, {}}, 0);
     } catch (const InputError& e) {
-        showError(e.message());
+        m_window.showError(e.message());
         return false;
     }
 }
 
-bool MainWindow::openDeck(const QString& folder)
+bool LectureControls::openDeck(const QString& folder)
 {
     try {
         const Deck deck = readDeck(folder);
         if (!openScenario(deck, 0))
             return false;
         if (!deck.problems.isEmpty())
-            statusBar()->showMessage(tr("Left out of the deck: %1")
-                                         .arg(deck.problems.join(QStringLiteral("; "))));
+            m_window.statusBar()->showMessage(
+                tr("Left out of the deck: %1").arg(deck.problems.join(QStringLiteral("; "))));
         return true;
     } catch (const InputError& e) {
-        showError(e.message());
+        m_window.showError(e.message());
         return false;
     }
 }
 
-bool MainWindow::saveScenario(const QString& path, const QString& title,
-                              const QString& explanation, QString* problem)
+bool LectureControls::saveScenario(const QString& path, const QString& title,
+                                   const QString& explanation, QString* problem)
 {
     Scenario scenario;
     scenario.title = title;
     scenario.explanation = explanation;
-    scenario.session = Session{m_controller->spec(), sessionView()};
-    if (const Scenario* open = m_scenarioPanel->scenario())
+    scenario.session = Session{m_window.controller().spec(), m_window.session().view()};
+    if (const Scenario* open = m_panel->scenario())
         scenario.explainedWarnings = open->explainedWarnings;
     QString message;
     try {
         writeScenario(path, scenario);
-        statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
+        m_window.statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)),
+                                          3000);
         return true;
     } catch (const InputError& e) {
         message = e.message();
@@ -237,44 +236,48 @@ bool MainWindow::saveScenario(const QString& path, const QString& title,
     return false;
 }
 
-void MainWindow::stepDeck(int delta)
+void LectureControls::stepDeck(int delta)
 {
-    const Deck& deck = m_scenarioPanel->deck();
+    const Deck& deck = m_panel->deck();
     if (deck.scenarios.empty()) {
         openDeck(QLatin1String(kBundledScenarioFolder));
         return;
     }
-    const int index = std::clamp(m_scenarioPanel->index() + delta, 0,
-                                 int(deck.scenarios.size()) - 1);
-    if (index != m_scenarioPanel->index())
+    const int index = std::clamp(m_panel->index() + delta, 0, int(deck.scenarios.size()) - 1);
+    if (index != m_panel->index())
         openScenario(Deck(deck), index);  // a copy: the panel's deck is replaced on the way
 }
 
-void MainWindow::updateScenarioPanel()
+void LectureControls::closeDeck()
 {
-    m_scenarioPanel->setVisible(m_explanationAction->isChecked() &&
-                                m_scenarioPanel->scenario() != nullptr);
+    m_panel->setDeck(Deck(), -1);
+    updateScenarioPanel();
 }
 
-void MainWindow::openScenarioDialog()
+void LectureControls::updateScenarioPanel()
+{
+    m_panel->setVisible(m_explanationAction->isChecked() && m_panel->scenario() != nullptr);
+}
+
+void LectureControls::openScenarioDialog()
 {
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open scenario"), QString(), tr("Attention Lab scenarios (*.attnlab)"));
+        &m_window, tr("Open scenario"), QString(), tr("Attention Lab scenarios (*.attnlab)"));
     if (!path.isEmpty())
         openScenarioFile(path);
 }
 
-void MainWindow::openDeckDialog()
+void LectureControls::openDeckDialog()
 {
     const QString folder =
-        QFileDialog::getExistingDirectory(this, tr("Open a folder of scenarios as a deck"));
+        QFileDialog::getExistingDirectory(&m_window, tr("Open a folder of scenarios as a deck"));
     if (!folder.isEmpty())
         openDeck(folder);
 }
 
-void MainWindow::saveScenarioDialog()
+void LectureControls::saveScenarioDialog()
 {
-    QDialog dialog(this);
+    QDialog dialog(&m_window);
     dialog.setWindowTitle(tr("Save current state as scenario"));
     auto* title = new QLineEdit;
     title->setObjectName(QStringLiteral("scenarioTitleEdit"));
@@ -283,7 +286,7 @@ void MainWindow::saveScenarioDialog()
     explanation->setObjectName(QStringLiteral("scenarioExplanationEdit"));
     explanation->setToolTip(tr("A few sentences and the key formula. Qt rich text: <b>, <i>, "
                                "<sub>, <sup> and Unicode (\u221a, \u1d40, \u03c6) read well."));
-    if (const Scenario* open = m_scenarioPanel->scenario()) {
+    if (const Scenario* open = m_panel->scenario()) {
         title->setText(open->title);
         explanation->setPlainText(open->explanation);
     }
@@ -296,10 +299,11 @@ void MainWindow::saveScenarioDialog()
     form->addRow(buttons);
     while (dialog.exec() == QDialog::Accepted) {
         if (title->text().trimmed().isEmpty()) {
-            QMessageBox::information(this, tr("Save scenario"), tr("The scenario needs a title."));
+            QMessageBox::information(&m_window, tr("Save scenario"),
+                                     tr("The scenario needs a title."));
             continue;
         }
-        QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), QString(),
+        QString path = QFileDialog::getSaveFileName(&m_window, tr("Save scenario"), QString(),
                                                     tr("Attention Lab scenarios (*.attnlab)"));
         if (path.isEmpty())
             return;
@@ -307,7 +311,7 @@ void MainWindow::saveScenarioDialog()
             path += QStringLiteral(".attnlab");
         QString problem;
         if (!saveScenario(path, title->text(), explanation->toPlainText(), &problem))
-            QMessageBox::warning(this, tr("Save scenario"), problem);
+            QMessageBox::warning(&m_window, tr("Save scenario"), problem);
         return;
     }
 }

@@ -1,8 +1,9 @@
 // The Stepper page's strip of tokens (StepperTokenStrip): the sentence one box per token, the
 // current one marked, a click to jump to it.
 
+#include "stepper/stepper_token_strip.h"
+
 #include "stepper/stepper_style.h"
-#include "stepper/stepper_view.h"
 
 #include "plotting/plot_style.h"
 
@@ -14,9 +15,6 @@
 namespace attnlab::ui {
 
 using namespace stepper;
-
-// ---------------------------------------------------------------------------------------------
-// StepperTokenStrip
 
 namespace {
 

@@ -1,0 +1,86 @@
+#include "experiment/view_bar.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+
+namespace attnlab::ui {
+
+ViewBar::ViewBar(QWidget* parent) : QWidget(parent)
+{
+    m_head = new QSpinBox;
+    m_head->setToolTip(tr("The head shown: each head has its own Wq, Wk, Wv and W."));
+    m_head->setRange(0, 0);
+    m_errorKind = new QComboBox;
+    m_errorKind->addItems({tr("signed  P\u0302 \u2212 P"), tr("absolute  |P\u0302 \u2212 P|"),
+                           tr("relative  |P\u0302 \u2212 P| / P")});
+    m_errorKind->setToolTip(tr("The error map: signed (blue where the approximation is too "
+                               "small, red where too large), absolute, or relative to the "
+                               "exact weight."));
+    m_sharedScale = new QCheckBox(tr("Same scale for P and P\u0302"));
+    m_sharedScale->setToolTip(tr("Draw exact and approximate attention with the same colour "
+                                 "scale, so equal colours mean equal weights."));
+    m_colorMap = new QComboBox;
+    m_colorMap->addItems({tr("viridis"), tr("magma")});
+    m_colorMap->setToolTip(tr("The colour map of P and P\u0302 (both perceptually uniform)."));
+    m_distribution = new QCheckBox(tr("Histograms"));
+    m_distribution->setToolTip(tr("Show the distribution of the errors instead of the error map: "
+                                  "histograms of |P\u0302 \u2212 P| and of the relative error, "
+                                  "split into small and large exact weights."));
+    connect(m_head, &QSpinBox::valueChanged, this, &ViewBar::changed);
+    connect(m_errorKind, &QComboBox::currentIndexChanged, this, &ViewBar::changed);
+    connect(m_distribution, &QCheckBox::toggled, this, &ViewBar::changed);
+    connect(m_sharedScale, &QCheckBox::toggled, this, &ViewBar::changed);
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this, &ViewBar::changed);
+
+    // The error kinds' long names show in the open list; closed, the box may be narrower.
+    m_errorKind->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_errorKind->setMinimumContentsLength(10);
+    auto* viewBar = new QHBoxLayout(this);
+    viewBar->setContentsMargins(0, 0, 0, 0);
+    viewBar->addWidget(new QLabel(tr("Head")));
+    viewBar->addWidget(m_head);
+    viewBar->addSpacing(8);
+    viewBar->addWidget(new QLabel(tr("Error")));
+    viewBar->addWidget(m_errorKind);
+    viewBar->addWidget(m_distribution);
+    viewBar->addSpacing(8);
+    viewBar->addWidget(m_sharedScale);
+    viewBar->addSpacing(8);
+    viewBar->addWidget(new QLabel(tr("Colours")));
+    viewBar->addWidget(m_colorMap);
+    viewBar->addStretch();
+    // Object names: for tests and accessibility tools.
+    m_head->setObjectName(QStringLiteral("viewHead"));
+    m_errorKind->setObjectName(QStringLiteral("errorKind"));
+    m_distribution->setObjectName(QStringLiteral("errorDistribution"));
+    m_sharedScale->setObjectName(QStringLiteral("sharedScale"));
+    m_colorMap->setObjectName(QStringLiteral("colorMap"));
+}
+
+void ViewBar::setSettings(const ViewSettings& settings, int heads)
+{
+    const QSignalBlocker blockHead(m_head), blockError(m_errorKind),
+        blockDistribution(m_distribution), blockShared(m_sharedScale), blockColors(m_colorMap);
+    m_head->setRange(0, heads - 1);
+    m_head->setValue(settings.head);
+    m_head->setEnabled(heads > 1);
+    m_errorKind->setCurrentIndex(int(settings.errorKind));
+    m_distribution->setChecked(settings.errorDistribution);
+    m_sharedScale->setChecked(settings.sharedScale);
+    m_colorMap->setCurrentIndex(int(settings.colorMap));
+}
+
+ViewSettings ViewBar::applied(ViewSettings settings) const
+{
+    settings.head = m_head->value();
+    settings.errorKind = ErrorKind(m_errorKind->currentIndex());
+    settings.errorDistribution = m_distribution->isChecked();
+    settings.sharedScale = m_sharedScale->isChecked();
+    settings.colorMap = ColorMap(m_colorMap->currentIndex());
+    return settings;
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,301 @@
+#include "stepper/stepper_frame.h"
+
+#include "stepper/stepper_formula_panel.h"
+#include "stepper/stepper_job.h"
+#include "stepper/stepper_style.h"
+#include "stepper/stepper_token_strip.h"
+
+#include "plotting/plot_style.h"
+
+#include <QCoreApplication>
+#include <QGridLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <tuple>
+
+namespace attnlab::ui {
+
+using namespace stepper;
+
+StepperFrame::StepperFrame(QWidget* parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("stepperFrame"));
+    setAutoFillBackground(true);
+    QPalette white = palette();
+    white.setColor(QPalette::Window, Qt::white);
+    setPalette(white);
+
+    m_agreementLine = makeLabel(QString(), kLinePoints);
+    m_agreementLine->setObjectName(QStringLiteral("agreementLine"));
+    m_agreementLine->setWordWrap(true);
+
+    m_strip = new StepperTokenStrip;
+    m_strip->setObjectName(QStringLiteral("tokenStrip"));
+    setTextPoints(m_strip, kTokenPoints);
+    m_strip->setFocusPolicy(Qt::ClickFocus);
+    m_stripScroll = new QScrollArea;
+    m_stripScroll->setWidget(m_strip);
+    m_stripScroll->setWidgetResizable(true);
+    m_stripScroll->setFrameShape(QFrame::NoFrame);
+    m_stripScroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_stripScroll->setFocusPolicy(Qt::NoFocus);
+    m_stripScroll->horizontalScrollBar()->setFocusPolicy(Qt::NoFocus);
+
+    m_formula = new StepperFormulaPanel;
+    auto* bodyWidget = new QWidget;
+    bodyWidget->setObjectName(QStringLiteral("stepperBody"));
+    m_body = new QGridLayout(bodyWidget);
+    m_body->setContentsMargins(0, 0, 0, 0);
+    m_body->setHorizontalSpacing(6);
+    m_body->setVerticalSpacing(4);
+    arrangePanels(Arrangement::FourColumns);
+    // Below the panels' minimum sizes the body scrolls down rather than squeezing them; never
+    // sideways: the panels are arranged in as many columns as the page's width holds.
+    auto* bodyScroll = m_bodyScroll = new QScrollArea;
+    bodyScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    bodyScroll->setWidget(bodyWidget);
+    bodyScroll->setWidgetResizable(true);
+    bodyScroll->setFrameShape(QFrame::NoFrame);
+    bodyScroll->setFocusPolicy(Qt::NoFocus);
+    bodyScroll->viewport()->setAutoFillBackground(false);
+    bodyWidget->setAutoFillBackground(false);
+
+    auto* frameLayout = new QVBoxLayout(this);
+    frameLayout->setContentsMargins(8, 6, 8, 6);
+    frameLayout->setSpacing(4);
+    frameLayout->addWidget(m_agreementLine);
+    frameLayout->addWidget(m_stripScroll);
+    frameLayout->addWidget(bodyScroll, 1);
+}
+
+void StepperFrame::showData(std::shared_ptr<const StepperData> data)
+{
+    m_data = std::move(data);
+    m_strip->setTokens(m_data->steps->labels);
+    m_plots.showData(*m_data);
+}
+
+void StepperFrame::showPosition(int t)
+{
+    m_strip->setCurrent(t);
+    const QRect box = m_strip->tokenRect(t);
+    m_stripScroll->ensureVisible(box.center().x(), box.center().y(), box.width() / 2 + 80, 0);
+}
+
+void StepperFrame::showStep(int t, qint64 budget)
+{
+    m_formula->showStep(*m_data, t);
+    m_plots.showStep(*m_data, t);
+    showLines(t, budget, true);
+}
+
+void StepperFrame::fitText()
+{
+    if (m_data)  // the heatmaps measure their labels when given them
+        m_plots.relabel(*m_data);
+    m_stripScroll->setFixedHeight(m_strip->sizeHint().height() +
+                                  m_stripScroll->horizontalScrollBar()->sizeHint().height());
+    m_formula->fitWidth();
+}
+
+void StepperFrame::showLines(int t, qint64 budget, bool stateKept)
+{
+    QLabel* stateLine = m_formula->memoryLine();
+    if (!m_data || t < 0) {
+        m_agreementLine->setText(tr("Recurrent and parallel forms: waiting for a computation."));
+        stateLine->clear();
+        return;
+    }
+    const CausalSteps& steps = *m_data->steps;
+    const FormAgreement agreement = steps.agreementThrough(t);
+    m_agreementLine->setText(
+        tr("Recurrent and parallel (chunked) forms agree to %1 (largest difference so far, "
+           "steps 1 to %2; relative to the largest output: %3)")
+            .arg(displayDifference(agreement.absolute))
+            .arg(t + 1)
+            .arg(displayDifference(agreement.relative)));
+    const qint64 c = steps.featureCount;
+    const qint64 m = steps.valueDim;
+    const qint64 d = m_data->input->headDim();
+    const auto memory = [&](int step) {
+        return tr("<b>Memory.</b> State S<sub>i</sub>: C \u00d7 M = %1 \u00d7 %2 = %3 numbers "
+                  "(+ z<sub>i</sub>: %1), whatever i is: O(C M), not O(i).<br>Exact softmax "
+                  "keeps all i keys and values: i (d + M) = %4 \u00d7 %5 = %6 numbers at this "
+                  "step, growing with i.")
+            .arg(c)
+            .arg(m)
+            .arg(c * m)
+            .arg(step + 1)
+            .arg(d + m)
+            .arg(qint64(step + 1) * (d + m));
+    };
+    // The note is as tall as at the last step, whose numbers are the longest, so that stepping
+    // does not move what is below it.
+    if (stateLine->width() > 0) {
+        stateLine->setText(memory(steps.length() - 1));
+        stateLine->setMinimumHeight(0);
+        stateLine->setMinimumHeight(stateLine->heightForWidth(stateLine->width()));
+    }
+    QString text = memory(t);
+    if (steps.statesFrom != 0 || steps.statesTo != steps.length()) {
+        text += tr("<br><span style='color:#b01c1c'>States kept for steps %1 to %2 only (all %3 "
+                   "would need %4, over the memory budget of %5); moving outside recomputes "
+                   "them%6.</span>")
+                    .arg(steps.statesFrom + 1)
+                    .arg(steps.statesTo)
+                    .arg(steps.length())
+                    .arg(formatBytes(m_data->allStatesBytes))
+                    .arg(formatBytes(double(budget)))
+                    .arg(stateKept ? QString() : tr(": computing them now"));
+    }
+    // What running causally changes in the method (FAVOR++: the fixed A instead of A*).
+    const QString causalNote = methodInfo(steps.spec.approximation.kind).causalNote;
+    if (!causalNote.isEmpty())
+        text += tr("<br><b>Causal form.</b> %1").arg(causalNote.toHtmlEscaped());
+    stateLine->setText(text);
+}
+
+void StepperFrame::arrangePanels(Arrangement arrangement)
+{
+    m_arrangement = arrangement;
+    m_body->removeWidget(m_formula);
+    for (QWidget* panel : m_plots.panels())
+        m_body->removeWidget(panel);
+    for (int i = 0; i < 5; ++i) {  // every row and column an arrangement uses (at most 5)
+        m_body->setColumnStretch(i, 0);
+        m_body->setRowStretch(i, 0);
+    }
+    // The panels in the order a step reads: what step i adds, the update, the state; the output
+    // and the two attention maps; the normalizer and the error so far.
+    using P = StepperPlots;
+    const auto place = [this](int panel, int row, int column, int columnSpan = 1) {
+        m_body->addWidget(m_plots.panels()[std::size_t(panel)], row, column, 1, columnSpan);
+    };
+    if (arrangement == Arrangement::FourColumns) {
+        // Two rows of four beside the formula panel; the heatmaps get more of the width than
+        // the bar plots: their cells are square.
+        m_body->addWidget(m_formula, 0, 0, 2, 1);
+        for (const int panel : {P::Input, P::Update, P::State, P::Normalizer})
+            place(panel, 0, 1 + panel);
+        for (const int panel : {P::Output, P::Approx, P::Exact, P::Error})
+            place(panel, 1, 1 + panel - P::Output);
+        for (const int column : {1, 4})
+            m_body->setColumnStretch(column, 2);
+        for (const int column : {2, 3})
+            m_body->setColumnStretch(column, 3);
+        m_body->setRowStretch(0, 1);
+        m_body->setRowStretch(1, 1);
+        return;
+    }
+    // Two rows of three beside the formula panel and, below them, the normalizer under the
+    // formula panel beside the error so far; on a narrower page, the formula panel above three
+    // rows of three.
+    const bool beside = arrangement == Arrangement::ThreeColumnsBeside;
+    const int top = beside ? 0 : 1;
+    const int left = beside ? 1 : 0;
+    m_body->addWidget(m_formula, 0, 0, beside ? 2 : 1, beside ? 1 : 3, Qt::AlignLeft);
+    for (const auto& [panel, row, column] :
+         {std::tuple{P::Input, 0, 0}, {P::Update, 0, 1}, {P::State, 0, 2}, {P::Output, 1, 0},
+          {P::Approx, 1, 1}, {P::Exact, 1, 2}})
+        place(panel, top + row, left + column);
+    place(P::Normalizer, top + 2, 0);
+    place(P::Error, top + 2, 1, beside ? 3 : 2);
+    for (int column = left; column < left + 3; ++column)
+        m_body->setColumnStretch(column, 1);
+    for (int row = top; row < top + 3; ++row)
+        m_body->setRowStretch(row, 1);
+}
+
+void StepperFrame::fitPanels()
+{
+    // The widest arrangement whose panels fit the page's width at their minimum sizes.
+    const int width = m_bodyScroll->viewport()->width();
+    const int spacing = m_body->horizontalSpacing();
+    const int formula = m_formula->width() + spacing;
+    const int margins = 4;  // makePanel's, left and right
+    const int plot = kMinimumPlotSize.width() + margins + spacing;
+    const int heatmap = kMinimumHeatmapSize.width() + margins + spacing;
+    Arrangement arrangement = Arrangement::ThreeColumnsBelow;
+    if (width >= formula + 2 * plot + 2 * heatmap)
+        arrangement = Arrangement::FourColumns;
+    else if (width >= formula + plot + 2 * heatmap)
+        arrangement = Arrangement::ThreeColumnsBeside;
+    if (arrangement != m_arrangement)
+        arrangePanels(arrangement);
+}
+
+void StepperFrame::paintFrame(QCPPainter& painter)
+{
+    const QRect all(QPoint(0, 0), size());
+    painter.fillRect(all, Qt::white);
+    paintWidget(painter, this, QPoint(0, 0), all);
+}
+
+void StepperFrame::paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset,
+                               const QRect& clip)
+{
+    const QRect visible = clip & QRect(offset, widget->size());
+    if (visible.isEmpty())
+        return;
+    if (auto* plot = qobject_cast<QCustomPlot*>(widget)) {
+        painter.save();
+        painter.translate(offset);
+        plot->toPainter(&painter, plot->width(), plot->height());
+        painter.restore();
+        plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    if (widget != this)
+        widget->render(&painter, offset, QRegion(visible.translated(-offset)),
+                       QWidget::RenderFlags());
+    for (QObject* object : widget->children()) {
+        auto* child = qobject_cast<QWidget*>(object);
+        if (child && !child->isWindow() && !child->isHidden() && !qobject_cast<QScrollBar*>(child))
+            paintWidget(painter, child, offset + child->pos(), visible);
+    }
+}
+
+QImage StepperFrame::toImage(double scale)
+{
+    QImage image((QSizeF(size()) * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QCPPainter painter(&image);
+    painter.setMode(QCPPainter::pmNonCosmetic);
+    painter.scale(scale, scale);
+    paintFrame(painter);
+    painter.end();
+    tagExportResolution(image, scale);
+    return image;
+}
+
+PaintedFigure StepperFrame::paintedFigure(int t)
+{
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    PaintedFigure figure;
+    figure.size = size();
+    figure.dpi = logicalDpiX();
+    figure.title = tr("Attention Lab stepper, step %1").arg(t + 1);
+    figure.description = QStringLiteral("Attention Lab frame");
+    figure.what = QStringLiteral("frame");
+    figure.png = [this] { return toImage(kPngExportScale); };
+    figure.paintVector = [this, size = figure.size](QPaintDevice& device, bool pdf) {
+        QCPPainter painter;
+        if (!beginVectorPainting(painter, device))
+            return false;
+        // The page is size.width() points wide at the device's resolution; a world transform
+        // (not setWindow, which QWidget::render ignores) maps the frame's pixels onto it.
+        if (pdf)
+            painter.scale(device.width() / double(size.width()),
+                          device.height() / double(size.height()));
+        paintFrame(painter);
+        return painter.end();
+    };
+    return figure;
+}
+
+}  // namespace attnlab::ui

@@ -1,0 +1,81 @@
+#pragma once
+
+#include "plotting/figure_export.h"
+#include "stepper/stepper_plots.h"
+
+#include <QWidget>
+
+#include <array>
+#include <memory>
+
+class QCPPainter;
+class QGridLayout;
+class QLabel;
+class QScrollArea;
+
+namespace attnlab::ui {
+
+class StepperFormulaPanel;
+class StepperTokenStrip;
+struct StepperData;
+
+// What the Stepper page shows of a computation at one step, and what its export draws: a line
+// saying how far the recurrent and parallel forms agree so far, the strip of tokens, and the
+// body: the formula panel (StepperFormulaPanel) beside the eight panels of StepperPlots, in two
+// rows of four beside it, three rows of three beside it, or three rows of three below it on the
+// narrowest page (the widest arrangement whose panels fit the page's width at their minimum
+// sizes, so that the page never scrolls sideways). The formula panel ends with the memory line:
+// the state's size against exact softmax's, and when only a window of states is kept, which.
+class StepperFrame : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit StepperFrame(QWidget* parent = nullptr);
+
+    StepperTokenStrip* strip() const { return m_strip; }
+    StepperFormulaPanel* formulaPanel() const { return m_formula; }
+    // Every plot of the body (for fonts and focus).
+    QList<QCustomPlot*> plots() const { return m_plots.plots(); }
+
+    // A new computation: the tokens and what is the same for every step.
+    void showData(std::shared_ptr<const StepperData> data);
+    // Makes token t the current one on the strip and scrolls it into view.
+    void showPosition(int t);
+    // Every panel at step t, whose state is kept. `budget` is the one the states were kept under.
+    void showStep(int t, qint64 budget);
+    // The two lines at step t (-1 before a computation: "waiting"): the forms' agreement and the
+    // memory line, which says when step t's state is being computed.
+    void showLines(int t, qint64 budget, bool stateKept);
+
+    // After a change of fonts: the formula panel's width, the strip's height, the heatmaps'
+    // labels.
+    void fitText();
+    // Arranges the panels for the page's width.
+    void fitPanels();
+
+    // The frame as laid out now, as a figure (PNG at twice the frame's resolution; SVG and PDF
+    // vector), titled with step i = t + 1.
+    PaintedFigure paintedFigure(int t);
+    // The frame as an image at `scale` times its logical size.
+    QImage toImage(double scale);
+
+private:
+    enum class Arrangement { FourColumns, ThreeColumnsBeside, ThreeColumnsBelow };
+    void arrangePanels(Arrangement arrangement);
+    void paintFrame(QCPPainter& painter);
+    // Paints `widget` (a descendant of the frame whose top left is at `offset` in frame
+    // coordinates) and its children, clipped to `clip`.
+    void paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip);
+
+    std::shared_ptr<const StepperData> m_data;
+    QLabel* m_agreementLine;
+    QScrollArea* m_stripScroll;
+    StepperTokenStrip* m_strip;
+    StepperFormulaPanel* m_formula;
+    StepperPlots m_plots;
+    QScrollArea* m_bodyScroll;
+    QGridLayout* m_body;
+    Arrangement m_arrangement = Arrangement::FourColumns;
+};
+
+}  // namespace attnlab::ui
