@@ -1,11 +1,11 @@
 #include "window_start.h"
 
 #include "command_line.h"
-#include "model/downstream_panel.h"
-#include "experiment/experiment_controller.h"
-#include "model/head_grid_panel.h"
-#include "main_window.h"
-#include "stepper/stepper_view.h"
+#include "ui/model/downstream_panel.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/model/head_grid_panel.h"
+#include "ui/window/main_window.h"
+#include "ui/stepper/stepper_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

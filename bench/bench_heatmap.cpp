@@ -13,7 +13,7 @@
 // These were the "timing" tests of test_heatmap, which printed their times and asserted nothing.
 
 #include "parallel.h"
-#include "plotting/heatmap_view.h"
+#include "ui/plotting/heatmap_view.h"
 #include "sweeps/timing_sweep.h"
 
 #include <QApplication>

@@ -13,9 +13,9 @@
 //
 //     ./build/bench/bench_interactivity [repetitions]
 
-#include "experiment/experiment_controller.h"
-#include "plotting/heatmap_view.h"
-#include "main_window.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/window/main_window.h"
 #include "inputs/model_input.h"
 #include "parallel.h"
 #include "sweeps/timing_sweep.h"

@@ -4,7 +4,7 @@
 // arrays given by a formula, and a fixture that writes arrays and files to a temporary folder.
 
 #include "errors.h"
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "inputs/inputs.h"
 #include "io/npy.h"
 #include "inputs/text.h"

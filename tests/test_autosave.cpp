@@ -1,7 +1,7 @@
 // The autosave that lets the window offer the session back after a crash: when it writes, what
 // it writes, that it writes atomically, and that a clean exit leaves nothing to recover.
 
-#include "autosave.h"
+#include "ui/window/autosave.h"
 #include "errors.h"
 #include "sessions/session.h"
 

@@ -4,7 +4,7 @@
 // nothing; what work throws becomes failed() with the page's message; posted calls of a stale run
 // are dropped; progress arrives; the destructor waits for the work.
 
-#include "common/background_job.h"
+#include "ui/common/background_job.h"
 #include "errors.h"
 
 #include <QSignalSpy>

@@ -8,7 +8,7 @@
 
 #include "app_process.h"
 #include "errors.h"
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "io/npy.h"
 #include "sessions/session.h"
 #include "inputs/text.h"

@@ -3,10 +3,10 @@
 // heads, d = 8): the page shows what core/sweeps/downstream.h computes for the window's spec, its
 // sweeps give one row per case, and its state and CSV come back.
 
-#include "model/downstream_panel.h"
+#include "ui/model/downstream_panel.h"
 #include "errors.h"
 #include "inputs/model_input.h"
-#include "model/model_eval_chart.h"
+#include "ui/model/model_eval_chart.h"
 
 #include <QComboBox>
 #include <QFile>

@@ -1,9 +1,9 @@
 // The Error analysis page: the chart of an error sweep (from hand-made results, checked against
 // statistics and Lemma 2 computed here), the panel that runs sweeps on a worker, driven as a user
 // would, and the distribution view of the error map (its counts against a direct count).
-#include "errors/error_analysis_panel.h"
-#include "errors/error_chart.h"
-#include "experiment/error_distribution_view.h"
+#include "ui/errors/error_analysis_panel.h"
+#include "ui/errors/error_chart.h"
+#include "ui/experiment/error_distribution_view.h"
 #include "errors.h"
 #include "inputs/inputs.h"
 #include "attention/random.h"

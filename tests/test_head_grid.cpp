@@ -3,9 +3,9 @@
 // state in the session, its message for inputs without a model) and, when the built-in model is
 // there, a real survey run on the worker thread.
 #include "errors.h"
-#include "model/head_grid_panel.h"
-#include "model/head_grid_view.h"
-#include "model/head_norms_chart.h"
+#include "ui/model/head_grid_panel.h"
+#include "ui/model/head_grid_view.h"
+#include "ui/model/head_norms_chart.h"
 #include "inputs/model_input.h"
 #include "test_support.h"
 

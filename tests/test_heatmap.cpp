@@ -1,8 +1,8 @@
 // Tests of the heatmap view, its colour maps and figure export, on the offscreen platform.
-#include "plotting/color_maps.h"
+#include "ui/plotting/color_maps.h"
 #include "errors.h"
-#include "plotting/figure_export.h"
-#include "plotting/heatmap_view.h"
+#include "ui/plotting/figure_export.h"
+#include "ui/plotting/heatmap_view.h"
 
 #include <QClipboard>
 #include <QDir>

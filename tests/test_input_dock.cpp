@@ -3,10 +3,10 @@
 // its controls meanwhile), and an image file that does not decode is refused before it enters the
 // image list.
 
-#include "experiment/experiment_controller.h"
-#include "experiment/input_panel.h"
-#include "main_window.h"
-#include "model/downstream_panel.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/experiment/input_panel.h"
+#include "ui/window/main_window.h"
+#include "ui/model/downstream_panel.h"
 #include "window_support.h"
 
 #include <QComboBox>

@@ -2,13 +2,13 @@
 // overlay grow with their pages (in presentation mode too), and hints wrap instead of being cut
 // off. Each test measures what the user sees: the pixels a map or an image gets.
 
-#include "plotting/heatmap_view.h"
-#include "experiment/image_overlay_view.h"
-#include "experiment/experiment_controller.h"
-#include "main_window.h"
-#include "stepper/stepper_view.h"
-#include "lecture/presentation.h"
-#include "experiment/row_comparison_view.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/experiment/image_overlay_view.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/window/main_window.h"
+#include "ui/stepper/stepper_view.h"
+#include "ui/lecture/presentation.h"
+#include "ui/experiment/row_comparison_view.h"
 
 #include <QFontMetrics>
 #include <QLabel>

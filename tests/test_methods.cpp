@@ -7,12 +7,12 @@
 #include "attention/feature_maps.h"
 #include "attention/methods.h"
 #include "errors.h"
-#include "errors/error_analysis_panel.h"
+#include "ui/errors/error_analysis_panel.h"
 #include "experiment.h"
-#include "experiment/method_panel.h"
+#include "ui/experiment/method_panel.h"
 #include "sweeps/error_sweep.h"
 #include "sweeps/timing_sweep.h"
-#include "timing/timing_panel.h"
+#include "ui/timing/timing_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,7 +1,7 @@
 // The row comparison, image overlay and metrics panels, driven as a user would (clicks, grabs).
-#include "experiment/image_overlay_view.h"
-#include "experiment/metrics_panel.h"
-#include "experiment/row_comparison_view.h"
+#include "ui/experiment/image_overlay_view.h"
+#include "ui/experiment/metrics_panel.h"
+#include "ui/experiment/row_comparison_view.h"
 
 #include <QLabel>
 #include <QSignalSpy>

@@ -4,18 +4,18 @@
 // back; `attention-lab render --scenario` writes the scenario's figures.
 
 #include "app_process.h"
-#include "errors/error_analysis_panel.h"
+#include "ui/errors/error_analysis_panel.h"
 #include "errors.h"
-#include "experiment/experiment_controller.h"
-#include "plotting/heatmap_view.h"
-#include "model/downstream_panel.h"
-#include "main_window.h"
-#include "lecture/presentation.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/model/downstream_panel.h"
+#include "ui/window/main_window.h"
+#include "ui/lecture/presentation.h"
 #include "sessions/scenario.h"
-#include "lecture/scenario_panel.h"
-#include "stepper/stepper_view.h"
+#include "ui/lecture/scenario_panel.h"
+#include "ui/stepper/stepper_view.h"
 #include "test_support.h"
-#include "timing/timing_panel.h"
+#include "ui/timing/timing_panel.h"
 
 #include <QApplication>
 #include <QCheckBox>

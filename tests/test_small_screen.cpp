@@ -2,8 +2,8 @@
 // lecturer's laptop has): a first start and a restart after a larger screen fit it whole, the
 // page tabs all show, and presentation mode draws each scenario's maps readably.
 
-#include "main_window.h"
-#include "plotting/heatmap_view.h"
+#include "ui/window/main_window.h"
+#include "ui/plotting/heatmap_view.h"
 
 #include <QApplication>
 #include <QComboBox>

@@ -8,9 +8,9 @@
 #include "errors.h"
 #include "experiment.h"
 #include "attention/feature_maps.h"
-#include "plotting/heatmap_view.h"
+#include "ui/plotting/heatmap_view.h"
 #include "inputs/inputs.h"
-#include "stepper/stepper_view.h"
+#include "ui/stepper/stepper_view.h"
 
 #include <QDir>
 #include <QFile>

@@ -2,8 +2,8 @@
 // here) and the panel that runs sweeps, driven as a user would.
 #include "errors.h"
 #include "test_support.h"
-#include "timing/timing_chart.h"
-#include "timing/timing_panel.h"
+#include "ui/timing/timing_chart.h"
+#include "ui/timing/timing_panel.h"
 
 #include <QAbstractSpinBox>
 #include <QCheckBox>

@@ -15,7 +15,7 @@
 #include "attention/approximation.h"
 #include "attention/exact_attention.h"
 #include "parallel.h"
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "inputs/model_input.h"
 #include "model/vit_model.h"
 #include "model_support.h"

@@ -6,14 +6,14 @@
 // the image or for every image of its folder).
 
 #include "errors.h"
-#include "experiment/experiment_controller.h"
-#include "experiment/image_loader.h"
-#include "experiment/image_overlay_view.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/images/image_loader.h"
+#include "ui/experiment/image_overlay_view.h"
 #include "inputs/model_input.h"
-#include "main_window.h"
-#include "model/downstream_panel.h"
-#include "model/head_grid_panel.h"
-#include "model/head_grid_view.h"
+#include "ui/window/main_window.h"
+#include "ui/model/downstream_panel.h"
+#include "ui/model/head_grid_panel.h"
+#include "ui/model/head_grid_view.h"
 #include "sweeps/downstream.h"
 
 #include <QCheckBox>

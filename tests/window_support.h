@@ -2,8 +2,8 @@
 
 // What the tests that drive the main window share: waiting for its result and reading it.
 
-#include "experiment/experiment_controller.h"
-#include "main_window.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/window/main_window.h"
 
 #include <QSignalSpy>
 

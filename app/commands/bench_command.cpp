@@ -3,12 +3,12 @@
 #include "command_line.h"
 #include "errors.h"
 #include "experiment.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
 #include "sessions/session.h"
 #include "sessions/timing_page_state.h"
-#include "timing/timing_chart.h"
+#include "ui/timing/timing_chart.h"
 #include "sweeps/timing_sweep.h"
 
 #include <QCommandLineParser>

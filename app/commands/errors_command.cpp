@@ -1,11 +1,11 @@
 #include "commands/errors_command.h"
 
 #include "command_line.h"
-#include "errors/error_chart.h"
+#include "ui/errors/error_chart.h"
 #include "sessions/error_page_state.h"
 #include "sweeps/error_sweep.h"
 #include "errors.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "sessions/session.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"

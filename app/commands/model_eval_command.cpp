@@ -3,14 +3,14 @@
 #include "attention/approximation.h"
 #include "command_line.h"
 #include "errors.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "sweeps/downstream.h"
 #include "inputs/model_input.h"
-#include "model/model_eval_chart.h"
+#include "ui/model/model_eval_chart.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
 
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "io/atomic_files.h"
 #include "io/csv.h"
 

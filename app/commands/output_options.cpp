@@ -2,7 +2,7 @@
 
 #include "errors.h"
 #include "io/atomic_files.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 
 #include <QDir>
 #include <QFileInfo>

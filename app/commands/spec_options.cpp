@@ -1,8 +1,8 @@
 #include "commands/spec_options.h"
 
 #include "errors.h"
-#include "plotting/figure_export.h"
-#include "experiment/image_loader.h"
+#include "ui/plotting/figure_export.h"
+#include "ui/images/image_loader.h"
 #include "inputs/model_input.h"
 
 #include <QDir>

@@ -1,4 +1,4 @@
-#include "common/background_job.h"
+#include "ui/common/background_job.h"
 
 #include "errors.h"
 

@@ -1,4 +1,4 @@
-#include "common/export_dialog.h"
+#include "ui/common/export_dialog.h"
 
 #include "errors.h"
 

@@ -1,7 +1,7 @@
-#include "errors/error_analysis_panel.h"
+#include "ui/errors/error_analysis_panel.h"
 
-#include "controls_column.h"
-#include "errors/error_chart.h"
+#include "ui/common/controls_column.h"
+#include "ui/errors/error_chart.h"
 #include "sessions/error_page_state.h"
 #include "errors.h"
 

@@ -2,7 +2,7 @@
 
 #include "memory_budget.h"
 #include "sweeps/error_sweep.h"
-#include "sweeps/sweep_page.h"
+#include "ui/sweeps/sweep_page.h"
 
 #include <QJsonObject>
 #include <QMap>

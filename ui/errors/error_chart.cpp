@@ -1,6 +1,6 @@
-#include "errors/error_chart.h"
+#include "ui/errors/error_chart.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 #include "sweeps/timing_sweep.h"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 
 #include "sweeps/error_sweep.h"
 
-#include "plotting/figure_export.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/figure_export.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QColor>
 

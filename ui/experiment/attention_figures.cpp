@@ -1,8 +1,8 @@
-#include "experiment/attention_figures.h"
+#include "ui/experiment/attention_figures.h"
 
-#include "plotting/heatmap_view.h"
-#include "experiment/image_overlay_view.h"
-#include "experiment/row_comparison_view.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/experiment/image_overlay_view.h"
+#include "ui/experiment/row_comparison_view.h"
 
 #include <QJsonValue>
 

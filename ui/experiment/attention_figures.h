@@ -1,6 +1,6 @@
 #pragma once
 
-#include "plotting/color_maps.h"
+#include "ui/plotting/color_maps.h"
 #include "experiment.h"
 #include "sweeps/rollout.h"
 #include "attention/metrics.h"

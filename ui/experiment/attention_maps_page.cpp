@@ -1,7 +1,7 @@
-#include "experiment/attention_maps_page.h"
+#include "ui/experiment/attention_maps_page.h"
 
-#include "experiment/row_comparison_view.h"
-#include "plotting/heatmap_view.h"
+#include "ui/experiment/row_comparison_view.h"
+#include "ui/plotting/heatmap_view.h"
 
 #include <QGridLayout>
 #include <QResizeEvent>

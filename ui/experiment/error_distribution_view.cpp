@@ -1,6 +1,6 @@
-#include "experiment/error_distribution_view.h"
+#include "ui/experiment/error_distribution_view.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QLocale>
 

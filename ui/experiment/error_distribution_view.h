@@ -3,7 +3,7 @@
 #include "attention/result_matrix.h"
 #include "types.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <qcustomplot.h>
 

@@ -1,6 +1,6 @@
-#include "experiment/experiment_controller.h"
+#include "ui/experiment/experiment_controller.h"
 
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "inputs/model_input.h"
 
 #include <QJsonDocument>

@@ -1,8 +1,8 @@
-#include "experiment/image_overlay_view.h"
+#include "ui/experiment/image_overlay_view.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
-#include "plotting/color_maps.h"
+#include "ui/plotting/color_maps.h"
 
 #include <QToolTip>
 

@@ -3,7 +3,7 @@
 #include "types.h"
 
 #include <QImage>
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <qcustomplot.h>
 

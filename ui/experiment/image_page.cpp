@@ -1,6 +1,6 @@
-#include "experiment/image_page.h"
+#include "ui/experiment/image_page.h"
 
-#include "experiment/image_overlay_view.h"
+#include "ui/experiment/image_overlay_view.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>

@@ -1,7 +1,7 @@
-#include "experiment/input_panel.h"
+#include "ui/experiment/input_panel.h"
 
 #include "errors.h"
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "model/language_model.h"
 #include "model/vit_model.h"
 #include "inputs/model_input.h"

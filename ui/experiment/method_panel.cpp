@@ -1,4 +1,4 @@
-#include "experiment/method_panel.h"
+#include "ui/experiment/method_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>

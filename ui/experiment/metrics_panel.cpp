@@ -1,4 +1,4 @@
-#include "experiment/metrics_panel.h"
+#include "ui/experiment/metrics_panel.h"
 
 #include <QFrame>
 #include <QGridLayout>

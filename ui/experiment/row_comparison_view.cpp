@@ -1,6 +1,6 @@
-#include "experiment/row_comparison_view.h"
+#include "ui/experiment/row_comparison_view.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include "types.h"
 
 #include <QStringList>
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <qcustomplot.h>
 

@@ -1,4 +1,4 @@
-#include "experiment/view_bar.h"
+#include "ui/experiment/view_bar.h"
 
 #include <QCheckBox>
 #include <QComboBox>

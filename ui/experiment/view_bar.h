@@ -1,6 +1,6 @@
 #pragma once
 
-#include "experiment/attention_figures.h"
+#include "ui/experiment/attention_figures.h"
 
 #include <QWidget>
 

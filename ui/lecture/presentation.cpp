@@ -1,6 +1,6 @@
-#include "lecture/presentation.h"
+#include "ui/lecture/presentation.h"
 
-#include "stepper/stepper_view.h"
+#include "ui/plotting/plot_style.h"
 
 #include <qcustomplot.h>
 #include <QApplication>
@@ -335,7 +335,7 @@ public:
 // out for a screen): scaling it again would crowd its small plots.
 bool scalesItsOwnText(const QWidget* widget) {
     for (const QWidget* up = widget; up; up = up->parentWidget())
-        if (qobject_cast<const StepperView*>(up))
+        if (up->property(kScalesOwnTextProperty).toBool())
             return true;
     return false;
 }

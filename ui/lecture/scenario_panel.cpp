@@ -1,6 +1,6 @@
-#include "lecture/scenario_panel.h"
+#include "ui/lecture/scenario_panel.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

@@ -1,8 +1,8 @@
-#include "model/downstream_job.h"
+#include "ui/model/downstream_job.h"
 
 #include "errors.h"
 #include "attention/approximation.h"
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "inputs/model_input.h"
 
 #include <QFileInfo>

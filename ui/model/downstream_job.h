@@ -1,9 +1,9 @@
 #pragma once
 
-#include "common/background_job.h"
+#include "ui/common/background_job.h"
 #include "experiment.h"
 #include "memory_budget.h"
-#include "model/model_eval_chart.h"
+#include "ui/model/model_eval_chart.h"
 #include "sweeps/downstream.h"
 
 #include <QStringList>

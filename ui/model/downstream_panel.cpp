@@ -1,12 +1,12 @@
-#include "model/downstream_panel.h"
+#include "ui/model/downstream_panel.h"
 
-#include "common/export_dialog.h"
+#include "ui/common/export_dialog.h"
 #include "io/atomic_files.h"
 #include "errors.h"
 #include "inputs/model_input.h"
-#include "model/model_eval_chart.h"
-#include "model/downstream_job.h"
-#include "model/top_tokens_chart.h"
+#include "ui/model/model_eval_chart.h"
+#include "ui/model/downstream_job.h"
+#include "ui/model/top_tokens_chart.h"
 
 #include <QComboBox>
 #include <QFileInfo>

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "common/background_job.h"
+#include "ui/common/background_job.h"
 #include "experiment.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "memory_budget.h"
 #include "sweeps/downstream.h"
-#include "model/downstream_job.h"
-#include "model/model_eval_chart.h"
+#include "ui/model/downstream_job.h"
+#include "ui/model/model_eval_chart.h"
 
 #include <QJsonObject>
 #include <QTimer>

@@ -1,6 +1,6 @@
-#include "model/head_error_scale.h"
+#include "ui/model/head_error_scale.h"
 
-#include "model/head_grid_style.h"
+#include "ui/model/head_grid_style.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,18 +1,18 @@
 // The Heads page (HeadGridPanel): the survey of every head on a worker, its controls, the grid
 // and the norms chart, the session state and the figure export.
 
-#include "model/head_grid_panel.h"
+#include "ui/model/head_grid_panel.h"
 
-#include "model/head_grid_view.h"
+#include "ui/model/head_grid_view.h"
 
-#include "common/export_dialog.h"
-#include "model/head_grid_style.h"
+#include "ui/common/export_dialog.h"
+#include "ui/model/head_grid_style.h"
 
 #include "errors.h"
 #include "attention/feature_maps.h"
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 #include "inputs/model_input.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QComboBox>
 #include <QDir>

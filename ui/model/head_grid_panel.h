@@ -1,9 +1,9 @@
 #pragma once
 
-#include "common/background_job.h"
+#include "ui/common/background_job.h"
 #include "experiment.h"
 #include "memory_budget.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "sweeps/downstream.h"
 
 #include <QElapsedTimer>

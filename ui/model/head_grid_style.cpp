@@ -1,4 +1,4 @@
-#include "model/head_grid_style.h"
+#include "ui/model/head_grid_style.h"
 
 #include <QHelpEvent>
 #include <QToolTip>

@@ -1,9 +1,9 @@
-#include "model/head_grid_view.h"
+#include "ui/model/head_grid_view.h"
 
-#include "model/head_grid_style.h"
+#include "ui/model/head_grid_style.h"
 
-#include "plotting/color_maps.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/color_maps.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QFontMetricsF>
 #include <QKeyEvent>

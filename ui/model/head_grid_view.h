@@ -1,6 +1,6 @@
 #pragma once
 
-#include "model/head_error_scale.h"
+#include "ui/model/head_error_scale.h"
 #include "sweeps/downstream.h"
 
 #include <QImage>

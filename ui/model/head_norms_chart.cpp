@@ -1,11 +1,11 @@
 // The Heads page's norms chart (HeadNormsChart): each head's largest query and key norms against
 // the error of its approximation, one bar pair per head, in the grid's order.
 
-#include "model/head_norms_chart.h"
+#include "ui/model/head_norms_chart.h"
 
-#include "model/head_grid_style.h"
-#include "model/head_grid_view.h"
-#include "plotting/plot_style.h"
+#include "ui/model/head_grid_style.h"
+#include "ui/model/head_grid_view.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>

@@ -1,7 +1,6 @@
-#include "model/model_eval_chart.h"
+#include "ui/model/model_eval_chart.h"
 
-#include "errors/error_chart.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "sweeps/downstream.h"
 
 #include <qcustomplot.h>

@@ -1,4 +1,4 @@
-#include "model/top_tokens_chart.h"
+#include "ui/model/top_tokens_chart.h"
 
 #include <QPainter>
 

@@ -1,4 +1,4 @@
-#include "plotting/color_maps.h"
+#include "ui/plotting/color_maps.h"
 
 #include <array>
 

@@ -1,6 +1,6 @@
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 
-#include "plotting/heatmap_view.h"
+#include "ui/plotting/heatmap_view.h"
 
 #include "errors.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "common/export_dialog.h"
+#include "ui/common/export_dialog.h"
 
 #include <QImage>
 #include <QSize>

@@ -1,4 +1,4 @@
-#include "plotting/heatmap_layers.h"
+#include "ui/plotting/heatmap_layers.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // of detail the view shows, and the marks of the selected row and the highlighted cell. Their
 // drawing, and HeatmapView::renderImage which makes the image, are in heatmap_layers.cpp.
 
-#include "plotting/heatmap_view.h"
+#include "ui/plotting/heatmap_view.h"
 
 #include <QImage>
 

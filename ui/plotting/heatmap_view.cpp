@@ -1,7 +1,7 @@
-#include "plotting/heatmap_view.h"
+#include "ui/plotting/heatmap_view.h"
 
-#include "plotting/heatmap_layers.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/heatmap_layers.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QFontInfo>
 #include <QFontMetricsF>

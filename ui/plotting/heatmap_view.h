@@ -1,6 +1,6 @@
 #pragma once
 
-#include "plotting/color_maps.h"
+#include "ui/plotting/color_maps.h"
 #include "attention/detail_pyramid.h"
 #include "attention/metrics.h"
 #include "attention/result_matrix.h"

@@ -1,4 +1,4 @@
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QTransform>
 #include <qcustomplot.h>

@@ -10,6 +10,10 @@
 
 namespace attnlab::ui {
 
+// The dynamic property of a page that sizes its text itself, with the page's size (the Stepper
+// page): presentation mode leaves the fonts of its descendants alone.
+inline constexpr char kScalesOwnTextProperty[] = "attnlabScalesOwnText";
+
 // The smallest step of the 1, 2, 5, 10, 20, 50, ... sequence that is at least `minimum`: label
 // strides that read well.
 int niceStep(double minimum);

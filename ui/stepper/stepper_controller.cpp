@@ -1,6 +1,6 @@
-#include "stepper/stepper_controller.h"
+#include "ui/stepper/stepper_controller.h"
 
-#include "stepper/stepper_job.h"
+#include "ui/stepper/stepper_job.h"
 
 #include <algorithm>
 

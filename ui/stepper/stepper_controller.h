@@ -1,6 +1,6 @@
 #pragma once
 
-#include "common/background_job.h"
+#include "ui/common/background_job.h"
 #include "experiment.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"

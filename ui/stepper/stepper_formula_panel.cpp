@@ -1,7 +1,7 @@
-#include "stepper/stepper_formula_panel.h"
+#include "ui/stepper/stepper_formula_panel.h"
 
-#include "stepper/stepper_job.h"
-#include "stepper/stepper_style.h"
+#include "ui/stepper/stepper_job.h"
+#include "ui/stepper/stepper_style.h"
 
 #include <QGridLayout>
 #include <QLabel>

@@ -1,11 +1,11 @@
-#include "stepper/stepper_frame.h"
+#include "ui/stepper/stepper_frame.h"
 
-#include "stepper/stepper_formula_panel.h"
-#include "stepper/stepper_job.h"
-#include "stepper/stepper_style.h"
-#include "stepper/stepper_token_strip.h"
+#include "ui/stepper/stepper_formula_panel.h"
+#include "ui/stepper/stepper_job.h"
+#include "ui/stepper/stepper_style.h"
+#include "ui/stepper/stepper_token_strip.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QCoreApplication>
 #include <QGridLayout>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "plotting/figure_export.h"
-#include "stepper/stepper_plots.h"
+#include "ui/plotting/figure_export.h"
+#include "ui/stepper/stepper_plots.h"
 
 #include <QWidget>
 

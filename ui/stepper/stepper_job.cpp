@@ -1,4 +1,4 @@
-#include "stepper/stepper_job.h"
+#include "ui/stepper/stepper_job.h"
 
 #include "attention/feature_maps.h"
 #include "errors.h"

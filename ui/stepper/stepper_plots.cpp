@@ -1,10 +1,10 @@
-#include "stepper/stepper_plots.h"
+#include "ui/stepper/stepper_plots.h"
 
-#include "stepper/stepper_job.h"
-#include "stepper/stepper_style.h"
+#include "ui/stepper/stepper_job.h"
+#include "ui/stepper/stepper_style.h"
 
-#include "plotting/heatmap_view.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QLabel>
 

@@ -1,7 +1,7 @@
-#include "stepper/stepper_style.h"
+#include "ui/stepper/stepper_style.h"
 
-#include "plotting/heatmap_view.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QVBoxLayout>
 

@@ -1,11 +1,11 @@
 // The Stepper page's strip of tokens (StepperTokenStrip): the sentence one box per token, the
 // current one marked, a click to jump to it.
 
-#include "stepper/stepper_token_strip.h"
+#include "ui/stepper/stepper_token_strip.h"
 
-#include "stepper/stepper_style.h"
+#include "ui/stepper/stepper_style.h"
 
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QMouseEvent>
 #include <QPainter>

@@ -1,15 +1,15 @@
-#include "stepper/stepper_view.h"
+#include "ui/stepper/stepper_view.h"
 
-#include "stepper/stepper_controller.h"
-#include "stepper/stepper_formula_panel.h"
-#include "stepper/stepper_frame.h"
-#include "stepper/stepper_job.h"
-#include "stepper/stepper_style.h"
-#include "stepper/stepper_token_strip.h"
+#include "ui/stepper/stepper_controller.h"
+#include "ui/stepper/stepper_formula_panel.h"
+#include "ui/stepper/stepper_frame.h"
+#include "ui/stepper/stepper_job.h"
+#include "ui/stepper/stepper_style.h"
+#include "ui/stepper/stepper_token_strip.h"
 
-#include "common/export_dialog.h"
+#include "ui/common/export_dialog.h"
 #include "errors.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -42,6 +42,7 @@ StepperView::StepperView(QWidget* parent)
     connect(m_controller, &StepperController::busyChanged, this, &StepperView::busyChanged);
     connect(m_timer, &QTimer::timeout, this, &StepperView::advance);
     setFocusPolicy(Qt::StrongFocus);
+    setProperty(kScalesOwnTextProperty, true);  // presentation mode leaves its fonts alone
 
     m_errorBar = new QLabel;
     m_errorBar->setObjectName(QStringLiteral("stepperError"));

@@ -3,7 +3,7 @@
 #include "experiment.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"
-#include "plotting/figure_export.h"
+#include "ui/plotting/figure_export.h"
 #include "sweeps/causal_steps.h"
 
 #include <QJsonObject>

@@ -1,6 +1,6 @@
-#include "sweeps/sweep_page.h"
+#include "ui/sweeps/sweep_page.h"
 
-#include "common/export_dialog.h"
+#include "ui/common/export_dialog.h"
 #include "errors.h"
 #include "io/atomic_files.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/background_job.h"
-#include "plotting/figure_export.h"
+#include "ui/common/background_job.h"
+#include "ui/plotting/figure_export.h"
 
 #include <QElapsedTimer>
 #include <QWidget>

@@ -1,7 +1,7 @@
-#include "timing/timing_chart.h"
+#include "ui/timing/timing_chart.h"
 
 #include "parallel.h"
-#include "plotting/plot_style.h"
+#include "ui/plotting/plot_style.h"
 
 #include <QLocale>
 

@@ -1,10 +1,10 @@
-#include "timing/timing_panel.h"
+#include "ui/timing/timing_panel.h"
 
-#include "controls_column.h"
+#include "ui/common/controls_column.h"
 #include "errors.h"
 #include "parallel.h"
 #include "sessions/timing_page_state.h"
-#include "timing/timing_chart.h"
+#include "ui/timing/timing_chart.h"
 
 #include <QCheckBox>
 #include <QFormLayout>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "memory_budget.h"
-#include "sweeps/sweep_page.h"
+#include "ui/sweeps/sweep_page.h"
 #include "sweeps/timing_sweep.h"
 
 #include <QJsonObject>

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "experiment/attention_figures.h"
+#include "ui/experiment/attention_figures.h"
 #include "experiment.h"
 #include "memory_budget.h"
-#include "lecture/presentation.h"
+#include "ui/lecture/presentation.h"
 #include "sessions/scenario.h"
 #include "sessions/session.h"
 

@@ -1,14 +1,14 @@
-#include "window_session.h"
+#include "ui/window/window_session.h"
 
-#include "autosave.h"
-#include "common/export_dialog.h"
+#include "ui/window/autosave.h"
+#include "ui/common/export_dialog.h"
 #include "errors.h"
-#include "errors/error_analysis_panel.h"
-#include "lecture_controls.h"
-#include "model/downstream_panel.h"
-#include "model/head_grid_panel.h"
-#include "stepper/stepper_view.h"
-#include "timing/timing_panel.h"
+#include "ui/errors/error_analysis_panel.h"
+#include "ui/window/lecture_controls.h"
+#include "ui/model/downstream_panel.h"
+#include "ui/model/head_grid_panel.h"
+#include "ui/stepper/stepper_view.h"
+#include "ui/timing/timing_panel.h"
 
 #include <QDateTime>
 #include <QDir>

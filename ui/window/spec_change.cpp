@@ -1,6 +1,6 @@
-#include "spec_change.h"
+#include "ui/window/spec_change.h"
 
-#include "main_window.h"
+#include "ui/window/main_window.h"
 
 namespace attnlab::ui {
 

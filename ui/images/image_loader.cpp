@@ -1,4 +1,4 @@
-#include "experiment/image_loader.h"
+#include "ui/images/image_loader.h"
 
 #include "errors.h"
 #include "inputs/model_input.h"

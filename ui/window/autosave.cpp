@@ -1,4 +1,4 @@
-#include "autosave.h"
+#include "ui/window/autosave.h"
 
 #include "errors.h"
 

@@ -1,10 +1,10 @@
-#include "lecture_controls.h"
+#include "ui/window/lecture_controls.h"
 
 #include "errors.h"
-#include "experiment/experiment_controller.h"
-#include "lecture/scenario_panel.h"
-#include "main_window.h"
-#include "window_session.h"
+#include "ui/experiment/experiment_controller.h"
+#include "ui/lecture/scenario_panel.h"
+#include "ui/window/main_window.h"
+#include "ui/window/window_session.h"
 
 #include <QAction>
 #include <QActionGroup>

@@ -1,4 +1,4 @@
-#include "controls_column.h"
+#include "ui/common/controls_column.h"
 
 #include <QEvent>
 #include <QScrollArea>

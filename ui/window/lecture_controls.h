@@ -1,6 +1,6 @@
 #pragma once
 
-#include "lecture/presentation.h"
+#include "ui/lecture/presentation.h"
 #include "sessions/scenario.h"
 
 #include <QObject>
