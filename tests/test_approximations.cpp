@@ -4,7 +4,7 @@
 // tolerances derived from their variance.
 
 #include "attention/approximation.h"
-#include "attention/approximations/sharp_attention.h"
+#include "attention/approximations/favor_sharp_attention.h"
 #include "attention/maps/optimal_positive_random_features.h"
 #include "errors.h"
 #include "head_support.h"
@@ -652,7 +652,7 @@ void TestApproximations::favorDenseMatchesThePaper()
     const HeadTensors head = unbalancedHead(length, d, 2.0, 21);
     const double s = 1 / std::sqrt(double(d));
     ApproximationSpec spec;
-    spec.kind = Method::FavorDense;
+    spec.kind = Method::FavorSharp;
     spec.features = 32;
     spec.seed = 7;
     const Computed c = computed(spec, head, s, false);
@@ -669,7 +669,7 @@ void TestApproximations::favorDenseMatchesThePaper()
     QVERIFY2(relativeError(c.p, p) < 1e-10, qPrintable(QString::number(relativeError(c.p, p))));
     QVERIFY(relativeError(c.kernel, kernel) < 1e-10);
     QVERIFY(relativeError(c.output, p * head.v) < 1e-10);
-    const auto& sharp = dynamic_cast<const SharpAttention<double>&>(*c.approximation);
+    const auto& sharp = dynamic_cast<const FavorSharpAttention<double>&>(*c.approximation);
     QVERIFY((sharp.rescaling().transpose() - psi).cwiseAbs().maxCoeff() < 1e-12);
     QVERIFY(std::abs(sharp.parameterA() - a) < 1e-12);
     QVERIFY(psi[0] < 0.7 && psi[d - 1] > 1.4);  // about 1/2 and 2: the head is unbalanced
@@ -695,7 +695,7 @@ void TestApproximations::favorDenseIsUnbiasedAndBeatsFavorPlusPlusOnUnbalancedHe
     double sum = 0, squares = 0, differences = 0, differenceSquares = 0;
     for (int seed = 0; seed < n; ++seed) {
         spec.seed = std::uint64_t(seed);
-        spec.kind = Method::FavorDense;
+        spec.kind = Method::FavorSharp;
         const MatrixD sharp = computed(spec, head, s, false).kernel;
         spec.kind = Method::FavorPlusPlus;
         const MatrixD plusPlus = computed(spec, head, s, false).kernel;
@@ -724,7 +724,7 @@ void TestApproximations::methodsWithoutACausalFormRefuseIt()
     // query and key: causal attention is refused with a message that names the method, by the
     // approximation and by compute().
     const HeadTensors head = randomHead(20, 4, 1.0, 19);
-    for (const Method method : {Method::Nystrom, Method::Linformer, Method::FavorDense}) {
+    for (const Method method : {Method::Nystrom, Method::Linformer, Method::FavorSharp}) {
         ApproximationSpec spec;
         spec.kind = method;
         spec.features = 4;

@@ -245,7 +245,10 @@ int runBenchCommand(const QStringList& arguments)
          QStringLiteral("Head dimension d = d_v (default 64)."), QStringLiteral("N")},
         {option("features"),
          QStringLiteral("m, the number of random features (default 256)."), QStringLiteral("M")},
-        {option("causal"), QStringLiteral("Every method with the causal mask.")},
+        {option("causal"),
+         QStringLiteral("Every method with the causal mask (%1 have no causal form: refused when "
+                        "named, left out of all).")
+             .arg(methodNames(methodsWithoutCausalForm(), QStringLiteral(", ")))},
         {option("threads"),
          QStringLiteral("Engine threads (default 0: one per hardware thread)."),
          QStringLiteral("N")},

@@ -6,7 +6,7 @@
 #include "attention/approximations/local_attention.h"
 #include "attention/approximations/nystrom_attention.h"
 #include "attention/approximations/scatterbrain_attention.h"
-#include "attention/approximations/sharp_attention.h"
+#include "attention/approximations/favor_sharp_attention.h"
 #include "attention/exact_attention.h"
 #include "attention/maps/elu_features.h"
 #include "attention/maps/hyperbolic_random_features.h"
@@ -332,12 +332,13 @@ const std::vector<MethodInfo>& methodRegistry()
              .size = m,
              .color = 0x332288,
              .marker = Pentagon}),
-        approximation<SharpAttention>(
-            {.method = FavorDense,
+        approximation<FavorSharpAttention>(
+            {.method = FavorSharp,
              .name = QStringLiteral("favor-dense"),
-             .title = QStringLiteral("FAVOR# (SADERF)"),
+             .title = QStringLiteral("FAVOR#"),
              .summary = QStringLiteral("FAVOR# with simplified asymmetric dense-exponential "
-                                       "features (Likhosherstov et al. 2023): FAVOR++ on "
+                                       "features, SADERFs (Likhosherstov et al. 2023; "
+                                       "command-line name favor-dense): FAVOR++ on "
                                        "queries and keys rescaled per coordinate, Psi x' and "
                                        "Psi^-1 y' with psi_l = (sum k_l^2 / sum q_l^2)^(1/4), "
                                        "which keeps every q.k; unbiased, never negative, m "
@@ -540,6 +541,26 @@ QString methodNames(const std::vector<MethodInfo>& methods, const QString& separ
     for (const MethodInfo& info : methods)
         names.append(info.name);
     return names.join(separator);
+}
+
+std::vector<MethodInfo> methodsWithoutCausalForm()
+{
+    std::vector<MethodInfo> methods;
+    for (const MethodInfo& info : approximationMethods())
+        if (!info.hasCausalForm)
+            methods.push_back(info);
+    return methods;
+}
+
+QString methodTitleList(const std::vector<MethodInfo>& methods)
+{
+    QStringList titles;
+    for (const MethodInfo& info : methods)
+        titles.append(info.title);
+    if (titles.size() < 2)
+        return titles.join(QString());
+    const QString last = titles.takeLast();
+    return titles.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
 }
 
 }  // namespace attnlab

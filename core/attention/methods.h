@@ -25,7 +25,8 @@ enum class Method {
     FavorPositive,      // Performer's FAVOR+ positive random features
     FavorHyperbolic,    // FAVOR+ with the hyperbolic (cosh) estimator
     FavorPlusPlus,      // FAVOR++: optimal positive random features (Likhosherstov et al. 2022)
-    FavorDense,         // FAVOR#: FAVOR++ on queries and keys rescaled by Psi, Psi^-1 (SADERFs)
+    FavorSharp,         // FAVOR#: FAVOR++ on queries and keys rescaled by Psi, Psi^-1 (SADERFs);
+                        // command-line and session name "favor-dense"
     FavorTrig,          // trigonometric random Fourier features
     FavorRelu,          // Performer-ReLU (generalised attention)
     Elu,                // elu(x) + 1 of "Transformers are RNNs"
@@ -186,5 +187,13 @@ bool parseMethod(const QString& name, Method* method);
 bool parseApproximation(const QString& name, Method* method);
 // "a|b|c": the names of `methods`, for help texts.
 QString methodNames(const std::vector<MethodInfo>& methods, const QString& separator);
+
+// The approximations of the registry without a causal form (hasCausalForm false), in its order:
+// what tooltips and help texts name when they say which methods cannot run causally.
+std::vector<MethodInfo> methodsWithoutCausalForm();
+
+// The titles of `methods` as a sentence lists them: "Nyström, Linformer (random E, F) and
+// FAVOR#".
+QString methodTitleList(const std::vector<MethodInfo>& methods);
 
 }  // namespace attnlab

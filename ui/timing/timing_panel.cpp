@@ -163,10 +163,10 @@ void TimingPanel::buildControls()
     m_nonCausal->setChecked(true);
     m_causal = new QCheckBox(tr("causal"));
     m_causal->setToolTip(
-        tr("Measure each method with the causal mask: query i attends to keys "
-           "1..i (exact: half the flops; linear: prefix sums of the key "
-           "features, in chunks). Methods without a causal form (Nystrom, "
-           "Linformer) are measured without the mask only."));
+        tr("Measure each method with the causal mask: query i attends to keys 1..i (exact: half "
+           "the flops; linear: prefix sums of the key features, in chunks). Methods without a "
+           "causal form (%1) are measured without the mask only.")
+            .arg(methodTitleList(methodsWithoutCausalForm())));
     auto* variants = new QHBoxLayout;
     variants->addWidget(m_nonCausal);
     variants->addWidget(m_causal);

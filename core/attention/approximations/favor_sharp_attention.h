@@ -19,10 +19,10 @@ namespace attnlab {
 // Psi and A* look at every query and key: no causal form. P^ = D^-1 phi(Q'') phi(K'')^T and
 // O^ = P^ V by linear attention (linear_attention.h).
 template <typename T>
-class SharpAttention final : public Approximation<T> {
+class FavorSharpAttention final : public Approximation<T> {
 public:
-    SharpAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
-                   int head);
+    FavorSharpAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
+                        int head);
 
     // FAVOR++'s flops (4 L m d for the features, 4 L m d_v for the products) and 4 L d for Psi
     // and the rescaled rows.

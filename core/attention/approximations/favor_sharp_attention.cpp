@@ -1,4 +1,4 @@
-#include "attention/approximations/sharp_attention.h"
+#include "attention/approximations/favor_sharp_attention.h"
 
 #include "attention/row_ops.h"
 #include "parallel.h"
@@ -45,28 +45,28 @@ Matrix<T> rescaled(const Matrix<T>& x, const Eigen::Matrix<T, 1, Eigen::Dynamic>
 }  // namespace
 
 template <typename T>
-SharpAttention<T>::SharpAttention(const ApproximationSpec& spec, int d, Eigen::Index /*length*/,
-                                  double scale, int head)
+FavorSharpAttention<T>::FavorSharpAttention(const ApproximationSpec& spec, int d,
+                                            Eigen::Index /*length*/, double scale, int head)
     : m_phi(spec, d, scale, head), m_psi(Eigen::Matrix<T, 1, Eigen::Dynamic>::Ones(d))
 {
 }
 
 template <typename T>
-double SharpAttention<T>::flops(const CostShape& s)
+double FavorSharpAttention<T>::flops(const CostShape& s)
 {
     return 4 * s.length * s.m * (s.d + s.dv) + 4 * s.length * s.d;
 }
 
 template <typename T>
-double SharpAttention<T>::workingSetFloats(const CostShape& s)
+double FavorSharpAttention<T>::workingSetFloats(const CostShape& s)
 {
     return linearAttentionWorkingSetFloats(s, s.m, s.m) + 2 * s.length * s.d;
 }
 
 template <typename T>
-void SharpAttention<T>::fit(const Matrix<T>& q, const Matrix<T>& k, bool causal)
+void FavorSharpAttention<T>::fit(const Matrix<T>& q, const Matrix<T>& k, bool causal)
 {
-    requireCausalForm(Method::FavorDense, causal);
+    requireCausalForm(Method::FavorSharp, causal);
     const VectorD queries = columnMoments<T>(q).squares;
     const VectorD keys = columnMoments<T>(k).squares;
     for (Eigen::Index l = 0; l < m_psi.size(); ++l) {
@@ -81,7 +81,7 @@ void SharpAttention<T>::fit(const Matrix<T>& q, const Matrix<T>& k, bool causal)
 }
 
 template <typename T>
-ApproximateOutput<T> SharpAttention<T>::output(const Matrix<T>& q, const Matrix<T>& k,
+ApproximateOutput<T> FavorSharpAttention<T>::output(const Matrix<T>& q, const Matrix<T>& k,
                                                const Matrix<T>& v, bool causal,
                                                Eigen::Index chunk) const
 {
@@ -90,7 +90,7 @@ ApproximateOutput<T> SharpAttention<T>::output(const Matrix<T>& q, const Matrix<
 }
 
 template <typename T>
-std::unique_ptr<ApproximateRows<T>> SharpAttention<T>::rows(const Matrix<T>& q,
+std::unique_ptr<ApproximateRows<T>> FavorSharpAttention<T>::rows(const Matrix<T>& q,
                                                             const Matrix<T>& k, bool causal) const
 {
     requireFitted(q, k, causal);
@@ -98,14 +98,14 @@ std::unique_ptr<ApproximateRows<T>> SharpAttention<T>::rows(const Matrix<T>& q,
 }
 
 template <typename T>
-void SharpAttention<T>::requireFitted(const Matrix<T>& q, const Matrix<T>& k, bool causal) const
+void FavorSharpAttention<T>::requireFitted(const Matrix<T>& q, const Matrix<T>& k, bool causal) const
 {
-    requireCausalForm(Method::FavorDense, causal);
+    requireCausalForm(Method::FavorSharp, causal);
     if (q.rows() != m_queries.rows() || k.rows() != m_keys.rows() || q.cols() != m_queries.cols())
-        throw std::logic_error("SharpAttention: output() or rows() of rows that were not fitted");
+        throw std::logic_error("FavorSharpAttention: output() or rows() of rows that were not fitted");
 }
 
-template class SharpAttention<float>;
-template class SharpAttention<double>;
+template class FavorSharpAttention<float>;
+template class FavorSharpAttention<double>;
 
 }  // namespace attnlab
