@@ -97,7 +97,7 @@ ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent)
     showResult();
 }
 
-void ErrorAnalysisPanel::buildControls()
+QWidget* ErrorAnalysisPanel::buildMethodsBox()
 {
     auto* methodsBox = new QGroupBox(tr("Methods"));
     auto* methodsLayout = new QVBoxLayout(methodsBox);
@@ -135,7 +135,11 @@ void ErrorAnalysisPanel::buildControls()
     }
     projections->addStretch();
     methodsLayout->addLayout(projections);
+    return methodsBox;
+}
 
+QWidget* ErrorAnalysisPanel::buildSweepBox()
+{
     auto* sweepBox = new QGroupBox(tr("Sweep"));
     auto* sweepForm = new QFormLayout(sweepBox);
     m_sweepKind = new QComboBox;
@@ -166,7 +170,19 @@ void ErrorAnalysisPanel::buildControls()
     sweepForm->addRow(tr("Pair (q, k)"), pair);
     connect(m_sweepKind, &QComboBox::currentIndexChanged, this,
             &ErrorAnalysisPanel::sweepKindChanged);
+    m_sweepKind->setObjectName(QStringLiteral("errorsSweepKind"));
+    m_values->setObjectName(QStringLiteral("errorsValues"));
+    m_features->setObjectName(QStringLiteral("errorsFeatures"));
+    m_seeds->setObjectName(QStringLiteral("errorsSeeds"));
+    m_pairQuery->setObjectName(QStringLiteral("errorsPairQuery"));
+    m_pairKey->setObjectName(QStringLiteral("errorsPairKey"));
+    return sweepBox;
+}
 
+void ErrorAnalysisPanel::buildControls()
+{
+    QWidget* methodsBox = buildMethodsBox();
+    QWidget* sweepBox = buildSweepBox();
     m_metric = new QComboBox;
     for (const ErrorMetric metric : errorMetrics())
         m_metric->addItem(metricText(metric), errorMetricName(metric));
@@ -206,12 +222,6 @@ void ErrorAnalysisPanel::buildControls()
     layout->addWidget(m_chart, 1);
 
     // Object names: for tests and accessibility tools.
-    m_sweepKind->setObjectName(QStringLiteral("errorsSweepKind"));
-    m_values->setObjectName(QStringLiteral("errorsValues"));
-    m_features->setObjectName(QStringLiteral("errorsFeatures"));
-    m_seeds->setObjectName(QStringLiteral("errorsSeeds"));
-    m_pairQuery->setObjectName(QStringLiteral("errorsPairQuery"));
-    m_pairKey->setObjectName(QStringLiteral("errorsPairKey"));
     m_metric->setObjectName(QStringLiteral("errorsMetric"));
     m_axis->setObjectName(QStringLiteral("errorsAxis"));
     m_inputLabel->setObjectName(QStringLiteral("errorsInput"));

@@ -81,6 +81,9 @@ protected:
 
 private:
     void buildControls();
+    // The methods and projections to sweep; what is swept, its values, m, the seeds and the pair.
+    QWidget* buildMethodsBox();
+    QWidget* buildSweepBox();
     // Takes a row the worker finished (posted by the worker).
     void addRow(const ErrorSweepResult& header, const ErrorRow& row, int total);
     // The sweep returned (finished or cancelled): shows all its rows.

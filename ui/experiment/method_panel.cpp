@@ -46,6 +46,71 @@ int sliderFromNorm(double norm)
 
 MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
 {
+    buildMethodControls();
+    QPushButton* redraw = buildDrawControls();
+    buildInputControls();
+    // Every other parameter of the registry's methods: a control each, enabled for the methods
+    // that take it.
+    for (const MethodParameter* parameter : methodParameters())
+        if (parameter != &featuresParameter())
+            m_parameters.push_back({parameter, parameterControl(*parameter)});
+
+    m_role = new QLabel;
+    m_role->setWordWrap(true);
+    m_role->setObjectName(QStringLiteral("methodRole"));
+
+    // Object names: for tests and accessibility tools.
+    m_map->setObjectName(QStringLiteral("approximation"));
+    m_featuresSlider->setObjectName(QStringLiteral("featuresSlider"));
+    m_features->setObjectName(QStringLiteral("features"));
+    m_projection->setObjectName(QStringLiteral("projection"));
+    m_rowNorm->setObjectName(QStringLiteral("rowNorm"));
+    m_seed->setObjectName(QStringLiteral("seed"));
+    m_scale->setObjectName(QStringLiteral("scale"));
+    m_normSlider->setObjectName(QStringLiteral("normMultiplierSlider"));
+    m_norm->setObjectName(QStringLiteral("normMultiplier"));
+    m_causal->setObjectName(QStringLiteral("causal"));
+    m_heads->setObjectName(QStringLiteral("heads"));
+    m_precision->setObjectName(QStringLiteral("precision"));
+    redraw->setObjectName(QStringLiteral("redraw"));
+
+    auto* features = new QHBoxLayout;
+    features->addWidget(m_featuresSlider, 1);
+    features->addWidget(m_features);
+    auto* seed = new QHBoxLayout;
+    seed->addWidget(m_seed, 1);
+    seed->addWidget(redraw);
+    auto* norm = new QHBoxLayout;
+    norm->addWidget(m_normSlider, 1);
+    norm->addWidget(m_norm);
+
+    auto* layout = m_form = new QFormLayout(this);
+    // The method's name across the whole dock (the dock's title says "Method"): the longest,
+    // "Trigonometric (random Fourier)", did not fit beside a label.
+    layout->addRow(m_map);
+    layout->addRow(m_role);
+    layout->addRow(tr("Features m"), features);
+    // The method's own parameters right under it, where a user choosing the method looks (a
+    // parameter the method does not take is hidden).
+    for (const auto& [parameter, control] : m_parameters) {
+        if (parameter->kind == MethodParameter::Kind::Switch)
+            layout->addRow(control);
+        else
+            layout->addRow(parameter->label, control);
+    }
+    layout->addRow(tr("Projection"), m_projection);
+    layout->addRow(tr("Row norms"), m_rowNorm);
+    layout->addRow(tr("Seed"), seed);
+    layout->addRow(tr("Scale s"), m_scale);
+    layout->addRow(tr("Norm multiplier"), norm);
+    layout->addRow(m_causal);
+    layout->addRow(tr("Heads"), m_heads);
+    layout->addRow(tr("Precision"), m_precision);
+    setSpec(ExperimentSpec());
+}
+
+void MethodPanel::buildMethodControls()
+{
     m_map = new QComboBox;
     QString mapTip = tr("The approximation; with a feature map phi, approximate attention is "
                         "A^ = phi(Q) phi(K)^T, computed in linear time as phi(Q) (phi(K)^T V).");
@@ -86,7 +151,10 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     connect(m_features, &QSpinBox::valueChanged, this, [this](int m) {
         edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.approximation.features = m; });
     });
+}
 
+QPushButton* MethodPanel::buildDrawControls()
+{
     m_projection = new QComboBox;
     for (const ProjectionKind kind : projectionKinds())
         m_projection->addItem(projectionKindName(kind), int(kind));
@@ -126,7 +194,11 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     redraw->setToolTip(tr("Draw a new W (the next seed): see how much the approximation "
                           "depends on the random features."));
     connect(redraw, &QPushButton::clicked, m_seed, &QSpinBox::stepUp);
+    return redraw;
+}
 
+void MethodPanel::buildInputControls()
+{
     m_scale = new QDoubleSpinBox;
     m_scale->setRange(0, 100);
     m_scale->setDecimals(4);
@@ -192,64 +264,6 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
         edit(tr("Compute in %1").arg(m_precision->itemText(index)),
              [index](ExperimentSpec& spec) { spec.precision = Precision(index); });
     });
-    // Every other parameter of the registry's methods: a control each, enabled for the methods
-    // that take it.
-    for (const MethodParameter* parameter : methodParameters())
-        if (parameter != &featuresParameter())
-            m_parameters.push_back({parameter, parameterControl(*parameter)});
-
-    m_role = new QLabel;
-    m_role->setWordWrap(true);
-    m_role->setObjectName(QStringLiteral("methodRole"));
-
-    // Object names: for tests and accessibility tools.
-    m_map->setObjectName(QStringLiteral("approximation"));
-    m_featuresSlider->setObjectName(QStringLiteral("featuresSlider"));
-    m_features->setObjectName(QStringLiteral("features"));
-    m_projection->setObjectName(QStringLiteral("projection"));
-    m_rowNorm->setObjectName(QStringLiteral("rowNorm"));
-    m_seed->setObjectName(QStringLiteral("seed"));
-    m_scale->setObjectName(QStringLiteral("scale"));
-    m_normSlider->setObjectName(QStringLiteral("normMultiplierSlider"));
-    m_norm->setObjectName(QStringLiteral("normMultiplier"));
-    m_causal->setObjectName(QStringLiteral("causal"));
-    m_heads->setObjectName(QStringLiteral("heads"));
-    m_precision->setObjectName(QStringLiteral("precision"));
-    redraw->setObjectName(QStringLiteral("redraw"));
-
-    auto* features = new QHBoxLayout;
-    features->addWidget(m_featuresSlider, 1);
-    features->addWidget(m_features);
-    auto* seed = new QHBoxLayout;
-    seed->addWidget(m_seed, 1);
-    seed->addWidget(redraw);
-    auto* norm = new QHBoxLayout;
-    norm->addWidget(m_normSlider, 1);
-    norm->addWidget(m_norm);
-
-    auto* layout = m_form = new QFormLayout(this);
-    // The method's name across the whole dock (the dock's title says "Method"): the longest,
-    // "Trigonometric (random Fourier)", did not fit beside a label.
-    layout->addRow(m_map);
-    layout->addRow(m_role);
-    layout->addRow(tr("Features m"), features);
-    // The method's own parameters right under it, where a user choosing the method looks (a
-    // parameter the method does not take is hidden).
-    for (const auto& [parameter, control] : m_parameters) {
-        if (parameter->kind == MethodParameter::Kind::Switch)
-            layout->addRow(control);
-        else
-            layout->addRow(parameter->label, control);
-    }
-    layout->addRow(tr("Projection"), m_projection);
-    layout->addRow(tr("Row norms"), m_rowNorm);
-    layout->addRow(tr("Seed"), seed);
-    layout->addRow(tr("Scale s"), m_scale);
-    layout->addRow(tr("Norm multiplier"), norm);
-    layout->addRow(m_causal);
-    layout->addRow(tr("Heads"), m_heads);
-    layout->addRow(tr("Precision"), m_precision);
-    setSpec(ExperimentSpec());
 }
 
 QWidget* MethodPanel::parameterControl(const MethodParameter& parameter)

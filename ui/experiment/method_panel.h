@@ -12,6 +12,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QPushButton;
 class QSlider;
 class QSpinBox;
 
@@ -35,6 +36,12 @@ signals:
     void edited(const ExperimentSpec& spec, const QString& description, int mergeKey);
 
 private:
+    // The controls, wired to edit the spec: the method and m; W's projection, row norms and seed
+    // (the Redraw button returned); the scale, the norm multiplier, the mask, the heads and the
+    // precision.
+    void buildMethodControls();
+    QPushButton* buildDrawControls();
+    void buildInputControls();
     template <typename Change>
     void edit(const QString& description, Change change, int mergeKey = -1);
     // The merge key of a change made by slider: one key per drag.

@@ -81,6 +81,44 @@ QString axisName(ModelEvalAxis axis)
 
 DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
 {
+    buildControls();
+    buildContent();
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_controls);
+    layout->addWidget(m_message, 1);
+    layout->addWidget(m_content, 1);
+    m_content->hide();
+    m_controls->hide();
+    m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, choose "
+                          "\"Read by: Built-in model\" or open a language model's folder."));
+
+    m_delay.setSingleShot(true);
+    m_delay.setInterval(kDebounceMs);
+    connect(&m_delay, &QTimer::timeout, this, &DownstreamPanel::startComparison);
+    connect(&m_job, &BackgroundJob::progressChanged, m_progress, [this](int done, int total) {
+        m_progress->setRange(0, total);
+        m_progress->setValue(done);
+    });
+    connect(&m_job, &BackgroundJob::failed, this, &DownstreamPanel::jobFailed);
+    connect(&m_job, &BackgroundJob::cancelled, this, &DownstreamPanel::jobCancelled);
+    connect(m_layers, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_haveModel)
+            scheduleComparison();
+    });
+    connect(m_table, &QTableWidget::currentCellChanged, this,
+            [this](int row) { setSelectedPosition(row); });
+    connect(m_sweepButton, &QPushButton::clicked, this, &DownstreamPanel::sweepFeatures);
+    connect(m_layerButton, &QPushButton::clicked, this, &DownstreamPanel::sweepLayers);
+    connect(m_cancelButton, &QPushButton::clicked, this, &DownstreamPanel::cancel);
+    connect(m_csvButton, &QPushButton::clicked, this, [this] {
+        runExportDialog(this, tr("Export the sweep as CSV"), QStringLiteral("model-eval"),
+                        QStringLiteral("csv"), [this](const QString& path) { exportCsv(path); });
+    });
+    setBusy(false);
+}
+
+void DownstreamPanel::buildControls()
+{
     m_layers = new QComboBox;
     m_layers->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "all layers" whole
     m_layers->setObjectName(QStringLiteral("replacedLayers"));
@@ -145,6 +183,17 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     sweepBar->addStretch(1);
     sweepBar->addWidget(m_csvButton);
 
+    // The controls act on a model's predictions: hidden, with the Export button, while the
+    // input has no model and the message says how to choose one.
+    m_controls = new QWidget;
+    auto* controlsLayout = new QVBoxLayout(m_controls);
+    controlsLayout->setContentsMargins(0, 0, 0, 0);
+    controlsLayout->addLayout(bar);
+    controlsLayout->addLayout(sweepBar);
+}
+
+void DownstreamPanel::buildContent()
+{
     m_summary = new QLabel;
     m_summary->setObjectName(QStringLiteral("downstreamSummary"));
     m_summary->setWordWrap(true);
@@ -187,47 +236,6 @@ DownstreamPanel::DownstreamPanel(QWidget* parent) : QWidget(parent)
     contentLayout->setContentsMargins(0, 0, 0, 0);
     contentLayout->addWidget(m_summary);
     contentLayout->addWidget(split, 1);
-
-    // The controls act on a model's predictions: hidden, with the Export button, while the
-    // input has no model and the message says how to choose one.
-    m_controls = new QWidget;
-    auto* controlsLayout = new QVBoxLayout(m_controls);
-    controlsLayout->setContentsMargins(0, 0, 0, 0);
-    controlsLayout->addLayout(bar);
-    controlsLayout->addLayout(sweepBar);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(m_controls);
-    layout->addWidget(m_message, 1);
-    layout->addWidget(m_content, 1);
-    m_content->hide();
-    m_controls->hide();
-    m_message->setText(tr("This page needs a trained model: in the Input dock's Text tab, choose "
-                          "\"Read by: Built-in model\" or open a language model's folder."));
-
-    m_delay.setSingleShot(true);
-    m_delay.setInterval(kDebounceMs);
-    connect(&m_delay, &QTimer::timeout, this, &DownstreamPanel::startComparison);
-    connect(&m_job, &BackgroundJob::progressChanged, m_progress, [this](int done, int total) {
-        m_progress->setRange(0, total);
-        m_progress->setValue(done);
-    });
-    connect(&m_job, &BackgroundJob::failed, this, &DownstreamPanel::jobFailed);
-    connect(&m_job, &BackgroundJob::cancelled, this, &DownstreamPanel::jobCancelled);
-    connect(m_layers, &QComboBox::currentIndexChanged, this, [this] {
-        if (m_haveModel)
-            scheduleComparison();
-    });
-    connect(m_table, &QTableWidget::currentCellChanged, this,
-            [this](int row) { setSelectedPosition(row); });
-    connect(m_sweepButton, &QPushButton::clicked, this, &DownstreamPanel::sweepFeatures);
-    connect(m_layerButton, &QPushButton::clicked, this, &DownstreamPanel::sweepLayers);
-    connect(m_cancelButton, &QPushButton::clicked, this, &DownstreamPanel::cancel);
-    connect(m_csvButton, &QPushButton::clicked, this, [this] {
-        runExportDialog(this, tr("Export the sweep as CSV"), QStringLiteral("model-eval"),
-                        QStringLiteral("csv"), [this](const QString& path) { exportCsv(path); });
-    });
-    setBusy(false);
 }
 
 void DownstreamPanel::setExperiment(const ExperimentSpec& spec)

@@ -82,6 +82,10 @@ signals:
     void sweepFinished();
 
 private:
+    // The two bars of controls (what is replaced, by what; the sweeps), and what they show: the
+    // summary over the table, the top tokens and the sweep's chart.
+    void buildControls();
+    void buildContent();
     // The replaced layers the controls choose, for a model of `layers` layers.
     std::vector<int> replacedLayers(int layers) const;
     void scheduleComparison();

@@ -97,58 +97,7 @@ HeadGridPanel::HeadGridPanel(QWidget* parent) : QWidget(parent)
     connect(&m_job, &BackgroundJob::progressChanged, this, &HeadGridPanel::showProgress);
     connect(&m_job, &BackgroundJob::failed, this, &HeadGridPanel::surveyFailed);
 
-    m_show = new QComboBox;
-    m_show->setObjectName(QStringLiteral("headsShow"));
-    m_show->addItem(tr("exact P"), QStringLiteral("exact"));
-    m_show->addItem(tr("approximation %1").arg(approxSymbol()), QStringLiteral("approximation"));
-    m_show->setToolTip(tr("What each cell shows: the head's exact attention P or the "
-                          "approximation %1 of the method.")
-                           .arg(approxSymbol()));
-    m_order = new QComboBox;
-    m_order->setObjectName(QStringLiteral("headsOrder"));
-    m_order->addItem(tr("model layout"), headOrderName(HeadOrder::Model));
-    m_order->addItem(tr("worst error first"), headOrderName(HeadOrder::WorstFirst));
-    m_order->setToolTip(tr("Layers down and heads across, or a ranked list with the largest "
-                           "relative Frobenius error of P first."));
-    m_highlight = new QSpinBox;
-    m_highlight->setObjectName(QStringLiteral("headsHighlight"));
-    m_highlight->setRange(0, kMaxHighlight);
-    m_highlight->setSpecialValueText(tr("none"));
-    m_highlight->setToolTip(tr("Marks this many heads with the largest error with their rank."));
-    auto* exportButton = new QToolButton;
-    exportButton->setText(tr("Export"));
-    exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(exportButton);
-    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
-        exportMenu->addAction(tr("Grid as %1...").arg(figureFormatName(format).toUpper()), this,
-                              [this, format] { exportDialog(format); });
-    exportButton->setMenu(exportMenu);
-    m_surveyLabel = new QLabel;
-    m_surveyLabel->setObjectName(QStringLiteral("headsSurvey"));
-    m_surveyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_surveyLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_surveyLabel->setWordWrap(true);  // a narrow page wraps the summary instead of cutting it
-    m_progress = new QProgressBar;
-    m_progress->setMaximumWidth(160);
-    m_progress->setTextVisible(true);
-    m_progress->setFormat(tr("layer %v of %m"));
-    m_progress->hide();
-
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(caption(tr("Show:")));
-    bar->addWidget(m_show);
-    bar->addSpacing(12);
-    bar->addWidget(caption(tr("Order:")));
-    bar->addWidget(m_order);
-    bar->addSpacing(12);
-    bar->addWidget(caption(tr("Highlight worst:")));
-    bar->addWidget(m_highlight);
-    bar->addSpacing(12);
-    bar->addWidget(exportButton);
-    bar->addSpacing(16);
-    bar->addWidget(m_surveyLabel, 1);
-    bar->addWidget(m_progress);
-
+    QLayout* bar = buildTopBar();
     m_view = new HeadGridView;
     m_view->setObjectName(QStringLiteral("headGrid"));
     m_message = new QLabel;
@@ -209,6 +158,62 @@ HeadGridPanel::HeadGridPanel(QWidget* parent) : QWidget(parent)
     showMessage(tr("The head grid shows a trained model's heads: choose the built-in model or "
                    "Open Model... on the Input dock's Text page."));
     updateSelectedText();
+}
+
+QLayout* HeadGridPanel::buildTopBar()
+{
+    m_show = new QComboBox;
+    m_show->setObjectName(QStringLiteral("headsShow"));
+    m_show->addItem(tr("exact P"), QStringLiteral("exact"));
+    m_show->addItem(tr("approximation %1").arg(approxSymbol()), QStringLiteral("approximation"));
+    m_show->setToolTip(tr("What each cell shows: the head's exact attention P or the "
+                          "approximation %1 of the method.")
+                           .arg(approxSymbol()));
+    m_order = new QComboBox;
+    m_order->setObjectName(QStringLiteral("headsOrder"));
+    m_order->addItem(tr("model layout"), headOrderName(HeadOrder::Model));
+    m_order->addItem(tr("worst error first"), headOrderName(HeadOrder::WorstFirst));
+    m_order->setToolTip(tr("Layers down and heads across, or a ranked list with the largest "
+                           "relative Frobenius error of P first."));
+    m_highlight = new QSpinBox;
+    m_highlight->setObjectName(QStringLiteral("headsHighlight"));
+    m_highlight->setRange(0, kMaxHighlight);
+    m_highlight->setSpecialValueText(tr("none"));
+    m_highlight->setToolTip(tr("Marks this many heads with the largest error with their rank."));
+    auto* exportButton = new QToolButton;
+    exportButton->setText(tr("Export"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(exportButton);
+    for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
+        exportMenu->addAction(tr("Grid as %1...").arg(figureFormatName(format).toUpper()), this,
+                              [this, format] { exportDialog(format); });
+    exportButton->setMenu(exportMenu);
+    m_surveyLabel = new QLabel;
+    m_surveyLabel->setObjectName(QStringLiteral("headsSurvey"));
+    m_surveyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_surveyLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_surveyLabel->setWordWrap(true);  // a narrow page wraps the summary instead of cutting it
+    m_progress = new QProgressBar;
+    m_progress->setMaximumWidth(160);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(tr("layer %v of %m"));
+    m_progress->hide();
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(caption(tr("Show:")));
+    bar->addWidget(m_show);
+    bar->addSpacing(12);
+    bar->addWidget(caption(tr("Order:")));
+    bar->addWidget(m_order);
+    bar->addSpacing(12);
+    bar->addWidget(caption(tr("Highlight worst:")));
+    bar->addWidget(m_highlight);
+    bar->addSpacing(12);
+    bar->addWidget(exportButton);
+    bar->addSpacing(16);
+    bar->addWidget(m_surveyLabel, 1);
+    bar->addWidget(m_progress);
+    return bar;
 }
 
 void HeadGridPanel::setExperiment(const ExperimentSpec& spec)

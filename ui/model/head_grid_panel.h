@@ -15,6 +15,7 @@
 
 class QComboBox;
 class QLabel;
+class QLayout;
 class QProgressBar;
 class QSpinBox;
 class QStackedWidget;
@@ -87,6 +88,9 @@ signals:
     void busyChanged(bool busy);
 
 private:
+    // The bar over the grid: what the cells show, the order, the highlight, Export, and what
+    // was surveyed with the survey's progress.
+    QLayout* buildTopBar();
     void startSurvey();
     void showProgress(int done, int total);
     // The survey returned, or failed: shows the grid, or the message.

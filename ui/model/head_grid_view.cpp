@@ -27,6 +27,12 @@ double clamp(double value, double low, double high)
     return std::max(low, std::min(high, value));
 }
 
+// The gap between cells of this pitch: it holds the error frame and the selection outline.
+double gapFor(double pitch)
+{
+    return clamp(pitch * 0.16, 6, 16);
+}
+
 // A rectangle with integer corners, so that images and frames land on whole pixels.
 QRectF snapped(double x, double y, double side)
 {
@@ -255,113 +261,124 @@ HeadGridView::Layout HeadGridView::layoutFor(QSizeF size, const QFont& font,
     if (title)
         layout.titleRect = QRectF(margin, margin, width, titleMetrics.height());
 
-    // The gap between cells holds the error frame and the selection outline.
-    const auto gapFor = [](double pitch) { return clamp(pitch * 0.16, 6, 16); };
-    double blockLeft = margin;
-    double blockTop = top;
-    double blockWidth = 0;
-    double blockHeight = 0;
+    const QRectF area(margin, top, width, available);
     double gap = 0;
-
-    if (m_order == HeadOrder::Model) {
-        const int lastLayer = m_layers - 1;
-        const int lastHead = m_heads - 1;
-        // Measured in bold: the selected head's layer label is drawn bold.
-        QFont bold = font;
-        bold.setBold(true);
-        const double layerWidth =
-            QFontMetricsF(bold, device).horizontalAdvance(tr("layer %1").arg(lastLayer)) + 10;
-        const double headerHeight = line + 4;
-        const double gridWidth = width - layerWidth;
-        const double gridHeight = available - headerHeight;
-        const double pitch =
-            std::max(4.0, std::min(gridWidth / m_heads, gridHeight / m_layers));
-        gap = gapFor(pitch);
-        layout.cell = std::max(2.0, pitch - gap);
-        layout.columns = m_heads;
-        blockWidth = layerWidth + pitch * m_heads;
-        blockHeight = headerHeight + pitch * m_layers;
-        blockLeft = margin + std::max(0.0, (width - blockWidth) / 2);
-        blockTop = top + std::max(0.0, (available - blockHeight) / 2);
-        const double gridLeft = blockLeft + layerWidth;
-        const double gridTop = blockTop + headerHeight;
-        for (int i = 0; i < count; ++i) {
-            const HeadSurveyEntry& entry = m_entries[std::size_t(i)];
-            layout.cells[std::size_t(i)] = snapped(gridLeft + entry.head * pitch + gap / 2,
-                                                   gridTop + entry.layer * pitch + gap / 2,
-                                                   layout.cell);
-        }
-        // Layer labels, every k-th when the rows are lower than a line.
-        const int layerStride = niceStep(line / pitch);
-        for (int layer = 0; layer < m_layers; layer += layerStride)
-            layout.layerLabels.push_back(
-                {QRectF(blockLeft, gridTop + layer * pitch, layerWidth - 8, pitch), layer});
-        // Head labels: "head k" when they fit over a column, else numbers after "head".
-        layout.shortHeadLabels =
-            metrics.horizontalAdvance(tr("head %1").arg(lastHead)) + 4 > pitch;
-        const double numberWidth = metrics.horizontalAdvance(QString::number(lastHead)) + 6;
-        const int headStride = layout.shortHeadLabels ? niceStep(numberWidth / pitch) : 1;
-        for (int head = 0; head < m_heads; head += headStride)
-            layout.headLabels.push_back(
-                {QRectF(gridLeft + head * pitch, blockTop, pitch, headerHeight), head});
-        if (layout.shortHeadLabels)
-            layout.headWordRect = QRectF(blockLeft, blockTop, layerWidth - 4, headerHeight);
-    } else {
-        // A ranked list: as many columns as give the largest cells, a label under each.
-        const double labelHeight = line + 2;
-        double best = -1;
-        int bestColumns = 1;
-        for (int columns = 1; columns <= count; ++columns) {
-            const int rows = (count + columns - 1) / columns;
-            const double pitchX = width / columns;
-            const double pitchY = available / rows;
-            const double g = gapFor(std::min(pitchX, pitchY));
-            const double cell = std::min(pitchX - g, pitchY - g - labelHeight);
-            if (cell > best) {
-                best = cell;
-                bestColumns = columns;
-            }
-        }
-        const int columns = bestColumns;
-        const int rows = (count + columns - 1) / columns;
-        gap = gapFor(std::min(width / columns, available / rows));
-        layout.cell = std::max(2.0, best);
-        layout.columns = columns;
-        const double pitchX = layout.cell + gap;
-        const double pitchY = layout.cell + gap + labelHeight;
-        blockWidth = pitchX * columns;
-        blockHeight = pitchY * rows;
-        blockLeft = margin + std::max(0.0, (width - blockWidth) / 2);
-        blockTop = top + std::max(0.0, (available - blockHeight) / 2);
-        layout.labels.assign(std::size_t(count), QRectF());
-        layout.labelTexts.assign(std::size_t(count), QString());
-        for (int position = 0; position < count; ++position) {
-            const int i = m_displayOrder[std::size_t(position)];
-            const int column = position % columns;
-            const int row = position / columns;
-            const QRectF cell = snapped(blockLeft + column * pitchX + gap / 2,
-                                        blockTop + row * pitchY + gap / 2, layout.cell);
-            layout.cells[std::size_t(i)] = cell;
-            const HeadSurveyEntry& entry = m_entries[std::size_t(i)];
-            const int rank = m_ranks[std::size_t(i)];
-            const QString place = tr("L%1 H%2").arg(entry.layer).arg(entry.head);
-            QString text = rank > 0 ? tr("#%1  %2").arg(rank).arg(place) : place;
-            if (metrics.horizontalAdvance(text) > pitchX - 2)
-                text = place;
-            if (metrics.horizontalAdvance(text) > pitchX - 2)
-                text = tr("%1.%2").arg(entry.layer).arg(entry.head);
-            if (metrics.horizontalAdvance(text) > pitchX - 2)
-                text.clear();
-            layout.labels[std::size_t(i)] =
-                QRectF(cell.left() - gap / 2, cell.bottom() + gap / 2, pitchX, labelHeight);
-            layout.labelTexts[std::size_t(i)] = text;
-        }
-    }
+    const QRectF block = m_order == HeadOrder::Model
+                             ? layoutModelOrder(layout, area, font, device, &gap)
+                             : layoutRanked(layout, area, metrics, &gap);
     layout.frame = std::max(1.5, std::round(gap * 0.28));
     layout.outline = std::max(2.0, std::round(gap * 0.3));
-    const double legendTop = std::min(blockTop + blockHeight + 6, size.height() - legendHeight);
+    const double legendTop = std::min(block.bottom() + 6, size.height() - legendHeight);
     layout.legendRect = QRectF(margin, legendTop, width, legendHeight - 6);
     return layout;
+}
+
+QRectF HeadGridView::layoutModelOrder(Layout& layout, const QRectF& area, const QFont& font,
+                                      const QPaintDevice* device, double* gap) const
+{
+    const QFontMetricsF metrics(font, device);
+    const double line = metrics.height();
+    const int count = int(m_entries.size());
+    const int lastLayer = m_layers - 1;
+    const int lastHead = m_heads - 1;
+    // Measured in bold: the selected head's layer label is drawn bold.
+    QFont bold = font;
+    bold.setBold(true);
+    const double layerWidth =
+        QFontMetricsF(bold, device).horizontalAdvance(tr("layer %1").arg(lastLayer)) + 10;
+    const double headerHeight = line + 4;
+    const double gridWidth = area.width() - layerWidth;
+    const double gridHeight = area.height() - headerHeight;
+    const double pitch =
+        std::max(4.0, std::min(gridWidth / m_heads, gridHeight / m_layers));
+    *gap = gapFor(pitch);
+    layout.cell = std::max(2.0, pitch - *gap);
+    layout.columns = m_heads;
+    const double blockWidth = layerWidth + pitch * m_heads;
+    const double blockHeight = headerHeight + pitch * m_layers;
+    const double blockLeft = area.left() + std::max(0.0, (area.width() - blockWidth) / 2);
+    const double blockTop = area.top() + std::max(0.0, (area.height() - blockHeight) / 2);
+    const double gridLeft = blockLeft + layerWidth;
+    const double gridTop = blockTop + headerHeight;
+    for (int i = 0; i < count; ++i) {
+        const HeadSurveyEntry& entry = m_entries[std::size_t(i)];
+        layout.cells[std::size_t(i)] = snapped(gridLeft + entry.head * pitch + *gap / 2,
+                                               gridTop + entry.layer * pitch + *gap / 2,
+                                               layout.cell);
+    }
+    // Layer labels, every k-th when the rows are lower than a line.
+    const int layerStride = niceStep(line / pitch);
+    for (int layer = 0; layer < m_layers; layer += layerStride)
+        layout.layerLabels.push_back(
+            {QRectF(blockLeft, gridTop + layer * pitch, layerWidth - 8, pitch), layer});
+    // Head labels: "head k" when they fit over a column, else numbers after "head".
+    layout.shortHeadLabels =
+        metrics.horizontalAdvance(tr("head %1").arg(lastHead)) + 4 > pitch;
+    const double numberWidth = metrics.horizontalAdvance(QString::number(lastHead)) + 6;
+    const int headStride = layout.shortHeadLabels ? niceStep(numberWidth / pitch) : 1;
+    for (int head = 0; head < m_heads; head += headStride)
+        layout.headLabels.push_back(
+            {QRectF(gridLeft + head * pitch, blockTop, pitch, headerHeight), head});
+    if (layout.shortHeadLabels)
+        layout.headWordRect = QRectF(blockLeft, blockTop, layerWidth - 4, headerHeight);
+    return QRectF(blockLeft, blockTop, blockWidth, blockHeight);
+}
+
+QRectF HeadGridView::layoutRanked(Layout& layout, const QRectF& area,
+                                  const QFontMetricsF& metrics, double* gap) const
+{
+    const int count = int(m_entries.size());
+    const double line = metrics.height();
+    // A ranked list: as many columns as give the largest cells, a label under each.
+    const double labelHeight = line + 2;
+    double best = -1;
+    int bestColumns = 1;
+    for (int columns = 1; columns <= count; ++columns) {
+        const int rows = (count + columns - 1) / columns;
+        const double pitchX = area.width() / columns;
+        const double pitchY = area.height() / rows;
+        const double g = gapFor(std::min(pitchX, pitchY));
+        const double cell = std::min(pitchX - g, pitchY - g - labelHeight);
+        if (cell > best) {
+            best = cell;
+            bestColumns = columns;
+        }
+    }
+    const int columns = bestColumns;
+    const int rows = (count + columns - 1) / columns;
+    *gap = gapFor(std::min(area.width() / columns, area.height() / rows));
+    layout.cell = std::max(2.0, best);
+    layout.columns = columns;
+    const double pitchX = layout.cell + *gap;
+    const double pitchY = layout.cell + *gap + labelHeight;
+    const double blockWidth = pitchX * columns;
+    const double blockHeight = pitchY * rows;
+    const double blockLeft = area.left() + std::max(0.0, (area.width() - blockWidth) / 2);
+    const double blockTop = area.top() + std::max(0.0, (area.height() - blockHeight) / 2);
+    layout.labels.assign(std::size_t(count), QRectF());
+    layout.labelTexts.assign(std::size_t(count), QString());
+    for (int position = 0; position < count; ++position) {
+        const int i = m_displayOrder[std::size_t(position)];
+        const int column = position % columns;
+        const int row = position / columns;
+        const QRectF cell = snapped(blockLeft + column * pitchX + *gap / 2,
+                                    blockTop + row * pitchY + *gap / 2, layout.cell);
+        layout.cells[std::size_t(i)] = cell;
+        const HeadSurveyEntry& entry = m_entries[std::size_t(i)];
+        const int rank = m_ranks[std::size_t(i)];
+        const QString place = tr("L%1 H%2").arg(entry.layer).arg(entry.head);
+        QString text = rank > 0 ? tr("#%1  %2").arg(rank).arg(place) : place;
+        if (metrics.horizontalAdvance(text) > pitchX - 2)
+            text = place;
+        if (metrics.horizontalAdvance(text) > pitchX - 2)
+            text = tr("%1.%2").arg(entry.layer).arg(entry.head);
+        if (metrics.horizontalAdvance(text) > pitchX - 2)
+            text.clear();
+        layout.labels[std::size_t(i)] =
+            QRectF(cell.left() - *gap / 2, cell.bottom() + *gap / 2, pitchX, labelHeight);
+        layout.labelTexts[std::size_t(i)] = text;
+    }
+    return QRectF(blockLeft, blockTop, blockWidth, blockHeight);
 }
 
 void HeadGridView::relayout()
@@ -456,6 +473,16 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
         painter.setFont(font);
     }
 
+    paintLabels(painter, layout, font, ink);
+    paintCells(painter, layout, font, ink);
+    paintBadges(painter, layout, font);
+    paintOutlines(painter, layout, onScreen);
+    paintLegend(painter, layout, metrics, ink);
+}
+
+void HeadGridView::paintLabels(QPainter& painter, const Layout& layout, const QFont& font,
+                               const QColor& ink) const
+{
     // Labels of the model layout; the selected layer and head in bold.
     const QFont bold = scaledFont(font, 1.0, true);
     painter.setPen(ink);
@@ -485,7 +512,12 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
             painter.drawLine(QPointF(span.left(), y), QPointF(span.right(), y));
         }
     }
+}
 
+void HeadGridView::paintCells(QPainter& painter, const Layout& layout, const QFont& font,
+                              const QColor& ink) const
+{
+    const QFont bold = scaledFont(font, 1.0, true);
     // The cells: error frame, thumbnail, marks.
     painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
     painter.setRenderHint(QPainter::Antialiasing, false);
@@ -508,7 +540,10 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
         }
         painter.setFont(font);
     }
+}
 
+void HeadGridView::paintBadges(QPainter& painter, const Layout& layout, const QFont& font) const
+{
     // The N worst: their rank in a white badge at the top left corner of the cell.
     const QFont badgeFont = scaledFont(font, 0.85, true);
     const QFontMetricsF badgeMetrics(badgeFont, painter.device());
@@ -542,7 +577,11 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
     }
     painter.setFont(font);
     painter.setBrush(Qt::NoBrush);
+}
 
+void HeadGridView::paintOutlines(QPainter& painter, const Layout& layout, bool onScreen) const
+{
+    const double f = layout.frame;
     // Hover (screen only) and selection outlines, outside the frame.
     if (onScreen && m_hovered >= 0 && std::size_t(m_hovered) < m_entries.size()) {
         const double r = f + 1;
@@ -558,7 +597,11 @@ void HeadGridView::paintGrid(QPainter& painter, const Layout& layout, const QFon
         painter.setPen(pen);
         painter.drawRect(layout.cells[std::size_t(current)].adjusted(-r, -r, r, r));
     }
+}
 
+void HeadGridView::paintLegend(QPainter& painter, const Layout& layout,
+                               const QFontMetricsF& metrics, const QColor& ink) const
+{
     // The legend: the error bar with its range, and what the cells show.
     const QRectF legend = layout.legendRect;
     const double line = metrics.height();

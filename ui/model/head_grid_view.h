@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+class QFontMetricsF;
+
 namespace attnlab::ui {
 
 // How the head grid places the heads: layers down and heads across as in the model, or as a
@@ -115,8 +117,26 @@ private:
     // The positions of everything for `size` with `font` measured on `device`.
     Layout layoutFor(QSizeF size, const QFont& font, const QPaintDevice* device,
                      bool title) const;
+    // The cells of layoutFor in `area`, layers down and heads across with their labels, or as a
+    // ranked list with a label under each cell; the block they fill, the gap between cells in
+    // *gap.
+    QRectF layoutModelOrder(Layout& layout, const QRectF& area, const QFont& font,
+                            const QPaintDevice* device, double* gap) const;
+    QRectF layoutRanked(Layout& layout, const QRectF& area, const QFontMetricsF& metrics,
+                        double* gap) const;
     void paintGrid(QPainter& painter, const Layout& layout, const QFont& font, bool onScreen,
                    const QString& title) const;
+    // The parts of paintGrid: the layer and head labels and the key/value groups' lines; the
+    // error frames, thumbnails and (worst first) the cells' labels; the ranks of the N worst; the
+    // hover and selection outlines; the legend under the grid.
+    void paintLabels(QPainter& painter, const Layout& layout, const QFont& font,
+                     const QColor& ink) const;
+    void paintCells(QPainter& painter, const Layout& layout, const QFont& font,
+                    const QColor& ink) const;
+    void paintBadges(QPainter& painter, const Layout& layout, const QFont& font) const;
+    void paintOutlines(QPainter& painter, const Layout& layout, bool onScreen) const;
+    void paintLegend(QPainter& painter, const Layout& layout, const QFontMetricsF& metrics,
+                     const QColor& ink) const;
     void rebuildImages();
     void rebuildOrder();
     void relayout();

@@ -76,6 +76,142 @@ void styleAxes(QCPAxisRect* rect, const QFont& base)
     }
 }
 
+using Lines = std::map<std::pair<QString, QString>, std::map<double, Point>>;
+
+// A graph with error bars (min to max over the seeds) in each of the two rects per line: one per
+// (method, layers) against m, or per (method, m) against the layer.
+void addLines(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& lines,
+              ModelEvalAxis axis, int lastLayer)
+{
+    const QVector<Qt::PenStyle> styles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                          Qt::DashDotLine};
+    const QVector<QCPScatterStyle::ScatterShape> shapes = {
+        QCPScatterStyle::ssDisc, QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle,
+        QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
+    std::map<QString, int> styleOfMethod;
+    for (const auto& [key, points] : lines) {
+        const int variant = styleOfMethod[key.first]++;
+        const QColor color = methodColor(key.first);
+        const QString name =
+            axis == ModelEvalAxis::Features
+                ? ModelEvalChart::tr("%1, %2").arg(methodTitle(key.first), layersTitle(key.second))
+                : ModelEvalChart::tr("%1, m = %2").arg(methodTitle(key.first), key.second);
+        for (QCPAxisRect* rect : {agreement, klRect}) {
+            const bool kl = rect == klRect;
+            auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            QPen pen(color, 2.2, styles[variant % styles.size()]);
+            graph->setPen(pen);
+            graph->setScatterStyle(QCPScatterStyle(shapes[variant % shapes.size()], color,
+                                                   color, 8));
+            auto* bars = new QCPErrorBars(rect->axis(QCPAxis::atBottom),
+                                          rect->axis(QCPAxis::atLeft));
+            bars->setPen(QPen(color, 1.2));
+            bars->setDataPlottable(graph);
+            QVector<double> xs, ys;
+            QVector<double> minus, plus;
+            for (const auto& [x, p] : points) {
+                if (axis == ModelEvalAxis::Layer && x > lastLayer && !xs.isEmpty()) {
+                    // "all" is not the layer after the last: a gap (NaN) keeps the line from
+                    // joining them.
+                    xs.append(lastLayer + 0.5);
+                    ys.append(qQNaN());
+                    minus.append(0);
+                    plus.append(0);
+                }
+                const double mean = (kl ? p.klMean : p.agreementMean) / p.seeds;
+                xs.append(p.x);
+                ys.append(mean);
+                minus.append(mean - (kl ? p.klMin : p.agreementMin));
+                plus.append((kl ? p.klMax : p.agreementMax) - mean);
+            }
+            graph->setData(xs, ys, true);
+            bars->setData(minus, plus);
+            if (!kl) {
+                graph->setName(name);
+                graph->addToLegend();
+            }
+        }
+    }
+}
+
+// The reference lines of the methods without m (exact, elu+1, ...): dashed, across the m axis,
+// or per method against the layer.
+void addReferences(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& references,
+                   ModelEvalAxis axis, const std::vector<int>& features, int lastLayer)
+{
+    bool exactNamed = false;
+    for (const auto& [key, points] : references) {
+        const bool exact = key.first == QLatin1String("exact");
+        QString name;
+        if (exact && !exactNamed)
+            name = ModelEvalChart::tr("exact attention in the replaced layers (float rounding only)");
+        else if (!exact)
+            name = axis == ModelEvalAxis::Features
+                       ? ModelEvalChart::tr("%1 (no m), %2").arg(methodTitle(key.first), layersTitle(key.second))
+                       : ModelEvalChart::tr("%1 (no m)").arg(methodTitle(key.first));
+        exactNamed = exactNamed || exact;
+        for (QCPAxisRect* rect : {agreement, klRect}) {
+            const bool kl = rect == klRect;
+            auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            graph->setPen(QPen(exact ? QColor(120, 120, 120) : methodColor(key.first),
+                               exact ? 1.6 : 2.0, Qt::DashLine));
+            QVector<double> xs, ys;
+            if (axis == ModelEvalAxis::Features) {
+                const Point& p = points.begin()->second;
+                const double y = (kl ? p.klMean : p.agreementMean) / p.seeds;
+                const double lo = features.empty() ? 1 : features.front() / 1.5;
+                const double hi = features.empty() ? 1024 : features.back() * 1.5;
+                xs = {lo, hi};
+                ys = {y, y};
+            } else {
+                for (const auto& [x, p] : points) {
+                    if (x > lastLayer && !xs.isEmpty()) {  // the gap before "all", as above
+                        xs.append(lastLayer + 0.5);
+                        ys.append(qQNaN());
+                    }
+                    xs.append(x);
+                    ys.append((kl ? p.klMean : p.agreementMean) / p.seeds);
+                }
+            }
+            graph->setData(xs, ys, true);
+            if (!kl && !name.isEmpty()) {
+                graph->setName(name);
+                graph->addToLegend();
+            }
+        }
+    }
+}
+
+// The x axes: m on a log scale ticked at the values swept, or the layers with "all" after them.
+void setXAxes(QCPAxisRect* agreement, QCPAxisRect* klRect, ModelEvalAxis axis,
+              const std::vector<int>& features, int lastLayer)
+{
+    for (QCPAxisRect* rect : {agreement, klRect}) {
+        QCPAxis* x = rect->axis(QCPAxis::atBottom);
+        if (axis == ModelEvalAxis::Features) {
+            x->setScaleType(QCPAxis::stLogarithmic);
+            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+            for (const int m : features)
+                ticker->addTick(m, QString::number(m));
+            x->setTicker(ticker);
+            x->setLabel(ModelEvalChart::tr("features m"));
+            if (!features.empty())
+                x->setRange(features.front() / 1.4, features.back() * 1.4);
+            else
+                x->setRange(8, 512);
+        } else {
+            x->setScaleType(QCPAxis::stLinear);
+            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+            for (int layer = 0; layer <= lastLayer; ++layer)
+                ticker->addTick(layer, QString::number(layer));
+            ticker->addTick(lastLayer + 1, ModelEvalChart::tr("all"));
+            x->setTicker(ticker);
+            x->setLabel(ModelEvalChart::tr("replaced layer"));
+            x->setRange(-0.5, lastLayer + 1.5);
+        }
+    }
+}
+
 }  // namespace
 
 ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
@@ -167,8 +303,8 @@ void ModelEvalChart::rebuild()
     // One line per (method, layers) against m, or per (method, m) against the layer. The rows
     // of methods without m (exact, elu+1, ...: features 0) are reference lines, per (method,
     // layer set) against m, per method against the layer.
-    std::map<std::pair<QString, QString>, std::map<double, Point>> lines;
-    std::map<std::pair<QString, QString>, std::map<double, Point>> references;
+    Lines lines;
+    Lines references;
     for (const ModelEvalRow& row : m_rows) {
         const bool reference = row.features == 0;
         if (m_axis == ModelEvalAxis::Features) {
@@ -188,121 +324,9 @@ void ModelEvalChart::rebuild()
         }
     }
 
-    const QVector<Qt::PenStyle> styles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
-                                          Qt::DashDotLine};
-    const QVector<QCPScatterStyle::ScatterShape> shapes = {
-        QCPScatterStyle::ssDisc, QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle,
-        QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
-    std::map<QString, int> styleOfMethod;
-    for (const auto& [key, points] : lines) {
-        const int variant = styleOfMethod[key.first]++;
-        const QColor color = methodColor(key.first);
-        const QString name =
-            m_axis == ModelEvalAxis::Features
-                ? tr("%1, %2").arg(methodTitle(key.first), layersTitle(key.second))
-                : tr("%1, m = %2").arg(methodTitle(key.first), key.second);
-        for (QCPAxisRect* rect : {m_agreement, m_kl}) {
-            const bool kl = rect == m_kl;
-            auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-            QPen pen(color, 2.2, styles[variant % styles.size()]);
-            graph->setPen(pen);
-            graph->setScatterStyle(QCPScatterStyle(shapes[variant % shapes.size()], color,
-                                                   color, 8));
-            auto* bars = new QCPErrorBars(rect->axis(QCPAxis::atBottom),
-                                          rect->axis(QCPAxis::atLeft));
-            bars->setPen(QPen(color, 1.2));
-            bars->setDataPlottable(graph);
-            QVector<double> xs, ys;
-            QVector<double> minus, plus;
-            for (const auto& [x, p] : points) {
-                if (m_axis == ModelEvalAxis::Layer && x > lastLayer && !xs.isEmpty()) {
-                    // "all" is not the layer after the last: a gap (NaN) keeps the line from
-                    // joining them.
-                    xs.append(lastLayer + 0.5);
-                    ys.append(qQNaN());
-                    minus.append(0);
-                    plus.append(0);
-                }
-                const double mean = (kl ? p.klMean : p.agreementMean) / p.seeds;
-                xs.append(p.x);
-                ys.append(mean);
-                minus.append(mean - (kl ? p.klMin : p.agreementMin));
-                plus.append((kl ? p.klMax : p.agreementMax) - mean);
-            }
-            graph->setData(xs, ys, true);
-            bars->setData(minus, plus);
-            if (!kl) {
-                graph->setName(name);
-                graph->addToLegend();
-            }
-        }
-    }
-    bool exactNamed = false;
-    for (const auto& [key, points] : references) {
-        const bool exact = key.first == QLatin1String("exact");
-        QString name;
-        if (exact && !exactNamed)
-            name = tr("exact attention in the replaced layers (float rounding only)");
-        else if (!exact)
-            name = m_axis == ModelEvalAxis::Features
-                       ? tr("%1 (no m), %2").arg(methodTitle(key.first), layersTitle(key.second))
-                       : tr("%1 (no m)").arg(methodTitle(key.first));
-        exactNamed = exactNamed || exact;
-        for (QCPAxisRect* rect : {m_agreement, m_kl}) {
-            const bool kl = rect == m_kl;
-            auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-            graph->setPen(QPen(exact ? QColor(120, 120, 120) : methodColor(key.first),
-                               exact ? 1.6 : 2.0, Qt::DashLine));
-            QVector<double> xs, ys;
-            if (m_axis == ModelEvalAxis::Features) {
-                const Point& p = points.begin()->second;
-                const double y = (kl ? p.klMean : p.agreementMean) / p.seeds;
-                const double lo = features.empty() ? 1 : features.front() / 1.5;
-                const double hi = features.empty() ? 1024 : features.back() * 1.5;
-                xs = {lo, hi};
-                ys = {y, y};
-            } else {
-                for (const auto& [x, p] : points) {
-                    if (x > lastLayer && !xs.isEmpty()) {  // the gap before "all", as above
-                        xs.append(lastLayer + 0.5);
-                        ys.append(qQNaN());
-                    }
-                    xs.append(x);
-                    ys.append((kl ? p.klMean : p.agreementMean) / p.seeds);
-                }
-            }
-            graph->setData(xs, ys, true);
-            if (!kl && !name.isEmpty()) {
-                graph->setName(name);
-                graph->addToLegend();
-            }
-        }
-    }
-
-    for (QCPAxisRect* rect : {m_agreement, m_kl}) {
-        QCPAxis* x = rect->axis(QCPAxis::atBottom);
-        if (m_axis == ModelEvalAxis::Features) {
-            x->setScaleType(QCPAxis::stLogarithmic);
-            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-            for (const int m : features)
-                ticker->addTick(m, QString::number(m));
-            x->setTicker(ticker);
-            x->setLabel(tr("features m"));
-            if (!features.empty())
-                x->setRange(features.front() / 1.4, features.back() * 1.4);
-            else
-                x->setRange(8, 512);
-        } else {
-            x->setScaleType(QCPAxis::stLinear);
-            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-            for (int layer = 0; layer <= lastLayer; ++layer)
-                ticker->addTick(layer, QString::number(layer));
-            ticker->addTick(lastLayer + 1, tr("all"));
-            x->setTicker(ticker);
-            x->setLabel(tr("replaced layer"));
-            x->setRange(-0.5, lastLayer + 1.5);
-        }
-    }
+    addLines(m_agreement, m_kl, lines, m_axis, lastLayer);
+    addReferences(m_agreement, m_kl, references, m_axis, features, lastLayer);
+    setXAxes(m_agreement, m_kl, m_axis, features, lastLayer);
     m_agreement->axis(QCPAxis::atLeft)->setRange(0, 105);
     double klLow = 1e300, klHigh = 0;
     for (const ModelEvalRow& row : m_rows) {

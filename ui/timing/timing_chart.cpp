@@ -289,6 +289,34 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     legend->setRowSpacing(0);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
 
+    styleAxes();
+    buildMemoryKey();
+
+    QCPAxis* memoryAxis = m_memoryRect->axis(QCPAxis::atLeft);
+    m_budgetLine = new QCPItemStraightLine(this);
+    m_budgetLine->setClipAxisRect(m_memoryRect);
+    m_budgetLine->setPen(QPen(QColor(60, 60, 60), 1.2, Qt::DotLine));
+    for (QCPItemPosition* point : {m_budgetLine->point1, m_budgetLine->point2})
+        point->setAxes(m_memoryRect->axis(QCPAxis::atBottom), memoryAxis);
+    m_budgetLabel = annotation(this, QColor(60, 60, 60));
+    m_budgetLabel->setClipAxisRect(m_memoryRect);
+    m_budgetLabel->position->setAxes(m_memoryRect->axis(QCPAxis::atBottom), memoryAxis);
+    m_budgetLabel->position->setAxisRect(m_memoryRect);
+    m_budgetLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    m_budgetLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    m_budgetLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+
+    m_hint = new FigureHint(this,
+                            tr("Choose the methods and lengths, then Run: each point appears "
+                               "here as it is measured."),
+                            12);
+    m_hint->setLayer(QStringLiteral("annotations"));
+
+    clear();
+}
+
+void TimingChart::styleAxes()
+{
     const QFont tickFont = sizedFont(font(), 10);
     const QFont labelFont = sizedFont(font(), 11);
     for (QCPAxisRect* rect : {m_timeRect, m_memoryRect}) {
@@ -324,7 +352,11 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     memoryTicker->setTickCount(5);
     memoryAxis->setTicker(memoryTicker);
     memoryAxis->setLabel(tr("memory (MiB)"));
+}
 
+void TimingChart::buildMemoryKey()
+{
+    QCPAxis* memoryAxis = m_memoryRect->axis(QCPAxis::atLeft);
     // The key to the line styles of the memory plot, in its top left corner (the ranges leave
     // that band free of curves).
     m_memoryLegend = new QCPLegend;
@@ -354,27 +386,6 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
                   "method's work matrices, its W) held at once, counted block by block as they "
                   "are allocated and freed; freed blocks the program keeps for the next run do "
                   "not count."));
-
-    m_budgetLine = new QCPItemStraightLine(this);
-    m_budgetLine->setClipAxisRect(m_memoryRect);
-    m_budgetLine->setPen(QPen(QColor(60, 60, 60), 1.2, Qt::DotLine));
-    for (QCPItemPosition* point : {m_budgetLine->point1, m_budgetLine->point2})
-        point->setAxes(m_memoryRect->axis(QCPAxis::atBottom), memoryAxis);
-    m_budgetLabel = annotation(this, QColor(60, 60, 60));
-    m_budgetLabel->setClipAxisRect(m_memoryRect);
-    m_budgetLabel->position->setAxes(m_memoryRect->axis(QCPAxis::atBottom), memoryAxis);
-    m_budgetLabel->position->setAxisRect(m_memoryRect);
-    m_budgetLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-    m_budgetLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
-    m_budgetLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-
-    m_hint = new FigureHint(this,
-                            tr("Choose the methods and lengths, then Run: each point appears "
-                               "here as it is measured."),
-                            12);
-    m_hint->setLayer(QStringLiteral("annotations"));
-
-    clear();
 }
 
 void TimingChart::setResult(const SweepResult& result)

@@ -107,6 +107,12 @@ protected:
     void updateLayout() override;
 
 private:
+    // Log-log axes with their tickers and labels: length against time per run, and against
+    // memory.
+    void styleAxes();
+    // The key to the memory plot's line styles (working-set model, measured peak), and the
+    // chart's tooltip that explains them.
+    void buildMemoryKey();
     // Sets the tick count of each length axis to the labels its plot's width has room for;
     // true when a count changed (the layout must then be redone).
     bool fitLengthTicks();

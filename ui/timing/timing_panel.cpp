@@ -142,7 +142,7 @@ TimingPanel::TimingPanel(QWidget* parent)
     showResult();
 }
 
-void TimingPanel::buildControls()
+QWidget* TimingPanel::buildMethodsBox()
 {
     auto* methodsBox = new QGroupBox(tr("Methods"));
     auto* methodsLayout = new QVBoxLayout(methodsBox);
@@ -172,7 +172,13 @@ void TimingPanel::buildControls()
     variants->addWidget(m_causal);
     variants->addStretch();
     methodsLayout->addLayout(variants);
+    m_nonCausal->setObjectName(QStringLiteral("nonCausal"));
+    m_causal->setObjectName(QStringLiteral("timingCausal"));
+    return methodsBox;
+}
 
+QWidget* TimingPanel::buildLengthsBox()
+{
     auto* lengthsBox = new QGroupBox(tr("Sequence lengths L"));
     auto* lengthsForm = new QFormLayout(lengthsBox);
     const auto lengthBox = [](int value, const QString& tip) {
@@ -216,7 +222,15 @@ void TimingPanel::buildControls()
         connect(box, &QCheckBox::toggled, this, &TimingPanel::updateLengthsPreview);
     for (const auto& [algorithm, box] : m_methods)
         connect(box, &QCheckBox::toggled, this, &TimingPanel::updateLengthsPreview);
+    m_minLength->setObjectName(QStringLiteral("minLength"));
+    m_maxLength->setObjectName(QStringLiteral("maxLength"));
+    m_pointsPerOctave->setObjectName(QStringLiteral("pointsPerOctave"));
+    m_lengthsPreview->setObjectName(QStringLiteral("lengthsPreview"));
+    return lengthsBox;
+}
 
+QWidget* TimingPanel::buildSizesBox()
+{
     auto* sizesBox = new QGroupBox(tr("Sizes"));
     auto* sizesForm = new QFormLayout(sizesBox);
     m_headDim = sweepSpinBox(1, 1024, 64,
@@ -239,27 +253,15 @@ void TimingPanel::buildControls()
     sizesForm->addRow(tr("m"), m_features);
     sizesForm->addRow(tr("Threads"), m_threads);
     sizesForm->addRow(tr("Repetitions"), m_repetitions);
+    m_headDim->setObjectName(QStringLiteral("timingHeadDim"));
+    m_features->setObjectName(QStringLiteral("timingFeatures"));
+    m_threads->setObjectName(QStringLiteral("threads"));
+    m_repetitions->setObjectName(QStringLiteral("repetitions"));
+    return sizesBox;
+}
 
-    auto* note =
-        new QLabel(tr("Timings are of this machine. Other work while a sweep runs "
-                      "(recomputing in the main window, other programs) disturbs "
-                      "them."));
-    note->setWordWrap(true);
-    note->setObjectName(QStringLiteral("timingNote"));
-    QPalette muted = note->palette();
-    muted.setColor(QPalette::WindowText, muted.color(QPalette::PlaceholderText));
-    note->setPalette(muted);
-
-    auto* controls = new QWidget;
-    auto* controlsLayout = new QVBoxLayout(controls);
-    controlsLayout->addWidget(methodsBox);
-    controlsLayout->addWidget(lengthsBox);
-    controlsLayout->addWidget(sizesBox);
-    controlsLayout->addWidget(sweepControls());
-    controlsLayout->addStretch();
-    controlsLayout->addWidget(note);
-    QScrollArea* scroll = controlsColumn(controls);
-
+QWidget* TimingPanel::buildResults()
+{
     m_chart = new TimingChart;
     m_chart->setMinimumSize(360, 300);
     m_sgemm = new QLabel;
@@ -305,25 +307,40 @@ void TimingPanel::buildControls()
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
     splitter->setChildrenCollapsible(false);
-
-    auto* layout = new QHBoxLayout(this);
-    layout->addWidget(scroll);
-    layout->addWidget(splitter, 1);
-
-    // Object names: for tests and accessibility tools.
-    m_nonCausal->setObjectName(QStringLiteral("nonCausal"));
-    m_causal->setObjectName(QStringLiteral("timingCausal"));
-    m_minLength->setObjectName(QStringLiteral("minLength"));
-    m_maxLength->setObjectName(QStringLiteral("maxLength"));
-    m_pointsPerOctave->setObjectName(QStringLiteral("pointsPerOctave"));
-    m_lengthsPreview->setObjectName(QStringLiteral("lengthsPreview"));
-    m_headDim->setObjectName(QStringLiteral("timingHeadDim"));
-    m_features->setObjectName(QStringLiteral("timingFeatures"));
-    m_threads->setObjectName(QStringLiteral("threads"));
-    m_repetitions->setObjectName(QStringLiteral("repetitions"));
     m_chart->setObjectName(QStringLiteral("timingChart"));
     m_sgemm->setObjectName(QStringLiteral("sgemm"));
     m_table->setObjectName(QStringLiteral("timingTable"));
+    return splitter;
+}
+
+void TimingPanel::buildControls()
+{
+    QWidget* methodsBox = buildMethodsBox();
+    QWidget* lengthsBox = buildLengthsBox();
+    QWidget* sizesBox = buildSizesBox();
+    auto* note =
+        new QLabel(tr("Timings are of this machine. Other work while a sweep runs "
+                      "(recomputing in the main window, other programs) disturbs "
+                      "them."));
+    note->setWordWrap(true);
+    note->setObjectName(QStringLiteral("timingNote"));
+    QPalette muted = note->palette();
+    muted.setColor(QPalette::WindowText, muted.color(QPalette::PlaceholderText));
+    note->setPalette(muted);
+
+    auto* controls = new QWidget;
+    auto* controlsLayout = new QVBoxLayout(controls);
+    controlsLayout->addWidget(methodsBox);
+    controlsLayout->addWidget(lengthsBox);
+    controlsLayout->addWidget(sizesBox);
+    controlsLayout->addWidget(sweepControls());
+    controlsLayout->addStretch();
+    controlsLayout->addWidget(note);
+    QScrollArea* scroll = controlsColumn(controls);
+
+    auto* layout = new QHBoxLayout(this);
+    layout->addWidget(scroll);
+    layout->addWidget(buildResults(), 1);
 }
 
 SweepSpec TimingPanel::spec() const

@@ -74,6 +74,12 @@ protected:
 private:
     // Makes the controls, the chart, the table and their layout.
     void buildControls();
+    // The Methods box (each method, the variants), the lengths box, the sizes box; the chart over
+    // the sgemm line and the table, in a splitter.
+    QWidget* buildMethodsBox();
+    QWidget* buildLengthsBox();
+    QWidget* buildSizesBox();
+    QWidget* buildResults();
     // Shows one point the worker measured (posted by the worker).
     void addPoint(const SweepPoint& point, int done, int total);
     // The sweep returned (finished or cancelled): shows all its points.
