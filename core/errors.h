@@ -30,6 +30,20 @@ public:
     QString message() const { return QString::fromStdString(what()); }
 };
 
+// Throws InputError(message) unless condition holds: how the readers and the engine refuse a
+// request.
+inline void require(bool condition, const QString& message)
+{
+    if (!condition)
+        throw InputError(message);
+}
+
+// Throws InputError("<where>: <problem>"): a reader refusing the file or field `where`.
+[[noreturn]] inline void refuse(const QString& where, const QString& problem)
+{
+    throw InputError(QStringLiteral("%1: %2").arg(where, problem));
+}
+
 // Thrown by a computation that was asked to stop (ComputeOptions::cancelled) before it finished.
 class Cancelled : public std::runtime_error {
 public:

@@ -26,12 +26,6 @@ namespace {
 // Rows of P and P^ formed at a time in the row pass.
 constexpr Eigen::Index kRowBlock = 32;
 
-void require(bool condition, const QString& message)
-{
-    if (!condition)
-        throw InputError(message);
-}
-
 void validate(const ExperimentSpec& spec)
 {
     const ApproximationSpec& approximation = spec.approximation;
@@ -170,6 +164,93 @@ bool exactSideFits(const ExperimentResult& previous, const ExperimentSpec& spec,
     });
 }
 
+// The detail pyramids of one head's P, P^ and P^ - P, built in the row pass.
+struct HeadPyramids {
+    std::optional<DetailPyramid> exact, approx, error;
+
+    // Finishes those built and shares them with the head.
+    void storeInto(HeadResult& head)
+    {
+        for (auto [built, shared] : {std::pair(&exact, &head.exactPyramid),
+                                     std::pair(&approx, &head.approxPyramid),
+                                     std::pair(&error, &head.errorPyramid)}) {
+            if (*built) {
+                (*built)->finish();
+                *shared = std::make_shared<const DetailPyramid>(std::move(**built));
+            }
+        }
+    }
+};
+
+// One head's O^ into head, its time added to *seconds: exact streaming for the method "exact",
+// else the approximation, made (W, E, F drawn, as a trained model holds them) before the clock
+// starts, as `bench` times it, and fitted to the data (FAVOR++'s A, Nystrom's landmarks) on the
+// clock. Returns the approximation (null for "exact").
+template <typename T>
+std::unique_ptr<Approximation<T>> approximateHead(const ExperimentSpec& spec, const Matrix<T>& q,
+                                                  const Matrix<T>& k, const Matrix<T>& v,
+                                                  double scale, int headIndex, HeadResult& head,
+                                                  double* seconds)
+{
+    QElapsedTimer timer;
+    std::unique_ptr<Approximation<T>> approximation;
+    if (spec.exactMethod) {
+        timer.start();
+        head.outputApprox =
+            streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
+    } else {
+        approximation =
+            makeApproximation<T>(spec.approximation, int(q.cols()), q.rows(), scale, headIndex);
+        throwIfCancelled();
+        timer.start();
+        approximation->fit(q, k, spec.causal);
+        ApproximateOutput<T> approximate =
+            approximation->output(q, k, v, spec.causal, spec.chunkSize);
+        head.outputApprox = approximate.output.template cast<double>();
+        head.nonPositiveRows = std::move(approximate.nonPositiveRows);
+    }
+    *seconds += timer.nsecsElapsed() * 1e-9;
+    if (approximation) {
+        head.projection = approximation->projection();
+        head.drawn = approximation->drawnMatrices();
+    }
+    return approximation;
+}
+
+// P (when keepExact), P^ (when keepApprox) and O of the row pass into the head, or the kept
+// result's P and O.
+template <typename T>
+void storeAttention(HeadResult& head, const HeadResult* kept, Matrix<T>&& exact,
+                    Matrix<T>&& approx, const Matrix<T>& outputExact, bool keepExact,
+                    bool keepApprox)
+{
+    if (kept) {
+        head.attentionExact = kept->attentionExact;
+        head.exactPyramid = kept->exactPyramid;
+        head.outputExact = kept->outputExact;
+    } else {
+        if (keepExact)
+            head.attentionExact = ResultMatrix(std::move(exact));
+        head.outputExact = outputExact.template cast<double>();
+    }
+    if (keepApprox)
+        head.attentionApprox = ResultMatrix(std::move(approx));
+}
+
+// The head's metrics from the row pass's accumulators (added up in block order) and its outputs,
+// also added to allHeads.
+void addHeadMetrics(HeadResult& head, const std::vector<MetricsAccumulator>& accumulators,
+                    MetricsAccumulator& allHeads)
+{
+    MetricsAccumulator metrics;
+    for (const MetricsAccumulator& part : accumulators)
+        metrics.add(part);
+    metrics.addOutputs(head.outputExact, head.outputApprox);
+    metrics.addNonPositiveRows(qint64(head.nonPositiveRows.size()));
+    head.metrics = metrics.metrics();
+    allHeads.add(metrics);
+}
+
 template <typename T>
 void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int headIndex,
                  const ComputeOptions& options, double scale, const HeadResult* kept,
@@ -181,35 +262,15 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     const Eigen::Index length = q.rows();
     HeadResult& head = result.heads[headIndex];
 
-    QElapsedTimer timer;
-    std::unique_ptr<Approximation<T>> approximation;
-    if (spec.exactMethod) {
-        timer.start();
-        head.outputApprox = streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
-    } else {
-        // Made (W, E, F drawn, as a trained model holds them) before the timing, as `bench`
-        // times it; fitting to the data (FAVOR++'s A, Nystrom's landmarks) is timed.
-        approximation =
-            makeApproximation<T>(spec.approximation, int(q.cols()), length, scale, headIndex);
-        throwIfCancelled();
-        timer.start();
-        approximation->fit(q, k, spec.causal);
-        ApproximateOutput<T> approximate =
-            approximation->output(q, k, v, spec.causal, spec.chunkSize);
-        head.outputApprox = approximate.output.template cast<double>();
-        head.nonPositiveRows = std::move(approximate.nonPositiveRows);
-    }
-    result.secondsApprox += timer.nsecsElapsed() * 1e-9;
-    if (approximation) {
-        head.projection = approximation->projection();
-        head.drawn = approximation->drawnMatrices();
-    }
+    const std::unique_ptr<Approximation<T>> approximation =
+        approximateHead(spec, q, k, v, scale, headIndex, head, &result.secondsApprox);
     const int steps = 2 * int(result.heads.size());
     if (options.progress)
         options.progress(2 * headIndex + 1, steps);
     throwIfCancelled();
 
-    timer.restart();
+    QElapsedTimer timer;
+    timer.start();
     const bool keepKernels = options.matrices && options.kernels;
     const bool pyramids = options.matrices && options.pyramids;
     // P and log Z: taken over from the kept result, or formed here.
@@ -227,12 +288,12 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
         if (approxKernel)
             head.kernelApprox.resize(length, length);
     }
-    std::optional<DetailPyramid> exactPyramid, approxPyramid, errorPyramid;
+    HeadPyramids built;
     if (pyramids && !keptP)
-        exactPyramid.emplace(length, length);
+        built.exact.emplace(length, length);
     if (pyramids && approximation) {
-        approxPyramid.emplace(length, length);
-        errorPyramid.emplace(length, length);
+        built.approx.emplace(length, length);
+        built.error.emplace(length, length);
     }
     std::unique_ptr<ApproximateRows<T>> approxRows;
     if (approximation)
@@ -261,8 +322,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
             exactAttentionRows<T>(q, k, scale, spec.causal, begin, p,
                                   head.logNormaliser.data() + begin);
             outputExact.middleRows(begin, rows).noalias() = p * v;
-            if (exactPyramid)
-                exactPyramid->addRows(begin, target, rows);
+            if (built.exact)
+                built.exact->addRows(begin, target, rows);
             exactRows = target;
         }
         const Eigen::Map<const Matrix<T>> p(exactRows, rows, length);
@@ -283,41 +344,18 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
             begin, spec.causal, p, pApprox, &kernel, approxKernel ? &kernelApprox : nullptr);
         if (keepKernels && approxKernel)
             head.kernelApprox.middleRows(begin, rows) = kernelApprox;
-        if (approxPyramid) {
-            approxPyramid->addRows(begin, approxTarget, rows);
+        if (built.approx) {
+            built.approx->addRows(begin, approxTarget, rows);
             const Matrix<T> error = pApprox - p;
-            errorPyramid->addRows(begin, error.data(), rows);
+            built.error->addRows(begin, error.data(), rows);
         }
     });
     if (stopped)
         throw Cancelled();
-    if (keptP) {
-        head.attentionExact = kept->attentionExact;
-        head.exactPyramid = kept->exactPyramid;
-        head.outputExact = kept->outputExact;
-    } else {
-        if (options.matrices)
-            head.attentionExact = ResultMatrix(std::move(exact));
-        head.outputExact = outputExact.template cast<double>();
-    }
-    if (options.matrices && approximation)
-        head.attentionApprox = ResultMatrix(std::move(approx));
-    for (auto [built, shared] : {std::pair(&exactPyramid, &head.exactPyramid),
-                                 std::pair(&approxPyramid, &head.approxPyramid),
-                                 std::pair(&errorPyramid, &head.errorPyramid)}) {
-        if (*built) {
-            (*built)->finish();
-            *shared = std::make_shared<const DetailPyramid>(std::move(**built));
-        }
-    }
-
-    MetricsAccumulator metrics;
-    for (const MetricsAccumulator& part : accumulators)
-        metrics.add(part);
-    metrics.addOutputs(head.outputExact, head.outputApprox);
-    metrics.addNonPositiveRows(qint64(head.nonPositiveRows.size()));
-    head.metrics = metrics.metrics();
-    allHeads.add(metrics);
+    storeAttention(head, keptP ? kept : nullptr, std::move(exact), std::move(approx),
+                   outputExact, options.matrices, options.matrices && approximation);
+    built.storeInto(head);
+    addHeadMetrics(head, accumulators, allHeads);
 
     throwIfCancelled();
     const FeatureMap<T>* phi = approximation ? approximation->featureMap() : nullptr;
@@ -464,190 +502,7 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     return result;
 }
 
-// A parameter's value as a session writes it: a switch as true or false, a choice by its name,
-// a number otherwise.
-QJsonValue parameterJson(const MethodParameter& parameter, double value)
-{
-    switch (parameter.kind) {
-        case MethodParameter::Kind::Switch: return value != 0;
-        case MethodParameter::Kind::Choice: return parameter.format(value);
-        case MethodParameter::Kind::Integer:
-        case MethodParameter::Kind::Real: return value;
-    }
-    return value;
-}
-
-// Reads the parameter's field of json (when present) into spec, or throws InputError naming it.
-void readParameter(const QJsonObject& json, const MethodParameter& parameter,
-                   ApproximationSpec* spec)
-{
-    const QJsonValue value = json.value(parameter.field);
-    if (value.isUndefined())
-        return;
-    double parsed = 0;
-    bool ok = false;
-    switch (parameter.kind) {
-        case MethodParameter::Kind::Switch:
-            ok = value.isBool();
-            parsed = value.toBool() ? 1 : 0;
-            break;
-        case MethodParameter::Kind::Choice:
-            ok = value.isString() && parameter.parse(value.toString(), &parsed);
-            break;
-        case MethodParameter::Kind::Integer:
-        case MethodParameter::Kind::Real:
-            ok = value.isDouble() &&
-                 parameter.parse(QString::number(value.toDouble(), 'g', 17), &parsed);
-            break;
-    }
-    require(ok, QStringLiteral("%1: expected %2, got %3")
-                    .arg(parameter.field,
-                         parameter.kind == MethodParameter::Kind::Switch
-                             ? QStringLiteral("true or false")
-                         : parameter.kind == MethodParameter::Kind::Choice
-                             ? parameter.choices.join(QStringLiteral(" or "))
-                             : QStringLiteral("a number from %1 to %2")
-                                   .arg(parameter.minimum)
-                                   .arg(parameter.maximum),
-                         QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(
-                                               QJsonDocument::Compact))
-                             .mid(1)
-                             .chopped(1)));
-    spec->setValue(parameter, parsed);
-}
-
-QJsonValue optionalNumber(const std::optional<double>& value)
-{
-    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
-}
-
 }  // namespace
-
-QString ExperimentSpec::methodName() const
-{
-    return exactMethod ? QStringLiteral("exact") : methodInfo(approximation.kind).name;
-}
-
-bool ExperimentSpec::setMethod(const QString& name)
-{
-    if (name == QLatin1String("exact")) {
-        exactMethod = true;
-        return true;
-    }
-    if (!parseApproximation(name, &approximation.kind))
-        return false;
-    exactMethod = false;
-    return true;
-}
-
-double ExperimentSpec::resolvedScale(Eigen::Index d) const
-{
-    return scale.value_or(1.0 / std::sqrt(double(d)));
-}
-
-QJsonObject ExperimentSpec::toJson() const
-{
-    QJsonObject in;
-    in[QLatin1String("kind")] = inputKindName(input.kind);
-    in[QLatin1String("text")] = input.text;
-    in[QLatin1String("tokens")] = tokenModeName(input.tokenMode);
-    in[QLatin1String("positional_encoding")] = input.positionalEncoding;
-    in[QLatin1String("model")] = input.modelPath;
-    in[QLatin1String("layer")] = input.layer;
-    in[QLatin1String("keep_last")] = input.keepLastTokens;
-    in[QLatin1String("image")] = input.imagePath;
-    in[QLatin1String("patch")] = input.patchSize;
-    in[QLatin1String("image_size")] = input.imageSize;
-    in[QLatin1String("length")] = input.length;
-    in[QLatin1String("row_norm")] = optionalNumber(input.rowNorm);
-    in[QLatin1String("clusters")] = input.clusters;
-    in[QLatin1String("q")] = input.queryPath;
-    in[QLatin1String("k")] = input.keyPath;
-    in[QLatin1String("v")] = input.valuePath;
-    in[QLatin1String("d")] = input.headDim;
-    in[QLatin1String("heads")] = input.heads;
-    in[QLatin1String("projection")] = headProjectionName(input.projection);
-    in[QLatin1String("seed")] = double(input.seed);
-    in[QLatin1String("norm_multiplier")] = input.normMultiplier;
-
-    QJsonObject json;
-    json[QLatin1String("version")] = 1;
-    json[QLatin1String("input")] = in;
-    json[QLatin1String("method")] = methodName();
-    json[QLatin1String("features")] = approximation.features;
-    json[QLatin1String("projection")] = projectionKindName(approximation.projection);
-    json[QLatin1String("row_norm")] = rowNormName(approximation.rowNorm);
-    json[QLatin1String("seed")] = double(approximation.seed);
-    for (const MethodParameter* parameter : methodParameters())
-        if (parameter != &featuresParameter())
-            json[parameter->field] = parameterJson(*parameter, approximation.value(*parameter));
-    json[QLatin1String("scale")] = optionalNumber(scale);
-    json[QLatin1String("causal")] = causal;
-    json[QLatin1String("precision")] = precisionName(precision);
-    json[QLatin1String("threads")] = threads;
-    json[QLatin1String("chunk")] = chunkSize;
-    return json;
-}
-
-ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
-{
-    ExperimentSpec spec;
-    const JsonFields top(json, QString());
-    int version = 1;
-    top.read("version", &version, 1, std::numeric_limits<int>::max());
-    require(version == 1, QStringLiteral("version %1 is not known to this Attention Lab (it reads "
-                                         "version 1); a newer version wrote it")
-                              .arg(version));
-    if (json.contains(QLatin1String("input"))) {
-        require(json.value(QLatin1String("input")).isObject(),
-                QStringLiteral("input must be an object"));
-        const QJsonObject inputObject = json.value(QLatin1String("input")).toObject();
-        const JsonFields in(inputObject, QStringLiteral("input."));
-        InputSpec& input = spec.input;
-        in.readName("kind", &input.kind, parseInputKind);
-        in.read("text", &input.text);
-        in.readName("tokens", &input.tokenMode, parseTokenMode);
-        in.read("positional_encoding", &input.positionalEncoding);
-        in.read("model", &input.modelPath);
-        in.read("layer", &input.layer, 0, SpecLimits::layers);
-        in.read("keep_last", &input.keepLastTokens);
-        in.read("image", &input.imagePath);
-        in.read("patch", &input.patchSize, 1, SpecLimits::patchSize);
-        in.read("image_size", &input.imageSize, 1, SpecLimits::imageSize);
-        in.read("length", &input.length, 1, SpecLimits::length);
-        in.read("row_norm", &input.rowNorm, true);
-        in.read("clusters", &input.clusters, 0, SpecLimits::clusters);
-        in.read("q", &input.queryPath);
-        in.read("k", &input.keyPath);
-        in.read("v", &input.valuePath);
-        in.read("d", &input.headDim, 1, SpecLimits::headDim);
-        in.read("heads", &input.heads, 1, SpecLimits::heads);
-        in.readName("projection", &input.projection, parseHeadProjection);
-        in.readSeed("seed", &input.seed);
-        in.read("norm_multiplier", &input.normMultiplier, false);
-        require(input.patchSize <= input.imageSize,
-                QStringLiteral("input.patch (%1) must not be larger than input.image_size (%2)")
-                    .arg(input.patchSize)
-                    .arg(input.imageSize));
-    }
-    QString method = spec.methodName();
-    top.read("method", &method);
-    require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
-    top.read("features", &spec.approximation.features, int(featuresParameter().minimum),
-             int(featuresParameter().maximum));
-    top.readName("projection", &spec.approximation.projection, parseProjectionKind);
-    top.readName("row_norm", &spec.approximation.rowNorm, parseRowNorm);
-    top.readSeed("seed", &spec.approximation.seed);
-    for (const MethodParameter* parameter : methodParameters())
-        if (parameter != &featuresParameter())
-            readParameter(json, *parameter, &spec.approximation);
-    top.read("scale", &spec.scale, false);
-    top.read("causal", &spec.causal);
-    top.readName("precision", &spec.precision, parsePrecision);
-    top.read("threads", &spec.threads, 0, SpecLimits::threads);
-    top.read("chunk", &spec.chunkSize, 1, SpecLimits::chunkSize);
-    return spec;
-}
 
 void requireComputable(const ExperimentSpec& spec, const AttentionInput& input)
 {
@@ -772,34 +627,6 @@ QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
     if (input.heads.size() > 1)
         shape += QStringLiteral(", %1 heads").arg(input.heads.size());
     return QStringLiteral("expected to take about %1 s and %2 (%3)").arg(seconds, size, shape);
-}
-
-QString precisionName(Precision precision)
-{
-    return precision == Precision::Float ? QStringLiteral("float") : QStringLiteral("double");
-}
-
-bool parsePrecision(const QString& name, Precision* precision)
-{
-    if (name == QLatin1String("float"))
-        *precision = Precision::Float;
-    else if (name == QLatin1String("double"))
-        *precision = Precision::Double;
-    else
-        return false;
-    return true;
-}
-
-ExperimentSpec exampleSpec()
-{
-    const BuiltinExample example = builtinExample();
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Model;
-    spec.input.modelPath = QString::fromLatin1(kBuiltinModel);
-    spec.input.text = example.text;
-    spec.input.layer = example.layer;
-    spec.causal = true;
-    return spec;
 }
 
 }  // namespace attnlab

@@ -8,6 +8,8 @@
 #include "inputs/inputs.h"
 #include "attention/random.h"
 #include "test_support.h"
+#include "lemma_support.h"
+#include "widget_support.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -30,6 +32,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
@@ -99,47 +102,6 @@ std::vector<double> samplesOf(const ErrorSweepResult& result, Method method,
         if (row.method == method && row.projection == projection && row.value == value)
             samples.push_back(row.metric(metric));
     return samples;
-}
-
-// Lemma 2 as docs/design.md 2.10 writes it, with z = x + y and SM = exp(x.y).
-double designLemma2(Method kind, double m, const VectorD& x, const VectorD& y)
-{
-    const double sm = std::exp(x.dot(y));
-    const double z2 = (x + y).squaredNorm();
-    const double positive = 1 / m * std::exp(z2) * sm * sm * (1 - std::exp(-z2));
-    if (kind == Method::FavorPositive)
-        return positive;
-    if (kind == Method::FavorHyperbolic)
-        return 0.5 * (1 - std::exp(-z2)) * positive;
-    const double d2 = 1 - std::exp(-(x - y).squaredNorm());
-    return 1 / (2 * m) * std::exp(z2) / (sm * sm) * d2 * d2;
-}
-
-template <typename T>
-T* child(const QWidget& parent, const char* name)
-{
-    T* found = parent.findChild<T*>(QLatin1String(name));
-    if (!found)
-        qFatal("no child %s", name);
-    return found;
-}
-
-// The number of distinct colours in an image: a blank figure has a handful.
-int colourCount(const QImage& image)
-{
-    std::set<QRgb> colours;
-    for (int y = 0; y < image.height(); y += 2)
-        for (int x = 0; x < image.width(); x += 2)
-            colours.insert(image.pixel(x, y));
-    return int(colours.size());
-}
-
-// Saves `image` into $ATTNLAB_GRAB_DIR (when set), to look at.
-void keepGrab(const QImage& image, const QString& name)
-{
-    const QString folder = qEnvironmentVariable("ATTNLAB_GRAB_DIR");
-    if (!folder.isEmpty())
-        image.save(folder + QLatin1Char('/') + name);
 }
 
 // A panel with a random input of L rows of dimension d, FAVOR+ positive and trigonometric, the

@@ -8,6 +8,7 @@
 #include "sweeps/error_sweep.h"
 #include "errors.h"
 #include "inputs/inputs.h"
+#include "lemma_support.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -69,20 +70,6 @@ std::pair<double, double> fittedSlope(const ErrorCurve& curve)
         variance += dx * dx * (p.standardError / p.mean) * (p.standardError / p.mean);
     }
     return {sxy / sxx, std::sqrt(variance) / sxx};
-}
-
-// Lemma 2 as docs/design.md 2.10 writes it, with z = x + y and SM = exp(x.y), computed here.
-double designLemma2(Method kind, double m, const VectorD& x, const VectorD& y)
-{
-    const double sm = std::exp(x.dot(y));
-    const double z2 = (x + y).squaredNorm();
-    const double positive = 1 / m * std::exp(z2) * sm * sm * (1 - std::exp(-z2));
-    if (kind == Method::FavorPositive)
-        return positive;
-    if (kind == Method::FavorHyperbolic)
-        return 0.5 * (1 - std::exp(-z2)) * positive;
-    const double d2 = 1 - std::exp(-(x - y).squaredNorm());
-    return 1 / (2 * m) * std::exp(z2) / (sm * sm) * d2 * d2;
 }
 
 // Runs `attention-lab errors` with `arguments` for at most 60 s, offscreen.

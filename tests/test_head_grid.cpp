@@ -8,6 +8,7 @@
 #include "ui/model/head_norms_chart.h"
 #include "inputs/model_input.h"
 #include "test_support.h"
+#include "widget_support.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -30,6 +31,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
@@ -88,24 +90,6 @@ std::vector<HeadSurveyEntry> handMadeEntries(int layers, int heads, int length =
     // Any order in, the grid's layout out.
     std::reverse(entries.begin(), entries.end());
     return entries;
-}
-
-// The number of distinct colours in an image: a blank widget has a handful.
-int colourCount(const QImage& image)
-{
-    std::set<QRgb> colours;
-    for (int y = 0; y < image.height(); ++y)
-        for (int x = 0; x < image.width(); ++x)
-            colours.insert(image.pixel(x, y));
-    return int(colours.size());
-}
-
-// Saves `image` into $ATTNLAB_GRAB_DIR (when set), to look at.
-void keepGrab(const QImage& image, const QString& name)
-{
-    const QString folder = qEnvironmentVariable("ATTNLAB_GRAB_DIR");
-    if (!folder.isEmpty())
-        image.save(folder + QLatin1Char('/') + name);
 }
 
 // The colour at the centre of `rect` in a grab of the widget (device pixel ratio 1).

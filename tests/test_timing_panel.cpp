@@ -4,6 +4,7 @@
 #include "test_support.h"
 #include "ui/timing/timing_chart.h"
 #include "ui/timing/timing_panel.h"
+#include "widget_support.h"
 
 #include <QAbstractSpinBox>
 #include <QCheckBox>
@@ -24,6 +25,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
@@ -174,15 +176,6 @@ void showAndReplot(QWidget* widget)
     QVERIFY(QTest::qWaitForWindowExposed(widget));
     if (auto* plot = qobject_cast<QCustomPlot*>(widget))
         plot->replot();
-}
-
-template <typename T>
-T* child(const QWidget& parent, const char* name)
-{
-    T* found = parent.findChild<T*>(QLatin1String(name));
-    if (!found)
-        qFatal("no child %s", name);
-    return found;
 }
 
 // Sets the panel's controls to `methods` (non-causal only), lengths min..max (one per octave),

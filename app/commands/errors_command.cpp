@@ -277,11 +277,8 @@ void printParetoFront(QTextStream& out, const ErrorSweepResult& result, ErrorMet
     }
 }
 
-}  // namespace
-
-int runErrorsCommand(const QStringList& arguments)
+void addErrorsOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Measures how far the approximations are from exact softmax attention on one input, and "
         "how that changes with the number of features m (--sweep features), the query/key norm "
@@ -356,6 +353,36 @@ int runErrorsCommand(const QStringList& arguments)
         QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
         QStringLiteral("Also write a session that opens the window on this input, on the Error "
                        "analysis page with this sweep.")));
+}
+
+// One line per curve point, after its last seed: the point and its mean metric over the seeds.
+void printProgress(QTextStream& err, const ErrorSweepSpec& spec, const ErrorSweepResult& sofar,
+                   int total, ErrorMetric metric)
+{
+    const ErrorRow& row = sofar.rows.back();
+    const int done = int(sofar.rows.size());
+    const std::uint64_t lastSeed =
+        spec.experiment.approximation.seed + std::uint64_t(spec.seeds - 1);
+    if (row.seed && *row.seed != lastSeed)
+        return;
+    const int seeds = row.seed ? spec.seeds : 1;
+    double mean = 0;
+    for (int k = 0; k < seeds; ++k)
+        mean += sofar.rows[sofar.rows.size() - 1 - std::size_t(k)].metric(metric) / seeds;
+    err << QStringLiteral("[%1/%2] %3, %4: done, mean %5 %6\n")
+               .arg(done)
+               .arg(total)
+               .arg(row.curveLabel(), valueText(spec.sweep, row.value), errorMetricName(metric))
+               .arg(mean, 0, 'g', 3);
+    err.flush();
+}
+
+}  // namespace
+
+int runErrorsCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    addErrorsOptions(parser);
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
     const ErrorSweepSpec spec = sweepFromOptions(parser);
@@ -379,24 +406,7 @@ int runErrorsCommand(const QStringList& arguments)
     QTextStream err(stderr);
     const ErrorSweepResult result =
         runErrorSweep(spec, input, [&](const ErrorSweepResult& sofar, int total) {
-            const ErrorRow& row = sofar.rows.back();
-            const int done = int(sofar.rows.size());
-            // One line per curve point: after its last seed.
-            const std::uint64_t lastSeed =
-                spec.experiment.approximation.seed + std::uint64_t(spec.seeds - 1);
-            if (row.seed && *row.seed != lastSeed)
-                return;
-            const int seeds = row.seed ? spec.seeds : 1;
-            double mean = 0;
-            for (int k = 0; k < seeds; ++k)
-                mean += sofar.rows[sofar.rows.size() - 1 - std::size_t(k)].metric(metric) / seeds;
-            err << QStringLiteral("[%1/%2] %3, %4: done, mean %5 %6\n")
-                       .arg(done)
-                       .arg(total)
-                       .arg(row.curveLabel(), valueText(spec.sweep, row.value),
-                            errorMetricName(metric))
-                       .arg(mean, 0, 'g', 3);
-            err.flush();
+            printProgress(err, spec, sofar, total, metric);
         });
 
     writeTableOutputs(

@@ -212,11 +212,104 @@ std::vector<ModelEvalRow> imageRows(const VitModel& model, const QStringList& im
     return rows;
 }
 
-}  // namespace
-
-int runModelEvalCommand(const QStringList& arguments)
+// The spec of everything but the lists: the model and its text or images (*images), W's
+// projection, row norms and seed (--features is read as a list, so it is kept out of this
+// parse). Refuses a language model given images, and a ViT given none.
+ExperimentSpec baseSpec(const QCommandLineParser& parser, QStringList* images)
 {
-    QCommandLineParser parser;
+    if (parser.isSet(option("method")))
+        throw InputError(QStringLiteral("--method: model-eval takes --methods LIST"));
+    for (const char* name : {"random", "q"})
+        if (parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--%1: model-eval runs a model on text (--model, "
+                                            "--text or --text-file) or images (--model, --image, "
+                                            "--images or --image-folder)")
+                                 .arg(QLatin1String(name)));
+    ExperimentSpec base = specFromOptionsExcept(
+        parser, kListOptions, QStringLiteral("attention-lab model-eval"), DefaultInput::Model);
+    *images = imageFiles(parser);
+    if (!parser.isSet(option("model"))) {
+        // Without --model, the built-in GPT-2 reads the text, or the built-in ViT the images.
+        base.input.kind = InputKind::Model;
+        base.input.modelPath =
+            QString::fromLatin1(images->isEmpty() ? kBuiltinModel : kBuiltinVitModel);
+        base.causal = images->isEmpty();
+    }
+    refusePositionalArguments(parser);
+    const ModelArchitecture architecture = modelArchitectureOf(base.input.modelPath);
+    const bool vit = architecture == ModelArchitecture::Vit;
+    if (vit && images->isEmpty())
+        throw InputError(QStringLiteral("--model %1: the model is a ViT: give its images (--image "
+                                        "FILE, --images F1,F2,... or --image-folder DIR)")
+                             .arg(base.input.modelPath));
+    if (!vit && (!images->isEmpty() || parser.isSet(option("predictions"))))
+        throw InputError(QStringLiteral("--model %1: the model is a %2, a language model: it "
+                                        "reads text (--text or --text-file), not images")
+                             .arg(base.input.modelPath, architectureDisplayName(architecture)));
+    return base;
+}
+
+// The spec of each method of --methods, those without a causal form left out (with a warning)
+// when the model reads causally.
+std::vector<ExperimentSpec> methodSpecs(const QCommandLineParser& parser,
+                                        const ExperimentSpec& base)
+{
+    std::vector<ExperimentSpec> methods;
+    std::vector<Method> kinds;  // exact attention as the registry's (streaming) exact method
+    for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
+        ExperimentSpec m = base;
+        if (!m.setMethod(name))
+            throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2)")
+                                 .arg(name, methodChoices()));
+        methods.push_back(m);
+        kinds.push_back(m.exactMethod ? Method::ExactStreaming : m.approximation.kind);
+    }
+    QStringList skipped;
+    skipMethodsWithoutCausalForm(kinds, base.causal, &skipped);
+    std::erase_if(methods, [&](const ExperimentSpec& m) {
+        return !m.exactMethod && skipped.contains(methodInfo(m.approximation.kind).name);
+    });
+    warnMethodsLeftOut(skipped, base);
+    return methods;
+}
+
+// The rows of a language model reading base's text: every point's comparison with the exact
+// run; *subject says what it read.
+std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const ExperimentSpec& base,
+                                   const std::vector<ExperimentSpec>& methods,
+                                   const std::vector<int>& featureCounts, int seeds,
+                                   const MemoryBudget& budget,
+                                   const std::function<void(Eigen::Index)>& warnSizesPastLength,
+                                   QString* subject)
+{
+    std::vector<ModelEvalRow> rows;
+    const std::shared_ptr<const LanguageModel> model = loadModel(base.input.modelPath);
+    const std::vector<EvalPoint> points =
+        evalPoints(methods, featureCounts, seeds,
+                   layerSets(parser, model->layers()), base.approximation.seed);
+    const ModelTokens tokens =
+        modelTokens(*model, base.input.text, base.input.keepLastTokens);
+    // The exact run's Q, K, V and logits: modelInput checks them against the budget.
+    buildInput(base.input, nullptr, budget);
+    const std::shared_ptr<const ForwardResult> exact = cachedForward(model, tokens.ids);
+
+    QTextStream err(stderr);
+    for (const QString& note : tokens.notes)
+        err << "warning: " << note << '\n';
+    warnSizesPastLength(Eigen::Index(tokens.ids.size()));
+    for (const EvalPoint& point : points) {
+        rows.push_back(modelEvalRow(
+            point.method,
+            compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
+            model->layers()));
+        printRow(err, rows.back(), rows.size(), points.size());
+    }
+    *subject = QStringLiteral("%1 tokens").arg(tokens.ids.size());
+    return rows;
+}
+
+void addModelEvalOptions(QCommandLineParser& parser)
+{
     parser.setApplicationDescription(QStringLiteral(
         "What an approximation costs a trained model: the model reads its input twice, once with "
         "its own softmax attention and once with each method in place of softmax attention in "
@@ -270,56 +363,21 @@ int runModelEvalCommand(const QStringList& arguments)
     });
     parser.addOptions(tableOutputOptions(QStringLiteral(
         "Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
+}
+
+}  // namespace
+
+int runModelEvalCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    addModelEvalOptions(parser);
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    if (parser.isSet(option("method")))
-        throw InputError(QStringLiteral("--method: model-eval takes --methods LIST"));
-    for (const char* name : {"random", "q"})
-        if (parser.isSet(option(name)))
-            throw InputError(QStringLiteral("--%1: model-eval runs a model on text (--model, "
-                                            "--text or --text-file) or images (--model, --image, "
-                                            "--images or --image-folder)")
-                                 .arg(QLatin1String(name)));
-    // The spec of everything but the lists: the model and text, W's projection, row norms and
-    // seed. --features is read below as a list, so it is kept out of this parse.
-    ExperimentSpec base = specFromOptionsExcept(
-        parser, kListOptions, QStringLiteral("attention-lab model-eval"), DefaultInput::Model);
-    const QStringList images = imageFiles(parser);
-    if (!parser.isSet(option("model"))) {
-        // Without --model, the built-in GPT-2 reads the text, or the built-in ViT the images.
-        base.input.kind = InputKind::Model;
-        base.input.modelPath =
-            QString::fromLatin1(images.isEmpty() ? kBuiltinModel : kBuiltinVitModel);
-        base.causal = images.isEmpty();
-    }
-    refusePositionalArguments(parser);
-    const ModelArchitecture architecture = modelArchitectureOf(base.input.modelPath);
-    const bool vit = architecture == ModelArchitecture::Vit;
-    if (vit && images.isEmpty())
-        throw InputError(QStringLiteral("--model %1: the model is a ViT: give its images (--image "
-                                        "FILE, --images F1,F2,... or --image-folder DIR)")
-                             .arg(base.input.modelPath));
-    if (!vit && (!images.isEmpty() || parser.isSet(option("predictions"))))
-        throw InputError(QStringLiteral("--model %1: the model is a %2, a language model: it "
-                                        "reads text (--text or --text-file), not images")
-                             .arg(base.input.modelPath, architectureDisplayName(architecture)));
+    QStringList images;
+    const ExperimentSpec base = baseSpec(parser, &images);
+    const bool vit = modelArchitectureOf(base.input.modelPath) == ModelArchitecture::Vit;
 
-    std::vector<ExperimentSpec> methods;
-    std::vector<Method> kinds;  // exact attention as the registry's (streaming) exact method
-    for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
-        ExperimentSpec m = base;
-        if (!m.setMethod(name))
-            throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2)")
-                                 .arg(name, methodChoices()));
-        methods.push_back(m);
-        kinds.push_back(m.exactMethod ? Method::ExactStreaming : m.approximation.kind);
-    }
-    QStringList skipped;
-    skipMethodsWithoutCausalForm(kinds, base.causal, &skipped);
-    std::erase_if(methods, [&](const ExperimentSpec& m) {
-        return !m.exactMethod && skipped.contains(methodInfo(m.approximation.kind).name);
-    });
-    warnMethodsLeftOut(skipped, base);
+    const std::vector<ExperimentSpec> methods = methodSpecs(parser, base);
     std::vector<int> featureCounts;
     for (const QString& item : listOption(parser, "features", kDefaultFeatures))
         featureCounts.push_back(positiveInteger(item, "features", SpecLimits::features));
@@ -356,28 +414,8 @@ int runModelEvalCommand(const QStringList& arguments)
                       .arg(images.size())
                       .arg(model->config().tokenCount());
     } else {
-        const std::shared_ptr<const LanguageModel> model = loadModel(base.input.modelPath);
-        const std::vector<EvalPoint> points =
-            evalPoints(methods, featureCounts, seeds,
-                       layerSets(parser, model->layers()), base.approximation.seed);
-        const ModelTokens tokens =
-            modelTokens(*model, base.input.text, base.input.keepLastTokens);
-        // The exact run's Q, K, V and logits: modelInput checks them against the budget.
-        buildInput(base.input, nullptr, budget);
-        const std::shared_ptr<const ForwardResult> exact = cachedForward(model, tokens.ids);
-
-        QTextStream err(stderr);
-        for (const QString& note : tokens.notes)
-            err << "warning: " << note << '\n';
-        warnSizesPastLength(Eigen::Index(tokens.ids.size()));
-        for (const EvalPoint& point : points) {
-            rows.push_back(modelEvalRow(
-                point.method,
-                compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
-                model->layers()));
-            printRow(err, rows.back(), rows.size(), points.size());
-        }
-        subject = QStringLiteral("%1 tokens").arg(tokens.ids.size());
+        rows = textRows(parser, base, methods, featureCounts, seeds, budget, warnSizesPastLength,
+                        &subject);
     }
 
     writeTableOutputs(

@@ -380,9 +380,9 @@ int runRenderCommand(const QStringList& arguments)
 
     // The scenario's page, when it has a figure of its own: the same chart or frame the page
     // shows (nothing is measured or swept again).
-    const QString page = request.scenario
-                             ? request.scenario->session.view.value(QLatin1String("page")).toString()
-                             : QString();
+    const QString page =
+        request.scenario ? request.scenario->session.view.value(QLatin1String("page")).toString()
+                         : QString();
     ui::ErrorChart errorChart;
     ui::TimingChart timingChart;
     ui::StepperView stepper;

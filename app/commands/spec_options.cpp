@@ -260,11 +260,12 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
 constexpr const char* kEmbeddingOptions[] = {"heads", "d", "input-projection", "tokens",
                                              "no-positional", "input-seed"};
 
-ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput defaultInput)
-{
-    ExperimentSpec spec;
-    InputSpec& input = spec.input;
+namespace {
 
+// The input options given: one input at most, each with the options it takes. *model: --model
+// is given; *vit: it names a ViT. The names of the input options given ("--text", ...).
+QStringList checkInputOptions(const QCommandLineParser& parser, bool* model, bool* vit)
+{
     QStringList inputs;
     for (const char* name : {"text", "text-file", "image", "random", "q"})
         if (parser.isSet(option(name)))
@@ -277,46 +278,51 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         throw InputError(QStringLiteral("--k: keys need queries too (--q FILE)"));
     if (parser.isSet(option("v")) && !parser.isSet(option("q")))
         throw InputError(QStringLiteral("--v: values need queries and keys (--q, --k)"));
-    const bool model = parser.isSet(option("model"));
+    *model = parser.isSet(option("model"));
     for (const char* name : {"random", "q"})
-        if (model && parser.isSet(option(name)))
+        if (*model && parser.isSet(option(name)))
             throw InputError(QStringLiteral("--model, --%1: a model reads text (--text or "
                                             "--text-file) or, a ViT, an image (--image), not "
                                             "other input")
                                  .arg(QLatin1String(name)));
     for (const char* name : {"layer", "keep-last"})
-        if (!model && parser.isSet(option(name)))
+        if (!*model && parser.isSet(option(name)))
             throw InputError(QStringLiteral("--%1: only for model input (--model PATH|builtin)")
                                  .arg(QLatin1String(name)));
     for (const char* name : {"patch", "image-size"})
-        if (model && parser.isSet(option(name)))
+        if (*model && parser.isSet(option(name)))
             throw InputError(QStringLiteral("--%1: with a model, the image size and patches "
                                             "are the model's own (a ViT's config.json and "
                                             "preprocessor_config.json)")
                                  .arg(QLatin1String(name)));
     // A ViT reads an image; a language model the text.
     // (the built-in GPT-2 when --model is not given)
-    const ModelArchitecture architecture = model && !parser.value(option("model")).isEmpty()
+    const ModelArchitecture architecture = *model && !parser.value(option("model")).isEmpty()
                                                ? modelArchitectureOf(parser.value(option("model")))
                                                : ModelArchitecture::Gpt2;
-    const bool vit = model && architecture == ModelArchitecture::Vit;
-    if (vit) {
+    *vit = *model && architecture == ModelArchitecture::Vit;
+    if (*vit) {
         for (const char* name : {"text", "text-file", "keep-last"})
             if (parser.isSet(option(name)))
                 throw InputError(QStringLiteral("--%1: the model %2 is a ViT: it reads an image "
                                                 "(--image FILE), not text")
                                      .arg(QLatin1String(name), parser.value(option("model"))));
-    } else if (model && parser.isSet(option("image"))) {
+    } else if (*model && parser.isSet(option("image"))) {
         throw InputError(QStringLiteral("--image: the model %1 is a %2, a language model: it "
                                         "reads text (--text or --text-file), not an image")
                              .arg(parser.value(option("model")),
                                   architectureDisplayName(architecture)));
     }
-    if (vit && parser.isSet(option("causal")))
+    if (*vit && parser.isSet(option("causal")))
         throw InputError(QStringLiteral("--causal: the ViT %1 attends without a mask, as it was "
                                         "trained")
                              .arg(parser.value(option("model"))));
+    return inputs;
+}
 
+// The input source the options give (a text or its file, an image, random rows, Q/K/V files).
+void readInputSource(const QCommandLineParser& parser, InputSpec& input)
+{
     if (parser.isSet(option("text"))) {
         input.text = parser.value(option("text"));
         if (input.text.trimmed().isEmpty())
@@ -346,13 +352,19 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
             throw InputError(QStringLiteral("--heads, --d: with --q/--k the heads and d come "
                                             "from the shapes of the files"));
     }
+}
+
+// The model input, when --model is given or the example's model is the default input (no input
+// option, no option of the random-embedding reader).
+void readModelInput(const QCommandLineParser& parser, InputSpec& input, bool model, bool vit,
+                    bool exampleDefault)
+{
     // The options of the random-embedding reader ask for the text example it reads, not the
     // built-in model's.
     bool embeddingOptions = false;
     for (const char* name : kEmbeddingOptions)
         embeddingOptions = embeddingOptions || parser.isSet(option(name));
-    const bool exampleModel = inputs.isEmpty() && !model && !embeddingOptions &&
-                              defaultInput == DefaultInput::Model;
+    const bool exampleModel = exampleDefault && !model && !embeddingOptions;
     if (model || exampleModel) {
         input.kind = InputKind::Model;
         const ExperimentSpec example = exampleSpec();
@@ -372,6 +384,11 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                                                 "projections are the model's own")
                                      .arg(QLatin1String(name)));
     }
+}
+
+// The input's parameters: tokens, patches, norms, clusters, d, heads, projections, seed.
+void readInputParameters(const QCommandLineParser& parser, InputSpec& input)
+{
     nameOption(parser, "tokens", &input.tokenMode, parseTokenMode,
                QStringLiteral("words or characters"));
     input.positionalEncoding = !parser.isSet(option("no-positional"));
@@ -393,7 +410,11 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         input.seed = std::uint64_t(requiredInteger(parser, "input-seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("norm-multiplier")))
         input.normMultiplier = positiveOption(parser, "norm-multiplier");
+}
 
+// The method and its parameters, W's projection, row norms and seed, the scale.
+void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec)
+{
     if (parser.isSet(option("method"))) {
         const QString method = parser.value(option("method"));
         if (!spec.setMethod(method))
@@ -412,6 +433,22 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");
+}
+
+}  // namespace
+
+ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput defaultInput)
+{
+    ExperimentSpec spec;
+    InputSpec& input = spec.input;
+    bool model = false;
+    bool vit = false;
+    const QStringList inputs = checkInputOptions(parser, &model, &vit);
+    readInputSource(parser, input);
+    readModelInput(parser, input, model, vit,
+                   inputs.isEmpty() && defaultInput == DefaultInput::Model);
+    readInputParameters(parser, input);
+    readMethodOptions(parser, spec);
     // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's
     // is not).
     spec.causal = parser.isSet(option("causal")) || (input.kind == InputKind::Model && !vit);

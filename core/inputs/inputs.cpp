@@ -11,12 +11,6 @@ namespace attnlab {
 
 namespace {
 
-void require(bool condition, const QString& message)
-{
-    if (!condition)
-        throw InputError(message);
-}
-
 void validate(const InputSpec& spec)
 {
     require(spec.headDim >= 1, QStringLiteral("the head dimension d must be at least 1 (got %1)")

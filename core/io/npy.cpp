@@ -428,102 +428,105 @@ qint64 NpyArray::elementCount() const
     return product(shape).value_or(0);
 }
 
-NpyArray readNpy(const QString& path, const NpyReadOptions& options)
+namespace {
+
+// What the header of a .npy file says.
+struct NpyHeader {
+    NpyDtype dtype = NpyDtype::Float64;
+    bool fortranOrder = false;
+    std::vector<qint64> shape;
+    qint64 dataOffset = 0;  // where the data starts
+};
+
+// The preamble (magic string, version, header length) and the header's text; file is read up to
+// the data. Refuses (InputError naming path) what is not a .npy file of version 1.0 to 3.0.
+QString readHeaderText(const QString& path, QFile& file, qint64 fileSize, qint64* dataOffset)
 {
-    const auto error = [&path](const QString& problem) {
-        return InputError(QStringLiteral("%1: %2").arg(path, problem));
-    };
-
-    const QFileInfo info(path);
-    if (!info.exists())
-        throw error(QStringLiteral("no such file"));
-    if (info.isDir())
-        throw error(QStringLiteral("is a directory, not a .npy file"));
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        throw error(QStringLiteral("cannot open: %1").arg(file.errorString()));
-    const qint64 fileSize = file.size();
-    if (fileSize == 0)
-        throw error(QStringLiteral("the file is empty, not a .npy file"));
-
     // Preamble: magic string, version major.minor, header length (2 bytes in 1.0, else 4).
     const QByteArray preamble = file.read(kMagicLength + 2);
     if (!preamble.startsWith(QByteArrayView(kMagic, kMagicLength))) {
-        throw error(QStringLiteral("not a .npy file: it does not start with the .npy magic "
-                                   "string \"\\x93NUMPY\""));
+        refuse(path, QStringLiteral("not a .npy file: it does not start with the .npy magic "
+                                    "string \"\\x93NUMPY\""));
     }
     if (preamble.size() < kMagicLength + 2)
-        throw error(QStringLiteral("truncated header: the file ends after %1 bytes").arg(fileSize));
+        refuse(path,
+               QStringLiteral("truncated header: the file ends after %1 bytes").arg(fileSize));
     const int major = quint8(preamble[kMagicLength]);
     const int minor = quint8(preamble[kMagicLength + 1]);
     if (major < 1 || major > 3 || minor != 0) {
-        throw error(QStringLiteral("unsupported .npy format version %1.%2 (Attention Lab reads "
-                                   "1.0, 2.0 and 3.0)")
-                        .arg(major)
-                        .arg(minor));
+        refuse(path, QStringLiteral("unsupported .npy format version %1.%2 (Attention Lab reads "
+                                    "1.0, 2.0 and 3.0)")
+                         .arg(major)
+                         .arg(minor));
     }
     const qint64 lengthBytes = major == 1 ? 2 : 4;
     const QByteArray lengthField = file.read(lengthBytes);
     if (lengthField.size() < lengthBytes)
-        throw error(QStringLiteral("truncated header: the file ends after %1 bytes").arg(fileSize));
+        refuse(path,
+               QStringLiteral("truncated header: the file ends after %1 bytes").arg(fileSize));
     const qint64 headerLength = major == 1 ? qint64(qFromLittleEndian<quint16>(lengthField.data()))
                                            : qint64(qFromLittleEndian<quint32>(lengthField.data()));
     if (headerLength > kLargestHeader) {
-        throw error(QStringLiteral("the header length field says %1 MiB, more than a .npy header "
-                                   "needs (Attention Lab reads headers up to %2 MiB)")
-                        .arg(double(headerLength) / (1 << 20), 0, 'f', 1)
-                        .arg(kLargestHeader >> 20));
+        refuse(path, QStringLiteral("the header length field says %1 MiB, more than a .npy header "
+                                    "needs (Attention Lab reads headers up to %2 MiB)")
+                         .arg(double(headerLength) / (1 << 20), 0, 'f', 1)
+                         .arg(kLargestHeader >> 20));
     }
-    const qint64 dataOffset = kMagicLength + 2 + lengthBytes + headerLength;
-    if (dataOffset > fileSize) {
-        throw error(QStringLiteral("truncated header: the header length field says %1 bytes, the "
-                                   "file holds %2 after it")
-                        .arg(headerLength)
-                        .arg(fileSize - (kMagicLength + 2 + lengthBytes)));
+    *dataOffset = kMagicLength + 2 + lengthBytes + headerLength;
+    if (*dataOffset > fileSize) {
+        refuse(path, QStringLiteral("truncated header: the header length field says %1 bytes, the "
+                                    "file holds %2 after it")
+                         .arg(headerLength)
+                         .arg(fileSize - (kMagicLength + 2 + lengthBytes)));
     }
     const QByteArray headerBytes = file.read(headerLength);
     if (headerBytes.size() < headerLength)
-        throw error(QStringLiteral("read error: %1").arg(file.errorString()));
+        refuse(path, QStringLiteral("read error: %1").arg(file.errorString()));
     // Version 3.0 differs from 2.0 only in the header's encoding.
-    const QString header =
-        major == 3 ? QString::fromUtf8(headerBytes) : QString::fromLatin1(headerBytes);
+    return major == 3 ? QString::fromUtf8(headerBytes) : QString::fromLatin1(headerBytes);
+}
 
+// The header dict: exactly the keys 'descr' (a dtype this reader takes), 'fortran_order' and
+// 'shape' (rank 1 to 3, no zero-sized dimension), as numpy writes them.
+NpyHeader parseHeader(const QString& path, const QString& header)
+{
+    NpyHeader parsed;
     // The header dict: exactly the keys 'descr', 'fortran_order' and 'shape', as numpy requires.
     const PyLiteral dict = HeaderParser(path, header).parse();
     if (dict.kind != PyLiteral::Kind::Dict) {
-        throw error(QStringLiteral("the .npy header is not a dict: %1").arg(quoteHeader(header)));
+        refuse(path, QStringLiteral("the .npy header is not a dict: %1").arg(quoteHeader(header)));
     }
     static const QStringList keys = {QStringLiteral("descr"), QStringLiteral("fortran_order"),
                                      QStringLiteral("shape")};
     for (const QString& key : keys) {
         if (!dict.find(key)) {
-            throw error(QStringLiteral("the .npy header has no '%1' key: %2")
-                            .arg(key, quoteHeader(header)));
+            refuse(path, QStringLiteral("the .npy header has no '%1' key: %2")
+                             .arg(key, quoteHeader(header)));
         }
     }
     for (const QString& key : dict.keys) {
         if (!keys.contains(key)) {
-            throw error(QStringLiteral("the .npy header has an unexpected key '%1': %2")
-                            .arg(key, quoteHeader(header)));
+            refuse(path, QStringLiteral("the .npy header has an unexpected key '%1': %2")
+                             .arg(key, quoteHeader(header)));
         }
     }
 
     const PyLiteral& descr = *dict.find(QStringLiteral("descr"));
     if (descr.kind == PyLiteral::Kind::List) {
-        throw error(QStringLiteral("a structured dtype (record array with named fields) is not "
-                                   "supported: %1")
-                        .arg(kSupported));
+        refuse(path, QStringLiteral("a structured dtype (record array with named fields) is not "
+                                    "supported: %1")
+                         .arg(kSupported));
     }
     if (descr.kind != PyLiteral::Kind::String) {
-        throw error(QStringLiteral("the .npy header's 'descr' is not a dtype string: %1")
-                        .arg(quoteHeader(header)));
+        refuse(path, QStringLiteral("the .npy header's 'descr' is not a dtype string: %1")
+                         .arg(quoteHeader(header)));
     }
-    const NpyDtype dtype = parseDtype(path, descr.text);
+    parsed.dtype = parseDtype(path, descr.text);
 
     const PyLiteral& fortranOrder = *dict.find(QStringLiteral("fortran_order"));
     if (fortranOrder.kind != PyLiteral::Kind::Bool) {
-        throw error(QStringLiteral("the .npy header's 'fortran_order' is not True or False: %1")
-                        .arg(quoteHeader(header)));
+        refuse(path, QStringLiteral("the .npy header's 'fortran_order' is not True or False: %1")
+                         .arg(quoteHeader(header)));
     }
 
     const PyLiteral& shapeValue = *dict.find(QStringLiteral("shape"));
@@ -533,95 +536,134 @@ NpyArray readNpy(const QString& path, const NpyReadOptions& options)
             return item.kind == PyLiteral::Kind::Integer;
         });
     if (!shapeIsIntegers) {
-        throw error(QStringLiteral("the .npy header's 'shape' is not a tuple of integers: %1")
-                        .arg(quoteHeader(header)));
+        refuse(path, QStringLiteral("the .npy header's 'shape' is not a tuple of integers: %1")
+                         .arg(quoteHeader(header)));
     }
-    std::vector<qint64> shape;
+    std::vector<qint64>& shape = parsed.shape;
     for (const PyLiteral& item : shapeValue.items) {
         if (!item.integer || *item.integer < 0) {
-            throw error(QStringLiteral("the .npy header's shape has a dimension that is %1: %2")
-                            .arg(item.integer ? QStringLiteral("negative")
-                                              : QStringLiteral("too large for 64 bits"),
-                                 quoteHeader(header)));
+            refuse(path, QStringLiteral("the .npy header's shape has a dimension that is %1: %2")
+                             .arg(item.integer ? QStringLiteral("negative")
+                                               : QStringLiteral("too large for 64 bits"),
+                                  quoteHeader(header)));
         }
         shape.push_back(*item.integer);
     }
     const QString shapeName = shapeText(shape);
     if (shape.empty()) {
-        throw error(QStringLiteral("0-D arrays (scalars) are not supported: Attention Lab reads "
-                                   "arrays of rank 1, 2 or 3"));
+        refuse(path, QStringLiteral("0-D arrays (scalars) are not supported: Attention Lab reads "
+                                    "arrays of rank 1, 2 or 3"));
     }
     if (shape.size() > 3) {
-        throw error(QStringLiteral("%1-D arrays are not supported (shape %2): Attention Lab reads "
-                                   "arrays of rank 1, 2 or 3")
-                        .arg(shape.size())
-                        .arg(shapeName));
+        refuse(path, QStringLiteral("%1-D arrays are not supported (shape %2): Attention Lab reads "
+                                    "arrays of rank 1, 2 or 3")
+                         .arg(shape.size())
+                         .arg(shapeName));
     }
     if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
-        throw error(QStringLiteral("shape %1 has a zero-sized dimension: the array is empty")
-                        .arg(shapeName));
+        refuse(path, QStringLiteral("shape %1 has a zero-sized dimension: the array is empty")
+                         .arg(shapeName));
     }
+    parsed.fortranOrder = fortranOrder.flag;
+    return parsed;
+}
 
-    // The data must be exactly what the shape says, checked against the file size before
-    // anything is allocated: a lying header is refused here.
+// The data must be exactly what the shape says, checked against the file size before anything
+// is allocated (a lying header is refused here), and its doubles must fit the memory budget.
+// The element count.
+qint64 checkDataSize(const QString& path, const NpyHeader& header, qint64 fileSize,
+                     const MemoryBudget& budget)
+{
+    const std::vector<qint64>& shape = header.shape;
+    const NpyDtype dtype = header.dtype;
+    const QString shapeName = shapeText(shape);
     const std::optional<qint64> count = product(shape);
     qint64 dataBytes = 0;
     if (!count || qMulOverflow(*count, itemSize(dtype), &dataBytes)) {
-        throw error(QStringLiteral("shape %1 of %2 is too large: its byte size does not fit in 64 "
-                                   "bits")
-                        .arg(shapeName, dtypeName(dtype)));
+        refuse(path, QStringLiteral("shape %1 of %2 is too large: its byte size does not fit in 64 "
+                                    "bits")
+                         .arg(shapeName, dtypeName(dtype)));
     }
-    const qint64 available = fileSize - dataOffset;
+    const qint64 available = fileSize - header.dataOffset;
     if (available < dataBytes) {
-        throw error(QStringLiteral("truncated: header says shape %1 of %2 = %3 bytes, file holds "
-                                   "%4")
-                        .arg(shapeName, dtypeName(dtype))
-                        .arg(dataBytes)
-                        .arg(available));
+        refuse(path, QStringLiteral("truncated: header says shape %1 of %2 = %3 bytes, file holds "
+                                    "%4")
+                         .arg(shapeName, dtypeName(dtype))
+                         .arg(dataBytes)
+                         .arg(available));
     }
     if (available > dataBytes) {
-        throw error(QStringLiteral("the header says shape %1 of %2 = %3 bytes but the file holds "
-                                   "%4 more bytes: the header does not match the data")
-                        .arg(shapeName, dtypeName(dtype))
-                        .arg(dataBytes)
-                        .arg(available - dataBytes));
+        refuse(path, QStringLiteral("the header says shape %1 of %2 = %3 bytes but the file holds "
+                                    "%4 more bytes: the header does not match the data")
+                         .arg(shapeName, dtypeName(dtype))
+                         .arg(dataBytes)
+                         .arg(available - dataBytes));
     }
-    options.budget.require(double(*count) * double(sizeof(double)),
-                           QStringLiteral("%1: the array of shape %2").arg(path, shapeName),
-                           QStringLiteral("Raise --memory-budget to load it."));
+    budget.require(double(*count) * double(sizeof(double)),
+                   QStringLiteral("%1: the array of shape %2").arg(path, shapeName),
+                   QStringLiteral("Raise --memory-budget to load it."));
+    return *count;
+}
+
+// Refuses an array with an element that is not finite, naming its index.
+void requireFinite(const QString& path, const NpyArray& array)
+{
+    const auto bad = std::find_if(array.values.begin(), array.values.end(),
+                                  [](double value) { return !std::isfinite(value); });
+    if (bad != array.values.end()) {
+        const QString kind = std::isnan(*bad) ? QStringLiteral("NaN")
+                             : *bad > 0      ? QStringLiteral("+Inf")
+                                             : QStringLiteral("-Inf");
+        refuse(path, QStringLiteral("element %1 is %2: Attention Lab needs finite values")
+                         .arg(indexText(bad - array.values.begin(), array.shape), kind));
+    }
+}
+
+}  // namespace
+
+NpyArray readNpy(const QString& path, const NpyReadOptions& options)
+{
+    const QFileInfo info(path);
+    if (!info.exists())
+        refuse(path, QStringLiteral("no such file"));
+    if (info.isDir())
+        refuse(path, QStringLiteral("is a directory, not a .npy file"));
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        refuse(path, QStringLiteral("cannot open: %1").arg(file.errorString()));
+    const qint64 fileSize = file.size();
+    if (fileSize == 0)
+        refuse(path, QStringLiteral("the file is empty, not a .npy file"));
+
+    qint64 dataOffset = 0;
+    const QString text = readHeaderText(path, file, fileSize, &dataOffset);
+    NpyHeader header = parseHeader(path, text);
+    header.dataOffset = dataOffset;
+    const qint64 count = checkDataSize(path, header, fileSize, options.budget);
 
     NpyArray array;
-    array.shape = shape;
-    array.dtype = dtype;
-    array.values.resize(size_t(*count));
+    array.shape = header.shape;
+    array.dtype = header.dtype;
+    array.values.resize(size_t(count));
     std::optional<FortranOrderWalk> walk;
-    if (fortranOrder.flag)
-        walk.emplace(shape);
-    const qint64 size = itemSize(dtype);
-    QByteArray chunk(qsizetype(std::min(*count, kChunkElements) * size), Qt::Uninitialized);
-    for (qint64 done = 0; done < *count;) {
-        const qint64 n = std::min(kChunkElements, *count - done);
+    if (header.fortranOrder)
+        walk.emplace(header.shape);
+    const qint64 size = itemSize(header.dtype);
+    QByteArray chunk(qsizetype(std::min(count, kChunkElements) * size), Qt::Uninitialized);
+    for (qint64 done = 0; done < count;) {
+        const qint64 n = std::min(kChunkElements, count - done);
         if (file.read(chunk.data(), n * size) != n * size)
-            throw error(QStringLiteral("read error: %1").arg(file.errorString()));
+            refuse(path, QStringLiteral("read error: %1").arg(file.errorString()));
         FortranOrderWalk* order = walk ? &*walk : nullptr;
-        if (dtype == NpyDtype::Float32)
+        if (header.dtype == NpyDtype::Float32)
             decodeChunk<float>(chunk.constData(), n, array.values.data(), done, order);
         else
             decodeChunk<double>(chunk.constData(), n, array.values.data(), done, order);
         done += n;
     }
 
-    if (options.requireFinite) {
-        const auto bad = std::find_if(array.values.begin(), array.values.end(),
-                                      [](double value) { return !std::isfinite(value); });
-        if (bad != array.values.end()) {
-            const QString kind = std::isnan(*bad) ? QStringLiteral("NaN")
-                                 : *bad > 0      ? QStringLiteral("+Inf")
-                                                 : QStringLiteral("-Inf");
-            throw error(QStringLiteral("element %1 is %2: Attention Lab needs finite values")
-                            .arg(indexText(bad - array.values.begin(), shape), kind));
-        }
-    }
+    if (options.requireFinite)
+        requireFinite(path, array);
     return array;
 }
 

@@ -30,11 +30,6 @@ constexpr double kLargestExactInteger = 9007199254740992.0;
 // Elements converted at once from F16 (through an aligned buffer).
 constexpr std::int64_t kConversionChunk = 1 << 14;
 
-[[noreturn]] void refuse(const QString& fileName, const QString& problem)
-{
-    throw InputError(QStringLiteral("%1: %2").arg(fileName, problem));
-}
-
 [[noreturn]] void refuseTensor(const QString& fileName, const QString& tensor,
                                const QString& problem)
 {

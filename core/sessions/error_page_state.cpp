@@ -119,7 +119,8 @@ ErrorPageState ErrorPageState::fromJson(const QJsonObject& json)
     for (const ErrorSweepKind kind : errorSweepKinds()) {
         const QJsonValue text = valuesValue.toObject().value(errorSweepKindName(kind));
         if (!text.isString())
-            throw InputError(QStringLiteral("values.%1 must be a string").arg(errorSweepKindName(kind)));
+            throw InputError(
+                QStringLiteral("values.%1 must be a string").arg(errorSweepKindName(kind)));
         state.values[kind] = text.toString();
     }
     state.features = boundedInteger(json, "features", 1, maxFeatures);
@@ -130,7 +131,8 @@ ErrorPageState ErrorPageState::fromJson(const QJsonObject& json)
         if (!json.value(QLatin1String("result")).isObject())
             throw InputError(QStringLiteral("result must be an object"));
         try {
-            state.result = ErrorSweepResult::fromJson(json.value(QLatin1String("result")).toObject());
+            state.result =
+                ErrorSweepResult::fromJson(json.value(QLatin1String("result")).toObject());
         } catch (const InputError& e) {
             throw InputError(QStringLiteral("result.") + e.message());
         }

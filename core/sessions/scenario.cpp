@@ -15,10 +15,6 @@ namespace attnlab {
 
 namespace {
 
-[[noreturn]] void refuse(const QString& path, const QString& problem) {
-    throw InputError(QStringLiteral("%1: %2").arg(path, problem));
-}
-
 // Why readScenario would refuse this title and explanation; empty when it would not. A title
 // must be one line of at most kLongestScenarioTitle characters (emptiness is the caller's call).
 QString textProblem(const QString& title, const QString& explanation) {

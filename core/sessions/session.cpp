@@ -21,11 +21,6 @@ namespace attnlab {
 
 namespace {
 
-[[noreturn]] void refuse(const QString& path, const QString& problem)
-{
-    throw InputError(QStringLiteral("%1: %2").arg(path, problem));
-}
-
 // A string value in quotes, anything else by its type.
 QString describe(const QJsonValue& value)
 {

@@ -19,12 +19,6 @@ namespace {
 // Steps taken between two polls of cancelled().
 constexpr Eigen::Index kStepsBetweenPolls = 64;
 
-void require(bool condition, const QString& message)
-{
-    if (!condition)
-        throw InputError(message);
-}
-
 void pollCancelled(const CausalStepsOptions& options)
 {
     if (options.cancelled && options.cancelled())

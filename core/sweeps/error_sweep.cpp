@@ -22,12 +22,6 @@ constexpr double kMaxNorm = 1e6;
 // Rows of P, P^, A and A^ one engine thread holds at a time (experiment.cpp's row block).
 constexpr double kRowBlock = 32;
 
-void require(bool condition, const QString& message)
-{
-    if (!condition)
-        throw InputError(message);
-}
-
 
 
 
@@ -456,6 +450,37 @@ double errorRowBytes(const ErrorSweepSpec& spec, Eigen::Index length, Eigen::Ind
 // ---------------------------------------------------------------------------------------------
 // The sweep
 
+namespace {
+
+// Refuses the sweep (ResourceError) when a row's memory, reckoned for every row before any is
+// computed, is over the budget.
+void requireRowsFit(const ErrorSweepSpec& spec, const AttentionInput& source, int headDim,
+                    int heads)
+{
+    for (const double value : spec.values) {
+        const Eigen::Index length =
+            spec.sweep == ErrorSweepKind::Length ? Eigen::Index(value) : source.length();
+        for (const Method method : spec.methods) {
+            const ApproximationSpec map = approximationAt(spec, method, value);
+            // The features of a map, else the method's m or window (its L x m matrices).
+            const Eigen::Index features = methodInfo(method).hasFeatures()
+                                              ? featureCountOf(map, headDim)
+                                              : sizeAt(spec, method, value);
+            spec.budget.require(
+                errorRowBytes(spec, length, features, headDim, int(source.valueDim()), heads),
+                QStringLiteral("The sweep's rows of %1 at %2 = %3 (L = %4, size %5)")
+                    .arg(featureMapName(method), errorSweepKindName(spec.sweep))
+                    .arg(value)
+                    .arg(length)
+                    .arg(features),
+                QStringLiteral("Use fewer features or shorter lengths, or raise the memory budget "
+                               "(--memory-budget)."));
+        }
+    }
+}
+
+}  // namespace
+
 ErrorSweepResult runErrorSweep(
     const ErrorSweepSpec& spec, const AttentionInput& input,
     const std::function<void(const ErrorSweepResult& sofar, int total)>& progress,
@@ -500,28 +525,7 @@ ErrorSweepResult runErrorSweep(
     result.pairQuery = rootScale * source->heads.front().q.row(spec.pairQuery).transpose();
     result.pairKey = rootScale * source->heads.front().k.row(spec.pairKey).transpose();
 
-    // Every row's memory, before any is computed.
-    for (const double value : spec.values) {
-        const Eigen::Index length =
-            spec.sweep == ErrorSweepKind::Length ? Eigen::Index(value) : source->length();
-        for (const Method method : spec.methods) {
-            const ApproximationSpec map = approximationAt(spec, method, value);
-            // The features of a map, else the method's m or window (its L x m matrices).
-            const Eigen::Index features = methodInfo(method).hasFeatures()
-                                              ? featureCountOf(map, result.headDim)
-                                              : sizeAt(spec, method, value);
-            spec.budget.require(
-                errorRowBytes(spec, length, features, result.headDim,
-                              int(source->valueDim()), result.heads),
-                QStringLiteral("The sweep's rows of %1 at %2 = %3 (L = %4, size %5)")
-                    .arg(featureMapName(method), errorSweepKindName(spec.sweep))
-                    .arg(value)
-                    .arg(length)
-                    .arg(features),
-                QStringLiteral("Use fewer features or shorter lengths, or raise the memory budget "
-                               "(--memory-budget)."));
-        }
-    }
+    requireRowsFit(spec, *source, result.headDim, result.heads);
 
     ComputeOptions options;
     options.matrices = false;

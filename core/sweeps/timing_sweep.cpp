@@ -304,6 +304,42 @@ double measureCopyGigabytesPerSecond()
 // ---------------------------------------------------------------------------------------------
 // The sweep
 
+namespace {
+
+// Times the warm-up and spec.repetitions runs of `method` on inputs into `seconds` (timeRuns);
+// false when cancelled. An approximation is made (W, E, F drawn) before the timing; fitting to
+// the data is timed. Throws std::bad_alloc when the machine cannot give the memory.
+bool timeMethod(const TimedMethod& method, const SweepInputs& inputs, const SweepSpec& spec,
+                Eigen::Index length, double scale, const std::function<bool()>& cancelled,
+                std::vector<double>& seconds)
+{
+    const Matrix<float>& q = inputs.q;
+    const Matrix<float>& k = inputs.k;
+    const Matrix<float>& v = inputs.v;
+    switch (method.algorithm) {
+        case Method::ExactMaterialised:
+            return timeRuns<MaterialisedAttention<float>>(
+                [&] { return materialisedAttention(q, k, v, scale, method.causal); }, cancelled,
+                seconds);
+        case Method::ExactStreaming:
+            return timeRuns<Matrix<float>>(
+                [&] { return streamingAttention(q, k, v, scale, method.causal); }, cancelled,
+                seconds);
+        default: {
+            const auto approximation = makeApproximation<float>(
+                approximationOf(method.algorithm, spec.features), spec.headDim, length, scale);
+            return timeRuns<ApproximateOutput<float>>(
+                [&] {
+                    approximation->fit(q, k, method.causal);
+                    return approximation->output(q, k, v, method.causal, kDefaultCausalChunk);
+                },
+                cancelled, seconds);
+        }
+    }
+}
+
+}  // namespace
+
 SweepResult runSweep(const SweepSpec& spec,
                      const std::function<void(const SweepPoint&, int done, int total)>& progress,
                      const std::function<bool()>& cancelled)
@@ -369,41 +405,14 @@ SweepResult runSweep(const SweepSpec& spec,
                 continue;
             }
             const TimedMethod method = point.method;
-            const Matrix<float>& q = inputs.q;
-            const Matrix<float>& k = inputs.k;
-            const Matrix<float>& v = inputs.v;
             // The run's peak: Q, K, V, held throughout, and the most the method's runs (its
             // output, its work matrices, its drawn W) hold at once on top of them.
-            const double inputBytes = double(q.size() + k.size() + v.size()) * kFloatBytes;
+            const double inputBytes =
+                double(inputs.q.size() + inputs.k.size() + inputs.v.size()) * kFloatBytes;
             const AllocationPeak allocations;
             bool finished = false;
             try {
-                switch (method.algorithm) {
-                    case Method::ExactMaterialised:
-                        finished = timeRuns<MaterialisedAttention<float>>(
-                            [&] { return materialisedAttention(q, k, v, scale, method.causal); },
-                            cancelled, seconds);
-                        break;
-                    case Method::ExactStreaming:
-                        finished = timeRuns<Matrix<float>>(
-                            [&] { return streamingAttention(q, k, v, scale, method.causal); },
-                            cancelled, seconds);
-                        break;
-                    default: {
-                        // Made (W, E, F drawn) before the timing; fitting to the data is timed.
-                        const auto approximation = makeApproximation<float>(
-                            approximationOf(method.algorithm, spec.features), spec.headDim, length,
-                            scale);
-                        finished = timeRuns<ApproximateOutput<float>>(
-                            [&] {
-                                approximation->fit(q, k, method.causal);
-                                return approximation->output(q, k, v, method.causal,
-                                                             kDefaultCausalChunk);
-                            },
-                            cancelled, seconds);
-                        break;
-                    }
-                }
+                finished = timeMethod(method, inputs, spec, length, scale, cancelled, seconds);
             } catch (const std::bad_alloc&) {
                 // Within the budget by the model, but the machine could not give the memory:
                 // skipped as over the budget, not a failed sweep.

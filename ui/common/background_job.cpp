@@ -50,11 +50,12 @@ BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent)
 {
     m_pool.setMaxThreadCount(1);
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &BackgroundJob::finished);
-    connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, this, [this](int, int maximum) {
-        m_progressTotal = maximum;
-        if (m_running && !m_running->discarded)
-            emit progressChanged(m_watcher.progressValue(), maximum);
-    });
+    connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, this,
+            [this](int, int maximum) {
+                m_progressTotal = maximum;
+                if (m_running && !m_running->discarded)
+                    emit progressChanged(m_watcher.progressValue(), maximum);
+            });
     connect(&m_watcher, &QFutureWatcher<void>::progressValueChanged, this, [this](int value) {
         if (m_running && !m_running->discarded)
             emit progressChanged(value, m_progressTotal);

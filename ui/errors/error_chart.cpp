@@ -226,13 +226,7 @@ ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent)
     legend->setRowSpacing(0);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
 
-    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-        axis->setTickLabelFont(sizedFont(font(), 10));
-        axis->setLabelFont(sizedFont(font(), 11));
-        axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
-        axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
-        axis->grid()->setSubGridVisible(true);
-    }
+    applyAxisStyle(rect, font(), 10, true);
     QCPAxis* valueAxis = rect->axis(QCPAxis::atLeft);
     valueAxis->setScaleType(QCPAxis::stLogarithmic);
     auto valueTicker = QSharedPointer<ValueLogTicker>::create();
@@ -614,10 +608,7 @@ void ErrorChart::fitAxes(const ErrorSweepResult& result)
 
 void ErrorChart::showPlot(bool shown)
 {
-    for (QCPAxis* axis : {axisRect()->axis(QCPAxis::atBottom), axisRect()->axis(QCPAxis::atLeft)}) {
-        axis->setVisible(shown);
-        axis->grid()->setVisible(shown);
-    }
+    setAxesVisible(axisRect(), shown);
     legend->setVisible(shown);
     m_title->setVisible(shown);
     m_subtitle->setVisible(shown);

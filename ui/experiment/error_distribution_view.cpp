@@ -175,12 +175,8 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
             axis->setTicker(ticker);
             axis->setNumberFormat(QStringLiteral("eb"));
             axis->setNumberPrecision(0);
-            axis->setTickLabelFont(sizedFont(font(), 9.5));
-            axis->setLabelFont(sizedFont(font(), 10.5));
-            axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
-            axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
-            axis->grid()->setSubGridVisible(true);
         }
+        applyAxisStyle(rect, font(), 9.5, true);
         rect->axis(QCPAxis::atLeft)->setLabel(tr("entries (count)"));
         rect->setMinimumMargins(QMargins(0, 0, 16, 0));
     }
@@ -326,12 +322,8 @@ void ErrorDistributionView::showHistogram(const ErrorHistogram& histogram, QCPAx
 
 void ErrorDistributionView::showPlots(bool shown)
 {
-    for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect}) {
-        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-            axis->setVisible(shown);
-            axis->grid()->setVisible(shown);
-        }
-    }
+    for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
+        setAxesVisible(rect, shown);
     legend->setVisible(shown);
     m_title->setVisible(shown);
     m_subtitle->setVisible(shown);

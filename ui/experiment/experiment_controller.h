@@ -28,16 +28,16 @@ struct Computation {
 };
 
 // Runs the engine off the GUI thread for the current spec (a BackgroundJob). The newest request
-// wins: a computation still running when a newer spec arrives is cancelled and its result
-// dropped; only one runs at a time (the engine's own threads do the parallel work). The last good result stays until a new
-// one replaces it, so a failed request leaves the view as it was. When only the method changes,
-// the input (tokens, embeddings, decoded image, loaded tensors) is reused, and so is the exact
-// side of the previous result (P, O and P's pyramid) when the scale, mask and precision are
-// unchanged: a new seed, m or feature map computes only the approximation. The engine builds the
-// heatmaps' pyramids in its row pass, off the GUI thread. The engine polls the cancel flag
-// between its blocks of work (a block of W's draw, of rows of P and P^), so that a superseded
-// computation, even of a huge m, stops within milliseconds. Destroying the controller cancels
-// the running computation and waits for it.
+// wins: a computation still running when a newer spec arrives is cancelled and its result dropped;
+// only one runs at a time (the engine's own threads do the parallel work). The last good result
+// stays until a new one replaces it, so a failed request leaves the view as it was. When only the
+// method changes, the input (tokens, embeddings, decoded image, loaded tensors) is reused, and so
+// is the exact side of the previous result (P, O and P's pyramid) when the scale, mask and
+// precision are unchanged: a new seed, m or feature map computes only the approximation. The engine
+// builds the heatmaps' pyramids in its row pass, off the GUI thread. The engine polls the cancel
+// flag between its blocks of work (a block of W's draw, of rows of P and P^), so that a superseded
+// computation, even of a huge m, stops within milliseconds. Destroying the controller cancels the
+// running computation and waits for it.
 class ExperimentController : public QObject {
     Q_OBJECT
 

@@ -85,10 +85,9 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
     for (const auto& [spec, layers] : request.cases)
         if (!spec.exactMethod)
             sizes.push_back(spec.approximation.features);
-    const QString sizeNote = request.cases.front().first.exactMethod
-                                 ? QString()
-                                 : sizePastLengthNote(request.cases.front().first.approximation.kind,
-                                                      sizes, tokens);
+    const QString sizeNote =
+        first.exactMethod ? QString()
+                          : sizePastLengthNote(first.approximation.kind, sizes, tokens);
     if (!sizeNote.isEmpty())
         outcome.notes.append(sizeNote);
     const int cases = int(request.cases.size());

@@ -29,15 +29,14 @@ namespace attnlab::ui {
 
 class TopTokensChart;
 
-// The "Inside the model" page: the window's approximation (method, m, seed) put in place of
-// softmax attention in one layer or in all layers of the trained model, and what that does to
-// the model's next-token predictions (core/sweeps/downstream.h). The comparison for the window's
-// spec runs by itself on a worker thread (a BackgroundJob) whenever the spec or the replaced
-// layers change (the newest request wins); it shows a summary line (top-1 agreement, mean and largest KL, the
-// replaced heads' attention error), a table of every position (the token, the exact and the
-// approximate likeliest next token, mismatches marked, the KL shaded by its share of the
-// largest), and for the selected
-// position the five likeliest next tokens exact beside approximate. "Sweep m" runs the
+// The "Inside the model" page: the window's approximation (method, m, seed) put in place of softmax
+// attention in one layer or in all layers of the trained model, and what that does to the model's
+// next-token predictions (core/sweeps/downstream.h). The comparison for the window's spec runs by
+// itself on a worker thread (a BackgroundJob) whenever the spec or the replaced layers change (the
+// newest request wins); it shows a summary line (top-1 agreement, mean and largest KL, the replaced
+// heads' attention error), a table of every position (the token, the exact and the approximate
+// likeliest next token, mismatches marked, the KL shaded by its share of the largest), and for the
+// selected position the five likeliest next tokens exact beside approximate. "Sweep m" runs the
 // comparison for each m of a list and seed, "Per layer" for each single layer and for all at the
 // current m; their rows are drawn by ModelEvalChart and kept in the session.
 class DownstreamPanel : public QWidget {

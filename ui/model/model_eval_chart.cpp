@@ -66,16 +66,6 @@ void addTo(Point& point, const ModelEvalRow& row)
     ++point.seeds;
 }
 
-void styleAxes(QCPAxisRect* rect, const QFont& base)
-{
-    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-        axis->setTickLabelFont(sizedFont(base, 10));
-        axis->setLabelFont(sizedFont(base, 11));
-        axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
-        axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
-    }
-}
-
 using Lines = std::map<std::pair<QString, QString>, std::map<double, Point>>;
 
 // A graph with error bars (min to max over the seeds) in each of the two rects per line: one per
@@ -144,10 +134,12 @@ void addReferences(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& ref
         const bool exact = key.first == QLatin1String("exact");
         QString name;
         if (exact && !exactNamed)
-            name = ModelEvalChart::tr("exact attention in the replaced layers (float rounding only)");
+            name = ModelEvalChart::tr(
+                "exact attention in the replaced layers (float rounding only)");
         else if (!exact)
             name = axis == ModelEvalAxis::Features
-                       ? ModelEvalChart::tr("%1 (no m), %2").arg(methodTitle(key.first), layersTitle(key.second))
+                       ? ModelEvalChart::tr("%1 (no m), %2")
+                             .arg(methodTitle(key.first), layersTitle(key.second))
                        : ModelEvalChart::tr("%1 (no m)").arg(methodTitle(key.first));
         exactNamed = exactNamed || exact;
         for (QCPAxisRect* rect : {agreement, klRect}) {
@@ -243,8 +235,8 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
     legend->setIconSize(36, 14);
     legend->setColumnSpacing(22);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
-    styleAxes(m_agreement, font());
-    styleAxes(m_kl, font());
+    applyAxisStyle(m_agreement, font(), 10, false);
+    applyAxisStyle(m_kl, font(), 10, false);
     m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement (%)"));
     m_kl->axis(QCPAxis::atLeft)->setLabel(tr("mean KL(p \u2016 q) (nats)"));
     m_kl->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);

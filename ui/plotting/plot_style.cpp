@@ -228,6 +228,25 @@ void FigureHint::draw(QCPPainter* painter)
     QCPItemText::draw(painter);
 }
 
+void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, bool subGrid)
+{
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setTickLabelFont(sizedFont(base, tickPoints));
+        axis->setLabelFont(sizedFont(base, tickPoints + 1));
+        axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
+        axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
+        axis->grid()->setSubGridVisible(subGrid);
+    }
+}
+
+void setAxesVisible(QCPAxisRect* rect, bool shown)
+{
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setVisible(shown);
+        axis->grid()->setVisible(shown);
+    }
+}
+
 QFont sizedFont(const QFont& base, double points, bool bold)
 {
     QFont font = base;

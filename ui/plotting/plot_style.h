@@ -33,6 +33,13 @@ QPainterPath methodMarkerPath(Method method, double radius);
 // base at the given size in points (and bold).
 QFont sizedFont(const QFont& base, double points, bool bold = false);
 
+// The bottom and left axes of rect in the figures' style: tick labels at tickPoints, axis labels a
+// point larger, light grey grid lines, and the sub grid too when subGrid (log axes).
+void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, bool subGrid);
+
+// Shows or hides the bottom and left axes of rect with their grids.
+void setAxesVisible(QCPAxisRect* rect, bool shown);
+
 // A row for the plot's main legend, centred under the plots: the legend between two stretching
 // empty cells. The legend is taken from where it was (an axis rect's inset layout).
 QCPLayoutGrid* centredLegendRow(QCustomPlot* plot);

@@ -346,10 +346,11 @@ QString StepperView::errorMessage() const
 
 void StepperView::showError(const QString& message)
 {
-    m_errorBar->setText(m_controller->data() ? tr("The stepper cannot run this: %1\nThe page still shows the "
-                                    "previous experiment.")
-                                     .arg(message)
-                               : tr("The stepper cannot run this: %1").arg(message));
+    m_errorBar->setText(m_controller->data()
+                            ? tr("The stepper cannot run this: %1\nThe page still shows the "
+                                 "previous experiment.")
+                                  .arg(message)
+                            : tr("The stepper cannot run this: %1").arg(message));
     m_errorBar->show();
     emit failed(message);
 }

@@ -40,10 +40,11 @@ class StepperFrame;
 // states, and compute() for the causal P and P^); the newest request wins and the previous frame
 // stays until the new one is ready; errors (the method "exact", a bad spec, over the memory
 // budget) are shown in the page. Memory: every S_i is kept when causalStepsBytes(L, C, M, L)
-// (plus P and P^) fits the memory budget. Otherwise a window of states around the position is kept, as many as fit, placed
-// so that stepping forward reaches the window's end late; moving outside it recomputes the
-// window on the worker (the frame then follows when it arrives), and the page says so. Stepping
-// stays exact: every state shown is the engine's S_i, never an interpolation.
+// (plus P and P^) fits the memory budget. Otherwise a window of states around the position is
+// kept, as many as fit, placed so that stepping forward reaches the window's end late; moving
+// outside it recomputes the window on the worker (the frame then follows when it arrives), and
+// the page says so. Stepping stays exact: every state shown is the engine's S_i, never an
+// interpolation.
 class StepperView : public QWidget {
     Q_OBJECT
 

@@ -317,17 +317,10 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
 
 void TimingChart::styleAxes()
 {
-    const QFont tickFont = sizedFont(font(), 10);
-    const QFont labelFont = sizedFont(font(), 11);
     for (QCPAxisRect* rect : {m_timeRect, m_memoryRect}) {
-        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
             axis->setScaleType(QCPAxis::stLogarithmic);
-            axis->setTickLabelFont(tickFont);
-            axis->setLabelFont(labelFont);
-            axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
-            axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
-            axis->grid()->setSubGridVisible(true);
-        }
+        applyAxisStyle(rect, font(), 10, true);
         auto lengthTicker = QSharedPointer<LogTicker>::create(true);
         // Powers of two (or of four, ...); linear sub ticks between them would not fall on
         // powers of two.
@@ -648,12 +641,8 @@ void TimingChart::addCrossovers(const SweepResult& result)
 
 void TimingChart::showPlots(bool shown)
 {
-    for (QCPAxisRect* rect : {m_timeRect, m_memoryRect}) {
-        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-            axis->setVisible(shown);
-            axis->grid()->setVisible(shown);
-        }
-    }
+    for (QCPAxisRect* rect : {m_timeRect, m_memoryRect})
+        setAxesVisible(rect, shown);
     legend->setVisible(shown && !m_curves.empty());
     m_memoryLegend->setVisible(shown);
     m_title->setVisible(shown);

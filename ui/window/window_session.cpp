@@ -231,7 +231,8 @@ std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject
     for (const char* name : {"heads", "model"}) {
         const QJsonValue state = view.value(QLatin1String(name));
         if (!state.isUndefined() && !state.isObject())
-            throw InputError(QStringLiteral("view.%1: expected an object").arg(QLatin1String(name)));
+            throw InputError(
+                QStringLiteral("view.%1: expected an object").arg(QLatin1String(name)));
     }
     try {
         if (view.value(QLatin1String("heads")).isObject())

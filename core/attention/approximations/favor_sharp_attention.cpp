@@ -98,11 +98,13 @@ std::unique_ptr<ApproximateRows<T>> FavorSharpAttention<T>::rows(const Matrix<T>
 }
 
 template <typename T>
-void FavorSharpAttention<T>::requireFitted(const Matrix<T>& q, const Matrix<T>& k, bool causal) const
+void FavorSharpAttention<T>::requireFitted(const Matrix<T>& q, const Matrix<T>& k,
+                                           bool causal) const
 {
     requireCausalForm(Method::FavorSharp, causal);
     if (q.rows() != m_queries.rows() || k.rows() != m_keys.rows() || q.cols() != m_queries.cols())
-        throw std::logic_error("FavorSharpAttention: output() or rows() of rows that were not fitted");
+        throw std::logic_error(
+            "FavorSharpAttention: output() or rows() of rows that were not fitted");
 }
 
 template class FavorSharpAttention<float>;

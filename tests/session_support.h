@@ -1,0 +1,37 @@
+#pragma once
+
+// What the session tests share: the catalogue of session files in tests/data/sessions and the
+// bytes and spec of a session written.
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QString>
+
+namespace attnlab::test {
+
+inline const QString kFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/sessions");
+
+inline QString fixture(const QString& name)
+{
+    return kFixtures + QLatin1Char('/') + name;
+}
+
+inline QJsonObject parsedObject(const QByteArray& bytes)
+{
+    return QJsonDocument::fromJson(bytes).object();
+}
+
+inline QByteArray fileBytes(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// The spec of a written session file, as the file holds it (paths not resolved).
+inline QJsonObject storedSpec(const QString& path)
+{
+    return parsedObject(fileBytes(path)).value(QLatin1String("spec")).toObject();
+}
+
+}  // namespace attnlab::test

@@ -1,0 +1,234 @@
+// Paths in session files: relative to the session's folder when they lie in it (or beside it,
+// for a model folder), absolute otherwise, resources and the built-in models kept as they are;
+// read back against the session's folder whatever the current directory, through symbolic links
+// and after the folder moved.
+
+#include "errors.h"
+#include "sessions/session.h"
+#include "session_support.h"
+#include "test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QScopeGuard>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace attnlab;
+using namespace attnlab::test;
+
+class TestSessionPaths : public QObject {
+    Q_OBJECT
+
+private slots:
+    void relativePathsResolveAgainstTheSessionFolder();
+    void resolutionDoesNotDependOnTheCurrentDirectory();
+    void resourceAndAbsolutePathsAreKept();
+    void pathsInTheSessionFolderAreWrittenRelative();
+    void modelFolderBesideTheSessionIsRelativeAndBuiltinKept();
+    void pathsOutsideTheSessionFolderAreWrittenAbsolute();
+    void pathsInMemoryRelativeToTheCurrentDirectoryAreRebased();
+    void symbolicLinksToTheFolderStillGiveRelativePaths();
+    void aMovedFolderStillFindsItsImage();
+};
+
+// Relative spec paths are taken from the session file's folder (".." included), and the result
+// is a clean absolute path that names the real file; empty paths stay empty.
+void TestSessionPaths::relativePathsResolveAgainstTheSessionFolder()
+{
+    const Session image = readSession(fixture(QStringLiteral("image-relative.attnlab")));
+    const QString chelsea = QDir::cleanPath(
+        QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png"));
+    QCOMPARE(image.spec.input.imagePath, chelsea);
+    QVERIFY2(QFileInfo::exists(chelsea), qPrintable(chelsea));
+
+    const Session files = readSession(fixture(QStringLiteral("files.attnlab")));
+    const QString npy = QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/npy/f8_c_2d.npy"));
+    QCOMPARE(files.spec.input.queryPath, npy);
+    QCOMPARE(files.spec.input.keyPath, npy);
+    QVERIFY2(QFileInfo::exists(npy), qPrintable(npy));
+    QCOMPARE(files.spec.input.valuePath, QString());
+    QCOMPARE(files.spec.input.imagePath, QString());
+}
+
+// The current directory plays no part: a session opened by a relative path resolves its paths
+// against its own folder, not against the current directory.
+void TestSessionPaths::resolutionDoesNotDependOnTheCurrentDirectory()
+{
+    const QString before = QDir::currentPath();
+    QTemporaryDir elsewhere;
+    QVERIFY(elsewhere.isValid());
+    QVERIFY(QDir::setCurrent(elsewhere.path()));
+    const QString relativeSession = QDir(elsewhere.path()).relativeFilePath(
+        fixture(QStringLiteral("image-relative.attnlab")));
+    Session session;
+    const QString message =
+        thrownMessage<InputError>([&] { session = readSession(relativeSession); });
+    QVERIFY(QDir::setCurrent(before));
+    QCOMPARE(message, QString());
+    QCOMPARE(session.spec.input.imagePath,
+             QDir::cleanPath(
+                 QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png")));
+}
+
+// Qt resource paths (":/...") and absolute paths are kept exactly as the file gives them.
+void TestSessionPaths::resourceAndAbsolutePathsAreKept()
+{
+    const Session resource = readSession(fixture(QStringLiteral("image-resource.attnlab")));
+    QCOMPARE(resource.spec.input.imagePath, QStringLiteral(":/images/coffee.png"));
+
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QJsonObject root = parsedObject(fileBytes(fixture(QStringLiteral("files.attnlab"))));
+    QJsonObject spec = root.value(QLatin1String("spec")).toObject();
+    QJsonObject input = spec.value(QLatin1String("input")).toObject();
+    // Kept as written, not even cleaned.
+    input[QLatin1String("q")] = QStringLiteral("/data/model/layer 3/../q.npy");
+    input[QLatin1String("k")] = QStringLiteral("/data/model/k.npy");
+    spec[QLatin1String("input")] = input;
+    root[QLatin1String("spec")] = spec;
+    const QString path = tmp.filePath(QStringLiteral("absolute.attnlab"));
+    writeBytes(path, QJsonDocument(root).toJson());
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.input.queryPath, QStringLiteral("/data/model/layer 3/../q.npy"));
+    QCOMPARE(read.spec.input.keyPath, QStringLiteral("/data/model/k.npy"));
+}
+
+// Paths in the session's folder or below it are written relative to the folder.
+void TestSessionPaths::pathsInTheSessionFolderAreWrittenRelative()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Files;
+    session.spec.input.queryPath = tmp.filePath(QStringLiteral("q.npy"));
+    session.spec.input.keyPath = tmp.filePath(QStringLiteral("deep/er/k.npy"));
+    session.spec.input.valuePath = tmp.filePath(QStringLiteral("./deep/../v.npy"));  // cleaned
+    session.spec.input.imagePath = tmp.filePath(QStringLiteral("image.png"));
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("q")).toString(), QStringLiteral("q.npy"));
+    QCOMPARE(input.value(QLatin1String("k")).toString(), QStringLiteral("deep/er/k.npy"));
+    QCOMPARE(input.value(QLatin1String("v")).toString(), QStringLiteral("v.npy"));
+    QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("image.png"));
+}
+
+// A model folder beside the session is stored relative to it (the session and its model move
+// together) and read back absolute; "builtin" names the built-in model and is kept as it is. The
+// layer survives the round trip.
+void TestSessionPaths::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Model;
+    session.spec.input.modelPath = tmp.filePath(QStringLiteral("models/tiny"));
+    session.spec.input.layer = 3;
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("model")).toString(), QStringLiteral("models/tiny"));
+    QCOMPARE(input.value(QLatin1String("kind")).toString(), QStringLiteral("model"));
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.input.modelPath, tmp.filePath(QStringLiteral("models/tiny")));
+    QCOMPARE(read.spec.input.layer, 3);
+
+    session.spec.input.modelPath = QStringLiteral("builtin");
+    writeSession(path, session);
+    QCOMPARE(storedSpec(path).value(QLatin1String("input")).toObject().value(
+                 QLatin1String("model")).toString(),
+             QStringLiteral("builtin"));
+    QCOMPARE(readSession(path).spec.input.modelPath, QStringLiteral("builtin"));
+}
+
+// Paths outside the session's folder are written absolute, even when they share the folder's
+// name as a prefix ("demo2" is not inside "demo") or sit in its parent.
+void TestSessionPaths::pathsOutsideTheSessionFolderAreWrittenAbsolute()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Files;
+    session.spec.input.queryPath = tmp.filePath(QStringLiteral("demo2/q.npy"));
+    session.spec.input.keyPath = tmp.filePath(QStringLiteral("k.npy"));
+    session.spec.input.valuePath = tmp.filePath(QStringLiteral("demo"));  // the folder itself
+    const QString path = tmp.filePath(QStringLiteral("demo/s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("q")).toString(), session.spec.input.queryPath);
+    QCOMPARE(input.value(QLatin1String("k")).toString(), session.spec.input.keyPath);
+    QCOMPARE(input.value(QLatin1String("v")).toString(), session.spec.input.valuePath);
+    QCOMPARE(readSession(path).spec.toJson(), session.spec.toJson());
+}
+
+// A relative path in memory means "from the current directory" (that is how the engine opens
+// it); the session stores it so that it still names the same file when read back.
+void TestSessionPaths::pathsInMemoryRelativeToTheCurrentDirectoryAreRebased()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString before = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(tmp.path()));
+    Session session;
+    session.spec.input.kind = InputKind::Image;
+    session.spec.input.imagePath = QStringLiteral("demo/pictures/cat.png");  // inside the folder
+    session.spec.input.queryPath = QStringLiteral("q.npy");                  // outside it
+    const QString message = thrownMessage<OutputError>(
+        [&] { writeSession(QStringLiteral("demo/s.attnlab"), session); });
+    QVERIFY(QDir::setCurrent(before));
+    QCOMPARE(message, QString());
+    const QString path = tmp.filePath(QStringLiteral("demo/s.attnlab"));
+    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
+    QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("pictures/cat.png"));
+    QCOMPARE(input.value(QLatin1String("q")).toString(),
+             QDir::cleanPath(tmp.filePath(QStringLiteral("q.npy"))));
+    const Session read = readSession(path);
+    QCOMPARE(read.spec.input.imagePath, tmp.filePath(QStringLiteral("demo/pictures/cat.png")));
+    QCOMPARE(read.spec.input.queryPath, tmp.filePath(QStringLiteral("q.npy")));
+}
+
+// A session saved through a symbolic link to its folder, with the image named by its real path,
+// still stores the image relative (the folder and the image are the same on disk).
+void TestSessionPaths::symbolicLinksToTheFolderStillGiveRelativePaths()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("real")));
+    const QString image = tmp.filePath(QStringLiteral("real/cat.png"));
+    writeBytes(image, "not really a PNG");
+    if (!QFile::link(tmp.filePath(QStringLiteral("real")), tmp.filePath(QStringLiteral("link"))))
+        QSKIP("cannot make a symbolic link here");
+    Session session;
+    session.spec.input.kind = InputKind::Image;
+    session.spec.input.imagePath = image;
+    const QString path = tmp.filePath(QStringLiteral("link/s.attnlab"));
+    writeSession(path, session);
+    QCOMPARE(storedSpec(path).value(QLatin1String("input")).toObject().value(
+                 QLatin1String("image")).toString(),
+             QStringLiteral("cat.png"));
+    QCOMPARE(readSession(path).spec.input.imagePath, tmp.filePath(QStringLiteral("link/cat.png")));
+}
+
+// A folder holding a session and its image can be moved as a whole: the session opened from the
+// new place names the image at the new place.
+void TestSessionPaths::aMovedFolderStillFindsItsImage()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("lecture/images")));
+    writeBytes(tmp.filePath(QStringLiteral("lecture/images/cat.png")), "not really a PNG");
+    Session session;
+    session.spec.input.kind = InputKind::Image;
+    session.spec.input.imagePath = tmp.filePath(QStringLiteral("lecture/images/cat.png"));
+    writeSession(tmp.filePath(QStringLiteral("lecture/demo.attnlab")), session);
+
+    QVERIFY(QDir(tmp.path()).rename(QStringLiteral("lecture"), QStringLiteral("moved")));
+    const Session moved = readSession(tmp.filePath(QStringLiteral("moved/demo.attnlab")));
+    QCOMPARE(moved.spec.input.imagePath, tmp.filePath(QStringLiteral("moved/images/cat.png")));
+    QVERIFY(QFileInfo::exists(moved.spec.input.imagePath));
+}
+
+QTEST_GUILESS_MAIN(TestSessionPaths)
+#include "test_session_paths.moc"
