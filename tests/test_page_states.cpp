@@ -160,7 +160,7 @@ private slots:
         QTest::addColumn<QJsonValue>("value");
         QTest::addColumn<QString>("message");
         QTest::newRow("method") << "methods" << QJsonValue(QJsonArray{"favor-positive", "fast"})
-                                << "methods: unknown name \"fast\"";
+                                << "methods[1]: unknown name \"fast\"";
         QTest::newRow("projections") << "projections" << QJsonValue("iid")
                                      << "projections must be an array";
         QTest::newRow("sweep") << "sweep" << QJsonValue("depth")

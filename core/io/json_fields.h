@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 namespace attnlab {
 
@@ -64,6 +65,25 @@ public:
                 QStringLiteral("%1: unknown value \"%2\"").arg(name(key), value.toString()));
     }
 
+    // The names of the array field `key` (none when absent), each one that parse(name, &value)
+    // accepts; InputError naming "key[i]" and the name for one it does not.
+    template <typename Enum, typename Parser>
+    std::vector<Enum> readNames(const char* key, Parser parse) const
+    {
+        std::vector<Enum> parsed;
+        const QJsonArray names = array(key);
+        for (qsizetype i = 0; i < names.size(); ++i) {
+            Enum value;
+            require(names.at(i).isString() && parse(names.at(i).toString(), &value),
+                    QStringLiteral("%1[%2]: unknown name \"%3\"")
+                        .arg(name(key))
+                        .arg(i)
+                        .arg(names.at(i).toVariant().toString()));
+            parsed.push_back(value);
+        }
+        return parsed;
+    }
+
     // The array or object field (empty when absent).
     QJsonArray array(const char* key) const { return field(key, QJsonValue::Array).toArray(); }
     QJsonObject object(const char* key) const
@@ -89,6 +109,16 @@ private:
     const QJsonObject& m_object;
     QString m_prefix;
 };
+
+// values as a JSON array of their names: name(value) for each.
+template <typename T, typename Name>
+QJsonArray namesArray(const std::vector<T>& values, Name name)
+{
+    QJsonArray array;
+    for (const T& value : values)
+        array.append(name(value));
+    return array;
+}
 
 // The integer `key` of `json`, which must be present and lie in [minimum, maximum]. Throws
 // InputError naming it ("min_length must be an integer from 16 to 1048576").

@@ -8,28 +8,6 @@
 
 namespace attnlab {
 
-namespace {
-
-// The names of the array `key` of `json`, each accepted by parse. Throws InputError naming it.
-template <typename Enum, typename Parser>
-std::vector<Enum> namesField(const QJsonObject& json, const char* key, Parser parse)
-{
-    const QJsonValue value = json.value(QLatin1String(key));
-    if (!value.isArray())
-        throw InputError(QStringLiteral("%1 must be an array").arg(QLatin1String(key)));
-    std::vector<Enum> names;
-    for (const QJsonValue item : value.toArray()) {
-        Enum parsed;
-        if (!item.isString() || !parse(item.toString(), &parsed))
-            throw InputError(QStringLiteral("%1: unknown name \"%2\"")
-                                 .arg(QLatin1String(key), item.toVariant().toString()));
-        names.push_back(parsed);
-    }
-    return names;
-}
-
-}  // namespace
-
 const std::vector<ErrorSweepKind>& errorSweepKinds()
 {
     static const std::vector<ErrorSweepKind> kinds{ErrorSweepKind::Features, ErrorSweepKind::Norm,
@@ -73,12 +51,6 @@ ErrorPageState ErrorPageState::showing(const ErrorSweepResult& result, ErrorMetr
 
 QJsonObject ErrorPageState::toJson() const
 {
-    QJsonArray methodNames;
-    for (const Method method : methods)
-        methodNames.append(methodInfo(method).name);
-    QJsonArray projectionNames;
-    for (const ProjectionKind projection : projections)
-        projectionNames.append(projectionKindName(projection));
     QJsonObject valuesJson;
     for (const ErrorSweepKind kind : errorSweepKinds()) {
         const auto text = values.find(kind);
@@ -86,8 +58,9 @@ QJsonObject ErrorPageState::toJson() const
             text != values.end() ? text->second : defaultValues(kind);
     }
     QJsonObject json;
-    json[QLatin1String("methods")] = methodNames;
-    json[QLatin1String("projections")] = projectionNames;
+    json[QLatin1String("methods")] =
+        namesArray(methods, [](Method method) { return methodInfo(method).name; });
+    json[QLatin1String("projections")] = namesArray(projections, projectionKindName);
     json[QLatin1String("sweep")] = errorSweepKindName(sweep);
     json[QLatin1String("values")] = valuesJson;
     json[QLatin1String("features")] = features;
@@ -104,8 +77,12 @@ QJsonObject ErrorPageState::toJson() const
 ErrorPageState ErrorPageState::fromJson(const QJsonObject& json)
 {
     ErrorPageState state;
-    state.methods = namesField<Method>(json, "methods", parseApproximation);
-    state.projections = namesField<ProjectionKind>(json, "projections", parseProjectionKind);
+    for (const char* key : {"methods", "projections"})  // the page's lists are never absent
+        if (!json.value(QLatin1String(key)).isArray())
+            throw InputError(QStringLiteral("%1 must be an array").arg(QLatin1String(key)));
+    const JsonFields fields(json, QString());
+    state.methods = fields.readNames<Method>("methods", parseApproximation);
+    state.projections = fields.readNames<ProjectionKind>("projections", parseProjectionKind);
     if (!parseErrorSweepKind(json.value(QLatin1String("sweep")).toString(), &state.sweep))
         throw InputError(QStringLiteral("sweep must be features, norm or length"));
     if (!parseErrorMetric(json.value(QLatin1String("metric")).toString(), &state.metric))

@@ -24,22 +24,6 @@ QJsonValue numberOrNull(double value)
     return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
 }
 
-// The names of every item of the array field `key`, each parsed by parse() (InputError naming
-// "key[i]" for one that is not a known name).
-template <typename Enum, typename Parser>
-std::vector<Enum> namesField(const JsonFields& fields, const char* key, Parser parse)
-{
-    std::vector<Enum> parsed;
-    const QJsonArray names = fields.array(key);
-    for (qsizetype i = 0; i < names.size(); ++i) {
-        Enum value;
-        JsonFields::require(names.at(i).isString() && parse(names.at(i).toString(), &value),
-                            QStringLiteral("%1[%2]: unknown name").arg(fields.name(key)).arg(i));
-        parsed.push_back(value);
-    }
-    return parsed;
-}
-
 // The numbers of the array field `key` (InputError naming "key[i]" for one that is not).
 std::vector<double> numbersField(const JsonFields& fields, const char* key)
 {
@@ -75,20 +59,15 @@ VectorD vectorFromJson(const JsonFields& fields, const char* key)
 
 QJsonObject ErrorSweepSpec::toJson() const
 {
-    QJsonArray methodArray;
-    for (const Method method : methods)
-        methodArray.append(methodInfo(method).name);
-    QJsonArray projectionArray;
-    for (const ProjectionKind projection : projections)
-        projectionArray.append(projectionKindName(projection));
     QJsonArray valueArray;
     for (const double value : values)
         valueArray.append(value);
     QJsonObject json;
     json[QLatin1String("version")] = 1;
     json[QLatin1String("experiment")] = experiment.toJson();
-    json[QLatin1String("methods")] = methodArray;
-    json[QLatin1String("projections")] = projectionArray;
+    json[QLatin1String("methods")] =
+        namesArray(methods, [](Method method) { return methodInfo(method).name; });
+    json[QLatin1String("projections")] = namesArray(projections, projectionKindName);
     json[QLatin1String("sweep")] = errorSweepKindName(sweep);
     json[QLatin1String("values")] = valueArray;
     json[QLatin1String("features")] = features;
@@ -118,9 +97,9 @@ ErrorSweepSpec ErrorSweepSpec::fromJson(const QJsonObject& json, const QString& 
         }
     }
     if (fields.has("methods"))
-        spec.methods = namesField<Method>(fields, "methods", parseApproximation);
+        spec.methods = fields.readNames<Method>("methods", parseApproximation);
     if (fields.has("projections"))
-        spec.projections = namesField<ProjectionKind>(fields, "projections", parseProjectionKind);
+        spec.projections = fields.readNames<ProjectionKind>("projections", parseProjectionKind);
     fields.readName("sweep", &spec.sweep, parseErrorSweepKind);
     spec.values = numbersField(fields, "values");
     if (!spec.values.empty()) {
