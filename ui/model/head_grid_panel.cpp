@@ -4,6 +4,7 @@
 #include "ui/model/head_grid_panel.h"
 
 #include "ui/model/head_grid_view.h"
+#include "ui/model/head_norms_chart.h"
 
 #include "ui/common/export_dialog.h"
 #include "ui/model/head_grid_style.h"

@@ -7,6 +7,7 @@
 #include <QFont>
 #include <QString>
 
+#include <algorithm>
 #include <array>
 
 class QHelpEvent;
@@ -26,6 +27,12 @@ inline const QColor kSelection(0, 98, 255);
 
 // value with 3 significant digits, "n/a" when it is not finite.
 QString number(double value);
+
+// value within [low, high] (high for a NaN value).
+inline double clamp(double value, double low, double high)
+{
+    return std::max(low, std::min(high, value));
+}
 
 // "P̂" (P with a circumflex, as the papers write the approximation).
 QString approxSymbol();

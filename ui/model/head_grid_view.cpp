@@ -22,11 +22,6 @@ using namespace heads;
 
 namespace {
 
-double clamp(double value, double low, double high)
-{
-    return std::max(low, std::min(high, value));
-}
-
 // The gap between cells of this pitch: it holds the error frame and the selection outline.
 double gapFor(double pitch)
 {

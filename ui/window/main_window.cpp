@@ -2,6 +2,7 @@
 
 #include "ui/common/controls_column.h"
 #include "ui/errors/error_analysis_panel.h"
+#include "ui/errors/error_chart.h"
 #include "ui/experiment/attention_maps_page.h"
 #include "ui/experiment/error_distribution_view.h"
 #include "ui/experiment/experiment_controller.h"
@@ -20,6 +21,7 @@
 #include "ui/plotting/heatmap_view.h"
 #include "ui/window/spec_change.h"
 #include "ui/stepper/stepper_view.h"
+#include "ui/timing/timing_chart.h"
 #include "ui/timing/timing_panel.h"
 #include "ui/window/window_exports.h"
 #include "ui/window/window_session.h"
@@ -217,9 +219,9 @@ void MainWindow::buildPages()
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->addTab(matrices, tr("Attention matrices"));
-    m_imagePage = new ImagePage(m_imageView);
-    connect(m_imagePage, &ImagePage::classRowRequested, this, [this] { selectQuery(0); });
-    connect(m_imagePage, &ImagePage::rolloutToggled, this, [this](bool on) {
+    m_imagePage = new ui::ImagePage(m_imageView);
+    connect(m_imagePage, &ui::ImagePage::classRowRequested, this, [this] { selectQuery(0); });
+    connect(m_imagePage, &ui::ImagePage::rolloutToggled, this, [this](bool on) {
         m_view.rollout = on;
         markDirty();
         refreshViews();

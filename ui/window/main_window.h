@@ -247,7 +247,7 @@ private:
     QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
-    ImagePage* m_imagePage;
+    ui::ImagePage* m_imagePage;  // ui::, since Page::ImagePage names the tab
     ErrorAnalysisPanel* m_errorPanel;
     TimingPanel* m_timingPanel;
     StepperView* m_stepperView;

@@ -3,8 +3,11 @@
 #include "ui/common/export_dialog.h"
 #include "errors.h"
 #include "ui/errors/error_analysis_panel.h"
+#include "ui/errors/error_chart.h"
 #include "ui/experiment/error_distribution_view.h"
 #include "ui/experiment/experiment_controller.h"
+#include "ui/experiment/image_overlay_view.h"
+#include "ui/experiment/row_comparison_view.h"
 #include "io/csv.h"
 #include "io/npy.h"
 #include "ui/window/main_window.h"
@@ -13,6 +16,7 @@
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/stepper/stepper_view.h"
+#include "ui/timing/timing_chart.h"
 #include "ui/timing/timing_panel.h"
 
 #include <QApplication>
@@ -77,9 +81,9 @@ void WindowExports::exportFigureDialog()
         name = QStringLiteral("attention-approx");
     else if (figure == w.errorView())
         name = QStringLiteral("attention-error");
-    else if (figure == w.m_rowView)
+    else if (figure == w.rowView())
         name = QStringLiteral("query-row");
-    else if (figure == w.m_imageView)
+    else if (figure == w.imageView())
         name = QStringLiteral("image-overlay");
     const QString path = runFigureExportDialog(
         &w, tr("Export figure"), name + QStringLiteral(".png"),

@@ -4,6 +4,7 @@
 #include "ui/common/export_dialog.h"
 #include "errors.h"
 #include "ui/errors/error_analysis_panel.h"
+#include "ui/experiment/experiment_controller.h"
 #include "ui/window/lecture_controls.h"
 #include "ui/model/downstream_panel.h"
 #include "ui/model/head_grid_panel.h"
