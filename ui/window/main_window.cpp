@@ -1,5 +1,6 @@
 #include "ui/window/main_window.h"
 
+#include "ui/common/background_job.h"
 #include "ui/common/controls_column.h"
 #include "ui/errors/error_analysis_panel.h"
 #include "ui/errors/error_chart.h"
@@ -45,7 +46,6 @@
 #include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <limits>
@@ -70,7 +70,8 @@ bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
 MainWindow::MainWindow(Start start, QWidget* parent)
     : QMainWindow(parent),
       m_controller(new ExperimentController(this)),
-      m_undo(new QUndoStack(this))
+      m_undo(new QUndoStack(this)),
+      m_distributionJob(new BackgroundJob(this))
 {
     setWindowTitle(tr("Attention Lab"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/attention-lab.svg")));
@@ -455,25 +456,25 @@ void MainWindow::showErrorDistribution()
     if (!shown || !result)  // the errors are binned only while the histograms are shown
         return;
     if (result->heads[std::size_t(m_view.head)].attentionExact.size() == 0) {
+        m_distributionJob->discard();
         m_distributionView->clear();
         return;
     }
     // Binning L^2 errors takes about a second at L = 4096: on a worker, keeping the result alive;
     // only the newest request is shown.
-    const int request = ++m_distributionRequest;
     const int head = m_view.head;
-    QtConcurrent::run([result, head] {
-        const HeadResult& matrices = result->heads[std::size_t(head)];
-        return errorDistribution(matrices.attentionExact, matrices.attentionApprox,
-                                 result->spec.causal);
-    }).then(this, [this, request, result, head](const ErrorDistribution& distribution) {
-        if (request != m_distributionRequest)
-            return;
-        const ResultMatrix& exact = result->heads[std::size_t(head)].attentionExact;
-        m_distributionView->setDistribution(distribution, exact.rows(), exact.cols(),
-                                            result->spec.causal);
-        emit distributionShown();
-    });
+    m_distributionJob->start(
+        [result, head](JobContext&) {
+            const HeadResult& matrices = result->heads[std::size_t(head)];
+            return errorDistribution(matrices.attentionExact, matrices.attentionApprox,
+                                     result->spec.causal);
+        },
+        [this, result, head](const ErrorDistribution& distribution) {
+            const ResultMatrix& exact = result->heads[std::size_t(head)].attentionExact;
+            m_distributionView->setDistribution(distribution, exact.rows(), exact.cols(),
+                                                result->spec.causal);
+            emit distributionShown();
+        });
 }
 
 void MainWindow::showError(const QString& message)

@@ -28,6 +28,7 @@ class QUndoStack;
 namespace attnlab::ui {
 
 class Autosave;
+class BackgroundJob;
 class ErrorAnalysisPanel;
 class LectureControls;
 class WindowExports;
@@ -87,22 +88,13 @@ public:
     // Saves the current spec and view to path; false (and a message) on failure.
     bool saveSession(const QString& path);
 
-    // Opens scenario `index` of deck as openSession opens a session (spec, view, page; the state
-    // stays live and editable), shows its explanation and makes the deck the one PageDown and
-    // PageUp step through. On failure the window keeps what it showed, shows the message and
-    // returns false.
+    // Scenarios and decks, as LectureControls (lecture_controls.h) opens, saves and steps
+    // through them: false (and a message shown) on failure.
     bool openScenario(const Deck& deck, int index);
-    // Opens the scenario file at path, its folder as the deck. False (and a message) on failure.
     bool openScenarioFile(const QString& path);
-    // Opens the scenarios of folder as a deck, at its first scenario. False (and a message) on
-    // failure; the files of the folder that cannot be read are named in the status bar.
     bool openDeck(const QString& folder);
-    // Saves the current spec and view as a scenario with this title and explanation. On failure
-    // (no title, a file that cannot be written) returns false and sets *problem to the message.
     bool saveScenario(const QString& path, const QString& title, const QString& explanation,
                       QString* problem = nullptr);
-    // Opens the scenario `delta` places on in the deck (1 next, -1 previous), staying at the ends;
-    // without a deck, the first bundled scenario.
     void stepDeck(int delta);
 
     // Enters (with `placement`) or leaves presentation mode; the View menu and F5 come here.
@@ -227,8 +219,8 @@ private:
     std::optional<ViewSettings> m_pendingView;
     // A session's page, shown when its spec's result arrives.
     std::optional<Page> m_pendingPage;
-    // Counts the distributions asked of the worker: an older one arriving late is dropped.
-    int m_distributionRequest = 0;
+    // Bins the errors for the histograms off the GUI thread (the newest request wins).
+    BackgroundJob* m_distributionJob;
     // The Stepper page has not been given the current experiment yet.
     bool m_stepperStale = true;
     // The Heads and Inside the model pages have not been given the current experiment yet.
