@@ -16,15 +16,13 @@
 #include "sessions/error_page_state.h"
 #include "sessions/scenario.h"
 #include "sessions/timing_page_state.h"
-#include "ui/stepper/stepper_view.h"
+#include "ui/stepper/stepper_frame.h"
 #include "ui/timing/timing_chart.h"
 
 #include <QCommandLineParser>
 #include <QDir>
-#include <QEventLoop>
 #include <QRegularExpression>
 #include <QTextStream>
-#include <QTimer>
 
 #include <optional>
 
@@ -39,9 +37,6 @@ const QStringList kScenarioCompatibleOptions = {
     QStringLiteral("size"),     QStringLiteral("query"), QStringLiteral("head"),
     QStringLiteral("error"),    QStringLiteral("colors"), QStringLiteral("separate-scales"),
     QStringLiteral("rollout"),  QStringLiteral("memory-budget")};
-
-// The stepper page waits at most this long for its computation.
-constexpr int kStepperTimeoutMs = 120'000;
 
 // What render draws and where: the experiment, how the view shows it, the scenario it came from
 // (if any), the figures' size and formats, the memory budget and the output folder.
@@ -271,34 +266,6 @@ State pageState(const Scenario& scenario, const char* key)
     }
 }
 
-// The stepper page of a scenario: its frame at the position its state holds, once computed.
-ui::PaintedFigure stepperFrame(ui::StepperView& stepper, const ExperimentSpec& spec,
-                               const AttentionInput& input, const QJsonObject& state, QSize size)
-{
-    stepper.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
-    stepper.resize(size);
-    stepper.show();
-    QEventLoop loop;
-    QString problem = QStringLiteral("the stepper did not finish within %1 s")
-                          .arg(kStepperTimeoutMs / 1000);
-    bool shown = false;
-    QObject::connect(&stepper, &ui::StepperView::experimentShown, &loop, [&] {
-        shown = true;
-        loop.quit();
-    });
-    QObject::connect(&stepper, &ui::StepperView::failed, &loop, [&](const QString& message) {
-        problem = message;
-        loop.quit();
-    });
-    QTimer::singleShot(kStepperTimeoutMs, &loop, &QEventLoop::quit);
-    stepper.setExperiment(spec, std::make_shared<const AttentionInput>(input));
-    loop.exec();
-    if (!shown)
-        throw InputError(QStringLiteral("stepper: %1").arg(problem));
-    stepper.setState(state);
-    return stepper.frameFigure();
-}
-
 // The scenario's title and explanation as a small HTML page, for slides.
 QByteArray explanationHtml(const Scenario& scenario)
 {
@@ -385,7 +352,7 @@ int runRenderCommand(const QStringList& arguments)
                          : QString();
     ui::ErrorChart errorChart;
     ui::TimingChart timingChart;
-    ui::StepperView stepper;
+    ui::StepperFrame stepperFrame;
     if (page == QLatin1String("errors")) {
         const auto state = pageState<ErrorPageState>(*request.scenario, "errors");
         errorChart.resize(size.width() * 2, size.height());
@@ -401,9 +368,16 @@ int runRenderCommand(const QStringList& arguments)
     } else if (page == QLatin1String("stepper")) {
         const QJsonObject state =
             request.scenario->session.view.value(QLatin1String("stepper")).toObject();
-        figures.push_back({QStringLiteral("stepper_frame"),
-                           stepperFrame(stepper, spec, read.input, state,
-                                        QSize(size.width() * 2, size.height() * 5 / 4))});
+        try {
+            figures.push_back(
+                {QStringLiteral("stepper_frame"),
+                 ui::drawStepperFrame(stepperFrame, spec,
+                                      std::make_shared<const AttentionInput>(read.input), state,
+                                      QSize(size.width() * 2, size.height() * 5 / 4),
+                                      request.budget)});
+        } catch (const InputError& error) {
+            throw InputError(QStringLiteral("stepper: %1").arg(error.message()));
+        }
     }
 
     const QStringList names = writeFigures(request, figures);

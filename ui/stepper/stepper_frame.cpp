@@ -1,5 +1,6 @@
 #include "ui/stepper/stepper_frame.h"
 
+#include "errors.h"
 #include "ui/stepper/stepper_formula_panel.h"
 #include "ui/stepper/stepper_job.h"
 #include "ui/stepper/stepper_style.h"
@@ -9,12 +10,14 @@
 
 #include <QCoreApplication>
 #include <QGridLayout>
+#include <QJsonObject>
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <tuple>
 
 namespace attnlab::ui {
@@ -92,6 +95,14 @@ void StepperFrame::showStep(int t, qint64 budget)
     m_formula->showStep(*m_data, t);
     m_plots.showStep(*m_data, t);
     showLines(t, budget, true);
+}
+
+void StepperFrame::setTextScale(double scale)
+{
+    scaleMarkedFonts(*this, scale);
+    for (QCustomPlot* plot : plots())
+        scalePlotFonts(plot, scale);
+    fitText();
 }
 
 void StepperFrame::fitText()
@@ -296,6 +307,38 @@ PaintedFigure StepperFrame::paintedFigure(int t)
         return painter.end();
     };
     return figure;
+}
+
+PaintedFigure drawStepperFrame(StepperFrame& frame, const ExperimentSpec& spec,
+                               std::shared_ptr<const AttentionInput> input,
+                               const QJsonObject& state, QSize size, const MemoryBudget& budget)
+{
+    const int heads = input ? int(input->heads.size()) : 0;
+    if (heads == 0)
+        throw InputError(QStringLiteral("stepper: there is no input to step through"));
+    StepperJob job;
+    job.spec = spec;
+    job.input = std::move(input);
+    job.head = std::clamp(state.value(QLatin1String("head")).toInt(0), 0, heads - 1);
+    job.budget = budget;
+    job.around = std::max(state.value(QLatin1String("position")).toInt(0), 0);
+    auto data = std::make_shared<const StepperData>(computeStepper(job, {}));
+    const CausalSteps& steps = *data->steps;
+    const int t = std::clamp(int(job.around), 0, int(steps.length()) - 1);
+
+    frame.setAttribute(Qt::WA_DontShowOnScreen);  // laid out as on screen, not shown
+    frame.resize(size);
+    frame.show();
+    frame.setTextScale(textScaleFor(size));
+    frame.showData(data);
+    frame.showPosition(t);
+    if (t >= steps.statesFrom && t < steps.statesTo)
+        frame.showStep(t, budget.bytes());
+    else
+        frame.showLines(t, budget.bytes(), false);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    frame.fitPanels();
+    return frame.paintedFigure(t);
 }
 
 }  // namespace attnlab::ui

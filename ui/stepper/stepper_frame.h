@@ -9,9 +9,16 @@
 #include <memory>
 
 class QCPPainter;
+class QJsonObject;
 class QGridLayout;
 class QLabel;
 class QScrollArea;
+
+namespace attnlab {
+struct AttentionInput;
+struct ExperimentSpec;
+class MemoryBudget;
+}  // namespace attnlab
 
 namespace attnlab::ui {
 
@@ -47,6 +54,9 @@ public:
     // memory line, which says when step t's state is being computed.
     void showLines(int t, qint64 budget, bool stateKept);
 
+    // Every text of the frame at `scale` times its designed size (the page's text scale), then
+    // fitText().
+    void setTextScale(double scale);
     // After a change of fonts: the formula panel's width, the strip's height, the heatmaps'
     // labels.
     void fitText();
@@ -77,5 +87,16 @@ private:
     QGridLayout* m_body;
     Arrangement m_arrangement = Arrangement::FourColumns;
 };
+
+// The Stepper page's frame without the page (`attention-lab render` of a scenario on the Stepper
+// page): spec on `input` computed here as the page computes it on its worker (computeStepper,
+// the states kept as `budget` allows, around the step), at the head and step of the page's
+// session state `state` (StepperView::state(): "head", "position"; clamped to the input), laid
+// out in `frame` at `size` with the text scale a page of that size has, and returned as the
+// figure the page's export writes (StepperFrame::paintedFigure). frame must outlive the figure.
+// Throws as computeStepper does (InputError for a method without a recurrent form).
+PaintedFigure drawStepperFrame(StepperFrame& frame, const ExperimentSpec& spec,
+                               std::shared_ptr<const AttentionInput> input,
+                               const QJsonObject& state, QSize size, const MemoryBudget& budget);
 
 }  // namespace attnlab::ui

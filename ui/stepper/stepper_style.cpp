@@ -177,6 +177,26 @@ void addLegend(QCustomPlot* plot, QCPAxisRect* rect, const QList<QCPAbstractPlot
     layout->setRowStretchFactors(stretch);
 }
 
+double textScaleFor(QSize size)
+{
+    const double fit = std::min(size.width() / double(kDesignSize.width()),
+                                size.height() / double(kDesignSize.height()));
+    return std::clamp(std::round(fit / kTextScaleStep) * kTextScaleStep, kMinTextScale,
+                      kMaxTextScale);
+}
+
+void scaleMarkedFonts(QWidget& root, double scale)
+{
+    QList<QWidget*> widgets = root.findChildren<QWidget*>();
+    widgets.prepend(&root);
+    for (QWidget* widget : widgets) {
+        const QVariant points = widget->property(kPointsProperty);
+        if (points.isValid())
+            widget->setFont(sizedFont(widget->font(), points.toDouble() * scale,
+                                      widget->property(kBoldProperty).toBool()));
+    }
+}
+
 // The fonts of a plot's axes, titles, legends and colour scales at `scale` times the sizes the
 // page is designed with (kTickPoints, ...); HeatmapView's own title is not used here.
 void scalePlotFonts(QCustomPlot* plot, double scale)

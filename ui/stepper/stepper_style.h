@@ -132,6 +132,13 @@ void addLegend(QCustomPlot* plot, QCPAxisRect* rect, const QList<QCPAbstractPlot
 // page is designed with (kTickPoints, ...); HeatmapView's own title is not used here.
 void scalePlotFonts(QCustomPlot* plot, double scale);
 
+// The text scale of a page of `size`: size / kDesignSize (the smaller ratio), rounded to
+// kTextScaleStep and kept within kMinTextScale and kMaxTextScale.
+double textScaleFor(QSize size);
+// The font of every widget under `root` (and root) marked with kPointsProperty (and
+// kBoldProperty): its designed size times `scale`.
+void scaleMarkedFonts(QWidget& root, double scale);
+
 // Outlines cells of `view` (row, column), reusing the rectangles in `marks` (two per cell: a
 // dark outline with a white one inside, visible on every colour of the map) and hiding the rest.
 // An outline is at least kMarkPixels wide, so that it shows on cells of a few pixels.

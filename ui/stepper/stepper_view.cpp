@@ -201,15 +201,8 @@ QWidget* StepperView::buildControls()
 
 void StepperView::applyTextScale()
 {
-    for (QWidget* widget : findChildren<QWidget*>()) {
-        const QVariant points = widget->property(kPointsProperty);
-        if (points.isValid())
-            widget->setFont(sizedFont(widget->font(), points.toDouble() * m_textScale,
-                                      widget->property(kBoldProperty).toBool()));
-    }
-    for (QCustomPlot* plot : m_frame->plots())
-        scalePlotFonts(plot, m_textScale);
-    m_frame->fitText();
+    scaleMarkedFonts(*this, m_textScale);  // the controls (and the frame's texts)
+    m_frame->setTextScale(m_textScale);
     // Wide enough for four-digit steps at the scaled font, so that the bar does not jump.
     m_positionLabel->setMinimumWidth(QFontMetrics(m_positionLabel->font())
                                          .horizontalAdvance(tr("step i = 0000 of 0000")));
@@ -218,10 +211,7 @@ void StepperView::applyTextScale()
 
 void StepperView::resizeEvent(QResizeEvent* event)
 {
-    const double fit = std::min(width() / double(kDesignSize.width()),
-                                height() / double(kDesignSize.height()));
-    const double scale = std::clamp(std::round(fit / kTextScaleStep) * kTextScaleStep,
-                                    kMinTextScale, kMaxTextScale);
+    const double scale = textScaleFor(size());
     if (scale != m_textScale) {
         m_textScale = scale;
         applyTextScale();
