@@ -1,6 +1,7 @@
 #include "inputs/model_input.h"
 
 #include "errors.h"
+#include "model/gguf_model.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -40,9 +41,12 @@ bool holdsModel(const QString& folder)
     return !folder.isEmpty() && QFileInfo::exists(folder + QStringLiteral("/config.json"));
 }
 
-// The newest modification time of the folder's files: a checkpoint written again is loaded again.
+// The newest modification time of the folder's files (or of a .gguf file): a checkpoint written
+// again is loaded again.
 QDateTime newestChange(const QString& folder)
 {
+    if (isGgufFile(folder))
+        return QFileInfo(folder).lastModified();
     QDateTime newest;
     const QFileInfoList files = QDir(folder).entryInfoList(QDir::Files);
     for (const QFileInfo& file : files)
@@ -139,7 +143,10 @@ QString modelDisplayName(const QString& modelPath)
 
 ModelArchitecture modelArchitectureOf(const QString& modelPath)
 {
-    return modelArchitecture(modelFolder(modelPath));
+    const QString folder = modelFolder(modelPath);
+    if (isGgufFile(folder))
+        return ggufArchitecture(GgufFile(folder));
+    return modelArchitecture(folder);
 }
 
 namespace {
@@ -150,10 +157,11 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
 {
     const QString folder = modelFolder(modelPath);
     const QFileInfo info(folder);
-    if (!info.isDir())
-        throw InputError(QStringLiteral("%1: no such model folder (a model is a folder holding "
-                                        "config.json, the .safetensors weights and the tokenizer "
-                                        "files)")
+    const bool gguf = isGgufFile(folder);
+    if (!info.isDir() && !gguf)
+        throw InputError(QStringLiteral("%1: no such model folder or .gguf file (a model is a "
+                                        "folder holding config.json, the .safetensors weights and "
+                                        "the tokenizer files, or one .gguf file)")
                              .arg(folder));
     const QString canonical = info.canonicalFilePath();
     const QDateTime changed = newestChange(canonical);
@@ -166,7 +174,7 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
     // Loading takes a while for a large model: not under the lock (two threads may load the same
     // model at once; both results are correct and the second is dropped below).
     KeptModel loaded{canonical, changed, nullptr, nullptr};
-    if (modelArchitecture(canonical) == ModelArchitecture::Vit)
+    if (!gguf && modelArchitecture(canonical) == ModelArchitecture::Vit)
         loaded.vit = VitModel::load(canonical);
     else
         loaded.language = loadLanguageModel(canonical, budget);
@@ -222,7 +230,7 @@ std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath)
         throw InputError(QStringLiteral("%1: the model is a %2 (model_type \"%3\"): it reads "
                                         "text, not an image")
                              .arg(kept.folder,
-                                  architectureDisplayName(modelArchitecture(kept.folder)),
+                                  architectureDisplayName(modelArchitectureOf(kept.folder)),
                                   kept.language->info().architecture));
     return kept.vit;
 }
