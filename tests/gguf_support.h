@@ -1,11 +1,12 @@
 #pragma once
 
-// Helpers of test_gguf: GGUF files built in memory (to be damaged one field at a time), and the
-// metadata llama.cpp's converter writes for a Hugging Face tokenizer.json (its get_vocab_base and
-// SpecialVocab), so that the tokenizer.json fixtures of tests/data/tokenizers can be read as GGUF
-// tokenizers and checked against the same reference ids.
+// Helpers of test_gguf (and bench_gguf): GGUF files built in memory (to be damaged one field at a
+// time), and the metadata llama.cpp's converter writes for a Hugging Face tokenizer.json (its
+// get_vocab_base and SpecialVocab), so that the tokenizer.json fixtures of tests/data/tokenizers
+// can be read as GGUF tokenizers and checked against the same reference ids.
 
 #include <QByteArray>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>

@@ -29,6 +29,22 @@ namespace attnlab::test {
 
 const QString kModelFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/models");
 
+// tests/data/gguf, and its file <name>.gguf.
+inline const QString kGgufFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/gguf");
+inline QString ggufFixture(const QString& name)
+{
+    return kGgufFixtures + QLatin1Char('/') + name + QStringLiteral(".gguf");
+}
+
+// The bytes of a file the test needs (fatal when it cannot be read).
+inline QByteArray fileBytes(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    return file.readAll();
+}
+
 // An array of the reference folder of a fixture (tests/data/models/<fixture>/reference/<name>).
 inline NpyArray reference(const QString& fixture, const QString& name)
 {

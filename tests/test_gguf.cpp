@@ -48,7 +48,6 @@ Q_DECLARE_METATYPE(std::vector<int>)
 
 namespace {
 
-const QString kGguf = QStringLiteral(ATTNLAB_TEST_DATA "/gguf");
 const QString kTokenizers = QStringLiteral(ATTNLAB_TEST_DATA "/tokenizers");
 
 // The F32 file against its safetensors model, both in float, each against the float64 reference:
@@ -61,19 +60,6 @@ constexpr double kConvertedTolerance = 1e-5;
 // forward pass in float, about 1e-6 off; 1e-4 (the bound) fails for a nibble or a 6-bit
 // scale read from the wrong place, which moves weights by a whole quantization step.
 constexpr double kQuantizedTolerance = 1e-4;
-
-QString fixture(const QString& name)
-{
-    return kGguf + QLatin1Char('/') + name + QStringLiteral(".gguf");
-}
-
-QByteArray fileBytes(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    return file.readAll();
-}
 
 // The attention of every head of every captured layer, by the definition.
 std::vector<std::vector<MatrixD>> attentionOf(const ForwardResult& result, int heads)
@@ -219,7 +205,7 @@ private slots:
         QFETCH(QString, gguf);
         QFETCH(QString, folder);
         QFETCH(QString, architecture);
-        const auto fromGguf = loadLanguageModel(fixture(gguf));
+        const auto fromGguf = loadLanguageModel(ggufFixture(gguf));
         const auto fromFolder = loadLanguageModel(kModelFixtures + QLatin1Char('/') + folder);
         QCOMPARE(fromGguf->info().architecture, architecture);
         QCOMPARE(fromGguf->info().positionalScheme(), fromFolder->info().positionalScheme().replace(
@@ -277,12 +263,12 @@ private slots:
         QFETCH(QString, tensor);
         QFETCH(QString, type);
         {
-            const GgufFile file(fixture(name));
+            const GgufFile file(ggufFixture(name));
             QVERIFY(file.find(tensor));
             QCOMPARE(QString::fromLatin1(file.find(tensor)->traits->name), type);
         }
-        const QString references = kGguf + QStringLiteral("/reference/") + name;
-        const auto model = loadLanguageModel(fixture(name));
+        const QString references = kGgufFixtures + QStringLiteral("/reference/") + name;
+        const auto model = loadLanguageModel(ggufFixture(name));
         const ForwardResult result = model->forward(referenceTokensIn(references));
         const auto attention = attentionOf(result, model->heads());
         for (std::size_t l = 0; l < attention.size(); ++l) {
@@ -300,14 +286,14 @@ private slots:
     // The metadata-only shape equals the loaded model's.
     void infoFromMetadata()
     {
-        const LanguageModelInfo info = languageModelInfo(fixture(QStringLiteral("llama-q4_k")));
+        const LanguageModelInfo info = languageModelInfo(ggufFixture(QStringLiteral("llama-q4_k")));
         QCOMPARE(info.architecture, QStringLiteral("llama"));
         QCOMPARE(info.layers, 1);
         QCOMPARE(info.heads, 4);
         QCOMPARE(info.keyValueHeads, 2);
         QCOMPARE(info.headDim, 64);
         QCOMPARE(info.vocabularySize, 269);
-        QCOMPARE(modelArchitectureOf(fixture(QStringLiteral("pythia-q8_0"))),
+        QCOMPARE(modelArchitectureOf(ggufFixture(QStringLiteral("pythia-q8_0"))),
                  ModelArchitecture::GptNeox);
     }
 
@@ -319,7 +305,7 @@ private slots:
     // The tiny models' GGUF tokenizer encodes as their folder's tokenizer.json.
     void modelTokenizerEqualsFolders()
     {
-        const auto gguf = loadLanguageModel(fixture(QStringLiteral("llama-gqa-f32")));
+        const auto gguf = loadLanguageModel(ggufFixture(QStringLiteral("llama-gqa-f32")));
         const auto folder = loadLanguageModel(kModelFixtures + QStringLiteral("/tiny-llama-gqa-f32"));
         for (const QString& text : {QStringLiteral("the theatre<|endoftext|> at when"),
                                     QStringLiteral("ünïcode\n\ttabs  spaces")}) {
@@ -340,7 +326,7 @@ private slots:
     // soon (never a crash).
     void refusesTruncatedFiles()
     {
-        const QByteArray whole = fileBytes(fixture(QStringLiteral("qwen2-q4_k_m")));
+        const QByteArray whole = fileBytes(ggufFixture(QStringLiteral("qwen2-q4_k_m")));
         for (qsizetype size = 0; size < whole.size(); size += std::max<qsizetype>(1, size / 3)) {
             const QString path = written(QStringLiteral("cut.gguf"), whole.left(size));
             const QString message = thrownMessage<InputError>([&] { loadLanguageModel(path); });
@@ -397,7 +383,7 @@ void TestGguf::tokenizesLikeTheReferences_data()
         files[name] = written(name + QStringLiteral(".gguf"), gguf.bytes());
     }
     files[QStringLiteral("llama2")] = written(
-        QStringLiteral("llama2.gguf"), qUncompress(fileBytes(kGguf + "/llama2-tokenizer.gguf.zlib")));
+        QStringLiteral("llama2.gguf"), qUncompress(fileBytes(kGgufFixtures + "/llama2-tokenizer.gguf.zlib")));
     const QJsonObject expected = object(fileBytes(kTokenizers + "/expected_ids.json"));
     for (const auto& [name, path] : files) {
         for (const QJsonValue entry : expected.value(name).toArray()) {
@@ -428,7 +414,7 @@ void TestGguf::refusesDamagedFiles_data()
 {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("expected");
-    const QByteArray llama = fileBytes(fixture(QStringLiteral("llama-q8_0")));
+    const QByteArray llama = fileBytes(ggufFixture(QStringLiteral("llama-q8_0")));
     const QString q = QStringLiteral("blk.0.attn_q.weight");
     const qsizetype type = tensorTypeAt(llama, q, 2);
     QTest::newRow("empty") << QByteArray() << "truncated: the file (0 bytes) ends inside the header";
@@ -488,7 +474,7 @@ void TestGguf::refusesBadModels_data()
 {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("expected");
-    const QByteArray llama = fileBytes(fixture(QStringLiteral("llama-gqa-f32")));
+    const QByteArray llama = fileBytes(ggufFixture(QStringLiteral("llama-gqa-f32")));
     const auto renamed = [&](const QString& from, const QString& to) {
         QByteArray file = llama;
         return file.replace(GgufBuilder::text(from), GgufBuilder::text(to));
@@ -511,7 +497,7 @@ void TestGguf::refusesBadModels_data()
     QTest::newRow("type not read") << patched(llama, tensorTypeAt(llama, q, 2), GgufBuilder::little<quint32>(26))
                                    << "tensor blk.0.attn_q.weight has the type I32; Attention Lab "
                                       "reads F32, F16, BF16, Q8_0";
-    const GgufFile file(fixture(QStringLiteral("llama-gqa-f32")));
+    const GgufFile file(ggufFixture(QStringLiteral("llama-gqa-f32")));
     const qsizetype data =
         qsizetype(file.dataStart() + file.find(QStringLiteral("output.weight"))->offset);
     QTest::newRow("NaN weight") << patched(llama, data + 8, QByteArray("\0\0\xc0\x7f", 4))
@@ -534,7 +520,7 @@ void TestGguf::commandLineRunsGgufFiles()
     REQUIRE_ATTENTION_LAB();
     const QString out = m_dir.filePath(QStringLiteral("compute-out"));
     const QString text = QStringLiteral("the theatre at when the");
-    const AppRun run = runAttentionLab({"compute", "--model", fixture(QStringLiteral("llama-q4_k")),
+    const AppRun run = runAttentionLab({"compute", "--model", ggufFixture(QStringLiteral("llama-q4_k")),
                                         "--layer", "0", "--text", text, "--method",
                                         "favor-positive", "--out", out},
                                        QString(), 120000);
@@ -544,14 +530,14 @@ void TestGguf::commandLineRunsGgufFiles()
     QCOMPARE(metrics[QStringLiteral("model")][QStringLiteral("architecture")].toString(),
              QStringLiteral("llama"));
     const QString figures = m_dir.filePath(QStringLiteral("render-out"));
-    const AppRun render = runAttentionLab({"render", "--model", fixture(QStringLiteral("gpt2-q5_1")),
+    const AppRun render = runAttentionLab({"render", "--model", ggufFixture(QStringLiteral("gpt2-q5_1")),
                                            "--layer", "1", "--text", text, "--format", "png",
                                            "--out", figures},
                                           QString(), 120000);
     QVERIFY2(render.finished && render.exitCode == 0, qPrintable(render.describe()));
     QVERIFY(QFileInfo::exists(figures + QStringLiteral("/attention_exact.png")));
     const QString csv = m_dir.filePath(QStringLiteral("eval.csv"));
-    const AppRun eval = runAttentionLab({"model-eval", "--model", fixture(QStringLiteral("pythia-q8_0")),
+    const AppRun eval = runAttentionLab({"model-eval", "--model", ggufFixture(QStringLiteral("pythia-q8_0")),
                                          "--text", text, "--methods", "favor-positive",
                                          "--features", "16", "--out", csv},
                                         QString(), 120000);
@@ -562,7 +548,7 @@ void TestGguf::commandLineRunsGgufFiles()
 void TestGguf::commandLineRefusesBadFiles()
 {
     REQUIRE_ATTENTION_LAB();
-    QByteArray bytes = fileBytes(fixture(QStringLiteral("llama-q8_0")));
+    QByteArray bytes = fileBytes(ggufFixture(QStringLiteral("llama-q8_0")));
     const QString path = written(QStringLiteral("bad model.gguf"),
                                  patched(bytes, 8, GgufBuilder::little<quint64>(1ull << 40)));
     for (const QStringList& command :

@@ -160,53 +160,48 @@ inline void scaleAndMin(int j, const unsigned char* q, int& scale, int& min)
     }
 }
 
-// block_q4_K: d, dmin, scales[12], qs[128]. Groups of 64 values: 32 bytes of qs, the low nibbles
-// for group 2i's 32 values, the high nibbles for group 2i + 1's.
-void fromQ4_K(const unsigned char* block, std::int64_t blocks, float* out)
+// The blocks of Q4_K and Q5_K: d, dmin, scales[12], then the quants, 256 values in 8 groups of 32
+// taken two at a time: (d s_g) q - (dmin m_g). quant(l, g) gives the quant of value l (< 32) of
+// group g from the block's bytes.
+template <std::int64_t BlockBytes, typename Quant>
+void fromScaledGroups(const unsigned char* block, std::int64_t blocks, float* out, Quant quant)
 {
-    for (std::int64_t b = 0; b < blocks; ++b, block += 144) {
+    for (std::int64_t b = 0; b < blocks; ++b, block += BlockBytes) {
         const float d = halfAt(block);
         const float dmin = halfAt(block + 2);
         const unsigned char* scales = block + 4;
-        const unsigned char* q = block + 16;
-        for (int g = 0; g < 8; g += 2, q += 32) {
+        for (int g = 0; g < 8; g += 2, out += 64) {
             int scale, min;
             scaleAndMin(g, scales, scale, min);
             const float d1 = d * float(scale), m1 = dmin * float(min);
             scaleAndMin(g + 1, scales, scale, min);
             const float d2 = d * float(scale), m2 = dmin * float(min);
             for (int l = 0; l < 32; ++l)
-                out[l] = d1 * float(q[l] & 0x0F) - m1;
+                out[l] = d1 * float(quant(block, l, g)) - m1;
             for (int l = 0; l < 32; ++l)
-                out[l + 32] = d2 * float(q[l] >> 4) - m2;
-            out += 64;
+                out[l + 32] = d2 * float(quant(block, l, g + 1)) - m2;
         }
     }
 }
 
-// block_q5_K: d, dmin, scales[12], qh[32], qs[128]; as Q4_K, with the fifth bit of value l of
-// group g in bit g of qh[l].
+// block_q4_K: qs[128] after the 16 bytes of scales; the 32 bytes of a pair of groups hold group
+// 2i's values in their low nibbles and group 2i + 1's in their high nibbles.
+void fromQ4_K(const unsigned char* block, std::int64_t blocks, float* out)
+{
+    fromScaledGroups<144>(block, blocks, out, [](const unsigned char* b, int l, int g) {
+        const unsigned char q = b[16 + 32 * (g / 2) + l];
+        return g % 2 == 0 ? q & 0x0F : q >> 4;
+    });
+}
+
+// block_q5_K: qh[32], then qs[128] as Q4_K's; the fifth bit of value l of group g is bit g of
+// qh[l].
 void fromQ5_K(const unsigned char* block, std::int64_t blocks, float* out)
 {
-    for (std::int64_t b = 0; b < blocks; ++b, block += 176) {
-        const float d = halfAt(block);
-        const float dmin = halfAt(block + 2);
-        const unsigned char* scales = block + 4;
-        const unsigned char* qh = block + 16;
-        const unsigned char* q = block + 48;
-        for (int g = 0; g < 8; g += 2, q += 32) {
-            int scale, min;
-            scaleAndMin(g, scales, scale, min);
-            const float d1 = d * float(scale), m1 = dmin * float(min);
-            scaleAndMin(g + 1, scales, scale, min);
-            const float d2 = d * float(scale), m2 = dmin * float(min);
-            for (int l = 0; l < 32; ++l)
-                out[l] = d1 * float((q[l] & 0x0F) | (((qh[l] >> g) & 1) << 4)) - m1;
-            for (int l = 0; l < 32; ++l)
-                out[l + 32] = d2 * float((q[l] >> 4) | (((qh[l] >> (g + 1)) & 1) << 4)) - m2;
-            out += 64;
-        }
-    }
+    fromScaledGroups<176>(block, blocks, out, [](const unsigned char* b, int l, int g) {
+        const unsigned char q = b[48 + 32 * (g / 2) + l];
+        return (g % 2 == 0 ? q & 0x0F : q >> 4) | (((b[16 + l] >> g) & 1) << 4);
+    });
 }
 
 // block_q6_K: ql[128], qh[64], scales[16] (int8), d. Each half of 128 values: 64 bytes of ql and

@@ -137,14 +137,27 @@ int headDimension(const Hyperparameters& keys, int width, int heads)
     return headDim;
 }
 
-// The heads of an architecture without key/value groups: head_count_kv, if given, is head_count.
-void requireNoGroups(const Hyperparameters& keys, int heads)
+// The sizes of an architecture without key/value groups (GPT-NeoX, GPT-2): block_count,
+// embedding_length (the heads sharing it evenly), context_length, head_count (head_count_kv, if
+// given, the same) and the vocabulary.
+template <typename Config>
+void readUngroupedSizes(const Hyperparameters& keys, Config& config)
 {
-    if (keys.size("attention.head_count_kv", heads) != heads)
+    config.layers = keys.size("block_count");
+    config.width = keys.size("embedding_length");
+    config.positions = keys.size("context_length");
+    config.heads = keys.size("attention.head_count");
+    config.vocabularySize = keys.vocabulary();
+    if (config.width % config.heads != 0)
+        keys.refuse("attention.head_count", QStringLiteral("is %1, which does not divide "
+                                                           "embedding_length (%2)")
+                                                .arg(config.heads)
+                                                .arg(config.width));
+    if (keys.size("attention.head_count_kv", config.heads) != config.heads)
         keys.refuse("attention.head_count_kv",
                     QStringLiteral("is not head_count (%1): this architecture has no key/value "
                                    "groups")
-                        .arg(heads));
+                        .arg(config.heads));
 }
 
 LlamaConfig llamaConfig(const GgufFile& file, ModelArchitecture architecture, const QString& name)
@@ -187,18 +200,8 @@ GptNeoxConfig gptNeoxConfig(const GgufFile& file)
 {
     const Hyperparameters keys(file, QStringLiteral("gptneox"));
     GptNeoxConfig config;
-    config.layers = keys.size("block_count");
-    config.width = keys.size("embedding_length");
+    readUngroupedSizes(keys, config);
     config.innerWidth = keys.size("feed_forward_length");
-    config.positions = keys.size("context_length");
-    config.heads = keys.size("attention.head_count");
-    config.vocabularySize = keys.vocabulary();
-    if (config.width % config.heads != 0)
-        keys.refuse("attention.head_count", QStringLiteral("is %1, which does not divide "
-                                                           "embedding_length (%2)")
-                                                .arg(config.heads)
-                                                .arg(config.width));
-    requireNoGroups(keys, config.heads);
     config.layerNormEpsilon = keys.positive("attention.layer_norm_epsilon");
     const int rotaryDims = keys.size("rope.dimension_count");
     if (rotaryDims > config.headDim() || rotaryDims % 2 != 0)
@@ -216,17 +219,7 @@ Gpt2Config gpt2Config(const GgufFile& file)
 {
     const Hyperparameters keys(file, QStringLiteral("gpt2"));
     Gpt2Config config;
-    config.layers = keys.size("block_count");
-    config.width = keys.size("embedding_length");
-    config.positions = keys.size("context_length");
-    config.heads = keys.size("attention.head_count");
-    config.vocabularySize = keys.vocabulary();
-    if (config.width % config.heads != 0)
-        keys.refuse("attention.head_count", QStringLiteral("is %1, which does not divide "
-                                                           "embedding_length (%2)")
-                                                .arg(config.heads)
-                                                .arg(config.width));
-    requireNoGroups(keys, config.heads);
+    readUngroupedSizes(keys, config);
     config.innerWidth = keys.size("feed_forward_length", 4 * config.width);
     config.layerNormEpsilon = keys.positive("attention.layer_norm_epsilon");
     config.tiedOutputHead = !file.find(QStringLiteral("output.weight"));

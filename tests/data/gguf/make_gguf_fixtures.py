@@ -25,6 +25,11 @@ in F32), by gguf_files.py, from ggml's docs/gguf.md.
       control, byte), BOS 1, EOS 2, unknown 0, add_bos_token; read from the model's protocol
       buffer here (no sentencepiece needed). Stored as qUncompress reads it: 4 bytes of size (big
       endian), then a zlib stream.
+  python3 make_gguf_fixtures.py folder MODEL_FOLDER OUT.gguf [F32|F16|BF16] [PRE]
+      Any Hugging Face folder of these architectures converted the same way, its byte-level
+      tokenizer (vocab.json + merges.txt, or tokenizer.json's BPE model and added tokens) written
+      as a "gpt2" tokenizer with the pre-tokenizer PRE (default gpt-2): e.g. the built-in model,
+      resources/models/kjv-gpt2, for the README's comparison of its quantized files.
   python3 make_gguf_fixtures.py seeds DIR
       Seed inputs of the fuzz target fuzz_gguf (fuzz/corpus/gguf): a one-block Llama with the tiny
       tokenizer, and a file holding one small tensor of every type read (seeded random blocks,
@@ -241,16 +246,61 @@ def convert(config, weights, weight_type):
     return metadata, tensors
 
 
-def write_fixture(path, metadata, tensors, weight_type, pre="gpt-2"):
-    """Writes the GGUF file; returns its tensors as stored (float64)."""
+def write_fixture(path, metadata, tensors, weight_type, pre="gpt-2", tokenizer=None):
+    """Writes the GGUF file (with the tiny tokenizer, or the given tokenizer metadata); returns its
+    tensors as stored (float64)."""
     packed, values = [], {}
     for name, value in tensors:
         ggml_type = weight_type if value.ndim == 2 else F32
         raw, exact = stored(value, ggml_type)
         packed.append((name, ggml_type, value.shape, raw))
         values[name] = exact.reshape(value.shape)
-    write_gguf(path, metadata + tokenizer_metadata(pre), packed)
+    write_gguf(path, metadata + (tokenizer or tokenizer_metadata(pre)), packed)
     return values
+
+
+def folder_tokenizer(folder, pre):
+    """A folder's byte-level BPE tokenizer as the converter writes a "gpt2" tokenizer: tokens by id
+    (a hole "[PAD<id>]"), added special tokens CONTROL, other added tokens USER_DEFINED, merges,
+    pre; BOS/EOS from config.json."""
+    if os.path.exists(os.path.join(folder, "vocab.json")):
+        vocab = json.load(open(os.path.join(folder, "vocab.json"), encoding="utf-8"))
+        merges = [line for line in open(os.path.join(folder, "merges.txt"), encoding="utf-8")
+                  .read().split("\n") if line and not line.startswith("#version")]
+        added = {i: (t, True) for t, i in vocab.items() if t.startswith("<|") and t.endswith("|>")}
+    else:
+        data = json.load(open(os.path.join(folder, "tokenizer.json"), encoding="utf-8"))
+        vocab = data["model"]["vocab"]
+        merges = [m if isinstance(m, str) else f"{m[0]} {m[1]}" for m in data["model"]["merges"]]
+        added = {a["id"]: (a["content"], a["special"]) for a in data.get("added_tokens", [])}
+    size = max(list(vocab.values()) + list(added)) + 1
+    by_id = {i: t for t, i in vocab.items()}
+    tokens, types = [], []
+    for i in range(size):
+        if i in added:
+            tokens.append(added[i][0])
+            types.append(CONTROL if added[i][1] else 4)
+        else:
+            tokens.append(by_id.get(i, f"[PAD{i}]"))
+            types.append(NORMAL if i in by_id else 4)
+    config = json.load(open(os.path.join(folder, "config.json")))
+    meta = [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre),
+            ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+            ("tokenizer.ggml.token_type", ARRAY, (INT32, types)),
+            ("tokenizer.ggml.merges", ARRAY, (STRING, merges))]
+    for key in ("bos", "eos"):
+        if config.get(f"{key}_token_id") is not None:
+            meta.append((f"tokenizer.ggml.{key}_token_id", UINT32, config[f"{key}_token_id"]))
+    return meta
+
+
+def convert_folder(folder, out, weight_type, pre):
+    config = json.load(open(os.path.join(folder, "config.json")))
+    weights = {k: v for k, (_, v) in
+               read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    metadata, tensors = convert(config, weights, weight_type)
+    write_fixture(out, metadata, tensors, weight_type, tokenizer=folder_tokenizer(folder, pre))
+    print(f"{out}: {len(tensors)} tensors")
 
 
 # ---- the reference forward pass, in llama.cpp's conventions ------------------------------------
@@ -636,6 +686,10 @@ if __name__ == "__main__":
         convert_checkpoints()
     elif command == "sources":
         write_sources(sys.argv[2])
+    elif command == "folder":
+        types = {"F32": F32, "F16": F16, "BF16": BF16}
+        convert_folder(sys.argv[2], sys.argv[3], types[sys.argv[4]] if len(sys.argv) > 4 else F32,
+                       sys.argv[5] if len(sys.argv) > 5 else "gpt-2")
     elif command == "seeds":
         write_seeds(sys.argv[2])
     elif command == "tokenizer":
