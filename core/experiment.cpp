@@ -3,6 +3,7 @@
 #include "cancellation.h"
 #include "errors.h"
 #include "attention/approximation.h"
+#include "attention/approximations/checkpoint_attention.h"
 #include "attention/band_products.h"
 #include "attention/exact_attention.h"
 #include "attention/linear_attention.h"
@@ -32,10 +33,12 @@ void require(bool condition, const QString& message)
         throw InputError(message);
 }
 
-void validate(const ExperimentSpec& spec)
+// comparing: a second checkpoint's exact attention takes the approximation's place, whose
+// parameters are then not read.
+void validate(const ExperimentSpec& spec, bool comparing)
 {
     const ApproximationSpec& approximation = spec.approximation;
-    if (!spec.exactMethod) {
+    if (!spec.exactMethod && !comparing) {
         const MethodInfo& info = methodInfo(approximation.kind);
         for (const MethodParameter* parameter : info.parameters) {
             const double value = approximation.value(*parameter);
@@ -131,7 +134,7 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                            "metric in linear memory, or raise the memory budget "
                            "(--memory-budget)."));
     }
-    if (spec.exactMethod)
+    if (spec.exactMethod || !input.comparison.empty())
         return;
     const MethodInfo& info = methodInfo(spec.approximation.kind);
     if (features > 0) {
@@ -170,10 +173,13 @@ bool exactSideFits(const ExperimentResult& previous, const ExperimentSpec& spec,
     });
 }
 
+// comparison: the second checkpoint's head, whose exact attention is the approximate side
+// (CheckpointAttention), or null.
 template <typename T>
-void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int headIndex,
-                 const ComputeOptions& options, double scale, const HeadResult* kept,
-                 ExperimentResult& result, MetricsAccumulator& allHeads)
+void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
+                 const HeadTensors* comparison, int headIndex, const ComputeOptions& options,
+                 double scale, const HeadResult* kept, ExperimentResult& result,
+                 MetricsAccumulator& allHeads)
 {
     const Matrix<T> q = tensors.q.cast<T>();
     const Matrix<T> k = tensors.k.cast<T>();
@@ -183,7 +189,13 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
 
     QElapsedTimer timer;
     std::unique_ptr<Approximation<T>> approximation;
-    if (spec.exactMethod) {
+    if (comparison) {
+        approximation = std::make_unique<CheckpointAttention<T>>(
+            comparison->q.cast<T>(), comparison->k.cast<T>(), comparison->v.cast<T>(), scale);
+        timer.start();
+        head.outputApprox =
+            approximation->output(q, k, v, spec.causal, spec.chunkSize).output.template cast<double>();
+    } else if (spec.exactMethod) {
         timer.start();
         head.outputApprox = streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
     } else {
@@ -221,7 +233,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     if (approximation && options.matrices)
         approx.resize(length, length);
     head.logNormaliser = keptP ? kept->logNormaliser : VectorD(length);
-    const bool approxKernel = approximation && methodInfo(spec.approximation.kind).hasKernel;
+    const bool approxKernel =
+        approximation && (comparison || methodInfo(spec.approximation.kind).hasKernel);
     if (keepKernels) {
         head.kernelExact.resize(length, length);
         if (approxKernel)
@@ -392,8 +405,11 @@ void addWarnings(ExperimentResult& result)
                      .arg(where, precision)});
         }
     }
+    // A second checkpoint in the approximation's place: the method's own notes do not apply.
+    const bool approximating = !result.spec.exactMethod &&
+                               result.spec.input.comparisonModelPath.isEmpty();
     const MethodInfo& method = methodInfo(result.spec.approximation.kind);
-    if (!result.spec.exactMethod && method.takes(windowParameter())) {
+    if (approximating && method.takes(windowParameter())) {
         const SlidingWindow window{
             Eigen::Index(result.spec.approximation.value(windowParameter())), result.spec.causal,
             length};
@@ -411,13 +427,13 @@ void addWarnings(ExperimentResult& result)
                      .arg(result.spec.causal ? length : 2 * length - 1)});
     }
     const QString sizeNote =
-        result.spec.exactMethod
+        !approximating
             ? QString()
             : sizePastLengthNote(result.spec.approximation.kind,
                                  {result.spec.approximation.features}, length);
     if (!sizeNote.isEmpty())
         result.warnings.push_back({QStringLiteral("size-past-length"), sizeNote});
-    if (!result.spec.exactMethod && result.spec.causal) {
+    if (approximating && result.spec.causal) {
         const QString note = method.causalNote;
         if (!note.isEmpty())
             result.warnings.push_back({QStringLiteral("causal-form"), note});
@@ -454,7 +470,8 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
         kept && exactSideFits(*kept, spec, input, result.scale, options);
     for (std::size_t h = 0; h < input.heads.size(); ++h) {
         throwIfCancelled();
-        computeHead<T>(spec, input.heads[h], int(h), options, result.scale,
+        computeHead<T>(spec, input.heads[h], input.comparison.empty() ? nullptr : &input.comparison[h],
+                       int(h), options, result.scale,
                        result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
     }
     result.metrics = allHeads.metrics();
@@ -555,6 +572,7 @@ QJsonObject ExperimentSpec::toJson() const
     in[QLatin1String("model")] = input.modelPath;
     in[QLatin1String("layer")] = input.layer;
     in[QLatin1String("keep_last")] = input.keepLastTokens;
+    in[QLatin1String("comparison_model")] = input.comparisonModelPath;
     in[QLatin1String("image")] = input.imagePath;
     in[QLatin1String("patch")] = input.patchSize;
     in[QLatin1String("image_size")] = input.imageSize;
@@ -573,7 +591,9 @@ QJsonObject ExperimentSpec::toJson() const
     QJsonObject json;
     json[QLatin1String("version")] = 1;
     json[QLatin1String("input")] = in;
-    json[QLatin1String("method")] = methodName();
+    // A second checkpoint in the approximation's place is recorded as the method "checkpoint".
+    json[QLatin1String("method")] =
+        input.comparisonModelPath.isEmpty() ? methodName() : QStringLiteral("checkpoint");
     json[QLatin1String("features")] = approximation.features;
     json[QLatin1String("projection")] = projectionKindName(approximation.projection);
     json[QLatin1String("row_norm")] = rowNormName(approximation.rowNorm);
@@ -611,6 +631,7 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
         in.read("model", &input.modelPath);
         in.read("layer", &input.layer, 0, SpecLimits::layers);
         in.read("keep_last", &input.keepLastTokens);
+        in.read("comparison_model", &input.comparisonModelPath);
         in.read("image", &input.imagePath);
         in.read("patch", &input.patchSize, 1, SpecLimits::patchSize);
         in.read("image_size", &input.imageSize, 1, SpecLimits::imageSize);
@@ -632,7 +653,12 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     }
     QString method = spec.methodName();
     top.read("method", &method);
-    require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
+    if (method == QLatin1String("checkpoint"))
+        require(!spec.input.comparisonModelPath.isEmpty(),
+                QStringLiteral("method: \"checkpoint\" needs input.comparison_model, the second "
+                               "checkpoint"));
+    else
+        require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
     top.read("features", &spec.approximation.features, int(featuresParameter().minimum),
              int(featuresParameter().maximum));
     top.readName("projection", &spec.approximation.projection, parseProjectionKind);
@@ -651,7 +677,7 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
 
 void requireComputable(const ExperimentSpec& spec, const AttentionInput& input)
 {
-    validate(spec);
+    validate(spec, !input.comparison.empty());
     requireRepresentable(spec, input);
 }
 
@@ -668,7 +694,8 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
                          const ComputeOptions& options)
 {
     requireComputable(spec, input);
-    const bool features = !spec.exactMethod && methodInfo(spec.approximation.kind).hasFeatures();
+    const bool features = !spec.exactMethod && input.comparison.empty() &&
+                          methodInfo(spec.approximation.kind).hasFeatures();
     const Eigen::Index featureCount =
         features ? featureCountOf(spec.approximation, int(input.headDim())) : 0;
     requireMemory(spec, input, options, featureCount);

@@ -2,6 +2,7 @@
 
 #include "command_line.h"
 #include "errors.h"
+#include "inputs/model_input.h"
 #include "sessions/result_files.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
@@ -107,11 +108,13 @@ int runComputeCommand(const QStringList& arguments)
         {QStringLiteral("progress"),
          QStringLiteral("Report progress on stderr, head by head, even when stderr is not a "
                         "terminal (on a terminal it is reported anyway).")},
+        comparisonModelOption(),
     });
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
     // The spec first: a missing option value (--random --out DIR) is named there.
-    const ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
+    ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
+    readComparisonModel(parser, spec);
     refusePositionalArguments(parser);
     const QString out = requiredOutFolder(parser);
 
@@ -138,7 +141,9 @@ int runComputeCommand(const QStringList& arguments)
     QTextStream stream(stdout);
     stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "
                              "of the output %5\n")
-                  .arg(spec.methodName())
+                  .arg(spec.input.comparisonModelPath.isEmpty()
+                           ? spec.methodName()
+                           : modelDisplayName(spec.input.comparisonModelPath))
                   .arg(result.labels.size())
                   .arg(result.heads.size())
                   .arg(result.metrics.relFrobeniusAttention, 0, 'g', 4)

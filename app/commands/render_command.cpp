@@ -196,6 +196,7 @@ int runRenderCommand(const QStringList& arguments)
                                                            "(default: one shared scale).")},
         {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
                                                    "over every layer instead of the head's row.")},
+        comparisonModelOption(),
         {QStringLiteral("scenario"), QStringLiteral("A lecture scenario (or session) file: draw "
                                                     "its spec, view and page."),
          QStringLiteral("FILE")},
@@ -215,6 +216,7 @@ int runRenderCommand(const QStringList& arguments)
     }
     ExperimentSpec spec =
         fromScenario ? ExperimentSpec() : specFromOptions(parser, DefaultInput::Model);
+    readComparisonModel(parser, spec);
     refusePositionalArguments(parser);
     const QString out = requiredOutFolder(parser);
     std::optional<Scenario> scenario;

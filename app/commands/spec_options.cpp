@@ -466,6 +466,35 @@ QStringList listOption(const QCommandLineParser& parser, const char* name, const
     return items;
 }
 
+QCommandLineOption comparisonModelOption()
+{
+    return {option("compare-model"),
+            QStringLiteral("A second checkpoint of the same language model (a folder or a .gguf "
+                           "file: a quantized one, say), whose exact attention on the same tokens "
+                           "and layer takes the approximation's place: how far the second "
+                           "checkpoint strays from --model's, measured as an approximation's "
+                           "error is. Refused, with the reason, when the two differ in "
+                           "architecture, shape or tokenizer."),
+            QStringLiteral("PATH|FILE.gguf")};
+}
+
+void readComparisonModel(const QCommandLineParser& parser, ExperimentSpec& spec)
+{
+    if (!parser.isSet(option("compare-model")))
+        return;
+    if (spec.input.kind != InputKind::Model)
+        throw InputError(QStringLiteral("--compare-model: only with a language model's input "
+                                        "(--model PATH|FILE.gguf)"));
+    if (parser.isSet(option("method")))
+        throw InputError(QStringLiteral("--compare-model, --method: the second checkpoint's "
+                                        "exact attention is the approximation; leave out "
+                                        "--method"));
+    spec.input.comparisonModelPath = parser.value(option("compare-model"));
+    if (spec.input.comparisonModelPath.isEmpty())
+        throw InputError(QStringLiteral("--compare-model: expected a model folder or a .gguf "
+                                        "file"));
+}
+
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)
 {
     const InputSpec& input = spec.input;

@@ -276,6 +276,47 @@ std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const V
     return keptForward(model, {}, pixels.values, [&] { return model->forward(pixels); });
 }
 
+void requireComparableCheckpoints(const LanguageModel& first, const LanguageModel& second,
+                                  const QString& text, const QString& secondName)
+{
+    const LanguageModelInfo& a = first.info();
+    const LanguageModelInfo& b = second.info();
+    const auto refuse = [&](const QString& why) {
+        throw InputError(QStringLiteral("%1 cannot be compared with %2 as a checkpoint of the same "
+                                        "model: %3")
+                             .arg(secondName, modelDisplayName(first.folder()), why));
+    };
+    if (a.architecture != b.architecture)
+        refuse(QStringLiteral("its architecture is %1, not %2").arg(b.architecture, a.architecture));
+    const std::pair<const char*, std::pair<int, int>> sizes[] = {
+        {"number of layers", {a.layers, b.layers}},
+        {"number of query heads", {a.heads, b.heads}},
+        {"number of key/value heads", {a.keyValueHeads, b.keyValueHeads}},
+        {"head dimension", {a.headDim, b.headDim}},
+        {"vocabulary size", {a.vocabularySize, b.vocabularySize}},
+    };
+    for (const auto& [name, values] : sizes)
+        if (values.first != values.second)
+            refuse(QStringLiteral("its %1 is %2, not %3")
+                       .arg(QLatin1String(name))
+                       .arg(values.second)
+                       .arg(values.first));
+    const std::vector<int> ids = first.tokenizer().encode(text);
+    const std::vector<int> other = second.tokenizer().encode(text);
+    for (std::size_t i = 0; i < std::max(ids.size(), other.size()); ++i) {
+        const int x = i < ids.size() ? ids[i] : -1;
+        const int y = i < other.size() ? other[i] : -1;
+        if (x != y)
+            refuse(QStringLiteral("its tokenizer cuts the text differently (token %1 is %2 there, "
+                                  "%3 here)")
+                       .arg(i)
+                       .arg(y < 0 ? QStringLiteral("missing")
+                                  : QStringLiteral("id %1 (\"%2\")").arg(y).arg(second.tokenizer().text(y)))
+                       .arg(x < 0 ? QStringLiteral("missing")
+                                  : QStringLiteral("id %1 (\"%2\")").arg(x).arg(first.tokenizer().text(x))));
+    }
+}
+
 AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
                           const QStringList& labels)
 {
@@ -339,6 +380,15 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
                                           "attention on the same queries and keys.")
                                .arg(tokens.ids.size())
                                .arg(info.slidingWindow));
+    if (!spec.comparisonModelPath.isEmpty()) {
+        const std::shared_ptr<const LanguageModel> second = loadModel(spec.comparisonModelPath, budget);
+        requireComparableCheckpoints(*model, *second, spec.text,
+                                     modelDisplayName(spec.comparisonModelPath));
+        const std::shared_ptr<const ForwardResult> secondForward = cachedForward(second, tokens.ids);
+        input.comparison = layerInput(*secondForward, spec.layer, info.heads, tokens.labels).heads;
+        if (run)
+            run->comparisonForward = secondForward;
+    }
     if (run)
         run->forward = forward;
     return input;
@@ -350,6 +400,10 @@ AttentionInput imageModelInput(const InputSpec& spec, const ImagePixels* image,
     const std::shared_ptr<const VitModel> model = loadVitModel(spec.modelPath);
     const VitConfig& config = model->config();
     checkLayer(spec, config.layers);
+    if (!spec.comparisonModelPath.isEmpty())
+        throw InputError(QStringLiteral("the model %1 is a ViT: a second checkpoint is compared "
+                                        "for language models")
+                             .arg(modelDisplayName(spec.modelPath)));
     if (spec.imagePath.isEmpty() && !image)
         throw InputError(QStringLiteral("the model %1 is a ViT: it reads an image, and none was "
                                         "given")

@@ -73,6 +73,12 @@ std::shared_ptr<const ForwardResult> cachedForward(
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
                                                    const PixelTensor& pixels);
 
+// Throws InputError, saying why, unless `second` can be compared with `first` as two checkpoints
+// of one model: the same architecture, shape (layers, query and key/value heads, head dimension,
+// vocabulary) and tokenizer (the same ids for text); names are the paths shown.
+void requireComparableCheckpoints(const LanguageModel& first, const LanguageModel& second,
+                                  const QString& text, const QString& secondName);
+
 // The heads of one layer as attention input, in double: query head h's Q is the columns
 // [h d, (h + 1) d) of the layer's Q, its K and V those of key/value head g = h / (H / H_kv) (the
 // layer's K has H_kv d columns: grouped-query attention repeats each key/value head for the
