@@ -529,14 +529,23 @@ std::uint64_t GgufFile::arrayLength(const QString& key) const
         .count;
 }
 
-std::vector<QByteArrayView> GgufFile::byteStrings(const QString& key) const
+const GgufValue& GgufFile::arrayOf(const QString& key, bool (*accepted)(GgufValueType),
+                                   const QString& elements) const
 {
     const GgufValue& found = typedValue(
         key, [](GgufValueType type) { return type == GgufValueType::Array; },
-        QStringLiteral("an array of strings"));
-    if (found.elementType != GgufValueType::String)
-        refuseKey(key, QStringLiteral("is an array of %1; expected an array of strings")
-                           .arg(ggufValueTypeName(found.elementType)));
+        QStringLiteral("an array of ") + elements);
+    if (!accepted(found.elementType))
+        refuseKey(key, QStringLiteral("is an array of %1; expected an array of %2")
+                           .arg(ggufValueTypeName(found.elementType), elements));
+    return found;
+}
+
+std::vector<QByteArrayView> GgufFile::byteStrings(const QString& key) const
+{
+    const GgufValue& found = arrayOf(
+        key, [](GgufValueType type) { return type == GgufValueType::String; },
+        QStringLiteral("strings"));
     std::vector<QByteArrayView> strings;
     strings.reserve(std::size_t(found.count));
     std::uint64_t offset = found.offset;  // every length was checked when the file was opened
@@ -551,12 +560,7 @@ std::vector<QByteArrayView> GgufFile::byteStrings(const QString& key) const
 
 std::vector<float> GgufFile::floats(const QString& key) const
 {
-    const GgufValue& found = typedValue(
-        key, [](GgufValueType type) { return type == GgufValueType::Array; },
-        QStringLiteral("an array of numbers"));
-    if (!isNumber(found.elementType))
-        refuseKey(key, QStringLiteral("is an array of %1; expected an array of numbers")
-                           .arg(ggufValueTypeName(found.elementType)));
+    const GgufValue& found = arrayOf(key, isNumber, QStringLiteral("numbers"));
     std::vector<float> numbers(std::size_t(found.count));
     const std::uint64_t size = scalarBytes(found.elementType);
     for (std::uint64_t i = 0; i < found.count; ++i)
@@ -566,12 +570,7 @@ std::vector<float> GgufFile::floats(const QString& key) const
 
 std::vector<std::int64_t> GgufFile::integers(const QString& key) const
 {
-    const GgufValue& found = typedValue(
-        key, [](GgufValueType type) { return type == GgufValueType::Array; },
-        QStringLiteral("an array of integers"));
-    if (!isInteger(found.elementType))
-        refuseKey(key, QStringLiteral("is an array of %1; expected an array of integers")
-                           .arg(ggufValueTypeName(found.elementType)));
+    const GgufValue& found = arrayOf(key, isInteger, QStringLiteral("integers"));
     std::vector<std::int64_t> numbers(std::size_t(found.count));
     const std::uint64_t size = scalarBytes(found.elementType);
     for (std::uint64_t i = 0; i < found.count; ++i) {

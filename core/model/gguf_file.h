@@ -148,6 +148,10 @@ private:
     // The value of key, refused when it is missing or not of the types `accepted` allows.
     const GgufValue& typedValue(const QString& key, bool (*accepted)(GgufValueType),
                                 const QString& expected) const;
+    // The array value of key, refused when it is missing, not an array, or an array of elements
+    // that `accepted` refuses ("an array of <elements>" expected).
+    const GgufValue& arrayOf(const QString& key, bool (*accepted)(GgufValueType),
+                             const QString& elements) const;
     // The scalar of type `type` at offset, as double (integers exactly up to 2^53).
     double scalarAt(GgufValueType type, std::uint64_t offset) const;
 

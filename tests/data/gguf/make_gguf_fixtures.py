@@ -148,7 +148,6 @@ def convert(config, weights, weight_type):
     """(metadata, [(name, float64 array)]) of a checkpoint as convert_hf_to_gguf.py converts it;
     weight_type for the 2-D tensors (F32 for the rest)."""
     kind = config["model_type"]
-    names = {}
     if kind in ("llama", "qwen2"):
         arch = kind
         h, e = config["num_attention_heads"], config["hidden_size"]
@@ -176,9 +175,7 @@ def convert(config, weights, weight_type):
                  "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
         names = {"model.embed_tokens": "token_embd", "model.norm": "output_norm",
                  "lm_head": "output"}
-        for hf, gguf in layer.items():
-            for l in range(config["num_hidden_layers"]):
-                names[f"model.layers.{l}.{hf}"] = f"blk.{l}.{gguf}"
+        prefix, layers = "model.layers.", config["num_hidden_layers"]
 
         def modify(name, value):
             if arch == "llama" and ".q_proj." in name:
@@ -202,9 +199,7 @@ def convert(config, weights, weight_type):
                  "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"}
         names = {"gpt_neox.embed_in": "token_embd", "gpt_neox.final_layer_norm": "output_norm",
                  "embed_out": "output"}
-        for hf, gguf in layer.items():
-            for l in range(config["num_hidden_layers"]):
-                names[f"gpt_neox.layers.{l}.{hf}"] = f"blk.{l}.{gguf}"
+        prefix, layers = "gpt_neox.layers.", config["num_hidden_layers"]
 
         def modify(name, value):
             if "query_key_value" in name:  # [H, 3, d, ...] -> [Q; K; V]
@@ -223,14 +218,15 @@ def convert(config, weights, weight_type):
         layer = {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
                  "ln_2": "ffn_norm", "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
         names = {"wte": "token_embd", "wpe": "position_embd", "ln_f": "output_norm"}
-        for hf, gguf in layer.items():
-            for l in range(config["n_layer"]):
-                names[f"h.{l}.{hf}"] = f"blk.{l}.{gguf}"
+        prefix, layers = "h.", config["n_layer"]
 
         def modify(name, value):  # the Conv1D weights (in x out) transposed
             return value.T if name.endswith((".c_attn.weight", ".c_proj.weight",
                                              ".c_fc.weight")) else value
 
+    for hf, gguf in layer.items():  # the block's tensors, named blk.N.<gguf>
+        for l in range(layers):
+            names[f"{prefix}{l}.{hf}"] = f"blk.{l}.{gguf}"
     metadata = [("general.architecture", STRING, arch), ("general.name", STRING, "tiny"),
                 ("general.file_type", UINT32, {F32: 0, F16: 1, BF16: 32}[weight_type])] + meta
     tensors = []
