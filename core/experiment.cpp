@@ -3,6 +3,7 @@
 #include "cancellation.h"
 #include "errors.h"
 #include "attention/approximation.h"
+#include "attention/approximations/checkpoint_attention.h"
 #include "attention/band_products.h"
 #include "attention/exact_attention.h"
 #include "attention/linear_attention.h"
@@ -26,10 +27,12 @@ namespace {
 // Rows of P and P^ formed at a time in the row pass.
 constexpr Eigen::Index kRowBlock = 32;
 
-void validate(const ExperimentSpec& spec)
+// comparing: a second checkpoint's exact attention takes the approximation's place, whose
+// parameters are then not read.
+void validate(const ExperimentSpec& spec, bool comparing)
 {
     const ApproximationSpec& approximation = spec.approximation;
-    if (!spec.exactMethod) {
+    if (!spec.exactMethod && !comparing) {
         const MethodInfo& info = methodInfo(approximation.kind);
         for (const MethodParameter* parameter : info.parameters) {
             const double value = approximation.value(*parameter);
@@ -125,7 +128,7 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                            "metric in linear memory, or raise the memory budget "
                            "(--memory-budget)."));
     }
-    if (spec.exactMethod)
+    if (spec.exactMethod || !input.comparison.empty())
         return;
     const MethodInfo& info = methodInfo(spec.approximation.kind);
     if (features > 0) {
@@ -182,19 +185,27 @@ struct HeadPyramids {
     }
 };
 
-// One head's O^ into head, its time added to *seconds: exact streaming for the method "exact",
+// One head's O^ into head, its time added to *seconds: the second checkpoint's exact attention
+// (CheckpointAttention) when `comparison` is its head, exact streaming for the method "exact",
 // else the approximation, made (W, E, F drawn, as a trained model holds them) before the clock
 // starts, as `bench` times it, and fitted to the data (FAVOR++'s A, Nystrom's landmarks) on the
 // clock. Returns the approximation (null for "exact").
 template <typename T>
 std::unique_ptr<Approximation<T>> approximateHead(const ExperimentSpec& spec, const Matrix<T>& q,
                                                   const Matrix<T>& k, const Matrix<T>& v,
-                                                  double scale, int headIndex, HeadResult& head,
+                                                  const HeadTensors* comparison, double scale,
+                                                  int headIndex, HeadResult& head,
                                                   double* seconds)
 {
     QElapsedTimer timer;
     std::unique_ptr<Approximation<T>> approximation;
-    if (spec.exactMethod) {
+    if (comparison) {
+        approximation = std::make_unique<CheckpointAttention<T>>(
+            comparison->q.cast<T>(), comparison->k.cast<T>(), comparison->v.cast<T>(), scale);
+        timer.start();
+        head.outputApprox = approximation->output(q, k, v, spec.causal, spec.chunkSize)
+                                .output.template cast<double>();
+    } else if (spec.exactMethod) {
         timer.start();
         head.outputApprox =
             streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
@@ -251,10 +262,13 @@ void addHeadMetrics(HeadResult& head, const std::vector<MetricsAccumulator>& acc
     allHeads.add(metrics);
 }
 
+// comparison: the second checkpoint's head, whose exact attention is the approximate side
+// (CheckpointAttention), or null.
 template <typename T>
-void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int headIndex,
-                 const ComputeOptions& options, double scale, const HeadResult* kept,
-                 ExperimentResult& result, MetricsAccumulator& allHeads)
+void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
+                 const HeadTensors* comparison, int headIndex, const ComputeOptions& options,
+                 double scale, const HeadResult* kept, ExperimentResult& result,
+                 MetricsAccumulator& allHeads)
 {
     const Matrix<T> q = tensors.q.cast<T>();
     const Matrix<T> k = tensors.k.cast<T>();
@@ -263,7 +277,7 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     HeadResult& head = result.heads[headIndex];
 
     const std::unique_ptr<Approximation<T>> approximation =
-        approximateHead(spec, q, k, v, scale, headIndex, head, &result.secondsApprox);
+        approximateHead(spec, q, k, v, comparison, scale, headIndex, head, &result.secondsApprox);
     const int steps = 2 * int(result.heads.size());
     if (options.progress)
         options.progress(2 * headIndex + 1, steps);
@@ -276,17 +290,25 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     // P and log Z: taken over from the kept result, or formed here.
     const Matrix<T>* keptP = kept ? kept->attentionExact.template as<T>() : nullptr;
     Matrix<T> exact;
-    if (!keptP && options.matrices)
+    if (!keptP && options.matrices) {
         exact.resize(length, length);
+        adviseHugePages(exact.data(), std::size_t(exact.size()) * sizeof(T));
+    }
     Matrix<T> approx;
-    if (approximation && options.matrices)
+    if (approximation && options.matrices) {
         approx.resize(length, length);
+        adviseHugePages(approx.data(), std::size_t(approx.size()) * sizeof(T));
+    }
     head.logNormaliser = keptP ? kept->logNormaliser : VectorD(length);
-    const bool approxKernel = approximation && methodInfo(spec.approximation.kind).hasKernel;
+    const bool approxKernel =
+        approximation && (comparison || methodInfo(spec.approximation.kind).hasKernel);
     if (keepKernels) {
         head.kernelExact.resize(length, length);
-        if (approxKernel)
+        adviseHugePages(head.kernelExact.data(), std::size_t(head.kernelExact.size()) * 8);
+        if (approxKernel) {
             head.kernelApprox.resize(length, length);
+            adviseHugePages(head.kernelApprox.data(), std::size_t(head.kernelApprox.size()) * 8);
+        }
     }
     HeadPyramids built;
     if (pyramids && !keptP)
@@ -430,8 +452,11 @@ void addWarnings(ExperimentResult& result)
                      .arg(where, precision)});
         }
     }
+    // A second checkpoint in the approximation's place: the method's own notes do not apply.
+    const bool approximating =
+        !result.spec.exactMethod && result.spec.input.comparisonModelPath.isEmpty();
     const MethodInfo& method = methodInfo(result.spec.approximation.kind);
-    if (!result.spec.exactMethod && method.takes(windowParameter())) {
+    if (approximating && method.takes(windowParameter())) {
         const SlidingWindow window{
             Eigen::Index(result.spec.approximation.value(windowParameter())), result.spec.causal,
             length};
@@ -449,13 +474,13 @@ void addWarnings(ExperimentResult& result)
                      .arg(result.spec.causal ? length : 2 * length - 1)});
     }
     const QString sizeNote =
-        result.spec.exactMethod
+        !approximating
             ? QString()
             : sizePastLengthNote(result.spec.approximation.kind,
                                  {result.spec.approximation.features}, length);
     if (!sizeNote.isEmpty())
         result.warnings.push_back({QStringLiteral("size-past-length"), sizeNote});
-    if (!result.spec.exactMethod && result.spec.causal) {
+    if (approximating && result.spec.causal) {
         const QString note = method.causalNote;
         if (!note.isEmpty())
             result.warnings.push_back({QStringLiteral("causal-form"), note});
@@ -492,8 +517,9 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
         kept && exactSideFits(*kept, spec, input, result.scale, options);
     for (std::size_t h = 0; h < input.heads.size(); ++h) {
         throwIfCancelled();
-        computeHead<T>(spec, input.heads[h], int(h), options, result.scale,
-                       result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
+        computeHead<T>(spec, input.heads[h],
+                       input.comparison.empty() ? nullptr : &input.comparison[h], int(h), options,
+                       result.scale, result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
     }
     result.metrics = allHeads.metrics();
     for (const QString& note : input.notes)
@@ -506,7 +532,7 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
 
 void requireComputable(const ExperimentSpec& spec, const AttentionInput& input)
 {
-    validate(spec);
+    validate(spec, !input.comparison.empty());
     requireRepresentable(spec, input);
 }
 
@@ -523,7 +549,8 @@ ExperimentResult compute(const ExperimentSpec& spec, const AttentionInput& input
                          const ComputeOptions& options)
 {
     requireComputable(spec, input);
-    const bool features = !spec.exactMethod && methodInfo(spec.approximation.kind).hasFeatures();
+    const bool features = !spec.exactMethod && input.comparison.empty() &&
+                          methodInfo(spec.approximation.kind).hasFeatures();
     const Eigen::Index featureCount =
         features ? featureCountOf(spec.approximation, int(input.headDim())) : 0;
     requireMemory(spec, input, options, featureCount);

@@ -102,6 +102,7 @@ QJsonObject ExperimentSpec::toJson() const
     in[QLatin1String("model")] = input.modelPath;
     in[QLatin1String("layer")] = input.layer;
     in[QLatin1String("keep_last")] = input.keepLastTokens;
+    in[QLatin1String("comparison_model")] = input.comparisonModelPath;
     in[QLatin1String("image")] = input.imagePath;
     in[QLatin1String("patch")] = input.patchSize;
     in[QLatin1String("image_size")] = input.imageSize;
@@ -120,7 +121,9 @@ QJsonObject ExperimentSpec::toJson() const
     QJsonObject json;
     json[QLatin1String("version")] = 1;
     json[QLatin1String("input")] = in;
-    json[QLatin1String("method")] = methodName();
+    // A second checkpoint in the approximation's place is recorded as the method "checkpoint".
+    json[QLatin1String("method")] =
+        input.comparisonModelPath.isEmpty() ? methodName() : QStringLiteral("checkpoint");
     json[QLatin1String("features")] = approximation.features;
     json[QLatin1String("projection")] = projectionKindName(approximation.projection);
     json[QLatin1String("row_norm")] = rowNormName(approximation.rowNorm);
@@ -158,6 +161,7 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
         in.read("model", &input.modelPath);
         in.read("layer", &input.layer, 0, SpecLimits::layers);
         in.read("keep_last", &input.keepLastTokens);
+        in.read("comparison_model", &input.comparisonModelPath);
         in.read("image", &input.imagePath);
         in.read("patch", &input.patchSize, 1, SpecLimits::patchSize);
         in.read("image_size", &input.imageSize, 1, SpecLimits::imageSize);
@@ -179,7 +183,12 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     }
     QString method = spec.methodName();
     top.read("method", &method);
-    require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
+    if (method == QLatin1String("checkpoint"))
+        require(!spec.input.comparisonModelPath.isEmpty(),
+                QStringLiteral("method: \"checkpoint\" needs input.comparison_model, the second "
+                               "checkpoint"));
+    else
+        require(spec.setMethod(method), QStringLiteral("method: unknown value \"%1\"").arg(method));
     top.read("features", &spec.approximation.features, int(featuresParameter().minimum),
              int(featuresParameter().maximum));
     top.readName("projection", &spec.approximation.projection, parseProjectionKind);

@@ -23,16 +23,77 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace attnlab::test {
 
 const QString kModelFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/models");
+
+// tests/data/gguf, and its file <name>.gguf.
+inline const QString kGgufFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/gguf");
+inline QString ggufFixture(const QString& name)
+{
+    return kGgufFixtures + QLatin1Char('/') + name + QStringLiteral(".gguf");
+}
+
+// The bytes of a file the test needs (fatal when it cannot be read).
+inline QByteArray fileBytes(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    return file.readAll();
+}
 
 // An array of the reference folder of a fixture (tests/data/models/<fixture>/reference/<name>).
 inline NpyArray reference(const QString& fixture, const QString& name)
 {
     return readNpy(kModelFixtures + QLatin1Char('/') + fixture + QStringLiteral("/reference/") +
                    name);
+}
+
+// The token ids of a reference folder's tokens.json ({"ids": [...]}).
+inline std::vector<int> referenceTokensIn(const QString& referenceFolder)
+{
+    QFile file(referenceFolder + QStringLiteral("/tokens.json"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(file.fileName()));
+    std::vector<int> ids;
+    for (const QJsonValue id :
+         QJsonDocument::fromJson(file.readAll())[QStringLiteral("ids")].toArray())
+        ids.push_back(id.toInt());
+    return ids;
+}
+
+// The token ids of a fixture's reference (tests/data/models/<fixture>/reference/tokens.json).
+inline std::vector<int> referenceTokens(const QString& fixture)
+{
+    return referenceTokensIn(kModelFixtures + QLatin1Char('/') + fixture +
+                             QStringLiteral("/reference"));
+}
+
+// P = softmax(q_h k_g^T / sqrt(d) + mask) of query head h of a captured layer, g its key/value
+// head, by the definition in double: key j is visible to query i when j <= i and, with a window
+// W > 0, j > i - W.
+inline MatrixD attentionByHand(const LayerQkv& layer, int heads, int head, int window)
+{
+    const Eigen::Index d = layer.q.cols() / heads;
+    const Eigen::Index group = heads / (layer.k.cols() / d);
+    const MatrixD q = layer.q.middleCols(head * d, d).cast<double>();
+    const MatrixD k = layer.k.middleCols(head / group * d, d).cast<double>();
+    const Eigen::Index length = q.rows();
+    MatrixD p = MatrixD::Zero(length, length);
+    for (Eigen::Index i = 0; i < length; ++i) {
+        const Eigen::Index first = window > 0 ? std::max<Eigen::Index>(0, i - window + 1) : 0;
+        double largest = -std::numeric_limits<double>::infinity();
+        for (Eigen::Index j = first; j <= i; ++j)
+            largest = std::max(largest, (p(i, j) = q.row(i).dot(k.row(j)) / std::sqrt(double(d))));
+        double sum = 0;
+        for (Eigen::Index j = first; j <= i; ++j)
+            sum += (p(i, j) = std::exp(p(i, j) - largest));
+        p.row(i) /= sum;
+    }
+    return p;
 }
 
 // max |computed - expected| / max(1, max |expected|), where value(i) gives computed entry i of

@@ -49,43 +49,6 @@ namespace {
 // sliding window ignored (see slidingWindowMatters).
 constexpr double kTolerance = 2e-5;
 
-std::vector<int> referenceTokens(const QString& fixture)
-{
-    QFile file(kModelFixtures + QLatin1Char('/') + fixture +
-               QStringLiteral("/reference/tokens.json"));
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(file.fileName()));
-    std::vector<int> ids;
-    for (const QJsonValue id :
-         QJsonDocument::fromJson(file.readAll())[QStringLiteral("ids")].toArray())
-        ids.push_back(id.toInt());
-    return ids;
-}
-
-// P = softmax(q_h k_g^T / sqrt(d) + mask) of query head h of a captured layer, g its key/value
-// head, by the definition in double: key j is visible to query i when j <= i and, with a window
-// W > 0, j > i - W.
-MatrixD attentionByHand(const LayerQkv& layer, int heads, int head, int window)
-{
-    const Eigen::Index d = layer.q.cols() / heads;
-    const Eigen::Index group = heads / (layer.k.cols() / d);
-    const MatrixD q = layer.q.middleCols(head * d, d).cast<double>();
-    const MatrixD k = layer.k.middleCols(head / group * d, d).cast<double>();
-    const Eigen::Index length = q.rows();
-    MatrixD p = MatrixD::Zero(length, length);
-    for (Eigen::Index i = 0; i < length; ++i) {
-        const Eigen::Index first = window > 0 ? std::max<Eigen::Index>(0, i - window + 1) : 0;
-        double largest = -std::numeric_limits<double>::infinity();
-        for (Eigen::Index j = first; j <= i; ++j)
-            largest = std::max(largest, (p(i, j) = q.row(i).dot(k.row(j)) / std::sqrt(double(d))));
-        double sum = 0;
-        for (Eigen::Index j = first; j <= i; ++j)
-            sum += (p(i, j) = std::exp(p(i, j) - largest));
-        p.row(i) /= sum;
-    }
-    return p;
-}
-
 // What is off in a forward pass against the fixture's reference: Q (H heads), K and V (H_kv
 // heads) of every layer, the attention formed from them, the logits; empty when nothing is.
 QString referenceMismatch(const QString& fixture, const ForwardResult& result, int heads,

@@ -49,18 +49,6 @@ const QString kModels = kModelFixtures;
 // masked, or weights read at the wrong precision.
 constexpr double kTolerance = 1e-5;
 
-std::vector<int> referenceTokens(const QString& fixture)
-{
-    QFile file(kModels + QLatin1Char('/') + fixture + QStringLiteral("/reference/tokens.json"));
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(file.fileName()));
-    std::vector<int> ids;
-    for (const QJsonValue id : QJsonDocument::fromJson(file.readAll())[QStringLiteral("ids")]
-                                   .toArray())
-        ids.push_back(id.toInt());
-    return ids;
-}
-
 // Head h of a captured L x (H d) matrix as an L x d matrix.
 Matrix<float> headOf(const Matrix<float>& m, int head, int d)
 {

@@ -8,6 +8,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
+#include <QLabel>
 #include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
@@ -16,6 +18,7 @@
 #include <QStyleOptionComboBox>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace attnlab;
@@ -155,6 +158,54 @@ private slots:
                  qPrintable(QStringLiteral("%1 pixels for names that need %2")
                                 .arg(methods->width())
                                 .arg(needed)));
+    }
+
+    // The Metrics dock keeps its width whatever the values it shows, so that the maps beside it
+    // do not move: trigonometric features at norm multiplier 3 over four heads give values such
+    // as "2.847 × 10⁸" in two columns, which made the dock 40 pixels wider than the default
+    // example's. A value too wide for its column breaks after its mantissa and shows whole.
+    void theMetricsDockKeepsItsWidthWhateverTheValues()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        window.resize(1272, 764);  // the screen less the offscreen frame
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(!shown.isEmpty() || shown.wait(30'000));
+        shown.clear();
+        QTest::qWait(200);  // the docks follow their panels' layouts
+        auto* panel = window.findChild<QWidget*>(QStringLiteral("metricsPanel"));
+        QVERIFY(panel);
+        const int before = panel->width();
+
+        QTemporaryDir folder;
+        const QString session = folder.filePath(QStringLiteral("trig.attnlab"));
+        QFile file(session);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"format": "attention-lab-session", "version": 1,
+                       "spec": {"method": "favor-trig", "input": {"kind": "text", "heads": 4,
+                                "norm_multiplier": 3.0, "projection": "random"}},
+                       "view": {"head": 0}})");
+        file.close();
+        QVERIFY(window.openSession(session));
+        QVERIFY(shown.wait(30'000));
+        QTest::qWait(200);
+        QCOMPARE(panel->width(), before);
+        const QList<QLabel*> labels = panel->findChildren<QLabel*>();
+        bool wide = false;
+        for (const QLabel* label : labels) {
+            if (!label->isVisible() || label->text().isEmpty())
+                continue;
+            wide = wide || label->text().contains(QStringLiteral("× 10"));
+            const int needed = label->wordWrap() ? label->heightForWidth(label->width())
+                                                 : label->sizeHint().height();
+            QVERIFY2(label->width() >= label->minimumSizeHint().width() && label->height() >= needed,
+                     qPrintable(QStringLiteral("\"%1\" in %2 x %3")
+                                    .arg(label->text())
+                                    .arg(label->width())
+                                    .arg(label->height())));
+        }
+        QVERIFY(wide);  // the session gives values in scientific notation
     }
 
     // Presentation mode at 1280 x 800 under a scenario's explanation: the maps are at least 150

@@ -2,6 +2,7 @@
 
 #include "command_line.h"
 #include "errors.h"
+#include "inputs/model_input.h"
 #include "sessions/result_files.h"
 #include "commands/output_options.h"
 #include "commands/spec_options.h"
@@ -85,7 +86,8 @@ int runComputeCommand(const QStringList& arguments)
         "values[h] are query head h's own key/value head, repeated for its group).\n\n"
         "Without an input option it runs the built-in model (a small GPT-2 trained on the King "
         "James Bible) on a short sentence: --model PATH|builtin --layer N [--text STR] gives a "
-        "trained language model's heads (GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX folders; "
+        "trained language model's heads (GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX folders, or "
+        ".gguf files; "
         "metrics.json then records the architecture, the key/value groups and RoPE); --model "
         "PATH|builtin-vit --image FILE --layer N a ViT's, on the image resized as its "
         "preprocessor says (tokens [CLS] and the patches' (row, col), without a mask); --text "
@@ -106,11 +108,13 @@ int runComputeCommand(const QStringList& arguments)
         {QStringLiteral("progress"),
          QStringLiteral("Report progress on stderr, head by head, even when stderr is not a "
                         "terminal (on a terminal it is reported anyway).")},
+        comparisonModelOption(),
     });
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
     // The spec first: a missing option value (--random --out DIR) is named there.
-    const ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
+    ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
+    readComparisonModel(parser, spec);
     refusePositionalArguments(parser);
     const QString out = requiredOutFolder(parser);
 
@@ -137,7 +141,9 @@ int runComputeCommand(const QStringList& arguments)
     QTextStream stream(stdout);
     stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "
                              "of the output %5\n")
-                  .arg(spec.methodName())
+                  .arg(spec.input.comparisonModelPath.isEmpty()
+                           ? spec.methodName()
+                           : modelDisplayName(spec.input.comparisonModelPath))
                   .arg(result.labels.size())
                   .arg(result.heads.size())
                   .arg(result.metrics.relFrobeniusAttention, 0, 'g', 4)

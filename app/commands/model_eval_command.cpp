@@ -30,8 +30,9 @@ const QString kDefaultFeatures = QStringLiteral("16,32,64,128,256");
 constexpr int kMaxSeeds = 10'000;
 
 // The options of this command that the experiment's parser does not take.
-const QStringList kListOptions = {"methods",      "features", "layers",     "seeds", "out",
-                                  "plot",         "images",   "image-folder", "predictions"};
+const QStringList kListOptions = {"methods", "features",     "layers",      "seeds",
+                                  "out",     "plot",         "images",      "image-folder",
+                                  "predictions", "compare-model"};
 // Images between two progress lines of an image model's run.
 constexpr int kProgressLines = 20;
 
@@ -127,6 +128,32 @@ void printRow(QTextStream& err, const ModelEvalRow& row, std::size_t done, std::
                .arg(row.top1Agreement, 0, 'f', 3)
                .arg(row.meanKl, 0, 'g', 3);
     err.flush();
+}
+
+// The row of --compare-model: the second checkpoint's predictions and attention (every layer)
+// against model's own, as the method "checkpoint".
+ModelEvalRow checkpointRow(const LanguageModel& model, const QString& secondPath,
+                           const ExperimentSpec& base, const std::vector<int>& ids,
+                           const ForwardResult& exact)
+{
+    const std::shared_ptr<const LanguageModel> second = loadModel(secondPath);
+    requireComparableCheckpoints(model, *second, base.input.text, modelDisplayName(secondPath));
+    const DownstreamComparison comparison =
+        compareCheckpoints(exact, *cachedForward(second, ids), model.heads());
+    ModelEvalRow row;
+    row.method = QStringLiteral("checkpoint");
+    row.layers = layersName(comparison.replacedLayers, model.layers());
+    row.tokens = int(ids.size());
+    row.top1Agreement = comparison.top1Agreement;
+    row.meanKl = comparison.meanKl;
+    row.maxKl = comparison.maxKl;
+    row.relFrobeniusAttentionMean = comparison.relFrobeniusAttentionMean;
+    QTextStream(stderr) << QStringLiteral("checkpoint %1 against %2: top-1 agreement %3, mean KL "
+                                          "%4\n")
+                               .arg(modelDisplayName(secondPath), modelDisplayName(model.folder()))
+                               .arg(row.top1Agreement, 0, 'f', 3)
+                               .arg(row.meanKl, 0, 'g', 3);
+    return row;
 }
 
 // The images of --image, --images or --image-folder (the files of the folder that Qt reads, by
@@ -242,6 +269,10 @@ ExperimentSpec baseSpec(const QCommandLineParser& parser, QStringList* images)
         throw InputError(QStringLiteral("--model %1: the model is a ViT: give its images (--image "
                                         "FILE, --images F1,F2,... or --image-folder DIR)")
                              .arg(base.input.modelPath));
+    if (vit && parser.isSet(option("compare-model")))
+        throw InputError(QStringLiteral("--compare-model: the model %1 is a ViT; a second "
+                                        "checkpoint is compared for language models")
+                             .arg(base.input.modelPath));
     if (!vit && (!images->isEmpty() || parser.isSet(option("predictions"))))
         throw InputError(QStringLiteral("--model %1: the model is a %2, a language model: it "
                                         "reads text (--text or --text-file), not images")
@@ -297,6 +328,9 @@ std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const Exper
     for (const QString& note : tokens.notes)
         err << "warning: " << note << '\n';
     warnSizesPastLength(Eigen::Index(tokens.ids.size()));
+    if (parser.isSet(option("compare-model")))
+        rows.push_back(checkpointRow(*model, parser.value(option("compare-model")), base,
+                                     tokens.ids, *exact));
     for (const EvalPoint& point : points) {
         rows.push_back(modelEvalRow(
             point.method,
@@ -322,6 +356,9 @@ void addModelEvalOptions(QCommandLineParser& parser)
         "is unchanged; KL(p || q) of the distributions, exact p and approximate q; the mean "
         "relative Frobenius error of the replaced heads' attention, on the queries and keys they "
         "receive in the approximate run; tokens: the text's, or a ViT's patches plus [CLS]). "
+        "With --compare-model, a first row \"checkpoint\" compares a second checkpoint of the "
+        "same language model (a quantized .gguf file, say) with --model's in the same way: its "
+        "predictions against the model's, and its attention in every layer. "
         "Without --model, the built-in GPT-2 (the built-in ViT when images are given); without "
         "--text, a short example sentence.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. The "
@@ -360,6 +397,7 @@ void addModelEvalOptions(QCommandLineParser& parser)
                                                "exact_class,exact_label,approx_class,"
                                                "approx_label,kl."),
          QStringLiteral("FILE.csv")},
+        comparisonModelOption(),
     });
     parser.addOptions(tableOutputOptions(QStringLiteral(
         "Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));

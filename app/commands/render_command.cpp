@@ -103,6 +103,7 @@ void addRenderOptions(QCommandLineParser& parser)
                                                            "(default: one shared scale).")},
         {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
                                                    "over every layer instead of the head's row.")},
+        comparisonModelOption(),
         {QStringLiteral("scenario"), QStringLiteral("A lecture scenario (or session) file: draw "
                                                     "its spec, view and page."),
          QStringLiteral("FILE")},
@@ -177,6 +178,7 @@ RenderRequest renderRequest(const QCommandLineParser& parser)
                                      .arg(name));
     } else {
         request.spec = specFromOptions(parser, DefaultInput::Model);
+        readComparisonModel(parser, request.spec);
     }
     refusePositionalArguments(parser);
     request.out = requiredOutFolder(parser);

@@ -142,7 +142,9 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                                          "sentence), causal as it computes it: PATH is a folder "
                                          "with config.json, the .safetensors weights (or shards "
                                          "and model.safetensors.index.json) and tokenizer.json "
-                                         "(or vocab.json + merges.txt), or builtin "
+                                         "(or vocab.json + merges.txt), a .gguf file "
+                                         "(llama.cpp's, quantized or not: F32, F16, BF16, Q8_0, "
+                                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), or builtin "
                                          "for the built-in GPT-2. A ViT (model_type \"vit\" in "
                                          "config.json) reads --image FILE, resized as its "
                                          "preprocessor_config.json says, without a mask; the "
@@ -150,7 +152,7 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                                          "with config.json, preprocessor_config.json and the "
                                          ".safetensors weights, or builtin-vit for the built-in "
                                          "ViT (Fashion-MNIST)."),
-         QStringLiteral("PATH|builtin|builtin-vit")},
+         QStringLiteral("PATH|FILE.gguf|builtin|builtin-vit")},
         {option("layer"), QStringLiteral("Model input: the layer whose heads are shown, from 0 "
                                          "(default 0; with no input option at all, the "
                                          "built-in example's layer %1).")
@@ -370,8 +372,8 @@ void readModelInput(const QCommandLineParser& parser, InputSpec& input, bool mod
         const ExperimentSpec example = exampleSpec();
         input.modelPath = model ? parser.value(option("model")) : example.input.modelPath;
         if (input.modelPath.isEmpty())
-            throw InputError(QStringLiteral("--model: expected a model folder, builtin or "
-                                            "builtin-vit"));
+            throw InputError(QStringLiteral("--model: expected a model folder, a .gguf file, "
+                                            "builtin or builtin-vit"));
         if (!vit && !parser.isSet(option("text")) && !parser.isSet(option("text-file")))
             input.text = example.input.text;
         input.layer = exampleModel ? example.input.layer : 0;
@@ -499,6 +501,35 @@ QStringList listOption(const QCommandLineParser& parser, const char* name, const
         items.append(item.trimmed());
     }
     return items;
+}
+
+QCommandLineOption comparisonModelOption()
+{
+    return {option("compare-model"),
+            QStringLiteral("A second checkpoint of the same language model (a folder or a .gguf "
+                           "file: a quantized one, say), whose exact attention on the same tokens "
+                           "and layer takes the approximation's place: how far the second "
+                           "checkpoint strays from --model's, measured as an approximation's "
+                           "error is. Refused, with the reason, when the two differ in "
+                           "architecture, shape or tokenizer."),
+            QStringLiteral("PATH|FILE.gguf")};
+}
+
+void readComparisonModel(const QCommandLineParser& parser, ExperimentSpec& spec)
+{
+    if (!parser.isSet(option("compare-model")))
+        return;
+    if (spec.input.kind != InputKind::Model)
+        throw InputError(QStringLiteral("--compare-model: only with a language model's input "
+                                        "(--model PATH|FILE.gguf)"));
+    if (parser.isSet(option("method")))
+        throw InputError(QStringLiteral("--compare-model, --method: the second checkpoint's "
+                                        "exact attention is the approximation; leave out "
+                                        "--method"));
+    spec.input.comparisonModelPath = parser.value(option("compare-model"));
+    if (spec.input.comparisonModelPath.isEmpty())
+        throw InputError(QStringLiteral("--compare-model: expected a model folder or a .gguf "
+                                        "file"));
 }
 
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)

@@ -31,6 +31,13 @@ ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QSt
                                      const QString& command,
                                      DefaultInput defaultInput = DefaultInput::Text);
 
+// --compare-model PATH: a second checkpoint of the model of --model (a folder or a .gguf file)
+// whose exact attention takes the approximation's place.
+QCommandLineOption comparisonModelOption();
+// Sets spec.input.comparisonModelPath from --compare-model. Throws InputError naming the option
+// without model input, or with --method (the second checkpoint is the approximation).
+void readComparisonModel(const QCommandLineParser& parser, ExperimentSpec& spec);
+
 // The value of --name as an integer in [minimum, maximum], or `fallback` when it is absent.
 // Throws InputError naming the option for anything else.
 qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 fallback,

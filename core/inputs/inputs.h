@@ -47,6 +47,11 @@ struct InputSpec {
     QString modelPath = QStringLiteral("builtin");
     int layer = 0;                 // 0-based
     bool keepLastTokens = false;   // a text longer than the model reads: keep its last tokens
+    // A second checkpoint of the same language model (a folder, a .gguf file), or empty: its
+    // exact attention on the same tokens, layer and heads takes the approximation's place
+    // (compute's P^ and metrics, the error maps, model-eval's predictions), so that a quantized
+    // file is compared with the original as an approximation is.
+    QString comparisonModelPath;
 
     // Image (and a ViT's input): decoded outside the engine (core has no QtGui) into ImagePixels.
     QString imagePath;
@@ -88,6 +93,8 @@ struct AttentionInput {
     int gridCols = 0;
     // A language model's input: which model, its key/value groups and positional encoding.
     std::optional<LanguageModelInfo> model;
+    // With InputSpec::comparisonModelPath: the second checkpoint's heads, shaped as `heads`.
+    std::vector<HeadTensors> comparison;
 
     Eigen::Index length() const { return heads.front().q.rows(); }
     Eigen::Index headDim() const { return heads.front().q.cols(); }
@@ -97,6 +104,7 @@ struct AttentionInput {
 // What a trained model computed to give its model input (buildInput's `run`).
 struct ModelRun {
     std::shared_ptr<const ForwardResult> forward;  // every layer's Q, K, V and the logits
+    std::shared_ptr<const ForwardResult> comparisonForward;  // the second checkpoint's, if any
     PixelTensor pixels;                            // a ViT's: the image as it read it
 };
 

@@ -1,6 +1,7 @@
 #include "inputs/model_input.h"
 
 #include "errors.h"
+#include "model/gguf_model.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -40,9 +41,12 @@ bool holdsModel(const QString& folder)
     return !folder.isEmpty() && QFileInfo::exists(folder + QStringLiteral("/config.json"));
 }
 
-// The newest modification time of the folder's files: a checkpoint written again is loaded again.
+// The newest modification time of the folder's files (or of a .gguf file): a checkpoint written
+// again is loaded again.
 QDateTime newestChange(const QString& folder)
 {
+    if (isGgufFile(folder))
+        return QFileInfo(folder).lastModified();
     QDateTime newest;
     const QFileInfoList files = QDir(folder).entryInfoList(QDir::Files);
     for (const QFileInfo& file : files)
@@ -139,7 +143,10 @@ QString modelDisplayName(const QString& modelPath)
 
 ModelArchitecture modelArchitectureOf(const QString& modelPath)
 {
-    return modelArchitecture(modelFolder(modelPath));
+    const QString folder = modelFolder(modelPath);
+    if (isGgufFile(folder))
+        return ggufArchitecture(GgufFile(folder));
+    return modelArchitecture(folder);
 }
 
 namespace {
@@ -150,10 +157,11 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
 {
     const QString folder = modelFolder(modelPath);
     const QFileInfo info(folder);
-    if (!info.isDir())
-        throw InputError(QStringLiteral("%1: no such model folder (a model is a folder holding "
-                                        "config.json, the .safetensors weights and the tokenizer "
-                                        "files)")
+    const bool gguf = isGgufFile(folder);
+    if (!info.isDir() && !gguf)
+        throw InputError(QStringLiteral("%1: no such model folder or .gguf file (a model is a "
+                                        "folder holding config.json, the .safetensors weights and "
+                                        "the tokenizer files, or one .gguf file)")
                              .arg(folder));
     const QString canonical = info.canonicalFilePath();
     const QDateTime changed = newestChange(canonical);
@@ -166,7 +174,7 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
     // Loading takes a while for a large model: not under the lock (two threads may load the same
     // model at once; both results are correct and the second is dropped below).
     KeptModel loaded{canonical, changed, nullptr, nullptr};
-    if (modelArchitecture(canonical) == ModelArchitecture::Vit)
+    if (!gguf && modelArchitecture(canonical) == ModelArchitecture::Vit)
         loaded.vit = VitModel::load(canonical);
     else
         loaded.language = loadLanguageModel(canonical, budget);
@@ -222,7 +230,7 @@ std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath)
         throw InputError(QStringLiteral("%1: the model is a %2 (model_type \"%3\"): it reads "
                                         "text, not an image")
                              .arg(kept.folder,
-                                  architectureDisplayName(modelArchitecture(kept.folder)),
+                                  architectureDisplayName(modelArchitectureOf(kept.folder)),
                                   kept.language->info().architecture));
     return kept.vit;
 }
@@ -266,6 +274,47 @@ std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const V
                                                    const PixelTensor& pixels)
 {
     return keptForward(model, {}, pixels.values, [&] { return model->forward(pixels); });
+}
+
+void requireComparableCheckpoints(const LanguageModel& first, const LanguageModel& second,
+                                  const QString& text, const QString& secondName)
+{
+    const LanguageModelInfo& a = first.info();
+    const LanguageModelInfo& b = second.info();
+    const auto refuse = [&](const QString& why) {
+        throw InputError(QStringLiteral("%1 cannot be compared with %2 as a checkpoint of the same "
+                                        "model: %3")
+                             .arg(secondName, modelDisplayName(first.folder()), why));
+    };
+    if (a.architecture != b.architecture)
+        refuse(QStringLiteral("its architecture is %1, not %2").arg(b.architecture, a.architecture));
+    const std::pair<const char*, std::pair<int, int>> sizes[] = {
+        {"number of layers", {a.layers, b.layers}},
+        {"number of query heads", {a.heads, b.heads}},
+        {"number of key/value heads", {a.keyValueHeads, b.keyValueHeads}},
+        {"head dimension", {a.headDim, b.headDim}},
+        {"vocabulary size", {a.vocabularySize, b.vocabularySize}},
+    };
+    for (const auto& [name, values] : sizes)
+        if (values.first != values.second)
+            refuse(QStringLiteral("its %1 is %2, not %3")
+                       .arg(QLatin1String(name))
+                       .arg(values.second)
+                       .arg(values.first));
+    const std::vector<int> ids = first.tokenizer().encode(text);
+    const std::vector<int> other = second.tokenizer().encode(text);
+    for (std::size_t i = 0; i < std::max(ids.size(), other.size()); ++i) {
+        const int x = i < ids.size() ? ids[i] : -1;
+        const int y = i < other.size() ? other[i] : -1;
+        if (x != y)
+            refuse(QStringLiteral("its tokenizer cuts the text differently (token %1 is %2 there, "
+                                  "%3 here)")
+                       .arg(i)
+                       .arg(y < 0 ? QStringLiteral("missing")
+                                  : QStringLiteral("id %1 (\"%2\")").arg(y).arg(second.tokenizer().text(y)))
+                       .arg(x < 0 ? QStringLiteral("missing")
+                                  : QStringLiteral("id %1 (\"%2\")").arg(x).arg(first.tokenizer().text(x))));
+    }
 }
 
 AttentionInput layerInput(const ForwardResult& forward, int layer, int heads,
@@ -331,6 +380,15 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
                                           "attention on the same queries and keys.")
                                .arg(tokens.ids.size())
                                .arg(info.slidingWindow));
+    if (!spec.comparisonModelPath.isEmpty()) {
+        const std::shared_ptr<const LanguageModel> second = loadModel(spec.comparisonModelPath, budget);
+        requireComparableCheckpoints(*model, *second, spec.text,
+                                     modelDisplayName(spec.comparisonModelPath));
+        const std::shared_ptr<const ForwardResult> secondForward = cachedForward(second, tokens.ids);
+        input.comparison = layerInput(*secondForward, spec.layer, info.heads, tokens.labels).heads;
+        if (run)
+            run->comparisonForward = secondForward;
+    }
     if (run)
         run->forward = forward;
     return input;
@@ -342,6 +400,10 @@ AttentionInput imageModelInput(const InputSpec& spec, const ImagePixels* image,
     const std::shared_ptr<const VitModel> model = loadVitModel(spec.modelPath);
     const VitConfig& config = model->config();
     checkLayer(spec, config.layers);
+    if (!spec.comparisonModelPath.isEmpty())
+        throw InputError(QStringLiteral("the model %1 is a ViT: a second checkpoint is compared "
+                                        "for language models")
+                             .arg(modelDisplayName(spec.modelPath)));
     if (spec.imagePath.isEmpty() && !image)
         throw InputError(QStringLiteral("the model %1 is a ViT: it reads an image, and none was "
                                         "given")

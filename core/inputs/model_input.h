@@ -41,12 +41,13 @@ QString modelFolder(const QString& modelPath);
 // A readable name: "built-in (KJV GPT-2)", "built-in (Fashion-MNIST ViT)" or the folder's name.
 QString modelDisplayName(const QString& modelPath);
 
-// The architecture of the model a path names (config.json's model_type). Throws InputError as
-// modelArchitecture(folder) does.
+// The architecture of the model a path names (config.json's model_type, or a .gguf file's
+// general.architecture). Throws InputError as modelArchitecture(folder) or ggufArchitecture do.
 ModelArchitecture modelArchitectureOf(const QString& modelPath);
 
-// The model a path names, loaded once and kept (the last few models, by canonical folder and the
-// weights' modification time, so a changed checkpoint is read again). Thread-safe. Throws
+// The model a path names (a folder, a .gguf file or a built-in name), loaded once and kept (the
+// last few models, by canonical path and the weights' modification time, so a changed checkpoint
+// is read again). Thread-safe. Throws
 // InputError as loadLanguageModel (or VitModel::load) does, and when the folder holds a model of
 // the other kind (a ViT for loadModel, a language model for loadVitModel); ResourceError when a
 // language model's float weights would not fit in budget.
@@ -71,6 +72,12 @@ std::shared_ptr<const ForwardResult> cachedForward(
     const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids);
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
                                                    const PixelTensor& pixels);
+
+// Throws InputError, saying why, unless `second` can be compared with `first` as two checkpoints
+// of one model: the same architecture, shape (layers, query and key/value heads, head dimension,
+// vocabulary) and tokenizer (the same ids for text); names are the paths shown.
+void requireComparableCheckpoints(const LanguageModel& first, const LanguageModel& second,
+                                  const QString& text, const QString& secondName);
 
 // The heads of one layer as attention input, in double: query head h's Q is the columns
 // [h d, (h + 1) d) of the layer's Q, its K and V those of key/value head g = h / (H / H_kv) (the

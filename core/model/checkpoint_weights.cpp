@@ -104,6 +104,8 @@ bool CheckpointWeights::contains(const QString& name) const { return m_fileOf.co
 const SafetensorsFile& CheckpointWeights::fileOf(const QString& name) const
 {
     const SafetensorsFile* file = m_fileOf.value(name);
+    if (!file && m_files.size() == 1)
+        return *m_files.front();  // which refuses the missing tensor, naming itself
     if (!file)
         refuseCheckpoint(m_source, QStringLiteral("the tensor %1 is in none of the weights "
                                                   "files")

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/model_weights.h"
 #include "model/safetensors.h"
 #include "types.h"
 
@@ -23,7 +24,7 @@ namespace attnlab {
 // '/', '\' or "..") or the map is empty. "metadata" is not read.
 std::map<QString, QString> parseShardIndex(QByteArrayView json, const QString& path);
 
-class CheckpointWeights {
+class CheckpointWeights : public ModelWeights {
 public:
     // folder/model.safetensors.index.json when it exists: every shard it names is opened, and
     // each shard must hold the tensors the index gives it, no tensor may be in two shards.
@@ -31,20 +32,21 @@ public:
     // fault: a shard missing or damaged, a tensor the index puts in a shard that does not hold
     // it, a tensor in two shards.
     explicit CheckpointWeights(const QString& folder);
-    ~CheckpointWeights();
+    ~CheckpointWeights() override;
     CheckpointWeights(const CheckpointWeights&) = delete;
     CheckpointWeights& operator=(const CheckpointWeights&) = delete;
 
-    bool contains(const QString& name) const;
+    bool contains(const QString& name) const override;
     // The tensor called name as a rows x cols matrix (C order, as stored), or a vector of size
     // floats. Throws InputError naming the file (the index for a tensor in none of the shards)
     // and the tensor when it is missing or has another shape, as SafetensorsFile::matrix does.
-    Matrix<float> matrix(const QString& name, Eigen::Index rows, Eigen::Index cols) const;
-    Vector<float> vector(const QString& name, Eigen::Index size) const;
+    Matrix<float> matrix(const QString& name, Eigen::Index rows,
+                         Eigen::Index cols) const override;
+    Vector<float> vector(const QString& name, Eigen::Index size) const override;
     // 4 bytes for every element of every floating-point tensor (F32, F16, BF16, F64; not the
     // integer or boolean buffers some checkpoints keep, such as causal masks): the memory of the
     // weights once in float.
-    double floatBytes() const;
+    double floatBytes() const override;
 
 private:
     const SafetensorsFile& fileOf(const QString& name) const;

@@ -2,7 +2,7 @@
 
 #include "errors.h"
 #include "model/checkpoint_files.h"
-#include "model/safetensors.h"
+#include "model/checkpoint_weights.h"
 #include "parallel.h"
 
 #include <QDir>
@@ -89,7 +89,7 @@ Gpt2Model::~Gpt2Model() = default;
 const QString& Gpt2Model::folder() const { return m_folder; }
 const LanguageModelInfo& Gpt2Model::info() const { return m_info; }
 const Gpt2Config& Gpt2Model::config() const { return m_config; }
-const Gpt2Tokenizer& Gpt2Model::tokenizer() const { return m_tokenizer; }
+const TextTokenizer& Gpt2Model::tokenizer() const { return *m_tokenizer; }
 
 std::shared_ptr<const Gpt2Model> Gpt2Model::load(const QString& folder)
 {
@@ -98,17 +98,24 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const QString& folder)
         refuseCheckpoint(folder, QStringLiteral("no such model folder (a model is a folder "
                                                 "holding config.json, the .safetensors weights "
                                                 "and the tokenizer files)"));
+    const Gpt2Config config = Gpt2Config::fromJson(dir.filePath(QStringLiteral("config.json")));
+    auto tokenizer = std::make_shared<const Gpt2Tokenizer>(Gpt2Tokenizer::fromFolder(folder));
+    return fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder));
+}
+
+std::shared_ptr<const Gpt2Model> Gpt2Model::fromWeights(const QString& source,
+                                                        const Gpt2Config& config,
+                                                        std::shared_ptr<const TextTokenizer> tokenizer,
+                                                        const ModelWeights& file)
+{
     std::shared_ptr<Gpt2Model> model(new Gpt2Model);
-    model->m_folder = folder;
-    model->m_config = Gpt2Config::fromJson(dir.filePath(QStringLiteral("config.json")));
-    const Gpt2Config& config = model->m_config;
+    model->m_folder = source;
+    model->m_config = config;
     model->m_info = config.info();
+    model->m_tokenizer = std::move(tokenizer);
 
-    model->m_tokenizer = Gpt2Tokenizer::fromFolder(folder);
-
-    const SafetensorsFile file(weightsPath(folder));
     // GPT2LMHeadModel saves "transformer.wte.weight", GPT2Model "wte.weight".
-    const QString prefix = file.find(QStringLiteral("transformer.wte.weight"))
+    const QString prefix = file.contains(QStringLiteral("transformer.wte.weight"))
                                ? QStringLiteral("transformer.")
                                : QString();
     const auto matrix = [&](const QString& name, Index rows, Index cols) {

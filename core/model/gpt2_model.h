@@ -2,6 +2,7 @@
 
 #include "model/gpt2_tokenizer.h"
 #include "model/language_model.h"
+#include "model/model_weights.h"
 #include "model/transformer_blocks.h"
 #include "types.h"
 
@@ -49,11 +50,18 @@ public:
     // config.json, damaged files (see SafetensorsFile). Extra tensors (attn.bias masks) are
     // ignored.
     static std::shared_ptr<const Gpt2Model> load(const QString& folder);
+    // The model of config from weights named as the Hugging Face checkpoint's (with or without
+    // the "transformer." prefix), read through tokenizer; source names it (folder()). Throws
+    // InputError as load() does for the tensors.
+    static std::shared_ptr<const Gpt2Model> fromWeights(const QString& source,
+                                                        const Gpt2Config& config,
+                                                        std::shared_ptr<const TextTokenizer> tokenizer,
+                                                        const ModelWeights& weights);
 
     const QString& folder() const override;
     const LanguageModelInfo& info() const override;
     const Gpt2Config& config() const;
-    const Gpt2Tokenizer& tokenizer() const override;
+    const TextTokenizer& tokenizer() const override;
 
     // The forward pass above on token ids (1 <= L <= n_positions, every id < vocab_size; else
     // InputError). Deterministic; safe to call from several threads at once.
@@ -68,7 +76,7 @@ private:
     QString m_folder;
     Gpt2Config m_config;
     LanguageModelInfo m_info;
-    Gpt2Tokenizer m_tokenizer;
+    std::shared_ptr<const TextTokenizer> m_tokenizer;
     std::unique_ptr<Weights> m_weights;
 };
 

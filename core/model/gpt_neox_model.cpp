@@ -100,7 +100,7 @@ void fusedQkv(const Matrix<float>& weight, const Vector<float>& bias, int heads,
         }
 }
 
-GptNeoxBlock loadBlock(const CheckpointWeights& file, int l, const GptNeoxConfig& config)
+GptNeoxBlock loadBlock(const ModelWeights& file, int l, const GptNeoxConfig& config)
 {
     const QString p = QStringLiteral("gpt_neox.layers.%1.").arg(l);
     const Index width = config.width;
@@ -130,16 +130,24 @@ GptNeoxBlock loadBlock(const CheckpointWeights& file, int l, const GptNeoxConfig
 std::shared_ptr<const GptNeoxModel> GptNeoxModel::load(const QString& folder,
                                                        const MemoryBudget& budget)
 {
-    std::shared_ptr<GptNeoxModel> model(new GptNeoxModel);
-    model->m_folder = folder;
-    GptNeoxNetwork& network = model->m_network;
-    network.config = GptNeoxConfig::fromJson(QDir(folder).filePath(QStringLiteral("config.json")));
-    const GptNeoxConfig& config = network.config;
-    model->m_info = config.info();
-    model->m_tokenizer = loadTextTokenizer(folder);
+    const GptNeoxConfig config =
+        GptNeoxConfig::fromJson(QDir(folder).filePath(QStringLiteral("config.json")));
+    std::shared_ptr<const TextTokenizer> tokenizer = loadTextTokenizer(folder);
+    return fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder), budget);
+}
 
-    const CheckpointWeights file(folder);
-    requireWeightMemory(budget, file.floatBytes(), folder);
+std::shared_ptr<const GptNeoxModel> GptNeoxModel::fromWeights(
+    const QString& source, const GptNeoxConfig& config,
+    std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& file,
+    const MemoryBudget& budget)
+{
+    std::shared_ptr<GptNeoxModel> model(new GptNeoxModel);
+    model->m_folder = source;
+    GptNeoxNetwork& network = model->m_network;
+    network.config = config;
+    model->m_info = config.info();
+    model->m_tokenizer = std::move(tokenizer);
+    requireWeightMemory(budget, file.floatBytes(), source);
     network.tokenEmbedding = file.matrix(QStringLiteral("gpt_neox.embed_in.weight"),
                                          config.vocabularySize, config.width);
     for (int l = 0; l < config.layers; ++l)

@@ -2,6 +2,7 @@
 
 #include "memory_budget.h"
 #include "model/language_model.h"
+#include "model/model_weights.h"
 #include "model/rotary_blocks.h"
 
 #include <QString>
@@ -75,6 +76,12 @@ public:
     // float weights would not fit in budget.
     static std::shared_ptr<const GptNeoxModel> load(const QString& folder,
                                                     const MemoryBudget& budget = MemoryBudget());
+    // The model of config from weights named as the Hugging Face checkpoint's, read through
+    // tokenizer; source names it (folder()). Throws as load() does for the weights.
+    static std::shared_ptr<const GptNeoxModel> fromWeights(
+        const QString& source, const GptNeoxConfig& config,
+        std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights,
+        const MemoryBudget& budget = MemoryBudget());
 
     const QString& folder() const override { return m_folder; }
     const LanguageModelInfo& info() const override { return m_info; }

@@ -35,10 +35,26 @@ HfBpeModel HfBpeModel::read(const TokenizerFields& model)
                                   .arg(quotedSymbol(affix)));
     }
 
+    Settings settings;
+    settings.unkToken = model.string(QStringLiteral("unk_token"), QString());
+    settings.fuseUnk = model.boolean(QStringLiteral("fuse_unk"), false);
+    settings.byteFallback = model.boolean(QStringLiteral("byte_fallback"), false);
+    settings.ignoreMerges = model.boolean(QStringLiteral("ignore_merges"), false);
+    return fromVocabulary(model.path(),
+                          vocabularyOf(model.path(), model.name(QStringLiteral("vocab")),
+                                       model.value(QStringLiteral("vocab"))),
+                          model.name(QStringLiteral("vocab")), readMerges(model),
+                          model.name(QStringLiteral("merges")), settings);
+}
+
+HfBpeModel HfBpeModel::fromVocabulary(const QString& path, QHash<QString, int> ids,
+                                      const QString& vocabularyName,
+                                      const std::vector<std::pair<QString, QString>>& merges,
+                                      const QString& mergesName, const Settings& settings)
+{
     HfBpeModel bpe;
-    bpe.m_path = model.path();
-    bpe.m_ids = vocabularyOf(model.path(), model.name(QStringLiteral("vocab")),
-                             model.value(QStringLiteral("vocab")));
+    bpe.m_path = path;
+    bpe.m_ids = std::move(ids);
     int largest = -1;
     for (auto it = bpe.m_ids.cbegin(); it != bpe.m_ids.cend(); ++it)
         largest = std::max(largest, it.value());
@@ -47,25 +63,24 @@ HfBpeModel HfBpeModel::read(const TokenizerFields& model)
         bpe.m_symbols[size_t(it.value())] = it.key();
     for (int b = 0; b < 256; ++b)
         bpe.m_byteIds[size_t(b)] = bpe.id(byteFallbackSymbol(quint8(b)));
-    bpe.m_unkToken = model.string(QStringLiteral("unk_token"), QString());
-    bpe.m_fuseUnk = model.boolean(QStringLiteral("fuse_unk"), false);
-    bpe.m_byteFallback = model.boolean(QStringLiteral("byte_fallback"), false);
-    bpe.m_ignoreMerges = model.boolean(QStringLiteral("ignore_merges"), false);
-    bpe.readMerges(model);
+    bpe.m_unkToken = settings.unkToken;
+    bpe.m_fuseUnk = settings.fuseUnk;
+    bpe.m_byteFallback = settings.byteFallback;
+    bpe.m_ignoreMerges = settings.ignoreMerges;
+    bpe.addMerges(merges, vocabularyName, mergesName);
     return bpe;
 }
 
-void HfBpeModel::readMerges(const TokenizerFields& model)
+std::vector<std::pair<QString, QString>> HfBpeModel::readMerges(const TokenizerFields& model)
 {
     const QJsonValue merges = model.value(QStringLiteral("merges"));
     if (!merges.isArray())
         model.refuse(QStringLiteral("merges"),
                      QStringLiteral("is %1; expected an array").arg(jsonTypeName(merges)));
     const QJsonArray list = merges.toArray();
-    m_merges.reserve(list.size());
+    std::vector<std::pair<QString, QString>> pairs;
+    pairs.reserve(size_t(list.size()));
     for (qsizetype i = 0; i < list.size(); ++i) {
-        const QString where =
-            QStringLiteral("%1[%2]").arg(model.name(QStringLiteral("merges"))).arg(i);
         const QJsonValue merge = list[i];
         QStringList symbols;
         if (merge.isString()) {
@@ -75,19 +90,33 @@ void HfBpeModel::readMerges(const TokenizerFields& model)
                 symbols.append(symbol.isString() ? symbol.toString() : QString());
         }
         if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
-            refuseTokenizer(m_path, QStringLiteral("%1 is not \"left right\" or [\"left\", "
-                                                   "\"right\"]")
-                                        .arg(where));
-        const QString merged = symbols[0] + symbols[1];
-        for (const QString& symbol : {symbols[0], symbols[1], merged}) {
+            refuseTokenizer(model.path(),
+                            QStringLiteral("%1[%2] is not \"left right\" or [\"left\", \"right\"]")
+                                .arg(model.name(QStringLiteral("merges")))
+                                .arg(i));
+        pairs.emplace_back(symbols[0], symbols[1]);
+    }
+    return pairs;
+}
+
+void HfBpeModel::addMerges(const std::vector<std::pair<QString, QString>>& merges,
+                           const QString& vocabularyName, const QString& mergesName)
+{
+    m_merges.reserve(qsizetype(merges.size()));
+    for (std::size_t i = 0; i < merges.size(); ++i) {
+        const auto& [left, right] = merges[i];
+        const QString merged = left + right;
+        for (const QString& symbol : {left, right, merged}) {
             if (!m_ids.contains(symbol))
-                refuseTokenizer(m_path, QStringLiteral("%1 makes %2 from %3 and %4, but %5 is not "
-                                                       "in model.vocab")
-                                            .arg(where, quotedSymbol(merged),
-                                                 quotedSymbol(symbols[0]),
-                                                 quotedSymbol(symbols[1]), quotedSymbol(symbol)));
+                refuseTokenizer(m_path, QStringLiteral("%1[%2] makes %3 from %4 and %5, but %6 is "
+                                                       "not in %7")
+                                            .arg(mergesName)
+                                            .arg(i)
+                                            .arg(quotedSymbol(merged), quotedSymbol(left),
+                                                 quotedSymbol(right), quotedSymbol(symbol),
+                                                 vocabularyName));
         }
-        m_merges.insert(pairKey(id(symbols[0]), id(symbols[1])), {int(i), id(merged)});
+        m_merges.insert(pairKey(id(left), id(right)), {int(i), id(merged)});
     }
 }
 

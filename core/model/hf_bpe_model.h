@@ -6,6 +6,7 @@
 #include <QString>
 
 #include <array>
+#include <utility>
 #include <vector>
 
 namespace attnlab {
@@ -27,8 +28,24 @@ QString byteFallbackSymbol(quint8 byte);
 // listed twice takes its last rank); left, right and left + right must all be in the vocabulary.
 class HfBpeModel {
 public:
+    // How the model treats what the vocabulary lacks, and whether whole pieces skip the merges.
+    struct Settings {
+        QString unkToken;  // empty when there is none
+        bool fuseUnk = false;
+        bool byteFallback = false;
+        bool ignoreMerges = false;
+    };
+
     // From the object `model` of a tokenizer.json. Throws InputError naming the file and field.
     static HfBpeModel read(const TokenizerFields& model);
+    // From a vocabulary (symbol -> id, ids in [0, kLargestTokenId]) and merges (left, right) in
+    // rank order, from any file (a GGUF file's metadata); vocabularyName and mergesName name them
+    // in messages ("tokenizer.ggml.tokens", "tokenizer.ggml.merges"). Throws InputError naming
+    // path as read() does for the merges.
+    static HfBpeModel fromVocabulary(const QString& path, QHash<QString, int> ids,
+                                     const QString& vocabularyName,
+                                     const std::vector<std::pair<QString, QString>>& merges,
+                                     const QString& mergesName, const Settings& settings);
 
     // Appends the ids of one pre-tokenized piece. Throws InputError naming the file when the
     // piece needs unk_token and the vocabulary has no such symbol.
@@ -49,8 +66,12 @@ private:
     {
         return (quint64(quint32(left)) << 32) | quint32(right);
     }
-    // Reads model.merges into m_merges.
-    void readMerges(const TokenizerFields& model);
+    // The merges of model.merges as (left, right) pairs.
+    static std::vector<std::pair<QString, QString>> readMerges(const TokenizerFields& model);
+    // Adds the merges (left, right and left + right in the vocabulary), rank = position; the
+    // names for messages.
+    void addMerges(const std::vector<std::pair<QString, QString>>& merges,
+                   const QString& vocabularyName, const QString& mergesName);
     // The first symbols of a piece: its characters' ids, byte fallback and unk_token applied.
     std::vector<int> firstSymbols(const QString& piece) const;
     // word after the merges (Hugging Face's Word::merge_all without dropout).

@@ -72,6 +72,24 @@ HfTokenizer HfTokenizer::fromFile(const QString& path)
     return HfTokenizer(path, TokenizerFields(path, QString(), document.object()));
 }
 
+HfTokenizer HfTokenizer::fromParts(const QString& path, Parts parts)
+{
+    HfTokenizer tokenizer(path);
+    tokenizer.m_normalizer = std::move(parts.normalizer);
+    tokenizer.m_preTokenizer = std::move(parts.preTokenizer);
+    tokenizer.m_model = std::move(parts.model);
+    tokenizer.m_decoder = std::move(parts.decoder);
+    tokenizer.m_size = tokenizer.m_model.size();
+    for (const AddedToken& token : parts.added)
+        tokenizer.addAddedToken(token);
+    tokenizer.m_prefixIds = std::move(parts.prefixIds);
+    tokenizer.m_suffixIds = std::move(parts.suffixIds);
+    for (const std::vector<int>* ids : {&tokenizer.m_prefixIds, &tokenizer.m_suffixIds})
+        for (const int id : *ids)
+            tokenizer.m_size = std::max(tokenizer.m_size, id + 1);
+    return tokenizer;
+}
+
 HfTokenizer::HfTokenizer(const QString& path, const TokenizerFields& root)
     : m_path(path),
       m_normalizer(HfNormalizer::read(path, QStringLiteral("normalizer"),
@@ -103,7 +121,7 @@ void HfTokenizer::readAddedTokens(const TokenizerFields& root)
     const QJsonArray tokens = list.toArray();
     for (qsizetype i = 0; i < tokens.size(); ++i) {
         const TokenizerFields token(m_path, QStringLiteral("added_tokens[%1]").arg(i), tokens[i]);
-        AddedToken added{};
+        AddedToken added;
         added.id = token.integer(QStringLiteral("id"), 0, kLargestTokenId, -1);
         if (added.id < 0)
             token.refuse(QStringLiteral("id"), QStringLiteral("is missing"));
@@ -115,18 +133,24 @@ void HfTokenizer::readAddedTokens(const TokenizerFields& root)
         added.lstrip = token.boolean(QStringLiteral("lstrip"), false);
         added.rstrip = token.boolean(QStringLiteral("rstrip"), false);
         added.normalized = token.boolean(QStringLiteral("normalized"), !added.special);
-        added.match = added.normalized ? m_normalizer.normalize(added.content) : added.content;
         if (m_addedIndex.contains(added.id))
             token.refuse(QStringLiteral("id"), QStringLiteral("is %1, which an earlier added token "
                                                               "has")
                                                    .arg(added.id));
-        m_addedIndex.insert(added.id, qsizetype(m_added.size()));
-        m_size = std::max(m_size, added.id + 1);
-        if (!added.match.isEmpty())
-            m_addedByFirst[added.normalized ? 1 : 0][added.match[0].unicode()].push_back(
-                qsizetype(m_added.size()));
-        m_added.push_back(added);
+        addAddedToken(added);
     }
+}
+
+void HfTokenizer::addAddedToken(const AddedToken& token)
+{
+    const QString match = token.normalized ? m_normalizer.normalize(token.content) : token.content;
+    m_addedIndex.insert(token.id, qsizetype(m_added.size()));
+    m_size = std::max(m_size, token.id + 1);
+    if (!match.isEmpty())
+        m_addedByFirst[token.normalized ? 1 : 0][match[0].unicode()].push_back(
+            qsizetype(m_added.size()));
+    m_added.push_back(token);
+    m_addedMatch.push_back(match);
 }
 
 void HfTokenizer::readPostProcessor(const TokenizerFields& processor, int depth)
@@ -220,13 +244,16 @@ std::vector<HfTokenizer::Section> HfTokenizer::sections(const TextPiece& piece,
     qsizetype i = 0;
     while (i < text.size()) {
         const AddedToken* best = nullptr;
+        const QString* bestMatch = nullptr;
         const auto candidates = m_addedByFirst[normalized ? 1 : 0].constFind(text[i].unicode());
         if (candidates != m_addedByFirst[normalized ? 1 : 0].constEnd()) {
             for (const qsizetype index : *candidates) {
-                const AddedToken& token = m_added[size_t(index)];
-                if ((!best || token.match.size() > best->match.size()) &&
-                    QStringView(text).mid(i).startsWith(token.match))
-                    best = &token;
+                const QString& match = m_addedMatch[size_t(index)];
+                if ((!best || match.size() > bestMatch->size()) &&
+                    QStringView(text).mid(i).startsWith(match)) {
+                    best = &m_added[size_t(index)];
+                    bestMatch = &match;
+                }
             }
         }
         if (!best) {
@@ -234,7 +261,7 @@ std::vector<HfTokenizer::Section> HfTokenizer::sections(const TextPiece& piece,
             continue;
         }
         qsizetype matchStart = i;
-        qsizetype matchEnd = i + best->match.size();
+        qsizetype matchEnd = i + bestMatch->size();
         i = matchEnd;
         if (best->singleWord && (isWordCharacter(codePointBefore(text, matchStart)) ||
                                  isWordCharacter(codePointAt(text, matchEnd))))

@@ -31,8 +31,31 @@ namespace attnlab {
 // All functions are const and keep no cache: encode() may run in several threads at once.
 class HfTokenizer : public TextTokenizer {
 public:
+    // An added token (added_tokens[i]).
+    struct AddedToken {
+        int id = 0;
+        QString content;
+        bool special = false;
+        bool singleWord = false;
+        bool lstrip = false;
+        bool rstrip = false;
+        bool normalized = false;
+    };
+    // The pipeline, however it was described: a tokenizer.json, or a GGUF file's metadata.
+    struct Parts {
+        HfNormalizer normalizer;
+        HfPreTokenizer preTokenizer;
+        HfBpeModel model;
+        HfDecoder decoder;
+        std::vector<AddedToken> added;  // ids distinct
+        std::vector<int> prefixIds;     // the post-processor's ids before the text's
+        std::vector<int> suffixIds;     // and after
+    };
+
     // From a tokenizer.json. Throws InputError naming the file and the field at fault.
     static HfTokenizer fromFile(const QString& path);
+    // From parts described by the file at path (named in messages).
+    static HfTokenizer fromParts(const QString& path, Parts parts);
 
     // The token ids of text, the post-processor's special tokens included. Throws InputError
     // naming the file when a character needs an unk_token the vocabulary lacks.
@@ -52,16 +75,6 @@ public:
     int vocabularySize() const override;
 
 private:
-    struct AddedToken {
-        int id;
-        QString content;
-        QString match;  // what is looked for: the content, normalized when `normalized`
-        bool special;
-        bool singleWord;
-        bool lstrip;
-        bool rstrip;
-        bool normalized;
-    };
     // A stretch of text between added tokens (addedId -1), or one added token.
     struct Section {
         int addedId;
@@ -69,8 +82,11 @@ private:
     };
 
     HfTokenizer(const QString& path, const TokenizerFields& root);
+    explicit HfTokenizer(const QString& path) : m_path(path) {}
     // Reads added_tokens.
     void readAddedTokens(const TokenizerFields& root);
+    // Adds an added token whose id no other has.
+    void addAddedToken(const AddedToken& token);
     // Reads post_processor into m_prefixIds and m_suffixIds.
     void readPostProcessor(const TokenizerFields& processor, int depth);
     // Reads TemplateProcessing's single template and special_tokens.
@@ -86,6 +102,8 @@ private:
     HfBpeModel m_model;
     HfDecoder m_decoder;
     std::vector<AddedToken> m_added;
+    std::vector<QString> m_addedMatch;   // what is looked for: the content, normalized when
+                                         // `normalized` (one per m_added)
     QHash<int, qsizetype> m_addedIndex;  // id -> index in m_added
     // The added tokens looked for before (0) and after (1) normalization, by their first
     // character: indices in m_added.

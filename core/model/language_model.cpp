@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "model/checkpoint_files.h"
+#include "model/gguf_model.h"
 #include "model/gpt2_model.h"
 #include "model/gpt_neox_model.h"
 #include "model/llama_model.h"
@@ -23,6 +24,8 @@ QString LanguageModelInfo::positionalScheme() const
 std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
                                                        const MemoryBudget& budget)
 {
+    if (isGgufFile(folder))
+        return loadGgufLanguageModel(folder, budget);
     const ModelArchitecture architecture = modelArchitecture(folder);
     switch (architecture) {
     case ModelArchitecture::Gpt2: return Gpt2Model::load(folder);
@@ -39,6 +42,8 @@ std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
 
 LanguageModelInfo languageModelInfo(const QString& folder)
 {
+    if (isGgufFile(folder))
+        return ggufLanguageModelInfo(folder);
     const ModelArchitecture architecture = modelArchitecture(folder);
     const QString config = QDir(folder).filePath(QStringLiteral("config.json"));
     switch (architecture) {

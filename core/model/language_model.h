@@ -58,13 +58,15 @@ public:
 };
 
 // The language model in folder, as config.json's model_type says (gpt2, llama, mistral, qwen2,
-// gpt_neox). Throws InputError naming the file at fault (a ViT is refused: it reads images), and
-// ResourceError when its float weights would not fit in budget.
+// gpt_neox), or in a GGUF file (folder a .gguf file: loadGgufLanguageModel). Throws InputError
+// naming the file at fault (a ViT is refused: it reads images), and ResourceError when its float
+// weights would not fit in budget.
 std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
                                                        const MemoryBudget& budget = MemoryBudget());
 
-// The shape of the language model in folder, from config.json alone (no weights read). Throws
-// InputError as the architecture's config reader does.
+// The shape of the language model in folder, from config.json alone (no weights read), or of the
+// one in a .gguf file from its metadata. Throws InputError as the architecture's config reader
+// does.
 LanguageModelInfo languageModelInfo(const QString& folder);
 
 // Throws InputError unless 1 <= tokens.size() <= info.positions and every id is in

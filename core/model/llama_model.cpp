@@ -98,7 +98,7 @@ Matrix<float> stackedTransposed(const std::vector<Matrix<float>>& parts)
 }
 
 // Layer l's weights, the names under prefix ("model." or none).
-LlamaBlock loadBlock(const CheckpointWeights& file, const QString& prefix, int l,
+LlamaBlock loadBlock(const ModelWeights& file, const QString& prefix, int l,
                      const LlamaConfig& config)
 {
     const QString p = prefix + QStringLiteral("layers.%1.").arg(l);
@@ -137,17 +137,24 @@ LlamaBlock loadBlock(const CheckpointWeights& file, const QString& prefix, int l
 std::shared_ptr<const LlamaModel> LlamaModel::load(const QString& folder, ModelArchitecture type,
                                                    const MemoryBudget& budget)
 {
-    std::shared_ptr<LlamaModel> model(new LlamaModel);
-    model->m_folder = folder;
-    LlamaNetwork& network = model->m_network;
-    network.config =
+    const LlamaConfig config =
         LlamaConfig::fromJson(QDir(folder).filePath(QStringLiteral("config.json")), type);
-    const LlamaConfig& config = network.config;
-    model->m_info = config.info();
-    model->m_tokenizer = loadTextTokenizer(folder);
+    std::shared_ptr<const TextTokenizer> tokenizer = loadTextTokenizer(folder);
+    return fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder), budget);
+}
 
-    const CheckpointWeights file(folder);
-    requireWeightMemory(budget, file.floatBytes(), folder);
+std::shared_ptr<const LlamaModel> LlamaModel::fromWeights(
+    const QString& source, const LlamaConfig& config,
+    std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& file,
+    const MemoryBudget& budget)
+{
+    std::shared_ptr<LlamaModel> model(new LlamaModel);
+    model->m_folder = source;
+    LlamaNetwork& network = model->m_network;
+    network.config = config;
+    model->m_info = config.info();
+    model->m_tokenizer = std::move(tokenizer);
+    requireWeightMemory(budget, file.floatBytes(), source);
     // LlamaForCausalLM saves "model.embed_tokens.weight", LlamaModel "embed_tokens.weight".
     const QString prefix = file.contains(QStringLiteral("model.embed_tokens.weight"))
                                ? QStringLiteral("model.")

@@ -3,6 +3,7 @@
 #include "memory_budget.h"
 #include "model/checkpoint_files.h"
 #include "model/language_model.h"
+#include "model/model_weights.h"
 #include "model/rotary_blocks.h"
 
 #include <QString>
@@ -77,6 +78,13 @@ public:
     // config.json), ResourceError when the float weights would not fit in budget.
     static std::shared_ptr<const LlamaModel> load(const QString& folder, ModelArchitecture type,
                                                   const MemoryBudget& budget = MemoryBudget());
+    // The model of config from weights named as the Hugging Face checkpoint's (with or without
+    // the "model." prefix), read through tokenizer; source names it (folder()). Throws as load()
+    // does for the weights.
+    static std::shared_ptr<const LlamaModel> fromWeights(
+        const QString& source, const LlamaConfig& config,
+        std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights,
+        const MemoryBudget& budget = MemoryBudget());
 
     const QString& folder() const override { return m_folder; }
     const LanguageModelInfo& info() const override { return m_info; }

@@ -26,6 +26,8 @@ QString scalingText(const RopeSettings& settings)
             .arg(settings.lowFrequencyFactor)
             .arg(settings.highFrequencyFactor)
             .arg(settings.originalPositions);
+    case RopeScalingType::Factors:
+        return QStringLiteral(", a scaling factor per frequency (rope_freqs)");
     }
     return QString();
 }
@@ -43,6 +45,8 @@ std::vector<double> RopeSettings::inverseFrequencies() const
         double f = base;
         if (scaling == RopeScalingType::Linear) {
             f = base / factor;
+        } else if (scaling == RopeScalingType::Factors) {
+            f = base / frequencyFactors.at(std::size_t(i));
         } else if (scaling == RopeScalingType::Llama3) {
             const double wavelength = 2 * M_PI / base;
             if (wavelength > low) {

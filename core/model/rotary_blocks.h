@@ -5,6 +5,8 @@
 
 #include <QString>
 
+#include <vector>
+
 namespace attnlab {
 
 // The pieces the rotary decoders share (Llama, Mistral, Qwen2 in llama_model; GPT-NeoX in
@@ -17,6 +19,8 @@ enum class RopeScalingType {
     None,    // absent, null or "default"
     Linear,  // "linear": inv_freq_i / factor (positions divided by factor)
     Llama3,  // "llama3": transformers' _compute_llama3_parameters, below
+    Factors,  // one divisor per frequency: inv_freq_i / f_i (a GGUF file's rope_freqs tensor,
+              // which llama.cpp's converter writes for llama3 scaling)
 };
 
 // Rotary position embedding in Hugging Face's convention (rotate-half): the first rotaryDims
@@ -33,12 +37,13 @@ struct RopeSettings {
     double lowFrequencyFactor = 1;
     double highFrequencyFactor = 4;
     double originalPositions = 8192;  // original_max_position_embeddings
+    std::vector<double> frequencyFactors;  // Factors only: f_i, i < r/2
 
     // inv_freq_i for i < r/2 after the scaling. llama3, with wavelength w_i = 2 pi / inv_freq_i,
     // low = originalPositions / lowFrequencyFactor, high = originalPositions / highFrequencyFactor:
     // w_i < high: unchanged; w_i > low: inv_freq_i / factor; between: (1 - t) inv_freq_i / factor
     // + t inv_freq_i with t = (originalPositions / w_i - lowFrequencyFactor) /
-    // (highFrequencyFactor - lowFrequencyFactor).
+    // (highFrequencyFactor - lowFrequencyFactor). Factors: inv_freq_i / f_i.
     std::vector<double> inverseFrequencies() const;
     // "RoPE (rotate-half) on 16 of 64 dimensions, theta 10000, linear scaling (factor 2)".
     QString description(int headDim) const;

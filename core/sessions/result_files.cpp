@@ -108,7 +108,14 @@ QJsonObject modelJson(const LanguageModelInfo& info)
             settings[QLatin1String("scaling")] =
                 QJsonObject{{QLatin1String("rope_type"), QStringLiteral("linear")},
                             {QLatin1String("factor"), rope.factor}};
-        else
+        else if (rope.scaling == RopeScalingType::Factors) {
+            QJsonArray factors;
+            for (const double f : rope.frequencyFactors)
+                factors.append(f);
+            settings[QLatin1String("scaling")] =
+                QJsonObject{{QLatin1String("rope_type"), QStringLiteral("rope_freqs")},
+                            {QLatin1String("factors"), factors}};
+        } else
             settings[QLatin1String("scaling")] = QJsonObject{
                 {QLatin1String("rope_type"), QStringLiteral("llama3")},
                 {QLatin1String("factor"), rope.factor},

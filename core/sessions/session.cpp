@@ -29,11 +29,12 @@ QString describe(const QJsonValue& value)
     return value.isString() ? QStringLiteral("\"%1\"").arg(value.toString()) : jsonTypeName(value);
 }
 
-// The file paths of an input: input.image, input.q, input.k, input.v, input.model.
-std::array<QString*, 5> filePathsOf(InputSpec& input)
+// The file paths of an input: input.image, input.q, input.k, input.v, input.model,
+// input.comparison_model.
+std::array<QString*, 6> filePathsOf(InputSpec& input)
 {
     return {&input.imagePath, &input.queryPath, &input.keyPath, &input.valuePath,
-            &input.modelPath};
+            &input.modelPath, &input.comparisonModelPath};
 }
 
 // Paths that are kept as they are whatever the session's folder: none, Qt resources and the

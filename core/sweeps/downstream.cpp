@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "attention/approximation.h"
+#include "attention/approximations/checkpoint_attention.h"
 #include "inputs/model_input.h"
 #include "parallel.h"
 
@@ -114,6 +115,9 @@ MatrixD thumbnail(const ResultMatrix& kept, int size)
     return small;
 }
 
+void comparePredictions(const ForwardResult& exact, const ForwardResult& approx,
+                        DownstreamComparison& comparison);
+
 // The attention a comparison replaces: every head of the replaced layers.
 struct AttentionShape {
     int layers = 0;
@@ -131,7 +135,6 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
                                  const std::function<bool()>& cancelled,
                                  const std::function<ForwardResult(const ForwardOptions&)>& runApprox)
 {
-    const Eigen::Index predictions = exact.logits.rows();
     DownstreamComparison comparison;
     comparison.replacedLayers = checkedLayers(replacedLayers, shape.layers);
 
@@ -168,7 +171,23 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
         return approximation.output(q, k, v, shape.causal, method.chunkSize).output;
     };
     const ForwardResult approx = runApprox(options);
+    comparePredictions(exact, approx, comparison);
+    double total = 0;
+    for (const int layer : comparison.replacedLayers) {
+        const double layerMean = relativeErrorSum[std::size_t(layer)] / shape.heads;
+        comparison.relFrobeniusPerLayer.push_back(layerMean);
+        total += layerMean;
+    }
+    comparison.relFrobeniusAttentionMean = total / double(comparison.replacedLayers.size());
+    return comparison;
+}
 
+// The predictions of two runs compared, p from exact's logits and p^ from approx's: the top-1
+// and top-5 tokens, KL(p || p^) (infinite where approx's logits are not finite), the summaries.
+void comparePredictions(const ForwardResult& exact, const ForwardResult& approx,
+                        DownstreamComparison& comparison)
+{
+    const Eigen::Index predictions = exact.logits.rows();
     comparison.exactTop1.assign(std::size_t(predictions), 0);
     comparison.approxTop1.assign(std::size_t(predictions), -1);
     comparison.kl.assign(std::size_t(predictions), 0.0);
@@ -194,17 +213,38 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
     });
 
     summarisePredictions(comparison);
-    double total = 0;
-    for (const int layer : comparison.replacedLayers) {
-        const double layerMean = relativeErrorSum[std::size_t(layer)] / shape.heads;
-        comparison.relFrobeniusPerLayer.push_back(layerMean);
-        total += layerMean;
-    }
-    comparison.relFrobeniusAttentionMean = total / double(comparison.replacedLayers.size());
-    return comparison;
 }
 
 }  // namespace
+
+DownstreamComparison compareCheckpoints(const ForwardResult& first, const ForwardResult& second,
+                                        int heads)
+{
+    DownstreamComparison comparison;
+    comparePredictions(first, second, comparison);
+    const std::size_t layers = first.layers.size();
+    double total = 0;
+    for (std::size_t l = 0; l < layers; ++l) {
+        const LayerQkv& a = first.layers[l];
+        const LayerQkv& b = second.layers.at(l);
+        const Eigen::Index d = a.q.cols() / heads;
+        const int group = heads / int(a.k.cols() / d);
+        const double scale = 1 / std::sqrt(double(d));
+        double layerSum = 0;
+        for (int h = 0; h < heads; ++h) {
+            const Eigen::Index g = h / group;
+            const CheckpointAttention<float> other(b.q.middleCols(h * d, d), b.k.middleCols(g * d, d),
+                                                   b.v.middleCols(g * d, d), scale);
+            layerSum += relativeAttentionError(other, a.q.middleCols(h * d, d),
+                                               a.k.middleCols(g * d, d), scale, true);
+        }
+        comparison.replacedLayers.push_back(int(l));
+        comparison.relFrobeniusPerLayer.push_back(layerSum / heads);
+        total += layerSum / heads;
+    }
+    comparison.relFrobeniusAttentionMean = layers ? total / double(layers) : 0;
+    return comparison;
+}
 
 DownstreamComparison compareDownstream(const LanguageModel& model, const std::vector<int>& ids,
                                        const ForwardResult& exact, const ExperimentSpec& method,

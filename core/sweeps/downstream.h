@@ -63,6 +63,12 @@ DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor&
                                        const std::vector<int>& replacedLayers,
                                        const std::function<bool()>& cancelled = {});
 
+// Two checkpoints of one language model compared as the exact and the approximate run are: p_i
+// from first's logits, p^_i from second's (the same ids), and the attention error of every head of
+// every layer, |P_2 - P_1|_F / |P_1|_F (replacedLayers: all of them).
+DownstreamComparison compareCheckpoints(const ForwardResult& first, const ForwardResult& second,
+                                        int heads);
+
 // The comparisons of the same method and layers on several inputs (the images of a ViT) as one,
 // an input's predictions after another's: agreement, mean and largest KL over all their
 // predictions together; the attention errors (overall and per layer) averaged over the

@@ -1,5 +1,6 @@
 #include "ui/experiment/attention_figures.h"
 
+#include "inputs/model_input.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/row_comparison_view.h"
@@ -63,7 +64,11 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 
 QString approximationTitle(const ExperimentSpec& spec)
 {
-    QString title = spec.approximation.titleWithSize();
+    // A second checkpoint in the approximation's place is named by its file.
+    QString title = spec.input.comparisonModelPath.isEmpty()
+                        ? spec.approximation.titleWithSize()
+                        : QStringLiteral("Checkpoint %1")
+                              .arg(modelDisplayName(spec.input.comparisonModelPath));
     if (spec.causal)
         title += QStringLiteral(", causal");
     return title;

@@ -53,6 +53,17 @@ std::optional<ModelArchitecture> architectureOf(const QString& modelPath)
     }
 }
 
+// Why a file cannot be read as a GGUF model (the reader's message without the path).
+QString ggufProblem(const QString& path)
+{
+    try {
+        modelArchitectureOf(path);
+        return InputPanel::tr("it is not a .gguf file");
+    } catch (const InputError& error) {
+        return error.message().mid(path.size() + 2);
+    }
+}
+
 // Whether a model of this architecture reads images (a ViT) rather than text; none reads neither.
 std::optional<bool> readsImages(const std::optional<ModelArchitecture>& architecture)
 {
@@ -538,7 +549,8 @@ void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
                         images ? tr("A folder holding config.json, preprocessor_config.json and "
                                     "the .safetensors weights of a Vision Transformer (model_type "
                                     "vit), as Hugging Face stores them.")
-                               : tr("A folder holding config.json, the .safetensors weights (one "
+                               : tr("A .gguf file (llama.cpp's format, quantized or not), or a "
+                                    "folder holding config.json, the .safetensors weights (one "
                                     "file, or shards with model.safetensors.index.json) and the "
                                     "tokenizer (tokenizer.json, or vocab.json + merges.txt) of a "
                                     "language model: GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX "
@@ -554,7 +566,16 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
         m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString();
     QString path = reader->itemData(index).toString();
     if (path == QLatin1String("open")) {
-        path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
+        if (images) {
+            path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
+        } else {
+            // A language model is a .gguf file, or a folder: chosen by its config.json.
+            path = QFileDialog::getOpenFileName(
+                this, tr("Open a model: a .gguf file, or the config.json of a model folder"),
+                QString(), tr("Models (*.gguf config.json);;All files (*)"));
+            if (QFileInfo(path).fileName() == QLatin1String("config.json"))
+                path = QFileInfo(path).absolutePath();
+        }
         if (path.isEmpty()) {
             fillReaders(reader, currentModel);
             return;
@@ -563,7 +584,10 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
         if (!architecture || readsImages(architecture) != images) {
             QMessageBox::warning(
                 this, tr("Open Model"),
-                !QFileInfo::exists(path + QStringLiteral("/config.json"))
+                QFileInfo(path).isFile() && !images
+                    ? tr("%1 cannot be read as a GGUF language model (%2).")
+                          .arg(QDir::toNativeSeparators(path), ggufProblem(path))
+                : !QFileInfo::exists(path + QStringLiteral("/config.json"))
                     ? tr("%1 holds no config.json: a model folder holds config.json and the "
                          ".safetensors weights.")
                           .arg(QDir::toNativeSeparators(path))

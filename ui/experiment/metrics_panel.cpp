@@ -291,11 +291,12 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
         const bool noDenominator =
             result.spec.exactMethod && metric.key == QLatin1String("nonpositive_rows");
         const QString na = QStringLiteral("n/a");
-        m_headValues[metric.key]->setText(noDenominator ? na : metric.text(headMetrics, headRows));
+        setValueText(m_headValues[metric.key],
+                     noDenominator ? na : metric.text(headMetrics, headRows));
         m_headValues[metric.key]->setVisible(twoColumns);
-        m_lastValues[metric.key]->setText(noDenominator ? na
-                                          : twoColumns  ? metric.text(result.metrics, allRows)
-                                                        : metric.text(headMetrics, headRows));
+        setValueText(m_lastValues[metric.key], noDenominator ? na
+                                               : twoColumns  ? metric.text(result.metrics, allRows)
+                                                             : metric.text(headMetrics, headRows));
     }
 
     clearWarnings();
@@ -375,6 +376,14 @@ QString MetricsPanel::formatValue(double value)
         mantissa.chop(1);
     return QStringLiteral("%1 \u00d7 10%2")
         .arg(mantissa, superscript(scientific.mid(e + 1).toInt()));
+}
+
+void MetricsPanel::setValueText(QLabel* value, const QString& text)
+{
+    value->setText(text);
+    // A value in scientific notation ("2.847 × 10⁸") may break after its mantissa when its
+    // column is narrow, rather than widen the dock, which would move the maps beside it.
+    value->setWordWrap(text.contains(QStringLiteral(" \u00d7 10")));
 }
 
 QLabel* MetricsPanel::addSummaryRow(QLabel* name)

@@ -46,6 +46,9 @@ public:
 private:
     // Adds a row "name  value" to the summary above the metrics table; returns the value label.
     QLabel* addSummaryRow(QLabel* name);
+    // Shows text in a metric's value label, which wraps after the mantissa of a value in
+    // scientific notation so that the dock keeps its width.
+    static void setValueText(QLabel* value, const QString& text);
     // Removes every warning row.
     void clearWarnings();
 
