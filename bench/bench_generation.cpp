@@ -3,7 +3,7 @@
 // elu+1, in a GPT-2-small-shaped model (12 layers, width 768, 12 heads of d = 64, vocabulary
 // 50,257) with random weights and a context of 16,384 positions. A plain executable:
 //
-//   bench_generation [reps] [positions]   (default 15 repetitions, 16,384 positions)
+//   bench_generation [reps] [positions]   (default 31 repetitions, 16,384 positions)
 //
 // It writes the checkpoint (config.json with n_positions = positions, model.safetensors in F32, a
 // trivial tokenizer) to a temporary folder under /tmp and loads it. The context before the timed
@@ -101,7 +101,7 @@ int main(int argc, char** argv)
 {
     const char* threads = std::getenv("ATTNLAB_BENCH_THREADS");
     setEngineThreads(threads ? std::atoi(threads) : 2);
-    const int reps = argc > 1 ? std::max(3, std::atoi(argv[1])) : 15;
+    const int reps = argc > 1 ? std::max(3, std::atoi(argv[1])) : 31;
     const int positions = argc > 2 ? std::max(2 * kNearStart, std::atoi(argv[2])) : 16384;
 
     const double sgemm = measureSgemmGflops(engineThreads());

@@ -1,9 +1,9 @@
 // `attention-lab generate`, run as a process: it writes tokens.json (the prompt and both
 // continuations, ids and text) and steps.csv (one line per token with the columns the README
 // lists, the memory as the formulas give it), and with --plot three charts that are drawn, not
-// blank; the same options give the same files; bad input (an empty prompt, more tokens than the
-// model's context, a method without a causal or a recurrent form, ...) exits 2 with one line
-// naming what is wrong and writes nothing.
+// blank (a later run without --plot removes them); the same options give the same files; bad
+// input (an empty prompt, more tokens than the model's context, a method without a causal or a
+// recurrent form, ...) exits 2 with one line naming what is wrong and writes nothing.
 
 #include "app_process.h"
 
@@ -56,6 +56,7 @@ private slots:
     void initTestCase() { REQUIRE_ATTENTION_LAB(); }
     void writesTokensStepsAndCharts();
     void sameOptionsGiveTheSameTokens();
+    void runWithoutPlotRemovesEarlierCharts();
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
 
@@ -149,6 +150,25 @@ void TestGenerateCli::sameOptionsGiveTheSameTokens()
                 .toObject()
                 .value(QStringLiteral("top_k"))
                 .toInt() == 40);
+}
+
+// Property: a run without --plot into the folder of a run with it removes that run's charts,
+// which would otherwise be read as this run's, and writes its own tokens.json and steps.csv.
+void TestGenerateCli::runWithoutPlotRemovesEarlierCharts()
+{
+    const QString out = m_dir.filePath(QStringLiteral("replotted"));
+    const QStringList arguments{"--prompt", kPrompt, "--method", "elu", "--out", out};
+    AppRun run = generate(arguments + QStringList{"--tokens", "2", "--plot"}, m_dir.path());
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    for (const char* name : {"kl.png", "cost.png", "memory.png"})
+        QVERIFY2(QFileInfo::exists(out + QLatin1Char('/') + QLatin1String(name)), name);
+
+    run = generate(arguments + QStringList{"--tokens", "3"}, m_dir.path());
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    for (const char* name : {"kl.png", "cost.png", "memory.png"})
+        QVERIFY2(!QFileInfo::exists(out + QLatin1Char('/') + QLatin1String(name)), name);
+    QCOMPARE(ids(readJson(out + QStringLiteral("/tokens.json"))[QStringLiteral("exact")]).size(),
+             std::size_t(3));
 }
 
 void TestGenerateCli::badInputExitsTwoAndWritesNothing_data()

@@ -190,11 +190,9 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
                    .arg(result.nonPositiveDenominators);
 }
 
-}  // namespace
-
-int runGenerateCommand(const QStringList& arguments)
+// The description and the options of the command.
+void addGenerateOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Continues a prompt with a language model (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX) for N "
         "tokens, twice: with its own softmax attention over a key/value cache, and with an "
@@ -265,6 +263,14 @@ int runGenerateCommand(const QStringList& arguments)
         {option("plot"), QStringLiteral("Also draw kl.png (KL per step), cost.png (time per "
                                         "token against position) and memory.png into DIR.")},
     });
+}
+
+}  // namespace
+
+int runGenerateCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    addGenerateOptions(parser);
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
     refusePositionalArguments(parser);
