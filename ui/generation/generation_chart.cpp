@@ -82,7 +82,11 @@ GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
         yAxis->setNumberFormat(QStringLiteral("eb"));
         yAxis->setNumberPrecision(0);
     } else if (kind == GenerationChartKind::Cost) {
-        yAxis->setLabel(tr("time per token (ms)"));
+        // Logarithmic: attention alone takes a tenth to a hundredth of the whole step, and a
+        // cost that climbs with the position reads as a slope beside a flat one.
+        yAxis->setLabel(tr("time per token (ms, logarithmic)"));
+        yAxis->setScaleType(QCPAxis::stLogarithmic);
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     }
     rebuild();
 }
@@ -193,10 +197,20 @@ void GenerationChart::rebuild()
             ->setData(positions,
                       values([&](const GenerationStep& s) { return ms(s.approxAttentionSeconds); }),
                       true);
+        // From two thirds of the shortest time to 1.5 times the longest.
+        low = 1e300;
+        high = 0;
         for (const GenerationStep& step : m_steps)
-            high = std::max({high, ms(step.exactSeconds), ms(step.approxSeconds)});
-        low = 0;
-        high *= 1.08;
+            for (double seconds : {step.exactSeconds, step.approxSeconds,
+                                   step.exactAttentionSeconds, step.approxAttentionSeconds})
+                if (seconds > 0) {
+                    low = std::min(low, ms(seconds));
+                    high = std::max(high, ms(seconds));
+                }
+        if (high == 0)
+            low = high = 1;
+        low /= 1.5;
+        high *= 1.5;
     } else {
         double largest = 1;
         for (const GenerationStep& step : m_steps)

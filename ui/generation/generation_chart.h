@@ -13,7 +13,8 @@ namespace attnlab::ui {
 enum class GenerationChartKind {
     Kl,      // KL(p || q) of the next-token distributions, teacher-forced (log scale), with the
              // first step whose tokens differ marked
-    Cost,    // milliseconds per token: each run's whole step (solid) and its attention (dashed)
+    Cost,    // milliseconds per token (log scale): each run's whole step (solid) and its attention
+             // (dashed)
     Memory,  // what each run holds from token to token: the key/value cache against the state
 };
 
