@@ -16,6 +16,7 @@
 #include "experiment/experiment_controller.h"
 #include "plotting/heatmap_view.h"
 #include "main_window.h"
+#include "memory_budget.h"
 #include "inputs/model_input.h"
 #include "parallel.h"
 #include "sweeps/timing_sweep.h"
@@ -77,6 +78,7 @@ private:
 int main(int argc, char* argv[])
 {
     qputenv("QT_QPA_PLATFORM", "offscreen");
+    reuseFreedWorkingMemory();  // as app/main.cpp does: the program's allocator settings
     QApplication app(argc, argv);
     QStandardPaths::setTestModeEnabled(true);
     const int repetitions = argc > 1 ? std::max(3, std::atoi(argv[1])) : 20;

@@ -215,17 +215,24 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors, int hea
     // P and log Z: taken over from the kept result, or formed here.
     const Matrix<T>* keptP = kept ? kept->attentionExact.template as<T>() : nullptr;
     Matrix<T> exact;
-    if (!keptP && options.matrices)
+    if (!keptP && options.matrices) {
         exact.resize(length, length);
+        adviseHugePages(exact.data(), std::size_t(exact.size()) * sizeof(T));
+    }
     Matrix<T> approx;
-    if (approximation && options.matrices)
+    if (approximation && options.matrices) {
         approx.resize(length, length);
+        adviseHugePages(approx.data(), std::size_t(approx.size()) * sizeof(T));
+    }
     head.logNormaliser = keptP ? kept->logNormaliser : VectorD(length);
     const bool approxKernel = approximation && methodInfo(spec.approximation.kind).hasKernel;
     if (keepKernels) {
         head.kernelExact.resize(length, length);
-        if (approxKernel)
+        adviseHugePages(head.kernelExact.data(), std::size_t(head.kernelExact.size()) * 8);
+        if (approxKernel) {
             head.kernelApprox.resize(length, length);
+            adviseHugePages(head.kernelApprox.data(), std::size_t(head.kernelApprox.size()) * 8);
+        }
     }
     std::optional<DetailPyramid> exactPyramid, approxPyramid, errorPyramid;
     if (pyramids && !keptP)

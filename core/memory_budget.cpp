@@ -4,7 +4,13 @@
 
 #include <QRegularExpression>
 
+#include <cstdint>
+
 #include <unistd.h>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -34,6 +40,20 @@ void reuseFreedWorkingMemory()
 #if defined(__GLIBC__)
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+#endif
+}
+
+void adviseHugePages(void* data, std::size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::uintptr_t hugePage = std::uintptr_t(2) << 20;
+    const std::uintptr_t begin = (std::uintptr_t(data) + hugePage - 1) & ~(hugePage - 1);
+    const std::uintptr_t end = (std::uintptr_t(data) + bytes) & ~(hugePage - 1);
+    if (end > begin)
+        madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)bytes;
 #endif
 }
 

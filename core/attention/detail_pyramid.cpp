@@ -1,5 +1,6 @@
 #include "attention/detail_pyramid.h"
 
+#include "memory_budget.h"
 #include "parallel.h"
 
 #include <cmath>
@@ -66,8 +67,10 @@ DetailPyramid::DetailPyramid(Eigen::Index rows, Eigen::Index cols)
          r = (r + 1) / 2, c = (c + 1) / 2)
         ++levels;
     m_levels.resize(levels);
-    if (levels > 0)
+    if (levels > 0) {
         m_levels[0].resize((rows + 1) / 2, (cols + 1) / 2);
+        adviseHugePages(m_levels[0].data(), std::size_t(m_levels[0].size()) * sizeof(float));
+    }
 }
 
 DetailPyramid DetailPyramid::of(Eigen::Index rows, Eigen::Index cols, const RowsReader& read)
