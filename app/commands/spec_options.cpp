@@ -129,6 +129,27 @@ QString readTextFile(const QString& path)
 
 }  // namespace
 
+QList<QCommandLineOption> methodOptions(const QString& methodHelp)
+{
+    QList<QCommandLineOption> options{
+        {option("method"), methodHelp, QStringLiteral("NAME")},
+        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
+                                              "Gaussian rows or simplex blocks (SimRFs) "
+                                              "(default orthogonal)."),
+         QStringLiteral("orthogonal|iid|simplex")},
+        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
+                                            "sqrt-d (default chi)."),
+         QStringLiteral("chi|sqrt-d")},
+        {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
+         QStringLiteral("S")},
+    };
+    // Every method's parameters, from the registry, after --method.
+    qsizetype next = 1;
+    for (const MethodParameter* parameter : methodParameters())
+        options.insert(next++, optionOf(*parameter));
+    return options;
+}
+
 void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>& replacements)
 {
     const QString methods =
@@ -212,20 +233,6 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         {option("norm-multiplier"), QStringLiteral("Multiply every query and key by X (default "
                                                    "1): approximation error grows with |x'|."),
          QStringLiteral("X")},
-        {option("method"),
-         QStringLiteral("The approximation (default favor-positive), one of: %1. exact compares "
-                        "streaming with materialised exact attention.")
-             .arg(methods),
-         QStringLiteral("NAME")},
-        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
-                                              "Gaussian rows or simplex blocks (SimRFs) "
-                                              "(default orthogonal)."),
-         QStringLiteral("orthogonal|iid|simplex")},
-        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
-                                            "sqrt-d (default chi)."),
-         QStringLiteral("chi|sqrt-d")},
-        {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
-         QStringLiteral("S")},
         {option("scale"), QStringLiteral("Scale s (inverse temperature) in exp(s q.k) (default "
                                          "1/sqrt(d))."),
          QStringLiteral("X")},
@@ -242,15 +249,18 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                                                  "memory)."),
          QStringLiteral("SIZE")},
     };
-    // Every method's parameters, from the registry, after --method.
-    qsizetype next = 1 + std::distance(options.begin(),
-                                       std::find_if(options.begin(), options.end(),
-                                                    [](const QCommandLineOption& shared) {
-                                                        return shared.names().contains(
-                                                            QStringLiteral("method"));
-                                                    }));
-    for (const MethodParameter* parameter : methodParameters())
-        options.insert(next++, optionOf(*parameter));
+    // The method and its parameters after the input's options.
+    const qsizetype scale = std::distance(
+        options.begin(), std::find_if(options.begin(), options.end(),
+                                      [](const QCommandLineOption& shared) {
+                                          return shared.names().contains(QStringLiteral("scale"));
+                                      }));
+    const QList<QCommandLineOption> method = methodOptions(
+        QStringLiteral("The approximation (default favor-positive), one of: %1. exact compares "
+                       "streaming with materialised exact attention.")
+            .arg(methods));
+    for (qsizetype i = 0; i < method.size(); ++i)
+        options.insert(scale + i, method[i]);
     for (const QCommandLineOption& replacement : replacements)
         for (QCommandLineOption& shared : options)
             if (shared.names() == replacement.names())
@@ -396,6 +406,23 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     if (parser.isSet(option("norm-multiplier")))
         input.normMultiplier = positiveOption(parser, "norm-multiplier");
 
+    readMethodOptions(parser, spec);
+    if (parser.isSet(option("scale")))
+        spec.scale = positiveOption(parser, "scale");
+    // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's
+    // is not).
+    spec.causal = parser.isSet(option("causal")) || (input.kind == InputKind::Model && !vit);
+    if (parser.isSet(option("chunk")))
+        spec.chunkSize = int(requiredInteger(parser, "chunk", 1, SpecLimits::chunkSize));
+    nameOption(parser, "precision", &spec.precision, parsePrecision,
+               QStringLiteral("float or double"));
+    if (parser.isSet(option("threads")))
+        spec.threads = int(requiredInteger(parser, "threads", 0, SpecLimits::threads));
+    return spec;
+}
+
+void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec)
+{
     if (parser.isSet(option("method"))) {
         const QString method = parser.value(option("method"));
         if (!spec.setMethod(method))
@@ -412,18 +439,6 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
-    if (parser.isSet(option("scale")))
-        spec.scale = positiveOption(parser, "scale");
-    // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's
-    // is not).
-    spec.causal = parser.isSet(option("causal")) || (input.kind == InputKind::Model && !vit);
-    if (parser.isSet(option("chunk")))
-        spec.chunkSize = int(requiredInteger(parser, "chunk", 1, SpecLimits::chunkSize));
-    nameOption(parser, "precision", &spec.precision, parsePrecision,
-               QStringLiteral("float or double"));
-    if (parser.isSet(option("threads")))
-        spec.threads = int(requiredInteger(parser, "threads", 0, SpecLimits::threads));
-    return spec;
 }
 
 ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QStringList& excluded,

@@ -25,7 +25,7 @@ using namespace stepper;
 void runJob(const StepperJob& job, const std::atomic<bool>& cancel, StepperOutcome* outcome)
 {
     const WorkerOutcome ended = runOnWorker([&] {
-        requireRecurrentForm(job.spec);
+        requireFeatureState(job.spec);
         const AttentionInput& input = *job.input;
         StepperData& data = outcome->data;
         data.generation = job.generation;
