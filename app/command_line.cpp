@@ -3,6 +3,7 @@
 #include "commands/bench_command.h"
 #include "commands/compute_command.h"
 #include "commands/errors_command.h"
+#include "commands/generate_command.h"
 #include "errors.h"
 #include "commands/model_eval_command.h"
 #include "commands/render_command.h"
@@ -50,6 +51,8 @@ const Subcommand kSubcommands[] = {
      Figures::WithPlotOption},
     {"model-eval", "what an approximation in a trained model does to its predictions, as CSV "
                    "and a chart", runModelEvalCommand, Figures::WithPlotOption},
+    {"generate", "a language model continuing a prompt with exact and approximate attention, "
+                 "token by token", runGenerateCommand, Figures::WithPlotOption},
 };
 
 // Whether the command line asks `command` to draw figures.

@@ -16,7 +16,8 @@ private slots:
     void computeHelpListsEveryOption_data();
     void computeHelpListsEveryOption();
     void computeWithoutOptionsReadsTheLayerItsHelpNames();
-    void topLevelHelpListsCompute();
+    void topLevelHelpListsEverySubcommand_data();
+    void topLevelHelpListsEverySubcommand();
     void topLevelHelpListsTheWindowOptions_data();
     void topLevelHelpListsTheWindowOptions();
     void withoutADisplayTheProgramDoesNotCrash_data();
@@ -96,13 +97,27 @@ void TestCliUsage::computeWithoutOptionsReadsTheLayerItsHelpNames()
     QCOMPARE(input["layer"].toInt(-1), named.captured(1).toInt());
 }
 
-void TestCliUsage::topLevelHelpListsCompute()
+// The subcommands, as the usage lists them.
+const char* const kSubcommands[] = {"compute", "render",     "bench",   "steps",
+                                    "errors",  "model-eval", "generate"};
+
+void TestCliUsage::topLevelHelpListsEverySubcommand_data()
 {
+    QTest::addColumn<QString>("subcommand");
+    for (const char* subcommand : kSubcommands)
+        QTest::newRow(subcommand) << QString::fromLatin1(subcommand);
+}
+
+// Property: `--help` lists every subcommand, each at the start of a line of the Commands list.
+void TestCliUsage::topLevelHelpListsEverySubcommand()
+{
+    QFETCH(QString, subcommand);
     const AppRun run = runApp({"--help"});
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QCOMPARE(run.exitCode, 0);
-    QVERIFY2(QRegularExpression(QStringLiteral("(^|\\s)compute\\s")).match(
-                 QString::fromUtf8(run.out)).hasMatch(),
+    QVERIFY2(QRegularExpression(QStringLiteral("(^|\\n)  %1\\s").arg(subcommand))
+                 .match(QString::fromUtf8(run.out))
+                 .hasMatch(),
              qPrintable(run.describe()));
 }
 
@@ -158,7 +173,7 @@ void TestCliUsage::withoutADisplayTheProgramDoesNotCrash()
 void TestCliUsage::subcommandHelpNamesTheProgramAndTheSubcommand_data()
 {
     QTest::addColumn<QString>("subcommand");
-    for (const char* subcommand : {"compute", "render", "bench", "steps", "errors", "model-eval"})
+    for (const char* subcommand : kSubcommands)
         QTest::newRow(subcommand) << QString::fromLatin1(subcommand);
 }
 

@@ -31,6 +31,7 @@ const std::map<QString, std::set<QString>>& allowedFolders()
         {"core/sweeps",
          {"experiment.h", "experiment_spec.h", "attention", "inputs", "model", "io"}},
         {"core/sessions", {"experiment.h", "experiment_spec.h", "inputs", "sweeps", "io"}},
+        {"core/generation", {"attention", "model", "io", "sweeps"}},
         {"ui/images", {}},
         {"ui/common", {}},
         {"ui/plotting", {"ui/common"}},
@@ -41,9 +42,10 @@ const std::map<QString, std::set<QString>>& allowedFolders()
         {"ui/stepper", {"ui/common", "ui/plotting"}},
         {"ui/model", {"ui/common", "ui/plotting", "ui/images"}},
         {"ui/lecture", {"ui/common", "ui/plotting"}},
+        {"ui/generation", {"ui/common", "ui/plotting"}},
         {"ui/window",
          {"ui/images", "ui/common", "ui/plotting", "ui/sweeps", "ui/experiment", "ui/timing",
-          "ui/errors", "ui/stepper", "ui/model", "ui/lecture"}},
+          "ui/errors", "ui/stepper", "ui/model", "ui/lecture", "ui/generation"}},
     };
     return allowed;
 }

@@ -90,13 +90,14 @@ void TestMethods::entriesAreConsistent()
         QCOMPARE(isApproximation(info.method), !exact);
         QCOMPARE(parseApproximation(info.name, &parsed), !exact);
         // Every method has a cost model; an approximation has its factories; only the feature
-        // maps have features, and the recurrent form needs them and a causal form.
+        // maps have features; a recurrent form needs a causal form, and has its factory.
         QVERIFY(info.flops && info.workingSetFloats);
         QCOMPARE(info.makeFloat == nullptr, exact);
         QCOMPARE(info.makeDouble == nullptr, exact);
         QCOMPARE(info.makeMapFloat == nullptr, !info.hasFeatures());
         QCOMPARE(info.makeMapDouble == nullptr, !info.hasFeatures());
-        QVERIFY(!info.hasRecurrentForm || (info.hasFeatures() && info.hasCausalForm));
+        QVERIFY(!info.hasRecurrentForm || info.hasCausalForm);
+        QCOMPARE(info.makeRecurrence != nullptr, info.hasRecurrentForm);
         QVERIFY(!info.drawsProjection || info.isRandom);
         // Its parameters are the registry's, and its size is one of them.
         for (const MethodParameter* parameter : info.parameters)

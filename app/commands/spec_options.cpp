@@ -129,6 +129,27 @@ QString readTextFile(const QString& path)
 
 }  // namespace
 
+QList<QCommandLineOption> methodOptions(const QString& methodHelp)
+{
+    QList<QCommandLineOption> options{
+        {option("method"), methodHelp, QStringLiteral("NAME")},
+        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
+                                              "Gaussian rows or simplex blocks (SimRFs) "
+                                              "(default orthogonal)."),
+         QStringLiteral("orthogonal|iid|simplex")},
+        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
+                                            "sqrt-d (default chi)."),
+         QStringLiteral("chi|sqrt-d")},
+        {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
+         QStringLiteral("S")},
+    };
+    // Every method's parameters, from the registry, after --method.
+    qsizetype next = 1;
+    for (const MethodParameter* parameter : methodParameters())
+        options.insert(next++, optionOf(*parameter));
+    return options;
+}
+
 void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>& replacements)
 {
     const QString methods =
@@ -212,20 +233,6 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
         {option("norm-multiplier"), QStringLiteral("Multiply every query and key by X (default "
                                                    "1): approximation error grows with |x'|."),
          QStringLiteral("X")},
-        {option("method"),
-         QStringLiteral("The approximation (default favor-positive), one of: %1. exact compares "
-                        "streaming with materialised exact attention.")
-             .arg(methods),
-         QStringLiteral("NAME")},
-        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
-                                              "Gaussian rows or simplex blocks (SimRFs) "
-                                              "(default orthogonal)."),
-         QStringLiteral("orthogonal|iid|simplex")},
-        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
-                                            "sqrt-d (default chi)."),
-         QStringLiteral("chi|sqrt-d")},
-        {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
-         QStringLiteral("S")},
         {option("scale"), QStringLiteral("Scale s (inverse temperature) in exp(s q.k) (default "
                                          "1/sqrt(d))."),
          QStringLiteral("X")},
@@ -242,15 +249,18 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                                                  "memory)."),
          QStringLiteral("SIZE")},
     };
-    // Every method's parameters, from the registry, after --method.
-    qsizetype next = 1 + std::distance(options.begin(),
-                                       std::find_if(options.begin(), options.end(),
-                                                    [](const QCommandLineOption& shared) {
-                                                        return shared.names().contains(
-                                                            QStringLiteral("method"));
-                                                    }));
-    for (const MethodParameter* parameter : methodParameters())
-        options.insert(next++, optionOf(*parameter));
+    // The method and its parameters after the input's options.
+    const qsizetype scale = std::distance(
+        options.begin(), std::find_if(options.begin(), options.end(),
+                                      [](const QCommandLineOption& shared) {
+                                          return shared.names().contains(QStringLiteral("scale"));
+                                      }));
+    const QList<QCommandLineOption> method = methodOptions(
+        QStringLiteral("The approximation (default favor-positive), one of: %1. exact compares "
+                       "streaming with materialised exact attention.")
+            .arg(methods));
+    for (qsizetype i = 0; i < method.size(); ++i)
+        options.insert(scale + i, method[i]);
     for (const QCommandLineOption& replacement : replacements)
         for (QCommandLineOption& shared : options)
             if (shared.names() == replacement.names())
@@ -414,7 +424,8 @@ void readInputParameters(const QCommandLineParser& parser, InputSpec& input)
         input.normMultiplier = positiveOption(parser, "norm-multiplier");
 }
 
-// The method and its parameters, W's projection, row norms and seed, the scale.
+}  // namespace
+
 void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec)
 {
     if (parser.isSet(option("method"))) {
@@ -433,11 +444,7 @@ void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec)
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
-    if (parser.isSet(option("scale")))
-        spec.scale = positiveOption(parser, "scale");
 }
-
-}  // namespace
 
 ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput defaultInput)
 {
@@ -451,6 +458,8 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                    inputs.isEmpty() && defaultInput == DefaultInput::Model);
     readInputParameters(parser, input);
     readMethodOptions(parser, spec);
+    if (parser.isSet(option("scale")))
+        spec.scale = positiveOption(parser, "scale");
     // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's
     // is not).
     spec.causal = parser.isSet(option("causal")) || (input.kind == InputKind::Model && !vit);

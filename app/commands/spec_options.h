@@ -13,6 +13,16 @@ namespace attnlab {
 void addSpecOptions(QCommandLineParser& parser,
                     const QList<QCommandLineOption>& replacements = {});
 
+// The options of a method: --method (described by methodHelp), every parameter of the registry,
+// --projection, --row-norm and --seed, as addSpecOptions lists them; for a subcommand that takes
+// a method without the rest of an experiment (generate).
+QList<QCommandLineOption> methodOptions(const QString& methodHelp);
+
+// Sets spec's method (spec.exactMethod for "exact"), its parameters, W's projection, row norms
+// and seed from methodOptions()' options, leaving the others as they are. Throws InputError
+// naming the option for an unknown method or a value out of range.
+void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec);
+
 // What a subcommand computes when no input option is given: the built-in model on its example
 // sentence (compute, render: what a new user sees first), or the random-embedding text input.
 // An option of the random-embedding reader (--heads, --d, --input-projection, --tokens,

@@ -170,7 +170,7 @@ int runStepsCommand(const QStringList& arguments)
     spec.causal = true;
     refusePositionalArguments(parser);
     const QString out = requiredOutFolder(parser);
-    requireRecurrentForm(spec, QStringLiteral("--method %1: ").arg(spec.methodName()));
+    requireFeatureState(spec, QStringLiteral("--method %1: ").arg(spec.methodName()));
     const std::optional<qint64> from = indexOption(parser, "from");
     const std::optional<qint64> to = indexOption(parser, "to");
     const std::optional<qint64> head = indexOption(parser, "head");

@@ -66,6 +66,20 @@ void exactKernelRows(const Eigen::Ref<const Matrix<T>>& p, const double* logNorm
     }
 }
 
+void queryAttention(const ConstRows& q, const ConstRows& k, const ConstRows& v, float scale,
+                    Eigen::MatrixXf& scores, Rows out)
+{
+    const Eigen::Index n = k.rows();
+    scores.resize(n, q.rows());
+    scores.noalias() = k * (q.transpose() * scale);
+    for (Eigen::Index r = 0; r < q.rows(); ++r) {
+        float* column = scores.col(r).data();
+        const float sum = expShiftedSum(column, n, scores.col(r).maxCoeff());
+        scores.col(r) /= sum;
+    }
+    out.noalias() = scores.transpose() * v;
+}
+
 template <typename T>
 Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
                              double scale, bool causal)

@@ -42,6 +42,17 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
                              double scale, bool causal);
 
 // P (L x L_k) formed in full, and O = P V.
+// Softmax attention of the g queries that share one key/value head at one position (incremental
+// decoding: a key/value cache, or local attention's sliding window): for each row r of q (g x d),
+//   o_r = sum_j exp(s q_r.k_j - M_r) v_j / sum_j exp(s q_r.k_j - M_r),  M_r = max_j s q_r.k_j,
+// over the n rows of k (n x d) and v (n x d_v, n >= 1), written to row r of out (g x d_v).
+// scores is the caller's work buffer (resized to n x g; one column per query, so that each
+// column's exponentials run on contiguous values). Single-threaded.
+using ConstRows = Eigen::Ref<const Matrix<float>, 0, Eigen::OuterStride<>>;
+using Rows = Eigen::Ref<Matrix<float>, 0, Eigen::OuterStride<>>;
+void queryAttention(const ConstRows& q, const ConstRows& k, const ConstRows& v, float scale,
+                    Eigen::MatrixXf& scores, Rows out);
+
 template <typename T>
 struct MaterialisedAttention {
     Matrix<T> attention;

@@ -174,6 +174,22 @@ void KeySummary<T>::rescaleTo(T newScale)
 }
 
 template <typename T>
+MatrixD KeySummary<T>::trueScaleState() const
+{
+    if (scale == minusInfinity<T>())
+        return MatrixD::Zero(s.rows(), s.cols());
+    return s.template cast<double>() * std::exp(double(scale));
+}
+
+template <typename T>
+VectorD KeySummary<T>::trueScaleNormalizer() const
+{
+    if (scale == minusInfinity<T>())
+        return VectorD::Zero(z.size());
+    return z.template cast<double>() * std::exp(double(scale));
+}
+
+template <typename T>
 void KeySummary<T>::add(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
                         const Eigen::Ref<const Matrix<T>>& v)
 {

@@ -45,6 +45,11 @@ struct KeySummary {
 
     // Multiplies S and z by exp(scale - newScale) and takes newScale as the scale.
     void rescaleTo(T newScale);
+
+    // S and z at their true scale, in double (0 while no key has been added; inf where an entry
+    // exceeds the double range).
+    MatrixD trueScaleState() const;
+    VectorD trueScaleNormalizer() const;
 };
 
 // The key summaries of consecutive blocks of keys, held together (one allocation for all, so

@@ -2,11 +2,13 @@
 
 #include "attention/approximation.h"
 #include "attention/approximations/feature_map_attention.h"
+#include "attention/approximations/feature_map_recurrence.h"
 #include "attention/approximations/linformer_attention.h"
 #include "attention/approximations/local_attention.h"
 #include "attention/approximations/nystrom_attention.h"
 #include "attention/approximations/scatterbrain_attention.h"
 #include "attention/approximations/favor_sharp_attention.h"
+#include "attention/approximations/window_recurrence.h"
 #include "attention/exact_attention.h"
 #include "attention/maps/elu_features.h"
 #include "attention/maps/hyperbolic_random_features.h"
@@ -54,6 +56,23 @@ std::unique_ptr<Approximation<T>> makeMapAttention(const ApproximationSpec& spec
     return std::make_unique<FeatureMapAttention<T>>(std::make_unique<Map<T>>(spec, d, scale, head));
 }
 
+// The recurrent form of a feature map: its S_i and z_i (values of d entries, as a model's heads).
+template <template <typename> class Map>
+std::unique_ptr<RecurrentAttention> makeMapRecurrence(const ApproximationSpec& spec, int d,
+                                                      double scale, int head)
+{
+    auto phi = std::make_unique<Map<float>>(spec, d, scale, head);
+    return std::make_unique<FeatureMapRecurrence>(std::move(phi), d);
+}
+
+// Local attention's recurrent form: the sliding cache of its window.
+std::unique_ptr<RecurrentAttention> makeWindowRecurrence(const ApproximationSpec& spec, int d,
+                                                         double scale, int /*head*/)
+{
+    return std::make_unique<WindowRecurrence>(Eigen::Index(spec.value(windowParameter())), d, d,
+                                              scale);
+}
+
 // The cost model of linear attention with a map of C features: the projection W x' of queries
 // and keys (2 L m d flops a side, for the maps that draw W) and the two products with the
 // features (4 L C d_v).
@@ -86,6 +105,8 @@ MethodInfo featureMap(MethodInfo info)
     info.makeDouble = &makeMapAttention<Map, double>;
     info.flops = &featureMapFlops<Map>;
     info.workingSetFloats = &featureMapWorkingSet<Map>;
+    if (info.hasRecurrentForm)
+        info.makeRecurrence = &makeMapRecurrence<Map>;
     if constexpr (requires { &Map<double>::kernelMse; })
         info.kernelMse = &Map<double>::kernelMse;
     return info;
@@ -447,12 +468,15 @@ const std::vector<MethodInfo>& methodRegistry()
              .title = QStringLiteral("Local window"),
              .summary = QStringLiteral("Exact softmax over a window of w keys (the w latest when "
                                        "causal, else centred on the query), nothing outside it: "
-                                       "4 L w d flops; no features."),
+                                       "4 L w d flops; no features. Token by token it keeps the "
+                                       "keys and values of its window."),
              .role = Estimate,
+             .hasRecurrentForm = true,
              .parameters = {w},
              .size = w,
              .color = 0xaa4499,
-             .marker = Hourglass}),
+             .marker = Hourglass,
+             .makeRecurrence = &makeWindowRecurrence}),
         approximation<ScatterbrainAttention>(
             {.method = Scatterbrain,
              .name = QStringLiteral("scatterbrain"),

@@ -116,6 +116,7 @@ template <typename T>
 class FeatureMap;
 template <typename T>
 class Approximation;
+class RecurrentAttention;
 struct ApproximationSpec;
 
 template <typename T>
@@ -126,6 +127,9 @@ template <typename T>
 using ApproximationFactory = std::unique_ptr<Approximation<T>> (*)(const ApproximationSpec& spec,
                                                                    int d, Eigen::Index length,
                                                                    double scale, int head);
+// A head's recurrent form for d-dimensional queries, keys and values (its random draws made).
+using RecurrenceFactory = std::unique_ptr<RecurrentAttention> (*)(const ApproximationSpec& spec,
+                                                                  int d, double scale, int head);
 
 struct MethodInfo {
     Method method = Method::ExactStreaming;
@@ -137,7 +141,9 @@ struct MethodInfo {
     bool drawsProjection = false;  // draws W (m x d rows): the projection and row norms matter
     bool canBeNegative = false;    // P^ (or its features) can be negative: denominators too
     bool hasCausalForm = true;     // defined with the causal mask
-    bool hasRecurrentForm = false; // causal attention runs as an RNN over a state (the Stepper)
+    // Causal attention runs as an RNN over a state, a token at a time (makeRecurrence): the
+    // feature maps' S_i and z_i (which the Stepper shows), local attention's window of keys.
+    bool hasRecurrentForm = false;
     bool hasKernel = true;         // A^_ij is defined entry by entry (its MSE against A)
     QString causalNote{};          // said with every causal result (what causal mode changes)
     std::vector<const MethodParameter*> parameters{};  // besides the input's scale and mask
@@ -160,6 +166,7 @@ struct MethodInfo {
     FeatureMapFactory<double> makeMapDouble = nullptr;
     ApproximationFactory<float> makeFloat = nullptr;  // null for the exact methods
     ApproximationFactory<double> makeDouble = nullptr;
+    RecurrenceFactory makeRecurrence = nullptr;  // set exactly when hasRecurrentForm
     // The closed-form MSE of phi(x).phi(y) as an estimate of exp(x'.y') with iid rows of W, for
     // m features and the scaled rows x', y' (Lemma 2 of Choromanski et al. 2021, and its
     // generalisation for FAVOR++); null where the lab knows none. m may be any positive number

@@ -18,6 +18,7 @@ enum class RandomStream : std::uint64_t {
     RandomInput,      // Q, K, V of random input
     KeyProjection,    // Linformer's E (one sub-stream per head)
     ValueProjection,  // Linformer's F
+    TokenSampling,    // the uniform draw of each generated token (one sub-stream per step)
 };
 
 // A portable pseudo-random generator: xoshiro256** (Blackman and Vigna), seeded through

@@ -3,6 +3,8 @@
 #include "errors.h"
 #include "model/checkpoint_files.h"
 #include "model/checkpoint_weights.h"
+#include "model/decoding_state.h"
+#include "model/safetensors.h"
 #include "parallel.h"
 
 #include <QDir>
@@ -165,7 +167,6 @@ ForwardResult Gpt2Model::forward(const std::vector<int>& tokens,
                                  const ForwardOptions& options) const
 {
     const Gpt2Config& config = m_config;
-    const Weights& weights = *m_weights;
     const Index length = Index(tokens.size());
     if (length == 0)
         throw InputError(QStringLiteral("no tokens: the model needs at least one"));
@@ -185,19 +186,35 @@ ForwardResult Gpt2Model::forward(const std::vector<int>& tokens,
                                  .arg(config.vocabularySize - 1)
                                  .arg(m_folder));
     }
-    const Index width = config.width;
+    return run(tokens, options, nullptr);
+}
+
+ForwardResult Gpt2Model::decode(const std::vector<int>& tokens, DecodingState& state,
+                                const ForwardOptions& options) const
+{
+    checkTokens(tokens, m_info, m_folder, state.position());
+    return run(tokens, options, &state);
+}
+
+ForwardResult Gpt2Model::run(const std::vector<int>& tokens, const ForwardOptions& options,
+                             DecodingState* decoding) const
+{
+    const Weights& weights = *m_weights;
+    const Index length = Index(tokens.size());
+    const Index first = decoding ? decoding->position() : 0;
+    const Index width = m_config.width;
     Matrix<float> x(length, width);
     forEachRowBlock(length, 16, [&](Index begin, Index end) {
         for (Index i = begin; i < end; ++i)
             x.row(i) = weights.tokenEmbedding.row(tokens[std::size_t(i)]) +
-                       weights.positionEmbedding.row(i);
+                       weights.positionEmbedding.row(first + i);
     });
     ForwardResult result;
-    const Matrix<float> normalised = weights.stack.run(x, options, result);
+    const Matrix<float> normalised = weights.stack.run(x, options, result, decoding);
     if (options.logits) {
         const Matrix<float>& head =
             weights.outputHead.size() > 0 ? weights.outputHead : weights.tokenEmbedding;
-        result.logits.resize(length, config.vocabularySize);
+        result.logits.resize(length, m_config.vocabularySize);
         threadedProduct(normalised, head.transpose(), result.logits, false);
     }
     return result;

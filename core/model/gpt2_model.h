@@ -67,12 +67,18 @@ public:
     // InputError). Deterministic; safe to call from several threads at once.
     ForwardResult forward(const std::vector<int>& tokens,
                           const ForwardOptions& options = {}) const override;
+    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
+                         const ForwardOptions& options = {}) const override;
 
     ~Gpt2Model() override;
 
 private:
     Gpt2Model();
     struct Weights;
+    // The blocks on ids already checked, at positions first, first + 1, ... (first = the
+    // state's position when decoding).
+    ForwardResult run(const std::vector<int>& tokens, const ForwardOptions& options,
+                      DecodingState* decoding) const;
     QString m_folder;
     Gpt2Config m_config;
     LanguageModelInfo m_info;

@@ -1,6 +1,7 @@
 #include "model/gpt_neox_model.h"
 
 #include "errors.h"
+#include "model/decoding_state.h"
 #include "model/checkpoint_files.h"
 #include "model/checkpoint_weights.h"
 #include "parallel.h"
@@ -169,8 +170,15 @@ ForwardResult GptNeoxModel::forward(const std::vector<int>& tokens,
     return m_network.forward(tokens, options);
 }
 
+ForwardResult GptNeoxModel::decode(const std::vector<int>& tokens, DecodingState& state,
+                                   const ForwardOptions& options) const
+{
+    checkTokens(tokens, m_info, m_folder, state.position());
+    return m_network.forward(tokens, options, &state);
+}
+
 ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens,
-                                      const ForwardOptions& options) const
+                                      const ForwardOptions& options, DecodingState* decoding) const
 {
     const Index length = Index(tokens.size());
     const Index width = config.width;
@@ -181,7 +189,7 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens,
         for (Index i = begin; i < end; ++i)
             x.row(i) = tokenEmbedding.row(tokens[std::size_t(i)]);
     });
-    const RopeTable rope = ropeTable(config.rope, length);
+    const RopeTable rope = ropeTable(config.rope, length, decoding ? decoding->position() : 0);
     Matrix<float> a(length, width);
     Matrix<float> qkv(length, 3 * width);
     Matrix<float> outputs(length, width);
@@ -198,7 +206,7 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens,
             throw Cancelled();
         const GptNeoxBlock& block = blocks[l];
         addBiasAndNormalise(x, nullptr, block.ln1Gain, block.ln1Bias, epsilon, a);
-        const RotaryAttention attention{block.qkvWeight, block.qkvBias, heads, rope, 0};
+        const RotaryAttention attention{block.qkvWeight, block.qkvBias, heads, rope, 0, decoding};
         attention.run(a, int(l), options, result, qkv, outputs);
         if (config.parallelResidual) {
             mlpHidden(x, block);  // on x before the attention is added
@@ -216,6 +224,8 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens,
     if (options.cancelled && options.cancelled())
         throw Cancelled();
     addBiasAndNormalise(x, nullptr, finalGain, finalBias, epsilon, a);
+    if (decoding)
+        decoding->advance(length);
     if (options.logits) {
         const Matrix<float>& head = outputHead.size() > 0 ? outputHead : tokenEmbedding;
         result.logits.resize(length, config.vocabularySize);

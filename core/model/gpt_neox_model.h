@@ -65,8 +65,10 @@ struct GptNeoxNetwork {
     Vector<float> finalGain, finalBias;  // final_layer_norm
     Matrix<float> outputHead;  // embed_out (vocab x width), or empty when tied to embed_in
 
-    // The forward pass on ids already checked (checkTokens).
-    ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options) const;
+    // The forward pass on ids already checked (checkTokens); with decoding, the incremental pass
+    // of LanguageModel::decode from the state's position (the ids checked for it).
+    ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options,
+                          DecodingState* decoding = nullptr) const;
 };
 
 class GptNeoxModel : public LanguageModel {
@@ -88,6 +90,8 @@ public:
     const TextTokenizer& tokenizer() const override { return *m_tokenizer; }
     ForwardResult forward(const std::vector<int>& tokens,
                           const ForwardOptions& options = {}) const override;
+    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
+                         const ForwardOptions& options = {}) const override;
 
 private:
     GptNeoxModel() = default;

@@ -4,6 +4,7 @@
 #include "model/checkpoint_files.h"
 #include "model/gguf_model.h"
 #include "model/gpt2_model.h"
+#include "model/key_value_cache.h"
 #include "model/gpt_neox_model.h"
 #include "model/llama_model.h"
 
@@ -59,12 +60,30 @@ LanguageModelInfo languageModelInfo(const QString& folder)
                          .arg(folder));
 }
 
+DecodingState LanguageModel::decodingState(Eigen::Index tokens) const
+{
+    std::vector<std::unique_ptr<LayerMemory>> memories;
+    for (int l = 0; l < layers(); ++l) {
+        auto cache = std::make_unique<KeyValueCache>(
+            AttentionHeads{heads(), keyValueHeads(), headDim()}, info().slidingWindow);
+        cache->reserve(tokens);
+        memories.push_back(std::move(cache));
+    }
+    return DecodingState(std::move(memories));
+}
+
 void checkTokens(const std::vector<int>& tokens, const LanguageModelInfo& info,
-                 const QString& folder)
+                 const QString& folder, Eigen::Index first)
 {
     const qsizetype length = qsizetype(tokens.size());
     if (length == 0)
         throw InputError(QStringLiteral("no tokens: the model needs at least one"));
+    if (first > 0 && first + length > info.positions)
+        throw InputError(QStringLiteral("position %1 is past the context of %2: it reads "
+                                        "positions 0 to %3")
+                             .arg(first + length - 1)
+                             .arg(folder)
+                             .arg(info.positions - 1));
     if (length > info.positions)
         throw InputError(QStringLiteral("the text has %1 tokens; the model reads at most %2 "
                                         "(the positions of %3)")

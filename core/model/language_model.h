@@ -1,6 +1,7 @@
 #pragma once
 
 #include "memory_budget.h"
+#include "model/decoding_state.h"
 #include "model/rotary_blocks.h"
 #include "model/text_tokenizer.h"
 #include "model/transformer_blocks.h"
@@ -47,6 +48,21 @@ public:
     virtual ForwardResult forward(const std::vector<int>& tokens,
                                   const ForwardOptions& options = {}) const = 0;
 
+    // Incremental decoding (docs/design.md section 3.4): reads `tokens` at the positions
+    // p = state.position(), p + 1, ... (p + L <= positions, every id < vocabulary; else
+    // InputError), the same blocks as forward() with the token's own position (its wpe row, its
+    // RoPE angle), each layer attending through the state's memory of it (a key/value cache, or
+    // an approximation's recurrent state), which takes the tokens' keys and values in; the state
+    // then stands at p + L. Logits (L x vocab) with options.logits, Q, K, V of the L tokens with
+    // options.captureQkv; options.replaced is not read (the state's memories decide). With the
+    // exact memories of decodingState(), the logits of token p + r are forward()'s row p + r on
+    // the whole text up to rounding. After Cancelled the state is spent.
+    virtual ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
+                                 const ForwardOptions& options = {}) const = 0;
+    // A state for decode() at position 0 with exact attention over a key/value cache in every
+    // layer (KeyValueCache, with the model's sliding window), room reserved for `tokens`.
+    DecodingState decodingState(Eigen::Index tokens = 0) const;
+
     int layers() const { return info().layers; }
     int heads() const { return info().heads; }
     int keyValueHeads() const { return info().keyValueHeads; }
@@ -69,10 +85,11 @@ std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
 // does.
 LanguageModelInfo languageModelInfo(const QString& folder);
 
-// Throws InputError unless 1 <= tokens.size() <= info.positions and every id is in
-// [0, info.vocabularySize); the messages name folder.
+// Throws InputError unless 1 <= tokens.size(), first + tokens.size() <= info.positions (the
+// tokens at positions first, first + 1, ...) and every id is in [0, info.vocabularySize); the
+// messages name folder.
 void checkTokens(const std::vector<int>& tokens, const LanguageModelInfo& info,
-                 const QString& folder);
+                 const QString& folder, Eigen::Index first = 0);
 
 // config.json's rotary settings: theta from json[thetaKey] (10000 when absent), rotaryDims as
 // given, and rope_scaling (absent, null or of type "default": none; "linear" with factor;

@@ -1,6 +1,7 @@
 #include "model/llama_model.h"
 
 #include "errors.h"
+#include "model/decoding_state.h"
 #include "model/checkpoint_weights.h"
 #include "parallel.h"
 
@@ -178,8 +179,15 @@ ForwardResult LlamaModel::forward(const std::vector<int>& tokens,
     return m_network.forward(tokens, options);
 }
 
+ForwardResult LlamaModel::decode(const std::vector<int>& tokens, DecodingState& state,
+                                 const ForwardOptions& options) const
+{
+    checkTokens(tokens, m_info, m_folder, state.position());
+    return m_network.forward(tokens, options, &state);
+}
+
 ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens,
-                                    const ForwardOptions& options) const
+                                    const ForwardOptions& options, DecodingState* decoding) const
 {
     const Index length = Index(tokens.size());
     const Index width = config.width;
@@ -190,7 +198,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens,
         for (Index i = begin; i < end; ++i)
             x.row(i) = tokenEmbedding.row(tokens[std::size_t(i)]);
     });
-    const RopeTable rope = ropeTable(config.rope, length);
+    const RopeTable rope = ropeTable(config.rope, length, decoding ? decoding->position() : 0);
     // The normalised a, [Q | K | V], the heads' outputs, [gate | up], the MLP's hidden layer.
     Matrix<float> a(length, width);
     Matrix<float> qkv(length, Index(heads.heads + 2 * heads.keyValueHeads) * heads.d);
@@ -204,7 +212,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens,
         const LlamaBlock& block = blocks[l];
         rmsNormalise(x, block.inputNormGain, epsilon, a);
         const RotaryAttention attention{block.qkvWeight, block.qkvBias, heads, rope,
-                                        config.slidingWindow};
+                                        config.slidingWindow, decoding};
         attention.run(a, int(l), options, result, qkv, outputs);
         threadedProduct(outputs, block.outputWeight, x, true);
         if (block.outputBias.size() > 0)
@@ -217,6 +225,8 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens,
     if (options.cancelled && options.cancelled())
         throw Cancelled();
     rmsNormalise(x, finalNormGain, epsilon, a);
+    if (decoding)
+        decoding->advance(length);
     if (options.logits) {
         const Matrix<float>& head = outputHead.size() > 0 ? outputHead : tokenEmbedding;
         result.logits.resize(length, config.vocabularySize);

@@ -65,8 +65,10 @@ struct LlamaNetwork {
     Vector<float> finalNormGain;   // model.norm.weight
     Matrix<float> outputHead;      // lm_head.weight (vocab x width), or empty when tied
 
-    // The forward pass on ids already checked (checkTokens).
-    ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options) const;
+    // The forward pass on ids already checked (checkTokens); with decoding, the incremental pass
+    // of LanguageModel::decode from the state's position (the ids checked for it).
+    ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options,
+                          DecodingState* decoding = nullptr) const;
 };
 
 // A Llama, Mistral or Qwen2 checkpoint folder.
@@ -91,6 +93,8 @@ public:
     const TextTokenizer& tokenizer() const override { return *m_tokenizer; }
     ForwardResult forward(const std::vector<int>& tokens,
                           const ForwardOptions& options = {}) const override;
+    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
+                         const ForwardOptions& options = {}) const override;
 
 private:
     LlamaModel() = default;

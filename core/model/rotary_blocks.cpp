@@ -1,5 +1,6 @@
 #include "model/rotary_blocks.h"
 
+#include "model/decoding_state.h"
 #include "parallel.h"
 
 #include <cmath>
@@ -71,16 +72,16 @@ QString RopeSettings::description(int headDim) const
         .arg(scalingText(*this));
 }
 
-RopeTable ropeTable(const RopeSettings& settings, Index length)
+RopeTable ropeTable(const RopeSettings& settings, Index length, Index first)
 {
     const std::vector<double> frequencies = settings.inverseFrequencies();
     const Index half = Index(frequencies.size());
     RopeTable table{Matrix<float>(length, half), Matrix<float>(length, half)};
-    for (Index p = 0; p < length; ++p)
+    for (Index r = 0; r < length; ++r)
         for (Index i = 0; i < half; ++i) {
-            const double angle = double(p) * frequencies[std::size_t(i)];
-            table.cos(p, i) = float(std::cos(angle));
-            table.sin(p, i) = float(std::sin(angle));
+            const double angle = double(first + r) * frequencies[std::size_t(i)];
+            table.cos(r, i) = float(std::cos(angle));
+            table.sin(r, i) = float(std::sin(angle));
         }
     return table;
 }
@@ -145,7 +146,9 @@ void RotaryAttention::run(const Matrix<float>& a, int layer, const ForwardOption
         result.layers.push_back({qkv.leftCols(queryWidth), qkv.middleCols(queryWidth, keyWidth),
                                  qkv.rightCols(keyWidth)});
     const std::size_t l = std::size_t(layer);
-    if (l < options.replaced.size() && options.replaced[l] && options.replacement)
+    if (decoding)
+        decoding->attend(layer, qkv, outputs);
+    else if (l < options.replaced.size() && options.replaced[l] && options.replacement)
         replacedAttention(qkv, heads, layer, options.replacement, outputs);
     else
         softmaxAttention(qkv, heads, float(1 / std::sqrt(double(d))), true, window, outputs);

@@ -49,13 +49,14 @@ struct RopeSettings {
     QString description(int headDim) const;
 };
 
-// cos(p inv_freq_i) and sin(p inv_freq_i) for positions p < L (rows) and i < r/2 (columns),
-// computed in double and stored as float.
+// cos(p inv_freq_i) and sin(p inv_freq_i) for the L positions p = first, ..., first + L - 1
+// (rows) and i < r/2 (columns), computed in double and stored as float.
+// Row r holds position first + r.
 struct RopeTable {
     Matrix<float> cos;
     Matrix<float> sin;
 };
-RopeTable ropeTable(const RopeSettings& settings, Eigen::Index length);
+RopeTable ropeTable(const RopeSettings& settings, Eigen::Index length, Eigen::Index first = 0);
 
 // Rotates, in place, heads heads of d columns each starting at column `first` of x (L rows), as
 // RopeSettings says, with the angles of table.
@@ -76,6 +77,8 @@ void siluGate(const Matrix<float>& gateUp, Matrix<float>& hidden);
 //   O_h = softmax(Q_h K_g^T / sqrt(d) + causal (and sliding-window) mask) V_g, g = h / (H / H_kv),
 // or options.replacement on (Q_h, K_g, V_g) in a replaced layer; written to outputs (L x H d).
 // With options.captureQkv, appends the layer's Q, K (after RoPE) and V to result.layers.
+// With decoding, the rows are the next tokens of an incremental decoding (rope's rows their
+// positions) and attend through the state's memory of the layer instead.
 // qkv is the caller's working matrix (L x (H + 2 H_kv) d).
 struct RotaryAttention {
     const Matrix<float>& weight;  // width x (H + 2 H_kv) d, stored in x out
@@ -83,6 +86,7 @@ struct RotaryAttention {
     AttentionHeads heads;
     const RopeTable& rope;
     Eigen::Index window = 0;  // sliding window (0: none)
+    DecodingState* decoding = nullptr;
 
     void run(const Matrix<float>& a, int layer, const ForwardOptions& options,
              ForwardResult& result, Matrix<float>& qkv, Matrix<float>& outputs) const;

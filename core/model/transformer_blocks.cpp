@@ -2,6 +2,7 @@
 
 #include "attention/row_ops.h"
 #include "errors.h"
+#include "model/decoding_state.h"
 
 #include <QString>
 
@@ -139,7 +140,7 @@ void replacedAttention(const Matrix<float>& qkv, const AttentionHeads& shape, in
 }
 
 Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& options,
-                                    ForwardResult& result) const
+                                    ForwardResult& result, DecodingState* decoding) const
 {
     const Index length = x.rows();
     const Index width = x.cols();
@@ -178,7 +179,9 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
         });
 
         const AttentionHeads shape{heads, heads, d};
-        if (l < options.replaced.size() && options.replaced[l] && options.replacement)
+        if (decoding)
+            decoding->attend(int(l), qkv, outputs);
+        else if (l < options.replaced.size() && options.replaced[l] && options.replacement)
             replacedAttention(qkv, shape, int(l), options.replacement, outputs);
         else
             softmaxAttention(qkv, shape, scale, causal, 0, outputs);
@@ -195,6 +198,8 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
     if (options.cancelled && options.cancelled())
         throw Cancelled();
     addBiasAndNormalise(x, pendingBias, finalGain, finalBias, layerNormEpsilon, a);
+    if (decoding)
+        decoding->advance(length);
     return a;
 }
 

@@ -8,6 +8,8 @@
 
 namespace attnlab {
 
+class DecodingState;
+
 // What GPT-2 (gpt2_model.h) and ViT (vit_model.h) share: the pre-LayerNorm transformer block,
 // the captured Q, K, V, the hook that replaces softmax attention, and the matrix products; and
 // what the rotary decoders (rotary_blocks.h) share with them: softmax attention (with key/value
@@ -115,9 +117,12 @@ struct TransformerStack {
     // Runs every block on the embeddings x (L x width, overwritten: the residual stream) and
     // returns LN_f(x) (L x width). With options.captureQkv, appends each layer's Q, K, V to
     // result.layers; layers marked in options.replaced run options.replacement for every head
-    // (std::invalid_argument when it returns an output that is not L x d). Throws Cancelled when
-    // options.cancelled says so between layers.
-    Matrix<float> run(Matrix<float>& x, const ForwardOptions& options, ForwardResult& result) const;
+    // (std::invalid_argument when it returns an output that is not L x d). With decoding, the rows
+    // are the next tokens of an incremental decoding instead: each layer attends through the
+    // state's memory (options.replaced is not read), and the state advances by L at the end.
+    // Throws Cancelled when options.cancelled says so between layers.
+    Matrix<float> run(Matrix<float>& x, const ForwardOptions& options, ForwardResult& result,
+                      DecodingState* decoding = nullptr) const;
 };
 
 // dst = lhs rhs, or dst += lhs rhs when accumulate, on the engine threads: dst is cut into one

@@ -51,17 +51,13 @@ void CausalStepper<T>::seek(Eigen::Index i)
 template <typename T>
 MatrixD CausalStepper<T>::state() const
 {
-    if (m_position == 0)
-        return MatrixD::Zero(m_state.s.rows(), m_state.s.cols());
-    return m_state.s.template cast<double>() * std::exp(double(m_state.scale));
+    return m_state.trueScaleState();
 }
 
 template <typename T>
 VectorD CausalStepper<T>::normalizer() const
 {
-    if (m_position == 0)
-        return VectorD::Zero(m_state.z.size());
-    return m_state.z.template cast<double>() * std::exp(double(m_state.scale));
+    return m_state.trueScaleNormalizer();
 }
 
 template <typename T>

@@ -137,24 +137,31 @@ double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index
     return values * 8.0;
 }
 
-void requireRecurrentForm(const ExperimentSpec& spec, const QString& prefix)
+void requireFeatureState(const ExperimentSpec& spec, const QString& prefix)
 {
-    if (!spec.exactMethod && methodInfo(spec.approximation.kind).hasRecurrentForm)
+    const auto stepped = [](const MethodInfo& info) {
+        return info.hasRecurrentForm && info.hasFeatures();
+    };
+    if (!spec.exactMethod && stepped(methodInfo(spec.approximation.kind)))
         return;
-    std::vector<MethodInfo> recurrent;
+    std::vector<MethodInfo> maps;
     for (const MethodInfo& info : approximationMethods())
-        if (info.hasRecurrentForm)
-            recurrent.push_back(info);
-    throw InputError(prefix + QStringLiteral("the method \"%1\" has no recurrent form: choose one "
-                                             "that has (%2)")
-                                  .arg(spec.methodName(),
-                                       methodNames(recurrent, QStringLiteral(", "))));
+        if (stepped(info))
+            maps.push_back(info);
+    const QString why =
+        !spec.exactMethod && methodInfo(spec.approximation.kind).hasRecurrentForm
+            ? QStringLiteral("the method \"%1\" runs token by token as a window of keys, with "
+                             "no state S_i, z_i to step through")
+            : QStringLiteral("the method \"%1\" has no recurrent form");
+    throw InputError(prefix + why.arg(spec.methodName()) +
+                     QStringLiteral(": choose a feature map that has one (%1)")
+                         .arg(methodNames(maps, QStringLiteral(", "))));
 }
 
 CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
                         const CausalStepsOptions& options)
 {
-    requireRecurrentForm(spec);
+    requireFeatureState(spec);
     requireComputable(spec, input);
     const int heads = int(input.heads.size());
     require(options.head >= 0 && options.head < heads,

@@ -100,19 +100,20 @@ struct CausalStepsOptions {
 double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index valueDim,
                         Eigen::Index stateCount, bool keepFeatures);
 
-// Throws InputError when the spec's method has no recurrent form (the exact method, or an
-// approximation whose registry entry says so), naming the methods that have one; the message
-// begins with `prefix` ("--method exact: " on the command line).
-void requireRecurrentForm(const ExperimentSpec& spec, const QString& prefix = QString());
+// Throws InputError when the spec's method has no state S_i, z_i to step through: the exact
+// method, a method without a recurrent form, or local attention (whose recurrent form keeps the
+// keys of its window instead); the message names the methods that have one (the feature maps
+// with a recurrent form) and begins with `prefix` ("--method exact: " on the command line).
+void requireFeatureState(const ExperimentSpec& spec, const QString& prefix = QString());
 
 // Runs head options.head of `input` through the recurrence with the feature map of spec, in the
 // spec's precision (CausalStepper<float> or <double>), whatever spec.causal says, and computes
 // for every position the record above, the parallel chunked output (chunk spec.chunkSize) and the
 // exact causal output at scale s = spec.resolvedScale(d).
-// Throws InputError (the method has no recurrent form, a head or a states range out of range, a spec value
-// out of range, queries or keys too large for the precision), ResourceError (what is kept exceeds
-// options.budget, checked before anything large is allocated; the message says to keep fewer
-// states with --from/--to, use fewer features or raise --memory-budget) and Cancelled.
+// Throws InputError (the method has no state S_i, z_i, a head or a states range out of range, a
+// spec value out of range, queries or keys too large for the precision), ResourceError (what is
+// kept exceeds options.budget, checked before anything large is allocated; the message says to
+// keep fewer states with --from/--to, use fewer features or raise --memory-budget) and Cancelled.
 CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
                         const CausalStepsOptions& options = {});
 

@@ -37,21 +37,6 @@ constexpr int kTopCount = 5;
 // Significant digits of the CSV numbers (the metrics are computed in double from float logits).
 constexpr int kCsvDigits = 9;
 
-// The sorted, distinct layers, each checked against the model.
-std::vector<int> checkedLayers(std::vector<int> layers, int layerCount)
-{
-    if (layers.empty())
-        throw InputError(QStringLiteral("layers: choose at least one layer to replace"));
-    std::sort(layers.begin(), layers.end());
-    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
-    for (const int layer : layers)
-        if (layer < 0 || layer >= layerCount)
-            throw InputError(QStringLiteral("layer %1: the model has layers 0 to %2")
-                                 .arg(layer)
-                                 .arg(layerCount - 1));
-    return layers;
-}
-
 // |P^ - P|_F / |P|_F of one head (both masked when causal), in row blocks.
 double relativeAttentionError(const Approximation<float>& approximation, const Matrix<float>& q,
                               const Matrix<float>& k, double scale, bool causal)
@@ -71,14 +56,6 @@ double relativeAttentionError(const Approximation<float>& approximation, const M
         squaredExact += p.topRows(rows).cast<double>().squaredNorm();
     }
     return std::sqrt(squaredError / squaredExact);
-}
-
-// log softmax of a row of logits, in double.
-VectorD logSoftmax(const Eigen::Ref<const Vector<float>>& logits)
-{
-    const VectorD x = logits.cast<double>();
-    const double top = x.maxCoeff();
-    return x.array() - (top + std::log((x.array() - top).exp().sum()));
 }
 
 std::vector<TokenProbability> topTokens(const VectorD& logProbabilities)
@@ -198,17 +175,14 @@ void comparePredictions(const ForwardResult& exact, const ForwardResult& approx,
             const VectorD logP = logSoftmax(exact.logits.row(i).transpose());
             comparison.exactTop5[std::size_t(i)] = topTokens(logP);
             comparison.exactTop1[std::size_t(i)] = comparison.exactTop5[std::size_t(i)].front().id;
-            if (!approx.logits.row(i).allFinite()) {
-                // An approximation whose denominators reach zero can leave no distribution.
-                comparison.kl[std::size_t(i)] = std::numeric_limits<double>::infinity();
+            comparison.kl[std::size_t(i)] =
+                predictionKl(exact.logits.row(i).transpose(), approx.logits.row(i).transpose());
+            if (!approx.logits.row(i).allFinite())
                 continue;
-            }
-            const VectorD logQ = logSoftmax(approx.logits.row(i).transpose());
-            comparison.approxTop5[std::size_t(i)] = topTokens(logQ);
+            comparison.approxTop5[std::size_t(i)] =
+                topTokens(logSoftmax(approx.logits.row(i).transpose()));
             comparison.approxTop1[std::size_t(i)] =
                 comparison.approxTop5[std::size_t(i)].front().id;
-            comparison.kl[std::size_t(i)] =
-                std::max(0.0, (logP.array().exp() * (logP - logQ).array()).sum());
         }
     });
 
@@ -244,6 +218,37 @@ DownstreamComparison compareCheckpoints(const ForwardResult& first, const Forwar
     }
     comparison.relFrobeniusAttentionMean = layers ? total / double(layers) : 0;
     return comparison;
+}
+
+VectorD logSoftmax(const Eigen::Ref<const Vector<float>>& logits)
+{
+    const VectorD x = logits.cast<double>();
+    const double top = x.maxCoeff();
+    return x.array() - (top + std::log((x.array() - top).exp().sum()));
+}
+
+double predictionKl(const Eigen::Ref<const Vector<float>>& exactLogits,
+                    const Eigen::Ref<const Vector<float>>& approxLogits)
+{
+    if (!approxLogits.allFinite())
+        return std::numeric_limits<double>::infinity();
+    const VectorD logP = logSoftmax(exactLogits);
+    const VectorD logQ = logSoftmax(approxLogits);
+    return std::max(0.0, (logP.array().exp() * (logP - logQ).array()).sum());
+}
+
+std::vector<int> checkedLayers(std::vector<int> layers, int layerCount)
+{
+    if (layers.empty())
+        throw InputError(QStringLiteral("layers: choose at least one layer to replace"));
+    std::sort(layers.begin(), layers.end());
+    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+    for (const int layer : layers)
+        if (layer < 0 || layer >= layerCount)
+            throw InputError(QStringLiteral("layer %1: the model has layers 0 to %2")
+                                 .arg(layer)
+                                 .arg(layerCount - 1));
+    return layers;
 }
 
 DownstreamComparison compareDownstream(const LanguageModel& model, const std::vector<int>& ids,

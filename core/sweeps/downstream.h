@@ -69,6 +69,19 @@ DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor&
 DownstreamComparison compareCheckpoints(const ForwardResult& first, const ForwardResult& second,
                                         int heads);
 
+// log softmax(logits) in double: l_t - max l - log sum_t' exp(l_t' - max l).
+VectorD logSoftmax(const Eigen::Ref<const Vector<float>>& logits);
+
+// KL(p || q) = sum_t p_t log(p_t / q_t) of p = softmax(exactLogits) and q = softmax(approxLogits),
+// in double, never below 0; inf when approxLogits has an entry that is not finite (an
+// approximation whose denominators reach zero can leave no distribution).
+double predictionKl(const Eigen::Ref<const Vector<float>>& exactLogits,
+                    const Eigen::Ref<const Vector<float>>& approxLogits);
+
+// The layers sorted, without repeats. Throws InputError for none, or for a layer outside
+// [0, layerCount), naming it.
+std::vector<int> checkedLayers(std::vector<int> layers, int layerCount);
+
 // The comparisons of the same method and layers on several inputs (the images of a ViT) as one,
 // an input's predictions after another's: agreement, mean and largest KL over all their
 // predictions together; the attention errors (overall and per layer) averaged over the

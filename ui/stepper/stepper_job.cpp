@@ -11,7 +11,7 @@ namespace attnlab::ui {
 StepperData computeStepper(const StepperJob& job, const std::function<bool()>& cancelled)
 {
     StepperData data;
-    requireRecurrentForm(job.spec);
+    requireFeatureState(job.spec);
     const AttentionInput& input = *job.input;
     data.generation = job.generation;
     data.input = job.input;

@@ -1,0 +1,329 @@
+#include "commands/generate_command.h"
+
+#include "attention/approximation.h"
+#include "attention/recurrent_attention.h"
+#include "command_line.h"
+#include "commands/output_options.h"
+#include "commands/spec_options.h"
+#include "errors.h"
+#include "generation/generation.h"
+#include "ui/generation/generation_chart.h"
+#include "inputs/model_input.h"
+#include "io/atomic_files.h"
+#include "sweeps/downstream.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTextStream>
+
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+constexpr int kDefaultTokens = 32;
+constexpr int kMaxTokens = 1 << 20;
+constexpr int kMaxThreads = 1024;
+// Progress lines on stderr in a run.
+constexpr int kProgressLines = 10;
+const QSize kChartSize(1000, 560);
+
+QString option(const char* name)
+{
+    return QString::fromLatin1(name);
+}
+
+// The recurrent methods, for the help and the messages.
+QString recurrentMethods()
+{
+    std::vector<MethodInfo> recurrent;
+    for (const MethodInfo& info : approximationMethods())
+        if (info.hasRecurrentForm)
+            recurrent.push_back(info);
+    return methodNames(recurrent, QStringLiteral(", "));
+}
+
+// The value of --name as a finite number > 0.
+double positiveNumber(const QCommandLineParser& parser, const char* name)
+{
+    const QString text = parser.value(option(name));
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value <= 0)
+        throw InputError(QStringLiteral("--%1: expected a number > 0, got \"%2\"")
+                             .arg(QLatin1String(name), text));
+    return value;
+}
+
+SamplingSettings samplingOptions(const QCommandLineParser& parser)
+{
+    SamplingSettings sampling;
+    QStringList given;
+    for (const char* name : {"temperature", "top-k", "sample-seed"})
+        if (parser.isSet(option(name)))
+            given.append(QStringLiteral("--%1").arg(QLatin1String(name)));
+    if (parser.isSet(option("greedy")) && !given.isEmpty())
+        throw InputError(QStringLiteral("--greedy, %1: choose greedy decoding or sampling")
+                             .arg(given.join(QStringLiteral(", "))));
+    sampling.greedy = given.isEmpty();
+    if (parser.isSet(option("temperature")))
+        sampling.temperature = positiveNumber(parser, "temperature");
+    sampling.topK = int(integerOption(parser, "top-k", 0, 0, kMaxTokens));
+    sampling.seed =
+        std::uint64_t(integerOption(parser, "sample-seed", 0, 0, (qint64(1) << 53) - 1));
+    return sampling;
+}
+
+// --layers: all, or layer numbers separated by commas (empty: every layer).
+std::vector<int> layersOption(const QCommandLineParser& parser, int layerCount)
+{
+    const QStringList items = listOption(parser, "layers", QStringLiteral("all"));
+    if (items == QStringList{QStringLiteral("all")})
+        return {};
+    std::vector<int> layers;
+    for (const QString& item : items) {
+        bool ok = false;
+        const int layer = item.toInt(&ok);
+        if (!ok || layer < 0 || layer >= layerCount)
+            throw InputError(QStringLiteral("--layers: \"%1\" is not a layer of this model (all, "
+                                            "or numbers from 0 to %2 separated by commas)")
+                                 .arg(item)
+                                 .arg(layerCount - 1));
+        layers.push_back(layer);
+    }
+    return layers;
+}
+
+// The method of --method and its parameters, refused unless it can serve a language model's
+// causal attention a token at a time.
+ApproximationSpec methodOption(const QCommandLineParser& parser)
+{
+    ExperimentSpec spec;
+    readMethodOptions(parser, spec);
+    const QString prefix = QStringLiteral("--method %1: ").arg(spec.methodName());
+    if (spec.exactMethod)
+        throw InputError(prefix + QStringLiteral("generate always runs exact attention (with a "
+                                                 "key/value cache) beside the approximation: "
+                                                 "choose the approximation (%1)")
+                                      .arg(recurrentMethods()));
+    try {
+        requireCausalForm(spec.approximation.kind, true, CausalBecause::LanguageModel);
+    } catch (const InputError& e) {
+        throw InputError(prefix + e.message());
+    }
+    requireRecurrentForm(spec.approximation.kind, prefix);
+    return spec.approximation;
+}
+
+QString samplingText(const SamplingSettings& sampling)
+{
+    if (sampling.greedy)
+        return QStringLiteral("greedy");
+    return QStringLiteral("sampled at T = %1%2, seed %3")
+        .arg(sampling.temperature)
+        .arg(sampling.topK > 0 ? QStringLiteral(", top-%1").arg(sampling.topK) : QString())
+        .arg(sampling.seed);
+}
+
+// The charts --plot draws.
+const std::pair<const char*, ui::GenerationChartKind> kCharts[] = {
+    {"kl.png", ui::GenerationChartKind::Kl},
+    {"cost.png", ui::GenerationChartKind::Cost},
+    {"memory.png", ui::GenerationChartKind::Memory},
+};
+
+// The charts, drawn into a staging folder and added to files.
+void addCharts(AtomicFileSet& files, const GenerationResult& result, Method method,
+               const QString& subtitle)
+{
+    QTemporaryDir staging;
+    if (!staging.isValid())
+        throw OutputError(QStringLiteral("cannot make a temporary folder for the charts"));
+    for (const auto& [name, kind] : kCharts) {
+        const QString path = staging.filePath(QLatin1String(name));
+        ui::saveGenerationChart(kind, result.steps, method, subtitle, path, ui::FigureFormat::Png,
+                                kChartSize);
+        QFile png(path);
+        if (!png.open(QIODevice::ReadOnly))
+            throw OutputError(QStringLiteral("%1: cannot read the chart back").arg(path));
+        writeAll(files.open(QLatin1String(name)), png.readAll());
+    }
+}
+
+void printSummary(QTextStream& out, const GenerationResult& result, const QString& subject)
+{
+    const int divergence = firstDivergence(result);
+    double klSum = 0;
+    int forcedAgree = 0;
+    for (const GenerationStep& step : result.steps) {
+        klSum += step.kl;
+        forcedAgree += step.forcedSameToken;
+    }
+    const GenerationStep& last = result.steps.back();
+    const int n = int(result.steps.size());
+    out << subject << '\n';
+    out << (divergence < 0
+                ? QStringLiteral("the two continuations agree on all %1 tokens\n").arg(n)
+                : QStringLiteral("the continuations agree on the first %1 of %2 tokens\n")
+                      .arg(divergence)
+                      .arg(n));
+    out << QStringLiteral("teacher-forced: mean KL %1 nats, the same token at %2 of %3 steps\n")
+               .arg(klSum / n, 0, 'g', 3)
+               .arg(forcedAgree)
+               .arg(n);
+    out << QStringLiteral(
+               "last step (position %1): exact %2 ms (attention %3 ms), approximate "
+               "%4 ms (attention %5 ms); cache %6, state %7\n")
+               .arg(last.position)
+               .arg(last.exactSeconds * 1e3, 0, 'f', 3)
+               .arg(last.exactAttentionSeconds * 1e3, 0, 'f', 3)
+               .arg(last.approxSeconds * 1e3, 0, 'f', 3)
+               .arg(last.approxAttentionSeconds * 1e3, 0, 'f', 3)
+               .arg(formatBytes(last.cacheBytes), formatBytes(last.stateBytes));
+    if (result.nonPositiveDenominators > 0)
+        out << QStringLiteral(
+                   "warning: %1 (token, head) pairs had a non-positive denominator "
+                   "phi(q)^T z (their output is 0 or the ratio as it falls)\n")
+                   .arg(result.nonPositiveDenominators);
+}
+
+// The description and the options of the command.
+void addGenerateOptions(QCommandLineParser& parser)
+{
+    parser.setApplicationDescription(QStringLiteral(
+        "Continues a prompt with a language model (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX) for N "
+        "tokens, twice: with its own softmax attention over a key/value cache, and with an "
+        "approximation in the replaced layers run as a recurrent network (a feature map's state "
+        "S_i = S_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i) per query head, constant "
+        "memory; local attention's sliding window). Both choose each token with the same "
+        "uniform draw, so where the continuations part, the distributions differ. The KL "
+        "between the next-token distributions is measured teacher-forced: the approximate model "
+        "reads the exact continuation for it. Writes into --out DIR:\n"
+        "  tokens.json  the prompt's ids and text, each continuation's ids, text and tokens, "
+        "the first step where they differ, the method and the sampling\n"
+        "  steps.csv    per step: step,position,exact_ms,approx_ms,exact_attention_ms,"
+        "approx_attention_ms,kl,same_token,cache_bytes,state_bytes,exact_token,approx_token,"
+        "forced_same_token (position: the token read; ms: the whole forward pass of the "
+        "free-running step, and its attention alone; kl: teacher-forced, in nats; bytes: what "
+        "each run holds from token to token)\n"
+        "  kl.png, cost.png, memory.png  with --plot\n\n"
+        "Exit status: 0 done; 2 bad usage or input (an empty prompt, more tokens than the "
+        "model's context, a method without a causal or a recurrent form); 3 refused for memory; "
+        "1 other failure. Files are written all or none."));
+    parser.addHelpOption();
+    parser.addOptions({
+        {option("model"),
+         QStringLiteral("The language model: a folder (config.json, the "
+                        ".safetensors weights, the tokenizer files), or builtin "
+                        "for the built-in GPT-2 (default)."),
+         QStringLiteral("PATH|builtin")},
+        {option("prompt"), QStringLiteral("The text to continue (required)."),
+         QStringLiteral("TEXT")},
+        {option("tokens"),
+         QStringLiteral("How many tokens to generate (default %1); the prompt "
+                        "and they must fit in the model's positions.")
+             .arg(kDefaultTokens),
+         QStringLiteral("N")},
+    });
+    parser.addOptions(methodOptions(
+        QStringLiteral("The approximation (default favor-positive): one with a recurrent form, "
+                       "%1.")
+            .arg(recurrentMethods())));
+    parser.addOptions({
+        {option("layers"),
+         QStringLiteral("The replaced layers: all (default), or layer numbers "
+                        "separated by commas; the others keep exact attention "
+                        "with their key/value cache."),
+         QStringLiteral("all|N,...")},
+        {option("greedy"), QStringLiteral("Choose the likeliest token (the default when no "
+                                          "sampling option is given).")},
+        {option("temperature"), QStringLiteral("Sample from softmax(logits / T) (default 1)."),
+         QStringLiteral("T")},
+        {option("top-k"),
+         QStringLiteral("Sample among the K likeliest tokens only (default 0: "
+                        "all)."),
+         QStringLiteral("K")},
+        {option("sample-seed"),
+         QStringLiteral("Seed of the sampling draws, apart from --seed, "
+                        "which draws W (default 0)."),
+         QStringLiteral("S")},
+        {option("threads"),
+         QStringLiteral("Engine threads (default 0: one per hardware "
+                        "thread)."),
+         QStringLiteral("N")},
+        {option("memory-budget"),
+         QStringLiteral("The most memory the caches and states may "
+                        "take, e.g. 4G (default half the machine's "
+                        "memory)."),
+         QStringLiteral("SIZE")},
+        outFolderOption(),
+        {option("plot"), QStringLiteral("Also draw kl.png (KL per step), cost.png (time per "
+                                        "token against position) and memory.png into DIR.")},
+    });
+}
+
+}  // namespace
+
+int runGenerateCommand(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    addGenerateOptions(parser);
+    if (!parseSubcommand(parser, arguments))
+        return ExitSuccess;
+    refusePositionalArguments(parser);
+    GenerationSpec spec;
+    spec.approximation = methodOption(parser);
+    if (!parser.isSet(option("prompt")))
+        throw InputError(QStringLiteral("--prompt TEXT is required: the text to continue"));
+    spec.prompt = parser.value(option("prompt"));
+    if (spec.prompt.trimmed().isEmpty())
+        throw InputError(
+            QStringLiteral("--prompt: the prompt is empty: give the text to "
+                           "continue"));
+    spec.tokens = int(integerOption(parser, "tokens", kDefaultTokens, 1, kMaxTokens));
+    spec.sampling = samplingOptions(parser);
+    const QString out = requiredOutFolder(parser);
+    spec.threads = int(integerOption(parser, "threads", 0, 0, kMaxThreads));
+    const MemoryBudget budget = budgetFromOptions(parser);
+    const QString modelPath = parser.isSet(option("model")) ? parser.value(option("model"))
+                                                            : QString::fromLatin1(kBuiltinModel);
+    const std::shared_ptr<const LanguageModel> model = loadModel(modelPath, budget);
+    spec.replacedLayers = layersOption(parser, model->layers());
+
+    Generation generation(model, spec, budget);
+    QTextStream err(stderr);
+    const int every = std::max(1, spec.tokens / kProgressLines);
+    const GenerationResult result = runGeneration(generation, [&](int done, int total) {
+        if (done % every == 0 || done == total) {
+            err << QStringLiteral("[%1/%2 tokens]\n").arg(done).arg(total);
+            err.flush();
+        }
+    });
+
+    const QString subject =
+        QStringLiteral("%1, %2 in layers %3, %4; prompt of %5 tokens")
+            .arg(modelDisplayName(modelPath), spec.approximation.titleWithSize(),
+                 layersName(result.replacedLayers, model->layers()), samplingText(spec.sampling))
+            .arg(result.promptIds.size());
+    AtomicFileSet files(out);
+    writeAll(files.open(QStringLiteral("tokens.json")), generationTokensJson(result, *model, spec));
+    writeAll(files.open(QStringLiteral("steps.csv")), generationStepsCsv(result));
+    const bool plot = parser.isSet(option("plot"));
+    if (plot)
+        addCharts(files, result, spec.approximation.kind, subject);
+    files.commit();
+    // The charts of an earlier run would be read as this run's.
+    if (!plot)
+        for (const auto& chart : kCharts)
+            QFile::remove(QDir(out).absoluteFilePath(QLatin1String(chart.first)));
+
+    QTextStream stream(stdout);
+    printSummary(stream, result, subject);
+    stream << "wrote " << QDir(out).absolutePath() << '\n';
+    return ExitSuccess;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "attention/approximation_spec.h"
+#include "attention/recurrent_attention.h"
+#include "model/layer_memory.h"
+#include "model/transformer_blocks.h"
+
+#include <memory>
+#include <vector>
+
+namespace attnlab {
+
+// A layer whose softmax attention an approximation replaces, in incremental decoding: every query
+// head h runs the method's recurrent form (RecurrentAttention, head h's random draws: the W the
+// parallel form draws for head h) on its own q and its key/value head's k and v, g = h / (H /
+// H_kv). A feature map holds S_i and z_i per query head, C d_v + C floats whatever the position;
+// local attention the keys and values of its window. Without a model's sliding window (as the
+// parallel replacement in core/sweeps/downstream runs it).
+class RecurrentLayer final : public LayerMemory {
+public:
+    // Throws InputError when spec's method has no recurrent form.
+    RecurrentLayer(const ApproximationSpec& spec, const AttentionHeads& heads, double scale);
+
+    // The heads of each row spread over the engine threads.
+    void attend(const Matrix<float>& qkv, Matrix<float>& out) override;
+    // The heads' state floats, 4 bytes each.
+    double bytes() const override;
+
+    const RecurrentAttention& head(int h) const { return *m_heads[std::size_t(h)]; }
+    // The (token, head) pairs whose denominator was not positive so far.
+    Eigen::Index nonPositiveDenominators() const { return m_nonPositive; }
+
+private:
+    AttentionHeads m_shape;
+    std::vector<std::unique_ptr<RecurrentAttention>> m_heads;
+    Eigen::Index m_nonPositive = 0;
+};
+
+}  // namespace attnlab

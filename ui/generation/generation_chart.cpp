@@ -1,0 +1,249 @@
+#include "ui/generation/generation_chart.h"
+
+#include "ui/plotting/plot_style.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab::ui {
+
+namespace {
+
+// A KL of 0 is drawn here instead of falling off the log axis.
+constexpr double kKlFloor = 1e-6;
+const QColor kExactColor(40, 40, 40);
+constexpr double kPenWidth = 2.0;
+
+// The unit memory is drawn in: the largest power of 1024 not above `bytes` (bytes to GiB).
+std::pair<double, QString> memoryUnit(double bytes)
+{
+    if (bytes >= 1024.0 * 1024 * 1024)
+        return {1024.0 * 1024 * 1024, QStringLiteral("GiB")};
+    if (bytes >= 1024.0 * 1024)
+        return {1024.0 * 1024, QStringLiteral("MiB")};
+    if (bytes >= 1024.0)
+        return {1024.0, QStringLiteral("KiB")};
+    return {1.0, QStringLiteral("bytes")};
+}
+
+QString chartTitle(GenerationChartKind kind)
+{
+    switch (kind) {
+        case GenerationChartKind::Kl:
+            return GenerationChart::tr(
+                "Next-token KL divergence, approximate against exact "
+                "(teacher-forced)");
+        case GenerationChartKind::Cost:
+            return GenerationChart::tr("Cost per generated token");
+        case GenerationChartKind::Memory:
+            return GenerationChart::tr("Memory held from token to token");
+    }
+    return {};
+}
+
+}  // namespace
+
+GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
+    : QCustomPlot(parent), m_kind(kind)
+{
+    setBackground(Qt::white);
+    setAutoAddPlottableToLegend(false);
+    m_title = new QCPTextElement(this, chartTitle(kind), sizedFont(font(), 13, true));
+    m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
+    m_subtitleElement->setTextColor(QColor(70, 70, 70));
+    QCPAxisRect* plot = axisRect();
+    plotLayout()->take(plot);
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
+    plotLayout()->addElement(0, 0, m_title);
+    plotLayout()->addElement(1, 0, m_subtitleElement);
+    plotLayout()->addElement(2, 0, plot);
+    plotLayout()->addElement(3, 0, legendRow);
+    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
+    plotLayout()->setRowSpacing(2);
+    legend->setVisible(true);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setFont(sizedFont(font(), 10.5));
+    legend->setIconSize(36, 14);
+    legend->setColumnSpacing(22);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    for (QCPAxis* axis : {xAxis, yAxis}) {
+        axis->setTickLabelFont(sizedFont(font(), 10));
+        axis->setLabelFont(sizedFont(font(), 11));
+        axis->grid()->setPen(QPen(QColor(215, 215, 215), 0));
+        axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
+    }
+    xAxis->setLabel(tr("position of the token read (prompt and generated tokens, 0-based)"));
+    xAxis->setTicker(integerTicker());
+    if (kind == GenerationChartKind::Kl) {
+        yAxis->setLabel(tr("KL(p \u2016 q) (nats)"));
+        yAxis->setScaleType(QCPAxis::stLogarithmic);
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        yAxis->setNumberFormat(QStringLiteral("eb"));
+        yAxis->setNumberPrecision(0);
+    } else if (kind == GenerationChartKind::Cost) {
+        // Logarithmic: attention alone takes a tenth to a hundredth of the whole step, and a
+        // cost that climbs with the position reads as a slope beside a flat one.
+        yAxis->setLabel(tr("time per token (ms, logarithmic)"));
+        yAxis->setScaleType(QCPAxis::stLogarithmic);
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    }
+    rebuild();
+}
+
+void GenerationChart::setSteps(const std::vector<GenerationStep>& steps, Method method,
+                               const QString& subtitle)
+{
+    m_steps = steps;
+    m_method = method;
+    m_subtitle = subtitle;
+    rebuild();
+}
+
+void GenerationChart::resizeEvent(QResizeEvent* event)
+{
+    QCustomPlot::resizeEvent(event);
+    fitLegendColumns(legend, width() - 40);
+    setWrappedText(m_subtitleElement, m_subtitle, width() - 40);
+}
+
+QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt::PenStyle style)
+{
+    QCPGraph* graph = addGraph();
+    graph->setPen(QPen(color, kPenWidth, style));
+    graph->setName(name);
+    graph->addToLegend();
+    return graph;
+}
+
+void GenerationChart::rebuild()
+{
+    clearPlottables();
+    clearItems();
+    legend->clearItems();
+    setWrappedText(m_subtitleElement, m_subtitle, std::max(200, width() - 40));
+    const QColor approx = methodColor(m_method);
+    const QString method = methodInfo(m_method).title;
+    QVector<double> positions;
+    for (const GenerationStep& step : m_steps)
+        positions.append(double(step.position));
+    const auto values = [&](auto&& value) {
+        QVector<double> ys;
+        for (const GenerationStep& step : m_steps)
+            ys.append(value(step));
+        return ys;
+    };
+
+    double low = 0, high = 1;
+    if (m_kind == GenerationChartKind::Kl) {
+        QCPGraph* kl = addCurve(tr("KL(exact \u2016 %1), both fed the exact tokens").arg(method),
+                                approx, Qt::SolidLine);
+        kl->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, approx, approx, 5));
+        kl->setData(positions, values([](const GenerationStep& s) {
+                        return std::isfinite(s.kl) ? std::max(s.kl, kKlFloor) : qQNaN();
+                    }),
+                    true);
+        // From a third of the smallest KL drawn to three times the largest finite one.
+        high = 10 * kKlFloor;
+        low = 1e300;
+        for (const GenerationStep& step : m_steps)
+            if (std::isfinite(step.kl)) {
+                high = std::max(high, step.kl);
+                low = std::min(low, std::max(step.kl, kKlFloor));
+            }
+        low = std::min(low, high / 10) / 3;
+        high *= 3;
+        QCPGraph* infinite = addCurve(tr("no distribution (infinite KL)"), approx, Qt::NoPen);
+        infinite->setLineStyle(QCPGraph::lsNone);
+        infinite->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, approx, 9));
+        QVector<double> xs, ys;
+        for (const GenerationStep& step : m_steps)
+            if (!std::isfinite(step.kl)) {
+                xs.append(double(step.position));
+                ys.append(high / 1.5);
+            }
+        infinite->setData(xs, ys, true);
+        if (xs.isEmpty())
+            infinite->removeFromLegend();
+        const auto divergence = std::find_if(m_steps.begin(), m_steps.end(),
+                                             [](const GenerationStep& s) { return !s.sameToken; });
+        if (divergence != m_steps.end()) {
+            auto* line = new QCPItemStraightLine(this);
+            line->setPen(QPen(QColor(120, 120, 120), 1.4, Qt::DashLine));
+            line->point1->setCoords(double(divergence->position), 1);
+            line->point2->setCoords(double(divergence->position), 2);
+            auto* label = new QCPItemText(this);
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+            label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            label->position->setCoords(double(divergence->position), 0.02);
+            label->setPadding(QMargins(6, 0, 0, 0));
+            label->setFont(sizedFont(font(), 10));
+            label->setColor(QColor(80, 80, 80));
+            label->setText(tr("continuations differ from here (token %1)").arg(divergence->index));
+        }
+    } else if (m_kind == GenerationChartKind::Cost) {
+        const auto ms = [](double seconds) { return seconds * 1e3; };
+        addCurve(tr("exact, whole step"), kExactColor, Qt::SolidLine)
+            ->setData(positions,
+                      values([&](const GenerationStep& s) { return ms(s.exactSeconds); }), true);
+        addCurve(tr("%1, whole step").arg(method), approx, Qt::SolidLine)
+            ->setData(positions,
+                      values([&](const GenerationStep& s) { return ms(s.approxSeconds); }), true);
+        addCurve(tr("exact attention (key/value cache)"), kExactColor, Qt::DashLine)
+            ->setData(positions,
+                      values([&](const GenerationStep& s) { return ms(s.exactAttentionSeconds); }),
+                      true);
+        addCurve(tr("%1 attention (recurrent state)").arg(method), approx, Qt::DashLine)
+            ->setData(positions,
+                      values([&](const GenerationStep& s) { return ms(s.approxAttentionSeconds); }),
+                      true);
+        // From two thirds of the shortest time to 1.5 times the longest.
+        low = 1e300;
+        high = 0;
+        for (const GenerationStep& step : m_steps)
+            for (double seconds : {step.exactSeconds, step.approxSeconds,
+                                   step.exactAttentionSeconds, step.approxAttentionSeconds})
+                if (seconds > 0) {
+                    low = std::min(low, ms(seconds));
+                    high = std::max(high, ms(seconds));
+                }
+        if (high == 0)
+            low = high = 1;
+        low /= 1.5;
+        high *= 1.5;
+    } else {
+        double largest = 1;
+        for (const GenerationStep& step : m_steps)
+            largest = std::max({largest, step.cacheBytes, step.stateBytes});
+        const std::pair<double, QString> memory = memoryUnit(largest);
+        const double unit = memory.first;
+        yAxis->setLabel(tr("memory (%1)").arg(memory.second));
+        addCurve(tr("exact: key/value cache, 2 L d floats per key/value head and layer"),
+                 kExactColor, Qt::SolidLine)
+            ->setData(positions,
+                      values([&](const GenerationStep& s) { return s.cacheBytes / unit; }), true);
+        addCurve(tr("%1: its state (and the cache of layers it leaves exact)").arg(method), approx,
+                 Qt::SolidLine)
+            ->setData(positions,
+                      values([&](const GenerationStep& s) { return s.stateBytes / unit; }), true);
+        low = 0;
+        high = largest / unit * 1.08;
+    }
+    yAxis->setRange(low, high);
+    if (!positions.isEmpty())
+        xAxis->setRange(positions.front() - 0.5, positions.back() + 0.5);
+    fitLegendColumns(legend, std::max(300, width() - 40));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void saveGenerationChart(GenerationChartKind kind, const std::vector<GenerationStep>& steps,
+                         Method method, const QString& subtitle, const QString& path,
+                         FigureFormat format, QSize size)
+{
+    GenerationChart chart(kind);
+    chart.resize(size);
+    chart.setSteps(steps, method, subtitle);
+    exportFigure(chart, path, format, size);
+}
+
+}  // namespace attnlab::ui

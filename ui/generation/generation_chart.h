@@ -1,0 +1,57 @@
+#pragma once
+
+#include "generation/generation.h"
+#include "ui/plotting/figure_export.h"
+
+#include <qcustomplot.h>
+
+#include <vector>
+
+namespace attnlab::ui {
+
+// What a generation chart shows against the position of the token each step reads.
+enum class GenerationChartKind {
+    Kl,      // KL(p || q) of the next-token distributions, teacher-forced (log scale), with the
+             // first step whose tokens differ marked
+    Cost,    // milliseconds per token (log scale): each run's whole step (solid) and its attention
+             // (dashed)
+    Memory,  // what each run holds from token to token: the key/value cache against the state
+};
+
+// One chart of a generation (core/generation/generation.h), for `attention-lab generate --plot`
+// and a page that shows the steps as they come (setSteps again with more steps): a title, a
+// subtitle naming the model and the method, one plot, the legend under it. A KL of 0 is drawn
+// at the axis floor (1e-6), never dropped; an infinite KL at the top, as a cross.
+class GenerationChart : public QCustomPlot {
+    Q_OBJECT
+
+public:
+    explicit GenerationChart(GenerationChartKind kind, QWidget* parent = nullptr);
+
+    // Shows steps; method colours the approximate run's curves.
+    void setSteps(const std::vector<GenerationStep>& steps, Method method,
+                  const QString& subtitle = QString());
+    GenerationChartKind kind() const { return m_kind; }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    void rebuild();
+    QCPGraph* addCurve(const QString& name, const QColor& color, Qt::PenStyle style);
+
+    GenerationChartKind m_kind;
+    std::vector<GenerationStep> m_steps;
+    Method m_method = Method::FavorPositive;
+    QString m_subtitle;
+    QCPTextElement* m_title;
+    QCPTextElement* m_subtitleElement;
+};
+
+// Draws the chart of `kind` for steps offscreen into path (PNG at twice size, SVG or PDF). Throws
+// OutputError naming the path.
+void saveGenerationChart(GenerationChartKind kind, const std::vector<GenerationStep>& steps,
+                         Method method, const QString& subtitle, const QString& path,
+                         FigureFormat format, QSize size);
+
+}  // namespace attnlab::ui
