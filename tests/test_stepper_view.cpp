@@ -10,6 +10,7 @@
 #include "attention/feature_maps.h"
 #include "ui/plotting/heatmap_view.h"
 #include "inputs/inputs.h"
+#include "ui/stepper/stepper_token_strip.h"
 #include "ui/stepper/stepper_view.h"
 
 #include <QDir>
