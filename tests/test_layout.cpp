@@ -76,11 +76,18 @@ private slots:
             ATTNLAB_TEST_DATA "/../../resources/scenarios/05-norms-matter.attnlab")));
         QVERIFY(shown.wait(kResultTimeoutMs));
         window.presentation().enter(PresentationMode::Placement::KeepGeometry);
-        QTest::qWait(100);
-        window.exactView()->replot();
-        const QRect map = window.exactView()->axisRect()->rect();
-        QVERIFY2(map.height() > 1080 / 4,
-                 qPrintable(QStringLiteral("the map is %1 x %2").arg(map.width()).arg(map.height())));
+        // The page rearranges itself after a replot (queued), which takes longer on a loaded
+        // machine: wait for the arrangement to settle rather than a fixed time.
+        const auto shownMap = [&window] {
+            window.exactView()->replot();
+            return window.exactView()->axisRect()->rect();
+        };
+        QRect map;
+        QTRY_VERIFY2_WITH_TIMEOUT((map = shownMap()).height() > 1080 / 4,
+                                  qPrintable(QStringLiteral("the map is %1 x %2")
+                                                 .arg(map.width())
+                                                 .arg(map.height())),
+                                  kResultTimeoutMs);
         QCOMPARE(map.width(), map.height());  // square cells: the same tokens on both axes
     }
 

@@ -52,13 +52,14 @@ BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent)
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &BackgroundJob::finished);
     connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, this,
             [this](int, int maximum) {
-                m_progressTotal = maximum;
                 if (m_running && !m_running->discarded)
                     emit progressChanged(m_watcher.progressValue(), maximum);
             });
+    // The total is read from the future, not remembered from progressRangeChanged: a watcher
+    // set on a future that already reported its range may deliver a value before the range.
     connect(&m_watcher, &QFutureWatcher<void>::progressValueChanged, this, [this](int value) {
         if (m_running && !m_running->discarded)
-            emit progressChanged(value, m_progressTotal);
+            emit progressChanged(value, m_watcher.progressMaximum());
     });
 }
 
@@ -105,7 +106,6 @@ void BackgroundJob::enqueue(std::shared_ptr<Run> run)
 void BackgroundJob::launch(std::shared_ptr<Run> run)
 {
     m_running = run;
-    m_progressTotal = 0;
     m_watcher.setFuture(QtConcurrent::run(&m_pool, [this, run](QPromise<void>& promise) {
         JobContext context(this, run, promise);
         try {

@@ -154,7 +154,6 @@ private:
     std::shared_ptr<Run> m_running;  // the run the watcher watches (null: none)
     std::shared_ptr<Run> m_waiting;  // the newest request, started when m_running stops
     bool m_runningReported = false;  // isRunning() as runningChanged last said
-    int m_progressTotal = 0;
 };
 
 // The message a page shows for an exception its work threw (rethrown here, inside a catch
