@@ -52,14 +52,17 @@ BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent)
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &BackgroundJob::finished);
     connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, this,
             [this](int, int maximum) {
-                if (m_running && !m_running->discarded)
+                if (m_running && !m_running->discarded && maximum > 0)
                     emit progressChanged(m_watcher.progressValue(), maximum);
             });
     // The total is read from the future, not remembered from progressRangeChanged: a watcher
     // set on a future that already reported its range may deliver a value before the range.
+    // Before the work sets a range (the watcher reports value 0 of 0 as it starts watching)
+    // there is no progress to show.
     connect(&m_watcher, &QFutureWatcher<void>::progressValueChanged, this, [this](int value) {
-        if (m_running && !m_running->discarded)
-            emit progressChanged(value, m_watcher.progressMaximum());
+        const int total = m_watcher.progressMaximum();
+        if (m_running && !m_running->discarded && total > 0)
+            emit progressChanged(value, total);
     });
 }
 

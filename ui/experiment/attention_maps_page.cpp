@@ -101,6 +101,16 @@ void AttentionMapsPage::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
     reconsiderArrangement();
+    shareHeight();
+}
+
+void AttentionMapsPage::shareHeight()
+{
+    if (m_arrangement != Arrangement::MapsInARow)
+        return;
+    const int rows = rowsHeight(height(), fontMetrics().height());
+    m_grid->setRowStretch(0, std::max(1, height() - rows));
+    m_grid->setRowStretch(1, rows);
 }
 
 void AttentionMapsPage::arrange(Arrangement arrangement)
@@ -126,12 +136,9 @@ void AttentionMapsPage::arrange(Arrangement arrangement)
         m_grid->addWidget(m_exact, 0, 0);
         m_grid->addWidget(m_approx, 0, 1);
         m_grid->addWidget(m_error, 0, 2);
-        if (arrangement == Arrangement::MapsInARow) {
+        if (arrangement == Arrangement::MapsInARow)
             m_grid->addWidget(m_rows, 1, 0, 1, 3);
-            const int rows = rowsHeight(height(), fontMetrics().height());
-            m_grid->setRowStretch(0, std::max(1, height() - rows));
-            m_grid->setRowStretch(1, rows);
-        }
+        shareHeight();
         for (int i = 0; i < 3; ++i)
             m_grid->setColumnStretch(i, 1);
     }

@@ -43,6 +43,9 @@ private:
     // The arrangement for a page of `size`, as documented above.
     Arrangement bestArrangement(QSize size) const;
     void arrange(Arrangement arrangement);
+    // With the maps in a row, shares the page's current height between them and the strip of
+    // query rows below (rowsHeight): stretches set for another height would share it wrongly.
+    void shareHeight();
 
     HeatmapView* m_exact;
     QWidget* m_approx;
