@@ -50,15 +50,12 @@ BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent)
 {
     m_pool.setMaxThreadCount(1);
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &BackgroundJob::finished);
-    connect(&m_watcher, &QFutureWatcher<void>::progressRangeChanged, this,
-            [this](int, int maximum) {
-                if (m_running && !m_running->discarded && maximum > 0)
-                    emit progressChanged(m_watcher.progressValue(), maximum);
-            });
-    // The total is read from the future, not remembered from progressRangeChanged: a watcher
-    // set on a future that already reported its range may deliver a value before the range.
-    // Before the work sets a range (the watcher reports value 0 of 0 as it starts watching)
-    // there is no progress to show.
+    // Progress is reported by the value events alone (setProgress sets a value after every new
+    // range), each with the total read from the future: a watcher set on a future that already
+    // reported its range may deliver a value before the range, and an event for the range
+    // carries no value of its own (the future's current one would jump ahead of the values
+    // still queued). Before the work sets a range (the watcher reports value 0 of 0 as it starts
+    // watching) there is no progress to show.
     connect(&m_watcher, &QFutureWatcher<void>::progressValueChanged, this, [this](int value) {
         const int total = m_watcher.progressMaximum();
         if (m_running && !m_running->discarded && total > 0)
