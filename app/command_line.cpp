@@ -49,10 +49,14 @@ const Subcommand kSubcommands[] = {
      runStepsCommand, Figures::Never},
     {"errors", "approximation error against m, norm or L, as CSV and a chart", runErrorsCommand,
      Figures::WithPlotOption},
-    {"model-eval", "what an approximation in a trained model does to its predictions, as CSV "
-                   "and a chart", runModelEvalCommand, Figures::WithPlotOption},
-    {"generate", "a language model continuing a prompt with exact and approximate attention, "
-                 "token by token", runGenerateCommand, Figures::WithPlotOption},
+    {"model-eval",
+     "what an approximation in a trained model does to its predictions, as CSV "
+     "and a chart",
+     runModelEvalCommand, Figures::WithPlotOption},
+    {"generate",
+     "a language model continuing a prompt with exact and approximate attention, "
+     "token by token",
+     runGenerateCommand, Figures::WithPlotOption},
 };
 
 // Whether the command line asks `command` to draw figures.
@@ -99,7 +103,8 @@ void printUsage(QTextStream& out)
     }
     out << "\nCommands:\n";
     for (const Subcommand& command : kSubcommands)
-        out << QStringLiteral("  %1  %2\n").arg(QLatin1String(command.name), -10)
+        out << QStringLiteral("  %1  %2\n")
+                   .arg(QLatin1String(command.name), -10)
                    .arg(QLatin1String(command.summary));
     out << "\n'attention-lab <command> --help' lists a command's options.\n";
 }
@@ -165,8 +170,9 @@ int runCommandLine(int& argc, char** argv)
         err << prefix << e.message() << '\n';
         return ExitFailure;
     } catch (const std::bad_alloc&) {
-        err << prefix << "out of memory; lower the memory budget (--memory-budget) so that "
-                         "requests are refused before they are allocated\n";
+        err << prefix
+            << "out of memory; lower the memory budget (--memory-budget) so that "
+               "requests are refused before they are allocated\n";
         return ExitResources;
     } catch (const std::exception& e) {
         err << prefix << e.what() << '\n';

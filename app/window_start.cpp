@@ -72,11 +72,10 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
     ui::StepperView* stepper = window.stepperView();
     if (window.currentPage() == ui::MainWindow::StepperPage && stepper->isBusy()) {
         QEventLoop stepperLoop;
-        QObject::connect(stepper, &ui::StepperView::busyChanged, &stepperLoop,
-                         [&](bool busy) {
-                             if (!busy)
-                                 stepperLoop.quit();
-                         });
+        QObject::connect(stepper, &ui::StepperView::busyChanged, &stepperLoop, [&](bool busy) {
+            if (!busy)
+                stepperLoop.quit();
+        });
         QTimer::singleShot(kScreenshotTimeoutMs, &stepperLoop, &QEventLoop::quit);
         stepperLoop.exec();
     }
@@ -95,8 +94,7 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
     // The error histograms are binned on a worker after the result.
     if (window.viewSettings().errorDistribution) {
         QEventLoop binLoop;
-        QObject::connect(&window, &ui::MainWindow::distributionShown, &binLoop,
-                         &QEventLoop::quit);
+        QObject::connect(&window, &ui::MainWindow::distributionShown, &binLoop, &QEventLoop::quit);
         QTimer::singleShot(kScreenshotTimeoutMs, &binLoop, &QEventLoop::quit);
         binLoop.exec();
     }
@@ -106,12 +104,12 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
         QApplication::processEvents();
     if (window.size() != size)
         err << "attention-lab --screenshot: the window cannot be " << size.width() << "x"
-            << size.height() << "; the screenshot is " << window.width() << "x"
-            << window.height() << '\n';
+            << size.height() << "; the screenshot is " << window.width() << "x" << window.height()
+            << '\n';
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly) || !window.grab().save(&file, "PNG") || !file.commit()) {
-        err << "attention-lab --screenshot: " << path << ": cannot write the screenshot: "
-            << file.errorString() << '\n';
+        err << "attention-lab --screenshot: " << path
+            << ": cannot write the screenshot: " << file.errorString() << '\n';
         return ExitFailure;
     }
     return ExitSuccess;
@@ -139,22 +137,24 @@ QList<QCommandLineOption> windowOptions()
          QStringLiteral("Print this help and exit.")},
         {{QStringLiteral("v"), QStringLiteral("version")},
          QStringLiteral("Print the version and exit.")},
-        {QStringLiteral("session"), QStringLiteral("The session to open."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("scenario"), QStringLiteral("A lecture scenario to open (its folder is "
-                                                    "the deck PageDown and PageUp step through)."),
+        {QStringLiteral("session"), QStringLiteral("The session to open."), QStringLiteral("FILE")},
+        {QStringLiteral("scenario"),
+         QStringLiteral("A lecture scenario to open (its folder is "
+                        "the deck PageDown and PageUp step through)."),
          QStringLiteral("FILE")},
         {QStringLiteral("presentation"), QStringLiteral("Start in presentation mode (full "
                                                         "screen; with --screenshot, at --size).")},
-        {QStringLiteral("theme"), QStringLiteral("The projector theme of presentation mode: "
-                                                 "light (default) or dark."),
+        {QStringLiteral("theme"),
+         QStringLiteral("The projector theme of presentation mode: "
+                        "light (default) or dark."),
          QStringLiteral("light|dark")},
         {QStringLiteral("screenshot"),
          QStringLiteral("Open the window offscreen, wait for the result, save a screenshot of "
                         "the whole window as PNG, and exit."),
          QStringLiteral("OUT.png")},
-        {QStringLiteral("size"), QStringLiteral("The window size for --screenshot (default "
-                                                "1600x1000)."),
+        {QStringLiteral("size"),
+         QStringLiteral("The window size for --screenshot (default "
+                        "1600x1000)."),
          QStringLiteral("WxH")},
     };
 }
@@ -198,8 +198,8 @@ int runWindow(int& argc, char** argv)
         return ExitSuccess;
     }
     if (parser.isSet(QStringLiteral("version"))) {
-        out << QCoreApplication::applicationName() << ' '
-            << QCoreApplication::applicationVersion() << '\n';
+        out << QCoreApplication::applicationName() << ' ' << QCoreApplication::applicationVersion()
+            << '\n';
         return ExitSuccess;
     }
     QString session = parser.value(QStringLiteral("session"));
@@ -254,9 +254,8 @@ int runWindow(int& argc, char** argv)
     if (theme == QLatin1String("dark"))
         window.presentation().setTheme(ui::ProjectorTheme::Dark);
     if (parser.isSet(QStringLiteral("presentation")))
-        window.setPresentationMode(true, screenshot
-                                             ? ui::PresentationMode::Placement::KeepGeometry
-                                             : ui::PresentationMode::Placement::FullScreen);
+        window.setPresentationMode(true, screenshot ? ui::PresentationMode::Placement::KeepGeometry
+                                                    : ui::PresentationMode::Placement::FullScreen);
     if (screenshot)
         return saveScreenshot(window, parser.value(QStringLiteral("screenshot")), size);
     window.startAutosave();

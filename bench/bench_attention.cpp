@@ -66,7 +66,8 @@ void exactMaterialised(benchmark::State& state)
 {
     const Inputs in(state.range(0));
     for (auto _ : state)
-        benchmark::DoNotOptimize(materialisedAttention(in.q, in.k, in.v, kScale, false).output.data());
+        benchmark::DoNotOptimize(
+            materialisedAttention(in.q, in.k, in.v, kScale, false).output.data());
     setRate(state, 4.0 * state.range(0) * state.range(0) * kD);
 }
 
@@ -95,8 +96,14 @@ void linear(benchmark::State& state, Method kind)
     setRate(state, featureFlops + 4.0 * length * phi->featureCount() * kD);
 }
 
-void favorPositive(benchmark::State& state) { linear(state, Method::FavorPositive); }
-void eluPlusOne(benchmark::State& state) { linear(state, Method::Elu); }
+void favorPositive(benchmark::State& state)
+{
+    linear(state, Method::FavorPositive);
+}
+void eluPlusOne(benchmark::State& state)
+{
+    linear(state, Method::Elu);
+}
 
 void lengths(benchmark::internal::Benchmark* b, bool withCausal)
 {
@@ -114,7 +121,11 @@ void lengths(benchmark::internal::Benchmark* b, bool withCausal)
 BENCHMARK(sgemm)->Arg(2048)->ArgName("n")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(exactMaterialised)
     ->ArgName("L")
-    ->Arg(1024)->Arg(2048)->Arg(4096)->Arg(8192)->Arg(16384)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->Arg(16384)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(exactStreaming)->Apply([](auto* b) { lengths(b, true); });

@@ -131,14 +131,12 @@ int main(int argc, char** argv)
     Matrix<float> out(1, kWidth);
     ForwardOptions options;
     options.captureQkv = false;
-    std::printf(
-        "GPT-2-small shape (12 layers, width 768, 12 heads of 64, vocabulary 50,257), "
-        "random weights, n_positions %d, %d threads\n",
-        positions, engineThreads());
-    std::printf(
-        "sgemm %.1f GFLOP/s, copy bandwidth %.1f GB/s, load average %.2f (measured in "
-        "this run)\n",
-        sgemm, bandwidth, loadAverage());
+    std::printf("GPT-2-small shape (12 layers, width 768, 12 heads of 64, vocabulary 50,257), "
+                "random weights, n_positions %d, %d threads\n",
+                positions, engineThreads());
+    std::printf("sgemm %.1f GFLOP/s, copy bandwidth %.1f GB/s, load average %.2f (measured in "
+                "this run)\n",
+                sgemm, bandwidth, loadAverage());
     double attentionAt[2][3], wholeAt[2][3];
     double bytesAt[3] = {};
     for (int at = 0; at < 2; ++at) {
@@ -171,15 +169,13 @@ int main(int argc, char** argv)
     }
     std::printf("\nat the last positions:\n");
     for (std::size_t r = 1; r < runs.size(); ++r)
-        std::printf(
-            "  exact attention / %s attention: %.1fx (goal >= 20x); its step at the last "
-            "positions / near %d: %.3f (goal <= 1.2); whole step %.2fx faster\n",
-            runs[r].name, attentionAt[1][0] / attentionAt[1][r], kNearStart,
-            attentionAt[1][r] / attentionAt[0][r], wholeAt[1][0] / wholeAt[1][r]);
-    std::printf(
-        "memory held at the end: cache %s (2 L d floats per head and layer, L = %lld); "
-        "FAVOR+ state %s; elu+1 state %s (C d + C floats per head and layer)\n",
-        qPrintable(formatBytes(bytesAt[0])), qlonglong(runs[0].state.position()),
-        qPrintable(formatBytes(bytesAt[1])), qPrintable(formatBytes(bytesAt[2])));
+        std::printf("  exact attention / %s attention: %.1fx (goal >= 20x); its step at the last "
+                    "positions / near %d: %.3f (goal <= 1.2); whole step %.2fx faster\n",
+                    runs[r].name, attentionAt[1][0] / attentionAt[1][r], kNearStart,
+                    attentionAt[1][r] / attentionAt[0][r], wholeAt[1][0] / wholeAt[1][r]);
+    std::printf("memory held at the end: cache %s (2 L d floats per head and layer, L = %lld); "
+                "FAVOR+ state %s; elu+1 state %s (C d + C floats per head and layer)\n",
+                qPrintable(formatBytes(bytesAt[0])), qlonglong(runs[0].state.position()),
+                qPrintable(formatBytes(bytesAt[1])), qPrintable(formatBytes(bytesAt[2])));
     return 0;
 }

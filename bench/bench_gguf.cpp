@@ -10,8 +10,8 @@
 //       key/value heads of 64, MLP 1536, vocabulary 49,152 with 49,152 byte-level tokens and
 //       48,895 merges, pre-tokenizer smollm, tied head; 134.5 M parameters) of random Q8_0 weights
 //       (F32 norms), written once, then from the file to the first layer's attention, as Open
-//       Model... gets it on screen: loadLanguageModel (open, check, dequantize, build the blocks and
-//       the tokenizer), the tokens of the built-in example sentence (its first 32, about what a
+//       Model... gets it on screen: loadLanguageModel (open, check, dequantize, build the blocks
+//       and the tokenizer), the tokens of the built-in example sentence (its first 32, about what a
 //       real vocabulary of this size makes of it) and their forward pass with every layer's Q, K,
 //       V, then exact causal attention of layer 0's 9 heads (compute). Each phase's
 //       time and the total, the median of `reps` loads (each from the file, in the page cache
@@ -63,8 +63,8 @@ QByteArray halfBytes(float value)
     return bytes;
 }
 
-// `count` values of `type` in seeded random blocks whose scales (every half-precision field a type has)
-// are finite: the d, m or dmin fields set to small normal numbers.
+// `count` values of `type` in seeded random blocks whose scales (every half-precision field a type
+// has) are finite: the d, m or dmin fields set to small normal numbers.
 QByteArray randomBlocks(GgmlType type, std::int64_t count, std::uint64_t seed)
 {
     const GgmlTypeTraits& traits = *ggmlTypeTraits(std::uint32_t(type));
@@ -77,25 +77,25 @@ QByteArray randomBlocks(GgmlType type, std::int64_t count, std::uint64_t seed)
     }
     std::vector<qsizetype> halves;  // the positions of the scale fields in a block
     switch (type) {
-    case GgmlType::F32:
-        for (qsizetype i = 0; i < data.size(); i += 4) {
-            const float value = float(std::int32_t(random.nextBits() % 2001) - 1000) * 1e-3f;
-            std::memcpy(data.data() + i, &value, 4);
-        }
-        return data;
-    case GgmlType::F16:
-    case GgmlType::BF16:
-        for (qsizetype i = 0; i < data.size(); i += 2)
-            data[i + 1] = char(data[i + 1] & 0x3f);  // exponent below the maximum: finite
-        return data;
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-    case GgmlType::Q5_0: halves = {0}; break;
-    case GgmlType::Q4_1:
-    case GgmlType::Q5_1:
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K: halves = {0, 2}; break;
-    case GgmlType::Q6_K: halves = {208}; break;
+        case GgmlType::F32:
+            for (qsizetype i = 0; i < data.size(); i += 4) {
+                const float value = float(std::int32_t(random.nextBits() % 2001) - 1000) * 1e-3f;
+                std::memcpy(data.data() + i, &value, 4);
+            }
+            return data;
+        case GgmlType::F16:
+        case GgmlType::BF16:
+            for (qsizetype i = 0; i < data.size(); i += 2)
+                data[i + 1] = char(data[i + 1] & 0x3f);  // exponent below the maximum: finite
+            return data;
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_0:
+        case GgmlType::Q5_0: halves = {0}; break;
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_1:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: halves = {0, 2}; break;
+        case GgmlType::Q6_K: halves = {208}; break;
     }
     const QByteArray scale = halfBytes(0.01f);
     for (std::int64_t b = 0; b < blocks; ++b)
@@ -130,7 +130,8 @@ void benchDequantize(int reps)
         std::memcpy(copy.data(), out.data(), values * sizeof(float));
         copyBest = std::min(copyBest, seconds(timer));
     }
-    Eigen::MatrixXf a = Eigen::MatrixXf::Random(1024, 1024), b = Eigen::MatrixXf::Random(1024, 1024);
+    Eigen::MatrixXf a = Eigen::MatrixXf::Random(1024, 1024),
+                    b = Eigen::MatrixXf::Random(1024, 1024);
     Eigen::MatrixXf c(1024, 1024);
     double gemmBest = 1e9;
     Eigen::setNbThreads(1);
@@ -217,7 +218,8 @@ void writeSmolLmFile(const QString& path)
     gguf.addStrings(QStringLiteral("tokenizer.ggml.merges"), merges);
     std::uint64_t seed = 1;
     const auto q8 = [&](const QString& name, quint64 in, quint64 out) {
-        gguf.addTensor(name, 8, {in, out}, randomBlocks(GgmlType::Q8_0, std::int64_t(in * out), seed++));
+        gguf.addTensor(name, 8, {in, out},
+                       randomBlocks(GgmlType::Q8_0, std::int64_t(in * out), seed++));
     };
     const auto norm = [&](const QString& name) {
         QByteArray ones;
@@ -299,9 +301,8 @@ void benchLoad(int reps, QString path)
                     r + 1, loaded, faults, double(faults) * 4096 / 1e6, tokens.ids.size(),
                     forwarded - loaded, attended - forwarded, attended);
     }
-    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-        return a[0] + a[1] + a[2] < b[0] + b[1] + b[2];
-    });
+    std::sort(runs.begin(), runs.end(),
+              [](const auto& a, const auto& b) { return a[0] + a[1] + a[2] < b[0] + b[1] + b[2]; });
     const auto& median = runs[runs.size() / 2];
     std::printf("median: %.3f s from the file to the first layer's attention (load %.3f s, forward "
                 "%.3f s, attention %.3f s)\n",

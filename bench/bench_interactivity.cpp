@@ -163,8 +163,8 @@ int main(int argc, char* argv[])
     engine.clear();
     std::vector<double> times;
     for (int i = 0; i < repetitions; ++i) {
-        spec.input.text = exampleSpec().input.text + QLatin1Char(' ') +
-                          words[i % words.size()] + QStringLiteral(" %1").arg(i);
+        spec.input.text = exampleSpec().input.text + QLatin1Char(' ') + words[i % words.size()] +
+                          QStringLiteral(" %1").arg(i);
         times.push_back(showAndTime(spec));
     }
     std::sort(times.begin(), times.end());

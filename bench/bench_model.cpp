@@ -187,8 +187,7 @@ void benchSmolLm2(int reps, int length)
         const AllocationPeak measured;
         const ForwardResult result = network.forward(ids, options);
         peak = std::max(peak, measured.bytes());
-        if (result.layers.size() != std::size_t(c.layers) ||
-            (logits && !result.logits.allFinite()))
+        if (result.layers.size() != std::size_t(c.layers) || (logits && !result.logits.allFinite()))
             fail(QStringLiteral("the SmolLM2 forward pass gave no finite logits"));
     };
     // sgemm at the model's MLP shape and at 2048^3, timed in the same rounds as the forward pass.
@@ -196,8 +195,7 @@ void benchSmolLm2(int reps, int length)
     const Matrix<float> b = Matrix<float>::Random(2048, 2048);
     Matrix<float> product(2048, 2048);
     const std::vector<double> medians = interleavedMedians(
-        reps, {[&] { run(true); }, [&] { run(false); },
-               [&] { product.noalias() = a * b; },
+        reps, {[&] { run(true); }, [&] { run(false); }, [&] { product.noalias() = a * b; },
                [&] {
                    product.topLeftCorner(1024, 1536).noalias() =
                        a.topLeftCorner(1024, 576) * b.topLeftCorner(576, 1536);

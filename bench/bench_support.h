@@ -102,9 +102,11 @@ inline void writeWeights(const QString& path, int positions)
         for (const std::int64_t dim : tensor.shape)
             shape.append(qint64(dim));
         const std::int64_t bytes = 4 * elements(tensor);
-        header.insert(tensor.name, QJsonObject{{"dtype", "F32"},
-                                               {"shape", shape},
-                                               {"data_offsets", QJsonArray{qint64(offset), qint64(offset + bytes)}}});
+        header.insert(
+            tensor.name,
+            QJsonObject{{"dtype", "F32"},
+                        {"shape", shape},
+                        {"data_offsets", QJsonArray{qint64(offset), qint64(offset + bytes)}}});
         offset += bytes;
     }
     QByteArray text = QJsonDocument(header).toJson(QJsonDocument::Compact);
@@ -141,7 +143,7 @@ inline void writeCheckpoint(const QString& folder, int positions)
 {
     const QJsonObject config{{"model_type", "gpt2"},       {"n_layer", kLayers},
                              {"n_head", kHeads},           {"n_embd", kWidth},
-                             {"n_positions", positions},  {"vocab_size", kVocabulary},
+                             {"n_positions", positions},   {"vocab_size", kVocabulary},
                              {"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"}};
     writeText(folder + "/config.json", QJsonDocument(config).toJson());
     QJsonObject vocab;

@@ -23,8 +23,7 @@ std::atomic<std::int64_t> g_peak{0};
 {
     const std::int64_t held = g_held.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     std::int64_t peak = g_peak.load(std::memory_order_relaxed);
-    while (held > peak &&
-           !g_peak.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
+    while (held > peak && !g_peak.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
     }
 }
 

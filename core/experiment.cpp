@@ -37,14 +37,15 @@ void validate(const ExperimentSpec& spec, bool comparing)
         for (const MethodParameter* parameter : info.parameters) {
             const double value = approximation.value(*parameter);
             const bool integral = parameter->kind != MethodParameter::Kind::Real;
-            require(std::isfinite(value) && value >= parameter->minimum &&
-                        value <= parameter->maximum && (!integral || value == std::floor(value)),
-                    QStringLiteral("%1: %2 must be %3 from %4 to %5 (got %6)")
-                        .arg(info.name, parameter->option,
-                             integral ? QStringLiteral("a whole number") : QStringLiteral("a number"))
-                        .arg(parameter->minimum)
-                        .arg(parameter->maximum)
-                        .arg(value));
+            require(
+                std::isfinite(value) && value >= parameter->minimum &&
+                    value <= parameter->maximum && (!integral || value == std::floor(value)),
+                QStringLiteral("%1: %2 must be %3 from %4 to %5 (got %6)")
+                    .arg(info.name, parameter->option,
+                         integral ? QStringLiteral("a whole number") : QStringLiteral("a number"))
+                    .arg(parameter->minimum)
+                    .arg(parameter->maximum)
+                    .arg(value));
         }
         requireCausalForm(approximation.kind, spec.causal, causalReason(spec.input));
     }
@@ -116,7 +117,8 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
         // float matrix) for each of P, P^ and P^ - P.
         const int attention = spec.exactMethod ? 1 : 2;
         const int matrices = attention * (options.kernels ? 2 : 1);
-        const double bytesPerEntry = attention * scalarBytes + (options.kernels ? attention * 8.0 : 0.0) +
+        const double bytesPerEntry = attention * scalarBytes +
+                                     (options.kernels ? attention * 8.0 : 0.0) +
                                      (options.pyramids ? (2 * attention - 1) * 4.0 / 3.0 : 0.0);
         options.budget.require(
             heads * length * length * bytesPerEntry,
@@ -136,7 +138,9 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
         const double keptFeatures = options.features ? heads * 2.0 * length * features * 8.0 : 0.0;
         options.budget.require(
             length * features * scalarBytes + keptFeatures,
-            QStringLiteral("The features phi(Q), phi(K) (%1 x %2)").arg(qint64(length)).arg(features),
+            QStringLiteral("The features phi(Q), phi(K) (%1 x %2)")
+                .arg(qint64(length))
+                .arg(features),
             QStringLiteral("Use fewer features or positions, or raise the memory budget "
                            "(--memory-budget)."));
         return;
@@ -145,7 +149,8 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
     // output and the rows of P^ each build it).
     const double working = 2 * info.workingSetFloats(costShapeOf(spec, input)) * scalarBytes;
     options.budget.require(
-        working, QStringLiteral("The working memory of %1 (L = %2)").arg(info.name).arg(qint64(length)),
+        working,
+        QStringLiteral("The working memory of %1 (L = %2)").arg(info.name).arg(qint64(length)),
         QStringLiteral("Use a smaller m or window, fewer positions, or raise the memory budget "
                        "(--memory-budget)."));
 }
@@ -157,8 +162,7 @@ bool exactSideFits(const ExperimentResult& previous, const ExperimentSpec& spec,
                    const AttentionInput& input, double scale, const ComputeOptions& options)
 {
     if (previous.spec.precision != spec.precision || previous.spec.causal != spec.causal ||
-        previous.scale != scale || previous.heads.size() != input.heads.size() ||
-        !options.matrices)
+        previous.scale != scale || previous.heads.size() != input.heads.size() || !options.matrices)
         return false;
     return std::all_of(previous.heads.begin(), previous.heads.end(), [&](const HeadResult& head) {
         return head.attentionExact.rows() == input.length() &&
@@ -174,9 +178,9 @@ struct HeadPyramids {
     // Finishes those built and shares them with the head.
     void storeInto(HeadResult& head)
     {
-        for (auto [built, shared] : {std::pair(&exact, &head.exactPyramid),
-                                     std::pair(&approx, &head.approxPyramid),
-                                     std::pair(&error, &head.errorPyramid)}) {
+        for (auto [built, shared] :
+             {std::pair(&exact, &head.exactPyramid), std::pair(&approx, &head.approxPyramid),
+              std::pair(&error, &head.errorPyramid)}) {
             if (*built) {
                 (*built)->finish();
                 *shared = std::make_shared<const DetailPyramid>(std::move(**built));
@@ -194,8 +198,7 @@ template <typename T>
 std::unique_ptr<Approximation<T>> approximateHead(const ExperimentSpec& spec, const Matrix<T>& q,
                                                   const Matrix<T>& k, const Matrix<T>& v,
                                                   const HeadTensors* comparison, double scale,
-                                                  int headIndex, HeadResult& head,
-                                                  double* seconds)
+                                                  int headIndex, HeadResult& head, double* seconds)
 {
     QElapsedTimer timer;
     std::unique_ptr<Approximation<T>> approximation;
@@ -231,9 +234,8 @@ std::unique_ptr<Approximation<T>> approximateHead(const ExperimentSpec& spec, co
 // P (when keepExact), P^ (when keepApprox) and O of the row pass into the head, or the kept
 // result's P and O.
 template <typename T>
-void storeAttention(HeadResult& head, const HeadResult* kept, Matrix<T>&& exact,
-                    Matrix<T>&& approx, const Matrix<T>& outputExact, bool keepExact,
-                    bool keepApprox)
+void storeAttention(HeadResult& head, const HeadResult* kept, Matrix<T>&& exact, Matrix<T>&& approx,
+                    const Matrix<T>& outputExact, bool keepExact, bool keepApprox)
 {
     if (kept) {
         head.attentionExact = kept->attentionExact;
@@ -362,8 +364,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
         Eigen::Map<Matrix<T>> pApprox(approxTarget, rows, length);
         MatrixD kernelApprox;
         approxRows->rows(begin, pApprox, approxKernel ? &kernelApprox : nullptr);
-        accumulators[begin / kRowBlock].addAttentionRows<T>(
-            begin, spec.causal, p, pApprox, &kernel, approxKernel ? &kernelApprox : nullptr);
+        accumulators[begin / kRowBlock].addAttentionRows<T>(begin, spec.causal, p, pApprox, &kernel,
+                                                            approxKernel ? &kernelApprox : nullptr);
         if (keepKernels && approxKernel)
             head.kernelApprox.middleRows(begin, rows) = kernelApprox;
         if (built.approx) {
@@ -374,8 +376,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
     });
     if (stopped)
         throw Cancelled();
-    storeAttention(head, keptP ? kept : nullptr, std::move(exact), std::move(approx),
-                   outputExact, options.matrices, options.matrices && approximation);
+    storeAttention(head, keptP ? kept : nullptr, std::move(exact), std::move(approx), outputExact,
+                   options.matrices, options.matrices && approximation);
     built.storeInto(head);
     addHeadMetrics(head, accumulators, allHeads);
 
@@ -405,8 +407,8 @@ void addWarnings(ExperimentResult& result)
     const Eigen::Index length = result.labels.size();
     for (std::size_t h = 0; h < result.heads.size(); ++h) {
         const HeadResult& head = result.heads[h];
-        const QString where = result.heads.size() > 1 ? QStringLiteral(" in head %1").arg(h)
-                                                      : QString();
+        const QString where =
+            result.heads.size() > 1 ? QStringLiteral(" in head %1").arg(h) : QString();
         if (!head.nonPositiveRows.empty()) {
             QStringList first;
             for (std::size_t i = 0; i < std::min<std::size_t>(5, head.nonPositiveRows.size()); ++i)
@@ -434,9 +436,10 @@ void addWarnings(ExperimentResult& result)
         if (kernelOverflow > 0) {
             result.warnings.push_back(
                 {QStringLiteral("overflow"),
-                 QStringLiteral("%1 entries of the kernel matrices A or A^%2 exceed the %3 range "
-                                "(they are written as inf). P, P^ and the outputs are not affected: "
-                                "they are computed with maxima subtracted.")
+                 QStringLiteral(
+                     "%1 entries of the kernel matrices A or A^%2 exceed the %3 range "
+                     "(they are written as inf). P, P^ and the outputs are not affected: "
+                     "they are computed with maxima subtracted.")
                      .arg(kernelOverflow)
                      .arg(where, precision)});
         }
@@ -457,9 +460,8 @@ void addWarnings(ExperimentResult& result)
         !result.spec.exactMethod && result.spec.input.comparisonModelPath.isEmpty();
     const MethodInfo& method = methodInfo(result.spec.approximation.kind);
     if (approximating && method.takes(windowParameter())) {
-        const SlidingWindow window{
-            Eigen::Index(result.spec.approximation.value(windowParameter())), result.spec.causal,
-            length};
+        const SlidingWindow window{Eigen::Index(result.spec.approximation.value(windowParameter())),
+                                   result.spec.causal, length};
         if (window.coversEveryPair())
             result.warnings.push_back(
                 {QStringLiteral("window-covers-every-pair"),
@@ -473,11 +475,10 @@ void addWarnings(ExperimentResult& result)
                           method.title)
                      .arg(result.spec.causal ? length : 2 * length - 1)});
     }
-    const QString sizeNote =
-        !approximating
-            ? QString()
-            : sizePastLengthNote(result.spec.approximation.kind,
-                                 {result.spec.approximation.features}, length);
+    const QString sizeNote = !approximating
+                                 ? QString()
+                                 : sizePastLengthNote(result.spec.approximation.kind,
+                                                      {result.spec.approximation.features}, length);
     if (!sizeNote.isEmpty())
         result.warnings.push_back({QStringLiteral("size-past-length"), sizeNote});
     if (approximating && result.spec.causal) {
@@ -513,13 +514,12 @@ ExperimentResult computeIn(const ExperimentSpec& spec, const AttentionInput& inp
     result.heads.resize(input.heads.size());
     MetricsAccumulator allHeads;
     const ExperimentResult* kept = options.sameInputAs.get();
-    result.exactKept =
-        kept && exactSideFits(*kept, spec, input, result.scale, options);
+    result.exactKept = kept && exactSideFits(*kept, spec, input, result.scale, options);
     for (std::size_t h = 0; h < input.heads.size(); ++h) {
         throwIfCancelled();
-        computeHead<T>(spec, input.heads[h],
-                       input.comparison.empty() ? nullptr : &input.comparison[h], int(h), options,
-                       result.scale, result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
+        computeHead<T>(
+            spec, input.heads[h], input.comparison.empty() ? nullptr : &input.comparison[h], int(h),
+            options, result.scale, result.exactKept ? &kept->heads[h] : nullptr, result, allHeads);
     }
     result.metrics = allHeads.metrics();
     for (const QString& note : input.notes)

@@ -34,15 +34,15 @@ struct ResultWarning {
 struct HeadResult {
     ResultMatrix attentionExact;   // P (L x L), when matrices were asked for
     ResultMatrix attentionApprox;  // P^ (not for the exact method)
-    MatrixD kernelExact;      // A = exp(s Q K^T), masked
-    MatrixD kernelApprox;     // A^ = phi(Q) phi(K)^T, masked
-    MatrixD outputExact;      // O = P V (L x d_v)
-    MatrixD outputApprox;     // O^ in linear form (or streamed, for the exact method)
-    MatrixD featuresQ;        // phi(Q) (L x C) at true scale, when features were asked for
-    MatrixD featuresK;        // phi(K)
-    MatrixD projection;       // W (m x d), applied to x' = sqrt(s) x; empty when no W is drawn
+    MatrixD kernelExact;           // A = exp(s Q K^T), masked
+    MatrixD kernelApprox;          // A^ = phi(Q) phi(K)^T, masked
+    MatrixD outputExact;           // O = P V (L x d_v)
+    MatrixD outputApprox;          // O^ in linear form (or streamed, for the exact method)
+    MatrixD featuresQ;             // phi(Q) (L x C) at true scale, when features were asked for
+    MatrixD featuresK;             // phi(K)
+    MatrixD projection;            // W (m x d), applied to x' = sqrt(s) x; empty when no W is drawn
     std::vector<DrawnMatrix> drawn;  // other random matrices of the method (Linformer's E, F)
-    VectorD logNormaliser;    // log Z_i, Z_i = sum_j A_ij: A_ij = P_ij Z_i
+    VectorD logNormaliser;           // log Z_i, Z_i = sum_j A_ij: A_ij = P_ij Z_i
     // Level-of-detail pyramids of P, P^ and the signed error P^ - P, when asked for.
     std::shared_ptr<const DetailPyramid> exactPyramid;
     std::shared_ptr<const DetailPyramid> approxPyramid;
@@ -63,7 +63,7 @@ struct ExperimentResult {
     std::vector<ResultWarning> warnings;
     // The approximate output (linear form, or streaming exact), its W, E, F drawn beforehand.
     double secondsApprox = 0;
-    double secondsExact = 0;   // exact attention rows, output and metrics
+    double secondsExact = 0;  // exact attention rows, output and metrics
     // The exact side (P, O, log Z, P's pyramid) was taken over from ComputeOptions::sameInputAs;
     // secondsExact then counts the metrics pass only.
     bool exactKept = false;

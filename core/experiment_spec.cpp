@@ -47,19 +47,19 @@ void readParameter(const QJsonObject& json, const MethodParameter& parameter,
                  parameter.parse(QString::number(value.toDouble(), 'g', 17), &parsed);
             break;
     }
-    require(ok, QStringLiteral("%1: expected %2, got %3")
-                    .arg(parameter.field,
-                         parameter.kind == MethodParameter::Kind::Switch
-                             ? QStringLiteral("true or false")
-                         : parameter.kind == MethodParameter::Kind::Choice
-                             ? parameter.choices.join(QStringLiteral(" or "))
-                             : QStringLiteral("a number from %1 to %2")
-                                   .arg(parameter.minimum)
-                                   .arg(parameter.maximum),
-                         QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(
-                                               QJsonDocument::Compact))
-                             .mid(1)
-                             .chopped(1)));
+    require(
+        ok,
+        QStringLiteral("%1: expected %2, got %3")
+            .arg(parameter.field,
+                 parameter.kind == MethodParameter::Kind::Switch ? QStringLiteral("true or false")
+                 : parameter.kind == MethodParameter::Kind::Choice
+                     ? parameter.choices.join(QStringLiteral(" or "))
+                     : QStringLiteral("a number from %1 to %2")
+                           .arg(parameter.minimum)
+                           .arg(parameter.maximum),
+                 QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact))
+                     .mid(1)
+                     .chopped(1)));
     spec->setValue(parameter, parsed);
 }
 

@@ -38,7 +38,7 @@ struct ExperimentSpec {
     std::optional<double> scale;  // s, the temperature; 1/sqrt(d) when not set
     bool causal = false;
     Precision precision = Precision::Float;
-    int threads = 0;     // engine threads; 0 = one per hardware thread
+    int threads = 0;                           // engine threads; 0 = one per hardware thread
     int chunkSize = int(kDefaultCausalChunk);  // rows per chunk of the causal linear form
 
     // "exact" or the feature map's name ("favor-positive", ...).

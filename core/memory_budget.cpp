@@ -80,10 +80,10 @@ qint64 parseByteSize(const QString& text)
     double value = match.captured(1).toDouble();
     const QString unit = match.captured(2).toUpper();
     switch (unit.isEmpty() ? 0 : unit.front().unicode()) {
-        case 'T': value *= 1024.0;  [[fallthrough]];
-        case 'G': value *= 1024.0;  [[fallthrough]];
-        case 'M': value *= 1024.0;  [[fallthrough]];
-        case 'K': value *= 1024.0;  break;
+        case 'T': value *= 1024.0; [[fallthrough]];
+        case 'G': value *= 1024.0; [[fallthrough]];
+        case 'M': value *= 1024.0; [[fallthrough]];
+        case 'K': value *= 1024.0; break;
         default: break;
     }
     if (value > 9.0e18)

@@ -26,7 +26,10 @@ int engineThreads()
 #endif
 }
 
-int hardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+int hardwareThreads()
+{
+    return std::max(1u, std::thread::hardware_concurrency());
+}
 
 int engineThreadIndex()
 {

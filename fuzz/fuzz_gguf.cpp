@@ -1,9 +1,9 @@
-// libFuzzer target: arbitrary bytes read as a GGUF file (GgufFile), then everything in it used: every
-// metadata value read as each kind (integer, number, bool, string, arrays of strings, numbers,
-// integers), every tensor of up to 2^16 values dequantized, the tokenizer of the metadata built and
-// run on a fixed text, and the model's shape read. Any input is either refused with InputError
-// naming the file, or read: the tensors' data inside the file, each value finite. Anything else
-// (a crash, a hang, a leak, undefined behaviour, another exception) is a finding.
+// libFuzzer target: arbitrary bytes read as a GGUF file (GgufFile), then everything in it used:
+// every metadata value read as each kind (integer, number, bool, string, arrays of strings,
+// numbers, integers), every tensor of up to 2^16 values dequantized, the tokenizer of the metadata
+// built and run on a fixed text, and the model's shape read. Any input is either refused with
+// InputError naming the file, or read: the tensors' data inside the file, each value finite.
+// Anything else (a crash, a hang, a leak, undefined behaviour, another exception) is a finding.
 
 #include "errors.h"
 #include "fuzz_input.h"
@@ -59,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         tolerated(path, [&] {
             const auto tokenizer = ggufTokenizer(file);
-            for (const int id : tokenizer->encode(QStringLiteral("Hello <s> wörld 123 \n日本 🤗"))) {
+            for (const int id :
+                 tokenizer->encode(QStringLiteral("Hello <s> wörld 123 \n日本 🤗"))) {
                 if (id < 0 || id >= tokenizer->vocabularySize())
                     std::abort();
                 static_cast<void>(tokenizer->label(id));

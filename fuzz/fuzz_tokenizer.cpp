@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0)
         return 0;
     const TokenMode mode = data[0] % 2 == 0 ? TokenMode::Words : TokenMode::Characters;
-    const QString text = QString::fromUtf8(reinterpret_cast<const char*>(data + 1),
-                                           qsizetype(size - 1));
+    const QString text =
+        QString::fromUtf8(reinterpret_cast<const char*>(data + 1), qsizetype(size - 1));
     qsizetype characters = 0;
     for (const QString& token : tokenize(text, mode)) {
         if (token.isEmpty() || token != token.trimmed())

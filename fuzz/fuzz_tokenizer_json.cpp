@@ -14,8 +14,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     using namespace attnlab;
-    static const QString text = QStringLiteral(
-        "Hello <s>wörld</s> it's 12345  \n\n\t Cafe\u0301 日本 🤗👨\u200d👩 <|endoftext|> ▁Ġ");
+    static const QString text = QStringLiteral("Hello <s>wörld</s> it's 12345  \n\n\t Cafe\u0301 "
+                                               "日本 🤗👨\u200d👩 <|endoftext|> ▁Ġ");
     const QString path = fuzz::inputFile(data, size, "-tokenizer.json");
     try {
         const HfTokenizer tokenizer = HfTokenizer::fromFile(path);

@@ -32,9 +32,9 @@ namespace attnlab::test {
 // The built program's path, and a check that fails the running test (naming the path) when it is
 // not there: a test that runs the program never passes or skips without it.
 inline const QString kAppPath = QStringLiteral(ATTNLAB_APP);
-#define REQUIRE_ATTENTION_LAB()                                                                  \
-    QVERIFY2(QFileInfo(attnlab::test::kAppPath).isExecutable(),                                 \
-             qPrintable(QStringLiteral("the program is missing (not an executable file): ") +    \
+#define REQUIRE_ATTENTION_LAB()                                                               \
+    QVERIFY2(QFileInfo(attnlab::test::kAppPath).isExecutable(),                               \
+             qPrintable(QStringLiteral("the program is missing (not an executable file): ") + \
                         attnlab::test::kAppPath))
 
 // One run of the application: how it ended and what it printed.
@@ -49,7 +49,8 @@ struct AppRun {
     // Everything about the run, for a failure message.
     QString describe() const
     {
-        return QStringLiteral("finished %1, crashed %2, exit %3 after %4 ms\nstdout: %5\nstderr: %6")
+        return QStringLiteral(
+                   "finished %1, crashed %2, exit %3 after %4 ms\nstdout: %5\nstderr: %6")
             .arg(finished)
             .arg(crashed)
             .arg(exitCode)
@@ -121,7 +122,8 @@ inline std::map<QString, QByteArray> folderSnapshot(const QString& directory)
 {
     std::map<QString, QByteArray> entries;
     const QDir root(directory);
-    QDirIterator it(directory, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System,
+    QDirIterator it(directory,
+                    QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System,
                     QDirIterator::Subdirectories);
     while (it.hasNext()) {
         const QString path = it.next();
@@ -186,8 +188,9 @@ inline QStringList unexplainedNonFinite(const QString& outDir)
 
     // The exact method has no P^ or A^: only the output's error (streaming against materialised)
     // applies to it, and the others are null by definition.
-    const bool exactMethod = json.value(QLatin1String("spec")).toObject().value(
-                                 QLatin1String("method")) == QLatin1String("exact");
+    const bool exactMethod =
+        json.value(QLatin1String("spec")).toObject().value(QLatin1String("method")) ==
+        QLatin1String("exact");
     const QJsonObject metrics = json.value(QLatin1String("metrics")).toObject();
     for (auto it = metrics.begin(); it != metrics.end(); ++it) {
         if (!it.value().isNull())
@@ -195,13 +198,14 @@ inline QStringList unexplainedNonFinite(const QString& outDir)
         const QString& key = it.key();
         const bool explained =
             (exactMethod && key != QLatin1String("rel_frobenius_output")) ||
-            (key == QLatin1String("mean_kl") && warnings.contains(QStringLiteral("kl-undefined"))) ||
+            (key == QLatin1String("mean_kl") &&
+             warnings.contains(QStringLiteral("kl-undefined"))) ||
             (key == QLatin1String("kernel_mse") && warnings.contains(QStringLiteral("overflow"))) ||
             (key == QLatin1String("rel_frobenius_output") &&
              warnings.contains(QStringLiteral("output-zero")));
         if (!explained)
-            problems.append(QStringLiteral("metric %1 is null (NaN or inf) without a warning")
-                                .arg(it.key()));
+            problems.append(
+                QStringLiteral("metric %1 is null (NaN or inf) without a warning").arg(it.key()));
     }
 
     const QStringList arrays = QDir(outDir).entryList({QStringLiteral("*.npy")}, QDir::Files);

@@ -48,14 +48,14 @@ inline const QStringList kAllFiles = {
     "output_exact.npy",    "output_approx.npy",    "features_q.npy",   "features_k.npy",
     "projection.npy",      "metrics.json"};
 
-inline const QStringList kMetricKeys = {"max_abs",    "mean_abs", "rel_frobenius_attention",
-                                 "rel_frobenius_output", "mean_tv", "mean_kl",
-                                 "kernel_mse", "nonpositive_rows"};
+inline const QStringList kMetricKeys = {
+    "max_abs", "mean_abs",   "rel_frobenius_attention", "rel_frobenius_output", "mean_tv",
+    "mean_kl", "kernel_mse", "nonpositive_rows"};
 
 // Runs attention-lab with `arguments`, in `workingDirectory` when given, for at most 60 s.
 // childSetup, when given, runs in the child before the program starts (Unix only).
 inline AppRun runApp(const QStringList& arguments, const QString& workingDirectory = QString(),
-              const std::function<void()>& childSetup = {})
+                     const std::function<void()>& childSetup = {})
 {
     return runAttentionLab(arguments, workingDirectory, 60000, childSetup);
 }
@@ -123,8 +123,8 @@ inline double maxRelativeError(const Matrix& a, const Matrix& b, double floor = 
     double worst = 0;
     for (Eigen::Index i = 0; i < a.rows(); ++i)
         for (Eigen::Index j = 0; j < a.cols(); ++j)
-            worst = std::max(worst,
-                             std::abs(a(i, j) - b(i, j)) / std::max(std::abs(b(i, j)), floor));
+            worst =
+                std::max(worst, std::abs(a(i, j) - b(i, j)) / std::max(std::abs(b(i, j)), floor));
     return worst;
 }
 

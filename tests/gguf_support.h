@@ -25,8 +25,16 @@ namespace attnlab::test {
 class GgufBuilder {
 public:
     // gguf_metadata_value_type
-    enum Type : quint32 { UInt8 = 0, Int32 = 5, UInt32 = 4, Float32 = 6, Bool = 7, String = 8,
-                          Array = 9, UInt64 = 10 };
+    enum Type : quint32 {
+        UInt8 = 0,
+        Int32 = 5,
+        UInt32 = 4,
+        Float32 = 6,
+        Bool = 7,
+        String = 8,
+        Array = 9,
+        UInt64 = 10
+    };
 
     QByteArray magic = "GGUF";
     quint32 version = 3;
@@ -64,8 +72,8 @@ public:
     void addTensor(const QString& name, quint32 type, const std::vector<quint64>& dims,
                    const QByteArray& data, std::optional<quint64> offset = std::nullopt)
     {
-        m_data += QByteArray(qsizetype((alignment - quint64(m_data.size()) % alignment) % alignment),
-                             '\0');
+        m_data += QByteArray(
+            qsizetype((alignment - quint64(m_data.size()) % alignment) % alignment), '\0');
         m_infos += text(name) + little<quint32>(quint32(dims.size()));
         for (const quint64 dim : dims)
             m_infos += little(dim);
@@ -76,10 +84,11 @@ public:
 
     QByteArray bytes() const
     {
-        QByteArray file = magic + little(version) + little<quint64>(tensorCount.value_or(m_tensors)) +
+        QByteArray file = magic + little(version) +
+                          little<quint64>(tensorCount.value_or(m_tensors)) +
                           little<quint64>(keyCount.value_or(m_keys)) + m_metadata + m_infos;
-        file += QByteArray(qsizetype((alignment - quint64(file.size()) % alignment) % alignment),
-                           '\0');
+        file +=
+            QByteArray(qsizetype((alignment - quint64(file.size()) % alignment) % alignment), '\0');
         return file + m_data;
     }
 
@@ -163,7 +172,8 @@ inline void addByteLevelTokenizer(GgufBuilder& gguf, const QJsonObject& json, co
     gguf.addStrings(QStringLiteral("tokenizer.ggml.tokens"), tokens);
     gguf.addNumbers(QStringLiteral("tokenizer.ggml.token_type"), GgufBuilder::Int32, types);
     gguf.addStrings(QStringLiteral("tokenizer.ggml.merges"), merges);
-    const std::vector<int> prefix = templatePrefix(json[QStringLiteral("post_processor")].toObject());
+    const std::vector<int> prefix =
+        templatePrefix(json[QStringLiteral("post_processor")].toObject());
     if (!prefix.empty()) {
         gguf.addU32(QStringLiteral("tokenizer.ggml.bos_token_id"), quint32(prefix.front()));
         gguf.addBool(QStringLiteral("tokenizer.ggml.add_bos_token"), true);

@@ -50,8 +50,8 @@ inline double meanScaledSquaredNorm(const MatrixD& x)
 // so that both the token embeddings and the positions vary.
 inline QString variedText(int count)
 {
-    static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo",
-                                            "be", "da", "fu", "go", "hi", "ju", "pe", "ze", "wa"};
+    static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "be",
+                                            "da", "fu", "go", "hi", "ju", "pe", "ze", "wa"};
     constexpr int n = int(sizeof(syllables) / sizeof(syllables[0]));
     QStringList words;
     for (int i = 0; i < count; ++i) {

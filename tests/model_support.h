@@ -143,17 +143,18 @@ inline QString capturedLayersMismatch(const QString& fixture, const std::vector<
             const NpyArray expected =
                 reference(fixture, QStringLiteral("%1_layer%2.npy").arg(symbol).arg(l));
             if (expected.shape != std::vector<qint64>{heads, length, d})
-                return QStringLiteral("%1 layer %2: the reference's shape differs").arg(symbol).arg(l);
+                return QStringLiteral("%1 layer %2: the reference's shape differs")
+                    .arg(symbol)
+                    .arg(l);
             const double error = capturedError(expected, *matrix);
             if (!(error <= tolerance))
                 return QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error);
         }
         std::vector<Matrix<float>> attention;
         for (qint64 h = 0; h < heads; ++h)
-            attention.push_back(materialisedAttention<float>(layer.q.middleCols(h * d, d),
-                                                             layer.k.middleCols(h * d, d),
-                                                             layer.v.middleCols(h * d, d),
-                                                             1 / std::sqrt(double(d)), causal)
+            attention.push_back(materialisedAttention<float>(
+                                    layer.q.middleCols(h * d, d), layer.k.middleCols(h * d, d),
+                                    layer.v.middleCols(h * d, d), 1 / std::sqrt(double(d)), causal)
                                     .attention);
         const double error = scaledError(
             reference(fixture, QStringLiteral("attention_layer%1.npy").arg(l)), [&](qint64 index) {
@@ -219,9 +220,11 @@ inline QList<RawTensor> rawTensorsOf(const QString& path)
     const qint64 dataStart = 8 + qint64(qFromLittleEndian<quint64>(bytes.constData()));
     QList<RawTensor> tensors;
     for (const TensorEntry& entry : file.entries()) {
-        RawTensor tensor{entry.name, entry.dtypeName, {},
-                         bytes.mid(dataStart + qint64(entry.begin),
-                                   qint64(entry.end - entry.begin))};
+        RawTensor tensor{
+            entry.name,
+            entry.dtypeName,
+            {},
+            bytes.mid(dataStart + qint64(entry.begin), qint64(entry.end - entry.begin))};
         for (const std::int64_t dim : entry.shape)
             tensor.shape.append(dim);
         tensors.append(tensor);

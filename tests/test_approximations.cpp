@@ -209,8 +209,8 @@ void TestApproximations::localMatchesTheWindowedSoftmax_data()
     QTest::addColumn<int>("length");
     // Windows shorter than a query block (64), longer, odd and even, and wider than L.
     for (const bool causal : {false, true})
-        for (const auto& [w, length] : {std::pair{5, 150}, std::pair{8, 150}, std::pair{97, 150},
-                                        std::pair{400, 60}})
+        for (const auto& [w, length] :
+             {std::pair{5, 150}, std::pair{8, 150}, std::pair{97, 150}, std::pair{400, 60}})
             QTest::addRow("%s w=%d L=%d", causal ? "causal" : "centred", w, length)
                 << causal << w << length;
 }
@@ -230,8 +230,8 @@ void TestApproximations::localMatchesTheWindowedSoftmax()
     MatrixD kernel = MatrixD::Zero(length, length);
     for (Eigen::Index i = 0; i < length; ++i) {
         const auto [first, last] = windowOf(i, window, causal, length);
-        QVERIFY(last - first + 1 == std::min<Eigen::Index>(window, length) ||
-                first == 0 || last == length - 1);
+        QVERIFY(last - first + 1 == std::min<Eigen::Index>(window, length) || first == 0 ||
+                last == length - 1);
         for (Eigen::Index j = first; j <= last; ++j)
             kernel(i, j) = std::exp(s * head.q.row(i).dot(head.k.row(j)));
     }
@@ -255,7 +255,8 @@ void TestApproximations::nystromMatchesThePaper_data()
 
 void TestApproximations::nystromMatchesThePaper()
 {
-    // Landmarks the segment means; P^ = softmax(s Q K~^T) pinv(softmax(s Q~ K~^T)) softmax(s Q~ K^T).
+    // Landmarks the segment means; P^ = softmax(s Q K~^T) pinv(softmax(s Q~ K~^T)) softmax(s Q~
+    // K^T).
     QFETCH(bool, exactPinv);
     QFETCH(int, landmarks);
     QFETCH(int, length);
@@ -278,10 +279,10 @@ void TestApproximations::nystromMatchesThePaper()
         }
     }
     const MatrixD a = softmaxOf(qTilde, kTilde, s);
-    const MatrixD pinv = exactPinv ? MatrixD(Eigen::JacobiSVD<MatrixD>(
-                                                 a, Eigen::ComputeFullU | Eigen::ComputeFullV)
-                                                 .solve(MatrixD::Identity(landmarks, landmarks)))
-                                   : iterativePinv(a, 6);
+    const MatrixD pinv =
+        exactPinv ? MatrixD(Eigen::JacobiSVD<MatrixD>(a, Eigen::ComputeFullU | Eigen::ComputeFullV)
+                                .solve(MatrixD::Identity(landmarks, landmarks)))
+                  : iterativePinv(a, 6);
     const MatrixD p = softmaxOf(head.q, kTilde, s) * pinv * softmaxOf(qTilde, head.k, s);
     QVERIFY2(relativeError(c.p, p) < 1e-10, qPrintable(QString::number(relativeError(c.p, p))));
     QVERIFY(relativeError(c.output, p * head.v) < 1e-10);
@@ -353,7 +354,8 @@ void TestApproximations::aWindowCoveringEveryPairIsSaid_data()
     QTest::addColumn<int>("window");
     QTest::addColumn<bool>("covers");
     for (const char* method : {"local", "scatterbrain"}) {
-        QTest::addRow("%s causal w = L", method) << QString::fromLatin1(method) << true << 25 << true;
+        QTest::addRow("%s causal w = L", method)
+            << QString::fromLatin1(method) << true << 25 << true;
         QTest::addRow("%s causal w = L - 1", method)
             << QString::fromLatin1(method) << true << 24 << false;
         QTest::addRow("%s centred w = 2L - 1", method)
@@ -437,12 +439,14 @@ void TestApproximations::linformerProjectionsAreJohnsonLindenstrauss()
     spec.features = m;
     for (int seed = 0; seed < n; ++seed) {
         spec.seed = std::uint64_t(seed);
-        const MatrixD f = makeApproximation<double>(spec, 4, length, 1.0)->drawnMatrices()[1].matrix;
+        const MatrixD f =
+            makeApproximation<double>(spec, 4, length, 1.0)->drawnMatrices()[1].matrix;
         mean += f.transpose() * f / n;
     }
     const double meanSquared =
         (mean - MatrixD::Identity(length, length)).squaredNorm() / (length * length);
-    const double expected = double(length * (length - 1) + 2 * length) / (double(n) * m * length * length);
+    const double expected =
+        double(length * (length - 1) + 2 * length) / (double(n) * m * length * length);
     QVERIFY2(std::abs(meanSquared / expected - 1) < 0.15,
              qPrintable(QStringLiteral("%1 against %2").arg(meanSquared).arg(expected)));
 }
@@ -458,8 +462,8 @@ void TestApproximations::scatterbrainMatchesSparsePlusLowRank_data()
     // along the sequence (k_i times 1 + growth i / L) give later blocks larger scales, which the
     // sums already made must be brought to.
     for (const bool causal : {false, true}) {
-        for (const auto& [w, length] : {std::pair{6, 150}, std::pair{70, 150}, std::pair{300, 40},
-                                        std::pair{40, 700}})
+        for (const auto& [w, length] :
+             {std::pair{6, 150}, std::pair{70, 150}, std::pair{300, 40}, std::pair{40, 700}})
             QTest::addRow("%s w=%d L=%d", causal ? "causal" : "centred", w, length)
                 << causal << w << length << 0.0;
         QTest::addRow("%s w=40 L=700 growing keys", causal ? "causal" : "centred")
@@ -494,7 +498,7 @@ void TestApproximations::scatterbrainMatchesSparsePlusLowRank()
         const auto [first, last] = windowOf(i, window, causal, length);
         for (Eigen::Index j = 0; j < (causal ? i + 1 : length); ++j)
             kernel(i, j) = j >= first && j <= last ? std::exp(s * head.q.row(i).dot(head.k.row(j)))
-                                                  : phiQ.row(i).dot(phiK.row(j));
+                                                   : phiQ.row(i).dot(phiK.row(j));
     }
     const MatrixD p = normalisedRows(kernel);
     QVERIFY2(relativeError(c.p, p) < 1e-10, qPrintable(QString::number(relativeError(c.p, p))));
@@ -537,8 +541,9 @@ void TestApproximations::scatterbrainIsUnbiasedOutsideTheWindow()
             continue;
         const double mean = sum[j] / n;
         const double deviation = std::sqrt(std::max(0.0, squares[j] / n - mean * mean));
-        QVERIFY2(std::abs(mean - exact[j]) < 4 * deviation / std::sqrt(double(n)),
-                 qPrintable(QStringLiteral("key %1: %2 against %3").arg(j).arg(mean).arg(exact[j])));
+        QVERIFY2(
+            std::abs(mean - exact[j]) < 4 * deviation / std::sqrt(double(n)),
+            qPrintable(QStringLiteral("key %1: %2 against %3").arg(j).arg(mean).arg(exact[j])));
     }
 }
 
@@ -586,8 +591,7 @@ void TestApproximations::favorPlusPlusOptimalAMinimisesTheObjective()
     // pair by pair here, is higher a little to either side of it.
     const HeadTensors head = randomHead(40, 8, 3.0, 18);
     const double s = 1 / std::sqrt(8.0);
-    const double optimal =
-        OptimalPositiveRandomFeatures<double>::optimalA(head.q, head.k, s);
+    const double optimal = OptimalPositiveRandomFeatures<double>::optimalA(head.q, head.k, s);
     QVERIFY(optimal < 0);
     const double at = meanLogSecondMoment(head.q, head.k, s, optimal);
     for (const double step : {-0.01, 0.01})

@@ -123,8 +123,8 @@ void TestAttention::exactMatchesTextbookFormula()
     QFETCH(bool, causal);
     const HeadTensors head = randomHead(37, 8, 3.0, 1);
     const double s = 0.4;
-    const MaterialisedAttention<double> exact = materialisedAttention(head.q, head.k, head.v, s,
-                                                                      causal);
+    const MaterialisedAttention<double> exact =
+        materialisedAttention(head.q, head.k, head.v, s, causal);
     const MatrixD reference = referenceAttention(head.q, head.k, s, causal);
     QVERIFY(relativeError(exact.attention, reference) < 1e-13);
     QVERIFY(relativeError(exact.output, reference * head.v) < 1e-13);
@@ -160,10 +160,12 @@ void TestAttention::streamingEqualsMaterialised()
     double error;
     if (useDouble) {
         const MatrixD streamed = streamingAttention(head.q, head.k, head.v, s, causal);
-        error = relativeError(streamed, materialisedAttention(head.q, head.k, head.v, s, causal).output);
+        error = relativeError(streamed,
+                              materialisedAttention(head.q, head.k, head.v, s, causal).output);
         QVERIFY2(error < 1e-12, qPrintable(QString::number(error)));
     } else {
-        const Matrix<float> q = cast<float>(head.q), k = cast<float>(head.k), v = cast<float>(head.v);
+        const Matrix<float> q = cast<float>(head.q), k = cast<float>(head.k),
+                            v = cast<float>(head.v);
         const MatrixD streamed = streamingAttention(q, k, v, s, causal).cast<double>();
         error = relativeError(streamed,
                               materialisedAttention(q, k, v, s, causal).output.cast<double>());
@@ -195,8 +197,8 @@ void TestAttention::causalFormsAgree_data()
     for (const MethodInfo& info : featureMapMethods()) {
         // chunk 10 divides 50; 7 and 64 do not (64 > L); 700 rows with chunk 16 span several
         // windows of the parallel scan.
-        for (const auto& [length, chunk] : {std::pair{50, 10}, std::pair{50, 7}, std::pair{50, 64},
-                                            std::pair{700, 16}}) {
+        for (const auto& [length, chunk] :
+             {std::pair{50, 10}, std::pair{50, 7}, std::pair{50, 64}, std::pair{700, 16}}) {
             for (const bool useDouble : {false, true}) {
                 QTest::newRow(qPrintable(QStringLiteral("%1 L=%2 chunk=%3 %4")
                                              .arg(info.name)
@@ -559,7 +561,8 @@ void TestAttention::keptExactSideIsRefusedWhenItDiffers()
     }
     ComputeOptions noMatrices;
     noMatrices.matrices = false;
-    options.sameInputAs = std::make_shared<const ExperimentResult>(compute(spec, input, noMatrices));
+    options.sameInputAs =
+        std::make_shared<const ExperimentResult>(compute(spec, input, noMatrices));
     QVERIFY(!compute(spec, input, options).exactKept);
 }
 
@@ -617,7 +620,8 @@ void TestAttention::pyramidLevelsAreTwoByTwoSignedExtremes()
             for (Eigen::Index j = 0; j < cells.cols(); ++j) {
                 double extreme = std::nan("");
                 for (Eigen::Index r = i * side; r < std::min(matrix.rows(), (i + 1) * side); ++r)
-                    for (Eigen::Index c = j * side; c < std::min(matrix.cols(), (j + 1) * side); ++c)
+                    for (Eigen::Index c = j * side; c < std::min(matrix.cols(), (j + 1) * side);
+                         ++c)
                         if (std::isnan(extreme) || std::abs(matrix(r, c)) > std::abs(extreme))
                             extreme = matrix(r, c);
                 if (std::isnan(extreme))

@@ -64,8 +64,8 @@ void TestAutosave::initTestCase()
 void TestAutosave::init()
 {
     const QString folder = QFileInfo(Autosave::recoveryPath()).absolutePath();
-    QFile::setPermissions(folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
-                                      QFileDevice::ExeOwner);
+    QFile::setPermissions(folder,
+                          QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     QFile::remove(Autosave::recoveryPath());
     QVERIFY(!Autosave::hasRecovery());
     m_text = QStringLiteral("first");
@@ -124,10 +124,12 @@ void TestAutosave::theSavedSessionReadsBackAsItWas()
 void TestAutosave::severalChangesGiveOneSave()
 {
     int calls = 0;
-    Autosave autosave([&] {
-        ++calls;
-        return sampleSession(m_text);
-    }, 100);
+    Autosave autosave(
+        [&] {
+            ++calls;
+            return sampleSession(m_text);
+        },
+        100);
     for (int i = 0; i < 5; ++i) {
         autosave.markDirty();
         QTest::qWait(10);
@@ -179,8 +181,8 @@ void TestAutosave::aFailedSaveKeepsThePreviousAutosaveAndRetries()
     QVERIFY(autosave.isDirty());
     QCOMPARE(fileBytes(Autosave::recoveryPath()), previous);
 
-    QVERIFY(QFile::setPermissions(folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
-                                              QFileDevice::ExeOwner));
+    QVERIFY(QFile::setPermissions(
+        folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
     QTRY_VERIFY_WITH_TIMEOUT(!autosave.isDirty(), 2000);
     QCOMPARE(readSession(Autosave::recoveryPath()).spec.input.text, QStringLiteral("second"));
 }

@@ -159,9 +159,9 @@ struct BadInput {
     // Writes the row's inputs into the folder, marks the culprit, returns the arguments.
     std::function<QStringList(CaseFolder&)> arrange;
     Expect expect;
-    int exitCode;             // for Refused: 2 (bad input) or 3 (resources)
-    QStringList fragments;    // each must be on stderr; "{culprit}" is replaced by the culprit
-    int seconds = 60;         // the time bound of the run
+    int exitCode;           // for Refused: 2 (bad input) or 3 (resources)
+    QStringList fragments;  // each must be on stderr; "{culprit}" is replaced by the culprit
+    int seconds = 60;       // the time bound of the run
 };
 
 // `compute` with these inputs, writing into the case's out folder.
@@ -174,8 +174,8 @@ QStringList computeArgs(const CaseFolder& folder, const QStringList& inputs)
 // A copy of the tiny F16 GPT-2 fixture in the case's folder whose model.safetensors is replaced by
 // what `damage` makes of (header JSON, data) (return the whole file), marked as the culprit;
 // `compute --model` on it.
-QStringList damagedModelArgs(CaseFolder& f,
-                             const std::function<QByteArray(QJsonObject&, const QByteArray&)>& damage)
+QStringList damagedModelArgs(
+    CaseFolder& f, const std::function<QByteArray(QJsonObject&, const QByteArray&)>& damage)
 {
     const QString fixture = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-f16");
     const QString model = f.path() + QStringLiteral("/model");
@@ -229,8 +229,9 @@ void setTensorField(QJsonObject& header, const QString& tensor, const QString& f
 // loaded without a display), then saves a screenshot.
 QStringList sessionArgs(const CaseFolder& folder, const QString& session)
 {
-    return {QStringLiteral("--session"), session, QStringLiteral("--screenshot"),
-            folder.screenshot(), QStringLiteral("--size"), QStringLiteral("800x600")};
+    return {QStringLiteral("--session"),    session,
+            QStringLiteral("--screenshot"), folder.screenshot(),
+            QStringLiteral("--size"),       QStringLiteral("800x600")};
 }
 
 // A row that gives a bad .npy as the queries (with good keys) and expects exit 2 naming it.
@@ -268,8 +269,7 @@ BadInput badSession(const char* name, const std::function<void(QJsonObject&)>& e
 // A row that opens a committed session fixture; expects exit 2 naming it.
 BadInput badSessionFixture(const char* name, const QString& fixture, const QStringList& problem)
 {
-    return {name,
-            [fixture](CaseFolder& f) { return sessionArgs(f, f.copyCulprit(fixture)); },
+    return {name, [fixture](CaseFolder& f) { return sessionArgs(f, f.copyCulprit(fixture)); },
             Expect::Refused, 2, QStringList{"{culprit}"} + problem};
 }
 
@@ -639,12 +639,13 @@ void TestBadInputs::catalogue()
     const std::map<QString, QByteArray> before = folderSnapshot(folder.path());
 
     const AppRun run = runAttentionLab(arguments, folder.path(), entry.seconds * 1000);
-    QVERIFY2(run.finished, qPrintable(QStringLiteral("no exit within %1 s: %2")
-                                          .arg(entry.seconds)
-                                          .arg(run.describe())));
+    QVERIFY2(run.finished,
+             qPrintable(
+                 QStringLiteral("no exit within %1 s: %2").arg(entry.seconds).arg(run.describe())));
     QVERIFY2(!run.crashed, qPrintable(run.describe()));
 
-    if (entry.expect == Expect::Computed || (entry.expect == Expect::Bounded && run.exitCode == 0)) {
+    if (entry.expect == Expect::Computed ||
+        (entry.expect == Expect::Bounded && run.exitCode == 0)) {
         QVERIFY2(run.exitCode == 0, qPrintable(run.describe()));
         const QStringList problems = unexplainedNonFinite(folder.out());
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
@@ -663,7 +664,8 @@ void TestBadInputs::catalogue()
         QVERIFY2(err.endsWith('\n') && err.count('\n') == 1,
                  qPrintable("not one line on stderr:\n" + run.describe()));
     else
-        QVERIFY2(firstLine.startsWith(QLatin1String("attention-lab: ")), qPrintable(run.describe()));
+        QVERIFY2(firstLine.startsWith(QLatin1String("attention-lab: ")),
+                 qPrintable(run.describe()));
     for (QString fragment : entry.fragments) {
         fragment.replace(QStringLiteral("{culprit}"), folder.culprit());
         QVERIFY2(firstLine.contains(fragment),

@@ -120,10 +120,10 @@ void TestBandProducts::productsMatchTheirDefinition_data()
     // end, with 48 rows (whole groups) and 17 (a partial one); windows narrower than a panel and
     // wider than the block; ranges from a fixed first key.
     const Shape shapes[] = {
-        {100, 13, 5, 9, 0, 17, false, false},     {100, 64, 37, 9, 40, 48, true, false},
-        {150, 16, 13, 40, 103, 47, false, false}, {150, 256, 8, 33, 60, 48, true, true},
+        {100, 13, 5, 9, 0, 17, false, false},       {100, 64, 37, 9, 40, 48, true, false},
+        {150, 16, 13, 40, 103, 47, false, false},   {150, 256, 8, 33, 60, 48, true, true},
         {1000, 64, 64, 256, 480, 48, false, false}, {1000, 64, 64, 256, 952, 48, true, false},
-        {77, 8, 16, 200, 0, 77, false, false},    {500, 24, 21, 32, 96, 48, true, true},
+        {77, 8, 16, 200, 0, 77, false, false},      {500, 24, 21, 32, 96, 48, true, true},
     };
     for (const Shape& s : shapes)
         QTest::addRow("L=%lld d=%lld dv=%lld w=%lld rows %lld+%lld%s%s", (long long)s.length,

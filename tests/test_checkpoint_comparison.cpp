@@ -82,7 +82,8 @@ private slots:
             QVERIFY2(warning.code == QLatin1String("input"), qPrintable(warning.message));
         const auto model = loadModel(spec.input.modelPath);
         const auto forward = cachedForward(model, modelTokens(*model, spec.input.text, false).ids);
-        const DownstreamComparison downstream = compareCheckpoints(*forward, *forward, model->heads());
+        const DownstreamComparison downstream =
+            compareCheckpoints(*forward, *forward, model->heads());
         QCOMPARE(downstream.top1Agreement, 1.0);
         QCOMPARE(downstream.maxKl, 0.0);
         QCOMPARE(downstream.relFrobeniusAttentionMean, 0.0);
@@ -94,14 +95,17 @@ private slots:
     {
         const auto first = loadModel(ggufFixture(QStringLiteral("llama-q8_0")));
         const auto second = loadModel(ggufFixture(QStringLiteral("llama-q4_0")));
-        const std::vector<int> ids = referenceTokensIn(kGgufFixtures + QStringLiteral("/reference/llama-q8_0"));
+        const std::vector<int> ids =
+            referenceTokensIn(kGgufFixtures + QStringLiteral("/reference/llama-q8_0"));
         const auto a = first->forward(ids);
         const auto b = second->forward(ids);
         const DownstreamComparison downstream = compareCheckpoints(a, b, first->heads());
         QCOMPARE(downstream.relFrobeniusPerLayer.size(), std::size_t(2));
         for (int layer = 0; layer < 2; ++layer) {
-            const NpyArray p = ggufReference("llama-q8_0", QStringLiteral("attention_layer%1.npy").arg(layer));
-            const NpyArray q = ggufReference("llama-q4_0", QStringLiteral("attention_layer%1.npy").arg(layer));
+            const NpyArray p =
+                ggufReference("llama-q8_0", QStringLiteral("attention_layer%1.npy").arg(layer));
+            const NpyArray q =
+                ggufReference("llama-q4_0", QStringLiteral("attention_layer%1.npy").arg(layer));
             // The mean over the heads of |P_2 - P_1|_F / |P_1|_F.
             const qint64 cells = p.shape[1] * p.shape[2];
             double mean = 0;
@@ -146,8 +150,8 @@ private slots:
     {
         QTest::addColumn<QString>("second");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("architecture") << ggufFixture("qwen2-q4_k_m")
-                                      << "its architecture is qwen2, not llama";
+        QTest::newRow("architecture")
+            << ggufFixture("qwen2-q4_k_m") << "its architecture is qwen2, not llama";
         QTest::newRow("shape") << ggufFixture("llama-q4_k") << "its number of layers is 1, not 2";
         // The same weights with two tokens' strings swapped: another tokenizer.
         QByteArray swapped = fileBytes(ggufFixture("llama-q4_0"));
@@ -178,7 +182,8 @@ private slots:
     {
         REQUIRE_ATTENTION_LAB();
         const QString out = m_dir.filePath(QStringLiteral("compared"));
-        const QStringList model{"--model", ggufFixture("llama-q8_0"), "--text", "the theatre at when"};
+        const QStringList model{"--model", ggufFixture("llama-q8_0"), "--text",
+                                "the theatre at when"};
         const AppRun run = runAttentionLab(QStringList{"compute"} + model +
                                                QStringList{"--layer", "1", "--compare-model",
                                                            ggufFixture("llama-q4_0"), "--out", out},
@@ -195,21 +200,22 @@ private slots:
                  ggufFixture("llama-q4_0"));
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/attention_approx.npy")));
         const QString csv = m_dir.filePath(QStringLiteral("eval.csv"));
-        const AppRun eval = runAttentionLab(QStringList{"model-eval"} + model +
-                                                QStringList{"--methods", "favor-positive",
-                                                            "--features", "16", "--compare-model",
-                                                            ggufFixture("llama-q4_0"), "--out", csv},
-                                            QString(), 120000);
+        const AppRun eval = runAttentionLab(
+            QStringList{"model-eval"} + model +
+                QStringList{"--methods", "favor-positive", "--features", "16", "--compare-model",
+                            ggufFixture("llama-q4_0"), "--out", csv},
+            QString(), 120000);
         QVERIFY2(eval.finished && eval.exitCode == 0, qPrintable(eval.describe()));
-        const QStringList lines = QString::fromUtf8(fileBytes(csv)).split(u'\n', Qt::SkipEmptyParts);
+        const QStringList lines =
+            QString::fromUtf8(fileBytes(csv)).split(u'\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         QVERIFY2(lines[1].startsWith(QStringLiteral("checkpoint,0,all,0,")), qPrintable(lines[1]));
         QVERIFY(lines[2].startsWith(QStringLiteral("favor-positive,16,all,")));
         const QString refused = m_dir.filePath(QStringLiteral("refused"));
-        const AppRun bad = runAttentionLab(QStringList{"compute"} + model +
-                                               QStringList{"--compare-model", ggufFixture("qwen2-q4_k_m"),
-                                                           "--out", refused},
-                                           QString(), 120000);
+        const AppRun bad = runAttentionLab(
+            QStringList{"compute"} + model +
+                QStringList{"--compare-model", ggufFixture("qwen2-q4_k_m"), "--out", refused},
+            QString(), 120000);
         QVERIFY2(bad.finished && bad.exitCode == 2, qPrintable(bad.describe()));
         QVERIFY(bad.err.contains("its architecture is qwen2, not llama"));
         QVERIFY(!QFileInfo::exists(refused));

@@ -73,8 +73,8 @@ void TestCli::textRunArraysAreConsistent()
         QVERIFY2(arrays[name].dtype == NpyDtype::Float32, qPrintable(name));
         QVERIFY2(arrays[name].shape.size() == 2, qPrintable(name));
     }
-    for (const char* name : {"attention_exact.npy", "attention_approx.npy", "kernel_exact.npy",
-                             "kernel_approx.npy"})
+    for (const char* name :
+         {"attention_exact.npy", "attention_approx.npy", "kernel_exact.npy", "kernel_approx.npy"})
         QCOMPARE(arrays[name].shape, shape({L, L}));
     QCOMPARE(arrays["output_exact.npy"].shape, shape({L, 64}));
     QCOMPARE(arrays["output_approx.npy"].shape, shape({L, 64}));
@@ -142,11 +142,11 @@ void TestCli::fileInputFollowsTheFormulas()
                                     [](qint64 p) { return std::sin(1.3 * double(p) + 0.2); });
     const QString kPath = saveArray("formula_k.npy", {L, d},
                                     [](qint64 p) { return 0.8 * std::cos(0.7 * double(p)); });
-    const QString vPath = saveArray("formula_v.npy", {L, dv},
-                                    [](qint64 p) { return double(p % 5) - 1.5; });
+    const QString vPath =
+        saveArray("formula_v.npy", {L, dv}, [](qint64 p) { return double(p % 5) - 1.5; });
     const QString out = newFolder(QStringLiteral("formula"));
-    QStringList args = {"--q", qPath, "--k", kPath, "--v", vPath, "--precision", "double",
-                        "--scale", "0.3", "--features", "8", "--out", out};
+    QStringList args = {"--q",    qPath,     "--k", kPath,        "--v", vPath,   "--precision",
+                        "double", "--scale", "0.3", "--features", "8",   "--out", out};
     if (causal)
         args << "--causal";
     const AppRun run = compute(args);
@@ -193,11 +193,14 @@ void TestCli::fileInputFollowsTheFormulas()
     const Matrix pApprox = rowNormalised(aApprox);
     const Matrix oApprox = pApprox * v;
 
-    const std::map<QString, const Matrix*> expected = {
-        {"kernel_exact.npy", &a},        {"attention_exact.npy", &p},
-        {"output_exact.npy", &o},        {"features_q.npy", &fq},
-        {"features_k.npy", &fk},         {"kernel_approx.npy", &aApprox},
-        {"attention_approx.npy", &pApprox}, {"output_approx.npy", &oApprox}};
+    const std::map<QString, const Matrix*> expected = {{"kernel_exact.npy", &a},
+                                                       {"attention_exact.npy", &p},
+                                                       {"output_exact.npy", &o},
+                                                       {"features_q.npy", &fq},
+                                                       {"features_k.npy", &fk},
+                                                       {"kernel_approx.npy", &aApprox},
+                                                       {"attention_approx.npy", &pApprox},
+                                                       {"output_approx.npy", &oApprox}};
     for (const auto& [name, matrix] : expected) {
         const NpyArray array = readArray(out + "/" + name);
         QVERIFY2(array.dtype == NpyDtype::Float64, qPrintable(name));
@@ -240,11 +243,9 @@ void TestCli::fileInputFollowsTheFormulas()
     const QJsonObject written = json.value("metrics").toObject();
     for (const auto& [key, value] : metrics) {
         const double actual = written.value(key).toDouble(std::numeric_limits<double>::quiet_NaN());
-        QVERIFY2(std::abs(actual - value) <= 1e-9 * std::max(std::abs(value), 1e-6),
-                 qPrintable(QStringLiteral("%1 is %2, expected %3")
-                                .arg(key)
-                                .arg(actual)
-                                .arg(value)));
+        QVERIFY2(
+            std::abs(actual - value) <= 1e-9 * std::max(std::abs(value), 1e-6),
+            qPrintable(QStringLiteral("%1 is %2, expected %3").arg(key).arg(actual).arg(value)));
     }
 }
 
@@ -262,11 +263,10 @@ void TestCli::causalMasksEntriesAboveTheDiagonal()
         for (Eigen::Index i = 0; i < m.rows(); ++i) {
             QVERIFY2(m(i, i) > 0, qPrintable(QStringLiteral("%1 (%2, %2)").arg(name).arg(i)));
             for (Eigen::Index j = i + 1; j < m.cols(); ++j)
-                QVERIFY2(m(i, j) == 0.0, qPrintable(QStringLiteral("%1 (%2, %3) = %4")
-                                                        .arg(name)
-                                                        .arg(i)
-                                                        .arg(j)
-                                                        .arg(m(i, j))));
+                QVERIFY2(
+                    m(i, j) == 0.0,
+                    qPrintable(
+                        QStringLiteral("%1 (%2, %3) = %4").arg(name).arg(i).arg(j).arg(m(i, j))));
             if (QByteArray(name).startsWith("attention"))
                 QVERIFY(std::abs(m.row(i).sum() - 1) <= 1e-5);
         }
@@ -443,10 +443,10 @@ void TestCli::randomInput()
 // (recomputed here: P = softmax(s Q_h K_h^T), V = K without --v).
 void TestCli::threeDimensionalFilesGiveHeads()
 {
-    const QString qPath = saveArray("heads_q.npy", {2, 5, 3},
-                                    [](qint64 p) { return std::sin(0.9 * double(p)); });
-    const QString kPath = saveArray("heads_k.npy", {2, 5, 3},
-                                    [](qint64 p) { return std::cos(1.7 * double(p)); });
+    const QString qPath =
+        saveArray("heads_q.npy", {2, 5, 3}, [](qint64 p) { return std::sin(0.9 * double(p)); });
+    const QString kPath =
+        saveArray("heads_k.npy", {2, 5, 3}, [](qint64 p) { return std::cos(1.7 * double(p)); });
     const QString out = newFolder(QStringLiteral("files3d"));
     const AppRun run = compute({"--q", qPath, "--k", kPath, "--precision", "double", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
@@ -513,11 +513,11 @@ void TestCli::sameArgumentsGiveIdenticalFiles_data()
     QTest::newRow("default") << QStringList{};
     // Many row blocks, so that the engine threads share the work.
     QTest::newRow("random, causal, trig, 2 heads")
-        << QStringList{"--random", "1000", "--d", "16", "--causal", "--method", "favor-trig",
-                       "--heads", "2", "--chunk", "50"};
+        << QStringList{"--random",   "1000",    "--d", "16",      "--causal", "--method",
+                       "favor-trig", "--heads", "2",   "--chunk", "50"};
     QTest::newRow("double, hyperbolic, iid")
-        << QStringList{"--precision", "double", "--method", "favor-hyperbolic", "--projection",
-                       "iid", "--seed", "3"};
+        << QStringList{"--precision",  "double", "--method", "favor-hyperbolic",
+                       "--projection", "iid",    "--seed",   "3"};
 }
 
 void TestCli::sameArgumentsGiveIdenticalFiles()

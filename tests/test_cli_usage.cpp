@@ -54,12 +54,42 @@ private slots:
 void TestCliUsage::computeHelpListsEveryOption_data()
 {
     QTest::addColumn<QString>("name");
-    for (const char* name :
-         {"text", "text-file", "tokens", "no-positional", "image", "patch", "image-size",
-          "random", "norm", "clusters", "q", "k", "v", "d", "heads", "input-projection",
-          "input-seed", "norm-multiplier", "method", "features", "projection", "row-norm", "seed",
-          "scale", "causal", "chunk", "relu-epsilon", "elu-on-scaled", "precision", "threads",
-          "out", "no-matrices", "no-features", "progress", "memory-budget", "help"})
+    for (const char* name : {"text",
+                             "text-file",
+                             "tokens",
+                             "no-positional",
+                             "image",
+                             "patch",
+                             "image-size",
+                             "random",
+                             "norm",
+                             "clusters",
+                             "q",
+                             "k",
+                             "v",
+                             "d",
+                             "heads",
+                             "input-projection",
+                             "input-seed",
+                             "norm-multiplier",
+                             "method",
+                             "features",
+                             "projection",
+                             "row-norm",
+                             "seed",
+                             "scale",
+                             "causal",
+                             "chunk",
+                             "relu-epsilon",
+                             "elu-on-scaled",
+                             "precision",
+                             "threads",
+                             "out",
+                             "no-matrices",
+                             "no-features",
+                             "progress",
+                             "memory-budget",
+                             "help"})
         QTest::newRow(name) << QString::fromLatin1(name);
 }
 
@@ -71,8 +101,8 @@ void TestCliUsage::computeHelpListsEveryOption()
     QCOMPARE(run.exitCode, 0);
     const QString help = QString::fromUtf8(run.out);
     const QString dashes = name.size() == 1 ? QStringLiteral("-") : QStringLiteral("--");
-    const QRegularExpression option(QStringLiteral("(?<![\\w-])%1%2(?![\\w-])")
-                                        .arg(dashes, QRegularExpression::escape(name)));
+    const QRegularExpression option(
+        QStringLiteral("(?<![\\w-])%1%2(?![\\w-])").arg(dashes, QRegularExpression::escape(name)));
     QVERIFY2(option.match(help).hasMatch(),
              qPrintable(QStringLiteral("%1%2 is not in the help:\n%3").arg(dashes, name, help)));
 }
@@ -212,8 +242,7 @@ void TestCliUsage::badUsageExitsTwoAndWritesNothing_data()
     QTest::newRow("input-projection nope")
         << QStringList{"--input-projection", "nope"} << "--input-projection";
     QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
-    QTest::newRow("option without value")
-        << QStringList{"--out", "{OUT}", "--random"} << "random";
+    QTest::newRow("option without value") << QStringList{"--out", "{OUT}", "--random"} << "random";
     QTest::newRow("positional argument") << QStringList{"stray"} << "stray";
     QTest::newRow("missing --out") << QStringList{"no-out"} << "--out";
     QTest::newRow("empty --out") << QStringList{"no-out", "--out", ""} << "--out";
@@ -232,16 +261,16 @@ void TestCliUsage::badUsageExitsTwoAndWritesNothing_data()
     QTest::newRow("scale nan") << QStringList{"--scale", "nan"} << "--scale";
     QTest::newRow("scale inf") << QStringList{"--scale", "inf"} << "--scale";
     QTest::newRow("threads -2") << QStringList{"--threads", "-2"} << "--threads";
-    QTest::newRow("memory-budget lots") << QStringList{"--memory-budget", "lots"}
-                                        << "--memory-budget";
+    QTest::newRow("memory-budget lots")
+        << QStringList{"--memory-budget", "lots"} << "--memory-budget";
     QTest::newRow("memory-budget 0") << QStringList{"--memory-budget", "0"} << "--memory-budget";
     QTest::newRow("random 0") << QStringList{"--random", "0"} << "--random";
     QTest::newRow("random huge") << QStringList{"--random", "99999999999"} << "--random";
     QTest::newRow("d 0") << QStringList{"--d", "0"} << "--d";
     QTest::newRow("heads 0") << QStringList{"--heads", "0"} << "--heads";
     QTest::newRow("norm -1") << QStringList{"--random", "5", "--norm", "-1"} << "--norm";
-    QTest::newRow("norm-multiplier 0") << QStringList{"--norm-multiplier", "0"}
-                                       << "--norm-multiplier";
+    QTest::newRow("norm-multiplier 0")
+        << QStringList{"--norm-multiplier", "0"} << "--norm-multiplier";
     QTest::newRow("patch 0") << QStringList{"--patch", "0"} << "--patch";
     QTest::newRow("seed -1") << QStringList{"--seed", "-1"} << "--seed";
     QTest::newRow("chunk 0") << QStringList{"--chunk", "0"} << "--chunk";
@@ -404,8 +433,8 @@ void TestCliUsage::badFileExitsTwoNamingIt()
     QVERIFY2(run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err);
     QVERIFY2(err.endsWith('\n') && err.count('\n') == 1, qPrintable(run.describe()));
-    QVERIFY2(err.contains(culprit), qPrintable(QStringLiteral("%1 not named:\n%2")
-                                                   .arg(culprit, run.describe())));
+    QVERIFY2(err.contains(culprit),
+             qPrintable(QStringLiteral("%1 not named:\n%2").arg(culprit, run.describe())));
     QVERIFY2(!QFileInfo::exists(out), qPrintable(out));
     QVERIFY(entriesOf(work).isEmpty());
 }
@@ -446,8 +475,8 @@ void TestCliUsage::matricesOverBudgetAreRefused()
 {
     const QString work = newFolder(QStringLiteral("budget"));
     const QString out = work + "/out";
-    const AppRun run = compute(
-        {"--random", "3000", "--d", "16", "--memory-budget", "64M", "--out", out}, work);
+    const AppRun run =
+        compute({"--random", "3000", "--d", "16", "--memory-budget", "64M", "--out", out}, work);
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     QVERIFY2(run.exitCode == 3, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err);
@@ -462,12 +491,12 @@ void TestCliUsage::matricesOverBudgetAreRefused()
 void TestCliUsage::noMatricesStaysWithinTheBudget()
 {
     const QString out = newFolder(QStringLiteral("nomatrices"));
-    const AppRun run = compute({"--random", "3000", "--d", "16", "--memory-budget", "64M",
-                             "--no-matrices", "--out", out});
+    const AppRun run = compute(
+        {"--random", "3000", "--d", "16", "--memory-budget", "64M", "--no-matrices", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
-    QCOMPARE(entriesOf(out), (QStringList{"features_k.npy", "features_q.npy", "metrics.json",
-                                          "output_approx.npy", "output_exact.npy",
-                                          "projection.npy"}));
+    QCOMPARE(entriesOf(out),
+             (QStringList{"features_k.npy", "features_q.npy", "metrics.json", "output_approx.npy",
+                          "output_exact.npy", "projection.npy"}));
     QCOMPARE(readArray(out + "/output_exact.npy").shape, shape({3000, 16}));
     const QJsonObject metrics = readJson(out + "/metrics.json").value("metrics").toObject();
     for (const QString& key : kMetricKeys)
@@ -598,8 +627,8 @@ void TestCliUsage::extremeNormsGiveNoSilentNaN()
 void TestCliUsage::renderWritesEveryFigureInEveryFormat()
 {
     const QString out = newFolder(QStringLiteral("render"));
-    const AppRun run = runApp({"render", "--out", out, "--format", "png,svg,pdf", "--size",
-                            "500x400"});
+    const AppRun run =
+        runApp({"render", "--out", out, "--format", "png,svg,pdf", "--size", "500x400"});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     for (const QString name : {"attention_exact", "attention_approx", "attention_error"}) {
         const QImage png(out + "/" + name + ".png");
@@ -612,8 +641,7 @@ void TestCliUsage::renderWritesEveryFigureInEveryFormat()
     }
     QVERIFY(readBytes(out + "/attention_exact.svg").contains("Exact softmax attention P"));
     // Only the figures: no staging folder is left behind.
-    QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).size(),
-             9);
+    QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).size(), 9);
 }
 
 // Property: image input adds the overlay of the chosen patch; --query adds the row figure.
@@ -624,8 +652,8 @@ void TestCliUsage::renderDrawsImageOverlayAndQueryRow()
     writeBytes(image, pngImage(96, 64, noisePixel));
     const AppRun run = runApp({"render", "--image", image, "--out", out, "--query", "5"});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
-    for (const QString name : {"attention_exact", "attention_approx", "attention_error",
-                               "query_row", "image_overlay"})
+    for (const QString name :
+         {"attention_exact", "attention_approx", "attention_error", "query_row", "image_overlay"})
         QVERIFY2(!QImage(out + "/" + name + ".png").isNull(), qPrintable(name));
 }
 
@@ -663,17 +691,17 @@ void TestCliUsage::theHeadlessDemoWritesArraysAndFigures()
 {
     const QString out = newFolder(QStringLiteral("demo"));
     QProcess demo;
-    demo.start(QStringLiteral("bash"),
-               {QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/../../scripts/demo")), kApp,
-                out});
+    demo.start(
+        QStringLiteral("bash"),
+        {QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/../../scripts/demo")), kApp, out});
     QVERIFY(demo.waitForFinished(120'000));
     const QString printed = QString::fromUtf8(demo.readAllStandardOutput());
     QVERIFY2(demo.exitStatus() == QProcess::NormalExit && demo.exitCode() == 0,
              qPrintable(printed + QString::fromUtf8(demo.readAllStandardError())));
     for (const QString name : {"attention_exact.npy", "attention_approx.npy", "metrics.json"})
         QVERIFY2(QFileInfo::exists(out + "/" + name), qPrintable(name));
-    for (const QString name : {"attention_exact.png", "attention_approx.png",
-                               "attention_error.png"}) {
+    for (const QString name :
+         {"attention_exact.png", "attention_approx.png", "attention_error.png"}) {
         QVERIFY2(!QImage(out + "/" + name).isNull(), qPrintable(name));
         QVERIFY2(printed.contains(name), qPrintable(printed));
     }
@@ -737,8 +765,8 @@ void TestCliUsage::aHugeRunIsAnnouncedBeforeItStarts()
 // not announced.
 void TestCliUsage::progressIsReportedOnlyWhenAsked()
 {
-    const QStringList arguments{"--text", "The cat sat on the mat.", "--heads", "2", "--out",
-                                m_dir.filePath("progress")};
+    const QStringList arguments{"--text", "The cat sat on the mat.", "--heads", "2",
+                                "--out",  m_dir.filePath("progress")};
     const AppRun quiet = compute(arguments);
     QVERIFY2(quiet.finished && quiet.exitCode == 0, qPrintable(quiet.describe()));
     QVERIFY2(!quiet.err.contains("attention-lab compute:"), qPrintable(quiet.describe()));

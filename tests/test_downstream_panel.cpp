@@ -112,8 +112,8 @@ void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
         QCOMPARE(table->item(row, 3)->text(),
                  QString::number(reference.kl[std::size_t(row)], 'g', 3));
     }
-    QVERIFY2(panel.summaryText().contains(
-                 QString::number(100.0 * reference.top1Agreement, 'f', 1) + QLatin1Char('%')),
+    QVERIFY2(panel.summaryText().contains(QString::number(100.0 * reference.top1Agreement, 'f', 1) +
+                                          QLatin1Char('%')),
              qPrintable(panel.summaryText()));
 
     // Shown as in a 1600 x 1000 window, every column header is whole ("Next (approx.)" lost
@@ -124,8 +124,9 @@ void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
     const QHeaderView* header = table->horizontalHeader();
     for (int column = 0; column < table->columnCount(); ++column) {
         const QString text = table->horizontalHeaderItem(column)->text();
-        QVERIFY2(header->sectionSize(column) >= header->sectionSizeHint(column),
-                 qPrintable(QStringLiteral("%1: %2 pixels").arg(text).arg(header->sectionSize(column))));
+        QVERIFY2(
+            header->sectionSize(column) >= header->sectionSizeHint(column),
+            qPrintable(QStringLiteral("%1: %2 pixels").arg(text).arg(header->sectionSize(column))));
     }
 }
 
@@ -138,7 +139,8 @@ void TestDownstreamPanel::exactAttentionChangesNoPrediction()
     QVERIFY(waitForComparison(panel));
     QVERIFY(panel.comparison());
     QCOMPARE(panel.comparison()->top1Agreement, 1.0);
-    QVERIFY2(panel.comparison()->maxKl < 1e-6, qPrintable(QString::number(panel.comparison()->maxKl)));
+    QVERIFY2(panel.comparison()->maxKl < 1e-6,
+             qPrintable(QString::number(panel.comparison()->maxKl)));
 }
 
 void TestDownstreamPanel::oneReplacedLayerIsCompared()
@@ -309,8 +311,8 @@ void TestDownstreamPanel::nystromPastTheTokensIsSaid()
     ExperimentSpec spec;
     spec.input.kind = InputKind::Model;
     spec.input.modelPath = QString::fromLatin1(kBuiltinVitModel);
-    spec.input.imagePath = builtinModelFolder(spec.input.modelPath) +
-                           QStringLiteral("/samples/09-ankle-boot.png");
+    spec.input.imagePath =
+        builtinModelFolder(spec.input.modelPath) + QStringLiteral("/samples/09-ankle-boot.png");
     QVERIFY(spec.setMethod(QStringLiteral("nystrom")));
     spec.approximation.features = 256;
     DownstreamPanel panel;

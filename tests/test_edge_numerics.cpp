@@ -18,8 +18,8 @@ using namespace attnlab::test;
 
 namespace {
 
-const QStringList kMethods = {"favor-positive", "favor-hyperbolic", "favor-trig", "favor-relu",
-                              "elu",            "taylor2",          "exact"};
+const QStringList kMethods = {
+    "favor-positive", "favor-hyperbolic", "favor-trig", "favor-relu", "elu", "taylor2", "exact"};
 
 // The largest |sum_j P_ij - 1| over the rows of an L x L (or H x L x L) attention file.
 double worstRowSumError(const QString& path)
@@ -102,7 +102,8 @@ void TestEdgeNumerics::noSilentNonFinite_data()
         {"scale 1e6", {"--random", "12", "--d", "8", "--scale", "1e6"}, "--scale"},
         {"scale 1e-300", {"--random", "12", "--d", "8", "--scale", "1e-300"}, ""},
         {"scale 1e-30, norm 1e10",
-         {"--random", "12", "--d", "8", "--scale", "1e-30", "--norm", "1e10"}, "--norm"},
+         {"--random", "12", "--d", "8", "--scale", "1e-30", "--norm", "1e10"},
+         "--norm"},
         {"random rows of norm 0", {"--random", "8", "--d", "8", "--norm", "0"}, ""},
         {"identical queries and keys", {"--q", same, "--k", same}, ""},
         {"identical queries and keys, causal", {"--q", same, "--k", same, "--causal"}, ""},
@@ -117,8 +118,8 @@ void TestEdgeNumerics::noSilentNonFinite_data()
             for (const QString precision : {"float", "double"}) {
                 QTest::addRow("%s, %s, %s", condition.name, qPrintable(method),
                               qPrintable(precision))
-                    << condition.options + QStringList{"--method", method, "--precision", precision,
-                                                       "--features", "16"}
+                    << condition.options + QStringList{"--method", method,       "--precision",
+                                                       precision,  "--features", "16"}
                     << condition.refusable;
             }
         }
@@ -130,8 +131,8 @@ void TestEdgeNumerics::noSilentNonFinite()
     QFETCH(QStringList, options);
     QFETCH(QString, refusable);
     const QString out = m_dir.filePath(QStringLiteral("out_%1").arg(++m_runs));
-    const AppRun run = runAttentionLab(QStringList{"compute", "--out", out} + options,
-                                       m_dir.path(), 60000);
+    const AppRun run =
+        runAttentionLab(QStringList{"compute", "--out", out} + options, m_dir.path(), 60000);
     QVERIFY2(run.finished && !run.crashed, qPrintable(run.describe()));
     if (run.exitCode == 2 && !refusable.isEmpty()) {
         QVERIFY2(QString::fromUtf8(run.err).contains(refusable), qPrintable(run.describe()));

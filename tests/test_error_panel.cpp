@@ -115,8 +115,7 @@ void prepare(ErrorAnalysisPanel& panel, int length, int d, const QString& values
     panel.setInput(spec, std::make_shared<const AttentionInput>(buildInput(spec.input)));
     for (const MethodInfo& info : approximationMethods())
         child<QCheckBox>(panel, qPrintable(QStringLiteral("errorsMethod-") + info.name))
-            ->setChecked(info.method == Method::FavorPositive ||
-                         info.method == Method::FavorTrig);
+            ->setChecked(info.method == Method::FavorPositive || info.method == Method::FavorTrig);
     child<QLineEdit>(panel, "errorsValues")->setText(values);
     child<QSpinBox>(panel, "errorsSeeds")->setValue(seeds);
 }
@@ -190,12 +189,10 @@ void TestErrorPanel::chartDrawsMeansAndPercentileBands()
                 mean += x / double(samples.size());
             QVERIFY(std::abs(means[i].y() - mean) < 1e-12);
             // n = 5: h = 0.4 and 3.6.
-            const double p10 = samples.size() == 1
-                                   ? samples[0]
-                                   : samples[0] + 0.4 * (samples[1] - samples[0]);
-            const double p90 = samples.size() == 1
-                                   ? samples[0]
-                                   : samples[3] + 0.6 * (samples[4] - samples[3]);
+            const double p10 =
+                samples.size() == 1 ? samples[0] : samples[0] + 0.4 * (samples[1] - samples[0]);
+            const double p90 =
+                samples.size() == 1 ? samples[0] : samples[3] + 0.6 * (samples[4] - samples[3]);
             QVERIFY(std::abs(lows[i].y() - p10) < 1e-12);
             QVERIFY(std::abs(highs[i].y() - p90) < 1e-12);
             QCOMPARE(means[i].x(), result.spec.values[i]);
@@ -244,8 +241,8 @@ void TestErrorPanel::chartKernelViewDrawsLemma2FromTheFormula()
     QVERIFY(samples.size() > 50);
     QVERIFY(samples.front().x() < 16 && samples.back().x() > 64);
     for (const QPointF& sample : samples) {
-        const double expected = designLemma2(Method::FavorPositive, sample.x(),
-                                             result.pairQuery, result.pairKey);
+        const double expected =
+            designLemma2(Method::FavorPositive, sample.x(), result.pairQuery, result.pairKey);
         QVERIFY(std::abs(sample.y() / expected - 1) < 1e-12);
     }
     for (const ErrorChart::CurvePlot& plot : chart.curves()) {
@@ -254,8 +251,8 @@ void TestErrorPanel::chartKernelViewDrawsLemma2FromTheFormula()
         const QVector<QPointF> means = graphData(plot.mean);
         for (int i = 0; i < means.size(); ++i) {
             const std::vector<double> samples =
-                samplesOf(result, plot.curve.method, plot.curve.projection,
-                          result.spec.values[i], ErrorMetric::KernelMse);
+                samplesOf(result, plot.curve.method, plot.curve.projection, result.spec.values[i],
+                          ErrorMetric::KernelMse);
             const double n = double(samples.size());
             double mean = 0, squares = 0;
             for (const double x : samples)
@@ -313,8 +310,8 @@ void TestErrorPanel::chartAgainstCostDrawsTheParetoFront()
     chart.setResult(result, ErrorMetric::RelFrobeniusAttention, ErrorAxis::Flops);
     QVERIFY(chart.paretoFront());
     // FAVOR+ orthogonal's means are 2 / sqrt(m) times the mean of 1 + 0.1 k over k < 5 (1.2).
-    const QVector<QPointF> expected{{5000, 0.5}, {32000, 2 / std::sqrt(32.0) * 1.2},
-                                    {64000, 2 / std::sqrt(64.0) * 1.2}};
+    const QVector<QPointF> expected{
+        {5000, 0.5}, {32000, 2 / std::sqrt(32.0) * 1.2}, {64000, 2 / std::sqrt(64.0) * 1.2}};
     const QVector<QPointF> front = graphData(chart.paretoFront());
     QCOMPARE(front.size(), expected.size());
     for (int i = 0; i < front.size(); ++i) {
@@ -557,8 +554,7 @@ void TestErrorPanel::distributionCountsMatchADirectCount()
                      std::make_shared<const MatrixD>(approx), causal);
     const ErrorDistribution& distribution = view.distribution();
     for (const bool relative : {false, true}) {
-        const ErrorHistogram& histogram =
-            relative ? distribution.relative : distribution.absolute;
+        const ErrorHistogram& histogram = relative ? distribution.relative : distribution.absolute;
         const std::size_t bins = histogram.small.size();
         QVERIFY(bins > 5);
         QCOMPARE(histogram.edges.size(), bins + 1);
@@ -568,8 +564,8 @@ void TestErrorPanel::distributionCountsMatchADirectCount()
             const int seen = causal ? i + 1 : length;
             for (int j = 0; j < seen; ++j) {
                 const bool isSmall = exact(i, j) < 1.0 / seen;
-                const double error = std::abs(approx(i, j) - exact(i, j)) /
-                                     (relative ? exact(i, j) : 1.0);
+                const double error =
+                    std::abs(approx(i, j) - exact(i, j)) / (relative ? exact(i, j) : 1.0);
                 totals[isSmall ? 0 : 1] += 1;
                 if (error == 0) {
                     zeros[isSmall ? 0 : 1] += 1;
@@ -590,8 +586,8 @@ void TestErrorPanel::distributionCountsMatchADirectCount()
         QCOMPARE(histogram.largeTotal, totals[1]);
         QVERIFY(zeros[0] + zeros[1] > 0);  // the entries left alone
         QVERIFY(totals[0] > 0 && totals[1] > 0);
-        QCOMPARE(totals[0] + totals[1], qint64(causal ? length * (length + 1) / 2
-                                                      : length * length));
+        QCOMPARE(totals[0] + totals[1],
+                 qint64(causal ? length * (length + 1) / 2 : length * length));
     }
 }
 
@@ -614,8 +610,7 @@ void TestErrorPanel::distributionViewDrawsBothHistograms()
     QCOMPARE(steps.size(), qsizetype(absolute.small.size() + 1));
     for (std::size_t k = 0; k < absolute.small.size(); ++k) {
         QCOMPARE(steps[qsizetype(k)].x(), absolute.edges[k]);
-        QCOMPARE(steps[qsizetype(k)].y(),
-                 absolute.small[k] > 0 ? double(absolute.small[k]) : 0.5);
+        QCOMPARE(steps[qsizetype(k)].y(), absolute.small[k] > 0 ? double(absolute.small[k]) : 0.5);
     }
     QCOMPARE(view.relativeGraph(1)->lineStyle(), QCPGraph::lsStepLeft);
     QVERIFY(view.relativeGraph(1)->brush().style() != Qt::NoBrush);

@@ -261,8 +261,7 @@ void TestErrors::relativeErrorFallsAsOneOverSqrtM()
 void TestErrors::kernelMseFallsAsOneOverM()
 {
     ErrorSweepSpec spec = randomSweep(4, 8, 0.7);
-    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic,
-                    Method::FavorTrig};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic, Method::FavorTrig};
     spec.values = {8, 32, 128, 512};  // multiples of d = 8
     spec.seeds = 400;
     const ErrorSweepResult result = run(spec);
@@ -286,8 +285,7 @@ void TestErrors::kernelMseFallsAsOneOverM()
 void TestErrors::orthogonalBelowIidAtMUpToD()
 {
     ErrorSweepSpec spec = randomSweep(32, 16);
-    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic,
-                    Method::FavorTrig};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic, Method::FavorTrig};
     spec.values = {4, 8, 16};
     spec.seeds = 200;
     const ErrorSweepResult result = run(spec);
@@ -325,8 +323,7 @@ void TestErrors::lemma2FormulaIsDesignMd()
     VectorD x(3), y(3);
     x << 0.3, -0.5, 0.2;
     y << 0.1, 0.4, 0.6;
-    for (const Method kind : {Method::FavorPositive,
-                                      Method::FavorHyperbolic, Method::FavorTrig}) {
+    for (const Method kind : {Method::FavorPositive, Method::FavorHyperbolic, Method::FavorTrig}) {
         QVERIFY(hasLemma2(kind));
         for (const double m : {1.0, 7.5, 64.0}) {
             const double expected = designLemma2(kind, m, x, y);
@@ -342,12 +339,11 @@ void TestErrors::lemma2FormulaIsDesignMd()
     result.spec.features = 16;
     result.spec.experiment.input.normMultiplier = 2;
     result.spec.sweep = ErrorSweepKind::Features;
-    QCOMPARE(lemma2MseAt(result, Method::FavorTrig, 8),
-             lemma2Mse(Method::FavorTrig, 8, x, y));
+    QCOMPARE(lemma2MseAt(result, Method::FavorTrig, 8), lemma2Mse(Method::FavorTrig, 8, x, y));
     result.spec.sweep = ErrorSweepKind::Norm;
     const double atThree = lemma2MseAt(result, Method::FavorPositive, 3);
-    QVERIFY(std::abs(atThree / designLemma2(Method::FavorPositive, 16, 1.5 * x, 1.5 * y) -
-                     1) < 1e-12);
+    QVERIFY(std::abs(atThree / designLemma2(Method::FavorPositive, 16, 1.5 * x, 1.5 * y) - 1) <
+            1e-12);
     result.spec.sweep = ErrorSweepKind::Length;
     QCOMPARE(lemma2MseAt(result, Method::FavorHyperbolic, 100),
              lemma2Mse(Method::FavorHyperbolic, 16, x, y));
@@ -359,8 +355,7 @@ void TestErrors::lemma2FormulaIsDesignMd()
 void TestErrors::kernelMseAgreesWithLemma2()
 {
     ErrorSweepSpec spec = randomSweep(4, 16, 0.8);
-    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic,
-                    Method::FavorTrig};
+    spec.methods = {Method::FavorPositive, Method::FavorHyperbolic, Method::FavorTrig};
     spec.projections = {ProjectionKind::Iid};
     spec.values = {4, 16, 64};
     spec.seeds = 3000;
@@ -439,8 +434,8 @@ void TestErrors::lengthSweepTakesPrefixes()
 
     ErrorSweepSpec text = spec;
     text.experiment.input = InputSpec();  // the default sentence: 17 tokens
-    const QString message = thrownMessage<InputError>(
-        [&] { runErrorSweep(text, buildInput(text.experiment.input)); });
+    const QString message =
+        thrownMessage<InputError>([&] { runErrorSweep(text, buildInput(text.experiment.input)); });
     QVERIFY2(message.startsWith("values: the length 32"), qPrintable(message));
 }
 
@@ -567,8 +562,7 @@ void TestErrors::jsonRoundTrip()
     QCOMPARE(errorSweepCsv(back), errorSweepCsv(result));
     QJsonObject broken = result.toJson();
     broken["rows"] = QJsonArray{QJsonObject{{"method", "favor-fast"}}};
-    const QString message =
-        thrownMessage<InputError>([&] { ErrorSweepResult::fromJson(broken); });
+    const QString message = thrownMessage<InputError>([&] { ErrorSweepResult::fromJson(broken); });
     QVERIFY2(message.startsWith("rows[0].method"), qPrintable(message));
 }
 
@@ -576,8 +570,7 @@ void TestErrors::jsonRoundTrip()
 void TestErrors::csvIsWellFormed()
 {
     ErrorSweepSpec spec = randomSweep(16, 8, 2.5);
-    spec.methods = {Method::FavorTrig, Method::FavorPositive,
-                    Method::Taylor2};
+    spec.methods = {Method::FavorTrig, Method::FavorPositive, Method::Taylor2};
     spec.sweep = ErrorSweepKind::Norm;
     spec.values = {0.5, 1, 1.5};
     spec.features = 8;
@@ -595,9 +588,9 @@ void TestErrors::cliWritesCsvAndPlot()
 {
     const QString out = m_dir.filePath("new/folder/errors.csv");
     const QString plot = m_dir.filePath("plots/errors.png");
-    const AppRun run = errorsCommand({"--random", "32", "--d", "8", "--methods",
-                                   "favor-positive,elu", "--features", "4,16,64", "--seeds", "3",
-                                   "--out", out, "--plot", plot});
+    const AppRun run =
+        errorsCommand({"--random", "32", "--d", "8", "--methods", "favor-positive,elu",
+                       "--features", "4,16,64", "--seeds", "3", "--out", out, "--plot", plot});
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(run.describe()));
     const QByteArray csv = readBytes(out);
     const QString problem = csvProblem(csv, 3 * (2 * 3 + 1), "features");
@@ -649,7 +642,8 @@ void TestErrors::cliBadArguments()
     QFETCH(QString, named);
     const QString out =
         m_dir.filePath(QStringLiteral("bad_%1/errors.csv").arg(QTest::currentDataTag()));
-    const AppRun run = errorsCommand(QStringList{"--seeds", "1"} + arguments + QStringList{"--out", out});
+    const AppRun run =
+        errorsCommand(QStringList{"--seeds", "1"} + arguments + QStringList{"--out", out});
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
     const QString err = QString::fromUtf8(run.err).trimmed();
     QVERIFY2(err.contains(named), qPrintable(err));
@@ -661,8 +655,8 @@ void TestErrors::cliBadArguments()
 void TestErrors::cliOverBudgetExits3()
 {
     const QString out = m_dir.filePath("budget/errors.csv");
-    const AppRun run = errorsCommand({"--random", "512", "--features", "200000", "--memory-budget",
-                                   "64M", "--out", out});
+    const AppRun run = errorsCommand(
+        {"--random", "512", "--features", "200000", "--memory-budget", "64M", "--out", out});
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 3, qPrintable(run.describe()));
     QVERIFY2(run.err.contains("memory budget"), run.err.constData());
     QVERIFY(!QFile::exists(out));

@@ -64,7 +64,8 @@ Samples sampleEstimator(Method kind, ProjectionKind projection, int m, const Vec
     const double exact = std::exp(x.dot(y));
     std::vector<double> estimates(n);
     for (int seed = 0; seed < n; ++seed) {
-        const auto phi = makeFeatureMap<double>(spec(kind, m, projection, seed), int(x.size()), 1.0);
+        const auto phi =
+            makeFeatureMap<double>(spec(kind, m, projection, seed), int(x.size()), 1.0);
         const auto [fx, fy] = featuresOf(*phi, x, y);
         estimates[seed] = fx.dot(fy);
     }
@@ -77,8 +78,7 @@ Samples sampleEstimator(Method kind, ProjectionKind projection, int m, const Vec
         sumErrors += error;
         sumErrorSquares += error * error;
     }
-    s.estimateStandardError =
-        std::sqrt((sumSquares / n - s.meanEstimate * s.meanEstimate) / n);
+    s.estimateStandardError = std::sqrt((sumSquares / n - s.meanEstimate * s.meanEstimate) / n);
     s.mse = sumErrors / n;
     s.mseStandardError = std::sqrt((sumErrorSquares / n - s.mse * s.mse) / n);
     return s;
@@ -215,8 +215,7 @@ void TestEstimators::featuresFollowTheirFormulas()
                         expected[c++] = xs[a] * xs[b] * (a == b ? 1 / std::sqrt(2.0) : 1.0);
                 break;
             }
-            default:
-                QFAIL("only the feature maps have features");
+            default: QFAIL("only the feature maps have features");
         }
         const double error = (features.row(i).transpose() - expected).norm() / expected.norm();
         QVERIFY2(error < 1e-12, qPrintable(QString::number(error)));
@@ -228,8 +227,7 @@ void TestEstimators::taylor2IsExactForItsPolynomial()
     // phi(x).phi(y) = 1 + t + t^2 / 2 with t = x'.y'.
     const int d = 10;
     const double s = 0.25;
-    const auto phi = makeFeatureMap<double>(spec(Method::Taylor2, 1, ProjectionKind::Iid, 0),
-                                            d, s);
+    const auto phi = makeFeatureMap<double>(spec(Method::Taylor2, 1, ProjectionKind::Iid, 0), d, s);
     const VectorD x = randomVector(d, 1.3, 1), y = randomVector(d, 2.1, 2);
     const auto [fx, fy] = featuresOf(*phi, x, y);
     const double t = s * x.dot(y);
@@ -240,9 +238,9 @@ void TestEstimators::estimatorsAreUnbiased_data()
 {
     QTest::addColumn<int>("kind");
     QTest::addColumn<int>("projection");
-    for (const auto& [name, kind] : {std::pair{"positive", Method::FavorPositive},
-                                     std::pair{"hyperbolic", Method::FavorHyperbolic},
-                                     std::pair{"trig", Method::FavorTrig}}) {
+    for (const auto& [name, kind] :
+         {std::pair{"positive", Method::FavorPositive},
+          std::pair{"hyperbolic", Method::FavorHyperbolic}, std::pair{"trig", Method::FavorTrig}}) {
         QTest::newRow(qPrintable(QStringLiteral("%1 iid").arg(QLatin1String(name))))
             << int(kind) << int(ProjectionKind::Iid);
         QTest::newRow(qPrintable(QStringLiteral("%1 orthogonal").arg(QLatin1String(name))))
@@ -273,11 +271,12 @@ void TestEstimators::mseMatchesLemma2_data()
 {
     QTest::addColumn<int>("kind");
     QTest::addColumn<double>("angle");  // between x and y, in degrees
-    for (const auto& [name, kind] : {std::pair{"positive", Method::FavorPositive},
-                                     std::pair{"hyperbolic", Method::FavorHyperbolic},
-                                     std::pair{"trig", Method::FavorTrig}}) {
+    for (const auto& [name, kind] :
+         {std::pair{"positive", Method::FavorPositive},
+          std::pair{"hyperbolic", Method::FavorHyperbolic}, std::pair{"trig", Method::FavorTrig}}) {
         for (const double angle : {30.0, 120.0})
-            QTest::newRow(qPrintable(QStringLiteral("%1 %2 deg").arg(QLatin1String(name)).arg(angle)))
+            QTest::newRow(
+                qPrintable(QStringLiteral("%1 %2 deg").arg(QLatin1String(name)).arg(angle)))
                 << int(kind) << angle;
     }
 }

@@ -95,11 +95,10 @@ void TestFileInputs::imageQueriesAndKeysHaveUnitScaledNorm()
         QCOMPARE(input.length(), Eigen::Index(196));
         const double q = meanScaledSquaredNorm(input.heads.front().q);
         const double k = meanScaledSquaredNorm(input.heads.front().k);
-        QVERIFY2(std::abs(q - 1) < 0.3 && std::abs(k - 1) < 0.3,
-                 qPrintable(QStringLiteral("seed %1: mean s|q|^2 = %2, s|k|^2 = %3")
-                                .arg(seed)
-                                .arg(q)
-                                .arg(k)));
+        QVERIFY2(
+            std::abs(q - 1) < 0.3 && std::abs(k - 1) < 0.3,
+            qPrintable(
+                QStringLiteral("seed %1: mean s|q|^2 = %2, s|k|^2 = %3").arg(seed).arg(q).arg(k)));
         sumQ += q;
         sumK += k;
     }
@@ -192,11 +191,16 @@ void TestFileInputs::unreadableImageIsRefusedNamingTheFile_data()
 {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("kind");
-    QTest::newRow("missing") << "missing.png" << "missing";
-    QTest::newRow("empty") << "empty.png" << "empty";
-    QTest::newRow("random bytes") << "noise.png" << "random";
-    QTest::newRow("truncated PNG") << "truncated.png" << "truncated";
-    QTest::newRow("directory") << "folder.png" << "directory";
+    QTest::newRow("missing") << "missing.png"
+                             << "missing";
+    QTest::newRow("empty") << "empty.png"
+                           << "empty";
+    QTest::newRow("random bytes") << "noise.png"
+                                  << "random";
+    QTest::newRow("truncated PNG") << "truncated.png"
+                                   << "truncated";
+    QTest::newRow("directory") << "folder.png"
+                               << "directory";
 }
 
 void TestFileInputs::unreadableImageIsRefusedNamingTheFile()
@@ -255,9 +259,9 @@ void TestFileInputs::hugeDeclaredImageIsRefusedWithoutDecoding()
     QFETCH(quint32, width);
     QFETCH(quint32, height);
     // The file name holds no digits, so the message can name the size only from the header.
-    const QString path = writeTemp(width == height ? QStringLiteral("huge_square.png")
-                                                   : QStringLiteral("huge_wide.png"),
-                                   pngDeclaring(width, height));
+    const QString path = writeTemp(
+        width == height ? QStringLiteral("huge_square.png") : QStringLiteral("huge_wide.png"),
+        pngDeclaring(width, height));
     QElapsedTimer timer;
     timer.start();
     const QString message = thrownMessage<InputError>([&] { loadImagePixels(path, 224); });
@@ -348,28 +352,28 @@ void TestFileInputs::inconsistentFilesAreRefusedNamingThem_data()
     using Shape = std::vector<qint64>;
     QTest::addColumn<Shape>("qShape");
     QTest::addColumn<Shape>("kShape");
-    QTest::addColumn<Shape>("vShape");  // empty: no value file
-    QTest::addColumn<QString>("poison");  // "q-nan", "k-inf", "q-missing" or ""
+    QTest::addColumn<Shape>("vShape");       // empty: no value file
+    QTest::addColumn<QString>("poison");     // "q-nan", "k-inf", "q-missing" or ""
     QTest::addColumn<QStringList>("named");  // which of "q", "k", "v" the message must name
-    QTest::newRow("d differs")
-        << Shape{5, 3} << Shape{5, 4} << Shape{} << "" << QStringList{"q", "k"};
-    QTest::newRow("L differs")
-        << Shape{5, 3} << Shape{6, 3} << Shape{} << "" << QStringList{"q", "k"};
-    QTest::newRow("heads differ")
-        << Shape{2, 5, 3} << Shape{5, 3} << Shape{} << "" << QStringList{"q", "k"};
+    QTest::newRow("d differs") << Shape{5, 3} << Shape{5, 4} << Shape{} << ""
+                               << QStringList{"q", "k"};
+    QTest::newRow("L differs") << Shape{5, 3} << Shape{6, 3} << Shape{} << ""
+                               << QStringList{"q", "k"};
+    QTest::newRow("heads differ") << Shape{2, 5, 3} << Shape{5, 3} << Shape{} << ""
+                                  << QStringList{"q", "k"};
     QTest::newRow("V length differs")
         << Shape{5, 3} << Shape{5, 3} << Shape{4, 3} << "" << QStringList{"v"};
     QTest::newRow("V heads differ")
         << Shape{5, 3} << Shape{5, 3} << Shape{2, 5, 3} << "" << QStringList{"v"};
     QTest::newRow("1-D queries") << Shape{15} << Shape{5, 3} << Shape{} << "" << QStringList{"q"};
-    QTest::newRow("1-D values")
-        << Shape{5, 3} << Shape{5, 3} << Shape{15} << "" << QStringList{"v"};
-    QTest::newRow("NaN in Q")
-        << Shape{5, 3} << Shape{5, 3} << Shape{} << "q-nan" << QStringList{"q"};
-    QTest::newRow("inf in K")
-        << Shape{5, 3} << Shape{5, 3} << Shape{} << "k-inf" << QStringList{"k"};
-    QTest::newRow("missing Q")
-        << Shape{5, 3} << Shape{5, 3} << Shape{} << "q-missing" << QStringList{"q"};
+    QTest::newRow("1-D values") << Shape{5, 3} << Shape{5, 3} << Shape{15} << ""
+                                << QStringList{"v"};
+    QTest::newRow("NaN in Q") << Shape{5, 3} << Shape{5, 3} << Shape{} << "q-nan"
+                              << QStringList{"q"};
+    QTest::newRow("inf in K") << Shape{5, 3} << Shape{5, 3} << Shape{} << "k-inf"
+                              << QStringList{"k"};
+    QTest::newRow("missing Q") << Shape{5, 3} << Shape{5, 3} << Shape{} << "q-missing"
+                               << QStringList{"q"};
 }
 
 void TestFileInputs::inconsistentFilesAreRefusedNamingThem()

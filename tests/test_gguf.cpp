@@ -1,14 +1,15 @@
 // GGUF files (core/model/gguf_file, ggml_types, gguf_weights, gguf_model, gguf_tokenizer):
 // - a GGUF file converted from a tiny Hugging Face checkpoint (tests/data/gguf/
-//   make_gguf_fixtures.py, as llama.cpp's converter writes it: Llama's q/k rows permuted, GPT-NeoX's
-//   [Q; K; V], GPT-2's transposed Conv1D weights, llama3 scaling as rope_freqs) gives the attention
-//   of the same checkpoint read from its safetensors to 1e-5, in F32, F16 and BF16;
-// - each file quantized by ggml's own quantizers (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, and
+//   make_gguf_fixtures.py, as llama.cpp's converter writes it: Llama's q/k rows permuted,
+//   GPT-NeoX's [Q; K; V], GPT-2's transposed Conv1D weights, llama3 scaling as rope_freqs) gives
+//   the attention of the same checkpoint read from its safetensors to 1e-5, in F32, F16 and BF16;
+// - each file quantized by ggml's own quantizers (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K,
+// and
 //   a Q4_K_M mix whose tensors fall back to Q5_0 and Q8_0) gives, to 1e-4, the attention and the
 //   logits of a forward pass on ggml's own dequantized values;
 // - the tokenizer of the metadata ("gpt2" with the pre-tokenizers gpt-2, llama-bpe, qwen2, smollm;
-//   "llama" SentencePiece with scores and byte tokens) gives the reference ids of the tokenizer.json
-//   fixtures (Hugging Face's tokenizers, SentencePiece itself for Llama 2);
+//   "llama" SentencePiece with scores and byte tokens) gives the reference ids of the
+//   tokenizer.json fixtures (Hugging Face's tokenizers, SentencePiece itself for Llama 2);
 // - a damaged file (truncated, wrong magic, a count or length past the end, an offset out of range
 //   or misaligned, a size that disagrees with type and dimensions, a missing key, an unknown
 //   architecture, type or pre-tokenizer) is refused naming the file and the key or tensor, and on
@@ -79,9 +80,11 @@ double attentionError(const std::vector<MatrixD>& heads, const NpyArray& expecte
     const qint64 length = heads.front().rows();
     double error = 0;
     for (std::size_t i = 0; i < expected.values.size(); ++i)
-        error = std::max(error, std::abs(heads[i / std::size_t(length * length)]
-                                             .data()[i % std::size_t(length * length)] -
-                                         expected.values[i]));
+        error = std::max(
+            error,
+            std::abs(
+                heads[i / std::size_t(length * length)].data()[i % std::size_t(length * length)] -
+                expected.values[i]));
     return error;
 }
 
@@ -148,14 +151,17 @@ private slots:
         gguf.addF32(QStringLiteral("a.f32"), 2.5f);
         gguf.addBool(QStringLiteral("a.bool"), true);
         gguf.addString(QStringLiteral("a.text"), QStringLiteral("naïve ▁"));
-        gguf.addStrings(QStringLiteral("a.words"), {QStringLiteral("x"), QString(), QStringLiteral("é")});
+        gguf.addStrings(QStringLiteral("a.words"),
+                        {QStringLiteral("x"), QString(), QStringLiteral("é")});
         gguf.addNumbers<float>(QStringLiteral("a.floats"), GgufBuilder::Float32, {1.5f, -2});
         gguf.addNumbers<qint32>(QStringLiteral("a.ints"), GgufBuilder::Int32, {7, -1});
         gguf.addRaw(QStringLiteral("a.nested"), GgufBuilder::Array,
-                    GgufBuilder::little<quint32>(GgufBuilder::Array) + GgufBuilder::little<quint64>(1) +
+                    GgufBuilder::little<quint32>(GgufBuilder::Array) +
+                        GgufBuilder::little<quint64>(1) +
                         GgufBuilder::little<quint32>(GgufBuilder::UInt8) +
                         GgufBuilder::little<quint64>(2) + QByteArray("\1\2"));
-        gguf.addTensor(QStringLiteral("t"), 0, {2}, GgufBuilder::little(1.0f) + GgufBuilder::little(-3.0f));
+        gguf.addTensor(QStringLiteral("t"), 0, {2},
+                       GgufBuilder::little(1.0f) + GgufBuilder::little(-3.0f));
         const GgufFile file(written(QStringLiteral("typed.gguf"), gguf.bytes()));
         QCOMPARE(file.alignment(), quint64(64));
         QCOMPARE(file.keys().size(), 16);
@@ -178,12 +184,15 @@ private slots:
         QCOMPARE(file.arrayLength(QStringLiteral("a.nested")), quint64(1));
         QCOMPARE(file.values(*file.find(QStringLiteral("t"))), (std::vector<float>{1, -3}));
         // A value of another type than asked for is refused with both types named.
-        QVERIFY(thrownMessage<InputError>([&] { file.unsignedInteger(QStringLiteral("a.i32")); })
-                    .contains(QStringLiteral("a.i32 is -70000; expected an integer >= 0")));
-        QVERIFY(thrownMessage<InputError>([&] { file.string(QStringLiteral("a.f32")); })
-                    .contains(QStringLiteral("a.f32 is a float32; expected a string")));
-        QVERIFY(thrownMessage<InputError>([&] { file.floats(QStringLiteral("a.words")); })
-                    .contains(QStringLiteral("is an array of string; expected an array of numbers")));
+        QVERIFY(thrownMessage<InputError>([&] {
+                    file.unsignedInteger(QStringLiteral("a.i32"));
+                }).contains(QStringLiteral("a.i32 is -70000; expected an integer >= 0")));
+        QVERIFY(thrownMessage<InputError>([&] {
+                    file.string(QStringLiteral("a.f32"));
+                }).contains(QStringLiteral("a.f32 is a float32; expected a string")));
+        QVERIFY(thrownMessage<InputError>([&] {
+                    file.floats(QStringLiteral("a.words"));
+                }).contains(QStringLiteral("is an array of string; expected an array of numbers")));
     }
 
     // The converted files give the safetensors model's attention, and the reference's.
@@ -192,13 +201,24 @@ private slots:
         QTest::addColumn<QString>("gguf");
         QTest::addColumn<QString>("folder");
         QTest::addColumn<QString>("architecture");
-        QTest::newRow("llama GQA llama3 F32") << "llama-gqa-f32" << "tiny-llama-gqa-f32" << "llama";
-        QTest::newRow("llama BF16") << "llama-bf16" << "tiny-llama-bf16" << "llama";
-        QTest::newRow("qwen2 F32") << "qwen2-f32" << "tiny-qwen2-f32" << "qwen2";
-        QTest::newRow("pythia F32") << "pythia-parallel-f32" << "tiny-pythia-parallel-f32"
+        QTest::newRow("llama GQA llama3 F32") << "llama-gqa-f32"
+                                              << "tiny-llama-gqa-f32"
+                                              << "llama";
+        QTest::newRow("llama BF16") << "llama-bf16"
+                                    << "tiny-llama-bf16"
+                                    << "llama";
+        QTest::newRow("qwen2 F32") << "qwen2-f32"
+                                   << "tiny-qwen2-f32"
+                                   << "qwen2";
+        QTest::newRow("pythia F32") << "pythia-parallel-f32"
+                                    << "tiny-pythia-parallel-f32"
                                     << "gpt_neox";
-        QTest::newRow("gpt2 F32") << "gpt2-f32" << "tiny-gpt2-prefixed-f32" << "gpt2";
-        QTest::newRow("gpt2 F16") << "gpt2-f16" << "tiny-gpt2-f16" << "gpt2";
+        QTest::newRow("gpt2 F32") << "gpt2-f32"
+                                  << "tiny-gpt2-prefixed-f32"
+                                  << "gpt2";
+        QTest::newRow("gpt2 F16") << "gpt2-f16"
+                                  << "tiny-gpt2-f16"
+                                  << "gpt2";
     }
     void convertedFilesEqualSafetensors()
     {
@@ -208,7 +228,8 @@ private slots:
         const auto fromGguf = loadLanguageModel(ggufFixture(gguf));
         const auto fromFolder = loadLanguageModel(kModelFixtures + QLatin1Char('/') + folder);
         QCOMPARE(fromGguf->info().architecture, architecture);
-        QCOMPARE(fromGguf->info().positionalScheme(), fromFolder->info().positionalScheme().replace(
+        QCOMPARE(fromGguf->info().positionalScheme(),
+                 fromFolder->info().positionalScheme().replace(
                      QRegularExpression(QStringLiteral(", llama3 scaling .*")),
                      QStringLiteral(", a scaling factor per frequency (rope_freqs)")));
         const std::vector<int> ids = referenceTokens(folder);
@@ -242,20 +263,42 @@ private slots:
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("tensor");
         QTest::addColumn<QString>("type");
-        QTest::newRow("Q8_0") << "llama-q8_0" << "blk.1.attn_q.weight" << "Q8_0";
-        QTest::newRow("Q4_0") << "llama-q4_0" << "blk.1.attn_k.weight" << "Q4_0";
-        QTest::newRow("Q4_1") << "llama-q4_1" << "blk.0.ffn_down.weight" << "Q4_1";
-        QTest::newRow("Q5_0") << "llama-q5_0" << "token_embd.weight" << "Q5_0";
-        QTest::newRow("Q5_1") << "llama-q5_1" << "output.weight" << "Q5_1";
-        QTest::newRow("Q4_K") << "llama-q4_k" << "blk.0.attn_q.weight" << "Q4_K";
-        QTest::newRow("Q5_K") << "llama-q5_k" << "blk.0.ffn_gate.weight" << "Q5_K";
-        QTest::newRow("Q6_K") << "llama-q6_k" << "blk.0.attn_k.weight" << "Q6_K";
-        QTest::newRow("Q4_K_M falls back to Q5_0") << "qwen2-q4_k_m" << "blk.0.attn_q.weight"
+        QTest::newRow("Q8_0") << "llama-q8_0"
+                              << "blk.1.attn_q.weight"
+                              << "Q8_0";
+        QTest::newRow("Q4_0") << "llama-q4_0"
+                              << "blk.1.attn_k.weight"
+                              << "Q4_0";
+        QTest::newRow("Q4_1") << "llama-q4_1"
+                              << "blk.0.ffn_down.weight"
+                              << "Q4_1";
+        QTest::newRow("Q5_0") << "llama-q5_0"
+                              << "token_embd.weight"
+                              << "Q5_0";
+        QTest::newRow("Q5_1") << "llama-q5_1"
+                              << "output.weight"
+                              << "Q5_1";
+        QTest::newRow("Q4_K") << "llama-q4_k"
+                              << "blk.0.attn_q.weight"
+                              << "Q4_K";
+        QTest::newRow("Q5_K") << "llama-q5_k"
+                              << "blk.0.ffn_gate.weight"
+                              << "Q5_K";
+        QTest::newRow("Q6_K") << "llama-q6_k"
+                              << "blk.0.attn_k.weight"
+                              << "Q6_K";
+        QTest::newRow("Q4_K_M falls back to Q5_0") << "qwen2-q4_k_m"
+                                                   << "blk.0.attn_q.weight"
                                                    << "Q5_0";
-        QTest::newRow("Q4_K_M falls back to Q8_0") << "qwen2-q4_k_m" << "blk.1.attn_v.weight"
+        QTest::newRow("Q4_K_M falls back to Q8_0") << "qwen2-q4_k_m"
+                                                   << "blk.1.attn_v.weight"
                                                    << "Q8_0";
-        QTest::newRow("pythia Q8_0") << "pythia-q8_0" << "blk.0.attn_qkv.weight" << "Q8_0";
-        QTest::newRow("gpt2 Q5_1") << "gpt2-q5_1" << "blk.1.ffn_up.weight" << "Q5_1";
+        QTest::newRow("pythia Q8_0") << "pythia-q8_0"
+                                     << "blk.0.attn_qkv.weight"
+                                     << "Q8_0";
+        QTest::newRow("gpt2 Q5_1") << "gpt2-q5_1"
+                                   << "blk.1.ffn_up.weight"
+                                   << "Q5_1";
     }
     void quantizedFilesEqualGgmlDequantized()
     {
@@ -278,9 +321,9 @@ private slots:
             QVERIFY2(error <= kQuantizedTolerance,
                      qPrintable(QStringLiteral("layer %1: %2").arg(l).arg(error)));
         }
-        QVERIFY(scaledError(readNpy(references + QStringLiteral("/logits.npy")),
-                            [&](qint64 i) { return result.logits.data()[i]; }) <=
-                kQuantizedTolerance);
+        QVERIFY(scaledError(readNpy(references + QStringLiteral("/logits.npy")), [&](qint64 i) {
+                    return result.logits.data()[i];
+                }) <= kQuantizedTolerance);
     }
 
     // The metadata-only shape equals the loaded model's.
@@ -306,7 +349,8 @@ private slots:
     void modelTokenizerEqualsFolders()
     {
         const auto gguf = loadLanguageModel(ggufFixture(QStringLiteral("llama-gqa-f32")));
-        const auto folder = loadLanguageModel(kModelFixtures + QStringLiteral("/tiny-llama-gqa-f32"));
+        const auto folder =
+            loadLanguageModel(kModelFixtures + QStringLiteral("/tiny-llama-gqa-f32"));
         for (const QString& text : {QStringLiteral("the theatre<|endoftext|> at when"),
                                     QStringLiteral("ünïcode\n\ttabs  spaces")}) {
             QCOMPARE(gguf->tokenizer().encode(text), folder->tokenizer().encode(text));
@@ -348,7 +392,9 @@ void TestGguf::tokenizesLikeTheReferences_data()
     QTest::addColumn<QString>("text");
     QTest::addColumn<std::vector<int>>("ids");
     QTest::addColumn<QString>("decoded");
-    const auto object = [](const QByteArray& bytes) { return QJsonDocument::fromJson(bytes).object(); };
+    const auto object = [](const QByteArray& bytes) {
+        return QJsonDocument::fromJson(bytes).object();
+    };
     const QJsonObject gpt2Pipeline = object(fileBytes(kTokenizers + "/gpt2_pipeline.json"));
     // GPT-2's tokenizer.json: its pipeline with the vocabulary and merges of tests/data/models.
     QJsonObject gpt2 = gpt2Pipeline;
@@ -361,7 +407,8 @@ void TestGguf::tokenizesLikeTheReferences_data()
             merges.append(line);
     model.insert(QStringLiteral("merges"), merges);
     gpt2.insert(QStringLiteral("model"), model);
-    const QJsonObject llama3 = object(qUncompress(fileBytes(kTokenizers + "/llama3/tokenizer.json.zlib")));
+    const QJsonObject llama3 =
+        object(qUncompress(fileBytes(kTokenizers + "/llama3/tokenizer.json.zlib")));
     // The reference tokenizer, its tokenizer.json and the name llama.cpp's converter gives its
     // pre-tokenizer.
     const std::vector<std::tuple<QString, QJsonObject, QString>> converted = {
@@ -375,22 +422,27 @@ void TestGguf::tokenizesLikeTheReferences_data()
         GgufBuilder gguf;
         gguf.addString(QStringLiteral("general.architecture"), QStringLiteral("llama"));
         // qwen2-style has no BOS (its post-processor is ByteLevel): the tokenizer.json of Qwen2.
-        addByteLevelTokenizer(gguf, name == QLatin1String("qwen2-style")
-                                        ? QJsonObject{{QStringLiteral("model"), json[QStringLiteral("model")]},
-                                                      {QStringLiteral("added_tokens"), json[QStringLiteral("added_tokens")]}}
-                                        : json,
-                              pre);
+        addByteLevelTokenizer(
+            gguf,
+            name == QLatin1String("qwen2-style")
+                ? QJsonObject{{QStringLiteral("model"), json[QStringLiteral("model")]},
+                              {QStringLiteral("added_tokens"),
+                               json[QStringLiteral("added_tokens")]}}
+                : json,
+            pre);
         files[name] = written(name + QStringLiteral(".gguf"), gguf.bytes());
     }
-    files[QStringLiteral("llama2")] = written(
-        QStringLiteral("llama2.gguf"), qUncompress(fileBytes(kGgufFixtures + "/llama2-tokenizer.gguf.zlib")));
+    files[QStringLiteral("llama2")] =
+        written(QStringLiteral("llama2.gguf"),
+                qUncompress(fileBytes(kGgufFixtures + "/llama2-tokenizer.gguf.zlib")));
     const QJsonObject expected = object(fileBytes(kTokenizers + "/expected_ids.json"));
     for (const auto& [name, path] : files) {
         for (const QJsonValue entry : expected.value(name).toArray()) {
             std::vector<int> ids;
             for (const QJsonValue id : entry[QStringLiteral("ids")].toArray())
                 ids.push_back(id.toInt());
-            QTest::addRow("%s/%s", qPrintable(name), qPrintable(entry[QStringLiteral("name")].toString()))
+            QTest::addRow("%s/%s", qPrintable(name),
+                          qPrintable(entry[QStringLiteral("name")].toString()))
                 << path << entry[QStringLiteral("text")].toString() << ids
                 << entry[QStringLiteral("decoded")].toString();
         }
@@ -417,7 +469,8 @@ void TestGguf::refusesDamagedFiles_data()
     const QByteArray llama = fileBytes(ggufFixture(QStringLiteral("llama-q8_0")));
     const QString q = QStringLiteral("blk.0.attn_q.weight");
     const qsizetype type = tensorTypeAt(llama, q, 2);
-    QTest::newRow("empty") << QByteArray() << "truncated: the file (0 bytes) ends inside the header";
+    QTest::newRow("empty") << QByteArray()
+                           << "truncated: the file (0 bytes) ends inside the header";
     QTest::newRow("wrong magic") << patched(llama, 0, "GGML")
                                  << "not a GGUF file: it starts with the bytes 47 47 4d 4c";
     QTest::newRow("version 1") << patched(llama, 4, GgufBuilder::little<quint32>(1))
@@ -428,15 +481,19 @@ void TestGguf::refusesDamagedFiles_data()
                                   << "the header gives 1099511627776 tensors, more than";
     QTest::newRow("key count") << patched(llama, 16, GgufBuilder::little<quint64>(1ull << 60))
                                << "the header gives 1152921504606846976 metadata entries";
-    const qsizetype tokens = llama.indexOf(GgufBuilder::text(QStringLiteral("tokenizer.ggml.tokens")));
+    const qsizetype tokens =
+        llama.indexOf(GgufBuilder::text(QStringLiteral("tokenizer.ggml.tokens")));
     const qsizetype tokenCount = tokens + 8 + 21 + 4 + 4;
-    QTest::newRow("array count") << patched(llama, tokenCount, GgufBuilder::little<quint64>(1ull << 50))
+    QTest::newRow("array count") << patched(llama, tokenCount,
+                                            GgufBuilder::little<quint64>(1ull << 50))
                                  << "the value of metadata key tokenizer.ggml.tokens is an array "
                                     "of 1125899906842624 elements of type string, more than";
-    QTest::newRow("string length") << patched(llama, tokenCount + 8, GgufBuilder::little<quint64>(1ull << 33))
-                                   << "ends inside the value of metadata key tokenizer.ggml.tokens";
-    QTest::newRow("value type") << patched(llama, tokens + 8 + 21, GgufBuilder::little<quint32>(13))
-                                << "the value of metadata key tokenizer.ggml.tokens has the value type 13";
+    QTest::newRow("string length")
+        << patched(llama, tokenCount + 8, GgufBuilder::little<quint64>(1ull << 33))
+        << "ends inside the value of metadata key tokenizer.ggml.tokens";
+    QTest::newRow("value type")
+        << patched(llama, tokens + 8 + 21, GgufBuilder::little<quint32>(13))
+        << "the value of metadata key tokenizer.ggml.tokens has the value type 13";
     QTest::newRow("unknown tensor type") << patched(llama, type, GgufBuilder::little<quint32>(77))
                                          << "tensor blk.0.attn_q.weight has the type 77, which is "
                                             "not a ggml type";
@@ -444,7 +501,8 @@ void TestGguf::refusesDamagedFiles_data()
                                            << "type Q4_K stores rows in blocks of 256 values";
     const qsizetype offsetAt = type + 4;
     const quint64 offset = qFromLittleEndian<quint64>(llama.constData() + offsetAt);
-    QTest::newRow("misaligned") << patched(llama, offsetAt, GgufBuilder::little<quint64>(offset + 1))
+    QTest::newRow("misaligned") << patched(llama, offsetAt,
+                                           GgufBuilder::little<quint64>(offset + 1))
                                 << "tensor blk.0.attn_q.weight has the data offset";
     QTest::newRow("offset past the end")
         << patched(llama, offsetAt, GgufBuilder::little<quint64>(1ull << 40))
@@ -490,24 +548,26 @@ void TestGguf::refusesBadModels_data()
     QTest::newRow("unknown pre-tokenizer") << renamed("gpt-2", "tekke")
                                            << "metadata key tokenizer.ggml.pre is \"tekke\", a "
                                               "pre-tokenizer Attention Lab does not know";
-    QTest::newRow("unknown tokenizer") << renamed("gpt2", "bert")
-                                       << "metadata key tokenizer.ggml.model is \"bert\"";
+    QTest::newRow("unknown tokenizer")
+        << renamed("gpt2", "bert") << "metadata key tokenizer.ggml.model is \"bert\"";
     // An F32 tensor of 48 x 16 read as I32 (the same bytes): a type ggml has, which is not read.
     const QString q = QStringLiteral("blk.0.attn_q.weight");
-    QTest::newRow("type not read") << patched(llama, tensorTypeAt(llama, q, 2), GgufBuilder::little<quint32>(26))
-                                   << "tensor blk.0.attn_q.weight has the type I32; Attention Lab "
-                                      "reads F32, F16, BF16, Q8_0";
+    QTest::newRow("type not read")
+        << patched(llama, tensorTypeAt(llama, q, 2), GgufBuilder::little<quint32>(26))
+        << "tensor blk.0.attn_q.weight has the type I32; Attention Lab "
+           "reads F32, F16, BF16, Q8_0";
     const GgufFile file(ggufFixture(QStringLiteral("llama-gqa-f32")));
     const qsizetype data =
         qsizetype(file.dataStart() + file.find(QStringLiteral("output.weight"))->offset);
     QTest::newRow("NaN weight") << patched(llama, data + 8, QByteArray("\0\0\xc0\x7f", 4))
                                 << "tensor output.weight holds NaN at value 2";
-    QTest::newRow("head dimension") << patched(llama, llama.indexOf(GgufBuilder::text(
-                                                      QStringLiteral("llama.rope.dimension_count"))) +
-                                                      8 + 26 + 4,
-                                                  GgufBuilder::little<quint32>(6))
-                                    << "metadata key llama.rope.dimension_count is 6; Attention "
-                                       "Lab rotates whole heads";
+    QTest::newRow("head dimension")
+        << patched(llama,
+                   llama.indexOf(GgufBuilder::text(QStringLiteral("llama.rope.dimension_count"))) +
+                       8 + 26 + 4,
+                   GgufBuilder::little<quint32>(6))
+        << "metadata key llama.rope.dimension_count is 6; Attention "
+           "Lab rotates whole heads";
 }
 
 void TestGguf::refusesBadModels()
@@ -520,27 +580,27 @@ void TestGguf::commandLineRunsGgufFiles()
     REQUIRE_ATTENTION_LAB();
     const QString out = m_dir.filePath(QStringLiteral("compute-out"));
     const QString text = QStringLiteral("the theatre at when the");
-    const AppRun run = runAttentionLab({"compute", "--model", ggufFixture(QStringLiteral("llama-q4_k")),
-                                        "--layer", "0", "--text", text, "--method",
-                                        "favor-positive", "--out", out},
-                                       QString(), 120000);
+    const AppRun run =
+        runAttentionLab({"compute", "--model", ggufFixture(QStringLiteral("llama-q4_k")), "--layer",
+                         "0", "--text", text, "--method", "favor-positive", "--out", out},
+                        QString(), 120000);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QJsonObject metrics =
         QJsonDocument::fromJson(fileBytes(out + QStringLiteral("/metrics.json"))).object();
     QCOMPARE(metrics[QStringLiteral("model")][QStringLiteral("architecture")].toString(),
              QStringLiteral("llama"));
     const QString figures = m_dir.filePath(QStringLiteral("render-out"));
-    const AppRun render = runAttentionLab({"render", "--model", ggufFixture(QStringLiteral("gpt2-q5_1")),
-                                           "--layer", "1", "--text", text, "--format", "png",
-                                           "--out", figures},
-                                          QString(), 120000);
+    const AppRun render =
+        runAttentionLab({"render", "--model", ggufFixture(QStringLiteral("gpt2-q5_1")), "--layer",
+                         "1", "--text", text, "--format", "png", "--out", figures},
+                        QString(), 120000);
     QVERIFY2(render.finished && render.exitCode == 0, qPrintable(render.describe()));
     QVERIFY(QFileInfo::exists(figures + QStringLiteral("/attention_exact.png")));
     const QString csv = m_dir.filePath(QStringLiteral("eval.csv"));
-    const AppRun eval = runAttentionLab({"model-eval", "--model", ggufFixture(QStringLiteral("pythia-q8_0")),
-                                         "--text", text, "--methods", "favor-positive",
-                                         "--features", "16", "--out", csv},
-                                        QString(), 120000);
+    const AppRun eval = runAttentionLab(
+        {"model-eval", "--model", ggufFixture(QStringLiteral("pythia-q8_0")), "--text", text,
+         "--methods", "favor-positive", "--features", "16", "--out", csv},
+        QString(), 120000);
     QVERIFY2(eval.finished && eval.exitCode == 0, qPrintable(eval.describe()));
     QVERIFY(fileBytes(csv).contains("favor-positive"));
 }

@@ -45,10 +45,10 @@ MatrixD pattern(Pattern kind, int length)
     MatrixD p = MatrixD::Zero(length, length);
     for (int i = 0; i < length; ++i) {
         switch (kind) {
-        case Pattern::Self: p(i, i) = 1; break;
-        case Pattern::Sink: p(i, 0) = 1; break;
-        case Pattern::Uniform: p.row(i).head(i + 1).setConstant(1.0 / (i + 1)); break;
-        case Pattern::Previous: p(i, std::max(0, i - 1)) = 1; break;
+            case Pattern::Self: p(i, i) = 1; break;
+            case Pattern::Sink: p(i, 0) = 1; break;
+            case Pattern::Uniform: p.row(i).head(i + 1).setConstant(1.0 / (i + 1)); break;
+            case Pattern::Previous: p(i, std::max(0, i - 1)) = 1; break;
         }
     }
     return p;
@@ -304,8 +304,8 @@ void TestHeadGrid::tooltipsCarryTheMetricsAndNorms()
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     const QString text = view.headToolTip(1, 2);
-    for (const char* part : {"Layer 1, head 2", "0.123", "0.0456", "1.23", "2.34", "0.987",
-                             "3.21", "relative Frobenius", "|q'|", "|k'|"})
+    for (const char* part : {"Layer 1, head 2", "0.123", "0.0456", "1.23", "2.34", "0.987", "3.21",
+                             "relative Frobenius", "|q'|", "|k'|"})
         QVERIFY2(text.contains(QLatin1String(part)), qPrintable(text));
     QVERIFY(view.headToolTip(5, 5).isEmpty());
 
@@ -461,16 +461,16 @@ void TestHeadGrid::exportFailureNamesThePath()
     panel.resize(800, 600);
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("empty.png"));
-    const QString empty = test::thrownMessage<OutputError>(
-        [&] { panel.exportFigure(path, FigureFormat::Png); });
+    const QString empty =
+        test::thrownMessage<OutputError>([&] { panel.exportFigure(path, FigureFormat::Png); });
     QVERIFY2(empty.contains(path), qPrintable(empty));
     QVERIFY(!QFile::exists(path));
 
     panel.setEntries(handMadeEntries(2, 2), QStringLiteral("hand-made"));
     test::writeBytes(dir.filePath(QStringLiteral("file")), "not a folder");
     const QString blocked = dir.filePath(QStringLiteral("file/heads.svg"));
-    const QString message = test::thrownMessage<OutputError>(
-        [&] { panel.exportFigure(blocked, FigureFormat::Svg); });
+    const QString message =
+        test::thrownMessage<OutputError>([&] { panel.exportFigure(blocked, FigureFormat::Svg); });
     QVERIFY2(message.contains(blocked), qPrintable(message));
 }
 
@@ -600,10 +600,10 @@ ExperimentSpec tinyModelSpec(const QString& text)
 }
 
 // Fails the test when the committed fixture tests/data/models/tiny-gpt2-prefixed-f32 is missing.
-#define REQUIRE_TINY_MODEL()                                                                 \
-    QVERIFY2(QFile::exists(QStringLiteral(ATTNLAB_TEST_DATA                                 \
-                                          "/models/tiny-gpt2-prefixed-f32/config.json")),     \
-             ATTNLAB_TEST_DATA "/models/tiny-gpt2-prefixed-f32/config.json is missing "       \
+#define REQUIRE_TINY_MODEL()                                                                      \
+    QVERIFY2(QFile::exists(                                                                       \
+                 QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-prefixed-f32/config.json")), \
+             ATTNLAB_TEST_DATA "/models/tiny-gpt2-prefixed-f32/config.json is missing "           \
                                "(a committed fixture; tests/data/models/make_fixtures.py)")
 
 // Property: setExperiment on model input surveys every (layer, head) of the model on the worker
@@ -629,8 +629,7 @@ void TestHeadGrid::surveysAModelOnTheWorker()
     const int tokens = int(modelTokens(*model, spec.input.text, false).ids.size());
     QCOMPARE(panel.view()->layerCount(), model->layers());
     QCOMPARE(panel.view()->headCount(), model->heads());
-    QCOMPARE(int(panel.view()->entries().size()),
-             model->layers() * model->heads());
+    QCOMPARE(int(panel.view()->entries().size()), model->layers() * model->heads());
     QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(tokens)) &&
                  panel.surveyText().contains(QLatin1String("m = 16")),
              qPrintable(panel.surveyText()));
@@ -711,8 +710,7 @@ void TestHeadGrid::failedSurveyShowsItsError()
     QSignalSpy finished(&panel, &HeadGridPanel::surveyFinished);
     panel.setExperiment(spec);
     QVERIFY(finished.wait(kSurveyTimeoutMs));
-    QVERIFY2(panel.message().contains(QLatin1String("no-such-model")),
-             qPrintable(panel.message()));
+    QVERIFY2(panel.message().contains(QLatin1String("no-such-model")), qPrintable(panel.message()));
     QVERIFY(!panel.isBusy());
 }
 
@@ -725,7 +723,8 @@ void TestHeadGrid::surveysTheBuiltinModel()
              "the built-in model is missing: no kjv-gpt2 folder with config.json under "
              "$ATTNLAB_MODELS, the installed share/attention-lab/models or the source tree's "
              "resources/models (committed)");
-    const std::shared_ptr<const LanguageModel> model = loadModel(QString::fromLatin1(kBuiltinModel));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinModel));
     HeadGridPanel panel;
     panel.resize(1280, 800);
     panel.show();
@@ -751,8 +750,7 @@ void TestHeadGrid::surveysTheBuiltinModel()
     QCOMPARE(panel.view()->layerCount(), layers);
     QCOMPARE(panel.view()->headCount(), heads);
     QCOMPARE(int(panel.view()->entries().size()), layers * heads);
-    const int tokens =
-        int(modelTokens(*model, spec.input.text, false).ids.size());
+    const int tokens = int(modelTokens(*model, spec.input.text, false).ids.size());
     QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(tokens)),
              qPrintable(panel.surveyText()));
     for (const HeadSurveyEntry& entry : panel.view()->entries()) {

@@ -88,8 +88,8 @@ void dragWithLeftButton(QWidget* widget, Qt::KeyboardModifiers modifiers, QPoint
     QTest::mousePress(widget, Qt::LeftButton, modifiers, from);
     for (int step = 1; step <= 4; ++step) {
         const QPointF position = from + (to - from) * (step / 4.0);
-        QMouseEvent move(QEvent::MouseMove, position, widget->mapToGlobal(position),
-                         Qt::NoButton, Qt::LeftButton, modifiers);
+        QMouseEvent move(QEvent::MouseMove, position, widget->mapToGlobal(position), Qt::NoButton,
+                         Qt::LeftButton, modifiers);
         QCoreApplication::sendEvent(widget, &move);
     }
     QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
@@ -102,8 +102,8 @@ bool isBright(const QColor& color)
 }
 
 // Tokens for the hand-made example.
-const QStringList kSentence = {"The", "cat", "sat", "on", "the", "mat", "because", "it",
-                               "was", "warm", "and", "the", "sun", "was", "out", "."};
+const QStringList kSentence = {"The", "cat",  "sat", "on",  "the", "mat", "because", "it",
+                               "was", "warm", "and", "the", "sun", "was", "out",     "."};
 
 }  // namespace
 

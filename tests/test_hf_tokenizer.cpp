@@ -279,20 +279,54 @@ private slots:
         QTest::addColumn<QString>("symbol");
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("label");
-        QTest::newRow("llama2 BOS") << "llama2" << "<s>" << "<s>" << "<s>";
-        QTest::newRow("llama2 word") << "llama2" << "▁the" << " the" << "␣the";
-        QTest::newRow("llama2 inner") << "llama2" << "ing" << "ing" << "ing";
-        QTest::newRow("llama2 space") << "llama2" << "▁" << " " << "␣";
-        QTest::newRow("llama2 newline") << "llama2" << "<0x0A>" << "\n" << "\\n";
-        QTest::newRow("llama2 half a character") << "llama2" << "<0xE2>" << "\uFFFD" << "\uFFFD";
-        QTest::newRow("llama3 BOS")
-            << "llama3" << "<|begin_of_text|>" << "<|begin_of_text|>" << "<|begin_of_text|>";
-        QTest::newRow("llama3 eot") << "llama3" << "<|eot_id|>" << "<|eot_id|>" << "<|eot_id|>";
-        QTest::newRow("llama3 word") << "llama3" << "Ġthe" << " the" << "␣the";
-        QTest::newRow("llama3 spaces") << "llama3" << "ĠĠ" << "  " << "␣␣";
-        QTest::newRow("llama3 tab") << "llama3" << "ĉ" << "\t" << "\\t";
-        QTest::newRow("gpt2 end of text")
-            << "gpt2" << "<|endoftext|>" << "<|endoftext|>" << "<|endoftext|>";
+        QTest::newRow("llama2 BOS") << "llama2"
+                                    << "<s>"
+                                    << "<s>"
+                                    << "<s>";
+        QTest::newRow("llama2 word") << "llama2"
+                                     << "▁the"
+                                     << " the"
+                                     << "␣the";
+        QTest::newRow("llama2 inner") << "llama2"
+                                      << "ing"
+                                      << "ing"
+                                      << "ing";
+        QTest::newRow("llama2 space") << "llama2"
+                                      << "▁"
+                                      << " "
+                                      << "␣";
+        QTest::newRow("llama2 newline") << "llama2"
+                                        << "<0x0A>"
+                                        << "\n"
+                                        << "\\n";
+        QTest::newRow("llama2 half a character") << "llama2"
+                                                 << "<0xE2>"
+                                                 << "\uFFFD"
+                                                 << "\uFFFD";
+        QTest::newRow("llama3 BOS") << "llama3"
+                                    << "<|begin_of_text|>"
+                                    << "<|begin_of_text|>"
+                                    << "<|begin_of_text|>";
+        QTest::newRow("llama3 eot") << "llama3"
+                                    << "<|eot_id|>"
+                                    << "<|eot_id|>"
+                                    << "<|eot_id|>";
+        QTest::newRow("llama3 word") << "llama3"
+                                     << "Ġthe"
+                                     << " the"
+                                     << "␣the";
+        QTest::newRow("llama3 spaces") << "llama3"
+                                       << "ĠĠ"
+                                       << "  "
+                                       << "␣␣";
+        QTest::newRow("llama3 tab") << "llama3"
+                                    << "ĉ"
+                                    << "\t"
+                                    << "\\t";
+        QTest::newRow("gpt2 end of text") << "gpt2"
+                                          << "<|endoftext|>"
+                                          << "<|endoftext|>"
+                                          << "<|endoftext|>";
     }
     void labels()
     {
@@ -365,8 +399,8 @@ private slots:
         QTemporaryDir dir;
         QJsonObject split = splitBy(QStringLiteral("-"), behavior);
         split.insert(QStringLiteral("invert"), invert);
-        const QStringList symbols = QStringLiteral(
-            "t h e f i n a l c o u n t d w - the final countdown the- final- -- -final -countdown")
+        const QStringList symbols = QStringLiteral("t h e f i n a l c o u n t d w - the final "
+                                                   "countdown the- final- -- -final -countdown")
                                         .split(u' ');
         const HfTokenizer tokenizer =
             tinyTokenizer(dir, symbols, {{QStringLiteral("pre_tokenizer"), split}});
@@ -383,14 +417,21 @@ private slots:
         QTest::addColumn<bool>("split");
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("pieces");
-        QTest::newRow("always") << "always" << true << "Hey friend" << "▁Hey ▁friend";
-        QTest::newRow("always, no split") << "always" << false << "Hey friend" << "▁Hey▁friend";
+        QTest::newRow("always") << "always" << true << "Hey friend"
+                                << "▁Hey ▁friend";
+        QTest::newRow("always, no split") << "always" << false << "Hey friend"
+                                          << "▁Hey▁friend";
         // The Rust library's own example: every space but the last is a piece of its own.
-        QTest::newRow("runs of spaces") << "always" << true << "Hey   friend" << "▁Hey ▁ ▁ ▁friend";
-        QTest::newRow("first") << "first" << true << "Hey friend" << "▁Hey ▁friend";
-        QTest::newRow("never") << "never" << true << "Hey friend" << "Hey ▁friend";
-        QTest::newRow("always after a token") << "always" << true << "<s>Hey" << "<s> ▁Hey";
-        QTest::newRow("first after a token") << "first" << true << "<s>Hey" << "<s> Hey";
+        QTest::newRow("runs of spaces") << "always" << true << "Hey   friend"
+                                        << "▁Hey ▁ ▁ ▁friend";
+        QTest::newRow("first") << "first" << true << "Hey friend"
+                               << "▁Hey ▁friend";
+        QTest::newRow("never") << "never" << true << "Hey friend"
+                               << "Hey ▁friend";
+        QTest::newRow("always after a token") << "always" << true << "<s>Hey"
+                                              << "<s> ▁Hey";
+        QTest::newRow("first after a token") << "first" << true << "<s>Hey"
+                                             << "<s> Hey";
     }
     void metaspace()
     {
@@ -406,18 +447,17 @@ private slots:
         const QJsonObject bos{{QStringLiteral("id"), 0},
                               {QStringLiteral("content"), QStringLiteral("<s>")},
                               {QStringLiteral("special"), true}};
-        const HfTokenizer tokenizer = tinyTokenizer(
-            dir, QStringLiteral("<s> ▁Hey ▁friend ▁Hey▁friend Hey ▁").split(u' '),
-            {{QStringLiteral("pre_tokenizer"), metaspace},
-             {QStringLiteral("added_tokens"), QJsonArray{bos}}});
+        const HfTokenizer tokenizer =
+            tinyTokenizer(dir, QStringLiteral("<s> ▁Hey ▁friend ▁Hey▁friend Hey ▁").split(u' '),
+                          {{QStringLiteral("pre_tokenizer"), metaspace},
+                           {QStringLiteral("added_tokens"), QJsonArray{bos}}});
         QCOMPARE(symbolsText(tokenizer, tokenizer.encode(text)), pieces);
         // The Metaspace decoder reads "▁" as a space and drops the first one.
         const QJsonObject decoder{{QStringLiteral("type"), QStringLiteral("Metaspace")},
                                   {QStringLiteral("replacement"), QStringLiteral("▁")},
                                   {QStringLiteral("prepend_scheme"), QStringLiteral("always")}};
-        const HfTokenizer decoding = tinyTokenizer(
-            dir, QStringLiteral("▁Hey ▁friend").split(u' '),
-            {{QStringLiteral("decoder"), decoder}});
+        const HfTokenizer decoding = tinyTokenizer(dir, QStringLiteral("▁Hey ▁friend").split(u' '),
+                                                   {{QStringLiteral("decoder"), decoder}});
         QCOMPARE(decoding.decode({0, 1}), QStringLiteral("Hey friend"));
         QCOMPARE(decoding.text(0), QStringLiteral(" Hey"));
     }
@@ -447,9 +487,12 @@ private slots:
         QTest::addColumn<QString>("symbols");
         QTest::newRow("byte fallback") << true << false << "<unk>"
                                        << "a <0xC3> <0xA9> <0xC3> <0xA9> a";
-        QTest::newRow("unk") << false << false << "<unk>" << "a <unk> <unk> a";
-        QTest::newRow("fused unk") << false << true << "<unk>" << "a <unk> a";
-        QTest::newRow("no unk") << false << false << "" << "a a";
+        QTest::newRow("unk") << false << false << "<unk>"
+                             << "a <unk> <unk> a";
+        QTest::newRow("fused unk") << false << true << "<unk>"
+                                   << "a <unk> a";
+        QTest::newRow("no unk") << false << false << ""
+                                << "a a";
     }
     void unknownCharacters()
     {
@@ -463,8 +506,8 @@ private slots:
                           {QStringLiteral("ignore_merges"), false}};
         if (!unk.isEmpty())
             model.insert(QStringLiteral("unk_token"), unk);
-        const HfTokenizer tokenizer = tinyTokenizer(
-            dir, QStringLiteral("<unk> a <0xC3> <0xA9>").split(u' '), {}, model);
+        const HfTokenizer tokenizer =
+            tinyTokenizer(dir, QStringLiteral("<unk> a <0xC3> <0xA9>").split(u' '), {}, model);
         QCOMPARE(symbolsText(tokenizer, tokenizer.encode(QStringLiteral("aééa"))), symbols);
     }
 
@@ -476,11 +519,21 @@ private slots:
         QTest::addColumn<QString>("flag");
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("symbols");
-        QTest::newRow("plain") << "" << "x <m> x" << "x ▁ <m> ▁ x";
-        QTest::newRow("lstrip") << "lstrip" << "x <m> x" << "x <m> ▁ x";
-        QTest::newRow("rstrip") << "rstrip" << "x <m> x" << "x ▁ <m> x";
-        QTest::newRow("single_word, alone") << "single_word" << "x <m> x" << "x ▁ <m> ▁ x";
-        QTest::newRow("single_word, in a word") << "single_word" << "x<m>" << "x < m >";
+        QTest::newRow("plain") << ""
+                               << "x <m> x"
+                               << "x ▁ <m> ▁ x";
+        QTest::newRow("lstrip") << "lstrip"
+                                << "x <m> x"
+                                << "x <m> ▁ x";
+        QTest::newRow("rstrip") << "rstrip"
+                                << "x <m> x"
+                                << "x ▁ <m> x";
+        QTest::newRow("single_word, alone") << "single_word"
+                                            << "x <m> x"
+                                            << "x ▁ <m> ▁ x";
+        QTest::newRow("single_word, in a word") << "single_word"
+                                                << "x<m>"
+                                                << "x < m >";
     }
     void addedTokenFlags()
     {
@@ -501,11 +554,11 @@ private slots:
                                  {QStringLiteral("pattern"),
                                   QJsonObject{{QStringLiteral("Regex"), QStringLiteral(".")}}},
                                  {QStringLiteral("behavior"), QStringLiteral("Isolated")}};
-        const HfTokenizer tokenizer = tinyTokenizer(
-            dir, QStringLiteral("<m> x ▁ < m >").split(u' '),
-            {{QStringLiteral("added_tokens"), QJsonArray{mask}},
-             {QStringLiteral("normalizer"), replace},
-             {QStringLiteral("pre_tokenizer"), digits}});
+        const HfTokenizer tokenizer =
+            tinyTokenizer(dir, QStringLiteral("<m> x ▁ < m >").split(u' '),
+                          {{QStringLiteral("added_tokens"), QJsonArray{mask}},
+                           {QStringLiteral("normalizer"), replace},
+                           {QStringLiteral("pre_tokenizer"), digits}});
         QCOMPARE(symbolsText(tokenizer, tokenizer.encode(text)), symbols);
     }
 
@@ -549,8 +602,7 @@ private slots:
         QFETCH(QString, file);
         QFETCH(QString, problem);
         const QString path = kFixtures + "/bad/" + file + ".json";
-        const QString message =
-            thrownMessage<InputError>([&] { HfTokenizer::fromFile(path); });
+        const QString message = thrownMessage<InputError>([&] { HfTokenizer::fromFile(path); });
         QVERIFY2(message.startsWith(path + ": "), qPrintable(message));
         QVERIFY2(message.contains(problem), qPrintable(message));
     }
@@ -569,8 +621,8 @@ private slots:
                             {QStringLiteral("content"), QStringLiteral("aa")}});
         const QJsonObject normalizer{{QStringLiteral("type"), QStringLiteral("Sequence")},
                                      {QStringLiteral("normalizers"), doublings}};
-        const HfTokenizer tokenizer = tinyTokenizer(dir, {QStringLiteral("a")},
-                                                    {{QStringLiteral("normalizer"), normalizer}});
+        const HfTokenizer tokenizer =
+            tinyTokenizer(dir, {QStringLiteral("a")}, {{QStringLiteral("normalizer"), normalizer}});
         const QString message =
             thrownMessage<InputError>([&] { tokenizer.encode(QStringLiteral("aaaa")); });
         QVERIFY2(message.startsWith(dir.filePath(QStringLiteral("tiny.json"))) &&
@@ -585,8 +637,7 @@ private slots:
         QVERIFY(dynamic_cast<const Gpt2Tokenizer*>(loadTextTokenizer(kGpt2Files).get()));
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const QString message =
-            thrownMessage<InputError>([&] { loadTextTokenizer(dir.path()); });
+        const QString message = thrownMessage<InputError>([&] { loadTextTokenizer(dir.path()); });
         QVERIFY2(
             message.startsWith(dir.path()) && message.contains(QStringLiteral("tokenizer.json")),
             qPrintable(message));

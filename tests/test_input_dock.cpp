@@ -66,15 +66,13 @@ void TestInputDock::aTabRoundTripKeepsTheModel()
         QVERIFY2(!button->isVisibleTo(downstream), qPrintable(button->text()));
 
     tabs->setCurrentIndex(0);
-    QTRY_COMPARE_WITH_TIMEOUT(resultOf(window).spec.input.kind, InputKind::Model,
-                              kResultTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(resultOf(window).spec.input.kind, InputKind::Model, kResultTimeoutMs);
     QCOMPARE(resultOf(window).spec.input.modelPath, model);
     QVERIFY(resultOf(window).spec.causal);
     QCOMPARE(reader->currentText(), readerText);
     for (QPushButton* button : downstream->findChildren<QPushButton*>())
         QVERIFY2(button->isVisibleTo(downstream), qPrintable(button->text()));
 }
-
 
 // Opening an image file that does not decode gives the message naming it and changes neither
 // the Image tab's list (which named the bad file while the maps showed the previous image) nor
@@ -101,7 +99,6 @@ void TestInputDock::aBadImageFileLeavesTheImageListAsItWas()
     QCOMPARE(image->count(), count);
     QVERIFY(window.controller().spec().toJson() == before.toJson());
 }
-
 
 QTEST_MAIN(TestInputDock)
 #include "test_input_dock.moc"

@@ -53,12 +53,11 @@ void TestInputs::wordTokens_data()
     QTest::addColumn<QStringList>("tokens");
     QTest::newRow("punctuation") << QStringLiteral("Hello, world!")
                                  << QStringList{"Hello", ",", "world", "!"};
-    QTest::newRow("apostrophe") << QStringLiteral("don't stop")
-                                << QStringList{"don't", "stop"};
+    QTest::newRow("apostrophe") << QStringLiteral("don't stop") << QStringList{"don't", "stop"};
     QTest::newRow("typographic apostrophe")
         << QStringLiteral(u"I don\u2019t") << QStringList{"I", QStringLiteral(u"don\u2019t")};
-    QTest::newRow("decimal number") << QStringLiteral("pi is 3.14.")
-                                    << QStringList{"pi", "is", "3.14", "."};
+    QTest::newRow("decimal number")
+        << QStringLiteral("pi is 3.14.") << QStringList{"pi", "is", "3.14", "."};
     QTest::newRow("precomposed accents")
         << QStringLiteral(u"na\u00efve caf\u00e9")
         << QStringList{QStringLiteral(u"na\u00efve"), QStringLiteral(u"caf\u00e9")};
@@ -73,9 +72,8 @@ void TestInputs::wordTokens_data()
     QTest::newRow("emoji with skin tone")
         << QStringLiteral(u"\U0001F44D\U0001F3FD ok")
         << QStringList{QStringLiteral(u"\U0001F44D\U0001F3FD"), "ok"};
-    QTest::newRow("all kinds of space")
-        << QStringLiteral(u"  a \t b\r\n\nc\u00a0d\u3000e  ")
-        << QStringList{"a", "b", "c", "d", "e"};
+    QTest::newRow("all kinds of space") << QStringLiteral(u"  a \t b\r\n\nc\u00a0d\u3000e  ")
+                                        << QStringList{"a", "b", "c", "d", "e"};
     QTest::newRow("empty") << QString() << QStringList();
     QTest::newRow("white space only") << QStringLiteral(u" \t\n\r\u00a0 ") << QStringList();
 }
@@ -99,17 +97,15 @@ void TestInputs::characterTokens_data()
     QTest::newRow("combining accent")
         << QStringLiteral(u"e\u0301") << QStringList{QStringLiteral(u"e\u0301")};
     QTest::newRow("accent in a word")
-        << QStringLiteral(u"cafe\u0301")
-        << QStringList{"c", "a", "f", QStringLiteral(u"e\u0301")};
-    QTest::newRow("ZWJ family")
-        << QStringLiteral(u"\U0001F468\u200D\U0001F469\u200D\U0001F467")
-        << QStringList{QStringLiteral(u"\U0001F468\u200D\U0001F469\u200D\U0001F467")};
-    QTest::newRow("two flags")
-        << QStringLiteral(u"\U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA")
-        << QStringList{QStringLiteral(u"\U0001F1EB\U0001F1F7"),
-                       QStringLiteral(u"\U0001F1E9\U0001F1EA")};
-    QTest::newRow("Hangul jamo")
-        << QStringLiteral(u"\u1100\u1161") << QStringList{QStringLiteral(u"\u1100\u1161")};
+        << QStringLiteral(u"cafe\u0301") << QStringList{"c", "a", "f", QStringLiteral(u"e\u0301")};
+    QTest::newRow("ZWJ family") << QStringLiteral(u"\U0001F468\u200D\U0001F469\u200D\U0001F467")
+                                << QStringList{QStringLiteral(
+                                       u"\U0001F468\u200D\U0001F469\u200D\U0001F467")};
+    QTest::newRow("two flags") << QStringLiteral(u"\U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA")
+                               << QStringList{QStringLiteral(u"\U0001F1EB\U0001F1F7"),
+                                              QStringLiteral(u"\U0001F1E9\U0001F1EA")};
+    QTest::newRow("Hangul jamo") << QStringLiteral(u"\u1100\u1161")
+                                 << QStringList{QStringLiteral(u"\u1100\u1161")};
     QTest::newRow("CJK") << QStringLiteral(u"\u65e5 \u672c")
                          << QStringList{QStringLiteral(u"\u65e5"), QStringLiteral(u"\u672c")};
     QTest::newRow("empty") << QString() << QStringList();
@@ -133,10 +129,10 @@ void TestInputs::textInputHasOneHeadPerTokenRow()
 {
     const AttentionInput input = buildInput(InputSpec());
     QCOMPARE(input.heads.size(), std::size_t(1));
-    const QStringList expected = QStringLiteral(
-                                     "The cat sat on the mat because the mat was warm , and the "
-                                     "cat was tired .")
-                                     .split(QLatin1Char(' '));
+    const QStringList expected =
+        QStringLiteral("The cat sat on the mat because the mat was warm , and the "
+                       "cat was tired .")
+            .split(QLatin1Char(' '));
     QCOMPARE(input.labels, expected);
     const HeadTensors& head = input.heads.front();
     for (const MatrixD* m : {&head.q, &head.k, &head.v}) {
@@ -366,8 +362,8 @@ void TestInputs::outOfRangeParametersAreRefused_data()
         << InputKind::Random << "normMultiplier" << std::numeric_limits<double>::infinity();
     QTest::newRow("length 0") << InputKind::Random << "length" << 0.0;
     QTest::newRow("row norm -1") << InputKind::Random << "rowNorm" << -1.0;
-    QTest::newRow("row norm NaN")
-        << InputKind::Random << "rowNorm" << std::numeric_limits<double>::quiet_NaN();
+    QTest::newRow("row norm NaN") << InputKind::Random << "rowNorm"
+                                  << std::numeric_limits<double>::quiet_NaN();
     QTest::newRow("clusters -1") << InputKind::Random << "clusters" << -1.0;
     QTest::newRow("patch 0") << InputKind::Image << "patchSize" << 0.0;
     QTest::newRow("image size below patch") << InputKind::Image << "imageSize" << 8.0;
@@ -461,9 +457,10 @@ void TestInputs::randomRowsHaveTheRequestedNorm()
     const HeadTensors& head = input.heads.front();
     for (const MatrixD* m : {&head.q, &head.k}) {
         for (Eigen::Index i = 0; i < m->rows(); ++i) {
-            QVERIFY2(std::abs(m->row(i).norm() - expected) <= 1e-12,
-                     qPrintable(QStringLiteral("row %1 has norm %2").arg(i).arg(m->row(i).norm(),
-                                                                                0, 'g', 17)));
+            QVERIFY2(
+                std::abs(m->row(i).norm() - expected) <= 1e-12,
+                qPrintable(
+                    QStringLiteral("row %1 has norm %2").arg(i).arg(m->row(i).norm(), 0, 'g', 17)));
         }
     }
     for (Eigen::Index i = 0; i < head.v.rows(); ++i)

@@ -28,7 +28,6 @@ namespace {
 
 const QString kFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/npy");
 
-
 // The values f(0), ..., f(count - 1): element p of an array in C order.
 std::vector<double> valuesOf(qint64 count, const std::function<double(qint64)>& f)
 {
@@ -293,21 +292,21 @@ void TestIo::readsNumpyFiles_data()
     const auto f32 = [](double x) { return double(float(x)); };
     QTest::newRow("v1 f8 C rank 1") << "f8_c_1d.npy" << std::vector<qint64>{7} << NpyDtype::Float64
                                     << valuesOf(7, [](qint64 p) { return p * 0.5 - 1; });
-    QTest::newRow("v1 f8 C rank 2") << "f8_c_2d.npy" << std::vector<qint64>{3, 4}
-                                    << NpyDtype::Float64
-                                    << valuesOf(12, [](qint64 p) { return p * 0.5; });
-    QTest::newRow("v1 f4 C rank 3") << "f4_c_3d.npy" << std::vector<qint64>{2, 3, 4}
-                                    << NpyDtype::Float32
-                                    << valuesOf(24, [&](qint64 p) { return f32(p * 0.25 - 1); });
+    QTest::newRow("v1 f8 C rank 2")
+        << "f8_c_2d.npy" << std::vector<qint64>{3, 4} << NpyDtype::Float64
+        << valuesOf(12, [](qint64 p) { return p * 0.5; });
+    QTest::newRow("v1 f4 C rank 3")
+        << "f4_c_3d.npy" << std::vector<qint64>{2, 3, 4} << NpyDtype::Float32
+        << valuesOf(24, [&](qint64 p) { return f32(p * 0.25 - 1); });
     QTest::newRow("v1 f8 Fortran rank 2")
         << "f8_fortran_2d.npy" << std::vector<qint64>{3, 5} << NpyDtype::Float64
         << valuesOf(15, [](qint64 p) { return double(p + 1) / 3.0; });
     QTest::newRow("v1 f4 Fortran rank 3")
         << "f4_fortran_3d.npy" << std::vector<qint64>{2, 3, 4} << NpyDtype::Float32
         << valuesOf(24, [&](qint64 p) { return f32(p * 0.5); });
-    QTest::newRow("v2 f8 C rank 2") << "f8_c_2d_v2.npy" << std::vector<qint64>{2, 3}
-                                    << NpyDtype::Float64
-                                    << valuesOf(6, [](qint64 p) { return double(p + 1) / 7.0; });
+    QTest::newRow("v2 f8 C rank 2")
+        << "f8_c_2d_v2.npy" << std::vector<qint64>{2, 3} << NpyDtype::Float64
+        << valuesOf(6, [](qint64 p) { return double(p + 1) / 7.0; });
     QTest::newRow("v3 f4 Fortran rank 2")
         << "f4_fortran_2d_v3.npy" << std::vector<qint64>{3, 2} << NpyDtype::Float32
         << valuesOf(6, [&](qint64 p) { return f32(p - 2.5); });
@@ -343,10 +342,10 @@ void TestIo::refusesMalformedFiles_data()
     QTest::newRow("unsupported version")
         << writeTemp("version.npy", valid.left(6) + "\x04" + valid.mid(7))
         << "unsupported .npy format version 4.0";
-    QTest::newRow("truncated preamble") << writeTemp("preamble.npy", valid.left(9))
-                                        << "truncated header";
-    QTest::newRow("truncated header") << writeTemp("header.npy", valid.left(50))
-                                      << "truncated header";
+    QTest::newRow("truncated preamble")
+        << writeTemp("preamble.npy", valid.left(9)) << "truncated header";
+    QTest::newRow("truncated header")
+        << writeTemp("header.npy", valid.left(50)) << "truncated header";
     QTest::newRow("truncated data")
         << writeTemp("data.npy", valid.left(valid.size() - 8))
         << "truncated: header says shape (3, 4) of float64 = 96 bytes, file holds 88";
@@ -356,9 +355,8 @@ void TestIo::refusesMalformedFiles_data()
     QTest::newRow("trailing data")
         << writeTemp("trailing.npy", valid + QByteArray(16, '\0'))
         << "the header says shape (3, 4) of float64 = 96 bytes but the file holds 16 more bytes";
-    QTest::newRow("not a dict")
-        << writeTemp("list.npy", npyBytes("['<f8', False, (3, 4)]", twelve))
-        << "the .npy header is not a dict";
+    QTest::newRow("not a dict") << writeTemp("list.npy", npyBytes("['<f8', False, (3, 4)]", twelve))
+                                << "the .npy header is not a dict";
     QTest::newRow("not a literal")
         << writeTemp("syntax.npy", npyBytes("{'descr': '<f8', 'shape': (3, 4}", twelve))
         << "the .npy header is not a valid Python dict";
@@ -391,12 +389,16 @@ void TestIo::refusesMalformedFiles_data()
                                             "'shape': (3, 4), }",
                                             twelve))
         << "dtype '=f8' (float64) does not say little-endian";
-    QTest::newRow("rank 4") << kFixtures + "/rank4.npy" << "4-D arrays are not supported";
-    QTest::newRow("rank 0") << kFixtures + "/rank0.npy" << "0-D arrays (scalars) are not supported";
+    QTest::newRow("rank 4") << kFixtures + "/rank4.npy"
+                            << "4-D arrays are not supported";
+    QTest::newRow("rank 0") << kFixtures + "/rank0.npy"
+                            << "0-D arrays (scalars) are not supported";
     QTest::newRow("zero-sized dimension") << kFixtures + "/zero_dim.npy"
                                           << "shape (3, 0) has a zero-sized dimension";
-    QTest::newRow("NaN") << kFixtures + "/nan.npy" << "element [2, 5] is NaN";
-    QTest::newRow("+Inf") << kFixtures + "/posinf.npy" << "element [1, 2] is +Inf";
+    QTest::newRow("NaN") << kFixtures + "/nan.npy"
+                         << "element [2, 5] is NaN";
+    QTest::newRow("+Inf") << kFixtures + "/posinf.npy"
+                          << "element [1, 2] is +Inf";
 }
 
 void TestIo::refusesMalformedFiles()
@@ -443,7 +445,7 @@ void TestIo::arrayOverBudgetIsRefused()
 {
     const QString path = kFixtures + "/f8_c_2d.npy";
     NpyReadOptions options;
-    options.budget = MemoryBudget(64);   // the 3 x 4 array needs 96 bytes
+    options.budget = MemoryBudget(64);  // the 3 x 4 array needs 96 bytes
     const QString message = thrownMessage<ResourceError>([&] { readNpy(path, options); });
     QVERIFY2(message.startsWith(path), qPrintable(message));
     QVERIFY2(message.contains("96 bytes") && message.contains("--memory-budget"),
@@ -457,7 +459,7 @@ void TestIo::arrayOverBudgetIsRefused()
 void TestIo::failedSaveNpyLeavesNoFile()
 {
     QDir dir(m_dir.filePath("save_npy"));
-    QVERIFY(dir.mkpath("target.npy"));   // a directory where the file should go
+    QVERIFY(dir.mkpath("target.npy"));  // a directory where the file should go
     const double value = 1.0;
     const QString path = dir.filePath("target.npy");
     const QString message =
@@ -490,13 +492,20 @@ void TestIo::csvField_data()
 {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("field");
-    QTest::newRow("plain") << "token" << "token";
-    QTest::newRow("empty") << "" << "";
-    QTest::newRow("spaces") << "two words" << "two words";
-    QTest::newRow("comma") << "a,b" << "\"a,b\"";
-    QTest::newRow("quote") << "say \"hi\"" << "\"say \"\"hi\"\"\"";
-    QTest::newRow("newline") << "line\nbreak" << "\"line\nbreak\"";
-    QTest::newRow("carriage return") << "line\rbreak" << "\"line\rbreak\"";
+    QTest::newRow("plain") << "token"
+                           << "token";
+    QTest::newRow("empty") << ""
+                           << "";
+    QTest::newRow("spaces") << "two words"
+                            << "two words";
+    QTest::newRow("comma") << "a,b"
+                           << "\"a,b\"";
+    QTest::newRow("quote") << "say \"hi\""
+                           << "\"say \"\"hi\"\"\"";
+    QTest::newRow("newline") << "line\nbreak"
+                             << "\"line\nbreak\"";
+    QTest::newRow("carriage return") << "line\rbreak"
+                                     << "\"line\rbreak\"";
 }
 
 void TestIo::csvField()

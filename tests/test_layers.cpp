@@ -108,8 +108,8 @@ private slots:
                 // Its row: "core" for core's own files, else the first folder under the layer
                 // (core/attention/maps is core/attention's).
                 const QStringList parts = source.split(QLatin1Char('/'));
-                const QString folder = parts.size() > 2 ? parts[0] + QLatin1Char('/') + parts[1]
-                                                        : parts[0];
+                const QString folder =
+                    parts.size() > 2 ? parts[0] + QLatin1Char('/') + parts[1] : parts[0];
                 const auto row = allowedFolders().find(folder);
                 if (row == allowedFolders().end()) {
                     violations.append(QStringLiteral("%1: no row for its folder in the table of "
@@ -125,8 +125,8 @@ private slots:
                         named == folder || (folder == QLatin1String("core") && named == include) ||
                         (fromUi && !named.startsWith(QLatin1String("ui/"))))
                         continue;  // its own folder, one of core's own files, or core from ui
-                    const QString name = named.startsWith(QLatin1String("core/")) ? named.mid(5)
-                                                                                   : named;
+                    const QString name =
+                        named.startsWith(QLatin1String("core/")) ? named.mid(5) : named;
                     if (!row->second.count(name))
                         violations.append(QStringLiteral("%1 includes %2").arg(source, include));
                 }

@@ -83,11 +83,10 @@ private slots:
             return window.exactView()->axisRect()->rect();
         };
         QRect map;
-        QTRY_VERIFY2_WITH_TIMEOUT((map = shownMap()).height() > 1080 / 4,
-                                  qPrintable(QStringLiteral("the map is %1 x %2")
-                                                 .arg(map.width())
-                                                 .arg(map.height())),
-                                  kResultTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            (map = shownMap()).height() > 1080 / 4,
+            qPrintable(QStringLiteral("the map is %1 x %2").arg(map.width()).arg(map.height())),
+            kResultTimeoutMs);
         QCOMPARE(map.width(), map.height());  // square cells: the same tokens on both axes
     }
 
@@ -101,8 +100,7 @@ private slots:
         QImage image(224, 144, QImage::Format_RGB32);
         image.fill(Qt::gray);
         view.setImage(image, 9, 14);
-        view.setAttention(VectorD::Constant(126, 1.0 / 126), VectorD::Constant(126, 1.0 / 126),
-                          60);
+        view.setAttention(VectorD::Constant(126, 1.0 / 126), VectorD::Constant(126, 1.0 / 126), 60);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         view.replot();
@@ -147,8 +145,9 @@ private slots:
                                       7 / 6 +
                                   int(view.plotLayout()->columnSpacing()) + 1;
                 for (const QString& line : title->text().split('\n')) {
-                    QVERIFY2(metrics.horizontalAdvance(line) <= panel,
-                             qPrintable(QStringLiteral("\"%1\" in %2 pixels").arg(line).arg(panel)));
+                    QVERIFY2(
+                        metrics.horizontalAdvance(line) <= panel,
+                        qPrintable(QStringLiteral("\"%1\" in %2 pixels").arg(line).arg(panel)));
                     QVERIFY2(line.count('(') == line.count(')'), qPrintable(line));
                 }
             }
@@ -213,7 +212,7 @@ private slots:
         window.setPresentationMode(false);
         QCOMPARE(section->font().pointSizeF(), size);
         QTRY_VERIFY2(fits(), qPrintable(QStringLiteral("the panel is %1 pixels wide, the dock "
-                                                        "shows %2")
+                                                       "shows %2")
                                             .arg(panel->width())
                                             .arg(panel->parentWidget()->width())));
     }

@@ -150,8 +150,8 @@ void TestLlamaModel::forwardMatchesReference_data()
     QTest::addColumn<int>("heads");
     QTest::addColumn<int>("keyValueHeads");
     QTest::addColumn<int>("window");
-    const auto row = [](const char* name, const char* fixture, const char* architecture,
-                         int heads, int keyValueHeads, int window) {
+    const auto row = [](const char* name, const char* fixture, const char* architecture, int heads,
+                        int keyValueHeads, int window) {
         QTest::newRow(name) << QString::fromLatin1(fixture) << QString::fromLatin1(architecture)
                             << heads << keyValueHeads << window;
     };
@@ -201,10 +201,8 @@ void TestLlamaModel::slidingWindowMatters()
         for (qint64 j = 0; j + 5 <= i; ++j)
             QCOMPARE(expected.values[std::size_t(i * length + j)], 0.0);
     const MatrixD full = attentionByHand(result.layers[0], 4, 0, 0);
-    const double error =
-        scaledError(expected, [&](qint64 index) {
-            return index < length * length ? full.data()[index] : 0.0;
-        });
+    const double error = scaledError(
+        expected, [&](qint64 index) { return index < length * length ? full.data()[index] : 0.0; });
     QVERIFY2(error > 100 * kTolerance, qPrintable(QString::number(error)));
 }
 
@@ -324,35 +322,44 @@ void TestLlamaModel::badCheckpoint_data()
     QTest::addColumn<QString>("expected");
     const QString llama = QStringLiteral("tiny-llama-gqa-f32");
     const QString shards = QStringLiteral("tiny-llama-gqa-2-shards");
-    QTest::newRow("unknown model_type") << llama << "model_type falcon" << "config.json"
+    QTest::newRow("unknown model_type") << llama << "model_type falcon"
+                                        << "config.json"
                                         << "model_type is \"falcon\"; Attention Lab runs the model "
                                            "types \"gpt2\", \"vit\", \"llama\", \"mistral\", "
                                            "\"qwen2\", \"gpt_neox\"";
-    QTest::newRow("unknown rope scaling") << llama << "rope yarn" << "config.json"
+    QTest::newRow("unknown rope scaling") << llama << "rope yarn"
+                                          << "config.json"
                                           << "the rope scaling type is \"yarn\"";
-    QTest::newRow("old-style rope type") << llama << "rope dynamic type" << "config.json"
+    QTest::newRow("old-style rope type") << llama << "rope dynamic type"
+                                         << "config.json"
                                          << "the rope scaling type is \"dynamic\"";
     QTest::newRow("kv heads not dividing")
-        << llama << "config num_key_value_heads 3" << "config.json"
+        << llama << "config num_key_value_heads 3"
+        << "config.json"
         << "num_attention_heads (4) is not a multiple of num_key_value_heads (3)";
     QTest::newRow("shape disagrees")
-        << llama << "config intermediate_size 40" << "model.safetensors"
+        << llama << "config intermediate_size 40"
+        << "model.safetensors"
         << "tensor model.layers.0.mlp.gate_proj.weight has shape [32, 16], expected [40, 16]";
-    QTest::newRow("other activation") << llama << "activation gelu" << "config.json"
+    QTest::newRow("other activation") << llama << "activation gelu"
+                                      << "config.json"
                                       << "hidden_act is \"gelu\"";
-    QTest::newRow("shard missing") << shards << "remove " + kShard2 << kIndex
-                                   << "names the shard " + kShard2;
+    QTest::newRow("shard missing")
+        << shards << "remove " + kShard2 << kIndex << "names the shard " + kShard2;
     QTest::newRow("tensor in no shard") << shards << "unlist model.norm.weight" << kIndex
                                         << "the tensor model.norm.weight is in none of the "
                                            "weights files";
     QTest::newRow("tensor not where the index says")
         << shards << "move model.norm.weight" << kShard2
         << "does not hold the tensor model.norm.weight";
-    QTest::newRow("tensor in two shards") << shards << "copy model.norm.weight" << "either shard"
+    QTest::newRow("tensor in two shards") << shards << "copy model.norm.weight"
+                                          << "either shard"
                                           << "the tensor model.norm.weight, which";
     QTest::newRow("index not JSON") << shards << "index garbage" << kIndex << "not JSON";
-    QTest::newRow("neox activation") << "tiny-pythia-parallel-f32" << "activation relu"
-                                     << "config.json" << "hidden_act is \"relu\"";
+    QTest::newRow("neox activation") << "tiny-pythia-parallel-f32"
+                                     << "activation relu"
+                                     << "config.json"
+                                     << "hidden_act is \"relu\"";
 }
 
 // Property: each damage is refused with InputError whose message starts with the file at fault
@@ -405,9 +412,9 @@ void TestLlamaModel::badCheckpoint()
         QFAIL(qPrintable(damage));
     }
     const QString message = thrownMessage<InputError>([&] { loadLanguageModel(folder); });
-    const QStringList named =
-        file == QLatin1String("either shard") ? QStringList{shard1, shard2}
-                                              : QStringList{folder + QLatin1Char('/') + file};
+    const QStringList named = file == QLatin1String("either shard")
+                                  ? QStringList{shard1, shard2}
+                                  : QStringList{folder + QLatin1Char('/') + file};
     QVERIFY2(message.startsWith(named.front()) || message.startsWith(named.back()),
              qPrintable(message));
     QVERIFY2(message.contains(expected), qPrintable(message));
@@ -474,9 +481,9 @@ void TestLlamaModel::computeWritesModelMetrics()
     QVERIFY(dir.isValid());
     const QString out = dir.filePath(QStringLiteral("out"));
     const QString text = QStringLiteral("the cat sat on the mat");
-    const AppRun run = runAttentionLab({"compute", "--model", folder, "--layer", "1", "--text",
-                                        text, "--save-qkv", "--out", out},
-                                       dir.path(), 60000);
+    const AppRun run = runAttentionLab(
+        {"compute", "--model", folder, "--layer", "1", "--text", text, "--save-qkv", "--out", out},
+        dir.path(), 60000);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     QFile file(out + QStringLiteral("/metrics.json"));
     QVERIFY(file.open(QIODevice::ReadOnly));
@@ -538,8 +545,7 @@ void TestLlamaModel::templateBosIsTheFirstToken()
     QVERIFY(dir.isValid());
     copyFixture(QStringLiteral("tiny-llama-gqa-f32"), dir.path());
     const QString text = QStringLiteral("The cat sat");
-    const std::vector<int> plain =
-        modelTokens(*loadModel(dir.path()), text, false).ids;
+    const std::vector<int> plain = modelTokens(*loadModel(dir.path()), text, false).ids;
     QVERIFY(!plain.empty() && plain.front() != 268);
     // id 268 is the fixture tokenizer's one special token, <|endoftext|>.
     editJson(dir.path() + QStringLiteral("/tokenizer.json"), [](QJsonObject& json) {
@@ -547,20 +553,20 @@ void TestLlamaModel::templateBosIsTheFirstToken()
                               {QStringLiteral("type_id"), 0}};
         const QJsonObject sequence{{QStringLiteral("id"), QStringLiteral("A")},
                                    {QStringLiteral("type_id"), 0}};
-        json.insert(QStringLiteral("post_processor"),
-                    QJsonObject{
-                        {QStringLiteral("type"), QStringLiteral("TemplateProcessing")},
-                        {QStringLiteral("single"),
-                         QJsonArray{QJsonObject{{QStringLiteral("SpecialToken"), bos}},
-                                    QJsonObject{{QStringLiteral("Sequence"), sequence}}}},
-                        {QStringLiteral("pair"), QJsonArray{}},
-                        {QStringLiteral("special_tokens"),
-                         QJsonObject{{QStringLiteral("<|endoftext|>"),
-                                      QJsonObject{{QStringLiteral("id"),
-                                                   QStringLiteral("<|endoftext|>")},
-                                                  {QStringLiteral("ids"), QJsonArray{268}},
-                                                  {QStringLiteral("tokens"),
-                                                   QJsonArray{QStringLiteral("<|endoftext|>")}}}}}}});
+        json.insert(
+            QStringLiteral("post_processor"),
+            QJsonObject{
+                {QStringLiteral("type"), QStringLiteral("TemplateProcessing")},
+                {QStringLiteral("single"),
+                 QJsonArray{QJsonObject{{QStringLiteral("SpecialToken"), bos}},
+                            QJsonObject{{QStringLiteral("Sequence"), sequence}}}},
+                {QStringLiteral("pair"), QJsonArray{}},
+                {QStringLiteral("special_tokens"),
+                 QJsonObject{{QStringLiteral("<|endoftext|>"),
+                              QJsonObject{{QStringLiteral("id"), QStringLiteral("<|endoftext|>")},
+                                          {QStringLiteral("ids"), QJsonArray{268}},
+                                          {QStringLiteral("tokens"),
+                                           QJsonArray{QStringLiteral("<|endoftext|>")}}}}}}});
     });
     // A new folder, so that the model cache does not give back the model read above.
     QTemporaryDir withBos;

@@ -131,7 +131,8 @@ private slots:
 void TestModel::forwardMatchesReference_data()
 {
     QTest::addColumn<QString>("fixture");
-    QTest::newRow("F32, transformer. prefix, mask buffers") << QStringLiteral("tiny-gpt2-prefixed-f32");
+    QTest::newRow("F32, transformer. prefix, mask buffers")
+        << QStringLiteral("tiny-gpt2-prefixed-f32");
     QTest::newRow("F16, no prefix") << QStringLiteral("tiny-gpt2-f16");
 }
 
@@ -152,9 +153,8 @@ void TestModel::forwardMatchesReference()
     const Eigen::Index length = Eigen::Index(ids.size());
 
     const ForwardResult result = model->forward(ids);
-    const QString mismatch = capturedLayersMismatch(fixture, result.layers,
-                                                    std::size_t(config.layers), config.heads,
-                                                    true, kTolerance);
+    const QString mismatch = capturedLayersMismatch(
+        fixture, result.layers, std::size_t(config.layers), config.heads, true, kTolerance);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     const NpyArray logits = reference(fixture, QStringLiteral("logits.npy"));
     QCOMPARE(logits.shape, (std::vector<qint64>{length, config.vocabularySize}));
@@ -287,13 +287,12 @@ void TestModel::refusesTokens()
 // are accepted until used.
 void TestModel::parsesHeader()
 {
-    const QByteArray header =
-        R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
-        R"("__metadata__":{"format":"pt"},)"
-        R"("a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},)"
-        R"("empty":{"dtype":"F32","shape":[0,3],"data_offsets":[4,4]},)"
-        R"("ids":{"dtype":"I64","shape":[1],"data_offsets":[16,24]},)"
-        R"("odd":{"dtype":"Q7","shape":[3],"data_offsets":[24,25]}})";
+    const QByteArray header = R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                              R"("__metadata__":{"format":"pt"},)"
+                              R"("a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},)"
+                              R"("empty":{"dtype":"F32","shape":[0,3],"data_offsets":[4,4]},)"
+                              R"("ids":{"dtype":"I64","shape":[1],"data_offsets":[16,24]},)"
+                              R"("odd":{"dtype":"Q7","shape":[3],"data_offsets":[24,25]}})";
     const std::vector<TensorEntry> entries =
         parseSafetensorsHeader(header, 25, QStringLiteral("x.safetensors"));
     QStringList names;
@@ -312,83 +311,104 @@ void TestModel::parsesHeader()
 void TestModel::badSafetensors_data()
 {
     QTest::addColumn<QByteArray>("bytes");
-    QTest::addColumn<QString>("read");  // the tensor read after opening; empty: open only
+    QTest::addColumn<QString>("read");      // the tensor read after opening; empty: open only
     QTest::addColumn<QString>("expected");  // in the message, besides the path
     const QByteArray oneTensor = R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
     const QByteArray sixteen = floatBytes({1, 2, 3, 4});
 
-    QTest::newRow("valid") << safetensorsFile(oneTensor, sixteen) << "w" << "";
-    QTest::newRow("empty file") << QByteArray() << "" << "8-byte header length";
-    QTest::newRow("shorter than the length") << QByteArray(5, '\0') << "" << "8-byte header length";
+    QTest::newRow("valid") << safetensorsFile(oneTensor, sixteen) << "w"
+                           << "";
+    QTest::newRow("empty file") << QByteArray() << ""
+                                << "8-byte header length";
+    QTest::newRow("shorter than the length") << QByteArray(5, '\0') << ""
+                                             << "8-byte header length";
     QTest::newRow("truncated data") << safetensorsFile(oneTensor, sixteen.left(12)) << ""
                                     << "tensor w: data_offsets [0, 16] reach past the end";
     QTest::newRow("header length past the end")
-        << littleEndian64(quint64(oneTensor.size() + 1)) + oneTensor << "" << "only";
+        << littleEndian64(quint64(oneTensor.size() + 1)) + oneTensor << ""
+        << "only";
     QTest::newRow("header over the limit (length field only)")
         << littleEndian64(kSafetensorsMaxHeader + 1) + QByteArray("{}") << ""
         << "over the 104857600 bytes";
-    QTest::newRow("header length 2^64 - 1") << littleEndian64(~quint64(0)) << "" << "header length";
+    QTest::newRow("header length 2^64 - 1") << littleEndian64(~quint64(0)) << ""
+                                            << "header length";
     QTest::newRow("offsets past the end")
         << safetensorsFile(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[16,32]}})", sixteen)
-        << "" << "tensor w: data_offsets [16, 32] reach past the end";
+        << ""
+        << "tensor w: data_offsets [16, 32] reach past the end";
     QTest::newRow("overlapping offsets")
         << safetensorsFile(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
                            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
                            sixteen)
-        << "" << "tensor b (bytes 8 to 16) overlaps tensor a";
+        << ""
+        << "tensor b (bytes 8 to 16) overlaps tensor a";
     QTest::newRow("overlapping inside")
         << safetensorsFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
                            R"("b":{"dtype":"F16","shape":[1],"data_offsets":[6,8]}})",
                            sixteen)
-        << "" << "overlaps tensor a";
+        << ""
+        << "overlaps tensor a";
     QTest::newRow("end before begin")
         << safetensorsFile(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})", sixteen)
-        << "" << "tensor w: data_offsets [8, 4] end before they begin";
+        << ""
+        << "tensor w: data_offsets [8, 4] end before they begin";
     QTest::newRow("shape and size disagree")
         << safetensorsFile(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}})", sixteen)
-        << "" << "tensor w: shape [2, 3] of F32 needs 24 bytes";
+        << ""
+        << "tensor w: shape [2, 3] of F32 needs 24 bytes";
     QTest::newRow("element count overflows")
         << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],)"
                            R"("data_offsets":[0,16]}})",
                            sixteen)
-        << "" << "more than 2^64";
+        << ""
+        << "more than 2^64";
     QTest::newRow("negative dimension")
         << safetensorsFile(R"({"w":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", sixteen)
-        << "" << "tensor w: shape holds -4";
+        << ""
+        << "tensor w: shape holds -4";
     QTest::newRow("fractional offset")
         << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,15.5]}})", sixteen)
-        << "" << "tensor w: data_offsets is not";
-    QTest::newRow("one offset")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[16]}})", sixteen)
-        << "" << "tensor w: data_offsets is not";
-    QTest::newRow("rank 9")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,4],)"
-                           R"("data_offsets":[0,16]}})",
-                           sixteen)
-        << "" << "tensor w: shape has 9 dimensions";
+        << ""
+        << "tensor w: data_offsets is not";
+    QTest::newRow("one offset") << safetensorsFile(
+                                       R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[16]}})",
+                                       sixteen)
+                                << ""
+                                << "tensor w: data_offsets is not";
+    QTest::newRow("rank 9") << safetensorsFile(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,4],)"
+                                               R"("data_offsets":[0,16]}})",
+                                               sixteen)
+                            << ""
+                            << "tensor w: shape has 9 dimensions";
     QTest::newRow("dtype not a string")
-        << safetensorsFile(R"({"w":{"dtype":4,"shape":[4],"data_offsets":[0,16]}})", sixteen)
-        << "" << "tensor w: dtype is a number";
-    QTest::newRow("entry not an object")
-        << safetensorsFile(R"({"w":[1,2]})", sixteen) << "" << "tensor w: is an array";
-    QTest::newRow("not JSON") << safetensorsFile("{\"w\": {", sixteen) << "" << "not JSON";
-    QTest::newRow("binary header") << safetensorsFile(QByteArray("\xff\xfe\x00\x01", 4), sixteen)
-                                   << "" << "not JSON";
-    QTest::newRow("JSON array") << safetensorsFile("[1, 2]", sixteen) << "" << "JSON array";
+        << safetensorsFile(R"({"w":{"dtype":4,"shape":[4],"data_offsets":[0,16]}})", sixteen) << ""
+        << "tensor w: dtype is a number";
+    QTest::newRow("entry not an object") << safetensorsFile(R"({"w":[1,2]})", sixteen) << ""
+                                         << "tensor w: is an array";
+    QTest::newRow("not JSON") << safetensorsFile("{\"w\": {", sixteen) << ""
+                              << "not JSON";
+    QTest::newRow("binary header")
+        << safetensorsFile(QByteArray("\xff\xfe\x00\x01", 4), sixteen) << ""
+        << "not JSON";
+    QTest::newRow("JSON array") << safetensorsFile("[1, 2]", sixteen) << ""
+                                << "JSON array";
     QTest::newRow("metadata not strings")
-        << safetensorsFile(R"({"__metadata__":{"n":3}})", sixteen) << "" << "__metadata__";
+        << safetensorsFile(R"({"__metadata__":{"n":3}})", sixteen) << ""
+        << "__metadata__";
     QTest::newRow("unsupported dtype used")
         << safetensorsFile(R"({"w":{"dtype":"I32","shape":[4],"data_offsets":[0,16]}})", sixteen)
-        << "w" << "tensor w: unsupported dtype I32";
+        << "w"
+        << "tensor w: unsupported dtype I32";
     QTest::newRow("unknown dtype used")
         << safetensorsFile(R"({"w":{"dtype":"Q7","shape":[4],"data_offsets":[0,16]}})", sixteen)
-        << "w" << "tensor w: unsupported dtype Q7";
+        << "w"
+        << "tensor w: unsupported dtype Q7";
     QTest::newRow("missing tensor") << safetensorsFile(oneTensor, sixteen) << "h.0.ln_1.weight"
                                     << "tensor h.0.ln_1.weight is missing";
     QTest::newRow("NaN") << safetensorsFile(oneTensor, floatBytes({1, 2, NAN, 4})) << "w"
                          << "tensor w: element 2 is NaN";
-    QTest::newRow("infinity") << safetensorsFile(oneTensor, floatBytes({1, -INFINITY, 3, 4}))
-                              << "w" << "tensor w: element 1 is infinite";
+    QTest::newRow("infinity") << safetensorsFile(oneTensor, floatBytes({1, -INFINITY, 3, 4})) << "w"
+                              << "tensor w: element 1 is infinite";
 }
 
 // Each damaged file is refused with InputError whose message starts with the path and names the
@@ -425,8 +445,8 @@ void TestModel::convertsF16()
 {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("half.safetensors"));
-    const QByteArray values = halfBytes({0x3C00, 0xC000, 0x3555, 0x0001, 0x03FF, 0x0400, 0x7BFF,
-                                         0xFBFF, 0x8000, 0x8001});
+    const QByteArray values =
+        halfBytes({0x3C00, 0xC000, 0x3555, 0x0001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x8000, 0x8001});
     writeBytes(path, safetensorsOf({{"h", "F16", {10}, values},
                                     {"inf", "F16", {2}, halfBytes({0x3C00, 0x7C00})},
                                     {"nan", "F16", {1}, halfBytes({0x7E00})}}));
@@ -434,10 +454,10 @@ void TestModel::convertsF16()
     const Vector<float> h = file.vector(QStringLiteral("h"), 10);
     QCOMPARE(h[0], 1.0f);
     QCOMPARE(h[1], -2.0f);
-    QCOMPARE(h[2], 0.333251953125f);                // 0x3555 = 1365/4096
-    QCOMPARE(h[3], std::ldexp(1.0f, -24));          // the smallest subnormal
-    QCOMPARE(h[4], std::ldexp(1023.0f, -24));       // the largest subnormal
-    QCOMPARE(h[5], std::ldexp(1.0f, -14));          // the smallest normal
+    QCOMPARE(h[2], 0.333251953125f);           // 0x3555 = 1365/4096
+    QCOMPARE(h[3], std::ldexp(1.0f, -24));     // the smallest subnormal
+    QCOMPARE(h[4], std::ldexp(1023.0f, -24));  // the largest subnormal
+    QCOMPARE(h[5], std::ldexp(1.0f, -14));     // the smallest normal
     QCOMPARE(h[6], 65504.0f);
     QCOMPARE(h[7], -65504.0f);
     QCOMPARE(h[8], 0.0f);
@@ -465,13 +485,14 @@ void TestModel::convertsBF16AndF64()
     QByteArray huge(8, '\0');
     qToLittleEndian(1e39, huge.data());
     // One odd byte first, so that every tensor after it starts at an odd offset.
-    writeBytes(path, safetensorsOf({{"pad", "U8", {1}, QByteArray(1, '\x7f')},
-                                    {"b", "BF16", {6},
-                                     halfBytes({0x3F80, 0xC040, 0x0001, 0x8000, 0x7F7F, 0x3E80})},
-                                    {"binf", "BF16", {1}, halfBytes({0xFF80})},
-                                    {"f", "F16", {1}, halfBytes({0x3800})},
-                                    {"d", "F64", {3}, doubles},
-                                    {"huge", "F64", {1}, huge}}));
+    writeBytes(path,
+               safetensorsOf(
+                   {{"pad", "U8", {1}, QByteArray(1, '\x7f')},
+                    {"b", "BF16", {6}, halfBytes({0x3F80, 0xC040, 0x0001, 0x8000, 0x7F7F, 0x3E80})},
+                    {"binf", "BF16", {1}, halfBytes({0xFF80})},
+                    {"f", "F16", {1}, halfBytes({0x3800})},
+                    {"d", "F64", {3}, doubles},
+                    {"huge", "F64", {1}, huge}}));
     const SafetensorsFile file(path);
     const Vector<float> b = file.vector(QStringLiteral("b"), 6);
     QCOMPARE(b[0], 1.0f);
@@ -482,14 +503,16 @@ void TestModel::convertsBF16AndF64()
     QCOMPARE(b[4], std::ldexp(255.0f, 120));  // 0x7F7F: the largest finite bfloat16
     QCOMPARE(b[5], 0.25f);
     QCOMPARE(file.vector(QStringLiteral("f"), 1)[0], 0.5f);  // F16 at an odd offset
-    QVERIFY(thrownMessage<InputError>([&] { file.vector(QStringLiteral("binf"), 1); })
-                .contains(QStringLiteral("tensor binf: element 0 is infinite")));
+    QVERIFY(thrownMessage<InputError>([&] {
+                file.vector(QStringLiteral("binf"), 1);
+            }).contains(QStringLiteral("tensor binf: element 0 is infinite")));
     const Vector<float> d = file.vector(QStringLiteral("d"), 3);
     QCOMPARE(d[0], 0.1f);
     QCOMPARE(d[1], -3.5f);
     QCOMPARE(d[2], 0.0f);  // below the float range: rounds to 0
-    QVERIFY(thrownMessage<InputError>([&] { file.vector(QStringLiteral("huge"), 1); })
-                .contains(QStringLiteral("tensor huge: element 0 is infinite")));
+    QVERIFY(thrownMessage<InputError>([&] {
+                file.vector(QStringLiteral("huge"), 1);
+            }).contains(QStringLiteral("tensor huge: element 0 is infinite")));
     // matrix() and vector() check the shape itself, not only the element count.
     const QString message =
         thrownMessage<InputError>([&] { file.matrix(QStringLiteral("b"), 2, 3); });
@@ -505,35 +528,54 @@ void TestModel::badCheckpoint_data()
     QTest::addColumn<QString>("expected");  // in the message
     const QString f16 = QStringLiteral("tiny-gpt2-f16");
     const QString f32 = QStringLiteral("tiny-gpt2-prefixed-f32");
-    QTest::newRow("no config.json") << f16 << "remove config.json" << "config.json"
+    QTest::newRow("no config.json") << f16 << "remove config.json"
+                                    << "config.json"
                                     << "no such file";
-    QTest::newRow("config not JSON") << f16 << "config garbage" << "config.json" << "not JSON";
-    QTest::newRow("n_head missing") << f16 << "config drop n_head" << "config.json" << "n_head";
-    QTest::newRow("n_embd not a multiple of n_head")
-        << f16 << "config n_head 3" << "config.json" << "not a multiple of n_head";
-    QTest::newRow("erf GELU") << f16 << "config gelu" << "config.json" << "activation_function";
-    QTest::newRow("no weights") << f16 << "remove model.safetensors" << ""
+    QTest::newRow("config not JSON") << f16 << "config garbage"
+                                     << "config.json"
+                                     << "not JSON";
+    QTest::newRow("n_head missing") << f16 << "config drop n_head"
+                                    << "config.json"
+                                    << "n_head";
+    QTest::newRow("n_embd not a multiple of n_head") << f16 << "config n_head 3"
+                                                     << "config.json"
+                                                     << "not a multiple of n_head";
+    QTest::newRow("erf GELU") << f16 << "config gelu"
+                              << "config.json"
+                              << "activation_function";
+    QTest::newRow("no weights") << f16 << "remove model.safetensors"
+                                << ""
                                 << "no .safetensors weights";
-    QTest::newRow("missing tensor") << f16 << "drop h.1.attn.c_attn.weight" << "model.safetensors"
-                                    << "model.safetensors: tensor h.1.attn.c_attn.weight is missing";
-    QTest::newRow("missing prefixed tensor")
-        << f32 << "drop transformer.ln_f.bias" << "model.safetensors"
-        << "tensor transformer.ln_f.bias is missing";
+    QTest::newRow("missing tensor")
+        << f16 << "drop h.1.attn.c_attn.weight"
+        << "model.safetensors"
+        << "model.safetensors: tensor h.1.attn.c_attn.weight is missing";
+    QTest::newRow("missing prefixed tensor") << f32 << "drop transformer.ln_f.bias"
+                                             << "model.safetensors"
+                                             << "tensor transformer.ln_f.bias is missing";
     QTest::newRow("n_inner disagrees")
-        << f16 << "config n_inner 32" << "model.safetensors"
+        << f16 << "config n_inner 32"
+        << "model.safetensors"
         << "tensor h.0.mlp.c_fc.weight has shape [16, 64], expected [16, 32]";
     QTest::newRow("vocab_size disagrees")
-        << f32 << "config vocab_size 300" << "model.safetensors"
+        << f32 << "config vocab_size 300"
+        << "model.safetensors"
         << "tensor transformer.wte.weight has shape [269, 16], expected [300, 16]";
-    QTest::newRow("weights as I32") << f16 << "retype wpe.weight I16" << "model.safetensors"
+    QTest::newRow("weights as I32") << f16 << "retype wpe.weight I16"
+                                    << "model.safetensors"
                                     << "tensor wpe.weight: unsupported dtype I16";
-    QTest::newRow("truncated weights") << f16 << "truncate" << "model.safetensors"
+    QTest::newRow("truncated weights") << f16 << "truncate"
+                                       << "model.safetensors"
                                        << "reach past the end";
-    QTest::newRow("no tokenizer") << f16 << "remove merges.txt" << "" << "tokenizer";
-    QTest::newRow("one other .safetensors file is read")
-        << f16 << "rename weights.safetensors" << "" << "";
-    QTest::newRow("two .safetensors files")
-        << f16 << "second safetensors" << "" << "2 .safetensors files";
+    QTest::newRow("no tokenizer") << f16 << "remove merges.txt"
+                                  << ""
+                                  << "tokenizer";
+    QTest::newRow("one other .safetensors file is read") << f16 << "rename weights.safetensors"
+                                                         << ""
+                                                         << "";
+    QTest::newRow("two .safetensors files") << f16 << "second safetensors"
+                                            << ""
+                                            << "2 .safetensors files";
 }
 
 // A checkpoint that is damaged or disagrees with its config.json is refused with InputError
@@ -627,10 +669,10 @@ void TestModel::builtinHeadsDoWhatTheirNamesSay()
     const Eigen::Index length = Eigen::Index(ids.size());
     // P of (layer, head): softmax(Q K^T / sqrt d) with the causal mask.
     const auto attention = [&](int layer, int head) {
-        const Eigen::MatrixXd q = result.layers[std::size_t(layer)].q.middleCols(head * d, d)
-                                      .cast<double>();
-        const Eigen::MatrixXd k = result.layers[std::size_t(layer)].k.middleCols(head * d, d)
-                                      .cast<double>();
+        const Eigen::MatrixXd q =
+            result.layers[std::size_t(layer)].q.middleCols(head * d, d).cast<double>();
+        const Eigen::MatrixXd k =
+            result.layers[std::size_t(layer)].k.middleCols(head * d, d).cast<double>();
         Eigen::MatrixXd p = (q * k.transpose()) / std::sqrt(double(d));
         for (Eigen::Index i = 0; i < length; ++i) {
             const double top = p.row(i).head(i + 1).maxCoeff();
@@ -664,8 +706,7 @@ void TestModel::builtinHeadsDoWhatTheirNamesSay()
                     ++withMark;
                 }
             }
-            scores.emplace_back(punctuation / withMark, previous / double(length - 1), layer,
-                                head);
+            scores.emplace_back(punctuation / withMark, previous / double(length - 1), layer, head);
         }
     const auto punctuationHead = std::max_element(scores.begin(), scores.end());
     QCOMPARE(std::get<2>(*punctuationHead), 1);

@@ -4,7 +4,8 @@
 // the attention it wrote, recomputed from them); `model-eval` writes one CSV row per (method, m,
 // layers, seed) whose exact rows agree with the model and whose approximate rows do not; the
 // built-in ViT does the same on images ([CLS] and patches, no mask; classes instead of next
-// tokens), and `render` draws its image overlay (the [CLS] row, or the rollout); bad models, layers, texts and images exit 2 naming what is wrong and write nothing.
+// tokens), and `render` draws its image overlay (the [CLS] row, or the rollout); bad models,
+// layers, texts and images exit 2 naming what is wrong and write nothing.
 
 #include "app_process.h"
 #include "io/npy.h"
@@ -32,7 +33,8 @@ constexpr int kTinyPositions = 32;
 constexpr int kTimeoutMs = 120'000;
 // A shipped sample of the built-in ViT (resources/models/fashion-vit: 28 x 28 grayscale, patches
 // of 4: 49 patches and [CLS]; 4 layers of 4 heads).
-const QString kSamples = QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/models/fashion-vit/samples");
+const QString kSamples =
+    QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/models/fashion-vit/samples");
 const QString kSample = kSamples + QStringLiteral("/03-dress.png");
 constexpr int kVitTokens = 50;
 
@@ -188,18 +190,18 @@ void TestModelCli::longTextIsRefusedOrCut()
 {
     const QString text = QStringLiteral("abc ").repeated(kTinyPositions);  // over 32 tokens
     const QString refused = m_dir.filePath(QStringLiteral("long-refused"));
-    const AppRun run = runAttentionLab({"compute", "--model", kTinyModel, "--text", text, "--out",
-                                        refused},
-                                       m_dir.path(), kTimeoutMs);
+    const AppRun run =
+        runAttentionLab({"compute", "--model", kTinyModel, "--text", text, "--out", refused},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(run.err.contains("at most 32") && run.err.contains("--keep-last"),
              run.err.constData());
     QVERIFY(!QFileInfo::exists(refused + "/metrics.json"));
 
     const QString cut = m_dir.filePath(QStringLiteral("long-cut"));
-    const AppRun kept = runAttentionLab({"compute", "--model", kTinyModel, "--text", text,
-                                         "--keep-last", "--out", cut},
-                                        m_dir.path(), kTimeoutMs);
+    const AppRun kept = runAttentionLab(
+        {"compute", "--model", kTinyModel, "--text", text, "--keep-last", "--out", cut},
+        m_dir.path(), kTimeoutMs);
     QVERIFY2(kept.finished && kept.exitCode == 0, qPrintable(kept.describe()));
     QVERIFY2(kept.out.contains("dropped"), kept.out.constData());
     const QJsonObject json = readJson(cut + "/metrics.json");
@@ -212,28 +214,29 @@ void TestModelCli::badModelArgumentsExitTwo_data()
 {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("named");
-    QTest::newRow("no such folder") << QStringList{"--model", "no/such/model"}
-                                    << QStringLiteral("no/such/model");
-    QTest::newRow("folder without config") << QStringList{"--model", QStringLiteral(ATTNLAB_TEST_DATA)}
-                                           << QStringLiteral("config.json");
-    QTest::newRow("layer past the last") << QStringList{"--model", kTinyModel, "--layer", "2"}
-                                         << QStringLiteral("layers 0 to 1");
-    QTest::newRow("model and image") << QStringList{"--model", kTinyModel, "--image", "x.png"}
-                                     << QStringLiteral("--image");
-    QTest::newRow("layer without model") << QStringList{"--text", "a b", "--layer", "1"}
-                                         << QStringLiteral("--layer");
-    QTest::newRow("heads with model") << QStringList{"--model", kTinyModel, "--heads", "3"}
-                                      << QStringLiteral("--heads");
-    QTest::newRow("ViT without image") << QStringList{"--model", "builtin-vit"}
-                                       << QStringLiteral("--image FILE");
+    QTest::newRow("no such folder")
+        << QStringList{"--model", "no/such/model"} << QStringLiteral("no/such/model");
+    QTest::newRow("folder without config")
+        << QStringList{"--model", QStringLiteral(ATTNLAB_TEST_DATA)}
+        << QStringLiteral("config.json");
+    QTest::newRow("layer past the last")
+        << QStringList{"--model", kTinyModel, "--layer", "2"} << QStringLiteral("layers 0 to 1");
+    QTest::newRow("model and image")
+        << QStringList{"--model", kTinyModel, "--image", "x.png"} << QStringLiteral("--image");
+    QTest::newRow("layer without model")
+        << QStringList{"--text", "a b", "--layer", "1"} << QStringLiteral("--layer");
+    QTest::newRow("heads with model")
+        << QStringList{"--model", kTinyModel, "--heads", "3"} << QStringLiteral("--heads");
+    QTest::newRow("ViT without image")
+        << QStringList{"--model", "builtin-vit"} << QStringLiteral("--image FILE");
     QTest::newRow("ViT and text") << QStringList{"--model", "builtin-vit", "--text", "a b"}
                                   << QStringLiteral("--text");
     QTest::newRow("ViT, causal") << QStringList{"--model", "builtin-vit", "--image", kSample,
                                                 "--causal"}
                                  << QStringLiteral("--causal");
-    QTest::newRow("ViT, patch size") << QStringList{"--model", "builtin-vit", "--image", kSample,
-                                                    "--patch", "7"}
-                                     << QStringLiteral("--patch");
+    QTest::newRow("ViT, patch size")
+        << QStringList{"--model", "builtin-vit", "--image", kSample, "--patch", "7"}
+        << QStringLiteral("--patch");
     QTest::newRow("ViT layer past the last")
         << QStringList{"--model", "builtin-vit", "--image", kSample, "--layer", "4"}
         << QStringLiteral("layers 0 to 3");
@@ -249,8 +252,8 @@ void TestModelCli::badModelArgumentsExitTwo()
     QFETCH(QStringList, arguments);
     QFETCH(QString, named);
     const QString out = m_dir.filePath(QStringLiteral("bad-%1").arg(QTest::currentDataTag()));
-    const AppRun run = runAttentionLab(QStringList{"compute"} + arguments + QStringList{"--out", out},
-                                       m_dir.path(), kTimeoutMs);
+    const AppRun run = runAttentionLab(
+        QStringList{"compute"} + arguments + QStringList{"--out", out}, m_dir.path(), kTimeoutMs);
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
     QCOMPARE(run.err.trimmed().count('\n'), 0);  // one line
@@ -266,11 +269,11 @@ void TestModelCli::modelEvalWritesOneRowPerCase()
 {
     const QString csv = m_dir.filePath(QStringLiteral("eval/eval.csv"));
     const QString plot = m_dir.filePath(QStringLiteral("eval/eval.png"));
-    const AppRun run = runAttentionLab({"model-eval", "--model", kTinyModel, "--text",
-                                        "in the beginning was the word", "--methods",
-                                        "exact,favor-positive", "--features", "8,16", "--layers",
-                                        "all,0", "--seeds", "2", "--out", csv, "--plot", plot},
-                                       m_dir.path(), kTimeoutMs);
+    const AppRun run = runAttentionLab(
+        {"model-eval", "--model", kTinyModel, "--text", "in the beginning was the word",
+         "--methods", "exact,favor-positive", "--features", "8,16", "--layers", "all,0", "--seeds",
+         "2", "--out", csv, "--plot", plot},
+        m_dir.path(), kTimeoutMs);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QStringList lines = csvLines(csv);
     QCOMPARE(lines.first(), QStringLiteral("method,m,layers,seed,tokens,top1_agreement,mean_kl,"
@@ -306,22 +309,23 @@ void TestModelCli::modelEvalRefusesBadArguments_data()
 {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("named");
-    QTest::newRow("layer out of range") << QStringList{"--model", kTinyModel, "--layers", "5"}
-                                        << QStringLiteral("--layers");
-    QTest::newRow("unknown method") << QStringList{"--model", kTinyModel, "--methods", "magic"}
-                                    << QStringLiteral("magic");
-    QTest::newRow("zero features") << QStringList{"--model", kTinyModel, "--features", "0"}
-                                   << QStringLiteral("--features");
+    QTest::newRow("layer out of range")
+        << QStringList{"--model", kTinyModel, "--layers", "5"} << QStringLiteral("--layers");
+    QTest::newRow("unknown method")
+        << QStringList{"--model", kTinyModel, "--methods", "magic"} << QStringLiteral("magic");
+    QTest::newRow("zero features")
+        << QStringList{"--model", kTinyModel, "--features", "0"} << QStringLiteral("--features");
     QTest::newRow("image without a model: the built-in ViT reads it")
         << QStringList{"--image", "x.png"} << QStringLiteral("x.png: no such image file");
-    QTest::newRow("GPT-2 and images") << QStringList{"--model", kTinyModel, "--images", "a.png"}
-                                      << QStringLiteral("GPT-2");
-    QTest::newRow("ViT without images") << QStringList{"--model", "builtin-vit"}
-                                        << QStringLiteral("--image-folder");
+    QTest::newRow("GPT-2 and images")
+        << QStringList{"--model", kTinyModel, "--images", "a.png"} << QStringLiteral("GPT-2");
+    QTest::newRow("ViT without images")
+        << QStringList{"--model", "builtin-vit"} << QStringLiteral("--image-folder");
     QTest::newRow("ViT and text") << QStringList{"--model", "builtin-vit", "--text", "a b"}
                                   << QStringLiteral("--text");
     QTest::newRow("a folder without images")
-        << QStringList{"--model", "builtin-vit", "--image-folder", QStringLiteral(ATTNLAB_TEST_DATA)}
+        << QStringList{"--model", "builtin-vit", "--image-folder",
+                       QStringLiteral(ATTNLAB_TEST_DATA)}
         << QStringLiteral("no image files");
 }
 
@@ -330,9 +334,11 @@ void TestModelCli::modelEvalRefusesBadArguments()
 {
     QFETCH(QStringList, arguments);
     QFETCH(QString, named);
-    const QString csv = m_dir.filePath(QStringLiteral("bad-eval-%1.csv").arg(QTest::currentDataTag()));
-    const AppRun run = runAttentionLab(QStringList{"model-eval"} + arguments + QStringList{"--out", csv},
-                                       m_dir.path(), kTimeoutMs);
+    const QString csv =
+        m_dir.filePath(QStringLiteral("bad-eval-%1.csv").arg(QTest::currentDataTag()));
+    const AppRun run =
+        runAttentionLab(QStringList{"model-eval"} + arguments + QStringList{"--out", csv},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).contains(named), qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(csv));
@@ -348,10 +354,10 @@ void TestModelCli::modelEvalRefusesBadArguments()
 void TestModelCli::methodsWithoutACausalFormAreSkippedOrExplained()
 {
     const QString out = m_dir.filePath(QStringLiteral("no-causal-form"));
-    const AppRun compute = runAttentionLab({"compute", "--model", kTinyModel, "--text",
-                                            "in the beginning", "--method", "nystrom", "--out",
-                                            out},
-                                           m_dir.path(), kTimeoutMs);
+    const AppRun compute =
+        runAttentionLab({"compute", "--model", kTinyModel, "--text", "in the beginning", "--method",
+                         "nystrom", "--out", out},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(compute.finished && compute.exitCode == 2, qPrintable(compute.describe()));
     QVERIFY2(compute.err.contains("language model's attention is causal") &&
                  !compute.err.contains("--causal"),
@@ -359,20 +365,20 @@ void TestModelCli::methodsWithoutACausalFormAreSkippedOrExplained()
     QVERIFY(!QFileInfo::exists(out));
 
     const QString csv = m_dir.filePath(QStringLiteral("no-causal-form/eval.csv"));
-    const AppRun eval = runAttentionLab({"model-eval", "--model", kTinyModel, "--text",
-                                         "in the beginning", "--methods", "favor-positive,nystrom",
-                                         "--features", "8", "--out", csv},
-                                        m_dir.path(), kTimeoutMs);
+    const AppRun eval =
+        runAttentionLab({"model-eval", "--model", kTinyModel, "--text", "in the beginning",
+                         "--methods", "favor-positive,nystrom", "--features", "8", "--out", csv},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(eval.finished && eval.exitCode == 0, qPrintable(eval.describe()));
     QVERIFY2(eval.err.contains("nystrom left out"), qPrintable(eval.describe()));
     const QStringList lines = csvLines(csv);
     QCOMPARE(lines.size(), 2);
     QVERIFY2(lines[1].startsWith("favor-positive,"), qPrintable(lines[1]));
 
-    const AppRun alone = runAttentionLab({"model-eval", "--model", kTinyModel, "--text",
-                                          "in the beginning", "--methods", "nystrom", "--out",
-                                          csv + "2"},
-                                         m_dir.path(), kTimeoutMs);
+    const AppRun alone =
+        runAttentionLab({"model-eval", "--model", kTinyModel, "--text", "in the beginning",
+                         "--methods", "nystrom", "--out", csv + "2"},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(alone.finished && alone.exitCode == 2, qPrintable(alone.describe()));
     QVERIFY2(alone.err.contains("language model"), qPrintable(alone.describe()));
 }
@@ -386,7 +392,8 @@ void TestModelCli::computeRunsTheBuiltinVit()
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QJsonObject json = readJson(out + "/metrics.json");
     const QJsonObject spec = json.value("spec").toObject();
-    QCOMPARE(spec.value("input").toObject().value("model").toString(), QStringLiteral("builtin-vit"));
+    QCOMPARE(spec.value("input").toObject().value("model").toString(),
+             QStringLiteral("builtin-vit"));
     QCOMPARE(spec.value("input").toObject().value("image").toString(), kSample);
     QVERIFY(!spec.value("causal").toBool());
     const QJsonArray tokens = json.value("tokens").toArray();
@@ -402,8 +409,8 @@ void TestModelCli::computeRunsTheBuiltinVit()
     QCOMPARE(q.shape, (std::vector<qint64>{4, kVitTokens, 32}));
     QCOMPARE(p.shape, (std::vector<qint64>{4, kVitTokens, kVitTokens}));
     for (qint64 h = 0; h < 4; ++h) {
-        const Matrix expected = softmaxAttention(headOf(q, h), headOf(k, h), 1 / std::sqrt(32.0),
-                                                 false);
+        const Matrix expected =
+            softmaxAttention(headOf(q, h), headOf(k, h), 1 / std::sqrt(32.0), false);
         QVERIFY2((headOf(p, h) - expected).cwiseAbs().maxCoeff() < 1e-5,
                  qPrintable(QStringLiteral("head %1").arg(h)));
         QVERIFY(headOf(p, h)(0, kVitTokens - 1) > 0);
@@ -423,11 +430,11 @@ void TestModelCli::modelEvalComparesClasses()
     const QString predictions = m_dir.filePath(QStringLiteral("vit-eval/classes.csv"));
     const QStringList images{kSamples + "/01-trouser.png", kSamples + "/05-sandal.png",
                              kSamples + "/09-ankle-boot.png"};
-    const AppRun run = runAttentionLab({"model-eval", "--model", "builtin-vit", "--images",
-                                        images.join(','), "--methods", "exact,favor-positive",
-                                        "--features", "16", "--layers", "all,1", "--predictions",
-                                        predictions, "--out", csv},
-                                       m_dir.path(), kTimeoutMs);
+    const AppRun run =
+        runAttentionLab({"model-eval", "--model", "builtin-vit", "--images", images.join(','),
+                         "--methods", "exact,favor-positive", "--features", "16", "--layers",
+                         "all,1", "--predictions", predictions, "--out", csv},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QStringList lines = csvLines(csv);
     QCOMPARE(lines.first(), QStringLiteral("method,m,layers,seed,tokens,top1_agreement,mean_kl,"
@@ -456,10 +463,10 @@ void TestModelCli::modelEvalComparesClasses()
 
     const QString folderCsv = m_dir.filePath(QStringLiteral("vit-eval/folder.csv"));
     const QString folderClasses = m_dir.filePath(QStringLiteral("vit-eval/folder-classes.csv"));
-    const AppRun folder = runAttentionLab({"model-eval", "--model", "builtin-vit",
-                                           "--image-folder", kSamples, "--methods", "exact",
-                                           "--predictions", folderClasses, "--out", folderCsv},
-                                          m_dir.path(), kTimeoutMs);
+    const AppRun folder =
+        runAttentionLab({"model-eval", "--model", "builtin-vit", "--image-folder", kSamples,
+                         "--methods", "exact", "--predictions", folderClasses, "--out", folderCsv},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(folder.finished && folder.exitCode == 0, qPrintable(folder.describe()));
     const QStringList folderLines = csvLines(folderClasses);
     QCOMPARE(folderLines.size(), 1 + 10);
@@ -473,10 +480,10 @@ void TestModelCli::modelEvalComparesClasses()
 void TestModelCli::modelEvalSaysNystromPastTheTokens()
 {
     const QString csv = m_dir.filePath(QStringLiteral("vit-eval/nystrom.csv"));
-    const AppRun run = runAttentionLab({"model-eval", "--model", "builtin-vit", "--image",
-                                        kSample, "--methods", "nystrom", "--features",
-                                        "16,50,64,256", "--out", csv},
-                                       m_dir.path(), kTimeoutMs);
+    const AppRun run =
+        runAttentionLab({"model-eval", "--model", "builtin-vit", "--image", kSample, "--methods",
+                         "nystrom", "--features", "16,50,64,256", "--out", csv},
+                        m_dir.path(), kTimeoutMs);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QString warning = QStringLiteral("warning: Nystr\u00f6m takes at most L landmarks: "
                                            "m = 64 and 256 act as m = L = 50, with the same "
@@ -500,8 +507,9 @@ void TestModelCli::modelEvalSaysNystromPastTheTokens()
 // --rollout without a ViT is refused naming the option, and writes nothing.
 void TestModelCli::renderDrawsTheVitOverlay()
 {
-    const QStringList common{"render", "--model", "builtin-vit", "--image", kSample, "--layer",
-                             "3", "--method", "nystrom", "--features", "8", "--size", "400x300"};
+    const QStringList common{"render",  "--model", "builtin-vit", "--image", kSample,
+                             "--layer", "3",       "--method",    "nystrom", "--features",
+                             "8",       "--size",  "400x300"};
     QStringList pictures;
     for (const bool rollout : {false, true}) {
         const QString out = m_dir.filePath(rollout ? "render-rollout" : "render-head");

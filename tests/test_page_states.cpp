@@ -106,10 +106,10 @@ private slots:
         QTest::addColumn<QJsonValue>("value");
         QTest::addColumn<QString>("message");
         QTest::newRow("spec") << "spec" << QJsonValue(3) << "spec must be an object";
-        QTest::newRow("min_length") << "min_length" << QJsonValue(8)
-                                    << "min_length must be an integer from 16 to 1048576";
-        QTest::newRow("max below min") << "max_length" << QJsonValue(64)
-                                       << "max_length must be an integer from 128";
+        QTest::newRow("min_length")
+            << "min_length" << QJsonValue(8) << "min_length must be an integer from 16 to 1048576";
+        QTest::newRow("max below min")
+            << "max_length" << QJsonValue(64) << "max_length must be an integer from 128";
         QTest::newRow("points_per_octave") << "points_per_octave" << QJsonValue(1.5)
                                            << "points_per_octave must be an integer from 1 to 4";
         QTest::newRow("result") << "result" << QJsonValue("none") << "result must be an object";
@@ -161,8 +161,8 @@ private slots:
         QTest::addColumn<QString>("message");
         QTest::newRow("method") << "methods" << QJsonValue(QJsonArray{"favor-positive", "fast"})
                                 << "methods[1]: unknown name \"fast\"";
-        QTest::newRow("projections") << "projections" << QJsonValue("iid")
-                                     << "projections must be an array";
+        QTest::newRow("projections")
+            << "projections" << QJsonValue("iid") << "projections must be an array";
         QTest::newRow("sweep") << "sweep" << QJsonValue("depth")
                                << "sweep must be features, norm or length";
         QTest::newRow("values") << "values" << QJsonValue(QJsonObject{{"features", "8"}})

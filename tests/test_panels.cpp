@@ -181,8 +181,9 @@ void TestPanels::rowViewShowsNegativeWeightsBelowZero()
 // Property: 16 short tokens at 900 px are all written, each under its own key.
 void TestPanels::rowViewLabelsEveryKeyWhenTheyFit()
 {
-    const QStringList words = QStringLiteral(
-        "The cat sat on the mat because the mat was warm and the cat was tired").split(' ');
+    const QStringList words =
+        QStringLiteral("The cat sat on the mat because the mat was warm and the cat was tired")
+            .split(' ');
     QCOMPARE(words.size(), 16);
     RowComparisonView view;
     view.resize(900, 350);
@@ -268,9 +269,9 @@ void TestPanels::rowViewClearShowsTheHint()
     bool hintShown = false;
     for (int i = 0; i < view.itemCount(); ++i) {
         const auto* text = qobject_cast<QCPItemText*>(view.item(i));
-        hintShown |= text && text->visible() &&
-                     text->text() ==
-                         QStringLiteral("Click a query row in a heatmap to compare its rows");
+        hintShown |=
+            text && text->visible() &&
+            text->text() == QStringLiteral("Click a query row in a heatmap to compare its rows");
     }
     QVERIFY(hintShown);
     QVERIFY(!view.legend->visible());
@@ -419,17 +420,24 @@ void TestPanels::metricsPanelShowsEveryMetric_data()
 {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("text");
-    QTest::newRow("0.123456: 4 significant digits") << "max_abs" << "0.1235";
+    QTest::newRow("0.123456: 4 significant digits") << "max_abs"
+                                                    << "0.1235";
     QTest::newRow("1.23456e-5: power of ten")
         << "mean_abs" << QStringLiteral("1.235 \u00d7 10\u207b\u2075");
-    QTest::newRow("0.5") << "rel_frobenius_attention" << "0.5";
+    QTest::newRow("0.5") << "rel_frobenius_attention"
+                         << "0.5";
     QTest::newRow("12345.6: power of ten")
         << "rel_frobenius_output" << QStringLiteral("1.235 \u00d7 10\u2074");
-    QTest::newRow("0.02") << "mean_tv" << "0.02";
-    QTest::newRow("NaN: n/a") << "mean_kl" << "n/a";
-    QTest::newRow("3") << "kernel_mse" << "3";
-    QTest::newRow("2 of L = 8 rows") << "nonpositive_rows" << "2 of 8";
-    QTest::newRow("no overflow") << "kernel_overflow" << "0";
+    QTest::newRow("0.02") << "mean_tv"
+                          << "0.02";
+    QTest::newRow("NaN: n/a") << "mean_kl"
+                              << "n/a";
+    QTest::newRow("3") << "kernel_mse"
+                       << "3";
+    QTest::newRow("2 of L = 8 rows") << "nonpositive_rows"
+                                     << "2 of 8";
+    QTest::newRow("no overflow") << "kernel_overflow"
+                                 << "0";
 }
 
 // Property: each metric of a hand-made result is shown with 4 significant digits, powers of ten

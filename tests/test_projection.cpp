@@ -186,9 +186,11 @@ void TestProjection::chiRowNormsHaveChiSquaredMoments()
         const Eigen::ArrayXd norms2 = w.rowwise().squaredNorm().array();
         const double mean = norms2.mean();
         const double variance = (norms2 - mean).square().mean();
-        QVERIFY2(std::abs(mean - d) < 5 * std::sqrt(2.0 * d / m), qPrintable(QString::number(mean)));
-        QVERIFY2(std::abs(variance - 2.0 * d) < 5 * std::sqrt(8.0 * d * d + 48.0 * d) / std::sqrt(m),
-                 qPrintable(QString::number(variance)));
+        QVERIFY2(std::abs(mean - d) < 5 * std::sqrt(2.0 * d / m),
+                 qPrintable(QString::number(mean)));
+        QVERIFY2(
+            std::abs(variance - 2.0 * d) < 5 * std::sqrt(8.0 * d * d + 48.0 * d) / std::sqrt(m),
+            qPrintable(QString::number(variance)));
     }
 }
 
@@ -211,8 +213,7 @@ void TestProjection::signCorrectionMakesOrientationUniform()
     const int trials = 4000;
     int positive = 0;
     for (int seed = 0; seed < trials; ++seed) {
-        const MatrixD w =
-            randomProjection(8, 8, ProjectionKind::Orthogonal, RowNorm::SqrtD, seed);
+        const MatrixD w = randomProjection(8, 8, ProjectionKind::Orthogonal, RowNorm::SqrtD, seed);
         positive += w(0, 0) > 0;
     }
     QVERIFY2(std::abs(double(positive) / trials - 0.5) < 5 * std::sqrt(0.25 / trials),
@@ -249,8 +250,8 @@ void TestProjection::aHugeDrawStopsAtTheFirstPollThatSaysCancel()
     int polls = 0;
     {
         const CancellationScope scope([&polls] { return ++polls > 10; });
-        QVERIFY_THROWS_EXCEPTION(
-            Cancelled, randomProjection(m, d, ProjectionKind(kind), RowNorm::Chi, 1, 0));
+        QVERIFY_THROWS_EXCEPTION(Cancelled,
+                                 randomProjection(m, d, ProjectionKind(kind), RowNorm::Chi, 1, 0));
     }
     QCOMPARE(polls, 11);
 

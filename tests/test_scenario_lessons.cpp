@@ -100,11 +100,11 @@ void TestScenarioLessons::scenario3ErrorShrinksAsMGrows()
 {
     double previous = std::numeric_limits<double>::infinity();
     for (const int m : {8, 32, 128, 512}) {
-        const double error =
-            computeScenario(3, [m](ExperimentSpec& spec) { spec.approximation.features = m; })
-                .metrics.relFrobeniusAttention;
-        QVERIFY2(error < previous, qPrintable(QStringLiteral("m = %1: %2 after %3")
-                                                  .arg(m).arg(error).arg(previous)));
+        const double error = computeScenario(3, [m](ExperimentSpec& spec) {
+                                 spec.approximation.features = m;
+                             }).metrics.relFrobeniusAttention;
+        QVERIFY2(error < previous,
+                 qPrintable(QStringLiteral("m = %1: %2 after %3").arg(m).arg(error).arg(previous)));
         previous = error;
     }
 }
@@ -123,9 +123,10 @@ void TestScenarioLessons::scenario4TrigonometricFeaturesGoNegative()
 
     const auto small = smallWeights(trig);
     const Eigen::Index length = trig.labels.size();
-    QVERIFY2(2 * Eigen::Index(small.size()) > length * length,
-             qPrintable(QStringLiteral("%1 of %2 entries below 1/L").arg(small.size())
-                            .arg(length * length)));
+    QVERIFY2(
+        2 * Eigen::Index(small.size()) > length * length,
+        qPrintable(
+            QStringLiteral("%1 of %2 entries below 1/L").arg(small.size()).arg(length * length)));
 
     const ResultMatrix& estimate = trig.heads[0].attentionApprox;
     Eigen::Index negative = 0;
@@ -158,9 +159,9 @@ void TestScenarioLessons::scenario5ErrorGrowsWithTheNorms()
                           spec.input.normMultiplier = norm;
                       }).metrics.relFrobeniusAttention;
     QCOMPARE(bundledDeck().scenarios[4].session.spec.input.normMultiplier, 2.0);
-    QVERIFY2(error[2.0] > 2 * error[1.0] && error[3.0] > error[2.0],
-             qPrintable(QStringLiteral("%1, %2, %3").arg(error[1.0]).arg(error[2.0])
-                            .arg(error[3.0])));
+    QVERIFY2(
+        error[2.0] > 2 * error[1.0] && error[3.0] > error[2.0],
+        qPrintable(QStringLiteral("%1, %2, %3").arg(error[1.0]).arg(error[2.0]).arg(error[3.0])));
 }
 
 // Scenario 6: on the chart it loads (the mean over its 32 draws of W), orthogonal rows give a
@@ -193,7 +194,9 @@ void TestScenarioLessons::scenario6ChartHasOrthogonalBelowIidUpToD()
                                     [&](const ErrorCurvePoint& p) { return p.value == o.value; });
         QVERIFY(i != iid->points.end());
         QVERIFY2(o.mean < i->mean, qPrintable(QStringLiteral("m = %1: orthogonal %2, iid %3")
-                                                  .arg(o.value).arg(o.mean).arg(i->mean)));
+                                                  .arg(o.value)
+                                                  .arg(o.mean)
+                                                  .arg(i->mean)));
         ++compared;
     }
     QCOMPARE(compared, 5);  // m = 4, 8, 16, 32, 64

@@ -49,19 +49,22 @@ namespace {
 constexpr int kResultTimeoutMs = 60'000;
 
 // The bundled deck, read once.
-const Deck& bundledDeck() {
+const Deck& bundledDeck()
+{
     static const Deck deck = readDeck(QLatin1String(kBundledScenarioFolder));
     return deck;
 }
 
 // Waits for the window to show a new result; false on timeout.
-bool waitForResult(MainWindow& window) {
+bool waitForResult(MainWindow& window)
+{
     QSignalSpy shown(&window, &MainWindow::resultShown);
     return shown.wait(kResultTimeoutMs);
 }
 
 // The number of distinct colours in image, up to `enough`: a blank or one-colour image has few.
-int distinctColours(const QImage& image, int enough) {
+int distinctColours(const QImage& image, int enough)
+{
     QSet<QRgb> colours;
     for (int y = 0; y < image.height(); y += 3)
         for (int x = 0; x < image.width(); x += 3) {
@@ -73,7 +76,8 @@ int distinctColours(const QImage& image, int enough) {
 }
 
 // The WCAG 2 contrast ratio of two opaque colours (1 to 21).
-double contrastRatio(const QColor& a, const QColor& b) {
+double contrastRatio(const QColor& a, const QColor& b)
+{
     const auto luminance = [](const QColor& color) {
         const auto channel = [](double c) {
             return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
@@ -86,7 +90,8 @@ double contrastRatio(const QColor& a, const QColor& b) {
 }
 
 // A scenario file with `fields` over a valid session.
-QByteArray scenarioBytes(const QJsonObject& fields) {
+QByteArray scenarioBytes(const QJsonObject& fields)
+{
     QJsonObject root{{"format", "attention-lab-session"}, {"version", 1}, {"spec", QJsonObject()}};
     for (auto it = fields.begin(); it != fields.end(); ++it)
         root.insert(it.key(), it.value());
@@ -95,9 +100,11 @@ QByteArray scenarioBytes(const QJsonObject& fields) {
 
 // Runs attention-lab with arguments for at most 120 s; the exit code (-1 when it did not finish
 // or crashed) and stderr.
-std::pair<int, QString> runApp(const QStringList& arguments) {
+std::pair<int, QString> runApp(const QStringList& arguments)
+{
     const AppRun run = runAttentionLab(arguments, QString(), 120'000);
-    return {run.exitCode, run.finished ? QString::fromUtf8(run.err) : QStringLiteral("did not finish")};
+    return {run.exitCode,
+            run.finished ? QString::fromUtf8(run.err) : QStringLiteral("did not finish")};
 }
 
 }  // namespace
@@ -128,14 +135,16 @@ private:
     QTemporaryDir m_dir;
 };
 
-void TestScenarios::initTestCase() {
+void TestScenarios::initTestCase()
+{
     QStandardPaths::setTestModeEnabled(true);
     QSettings().clear();
     QVERIFY(m_dir.isValid());
 }
 
 // Eleven scenarios, 01 to 11, each with a title and an explanation that gives a formula.
-void TestScenarios::theBundledDeckHasTheElevenScenariosInOrder() {
+void TestScenarios::theBundledDeckHasTheElevenScenariosInOrder()
+{
     const Deck& deck = bundledDeck();
     QVERIFY2(deck.problems.isEmpty(), qPrintable(deck.problems.join('\n')));
     QCOMPARE(int(deck.scenarios.size()), 11);
@@ -151,7 +160,8 @@ void TestScenarios::theBundledDeckHasTheElevenScenariosInOrder() {
     }
 }
 
-void TestScenarios::everyBundledScenarioOpensComputesAndRenders_data() {
+void TestScenarios::everyBundledScenarioOpensComputesAndRenders_data()
+{
     QTest::addColumn<int>("index");
     for (int i = 0; i < int(bundledDeck().scenarios.size()); ++i)
         QTest::newRow(
@@ -162,7 +172,8 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders_data() {
 // The scenario's spec is computed without an error and with no warning its explanation does not
 // account for; its page is shown with what it needs (the sweep, the stepper's frame) and the
 // window grabs to a picture with content; the panel shows its title and "i / 11".
-void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
+void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
+{
     QFETCH(int, index);
     const Scenario& scenario = bundledDeck().scenarios[std::size_t(index)];
     MainWindow window(MainWindow::Start::DefaultExample);
@@ -184,13 +195,11 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
                 QStringLiteral("unexplained warning %1: %2").arg(warning.code, warning.message)));
 
     const QString page = scenario.session.view.value(QLatin1String("page")).toString();
-    const QMap<QString, MainWindow::Page> pages = {{"matrices", MainWindow::MatricesPage},
-                                                   {"image", MainWindow::ImagePage},
-                                                   {"heads", MainWindow::HeadsPage},
-                                                   {"model", MainWindow::ModelPage},
-                                                   {"errors", MainWindow::ErrorsPage},
-                                                   {"timing", MainWindow::TimingPage},
-                                                   {"stepper", MainWindow::StepperPage}};
+    const QMap<QString, MainWindow::Page> pages = {
+        {"matrices", MainWindow::MatricesPage}, {"image", MainWindow::ImagePage},
+        {"heads", MainWindow::HeadsPage},       {"model", MainWindow::ModelPage},
+        {"errors", MainWindow::ErrorsPage},     {"timing", MainWindow::TimingPage},
+        {"stepper", MainWindow::StepperPage}};
     QVERIFY2(pages.contains(page), qPrintable(page));
     QCOMPARE(window.currentPage(), pages.value(page));
     if (page == QLatin1String("timing"))
@@ -224,7 +233,8 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders() {
 
 // A scenario is a live state: changing a control recomputes, and undo goes back to the
 // scenario's spec.
-void TestScenarios::theStateUnderAScenarioStaysLive() {
+void TestScenarios::theStateUnderAScenarioStaysLive()
+{
     MainWindow window(MainWindow::Start::DefaultExample);
     window.show();
     QVERIFY(waitForResult(window));
@@ -243,7 +253,8 @@ void TestScenarios::theStateUnderAScenarioStaysLive() {
 // F5 enters: full screen, docks, tool bars, menu bar and status bar hidden, larger fonts in the
 // widgets and the plots, thicker lines, the projector palette. Esc leaves, and the window is as
 // it was: geometry, state, docks, bars, fonts, palette, plot fonts and pens.
-void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
+void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow()
+{
     MainWindow window(MainWindow::Start::DefaultExample);
     window.resize(1300, 850);
     window.show();
@@ -289,8 +300,9 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
     const auto indicatorHeight = [&] {
         QStyleOptionButton option;
         option.initFrom(histograms);
-        return histograms->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option,
-                                                   histograms).height();
+        return histograms->style()
+            ->subElementRect(QStyle::SE_CheckBoxIndicator, &option, histograms)
+            .height();
     };
     const int indicator = indicatorHeight();
 
@@ -356,7 +368,8 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow() {
 
 // A page first shown while presenting (the Stepper page computes and builds its plots then) gets
 // the presentation fonts too.
-void TestScenarios::presentationModeScalesPlotsAddedWhilePresenting() {
+void TestScenarios::presentationModeScalesPlotsAddedWhilePresenting()
+{
     MainWindow window(MainWindow::Start::DefaultExample);
     window.resize(1600, 1000);
     window.show();
@@ -377,7 +390,8 @@ void TestScenarios::presentationModeScalesPlotsAddedWhilePresenting() {
 // In the dark projector theme an unchecked box of the Timing page stands out from the window: its
 // indicator holds pixels of at least the 3:1 contrast WCAG asks of a control's boundary. Leaving
 // presentation mode gives the box the application's style again.
-void TestScenarios::theDarkThemeOutlinesUncheckedBoxes() {
+void TestScenarios::theDarkThemeOutlinesUncheckedBoxes()
+{
     MainWindow window(MainWindow::Start::DefaultExample);
     window.resize(1600, 1000);
     window.show();
@@ -397,9 +411,8 @@ void TestScenarios::theDarkThemeOutlinesUncheckedBoxes() {
     const QRect indicator =
         box->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, box);
     QVERIFY(!indicator.isEmpty());
-    const QImage image = window.grab(QRect(box->mapTo(&window, indicator.topLeft()),
-                                           indicator.size()))
-                             .toImage();
+    const QImage image =
+        window.grab(QRect(box->mapTo(&window, indicator.topLeft()), indicator.size())).toImage();
     const QColor background = window.palette().color(QPalette::Window);
     double highest = 1;
     for (int y = 0; y < image.height(); ++y)
@@ -412,7 +425,8 @@ void TestScenarios::theDarkThemeOutlinesUncheckedBoxes() {
 
 // The laser pointer shows only in presentation mode with its toggle on, lets the mouse through
 // and follows the cursor.
-void TestScenarios::theLaserPointerFollowsOnlyInPresentationMode() {
+void TestScenarios::theLaserPointerFollowsOnlyInPresentationMode()
+{
     MainWindow window(MainWindow::Start::DefaultExample);
     window.resize(1200, 800);
     window.show();
@@ -433,7 +447,8 @@ void TestScenarios::theLaserPointerFollowsOnlyInPresentationMode() {
 
 // PageDown opens the next scenario of the deck, PageUp the previous one; the ends stay put. In
 // presentation mode too (the menu bar is hidden then).
-void TestScenarios::theDeckStepsForwardAndBack() {
+void TestScenarios::theDeckStepsForwardAndBack()
+{
     MainWindow window(MainWindow::Start::DefaultExample);
     window.show();
     QVERIFY(waitForResult(window));
@@ -472,7 +487,8 @@ void TestScenarios::theDeckStepsForwardAndBack() {
     QCOMPARE(window.scenarioPanel()->index(), last);
 }
 
-void TestScenarios::badScenarioFilesAreRefusedWithTheirName_data() {
+void TestScenarios::badScenarioFilesAreRefusedWithTheirName_data()
+{
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("expected");
     QTest::newRow("not JSON") << QByteArray("{ \"title\": ") << "not valid JSON";
@@ -499,7 +515,8 @@ void TestScenarios::badScenarioFilesAreRefusedWithTheirName_data() {
 
 // readScenario refuses a bad file with a message that starts with its path and says what is
 // wrong; the window shows that message and keeps what it showed.
-void TestScenarios::badScenarioFilesAreRefusedWithTheirName() {
+void TestScenarios::badScenarioFilesAreRefusedWithTheirName()
+{
     QFETCH(QByteArray, bytes);
     QFETCH(QString, expected);
     const QString path =
@@ -523,7 +540,8 @@ void TestScenarios::badScenarioFilesAreRefusedWithTheirName() {
 
 // A folder with a bad file among good ones: the deck holds the good ones, in file-name order, and
 // names the bad one; a folder without any scenario is refused.
-void TestScenarios::aDeckLeavesOutTheFilesItCannotRead() {
+void TestScenarios::aDeckLeavesOutTheFilesItCannotRead()
+{
     const QString folder = m_dir.filePath(QStringLiteral("deck"));
     QDir().mkpath(folder);
     writeBytes(folder + "/b-second.attnlab", scenarioBytes({{"title", "Second"}}));
@@ -545,7 +563,8 @@ void TestScenarios::aDeckLeavesOutTheFilesItCannotRead() {
 
 // Save Current State as Scenario writes the live state (spec, view, page) with the title and the
 // explanation; reopened, it gives the same spec and page.
-void TestScenarios::aSavedScenarioReadsBackAsItWas() {
+void TestScenarios::aSavedScenarioReadsBackAsItWas()
+{
     const QString path = m_dir.filePath(QStringLiteral("mine/own.attnlab"));
     {
         MainWindow window(MainWindow::Start::DefaultExample);
@@ -578,7 +597,8 @@ void TestScenarios::aSavedScenarioReadsBackAsItWas() {
     QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / 1"));
 }
 
-void TestScenarios::renderScenarioWritesTheFiguresOfItsPage_data() {
+void TestScenarios::renderScenarioWritesTheFiguresOfItsPage_data()
+{
     QTest::addColumn<QString>("scenario");
     QTest::addColumn<QStringList>("files");
     const QStringList matrices = {"attention_exact.png", "attention_approx.png",
@@ -596,7 +616,8 @@ void TestScenarios::renderScenarioWritesTheFiguresOfItsPage_data() {
 
 // render --scenario FILE --out DIR writes the matrices and the figure of the scenario's page as
 // PNG files with content, and its explanation.
-void TestScenarios::renderScenarioWritesTheFiguresOfItsPage() {
+void TestScenarios::renderScenarioWritesTheFiguresOfItsPage()
+{
     QFETCH(QString, scenario);
     QFETCH(QStringList, files);
     const QString out = m_dir.filePath(QStringLiteral("render-") + scenario);
@@ -623,7 +644,8 @@ void TestScenarios::renderScenarioWritesTheFiguresOfItsPage() {
 
 // A bad scenario file: exit status 2, its name and the problem on stderr, nothing written. Spec
 // options beside --scenario are refused too.
-void TestScenarios::renderRefusesABadScenarioNamingIt() {
+void TestScenarios::renderRefusesABadScenarioNamingIt()
+{
     const QString bad = m_dir.filePath(QStringLiteral("broken.attnlab"));
     writeBytes(bad, scenarioBytes({{"title", 7}}));
     const QString out = m_dir.filePath(QStringLiteral("render-bad"));

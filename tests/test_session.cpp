@@ -31,8 +31,8 @@ QStringList entriesBelow(const QString& folder)
 {
     QStringList entries;
     const QDir dir(folder);
-    for (const QFileInfo& info : dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System |
-                                                   QDir::NoDotAndDotDot)) {
+    for (const QFileInfo& info :
+         dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot)) {
         entries.append(info.fileName());
         if (info.isDir() && !info.isSymLink())
             for (const QString& below : entriesBelow(info.filePath()))
@@ -324,8 +324,8 @@ void TestSession::refusesBadSessions_data()
     };
     row("empty.attnlab", {"the file is empty"});
     row("blank.attnlab", {"the file is empty (only white space)"});
-    row("truncated.attnlab", {"not valid JSON", "at line 24, column 9 (byte offset 622)",
-                              "may be truncated"});
+    row("truncated.attnlab",
+        {"not valid JSON", "at line 24, column 9 (byte offset 622)", "may be truncated"});
     // The missing comma is at the end of line 3; Qt notices it at the key on line 4.
     row("syntax-error.attnlab", {"not valid JSON", "at line 4, column "});
     row("array.attnlab", {"not a JSON object", "an array"});
@@ -544,8 +544,8 @@ void TestSession::writeToReadOnlyFolderThrowsAndLeavesNoFile()
     QVERIFY(QDir(tmp.path()).mkdir(QStringLiteral("locked")));
     QVERIFY(QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
     const auto unlock = qScopeGuard([&] {
-        QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
-                                          QFileDevice::ExeOwner);
+        QFile::setPermissions(
+            locked, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     });
     QFile probe(locked + QStringLiteral("/probe"));
     if (probe.open(QIODevice::WriteOnly)) {

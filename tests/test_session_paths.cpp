@@ -38,8 +38,8 @@ private slots:
 void TestSessionPaths::relativePathsResolveAgainstTheSessionFolder()
 {
     const Session image = readSession(fixture(QStringLiteral("image-relative.attnlab")));
-    const QString chelsea = QDir::cleanPath(
-        QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png"));
+    const QString chelsea =
+        QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png"));
     QCOMPARE(image.spec.input.imagePath, chelsea);
     QVERIFY2(QFileInfo::exists(chelsea), qPrintable(chelsea));
 
@@ -60,16 +60,16 @@ void TestSessionPaths::resolutionDoesNotDependOnTheCurrentDirectory()
     QTemporaryDir elsewhere;
     QVERIFY(elsewhere.isValid());
     QVERIFY(QDir::setCurrent(elsewhere.path()));
-    const QString relativeSession = QDir(elsewhere.path()).relativeFilePath(
-        fixture(QStringLiteral("image-relative.attnlab")));
+    const QString relativeSession =
+        QDir(elsewhere.path()).relativeFilePath(fixture(QStringLiteral("image-relative.attnlab")));
     Session session;
     const QString message =
         thrownMessage<InputError>([&] { session = readSession(relativeSession); });
     QVERIFY(QDir::setCurrent(before));
     QCOMPARE(message, QString());
-    QCOMPARE(session.spec.input.imagePath,
-             QDir::cleanPath(
-                 QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png")));
+    QCOMPARE(
+        session.spec.input.imagePath,
+        QDir::cleanPath(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/images/chelsea.png")));
 }
 
 // Qt resource paths (":/...") and absolute paths are kept exactly as the file gives them.
@@ -137,8 +137,11 @@ void TestSessionPaths::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
 
     session.spec.input.modelPath = QStringLiteral("builtin");
     writeSession(path, session);
-    QCOMPARE(storedSpec(path).value(QLatin1String("input")).toObject().value(
-                 QLatin1String("model")).toString(),
+    QCOMPARE(storedSpec(path)
+                 .value(QLatin1String("input"))
+                 .toObject()
+                 .value(QLatin1String("model"))
+                 .toString(),
              QStringLiteral("builtin"));
     QCOMPARE(readSession(path).spec.input.modelPath, QStringLiteral("builtin"));
 }
@@ -205,8 +208,11 @@ void TestSessionPaths::symbolicLinksToTheFolderStillGiveRelativePaths()
     session.spec.input.imagePath = image;
     const QString path = tmp.filePath(QStringLiteral("link/s.attnlab"));
     writeSession(path, session);
-    QCOMPARE(storedSpec(path).value(QLatin1String("input")).toObject().value(
-                 QLatin1String("image")).toString(),
+    QCOMPARE(storedSpec(path)
+                 .value(QLatin1String("input"))
+                 .toObject()
+                 .value(QLatin1String("image"))
+                 .toString(),
              QStringLiteral("cat.png"));
     QCOMPARE(readSession(path).spec.input.imagePath, tmp.filePath(QStringLiteral("link/cat.png")));
 }

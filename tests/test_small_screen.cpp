@@ -55,8 +55,7 @@ private slots:
     {
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
-        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
-            .removeRecursively();
+        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
         QCOMPARE(QGuiApplication::primaryScreen()->size(), QSize(1280, 800));
     }
 
@@ -90,7 +89,7 @@ private slots:
         QVERIFY(window.openSession(
             QStringLiteral(ATTNLAB_TEST_DATA "/../../docs/screenshots/vit.attnlab")));
         QVERIFY(shown.wait(30'000));
-        QTest::qWait(100);  // the docks follow their panels' layouts
+        QTest::qWait(100);         // the docks follow their panels' layouts
         window.resize(1272, 764);  // the screen less the offscreen frame
         QTest::qWait(50);
         QVERIFY2(fitsTheScreen(window), qPrintable(describe(window)));
@@ -108,7 +107,7 @@ private slots:
         auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
         QTRY_COMPARE_WITH_TIMEOUT(pages->tabText(pages->currentIndex()), QStringLiteral("Timing"),
                                   30'000);
-        QTest::qWait(200);  // the page and the docks follow their layouts
+        QTest::qWait(200);         // the page and the docks follow their layouts
         window.resize(1272, 764);  // the screen less the offscreen frame
         QTest::qWait(50);
         QVERIFY2(fitsTheScreen(window), qPrintable(describe(window)));
@@ -145,15 +144,15 @@ private slots:
         QVERIFY(methods);
         int longest = 0;
         for (int i = 0; i < methods->count(); ++i)
-            longest = std::max(longest, methods->fontMetrics().horizontalAdvance(
-                                            methods->itemText(i)));
+            longest =
+                std::max(longest, methods->fontMetrics().horizontalAdvance(methods->itemText(i)));
         QStyleOptionComboBox option;
         option.initFrom(methods);
-        const int needed = methods->style()
-                               ->sizeFromContents(QStyle::CT_ComboBox, &option,
-                                                  QSize(longest, methods->fontMetrics().height()),
-                                                  methods)
-                               .width();
+        const int needed =
+            methods->style()
+                ->sizeFromContents(QStyle::CT_ComboBox, &option,
+                                   QSize(longest, methods->fontMetrics().height()), methods)
+                .width();
         QVERIFY2(methods->width() >= needed,
                  qPrintable(QStringLiteral("%1 pixels for names that need %2")
                                 .arg(methods->width())
@@ -199,11 +198,12 @@ private slots:
             wide = wide || label->text().contains(QStringLiteral("× 10"));
             const int needed = label->wordWrap() ? label->heightForWidth(label->width())
                                                  : label->sizeHint().height();
-            QVERIFY2(label->width() >= label->minimumSizeHint().width() && label->height() >= needed,
-                     qPrintable(QStringLiteral("\"%1\" in %2 x %3")
-                                    .arg(label->text())
-                                    .arg(label->width())
-                                    .arg(label->height())));
+            QVERIFY2(
+                label->width() >= label->minimumSizeHint().width() && label->height() >= needed,
+                qPrintable(QStringLiteral("\"%1\" in %2 x %3")
+                               .arg(label->text())
+                               .arg(label->width())
+                               .arg(label->height())));
         }
         QVERIFY(wide);  // the session gives values in scientific notation
     }
@@ -238,17 +238,16 @@ private slots:
             const auto side = [exact] {
                 return std::min(exact->axisRect()->width(), exact->axisRect()->height());
             };
-            QTRY_VERIFY2_WITH_TIMEOUT(side() >= 150,
-                                      qPrintable(QStringLiteral("%1: the maps are %2 pixels a side")
-                                                     .arg(file)
-                                                     .arg(side())),
-                                      10'000);
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                side() >= 150,
+                qPrintable(
+                    QStringLiteral("%1: the maps are %2 pixels a side").arg(file).arg(side())),
+                10'000);
             for (const char* name : {"exactView", "approxView", "errorView"}) {
                 const auto* view = window.findChild<HeatmapView*>(QLatin1String(name));
                 QVERIFY2(!view->shownTitle().contains(QChar(0x2026)),
                          qPrintable(file + QStringLiteral(": ") + view->shownTitle()));
-                QCOMPARE(view->shownTitleFont().pointSizeF(),
-                         exact->shownTitleFont().pointSizeF());
+                QCOMPARE(view->shownTitleFont().pointSizeF(), exact->shownTitleFont().pointSizeF());
             }
         }
         QVERIFY(checked >= 5);  // scenarios 1 to 5 and 7 show the maps
@@ -258,8 +257,7 @@ private slots:
 int main(int argc, char** argv)
 {
     // One screen of 1280 x 800, whatever the platform the test runner names.
-    qputenv("QT_QPA_PLATFORM",
-            "offscreen:configfile=" ATTNLAB_TEST_DATA "/screens/1280x800.json");
+    qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" ATTNLAB_TEST_DATA "/screens/1280x800.json");
     QApplication app(argc, argv);
     TestSmallScreen test;
     return QTest::qExec(&test, argc, argv);

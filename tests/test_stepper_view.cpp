@@ -247,12 +247,12 @@ void TestStepperView::displayedNumbersMatchEngine()
         QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "keyNorm")),
                                  stepper.keyFeatures(t).norm()));
         QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "valueNorm")), head.v.row(t).norm()));
-        QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "stateNorm")),
-                                 stepper.state().norm()));
+        QVERIFY(
+            closeAsDisplayed(parseNumber(labelText(view, "stateNorm")), stepper.state().norm()));
         QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "normalizerNorm")),
                                  stepper.normalizer().norm()));
-        QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "denominator")),
-                                 stepper.denominator()));
+        QVERIFY(
+            closeAsDisplayed(parseNumber(labelText(view, "denominator")), stepper.denominator()));
         const VectorD output = stepper.output();
         const QList<double> preview = parseVector(labelText(view, "outputValues"));
         QCOMPARE(preview.size(), 3);
@@ -424,8 +424,8 @@ void TestStepperView::trigonometricShowsNonPositiveDenominatorsWithoutNaN()
     auto* note = view.findChild<QLabel*>(QStringLiteral("denominatorNote"));
     for (int t = 0; t < view.length(); ++t) {
         view.setPosition(t);
-        const bool expected = std::find(nonPositive.begin(), nonPositive.end(), t) !=
-                              nonPositive.end();
+        const bool expected =
+            std::find(nonPositive.begin(), nonPositive.end(), t) != nonPositive.end();
         const double shown = parseNumber(labelText(view, "denominator"));
         QCOMPARE(shown <= 0, expected);
         QVERIFY(closeAsDisplayed(shown, view.steps()->records[std::size_t(t)].denominator));

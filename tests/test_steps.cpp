@@ -40,8 +40,8 @@ const QStringList kStepsFiles = {"normalizers.npy",      "outputs.npy", "outputs
 
 // A spec on L random Gaussian queries and keys of norm `norm` (|x'| = norm d^-1/4 at the default
 // scale s = 1/sqrt(d)), V = X Wv, with the feature map `kind` of m features.
-ExperimentSpec randomSpec(Method kind, Precision precision, int length, int d, int m,
-                          double norm, std::uint64_t seed, int heads = 1)
+ExperimentSpec randomSpec(Method kind, Precision precision, int length, int d, int m, double norm,
+                          std::uint64_t seed, int heads = 1)
 {
     ExperimentSpec spec;
     spec.input.kind = InputKind::Random;
@@ -141,12 +141,12 @@ bool hasStepsCommand()
 }
 
 // Fails the test (naming the program's path) when the program is missing or has no `steps`.
-#define REQUIRE_STEPS_COMMAND()                                                              \
-    do {                                                                                     \
-        REQUIRE_ATTENTION_LAB();                                                             \
-        QVERIFY2(hasStepsCommand(),                                                          \
+#define REQUIRE_STEPS_COMMAND()                                                                 \
+    do {                                                                                        \
+        REQUIRE_ATTENTION_LAB();                                                                \
+        QVERIFY2(hasStepsCommand(),                                                             \
                  qPrintable(kApp + QStringLiteral(" has no `steps` subcommand (`steps --help` " \
-                                                  "does not list --from)")));                \
+                                                  "does not list --from)")));                   \
     } while (false)
 
 NpyArray readArray(const QString& path)
@@ -293,8 +293,7 @@ void TestSteps::statesAreThePrefixSums()
     options.head = 1;
     const CausalSteps steps = causalSteps(spec, input, options);
     const HeadTensors& head = input.heads[1];
-    const MatrixD v = p == Precision::Float ? MatrixD(head.v.cast<float>().cast<double>())
-                                            : head.v;
+    const MatrixD v = p == Precision::Float ? MatrixD(head.v.cast<float>().cast<double>()) : head.v;
     const MatrixD phiK = featuresOf(spec, input, head.k, 1);
     const MatrixD phiQ = featuresOf(spec, input, head.q, 1);
     QCOMPARE(steps.featureCount, phiK.cols());
@@ -332,8 +331,8 @@ void TestSteps::seekBackGivesTheRecordedState()
                         v = head.v.cast<float>();
     CausalStepper<float> stepper(*phi, q, k, v);
     stepper.seek(50);
-    for (const Eigen::Index i : {Eigen::Index(37), Eigen::Index(3), Eigen::Index(50),
-                                 Eigen::Index(22), Eigen::Index(1)}) {
+    for (const Eigen::Index i :
+         {Eigen::Index(37), Eigen::Index(3), Eigen::Index(50), Eigen::Index(22), Eigen::Index(1)}) {
         stepper.seek(i);
         QVERIFY(stepper.state() == steps.state(i - 1));
         QVERIFY(stepper.normalizer() == steps.normalizers.row(i - 1).transpose());
@@ -356,12 +355,10 @@ void TestSteps::exactCausalOutputsMatchTextbookSoftmax()
     // sum_{j <= i} exp(s q_i.k_j), computed here in long double.
     QFETCH(int, precision);
     QFETCH(double, tolerance);
-    const ExperimentSpec spec =
-        randomSpec(Method::Elu, Precision(precision), 45, 8, 16, 3.0, 5);
+    const ExperimentSpec spec = randomSpec(Method::Elu, Precision(precision), 45, 8, 16, 3.0, 5);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps steps = causalSteps(spec, input);
-    const MatrixD reference =
-        textbookCausalSoftmax(input.heads.front(), 1 / std::sqrt(8.0));
+    const MatrixD reference = textbookCausalSoftmax(input.heads.front(), 1 / std::sqrt(8.0));
     const double error = relativeError(steps.outputsExact, reference);
     QVERIFY2(error < tolerance, qPrintable(QString::number(error)));
     // The first token sees only itself: o_1 = v_1.
@@ -373,8 +370,8 @@ void TestSteps::errorToExactIsTheRelativeRowError()
     // Property: error_to_exact of position t is |y_i - o_i|_2 / |o_i|_2. At the first token
     // both forms see one key, so y_1 = o_1 = v_1 and the error is 0 (up to rounding); later
     // tokens mix several values with estimated weights, and the error is not 0.
-    const ExperimentSpec spec = randomSpec(Method::FavorPositive, Precision::Double, 30,
-                                           8, 256, std::pow(8.0, 0.25), 6);
+    const ExperimentSpec spec =
+        randomSpec(Method::FavorPositive, Precision::Double, 30, 8, 256, std::pow(8.0, 0.25), 6);
     const AttentionInput input = buildInput(spec.input);
     const CausalSteps steps = causalSteps(spec, input);
     for (const CausalStepRecord& record : steps.records) {
@@ -467,8 +464,7 @@ void TestSteps::budgetRefusesTooManyStatesNamingFrom()
 void TestSteps::exactMethodIsRefused()
 {
     // Property: the method "exact" has no recurrent form: InputError, naming it.
-    ExperimentSpec spec = randomSpec(Method::FavorPositive, Precision::Float, 10, 4, 8,
-                                     1.0, 1);
+    ExperimentSpec spec = randomSpec(Method::FavorPositive, Precision::Float, 10, 4, 8, 1.0, 1);
     spec.exactMethod = true;
     const AttentionInput input = buildInput(spec.input);
     const QString message = thrownMessage<InputError>([&] { causalSteps(spec, input); });
@@ -479,8 +475,7 @@ void TestSteps::cancelledStops()
 {
     // Property: a cancelled() that turns true makes causalSteps throw Cancelled; it is polled
     // during the steps, not only before them.
-    const ExperimentSpec spec =
-        randomSpec(Method::Elu, Precision::Float, 1000, 4, 8, 1.0, 1);
+    const ExperimentSpec spec = randomSpec(Method::Elu, Precision::Float, 1000, 4, 8, 1.0, 1);
     const AttentionInput input = buildInput(spec.input);
     int polls = 0;
     CausalStepsOptions options;
@@ -621,7 +616,7 @@ void TestSteps::cliTinyBudgetExitsThreeMentioningFrom()
     REQUIRE_STEPS_COMMAND();
     // L = 400, C = 128, M = 8: the states take 400 x 128 x 8 x 8 bytes = 3.3 MB, the rest about
     // 1.6 MB.
-    const QStringList input = {"--random", "400", "--d", "8", "--features", "128",
+    const QStringList input = {"--random",        "400", "--d", "8", "--features", "128",
                                "--memory-budget", "2M"};
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("steps"));

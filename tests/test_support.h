@@ -30,7 +30,7 @@ QString thrownMessage(const std::function<void()>& action)
 // Values f(p) for p = 0, 1, ... in C order: element (h, i, j) of a (H, L, d) array is at
 // p = (h L + i) d + j.
 inline std::vector<double> arrayValues(const std::vector<qint64>& shape,
-                                const std::function<double(qint64)>& f)
+                                       const std::function<double(qint64)>& f)
 {
     qint64 count = 1;
     for (const qint64 dim : shape)

@@ -200,17 +200,17 @@ void TestTiming::logSpacedLengths_data()
     QTest::addColumn<int>("count");  // -1: at most the count of the octaves
     QTest::newRow("128:65536") << qint64(128) << qint64(65536) << 1 << qint64(128) << qint64(65536)
                                << 10;
-    QTest::newRow("256:4096, 2 per octave") << qint64(256) << qint64(4096) << 2 << qint64(256)
-                                            << qint64(4096) << 9;
-    QTest::newRow("1024:1048576, 3 per octave") << qint64(1024) << qint64(1048576) << 3
-                                                << qint64(1024) << qint64(1048576) << 31;
-    QTest::newRow("100:1000 rounds") << qint64(100) << qint64(1000) << 1 << qint64(96)
-                                     << qint64(1008) << 5;
+    QTest::newRow("256:4096, 2 per octave")
+        << qint64(256) << qint64(4096) << 2 << qint64(256) << qint64(4096) << 9;
+    QTest::newRow("1024:1048576, 3 per octave")
+        << qint64(1024) << qint64(1048576) << 3 << qint64(1024) << qint64(1048576) << 31;
+    QTest::newRow("100:1000 rounds")
+        << qint64(100) << qint64(1000) << 1 << qint64(96) << qint64(1008) << 5;
     QTest::newRow("16:64, 8 per octave: duplicates dropped")
         << qint64(16) << qint64(64) << 8 << qint64(16) << qint64(64) << -1;
     QTest::newRow("1:1") << qint64(1) << qint64(1) << 1 << qint64(16) << qint64(16) << 1;
-    QTest::newRow("4096:4096") << qint64(4096) << qint64(4096) << 4 << qint64(4096)
-                               << qint64(4096) << 1;
+    QTest::newRow("4096:4096") << qint64(4096) << qint64(4096) << 4 << qint64(4096) << qint64(4096)
+                               << 1;
 }
 
 void TestTiming::logSpacedLengths()
@@ -265,8 +265,7 @@ void TestTiming::flopsAndWorkingSetModels()
 {
     const double l = 4096, d = 64, m = 256;
     QCOMPARE(methodFlops({Method::ExactStreaming, false}, 4096, 64, 256), 4 * l * l * d);
-    QCOMPARE(methodFlops({Method::ExactMaterialised, true}, 4096, 64, 256),
-             2 * l * l * d);
+    QCOMPARE(methodFlops({Method::ExactMaterialised, true}, 4096, 64, 256), 2 * l * l * d);
     QCOMPARE(methodFlops({Method::FavorPositive, false}, 4096, 64, 256),
              4 * l * m * d + 4 * l * m * d);
     QCOMPARE(methodFlops({Method::FavorHyperbolic, true}, 4096, 64, 256),
@@ -306,13 +305,12 @@ void TestTiming::shortRealSweep()
     spec.features = 32;
     spec.repetitions = 2;
     int calls = 0;
-    const SweepResult result =
-        runSweep(spec, [&](const SweepPoint& p, int done, int total) {
-            ++calls;
-            QCOMPARE(done, calls);
-            QCOMPARE(total, 10);
-            QCOMPARE(p.status, PointStatus::Ok);
-        });
+    const SweepResult result = runSweep(spec, [&](const SweepPoint& p, int done, int total) {
+        ++calls;
+        QCOMPARE(done, calls);
+        QCOMPARE(total, 10);
+        QCOMPARE(p.status, PointStatus::Ok);
+    });
     QCOMPARE(calls, 10);
     QVERIFY(result.sgemmGflops > 0 && std::isfinite(result.sgemmGflops));
     QVERIFY(result.threads >= 1);
@@ -352,8 +350,7 @@ void TestTiming::shortRealSweep()
 void TestTiming::cancelStopsPromptlyAndKeepsFinishedPoints()
 {
     SweepSpec spec;
-    spec.methods = {{Method::ExactStreaming, false},
-                    {Method::ExactMaterialised, false}};
+    spec.methods = {{Method::ExactStreaming, false}, {Method::ExactMaterialised, false}};
     spec.lengths = {128, 256, 4096, 8192};
     spec.headDim = 64;
     spec.repetitions = 2;
@@ -422,8 +419,7 @@ void TestTiming::cancelledBeforeStartRunsNothing()
 void TestTiming::memoryBudgetSkipsPoints()
 {
     SweepSpec spec;
-    spec.methods = {{Method::ExactMaterialised, false},
-                    {Method::ExactStreaming, true}};
+    spec.methods = {{Method::ExactMaterialised, false}, {Method::ExactStreaming, true}};
     spec.lengths = {8192};
     spec.headDim = 16;
     spec.repetitions = 1;

@@ -89,12 +89,19 @@ void TestTimingFiles::jsonRoundTrip()
         QCOMPARE(a.length, b.length);
         QCOMPARE(a.status, b.status);
         for (const auto& [x, y] : {std::pair{a.secondsMedian, b.secondsMedian},
-                                   {a.secondsMin, b.secondsMin}, {a.secondsMax, b.secondsMax},
-                                   {a.gflops, b.gflops}, {a.workingSetBytes, b.workingSetBytes},
+                                   {a.secondsMin, b.secondsMin},
+                                   {a.secondsMax, b.secondsMax},
+                                   {a.gflops, b.gflops},
+                                   {a.workingSetBytes, b.workingSetBytes},
                                    {a.peakBytes, b.peakBytes}})
             QVERIFY2(sameNumber(x, y), qPrintable(QStringLiteral("%1 vs %2").arg(x).arg(y)));
     }
-    QVERIFY(result.toJson().value("points").toArray().at(1).toObject().value("seconds_median")
+    QVERIFY(result.toJson()
+                .value("points")
+                .toArray()
+                .at(1)
+                .toObject()
+                .value("seconds_median")
                 .isNull());
     result.sgemmGflops = kNaN;
     QVERIFY(std::isnan(SweepResult::fromJson(result.toJson()).sgemmGflops));
@@ -110,12 +117,11 @@ void TestTimingFiles::jsonRefusalsNameTheField_data()
     QTest::newRow("d text") << "spec.d" << QJsonValue("64") << "spec.d";
     QTest::newRow("d zero") << "spec.d" << QJsonValue(0) << "spec.d";
     QTest::newRow("features fraction") << "spec.features" << QJsonValue(2.5) << "spec.features";
-    QTest::newRow("repetitions zero") << "spec.repetitions" << QJsonValue(0)
-                                      << "spec.repetitions";
+    QTest::newRow("repetitions zero") << "spec.repetitions" << QJsonValue(0) << "spec.repetitions";
     QTest::newRow("threads negative") << "spec.threads" << QJsonValue(-1) << "spec.threads";
     QTest::newRow("lengths not array") << "spec.lengths" << QJsonValue(5) << "spec.lengths";
-    QTest::newRow("lengths descending") << "spec.lengths" << QJsonValue(QJsonArray{256, 128})
-                                        << "spec.lengths[1]";
+    QTest::newRow("lengths descending")
+        << "spec.lengths" << QJsonValue(QJsonArray{256, 128}) << "spec.lengths[1]";
     QTest::newRow("length text") << "spec.lengths" << QJsonValue(QJsonArray{"x"})
                                  << "spec.lengths[0]";
     QTest::newRow("method unknown")
@@ -128,13 +134,12 @@ void TestTimingFiles::jsonRefusalsNameTheField_data()
     QTest::newRow("budget zero") << "spec.memory_budget_bytes" << QJsonValue(0)
                                  << "spec.memory_budget_bytes";
     QTest::newRow("sgemm text") << "sgemm_gflops" << QJsonValue("fast") << "sgemm_gflops";
-    QTest::newRow("status unknown") << "points.status" << QJsonValue("done")
-                                    << "points[0].status";
+    QTest::newRow("status unknown") << "points.status" << QJsonValue("done") << "points[0].status";
     QTest::newRow("seconds text") << "points.seconds_median" << QJsonValue("1 ms")
                                   << "points[0].seconds_median";
     QTest::newRow("length zero") << "points.length" << QJsonValue(0) << "points[0].length";
-    QTest::newRow("algorithm missing") << "points.algorithm" << QJsonValue(QJsonValue::Undefined)
-                                       << "points[0].algorithm";
+    QTest::newRow("algorithm missing")
+        << "points.algorithm" << QJsonValue(QJsonValue::Undefined) << "points[0].algorithm";
 }
 
 void TestTimingFiles::jsonRefusalsNameTheField()
@@ -172,8 +177,8 @@ void TestTimingFiles::jsonRefusalsNameTheField()
     QVERIFY2(names(message, named), qPrintable(message));
     if (path.startsWith("spec.")) {
         // The spec alone names the field without the prefix.
-        const QString alone = thrownMessage<InputError>(
-            [&] { SweepSpec::fromJson(json.value("spec").toObject()); });
+        const QString alone =
+            thrownMessage<InputError>([&] { SweepSpec::fromJson(json.value("spec").toObject()); });
         QVERIFY2(names(alone, named.mid(5)), qPrintable(alone));
     }
 }
@@ -187,9 +192,9 @@ void TestTimingFiles::jsonRefusalsNameTheField()
 void TestTimingFiles::cliWritesCsv()
 {
     const QString out = m_dir.filePath("new/folder/sweep.csv");
-    const AppRun run = bench({"--methods", "exact-streaming,favor-positive,elu", "--lengths",
-                           "64:256", "--d", "16", "--features", "32", "--reps", "2", "--out",
-                           out});
+    const AppRun run =
+        bench({"--methods", "exact-streaming,favor-positive,elu", "--lengths", "64:256", "--d",
+               "16", "--features", "32", "--reps", "2", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QByteArray csv = readBytes(out);
     const QString problem = csvProblem(csv, 9);
@@ -211,9 +216,9 @@ void TestTimingFiles::cliWritesCsv()
 void TestTimingFiles::cliCausalAndAll()
 {
     const QString out = m_dir.filePath("causal.csv");
-    AppRun run = bench({"--methods", "favor-positive,elu:causal,favor-positive:causal", "--causal",
-                     "--lengths", "32", "--d", "8", "--features", "8", "--reps", "1", "--out",
-                     out});
+    AppRun run =
+        bench({"--methods", "favor-positive,elu:causal,favor-positive:causal", "--causal",
+               "--lengths", "32", "--d", "8", "--features", "8", "--reps", "1", "--out", out});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     QByteArray csv = readBytes(out);
     QVERIFY2(csvProblem(csv, 2).isEmpty(), csv.constData());
@@ -239,8 +244,9 @@ void TestTimingFiles::cliWritesPlotAndSession()
     const QString png = m_dir.filePath("plotted/sweep.png");
     const QString svg = m_dir.filePath("plotted/sweep.svg");
     const QString session = m_dir.filePath("plotted/sweep.attnlab");
-    const QStringList sweep{"--methods", "exact-streaming,elu:causal", "--lengths", "64,128",
-                            "--d",       "8",                          "--reps",    "1"};
+    const QStringList sweep{
+        "--methods", "exact-streaming,elu:causal", "--lengths", "64,128", "--d", "8", "--reps",
+        "1"};
     AppRun run = bench(sweep + QStringList{"--out", out, "--plot", png, "--save-session", session});
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QImage image(png);

@@ -440,9 +440,8 @@ void TestTimingPanel::chartLabelsDoNotOverlap()
 {
     SweepResult result;
     for (const Method algorithm :
-         {Method::ExactStreaming, Method::FavorPositive,
-          Method::FavorHyperbolic, Method::FavorTrig, Method::FavorRelu,
-          Method::Elu})
+         {Method::ExactStreaming, Method::FavorPositive, Method::FavorHyperbolic, Method::FavorTrig,
+          Method::FavorRelu, Method::Elu})
         for (const bool causal : {false, true})
             result.spec.methods.push_back({algorithm, causal});
     result.spec.lengths = logSpacedLengths(256, 8192, 1);
@@ -582,9 +581,8 @@ void TestTimingPanel::panelWithoutMethodsDoesNotRun()
 void TestTimingPanel::panelCancelStopsPromptlyAndKeepsPoints()
 {
     TimingPanel panel;
-    chooseSweep(
-        panel, {Method::ExactStreaming, Method::FavorPositive, Method::Elu},
-        64, 65536, 64, 64, 3);
+    chooseSweep(panel, {Method::ExactStreaming, Method::FavorPositive, Method::Elu}, 64, 65536, 64,
+                64, 3);
     QSignalSpy finished(&panel, &TimingPanel::sweepFinished);
     panel.run();
     QTRY_VERIFY_WITH_TIMEOUT(chartPointCount(panel) >= 2, kSweepTimeoutMs);
@@ -615,8 +613,8 @@ void TestTimingPanel::panelCancelStopsPromptlyAndKeepsPoints()
 void TestTimingPanel::panelDestroyedWhileRunningStopsTheSweep()
 {
     auto panel = std::make_unique<TimingPanel>();
-    chooseSweep(*panel, {Method::ExactMaterialised, Method::ExactStreaming}, 1024,
-                65536, 64, 64, 5);
+    chooseSweep(*panel, {Method::ExactMaterialised, Method::ExactStreaming}, 1024, 65536, 64, 64,
+                5);
     panel->run();
     QTRY_VERIFY_WITH_TIMEOUT(chartPointCount(*panel) >= 1, kSweepTimeoutMs);
     QElapsedTimer clock;

@@ -43,9 +43,8 @@ std::vector<ExpectedIds> readExpected(const QString& fileName)
         qFatal("cannot read %s", qPrintable(file.fileName()));
     std::vector<ExpectedIds> cases;
     for (const QJsonValue entry : QJsonDocument::fromJson(file.readAll()).array()) {
-        ExpectedIds expected{entry[QStringLiteral("name")].toString(),
-                             entry[QStringLiteral("text")].toString(),
-                             {}};
+        ExpectedIds expected{
+            entry[QStringLiteral("name")].toString(), entry[QStringLiteral("text")].toString(), {}};
         for (const QJsonValue id : entry[QStringLiteral("ids")].toArray())
             expected.ids.push_back(id.toInt());
         cases.push_back(expected);
@@ -147,10 +146,8 @@ private slots:
         QTest::addColumn<std::vector<int>>("ids");
         for (const ExpectedIds& expected : readExpected(QStringLiteral("expected_ids.json")))
             QTest::addRow("js/%s", qPrintable(expected.name)) << expected.text << expected.ids;
-        for (const ExpectedIds& expected :
-             readExpected(QStringLiteral("expected_ids_python.json")))
-            QTest::addRow("python/%s", qPrintable(expected.name))
-                << expected.text << expected.ids;
+        for (const ExpectedIds& expected : readExpected(QStringLiteral("expected_ids_python.json")))
+            QTest::addRow("python/%s", qPrintable(expected.name)) << expected.text << expected.ids;
     }
     void encodesLikeGpt2()
     {
@@ -194,8 +191,7 @@ private slots:
         const Gpt2Tokenizer fromJson = Gpt2Tokenizer::fromFolder(dir.path());
         QCOMPARE(fromJson.vocabularySize(), 50257);
         QCOMPARE(fromJson.text(50256), QStringLiteral("<|endoftext|>"));
-        for (const ExpectedIds& expected :
-             readExpected(QStringLiteral("expected_ids_python.json")))
+        for (const ExpectedIds& expected : readExpected(QStringLiteral("expected_ids_python.json")))
             QCOMPARE(idsText(fromJson.encode(expected.text)), idsText(expected.ids));
     }
 
@@ -212,23 +208,23 @@ private slots:
                                << QStringLiteral("␣");
         QTest::newRow("newline") << 198 << QStringLiteral("Ċ") << QStringLiteral("\n")
                                  << QStringLiteral("\\n");
-        QTest::newRow("two newlines") << 628 << QStringLiteral("ĊĊ") << QStringLiteral("\n\n")
-                                      << QStringLiteral("\\n\\n");
+        QTest::newRow("two newlines")
+            << 628 << QStringLiteral("ĊĊ") << QStringLiteral("\n\n") << QStringLiteral("\\n\\n");
         QTest::newRow("tab") << 197 << QStringLiteral("ĉ") << QStringLiteral("\t")
                              << QStringLiteral("\\t");
-        QTest::newRow("carriage return") << 201 << QStringLiteral("č") << QStringLiteral("\r")
-                                         << QStringLiteral("\\r");
-        QTest::newRow("punctuation") << 357 << QStringLiteral("Ġ(") << QStringLiteral(" (")
-                                     << QStringLiteral("␣(");
-        QTest::newRow("accented") << 40304 << QStringLiteral("ĠcafÃ©")
-                                  << QStringLiteral(" café") << QStringLiteral("␣café");
+        QTest::newRow("carriage return")
+            << 201 << QStringLiteral("č") << QStringLiteral("\r") << QStringLiteral("\\r");
+        QTest::newRow("punctuation")
+            << 357 << QStringLiteral("Ġ(") << QStringLiteral(" (") << QStringLiteral("␣(");
+        QTest::newRow("accented") << 40304 << QStringLiteral("ĠcafÃ©") << QStringLiteral(" café")
+                                  << QStringLiteral("␣café");
         QTest::newRow("part of a character")
             << 171 << QStringLiteral("ï") << QStringLiteral("\uFFFD") << QStringLiteral("\uFFFD");
         QTest::newRow("first id") << 0 << QStringLiteral("!") << QStringLiteral("!")
                                   << QStringLiteral("!");
-        QTest::newRow("end of text") << 50256 << QStringLiteral("<|endoftext|>")
-                                     << QStringLiteral("<|endoftext|>")
-                                     << QStringLiteral("<|endoftext|>");
+        QTest::newRow("end of text")
+            << 50256 << QStringLiteral("<|endoftext|>") << QStringLiteral("<|endoftext|>")
+            << QStringLiteral("<|endoftext|>");
         QTest::newRow("negative id") << -1 << QString() << QString() << QString();
         QTest::newRow("id past the end") << 50257 << QString() << QString() << QString();
     }
@@ -251,22 +247,31 @@ private slots:
         QTest::addColumn<QStringList>("merges");
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("symbols");
-        QTest::newRow("a b first") << QStringList{"a b", "b c"} << "abc" << "ab c";
+        QTest::newRow("a b first") << QStringList{"a b", "b c"} << "abc"
+                                   << "ab c";
         QTest::newRow("b c first: the lower rank, not the leftmost pair")
-            << QStringList{"b c", "a b"} << "abc" << "a bc";
+            << QStringList{"b c", "a b"} << "abc"
+            << "a bc";
         // One pass in file order would stop at "a bc": "a bc" is listed before "bc" exists.
         QTest::newRow("rank order, not one pass in file order")
-            << QStringList{"a bc", "b c"} << "abc" << "abc";
-        QTest::newRow("left to right without overlap") << QStringList{"a a"} << "aaa" << "aa a";
-        QTest::newRow("every occurrence") << QStringList{"a a"} << "aaaa" << "aa aa";
+            << QStringList{"a bc", "b c"} << "abc"
+            << "abc";
+        QTest::newRow("left to right without overlap") << QStringList{"a a"} << "aaa"
+                                                       << "aa a";
+        QTest::newRow("every occurrence") << QStringList{"a a"} << "aaaa"
+                                          << "aa aa";
         QTest::newRow("then the merged symbols") << QStringList{"a a", "aa aa"} << "aaaaa"
                                                  << "aaaa a";
         QTest::newRow("a pair listed twice takes its last rank")
-            << QStringList{"b c", "a b", "b c"} << "abc" << "ab c";
-        QTest::newRow("no merges") << QStringList{} << "abc" << "a b c";
+            << QStringList{"b c", "a b", "b c"} << "abc"
+            << "ab c";
+        QTest::newRow("no merges") << QStringList{} << "abc"
+                                   << "a b c";
         QTest::newRow("a space joins the word after it")
-            << QStringList{"Ġ a", "Ġa b", "a b"} << "ab ab" << "ab Ġab";
-        QTest::newRow("no merge across pieces") << QStringList{"a Ġ"} << "a a" << "a Ġ a";
+            << QStringList{"Ġ a", "Ġa b", "a b"} << "ab ab"
+            << "ab Ġab";
+        QTest::newRow("no merge across pieces") << QStringList{"a Ġ"} << "a a"
+                                                << "a Ġ a";
     }
     void mergesApplyByRank()
     {
@@ -306,9 +311,8 @@ private slots:
         const Gpt2Tokenizer tokenizer = tinyTokenizer(dir, {"a", "b", "ab"}, {"a b"});
         QCOMPARE(symbolsText(tokenizer, tokenizer.encode(QStringLiteral("ab"))),
                  QStringLiteral("ab"));
-        const QString message = thrownMessage<InputError>([&] {
-            tokenizer.encode(QStringLiteral("ab z"));
-        });
+        const QString message =
+            thrownMessage<InputError>([&] { tokenizer.encode(QStringLiteral("ab z")); });
         QVERIFY2(message.startsWith(dir.filePath(QStringLiteral("vocab.json"))),
                  qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("\"Ġ\"")), qPrintable(message));
@@ -318,8 +322,8 @@ private slots:
     // NUL and noncharacters are bytes like any other.
     void oddCharacters()
     {
-        const QString lone = QStringLiteral("a") + QChar(0xD800) + QStringLiteral("b ") +
-                             QChar(0xDC00);
+        const QString lone =
+            QStringLiteral("a") + QChar(0xD800) + QStringLiteral("b ") + QChar(0xDC00);
         const QString replaced = QStringLiteral("a\uFFFDb \uFFFD");
         QCOMPARE(idsText(m_gpt2->encode(lone)), idsText(m_gpt2->encode(replaced)));
         const QString odd = QStringLiteral("x") + QChar(0) + QStringLiteral("\x01\x7f\uFFFF");
@@ -379,8 +383,8 @@ private slots:
         timer.start();
         const std::vector<int> ids = m_gpt2->encode(text);
         const qint64 elapsed = timer.elapsed();
-        qInfo("%d words (%lld characters) -> %zu tokens in %lld ms", words,
-              qlonglong(text.size()), ids.size(), qlonglong(elapsed));
+        qInfo("%d words (%lld characters) -> %zu tokens in %lld ms", words, qlonglong(text.size()),
+              ids.size(), qlonglong(elapsed));
         QCOMPARE(m_gpt2->decode(ids), text);
         QVERIFY2(elapsed < 500, qPrintable(QStringLiteral("%1 ms").arg(elapsed)));
     }
@@ -397,22 +401,29 @@ private slots:
 
         const QByteArray vocab = R"({"a": 0, "b": 1, "ab": 2, "c": 3})";
         const QByteArray merges = "#version: 0.2\na b\n";
-        QTest::newRow("vocab not JSON") << QByteArray("{\"a\": 0,") << merges << QByteArray()
-                                        << "vocab.json" << "not JSON";
-        QTest::newRow("vocab an array") << QByteArray("[\"a\", \"b\"]") << merges << QByteArray()
-                                        << "vocab.json" << "expected a JSON object";
-        QTest::newRow("vocab empty") << QByteArray("{}") << merges << QByteArray()
-                                     << "vocab.json" << "empty";
-        QTest::newRow("id a string") << QByteArray(R"({"a": "0"})") << merges << QByteArray()
-                                     << "vocab.json" << "the id of \"a\" is a string";
-        QTest::newRow("id negative") << QByteArray(R"({"a": -1})") << merges << QByteArray()
-                                     << "vocab.json" << "the id of \"a\" is -1";
-        QTest::newRow("id a fraction") << QByteArray(R"({"a": 0.5})") << merges << QByteArray()
-                                       << "vocab.json" << "the id of \"a\" is 0.5";
-        QTest::newRow("id too large") << QByteArray(R"({"a": 1e12})") << merges << QByteArray()
-                                      << "vocab.json" << "ids are integers from 0 to";
-        QTest::newRow("duplicate id") << QByteArray(R"({"a": 0, "b": 0})") << merges
-                                      << QByteArray() << "vocab.json" << "the same id 0";
+        QTest::newRow("vocab not JSON")
+            << QByteArray("{\"a\": 0,") << merges << QByteArray() << "vocab.json"
+            << "not JSON";
+        QTest::newRow("vocab an array")
+            << QByteArray("[\"a\", \"b\"]") << merges << QByteArray() << "vocab.json"
+            << "expected a JSON object";
+        QTest::newRow("vocab empty") << QByteArray("{}") << merges << QByteArray() << "vocab.json"
+                                     << "empty";
+        QTest::newRow("id a string")
+            << QByteArray(R"({"a": "0"})") << merges << QByteArray() << "vocab.json"
+            << "the id of \"a\" is a string";
+        QTest::newRow("id negative")
+            << QByteArray(R"({"a": -1})") << merges << QByteArray() << "vocab.json"
+            << "the id of \"a\" is -1";
+        QTest::newRow("id a fraction")
+            << QByteArray(R"({"a": 0.5})") << merges << QByteArray() << "vocab.json"
+            << "the id of \"a\" is 0.5";
+        QTest::newRow("id too large")
+            << QByteArray(R"({"a": 1e12})") << merges << QByteArray() << "vocab.json"
+            << "ids are integers from 0 to";
+        QTest::newRow("duplicate id")
+            << QByteArray(R"({"a": 0, "b": 0})") << merges << QByteArray() << "vocab.json"
+            << "the same id 0";
         QTest::newRow("merge of one symbol")
             << vocab << QByteArray("#version: 0.2\na b\nab\n") << QByteArray() << "merges.txt"
             << "merges.txt line 3: expected two symbols separated by a space, found 1";
@@ -423,8 +434,8 @@ private slots:
             << vocab << QByteArray("#version: 0.2\n\na b\n") << QByteArray() << "merges.txt"
             << "line 2: expected two symbols separated by a space, found 0";
         QTest::newRow("merge of an unknown symbol")
-            << vocab << QByteArray("#version: 0.2\na b\nab z\n") << QByteArray()
-            << "merges.txt" << "line 3: the merge \"ab\" \"z\" makes \"abz\", but \"z\" is not";
+            << vocab << QByteArray("#version: 0.2\na b\nab z\n") << QByteArray() << "merges.txt"
+            << "line 3: the merge \"ab\" \"z\" makes \"abz\", but \"z\" is not";
         QTest::newRow("merge making an unknown symbol")
             << vocab << QByteArray("b c\n") << QByteArray() << "merges.txt"
             << "but \"bc\" is not in the vocabulary";
@@ -435,35 +446,42 @@ private slots:
             << QByteArray() << QByteArray() << QByteArray("{\"model\": ") << "tokenizer.json"
             << "not JSON";
         QTest::newRow("no model") << QByteArray() << QByteArray() << QByteArray("{}")
-                                  << "tokenizer.json" << "model is missing";
-        QTest::newRow("not BPE")
-            << QByteArray() << QByteArray()
-            << QByteArray(R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})")
-            << "tokenizer.json" << "model.type is \"WordPiece\"";
+                                  << "tokenizer.json"
+                                  << "model is missing";
+        QTest::newRow("not BPE") << QByteArray() << QByteArray()
+                                 << QByteArray(
+                                        R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})")
+                                 << "tokenizer.json"
+                                 << "model.type is \"WordPiece\"";
         QTest::newRow("model.vocab an array")
             << QByteArray() << QByteArray()
             << QByteArray(R"({"model": {"type": "BPE", "vocab": ["a"], "merges": []}})")
-            << "tokenizer.json" << "model.vocab is an array";
+            << "tokenizer.json"
+            << "model.vocab is an array";
         QTest::newRow("model.merges missing")
             << QByteArray() << QByteArray()
-            << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}}})")
-            << "tokenizer.json" << "model.merges is missing";
+            << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}}})") << "tokenizer.json"
+            << "model.merges is missing";
         QTest::newRow("merge of numbers")
             << QByteArray() << QByteArray()
             << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [[1, 2]]}})")
-            << "tokenizer.json" << "model.merges[0]";
+            << "tokenizer.json"
+            << "model.merges[0]";
         QTest::newRow("merge without a space")
             << QByteArray() << QByteArray()
             << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}})")
-            << "tokenizer.json" << "model.merges[0]";
+            << "tokenizer.json"
+            << "model.merges[0]";
         QTest::newRow("added token on a taken id")
             << QByteArray() << QByteArray()
             << QByteArray("{" + model + R"(, "added_tokens": [{"id": 1, "content": "<s>"}]})")
-            << "tokenizer.json" << "added_tokens[0] gives the id 1 to \"<s>\", which is \"b\"'s";
+            << "tokenizer.json"
+            << "added_tokens[0] gives the id 1 to \"<s>\", which is \"b\"'s";
         QTest::newRow("not byte-level")
             << QByteArray() << QByteArray()
             << QByteArray("{" + model + R"(, "pre_tokenizer": {"type": "Metaspace"}})")
-            << "tokenizer.json" << "pre_tokenizer.type is \"Metaspace\"";
+            << "tokenizer.json"
+            << "pre_tokenizer.type is \"Metaspace\"";
     }
     void badFilesAreNamed()
     {
@@ -480,9 +498,8 @@ private slots:
             writeBytes(dir.filePath(QStringLiteral("merges.txt")), merges);
         if (!tokenizerJson.isNull())
             writeBytes(dir.filePath(QStringLiteral("tokenizer.json")), tokenizerJson);
-        const QString message = thrownMessage<InputError>([&] {
-            Gpt2Tokenizer::fromFolder(dir.path());
-        });
+        const QString message =
+            thrownMessage<InputError>([&] { Gpt2Tokenizer::fromFolder(dir.path()); });
         QVERIFY2(message.startsWith(dir.filePath(named)), qPrintable(message));
         QVERIFY2(message.contains(problem), qPrintable(message));
     }

@@ -132,9 +132,9 @@ void TestUi::startsWithTheDefaultExampleComputed()
     QCOMPARE(result.spec.input.kind, InputKind::Model);
     QCOMPARE(result.spec.input.layer, example.layer);
     QVERIFY(result.spec.causal);
-    QCOMPARE(result.labels,
-             modelTokens(*loadModel(QString::fromLatin1(kBuiltinModel)), example.text, false)
-                 .labels);
+    QCOMPARE(
+        result.labels,
+        modelTokens(*loadModel(QString::fromLatin1(kBuiltinModel)), example.text, false).labels);
     QCOMPARE(window.viewSettings().head, example.head);
     QCOMPARE(result.spec.approximation.kind, Method::FavorPositive);
     QCOMPARE(result.spec.approximation.features, 64);
@@ -172,7 +172,8 @@ void TestUi::changingAControlRecomputes()
     QVERIFY(waitForResult(window));
     QCOMPARE(resultOf(window).spec.approximation.features, 128);
     QVERIFY(resultOf(window).heads.front().attentionApprox.toDouble() != before);
-    QCOMPARE(window.approxView()->value(1, 2), resultOf(window).heads.front().attentionApprox(1, 2));
+    QCOMPARE(window.approxView()->value(1, 2),
+             resultOf(window).heads.front().attentionApprox(1, 2));
 }
 
 // Opening the Image tab for the first time computes the sample image its list shows (Chelsea the
@@ -363,12 +364,18 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("expected");  // a part of the message
-    QTest::newRow("empty text") << "empty-text" << "no tokens";
-    QTest::newRow("unreadable image") << "bad-image" << "broken.png";
-    QTest::newRow("image declaring 30000 x 30000") << "huge-image" << "30000";
-    QTest::newRow("npy with NaN") << "nan-npy" << "NaN";
-    QTest::newRow("npy shapes disagree") << "shapes" << "must have the same";
-    QTest::newRow("L over the memory budget") << "budget" << "memory budget";
+    QTest::newRow("empty text") << "empty-text"
+                                << "no tokens";
+    QTest::newRow("unreadable image") << "bad-image"
+                                      << "broken.png";
+    QTest::newRow("image declaring 30000 x 30000") << "huge-image"
+                                                   << "30000";
+    QTest::newRow("npy with NaN") << "nan-npy"
+                                  << "NaN";
+    QTest::newRow("npy shapes disagree") << "shapes"
+                                         << "must have the same";
+    QTest::newRow("L over the memory budget") << "budget"
+                                              << "memory budget";
 }
 
 // A bad input shows a message in the window and leaves the previous result on screen.
@@ -402,8 +409,8 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult()
         if (kind == "nan-npy")
             values[5] = std::nan("");
         saveNpy(spec.input.queryPath, values.data(), {3, 4}, NpyDtype::Float64);
-        saveNpy(spec.input.keyPath, values.data(), kind == "shapes" ? std::vector<qint64>{4, 3}
-                                                                    : std::vector<qint64>{3, 4},
+        saveNpy(spec.input.keyPath, values.data(),
+                kind == "shapes" ? std::vector<qint64>{4, 3} : std::vector<qint64>{3, 4},
                 NpyDtype::Float64);
     } else if (kind == "budget") {
         window.controller().setMemoryBudget(MemoryBudget(64 * 1024 * 1024));
@@ -639,7 +646,8 @@ void TestUi::errorPageSweepsTheWindowsInput()
         window.showPage(MainWindow::ErrorsPage);
         ErrorAnalysisPanel* panel = window.errorPanel();
         QCOMPARE(window.currentFigure(), static_cast<QCustomPlot*>(panel->chart()));
-        panel->findChild<QLineEdit*>(QStringLiteral("errorsValues"))->setText(QStringLiteral("8, 32"));
+        panel->findChild<QLineEdit*>(QStringLiteral("errorsValues"))
+            ->setText(QStringLiteral("8, 32"));
         panel->findChild<QSpinBox*>(QStringLiteral("errorsSeeds"))->setValue(2);
         QSignalSpy finished(panel, &ErrorAnalysisPanel::sweepFinished);
         panel->run();

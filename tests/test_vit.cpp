@@ -129,15 +129,14 @@ void TestVit::forwardMatchesReference()
 
     const PixelTensor pixels = fixturePixels(*model, fixture);
     const NpyArray expectedPixels = reference(fixture, QStringLiteral("pixels.npy"));
-    QCOMPARE(expectedPixels.shape, (std::vector<qint64>{pixels.channels, pixels.height,
-                                                        pixels.width}));
+    QCOMPARE(expectedPixels.shape,
+             (std::vector<qint64>{pixels.channels, pixels.height, pixels.width}));
     double error = scaledError(expectedPixels, [&](qint64 i) { return pixels.values[i]; });
     QVERIFY2(error <= kTolerance, qPrintable(QStringLiteral("pixels: error %1").arg(error)));
 
     const ForwardResult result = model->forward(pixels);
-    const QString mismatch = capturedLayersMismatch(fixture, result.layers,
-                                                    std::size_t(config.layers), config.heads,
-                                                    false, kTolerance);
+    const QString mismatch = capturedLayersMismatch(
+        fixture, result.layers, std::size_t(config.layers), config.heads, false, kTolerance);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     if (fixture == kGray) {  // ViTModel: no classifier, no logits
         QVERIFY(model->classNames().isEmpty());
@@ -210,10 +209,9 @@ void TestVit::readsConfigForms()
     QCOMPARE(rgb.layerNormEpsilon, 1e-12);
     QVERIFY(rgb.qkvBias);
     QCOMPARE(rgb.classNames, (QStringList{"ankle", "boot", "coat", "dress", "shirt"}));
-    const VitConfig gray =
-        VitConfig::fromJson(fixturePath(kGray) + QStringLiteral("/config.json"));
-    QCOMPARE(std::tie(gray.heads, gray.width, gray.channels, gray.imageHeight), std::make_tuple(
-                                                                                3, 12, 1, 12));
+    const VitConfig gray = VitConfig::fromJson(fixturePath(kGray) + QStringLiteral("/config.json"));
+    QCOMPARE(std::tie(gray.heads, gray.width, gray.channels, gray.imageHeight),
+             std::make_tuple(3, 12, 1, 12));
     QCOMPARE(gray.tokenCount(), 10);
     QCOMPARE(gray.layerNormEpsilon, 1e-12);  // absent: Hugging Face's default
     QVERIFY(!gray.qkvBias);
@@ -274,19 +272,17 @@ void TestVit::damagedCheckpoint_data()
         "vit.embeddings.position_embeddings has shape [1, 17, 16], expected [1, 26, 16]");
     row("preprocessor: missing", "remove preprocessor_config.json", "preprocessor_config.json",
         "no such file");
-    row("preprocessor: bicubic", "preprocessor resample 3", "preprocessor_config.json",
-        "bilinear");
-    row("preprocessor: center crop", "preprocessor do_center_crop true",
-        "preprocessor_config.json", "do_center_crop");
+    row("preprocessor: bicubic", "preprocessor resample 3", "preprocessor_config.json", "bilinear");
+    row("preprocessor: center crop", "preprocessor do_center_crop true", "preprocessor_config.json",
+        "do_center_crop");
     row("preprocessor: two means for three channels", "preprocessor image_mean 2",
         "preprocessor_config.json", "image_mean");
     row("preprocessor: a zero std", "preprocessor image_std 0", "preprocessor_config.json",
         "positive numbers");
     row("preprocessor: shortest_edge", "preprocessor size shortest_edge",
         "preprocessor_config.json", "height is missing");
-    row("weights: no key weight",
-        "drop vit.encoder.layer.1.attention.attention.key.weight", "model.safetensors",
-        "vit.encoder.layer.1.attention.attention.key.weight is missing");
+    row("weights: no key weight", "drop vit.encoder.layer.1.attention.attention.key.weight",
+        "model.safetensors", "vit.encoder.layer.1.attention.attention.key.weight is missing");
     row("weights: patch embedding 2-D",
         "reshape vit.embeddings.patch_embeddings.projection.weight 16 48", "model.safetensors",
         "expected [16, 3, 4, 4]");
@@ -334,13 +330,17 @@ void TestVit::damagedCheckpoint()
     } else if (words[0] == QLatin1String("remove")) {
         QVERIFY(QFile::remove(folder + QLatin1Char('/') + words[1]));
     } else if (damage == QLatin1String("preprocessor size shortest_edge")) {
-        editJson(preprocessor,
-                 [](QJsonObject& p) { p.insert("size", QJsonObject{{"shortest_edge", 16}}); });
+        editJson(preprocessor, [](QJsonObject& p) {
+            p.insert("size", QJsonObject{{"shortest_edge", 16}});
+        });
     } else if (damage == QLatin1String("preprocessor image_mean 2")) {
-        editJson(preprocessor, [](QJsonObject& p) { p.insert("image_mean", QJsonArray{0.5, 0.5}); });
+        editJson(preprocessor, [](QJsonObject& p) {
+            p.insert("image_mean", QJsonArray{0.5, 0.5});
+        });
     } else if (damage == QLatin1String("preprocessor image_std 0")) {
-        editJson(preprocessor,
-                 [](QJsonObject& p) { p.insert("image_std", QJsonArray{0.2, 0.0, 0.2}); });
+        editJson(preprocessor, [](QJsonObject& p) {
+            p.insert("image_std", QJsonArray{0.2, 0.0, 0.2});
+        });
     } else if (words[0] == QLatin1String("preprocessor")) {
         editJson(preprocessor, [&](QJsonObject& p) {
             p.insert(words[1], words[2] == QLatin1String("true") ? QJsonValue(true)
@@ -508,9 +508,8 @@ void TestVit::downstreamComparesClasses()
 
     const auto gray = VitModel::load(fixturePath(kGray));
     const PixelTensor grayPixels = fixturePixels(*gray, kGray);
-    const QString message = thrownMessage<InputError>([&] {
-        compareDownstream(*gray, grayPixels, gray->forward(grayPixels), method, {0});
-    });
+    const QString message = thrownMessage<InputError>(
+        [&] { compareDownstream(*gray, grayPixels, gray->forward(grayPixels), method, {0}); });
     QVERIFY2(message.contains("no classifier"), qPrintable(message));
 }
 
@@ -563,8 +562,8 @@ void TestVit::builtinClassifiesItsSamples()
     int right = 0;
     for (const Sample& sample : samples) {
         const QString path = model->folder() + QStringLiteral("/samples/") + sample.file;
-        const ForwardResult result = model->forward(model->preprocess(loadImagePixels(path, 0),
-                                                                      path));
+        const ForwardResult result =
+            model->forward(model->preprocess(loadImagePixels(path, 0), path));
         Eigen::Index predicted = 0;
         result.logits.row(0).maxCoeff(&predicted);
         QVERIFY2(predicted == sample.predicted,

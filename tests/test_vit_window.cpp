@@ -46,8 +46,8 @@ constexpr int kTimeoutMs = 60'000;
 constexpr int kTokens = 50;
 constexpr int kLayers = 4;
 constexpr int kHeads = 4;
-const QString kSample = QStringLiteral(ATTNLAB_TEST_DATA
-                                       "/../../resources/models/fashion-vit/samples/03-dress.png");
+const QString kSample =
+    QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/models/fashion-vit/samples/03-dress.png");
 
 // Waits until the window shows a result of the built-in ViT; false on timeout.
 bool waitForVitResult(MainWindow& window)
@@ -249,8 +249,7 @@ void TestVitWindow::rolloutReplacesTheHeadsRowAndIsSaved()
         const QString titles = overlayTitles(window);
         QVERIFY2(titles.count(QStringLiteral("rollout over 4 layers, [CLS] row")) == 3,
                  qPrintable(titles));
-        const QString onClass =
-            QStringLiteral("%1 on [CLS]").arg(rollout->exact(0, 0), 0, 'f', 2);
+        const QString onClass = QStringLiteral("%1 on [CLS]").arg(rollout->exact(0, 0), 0, 'f', 2);
         QVERIFY2(titles.section(QStringLiteral(" | "), 0, 0).contains(onClass),
                  qPrintable(titles + QStringLiteral(" / expected ") + onClass));
         QVERIFY(window.saveSession(path));
@@ -314,7 +313,8 @@ void TestVitWindow::insideTheModelComparesClasses()
     panel.setExperiment(vitSpec(QStringLiteral("exact")));
     QVERIFY(finished.wait(kTimeoutMs));
     QCOMPARE(panel.comparison()->top1Agreement, 1.0);
-    QVERIFY2(panel.comparison()->maxKl < 1e-6, qPrintable(QString::number(panel.comparison()->maxKl)));
+    QVERIFY2(panel.comparison()->maxKl < 1e-6,
+             qPrintable(QString::number(panel.comparison()->maxKl)));
 }
 
 // "every image of its folder": the ten samples, a table row each (the file's name, its class),

@@ -44,7 +44,7 @@ inline bool sameNumber(double a, double b)
 
 // A point of a hand-made result: Ok with the given median time, or NaN times with another status.
 inline SweepPoint point(TimedMethod method, Eigen::Index length, double seconds,
-                 PointStatus status = PointStatus::Ok)
+                        PointStatus status = PointStatus::Ok)
 {
     SweepPoint p;
     p.method = method;
@@ -63,8 +63,8 @@ inline const TimedMethod kFavor{Method::FavorPositive, false};
 
 // A result with the two curves t_exact(L) and t_linear(L) at the given lengths.
 inline SweepResult twoCurves(const std::vector<Eigen::Index>& lengths,
-                      const std::function<double(double)>& exact,
-                      const std::function<double(double)>& linear)
+                             const std::function<double(double)>& exact,
+                             const std::function<double(double)>& linear)
 {
     SweepResult result;
     result.spec.methods = {kExact, kFavor};

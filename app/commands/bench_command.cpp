@@ -27,15 +27,18 @@ const QString kDefaultMethods = QStringLiteral("exact-streaming,favor-positive,e
 const QString kDefaultLengths = QStringLiteral("256:4096");
 constexpr int kMaxPointsPerOctave = 64;
 
-QString option(const char* name) { return QString::fromLatin1(name); }
+QString option(const char* name)
+{
+    return QString::fromLatin1(name);
+}
 
 // --methods: algorithm names separated by commas, each optionally NAME:causal; "all" for every
 // algorithm (with the causal mask, every one that has a causal form). --causal makes every method
 // causal. Duplicates are dropped.
 std::vector<TimedMethod> methodsOption(const QCommandLineParser& parser)
 {
-    const QString text = parser.isSet(option("methods")) ? parser.value(option("methods"))
-                                                         : kDefaultMethods;
+    const QString text =
+        parser.isSet(option("methods")) ? parser.value(option("methods")) : kDefaultMethods;
     const bool allCausal = parser.isSet(option("causal"));
     std::vector<TimedMethod> methods;
     // "all" with the causal mask takes the methods that have a causal form; a method named with
@@ -93,8 +96,8 @@ Eigen::Index lengthValue(const QString& text, const QString& whole)
 // --points-per-octave points per doubling.
 std::vector<Eigen::Index> lengthsOption(const QCommandLineParser& parser)
 {
-    const QString text = parser.isSet(option("lengths")) ? parser.value(option("lengths"))
-                                                         : kDefaultLengths;
+    const QString text =
+        parser.isSet(option("lengths")) ? parser.value(option("lengths")) : kDefaultLengths;
     const int pointsPerOctave =
         integerOption(parser, "points-per-octave", 1, 1, kMaxPointsPerOctave);
     const QStringList range = text.split(QLatin1Char(':'));
@@ -154,8 +157,7 @@ QString progressLine(const SweepPoint& point, const SweepSpec& spec, int done, i
             return where + QStringLiteral("skipped: needs %1, over the memory budget of %2")
                                .arg(formatBytes(point.workingSetBytes),
                                     formatBytes(double(spec.budget.bytes())));
-        case PointStatus::Cancelled:
-            return where + QStringLiteral("cancelled");
+        case PointStatus::Cancelled: return where + QStringLiteral("cancelled");
     }
     return where;
 }
@@ -191,8 +193,7 @@ void printSummary(QTextStream& out, const SweepResult& result)
                     .arg(largest->gflops, 0, 'g', 3)
                     .arg(100 * largest->gflops / result.sgemmGflops, 0, 'f', 0);
         const TimedMethod exact{Method::ExactStreaming, method.causal};
-        const bool exactInSweep = std::find(result.spec.methods.begin(),
-                                            result.spec.methods.end(),
+        const bool exactInSweep = std::find(result.spec.methods.begin(), result.spec.methods.end(),
                                             exact) != result.spec.methods.end();
         if (isApproximation(method.algorithm) && exactInSweep) {
             const double crossover = crossoverLength(result, method, exact);
@@ -243,17 +244,17 @@ int runBenchCommand(const QStringList& arguments)
          QStringLiteral("K")},
         {QStringList{option("d"), option("head-dim")},
          QStringLiteral("Head dimension d = d_v (default 64)."), QStringLiteral("N")},
-        {option("features"),
-         QStringLiteral("m, the number of random features (default 256)."), QStringLiteral("M")},
+        {option("features"), QStringLiteral("m, the number of random features (default 256)."),
+         QStringLiteral("M")},
         {option("causal"),
          QStringLiteral("Every method with the causal mask (%1 have no causal form: refused when "
                         "named, left out of all).")
              .arg(methodNames(methodsWithoutCausalForm(), QStringLiteral(", ")))},
-        {option("threads"),
-         QStringLiteral("Engine threads (default 0: one per hardware thread)."),
+        {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware thread)."),
          QStringLiteral("N")},
-        {option("reps"), QStringLiteral("Timed runs per point, after one warm-up run (default "
-                                        "3)."),
+        {option("reps"),
+         QStringLiteral("Timed runs per point, after one warm-up run (default "
+                        "3)."),
          QStringLiteral("N")},
         {option("memory-budget"),
          QStringLiteral("Skip the points whose working set exceeds this, e.g. 4G or 512M "
@@ -279,10 +280,9 @@ int runBenchCommand(const QStringList& arguments)
     const TableOutputs outputs = tableOutputs(parser, "sweep.csv", "sweep.attnlab");
 
     QTextStream err(stderr);
-    const SweepResult result =
-        runSweep(spec, [&](const SweepPoint& point, int done, int total) {
-            err << progressLine(point, spec, done, total) << Qt::endl;
-        });
+    const SweepResult result = runSweep(spec, [&](const SweepPoint& point, int done, int total) {
+        err << progressLine(point, spec, done, total) << Qt::endl;
+    });
 
     writeTableOutputs(
         outputs, sweepCsv(result), [&](QTextStream& out) { printSummary(out, result); },

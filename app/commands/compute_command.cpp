@@ -130,8 +130,7 @@ int runComputeCommand(const QStringList& arguments)
                      notice.toUtf8().constData());
         std::fflush(stderr);
     };
-    ProgressReport progress(parser.isSet(QStringLiteral("progress")) ||
-                            isatty(STDERR_FILENO) != 0);
+    ProgressReport progress(parser.isSet(QStringLiteral("progress")) || isatty(STDERR_FILENO) != 0);
     options.progress = [&progress](int done, int total) { progress.step(done, total); };
     const ExperimentResult result = compute(spec, input, options);
     progress.say(QStringLiteral("writing the files"));

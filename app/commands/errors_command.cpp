@@ -29,13 +29,16 @@ const QString kDefaultLengths = QStringLiteral("16,32,64,128,256");
 constexpr int kDefaultSeeds = 8;
 constexpr int kMaxSeeds = 100'000;
 
-QString option(const char* name) { return QString::fromLatin1(name); }
+QString option(const char* name)
+{
+    return QString::fromLatin1(name);
+}
 
 // The options of this command that are not the experiment's (see addSpecOptions). "features"
 // is the experiment's option, read here as a list.
-const QStringList kSweepOptions = {"methods", "features", "seeds", "projections", "sweep",
-                                   "norms",   "lengths",  "pair",  "metric",      "against", "out",
-                                   "plot",    "save-session", "help",  "h",     "?"};
+const QStringList kSweepOptions = {
+    "methods", "features", "seeds", "projections", "sweep",        "norms", "lengths", "pair",
+    "metric",  "against",  "out",   "plot",        "save-session", "help",  "h",       "?"};
 
 // The experiment the sweep starts from: the input and engine options of the command line (every
 // option but the sweep's own), parsed as `compute` parses them.
@@ -43,8 +46,8 @@ ExperimentSpec baseSpec(const QCommandLineParser& parser)
 {
     for (const char* single : {"method", "projection"}) {
         if (parser.isSet(option(single)))
-            throw InputError(QStringLiteral("--%1: the sweep takes --%1s LIST").arg(
-                QLatin1String(single)));
+            throw InputError(
+                QStringLiteral("--%1: the sweep takes --%1s LIST").arg(QLatin1String(single)));
     }
     return specFromOptionsExcept(parser, kSweepOptions, QStringLiteral("attention-lab errors"));
 }
@@ -61,13 +64,13 @@ std::vector<double> numberList(const QCommandLineParser& parser, const char* nam
         const double value = item.toDouble(&ok);
         if (!ok || !std::isfinite(value) || (integers && value != std::floor(value)) ||
             value < minimum || value > maximum || (!integers && value <= 0))
-            throw InputError(
-                QStringLiteral("--%1: expected %2 %3 to %4, got \"%5\"")
-                    .arg(QLatin1String(name),
-                         integers ? QStringLiteral("integers from") : QStringLiteral("numbers above"))
-                    .arg(integers ? minimum : 0)
-                    .arg(maximum)
-                    .arg(item));
+            throw InputError(QStringLiteral("--%1: expected %2 %3 to %4, got \"%5\"")
+                                 .arg(QLatin1String(name), integers
+                                                               ? QStringLiteral("integers from")
+                                                               : QStringLiteral("numbers above"))
+                                 .arg(integers ? minimum : 0)
+                                 .arg(maximum)
+                                 .arg(item));
         values.push_back(value);
     }
     std::sort(values.begin(), values.end());
@@ -81,9 +84,10 @@ std::vector<Method> methodsOption(const QCommandLineParser& parser)
     for (const QString& name : listOption(parser, "methods", kDefaultMethods)) {
         Method kind;
         if (!parseApproximation(name, &kind))
-            throw InputError(QStringLiteral("--methods: unknown method \"%1\" (choose %2; exact "
-                                            "attention is what the errors are measured against)")
-                                 .arg(name, methodNames(approximationMethods(), QStringLiteral(", "))));
+            throw InputError(
+                QStringLiteral("--methods: unknown method \"%1\" (choose %2; exact "
+                               "attention is what the errors are measured against)")
+                    .arg(name, methodNames(approximationMethods(), QStringLiteral(", "))));
         if (std::find(methods.begin(), methods.end(), kind) == methods.end())
             methods.push_back(kind);
     }
@@ -388,7 +392,8 @@ int runErrorsCommand(const QStringList& arguments)
     const ErrorSweepSpec spec = sweepFromOptions(parser);
     refusePositionalArguments(parser);
     ErrorMetric metric = ErrorMetric::RelFrobeniusAttention;
-    if (parser.isSet(option("metric")) && !parseErrorMetric(parser.value(option("metric")), &metric))
+    if (parser.isSet(option("metric")) &&
+        !parseErrorMetric(parser.value(option("metric")), &metric))
         throw InputError(QStringLiteral("--metric: unknown metric \"%1\" (choose "
                                         "rel-frobenius-attention, mean-tv, rel-frobenius-output "
                                         "or kernel-mse)")
@@ -419,8 +424,7 @@ int runErrorsCommand(const QStringList& arguments)
         [&] {
             QJsonObject view;
             view[QLatin1String("page")] = QStringLiteral("errors");
-            view[QLatin1String("errors")] =
-                ErrorPageState::showing(result, metric, axis).toJson();
+            view[QLatin1String("errors")] = ErrorPageState::showing(result, metric, axis).toJson();
             return Session{spec.experiment, view};
         },
         [&](const QString& plot) {

@@ -174,9 +174,8 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
                .arg(klSum / n, 0, 'g', 3)
                .arg(forcedAgree)
                .arg(n);
-    out << QStringLiteral(
-               "last step (position %1): exact %2 ms (attention %3 ms), approximate "
-               "%4 ms (attention %5 ms); cache %6, state %7\n")
+    out << QStringLiteral("last step (position %1): exact %2 ms (attention %3 ms), approximate "
+                          "%4 ms (attention %5 ms); cache %6, state %7\n")
                .arg(last.position)
                .arg(last.exactSeconds * 1e3, 0, 'f', 3)
                .arg(last.exactAttentionSeconds * 1e3, 0, 'f', 3)
@@ -184,9 +183,8 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
                .arg(last.approxAttentionSeconds * 1e3, 0, 'f', 3)
                .arg(formatBytes(last.cacheBytes), formatBytes(last.stateBytes));
     if (result.nonPositiveDenominators > 0)
-        out << QStringLiteral(
-                   "warning: %1 (token, head) pairs had a non-positive denominator "
-                   "phi(q)^T z (their output is 0 or the ratio as it falls)\n")
+        out << QStringLiteral("warning: %1 (token, head) pairs had a non-positive denominator "
+                              "phi(q)^T z (their output is 0 or the ratio as it falls)\n")
                    .arg(result.nonPositiveDenominators);
 }
 
@@ -280,9 +278,8 @@ int runGenerateCommand(const QStringList& arguments)
         throw InputError(QStringLiteral("--prompt TEXT is required: the text to continue"));
     spec.prompt = parser.value(option("prompt"));
     if (spec.prompt.trimmed().isEmpty())
-        throw InputError(
-            QStringLiteral("--prompt: the prompt is empty: give the text to "
-                           "continue"));
+        throw InputError(QStringLiteral("--prompt: the prompt is empty: give the text to "
+                                        "continue"));
     spec.tokens = int(integerOption(parser, "tokens", kDefaultTokens, 1, kMaxTokens));
     spec.sampling = samplingOptions(parser);
     const QString out = requiredOutFolder(parser);

@@ -30,13 +30,16 @@ const QString kDefaultFeatures = QStringLiteral("16,32,64,128,256");
 constexpr int kMaxSeeds = 10'000;
 
 // The options of this command that the experiment's parser does not take.
-const QStringList kListOptions = {"methods", "features",     "layers",      "seeds",
-                                  "out",     "plot",         "images",      "image-folder",
+const QStringList kListOptions = {"methods",     "features",     "layers", "seeds",
+                                  "out",         "plot",         "images", "image-folder",
                                   "predictions", "compare-model"};
 // Images between two progress lines of an image model's run.
 constexpr int kProgressLines = 20;
 
-QString option(const char* name) { return QString::fromLatin1(name); }
+QString option(const char* name)
+{
+    return QString::fromLatin1(name);
+}
 
 QString methodChoices()
 {
@@ -315,11 +318,9 @@ std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const Exper
 {
     std::vector<ModelEvalRow> rows;
     const std::shared_ptr<const LanguageModel> model = loadModel(base.input.modelPath);
-    const std::vector<EvalPoint> points =
-        evalPoints(methods, featureCounts, seeds,
-                   layerSets(parser, model->layers()), base.approximation.seed);
-    const ModelTokens tokens =
-        modelTokens(*model, base.input.text, base.input.keepLastTokens);
+    const std::vector<EvalPoint> points = evalPoints(
+        methods, featureCounts, seeds, layerSets(parser, model->layers()), base.approximation.seed);
+    const ModelTokens tokens = modelTokens(*model, base.input.text, base.input.keepLastTokens);
     // The exact run's Q, K, V and logits: modelInput checks them against the budget.
     buildInput(base.input, nullptr, budget);
     const std::shared_ptr<const ForwardResult> exact = cachedForward(model, tokens.ids);
@@ -329,12 +330,11 @@ std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const Exper
         err << "warning: " << note << '\n';
     warnSizesPastLength(Eigen::Index(tokens.ids.size()));
     if (parser.isSet(option("compare-model")))
-        rows.push_back(checkpointRow(*model, parser.value(option("compare-model")), base,
-                                     tokens.ids, *exact));
+        rows.push_back(
+            checkpointRow(*model, parser.value(option("compare-model")), base, tokens.ids, *exact));
     for (const EvalPoint& point : points) {
         rows.push_back(modelEvalRow(
-            point.method,
-            compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
+            point.method, compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
             model->layers()));
         printRow(err, rows.back(), rows.size(), points.size());
     }
@@ -348,7 +348,8 @@ void addModelEvalOptions(QCommandLineParser& parser)
         "What an approximation costs a trained model: the model reads its input twice, once with "
         "its own softmax attention and once with each method in place of softmax attention in "
         "the replaced layers (every head), and its predictions are compared: a language "
-        "model's (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX) next-token distributions position by position (causal, as trained), or a ViT's class "
+        "model's (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX) next-token distributions position by "
+        "position (causal, as trained), or a ViT's class "
         "distribution for each image (--image, --images or --image-folder; without a mask). "
         "Writes one CSV row per (method, m, replaced layers, seed) into --out: method,m,layers,"
         "seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean (top-1 "
@@ -383,24 +384,28 @@ void addModelEvalOptions(QCommandLineParser& parser)
                         "all). --layers all,0,1,2,3 compares every layer alone with all "
                         "together."),
          QStringLiteral("all|N,...")},
-        {option("seeds"), QStringLiteral("Seeds of W per point: --seed, --seed + 1, ... "
-                                         "(default 1)."),
+        {option("seeds"),
+         QStringLiteral("Seeds of W per point: --seed, --seed + 1, ... "
+                        "(default 1)."),
          QStringLiteral("K")},
-        {option("images"), QStringLiteral("A ViT's images, separated by commas: each row "
-                                          "gathers them all."),
+        {option("images"),
+         QStringLiteral("A ViT's images, separated by commas: each row "
+                        "gathers them all."),
          QStringLiteral("F1,F2,...")},
-        {option("image-folder"), QStringLiteral("A ViT's images: every file of the folder that "
-                                                "Qt decodes (PNG, JPEG, ...), by name."),
+        {option("image-folder"),
+         QStringLiteral("A ViT's images: every file of the folder that "
+                        "Qt decodes (PNG, JPEG, ...), by name."),
          QStringLiteral("DIR")},
-        {option("predictions"), QStringLiteral("A ViT: also write each image's class, exact and "
-                                               "approximate, per row: image,method,m,layers,seed,"
-                                               "exact_class,exact_label,approx_class,"
-                                               "approx_label,kl."),
+        {option("predictions"),
+         QStringLiteral("A ViT: also write each image's class, exact and "
+                        "approximate, per row: image,method,m,layers,seed,"
+                        "exact_class,exact_label,approx_class,"
+                        "approx_label,kl."),
          QStringLiteral("FILE.csv")},
         comparisonModelOption(),
     });
-    parser.addOptions(tableOutputOptions(QStringLiteral(
-        "Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
+    parser.addOptions(tableOutputOptions(
+        QStringLiteral("Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
 }
 
 }  // namespace
@@ -444,8 +449,8 @@ int runModelEvalCommand(const QStringList& arguments)
     if (vit) {
         const std::shared_ptr<const VitModel> model = loadVitModel(base.input.modelPath);
         const std::vector<EvalPoint> points =
-            evalPoints(methods, featureCounts, seeds,
-                       layerSets(parser, model->config().layers), base.approximation.seed);
+            evalPoints(methods, featureCounts, seeds, layerSets(parser, model->config().layers),
+                       base.approximation.seed);
         warnSizesPastLength(model->config().tokenCount());
         rows = imageRows(*model, images, points, predictions);
         subject = QStringLiteral("%1 image(s) of %2 tokens")
@@ -465,11 +470,11 @@ int runModelEvalCommand(const QStringList& arguments)
             if (!predictions.isEmpty())
                 out << "wrote " << predictions << '\n';
         },
-        {}, [&](const QString& plot) {
-            ui::saveModelEvalChart(rows, ui::ModelEvalAxis::Features, plot, plotFormat(plot),
-                                   kPlotSize,
-                                   QStringLiteral("%1, %2")
-                                       .arg(modelDisplayName(base.input.modelPath), subject));
+        {},
+        [&](const QString& plot) {
+            ui::saveModelEvalChart(
+                rows, ui::ModelEvalAxis::Features, plot, plotFormat(plot), kPlotSize,
+                QStringLiteral("%1, %2").arg(modelDisplayName(base.input.modelPath), subject));
         });
     return ExitSuccess;
 }

@@ -33,8 +33,8 @@ QList<QCommandLineOption> tableOutputOptions(const QString& plotHelp, const QStr
         {QStringLiteral("plot"), plotHelp, QStringLiteral("FILE.png|svg|pdf")},
     };
     if (!sessionHelp.isEmpty())
-        options.append({QStringLiteral("save-session"), sessionHelp,
-                        QStringLiteral("FILE.attnlab")});
+        options.append(
+            {QStringLiteral("save-session"), sessionHelp, QStringLiteral("FILE.attnlab")});
     return options;
 }
 

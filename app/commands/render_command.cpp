@@ -33,9 +33,9 @@ namespace {
 // The options that may accompany --scenario: where and how to write, and which part of the view
 // to draw. The spec options would contradict the scenario's spec.
 const QStringList kScenarioCompatibleOptions = {
-    QStringLiteral("scenario"), QStringLiteral("out"),   QStringLiteral("format"),
-    QStringLiteral("size"),     QStringLiteral("query"), QStringLiteral("head"),
-    QStringLiteral("error"),    QStringLiteral("colors"), QStringLiteral("separate-scales"),
+    QStringLiteral("scenario"), QStringLiteral("out"),          QStringLiteral("format"),
+    QStringLiteral("size"),     QStringLiteral("query"),        QStringLiteral("head"),
+    QStringLiteral("error"),    QStringLiteral("colors"),       QStringLiteral("separate-scales"),
     QStringLiteral("rollout"),  QStringLiteral("memory-budget")};
 
 // What render draws and where: the experiment, how the view shows it, the scenario it came from
@@ -81,31 +81,38 @@ void addRenderOptions(QCommandLineParser& parser)
     addSpecOptions(parser);
     parser.addOptions({
         outFolderOption(),
-        {QStringLiteral("format"), QStringLiteral("Figure formats, separated by commas (default "
-                                                  "png)."),
+        {QStringLiteral("format"),
+         QStringLiteral("Figure formats, separated by commas (default "
+                        "png)."),
          QStringLiteral("png,svg,pdf")},
-        {QStringLiteral("size"), QStringLiteral("Size of each heatmap figure in pixels (default "
-                                                "900x800; PNG is written at twice that)."),
+        {QStringLiteral("size"),
+         QStringLiteral("Size of each heatmap figure in pixels (default "
+                        "900x800; PNG is written at twice that)."),
          QStringLiteral("WxH")},
-        {QStringLiteral("query"), QStringLiteral("The query row (or patch) to compare and "
-                                                 "outline."),
+        {QStringLiteral("query"),
+         QStringLiteral("The query row (or patch) to compare and "
+                        "outline."),
          QStringLiteral("N")},
-        {QStringLiteral("head"), QStringLiteral("The head to draw (default 0; the example's "
-                                                "clearest head without input options)."),
+        {QStringLiteral("head"),
+         QStringLiteral("The head to draw (default 0; the example's "
+                        "clearest head without input options)."),
          QStringLiteral("H")},
-        {QStringLiteral("error"), QStringLiteral("The error map: signed, absolute or relative "
-                                                 "(default signed)."),
+        {QStringLiteral("error"),
+         QStringLiteral("The error map: signed, absolute or relative "
+                        "(default signed)."),
          QStringLiteral("signed|absolute|relative")},
-        {QStringLiteral("colors"), QStringLiteral("Colour map of P and P^: viridis or magma "
-                                                  "(default viridis)."),
+        {QStringLiteral("colors"),
+         QStringLiteral("Colour map of P and P^: viridis or magma "
+                        "(default viridis)."),
          QStringLiteral("viridis|magma")},
         {QStringLiteral("separate-scales"), QStringLiteral("Give P and P^ a colour scale each "
                                                            "(default: one shared scale).")},
         {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
                                                    "over every layer instead of the head's row.")},
         comparisonModelOption(),
-        {QStringLiteral("scenario"), QStringLiteral("A lecture scenario (or session) file: draw "
-                                                    "its spec, view and page."),
+        {QStringLiteral("scenario"),
+         QStringLiteral("A lecture scenario (or session) file: draw "
+                        "its spec, view and page."),
          QStringLiteral("FILE")},
     });
 }
@@ -373,10 +380,9 @@ int runRenderCommand(const QStringList& arguments)
         try {
             figures.push_back(
                 {QStringLiteral("stepper_frame"),
-                 ui::drawStepperFrame(stepperFrame, spec,
-                                      std::make_shared<const AttentionInput>(read.input), state,
-                                      QSize(size.width() * 2, size.height() * 5 / 4),
-                                      request.budget)});
+                 ui::drawStepperFrame(
+                     stepperFrame, spec, std::make_shared<const AttentionInput>(read.input), state,
+                     QSize(size.width() * 2, size.height() * 5 / 4), request.budget)});
         } catch (const InputError& error) {
             throw InputError(QStringLiteral("stepper: %1").arg(error.message()));
         }

@@ -24,7 +24,10 @@ namespace {
 // Bytes of text a --text-file may hold.
 constexpr qint64 kMaxTextFileBytes = 256 * 1024 * 1024;
 
-QString option(const char* name) { return QString::fromLatin1(name); }
+QString option(const char* name)
+{
+    return QString::fromLatin1(name);
+}
 
 // The command-line option of a method parameter: a flag for a switch, else an option taking a
 // value (N, X, or a choice's names).
@@ -67,9 +70,8 @@ double positiveOption(const QCommandLineParser& parser, const char* name, bool a
     const double value = text.toDouble(&ok);
     if (!ok || !std::isfinite(value) || value < 0 || (!allowZero && value == 0))
         throw InputError(QStringLiteral("--%1: expected a number %2 0, got \"%3\"")
-                             .arg(QLatin1String(name), allowZero ? QStringLiteral(">=")
-                                                                 : QStringLiteral(">"),
-                                  text));
+                             .arg(QLatin1String(name),
+                                  allowZero ? QStringLiteral(">=") : QStringLiteral(">"), text));
     return value;
 }
 
@@ -81,16 +83,16 @@ double parameterValue(const QCommandLineParser& parser, const MethodParameter& p
     const QString text = parser.value(parameter.option).trimmed();
     double value = 0;
     if (!parameter.parse(text, &value)) {
-        const QString expected =
-            parameter.kind == MethodParameter::Kind::Choice
-                ? parameter.choices.join(QStringLiteral(" or "))
-                : QStringLiteral("%1 from %2 to %3")
-                      .arg(parameter.kind == MethodParameter::Kind::Integer
-                               ? QStringLiteral("an integer")
-                               : QStringLiteral("a number"))
-                      .arg(parameter.format(parameter.minimum), parameter.format(parameter.maximum));
-        throw InputError(QStringLiteral("--%1: expected %2, got \"%3\"")
-                             .arg(parameter.option, expected, text));
+        const QString expected = parameter.kind == MethodParameter::Kind::Choice
+                                     ? parameter.choices.join(QStringLiteral(" or "))
+                                     : QStringLiteral("%1 from %2 to %3")
+                                           .arg(parameter.kind == MethodParameter::Kind::Integer
+                                                    ? QStringLiteral("an integer")
+                                                    : QStringLiteral("a number"))
+                                           .arg(parameter.format(parameter.minimum),
+                                                parameter.format(parameter.maximum));
+        throw InputError(
+            QStringLiteral("--%1: expected %2, got \"%3\"").arg(parameter.option, expected, text));
     }
     return value;
 }
@@ -111,8 +113,8 @@ QString readTextFile(const QString& path)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
-        throw InputError(QStringLiteral("%1: cannot open the text file: %2")
-                             .arg(path, file.errorString()));
+        throw InputError(
+            QStringLiteral("%1: cannot open the text file: %2").arg(path, file.errorString()));
     // Read at most one byte past the limit: size() is 0 for pipes and devices.
     const QByteArray bytes = file.read(kMaxTextFileBytes + 1);
     if (bytes.size() > kMaxTextFileBytes)
@@ -133,12 +135,14 @@ QList<QCommandLineOption> methodOptions(const QString& methodHelp)
 {
     QList<QCommandLineOption> options{
         {option("method"), methodHelp, QStringLiteral("NAME")},
-        {option("projection"), QStringLiteral("Random projection W: orthogonal blocks, iid "
-                                              "Gaussian rows or simplex blocks (SimRFs) "
-                                              "(default orthogonal)."),
+        {option("projection"),
+         QStringLiteral("Random projection W: orthogonal blocks, iid "
+                        "Gaussian rows or simplex blocks (SimRFs) "
+                        "(default orthogonal)."),
          QStringLiteral("orthogonal|iid|simplex")},
-        {option("row-norm"), QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
-                                            "sqrt-d (default chi)."),
+        {option("row-norm"),
+         QStringLiteral("Lengths of the rows of W: chi (as Gaussian rows) or "
+                        "sqrt-d (default chi)."),
          QStringLiteral("chi|sqrt-d")},
         {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
          QStringLiteral("S")},
@@ -155,106 +159,125 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
     const QString methods =
         QStringLiteral("exact, ") + methodNames(approximationMethods(), QStringLiteral(", "));
     QList<QCommandLineOption> options{
-        {option("model"), QStringLiteral("Input: a trained model; the Q, K, V of its --layer, "
-                                         "every head, are the input. A language model (GPT-2, "
-                                         "Llama, Mistral, Qwen2, GPT-NeoX; grouped-query heads "
-                                         "with their own key/value head, queries and keys after "
-                                         "RoPE) reads the text (--text, --text-file, or a short example "
-                                         "sentence), causal as it computes it: PATH is a folder "
-                                         "with config.json, the .safetensors weights (or shards "
-                                         "and model.safetensors.index.json) and tokenizer.json "
-                                         "(or vocab.json + merges.txt), a .gguf file "
-                                         "(llama.cpp's, quantized or not: F32, F16, BF16, Q8_0, "
-                                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), or builtin "
-                                         "for the built-in GPT-2. A ViT (model_type \"vit\" in "
-                                         "config.json) reads --image FILE, resized as its "
-                                         "preprocessor_config.json says, without a mask; the "
-                                         "tokens are [CLS] and the patches: PATH is a folder "
-                                         "with config.json, preprocessor_config.json and the "
-                                         ".safetensors weights, or builtin-vit for the built-in "
-                                         "ViT (Fashion-MNIST)."),
+        {option("model"),
+         QStringLiteral("Input: a trained model; the Q, K, V of its --layer, "
+                        "every head, are the input. A language model (GPT-2, "
+                        "Llama, Mistral, Qwen2, GPT-NeoX; grouped-query heads "
+                        "with their own key/value head, queries and keys after "
+                        "RoPE) reads the text (--text, --text-file, or a short example "
+                        "sentence), causal as it computes it: PATH is a folder "
+                        "with config.json, the .safetensors weights (or shards "
+                        "and model.safetensors.index.json) and tokenizer.json "
+                        "(or vocab.json + merges.txt), a .gguf file "
+                        "(llama.cpp's, quantized or not: F32, F16, BF16, Q8_0, "
+                        "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), or builtin "
+                        "for the built-in GPT-2. A ViT (model_type \"vit\" in "
+                        "config.json) reads --image FILE, resized as its "
+                        "preprocessor_config.json says, without a mask; the "
+                        "tokens are [CLS] and the patches: PATH is a folder "
+                        "with config.json, preprocessor_config.json and the "
+                        ".safetensors weights, or builtin-vit for the built-in "
+                        "ViT (Fashion-MNIST)."),
          QStringLiteral("PATH|FILE.gguf|builtin|builtin-vit")},
-        {option("layer"), QStringLiteral("Model input: the layer whose heads are shown, from 0 "
-                                         "(default 0; with no input option at all, the "
-                                         "built-in example's layer %1).")
-                              .arg(exampleSpec().input.layer),
+        {option("layer"),
+         QStringLiteral("Model input: the layer whose heads are shown, from 0 "
+                        "(default 0; with no input option at all, the "
+                        "built-in example's layer %1).")
+             .arg(exampleSpec().input.layer),
          QStringLiteral("N")},
         {option("keep-last"), QStringLiteral("Model input: a text longer than the model reads "
                                              "keeps its last tokens (with a warning) instead of "
                                              "being refused.")},
-        {option("text"), QStringLiteral("Input: this text, split into tokens (default: a short "
-                                        "example sentence)."), QStringLiteral("STR")},
+        {option("text"),
+         QStringLiteral("Input: this text, split into tokens (default: a short "
+                        "example sentence)."),
+         QStringLiteral("STR")},
         {option("text-file"), QStringLiteral("Input: the text of a UTF-8 file."),
          QStringLiteral("FILE")},
-        {option("tokens"), QStringLiteral("Text tokens: words (and punctuation marks) or "
-                                          "characters (default words)."),
+        {option("tokens"),
+         QStringLiteral("Text tokens: words (and punctuation marks) or "
+                        "characters (default words)."),
          QStringLiteral("words|characters")},
         {option("no-positional"), QStringLiteral("Text and image: leave out the sinusoidal "
                                                  "positional encoding.")},
-        {option("image"), QStringLiteral("Input: an image (PNG, JPEG, ...), split into patches "
-                                         "(or read by a ViT given with --model)."),
+        {option("image"),
+         QStringLiteral("Input: an image (PNG, JPEG, ...), split into patches "
+                        "(or read by a ViT given with --model)."),
          QStringLiteral("FILE")},
         {option("patch"), QStringLiteral("Image: patch side in pixels (default 16)."),
          QStringLiteral("N")},
-        {option("image-size"), QStringLiteral("Image: the longest side is scaled to N pixels "
-                                              "before patching (default 224)."),
+        {option("image-size"),
+         QStringLiteral("Image: the longest side is scaled to N pixels "
+                        "before patching (default 224)."),
          QStringLiteral("N")},
         {option("random"), QStringLiteral("Input: L random Gaussian queries and keys."),
          QStringLiteral("L")},
-        {option("norm"), QStringLiteral("Random input: the norm of every query and key row "
-                                        "(default d^(1/4), which gives |x'| = 1 at the default "
-                                        "scale)."),
+        {option("norm"),
+         QStringLiteral("Random input: the norm of every query and key row "
+                        "(default d^(1/4), which gives |x'| = 1 at the default "
+                        "scale)."),
          QStringLiteral("X")},
-        {option("clusters"), QStringLiteral("Random input: rows gather around C directions, "
-                                            "which makes attention peaked (default 0: none)."),
+        {option("clusters"),
+         QStringLiteral("Random input: rows gather around C directions, "
+                        "which makes attention peaked (default 0: none)."),
          QStringLiteral("C")},
-        {QStringList{option("q"), option("queries")}, QStringLiteral("Input: queries from a .npy file, L x d or H x L x d "
-                                     "(float32 or float64)."),
+        {QStringList{option("q"), option("queries")},
+         QStringLiteral("Input: queries from a .npy file, L x d or H x L x d "
+                        "(float32 or float64)."),
          QStringLiteral("FILE")},
-        {QStringList{option("k"), option("keys")}, QStringLiteral("Input: keys from a .npy file, the shape of the queries."),
+        {QStringList{option("k"), option("keys")},
+         QStringLiteral("Input: keys from a .npy file, the shape of the queries."),
          QStringLiteral("FILE")},
-        {QStringList{option("v"), option("values")}, QStringLiteral("Input: values from a .npy file, L x d_v or H x L x d_v "
-                                     "(default: the keys)."),
+        {QStringList{option("v"), option("values")},
+         QStringLiteral("Input: values from a .npy file, L x d_v or H x L x d_v "
+                        "(default: the keys)."),
          QStringLiteral("FILE")},
-        {QStringList{option("d"), option("head-dim")}, QStringLiteral("Head dimension d of text, image and random input "
-                                     "(default 64)."),
+        {QStringList{option("d"), option("head-dim")},
+         QStringLiteral("Head dimension d of text, image and random input "
+                        "(default 64)."),
          QStringLiteral("N")},
-        {option("heads"), QStringLiteral("Number of heads H of text, image and random input "
-                                         "(default 1); tokens are vectors of H d numbers."),
+        {option("heads"),
+         QStringLiteral("Number of heads H of text, image and random input "
+                        "(default 1); tokens are vectors of H d numbers."),
          QStringLiteral("H")},
         {option("input-projection"),
          QStringLiteral("How Q, K, V come from token vectors X: random (Q = X Wq, K = X Wk, "
                         "V = X Wv, seeded Gaussian), tied (Wk = Wq) or identity (Q = K = V = X) "
                         "(default tied)."),
          QStringLiteral("random|tied|identity")},
-        {option("input-seed"), QStringLiteral("Seed of the embeddings, Wq, Wk, Wv and random "
-                                              "input (default 0)."),
+        {option("input-seed"),
+         QStringLiteral("Seed of the embeddings, Wq, Wk, Wv and random "
+                        "input (default 0)."),
          QStringLiteral("S")},
-        {option("norm-multiplier"), QStringLiteral("Multiply every query and key by X (default "
-                                                   "1): approximation error grows with |x'|."),
+        {option("norm-multiplier"),
+         QStringLiteral("Multiply every query and key by X (default "
+                        "1): approximation error grows with |x'|."),
          QStringLiteral("X")},
-        {option("scale"), QStringLiteral("Scale s (inverse temperature) in exp(s q.k) (default "
-                                         "1/sqrt(d))."),
+        {option("scale"),
+         QStringLiteral("Scale s (inverse temperature) in exp(s q.k) (default "
+                        "1/sqrt(d))."),
          QStringLiteral("X")},
         {option("causal"), QStringLiteral("Causal mask: query i sees keys j <= i.")},
         {option("chunk"), QStringLiteral("Rows per chunk of the causal linear form (default 48)."),
          QStringLiteral("N")},
         {option("precision"), QStringLiteral("Arithmetic: float or double (default float)."),
          QStringLiteral("float|double")},
-        {option("threads"), QStringLiteral("Engine threads (default 0: one per hardware "
-                                           "thread)."),
+        {option("threads"),
+         QStringLiteral("Engine threads (default 0: one per hardware "
+                        "thread)."),
          QStringLiteral("N")},
-        {option("memory-budget"), QStringLiteral("The most memory the large arrays may take, "
-                                                 "e.g. 4G or 512M (default half the machine's "
-                                                 "memory)."),
+        {option("memory-budget"),
+         QStringLiteral("The most memory the large arrays may take, "
+                        "e.g. 4G or 512M (default half the machine's "
+                        "memory)."),
          QStringLiteral("SIZE")},
     };
     // The method and its parameters after the input's options.
     const qsizetype scale = std::distance(
-        options.begin(), std::find_if(options.begin(), options.end(),
-                                      [](const QCommandLineOption& shared) {
-                                          return shared.names().contains(QStringLiteral("scale"));
-                                      }));
+        options.begin(),
+        std::find_if(options.begin(), options.end(), [](const QCommandLineOption& shared) {
+            return shared.names().contains(QStringLiteral("scale"));
+        }));
     const QList<QCommandLineOption> method = methodOptions(
         QStringLiteral("The approximation (default favor-positive), one of: %1. exact compares "
                        "streaming with materialised exact attention.")
@@ -269,8 +292,8 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
 }
 
 // The options of the text reader with random embeddings (a model has its own).
-constexpr const char* kEmbeddingOptions[] = {"heads", "d", "input-projection", "tokens",
-                                             "no-positional", "input-seed"};
+constexpr const char* kEmbeddingOptions[] = {
+    "heads", "d", "input-projection", "tokens", "no-positional", "input-seed"};
 
 namespace {
 
@@ -320,10 +343,10 @@ QStringList checkInputOptions(const QCommandLineParser& parser, bool* model, boo
                                                 "(--image FILE), not text")
                                      .arg(QLatin1String(name), parser.value(option("model"))));
     } else if (*model && parser.isSet(option("image"))) {
-        throw InputError(QStringLiteral("--image: the model %1 is a %2, a language model: it "
-                                        "reads text (--text or --text-file), not an image")
-                             .arg(parser.value(option("model")),
-                                  architectureDisplayName(architecture)));
+        throw InputError(
+            QStringLiteral("--image: the model %1 is a %2, a language model: it "
+                           "reads text (--text or --text-file), not an image")
+                .arg(parser.value(option("model")), architectureDisplayName(architecture)));
     }
     if (*vit && parser.isSet(option("causal")))
         throw InputError(QStringLiteral("--causal: the ViT %1 attends without a mask, as it was "
@@ -431,9 +454,9 @@ void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec)
     if (parser.isSet(option("method"))) {
         const QString method = parser.value(option("method"));
         if (!spec.setMethod(method))
-            throw InputError(QStringLiteral("--method: unknown method \"%1\" (choose exact, %2)")
-                                 .arg(method,
-                                      methodNames(approximationMethods(), QStringLiteral(", "))));
+            throw InputError(
+                QStringLiteral("--method: unknown method \"%1\" (choose exact, %2)")
+                    .arg(method, methodNames(approximationMethods(), QStringLiteral(", "))));
     }
     ApproximationSpec& map = spec.approximation;
     for (const MethodParameter* parameter : methodParameters())

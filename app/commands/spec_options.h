@@ -10,8 +10,7 @@ namespace attnlab {
 // the subcommands that compute one. An option of `replacements` takes the place of the shared
 // option of the same name: a subcommand that reads one differently says so in its help (or
 // hides it from the help with QCommandLineOption::HiddenFromHelp).
-void addSpecOptions(QCommandLineParser& parser,
-                    const QList<QCommandLineOption>& replacements = {});
+void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>& replacements = {});
 
 // The options of a method: --method (described by methodHelp), every parameter of the registry,
 // --projection, --row-norm and --seed, as addSpecOptions lists them; for a subcommand that takes

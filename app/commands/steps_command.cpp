@@ -153,12 +153,14 @@ int runStepsCommand(const QStringList& arguments)
     addSpecOptions(parser);
     parser.addOptions({
         outFolderOption(),
-        {QStringLiteral("from"), QStringLiteral("The first position whose state goes into "
-                                                "states.npy (0-based, default 0)."),
+        {QStringLiteral("from"),
+         QStringLiteral("The first position whose state goes into "
+                        "states.npy (0-based, default 0)."),
          QStringLiteral("I")},
-        {QStringLiteral("to"), QStringLiteral("The position after the last one whose state goes "
-                                              "into states.npy (default L): states of positions "
-                                              "I <= t < J."),
+        {QStringLiteral("to"),
+         QStringLiteral("The position after the last one whose state goes "
+                        "into states.npy (default L): states of positions "
+                        "I <= t < J."),
          QStringLiteral("J")},
         {QStringLiteral("head"), QStringLiteral("The head to run (0-based, default 0)."),
          QStringLiteral("H")},
@@ -217,8 +219,8 @@ int runStepsCommand(const QStringList& arguments)
     writeArray(files, QStringLiteral("outputs.npy"), steps.outputs, {length, m}, dtype);
     writeArray(files, QStringLiteral("outputs_parallel.npy"), steps.outputsParallel, {length, m},
                dtype);
-    writeArray(files, QStringLiteral("outputs_exact_causal.npy"), steps.outputsExact,
-               {length, m}, dtype);
+    writeArray(files, QStringLiteral("outputs_exact_causal.npy"), steps.outputsExact, {length, m},
+               dtype);
     writeAll(files.open(QStringLiteral("steps.json")),
              QJsonDocument(stepsJson(steps, int(heads))).toJson(QJsonDocument::Indented));
     files.commit();

@@ -66,8 +66,7 @@ QString sizePastLengthNote(Method method, const std::vector<int>& sizes, Eigen::
                                      QStringLiteral(" and ") + past.back();
     return QStringLiteral("%1 takes at most L landmarks: m = %2 %3 as m = L = %4, with the same "
                           "result and cost.")
-        .arg(info.title, listed,
-             past.size() == 1 ? QStringLiteral("acts") : QStringLiteral("act"))
+        .arg(info.title, listed, past.size() == 1 ? QStringLiteral("acts") : QStringLiteral("act"))
         .arg(qint64(length));
 }
 
@@ -108,7 +107,8 @@ std::vector<Method> skipMethodsWithoutCausalForm(const std::vector<Method>& meth
 template std::unique_ptr<Approximation<float>> makeApproximation<float>(const ApproximationSpec&,
                                                                         int, Eigen::Index, double,
                                                                         int);
-template std::unique_ptr<Approximation<double>> makeApproximation<double>(
-    const ApproximationSpec&, int, Eigen::Index, double, int);
+template std::unique_ptr<Approximation<double>> makeApproximation<double>(const ApproximationSpec&,
+                                                                          int, Eigen::Index, double,
+                                                                          int);
 
 }  // namespace attnlab

@@ -37,9 +37,8 @@ public:
     // O^ (L x d_v) in the method's fast form, never through an L x L matrix, with the rows whose
     // denominator is not positive. Throws InputError for causal = true when the method has no
     // causal form.
-    virtual ApproximateOutput<T> output(const Matrix<T>& q, const Matrix<T>& k,
-                                            const Matrix<T>& v, bool causal,
-                                            Eigen::Index chunk) const = 0;
+    virtual ApproximateOutput<T> output(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
+                                        bool causal, Eigen::Index chunk) const = 0;
 
     // The rows of P^ for q and k.
     virtual std::unique_ptr<ApproximateRows<T>> rows(const Matrix<T>& q, const Matrix<T>& k,

@@ -14,11 +14,11 @@ namespace attnlab {
 // norms and seed, and the value of every other parameter the registry names (absent: its
 // default), so a new method's parameter needs no new field here.
 struct ApproximationSpec {
-    Method kind = Method::FavorPositive;  // an approximation (not an exact method)
+    Method kind = Method::FavorPositive;                   // an approximation (not an exact method)
     int features = int(featuresParameter().defaultValue);  // m
     ProjectionKind projection = ProjectionKind::Orthogonal;
     RowNorm rowNorm = RowNorm::Chi;
-    std::uint64_t seed = 0;  // fixes W and every other random draw
+    std::uint64_t seed = 0;            // fixes W and every other random draw
     std::map<QString, double> values;  // by MethodParameter::field
 
     // The value of `parameter` (features included), or its default.

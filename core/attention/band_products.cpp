@@ -89,12 +89,12 @@ void withGroupRows(Eigen::Index n, Body&& body)
 {
     static_assert(kBandGroupRows == 6);
     switch (n) {
-    case 1: body(std::integral_constant<int, 1>()); break;
-    case 2: body(std::integral_constant<int, 2>()); break;
-    case 3: body(std::integral_constant<int, 3>()); break;
-    case 4: body(std::integral_constant<int, 4>()); break;
-    case 5: body(std::integral_constant<int, 5>()); break;
-    default: body(std::integral_constant<int, 6>()); break;
+        case 1: body(std::integral_constant<int, 1>()); break;
+        case 2: body(std::integral_constant<int, 2>()); break;
+        case 3: body(std::integral_constant<int, 3>()); break;
+        case 4: body(std::integral_constant<int, 4>()); break;
+        case 5: body(std::integral_constant<int, 5>()); break;
+        default: body(std::integral_constant<int, 6>()); break;
     }
 }
 
@@ -290,8 +290,7 @@ void bandScores(const BandInput<T>& a, const BandKeys<T>& keys, T factor, const 
 }
 
 template <typename T>
-void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& v,
-               BandOutput<T> o)
+void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& v, BandOutput<T> o)
 {
 #if ATTNLAB_BAND_KERNELS
     if constexpr (std::is_same_v<T, float>) {

@@ -149,7 +149,6 @@ void bandScores(const BandInput<T>& a, const BandKeys<T>& keys, T factor, const 
 // o_r = sum_j s_rj v_j over the keys j of r's group (groupFirst..groupLast), for every row r of s
 // (laid out as for bandScores): the caller zeroes the entries of a row outside its own range.
 template <typename T>
-void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& v,
-               BandOutput<T> o);
+void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& v, BandOutput<T> o);
 
 }  // namespace attnlab

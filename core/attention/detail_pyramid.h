@@ -26,8 +26,8 @@ public:
 
     // Rows [begin, begin + count) of a matrix, row-major and contiguous: a pointer into the
     // matrix itself, or into scratch after filling it.
-    using RowsReader = std::function<const double*(Eigen::Index begin, Eigen::Index count,
-                                                   MatrixD& scratch)>;
+    using RowsReader =
+        std::function<const double*(Eigen::Index begin, Eigen::Index count, MatrixD& scratch)>;
 
     // The pyramid of an R x C matrix read in blocks of rows, finished; on all engine threads
     // when the matrix is large.

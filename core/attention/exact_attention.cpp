@@ -26,7 +26,6 @@ void maskFutureKeys(Block&& m, Eigen::Index i0, Eigen::Index j0,
     }
 }
 
-
 }  // namespace
 
 template <typename T>
@@ -112,8 +111,8 @@ Matrix<T> streamingAttention(const Matrix<T>& q, const Matrix<T>& k, const Matri
                 runningMax[r] = newMax;
                 // (A masked score's exp, the smallest normal number, adds nothing visible to the
                 // sum, which holds exp(0) = 1; it is set to 0 before it weighs a value.)
-                runningSum[r] = runningSum[r] * correction[r] + expShiftedSum(row.data(), cols,
-                                                                              newMax);
+                runningSum[r] =
+                    runningSum[r] * correction[r] + expShiftedSum(row.data(), cols, newMax);
                 if (masked)
                     maskFutureKeys(row, begin + r, j0, T(0));
             }
@@ -143,8 +142,8 @@ template void exactAttentionRows<float>(const Matrix<float>&, const Matrix<float
                                         Eigen::Index,
                                         Eigen::Ref<Matrix<float>, 0, Eigen::OuterStride<>>,
                                         double*);
-template void exactAttentionRows<double>(const Matrix<double>&, const Matrix<double>&, double,
-                                         bool, Eigen::Index,
+template void exactAttentionRows<double>(const Matrix<double>&, const Matrix<double>&, double, bool,
+                                         Eigen::Index,
                                          Eigen::Ref<Matrix<double>, 0, Eigen::OuterStride<>>,
                                          double*);
 template void exactKernelRows<float>(const Eigen::Ref<const Matrix<float>>&, const double*,
@@ -160,7 +159,7 @@ template MaterialisedAttention<float> materialisedAttention<float>(const Matrix<
                                                                    bool);
 template MaterialisedAttention<double> materialisedAttention<double>(const Matrix<double>&,
                                                                      const Matrix<double>&,
-                                                                     const Matrix<double>&,
-                                                                     double, bool);
+                                                                     const Matrix<double>&, double,
+                                                                     bool);
 
 }  // namespace attnlab

@@ -34,8 +34,8 @@ public:
     // Fits what the map takes from the data itself, before it maps the rows of q and k: FAVOR++'s
     // optimal A* from every query and key. A causal map must not look ahead, so with causal set
     // it keeps what it was made with. The other maps take nothing from the data.
-    virtual void fit(const Eigen::Ref<const Matrix<T>>& /*q*/, const Eigen::Ref<const Matrix<T>>& /*k*/,
-                     bool /*causal*/)
+    virtual void fit(const Eigen::Ref<const Matrix<T>>& /*q*/,
+                     const Eigen::Ref<const Matrix<T>>& /*k*/, bool /*causal*/)
     {
     }
 

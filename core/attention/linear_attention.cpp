@@ -12,7 +12,8 @@ namespace {
 // phiK_j <- phiK_j exp(c_j - scale): key rows brought to a common scale. Nothing to do when every
 // c_j already is that scale (the maps without exponentials).
 template <typename T>
-void rescaleKeyRows(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale, T scale)
+void rescaleKeyRows(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>>& logScale,
+                    T scale)
 {
     if (logScale.minCoeff() == scale && logScale.maxCoeff() == scale)
         return;
@@ -22,7 +23,7 @@ void rescaleKeyRows(Eigen::Ref<Matrix<T>> phiK, const Eigen::Ref<const Vector<T>
 
 template <typename T>
 ApproximateOutput<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
-                                                  const Matrix<T>& k, const Matrix<T>& v)
+                                              const Matrix<T>& k, const Matrix<T>& v)
 {
     const Eigen::Index features = phi.featureCount();
     std::vector<KeySummary<T>> partial(engineThreads(), KeySummary<T>(features, v.cols()));
@@ -63,8 +64,8 @@ ApproximateOutput<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Ma
 
 template <typename T>
 ApproximateOutput<T> causalLinearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
-                                               const Matrix<T>& k, const Matrix<T>& v,
-                                               Eigen::Index chunk)
+                                           const Matrix<T>& k, const Matrix<T>& v,
+                                           Eigen::Index chunk)
 {
     const Eigen::Index length = q.rows();
     const Eigen::Index features = phi.featureCount();
@@ -73,7 +74,7 @@ ApproximateOutput<T> causalLinearAttention(const FeatureMap<T>& phi, const Matri
     const Eigen::Index totalChunks = (length + chunk - 1) / chunk;
     const Eigen::Index windowChunks =
         std::min(totalChunks, std::max(kMinChunksPerThread * engineThreads(),
-                                        Eigen::Index(kCausalWindowBytes / bytesPerChunk)));
+                                       Eigen::Index(kCausalWindowBytes / bytesPerChunk)));
     const Eigen::Index windowRows = windowChunks * chunk;
 
     ApproximateOutput<T> result;
@@ -313,16 +314,16 @@ double linearAttentionWorkingSetFloats(const CostShape& shape, double features, 
 
 template <typename T>
 ApproximateOutput<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
-                                         const Matrix<T>& k, const Matrix<T>& v, bool causal,
-                                         Eigen::Index chunk)
+                                     const Matrix<T>& k, const Matrix<T>& v, bool causal,
+                                     Eigen::Index chunk)
 {
     return causal ? causalLinearAttention(phi, q, k, v, chunk)
                   : nonCausalLinearAttention(phi, q, k, v);
 }
 
 template <typename T>
-FeatureMapRows<T>::FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q,
-                                                      const Matrix<T>& k, bool causal)
+FeatureMapRows<T>::FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
+                                  bool causal)
     : m_phi(phi),
       m_q(q),
       m_causal(causal),
@@ -340,8 +341,7 @@ FeatureMapRows<T>::FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q,
 }
 
 template <typename T>
-void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
-                                       MatrixD* kernel) const
+void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, MatrixD* kernel) const
 {
     const Eigen::Index rows = p.rows();
     const Eigen::Index keys = m_phiK.rows();
@@ -351,8 +351,7 @@ void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
     // One key scale for the block: the largest c_j among the keys any of its rows sees.
     const Eigen::Index visibleKeys = m_causal ? std::min(keys, begin + rows) : keys;
     const T keyScale = m_prefixMaxScale[visibleKeys - 1];
-    const Vector<T> keyWeight =
-        (m_keyLogScale.head(visibleKeys).array() - keyScale).exp();
+    const Vector<T> keyWeight = (m_keyLogScale.head(visibleKeys).array() - keyScale).exp();
     p.leftCols(visibleKeys).noalias() = phiQ * m_phiK.topRows(visibleKeys).transpose();
     p.leftCols(visibleKeys) = p.leftCols(visibleKeys) * keyWeight.asDiagonal();
     p.rightCols(keys - visibleKeys).setZero();
@@ -379,12 +378,12 @@ void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p,
     divideRows<T>(Matrix<T>(p), denominators, p);
 }
 
-#define ATTNLAB_INSTANTIATE(T)                                                                    \
-    template struct KeySummary<T>;                                                                \
-    template class BlockSummaries<T>;                                                             \
-    template ApproximateOutput<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&, \
-                                                         const Matrix<T>&, const Matrix<T>&,     \
-                                                         bool, Eigen::Index);                    \
+#define ATTNLAB_INSTANTIATE(T)                                                                 \
+    template struct KeySummary<T>;                                                             \
+    template class BlockSummaries<T>;                                                          \
+    template ApproximateOutput<T> linearAttention<T>(const FeatureMap<T>&, const Matrix<T>&,   \
+                                                     const Matrix<T>&, const Matrix<T>&, bool, \
+                                                     Eigen::Index);                            \
     template class FeatureMapRows<T>;
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)

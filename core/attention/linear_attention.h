@@ -94,8 +94,8 @@ private:
 // chunk's own sums, then the prefix states in order, then every chunk's outputs.
 template <typename T>
 ApproximateOutput<T> linearAttention(const FeatureMap<T>& phi, const Matrix<T>& q,
-                                         const Matrix<T>& k, const Matrix<T>& v, bool causal,
-                                         Eigen::Index chunk = kDefaultCausalChunk);
+                                     const Matrix<T>& k, const Matrix<T>& v, bool causal,
+                                     Eigen::Index chunk = kDefaultCausalChunk);
 
 // The floats linear attention with C features needs besides Q, K, V and O (the timing sweep's
 // working-set model), with `projected` values a row for W x' (m for the maps that draw W, else 0).
@@ -111,8 +111,7 @@ double linearAttentionWorkingSetFloats(const CostShape& shape, double features, 
 template <typename T>
 class FeatureMapRows final : public ApproximateRows<T> {
 public:
-    FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
-                             bool causal);
+    FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k, bool causal);
 
     // Rows [begin, begin + p.rows()) of P^ = D^-1 A^, with A^_ij = phi(q_i).phi(k_j) (0 for j > i
     // when causal). A row whose denominator is 0 or not finite is set to 0. When kernel is not
@@ -124,9 +123,9 @@ private:
     const FeatureMap<T>& m_phi;
     const Matrix<T>& m_q;
     bool m_causal;
-    Matrix<T> m_phiK;           // key mantissas
-    Vector<T> m_keyLogScale;    // c_j
-    Vector<T> m_prefixMaxScale; // max_{j' <= j} c_j'
+    Matrix<T> m_phiK;            // key mantissas
+    Vector<T> m_keyLogScale;     // c_j
+    Vector<T> m_prefixMaxScale;  // max_{j' <= j} c_j'
 };
 
 }  // namespace attnlab

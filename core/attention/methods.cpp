@@ -34,7 +34,10 @@ double exactFlops(const CostShape& s)
     return (s.causal ? 1.0 : 2.0) * s.length * s.length * (s.d + s.dv);
 }
 
-double materialisedWorkingSet(const CostShape& s) { return s.length * s.length; }
+double materialisedWorkingSet(const CostShape& s)
+{
+    return s.length * s.length;
+}
 
 double streamingWorkingSet(const CostShape& s)
 {
@@ -50,8 +53,7 @@ std::unique_ptr<FeatureMap<T>> makeMap(const ApproximationSpec& spec, int d, dou
 
 template <template <typename> class Map, typename T>
 std::unique_ptr<Approximation<T>> makeMapAttention(const ApproximationSpec& spec, int d,
-                                                   Eigen::Index /*length*/, double scale,
-                                                   int head)
+                                                   Eigen::Index /*length*/, double scale, int head)
 {
     return std::make_unique<FeatureMapAttention<T>>(std::make_unique<Map<T>>(spec, d, scale, head));
 }
@@ -177,73 +179,111 @@ QString MethodParameter::format(double value) const
 const MethodParameter& featuresParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("features"), QStringLiteral("features"), QStringLiteral("Features m"),
+        QStringLiteral("features"),
+        QStringLiteral("features"),
+        QStringLiteral("Features m"),
         QStringLiteral("m: the random features, Nystrom's landmarks, Linformer's projected length "
                        "or Scatterbrain's low-rank features (default 64)."),
-        1, double(kMaxFeatures), 64, MethodParameter::Kind::Integer, {}};
+        1,
+        double(kMaxFeatures),
+        64,
+        MethodParameter::Kind::Integer,
+        {}};
     return parameter;
 }
 
 const MethodParameter& windowParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("window"), QStringLiteral("window"), QStringLiteral("Window w"),
+        QStringLiteral("window"),
+        QStringLiteral("window"),
+        QStringLiteral("Window w"),
         QStringLiteral("local, scatterbrain: w, the keys each query sees exactly: the w latest "
                        "keys j <= i when causal, else w keys centred on i (default 32)."),
-        1, double(kMaxFeatures), 32, MethodParameter::Kind::Integer, {}};
+        1,
+        double(kMaxFeatures),
+        32,
+        MethodParameter::Kind::Integer,
+        {}};
     return parameter;
 }
 
 const MethodParameter& reluEpsilonParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("relu-epsilon"), QStringLiteral("relu_epsilon"),
+        QStringLiteral("relu-epsilon"),
+        QStringLiteral("relu_epsilon"),
         QStringLiteral("ReLU epsilon"),
         QStringLiteral("favor-relu: epsilon added to every feature, so that no denominator is "
                        "zero (default 0.001)."),
-        0, 1, 1e-3, MethodParameter::Kind::Real, {}};
+        0,
+        1,
+        1e-3,
+        MethodParameter::Kind::Real,
+        {}};
     return parameter;
 }
 
 const MethodParameter& eluOnScaledParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("elu-on-scaled"), QStringLiteral("elu_on_scaled"),
+        QStringLiteral("elu-on-scaled"),
+        QStringLiteral("elu_on_scaled"),
         QStringLiteral("elu+1 on x' = sqrt(s) x"),
         QStringLiteral("elu: apply elu+1 to x' = sqrt(s) x instead of the raw row."),
-        0, 1, 0, MethodParameter::Kind::Switch, {}};
+        0,
+        1,
+        0,
+        MethodParameter::Kind::Switch,
+        {}};
     return parameter;
 }
 
 const MethodParameter& favorFixedAParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("favor-fixed-a"), QStringLiteral("favor_fixed_a"),
+        QStringLiteral("favor-fixed-a"),
+        QStringLiteral("favor_fixed_a"),
         QStringLiteral("Fixed A"),
         QStringLiteral("favor-plusplus: use the fixed A of --favor-a instead of the optimal A* "
                        "computed from every query and key (causal attention always uses the "
                        "fixed A: A* would look ahead)."),
-        0, 1, 0, MethodParameter::Kind::Switch, {}};
+        0,
+        1,
+        0,
+        MethodParameter::Kind::Switch,
+        {}};
     return parameter;
 }
 
 const MethodParameter& favorAParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("favor-a"), QStringLiteral("favor_a"), QStringLiteral("A"),
+        QStringLiteral("favor-a"),
+        QStringLiteral("favor_a"),
+        QStringLiteral("A"),
         QStringLiteral("favor-plusplus: the fixed A of exp(A |w|^2 + B w.x' - |x'|^2 / 2), "
                        "A < 1/8; A = 0 is FAVOR+ positive (default -0.1)."),
-        -8, 0.124, -0.1, MethodParameter::Kind::Real, {}};
+        -8,
+        0.124,
+        -0.1,
+        MethodParameter::Kind::Real,
+        {}};
     return parameter;
 }
 
 const MethodParameter& pinvParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("pinv"), QStringLiteral("pinv"), QStringLiteral("Pseudo-inverse"),
+        QStringLiteral("pinv"),
+        QStringLiteral("pinv"),
+        QStringLiteral("Pseudo-inverse"),
         QStringLiteral("nystrom: the pseudo-inverse of the landmarks' attention: the paper's "
                        "iterative method or the exact one, by SVD (default iterative)."),
-        0, 1, 0, MethodParameter::Kind::Choice,
+        0,
+        1,
+        0,
+        MethodParameter::Kind::Choice,
         {QStringLiteral("iterative"), QStringLiteral("exact")}};
     return parameter;
 }
@@ -251,20 +291,25 @@ const MethodParameter& pinvParameter()
 const MethodParameter& pinvIterationsParameter()
 {
     static const MethodParameter parameter{
-        QStringLiteral("pinv-iterations"), QStringLiteral("pinv_iterations"),
+        QStringLiteral("pinv-iterations"),
+        QStringLiteral("pinv_iterations"),
         QStringLiteral("Iterations"),
         QStringLiteral("nystrom: iterations of the iterative pseudo-inverse (default 6, as in "
                        "the paper)."),
-        1, 100, 6, MethodParameter::Kind::Integer, {}};
+        1,
+        100,
+        6,
+        MethodParameter::Kind::Integer,
+        {}};
     return parameter;
 }
 
 const std::vector<const MethodParameter*>& methodParameters()
 {
     static const std::vector<const MethodParameter*> parameters = {
-        &featuresParameter(),      &windowParameter(),       &favorFixedAParameter(),
-        &favorAParameter(),        &pinvParameter(),         &pinvIterationsParameter(),
-        &reluEpsilonParameter(),   &eluOnScaledParameter(),
+        &featuresParameter(),    &windowParameter(),      &favorFixedAParameter(),
+        &favorAParameter(),      &pinvParameter(),        &pinvIterationsParameter(),
+        &reluEpsilonParameter(), &eluOnScaledParameter(),
     };
     return parameters;
 }
@@ -430,11 +475,12 @@ const std::vector<MethodInfo>& methodRegistry()
             {.method = Nystrom,
              .name = QStringLiteral("nystrom"),
              .title = QStringLiteral("Nystr\u00f6m"),
-             .summary = QStringLiteral("Nystromformer (Xiong et al. 2021): m landmarks, the "
-                                       "segment means of Q and K; P^ = softmax(Q K~^T) "
-                                       "pinv(softmax(Q~ K~^T)) softmax(Q~ K^T), about "
-                                       "4 L m (d + d_v) + 48 m^3 flops; no features, no causal form; entries can be "
-                                       "negative."),
+             .summary = QStringLiteral(
+                 "Nystromformer (Xiong et al. 2021): m landmarks, the "
+                 "segment means of Q and K; P^ = softmax(Q K~^T) "
+                 "pinv(softmax(Q~ K~^T)) softmax(Q~ K^T), about "
+                 "4 L m (d + d_v) + 48 m^3 flops; no features, no causal form; entries can be "
+                 "negative."),
              .role = Estimate,
              .canBeNegative = true,
              .hasCausalForm = false,

@@ -50,8 +50,20 @@ QString methodRoleText(MethodRole role);
 
 // A chart marker; the same shape for a method on every chart and in every legend.
 enum class MarkerShape {
-    Square, Circle, Diamond, Triangle, TriangleDown, Plus, Star, Cross,
-    Pentagon, Hexagon, Bowtie, Hourglass, SixPointStar, FourPointStar,
+    Square,
+    Circle,
+    Diamond,
+    Triangle,
+    TriangleDown,
+    Plus,
+    Star,
+    Cross,
+    Pentagon,
+    Hexagon,
+    Bowtie,
+    Hourglass,
+    SixPointStar,
+    FourPointStar,
 };
 
 // A parameter of a method, with its range and default: the Method dock's control, the command
@@ -60,9 +72,9 @@ enum class MarkerShape {
 struct MethodParameter {
     enum class Kind { Real, Integer, Switch, Choice };
 
-    QString option;  // on the command line: "features"
-    QString field;   // in sessions and metrics.json: "features"
-    QString label;   // in the Method dock: "Features m"
+    QString option;       // on the command line: "features"
+    QString field;        // in sessions and metrics.json: "features"
+    QString label;        // in the Method dock: "Features m"
     QString description;  // the command line's help and the Method dock's tooltip
     double minimum;
     double maximum;
@@ -133,8 +145,8 @@ using RecurrenceFactory = std::unique_ptr<RecurrentAttention> (*)(const Approxim
 
 struct MethodInfo {
     Method method = Method::ExactStreaming;
-    QString name{};   // on the command line, in sessions and files: "favor-positive"
-    QString title{};  // for people: "FAVOR+ positive"
+    QString name{};     // on the command line, in sessions and files: "favor-positive"
+    QString title{};    // for people: "FAVOR+ positive"
     QString summary{};  // what it computes and what it costs, in a sentence or two (tooltips)
     MethodRole role = MethodRole::Exact;
     bool isRandom = false;         // draws random numbers: the seed matters, sweeps take seeds
@@ -144,8 +156,8 @@ struct MethodInfo {
     // Causal attention runs as an RNN over a state, a token at a time (makeRecurrence): the
     // feature maps' S_i and z_i (which the Stepper shows), local attention's window of keys.
     bool hasRecurrentForm = false;
-    bool hasKernel = true;         // A^_ij is defined entry by entry (its MSE against A)
-    QString causalNote{};          // said with every causal result (what causal mode changes)
+    bool hasKernel = true;  // A^_ij is defined entry by entry (its MSE against A)
+    QString causalNote{};   // said with every causal result (what causal mode changes)
     std::vector<const MethodParameter*> parameters{};  // besides the input's scale and mask
     // The parameter that trades cost for accuracy, which the error sweep's "m" axis varies (m,
     // or w for local attention); null when there is none.

@@ -7,9 +7,8 @@ namespace attnlab {
 
 MatrixD attentionError(const MatrixD& exact, const MatrixD& approx, ErrorKind kind)
 {
-    return exact.binaryExpr(approx, [kind](double p, double pApprox) {
-        return attentionErrorOf(p, pApprox, kind);
-    });
+    return exact.binaryExpr(
+        approx, [kind](double p, double pApprox) { return attentionErrorOf(p, pApprox, kind); });
 }
 
 QString errorKindName(ErrorKind kind)
@@ -24,7 +23,8 @@ QString errorKindName(ErrorKind kind)
 
 bool parseErrorKind(const QString& name, ErrorKind* kind)
 {
-    for (const ErrorKind candidate : {ErrorKind::Signed, ErrorKind::Absolute, ErrorKind::Relative}) {
+    for (const ErrorKind candidate :
+         {ErrorKind::Signed, ErrorKind::Absolute, ErrorKind::Relative}) {
         if (errorKindName(candidate) == name) {
             *kind = candidate;
             return true;
@@ -37,8 +37,7 @@ template <typename T>
 void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
                                           const Eigen::Ref<const Matrix<T>>& p,
                                           const Eigen::Ref<const Matrix<T>>& pApprox,
-                                          const MatrixD* kernel,
-                                          const MatrixD* kernelApprox)
+                                          const MatrixD* kernel, const MatrixD* kernelApprox)
 {
     m_haveAttention = true;
     const double largestFinite = double(std::numeric_limits<T>::max());
@@ -98,8 +97,8 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
             for (Eigen::Index j = 0; j < visible; ++j) {
                 const double k = kRow[j];
                 const double kApprox = kApproxRow[j];
-                overflow += qint64(!((std::abs(k) <= largestFinite) &
-                                     (std::abs(kApprox) <= largestFinite)));
+                overflow += qint64(
+                    !((std::abs(k) <= largestFinite) & (std::abs(kApprox) <= largestFinite)));
                 squaredKernelError += (kApprox - k) * (kApprox - k);
             }
             m_kernelOverflow += overflow;

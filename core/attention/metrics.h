@@ -15,14 +15,14 @@ namespace attnlab {
 struct AttentionMetrics {
     static constexpr double notApplicable = std::numeric_limits<double>::quiet_NaN();
 
-    double maxAbsError = notApplicable;           // max_ij |P^_ij - P_ij|
-    double meanAbsError = notApplicable;          // mean |P^_ij - P_ij| over the unmasked entries
-    double relFrobeniusAttention = notApplicable; // |P^ - P|_F / |P|_F
-    double relFrobeniusOutput = notApplicable;    // |O^ - O|_F / |O|_F
-    double meanTotalVariation = notApplicable;    // mean_i 1/2 sum_j |P^_ij - P_ij|
-    double meanKl = notApplicable;                // mean_i sum_j P_ij log(P_ij / P^_ij)
-    double kernelMse = notApplicable;             // mean (A^_ij - A_ij)^2 over the unmasked entries
-    qint64 nonPositiveRows = 0;                   // rows whose denominator is <= 0
+    double maxAbsError = notApplicable;            // max_ij |P^_ij - P_ij|
+    double meanAbsError = notApplicable;           // mean |P^_ij - P_ij| over the unmasked entries
+    double relFrobeniusAttention = notApplicable;  // |P^ - P|_F / |P|_F
+    double relFrobeniusOutput = notApplicable;     // |O^ - O|_F / |O|_F
+    double meanTotalVariation = notApplicable;     // mean_i 1/2 sum_j |P^_ij - P_ij|
+    double meanKl = notApplicable;                 // mean_i sum_j P_ij log(P_ij / P^_ij)
+    double kernelMse = notApplicable;  // mean (A^_ij - A_ij)^2 over the unmasked entries
+    qint64 nonPositiveRows = 0;        // rows whose denominator is <= 0
     qint64 kernelOverflow = 0;  // entries of A or A^ beyond the range of the chosen precision
 };
 

@@ -14,7 +14,10 @@ std::uint64_t splitMix64(std::uint64_t& state)
     return z ^ (z >> 31);
 }
 
-std::uint64_t rotateLeft(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotateLeft(std::uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 }  // namespace
 
@@ -54,7 +57,10 @@ std::uint64_t Rng::nextBits()
     return result;
 }
 
-double Rng::uniform() { return (double(nextBits() >> 11) + 0.5) * 0x1.0p-53; }
+double Rng::uniform()
+{
+    return (double(nextBits() >> 11) + 0.5) * 0x1.0p-53;
+}
 
 double Rng::normal()
 {

@@ -16,9 +16,8 @@ void requireRecurrentForm(Method method, const QString& prefix)
     const QString why =
         info.role == MethodRole::Exact
             ? QStringLiteral("the method \"%1\" is exact attention, not an approximation")
-            : QStringLiteral(
-                  "the method \"%1\" has no recurrent form: it cannot run a token at "
-                  "a time on a state of fixed size");
+            : QStringLiteral("the method \"%1\" has no recurrent form: it cannot run a token at "
+                             "a time on a state of fixed size");
     throw InputError(prefix + why.arg(info.name) +
                      QStringLiteral("; choose one that has (%1)")
                          .arg(methodNames(recurrent, QStringLiteral(", "))));

@@ -24,8 +24,14 @@ public:
     // Shares a double matrix someone else keeps.
     explicit ResultMatrix(std::shared_ptr<const MatrixD> matrix) : m_double(std::move(matrix)) {}
 
-    Eigen::Index rows() const { return m_float ? m_float->rows() : m_double ? m_double->rows() : 0; }
-    Eigen::Index cols() const { return m_float ? m_float->cols() : m_double ? m_double->cols() : 0; }
+    Eigen::Index rows() const
+    {
+        return m_float ? m_float->rows() : m_double ? m_double->rows() : 0;
+    }
+    Eigen::Index cols() const
+    {
+        return m_float ? m_float->cols() : m_double ? m_double->cols() : 0;
+    }
     Eigen::Index size() const { return rows() * cols(); }
     bool isEmpty() const { return size() == 0; }
     Precision precision() const { return m_float ? Precision::Float : Precision::Double; }

@@ -44,8 +44,8 @@ float expShiftedSum(float* x, Eigen::Index n, float shift)
     Eigen::Index j = 0;
     for (; j + 8 <= n; j += 8) {
         const __m256 t = _mm256_max_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), shifts), lowest);
-        const __m256 k = _mm256_round_ps(_mm256_mul_ps(t, log2e),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256 k =
+            _mm256_round_ps(_mm256_mul_ps(t, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __m256 r = _mm256_fnmadd_ps(k, ln2High, t);
         r = _mm256_fnmadd_ps(k, ln2Low, r);
         __m256 p = _mm256_fmadd_ps(p5, r, p4);

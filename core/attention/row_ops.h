@@ -86,7 +86,8 @@ ColumnMoments columnMoments(const Eigen::Ref<const Matrix<T>>& x)
     MatrixD sums = MatrixD::Zero(blocks, x.cols());
     MatrixD squares = MatrixD::Zero(blocks, x.cols());
     forEachRowBlock(x.rows(), kBlockRows, [&](Eigen::Index begin, Eigen::Index end) {
-        Eigen::Matrix<T, 1, Eigen::Dynamic> sum = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(x.cols());
+        Eigen::Matrix<T, 1, Eigen::Dynamic> sum =
+            Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(x.cols());
         Eigen::Matrix<T, 1, Eigen::Dynamic> square = sum;
         for (Eigen::Index r = begin; r < end; ++r) {
             sum += x.row(r);

@@ -88,10 +88,9 @@ QByteArray generationTokensJson(const GenerationResult& result, const LanguageMo
 
 QByteArray generationStepsCsv(const GenerationResult& result)
 {
-    QByteArray csv(
-        "step,position,exact_ms,approx_ms,exact_attention_ms,approx_attention_ms,kl,"
-        "same_token,cache_bytes,state_bytes,exact_token,approx_token,"
-        "forced_same_token\n");
+    QByteArray csv("step,position,exact_ms,approx_ms,exact_attention_ms,approx_attention_ms,kl,"
+                   "same_token,cache_bytes,state_bytes,exact_token,approx_token,"
+                   "forced_same_token\n");
     for (const GenerationStep& step : result.steps) {
         csv += QByteArray::number(step.index) + ',' + QByteArray::number(qint64(step.position));
         for (const double seconds : {step.exactSeconds, step.approxSeconds,

@@ -13,8 +13,8 @@ namespace {
 
 void validate(const InputSpec& spec)
 {
-    require(spec.headDim >= 1, QStringLiteral("the head dimension d must be at least 1 (got %1)")
-                                   .arg(spec.headDim));
+    require(spec.headDim >= 1,
+            QStringLiteral("the head dimension d must be at least 1 (got %1)").arg(spec.headDim));
     require(spec.heads >= 1,
             QStringLiteral("the number of heads must be at least 1 (got %1)").arg(spec.heads));
     require(std::isfinite(spec.normMultiplier) && spec.normMultiplier > 0,
@@ -36,9 +36,9 @@ void validate(const InputSpec& spec)
             require(!spec.rowNorm || (std::isfinite(*spec.rowNorm) && *spec.rowNorm >= 0),
                     QStringLiteral("the row norm must be a number >= 0 (got %1)")
                         .arg(spec.rowNorm.value_or(0)));
-            require(spec.clusters >= 0,
-                    QStringLiteral("the number of clusters must be >= 0 (got %1)")
-                        .arg(spec.clusters));
+            require(
+                spec.clusters >= 0,
+                QStringLiteral("the number of clusters must be >= 0 (got %1)").arg(spec.clusters));
             break;
         case InputKind::Model:
             require(spec.layer >= 0,
@@ -47,8 +47,7 @@ void validate(const InputSpec& spec)
                     QStringLiteral("model input needs a model (a folder, or \"builtin\")"));
             break;
         case InputKind::Text:
-        case InputKind::Files:
-            break;
+        case InputKind::Files: break;
     }
 }
 
@@ -285,9 +284,8 @@ AttentionInput fileInput(const InputSpec& spec, const MemoryBudget& budget)
     options.budget = budget;
     const std::vector<MatrixD> q = headsOf(readNpy(spec.queryPath, options), spec.queryPath);
     const std::vector<MatrixD> k = headsOf(readNpy(spec.keyPath, options), spec.keyPath);
-    const std::vector<MatrixD> v = spec.valuePath.isEmpty()
-                                       ? k
-                                       : headsOf(readNpy(spec.valuePath, options), spec.valuePath);
+    const std::vector<MatrixD> v =
+        spec.valuePath.isEmpty() ? k : headsOf(readNpy(spec.valuePath, options), spec.valuePath);
     require(q.size() == k.size() && q.front().rows() == k.front().rows() &&
                 q.front().cols() == k.front().cols(),
             QStringLiteral("%1 has shape %2 but %3 has shape %4: Q and K must have the same "
@@ -348,9 +346,8 @@ QString inputKindName(InputKind kind)
 
 bool parseInputKind(const QString& name, InputKind* kind)
 {
-    for (const InputKind candidate :
-         {InputKind::Text, InputKind::Image, InputKind::Random, InputKind::Files,
-          InputKind::Model}) {
+    for (const InputKind candidate : {InputKind::Text, InputKind::Image, InputKind::Random,
+                                      InputKind::Files, InputKind::Model}) {
         if (inputKindName(candidate) == name) {
             *kind = candidate;
             return true;

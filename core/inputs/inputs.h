@@ -45,8 +45,8 @@ struct InputSpec {
     // weights, or kBuiltinVitModel), which it resizes itself (patchSize and imageSize are not
     // read).
     QString modelPath = QStringLiteral("builtin");
-    int layer = 0;                 // 0-based
-    bool keepLastTokens = false;   // a text longer than the model reads: keep its last tokens
+    int layer = 0;                // 0-based
+    bool keepLastTokens = false;  // a text longer than the model reads: keep its last tokens
     // A second checkpoint of the same language model (a folder, a .gguf file), or empty: its
     // exact attention on the same tokens, layer and heads takes the approximation's place
     // (compute's P^ and metrics, the error maps, model-eval's predictions), so that a quantized
@@ -59,9 +59,10 @@ struct InputSpec {
     int imageSize = 224;  // the longest side is scaled to this many pixels before patching
 
     // Random
-    int length = 128;                 // L
-    std::optional<double> rowNorm;    // |q_i| = |k_i|; default d^(1/4), so |x'| = 1 when s = 1/sqrt(d)
-    int clusters = 0;                 // > 0: rows gather around this many directions
+    int length = 128;  // L
+    std::optional<double>
+        rowNorm;       // |q_i| = |k_i|; default d^(1/4), so |x'| = 1 when s = 1/sqrt(d)
+    int clusters = 0;  // > 0: rows gather around this many directions
 
     // Files (.npy): 2-D L x d or 3-D H x L x d. Without a value file, V = K.
     QString queryPath;
@@ -69,8 +70,8 @@ struct InputSpec {
     QString valuePath;
 
     // Text, image and random input
-    int headDim = 64;  // d (and d_v)
-    int heads = 1;     // H
+    int headDim = 64;                                  // d (and d_v)
+    int heads = 1;                                     // H
     HeadProjection projection = HeadProjection::Tied;  // a token attends to tokens like itself
     std::uint64_t seed = 0;  // embeddings, projections Wq, Wk, Wv, random Q, K, V
 
@@ -103,9 +104,9 @@ struct AttentionInput {
 
 // What a trained model computed to give its model input (buildInput's `run`).
 struct ModelRun {
-    std::shared_ptr<const ForwardResult> forward;  // every layer's Q, K, V and the logits
+    std::shared_ptr<const ForwardResult> forward;            // every layer's Q, K, V and the logits
     std::shared_ptr<const ForwardResult> comparisonForward;  // the second checkpoint's, if any
-    PixelTensor pixels;                            // a ViT's: the image as it read it
+    PixelTensor pixels;                                      // a ViT's: the image as it read it
 };
 
 // Builds Q, K, V for every head (see docs/design.md 3.1). Text and image inputs are scaled so that

@@ -212,8 +212,7 @@ std::shared_ptr<const ForwardResult> keptForward(const std::shared_ptr<const voi
 
 }  // namespace
 
-std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath,
-                                               const MemoryBudget& budget)
+std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath, const MemoryBudget& budget)
 {
     const KeptModel kept = keptModel(modelPath, budget);
     if (!kept.language)
@@ -287,7 +286,8 @@ void requireComparableCheckpoints(const LanguageModel& first, const LanguageMode
                              .arg(secondName, modelDisplayName(first.folder()), why));
     };
     if (a.architecture != b.architecture)
-        refuse(QStringLiteral("its architecture is %1, not %2").arg(b.architecture, a.architecture));
+        refuse(
+            QStringLiteral("its architecture is %1, not %2").arg(b.architecture, a.architecture));
     const std::pair<const char*, std::pair<int, int>> sizes[] = {
         {"number of layers", {a.layers, b.layers}},
         {"number of query heads", {a.heads, b.heads}},
@@ -311,9 +311,13 @@ void requireComparableCheckpoints(const LanguageModel& first, const LanguageMode
                                   "%3 here)")
                        .arg(i)
                        .arg(y < 0 ? QStringLiteral("missing")
-                                  : QStringLiteral("id %1 (\"%2\")").arg(y).arg(second.tokenizer().text(y)))
+                                  : QStringLiteral("id %1 (\"%2\")")
+                                        .arg(y)
+                                        .arg(second.tokenizer().text(y)))
                        .arg(x < 0 ? QStringLiteral("missing")
-                                  : QStringLiteral("id %1 (\"%2\")").arg(x).arg(first.tokenizer().text(x))));
+                                  : QStringLiteral("id %1 (\"%2\")")
+                                        .arg(x)
+                                        .arg(first.tokenizer().text(x))));
     }
 }
 
@@ -365,9 +369,8 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
     const LanguageModelInfo& info = model->info();
     checkLayer(spec, info.layers);
     const ModelTokens tokens = modelTokens(*model, spec.text, spec.keepLastTokens);
-    requireForwardMemory(budget, double(tokens.ids.size()), info.layers,
-                         info.heads * info.headDim, info.vocabularySize,
-                         QStringLiteral("%1 tokens").arg(tokens.ids.size()),
+    requireForwardMemory(budget, double(tokens.ids.size()), info.layers, info.heads * info.headDim,
+                         info.vocabularySize, QStringLiteral("%1 tokens").arg(tokens.ids.size()),
                          QStringLiteral("Use a shorter text, or raise the memory budget."));
     const std::shared_ptr<const ForwardResult> forward = cachedForward(model, tokens.ids);
     AttentionInput input = layerInput(*forward, spec.layer, info.heads, tokens.labels);
@@ -381,10 +384,12 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
                                .arg(tokens.ids.size())
                                .arg(info.slidingWindow));
     if (!spec.comparisonModelPath.isEmpty()) {
-        const std::shared_ptr<const LanguageModel> second = loadModel(spec.comparisonModelPath, budget);
+        const std::shared_ptr<const LanguageModel> second =
+            loadModel(spec.comparisonModelPath, budget);
         requireComparableCheckpoints(*model, *second, spec.text,
                                      modelDisplayName(spec.comparisonModelPath));
-        const std::shared_ptr<const ForwardResult> secondForward = cachedForward(second, tokens.ids);
+        const std::shared_ptr<const ForwardResult> secondForward =
+            cachedForward(second, tokens.ids);
         input.comparison = layerInput(*secondForward, spec.layer, info.heads, tokens.labels).heads;
         if (run)
             run->comparisonForward = secondForward;

@@ -6,8 +6,8 @@ namespace attnlab {
 
 QStringList tokenize(const QString& text, TokenMode mode)
 {
-    const auto type = mode == TokenMode::Words ? QTextBoundaryFinder::Word
-                                               : QTextBoundaryFinder::Grapheme;
+    const auto type =
+        mode == TokenMode::Words ? QTextBoundaryFinder::Word : QTextBoundaryFinder::Grapheme;
     QTextBoundaryFinder finder(type, text);
     QStringList tokens;
     qsizetype start = 0;

@@ -76,7 +76,7 @@ void AtomicFileSet::cancelAll()
 {
     for (const std::unique_ptr<QSaveFile>& file : m_files)
         file->cancelWriting();
-    m_files.clear();   // a QSaveFile destroyed without commit removes its temporary file
+    m_files.clear();  // a QSaveFile destroyed without commit removes its temporary file
 }
 
 void writeAll(QIODevice& device, QByteArrayView bytes)

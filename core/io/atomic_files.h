@@ -46,7 +46,7 @@ private:
     void cancelAll();
 
     QString m_directory;
-    QString m_openFailure;   // the message of the latest open() that failed
+    QString m_openFailure;  // the message of the latest open() that failed
     std::vector<std::unique_ptr<QSaveFile>> m_files;
     QStringList m_paths;
 };

@@ -10,9 +10,9 @@ class QIODevice;
 namespace attnlab {
 
 struct CsvOptions {
-    QStringList columnNames;      // a header line when not empty; one name per column
-    QStringList rowLabels;        // a first column of labels when not empty; one per row
-    bool floatPrecision = true;   // 9 significant digits (a float round-trips) instead of 17
+    QStringList columnNames;     // a header line when not empty; one name per column
+    QStringList rowLabels;       // a first column of labels when not empty; one per row
+    bool floatPrecision = true;  // 9 significant digits (a float round-trips) instead of 17
 };
 
 // Writes a matrix as CSV, one row per line ('\n'), its values with enough digits to round-trip

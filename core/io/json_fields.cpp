@@ -99,8 +99,8 @@ QJsonValue JsonFields::field(const char* key, QJsonValue::Type type) const
     const QJsonValue value = m_object.value(QLatin1String(key));
     if (value.isUndefined())
         return value;
-    static const char* const typeNames[] = {"null", "a boolean", "a number", "a string",
-                                            "an array", "an object"};
+    static const char* const typeNames[] = {"null",     "a boolean", "a number",
+                                            "a string", "an array",  "an object"};
     require(value.type() == type,
             QStringLiteral("%1 must be %2").arg(name(key), typeNames[int(type)]));
     return value;

@@ -86,10 +86,7 @@ public:
 
     // The array or object field (empty when absent).
     QJsonArray array(const char* key) const { return field(key, QJsonValue::Array).toArray(); }
-    QJsonObject object(const char* key) const
-    {
-        return field(key, QJsonValue::Object).toObject();
-    }
+    QJsonObject object(const char* key) const { return field(key, QJsonValue::Object).toObject(); }
 
     // Throws InputError(message) unless condition holds.
     static void require(bool condition, const QString& message)

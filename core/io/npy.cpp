@@ -93,7 +93,7 @@ public:
 private:
     std::vector<qint64> m_shape;
     std::vector<qint64> m_index;
-    std::vector<qint64> m_stride;   // C-order strides, in elements
+    std::vector<qint64> m_stride;  // C-order strides, in elements
     qint64 m_position = 0;
 };
 
@@ -101,11 +101,11 @@ private:
 struct PyLiteral {
     enum class Kind { String, Integer, Bool, None, Tuple, List, Dict };
     Kind kind = Kind::None;
-    QString text;                    // String
-    std::optional<qint64> integer;   // Integer; empty when it does not fit in 64 bits
-    bool flag = false;               // Bool
-    std::vector<PyLiteral> items;    // Tuple and List elements; Dict values
-    QStringList keys;                // Dict keys, one per item
+    QString text;                   // String
+    std::optional<qint64> integer;  // Integer; empty when it does not fit in 64 bits
+    bool flag = false;              // Bool
+    std::vector<PyLiteral> items;   // Tuple and List elements; Dict values
+    QStringList keys;               // Dict keys, one per item
 
     // The value of the Dict entry `key`, or nullptr.
     const PyLiteral* find(const QString& key) const
@@ -306,7 +306,7 @@ private:
     QString m_path;
     QString m_text;
     qsizetype m_pos = 0;
-    int m_depth = 0;   // tuples, lists and dicts open at m_pos
+    int m_depth = 0;  // tuples, lists and dicts open at m_pos
 };
 
 // The numpy name of a simple dtype string: '<i8' -> "int64", '|O' -> "object"; empty when the
@@ -358,8 +358,7 @@ NpyDtype parseDtype(const QString& path, const QString& descr)
                                  "arr.astype('<f%3')")
                       .arg(quoted, kSupported, descr.back());
     } else if (name == QLatin1String("float32") || name == QLatin1String("float64")) {
-        problem = QStringLiteral("%1 does not say little-endian ('<'): %2")
-                      .arg(quoted, kSupported);
+        problem = QStringLiteral("%1 does not say little-endian ('<'): %2").arg(quoted, kSupported);
     } else if (name.startsWith(QLatin1String("int")) || name.startsWith(QLatin1String("uint")) ||
                name.startsWith(QLatin1String("float")) || name == QLatin1String("bool")) {
         problem = QStringLiteral("%1 is not supported: %2; convert it with arr.astype(np.float32)")
@@ -532,9 +531,8 @@ NpyHeader parseHeader(const QString& path, const QString& header)
     const PyLiteral& shapeValue = *dict.find(QStringLiteral("shape"));
     const bool shapeIsIntegers =
         shapeValue.kind == PyLiteral::Kind::Tuple &&
-        std::all_of(shapeValue.items.begin(), shapeValue.items.end(), [](const PyLiteral& item) {
-            return item.kind == PyLiteral::Kind::Integer;
-        });
+        std::all_of(shapeValue.items.begin(), shapeValue.items.end(),
+                    [](const PyLiteral& item) { return item.kind == PyLiteral::Kind::Integer; });
     if (!shapeIsIntegers) {
         refuse(path, QStringLiteral("the .npy header's 'shape' is not a tuple of integers: %1")
                          .arg(quoteHeader(header)));
@@ -612,8 +610,8 @@ void requireFinite(const QString& path, const NpyArray& array)
                                   [](double value) { return !std::isfinite(value); });
     if (bad != array.values.end()) {
         const QString kind = std::isnan(*bad) ? QStringLiteral("NaN")
-                             : *bad > 0      ? QStringLiteral("+Inf")
-                                             : QStringLiteral("-Inf");
+                             : *bad > 0       ? QStringLiteral("+Inf")
+                                              : QStringLiteral("-Inf");
         refuse(path, QStringLiteral("element %1 is %2: Attention Lab needs finite values")
                          .arg(indexText(bad - array.values.begin(), array.shape), kind));
     }
@@ -670,13 +668,11 @@ NpyArray readNpy(const QString& path, const NpyReadOptions& options)
 void writeNpy(QIODevice& device, const double* values, const std::vector<qint64>& shape,
               NpyDtype dtype, bool fortranOrder)
 {
-    const QByteArray dict = QStringLiteral("{'descr': '%1', 'fortran_order': %2, 'shape': %3, }")
-                                .arg(dtype == NpyDtype::Float32 ? QStringLiteral("<f4")
-                                                                : QStringLiteral("<f8"),
-                                     fortranOrder ? QStringLiteral("True")
-                                                  : QStringLiteral("False"),
-                                     shapeText(shape))
-                                .toLatin1();
+    const QByteArray dict =
+        QStringLiteral("{'descr': '%1', 'fortran_order': %2, 'shape': %3, }")
+            .arg(dtype == NpyDtype::Float32 ? QStringLiteral("<f4") : QStringLiteral("<f8"),
+                 fortranOrder ? QStringLiteral("True") : QStringLiteral("False"), shapeText(shape))
+            .toLatin1();
     // Preamble + dict + spaces + '\n' fills a whole number of 64-byte blocks.
     const auto headerLength = [&dict](qint64 preambleLength) {
         const qint64 unpadded = preambleLength + dict.size() + 1;

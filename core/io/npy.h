@@ -16,17 +16,17 @@ enum class NpyDtype { Float32, Float64 };
 
 // An array as stored in a .npy file, with its values converted to double in C order.
 struct NpyArray {
-    std::vector<qint64> shape;            // rank 1, 2 or 3 as stored
-    NpyDtype dtype = NpyDtype::Float64;   // the file's dtype
-    std::vector<double> values;           // C order (row-major); float -> double is exact
+    std::vector<qint64> shape;           // rank 1, 2 or 3 as stored
+    NpyDtype dtype = NpyDtype::Float64;  // the file's dtype
+    std::vector<double> values;          // C order (row-major); float -> double is exact
 
     // The product of the dimensions of `shape`.
     qint64 elementCount() const;
 };
 
 struct NpyReadOptions {
-    bool requireFinite = true;              // refuse NaN and +/-Inf values
-    MemoryBudget budget = MemoryBudget();   // the decoded values (8 bytes each) must fit in it
+    bool requireFinite = true;             // refuse NaN and +/-Inf values
+    MemoryBudget budget = MemoryBudget();  // the decoded values (8 bytes each) must fit in it
 };
 
 // Reads a .npy file: format versions 1.0, 2.0 and 3.0; descr '<f4' or '<f8' (nothing else, not

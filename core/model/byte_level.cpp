@@ -17,8 +17,8 @@ struct ByteCharacters {
         byteOf.fill(-1);
         int next = 0x100;
         for (int b = 0; b < 256; ++b) {
-            const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) ||
-                                   (b >= 0xAE && b <= 0xFF);
+            const bool printable =
+                (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
             characterOf[size_t(b)] = char16_t(printable ? b : next++);
             byteOf[characterOf[size_t(b)]] = b;
         }

@@ -22,13 +22,14 @@ void refuseCheckpoint(const QString& where, const QString& problem)
 QString jsonValueText(const QJsonValue& value)
 {
     switch (value.type()) {
-    case QJsonValue::Null: return QStringLiteral("null");
-    case QJsonValue::Bool: return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-    case QJsonValue::Double: return QString::number(value.toDouble());
-    case QJsonValue::String: return QLatin1Char('"') + value.toString() + QLatin1Char('"');
-    case QJsonValue::Array: return QStringLiteral("an array");
-    case QJsonValue::Object: return QStringLiteral("an object");
-    default: return QStringLiteral("missing");
+        case QJsonValue::Null: return QStringLiteral("null");
+        case QJsonValue::Bool:
+            return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+        case QJsonValue::Double: return QString::number(value.toDouble());
+        case QJsonValue::String: return QLatin1Char('"') + value.toString() + QLatin1Char('"');
+        case QJsonValue::Array: return QStringLiteral("an array");
+        case QJsonValue::Object: return QStringLiteral("an object");
+        default: return QStringLiteral("missing");
     }
 }
 
@@ -42,9 +43,9 @@ QJsonObject readJsonObject(const QString& path, const QString& whatItHolds)
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &error);
     if (error.error != QJsonParseError::NoError)
-        refuseCheckpoint(path, QStringLiteral("not JSON (%1 at byte %2)")
-                                   .arg(error.errorString())
-                                   .arg(error.offset));
+        refuseCheckpoint(
+            path,
+            QStringLiteral("not JSON (%1 at byte %2)").arg(error.errorString()).arg(error.offset));
     if (!document.isObject())
         refuseCheckpoint(path, QStringLiteral("not a JSON object"));
     return document.object();
@@ -58,8 +59,9 @@ int positiveInteger(const QString& path, const QJsonObject& json, const QString&
     const double number = value.toDouble(-1);
     if (!value.isDouble() || number != std::trunc(number) || number < 1 ||
         number > double(std::numeric_limits<int>::max()))
-        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected a positive integer")
-                                   .arg(key, jsonValueText(value)));
+        refuseCheckpoint(
+            path,
+            QStringLiteral("%1 is %2; expected a positive integer").arg(key, jsonValueText(value)));
     return int(number);
 }
 
@@ -80,8 +82,9 @@ double positiveNumber(const QString& path, const QJsonObject& json, const QStrin
         return fallback;
     const double number = value.toDouble(-1);
     if (!value.isDouble() || !(number > 0) || !std::isfinite(number))
-        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected a positive number")
-                                   .arg(key, jsonValueText(value)));
+        refuseCheckpoint(
+            path,
+            QStringLiteral("%1 is %2; expected a positive number").arg(key, jsonValueText(value)));
     return number;
 }
 
@@ -91,8 +94,9 @@ bool booleanValue(const QString& path, const QJsonObject& json, const QString& k
     if (value.isUndefined() || value.isNull())
         return fallback;
     if (!value.isBool())
-        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected true or false")
-                                   .arg(key, jsonValueText(value)));
+        refuseCheckpoint(
+            path,
+            QStringLiteral("%1 is %2; expected true or false").arg(key, jsonValueText(value)));
     return value.toBool();
 }
 
@@ -128,12 +132,12 @@ constexpr ModelArchitecture kArchitectures[] = {
 QString modelTypeName(ModelArchitecture architecture)
 {
     switch (architecture) {
-    case ModelArchitecture::Gpt2: return QStringLiteral("gpt2");
-    case ModelArchitecture::Vit: return QStringLiteral("vit");
-    case ModelArchitecture::Llama: return QStringLiteral("llama");
-    case ModelArchitecture::Mistral: return QStringLiteral("mistral");
-    case ModelArchitecture::Qwen2: return QStringLiteral("qwen2");
-    case ModelArchitecture::GptNeox: return QStringLiteral("gpt_neox");
+        case ModelArchitecture::Gpt2: return QStringLiteral("gpt2");
+        case ModelArchitecture::Vit: return QStringLiteral("vit");
+        case ModelArchitecture::Llama: return QStringLiteral("llama");
+        case ModelArchitecture::Mistral: return QStringLiteral("mistral");
+        case ModelArchitecture::Qwen2: return QStringLiteral("qwen2");
+        case ModelArchitecture::GptNeox: return QStringLiteral("gpt_neox");
     }
     return QString();
 }
@@ -141,12 +145,12 @@ QString modelTypeName(ModelArchitecture architecture)
 QString architectureDisplayName(ModelArchitecture architecture)
 {
     switch (architecture) {
-    case ModelArchitecture::Gpt2: return QStringLiteral("GPT-2");
-    case ModelArchitecture::Vit: return QStringLiteral("ViT");
-    case ModelArchitecture::Llama: return QStringLiteral("Llama");
-    case ModelArchitecture::Mistral: return QStringLiteral("Mistral");
-    case ModelArchitecture::Qwen2: return QStringLiteral("Qwen2");
-    case ModelArchitecture::GptNeox: return QStringLiteral("GPT-NeoX");
+        case ModelArchitecture::Gpt2: return QStringLiteral("GPT-2");
+        case ModelArchitecture::Vit: return QStringLiteral("ViT");
+        case ModelArchitecture::Llama: return QStringLiteral("Llama");
+        case ModelArchitecture::Mistral: return QStringLiteral("Mistral");
+        case ModelArchitecture::Qwen2: return QStringLiteral("Qwen2");
+        case ModelArchitecture::GptNeox: return QStringLiteral("GPT-NeoX");
     }
     return QString();
 }

@@ -36,8 +36,7 @@ double positiveNumber(const QString& path, const QJsonObject& json, const QStrin
 
 // json[key] as a boolean, or fallback when the key is absent or null. Throws InputError naming
 // path and key for any other value.
-bool booleanValue(const QString& path, const QJsonObject& json, const QString& key,
-                  bool fallback);
+bool booleanValue(const QString& path, const QJsonObject& json, const QString& key, bool fallback);
 
 // The weights of a model folder: folder/model.safetensors, or the folder's only .safetensors
 // file. Throws InputError naming the folder when there is none, or several and no

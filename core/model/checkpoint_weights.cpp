@@ -17,9 +17,9 @@ std::map<QString, QString> parseShardIndex(QByteArrayView json, const QString& p
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(json.toByteArray(), &error);
     if (error.error != QJsonParseError::NoError)
-        refuseCheckpoint(path, QStringLiteral("not JSON (%1 at byte %2)")
-                                   .arg(error.errorString())
-                                   .arg(error.offset));
+        refuseCheckpoint(
+            path,
+            QStringLiteral("not JSON (%1 at byte %2)").arg(error.errorString()).arg(error.offset));
     if (!document.isObject())
         refuseCheckpoint(path, QStringLiteral("not a JSON object"));
     const QJsonValue map = document.object().value(QStringLiteral("weight_map"));
@@ -99,7 +99,10 @@ CheckpointWeights::CheckpointWeights(const QString& folder)
 
 CheckpointWeights::~CheckpointWeights() = default;
 
-bool CheckpointWeights::contains(const QString& name) const { return m_fileOf.contains(name); }
+bool CheckpointWeights::contains(const QString& name) const
+{
+    return m_fileOf.contains(name);
+}
 
 const SafetensorsFile& CheckpointWeights::fileOf(const QString& name) const
 {

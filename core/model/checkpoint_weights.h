@@ -40,8 +40,7 @@ public:
     // The tensor called name as a rows x cols matrix (C order, as stored), or a vector of size
     // floats. Throws InputError naming the file (the index for a tensor in none of the shards)
     // and the tensor when it is missing or has another shape, as SafetensorsFile::matrix does.
-    Matrix<float> matrix(const QString& name, Eigen::Index rows,
-                         Eigen::Index cols) const override;
+    Matrix<float> matrix(const QString& name, Eigen::Index rows, Eigen::Index cols) const override;
     Vector<float> vector(const QString& name, Eigen::Index size) const override;
     // 4 bytes for every element of every floating-point tensor (F32, F16, BF16, F64; not the
     // integer or boolean buffers some checkpoints keep, such as causal masks): the memory of the

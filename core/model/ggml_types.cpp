@@ -18,23 +18,23 @@ struct NumberedTraits {
     GgmlTypeTraits traits;
 };
 constexpr NumberedTraits kTypes[] = {
-    {0, {"F32", 1, 4, true}},         {1, {"F16", 1, 2, true}},
-    {2, {"Q4_0", 32, 18, true}},      {3, {"Q4_1", 32, 20, true}},
-    {6, {"Q5_0", 32, 22, true}},      {7, {"Q5_1", 32, 24, true}},
-    {8, {"Q8_0", 32, 34, true}},      {9, {"Q8_1", 32, 36, false}},
-    {10, {"Q2_K", 256, 84, false}},   {11, {"Q3_K", 256, 110, false}},
-    {12, {"Q4_K", 256, 144, true}},   {13, {"Q5_K", 256, 176, true}},
-    {14, {"Q6_K", 256, 210, true}},   {15, {"Q8_K", 256, 292, false}},
+    {0, {"F32", 1, 4, true}},          {1, {"F16", 1, 2, true}},
+    {2, {"Q4_0", 32, 18, true}},       {3, {"Q4_1", 32, 20, true}},
+    {6, {"Q5_0", 32, 22, true}},       {7, {"Q5_1", 32, 24, true}},
+    {8, {"Q8_0", 32, 34, true}},       {9, {"Q8_1", 32, 36, false}},
+    {10, {"Q2_K", 256, 84, false}},    {11, {"Q3_K", 256, 110, false}},
+    {12, {"Q4_K", 256, 144, true}},    {13, {"Q5_K", 256, 176, true}},
+    {14, {"Q6_K", 256, 210, true}},    {15, {"Q8_K", 256, 292, false}},
     {16, {"IQ2_XXS", 256, 66, false}}, {17, {"IQ2_XS", 256, 74, false}},
     {18, {"IQ3_XXS", 256, 98, false}}, {19, {"IQ1_S", 256, 50, false}},
-    {20, {"IQ4_NL", 32, 18, false}},  {21, {"IQ3_S", 256, 110, false}},
-    {22, {"IQ2_S", 256, 82, false}},  {23, {"IQ4_XS", 256, 136, false}},
-    {24, {"I8", 1, 1, false}},        {25, {"I16", 1, 2, false}},
-    {26, {"I32", 1, 4, false}},       {27, {"I64", 1, 8, false}},
-    {28, {"F64", 1, 8, false}},       {29, {"IQ1_M", 256, 56, false}},
-    {30, {"BF16", 1, 2, true}},       {34, {"TQ1_0", 256, 54, false}},
-    {35, {"TQ2_0", 256, 66, false}},  {39, {"MXFP4", 32, 17, false}},
-    {40, {"NVFP4", 64, 36, false}},   {41, {"Q1_0", 128, 18, false}},
+    {20, {"IQ4_NL", 32, 18, false}},   {21, {"IQ3_S", 256, 110, false}},
+    {22, {"IQ2_S", 256, 82, false}},   {23, {"IQ4_XS", 256, 136, false}},
+    {24, {"I8", 1, 1, false}},         {25, {"I16", 1, 2, false}},
+    {26, {"I32", 1, 4, false}},        {27, {"I64", 1, 8, false}},
+    {28, {"F64", 1, 8, false}},        {29, {"IQ1_M", 256, 56, false}},
+    {30, {"BF16", 1, 2, true}},        {34, {"TQ1_0", 256, 54, false}},
+    {35, {"TQ2_0", 256, 66, false}},   {39, {"MXFP4", 32, 17, false}},
+    {40, {"NVFP4", 64, 36, false}},    {41, {"Q1_0", 128, 18, false}},
     {42, {"Q2_0", 64, 18, false}},
 };
 
@@ -248,17 +248,17 @@ QString readableGgmlTypes()
 void dequantizeGgml(GgmlType type, const unsigned char* blocks, std::int64_t count, float* out)
 {
     switch (type) {
-    case GgmlType::F32: return fromF32(blocks, count, out);
-    case GgmlType::F16: return fromF16(blocks, count, out);
-    case GgmlType::BF16: return fromBF16(blocks, count, out);
-    case GgmlType::Q8_0: return fromQ8_0(blocks, count / 32, out);
-    case GgmlType::Q4_0: return fromQ4_0(blocks, count / 32, out);
-    case GgmlType::Q4_1: return fromQ4_1(blocks, count / 32, out);
-    case GgmlType::Q5_0: return fromQ5_0(blocks, count / 32, out);
-    case GgmlType::Q5_1: return fromQ5_1(blocks, count / 32, out);
-    case GgmlType::Q4_K: return fromQ4_K(blocks, count / kSuperBlock, out);
-    case GgmlType::Q5_K: return fromQ5_K(blocks, count / kSuperBlock, out);
-    case GgmlType::Q6_K: return fromQ6_K(blocks, count / kSuperBlock, out);
+        case GgmlType::F32: return fromF32(blocks, count, out);
+        case GgmlType::F16: return fromF16(blocks, count, out);
+        case GgmlType::BF16: return fromBF16(blocks, count, out);
+        case GgmlType::Q8_0: return fromQ8_0(blocks, count / 32, out);
+        case GgmlType::Q4_0: return fromQ4_0(blocks, count / 32, out);
+        case GgmlType::Q4_1: return fromQ4_1(blocks, count / 32, out);
+        case GgmlType::Q5_0: return fromQ5_0(blocks, count / 32, out);
+        case GgmlType::Q5_1: return fromQ5_1(blocks, count / 32, out);
+        case GgmlType::Q4_K: return fromQ4_K(blocks, count / kSuperBlock, out);
+        case GgmlType::Q5_K: return fromQ5_K(blocks, count / kSuperBlock, out);
+        case GgmlType::Q6_K: return fromQ6_K(blocks, count / kSuperBlock, out);
     }
 }
 

@@ -35,19 +35,19 @@ constexpr std::uint64_t kSmallestTensorInfo = 8 + 4 + 8 + 4 + 8;
 std::uint64_t scalarBytes(GgufValueType type)
 {
     switch (type) {
-    case GgufValueType::UInt8:
-    case GgufValueType::Int8:
-    case GgufValueType::Bool: return 1;
-    case GgufValueType::UInt16:
-    case GgufValueType::Int16: return 2;
-    case GgufValueType::UInt32:
-    case GgufValueType::Int32:
-    case GgufValueType::Float32: return 4;
-    case GgufValueType::UInt64:
-    case GgufValueType::Int64:
-    case GgufValueType::Float64: return 8;
-    case GgufValueType::String:
-    case GgufValueType::Array: return 0;
+        case GgufValueType::UInt8:
+        case GgufValueType::Int8:
+        case GgufValueType::Bool: return 1;
+        case GgufValueType::UInt16:
+        case GgufValueType::Int16: return 2;
+        case GgufValueType::UInt32:
+        case GgufValueType::Int32:
+        case GgufValueType::Float32: return 4;
+        case GgufValueType::UInt64:
+        case GgufValueType::Int64:
+        case GgufValueType::Float64: return 8;
+        case GgufValueType::String:
+        case GgufValueType::Array: return 0;
     }
     return 0;
 }
@@ -67,7 +67,7 @@ bool isNumber(GgufValueType type)
 QString withArticle(const QString& typeName)
 {
     return (QStringLiteral("aeio").contains(typeName.front()) ? QStringLiteral("an ")
-                                                               : QStringLiteral("a ")) +
+                                                              : QStringLiteral("a ")) +
            typeName;
 }
 
@@ -84,19 +84,19 @@ QString hexBytes(const uchar* data, std::uint64_t count)
 QString ggufValueTypeName(GgufValueType type)
 {
     switch (type) {
-    case GgufValueType::UInt8: return QStringLiteral("uint8");
-    case GgufValueType::Int8: return QStringLiteral("int8");
-    case GgufValueType::UInt16: return QStringLiteral("uint16");
-    case GgufValueType::Int16: return QStringLiteral("int16");
-    case GgufValueType::UInt32: return QStringLiteral("uint32");
-    case GgufValueType::Int32: return QStringLiteral("int32");
-    case GgufValueType::Float32: return QStringLiteral("float32");
-    case GgufValueType::Bool: return QStringLiteral("bool");
-    case GgufValueType::String: return QStringLiteral("string");
-    case GgufValueType::Array: return QStringLiteral("array");
-    case GgufValueType::UInt64: return QStringLiteral("uint64");
-    case GgufValueType::Int64: return QStringLiteral("int64");
-    case GgufValueType::Float64: return QStringLiteral("float64");
+        case GgufValueType::UInt8: return QStringLiteral("uint8");
+        case GgufValueType::Int8: return QStringLiteral("int8");
+        case GgufValueType::UInt16: return QStringLiteral("uint16");
+        case GgufValueType::Int16: return QStringLiteral("int16");
+        case GgufValueType::UInt32: return QStringLiteral("uint32");
+        case GgufValueType::Int32: return QStringLiteral("int32");
+        case GgufValueType::Float32: return QStringLiteral("float32");
+        case GgufValueType::Bool: return QStringLiteral("bool");
+        case GgufValueType::String: return QStringLiteral("string");
+        case GgufValueType::Array: return QStringLiteral("array");
+        case GgufValueType::UInt64: return QStringLiteral("uint64");
+        case GgufValueType::Int64: return QStringLiteral("int64");
+        case GgufValueType::Float64: return QStringLiteral("float64");
     }
     return QString();
 }
@@ -204,9 +204,8 @@ public:
             return;
         }
         if (element == GgufValueType::Array && depth >= kDeepestArray)
-            m_file.refuse(QStringLiteral("%1 nests arrays more than %2 deep")
-                              .arg(what())
-                              .arg(kDeepestArray));
+            m_file.refuse(
+                QStringLiteral("%1 nests arrays more than %2 deep").arg(what()).arg(kDeepestArray));
         for (std::uint64_t i = 0; i < count; ++i)
             skipValue(element, what, depth + 1);
     }
@@ -356,8 +355,9 @@ void GgufFile::readTensorInfos(Reader& reader, std::uint64_t count)
         tensor.type = reader.read<quint32>(what);
         tensor.traits = ggmlTypeTraits(tensor.type);
         if (!tensor.traits)
-            refuseTensor(tensor.name,
-                         QStringLiteral("has the type %1, which is not a ggml type").arg(tensor.type));
+            refuseTensor(
+                tensor.name,
+                QStringLiteral("has the type %1, which is not a ggml type").arg(tensor.type));
         if (tensor.dimensions[0] % tensor.traits->blockSize != 0)
             refuseTensor(tensor.name,
                          QStringLiteral("has dimensions %1: type %2 stores rows in blocks of %3 "
@@ -379,10 +379,11 @@ void GgufFile::checkTensorData()
     std::vector<const GgufTensor*> byOffset;
     for (const GgufTensor& tensor : m_tensors) {
         if (tensor.offset % m_alignment != 0)
-            refuseTensor(tensor.name, QStringLiteral("has the data offset %1, which is not a multiple "
-                                                     "of the alignment %2")
-                                          .arg(tensor.offset)
-                                          .arg(m_alignment));
+            refuseTensor(tensor.name,
+                         QStringLiteral("has the data offset %1, which is not a multiple "
+                                        "of the alignment %2")
+                             .arg(tensor.offset)
+                             .arg(m_alignment));
         if (tensor.offset > dataSize || tensor.bytes > dataSize - tensor.offset)
             refuseTensor(tensor.name,
                          QStringLiteral("has data (type %1, dimensions %2: %3 bytes from offset "
@@ -448,19 +449,19 @@ double GgufFile::scalarAt(GgufValueType type, std::uint64_t offset) const
 {
     const uchar* p = m_data + offset;
     switch (type) {
-    case GgufValueType::UInt8:
-    case GgufValueType::Bool: return *p;
-    case GgufValueType::Int8: return double(qint8(*p));
-    case GgufValueType::UInt16: return qFromLittleEndian<quint16>(p);
-    case GgufValueType::Int16: return qFromLittleEndian<qint16>(p);
-    case GgufValueType::UInt32: return qFromLittleEndian<quint32>(p);
-    case GgufValueType::Int32: return qFromLittleEndian<qint32>(p);
-    case GgufValueType::Float32: return qFromLittleEndian<float>(p);
-    case GgufValueType::UInt64: return double(qFromLittleEndian<quint64>(p));
-    case GgufValueType::Int64: return double(qFromLittleEndian<qint64>(p));
-    case GgufValueType::Float64: return qFromLittleEndian<double>(p);
-    case GgufValueType::String:
-    case GgufValueType::Array: break;
+        case GgufValueType::UInt8:
+        case GgufValueType::Bool: return *p;
+        case GgufValueType::Int8: return double(qint8(*p));
+        case GgufValueType::UInt16: return qFromLittleEndian<quint16>(p);
+        case GgufValueType::Int16: return qFromLittleEndian<qint16>(p);
+        case GgufValueType::UInt32: return qFromLittleEndian<quint32>(p);
+        case GgufValueType::Int32: return qFromLittleEndian<qint32>(p);
+        case GgufValueType::Float32: return qFromLittleEndian<float>(p);
+        case GgufValueType::UInt64: return double(qFromLittleEndian<quint64>(p));
+        case GgufValueType::Int64: return double(qFromLittleEndian<qint64>(p));
+        case GgufValueType::Float64: return qFromLittleEndian<double>(p);
+        case GgufValueType::String:
+        case GgufValueType::Array: break;
     }
     return 0;
 }
@@ -500,7 +501,8 @@ bool GgufFile::boolean(const QString& key, bool fallback) const
     if (!contains(key))
         return fallback;
     const GgufValue& found = typedValue(
-        key, [](GgufValueType type) { return type == GgufValueType::Bool; }, QStringLiteral("a bool"));
+        key, [](GgufValueType type) { return type == GgufValueType::Bool; },
+        QStringLiteral("a bool"));
     const uchar byte = m_data[found.offset];
     if (byte > 1)
         refuseKey(key, QStringLiteral("is the bool byte %1; expected 0 or 1").arg(byte));
@@ -524,8 +526,9 @@ QString GgufFile::string(const QString& key, const QString& fallback) const
 
 std::uint64_t GgufFile::arrayLength(const QString& key) const
 {
-    return typedValue(key, [](GgufValueType type) { return type == GgufValueType::Array; },
-                      QStringLiteral("an array"))
+    return typedValue(
+               key, [](GgufValueType type) { return type == GgufValueType::Array; },
+               QStringLiteral("an array"))
         .count;
 }
 
@@ -551,8 +554,7 @@ std::vector<QByteArrayView> GgufFile::byteStrings(const QString& key) const
     std::uint64_t offset = found.offset;  // every length was checked when the file was opened
     for (std::uint64_t i = 0; i < found.count; ++i) {
         const std::uint64_t length = qFromLittleEndian<quint64>(m_data + offset);
-        strings.emplace_back(reinterpret_cast<const char*>(m_data + offset + 8),
-                             qsizetype(length));
+        strings.emplace_back(reinterpret_cast<const char*>(m_data + offset + 8), qsizetype(length));
         offset += 8 + length;
     }
     return strings;
@@ -576,9 +578,9 @@ std::vector<std::int64_t> GgufFile::integers(const QString& key) const
     for (std::uint64_t i = 0; i < found.count; ++i) {
         const std::uint64_t offset = found.offset + i * size;
         if (found.elementType == GgufValueType::UInt64)
-            numbers[std::size_t(i)] = std::int64_t(
-                std::min<quint64>(qFromLittleEndian<quint64>(m_data + offset),
-                                  quint64(std::numeric_limits<std::int64_t>::max())));
+            numbers[std::size_t(i)] =
+                std::int64_t(std::min<quint64>(qFromLittleEndian<quint64>(m_data + offset),
+                                               quint64(std::numeric_limits<std::int64_t>::max())));
         else if (found.elementType == GgufValueType::Int64)
             numbers[std::size_t(i)] = qFromLittleEndian<qint64>(m_data + offset);
         else
@@ -603,8 +605,9 @@ std::vector<float> GgufFile::values(const GgufTensor& tensor) const
 void GgufFile::valuesInto(const GgufTensor& tensor, float* result) const
 {
     if (!tensor.traits->readable)
-        refuseTensor(tensor.name, QStringLiteral("has the type %1; Attention Lab reads %2")
-                                      .arg(QLatin1String(tensor.traits->name), readableGgmlTypes()));
+        refuseTensor(tensor.name,
+                     QStringLiteral("has the type %1; Attention Lab reads %2")
+                         .arg(QLatin1String(tensor.traits->name), readableGgmlTypes()));
     const std::int64_t count = tensor.elementCount();
     const std::int64_t rowLength = tensor.dimensions[0];
     const std::int64_t rowBytes = rowLength / tensor.traits->blockSize * tensor.traits->blockBytes;

@@ -52,7 +52,7 @@ QString ggufValueTypeName(GgufValueType type);
 struct GgufValue {
     GgufValueType type = GgufValueType::UInt8;
     GgufValueType elementType = GgufValueType::UInt8;  // of an array
-    std::uint64_t count = 1;   // an array's elements
+    std::uint64_t count = 1;                           // an array's elements
     std::uint64_t offset = 0;  // of the value (of an array: of its first element)
 };
 

@@ -39,7 +39,10 @@ public:
     }
     QString key(const char* name) const { return m_prefix + QLatin1String(name); }
     // A size >= 1, required, or `fallback` when absent.
-    int size(const char* name) const { return checkedSize(name, m_file.unsignedInteger(key(name))); }
+    int size(const char* name) const
+    {
+        return checkedSize(name, m_file.unsignedInteger(key(name)));
+    }
     int size(const char* name, int fallback) const
     {
         return m_file.contains(key(name)) ? size(name) : fallback;
@@ -266,26 +269,28 @@ std::shared_ptr<const LanguageModel> loadGgufLanguageModel(const QString& path,
     const QString name = architectureName(architecture);
     std::shared_ptr<const TextTokenizer> tokenizer = ggufTokenizer(file);
     switch (architecture) {
-    case ModelArchitecture::Llama:
-    case ModelArchitecture::Qwen2: {
-        const LlamaConfig config = llamaConfig(file, architecture, name);
-        const GgufWeights weights(file, architecture, config.layers, config.heads,
-                                  config.keyValueHeads);
-        return LlamaModel::fromWeights(path, config, std::move(tokenizer), weights, budget);
-    }
-    case ModelArchitecture::GptNeox: {
-        const GptNeoxConfig config = gptNeoxConfig(file);
-        const GgufWeights weights(file, architecture, config.layers, config.heads, config.heads);
-        return GptNeoxModel::fromWeights(path, config, std::move(tokenizer), weights, budget);
-    }
-    case ModelArchitecture::Gpt2: {
-        const Gpt2Config config = gpt2Config(file);
-        const GgufWeights weights(file, architecture, config.layers, config.heads, config.heads);
-        requireWeightMemory(budget, weights.floatBytes(), path);
-        return Gpt2Model::fromWeights(path, config, std::move(tokenizer), weights);
-    }
-    case ModelArchitecture::Mistral:
-    case ModelArchitecture::Vit: break;
+        case ModelArchitecture::Llama:
+        case ModelArchitecture::Qwen2: {
+            const LlamaConfig config = llamaConfig(file, architecture, name);
+            const GgufWeights weights(file, architecture, config.layers, config.heads,
+                                      config.keyValueHeads);
+            return LlamaModel::fromWeights(path, config, std::move(tokenizer), weights, budget);
+        }
+        case ModelArchitecture::GptNeox: {
+            const GptNeoxConfig config = gptNeoxConfig(file);
+            const GgufWeights weights(file, architecture, config.layers, config.heads,
+                                      config.heads);
+            return GptNeoxModel::fromWeights(path, config, std::move(tokenizer), weights, budget);
+        }
+        case ModelArchitecture::Gpt2: {
+            const Gpt2Config config = gpt2Config(file);
+            const GgufWeights weights(file, architecture, config.layers, config.heads,
+                                      config.heads);
+            requireWeightMemory(budget, weights.floatBytes(), path);
+            return Gpt2Model::fromWeights(path, config, std::move(tokenizer), weights);
+        }
+        case ModelArchitecture::Mistral:
+        case ModelArchitecture::Vit: break;
     }
     return nullptr;  // ggufArchitecture gives none of the others
 }
@@ -295,13 +300,13 @@ LanguageModelInfo ggufLanguageModelInfo(const QString& path)
     const GgufFile file(path);
     const ModelArchitecture architecture = ggufArchitecture(file);
     switch (architecture) {
-    case ModelArchitecture::Llama:
-    case ModelArchitecture::Qwen2:
-        return llamaConfig(file, architecture, architectureName(architecture)).info();
-    case ModelArchitecture::GptNeox: return gptNeoxConfig(file).info();
-    case ModelArchitecture::Gpt2: return gpt2Config(file).info();
-    case ModelArchitecture::Mistral:
-    case ModelArchitecture::Vit: break;
+        case ModelArchitecture::Llama:
+        case ModelArchitecture::Qwen2:
+            return llamaConfig(file, architecture, architectureName(architecture)).info();
+        case ModelArchitecture::GptNeox: return gptNeoxConfig(file).info();
+        case ModelArchitecture::Gpt2: return gpt2Config(file).info();
+        case ModelArchitecture::Mistral:
+        case ModelArchitecture::Vit: break;
     }
     return {};
 }

@@ -37,8 +37,8 @@ ModelArchitecture ggufArchitecture(const GgufFile& file);
 
 // The language model of the GGUF file at path. Throws InputError naming the file and the key or
 // tensor at fault; ResourceError when its weights in float would not fit in budget.
-std::shared_ptr<const LanguageModel> loadGgufLanguageModel(const QString& path,
-                                                           const MemoryBudget& budget = MemoryBudget());
+std::shared_ptr<const LanguageModel> loadGgufLanguageModel(
+    const QString& path, const MemoryBudget& budget = MemoryBudget());
 
 // The shape of the language model in the GGUF file at path, from its metadata alone (no tensor
 // read). Throws InputError as loadGgufLanguageModel does for the metadata.

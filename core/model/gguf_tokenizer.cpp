@@ -126,9 +126,9 @@ std::vector<std::pair<QString, QString>> readMerges(const GgufFile& file)
         const QString merge = QString::fromUtf8(merges[i]);
         const qsizetype space = merge.indexOf(u' ', 1);
         if (space < 0 || space + 1 >= merge.size())
-            file.refuseKey(QStringLiteral("%1[%2]").arg(key).arg(i),
-                           QStringLiteral("is %1; a merge is \"left right\"")
-                               .arg(quotedSymbol(merge)));
+            file.refuseKey(
+                QStringLiteral("%1[%2]").arg(key).arg(i),
+                QStringLiteral("is %1; a merge is \"left right\"").arg(quotedSymbol(merge)));
         pairs.emplace_back(merge.left(space), merge.mid(space + 1));
     }
     return pairs;
@@ -183,21 +183,25 @@ int tokenId(const GgufFile& file, const QString& key, std::size_t tokens)
 {
     const std::uint64_t id = file.unsignedInteger(key);
     if (id >= tokens)
-        file.refuseKey(key, QStringLiteral("is %1; the tokens have ids 0 to %2").arg(id).arg(tokens - 1));
+        file.refuseKey(
+            key, QStringLiteral("is %1; the tokens have ids 0 to %2").arg(id).arg(tokens - 1));
     return int(id);
 }
 
 // The parts of a "gpt2" tokenizer: the pre-tokenizer tokenizer.ggml.pre names.
-void byteLevelParts(const GgufFile& file, const GgufVocabulary& vocabulary, HfTokenizer::Parts& parts)
+void byteLevelParts(const GgufFile& file, const GgufVocabulary& vocabulary,
+                    HfTokenizer::Parts& parts)
 {
     const QString preKey = QStringLiteral("tokenizer.ggml.pre");
     const QString pre = file.string(preKey, QStringLiteral("default"));
-    const auto found = std::find_if(pipelines().begin(), pipelines().end(),
-                                    [&](const PreTokenizerPipeline& p) { return p.names.contains(pre); });
+    const auto found =
+        std::find_if(pipelines().begin(), pipelines().end(),
+                     [&](const PreTokenizerPipeline& p) { return p.names.contains(pre); });
     if (found == pipelines().end())
         file.refuseKey(preKey, QStringLiteral("is %1, a pre-tokenizer Attention Lab does not know "
                                               "(it reads %2)")
-                                   .arg(quotedSymbol(pre), ggufPreTokenizerNames().join(QStringLiteral(", "))));
+                                   .arg(quotedSymbol(pre),
+                                        ggufPreTokenizerNames().join(QStringLiteral(", "))));
     parts.normalizer = HfNormalizer::read(file.path(), preKey, json(found->normalizer));
     parts.preTokenizer = HfPreTokenizer::read(file.path(), preKey, json(found->preTokenizer));
     parts.decoder = HfDecoder::read(file.path(), preKey,
@@ -205,10 +209,9 @@ void byteLevelParts(const GgufFile& file, const GgufVocabulary& vocabulary, HfTo
                                                  "trim_offsets": true, "use_regex": true})json"));
     HfBpeModel::Settings settings;
     settings.ignoreMerges = found->ignoreMerges;
-    parts.model = HfBpeModel::fromVocabulary(file.path(), vocabulary.ids,
-                                             QStringLiteral("tokenizer.ggml.tokens"),
-                                             readMerges(file),
-                                             QStringLiteral("tokenizer.ggml.merges"), settings);
+    parts.model = HfBpeModel::fromVocabulary(
+        file.path(), vocabulary.ids, QStringLiteral("tokenizer.ggml.tokens"), readMerges(file),
+        QStringLiteral("tokenizer.ggml.merges"), settings);
 }
 
 // The parts of a "llama" (SentencePiece) tokenizer, as Hugging Face's Llama tokenizer.json.
@@ -219,17 +222,17 @@ void sentencePieceParts(const GgufFile& file, const GgufVocabulary& vocabulary,
     const QString where = QStringLiteral("tokenizer.ggml.model");
     parts.normalizer = HfNormalizer::read(
         file.path(), where,
-        json(prefix ? R"json({"type": "Sequence", "normalizers": [
+        json(prefix
+                 ? R"json({"type": "Sequence", "normalizers": [
                           {"type": "Prepend", "prepend": "▁"},
                           {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]})json"
-                    : R"json({"type": "Replace", "pattern": {"String": " "}, "content": "▁"})json"));
-    parts.decoder = HfDecoder::read(
-        file.path(), where,
-        json(prefix ? R"json({"type": "Sequence", "decoders": [
+                 : R"json({"type": "Replace", "pattern": {"String": " "}, "content": "▁"})json"));
+    parts.decoder = HfDecoder::read(file.path(), where,
+                                    json(prefix ? R"json({"type": "Sequence", "decoders": [
                           {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
                           {"type": "ByteFallback"}, {"type": "Fuse"},
                           {"type": "Strip", "content": " ", "start": 1, "stop": 0}]})json"
-                    : R"json({"type": "Sequence", "decoders": [
+                                                : R"json({"type": "Sequence", "decoders": [
                           {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
                           {"type": "ByteFallback"}, {"type": "Fuse"}]})json"));
     HfBpeModel::Settings settings;
@@ -237,7 +240,8 @@ void sentencePieceParts(const GgufFile& file, const GgufVocabulary& vocabulary,
     settings.fuseUnk = true;
     const QString unkKey = QStringLiteral("tokenizer.ggml.unknown_token_id");
     if (file.contains(unkKey))
-        settings.unkToken = vocabulary.symbols[std::size_t(tokenId(file, unkKey, vocabulary.symbols.size()))];
+        settings.unkToken =
+            vocabulary.symbols[std::size_t(tokenId(file, unkKey, vocabulary.symbols.size()))];
     parts.model = HfBpeModel::fromVocabulary(
         file.path(), vocabulary.ids, QStringLiteral("tokenizer.ggml.tokens"),
         mergesFromScores(file, vocabulary), QStringLiteral("tokenizer.ggml.scores"), settings);
@@ -260,9 +264,10 @@ std::shared_ptr<const TextTokenizer> ggufTokenizer(const GgufFile& file)
         file.refuseKey(modelKey, QStringLiteral("is missing: the file holds no tokenizer"));
     const QString model = file.string(modelKey);
     if (model != QLatin1String("gpt2") && model != QLatin1String("llama"))
-        file.refuseKey(modelKey, QStringLiteral("is %1; Attention Lab reads the tokenizers \"gpt2\" "
-                                                "(byte-level BPE) and \"llama\" (SentencePiece)")
-                                     .arg(quotedSymbol(model)));
+        file.refuseKey(modelKey,
+                       QStringLiteral("is %1; Attention Lab reads the tokenizers \"gpt2\" "
+                                      "(byte-level BPE) and \"llama\" (SentencePiece)")
+                           .arg(quotedSymbol(model)));
     const GgufVocabulary vocabulary = readVocabulary(file);
     HfTokenizer::Parts parts;
     if (model == QLatin1String("gpt2"))
@@ -283,10 +288,13 @@ std::shared_ptr<const TextTokenizer> ggufTokenizer(const GgufFile& file)
     const std::size_t tokens = vocabulary.symbols.size();
     const bool sentencePiece = model == QLatin1String("llama");
     if (file.boolean(QStringLiteral("tokenizer.ggml.add_bos_token"), sentencePiece))
-        parts.prefixIds.push_back(tokenId(file, QStringLiteral("tokenizer.ggml.bos_token_id"), tokens));
+        parts.prefixIds.push_back(
+            tokenId(file, QStringLiteral("tokenizer.ggml.bos_token_id"), tokens));
     if (file.boolean(QStringLiteral("tokenizer.ggml.add_eos_token"), false))
-        parts.suffixIds.push_back(tokenId(file, QStringLiteral("tokenizer.ggml.eos_token_id"), tokens));
-    return std::make_shared<const HfTokenizer>(HfTokenizer::fromParts(file.path(), std::move(parts)));
+        parts.suffixIds.push_back(
+            tokenId(file, QStringLiteral("tokenizer.ggml.eos_token_id"), tokens));
+    return std::make_shared<const HfTokenizer>(
+        HfTokenizer::fromParts(file.path(), std::move(parts)));
 }
 
 }  // namespace attnlab

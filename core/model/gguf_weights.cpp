@@ -16,77 +16,89 @@ GgufWeights::GgufWeights(const GgufFile& file, ModelArchitecture architecture, i
         return QString::fromLatin1(pattern).arg(l);
     };
     switch (architecture) {
-    case ModelArchitecture::Llama:
-    case ModelArchitecture::Mistral:
-    case ModelArchitecture::Qwen2: {
-        // llama.cpp's converter permutes q and k for the llama architecture only.
-        const bool pairs = architecture != ModelArchitecture::Qwen2;
-        const Layout rotary = pairs ? Layout::RotaryPairs : Layout::Stored;
-        add(QStringLiteral("model.embed_tokens.weight"), QStringLiteral("token_embd.weight"));
-        add(QStringLiteral("model.norm.weight"), QStringLiteral("output_norm.weight"));
-        add(QStringLiteral("lm_head.weight"), QStringLiteral("output.weight"));
-        for (int l = 0; l < layers; ++l) {
-            const QString hf = QStringLiteral("model.layers.%1.").arg(l);
-            add(hf + QStringLiteral("input_layernorm.weight"), block("blk.%1.attn_norm.weight", l));
+        case ModelArchitecture::Llama:
+        case ModelArchitecture::Mistral:
+        case ModelArchitecture::Qwen2: {
+            // llama.cpp's converter permutes q and k for the llama architecture only.
+            const bool pairs = architecture != ModelArchitecture::Qwen2;
+            const Layout rotary = pairs ? Layout::RotaryPairs : Layout::Stored;
+            add(QStringLiteral("model.embed_tokens.weight"), QStringLiteral("token_embd.weight"));
+            add(QStringLiteral("model.norm.weight"), QStringLiteral("output_norm.weight"));
+            add(QStringLiteral("lm_head.weight"), QStringLiteral("output.weight"));
+            for (int l = 0; l < layers; ++l) {
+                const QString hf = QStringLiteral("model.layers.%1.").arg(l);
+                add(hf + QStringLiteral("input_layernorm.weight"),
+                    block("blk.%1.attn_norm.weight", l));
+                for (const char* kind : {"weight", "bias"}) {
+                    const QString k = QLatin1String(kind);
+                    add(hf + QStringLiteral("self_attn.q_proj.") + k,
+                        block("blk.%1.attn_q.", l) + k, rotary, heads);
+                    add(hf + QStringLiteral("self_attn.k_proj.") + k,
+                        block("blk.%1.attn_k.", l) + k, rotary, keyValueHeads);
+                    add(hf + QStringLiteral("self_attn.v_proj.") + k,
+                        block("blk.%1.attn_v.", l) + k);
+                    add(hf + QStringLiteral("self_attn.o_proj.") + k,
+                        block("blk.%1.attn_output.", l) + k);
+                }
+                add(hf + QStringLiteral("post_attention_layernorm.weight"),
+                    block("blk.%1.ffn_norm.weight", l));
+                add(hf + QStringLiteral("mlp.gate_proj.weight"),
+                    block("blk.%1.ffn_gate.weight", l));
+                add(hf + QStringLiteral("mlp.up_proj.weight"), block("blk.%1.ffn_up.weight", l));
+                add(hf + QStringLiteral("mlp.down_proj.weight"),
+                    block("blk.%1.ffn_down.weight", l));
+            }
+            break;
+        }
+        case ModelArchitecture::GptNeox:
+            add(QStringLiteral("gpt_neox.embed_in.weight"), QStringLiteral("token_embd.weight"));
+            add(QStringLiteral("embed_out.weight"), QStringLiteral("output.weight"));
             for (const char* kind : {"weight", "bias"}) {
                 const QString k = QLatin1String(kind);
-                add(hf + QStringLiteral("self_attn.q_proj.") + k,
-                    block("blk.%1.attn_q.", l) + k, rotary, heads);
-                add(hf + QStringLiteral("self_attn.k_proj.") + k,
-                    block("blk.%1.attn_k.", l) + k, rotary, keyValueHeads);
-                add(hf + QStringLiteral("self_attn.v_proj.") + k, block("blk.%1.attn_v.", l) + k);
-                add(hf + QStringLiteral("self_attn.o_proj.") + k,
-                    block("blk.%1.attn_output.", l) + k);
+                add(QStringLiteral("gpt_neox.final_layer_norm.") + k,
+                    QStringLiteral("output_norm.") + k);
+                for (int l = 0; l < layers; ++l) {
+                    const QString hf = QStringLiteral("gpt_neox.layers.%1.").arg(l);
+                    add(hf + QStringLiteral("input_layernorm.") + k,
+                        block("blk.%1.attn_norm.", l) + k);
+                    add(hf + QStringLiteral("attention.query_key_value.") + k,
+                        block("blk.%1.attn_qkv.", l) + k, Layout::FusedQkv, heads);
+                    add(hf + QStringLiteral("attention.dense.") + k,
+                        block("blk.%1.attn_output.", l) + k);
+                    add(hf + QStringLiteral("post_attention_layernorm.") + k,
+                        block("blk.%1.ffn_norm.", l) + k);
+                    add(hf + QStringLiteral("mlp.dense_h_to_4h.") + k,
+                        block("blk.%1.ffn_up.", l) + k);
+                    add(hf + QStringLiteral("mlp.dense_4h_to_h.") + k,
+                        block("blk.%1.ffn_down.", l) + k);
+                }
             }
-            add(hf + QStringLiteral("post_attention_layernorm.weight"),
-                block("blk.%1.ffn_norm.weight", l));
-            add(hf + QStringLiteral("mlp.gate_proj.weight"), block("blk.%1.ffn_gate.weight", l));
-            add(hf + QStringLiteral("mlp.up_proj.weight"), block("blk.%1.ffn_up.weight", l));
-            add(hf + QStringLiteral("mlp.down_proj.weight"), block("blk.%1.ffn_down.weight", l));
-        }
-        break;
-    }
-    case ModelArchitecture::GptNeox:
-        add(QStringLiteral("gpt_neox.embed_in.weight"), QStringLiteral("token_embd.weight"));
-        add(QStringLiteral("embed_out.weight"), QStringLiteral("output.weight"));
-        for (const char* kind : {"weight", "bias"}) {
-            const QString k = QLatin1String(kind);
-            add(QStringLiteral("gpt_neox.final_layer_norm.") + k, QStringLiteral("output_norm.") + k);
-            for (int l = 0; l < layers; ++l) {
-                const QString hf = QStringLiteral("gpt_neox.layers.%1.").arg(l);
-                add(hf + QStringLiteral("input_layernorm.") + k, block("blk.%1.attn_norm.", l) + k);
-                add(hf + QStringLiteral("attention.query_key_value.") + k,
-                    block("blk.%1.attn_qkv.", l) + k, Layout::FusedQkv, heads);
-                add(hf + QStringLiteral("attention.dense.") + k, block("blk.%1.attn_output.", l) + k);
-                add(hf + QStringLiteral("post_attention_layernorm.") + k,
-                    block("blk.%1.ffn_norm.", l) + k);
-                add(hf + QStringLiteral("mlp.dense_h_to_4h.") + k, block("blk.%1.ffn_up.", l) + k);
-                add(hf + QStringLiteral("mlp.dense_4h_to_h.") + k, block("blk.%1.ffn_down.", l) + k);
+            break;
+        case ModelArchitecture::Gpt2:
+            add(QStringLiteral("wte.weight"), QStringLiteral("token_embd.weight"));
+            add(QStringLiteral("wpe.weight"), QStringLiteral("position_embd.weight"));
+            add(QStringLiteral("lm_head.weight"), QStringLiteral("output.weight"));
+            for (const char* kind : {"weight", "bias"}) {
+                const QString k = QLatin1String(kind);
+                // The converter transposed the Conv1D weights (in x out) to out x in.
+                const Layout conv =
+                    k == QLatin1String("weight") ? Layout::Transposed : Layout::Stored;
+                add(QStringLiteral("ln_f.") + k, QStringLiteral("output_norm.") + k);
+                for (int l = 0; l < layers; ++l) {
+                    const QString hf = QStringLiteral("h.%1.").arg(l);
+                    add(hf + QStringLiteral("ln_1.") + k, block("blk.%1.attn_norm.", l) + k);
+                    add(hf + QStringLiteral("attn.c_attn.") + k, block("blk.%1.attn_qkv.", l) + k,
+                        conv);
+                    add(hf + QStringLiteral("attn.c_proj.") + k,
+                        block("blk.%1.attn_output.", l) + k, conv);
+                    add(hf + QStringLiteral("ln_2.") + k, block("blk.%1.ffn_norm.", l) + k);
+                    add(hf + QStringLiteral("mlp.c_fc.") + k, block("blk.%1.ffn_up.", l) + k, conv);
+                    add(hf + QStringLiteral("mlp.c_proj.") + k, block("blk.%1.ffn_down.", l) + k,
+                        conv);
+                }
             }
-        }
-        break;
-    case ModelArchitecture::Gpt2:
-        add(QStringLiteral("wte.weight"), QStringLiteral("token_embd.weight"));
-        add(QStringLiteral("wpe.weight"), QStringLiteral("position_embd.weight"));
-        add(QStringLiteral("lm_head.weight"), QStringLiteral("output.weight"));
-        for (const char* kind : {"weight", "bias"}) {
-            const QString k = QLatin1String(kind);
-            // The converter transposed the Conv1D weights (in x out) to out x in.
-            const Layout conv = k == QLatin1String("weight") ? Layout::Transposed : Layout::Stored;
-            add(QStringLiteral("ln_f.") + k, QStringLiteral("output_norm.") + k);
-            for (int l = 0; l < layers; ++l) {
-                const QString hf = QStringLiteral("h.%1.").arg(l);
-                add(hf + QStringLiteral("ln_1.") + k, block("blk.%1.attn_norm.", l) + k);
-                add(hf + QStringLiteral("attn.c_attn.") + k, block("blk.%1.attn_qkv.", l) + k, conv);
-                add(hf + QStringLiteral("attn.c_proj.") + k, block("blk.%1.attn_output.", l) + k,
-                    conv);
-                add(hf + QStringLiteral("ln_2.") + k, block("blk.%1.ffn_norm.", l) + k);
-                add(hf + QStringLiteral("mlp.c_fc.") + k, block("blk.%1.ffn_up.", l) + k, conv);
-                add(hf + QStringLiteral("mlp.c_proj.") + k, block("blk.%1.ffn_down.", l) + k, conv);
-            }
-        }
-        break;
-    case ModelArchitecture::Vit: break;
+            break;
+        case ModelArchitecture::Vit: break;
     }
 }
 
@@ -115,10 +127,10 @@ Matrix<float> GgufWeights::matrix(const QString& name, Index rows, Index cols) c
 {
     const Source& source = sourceOf(name);
     switch (source.layout) {
-    case Layout::Stored: return m_file.matrix(source.tensor, rows, cols);
-    case Layout::Transposed: return m_file.matrix(source.tensor, cols, rows).transpose();
-    case Layout::RotaryPairs:
-    case Layout::FusedQkv: break;
+        case Layout::Stored: return m_file.matrix(source.tensor, rows, cols);
+        case Layout::Transposed: return m_file.matrix(source.tensor, cols, rows).transpose();
+        case Layout::RotaryPairs:
+        case Layout::FusedQkv: break;
     }
     const Matrix<float> stored = m_file.matrix(source.tensor, rows, cols);
     Matrix<float> result(rows, cols);
@@ -160,10 +172,9 @@ void GgufWeights::toCheckpointRows(const Source& source, const float* values, In
         const Index part = rows / 3;
         const Index d = part / heads;
         if (rows % 3 != 0 || part % heads != 0)
-            m_file.refuseTensor(source.tensor,
-                                QStringLiteral("has %1 rows, not 3 H d for H = %2 heads")
-                                    .arg(rows)
-                                    .arg(heads));
+            m_file.refuseTensor(
+                source.tensor,
+                QStringLiteral("has %1 rows, not 3 H d for H = %2 heads").arg(rows).arg(heads));
         move([&](Index r) { return (3 * (r % part / d) + r / part) * d + r % d; });
     }
 }

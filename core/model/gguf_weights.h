@@ -41,7 +41,7 @@ private:
     struct Source {
         QString tensor;  // the GGUF name
         Layout layout = Layout::Stored;
-        int heads = 0;   // RotaryPairs and FusedQkv
+        int heads = 0;  // RotaryPairs and FusedQkv
     };
     // The source of a Hugging Face name; refused, naming the file, for a name the architecture's
     // table does not hold.

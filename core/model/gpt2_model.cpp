@@ -20,8 +20,8 @@ using Eigen::Index;
 struct Gpt2Model::Weights {
     Matrix<float> tokenEmbedding;     // wte: vocab x n_embd
     Matrix<float> positionEmbedding;  // wpe: n_positions x n_embd
-    TransformerStack stack;  // Conv1D weights, stored in x out as in the file; ln_f
-    Matrix<float> outputHead;  // lm_head (vocab x n_embd) when not tied to wte, else empty
+    TransformerStack stack;           // Conv1D weights, stored in x out as in the file; ln_f
+    Matrix<float> outputHead;         // lm_head (vocab x n_embd) when not tied to wte, else empty
 };
 
 Gpt2Config Gpt2Config::fromJson(const QString& path)
@@ -48,8 +48,8 @@ Gpt2Config Gpt2Config::fromJson(const QString& path)
     config.innerWidth = inner.isUndefined() || inner.isNull()
                             ? 4 * config.width
                             : positiveInteger(path, json, QStringLiteral("n_inner"));
-    config.layerNormEpsilon = positiveNumber(path, json, QStringLiteral("layer_norm_epsilon"),
-                                             config.layerNormEpsilon);
+    config.layerNormEpsilon =
+        positiveNumber(path, json, QStringLiteral("layer_norm_epsilon"), config.layerNormEpsilon);
     // What the forward pass computes is GPT-2's own block; variants it does not compute are
     // refused rather than run wrongly.
     const QJsonValue activation = json.value(QStringLiteral("activation_function"));
@@ -88,10 +88,22 @@ LanguageModelInfo Gpt2Config::info() const
 Gpt2Model::Gpt2Model() = default;
 Gpt2Model::~Gpt2Model() = default;
 
-const QString& Gpt2Model::folder() const { return m_folder; }
-const LanguageModelInfo& Gpt2Model::info() const { return m_info; }
-const Gpt2Config& Gpt2Model::config() const { return m_config; }
-const TextTokenizer& Gpt2Model::tokenizer() const { return *m_tokenizer; }
+const QString& Gpt2Model::folder() const
+{
+    return m_folder;
+}
+const LanguageModelInfo& Gpt2Model::info() const
+{
+    return m_info;
+}
+const Gpt2Config& Gpt2Model::config() const
+{
+    return m_config;
+}
+const TextTokenizer& Gpt2Model::tokenizer() const
+{
+    return *m_tokenizer;
+}
 
 std::shared_ptr<const Gpt2Model> Gpt2Model::load(const QString& folder)
 {
@@ -105,10 +117,9 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const QString& folder)
     return fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder));
 }
 
-std::shared_ptr<const Gpt2Model> Gpt2Model::fromWeights(const QString& source,
-                                                        const Gpt2Config& config,
-                                                        std::shared_ptr<const TextTokenizer> tokenizer,
-                                                        const ModelWeights& file)
+std::shared_ptr<const Gpt2Model> Gpt2Model::fromWeights(
+    const QString& source, const Gpt2Config& config, std::shared_ptr<const TextTokenizer> tokenizer,
+    const ModelWeights& file)
 {
     std::shared_ptr<Gpt2Model> model(new Gpt2Model);
     model->m_folder = source;

@@ -15,12 +15,12 @@ namespace attnlab {
 
 // config.json of a GPT-2-architecture checkpoint (Hugging Face layout).
 struct Gpt2Config {
-    int layers = 0;          // n_layer
-    int heads = 0;           // n_head
-    int width = 0;           // n_embd = heads * d
-    int positions = 0;       // n_positions: the longest text the model reads
-    int vocabularySize = 0;  // vocab_size
-    int innerWidth = 0;      // n_inner, or 4 n_embd when absent or null
+    int layers = 0;                  // n_layer
+    int heads = 0;                   // n_head
+    int width = 0;                   // n_embd = heads * d
+    int positions = 0;               // n_positions: the longest text the model reads
+    int vocabularySize = 0;          // vocab_size
+    int innerWidth = 0;              // n_inner, or 4 n_embd when absent or null
     double layerNormEpsilon = 1e-5;  // layer_norm_epsilon
     // tie_word_embeddings (default true): the output head is wte; when false, lm_head.weight.
     bool tiedOutputHead = true;
@@ -38,7 +38,8 @@ struct Gpt2Config {
 //   for each layer l: a = LN_1(x); [Q K V] = a W_attn + b_attn (Conv1D: W stored in x out);
 //     per head O_h = softmax(Q_h K_h^T / sqrt(d) + causal mask) V_h;
 //     x = x + [O_1 .. O_H] W_proj + b_proj;
-//     x = x + GELU(LN_2(x) W_fc + b_fc) W_mlp + b_mlp, GELU(u) = u/2 (1 + tanh(sqrt(2/pi)(u + 0.044715 u^3)))
+//     x = x + GELU(LN_2(x) W_fc + b_fc) W_mlp + b_mlp, GELU(u) = u/2 (1 + tanh(sqrt(2/pi)(u +
+//     0.044715 u^3)))
 //   logits = LN_f(x) wte^T (the output head tied to the token embedding)
 // LN(u) = (u - mean(u)) / sqrt(var(u) + eps) * g + b over the n_embd entries of a row.
 class Gpt2Model : public LanguageModel {
@@ -53,10 +54,9 @@ public:
     // The model of config from weights named as the Hugging Face checkpoint's (with or without
     // the "transformer." prefix), read through tokenizer; source names it (folder()). Throws
     // InputError as load() does for the tensors.
-    static std::shared_ptr<const Gpt2Model> fromWeights(const QString& source,
-                                                        const Gpt2Config& config,
-                                                        std::shared_ptr<const TextTokenizer> tokenizer,
-                                                        const ModelWeights& weights);
+    static std::shared_ptr<const Gpt2Model> fromWeights(
+        const QString& source, const Gpt2Config& config,
+        std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights);
 
     const QString& folder() const override;
     const LanguageModelInfo& info() const override;

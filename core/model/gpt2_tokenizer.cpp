@@ -64,8 +64,7 @@ void Gpt2Tokenizer::addMerge(const QString& where, const QString& left, const QS
     m_merges.insert(pairKey(m_ids.value(left), m_ids.value(right)), {rank, m_ids.value(merged)});
 }
 
-Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath,
-                                                const QString& mergesPath)
+Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath, const QString& mergesPath)
 {
     Gpt2Tokenizer tokenizer;
     tokenizer.setVocabulary(vocabPath, vocabularyOf(vocabPath, QStringLiteral("the vocabulary"),
@@ -340,8 +339,7 @@ QByteArray Gpt2Tokenizer::bytes(int id) const
             result.append(char(byte));
         } else {
             // Not a bytes_to_unicode character (a vocabulary made otherwise): its own UTF-8.
-            const qsizetype length =
-                symbol[i].isHighSurrogate() && i + 1 < symbol.size() ? 2 : 1;
+            const qsizetype length = symbol[i].isHighSurrogate() && i + 1 < symbol.size() ? 2 : 1;
             result.append(QStringView(symbol).mid(i, length).toUtf8());
             i += length - 1;
         }

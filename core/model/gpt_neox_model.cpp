@@ -46,8 +46,8 @@ GptNeoxConfig GptNeoxConfig::fromJson(const QString& path)
                                               "num_attention_heads (%2)")
                                    .arg(config.width)
                                    .arg(config.heads));
-    config.layerNormEpsilon = positiveNumber(path, json, QStringLiteral("layer_norm_eps"),
-                                             config.layerNormEpsilon);
+    config.layerNormEpsilon =
+        positiveNumber(path, json, QStringLiteral("layer_norm_eps"), config.layerNormEpsilon);
     const QString pctKey = json.contains(QStringLiteral("rotary_pct"))
                                ? QStringLiteral("rotary_pct")
                                : QStringLiteral("partial_rotary_factor");
@@ -66,8 +66,8 @@ GptNeoxConfig GptNeoxConfig::fromJson(const QString& path)
                                    rotaryDims);
     config.parallelResidual =
         booleanValue(path, json, QStringLiteral("use_parallel_residual"), true);
-    const QString activation = json.value(QStringLiteral("hidden_act")).toString(
-        QStringLiteral("gelu"));
+    const QString activation =
+        json.value(QStringLiteral("hidden_act")).toString(QStringLiteral("gelu"));
     if (activation == QLatin1String("gelu"))
         config.gelu = GeluForm::Erf;
     else if (activation == QLatin1String("gelu_new") ||
@@ -177,8 +177,8 @@ ForwardResult GptNeoxModel::decode(const std::vector<int>& tokens, DecodingState
     return m_network.forward(tokens, options, &state);
 }
 
-ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens,
-                                      const ForwardOptions& options, DecodingState* decoding) const
+ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const ForwardOptions& options,
+                                      DecodingState* decoding) const
 {
     const Index length = Index(tokens.size());
     const Index width = config.width;

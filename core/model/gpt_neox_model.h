@@ -14,18 +14,18 @@ namespace attnlab {
 
 // config.json of a GPT-NeoX checkpoint (model_type "gpt_neox": Pythia; Hugging Face layout).
 struct GptNeoxConfig {
-    int layers = 0;          // num_hidden_layers
-    int heads = 0;           // num_attention_heads
-    int width = 0;           // hidden_size = heads * d
-    int innerWidth = 0;      // intermediate_size
-    int positions = 0;       // max_position_embeddings
-    int vocabularySize = 0;  // vocab_size
+    int layers = 0;                  // num_hidden_layers
+    int heads = 0;                   // num_attention_heads
+    int width = 0;                   // hidden_size = heads * d
+    int innerWidth = 0;              // intermediate_size
+    int positions = 0;               // max_position_embeddings
+    int vocabularySize = 0;          // vocab_size
     double layerNormEpsilon = 1e-5;  // layer_norm_eps
     // rotary_emb_base (or rope_theta), rotaryDims = int(d * rotary_pct) rounded down to even
     // (rotary_pct, or partial_rotary_factor; 0.25 when both are absent), rope_scaling.
     RopeSettings rope;
-    bool parallelResidual = true;  // use_parallel_residual
-    GeluForm gelu = GeluForm::Erf; // hidden_act: "gelu" exact (erf); "gelu_new" etc. tanh
+    bool parallelResidual = true;   // use_parallel_residual
+    GeluForm gelu = GeluForm::Erf;  // hidden_act: "gelu" exact (erf); "gelu_new" etc. tanh
 
     int headDim() const { return width / heads; }
     LanguageModelInfo info() const;
@@ -45,12 +45,12 @@ struct GptNeoxConfig {
 // attention.dense, post_attention_layernorm, mlp.dense_h_to_4h, mlp.dense_4h_to_h.
 struct GptNeoxBlock {
     Vector<float> ln1Gain, ln1Bias;
-    Matrix<float> qkvWeight;  // width x 3 width: [Q | K | V], head h columns [h d, (h + 1) d)
-    Vector<float> qkvBias;    // 3 width
+    Matrix<float> qkvWeight;    // width x 3 width: [Q | K | V], head h columns [h d, (h + 1) d)
+    Vector<float> qkvBias;      // 3 width
     Matrix<float> denseWeight;  // width x width
     Vector<float> denseBias;
     Vector<float> ln2Gain, ln2Bias;
-    Matrix<float> fcWeight;   // width x inner (dense_h_to_4h^T)
+    Matrix<float> fcWeight;  // width x inner (dense_h_to_4h^T)
     Vector<float> fcBias;
     Matrix<float> outWeight;  // inner x width (dense_4h_to_h^T)
     Vector<float> outBias;

@@ -26,8 +26,8 @@ HfBpeModel HfBpeModel::read(const TokenizerFields& model)
                      QStringLiteral("is %1; Attention Lab reads BPE without dropout (null)")
                          .arg(dropout.isDouble() ? QString::number(dropout.toDouble())
                                                  : jsonTypeName(dropout)));
-    for (const QString& key : {QStringLiteral("continuing_subword_prefix"),
-                              QStringLiteral("end_of_word_suffix")}) {
+    for (const QString& key :
+         {QStringLiteral("continuing_subword_prefix"), QStringLiteral("end_of_word_suffix")}) {
         const QString affix = model.string(key, QString());
         if (!affix.isEmpty())
             model.refuse(key, QStringLiteral("is %1; Attention Lab reads BPE tokenizers without "
@@ -108,13 +108,13 @@ void HfBpeModel::addMerges(const std::vector<std::pair<QString, QString>>& merge
         const QString merged = left + right;
         for (const QString& symbol : {left, right, merged}) {
             if (!m_ids.contains(symbol))
-                refuseTokenizer(m_path, QStringLiteral("%1[%2] makes %3 from %4 and %5, but %6 is "
-                                                       "not in %7")
-                                            .arg(mergesName)
-                                            .arg(i)
-                                            .arg(quotedSymbol(merged), quotedSymbol(left),
-                                                 quotedSymbol(right), quotedSymbol(symbol),
-                                                 vocabularyName));
+                refuseTokenizer(
+                    m_path, QStringLiteral("%1[%2] makes %3 from %4 and %5, but %6 is "
+                                           "not in %7")
+                                .arg(mergesName)
+                                .arg(i)
+                                .arg(quotedSymbol(merged), quotedSymbol(left), quotedSymbol(right),
+                                     quotedSymbol(symbol), vocabularyName));
         }
         m_merges.insert(pairKey(id(left), id(right)), {int(i), id(merged)});
     }
@@ -135,9 +135,8 @@ std::vector<int> HfBpeModel::firstSymbols(const QString& piece) const
     int pendingUnk = -1;
     for (qsizetype i = 0; i < piece.size();) {
         const qsizetype length =
-            piece[i].isHighSurrogate() && i + 1 < piece.size() && piece[i + 1].isLowSurrogate()
-                ? 2
-                : 1;
+            piece[i].isHighSurrogate() && i + 1 < piece.size() && piece[i + 1].isLowSurrogate() ? 2
+                                                                                                : 1;
         const QString character = piece.mid(i, length);
         i += length;
         const int known = id(character);
@@ -150,9 +149,8 @@ std::vector<int> HfBpeModel::firstSymbols(const QString& piece) const
         }
         if (m_byteFallback) {
             const QByteArray bytes = character.toUtf8();
-            const bool allKnown = std::all_of(bytes.begin(), bytes.end(), [&](char b) {
-                return m_byteIds[quint8(b)] >= 0;
-            });
+            const bool allKnown = std::all_of(bytes.begin(), bytes.end(),
+                                              [&](char b) { return m_byteIds[quint8(b)] >= 0; });
             if (allKnown) {
                 for (const char b : bytes)
                     word.push_back(m_byteIds[quint8(b)]);

@@ -79,8 +79,8 @@ private:
 
     QString m_path;  // the tokenizer.json, for messages
     QHash<QString, int> m_ids;
-    std::vector<QString> m_symbols;  // id -> symbol, empty where no symbol has the id
-    QHash<quint64, Merge> m_merges;  // pairKey(left id, right id) -> rank and merged id
+    std::vector<QString> m_symbols;    // id -> symbol, empty where no symbol has the id
+    QHash<quint64, Merge> m_merges;    // pairKey(left id, right id) -> rank and merged id
     std::array<int, 256> m_byteIds{};  // byte -> id of "<0xNN>", -1 if none
     QString m_unkToken;                // empty when there is none
     bool m_fuseUnk = false;

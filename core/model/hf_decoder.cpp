@@ -121,12 +121,12 @@ void HfDecoder::readSteps(const TokenizerFields& fields, int depth)
                           QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
         const QJsonArray members = list.toArray();
         for (qsizetype i = 0; i < members.size(); ++i)
-            readSteps(TokenizerFields(fields.path(),
-                                 QStringLiteral("%1[%2]")
-                                     .arg(fields.name(QStringLiteral("decoders")))
-                                     .arg(i),
-                                 members[i]),
-                      depth + 1);
+            readSteps(
+                TokenizerFields(
+                    fields.path(),
+                    QStringLiteral("%1[%2]").arg(fields.name(QStringLiteral("decoders"))).arg(i),
+                    members[i]),
+                depth + 1);
         return;
     }
     if (type == QStringLiteral("ByteLevel")) {
@@ -168,30 +168,27 @@ QStringList HfDecoder::apply(const Step& step, const QStringList& symbols, bool 
 {
     QStringList out;
     switch (step.kind) {
-    case Step::Kind::ByteLevel:
-        return {byteLevelText(symbols)};
-    case Step::Kind::Fuse:
-        return {symbols.join(QString())};
-    case Step::Kind::ByteFallback:
-        return joinFallbackBytes(symbols);
-    case Step::Kind::Metaspace:
-        for (qsizetype i = 0; i < symbols.size(); ++i) {
-            // The Rust library drops every "▁" of the first symbol, not only a leading one.
-            QString symbol = symbols[i];
-            const bool first = i == 0 && wholeText && step.dropFirstSpace;
-            out.append(symbol.replace(step.text, first ? QString() : QStringLiteral(" ")));
-        }
-        return out;
-    case Step::Kind::Replace:
-        for (const QString& symbol : symbols)
-            out.append(replaceMatches(symbol, step.pattern, step.text));
-        return out;
-    case Step::Kind::Strip:
-        if (!wholeText)
-            return symbols;
-        for (const QString& symbol : symbols)
-            out.append(stripped(symbol, step.text, step.start, step.stop));
-        return out;
+        case Step::Kind::ByteLevel: return {byteLevelText(symbols)};
+        case Step::Kind::Fuse: return {symbols.join(QString())};
+        case Step::Kind::ByteFallback: return joinFallbackBytes(symbols);
+        case Step::Kind::Metaspace:
+            for (qsizetype i = 0; i < symbols.size(); ++i) {
+                // The Rust library drops every "▁" of the first symbol, not only a leading one.
+                QString symbol = symbols[i];
+                const bool first = i == 0 && wholeText && step.dropFirstSpace;
+                out.append(symbol.replace(step.text, first ? QString() : QStringLiteral(" ")));
+            }
+            return out;
+        case Step::Kind::Replace:
+            for (const QString& symbol : symbols)
+                out.append(replaceMatches(symbol, step.pattern, step.text));
+            return out;
+        case Step::Kind::Strip:
+            if (!wholeText)
+                return symbols;
+            for (const QString& symbol : symbols)
+                out.append(stripped(symbol, step.text, step.start, step.stop));
+            return out;
     }
     return symbols;
 }

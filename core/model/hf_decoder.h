@@ -29,8 +29,8 @@ public:
 private:
     struct Step {
         enum class Kind { ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip } kind;
-        QString text;                // Metaspace's replacement, Replace's content, Strip's content
-        QRegularExpression pattern;  // Replace's pattern
+        QString text;                 // Metaspace's replacement, Replace's content, Strip's content
+        QRegularExpression pattern;   // Replace's pattern
         bool dropFirstSpace = false;  // Metaspace with a prepend scheme other than "never"
         int start = 0;                // Strip
         int stop = 0;

@@ -112,36 +112,35 @@ std::vector<Part> applyBehavior(const std::vector<Part>& parts, SplitBehavior be
     std::vector<Part> out;
     bool previousMatch = false;
     switch (behavior) {
-    case SplitBehavior::Removed:
-    case SplitBehavior::Isolated:
-        return parts;
-    case SplitBehavior::MergedWithPrevious:
-        for (const Part& part : parts) {
-            if (part.isMatch && !previousMatch && !out.empty())
-                out.back().end = part.end;
-            else
-                out.push_back({part.start, part.end, false});
-            previousMatch = part.isMatch;
-        }
-        return out;
-    case SplitBehavior::MergedWithNext:
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-            if (it->isMatch && !previousMatch && !out.empty())
-                out.back().start = it->start;
-            else
-                out.push_back({it->start, it->end, false});
-            previousMatch = it->isMatch;
-        }
-        return {out.rbegin(), out.rend()};
-    case SplitBehavior::Contiguous:
-        for (const Part& part : parts) {
-            if (part.isMatch == previousMatch && !out.empty())
-                out.back().end = part.end;
-            else
-                out.push_back({part.start, part.end, false});
-            previousMatch = part.isMatch;
-        }
-        return out;
+        case SplitBehavior::Removed:
+        case SplitBehavior::Isolated: return parts;
+        case SplitBehavior::MergedWithPrevious:
+            for (const Part& part : parts) {
+                if (part.isMatch && !previousMatch && !out.empty())
+                    out.back().end = part.end;
+                else
+                    out.push_back({part.start, part.end, false});
+                previousMatch = part.isMatch;
+            }
+            return out;
+        case SplitBehavior::MergedWithNext:
+            for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+                if (it->isMatch && !previousMatch && !out.empty())
+                    out.back().start = it->start;
+                else
+                    out.push_back({it->start, it->end, false});
+                previousMatch = it->isMatch;
+            }
+            return {out.rbegin(), out.rend()};
+        case SplitBehavior::Contiguous:
+            for (const Part& part : parts) {
+                if (part.isMatch == previousMatch && !out.empty())
+                    out.back().end = part.end;
+                else
+                    out.push_back({part.start, part.end, false});
+                previousMatch = part.isMatch;
+            }
+            return out;
     }
     return out;
 }
@@ -193,8 +192,7 @@ QString replaceMatches(const QString& text, const QRegularExpression& pattern,
     return out;
 }
 
-HfNormalizer HfNormalizer::read(const QString& path, const QString& field,
-                                const QJsonValue& value)
+HfNormalizer HfNormalizer::read(const QString& path, const QString& field, const QJsonValue& value)
 {
     HfNormalizer normalizer;
     normalizer.m_path = path;
@@ -229,16 +227,16 @@ QString HfNormalizer::normalize(const QString& text) const
     QString normalized = text;
     for (const Step& step : m_steps) {
         switch (step.kind) {
-        case Step::Kind::Nfc:
-            normalized = normalized.normalized(QString::NormalizationForm_C);
-            break;
-        case Step::Kind::Prepend:
-            if (!normalized.isEmpty())
-                normalized.prepend(step.text);
-            break;
-        case Step::Kind::Replace:
-            normalized = replaceMatches(normalized, step.pattern, step.text);
-            break;
+            case Step::Kind::Nfc:
+                normalized = normalized.normalized(QString::NormalizationForm_C);
+                break;
+            case Step::Kind::Prepend:
+                if (!normalized.isEmpty())
+                    normalized.prepend(step.text);
+                break;
+            case Step::Kind::Replace:
+                normalized = replaceMatches(normalized, step.pattern, step.text);
+                break;
         }
         if (normalized.size() > longestStepOutput(text.size()))
             refuseTokenizer(m_path, QStringLiteral("the normalizer makes a text of %1 characters "
@@ -312,9 +310,9 @@ void HfPreTokenizer::readSteps(const TokenizerFields& fields, int depth)
                               .arg(quotedSymbol(step.replacement)));
         // Older files have add_prefix_space instead of prepend_scheme.
         const bool prefix = fields.boolean(QStringLiteral("add_prefix_space"), true);
-        const QString scheme = fields.string(QStringLiteral("prepend_scheme"),
-                                             prefix ? QStringLiteral("always")
-                                                    : QStringLiteral("never"));
+        const QString scheme =
+            fields.string(QStringLiteral("prepend_scheme"),
+                          prefix ? QStringLiteral("always") : QStringLiteral("never"));
         if (scheme == QStringLiteral("always"))
             step.prepend = PrependScheme::Always;
         else if (scheme == QStringLiteral("first"))
@@ -322,9 +320,9 @@ void HfPreTokenizer::readSteps(const TokenizerFields& fields, int depth)
         else if (scheme == QStringLiteral("never"))
             step.prepend = PrependScheme::Never;
         else
-            fields.refuse(QStringLiteral("prepend_scheme"),
-                          QStringLiteral("is %1; expected always, first or never")
-                              .arg(quotedSymbol(scheme)));
+            fields.refuse(
+                QStringLiteral("prepend_scheme"),
+                QStringLiteral("is %1; expected always, first or never").arg(quotedSymbol(scheme)));
         step.splitAtReplacement = fields.boolean(QStringLiteral("split"), true);
         step.pattern = QRegularExpression(QRegularExpression::escape(step.replacement));
     } else {
@@ -337,39 +335,38 @@ void HfPreTokenizer::readSteps(const TokenizerFields& fields, int depth)
 void HfPreTokenizer::apply(const Step& step, const TextPiece& piece, std::vector<TextPiece>& out)
 {
     switch (step.kind) {
-    case Step::Kind::Split:
-        for (TextPiece& part : splitPiece(piece, step.pattern, step.behavior, step.invert))
-            out.push_back(std::move(part));
-        return;
-    case Step::Kind::ByteLevel: {
-        // A space before every piece that has none, GPT-2's pattern, then bytes as characters.
-        TextPiece spaced = piece;
-        if (step.addPrefixSpace && !spaced.text.startsWith(u' '))
-            spaced.text.prepend(u' ');
-        std::vector<TextPiece> parts{spaced};
-        if (step.useRegex)
-            parts = splitPiece(spaced, gpt2PieceExpression(), SplitBehavior::Isolated, false);
-        for (TextPiece& part : parts)
-            out.push_back({byteLevelSymbols(part.text.toUtf8()), part.startsText});
-        return;
-    }
-    case Step::Kind::Metaspace: {
-        TextPiece replaced = piece;
-        replaced.text.replace(u' ', step.replacement);
-        const bool prepend =
-            step.prepend == PrependScheme::Always ||
-            (step.prepend == PrependScheme::First && replaced.startsText);
-        if (prepend && !replaced.text.startsWith(step.replacement))
-            replaced.text.prepend(step.replacement);
-        if (!step.splitAtReplacement) {
-            out.push_back(std::move(replaced));
+        case Step::Kind::Split:
+            for (TextPiece& part : splitPiece(piece, step.pattern, step.behavior, step.invert))
+                out.push_back(std::move(part));
+            return;
+        case Step::Kind::ByteLevel: {
+            // A space before every piece that has none, GPT-2's pattern, then bytes as characters.
+            TextPiece spaced = piece;
+            if (step.addPrefixSpace && !spaced.text.startsWith(u' '))
+                spaced.text.prepend(u' ');
+            std::vector<TextPiece> parts{spaced};
+            if (step.useRegex)
+                parts = splitPiece(spaced, gpt2PieceExpression(), SplitBehavior::Isolated, false);
+            for (TextPiece& part : parts)
+                out.push_back({byteLevelSymbols(part.text.toUtf8()), part.startsText});
             return;
         }
-        for (TextPiece& part :
-             splitPiece(replaced, step.pattern, SplitBehavior::MergedWithNext, false))
-            out.push_back(std::move(part));
-        return;
-    }
+        case Step::Kind::Metaspace: {
+            TextPiece replaced = piece;
+            replaced.text.replace(u' ', step.replacement);
+            const bool prepend = step.prepend == PrependScheme::Always ||
+                                 (step.prepend == PrependScheme::First && replaced.startsText);
+            if (prepend && !replaced.text.startsWith(step.replacement))
+                replaced.text.prepend(step.replacement);
+            if (!step.splitAtReplacement) {
+                out.push_back(std::move(replaced));
+                return;
+            }
+            for (TextPiece& part :
+                 splitPiece(replaced, step.pattern, SplitBehavior::MergedWithNext, false))
+                out.push_back(std::move(part));
+            return;
+        }
     }
 }
 

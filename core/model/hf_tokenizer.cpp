@@ -97,8 +97,8 @@ HfTokenizer::HfTokenizer(const QString& path, const TokenizerFields& root)
       m_preTokenizer(HfPreTokenizer::read(path, QStringLiteral("pre_tokenizer"),
                                           root.value(QStringLiteral("pre_tokenizer")))),
       m_model(HfBpeModel::read(root.object(QStringLiteral("model")))),
-      m_decoder(HfDecoder::read(path, QStringLiteral("decoder"),
-                                root.value(QStringLiteral("decoder"))))
+      m_decoder(
+          HfDecoder::read(path, QStringLiteral("decoder"), root.value(QStringLiteral("decoder"))))
 {
     m_size = m_model.size();
     readAddedTokens(root);
@@ -170,10 +170,10 @@ void HfTokenizer::readPostProcessor(const TokenizerFields& processor, int depth)
         const QJsonArray members = list.toArray();
         for (qsizetype i = 0; i < members.size(); ++i)
             readPostProcessor(TokenizerFields(m_path,
-                                         QStringLiteral("%1[%2]")
-                                             .arg(processor.name(QStringLiteral("processors")))
-                                             .arg(i),
-                                         members[i]),
+                                              QStringLiteral("%1[%2]")
+                                                  .arg(processor.name(QStringLiteral("processors")))
+                                                  .arg(i),
+                                              members[i]),
                               depth + 1);
     } else {
         processor.refuseType(QStringLiteral("Attention Lab reads the post-processors "
@@ -197,11 +197,9 @@ void HfTokenizer::readTemplate(const TokenizerFields& processor)
     bool sawSequence = false;
     const QJsonArray items = single.toArray();
     for (qsizetype i = 0; i < items.size(); ++i) {
-        const TokenizerFields item(m_path,
-                              QStringLiteral("%1[%2]")
-                                  .arg(processor.name(QStringLiteral("single")))
-                                  .arg(i),
-                              items[i]);
+        const TokenizerFields item(
+            m_path, QStringLiteral("%1[%2]").arg(processor.name(QStringLiteral("single"))).arg(i),
+            items[i]);
         if (!item.isNull(QStringLiteral("Sequence"))) {
             const QString which =
                 item.object(QStringLiteral("Sequence")).string(QStringLiteral("id"));

@@ -108,8 +108,8 @@ private:
     // The added tokens looked for before (0) and after (1) normalization, by their first
     // character: indices in m_added.
     std::array<QHash<char16_t, std::vector<qsizetype>>, 2> m_addedByFirst;
-    std::vector<int> m_prefixIds;        // the post-processor's ids before the text's
-    std::vector<int> m_suffixIds;        // and after
+    std::vector<int> m_prefixIds;  // the post-processor's ids before the text's
+    std::vector<int> m_suffixIds;  // and after
     int m_size = 0;
 };
 

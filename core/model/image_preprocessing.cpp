@@ -84,14 +84,15 @@ std::vector<double> perChannel(const QString& path, const QJsonObject& json, con
     for (const double number : numbers)
         valid = valid && std::isfinite(number) && (!positive || number > 0);
     if (!valid)
-        refuseCheckpoint(path, QStringLiteral("%1 is %2; expected %3 %4 (one per channel of the "
-                                              "model, num_channels %5)")
-                                   .arg(key, jsonValueText(value))
-                                   .arg(channels == 1 ? QStringLiteral("a number or a list of 1")
-                                                      : QStringLiteral("a list of %1").arg(channels))
-                                   .arg(positive ? QStringLiteral("positive numbers")
-                                                 : QStringLiteral("numbers"))
-                                   .arg(channels));
+        refuseCheckpoint(
+            path,
+            QStringLiteral("%1 is %2; expected %3 %4 (one per channel of the "
+                           "model, num_channels %5)")
+                .arg(key, jsonValueText(value))
+                .arg(channels == 1 ? QStringLiteral("a number or a list of 1")
+                                   : QStringLiteral("a list of %1").arg(channels))
+                .arg(positive ? QStringLiteral("positive numbers") : QStringLiteral("numbers"))
+                .arg(channels));
     return numbers;
 }
 
@@ -127,8 +128,8 @@ ImagePreprocessing ImagePreprocessing::fromJson(const QString& path, int channel
         refuseCheckpoint(path, QStringLiteral("do_center_crop is true; Attention Lab resizes "
                                               "without cropping, as ViTImageProcessor does"));
     preprocessing.rescale = booleanValue(path, json, QStringLiteral("do_rescale"), true);
-    preprocessing.rescaleFactor = positiveNumber(path, json, QStringLiteral("rescale_factor"),
-                                                 preprocessing.rescaleFactor);
+    preprocessing.rescaleFactor =
+        positiveNumber(path, json, QStringLiteral("rescale_factor"), preprocessing.rescaleFactor);
     preprocessing.normalise = booleanValue(path, json, QStringLiteral("do_normalize"), true);
     preprocessing.mean = perChannel(path, json, QStringLiteral("image_mean"), channels, false);
     preprocessing.std = perChannel(path, json, QStringLiteral("image_std"), channels, true);

@@ -29,12 +29,12 @@ std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
         return loadGgufLanguageModel(folder, budget);
     const ModelArchitecture architecture = modelArchitecture(folder);
     switch (architecture) {
-    case ModelArchitecture::Gpt2: return Gpt2Model::load(folder);
-    case ModelArchitecture::Llama:
-    case ModelArchitecture::Mistral:
-    case ModelArchitecture::Qwen2: return LlamaModel::load(folder, architecture, budget);
-    case ModelArchitecture::GptNeox: return GptNeoxModel::load(folder, budget);
-    case ModelArchitecture::Vit: break;
+        case ModelArchitecture::Gpt2: return Gpt2Model::load(folder);
+        case ModelArchitecture::Llama:
+        case ModelArchitecture::Mistral:
+        case ModelArchitecture::Qwen2: return LlamaModel::load(folder, architecture, budget);
+        case ModelArchitecture::GptNeox: return GptNeoxModel::load(folder, budget);
+        case ModelArchitecture::Vit: break;
     }
     throw InputError(QStringLiteral("%1: the model is a ViT (model_type \"vit\"): it reads an "
                                     "image, not text")
@@ -48,12 +48,12 @@ LanguageModelInfo languageModelInfo(const QString& folder)
     const ModelArchitecture architecture = modelArchitecture(folder);
     const QString config = QDir(folder).filePath(QStringLiteral("config.json"));
     switch (architecture) {
-    case ModelArchitecture::Gpt2: return Gpt2Config::fromJson(config).info();
-    case ModelArchitecture::Llama:
-    case ModelArchitecture::Mistral:
-    case ModelArchitecture::Qwen2: return LlamaConfig::fromJson(config, architecture).info();
-    case ModelArchitecture::GptNeox: return GptNeoxConfig::fromJson(config).info();
-    case ModelArchitecture::Vit: break;
+        case ModelArchitecture::Gpt2: return Gpt2Config::fromJson(config).info();
+        case ModelArchitecture::Llama:
+        case ModelArchitecture::Mistral:
+        case ModelArchitecture::Qwen2: return LlamaConfig::fromJson(config, architecture).info();
+        case ModelArchitecture::GptNeox: return GptNeoxConfig::fromJson(config).info();
+        case ModelArchitecture::Vit: break;
     }
     throw InputError(QStringLiteral("%1: the model is a ViT (model_type \"vit\"): it reads an "
                                     "image, not text")

@@ -41,9 +41,8 @@ LlamaConfig LlamaConfig::fromJson(const QString& path, ModelArchitecture archite
     config.innerWidth = positiveInteger(path, json, QStringLiteral("intermediate_size"));
     config.positions = positiveInteger(path, json, QStringLiteral("max_position_embeddings"));
     config.vocabularySize = positiveInteger(path, json, QStringLiteral("vocab_size"));
-    config.keyValueHeads = optionalPositiveInteger(path, json,
-                                                   QStringLiteral("num_key_value_heads"),
-                                                   config.heads);
+    config.keyValueHeads =
+        optionalPositiveInteger(path, json, QStringLiteral("num_key_value_heads"), config.heads);
     if (config.heads % config.keyValueHeads != 0)
         refuseCheckpoint(path, QStringLiteral("num_attention_heads (%1) is not a multiple of "
                                               "num_key_value_heads (%2)")
@@ -58,10 +57,11 @@ LlamaConfig LlamaConfig::fromJson(const QString& path, ModelArchitecture archite
     config.headDim = optionalPositiveInteger(path, json, QStringLiteral("head_dim"),
                                              config.width / config.heads);
     if (config.headDim % 2 != 0)
-        refuseCheckpoint(path, QStringLiteral("head_dim is %1; RoPE rotates pairs of dimensions")
-                                   .arg(config.headDim));
-    config.rmsNormEpsilon = positiveNumber(path, json, QStringLiteral("rms_norm_eps"),
-                                           config.rmsNormEpsilon);
+        refuseCheckpoint(
+            path,
+            QStringLiteral("head_dim is %1; RoPE rotates pairs of dimensions").arg(config.headDim));
+    config.rmsNormEpsilon =
+        positiveNumber(path, json, QStringLiteral("rms_norm_eps"), config.rmsNormEpsilon);
     config.rope = readRopeSettings(path, json, QStringLiteral("rope_theta"), config.headDim);
     const QJsonValue activation = json.value(QStringLiteral("hidden_act"));
     if (!activation.isUndefined() && activation.toString() != QLatin1String("silu"))
@@ -186,8 +186,8 @@ ForwardResult LlamaModel::decode(const std::vector<int>& tokens, DecodingState& 
     return m_network.forward(tokens, options, &state);
 }
 
-ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens,
-                                    const ForwardOptions& options, DecodingState* decoding) const
+ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const ForwardOptions& options,
+                                    DecodingState* decoding) const
 {
     const Index length = Index(tokens.size());
     const Index width = config.width;
@@ -211,7 +211,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens,
             throw Cancelled();
         const LlamaBlock& block = blocks[l];
         rmsNormalise(x, block.inputNormGain, epsilon, a);
-        const RotaryAttention attention{block.qkvWeight, block.qkvBias, heads, rope,
+        const RotaryAttention attention{block.qkvWeight,      block.qkvBias, heads, rope,
                                         config.slidingWindow, decoding};
         attention.run(a, int(l), options, result, qkv, outputs);
         threadedProduct(outputs, block.outputWeight, x, true);

@@ -17,17 +17,17 @@ namespace attnlab {
 // Face layout).
 struct LlamaConfig {
     ModelArchitecture architecture = ModelArchitecture::Llama;
-    int layers = 0;          // num_hidden_layers
-    int heads = 0;           // num_attention_heads (H)
-    int keyValueHeads = 0;   // num_key_value_heads (H_kv; H when absent or null)
-    int width = 0;           // hidden_size
-    int headDim = 0;         // head_dim, or hidden_size / H when absent or null
-    int innerWidth = 0;      // intermediate_size
-    int positions = 0;       // max_position_embeddings
-    int vocabularySize = 0;  // vocab_size
+    int layers = 0;                // num_hidden_layers
+    int heads = 0;                 // num_attention_heads (H)
+    int keyValueHeads = 0;         // num_key_value_heads (H_kv; H when absent or null)
+    int width = 0;                 // hidden_size
+    int headDim = 0;               // head_dim, or hidden_size / H when absent or null
+    int innerWidth = 0;            // intermediate_size
+    int positions = 0;             // max_position_embeddings
+    int vocabularySize = 0;        // vocab_size
     double rmsNormEpsilon = 1e-6;  // rms_norm_eps
-    RopeSettings rope;       // rope_theta and rope_scaling; rotaryDims = headDim
-    int slidingWindow = 0;   // Mistral's sliding_window (absent or null: 0, none)
+    RopeSettings rope;             // rope_theta and rope_scaling; rotaryDims = headDim
+    int slidingWindow = 0;         // Mistral's sliding_window (absent or null: 0, none)
 
     LanguageModelInfo info() const;
 
@@ -62,8 +62,8 @@ struct LlamaNetwork {
     LlamaConfig config;
     Matrix<float> tokenEmbedding;  // vocab x width
     std::vector<LlamaBlock> blocks;
-    Vector<float> finalNormGain;   // model.norm.weight
-    Matrix<float> outputHead;      // lm_head.weight (vocab x width), or empty when tied
+    Vector<float> finalNormGain;  // model.norm.weight
+    Matrix<float> outputHead;     // lm_head.weight (vocab x width), or empty when tied
 
     // The forward pass on ids already checked (checkTokens); with decoding, the incremental pass
     // of LanguageModel::decode from the state's position (the ids checked for it).

@@ -17,18 +17,19 @@ constexpr Index kElementRows = 16;
 QString scalingText(const RopeSettings& settings)
 {
     switch (settings.scaling) {
-    case RopeScalingType::None: return QString();
-    case RopeScalingType::Linear:
-        return QStringLiteral(", linear scaling (factor %1)").arg(settings.factor);
-    case RopeScalingType::Llama3:
-        return QStringLiteral(", llama3 scaling (factor %1, low_freq_factor %2, high_freq_factor "
-                              "%3, original_max_position_embeddings %4)")
-            .arg(settings.factor)
-            .arg(settings.lowFrequencyFactor)
-            .arg(settings.highFrequencyFactor)
-            .arg(settings.originalPositions);
-    case RopeScalingType::Factors:
-        return QStringLiteral(", a scaling factor per frequency (rope_freqs)");
+        case RopeScalingType::None: return QString();
+        case RopeScalingType::Linear:
+            return QStringLiteral(", linear scaling (factor %1)").arg(settings.factor);
+        case RopeScalingType::Llama3:
+            return QStringLiteral(
+                       ", llama3 scaling (factor %1, low_freq_factor %2, high_freq_factor "
+                       "%3, original_max_position_embeddings %4)")
+                .arg(settings.factor)
+                .arg(settings.lowFrequencyFactor)
+                .arg(settings.highFrequencyFactor)
+                .arg(settings.originalPositions);
+        case RopeScalingType::Factors:
+            return QStringLiteral(", a scaling factor per frequency (rope_freqs)");
     }
     return QString();
 }
@@ -109,8 +110,8 @@ void rmsNormalise(const Matrix<float>& x, const Vector<float>& gain, float epsil
 {
     forEachRowBlock(x.rows(), kElementRows, [&](Index begin, Index end) {
         for (Index i = begin; i < end; ++i) {
-            const float inverse = 1.0f / std::sqrt(x.row(i).squaredNorm() / float(x.cols()) +
-                                                   epsilon);
+            const float inverse =
+                1.0f / std::sqrt(x.row(i).squaredNorm() / float(x.cols()) + epsilon);
             out.row(i).array() = x.row(i).array() * (inverse * gain.transpose().array());
         }
     });

@@ -16,9 +16,9 @@ namespace attnlab {
 // How the rotation frequencies are rescaled for contexts longer than pre-training (config.json's
 // rope_scaling, its type under "rope_type" or "type").
 enum class RopeScalingType {
-    None,    // absent, null or "default"
-    Linear,  // "linear": inv_freq_i / factor (positions divided by factor)
-    Llama3,  // "llama3": transformers' _compute_llama3_parameters, below
+    None,     // absent, null or "default"
+    Linear,   // "linear": inv_freq_i / factor (positions divided by factor)
+    Llama3,   // "llama3": transformers' _compute_llama3_parameters, below
     Factors,  // one divisor per frequency: inv_freq_i / f_i (a GGUF file's rope_freqs tensor,
               // which llama.cpp's converter writes for llama3 scaling)
 };
@@ -32,11 +32,11 @@ struct RopeSettings {
     double theta = 10000;  // rope_theta (rotary_emb_base for GPT-NeoX)
     int rotaryDims = 0;    // r
     RopeScalingType scaling = RopeScalingType::None;
-    double factor = 1;     // linear and llama3
+    double factor = 1;  // linear and llama3
     // llama3 only:
     double lowFrequencyFactor = 1;
     double highFrequencyFactor = 4;
-    double originalPositions = 8192;  // original_max_position_embeddings
+    double originalPositions = 8192;       // original_max_position_embeddings
     std::vector<double> frequencyFactors;  // Factors only: f_i, i < r/2
 
     // inv_freq_i for i < r/2 after the scaling. llama3, with wavelength w_i = 2 pi / inv_freq_i,

@@ -41,11 +41,11 @@ constexpr std::int64_t kConversionChunk = 1 << 14;
 std::uint64_t dtypeSize(const QString& name)
 {
     static const QHash<QString, std::uint64_t> sizes = {
-        {QStringLiteral("BOOL"), 1}, {QStringLiteral("U8"), 1},      {QStringLiteral("I8"), 1},
+        {QStringLiteral("BOOL"), 1},    {QStringLiteral("U8"), 1},      {QStringLiteral("I8"), 1},
         {QStringLiteral("F8_E5M2"), 1}, {QStringLiteral("F8_E4M3"), 1}, {QStringLiteral("I16"), 2},
-        {QStringLiteral("U16"), 2},  {QStringLiteral("F16"), 2},     {QStringLiteral("BF16"), 2},
-        {QStringLiteral("I32"), 4},  {QStringLiteral("U32"), 4},     {QStringLiteral("F32"), 4},
-        {QStringLiteral("F64"), 8},  {QStringLiteral("I64"), 8},     {QStringLiteral("U64"), 8},
+        {QStringLiteral("U16"), 2},     {QStringLiteral("F16"), 2},     {QStringLiteral("BF16"), 2},
+        {QStringLiteral("I32"), 4},     {QStringLiteral("U32"), 4},     {QStringLiteral("F32"), 4},
+        {QStringLiteral("F64"), 8},     {QStringLiteral("I64"), 8},     {QStringLiteral("U64"), 8},
     };
     return sizes.value(name, 0);
 }
@@ -74,13 +74,13 @@ QString shapeText(const std::vector<std::int64_t>& shape)
 QString jsonTypeName(const QJsonValue& value)
 {
     switch (value.type()) {
-    case QJsonValue::Null: return QStringLiteral("null");
-    case QJsonValue::Bool: return QStringLiteral("a boolean");
-    case QJsonValue::Double: return QStringLiteral("a number");
-    case QJsonValue::String: return QStringLiteral("a string");
-    case QJsonValue::Array: return QStringLiteral("an array");
-    case QJsonValue::Object: return QStringLiteral("an object");
-    default: return QStringLiteral("nothing");
+        case QJsonValue::Null: return QStringLiteral("null");
+        case QJsonValue::Bool: return QStringLiteral("a boolean");
+        case QJsonValue::Double: return QStringLiteral("a number");
+        case QJsonValue::String: return QStringLiteral("a string");
+        case QJsonValue::Array: return QStringLiteral("an array");
+        case QJsonValue::Object: return QStringLiteral("an object");
+        default: return QStringLiteral("nothing");
     }
 }
 
@@ -133,10 +133,10 @@ TensorEntry parseEntry(const QString& fileName, const QString& name, const QJson
     for (const QJsonValue dim : dims) {
         std::uint64_t size = 0;
         if (!nonNegativeInteger(dim, &size))
-            refuseTensor(fileName, name,
-                         QStringLiteral("shape holds %1; expected non-negative integers")
-                             .arg(dim.isDouble() ? QString::number(dim.toDouble())
-                                                 : jsonTypeName(dim)));
+            refuseTensor(
+                fileName, name,
+                QStringLiteral("shape holds %1; expected non-negative integers")
+                    .arg(dim.isDouble() ? QString::number(dim.toDouble()) : jsonTypeName(dim)));
         entry.shape.push_back(std::int64_t(size));
         overflow = overflow || qMulOverflow(count, size, &count);
     }
@@ -191,11 +191,11 @@ std::int64_t TensorEntry::elementCount() const
 QString tensorDtypeName(TensorDtype dtype)
 {
     switch (dtype) {
-    case TensorDtype::F32: return QStringLiteral("F32");
-    case TensorDtype::F16: return QStringLiteral("F16");
-    case TensorDtype::BF16: return QStringLiteral("BF16");
-    case TensorDtype::F64: return QStringLiteral("F64");
-    case TensorDtype::Other: break;
+        case TensorDtype::F32: return QStringLiteral("F32");
+        case TensorDtype::F16: return QStringLiteral("F16");
+        case TensorDtype::BF16: return QStringLiteral("BF16");
+        case TensorDtype::F64: return QStringLiteral("F64");
+        case TensorDtype::Other: break;
     }
     return QStringLiteral("other");
 }
@@ -212,10 +212,10 @@ std::vector<TensorEntry> parseSafetensorsHeader(QByteArrayView header, std::uint
                              .arg(error.errorString())
                              .arg(error.offset));
     if (!document.isObject())
-        refuse(fileName, QStringLiteral("the safetensors header is a JSON %1; expected an object "
-                                        "of tensors")
-                             .arg(document.isArray() ? QStringLiteral("array")
-                                                     : QStringLiteral("value")));
+        refuse(fileName,
+               QStringLiteral("the safetensors header is a JSON %1; expected an object "
+                              "of tensors")
+                   .arg(document.isArray() ? QStringLiteral("array") : QStringLiteral("value")));
     const QJsonObject root = document.object();
     std::vector<TensorEntry> entries;
     entries.reserve(std::size_t(root.size()));
@@ -308,53 +308,51 @@ std::vector<float> SafetensorsFile::values(const TensorEntry& entry) const
     const qint64 count = entry.elementCount();
     std::uint64_t elementSize = 0;
     switch (entry.dtype) {
-    case TensorDtype::F32: elementSize = 4; break;
-    case TensorDtype::F16:
-    case TensorDtype::BF16: elementSize = 2; break;
-    case TensorDtype::F64: elementSize = 8; break;
-    case TensorDtype::Other:
-        refuseTensor(m_path, entry.name,
-                     QStringLiteral("unsupported dtype %1 (Attention Lab reads F32, F16, BF16 and "
-                                    "F64)")
-                         .arg(entry.dtypeName));
+        case TensorDtype::F32: elementSize = 4; break;
+        case TensorDtype::F16:
+        case TensorDtype::BF16: elementSize = 2; break;
+        case TensorDtype::F64: elementSize = 8; break;
+        case TensorDtype::Other:
+            refuseTensor(
+                m_path, entry.name,
+                QStringLiteral("unsupported dtype %1 (Attention Lab reads F32, F16, BF16 and "
+                               "F64)")
+                    .arg(entry.dtypeName));
     }
     // The entry may not come from this file's header: its range is checked again.
     std::uint64_t bytes = 0;
     if (count < 0 || entry.end < entry.begin || entry.end > m_dataSize ||
-        qMulOverflow(std::uint64_t(count), elementSize, &bytes) ||
-        bytes != entry.end - entry.begin)
+        qMulOverflow(std::uint64_t(count), elementSize, &bytes) || bytes != entry.end - entry.begin)
         refuseTensor(m_path, entry.name,
                      QStringLiteral("its data_offsets do not fit its shape or the file"));
 
     std::vector<float> result(static_cast<std::size_t>(count));
     const uchar* data = m_data + entry.begin;
     switch (entry.dtype) {
-    case TensorDtype::F32:
-        qFromLittleEndian<float>(data, count, result.data());
-        break;
-    case TensorDtype::F64:
-        for (qint64 i = 0; i < count; ++i)
-            result[std::size_t(i)] = float(qFromLittleEndian<double>(data + 8 * i));
-        break;
-    case TensorDtype::BF16:
-        // bfloat16 is the upper half of a float's bits.
-        for (qint64 i = 0; i < count; ++i) {
-            const quint32 bits = quint32(qFromLittleEndian<quint16>(data + 2 * i)) << 16;
-            std::memcpy(&result[std::size_t(i)], &bits, sizeof bits);
+        case TensorDtype::F32: qFromLittleEndian<float>(data, count, result.data()); break;
+        case TensorDtype::F64:
+            for (qint64 i = 0; i < count; ++i)
+                result[std::size_t(i)] = float(qFromLittleEndian<double>(data + 8 * i));
+            break;
+        case TensorDtype::BF16:
+            // bfloat16 is the upper half of a float's bits.
+            for (qint64 i = 0; i < count; ++i) {
+                const quint32 bits = quint32(qFromLittleEndian<quint16>(data + 2 * i)) << 16;
+                std::memcpy(&result[std::size_t(i)], &bits, sizeof bits);
+            }
+            break;
+        case TensorDtype::F16: {
+            // Through an aligned buffer of qfloat16 (the mapped data may sit at an odd offset),
+            // then Qt's bulk conversion (F16C instructions where the CPU has them).
+            std::vector<qfloat16> chunk(std::size_t(std::min<qint64>(count, kConversionChunk)));
+            for (qint64 i = 0; i < count; i += kConversionChunk) {
+                const qint64 n = std::min<qint64>(kConversionChunk, count - i);
+                qFromLittleEndian<quint16>(data + 2 * i, n, static_cast<void*>(chunk.data()));
+                qFloatFromFloat16(result.data() + i, chunk.data(), n);
+            }
+            break;
         }
-        break;
-    case TensorDtype::F16: {
-        // Through an aligned buffer of qfloat16 (the mapped data may sit at an odd offset), then
-        // Qt's bulk conversion (F16C instructions where the CPU has them).
-        std::vector<qfloat16> chunk(std::size_t(std::min<qint64>(count, kConversionChunk)));
-        for (qint64 i = 0; i < count; i += kConversionChunk) {
-            const qint64 n = std::min<qint64>(kConversionChunk, count - i);
-            qFromLittleEndian<quint16>(data + 2 * i, n, static_cast<void*>(chunk.data()));
-            qFloatFromFloat16(result.data() + i, chunk.data(), n);
-        }
-        break;
-    }
-    case TensorDtype::Other: break;
+        case TensorDtype::Other: break;
     }
     for (qint64 i = 0; i < count; ++i)
         if (!std::isfinite(result[std::size_t(i)]))

@@ -17,13 +17,13 @@ namespace attnlab {
 // so a checkpoint with extra integer buffers still loads.
 enum class TensorDtype { F32, F16, BF16, F64, Other };
 
-// One entry of a safetensors header: "name": {"dtype": ..., "shape": [...], "data_offsets": [b, e]}.
-// Offsets count from the first byte after the header.
+// One entry of a safetensors header: "name": {"dtype": ..., "shape": [...], "data_offsets": [b,
+// e]}. Offsets count from the first byte after the header.
 struct TensorEntry {
     QString name;
     TensorDtype dtype = TensorDtype::Other;
-    QString dtypeName;                 // as written in the header ("F32", "I64", ...)
-    std::vector<std::int64_t> shape;   // rank 0 .. 8
+    QString dtypeName;                // as written in the header ("F32", "I64", ...)
+    std::vector<std::int64_t> shape;  // rank 0 .. 8
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
 

@@ -30,9 +30,8 @@ std::shared_ptr<const TextTokenizer> loadTextTokenizer(const QString& folder)
 
 QString tokenLabel(QString text)
 {
-    const bool onlySpaces = !text.isEmpty() && std::all_of(text.begin(), text.end(), [](QChar c) {
-        return c == u' ';
-    });
+    const bool onlySpaces =
+        !text.isEmpty() && std::all_of(text.begin(), text.end(), [](QChar c) { return c == u' '; });
     if (onlySpaces)
         text.fill(QChar(u'\u2423'));
     else if (text.startsWith(u' '))

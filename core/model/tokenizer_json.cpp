@@ -65,8 +65,7 @@ QJsonDocument readTokenizerJson(const QString& path)
     return document;
 }
 
-QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
-                                 const QJsonValue& value)
+QHash<QString, int> vocabularyOf(const QString& path, const QString& what, const QJsonValue& value)
 {
     if (!value.isObject())
         refuseTokenizer(path, QStringLiteral("%1 is %2; expected a JSON object of symbol -> id")

@@ -26,8 +26,7 @@ QByteArray readTokenizerFile(const QString& path);
 QJsonDocument readTokenizerJson(const QString& path);
 // The symbol -> id pairs of a JSON object; `what` names it in messages ("the vocabulary",
 // "model.vocab"). Ids must be integers in [0, kLargestTokenId], each given to one symbol only.
-QHash<QString, int> vocabularyOf(const QString& path, const QString& what,
-                                 const QJsonValue& value);
+QHash<QString, int> vocabularyOf(const QString& path, const QString& what, const QJsonValue& value);
 
 // The fields of one JSON object of a file, read with their full name ("model.byte_fallback") in
 // every message: a field of the wrong type is refused, never taken for its default.

@@ -59,14 +59,14 @@ struct ForwardResult {
 // key | value, attention.output.dense, layernorm_after, intermediate.dense, output.dense.
 struct TransformerBlock {
     Vector<float> ln1Gain, ln1Bias;
-    Matrix<float> attentionWeight;  // width x 3 width: [Q | K | V]
-    Vector<float> attentionBias;    // 3 width
-    Matrix<float> projectionWeight; // width x width
+    Matrix<float> attentionWeight;   // width x 3 width: [Q | K | V]
+    Vector<float> attentionBias;     // 3 width
+    Matrix<float> projectionWeight;  // width x width
     Vector<float> projectionBias;
     Vector<float> ln2Gain, ln2Bias;
-    Matrix<float> fcWeight;         // width x inner
+    Matrix<float> fcWeight;  // width x inner
     Vector<float> fcBias;
-    Matrix<float> mlpWeight;        // inner x width
+    Matrix<float> mlpWeight;  // inner x width
     Vector<float> mlpBias;
 };
 

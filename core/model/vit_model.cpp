@@ -68,12 +68,12 @@ QStringList classNamesOf(const QString& path, const QJsonObject& json)
 }  // namespace
 
 struct VitModel::Weights {
-    Vector<float> classToken;          // cls_token: width
-    Matrix<float> positionEmbedding;   // L x width
-    Matrix<float> patchWeight;         // E^T: C p_h p_w x width
-    Vector<float> patchBias;           // width
+    Vector<float> classToken;         // cls_token: width
+    Matrix<float> positionEmbedding;  // L x width
+    Matrix<float> patchWeight;        // E^T: C p_h p_w x width
+    Vector<float> patchBias;          // width
     TransformerStack stack;  // linear maps stored in x out (transposed at load); vit.layernorm
-    Matrix<float> classifierWeight;    // Wc^T: width x classes (empty without a classifier)
+    Matrix<float> classifierWeight;  // Wc^T: width x classes (empty without a classifier)
     Vector<float> classifierBias;
 };
 
@@ -128,8 +128,8 @@ VitConfig VitConfig::fromJson(const QString& path)
         refuseCheckpoint(path, QStringLiteral("hidden_act is %1; Attention Lab computes ViT's "
                                               "exact (erf) GELU, \"gelu\"")
                                    .arg(jsonValueText(activation)));
-    config.layerNormEpsilon = positiveNumber(path, json, QStringLiteral("layer_norm_eps"),
-                                             config.layerNormEpsilon);
+    config.layerNormEpsilon =
+        positiveNumber(path, json, QStringLiteral("layer_norm_eps"), config.layerNormEpsilon);
     config.qkvBias = booleanValue(path, json, QStringLiteral("qkv_bias"), true);
     config.classNames = classNamesOf(path, json);
     return config;
@@ -138,10 +138,22 @@ VitConfig VitConfig::fromJson(const QString& path)
 VitModel::VitModel() = default;
 VitModel::~VitModel() = default;
 
-const QString& VitModel::folder() const { return m_folder; }
-const VitConfig& VitModel::config() const { return m_config; }
-const ImagePreprocessing& VitModel::preprocessing() const { return m_preprocessing; }
-const QStringList& VitModel::classNames() const { return m_classNames; }
+const QString& VitModel::folder() const
+{
+    return m_folder;
+}
+const VitConfig& VitModel::config() const
+{
+    return m_config;
+}
+const ImagePreprocessing& VitModel::preprocessing() const
+{
+    return m_preprocessing;
+}
+const QStringList& VitModel::classNames() const
+{
+    return m_classNames;
+}
 
 std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
 {
@@ -169,9 +181,8 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
 
     const SafetensorsFile file(weightsPath(folder));
     // ViTForImageClassification saves "vit.embeddings.cls_token", ViTModel "embeddings.cls_token".
-    const QString prefix = file.find(QStringLiteral("vit.embeddings.cls_token"))
-                               ? QStringLiteral("vit.")
-                               : QString();
+    const QString prefix =
+        file.find(QStringLiteral("vit.embeddings.cls_token")) ? QStringLiteral("vit.") : QString();
     const Index width = config.width;
     const Index inner = config.innerWidth;
     const auto vector = [&](const QString& name, Index size) {
@@ -191,8 +202,8 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
         file.tensor(prefix + QStringLiteral("embeddings.cls_token"), {1, 1, width});
     weights->classToken = Eigen::Map<const Vector<float>>(classToken.data(), width);
     const Index length = config.tokenCount();
-    const std::vector<float> positions = file.tensor(
-        prefix + QStringLiteral("embeddings.position_embeddings"), {1, length, width});
+    const std::vector<float> positions =
+        file.tensor(prefix + QStringLiteral("embeddings.position_embeddings"), {1, length, width});
     weights->positionEmbedding = Eigen::Map<const Matrix<float>>(positions.data(), length, width);
     const Index patchValues = Index(config.channels) * config.patchHeight * config.patchWidth;
     const std::vector<float> patchWeight =
@@ -200,7 +211,8 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
                     {width, config.channels, config.patchHeight, config.patchWidth});
     weights->patchWeight =
         Eigen::Map<const Matrix<float>>(patchWeight.data(), width, patchValues).transpose();
-    weights->patchBias = vector(QStringLiteral("embeddings.patch_embeddings.projection.bias"), width);
+    weights->patchBias =
+        vector(QStringLiteral("embeddings.patch_embeddings.projection.bias"), width);
     for (int l = 0; l < config.layers; ++l) {
         const QString e = QStringLiteral("encoder.layer.%1.").arg(l);
         const QString attention = e + QStringLiteral("attention.attention.");
@@ -218,8 +230,8 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
                 layer.attentionBias.segment(part * width, width) =
                     vector(name + QStringLiteral(".bias"), width);
         }
-        layer.projectionWeight = linear(e + QStringLiteral("attention.output.dense.weight"),
-                                        width, width);
+        layer.projectionWeight =
+            linear(e + QStringLiteral("attention.output.dense.weight"), width, width);
         layer.projectionBias = vector(e + QStringLiteral("attention.output.dense.bias"), width);
         layer.ln2Gain = vector(e + QStringLiteral("layernorm_after.weight"), width);
         layer.ln2Bias = vector(e + QStringLiteral("layernorm_after.bias"), width);
@@ -261,8 +273,8 @@ ForwardResult VitModel::forward(const PixelTensor& pixels, const ForwardOptions&
     const Weights& weights = *m_weights;
     if (pixels.channels != config.channels || pixels.height != config.imageHeight ||
         pixels.width != config.imageWidth ||
-        pixels.values.size() != std::size_t(pixels.channels) * std::size_t(pixels.height) *
-                                    std::size_t(pixels.width))
+        pixels.values.size() !=
+            std::size_t(pixels.channels) * std::size_t(pixels.height) * std::size_t(pixels.width))
         throw InputError(QStringLiteral("%1: the model reads %2 x %3 x %4 pixels (channels x "
                                         "height x width), not %5 x %6 x %7")
                              .arg(m_folder)
@@ -300,8 +312,8 @@ ForwardResult VitModel::forward(const PixelTensor& pixels, const ForwardOptions&
     ForwardResult result;
     const Matrix<float> normalised = weights.stack.run(x, options, result);
     if (options.logits && weights.classifierWeight.size() > 0)
-        result.logits = normalised.topRows(1) * weights.classifierWeight +
-                        weights.classifierBias.transpose();
+        result.logits =
+            normalised.topRows(1) * weights.classifierWeight + weights.classifierBias.transpose();
     return result;
 }
 

@@ -14,18 +14,18 @@ namespace attnlab {
 
 // config.json of a ViT checkpoint (Hugging Face ViTConfig, model_type "vit").
 struct VitConfig {
-    int layers = 0;      // num_hidden_layers
-    int heads = 0;       // num_attention_heads
-    int width = 0;       // hidden_size = heads * d
-    int innerWidth = 0;  // intermediate_size
+    int layers = 0;       // num_hidden_layers
+    int heads = 0;        // num_attention_heads
+    int width = 0;        // hidden_size = heads * d
+    int innerWidth = 0;   // intermediate_size
     int imageHeight = 0;  // image_size: one number, or [height, width]
     int imageWidth = 0;
     int patchHeight = 0;  // patch_size: one number, or [height, width]
     int patchWidth = 0;
-    int channels = 3;                  // num_channels: 1 or 3
-    double layerNormEpsilon = 1e-12;   // layer_norm_eps (Hugging Face's default)
-    bool qkvBias = true;               // qkv_bias: the query, key and value maps have biases
-    QStringList classNames;            // id2label in id order (empty when config.json has none)
+    int channels = 3;                 // num_channels: 1 or 3
+    double layerNormEpsilon = 1e-12;  // layer_norm_eps (Hugging Face's default)
+    bool qkvBias = true;              // qkv_bias: the query, key and value maps have biases
+    QStringList classNames;           // id2label in id order (empty when config.json has none)
 
     int headDim() const { return width / heads; }  // d
     // The patch grid: the convolution of stride p drops the pixels past the last whole patch.

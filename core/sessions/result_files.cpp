@@ -179,8 +179,9 @@ QJsonObject resultJson(const ExperimentResult& result)
         warnings.append(QJsonObject{{QLatin1String("code"), warning.code},
                                     {QLatin1String("message"), warning.message}});
     json[QLatin1String("warnings")] = warnings;
-    json[QLatin1String("seconds")] = QJsonObject{{QLatin1String("approximate"), result.secondsApprox},
-                                                 {QLatin1String("exact"), result.secondsExact}};
+    json[QLatin1String("seconds")] =
+        QJsonObject{{QLatin1String("approximate"), result.secondsApprox},
+                    {QLatin1String("exact"), result.secondsExact}};
     return json;
 }
 
@@ -188,9 +189,9 @@ namespace {
 
 // Every file writeResultFiles can write.
 const char* const kResultFileNames[] = {
-    "attention_exact.npy", "attention_approx.npy", "kernel_exact.npy", "kernel_approx.npy",
-    "output_exact.npy",    "output_approx.npy",    "features_q.npy",   "features_k.npy",
-    "projection.npy",      "queries.npy",          "keys.npy",         "values.npy",
+    "attention_exact.npy", "attention_approx.npy",  "kernel_exact.npy", "kernel_approx.npy",
+    "output_exact.npy",    "output_approx.npy",     "features_q.npy",   "features_k.npy",
+    "projection.npy",      "queries.npy",           "keys.npy",         "values.npy",
     "projection_keys.npy", "projection_values.npy", "metrics.json"};
 
 }  // namespace

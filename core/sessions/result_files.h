@@ -14,8 +14,9 @@ QJsonObject metricsJson(const AttentionMetrics& metrics);
 
 // What metrics.json holds: the spec as run, the shapes, the tokens, for a language model's input
 // the model ("model": architecture, query_heads, key_value_heads, key_value_head_of_query_head,
-// head_dim, positional_encoding, rope {theta, rotary_dims, scaling}, sliding_window), every metric (over all heads
-// and per head), the rows with non-positive denominators, the warnings and the timings.
+// head_dim, positional_encoding, rope {theta, rotary_dims, scaling}, sliding_window), every metric
+// (over all heads and per head), the rows with non-positive denominators, the warnings and the
+// timings.
 QJsonObject resultJson(const ExperimentResult& result);
 
 // Writes what result holds into directory, all files or none (AtomicFileSet): attention_exact,

@@ -17,7 +17,8 @@ namespace {
 
 // Why readScenario would refuse this title and explanation; empty when it would not. A title
 // must be one line of at most kLongestScenarioTitle characters (emptiness is the caller's call).
-QString textProblem(const QString& title, const QString& explanation) {
+QString textProblem(const QString& title, const QString& explanation)
+{
     if (title.size() > kLongestScenarioTitle)
         return QStringLiteral("\"title\" is %1 characters long, more than %2")
             .arg(title.size())
@@ -25,16 +26,16 @@ QString textProblem(const QString& title, const QString& explanation) {
     if (title.contains(QLatin1Char('\n')) || title.contains(QLatin1Char('\r')))
         return QStringLiteral("\"title\" must be one line");
     if (explanation.size() > kLongestScenarioExplanation)
-        return QStringLiteral(
-                   "\"explanation\" is %1 characters long, more than %2 (a scenario's "
-                   "explanation is a short panel)")
+        return QStringLiteral("\"explanation\" is %1 characters long, more than %2 (a scenario's "
+                              "explanation is a short panel)")
             .arg(explanation.size())
             .arg(kLongestScenarioExplanation);
     return QString();
 }
 
 // The string field `name` of root, empty when absent; refused when it is anything but a string.
-QString optionalString(const QString& path, const QJsonObject& root, const char* name) {
+QString optionalString(const QString& path, const QJsonObject& root, const char* name)
+{
     const QJsonValue value = root.value(QLatin1String(name));
     if (value.isUndefined())
         return QString();
@@ -46,7 +47,8 @@ QString optionalString(const QString& path, const QJsonObject& root, const char*
 }
 
 // The string array field `name` of root, empty when absent; refused when it is anything else.
-QStringList optionalStrings(const QString& path, const QJsonObject& root, const char* name) {
+QStringList optionalStrings(const QString& path, const QJsonObject& root, const char* name)
+{
     const QJsonValue value = root.value(QLatin1String(name));
     if (value.isUndefined())
         return {};
@@ -67,7 +69,8 @@ QStringList optionalStrings(const QString& path, const QJsonObject& root, const 
 }
 
 // The JSON object of a file that readSession has just accepted (so it is one).
-QJsonObject rootObject(const QString& path) {
+QJsonObject rootObject(const QString& path)
+{
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         refuse(path, QStringLiteral("cannot read the file: %1").arg(file.errorString()));
@@ -76,7 +79,8 @@ QJsonObject rootObject(const QString& path) {
 
 }  // namespace
 
-Scenario readScenario(const QString& path) {
+Scenario readScenario(const QString& path)
+{
     Scenario scenario;
     scenario.path = path;
     scenario.session = readSession(path);  // every session check, with its messages
@@ -92,7 +96,8 @@ Scenario readScenario(const QString& path) {
     return scenario;
 }
 
-void writeScenario(const QString& path, const Scenario& scenario) {
+void writeScenario(const QString& path, const Scenario& scenario)
+{
     const QString title = scenario.title.trimmed();
     if (title.isEmpty())
         throw InputError(QStringLiteral("%1: the scenario needs a title").arg(path));
@@ -134,7 +139,8 @@ void writeScenario(const QString& path, const Scenario& scenario) {
     files.commit();
 }
 
-QStringList scenarioFiles(const QString& folder) {
+QStringList scenarioFiles(const QString& folder)
+{
     // Hidden files (a save in progress, ".scenario-XXXXXX.attnlab") are not listed.
     const QDir dir(folder);
     QStringList paths;
@@ -144,7 +150,8 @@ QStringList scenarioFiles(const QString& folder) {
     return paths;
 }
 
-Deck readDeck(const QString& folder) {
+Deck readDeck(const QString& folder)
+{
     const QFileInfo info(folder);
     if (!info.exists())
         refuse(folder, QStringLiteral("no such folder"));

@@ -33,8 +33,8 @@ QString describe(const QJsonValue& value)
 // input.comparison_model.
 std::array<QString*, 6> filePathsOf(InputSpec& input)
 {
-    return {&input.imagePath, &input.queryPath, &input.keyPath, &input.valuePath,
-            &input.modelPath, &input.comparisonModelPath};
+    return {&input.imagePath, &input.queryPath, &input.keyPath,
+            &input.valuePath, &input.modelPath, &input.comparisonModelPath};
 }
 
 // Paths that are kept as they are whatever the session's folder: none, Qt resources and the
@@ -170,9 +170,9 @@ void requireSessionHeader(const QString& path, const QJsonObject& root)
                          .arg(kSessionVersion));
     const double number = version.toDouble();
     if (!version.isDouble() || number != std::floor(number))
-        refuse(path, QStringLiteral("\"version\" must be an integer (got %1)")
-                         .arg(version.isDouble() ? QString::number(number, 'g', 17)
-                                                 : describe(version)));
+        refuse(path,
+               QStringLiteral("\"version\" must be an integer (got %1)")
+                   .arg(version.isDouble() ? QString::number(number, 'g', 17) : describe(version)));
     if (number > kSessionVersion)
         refuse(path, QStringLiteral("written by a newer Attention Lab (version %1); this one reads "
                                     "version %2")

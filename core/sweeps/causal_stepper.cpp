@@ -85,8 +85,7 @@ VectorD CausalStepper<T>::output() const
 template <typename T>
 VectorD CausalStepper<T>::queryFeatures(Eigen::Index t) const
 {
-    return m_phiQ.row(t).transpose().template cast<double>() *
-           std::exp(double(m_queryLogScale[t]));
+    return m_phiQ.row(t).transpose().template cast<double>() * std::exp(double(m_queryLogScale[t]));
 }
 
 template <typename T>

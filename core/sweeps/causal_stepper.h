@@ -53,7 +53,8 @@ private:
     Eigen::Index m_position = 0;
     KeySummary<T> m_state;
     Eigen::Index m_checkpointInterval;
-    std::vector<KeySummary<T>> m_checkpoints;  // the state at positions 0, K, 2K, ... reached so far
+    std::vector<KeySummary<T>>
+        m_checkpoints;  // the state at positions 0, K, 2K, ... reached so far
 };
 
 }  // namespace attnlab

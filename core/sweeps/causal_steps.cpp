@@ -129,7 +129,7 @@ double causalStepsBytes(Eigen::Index length, Eigen::Index features, Eigen::Index
     const double l = double(length), c = double(features), m = double(valueDim);
     const double interval = std::max(1.0, std::ceil(std::sqrt(l)));
     const double checkpoints = std::ceil(l / interval) + 1;
-    const double values = double(stateCount) * c * m  // the kept states
+    const double values = double(stateCount) * c * m   // the kept states
                           + l * (3 * m + c)            // outputs, normalizers
                           + 2 * l * c + l * m          // the stepper's phi(Q), phi(K), V
                           + checkpoints * (c * m + c)  // and its checkpoints
@@ -209,8 +209,7 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
             .arg(c)
             .arg(m),
         QStringLiteral("Use %1a shorter input, or raise the memory budget (--memory-budget).")
-            .arg(drawsProjection ? QStringLiteral("fewer features (--features) or ")
-                                 : QString()));
+            .arg(drawsProjection ? QStringLiteral("fewer features (--features) or ") : QString()));
     options.budget.require(
         causalStepsBytes(length, c, m, to - from, options.features),
         QStringLiteral("Keeping the states S_i of %1 (%2 x C x M = %2 x %3 x %4 values)")

@@ -47,10 +47,10 @@ struct FormAgreement {
 
 // Everything computed for one head.
 struct CausalSteps {
-    ExperimentSpec spec;  // as run: causal is set (the recurrent form is causal)
-    double scale = 0;     // s as used
-    int head = 0;         // the head of the input, 0-based
-    QStringList labels;   // one per position
+    ExperimentSpec spec;            // as run: causal is set (the recurrent form is causal)
+    double scale = 0;               // s as used
+    int head = 0;                   // the head of the input, 0-based
+    QStringList labels;             // one per position
     Eigen::Index featureCount = 0;  // C
     Eigen::Index valueDim = 0;      // M = d_v
 

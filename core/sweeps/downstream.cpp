@@ -63,9 +63,8 @@ std::vector<TokenProbability> topTokens(const VectorD& logProbabilities)
     std::vector<int> ids(std::size_t(logProbabilities.size()));
     std::iota(ids.begin(), ids.end(), 0);
     const int count = std::min<int>(kTopCount, int(ids.size()));
-    std::partial_sort(ids.begin(), ids.begin() + count, ids.end(), [&](int a, int b) {
-        return logProbabilities[a] > logProbabilities[b];
-    });
+    std::partial_sort(ids.begin(), ids.begin() + count, ids.end(),
+                      [&](int a, int b) { return logProbabilities[a] > logProbabilities[b]; });
     std::vector<TokenProbability> top;
     for (int i = 0; i < count; ++i)
         top.push_back({ids[std::size_t(i)], std::exp(logProbabilities[ids[std::size_t(i)]])});
@@ -85,8 +84,8 @@ MatrixD thumbnail(const ResultMatrix& kept, int size)
         for (Eigen::Index b = 0; b < cells; ++b) {
             const Eigen::Index colBegin = b * length / cells;
             const Eigen::Index colEnd = (b + 1) * length / cells;
-            small(a, b) = matrix.block(rowBegin, colBegin, rowEnd - rowBegin, colEnd - colBegin)
-                              .mean();
+            small(a, b) =
+                matrix.block(rowBegin, colBegin, rowEnd - rowBegin, colEnd - colBegin).mean();
         }
     }
     return small;
@@ -106,11 +105,10 @@ struct AttentionShape {
 
 // The comparison of `exact` with the run of runApprox (the model's forward pass with the options
 // given), whose replaced layers run method's attention.
-DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResult& exact,
-                                 const ExperimentSpec& method,
-                                 const std::vector<int>& replacedLayers,
-                                 const std::function<bool()>& cancelled,
-                                 const std::function<ForwardResult(const ForwardOptions&)>& runApprox)
+DownstreamComparison compareRuns(
+    const AttentionShape& shape, const ForwardResult& exact, const ExperimentSpec& method,
+    const std::vector<int>& replacedLayers, const std::function<bool()>& cancelled,
+    const std::function<ForwardResult(const ForwardOptions&)>& runApprox)
 {
     DownstreamComparison comparison;
     comparison.replacedLayers = checkedLayers(replacedLayers, shape.layers);
@@ -126,8 +124,8 @@ DownstreamComparison compareRuns(const AttentionShape& shape, const ForwardResul
     if (!method.exactMethod) {
         requireCausalForm(method.approximation.kind, shape.causal, CausalBecause::LanguageModel);
         for (int h = 0; h < shape.heads; ++h)
-            approximations.push_back(makeApproximation<float>(method.approximation, shape.d,
-                                                              shape.length, scale, h));
+            approximations.push_back(
+                makeApproximation<float>(method.approximation, shape.d, shape.length, scale, h));
     }
 
     std::vector<double> relativeErrorSum(std::size_t(shape.layers), 0.0);
@@ -207,7 +205,8 @@ DownstreamComparison compareCheckpoints(const ForwardResult& first, const Forwar
         double layerSum = 0;
         for (int h = 0; h < heads; ++h) {
             const Eigen::Index g = h / group;
-            const CheckpointAttention<float> other(b.q.middleCols(h * d, d), b.k.middleCols(g * d, d),
+            const CheckpointAttention<float> other(b.q.middleCols(h * d, d),
+                                                   b.k.middleCols(g * d, d),
                                                    b.v.middleCols(g * d, d), scale);
             layerSum += relativeAttentionError(other, a.q.middleCols(h * d, d),
                                                a.k.middleCols(g * d, d), scale, true);
@@ -259,11 +258,10 @@ DownstreamComparison compareDownstream(const LanguageModel& model, const std::ve
     if (ids.empty() || exact.logits.rows() != Eigen::Index(ids.size()))
         throw std::invalid_argument("compareDownstream: the exact forward pass has no logits "
                                     "for these tokens");
-    return compareRuns({model.layers(), model.heads(), model.headDim(), Eigen::Index(ids.size()),
-                        true},
-                       exact, method,
-                       replacedLayers, cancelled,
-                       [&](const ForwardOptions& options) { return model.forward(ids, options); });
+    return compareRuns(
+        {model.layers(), model.heads(), model.headDim(), Eigen::Index(ids.size()), true}, exact,
+        method, replacedLayers, cancelled,
+        [&](const ForwardOptions& options) { return model.forward(ids, options); });
 }
 
 DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor& pixels,
@@ -280,9 +278,8 @@ DownstreamComparison compareDownstream(const VitModel& model, const PixelTensor&
         throw std::invalid_argument("compareDownstream: the exact forward pass has no class "
                                     "logits");
     return compareRuns(
-        {config.layers, config.heads, config.headDim(), config.tokenCount(), false}, exact,
-        method, replacedLayers,
-        cancelled,
+        {config.layers, config.heads, config.headDim(), config.tokenCount(), false}, exact, method,
+        replacedLayers, cancelled,
         [&](const ForwardOptions& options) { return model.forward(pixels, options); });
 }
 
@@ -317,8 +314,8 @@ DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>&
         append(combined.approxTop5, comparison.approxTop5);
         combined.relFrobeniusAttentionMean +=
             comparison.relFrobeniusAttentionMean / double(comparisons.size());
-        for (std::size_t l = 0; l < combined.relFrobeniusPerLayer.size() &&
-                                l < comparison.relFrobeniusPerLayer.size();
+        for (std::size_t l = 0;
+             l < combined.relFrobeniusPerLayer.size() && l < comparison.relFrobeniusPerLayer.size();
              ++l)
             combined.relFrobeniusPerLayer[l] +=
                 comparison.relFrobeniusPerLayer[l] / double(comparisons.size());

@@ -17,9 +17,10 @@ namespace attnlab {
 // predictions: the model runs twice on the same input, once as trained (exact softmax in every
 // layer: causal for a language model, unmasked for ViT) and once with the approximation of
 // `method` in the replaced layers (every query head of each, on its key/value group's keys and
-// values; without Mistral's sliding window, which a replaced layer does not apply), and the predicted distributions p_i = softmax(logits_i)
-// of the two runs are compared prediction by prediction: a text's next token at each position
-// (a language model), an image's class (ViT: one prediction, from the [CLS] token).
+// values; without Mistral's sliding window, which a replaced layer does not apply), and the
+// predicted distributions p_i = softmax(logits_i) of the two runs are compared prediction by
+// prediction: a text's next token at each position (a language model), an image's class (ViT: one
+// prediction, from the [CLS] token).
 
 struct TokenProbability {
     int id = 0;  // a token id, or a class
@@ -29,9 +30,9 @@ struct TokenProbability {
 struct DownstreamComparison {
     std::vector<int> replacedLayers;  // 0-based, ascending
     // Per prediction i (L positions of a text; one for an image):
-    std::vector<int> exactTop1;                            // argmax p_i
-    std::vector<int> approxTop1;                           // argmax p^_i
-    std::vector<double> kl;                                // KL(p_i || p^_i) = sum_t p_it log(p_it / p^_it)
+    std::vector<int> exactTop1;   // argmax p_i
+    std::vector<int> approxTop1;  // argmax p^_i
+    std::vector<double> kl;       // KL(p_i || p^_i) = sum_t p_it log(p_it / p^_it)
     std::vector<std::vector<TokenProbability>> exactTop5;  // the 5 likeliest tokens (or classes)
     std::vector<std::vector<TokenProbability>> approxTop5;
     // Summaries:
@@ -39,19 +40,20 @@ struct DownstreamComparison {
     double meanKl = 0;         // mean_i KL(p_i || p^_i)
     double maxKl = 0;          // max_i KL(p_i || p^_i)
     // mean over the replaced heads of |P^ - P|_F / |P|_F, where P and P^ are exact and
-    // approximate attention (causal for a language model) on the queries and keys that head receives in the
-    // approximate run (so from the first replaced layer on, what the approximation really sees).
+    // approximate attention (causal for a language model) on the queries and keys that head
+    // receives in the approximate run (so from the first replaced layer on, what the approximation
+    // really sees).
     double relFrobeniusAttentionMean = 0;
     std::vector<double> relFrobeniusPerLayer;  // the same mean per replaced layer
 };
 
 // Runs the comparison. method: exactMethod (streaming exact: a sanity check, agreement 1) or a
 // feature map with its parameters and seed; its scale (1/sqrt(d) by default, as both models);
-// causal for a language model and not for ViT, as each model was trained (method.causal is not read). Head h
-// of every replaced layer uses the feature map of head h (the W the single-layer views show).
-// exact: the model's own forward pass on the same input with logits (cachedForward gives it), so
-// repeated comparisons reuse it. Runs on the engine threads engineThreadsFor gives for the
-// replaced heads and the m the method runs with (featuresUsed: Nystrom's m past L runs, and
+// causal for a language model and not for ViT, as each model was trained (method.causal is not
+// read). Head h of every replaced layer uses the feature map of head h (the W the single-layer
+// views show). exact: the model's own forward pass on the same input with logits (cachedForward
+// gives it), so repeated comparisons reuse it. Runs on the engine threads engineThreadsFor gives
+// for the replaced heads and the m the method runs with (featuresUsed: Nystrom's m past L runs, and
 // costs, as m = L), set on the calling thread. Throws InputError (a layer the model does not
 // have, no layers, a ViT without a classifier), Cancelled.
 DownstreamComparison compareDownstream(const LanguageModel& model, const std::vector<int>& ids,
@@ -91,11 +93,11 @@ DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>&
 // One row of `attention-lab model-eval` and of the window's chart against m: one method, m,
 // set of replaced layers and seed on one text or on a set of images.
 struct ModelEvalRow {
-    QString method;        // "favor-positive", ...
-    int features = 0;      // m; 0 for a method without a random projection (exact, elu, ...)
-    QString layers;        // layersName()
+    QString method;    // "favor-positive", ...
+    int features = 0;  // m; 0 for a method without a random projection (exact, elu, ...)
+    QString layers;    // layersName()
     std::uint64_t seed = 0;
-    int tokens = 0;        // L: the text's tokens; for a ViT the patches plus one ([CLS])
+    int tokens = 0;  // L: the text's tokens; for a ViT the patches plus one ([CLS])
     double top1Agreement = 0;
     double meanKl = 0;
     double maxKl = 0;
@@ -128,9 +130,9 @@ struct HeadSurveyEntry {
     // The key/value head this query head reads in a model with grouped-query attention (query
     // heads of a group share it); -1 when every head has its own.
     int keyValueHead = -1;
-    MatrixD thumbnailExact;   // P averaged over blocks to at most thumbnailSize x thumbnailSize
-    MatrixD thumbnailApprox;  // P^ likewise (empty for the exact method)
-    AttentionMetrics metrics; // approximate against exact, this head alone
+    MatrixD thumbnailExact;    // P averaged over blocks to at most thumbnailSize x thumbnailSize
+    MatrixD thumbnailApprox;   // P^ likewise (empty for the exact method)
+    AttentionMetrics metrics;  // approximate against exact, this head alone
     // Norms of x' = sqrt(s) x over the positions, queries and keys: the error of FAVOR+ grows
     // like exp(|q' + k'|^2).
     double meanQueryNorm = 0;
@@ -140,9 +142,9 @@ struct HeadSurveyEntry {
 };
 
 // Every layer and head of spec's model input (spec.input.kind == Model; spec.input.layer is
-// ignored), under spec's method, causal for a language model and not for ViT (whose image is `image`, the
-// pixels of spec.input.imagePath). progress(done, total) after each layer. Throws as compute
-// does, InputError for another input kind.
+// ignored), under spec's method, causal for a language model and not for ViT (whose image is
+// `image`, the pixels of spec.input.imagePath). progress(done, total) after each layer. Throws as
+// compute does, InputError for another input kind.
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,
                                          int thumbnailSize = 48,
                                          const std::function<void(int, int)>& progress = {},

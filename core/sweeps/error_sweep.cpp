@@ -22,11 +22,6 @@ constexpr double kMaxNorm = 1e6;
 // Rows of P, P^, A and A^ one engine thread holds at a time (experiment.cpp's row block).
 constexpr double kRowBlock = 32;
 
-
-
-
-
-
 QString featureMapName(Method kind)
 {
     return methodInfo(kind).name;
@@ -48,8 +43,6 @@ QString curveLabelOf(Method method, const std::optional<ProjectionKind>& project
     return projection ? featureMapName(method) + QLatin1Char(' ') + projectionKindName(*projection)
                       : featureMapName(method);
 }
-
-
 
 // The input of one sweep value: for a norm sweep Q and K multiplied by value / (the input's own
 // multiplier); for a length sweep the first `value` positions; for a features sweep the input.
@@ -114,9 +107,9 @@ namespace {
 void validate(const ErrorSweepSpec& spec)
 {
     require(!spec.methods.empty(), QStringLiteral("methods: the sweep has no method"));
-    require(std::any_of(spec.methods.begin(), spec.methods.end(), [](Method kind) {
-                return !drawsProjection(kind);
-            }) || !spec.projections.empty(),
+    require(std::any_of(spec.methods.begin(), spec.methods.end(),
+                        [](Method kind) { return !drawsProjection(kind); }) ||
+                !spec.projections.empty(),
             QStringLiteral("projections: the sweep has no projection"));
     spec.validateValues();
     for (const Method method : spec.methods)
@@ -126,7 +119,9 @@ void validate(const ErrorSweepSpec& spec)
                 .arg(SpecLimits::features)
                 .arg(spec.features));
     require(spec.seeds >= 1 && spec.seeds <= ErrorSweepSpec::maxSeeds,
-            QStringLiteral("seeds: must be from 1 to %1 (got %2)").arg(ErrorSweepSpec::maxSeeds).arg(spec.seeds));
+            QStringLiteral("seeds: must be from 1 to %1 (got %2)")
+                .arg(ErrorSweepSpec::maxSeeds)
+                .arg(spec.seeds));
     require(double(spec.experiment.approximation.seed) + spec.seeds - 1 <= kLargestSeed,
             QStringLiteral("seeds: the last seed %1 + %2 - 1 is above 2^53 - 1")
                 .arg(spec.experiment.approximation.seed)
@@ -434,16 +429,14 @@ double lemma2MseAt(const ErrorSweepResult& result, Method kind, double value)
     return kNaN;
 }
 
-double errorRowBytes(const ErrorSweepSpec& spec, Eigen::Index length, Eigen::Index features,
-                     int d, int dv, int heads)
+double errorRowBytes(const ErrorSweepSpec& spec, Eigen::Index length, Eigen::Index features, int d,
+                     int dv, int heads)
 {
     const double l = double(length);
     const double scalarBytes = spec.experiment.precision == Precision::Float ? 4.0 : 8.0;
-    const int threads =
-        spec.experiment.threads > 0 ? spec.experiment.threads : hardwareThreads();
-    const double copy = spec.sweep == ErrorSweepKind::Features
-                            ? 0.0
-                            : 8.0 * double(heads) * l * (2.0 * d + dv);
+    const int threads = spec.experiment.threads > 0 ? spec.experiment.threads : hardwareThreads();
+    const double copy =
+        spec.sweep == ErrorSweepKind::Features ? 0.0 : 8.0 * double(heads) * l * (2.0 * d + dv);
     return copy + 2.0 * scalarBytes * l * double(features) + threads * kRowBlock * l * 4 * 8.0;
 }
 
@@ -576,11 +569,11 @@ ErrorSweepResult runErrorSweep(
                         const ExperimentResult computed = compute(experiment, point, options);
                         row.metrics = computed.metrics;
                         row.seconds = computed.secondsApprox;
-                        row.flops = double(point.heads.size()) *
-                                    info.flops(costShapeOf(experiment, point));
-                        row.kernelSquaredError = pairSquaredError(
-                            experiment, point.heads.front(), spec.pairQuery, spec.pairKey,
-                            result.scale, &row.closedFormParameter);
+                        row.flops =
+                            double(point.heads.size()) * info.flops(costShapeOf(experiment, point));
+                        row.kernelSquaredError =
+                            pairSquaredError(experiment, point.heads.front(), spec.pairQuery,
+                                             spec.pairKey, result.scale, &row.closedFormParameter);
                         result.rows.push_back(row);
                         if (progress)
                             progress(result, total);

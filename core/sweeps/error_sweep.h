@@ -43,8 +43,8 @@ bool parseErrorMetric(const QString& name, ErrorMetric* metric);
 const std::vector<ErrorMetric>& errorMetrics();
 
 // What a sweep computes: every method, every projection (for the maps that draw W) and every
-// sweep value, each with `seeds` seeds of W (approximation.seed, approximation.seed + 1, ...), on the
-// base experiment's input. One row per (method, projection, value, seed); a map that draws no W
+// sweep value, each with `seeds` seeds of W (approximation.seed, approximation.seed + 1, ...), on
+// the base experiment's input. One row per (method, projection, value, seed); a map that draws no W
 // (elu+1, Taylor2) has one row per value.
 struct ErrorSweepSpec {
     // The input (its spec says how it was made), s, causal, precision, threads, chunk size, the
@@ -83,9 +83,9 @@ struct ErrorRow {
     Method method = Method::FavorPositive;
     std::optional<ProjectionKind> projection;  // none for a map that draws no W
     std::optional<std::uint64_t> seed;         // none for a map that draws no W
-    double value = 0;      // the sweep value of the row
-    int features = 0;      // the method's size: m, or local attention's window; 0 without one
-    double norm = 1;       // the norm multiplier of Q and K
+    double value = 0;                          // the sweep value of the row
+    int features = 0;  // the method's size: m, or local attention's window; 0 without one
+    double norm = 1;   // the norm multiplier of Q and K
     Eigen::Index length = 0;
     AttentionMetrics metrics;  // of P^, O^ against P, O over every head
     // (phi(q_a).phi(k_b) - exp(q'_a.k'_b))^2 for the pair of head 0 under this row's W: one
@@ -139,7 +139,8 @@ struct ErrorCurvePoint {
 struct ErrorCurve {
     Method method = Method::FavorPositive;
     std::optional<ProjectionKind> projection;
-    std::vector<ErrorCurvePoint> points;  // ascending values; values without a finite sample left out
+    std::vector<ErrorCurvePoint>
+        points;  // ascending values; values without a finite sample left out
 
     QString label() const;  // "favor-positive orthogonal", "elu"
 };
@@ -190,8 +191,8 @@ double lemma2MseAt(const ErrorSweepResult& result, Method kind, double value);
 // The memory one row at length L with C features needs besides the input: the scaled or
 // shortened copy of Q, K, V (double) and, in the engine's precision, the key and query features
 // (L x C each) and each engine thread's blocks of 32 rows of P, P^, A and A^ (32 x L x 4 doubles).
-double errorRowBytes(const ErrorSweepSpec& spec, Eigen::Index length, Eigen::Index features,
-                     int d, int dv, int heads);
+double errorRowBytes(const ErrorSweepSpec& spec, Eigen::Index length, Eigen::Index features, int d,
+                     int dv, int heads);
 
 // Runs the sweep on `input` (made from spec.experiment.input; random input shorter than the
 // longest length of a length sweep is drawn again, as long as that, and its prefixes used).

@@ -30,9 +30,8 @@ std::vector<double> numbersField(const JsonFields& fields, const char* key)
     std::vector<double> numbers;
     const QJsonArray array = fields.array(key);
     for (qsizetype i = 0; i < array.size(); ++i) {
-        JsonFields::require(array.at(i).isDouble(), QStringLiteral("%1[%2] must be a number")
-                                                        .arg(fields.name(key))
-                                                        .arg(i));
+        JsonFields::require(array.at(i).isDouble(),
+                            QStringLiteral("%1[%2] must be a number").arg(fields.name(key)).arg(i));
         numbers.push_back(array.at(i).toDouble());
     }
     return numbers;
@@ -184,8 +183,8 @@ ErrorRow rowFromJson(const QJsonObject& object, const QString& where)
         row.seed = value;
     }
     row.value = fields.numberOrNaN("value");
-    JsonFields::require(std::isfinite(row.value), fields.name("value") +
-                                                      QStringLiteral(" must be a number"));
+    JsonFields::require(std::isfinite(row.value),
+                        fields.name("value") + QStringLiteral(" must be a number"));
     fields.read("m", &row.features, 0, SpecLimits::features);
     row.norm = fields.numberOrNaN("norm");
     fields.read("L", &row.length, 0, SpecLimits::length);
@@ -228,7 +227,8 @@ ErrorSweepResult ErrorSweepResult::fromJson(const QJsonObject& json)
     for (qsizetype i = 0; i < rows.size(); ++i) {
         JsonFields::require(rows.at(i).isObject(),
                             QStringLiteral("rows[%1] must be an object").arg(i));
-        result.rows.push_back(rowFromJson(rows.at(i).toObject(), QStringLiteral("rows[%1].").arg(i)));
+        result.rows.push_back(
+            rowFromJson(rows.at(i).toObject(), QStringLiteral("rows[%1].").arg(i)));
     }
     return result;
 }
@@ -259,9 +259,9 @@ QByteArray errorSweepCsv(const ErrorSweepResult& result)
         appendCsvField(line, row.norm, kCsvDigits);
         line.append(',').append(QByteArray::number(qint64(row.length)));
         const AttentionMetrics& m = row.metrics;
-        for (const double value : {m.relFrobeniusAttention, m.relFrobeniusOutput, m.maxAbsError,
-                                   m.meanAbsError, m.meanTotalVariation, m.meanKl,
-                                   row.kernelSquaredError})
+        for (const double value :
+             {m.relFrobeniusAttention, m.relFrobeniusOutput, m.maxAbsError, m.meanAbsError,
+              m.meanTotalVariation, m.meanKl, row.kernelSquaredError})
             appendCsvField(line, value, kCsvDigits);
         line.append(',').append(QByteArray::number(m.nonPositiveRows));
         appendCsvField(line, row.seconds, kCsvDigits);

@@ -34,7 +34,8 @@ MatrixD layerMixing(const LayerQkv& layer, int heads, const ExperimentSpec& spec
 
 }  // namespace
 
-AttentionRollout attentionRollout(const ForwardResult& forward, int heads, const ExperimentSpec& spec)
+AttentionRollout attentionRollout(const ForwardResult& forward, int heads,
+                                  const ExperimentSpec& spec)
 {
     if (!spec.exactMethod)
         requireCausalForm(spec.approximation.kind, spec.causal, causalReason(spec.input));

@@ -24,6 +24,7 @@ struct AttentionRollout {
 // The rollout of `forward` (every layer's Q, K captured, heads of d = width / heads columns) at
 // spec's scale, mask and method. Throws InputError as compute does (a method without a causal
 // form under a causal spec).
-AttentionRollout attentionRollout(const ForwardResult& forward, int heads, const ExperimentSpec& spec);
+AttentionRollout attentionRollout(const ForwardResult& forward, int heads,
+                                  const ExperimentSpec& spec);
 
 }  // namespace attnlab

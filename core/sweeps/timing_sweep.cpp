@@ -26,7 +26,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kFloatBytes = sizeof(float);
 
-
 // Rows of Q, K, V drawn from one random sub-stream: blocks are independent, so they are drawn in
 // parallel and the inputs do not depend on the number of threads.
 constexpr Eigen::Index kInputBlockRows = 1024;
@@ -427,9 +426,8 @@ SweepResult runSweep(const SweepSpec& spec,
             point.secondsMedian = median(seconds);
             point.secondsMin = *std::min_element(seconds.begin(), seconds.end());
             point.secondsMax = *std::max_element(seconds.begin(), seconds.end());
-            point.gflops =
-                methodFlops(method, length, spec.headDim, spec.features) / point.secondsMedian *
-                1e-9;
+            point.gflops = methodFlops(method, length, spec.headDim, spec.features) /
+                           point.secondsMedian * 1e-9;
             point.status = PointStatus::Ok;
             if (progress)
                 progress(point, ++done, total);

@@ -34,7 +34,7 @@ struct SweepSpec {
     int threads = 0;                    // engine threads; 0 = every hardware thread
     int repetitions = 3;                // timed runs per point, after one warm-up run
     static constexpr int maxRepetitions = 1'000'000;
-    MemoryBudget budget;                // points whose working set exceeds it are skipped
+    MemoryBudget budget;  // points whose working set exceeds it are skipped
 
     QJsonObject toJson() const;
     // Throws InputError naming the field.
@@ -111,10 +111,10 @@ double measureCopyGigabytesPerSecond();
 // inputs of a length are made. Throws InputError naming the field for a spec that cannot run
 // (d, m or repetitions < 1, lengths not ascending or < 1, a causal curve of a method without a
 // causal form).
-SweepResult runSweep(const SweepSpec& spec,
-                     const std::function<void(const SweepPoint&, int done, int total)>& progress =
-                         {},
-                     const std::function<bool()>& cancelled = {});
+SweepResult runSweep(
+    const SweepSpec& spec,
+    const std::function<void(const SweepPoint&, int done, int total)>& progress = {},
+    const std::function<bool()>& cancelled = {});
 
 // The least-squares slope of log(seconds) against log(length): the exponent of the cost.
 // NaN with fewer than two points.

@@ -20,7 +20,6 @@ namespace {
 // Significant digits of the CSV numbers (%.6g: timings are not more precise).
 constexpr int kCsvDigits = 6;
 
-
 QJsonValue numberOrNull(double value)
 {
     return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
@@ -90,7 +89,6 @@ SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
 }
 
 }  // namespace
-
 
 QJsonObject SweepSpec::toJson() const
 {

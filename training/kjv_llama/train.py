@@ -73,12 +73,13 @@ WIDTH, HEADS, KV_HEADS, HEAD_DIM, INNER = 192, 4, 2, 48, 512
 RMS_NORM_EPS, ROPE_THETA = 1e-5, 10000.0
 CONTEXT = 1024              # max_position_embeddings: every LONG_EVERY-th batch
 SHORT = 256                 # the window of the other batches
-BATCH_LONG, BATCH_SHORT = 4, 16   # 4096 tokens per batch either way
+BATCH_LONG, BATCH_SHORT = 2, 8    # 2048 tokens per batch either way
 LONG_EVERY = 4
-PEAK_LR, WARMUP = 3e-3, 50
-REPEAT_FRACTION = 0.5
-CYCLIC_FRACTION = 0.4       # with --cyclic: windows of a random sequence said again and again
+PEAK_LR, WARMUP = 3e-3, 100
+DRILL_FRACTION = 0.5        # windows ending in a random sequence said again and again
+REPEAT_FRACTION = 0.5       # of the other windows: those with a span written twice
 CHECKPOINT_EVERY = 50
+PROBE_SPAN, PROBE_COUNT = 50, 16   # the induction probe logged at every checkpoint
 
 
 def rms_norm(x, gain):
@@ -231,16 +232,17 @@ def main():
     parser.add_argument("--stop-after", type=int,
                         help="stop after this step of the schedule (the weights are saved)")
     parser.add_argument("--init", help="start from this folder's model.safetensors")
-    parser.add_argument("--cyclic", action="store_true", help="windows of a random sequence "
-                        "said again and again in CYCLIC_FRACTION of the training windows")
     parser.add_argument("--untied", action="store_true",
                         help="an output head (lm_head) apart from the token embedding")
     parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch's threads (one: the "
+                        "model is small, and a second thread spinning beside other work on 2 cores "
+                        "made steps ten times slower)")
     parser.add_argument("--loss-csv", default=os.path.join(HERE, "loss.csv"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(SEED)
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     generator = np.random.default_rng(SEED + (1 if args.init else 0))
 
     started = time.time()
@@ -287,29 +289,56 @@ def main():
             body[second:second + span] = copied
         return np.concatenate([[BOS_ID], body])
 
-    def cyclic_window(ids, length):
-        """Phase 2: BOS, natural text of a random length up to half the window, then a sequence
-        of 8 to 64 tokens drawn uniformly from the ordinary vocabulary, said again and again."""
+    def drill_window(ids, length):
+        """BOS, natural text of a random length up to half the window, then a sequence of 8 to
+        128 tokens drawn uniformly from the ordinary vocabulary (at most half what is left),
+        said again and again to the end: only copying predicts it."""
         prefix = int(generator.integers(0, length // 2 + 1))
         start = generator.integers(0, len(ids) - prefix)
-        period = int(generator.integers(8, 65))
+        period = int(generator.integers(8, min(128, (length - prefix) // 2) + 1))
         sequence = generator.integers(256, VOCAB_SIZE - 1, size=period)
         cycles = np.tile(sequence, (length - prefix) // period + 1)[:length - prefix]
         return np.concatenate([[BOS_ID], ids[start:start + prefix], cycles])
 
-    def batch(ids, repeat_fraction, long):
+    def batch(ids, long, training=True):
         length, size = (CONTEXT, BATCH_LONG) if long else (SHORT, BATCH_SHORT)
-        rows = np.stack([cyclic_window(ids, length)
-                         if args.cyclic and repeat_fraction > 0 and generator.random() < CYCLIC_FRACTION
-                         else window(ids, length, generator.random() < repeat_fraction)
+        rows = np.stack([drill_window(ids, length)
+                         if training and generator.random() < DRILL_FRACTION
+                         else window(ids, length, training and generator.random() < REPEAT_FRACTION)
                          for _ in range(size)])
         rows = torch.from_numpy(rows)
         return rows[:, :-1], rows[:, 1:]
 
+    probe_rng = np.random.default_rng(7)
+    probe = torch.from_numpy(np.stack([np.concatenate([[BOS_ID], half, half]) for half in (
+        probe_rng.integers(0, VOCAB_SIZE - 1, size=PROBE_SPAN) for _ in range(PROBE_COUNT))]))
+
+    def probe_scores():
+        """Issue 29's scores on the held-out text and on 50 random tokens said twice: each
+        head's mean weight on i - 1 and its induction score (the weight a query of the second
+        copy puts on the token after its earlier occurrence), and the loss of each copy."""
+        with torch.no_grad():
+            x, y = held_out_batches[0]
+            captured = []
+            model(x[:, :512], capture=captured)
+            rows = torch.arange(4, 512)
+            previous = [a[:, :, rows, rows - 1].mean((0, 2)) for a in captured]
+            captured = []
+            logits = model(probe[:, :-1], capture=captured)
+            rows = torch.arange(1 + PROBE_SPAN, 1 + 2 * PROBE_SPAN)
+            induction = [a[:, :, rows, rows - PROBE_SPAN + 1].mean((0, 2)) for a in captured]
+            losses = torch.nn.functional.cross_entropy(
+                logits.transpose(1, 2), probe[:, 1:], reduction="none").mean(0)
+        first = losses[1:PROBE_SPAN].mean().item()
+        second = losses[1 + PROBE_SPAN:].mean().item()
+        heads = lambda scores: " | ".join(" ".join(f"{v:.2f}" for v in s) for s in scores)
+        return (f"previous token {heads(previous)}; induction {heads(induction)}; "
+                f"copy loss {first:.2f} -> {second:.2f}")
+
     def loss_of(x, y):
         return torch.nn.functional.cross_entropy(model(x).reshape(-1, VOCAB_SIZE), y.reshape(-1))
 
-    held_out_batches = [batch(held_out_ids, 0.0, True)]
+    held_out_batches = [batch(held_out_ids, True, training=False)]
     rows = ["step,train_loss,validation_loss"]
     for step in range(1, args.steps + 1):
         if step <= WARMUP:
@@ -319,7 +348,7 @@ def main():
             lr = args.peak_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss = loss_of(*batch(train_ids, REPEAT_FRACTION, step % LONG_EVERY == 0))
+        loss = loss_of(*batch(train_ids, step % LONG_EVERY == 0))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -332,6 +361,7 @@ def main():
               f"{time.time() - started:.0f} s", flush=True)
         if step % CHECKPOINT_EVERY == 0 or step == args.steps:
             save(model, args.out, vocab, merges)
+            print(f"step {step}: {probe_scores()}", flush=True)
         if step == args.stop_after:
             break
         rows.append(f"{step},{loss.item():.4f},{validation}")

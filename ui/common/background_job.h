@@ -174,9 +174,7 @@ void BackgroundJob::start(Work work, Done done)
         run->work = [work = std::move(work), result](JobContext& context) mutable {
             result->emplace(work(context));
         };
-        run->deliver = [done = std::move(done), result]() mutable {
-            done(std::move(**result));
-        };
+        run->deliver = [done = std::move(done), result]() mutable { done(std::move(**result)); };
     }
     enqueue(std::move(run));
 }

@@ -58,12 +58,11 @@ std::vector<double> parseValues(const QString& text, ErrorSweepKind kind)
         bool ok = false;
         const double value = item.trimmed().toDouble(&ok);
         const bool integer = kind != ErrorSweepKind::Norm;
-        if (!ok || !std::isfinite(value) || value <= 0 ||
-            (integer && value != std::floor(value)))
-            throw InputError(ErrorAnalysisPanel::tr("Values: \"%1\" is not %2")
-                                 .arg(item.trimmed(),
-                                      integer ? ErrorAnalysisPanel::tr("a whole number above 0")
-                                              : ErrorAnalysisPanel::tr("a number above 0")));
+        if (!ok || !std::isfinite(value) || value <= 0 || (integer && value != std::floor(value)))
+            throw InputError(
+                ErrorAnalysisPanel::tr("Values: \"%1\" is not %2")
+                    .arg(item.trimmed(), integer ? ErrorAnalysisPanel::tr("a whole number above 0")
+                                                 : ErrorAnalysisPanel::tr("a number above 0")));
         values.push_back(value);
     }
     if (values.empty())
@@ -110,8 +109,7 @@ QWidget* ErrorAnalysisPanel::buildMethodsBox()
                            : tr("Deterministic: one row per value, whatever the seeds.")) +
             QLatin1Char(' ') + methodRoleText(info.role) + QLatin1Char('.');
         box->setToolTip(m_methodTips[info.method]);
-        box->setChecked(info.method == Method::FavorPositive ||
-                        info.method == Method::FavorTrig);
+        box->setChecked(info.method == Method::FavorPositive || info.method == Method::FavorTrig);
         methodsLayout->addWidget(box);
         m_methods[info.method] = box;
     }
@@ -150,14 +148,16 @@ QWidget* ErrorAnalysisPanel::buildSweepBox()
     m_values = new QLineEdit(m_valuesText[ErrorSweepKind::Features]);
     m_values->setToolTip(tr("The values of the sweep, separated by commas."));
     m_features = sweepSpinBox(1, ErrorPageState::maxFeatures, 64,
-                         tr("m at every point of a norm or length sweep (a features sweep "
-                            "takes m from its values)."));
-    m_seeds = sweepSpinBox(1, ErrorPageState::maxSeeds, 8,
-                      tr("Seeds of W per point: curves give the mean over the seeds, bands the "
-                         "10th to 90th percentile, kernel MSE bars one standard error."));
-    m_pairQuery = sweepSpinBox(0, ErrorPageState::maxPairIndex, 0,
-                          tr("The query q_a of the pair whose kernel exp(q'_a.k'_b) the kernel "
-                             "MSE view estimates."));
+                              tr("m at every point of a norm or length sweep (a features sweep "
+                                 "takes m from its values)."));
+    m_seeds =
+        sweepSpinBox(1, ErrorPageState::maxSeeds, 8,
+                     tr("Seeds of W per point: curves give the mean over the seeds, bands the "
+                        "10th to 90th percentile, kernel MSE bars one standard error."));
+    m_pairQuery =
+        sweepSpinBox(0, ErrorPageState::maxPairIndex, 0,
+                     tr("The query q_a of the pair whose kernel exp(q'_a.k'_b) the kernel "
+                        "MSE view estimates."));
     m_pairKey = sweepSpinBox(0, ErrorPageState::maxPairIndex, 1,
                              tr("The key k_b of the pair of the kernel MSE view."));
     auto* pair = new QHBoxLayout;
@@ -241,14 +241,14 @@ void ErrorAnalysisPanel::setInput(const ExperimentSpec& spec,
         QCheckBox* box = m_methods.at(info.method);
         const bool serves = info.hasCausalForm || !spec.causal;
         box->setEnabled(serves);
-        box->setToolTip(m_methodTips.at(info.method) +
-                        (serves ? QString()
-                                : QLatin1Char('\n') +
-                                      (causalReason(spec.input) == CausalBecause::LanguageModel
-                                           ? tr("No causal form: not swept, since a language "
-                                                "model's attention is causal.")
-                                           : tr("No causal form: not swept while the causal "
-                                                "mask is on."))));
+        box->setToolTip(
+            m_methodTips.at(info.method) +
+            (serves ? QString()
+                    : QLatin1Char('\n') + (causalReason(spec.input) == CausalBecause::LanguageModel
+                                               ? tr("No causal form: not swept, since a language "
+                                                    "model's attention is causal.")
+                                               : tr("No causal form: not swept while the causal "
+                                                    "mask is on."))));
     }
 }
 
@@ -350,9 +350,9 @@ void ErrorAnalysisPanel::setState(const QJsonObject& json)
     progressBar()->setRange(0, std::max(1, int(m_result.rows.size())));
     progressBar()->setValue(int(m_result.rows.size()));
     statusLabel()->setText(m_result.rows.empty()
-                          ? QString()
-                          : tr("Restored from the session, not computed again: %1 rows.")
-                                .arg(m_result.rows.size()));
+                               ? QString()
+                               : tr("Restored from the session, not computed again: %1 rows.")
+                                     .arg(m_result.rows.size()));
     {
         const QSignalBlocker metricBlocker(m_metric);
         const QSignalBlocker axisBlocker(m_axis);
@@ -388,9 +388,8 @@ void ErrorAnalysisPanel::run()
         return;
     }
     if (sweep.methods.empty()) {
-        const bool greyedOnly = std::any_of(m_methods.begin(), m_methods.end(), [](auto& entry) {
-            return entry.second->isChecked();
-        });
+        const bool greyedOnly = std::any_of(m_methods.begin(), m_methods.end(),
+                                            [](auto& entry) { return entry.second->isChecked(); });
         statusLabel()->setText(greyedOnly ? tr("The methods ticked have no causal form, and the "
                                                "input is causal: tick one that has.")
                                           : tr("Choose at least one method."));
@@ -417,9 +416,8 @@ void ErrorAnalysisPanel::run()
                     header = sofar;
                     header.rows.clear();
                 }
-                context.post([this, header, row = sofar.rows.back(), total] {
-                    addRow(header, row, total);
-                });
+                context.post(
+                    [this, header, row = sofar.rows.back(), total] { addRow(header, row, total); });
             };
             return runErrorSweep(sweep, *input, progress, context.cancelledCheck());
         },
@@ -438,9 +436,9 @@ void ErrorAnalysisPanel::addRow(const ErrorSweepResult& header, const ErrorRow& 
     progressBar()->setValue(int(m_result.rows.size()));
     if (!isCancelling())
         statusLabel()->setText(tr("Computing: %1 of %2 rows (last: %3).")
-                              .arg(m_result.rows.size())
-                              .arg(total)
-                              .arg(row.curveLabel()));
+                                   .arg(m_result.rows.size())
+                                   .arg(total)
+                                   .arg(row.curveLabel()));
     if (!m_refresh.isActive())
         m_refresh.start();
 }
@@ -452,13 +450,12 @@ void ErrorAnalysisPanel::finishSweep(ErrorSweepResult result)
     const int total = m_result.spec.rowCount();
     progressBar()->setRange(0, std::max(1, total));
     progressBar()->setValue(int(m_result.rows.size()));
-    statusLabel()->setText(m_result.cancelled
-                               ? tr("Cancelled after %1 of %2 rows; they are kept.")
-                                     .arg(m_result.rows.size())
-                                     .arg(total)
-                               : tr("Finished: %1 rows in %2.")
-                                     .arg(m_result.rows.size())
-                                     .arg(elapsedText(m_clock.elapsed())));
+    statusLabel()->setText(m_result.cancelled ? tr("Cancelled after %1 of %2 rows; they are kept.")
+                                                    .arg(m_result.rows.size())
+                                                    .arg(total)
+                                              : tr("Finished: %1 rows in %2.")
+                                                    .arg(m_result.rows.size())
+                                                    .arg(elapsedText(m_clock.elapsed())));
     showResult();
 }
 

@@ -98,7 +98,7 @@ private:
     ExperimentSpec m_inputSpec;
     std::shared_ptr<const AttentionInput> m_input;
     ErrorSweepResult m_result;
-    QTimer m_refresh;  // coalesces chart redraws while rows arrive
+    QTimer m_refresh;                            // coalesces chart redraws while rows arrive
     QMap<ErrorSweepKind, QString> m_valuesText;  // the values entered for each sweep kind
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
 

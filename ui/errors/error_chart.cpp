@@ -263,11 +263,11 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
             costs.append(cost);
             errors.append(error);
         }
-        m_front = new QCPGraph(axisRect()->axis(QCPAxis::atBottom),
-                               axisRect()->axis(QCPAxis::atLeft));
+        m_front =
+            new QCPGraph(axisRect()->axis(QCPAxis::atBottom), axisRect()->axis(QCPAxis::atLeft));
         m_front->setLineStyle(QCPGraph::lsStepLeft);
-        m_front->setPen(QPen(QColor(90, 90, 90, 120), 7, Qt::SolidLine, Qt::FlatCap,
-                             Qt::MiterJoin));
+        m_front->setPen(
+            QPen(QColor(90, 90, 90, 120), 7, Qt::SolidLine, Qt::FlatCap, Qt::MiterJoin));
         m_front->setData(costs, errors, true);
         m_front->setName(tr("Pareto front: the lowest error at that cost or less"));
         m_front->addToLegend();
@@ -278,12 +278,12 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
     const ErrorSweepSpec& spec = result.spec;
     const InputSpec& input = spec.experiment.input;
     m_titleText = (metric == ErrorMetric::KernelMse
-                         ? tr("Kernel MSE of the pair (q_%1, k_%2) against %3: measured and "
-                              "Lemma 2")
-                               .arg(spec.pairQuery)
-                               .arg(spec.pairKey)
-                               .arg(sweptQuantity(spec.sweep))
-                         : tr("%1 against %2").arg(metricTitle(metric), sweptQuantity(spec.sweep)));
+                       ? tr("Kernel MSE of the pair (q_%1, k_%2) against %3: measured and "
+                            "Lemma 2")
+                             .arg(spec.pairQuery)
+                             .arg(spec.pairKey)
+                             .arg(sweptQuantity(spec.sweep))
+                       : tr("%1 against %2").arg(metricTitle(metric), sweptQuantity(spec.sweep)));
     if (axis == ErrorAxis::Seconds)
         m_titleText = tr("%1 at equal cost: against the measured time").arg(metricTitle(metric));
     else if (axis == ErrorAxis::Flops)
@@ -291,10 +291,9 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
     QStringList parts;
     parts << tr("%1 input, L = %2, d = %3")
                  .arg(inputKindName(input.kind))
-                 .arg(spec.sweep == ErrorSweepKind::Length ? tr("%1 to %2")
-                                                                 .arg(spec.values.front())
-                                                                 .arg(spec.values.back())
-                                                           : QString::number(result.inputLength))
+                 .arg(spec.sweep == ErrorSweepKind::Length
+                          ? tr("%1 to %2").arg(spec.values.front()).arg(spec.values.back())
+                          : QString::number(result.inputLength))
                  .arg(result.headDim);
     if (result.heads > 1)
         parts << tr("%1 heads").arg(result.heads);
@@ -314,8 +313,8 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
                         .arg(result.pairQuery.dot(result.pairKey), 0, 'f', 2)
                         .arg(seedsText(spec.seeds));
     } else {
-        subtitle += tr("; curves: mean over %1, bands: 10th to 90th percentile")
-                        .arg(seedsText(spec.seeds));
+        subtitle +=
+            tr("; curves: mean over %1, bands: 10th to 90th percentile").arg(seedsText(spec.seeds));
     }
     if (result.cancelled)
         subtitle += tr(" (cancelled: the rows finished)");

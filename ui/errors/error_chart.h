@@ -51,11 +51,11 @@ public:
     // The plottables drawn for one method and projection.
     struct CurvePlot {
         ErrorCurve curve;
-        QCPGraph* mean = nullptr;            // the mean over the seeds at each value
-        QCPGraph* bandLow = nullptr;         // 10th percentile (the band's lower edge); null in
-                                             // the kernel view
-        QCPGraph* bandHigh = nullptr;        // 90th percentile, filled down to bandLow
-        QCPErrorBars* errorBars = nullptr;   // kernel view: mean ± standard error; null otherwise
+        QCPGraph* mean = nullptr;           // the mean over the seeds at each value
+        QCPGraph* bandLow = nullptr;        // 10th percentile (the band's lower edge); null in
+                                            // the kernel view
+        QCPGraph* bandHigh = nullptr;       // 90th percentile, filled down to bandLow
+        QCPErrorBars* errorBars = nullptr;  // kernel view: mean ± standard error; null otherwise
     };
 
     // The Lemma 2 curve of one map (kernel view only).

@@ -19,8 +19,7 @@ const HeadResult& headOf(const ExperimentResult& result, const ViewSettings& set
 
 QString headSuffix(const ExperimentResult& result, const ViewSettings& settings)
 {
-    return result.heads.size() > 1 ? QStringLiteral(" (head %1)").arg(settings.head)
-                                   : QString();
+    return result.heads.size() > 1 ? QStringLiteral(" (head %1)").arg(settings.head) : QString();
 }
 
 QString errorTitle(ErrorKind kind)
@@ -42,9 +41,8 @@ QJsonObject ViewSettings::toJson() const
                        {QLatin1String("error"), errorKindName(errorKind)},
                        {QLatin1String("shared_scale"), sharedScale},
                        {QLatin1String("colors"), colorMapName(colorMap)},
-                       {QLatin1String("error_view"), errorDistribution
-                                                         ? QLatin1String("distribution")
-                                                         : QLatin1String("map")},
+                       {QLatin1String("error_view"),
+                        errorDistribution ? QLatin1String("distribution") : QLatin1String("map")},
                        {QLatin1String("rollout"), rollout}};
 }
 
@@ -65,10 +63,10 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 QString approximationTitle(const ExperimentSpec& spec)
 {
     // A second checkpoint in the approximation's place is named by its file.
-    QString title = spec.input.comparisonModelPath.isEmpty()
-                        ? spec.approximation.titleWithSize()
-                        : QStringLiteral("Checkpoint %1")
-                              .arg(modelDisplayName(spec.input.comparisonModelPath));
+    QString title =
+        spec.input.comparisonModelPath.isEmpty()
+            ? spec.approximation.titleWithSize()
+            : QStringLiteral("Checkpoint %1").arg(modelDisplayName(spec.input.comparisonModelPath));
     if (spec.causal)
         title += QStringLiteral(", causal");
     return title;
@@ -85,7 +83,8 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
 
     for (HeatmapView* view : {&exact, &approx, &error}) {
         view->setAxisLabels(result.labels, result.labels);
-        view->setAxisTitles(QStringLiteral("key %1").arg(axis), QStringLiteral("query %1").arg(axis));
+        view->setAxisTitles(QStringLiteral("key %1").arg(axis),
+                            QStringLiteral("query %1").arg(axis));
     }
     // The views share the result's matrices and the pyramids the engine built with them.
     exact.setMatrix(head.attentionExact, head.exactPyramid);
@@ -128,8 +127,7 @@ void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
         view.clear();
         return;
     }
-    view.setRows(head.attentionExact.row(query),
-                 head.attentionApprox.row(query), result.labels,
+    view.setRows(head.attentionExact.row(query), head.attentionApprox.row(query), result.labels,
                  QStringLiteral("Query %1: \u201c%2\u201d%3")
                      .arg(query)
                      .arg(result.labels.value(query), headSuffix(result, settings)));
@@ -155,7 +153,7 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     const int tokens = int(head.attentionExact.rows());
     const int patches = tokens - first;
     const int query = settings.query >= 0 && settings.query < tokens ? settings.query
-                      : first > 0 ? 0
+                      : first > 0                                    ? 0
                                   : (result.gridRows / 2) * result.gridCols + result.gridCols / 2;
     const bool rolledOut = settings.rollout && rollout && rollout->exact.rows() == tokens;
     const VectorD exact = rolledOut ? VectorD(rollout->exact.row(query).transpose())
@@ -174,10 +172,10 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     const auto onClass = [first](double weight) {
         return first > 0 ? QStringLiteral("\n%1 on [CLS]").arg(weight, 0, 'f', 2) : QString();
     };
-    view.setTitles(QStringLiteral("exact\n%1%2").arg(row, onClass(exact[0])),
-                   QStringLiteral("%1\n%2%3")
-                       .arg(approximationTitle(result.spec), row, onClass(approx[0])),
-                   QStringLiteral("error\n%1").arg(row));
+    view.setTitles(
+        QStringLiteral("exact\n%1%2").arg(row, onClass(exact[0])),
+        QStringLiteral("%1\n%2%3").arg(approximationTitle(result.spec), row, onClass(approx[0])),
+        QStringLiteral("error\n%1").arg(row));
     view.setAttention(exact.tail(patches), approx.tail(patches), query - first);
 }
 

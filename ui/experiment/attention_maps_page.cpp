@@ -83,10 +83,10 @@ AttentionMapsPage::Arrangement AttentionMapsPage::bestArrangement(QSize size) co
 {
     // The rows are left out only when the maps would otherwise be too small to read.
     const int smallest = kMinReadableMap;
-    Arrangement best = m_arrangement == Arrangement::MapsOnly ? Arrangement::TwoByTwo
-                                                              : m_arrangement;
-    const Arrangement other = best == Arrangement::TwoByTwo ? Arrangement::MapsInARow
-                                                            : Arrangement::TwoByTwo;
+    Arrangement best =
+        m_arrangement == Arrangement::MapsOnly ? Arrangement::TwoByTwo : m_arrangement;
+    const Arrangement other =
+        best == Arrangement::TwoByTwo ? Arrangement::MapsInARow : Arrangement::TwoByTwo;
     if (mapSide(other, size) > kHysteresis * mapSide(best, size))
         best = other;
     if (mapSide(best, size) < smallest &&

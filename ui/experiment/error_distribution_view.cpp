@@ -231,10 +231,10 @@ void ErrorDistributionView::setDistribution(const ErrorDistribution& distributio
 
     const ErrorHistogram& absolute = m_distribution.absolute;
     const QString threshold = causal ? tr("1/(i + 1)") : tr("1/L");
-    m_absoluteGraphs[0]->setName(tr("small entries: P_ij < %1 (%2)")
-                                     .arg(threshold, grouped(absolute.smallTotal)));
-    m_absoluteGraphs[1]->setName(tr("large entries: P_ij \u2265 %1 (%2)")
-                                     .arg(threshold, grouped(absolute.largeTotal)));
+    m_absoluteGraphs[0]->setName(
+        tr("small entries: P_ij < %1 (%2)").arg(threshold, grouped(absolute.smallTotal)));
+    m_absoluteGraphs[1]->setName(
+        tr("large entries: P_ij \u2265 %1 (%2)").arg(threshold, grouped(absolute.largeTotal)));
     QString subtitle = tr("%1 \u00d7 %2 entries%3; %4 is the weight of uniform attention")
                            .arg(rows)
                            .arg(cols)
@@ -250,8 +250,8 @@ void ErrorDistributionView::setDistribution(const ErrorDistribution& distributio
 void ErrorDistributionView::clear()
 {
     m_distribution = ErrorDistribution();
-    for (QCPGraph* graph : {m_absoluteGraphs[0], m_absoluteGraphs[1], m_relativeGraphs[0],
-                            m_relativeGraphs[1]})
+    for (QCPGraph* graph :
+         {m_absoluteGraphs[0], m_absoluteGraphs[1], m_relativeGraphs[0], m_relativeGraphs[1]})
         graph->data()->clear();
     m_subtitleText.clear();
     m_subtitle->setText(QString());
@@ -280,12 +280,11 @@ void ErrorDistributionView::updateLayout()
     setWrappedText(m_subtitle, m_subtitleText, width - 16);
 
     // Both legend entries side by side when they fit, else one a row.
-    const int wide = legend->item(0) ? legend->item(0)->minimumOuterSizeHint().width() +
-                                           legend->columnSpacing() +
-                                           (legend->item(1)
-                                                ? legend->item(1)->minimumOuterSizeHint().width()
-                                                : 0)
-                                     : 0;
+    const int wide =
+        legend->item(0)
+            ? legend->item(0)->minimumOuterSizeHint().width() + legend->columnSpacing() +
+                  (legend->item(1) ? legend->item(1)->minimumOuterSizeHint().width() : 0)
+            : 0;
     const int wrap = wide < viewport().width() - 20 ? 2 : 1;
     if (legend->wrap() != wrap) {
         legend->setWrap(wrap);
@@ -316,8 +315,8 @@ void ErrorDistributionView::showHistogram(const ErrorHistogram& histogram, QCPAx
     }
     if (!histogram.edges.empty())
         rect->axis(QCPAxis::atBottom)->setRange(histogram.edges.front(), histogram.edges.back());
-    rect->axis(QCPAxis::atLeft)->setRange(kFloorCount, std::pow(10.0, std::ceil(std::log10(
-                                                                    2.0 * double(largestCount)))));
+    rect->axis(QCPAxis::atLeft)
+        ->setRange(kFloorCount, std::pow(10.0, std::ceil(std::log10(2.0 * double(largestCount)))));
 }
 
 void ErrorDistributionView::showPlots(bool shown)

@@ -23,7 +23,7 @@ struct ErrorHistogram {
     std::vector<qint64> large;  // the others
     qint64 smallZeros = 0;      // errors exactly 0 (a log axis has no place for them)
     qint64 largeZeros = 0;
-    qint64 smallTotal = 0;      // every entry counted, zeros included
+    qint64 smallTotal = 0;  // every entry counted, zeros included
     qint64 largeTotal = 0;
 };
 

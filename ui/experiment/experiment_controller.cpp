@@ -16,9 +16,8 @@ QString inputKeyOf(const InputSpec& input)
 {
     ExperimentSpec spec;
     spec.input = input;
-    return QString::fromUtf8(
-        QJsonDocument(spec.toJson().value(QLatin1String("input")).toObject()).toJson(
-            QJsonDocument::Compact));
+    return QString::fromUtf8(QJsonDocument(spec.toJson().value(QLatin1String("input")).toObject())
+                                 .toJson(QJsonDocument::Compact));
 }
 
 // The worker: builds the input unless the previous one can be reused, then computes;
@@ -61,9 +60,8 @@ void ExperimentController::finished(Computation computation)
     emit resultReady();  // the views now show the new result and hold none of the previous one
     // The previous result's matrices (64 MiB each at L = 4096) go back to the system on a worker:
     // unmapping them would cost the GUI thread about ten milliseconds.
-    QThreadPool::globalInstance()->start([previous = std::move(previous)]() mutable {
-        previous = Computation();
-    });
+    QThreadPool::globalInstance()->start(
+        [previous = std::move(previous)]() mutable { previous = Computation(); });
 }
 
 void ExperimentController::setBusy(bool busy)

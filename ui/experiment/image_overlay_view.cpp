@@ -71,7 +71,6 @@ QCPItemRect* patchRect(QCustomPlot* plot, QCPAxisRect* axisRect, const QPen& pen
     return rect;
 }
 
-
 }  // namespace
 
 ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
@@ -151,9 +150,8 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
         panel.hover = patchRect(this, panel.rect, QPen(Qt::white, 1.5, Qt::DashLine));
         panel.hover->setLayer(QStringLiteral("overlay"));
     }
-    m_hint = new FigureHint(this, QStringLiteral("Load an image to see attention over its patches"),
-                            12);
-
+    m_hint =
+        new FigureHint(this, QStringLiteral("Load an image to see attention over its patches"), 12);
 
     clear();
 }
@@ -390,8 +388,8 @@ ImageOverlayView::Arrangement ImageOverlayView::bestArrangement() const
     const auto imageWidth = [&](double width, double height) {
         return std::min(width, height * aspect);
     };
-    const double oneRow = imageWidth((area.width() - 2 * standing - 4 * spacing) / 3,
-                                     area.height() - title);
+    const double oneRow =
+        imageWidth((area.width() - 2 * standing - 4 * spacing) / 3, area.height() - title);
     const double twoRows = imageWidth((area.width() - standing - 2 * spacing) / 2,
                                       (area.height() - 2 * title - lying) / 2);
     const bool current = m_arrangement == Arrangement::OneRow;

@@ -94,9 +94,9 @@ private:
     QCPColorScale* m_attentionScale;
     QCPColorScale* m_errorScale;
     FigureHint* m_hint;
-    QRect m_layoutViewport;  // the viewport the last layout was made for
+    QRect m_layoutViewport;                 // the viewport the last layout was made for
     std::array<QString, kPanels> m_titles;  // as given to setTitles, before wrapping
-    QCPMarginGroup* m_margins;  // the panels' and the standing scales' tops and bottoms
+    QCPMarginGroup* m_margins;              // the panels' and the standing scales' tops and bottoms
     Arrangement m_arrangement = Arrangement::OneRow;
     int m_gridRows = 0;
     int m_gridCols = 0;

@@ -133,10 +133,10 @@ std::vector<std::pair<QString, QString>> vitSampleImages()
         return samples;
     for (const QFileInfo& file :
          QDir(folder + QStringLiteral("/samples")).entryInfoList({QStringLiteral("*.png")}))
-        samples.emplace_back(InputPanel::tr("Fashion-MNIST: %1")
-                                 .arg(file.baseName().mid(3).replace(QLatin1Char('-'),
-                                                                     QLatin1Char(' '))),
-                             file.absoluteFilePath());
+        samples.emplace_back(
+            InputPanel::tr("Fashion-MNIST: %1")
+                .arg(file.baseName().mid(3).replace(QLatin1Char('-'), QLatin1Char(' '))),
+            file.absoluteFilePath());
     return samples;
 }
 
@@ -196,8 +196,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
              });
     });
 
-    m_headDim = spinBox(1, 1024, tr("d, the dimension of each head's queries, keys and values. "
-                                    "Token vectors have H d entries for H heads."));
+    m_headDim = spinBox(1, 1024,
+                        tr("d, the dimension of each head's queries, keys and values. "
+                           "Token vectors have H d entries for H heads."));
     connect(m_headDim, &QSpinBox::valueChanged, this, [this](int d) {
         edit(tr("Set d to %1").arg(d), [d](ExperimentSpec& spec) { spec.input.headDim = d; });
     });
@@ -267,7 +268,8 @@ QWidget* InputPanel::makeTextTab()
     connect(m_text, &QPlainTextEdit::textChanged, m_textDelay, qOverload<>(&QTimer::start));
     connect(m_textDelay, &QTimer::timeout, this, [this] {
         edit(tr("Edit the text"),
-             [text = m_text->toPlainText(), kind = readerKind(m_reader, InputKind::Text)](ExperimentSpec& spec) {
+             [text = m_text->toPlainText(),
+              kind = readerKind(m_reader, InputKind::Text)](ExperimentSpec& spec) {
                  setInputKind(spec, kind);
                  spec.input.text = text;
              });
@@ -324,8 +326,9 @@ QWidget* InputPanel::makeTextTab()
     m_reader->setMinimumContentsLength(12);
     connect(m_reader, &QComboBox::activated, this,
             [this](int index) { chooseReader(m_reader, index); });
-    m_layer = spinBox(0, 0, tr("The model's layer whose heads are shown (0 is the first). The "
-                               "head is chosen above the heatmaps, or on the Heads page."));
+    m_layer = spinBox(0, 0,
+                      tr("The model's layer whose heads are shown (0 is the first). The "
+                         "head is chosen above the heatmaps, or on the Heads page."));
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int layer) {
         edit(tr("Show layer %1").arg(layer),
              [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
@@ -367,14 +370,16 @@ QWidget* InputPanel::makeImageTab()
     open->setToolTip(tr("Load an image file (PNG, JPEG, ...)."));
     connect(open, &QPushButton::clicked, this, &InputPanel::chooseImage);
 
-    m_patch = spinBox(2, 128, tr("p, the side of a patch in pixels: L = (width / p) x "
-                                 "(height / p) patches."));
+    m_patch = spinBox(2, 128,
+                      tr("p, the side of a patch in pixels: L = (width / p) x "
+                         "(height / p) patches."));
     connect(m_patch, &QSpinBox::valueChanged, this, [this](int p) {
         edit(tr("Set the patch size to %1").arg(p),
              [p](ExperimentSpec& spec) { spec.input.patchSize = p; });
     });
-    m_imageSize = spinBox(16, 2048, tr("The image's longest side is scaled to this many pixels "
-                                       "before it is cut into patches."));
+    m_imageSize = spinBox(16, 2048,
+                          tr("The image's longest side is scaled to this many pixels "
+                             "before it is cut into patches."));
     m_imageSize->setSingleStep(16);
     connect(m_imageSize, &QSpinBox::valueChanged, this, [this](int size) {
         edit(tr("Scale the image to %1 pixels").arg(size),
@@ -430,8 +435,9 @@ QWidget* InputPanel::makeRandomTab()
             spec.input.rowNorm = norm > 0 ? std::optional<double>(norm) : std::nullopt;
         });
     });
-    m_clusters = spinBox(0, 1024, tr("0: uniformly random directions. C > 0: rows gather around "
-                                     "C random directions, which makes attention peaked."));
+    m_clusters = spinBox(0, 1024,
+                         tr("0: uniformly random directions. C > 0: rows gather around "
+                            "C random directions, which makes attention peaked."));
     connect(m_clusters, &QSpinBox::valueChanged, this, [this](int clusters) {
         edit(tr("Set clusters to %1").arg(clusters),
              [clusters](ExperimentSpec& spec) { spec.input.clusters = clusters; });
@@ -667,8 +673,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     fillReaders(m_reader, m_textModelPath);
     fillReaders(m_imageReader, m_imageModelPath);
     const ModelShape shape = model ? modelShapeOf(input.modelPath) : ModelShape();
-    for (const auto& [layer, reads] : {std::pair(m_layer, textModel),
-                                       std::pair(m_imageLayer, imageModel)}) {
+    for (const auto& [layer, reads] :
+         {std::pair(m_layer, textModel), std::pair(m_imageLayer, imageModel)}) {
         layer->setRange(0, std::max({0, shape.layers - 1, reads ? input.layer : 0}));
         layer->setValue(reads ? input.layer : 0);
         layer->setEnabled(reads);
@@ -703,7 +709,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     m_headDim->setEnabled(input.kind != InputKind::Files && !model);
     m_projection->setCurrentIndex(int(input.projection));
     m_projection->setEnabled(input.kind == InputKind::Text || input.kind == InputKind::Image);
-    m_inputSeed->setValue(int(std::min<std::uint64_t>(input.seed, std::numeric_limits<int>::max())));
+    m_inputSeed->setValue(
+        int(std::min<std::uint64_t>(input.seed, std::numeric_limits<int>::max())));
     m_updating = false;
 }
 

@@ -70,7 +70,7 @@ private:
     QPlainTextEdit* m_text;
     QTimer* m_textDelay;
     QComboBox* m_sampleText;
-    QComboBox* m_reader;   // random embeddings | models | Open Model...
+    QComboBox* m_reader;       // random embeddings | models | Open Model...
     QString m_textModelPath;   // the text tab's model, kept while another tab is shown
     QString m_imageModelPath;  // the image tab's
     QSpinBox* m_layer;

@@ -35,7 +35,10 @@ int sliderFromFeatures(int m)
                       kFeatureSliderMax);
 }
 
-double normFromSlider(int position) { return std::pow(10.0, double(position) / kNormSteps); }
+double normFromSlider(int position)
+{
+    return std::pow(10.0, double(position) / kNormSteps);
+}
 
 int sliderFromNorm(double norm)
 {
@@ -145,11 +148,14 @@ void MethodPanel::buildMethodControls()
     connect(m_featuresSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
     connect(m_featuresSlider, &QSlider::valueChanged, this, [this](int position) {
         const int m = featuresFromSlider(position);
-        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.approximation.features = m; },
-             dragKey(m_featuresSlider));
+        edit(
+            tr("Set m to %1").arg(m),
+            [m](ExperimentSpec& spec) { spec.approximation.features = m; },
+            dragKey(m_featuresSlider));
     });
     connect(m_features, &QSpinBox::valueChanged, this, [this](int m) {
-        edit(tr("Set m to %1").arg(m), [m](ExperimentSpec& spec) { spec.approximation.features = m; });
+        edit(tr("Set m to %1").arg(m),
+             [m](ExperimentSpec& spec) { spec.approximation.features = m; });
     });
 }
 
@@ -229,9 +235,10 @@ void MethodPanel::buildInputControls()
     connect(m_normSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
     connect(m_normSlider, &QSlider::valueChanged, this, [this](int position) {
         const double norm = normFromSlider(position);
-        edit(tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
-             [norm](ExperimentSpec& spec) { spec.input.normMultiplier = norm; },
-             dragKey(m_normSlider));
+        edit(
+            tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
+            [norm](ExperimentSpec& spec) { spec.input.normMultiplier = norm; },
+            dragKey(m_normSlider));
     });
     connect(m_norm, &QDoubleSpinBox::valueChanged, this, [this](double norm) {
         edit(tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
@@ -252,9 +259,8 @@ void MethodPanel::buildInputControls()
     m_heads->setToolTip(tr("H, the number of heads: each head has its own Wq, Wk, Wv (and W), "
                            "and token vectors have H d entries."));
     connect(m_heads, &QSpinBox::valueChanged, this, [this](int heads) {
-        edit(tr("Use %1 heads").arg(heads), [heads](ExperimentSpec& spec) {
-            spec.input.heads = heads;
-        });
+        edit(tr("Use %1 heads").arg(heads),
+             [heads](ExperimentSpec& spec) { spec.input.heads = heads; });
     });
     m_precision = new QComboBox;
     m_precision->addItems({tr("float"), tr("double")});
@@ -292,9 +298,9 @@ QWidget* MethodPanel::parameterControl(const MethodParameter& parameter)
         }
         case MethodParameter::Kind::Integer: {
             auto* integer = new QSpinBox;
-            integer->setRange(int(parameter.minimum),
-                              int(std::min<double>(parameter.maximum,
-                                                   std::numeric_limits<int>::max())));
+            integer->setRange(
+                int(parameter.minimum),
+                int(std::min<double>(parameter.maximum, std::numeric_limits<int>::max())));
             integer->setKeyboardTracking(false);
             connect(integer, &QSpinBox::valueChanged, this, [set](int value) { set(value); });
             control = integer;

@@ -84,7 +84,8 @@ RowComparisonView::RowComparisonView(QWidget* parent)
     m_exactGraph->setLineStyle(QCPGraph::lsStepCenter);
     m_exactGraph->setPen(QPen(kExactColor, 1));
 
-    m_hint = new FigureHint(this, QStringLiteral("Click a query row in a heatmap to compare its rows"), 12);
+    m_hint = new FigureHint(
+        this, QStringLiteral("Click a query row in a heatmap to compare its rows"), 12);
 
     clear();
 }

@@ -30,7 +30,6 @@ public:
     // Whether rows are shown (setRows since the last clear).
     bool hasRows() const { return m_hasRows; }
 
-
     // The plottable that draws P_i (QCPBars or QCPGraph, named "exact P"), and the one for P^_i.
     QCPAbstractPlottable* exactPlottable() const;
     QCPAbstractPlottable* approxPlottable() const;

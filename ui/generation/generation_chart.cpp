@@ -30,11 +30,9 @@ QString chartTitle(GenerationChartKind kind)
 {
     switch (kind) {
         case GenerationChartKind::Kl:
-            return GenerationChart::tr(
-                "Next-token KL divergence, approximate against exact "
-                "(teacher-forced)");
-        case GenerationChartKind::Cost:
-            return GenerationChart::tr("Cost per generated token");
+            return GenerationChart::tr("Next-token KL divergence, approximate against exact "
+                                       "(teacher-forced)");
+        case GenerationChartKind::Cost: return GenerationChart::tr("Cost per generated token");
         case GenerationChartKind::Memory:
             return GenerationChart::tr("Memory held from token to token");
     }

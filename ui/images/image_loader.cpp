@@ -70,12 +70,13 @@ ImagePixels loadImagePixels(const QString& path, int longestSide)
         image = reader.read();
     }
     if (image.isNull())
-        throw InputError(QStringLiteral("%1: cannot read the image: %2").arg(path, reader.errorString()));
+        throw InputError(
+            QStringLiteral("%1: cannot read the image: %2").arg(path, reader.errorString()));
     if (image.width() == 0 || image.height() == 0)
         throw InputError(QStringLiteral("%1: the image has no pixels").arg(path));
     if (longestSide > 0)
-        image = image.scaled(longestSide, longestSide, Qt::KeepAspectRatio,
-                             Qt::SmoothTransformation);
+        image =
+            image.scaled(longestSide, longestSide, Qt::KeepAspectRatio, Qt::SmoothTransformation);
     image = image.convertToFormat(QImage::Format_RGB888);
     ImagePixels pixels;
     pixels.width = image.width();
@@ -108,8 +109,8 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
     const int width = config.gridCols() * config.patchWidth;
     const int height = config.gridRows() * config.patchHeight;
     QImage image(width, height, QImage::Format_RGB32);
-    const double toUnit = preprocessing.rescale ? 1.0 / (preprocessing.rescaleFactor * 255.0)
-                                                : 1.0 / 255.0;
+    const double toUnit =
+        preprocessing.rescale ? 1.0 / (preprocessing.rescaleFactor * 255.0) : 1.0 / 255.0;
     const auto unit = [&](int channel, int y, int x) {
         double value = tensor.values[std::size_t((channel * tensor.height + y) * tensor.width + x)];
         if (preprocessing.normalise)
@@ -120,9 +121,8 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
     for (int y = 0; y < height; ++y) {
         for (int x = 0; x < width; ++x) {
             const int r = unit(0, y, x);
-            image.setPixel(x, y,
-                           tensor.channels == 1 ? qRgb(r, r, r)
-                                                : qRgb(r, unit(1, y, x), unit(2, y, x)));
+            image.setPixel(
+                x, y, tensor.channels == 1 ? qRgb(r, r, r) : qRgb(r, unit(1, y, x), unit(2, y, x)));
         }
     }
     return image;

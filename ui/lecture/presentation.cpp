@@ -31,11 +31,13 @@ constexpr int kLaserFollowMs = 16;
 
 // The dynamic property under which the mode remembers what it set on an object, and the value it
 // replaced ("<key>.original").
-QByteArray appliedKey(const char* key) {
+QByteArray appliedKey(const char* key)
+{
     return QByteArray("attnlab.presentation.") + key;
 }
 
-QByteArray originalKey(const char* key) {
+QByteArray originalKey(const char* key)
+{
     return appliedKey(key) + ".original";
 }
 
@@ -46,14 +48,16 @@ struct ThemeColors {
     QColor grid;
 };
 
-ThemeColors themeColors(ProjectorTheme theme) {
+ThemeColors themeColors(ProjectorTheme theme)
+{
     if (theme == ProjectorTheme::Dark)
         return {QColor(245, 245, 245), QColor(16, 18, 22), QColor(80, 84, 92)};
     return {QColor(0, 0, 0), QColor(255, 255, 255), QColor(200, 200, 200)};
 }
 
 // Relative luminance (WCAG 2) of an opaque colour.
-double luminance(const QColor& color) {
+double luminance(const QColor& color)
+{
     const auto channel = [](double c) {
         return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
     };
@@ -62,14 +66,16 @@ double luminance(const QColor& color) {
 }
 
 // The WCAG contrast ratio of two colours (1 to 21).
-double contrast(const QColor& a, const QColor& b) {
+double contrast(const QColor& a, const QColor& b)
+{
     const double la = luminance(a), lb = luminance(b);
     return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
 // A text colour that reads on the theme's paper: c itself when it does (WCAG AA, 4.5:1), else
 // the theme's ink with c's alpha.
-QColor readableOn(const QColor& c, const ThemeColors& colors) {
+QColor readableOn(const QColor& c, const ThemeColors& colors)
+{
     if (contrast(c, colors.paper) >= 4.5)
         return c;
     QColor ink = colors.ink;
@@ -77,7 +83,8 @@ QColor readableOn(const QColor& c, const ThemeColors& colors) {
     return ink;
 }
 
-QFont scaledFont(QFont font) {
+QFont scaledFont(QFont font)
+{
     if (font.pointSizeF() > 0)
         font.setPointSizeF(font.pointSizeF() * PresentationMode::kFontScale);
     else if (font.pixelSize() > 0)
@@ -86,7 +93,8 @@ QFont scaledFont(QFont font) {
 }
 
 // A pen kLineScale times thicker (a cosmetic pen, width 0, counts as 1 pixel); NoPen stays.
-QPen thickPen(QPen pen) {
+QPen thickPen(QPen pen)
+{
     if (pen.style() != Qt::NoPen)
         pen.setWidthF(std::max(pen.widthF(), 1.0) * PresentationMode::kLineScale);
     return pen;
@@ -107,7 +115,8 @@ public:
     template <typename T>
     void operator()(QObject* object, const char* key, const T& current,
                     const std::function<T(const T&)>& styled,
-                    const std::function<void(const T&)>& set) const {
+                    const std::function<void(const T&)>& set) const
+    {
         const QByteArray applied = appliedKey(key);
         const QVariant mark = object->property(applied.constData());
         const bool stillApplied = mark.isValid() && mark.value<T>() == current;
@@ -134,7 +143,8 @@ private:
 };
 
 // Fonts, pens and colours of one axis (its grid too).
-void styleAxis(QCPAxis* axis, const Restyle& restyle, const ThemeColors& colors) {
+void styleAxis(QCPAxis* axis, const Restyle& restyle, const ThemeColors& colors)
+{
     const std::function<QFont(const QFont&)> bigger = scaledFont;
     if (restyle.fonts())
         restyle(axis, "tickLabelFont", axis->tickLabelFont(), bigger,
@@ -184,7 +194,8 @@ void styleAxis(QCPAxis* axis, const Restyle& restyle, const ThemeColors& colors)
 
 // Fonts and text colours of the layout elements: text elements, legends and their items, colour
 // scales (and, recursively, their axes).
-void styleElement(QCPLayoutElement* element, const Restyle& restyle, const ThemeColors& colors) {
+void styleElement(QCPLayoutElement* element, const Restyle& restyle, const ThemeColors& colors)
+{
     const std::function<QFont(const QFont&)> bigger = scaledFont;
     const std::function<QColor(const QColor&)> readable = [&](const QColor& c) {
         return readableOn(c, colors);
@@ -229,7 +240,8 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
 
 // Pens (thicker), scatter markers (larger) and, in the dark theme, text colours of the plottables
 // and items of a plot.
-void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& colors) {
+void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& colors)
+{
     const std::function<QPen(const QPen&)> thicker = thickPen;
     const std::function<QFont(const QFont&)> bigger = scaledFont;
     for (int i = 0; i < plot->plottableCount(); ++i) {
@@ -299,21 +311,22 @@ public:
     // The indicators grow with the presentation fonts: as tall as the capital letters and ascent of
     // their label's font (Fusion's 13 pixels otherwise stay the size of the small text).
     int pixelMetric(PixelMetric metric, const QStyleOption* option,
-                    const QWidget* widget) const override {
+                    const QWidget* widget) const override
+    {
         const int size = QProxyStyle::pixelMetric(metric, option, widget);
         switch (metric) {
-        case PM_IndicatorWidth:
-        case PM_IndicatorHeight:
-        case PM_ExclusiveIndicatorWidth:
-        case PM_ExclusiveIndicatorHeight:
-            return widget ? std::max(size, widget->fontMetrics().ascent()) : size;
-        default:
-            return size;
+            case PM_IndicatorWidth:
+            case PM_IndicatorHeight:
+            case PM_ExclusiveIndicatorWidth:
+            case PM_ExclusiveIndicatorHeight:
+                return widget ? std::max(size, widget->fontMetrics().ascent()) : size;
+            default: return size;
         }
     }
 
     void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
-                       const QWidget* widget) const override {
+                       const QWidget* widget) const override
+    {
         QProxyStyle::drawPrimitive(element, option, painter, widget);
         if (element != PE_IndicatorCheckBox && element != PE_IndicatorRadioButton)
             return;
@@ -333,7 +346,8 @@ public:
 
 // Whether widget lies on the Stepper page, which sizes its text with the page itself (it is laid
 // out for a screen): scaling it again would crowd its small plots.
-bool scalesItsOwnText(const QWidget* widget) {
+bool scalesItsOwnText(const QWidget* widget)
+{
     for (const QWidget* up = widget; up; up = up->parentWidget())
         if (up->property(kScalesOwnTextProperty).toBool())
             return true;
@@ -342,7 +356,8 @@ bool scalesItsOwnText(const QWidget* widget) {
 
 }  // namespace
 
-LaserPointer::LaserPointer(QWidget* parent) : QWidget(parent), m_follow(new QTimer(this)) {
+LaserPointer::LaserPointer(QWidget* parent) : QWidget(parent), m_follow(new QTimer(this))
+{
     setAttribute(Qt::WA_TransparentForMouseEvents);
     setAttribute(Qt::WA_NoSystemBackground);
     setAttribute(Qt::WA_TranslucentBackground);
@@ -354,11 +369,13 @@ LaserPointer::LaserPointer(QWidget* parent) : QWidget(parent), m_follow(new QTim
     hide();
 }
 
-int LaserPointer::diameter() const {
+int LaserPointer::diameter() const
+{
     return int(std::lround(QFontMetrics(font()).height() * kLaserDiameterInFonts));
 }
 
-void LaserPointer::setPosition(const QPoint& position) {
+void LaserPointer::setPosition(const QPoint& position)
+{
     if (position == m_position)
         return;
     const int d = diameter();
@@ -368,11 +385,13 @@ void LaserPointer::setPosition(const QPoint& position) {
     update(QRect(m_position - QPoint(d, d), QSize(2 * d, 2 * d)));
 }
 
-void LaserPointer::followCursor() {
+void LaserPointer::followCursor()
+{
     setPosition(mapFromGlobal(QCursor::pos()));
 }
 
-void LaserPointer::paintEvent(QPaintEvent*) {
+void LaserPointer::paintEvent(QPaintEvent*)
+{
     if (!rect().contains(m_position))
         return;
     QPainter painter(this);
@@ -387,18 +406,21 @@ void LaserPointer::paintEvent(QPaintEvent*) {
     painter.drawEllipse(QPointF(m_position), radius, radius);
 }
 
-bool LaserPointer::eventFilter(QObject* watched, QEvent* event) {
+bool LaserPointer::eventFilter(QObject* watched, QEvent* event)
+{
     if (watched == parentWidget() && event->type() == QEvent::Resize)
         setGeometry(parentWidget()->rect());
     return QWidget::eventFilter(watched, event);
 }
 
-void LaserPointer::showEvent(QShowEvent* event) {
+void LaserPointer::showEvent(QShowEvent* event)
+{
     m_follow->start();
     QWidget::showEvent(event);
 }
 
-void LaserPointer::hideEvent(QHideEvent* event) {
+void LaserPointer::hideEvent(QHideEvent* event)
+{
     m_follow->stop();
     QWidget::hideEvent(event);
 }
@@ -407,13 +429,15 @@ PresentationMode::PresentationMode(QMainWindow* window)
     : QObject(window),
       m_window(window),
       m_laser(new LaserPointer(window)),
-      m_indicatorStyle(new ProjectorIndicatorStyle) {
+      m_indicatorStyle(new ProjectorIndicatorStyle)
+{
     m_indicatorStyle->setParent(this);
 }
 
 PresentationMode::~PresentationMode() = default;
 
-QPalette PresentationMode::projectorPalette(ProjectorTheme theme) {
+QPalette PresentationMode::projectorPalette(ProjectorTheme theme)
+{
     const ThemeColors colors = themeColors(theme);
     const bool dark = theme == ProjectorTheme::Dark;
     QPalette palette(colors.ink, colors.paper);  // window text, window; the rest derived
@@ -442,7 +466,8 @@ QPalette PresentationMode::projectorPalette(ProjectorTheme theme) {
     return palette;
 }
 
-void PresentationMode::enter(Placement placement) {
+void PresentationMode::enter(Placement placement)
+{
     if (m_active)
         return;
     m_saved.geometry = m_window->saveGeometry();
@@ -475,7 +500,8 @@ void PresentationMode::enter(Placement placement) {
     emit activeChanged(true);
 }
 
-void PresentationMode::leave() {
+void PresentationMode::leave()
+{
     if (!m_active)
         return;
     m_active = false;
@@ -507,7 +533,8 @@ void PresentationMode::leave() {
     emit activeChanged(false);
 }
 
-void PresentationMode::setTheme(ProjectorTheme theme) {
+void PresentationMode::setTheme(ProjectorTheme theme)
+{
     if (theme == m_theme)
         return;
     if (!m_active) {
@@ -520,24 +547,28 @@ void PresentationMode::setTheme(ProjectorTheme theme) {
     styleWidgets(true);
 }
 
-void PresentationMode::setLaserPointerEnabled(bool enabled) {
+void PresentationMode::setLaserPointerEnabled(bool enabled)
+{
     m_laserEnabled = enabled;
     updateLaserPointer();
 }
 
-void PresentationMode::updateLaserPointer() {
+void PresentationMode::updateLaserPointer()
+{
     const bool shown = m_active && m_laserEnabled;
     m_laser->setVisible(shown);
     if (shown)
         m_laser->raise();
 }
 
-void PresentationMode::styleWidgets(bool apply) {
+void PresentationMode::styleWidgets(bool apply)
+{
     for (QWidget* widget : m_window->findChildren<QWidget*>())
         styleWidget(widget, apply);
 }
 
-void PresentationMode::styleWidget(QWidget* widget, bool apply) {
+void PresentationMode::styleWidget(QWidget* widget, bool apply)
+{
     if (widget == m_laser || widget->isWindow())
         return;
     const Restyle restyle(apply);
@@ -562,10 +593,9 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply) {
     // size of their own are scaled. A font set for its weight alone still takes its size from
     // the parent: scaled as well, it grew twice, and leaving set the presentation size for good.
     const QWidget* parent = widget->parentWidget();
-    const bool ownSize =
-        widget->testAttribute(Qt::WA_SetFont) &&
-        !(parent && widget->font().pointSizeF() == parent->font().pointSizeF() &&
-          widget->font().pixelSize() == parent->font().pixelSize());
+    const bool ownSize = widget->testAttribute(Qt::WA_SetFont) &&
+                         !(parent && widget->font().pointSizeF() == parent->font().pointSizeF() &&
+                           widget->font().pixelSize() == parent->font().pixelSize());
     if (!(apply && scalesItsOwnText(widget)) &&
         (ownSize || widget->property(appliedKey("font")).isValid()))
         if (restyle.fonts())
@@ -591,7 +621,8 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply) {
     }
 }
 
-void PresentationMode::stylePlot(QCustomPlot* plot, bool apply) {
+void PresentationMode::stylePlot(QCustomPlot* plot, bool apply)
+{
     const Restyle restyle(apply, !scalesItsOwnText(plot));
     const ThemeColors colors = themeColors(m_theme);
     const bool alreadyStyled = plot->property(appliedKey("background")).isValid();
@@ -623,7 +654,8 @@ void PresentationMode::stylePlot(QCustomPlot* plot, bool apply) {
     }
 }
 
-bool PresentationMode::eventFilter(QObject* watched, QEvent* event) {
+bool PresentationMode::eventFilter(QObject* watched, QEvent* event)
+{
     if (m_active && event->type() == QEvent::Polish && watched->isWidgetType()) {
         auto* widget = static_cast<QWidget*>(watched);
         if (m_window->isAncestorOf(widget))

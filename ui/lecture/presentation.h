@@ -54,8 +54,9 @@ private:
 // Presentation mode for a main window, for a room and a projector: full screen, docks, toolbars,
 // the menu bar and the status bar hidden, every font of every widget and plot larger, lines
 // thicker, and a high-contrast projector theme (light or dark) for the window's palette and the
-// plots, with the indicators of check boxes and radio buttons outlined in the theme's ink. Leaving restores exactly what was before: the window's state and geometry, which docks
-// and bars were shown, the fonts, the palette and every plot's fonts, pens and colours.
+// plots, with the indicators of check boxes and radio buttons outlined in the theme's ink. Leaving
+// restores exactly what was before: the window's state and geometry, which docks and bars were
+// shown, the fonts, the palette and every plot's fonts, pens and colours.
 //
 // Fonts: the window's font is scaled by kFontScale (the widgets that inherit it follow), and so
 // is the font of every widget that sets its own. Plots (QCustomPlot): the fonts of axes, text

@@ -16,7 +16,8 @@ namespace {
 constexpr double kTitlePoints = 15.0;
 constexpr double kTextPoints = 12.5;
 
-QToolButton* navigationButton(const QString& text, const QString& tip, const QString& name) {
+QToolButton* navigationButton(const QString& text, const QString& tip, const QString& name)
+{
     auto* button = new QToolButton;
     button->setText(text);
     button->setToolTip(tip);
@@ -28,7 +29,8 @@ QToolButton* navigationButton(const QString& text, const QString& tip, const QSt
 
 }  // namespace
 
-ScenarioPanel::ScenarioPanel(QWidget* parent) : QFrame(parent) {
+ScenarioPanel::ScenarioPanel(QWidget* parent) : QFrame(parent)
+{
     setObjectName(QStringLiteral("scenarioPanel"));
     setFrameShape(QFrame::StyledPanel);
     setAutoFillBackground(true);
@@ -85,7 +87,8 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QFrame(parent) {
     setDeck(Deck(), -1);
 }
 
-void ScenarioPanel::setDeck(const Deck& deck, int index) {
+void ScenarioPanel::setDeck(const Deck& deck, int index)
+{
     m_deck = deck;
     const int count = int(m_deck.scenarios.size());
     m_index = count == 0 ? -1 : std::clamp(index, 0, count - 1);
@@ -98,19 +101,23 @@ void ScenarioPanel::setDeck(const Deck& deck, int index) {
     m_next->setEnabled(m_index >= 0 && m_index + 1 < count);
 }
 
-const Scenario* ScenarioPanel::scenario() const {
+const Scenario* ScenarioPanel::scenario() const
+{
     return m_index >= 0 ? &m_deck.scenarios[std::size_t(m_index)] : nullptr;
 }
 
-QString ScenarioPanel::titleText() const {
+QString ScenarioPanel::titleText() const
+{
     return m_title->text();
 }
 
-QString ScenarioPanel::explanationText() const {
+QString ScenarioPanel::explanationText() const
+{
     return m_explanation->text();
 }
 
-QString ScenarioPanel::positionText() const {
+QString ScenarioPanel::positionText() const
+{
     return m_position->text();
 }
 

@@ -51,15 +51,13 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
             buildInput(image, &pixels, request.budget, &run);
             return [model, run](const ExperimentSpec& spec, const std::vector<int>& layers,
                                 const std::function<bool()>& cancelled) {
-                return compareDownstream(*model, run.pixels, *run.forward, spec, layers,
-                                         cancelled);
+                return compareDownstream(*model, run.pixels, *run.forward, spec, layers, cancelled);
             };
         };
     } else {
         const std::shared_ptr<const LanguageModel> model = loadModel(first.input.modelPath);
         outcome.layerCount = model->layers();
-        const ModelTokens text =
-            modelTokens(*model, first.input.text, first.input.keepLastTokens);
+        const ModelTokens text = modelTokens(*model, first.input.text, first.input.keepLastTokens);
         tokens = int(text.ids.size());
         outcome.labels = text.labels;
         outcome.notes = text.notes;
@@ -86,8 +84,7 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
         if (!spec.exactMethod)
             sizes.push_back(spec.approximation.features);
     const QString sizeNote =
-        first.exactMethod ? QString()
-                          : sizePastLengthNote(first.approximation.kind, sizes, tokens);
+        first.exactMethod ? QString() : sizePastLengthNote(first.approximation.kind, sizes, tokens);
     if (!sizeNote.isEmpty())
         outcome.notes.append(sizeNote);
     const int cases = int(request.cases.size());
@@ -105,10 +102,10 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
         }
     }
     for (int c = 0; c < cases; ++c) {
-        auto comparison = std::make_shared<DownstreamComparison>(
-            combinedComparison(comparisons[std::size_t(c)]));
-        outcome.rows.push_back(modelEvalRow(request.cases[std::size_t(c)].first, *comparison,
-                                            outcome.layerCount));
+        auto comparison =
+            std::make_shared<DownstreamComparison>(combinedComparison(comparisons[std::size_t(c)]));
+        outcome.rows.push_back(
+            modelEvalRow(request.cases[std::size_t(c)].first, *comparison, outcome.layerCount));
         outcome.rows.back().tokens = tokens;
         outcome.comparison = std::move(comparison);
     }

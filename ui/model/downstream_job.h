@@ -34,7 +34,7 @@ struct DownstreamRequest {
 // What the worker gives back for a request.
 struct DownstreamOutcome {
     DownstreamRequest request;  // with the replaced layers filled in
-    QString modelFolder;  // the model's folder, to see whether the model changed
+    QString modelFolder;        // the model's folder, to see whether the model changed
     int layerCount = 0;
     bool classes = false;  // a ViT: the predictions are the image's classes, not next tokens
     QStringList labels;    // what each prediction follows: the tokens, or the images' names

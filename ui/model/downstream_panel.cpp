@@ -406,7 +406,8 @@ void DownstreamPanel::showComparison()
     };
     QString perLayer;
     for (std::size_t i = 0; i < c.replacedLayers.size(); ++i)
-        perLayer += tr("%1layer %2: %3").arg(i ? QStringLiteral(", ") : QString())
+        perLayer += tr("%1layer %2: %3")
+                        .arg(i ? QStringLiteral(", ") : QString())
                         .arg(c.replacedLayers[i])
                         .arg(c.relFrobeniusPerLayer[i], 0, 'g', 3);
     // A text's next tokens, an image's class, or the classes of several images.
@@ -538,8 +539,9 @@ void DownstreamPanel::sweepLayers()
     if (!m_haveModel || m_job.isRunning() || m_layerCount == 0)
         return;
     m_delay.stop();
-    const int seeds =
-        m_spec.exactMethod || !methodInfo(m_spec.approximation.kind).isRandom ? 1 : m_seeds->value();
+    const int seeds = m_spec.exactMethod || !methodInfo(m_spec.approximation.kind).isRandom
+                          ? 1
+                          : m_seeds->value();
     std::vector<std::pair<ExperimentSpec, std::vector<int>>> cases;
     std::vector<int> all(static_cast<std::size_t>(m_layerCount));
     std::iota(all.begin(), all.end(), 0);

@@ -106,9 +106,9 @@ private:
 
     ExperimentSpec m_spec;
     bool m_haveModel = false;
-    QComboBox* m_images;      // a ViT's: this image, or every image of its folder
+    QComboBox* m_images;  // a ViT's: this image, or every image of its folder
     QLabel* m_imagesLabel;
-    QLabel* m_sweepLabel;     // "Sweep over m:" (or the method's own size)
+    QLabel* m_sweepLabel;  // "Sweep over m:" (or the method's own size)
     MemoryBudget m_budget;
     int m_layerCount = 0;
     QStringList m_labels;  // the model's tokens of the text
@@ -121,9 +121,9 @@ private:
     BackgroundJob m_job;
     bool m_sweeping = false;  // the latest job started is a sweep
     QTimer m_delay;
-    QString m_modelFolder;  // the model the layers list is of
+    QString m_modelFolder;                      // the model the layers list is of
     std::function<QString(int)> m_outcomeName;  // a token or class id as the page shows it
-    bool m_classes = false;  // a ViT: the predictions are the image's classes
+    bool m_classes = false;                     // a ViT: the predictions are the image's classes
 
     QComboBox* m_layers;
     QLabel* m_method;

@@ -67,8 +67,7 @@ std::vector<double> HeadErrorScale::ticks() const
 {
     if (!m_valid)
         return {};
-    const double middle =
-        m_log ? std::sqrt(m_lower * m_upper) : 0.5 * (m_lower + m_upper);
+    const double middle = m_log ? std::sqrt(m_lower * m_upper) : 0.5 * (m_lower + m_upper);
     return {m_lower, middle, m_upper};
 }
 

@@ -235,7 +235,7 @@ void HeadGridPanel::setExperiment(const ExperimentSpec& spec)
     }
     const QString key = surveyKey(spec, m_budget);
     if (key == m_surveyKey && !m_debounce.isActive())
-        return;  // surveyed or being surveyed; the layer is all that changed
+        return;       // surveyed or being surveyed; the layer is all that changed
     m_job.discard();  // the survey running is stale
     m_pending = spec;
     m_surveyKey = key;
@@ -261,8 +261,8 @@ void HeadGridPanel::setEntries(std::vector<HeadSurveyEntry> entries, const QStri
 void HeadGridPanel::startSurvey()
 {
     const ExperimentSpec spec = m_pending;
-    m_surveyTitle = tr("%1 \u00b7 %2").arg(modelDisplayName(spec.input.modelPath),
-                                          methodText(spec));
+    m_surveyTitle =
+        tr("%1 \u00b7 %2").arg(modelDisplayName(spec.input.modelPath), methodText(spec));
     m_progress->setRange(0, 0);
     m_progress->setValue(0);
     m_progress->show();
@@ -278,8 +278,8 @@ void HeadGridPanel::startSurvey()
                 survey.tokens = loadVitModel(spec.input.modelPath)->config().tokenCount();
             } else {
                 const std::shared_ptr<const LanguageModel> model = loadModel(spec.input.modelPath);
-                survey.tokens = int(
-                    modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
+                survey.tokens =
+                    int(modelTokens(*model, spec.input.text, spec.input.keepLastTokens).ids.size());
             }
             ComputeOptions options;
             options.budget = budget;
@@ -303,8 +303,8 @@ void HeadGridPanel::showProgress(int done, int total)
 void HeadGridPanel::showSurvey(HeadSurvey survey)
 {
     updateBusy();
-    m_surveyTitle = tr("%1 \u00b7 %2 tokens \u00b7 %3").arg(
-        modelDisplayName(m_pending.input.modelPath))
+    m_surveyTitle = tr("%1 \u00b7 %2 tokens \u00b7 %3")
+                        .arg(modelDisplayName(m_pending.input.modelPath))
                         .arg(survey.tokens)
                         .arg(methodText(m_pending));
     m_view->setEntries(std::move(survey.entries));
@@ -364,9 +364,8 @@ void HeadGridPanel::syncControls()
     const QSignalBlocker showBlocker(m_show);
     const QSignalBlocker orderBlocker(m_order);
     const QSignalBlocker highlightBlocker(m_highlight);
-    m_show->setCurrentIndex(m_show->findData(m_view->showsApproximation()
-                                                 ? QStringLiteral("approximation")
-                                                 : QStringLiteral("exact")));
+    m_show->setCurrentIndex(m_show->findData(
+        m_view->showsApproximation() ? QStringLiteral("approximation") : QStringLiteral("exact")));
     m_order->setCurrentIndex(m_order->findData(headOrderName(m_view->order())));
     m_highlight->setValue(m_view->highlightCount());
 }
@@ -406,14 +405,12 @@ void HeadGridPanel::updateSelectedText()
            "relative Frobenius error of P: <b>%8</b><br>mean row total variation: %9")
             .arg(e->layer)
             .arg(e->head)
-            .arg(rank > 0 ? tr(" &nbsp; (error rank %1 of %2)")
-                                .arg(rank)
-                                .arg(m_view->entries().size())
-                          : QString())
+            .arg(rank > 0
+                     ? tr(" &nbsp; (error rank %1 of %2)").arg(rank).arg(m_view->entries().size())
+                     : QString())
             .arg(cell.arg(number(e->meanQueryNorm)), cell.arg(number(e->maxQueryNorm)),
                  cell.arg(number(e->meanKeyNorm)), cell.arg(number(e->maxKeyNorm)),
-                 number(e->metrics.relFrobeniusAttention),
-                 number(e->metrics.meanTotalVariation)));
+                 number(e->metrics.relFrobeniusAttention), number(e->metrics.meanTotalVariation)));
 }
 
 QJsonObject HeadGridPanel::state() const
@@ -507,8 +504,7 @@ PaintedFigure HeadGridPanel::gridFigure() const
 
 void HeadGridPanel::exportDialog(FigureFormat format)
 {
-    runExportDialog(this, tr("Export head grid"), QStringLiteral("heads"),
-                    figureFormatName(format),
+    runExportDialog(this, tr("Export head grid"), QStringLiteral("heads"), figureFormatName(format),
                     [&](const QString& path) { exportFigure(path, format); });
 }
 

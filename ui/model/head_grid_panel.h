@@ -106,10 +106,10 @@ private:
     void exportDialog(FigureFormat format);
 
     MemoryBudget m_budget;
-    ExperimentSpec m_pending;   // the spec the debounce timer will survey
-    QString m_surveyKey;        // what the running or shown survey is of; empty: none
-    QString m_surveyTitle;      // model, tokens, method of the survey shown
-    bool m_busy = false;     // isBusy() as busyChanged last reported it
+    ExperimentSpec m_pending;  // the spec the debounce timer will survey
+    QString m_surveyKey;       // what the running or shown survey is of; empty: none
+    QString m_surveyTitle;     // model, tokens, method of the survey shown
+    bool m_busy = false;       // isBusy() as busyChanged last reported it
     QTimer m_debounce;
     QElapsedTimer m_clock;  // since the survey shown started
     BackgroundJob m_job;

@@ -19,7 +19,7 @@ namespace attnlab::ui::heads {
 // ColorBrewer's sequential YlOrRd (9 classes, Cynthia Brewer, Apache 2.0) without its palest
 // class, so that the smallest error still frames a cell visibly on a light background.
 inline constexpr std::array<QRgb, 8> kErrorColors{0xffffeda0, 0xfffed976, 0xfffeb24c, 0xfffd8d3c,
-                                           0xfffc4e2a, 0xffe31a1c, 0xffbd0026, 0xff800026};
+                                                  0xfffc4e2a, 0xffe31a1c, 0xffbd0026, 0xff800026};
 inline const QColor kNoErrorColor(170, 170, 170);
 inline const QColor kInk(40, 40, 40);
 // The selected head's outline: a saturated blue, apart from the error colours and viridis.

@@ -42,10 +42,8 @@ QRectF snapped(double x, double y, double side)
 QString headOrderName(HeadOrder order)
 {
     switch (order) {
-    case HeadOrder::Model:
-        return QStringLiteral("model");
-    case HeadOrder::WorstFirst:
-        return QStringLiteral("worst-first");
+        case HeadOrder::Model: return QStringLiteral("model");
+        case HeadOrder::WorstFirst: return QStringLiteral("worst-first");
     }
     return {};
 }
@@ -64,8 +62,8 @@ bool parseHeadOrder(const QString& name, HeadOrder* order)
 // Where everything goes, for one size and font.
 struct HeadGridView::Layout {
     QSizeF size;
-    double cell = 0;   // side of a thumbnail
-    double frame = 0;  // width of the error frame around it
+    double cell = 0;     // side of a thumbnail
+    double frame = 0;    // width of the error frame around it
     double outline = 0;  // width of the selection outline around the frame
     int columns = 0;
     std::vector<QRectF> cells;  // per entry: its thumbnail
@@ -284,8 +282,7 @@ QRectF HeadGridView::layoutModelOrder(Layout& layout, const QRectF& area, const 
     const double headerHeight = line + 4;
     const double gridWidth = area.width() - layerWidth;
     const double gridHeight = area.height() - headerHeight;
-    const double pitch =
-        std::max(4.0, std::min(gridWidth / m_heads, gridHeight / m_layers));
+    const double pitch = std::max(4.0, std::min(gridWidth / m_heads, gridHeight / m_layers));
     *gap = gapFor(pitch);
     layout.cell = std::max(2.0, pitch - *gap);
     layout.columns = m_heads;
@@ -297,9 +294,9 @@ QRectF HeadGridView::layoutModelOrder(Layout& layout, const QRectF& area, const 
     const double gridTop = blockTop + headerHeight;
     for (int i = 0; i < count; ++i) {
         const HeadSurveyEntry& entry = m_entries[std::size_t(i)];
-        layout.cells[std::size_t(i)] = snapped(gridLeft + entry.head * pitch + *gap / 2,
-                                               gridTop + entry.layer * pitch + *gap / 2,
-                                               layout.cell);
+        layout.cells[std::size_t(i)] =
+            snapped(gridLeft + entry.head * pitch + *gap / 2,
+                    gridTop + entry.layer * pitch + *gap / 2, layout.cell);
     }
     // Layer labels, every k-th when the rows are lower than a line.
     const int layerStride = niceStep(line / pitch);
@@ -307,8 +304,7 @@ QRectF HeadGridView::layoutModelOrder(Layout& layout, const QRectF& area, const 
         layout.layerLabels.push_back(
             {QRectF(blockLeft, gridTop + layer * pitch, layerWidth - 8, pitch), layer});
     // Head labels: "head k" when they fit over a column, else numbers after "head".
-    layout.shortHeadLabels =
-        metrics.horizontalAdvance(tr("head %1").arg(lastHead)) + 4 > pitch;
+    layout.shortHeadLabels = metrics.horizontalAdvance(tr("head %1").arg(lastHead)) + 4 > pitch;
     const double numberWidth = metrics.horizontalAdvance(QString::number(lastHead)) + 6;
     const int headStride = layout.shortHeadLabels ? niceStep(numberWidth / pitch) : 1;
     for (int head = 0; head < m_heads; head += headStride)
@@ -319,8 +315,8 @@ QRectF HeadGridView::layoutModelOrder(Layout& layout, const QRectF& area, const 
     return QRectF(blockLeft, blockTop, blockWidth, blockHeight);
 }
 
-QRectF HeadGridView::layoutRanked(Layout& layout, const QRectF& area,
-                                  const QFontMetricsF& metrics, double* gap) const
+QRectF HeadGridView::layoutRanked(Layout& layout, const QRectF& area, const QFontMetricsF& metrics,
+                                  double* gap) const
 {
     const int count = int(m_entries.size());
     const double line = metrics.height();
@@ -488,8 +484,7 @@ void HeadGridView::paintLabels(QPainter& painter, const Layout& layout, const QF
     for (const auto& [rect, head] : layout.headLabels) {
         painter.setFont(head == m_currentHead ? bold : font);
         painter.drawText(rect, Qt::AlignHCenter | Qt::AlignBottom,
-                         layout.shortHeadLabels ? QString::number(head)
-                                                : tr("head %1").arg(head));
+                         layout.shortHeadLabels ? QString::number(head) : tr("head %1").arg(head));
     }
     painter.setFont(font);
     if (layout.shortHeadLabels)
@@ -629,8 +624,7 @@ void HeadGridView::paintLegend(QPainter& painter, const Layout& layout,
         m_scale.isValid()
             ? tr("frame colour: relative Frobenius error of P, \u2016%1 \u2212 P\u2016_F / "
                  "\u2016P\u2016_F%2")
-                  .arg(approxSymbol(),
-                       m_scale.isLogarithmic() ? tr(" (log scale)") : QString())
+                  .arg(approxSymbol(), m_scale.isLogarithmic() ? tr(" (log scale)") : QString())
             : tr("frame colour: no approximation error (the exact method)");
     if (std::any_of(m_entries.begin(), m_entries.end(),
                     [](const auto& entry) { return entry.keyValueHead >= 0; }))
@@ -709,11 +703,11 @@ void HeadGridView::keyPressEvent(QKeyEvent* event)
         int layer = e.layer;
         int head = e.head;
         switch (event->key()) {
-        case Qt::Key_Left: --head; break;
-        case Qt::Key_Right: ++head; break;
-        case Qt::Key_Up: --layer; break;
-        case Qt::Key_Down: ++layer; break;
-        default: QWidget::keyPressEvent(event); return;
+            case Qt::Key_Left: --head; break;
+            case Qt::Key_Right: ++head; break;
+            case Qt::Key_Up: --layer; break;
+            case Qt::Key_Down: ++layer; break;
+            default: QWidget::keyPressEvent(event); return;
         }
         next = indexOf(layer, head);
     } else {
@@ -722,11 +716,11 @@ void HeadGridView::keyPressEvent(QKeyEvent* event)
         const int columns = std::max(1, m_layout ? m_layout->columns : 1);
         int step = 0;
         switch (event->key()) {
-        case Qt::Key_Left: step = -1; break;
-        case Qt::Key_Right: step = 1; break;
-        case Qt::Key_Up: step = -columns; break;
-        case Qt::Key_Down: step = columns; break;
-        default: QWidget::keyPressEvent(event); return;
+            case Qt::Key_Left: step = -1; break;
+            case Qt::Key_Right: step = 1; break;
+            case Qt::Key_Up: step = -columns; break;
+            case Qt::Key_Down: step = columns; break;
+            default: QWidget::keyPressEvent(event); return;
         }
         const int target = position + step;
         if (target >= 0 && target < int(m_displayOrder.size()))

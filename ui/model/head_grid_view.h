@@ -115,8 +115,7 @@ private:
     struct Layout;
 
     // The positions of everything for `size` with `font` measured on `device`.
-    Layout layoutFor(QSizeF size, const QFont& font, const QPaintDevice* device,
-                     bool title) const;
+    Layout layoutFor(QSizeF size, const QFont& font, const QPaintDevice* device, bool title) const;
     // The cells of layoutFor in `area`, layers down and heads across with their labels, or as a
     // ranked list with a label under each cell; the block they fill, the gap between cells in
     // *gap.
@@ -144,7 +143,7 @@ private:
     void select(int index, bool emitActivated);
 
     std::vector<HeadSurveyEntry> m_entries;
-    std::vector<int> m_index;  // layer * m_heads + head -> index in m_entries, or -1
+    std::vector<int> m_index;      // layer * m_heads + head -> index in m_entries, or -1
     std::vector<QImage> m_images;  // per entry, P or P^ as shown
     std::vector<int> m_ranks;      // per entry, 1 = worst, 0 = no error
     std::vector<int> m_displayOrder;
@@ -156,7 +155,7 @@ private:
     int m_highlightCount = 0;
     int m_currentLayer = -1;
     int m_currentHead = -1;
-    int m_hovered = -1;  // index in m_entries
+    int m_hovered = -1;                      // index in m_entries
     std::shared_ptr<const Layout> m_layout;  // for the widget's size
 };
 

@@ -18,7 +18,6 @@ namespace attnlab::ui {
 
 using namespace heads;
 
-
 HeadNormsChart::HeadNormsChart(const HeadGridView* view, QWidget* parent)
     : QWidget(parent), m_view(view)
 {
@@ -148,7 +147,8 @@ void HeadNormsChart::paintEvent(QPaintEvent*)
         const double labelWidth = metrics.horizontalAdvance(tr("#%1").arg(order.size())) + 8;
         const int stride = niceStep(labelWidth / pitch);
         painter.setPen(ink);
-        for (int rank = 1; rank <= int(order.size()); rank = rank == 1 && stride > 1 ? stride : rank + stride) {
+        for (int rank = 1; rank <= int(order.size());
+             rank = rank == 1 && stride > 1 ? stride : rank + stride) {
             const double x = area.left() + (rank - 0.5) * pitch;
             painter.drawLine(QPointF(x, area.bottom()), QPointF(x, area.bottom() + 3));
             painter.drawText(QRectF(x - labelWidth / 2, labelTop, labelWidth, line),

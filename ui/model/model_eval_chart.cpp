@@ -70,8 +70,8 @@ using Lines = std::map<std::pair<QString, QString>, std::map<double, Point>>;
 
 // A graph with error bars (min to max over the seeds) in each of the two rects per line: one per
 // (method, layers) against m, or per (method, m) against the layer.
-void addLines(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& lines,
-              ModelEvalAxis axis, int lastLayer)
+void addLines(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& lines, ModelEvalAxis axis,
+              int lastLayer)
 {
     const QVector<Qt::PenStyle> styles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
                                           Qt::DashDotLine};
@@ -91,10 +91,10 @@ void addLines(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& lines,
             auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
             QPen pen(color, 2.2, styles[variant % styles.size()]);
             graph->setPen(pen);
-            graph->setScatterStyle(QCPScatterStyle(shapes[variant % shapes.size()], color,
-                                                   color, 8));
-            auto* bars = new QCPErrorBars(rect->axis(QCPAxis::atBottom),
-                                          rect->axis(QCPAxis::atLeft));
+            graph->setScatterStyle(
+                QCPScatterStyle(shapes[variant % shapes.size()], color, color, 8));
+            auto* bars =
+                new QCPErrorBars(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
             bars->setPen(QPen(color, 1.2));
             bars->setDataPlottable(graph);
             QVector<double> xs, ys;
@@ -134,8 +134,8 @@ void addReferences(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& ref
         const bool exact = key.first == QLatin1String("exact");
         QString name;
         if (exact && !exactNamed)
-            name = ModelEvalChart::tr(
-                "exact attention in the replaced layers (float rounding only)");
+            name =
+                ModelEvalChart::tr("exact attention in the replaced layers (float rounding only)");
         else if (!exact)
             name = axis == ModelEvalAxis::Features
                        ? ModelEvalChart::tr("%1 (no m), %2")

@@ -35,8 +35,8 @@ void TopTokensChart::paintEvent(QPaintEvent*)
     const int line = metrics.height();
     painter.drawText(QRect(8, 4, width() - 16, line), Qt::AlignLeft | Qt::AlignVCenter, m_title);
     const int half = (width() - 24) / 2;
-    drawColumn(painter, QRect(8, 8 + line, half, height() - 12 - line), tr("exact model"),
-               m_exact, QColor(60, 60, 60));
+    drawColumn(painter, QRect(8, 8 + line, half, height() - 12 - line), tr("exact model"), m_exact,
+               QColor(60, 60, 60));
     drawColumn(painter, QRect(16 + half, 8 + line, half, height() - 12 - line),
                tr("with the approximation"), m_approx, QColor(214, 96, 77));
 }

@@ -84,12 +84,9 @@ bool figureFormatFromSuffix(const QString& path, FigureFormat* format)
 QString figureFormatName(FigureFormat format)
 {
     switch (format) {
-    case FigureFormat::Png:
-        return QStringLiteral("png");
-    case FigureFormat::Svg:
-        return QStringLiteral("svg");
-    case FigureFormat::Pdf:
-        return QStringLiteral("pdf");
+        case FigureFormat::Png: return QStringLiteral("png");
+        case FigureFormat::Svg: return QStringLiteral("svg");
+        case FigureFormat::Pdf: return QStringLiteral("pdf");
     }
     return {};
 }
@@ -105,34 +102,32 @@ void writeFigure(QIODevice& device, FigureFormat format, const PaintedFigure& fi
 {
     bool painted = false;
     switch (format) {
-    case FigureFormat::Png:
-        painted = figure.png().save(&device, "PNG");
-        break;
-    case FigureFormat::Svg: {
-        QSvgGenerator generator;
-        generator.setOutputDevice(&device);
-        generator.setSize(figure.size);
-        generator.setViewBox(QRect(QPoint(0, 0), figure.size));
-        generator.setResolution(figure.dpi);
-        generator.setTitle(figure.title);
-        generator.setDescription(figure.description);
-        painted = figure.paintVector(generator, false);
-        break;
-    }
-    case FigureFormat::Pdf: {
-        QPdfWriter writer(&device);
-        writer.setResolution(figure.dpi);
-        writer.setTitle(figure.title);
-        writer.setCreator(QStringLiteral("Attention Lab"));
-        QPageLayout page;
-        page.setMode(QPageLayout::FullPageMode);
-        page.setOrientation(QPageLayout::Portrait);
-        page.setMargins(QMarginsF(0, 0, 0, 0));
-        page.setPageSize(
-            QPageSize(figure.size, QPageSize::Point, QString(), QPageSize::ExactMatch));
-        painted = writer.setPageLayout(page) && figure.paintVector(writer, true);
-        break;
-    }
+        case FigureFormat::Png: painted = figure.png().save(&device, "PNG"); break;
+        case FigureFormat::Svg: {
+            QSvgGenerator generator;
+            generator.setOutputDevice(&device);
+            generator.setSize(figure.size);
+            generator.setViewBox(QRect(QPoint(0, 0), figure.size));
+            generator.setResolution(figure.dpi);
+            generator.setTitle(figure.title);
+            generator.setDescription(figure.description);
+            painted = figure.paintVector(generator, false);
+            break;
+        }
+        case FigureFormat::Pdf: {
+            QPdfWriter writer(&device);
+            writer.setResolution(figure.dpi);
+            writer.setTitle(figure.title);
+            writer.setCreator(QStringLiteral("Attention Lab"));
+            QPageLayout page;
+            page.setMode(QPageLayout::FullPageMode);
+            page.setOrientation(QPageLayout::Portrait);
+            page.setMargins(QMarginsF(0, 0, 0, 0));
+            page.setPageSize(
+                QPageSize(figure.size, QPageSize::Point, QString(), QPageSize::ExactMatch));
+            painted = writer.setPageLayout(page) && figure.paintVector(writer, true);
+            break;
+        }
     }
     if (!painted) {
         const auto* file = qobject_cast<const QFileDevice*>(&device);
@@ -148,9 +143,9 @@ void exportPaintedFigure(const QString& path, FigureFormat format, const Painted
     const QString shownPath = QDir::toNativeSeparators(path);
     const QFileInfo info(path);
     if (!QDir().mkpath(info.absolutePath()))
-        throw OutputError(QStringLiteral("cannot write the %1 %2: cannot create the folder %3")
-                              .arg(figure.what, shownPath,
-                                   QDir::toNativeSeparators(info.absolutePath())));
+        throw OutputError(
+            QStringLiteral("cannot write the %1 %2: cannot create the folder %3")
+                .arg(figure.what, shownPath, QDir::toNativeSeparators(info.absolutePath())));
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         throw OutputError(QStringLiteral("cannot write the %1 %2: %3")

@@ -92,12 +92,10 @@ void HeatmapView::MapImage::draw(QCPPainter* painter)
         m_image = m_view->renderImage(imageU0, imageU1, imageV0, imageV1, pixels);
         m_region = region;
     }
-    painter->drawImage(QRectF(left / scaleX, top / scaleY, pixels.width() / scaleX,
-                              pixels.height() / scaleY),
-                       m_image);
+    painter->drawImage(
+        QRectF(left / scaleX, top / scaleY, pixels.width() / scaleX, pixels.height() / scaleY),
+        m_image);
 }
-
-
 
 QRect HeatmapView::CellMarks::cellsRect(int firstRow, int lastRow, int firstCol, int lastCol,
                                         int minimumSide) const

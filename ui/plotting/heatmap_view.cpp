@@ -26,7 +26,7 @@ constexpr int kMaxLabelLength = 12;
 // three quarters of this.
 constexpr double kTitlePointSize = 12.0;
 constexpr double kAxisTitlePointSize = 10.0;
-const QColor kInkColor(40, 40, 40);   // text, ticks and axis lines
+const QColor kInkColor(40, 40, 40);  // text, ticks and axis lines
 const QColor kFrameColor(90, 90, 90);
 
 // A title too wide for one line, as two: broken after ", " or ": ", or before " (", where the
@@ -42,8 +42,8 @@ QStringList titleLines(const QString& title, const QFontMetricsF& metrics)
         if (!after && !before)
             continue;
         const QStringList lines{title.left(i), title.mid(i + 1)};
-        const double width = std::max(metrics.horizontalAdvance(lines[0]),
-                                      metrics.horizontalAdvance(lines[1]));
+        const double width =
+            std::max(metrics.horizontalAdvance(lines[0]), metrics.horizontalAdvance(lines[1]));
         if (width < bestWidth) {
             best = lines;
             bestWidth = width;
@@ -239,22 +239,24 @@ void HeatmapView::setMatrix(MatrixD&& matrix)
 void HeatmapView::setMatrix(std::shared_ptr<const MatrixD> matrix)
 {
     const MatrixD& m = *matrix;
-    showCells(m.rows(), m.cols(),
-         [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
-             const double* in = matrix->data() + row * matrix->cols() + first;
-             std::copy(in, in + count, out);
-         },
-         std::make_shared<const DetailPyramid>(DetailPyramid::of(m)));
+    showCells(
+        m.rows(), m.cols(),
+        [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
+            const double* in = matrix->data() + row * matrix->cols() + first;
+            std::copy(in, in + count, out);
+        },
+        std::make_shared<const DetailPyramid>(DetailPyramid::of(m)));
 }
 
 void HeatmapView::setMatrix(const ResultMatrix& matrix,
                             std::shared_ptr<const DetailPyramid> pyramid)
 {
-    showCells(matrix.rows(), matrix.cols(),
-         [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
-             matrix.readRow(row, first, count, out);
-         },
-         std::move(pyramid));
+    showCells(
+        matrix.rows(), matrix.cols(),
+        [matrix](Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out) {
+            matrix.readRow(row, first, count, out);
+        },
+        std::move(pyramid));
 }
 
 void HeatmapView::setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& approx,
@@ -275,11 +277,11 @@ void HeatmapView::setErrorMatrix(const ResultMatrix& exact, const ResultMatrix& 
     if (kind == ErrorKind::Relative)
         signedError.reset();
     showCells(exact.rows(), exact.cols(), std::move(cells), std::move(signedError),
-         kind == ErrorKind::Absolute);
+              kind == ErrorKind::Absolute);
 }
 
 void HeatmapView::showCells(Eigen::Index rows, Eigen::Index cols, CellReader cells,
-                       std::shared_ptr<const DetailPyramid> pyramid, bool magnitudes)
+                            std::shared_ptr<const DetailPyramid> pyramid, bool magnitudes)
 {
     if (!pyramid) {
         pyramid = std::make_shared<const DetailPyramid>(DetailPyramid::of(
@@ -298,10 +300,11 @@ void HeatmapView::showCells(Eigen::Index rows, Eigen::Index cols, CellReader cel
     m_magnitudes = magnitudes;
     m_hasValues = m_pyramid->hasValues();
     if (m_hasValues) {
-        m_minMax = magnitudes ? QCPRange(m_pyramid->smallestMagnitude(),
-                                         std::max(std::abs(m_pyramid->lower()),
-                                                  std::abs(m_pyramid->upper())))
-                              : QCPRange(m_pyramid->lower(), m_pyramid->upper());
+        m_minMax =
+            magnitudes
+                ? QCPRange(m_pyramid->smallestMagnitude(),
+                           std::max(std::abs(m_pyramid->lower()), std::abs(m_pyramid->upper())))
+                : QCPRange(m_pyramid->lower(), m_pyramid->upper());
     }
     m_mapImage->invalidate();
     if (sizeChanged) {
@@ -462,9 +465,8 @@ void HeatmapView::applyColorRange()
 
 void HeatmapView::setHighlightedCell(int row, int col)
 {
-    const Cell cell = (row >= 0 && row < rowCount() && col >= 0 && col < columnCount())
-                          ? Cell{row, col}
-                          : Cell{};
+    const Cell cell =
+        (row >= 0 && row < rowCount() && col >= 0 && col < columnCount()) ? Cell{row, col} : Cell{};
     if (cell == m_highlightedCell)
         return;
     m_highlightedCell = cell;

@@ -178,8 +178,8 @@ private:
     };
 
     // Reads entries [first, first + count) of row `row` of the shown matrix, as double.
-    using CellReader = std::function<void(Eigen::Index row, Eigen::Index first,
-                                          Eigen::Index count, double* out)>;
+    using CellReader =
+        std::function<void(Eigen::Index row, Eigen::Index first, Eigen::Index count, double* out)>;
 
     // Shows the rows x cols matrix that cells reads, drawn from pyramid (built here from cells
     // when null); magnitudes: the pyramid holds signed extremes of which the view shows the
@@ -226,21 +226,21 @@ private:
     Eigen::Index m_cols = 0;
     CellReader m_cells;                              // level 0
     std::shared_ptr<const DetailPyramid> m_pyramid;  // levels 1 and up, and the bounds
-    bool m_magnitudes = false;       // draw the magnitudes of the pyramid's levels
-    QCPRange m_minMax{0.0, 1.0};     // min and max of the shown values, NaN ignored
-    bool m_hasValues = false;        // the matrix has a non-NaN entry
+    bool m_magnitudes = false;                       // draw the magnitudes of the pyramid's levels
+    QCPRange m_minMax{0.0, 1.0};                     // min and max of the shown values, NaN ignored
+    bool m_hasValues = false;                        // the matrix has a non-NaN entry
 
     ColorMap m_colorMap = ColorMap::Viridis;
     QCPColorGradient m_gradient;
     QCPRange m_colorRange{0.0, 1.0};
     bool m_autoColorRange = true;
 
-    QStringList m_rowLabels;        // shortened; used when their count is rowCount()
-    QStringList m_columnLabels;     // shortened; used when their count is columnCount()
-    QStringList m_rowLabelSource;     // the labels as given
+    QStringList m_rowLabels;       // shortened; used when their count is rowCount()
+    QStringList m_columnLabels;    // shortened; used when their count is columnCount()
+    QStringList m_rowLabelSource;  // the labels as given
     QStringList m_columnLabelSource;
-    double m_columnLabelWidth = -1;   // widest column label in m_columnLabelWidthFont, pixels
-    QFont m_columnLabelWidthFont;     // the tick label font it was measured in
+    double m_columnLabelWidth = -1;  // widest column label in m_columnLabelWidthFont, pixels
+    QFont m_columnLabelWidthFont;    // the tick label font it was measured in
 
     QCPLayoutGrid* m_body = nullptr;  // the map and its colour scale, below the title
     QCPTextElement* m_title = nullptr;

@@ -38,9 +38,7 @@ QPainterPath methodMarkerPath(Method method, double radius)
         case MarkerShape::Square:
             path.addRect(QRectF(-0.85 * r, -0.85 * r, 1.7 * r, 1.7 * r));
             return path;
-        case MarkerShape::Circle:
-            path.addEllipse(QPointF(0, 0), r, r);
-            return path;
+        case MarkerShape::Circle: path.addEllipse(QPointF(0, 0), r, r); return path;
         case MarkerShape::Diamond:
             polygon << QPointF(0, -1.25 * r) << QPointF(1.05 * r, 0) << QPointF(0, 1.25 * r)
                     << QPointF(-1.05 * r, 0);
@@ -53,9 +51,7 @@ QPainterPath methodMarkerPath(Method method, double radius)
             polygon << QPointF(0, 1.2 * r) << QPointF(1.1 * r, -0.8 * r)
                     << QPointF(-1.1 * r, -0.8 * r);
             break;
-        case MarkerShape::Plus:
-            plus(0.42 * r, 1.1 * r);
-            break;
+        case MarkerShape::Plus: plus(0.42 * r, 1.1 * r); break;
         case MarkerShape::Cross:
             plus(0.36 * r, 1.25 * r);
             polygon = QTransform().rotate(45).map(polygon);
@@ -67,12 +63,8 @@ QPainterPath methodMarkerPath(Method method, double radius)
                 polygon << QPointF(reach * std::cos(angle), reach * std::sin(angle));
             }
             break;
-        case MarkerShape::Pentagon:
-            regular(5, 1.15 * r, 1.15 * r);
-            break;
-        case MarkerShape::Hexagon:
-            regular(6, 1.1 * r, 1.1 * r);
-            break;
+        case MarkerShape::Pentagon: regular(5, 1.15 * r, 1.15 * r); break;
+        case MarkerShape::Hexagon: regular(6, 1.1 * r, 1.1 * r); break;
         case MarkerShape::Bowtie:
             polygon << QPointF(-1.1 * r, -r) << QPointF(1.1 * r, r) << QPointF(1.1 * r, -r)
                     << QPointF(-1.1 * r, r);
@@ -81,12 +73,8 @@ QPainterPath methodMarkerPath(Method method, double radius)
             polygon << QPointF(-r, -1.1 * r) << QPointF(r, -1.1 * r) << QPointF(-r, 1.1 * r)
                     << QPointF(r, 1.1 * r);
             break;
-        case MarkerShape::SixPointStar:
-            regular(12, 1.35 * r, 0.7 * r);
-            break;
-        case MarkerShape::FourPointStar:
-            regular(8, 1.45 * r, 0.55 * r);
-            break;
+        case MarkerShape::SixPointStar: regular(12, 1.35 * r, 0.7 * r); break;
+        case MarkerShape::FourPointStar: regular(8, 1.45 * r, 0.55 * r); break;
     }
     path.addPolygon(polygon);
     path.closeSubpath();
@@ -168,8 +156,8 @@ QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int widt
             groups.back() += QLatin1Char(' ') + word;
         else
             groups.append(word);
-        depth = std::max<int>(0, depth + int(word.count(QLatin1Char('('))) -
-                                     int(word.count(QLatin1Char(')'))));
+        depth = std::max<int>(
+            0, depth + int(word.count(QLatin1Char('('))) - int(word.count(QLatin1Char(')'))));
     }
     QStringList units;
     for (const QString& group : groups)
@@ -224,7 +212,8 @@ FigureHint::FigureHint(QCustomPlot* plot, const QString& text, double points)
 void FigureHint::draw(QCPPainter* painter)
 {
     const int margin = QFontMetrics(font()).height() * 2;
-    setText(wrappedText(m_hint, font(), std::max(margin, mParentPlot->viewport().width() - margin)));
+    setText(
+        wrappedText(m_hint, font(), std::max(margin, mParentPlot->viewport().width() - margin)));
     QCPItemText::draw(painter);
 }
 

@@ -28,8 +28,8 @@ void StepperController::setExperiment(const ExperimentSpec& spec,
 
 bool StepperController::setHead(int head, int position)
 {
-    const int clamped = m_input ? std::clamp(head, 0, int(m_input->heads.size()) - 1)
-                                : std::max(head, 0);
+    const int clamped =
+        m_input ? std::clamp(head, 0, int(m_input->heads.size()) - 1) : std::max(head, 0);
     if (clamped == m_head)
         return false;
     m_head = clamped;

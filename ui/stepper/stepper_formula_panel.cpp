@@ -64,8 +64,8 @@ StepperFormulaPanel::StepperFormulaPanel(QWidget* parent) : QFrame(parent)
     m_normalizerNorm = value(tr("|z<sub>i</sub>|"), QStringLiteral("normalizerNorm"));
     equation(tr("y<sub>i</sub> = \u03c6(q<sub>i</sub>)<sup>T</sup> S<sub>i</sub> / "
                 "\u03c6(q<sub>i</sub>)<sup>T</sup> z<sub>i</sub>"));
-    m_denominator = value(tr("\u03c6(q<sub>i</sub>)<sup>T</sup> z<sub>i</sub>"),
-                          QStringLiteral("denominator"));
+    m_denominator =
+        value(tr("\u03c6(q<sub>i</sub>)<sup>T</sup> z<sub>i</sub>"), QStringLiteral("denominator"));
     m_denominatorNote = makeLabel(tr("not positive: y<sub>i</sub> is no weighted average of "
                                      "the values (these features can be negative)"),
                                   kLinePoints, false, kWarningColor);
@@ -74,10 +74,10 @@ StepperFormulaPanel::StepperFormulaPanel(QWidget* parent) : QFrame(parent)
     m_denominatorNote->setContentsMargins(18, 0, 0, 0);
     m_denominatorNote->hide();
     grid->addWidget(m_denominatorNote, row++, 0, 1, 2);
-    m_outputValues = value(tr("y<sub>i</sub>, first entries"), QStringLiteral("outputValues"),
-                           true);
-    m_exactValues = value(tr("exact softmax o<sub>i</sub>"), QStringLiteral("exactOutputValues"),
-                          true);
+    m_outputValues =
+        value(tr("y<sub>i</sub>, first entries"), QStringLiteral("outputValues"), true);
+    m_exactValues =
+        value(tr("exact softmax o<sub>i</sub>"), QStringLiteral("exactOutputValues"), true);
     m_outputError = value(tr("|y<sub>i</sub> \u2212 o<sub>i</sub>| / |o<sub>i</sub>|"),
                           QStringLiteral("outputError"));
     // The state's size at the bottom.
@@ -95,10 +95,9 @@ void StepperFormulaPanel::fitWidth()
     auto* grid = static_cast<QGridLayout*>(layout());
     const QFontMetrics valueMetrics(m_outputValues->font());
     int nameWidth = 0;
-    int spanWidth =
-        m_outputValues->contentsMargins().left() +
-        valueMetrics.horizontalAdvance(
-            vectorPreview(Eigen::RowVectorXd::Constant(kPreviewEntries + 1, -0.0123456)));
+    int spanWidth = m_outputValues->contentsMargins().left() +
+                    valueMetrics.horizontalAdvance(vectorPreview(
+                        Eigen::RowVectorXd::Constant(kPreviewEntries + 1, -0.0123456)));
     for (int r = 0; r < grid->rowCount(); ++r) {
         QLayoutItem* first = grid->itemAtPosition(r, 0);
         QWidget* widget = first ? first->widget() : nullptr;
@@ -112,9 +111,8 @@ void StepperFormulaPanel::fitWidth()
     }
     const int numberWidth = valueMetrics.horizontalAdvance(displayNumber(-0.123456));
     const QMargins margins = grid->contentsMargins();
-    setFixedWidth(
-        margins.left() + margins.right() + 4 +
-        std::max(spanWidth, nameWidth + grid->horizontalSpacing() + numberWidth));
+    setFixedWidth(margins.left() + margins.right() + 4 +
+                  std::max(spanWidth, nameWidth + grid->horizontalSpacing() + numberWidth));
 }
 
 void StepperFormulaPanel::showStep(const StepperData& data, int t)
@@ -122,9 +120,8 @@ void StepperFormulaPanel::showStep(const StepperData& data, int t)
     const CausalSteps& steps = *data.steps;
     const CausalStepRecord& record = steps.records[std::size_t(t)];
     const MatrixD& values = data.input->heads[std::size_t(steps.head)].v;
-    const QString token =
-        QFontMetrics(m_stepTitle->font())
-            .elidedText(steps.labels.value(t).simplified(), Qt::ElideRight, 200);
+    const QString token = QFontMetrics(m_stepTitle->font())
+                              .elidedText(steps.labels.value(t).simplified(), Qt::ElideRight, 200);
     m_stepTitle->setText(tr("Step i = %1 of %2: \u201c%3\u201d")
                              .arg(t + 1)
                              .arg(steps.length())

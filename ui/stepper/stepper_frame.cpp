@@ -210,9 +210,12 @@ void StepperFrame::arrangePanels(Arrangement arrangement)
     const int top = beside ? 0 : 1;
     const int left = beside ? 1 : 0;
     m_body->addWidget(m_formula, 0, 0, beside ? 2 : 1, beside ? 1 : 3, Qt::AlignLeft);
-    for (const auto& [panel, row, column] :
-         {std::tuple{P::Input, 0, 0}, {P::Update, 0, 1}, {P::State, 0, 2}, {P::Output, 1, 0},
-          {P::Approx, 1, 1}, {P::Exact, 1, 2}})
+    for (const auto& [panel, row, column] : {std::tuple{P::Input, 0, 0},
+                                             {P::Update, 0, 1},
+                                             {P::State, 0, 2},
+                                             {P::Output, 1, 0},
+                                             {P::Approx, 1, 1},
+                                             {P::Exact, 1, 2}})
         place(panel, top + row, left + column);
     place(P::Normalizer, top + 2, 0);
     place(P::Error, top + 2, 1, beside ? 3 : 2);

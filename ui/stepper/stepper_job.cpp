@@ -28,12 +28,9 @@ StepperData computeStepper(const StepperJob& job, const std::function<bool()>& c
         try {
             ExperimentResult result = compute(causal, input, options);
             HeadResult& head = result.heads[std::size_t(job.head)];
-            data.exactAttention =
-                std::make_shared<const MatrixD>(head.attentionExact.toDouble());
-            data.approxAttention =
-                std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
-            matrixBytes = 8.0 * double(data.exactAttention->size() +
-                                       data.approxAttention->size());
+            data.exactAttention = std::make_shared<const MatrixD>(head.attentionExact.toDouble());
+            data.approxAttention = std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
+            matrixBytes = 8.0 * double(data.exactAttention->size() + data.approxAttention->size());
         } catch (const ResourceError& e) {
             data.matricesNote = e.message();
         }
@@ -51,12 +48,10 @@ StepperData computeStepper(const StepperJob& job, const std::function<bool()>& c
     const double available = double(job.budget.bytes()) - matrixBytes;
     if (data.allStatesBytes > available) {
         const double perState = 8.0 * double(features) * double(valueDim);
-        const double room =
-            available - causalStepsBytes(length, features, valueDim, 0, true);
+        const double room = available - causalStepsBytes(length, features, valueDim, 0, true);
         const Eigen::Index window =
             std::clamp<Eigen::Index>(Eigen::Index(std::floor(room / perState)), 1, length);
-        options.statesFrom =
-            std::clamp<Eigen::Index>(job.around - window / 4, 0, length - window);
+        options.statesFrom = std::clamp<Eigen::Index>(job.around - window / 4, 0, length - window);
         options.statesTo = options.statesFrom + window;
     }
     data.steps = std::make_shared<const CausalSteps>(causalSteps(job.spec, input, options));

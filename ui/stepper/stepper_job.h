@@ -34,8 +34,8 @@ struct StepperData {
     std::shared_ptr<const CausalSteps> steps;
     std::shared_ptr<const MatrixD> exactAttention;   // causal P (L x L); null when not kept
     std::shared_ptr<const MatrixD> approxAttention;  // causal P^
-    QString matricesNote;        // why P and P^ are not kept
-    double allStatesBytes = 0;   // causalStepsBytes with every state kept
+    QString matricesNote;                            // why P and P^ are not kept
+    double allStatesBytes = 0;                       // causalStepsBytes with every state kept
 };
 
 // Exactly what the stepper for job needs: for a whole job the causal P and P^ of the head

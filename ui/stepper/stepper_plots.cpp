@@ -37,10 +37,11 @@ StepperPlots::StepperPlots()
 
     m_normalizerPlot = new QCustomPlot;
     m_normalizerPlot->setObjectName(QStringLiteral("normalizerPlot"));
-    const QList<QCPAxisRect*> normalizerRects = stackedAxisRects(
-        m_normalizerPlot, {QStringLiteral("z\u1d62 = z\u1d62\u208b\u2081 + \u03c6(k\u1d62)"),
-                           QStringLiteral("\u03c6(q\u1d62)")},
-        {QStringLiteral("feature c"), QStringLiteral("feature c")});
+    const QList<QCPAxisRect*> normalizerRects =
+        stackedAxisRects(m_normalizerPlot,
+                         {QStringLiteral("z\u1d62 = z\u1d62\u208b\u2081 + \u03c6(k\u1d62)"),
+                          QStringLiteral("\u03c6(q\u1d62)")},
+                         {QStringLiteral("feature c"), QStringLiteral("feature c")});
     m_previousNormalizerBars =
         addBars(normalizerRects[0], QStringLiteral("z\u1d62\u208b\u2081"), kStateColor);
     m_addedNormalizerBars =
@@ -52,9 +53,9 @@ StepperPlots::StepperPlots()
 
     m_outputPlot = new QCustomPlot;
     m_outputPlot->setObjectName(QStringLiteral("outputPlot"));
-    const QList<QCPAxisRect*> outputRects = stackedAxisRects(
-        m_outputPlot, {QString(), QStringLiteral("y\u1d62 \u2212 o\u1d62")},
-        {QStringLiteral("value dimension"), QStringLiteral("value dimension")});
+    const QList<QCPAxisRect*> outputRects =
+        stackedAxisRects(m_outputPlot, {QString(), QStringLiteral("y\u1d62 \u2212 o\u1d62")},
+                         {QStringLiteral("value dimension"), QStringLiteral("value dimension")});
     auto* group = new QCPBarsGroup(m_outputPlot);
     group->setSpacingType(QCPBarsGroup::stAbsolute);
     group->setSpacing(0);
@@ -73,9 +74,9 @@ StepperPlots::StepperPlots()
 
     m_errorPlot = new QCustomPlot;
     m_errorPlot->setObjectName(QStringLiteral("errorPlot"));
-    const QList<QCPAxisRect*> errorRects = stackedAxisRects(
-        m_errorPlot, {QStringLiteral("|y\u1d62 \u2212 o\u1d62| / |o\u1d62|")},
-        {QStringLiteral("step i")});
+    const QList<QCPAxisRect*> errorRects =
+        stackedAxisRects(m_errorPlot, {QStringLiteral("|y\u1d62 \u2212 o\u1d62| / |o\u1d62|")},
+                         {QStringLiteral("step i")});
     QCPAxis* stepAxis = errorRects[0]->axis(QCPAxis::atBottom);
     QCPAxis* errorAxis = errorRects[0]->axis(QCPAxis::atLeft);
     m_errorAll = m_errorPlot->addGraph(stepAxis, errorAxis);
@@ -96,9 +97,7 @@ StepperPlots::StepperPlots()
     m_errorMarker->point1->setAxes(stepAxis, errorAxis);
     m_errorMarker->point2->setAxes(stepAxis, errorAxis);
 
-    const auto title = [](const QString& text) {
-        return makeLabel(text, kPanelTitlePoints, true);
-    };
+    const auto title = [](const QString& text) { return makeLabel(text, kPanelTitlePoints, true); };
     m_approxTitle = title(QString());
     m_exactTitle = title(QString());
     m_panels = {
@@ -127,7 +126,7 @@ StepperPlots::StepperPlots()
 
 QList<QCustomPlot*> StepperPlots::plots() const
 {
-    return {m_inputPlot, m_updateView, m_stateView, m_normalizerPlot,
+    return {m_inputPlot,  m_updateView, m_stateView, m_normalizerPlot,
             m_outputPlot, m_approxView, m_exactView, m_errorPlot};
 }
 
@@ -169,8 +168,8 @@ void StepperPlots::showData(const StepperData& data)
     }
 
     // z_i over all steps sets the normalizer's axis once, so that its growth shows.
-    const VectorD allNormalizers = Eigen::Map<const VectorD>(steps.normalizers.data(),
-                                                             steps.normalizers.size());
+    const VectorD allNormalizers =
+        Eigen::Map<const VectorD>(steps.normalizers.data(), steps.normalizers.size());
     const QCPRange normalizerRange = barRange({&allNormalizers});
     m_previousNormalizerBars->valueAxis()->setRange(normalizerRange);
     const bool negativeFeatures = methodInfo(steps.spec.approximation.kind).canBeNegative;

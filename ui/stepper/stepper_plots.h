@@ -75,7 +75,7 @@ private:
     QCPBars* m_differenceBars;
     HeatmapView* m_approxView;  // P^, rows <= t
     HeatmapView* m_exactView;   // P
-    QCustomPlot* m_errorPlot;  // errorToExact over the steps
+    QCustomPlot* m_errorPlot;   // errorToExact over the steps
     QCPGraph* m_errorAll;
     QCPGraph* m_errorSoFar;
     QCPGraph* m_errorNow;

@@ -42,9 +42,8 @@ QString vectorPreview(const Eigen::Ref<const Eigen::RowVectorXd>& row)
 // values with every entry that is not finite replaced by NaN (drawn as a gap or grey cell).
 MatrixD finiteOrNaN(MatrixD values)
 {
-    values = values.unaryExpr([](double x) {
-        return std::isfinite(x) ? x : std::numeric_limits<double>::quiet_NaN();
-    });
+    values = values.unaryExpr(
+        [](double x) { return std::isfinite(x) ? x : std::numeric_limits<double>::quiet_NaN(); });
     return values;
 }
 
@@ -284,8 +283,7 @@ void setTextPoints(QWidget* widget, double points, bool bold)
 }
 
 // A label of `points` in the given colour; rich text when the text has tags.
-QLabel* makeLabel(const QString& text, double points, bool bold,
-                  const QColor& color)
+QLabel* makeLabel(const QString& text, double points, bool bold, const QColor& color)
 {
     auto* label = new QLabel(text);
     setTextPoints(label, points, bold);

@@ -49,9 +49,9 @@ StepperView::StepperView(QWidget* parent)
     m_errorBar->setWordWrap(true);
     m_errorBar->setTextInteractionFlags(Qt::TextSelectableByMouse);
     setTextPoints(m_errorBar, kLinePoints);
-    m_errorBar->setStyleSheet(QStringLiteral(
-        "QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #e4a0a0; "
-        "border-radius: 3px; padding: 6px; }"));
+    m_errorBar->setStyleSheet(
+        QStringLiteral("QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #e4a0a0; "
+                       "border-radius: 3px; padding: 6px; }"));
     m_errorBar->hide();
 
     QWidget* controls = buildControls();
@@ -89,8 +89,8 @@ QWidget* StepperView::buildControls()
 {
     auto* bar = new QWidget;
     bar->setObjectName(QStringLiteral("stepperControls"));
-    const auto button = [&](QStyle::StandardPixmap icon, const QString& text,
-                            const QString& tip, const QString& name) {
+    const auto button = [&](QStyle::StandardPixmap icon, const QString& text, const QString& tip,
+                            const QString& name) {
         auto* b = new QToolButton;
         b->setObjectName(name);
         b->setIcon(style()->standardIcon(icon));
@@ -103,14 +103,14 @@ QWidget* StepperView::buildControls()
         m_controlButtons.push_back(b);
         return b;
     };
-    m_firstButton = button(QStyle::SP_MediaSkipBackward, tr("First"),
-                           tr("The first token (Home)"), QStringLiteral("firstButton"));
-    m_backButton = button(QStyle::SP_MediaSeekBackward, tr("Back"),
-                          tr("One step back (Left)"), QStringLiteral("backButton"));
+    m_firstButton = button(QStyle::SP_MediaSkipBackward, tr("First"), tr("The first token (Home)"),
+                           QStringLiteral("firstButton"));
+    m_backButton = button(QStyle::SP_MediaSeekBackward, tr("Back"), tr("One step back (Left)"),
+                          QStringLiteral("backButton"));
     m_playButton = button(QStyle::SP_MediaPlay, tr("Play"), tr("Play or pause (Space)"),
                           QStringLiteral("playButton"));
-    m_stepButton = button(QStyle::SP_MediaSeekForward, tr("Step"),
-                          tr("One step forward (Right)"), QStringLiteral("stepButton"));
+    m_stepButton = button(QStyle::SP_MediaSeekForward, tr("Step"), tr("One step forward (Right)"),
+                          QStringLiteral("stepButton"));
     m_lastButton = button(QStyle::SP_MediaSkipForward, tr("Last"), tr("The last token (End)"),
                           QStringLiteral("lastButton"));
     connect(m_firstButton, &QToolButton::clicked, this, [this] {
@@ -170,21 +170,20 @@ QWidget* StepperView::buildControls()
     m_headLabel->hide();
     m_headBox->hide();
 
-    m_exportFrameButton = button(QStyle::SP_DialogSaveButton, tr("Export frame\u2026"),
-                                 tr("The current frame as PNG, SVG or PDF"),
-                                 QStringLiteral("exportFrameButton"));
-    m_exportAllButton = button(
-        QStyle::SP_DirIcon, tr("Export all frames\u2026"),
-        tr("Every step as numbered PNG files (frame_0001.png, ...) for slides"),
-        QStringLiteral("exportAllButton"));
+    m_exportFrameButton =
+        button(QStyle::SP_DialogSaveButton, tr("Export frame\u2026"),
+               tr("The current frame as PNG, SVG or PDF"), QStringLiteral("exportFrameButton"));
+    m_exportAllButton =
+        button(QStyle::SP_DirIcon, tr("Export all frames\u2026"),
+               tr("Every step as numbered PNG files (frame_0001.png, ...) for slides"),
+               QStringLiteral("exportAllButton"));
     connect(m_exportFrameButton, &QToolButton::clicked, this, &StepperView::exportFrameDialog);
     connect(m_exportAllButton, &QToolButton::clicked, this, &StepperView::exportAllFramesDialog);
 
     m_controlsBar = bar;
     auto* layout = new QHBoxLayout(bar);
     layout->setContentsMargins(8, 4, 8, 4);
-    for (QToolButton* b :
-         {m_firstButton, m_backButton, m_playButton, m_stepButton, m_lastButton})
+    for (QToolButton* b : {m_firstButton, m_backButton, m_playButton, m_stepButton, m_lastButton})
         layout->addWidget(b);
     layout->addSpacing(8);
     layout->addWidget(m_speedBox);
@@ -204,8 +203,8 @@ void StepperView::applyTextScale()
     scaleMarkedFonts(*this, m_textScale);  // the controls (and the frame's texts)
     m_frame->setTextScale(m_textScale);
     // Wide enough for four-digit steps at the scaled font, so that the bar does not jump.
-    m_positionLabel->setMinimumWidth(QFontMetrics(m_positionLabel->font())
-                                         .horizontalAdvance(tr("step i = 0000 of 0000")));
+    m_positionLabel->setMinimumWidth(
+        QFontMetrics(m_positionLabel->font()).horizontalAdvance(tr("step i = 0000 of 0000")));
     fitControls();
 }
 
@@ -248,33 +247,31 @@ void StepperView::fitControls()
 void StepperView::keyPressEvent(QKeyEvent* event)
 {
     switch (event->key()) {
-    case Qt::Key_Left:
-        pause();
-        setPosition(m_position - 1);
-        break;
-    case Qt::Key_Right:
-        pause();
-        setPosition(m_position + 1);
-        break;
-    case Qt::Key_Space:
-        if (event->isAutoRepeat())
-            break;
-        if (m_playing)
+        case Qt::Key_Left:
             pause();
-        else
-            play();
-        break;
-    case Qt::Key_Home:
-        pause();
-        setPosition(0);
-        break;
-    case Qt::Key_End:
-        pause();
-        setPosition(length() - 1);
-        break;
-    default:
-        QWidget::keyPressEvent(event);
-        return;
+            setPosition(m_position - 1);
+            break;
+        case Qt::Key_Right:
+            pause();
+            setPosition(m_position + 1);
+            break;
+        case Qt::Key_Space:
+            if (event->isAutoRepeat())
+                break;
+            if (m_playing)
+                pause();
+            else
+                play();
+            break;
+        case Qt::Key_Home:
+            pause();
+            setPosition(0);
+            break;
+        case Qt::Key_End:
+            pause();
+            setPosition(length() - 1);
+            break;
+        default: QWidget::keyPressEvent(event); return;
     }
     event->accept();
 }
@@ -505,10 +502,9 @@ int StepperView::exportAllFrames(const QString& folder)
         return m_controller->data() == data && m_controller->generation() == generation;
     };
 
-    QProgressDialog progress(tr("Writing %1 frames to %2\u2026")
-                                 .arg(length)
-                                 .arg(QDir::toNativeSeparators(folder)),
-                             tr("Cancel"), 0, length, this);
+    QProgressDialog progress(
+        tr("Writing %1 frames to %2\u2026").arg(length).arg(QDir::toNativeSeparators(folder)),
+        tr("Cancel"), 0, length, this);
     progress.setWindowTitle(tr("Export all frames"));
     progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(300);
@@ -553,11 +549,9 @@ void StepperView::exportFrameDialog()
 {
     if (!m_controller->data())
         return;
-    runFigureExportDialog(this, tr("Export frame"),
-                          QStringLiteral("stepper-step-%1.png").arg(m_position + 1),
-                          [this](const QString& path, FigureFormat format) {
-                              exportFrame(path, format);
-                          });
+    runFigureExportDialog(
+        this, tr("Export frame"), QStringLiteral("stepper-step-%1.png").arg(m_position + 1),
+        [this](const QString& path, FigureFormat format) { exportFrame(path, format); });
 }
 
 void StepperView::exportAllFramesDialog()

@@ -17,7 +17,6 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
-
 namespace attnlab::ui {
 
 namespace {

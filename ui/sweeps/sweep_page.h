@@ -54,12 +54,12 @@ protected:
     struct Words {
         QString runTip;
         QString cancelTip;
-        QString cancelling;      // the status line after Cancel
+        QString cancelling;  // the status line after Cancel
         QString progressTip;
         QString progressFormat;  // "%v of %m points"
         QString exportTip;
-        QString fileName;        // the exported files' suggested base name: "timing"
-        QString objectPrefix;    // the controls' object names: "" gives "run", "errors" "errorsRun"
+        QString fileName;      // the exported files' suggested base name: "timing"
+        QString objectPrefix;  // the controls' object names: "" gives "run", "errors" "errorsRun"
     };
 
     SweepPage(const Words& words, QWidget* parent);

@@ -223,8 +223,7 @@ std::optional<TimedMethod> crossoverReference(const SweepResult& result, const T
 {
     if (!isApproximation(method.algorithm))
         return std::nullopt;
-    for (const Method exact :
-         {Method::ExactStreaming, Method::ExactMaterialised}) {
+    for (const Method exact : {Method::ExactStreaming, Method::ExactMaterialised}) {
         const TimedMethod reference{exact, method.causal};
         if (hasOkPoint(result, reference))
             return reference;

@@ -153,13 +153,11 @@ QWidget* TimingPanel::buildMethodsBox()
         methodsLayout->addWidget(box);
         m_methods[info.method] = box;
     }
-    for (const Method checked :
-         {Method::ExactStreaming, Method::FavorPositive, Method::Elu})
+    for (const Method checked : {Method::ExactStreaming, Method::FavorPositive, Method::Elu})
         m_methods[checked]->setChecked(true);
     m_nonCausal = new QCheckBox(tr("non-causal"));
-    m_nonCausal->setToolTip(
-        tr("Measure each method without a mask: every query attends to "
-           "every key."));
+    m_nonCausal->setToolTip(tr("Measure each method without a mask: every query attends to "
+                               "every key."));
     m_nonCausal->setChecked(true);
     m_causal = new QCheckBox(tr("causal"));
     m_causal->setToolTip(
@@ -196,10 +194,10 @@ QWidget* TimingPanel::buildLengthsBox()
                                       "arrows halve and double it). Exact attention at 65,536 "
                                       "takes seconds a run."));
     m_pointsPerOctave = sweepSpinBox(1, 4, 1,
-                                tr("Lengths per doubling of L, log-spaced between the "
-                                   "shortest and the longest: 1 gives 128, 256, 512, "
-                                   "...; 2 adds the lengths halfway between (181, "
-                                   "362, ...)."));
+                                     tr("Lengths per doubling of L, log-spaced between the "
+                                        "shortest and the longest: 1 gives 128, 256, 512, "
+                                        "...; 2 adds the lengths halfway between (181, "
+                                        "362, ...)."));
     m_lengthsPreview = new QLabel;
     m_lengthsPreview->setWordWrap(true);
     lengthsForm->addRow(tr("From"), m_minLength);
@@ -234,21 +232,21 @@ QWidget* TimingPanel::buildSizesBox()
     auto* sizesBox = new QGroupBox(tr("Sizes"));
     auto* sizesForm = new QFormLayout(sizesBox);
     m_headDim = sweepSpinBox(1, 1024, 64,
-                        tr("d, the dimension of each query, key and value (d_v = "
-                           "d). Exact attention costs 4 L^2 d flops."));
+                             tr("d, the dimension of each query, key and value (d_v = "
+                                "d). Exact attention costs 4 L^2 d flops."));
     m_features = sweepSpinBox(1, 16384, 256,
-                         tr("m, the number of random features of the FAVOR+ "
-                            "maps (2m for hyperbolic and trigonometric; elu + 1 "
-                            "has d features and ignores m). Their cost grows "
-                            "like L m d."));
+                              tr("m, the number of random features of the FAVOR+ "
+                                 "maps (2m for hyperbolic and trigonometric; elu + 1 "
+                                 "has d features and ignores m). Their cost grows "
+                                 "like L m d."));
     m_threads = sweepSpinBox(0, kMaxThreads, 0,
-                        tr("The engine threads of the sweep; 0 uses every "
-                           "hardware thread of the machine."));
+                             tr("The engine threads of the sweep; 0 uses every "
+                                "hardware thread of the machine."));
     m_threads->setSpecialValueText(tr("all (%1)").arg(hardwareThreads()));
     m_repetitions = sweepSpinBox(1, 1000, 3,
-                            tr("Timed runs per point, after one warm-up run: the "
-                               "curve goes through their median, the error bars "
-                               "span their minimum and maximum."));
+                                 tr("Timed runs per point, after one warm-up run: the "
+                                    "curve goes through their median, the error bars "
+                                    "span their minimum and maximum."));
     sizesForm->addRow(tr("d"), m_headDim);
     sizesForm->addRow(tr("m"), m_features);
     sizesForm->addRow(tr("Threads"), m_threads);
@@ -266,10 +264,9 @@ QWidget* TimingPanel::buildResults()
     m_chart->setMinimumSize(360, 300);
     m_sgemm = new QLabel;
     m_sgemm->setWordWrap(true);  // a long line held the page wider than a 1280-pixel window
-    m_sgemm->setToolTip(
-        tr("The machine's float matrix product rate (Eigen, n = 1536) with the "
-           "sweep's threads, measured at the start of the sweep: the yardstick "
-           "of the GFLOP/s in the table."));
+    m_sgemm->setToolTip(tr("The machine's float matrix product rate (Eigen, n = 1536) with the "
+                           "sweep's threads, measured at the start of the sweep: the yardstick "
+                           "of the GFLOP/s in the table."));
     m_table = new QTableWidget(0, ColumnCount);
     const QStringList headers{
         tr("Method"),  tr("Slope"),     tr("Crossover with exact"), tr("Largest L measured"),
@@ -318,10 +315,9 @@ void TimingPanel::buildControls()
     QWidget* methodsBox = buildMethodsBox();
     QWidget* lengthsBox = buildLengthsBox();
     QWidget* sizesBox = buildSizesBox();
-    auto* note =
-        new QLabel(tr("Timings are of this machine. Other work while a sweep runs "
-                      "(recomputing in the main window, other programs) disturbs "
-                      "them."));
+    auto* note = new QLabel(tr("Timings are of this machine. Other work while a sweep runs "
+                               "(recomputing in the main window, other programs) disturbs "
+                               "them."));
     note->setWordWrap(true);
     note->setObjectName(QStringLiteral("timingNote"));
     QPalette muted = note->palette();
@@ -402,9 +398,9 @@ void TimingPanel::setState(const QJsonObject& json)
     progressBar()->setRange(0, std::max<int>(1, int(m_result.points.size())));
     progressBar()->setValue(int(measuredCount(m_result)));
     statusLabel()->setText(m_result.points.empty()
-                          ? QString()
-                          : tr("Restored from the session, not run again: %1.")
-                                .arg(points(qsizetype(m_result.points.size()))));
+                               ? QString()
+                               : tr("Restored from the session, not run again: %1.")
+                                     .arg(points(qsizetype(m_result.points.size()))));
     showResult();
 }
 
@@ -429,7 +425,8 @@ void TimingPanel::run()
         return;
     const SweepSpec sweep = spec();
     if (sweep.methods.empty()) {
-        statusLabel()->setText(tr("Choose at least one method and one variant (non-causal, causal)."));
+        statusLabel()->setText(
+            tr("Choose at least one method and one variant (non-causal, causal)."));
         return;
     }
     if (sweep.lengths.empty()) {
@@ -468,9 +465,9 @@ void TimingPanel::addPoint(const SweepPoint& point, int done, int total)
     progressBar()->setValue(done);
     if (point.status != PointStatus::Cancelled && !isCancelling()) {
         statusLabel()->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
-                              .arg(done)
-                              .arg(total)
-                              .arg(point.method.label(), formatLength(double(point.length))));
+                                   .arg(done)
+                                   .arg(total)
+                                   .arg(point.method.label(), formatLength(double(point.length))));
     }
     showResult();
     releaseWorker(done);
@@ -527,7 +524,7 @@ void TimingPanel::showResult()
                              .arg(countText(m_result.threads, tr("thread"), tr("threads"))));
     } else {
         m_sgemm->setText(isRunning() ? tr("sgemm: measured with the sweep, shown when it ends")
-                                   : tr("sgemm: measured at the start of each sweep"));
+                                     : tr("sgemm: measured at the start of each sweep"));
     }
     setExportEnabled(shown);
 }

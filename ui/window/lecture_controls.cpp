@@ -27,7 +27,9 @@
 namespace attnlab::ui {
 
 LectureControls::LectureControls(MainWindow& window, ScenarioPanel* panel, QMenu* view)
-    : QObject(&window), m_window(window), m_panel(panel),
+    : QObject(&window),
+      m_window(window),
+      m_panel(panel),
       m_presentation(new PresentationMode(&window))
 {
     addPresentationActions(view);
@@ -48,11 +50,10 @@ QAction* LectureControls::windowAction(QAction* action, const QKeySequence& keys
 void LectureControls::addPresentationActions(QMenu* view)
 {
     view->addSeparator();
-    m_presentationAction = windowAction(
-        view->addAction(tr("&Presentation Mode"), this, [this](bool on) {
-            setPresentationMode(on);
-        }),
-        QKeySequence(Qt::Key_F5));
+    m_presentationAction =
+        windowAction(view->addAction(tr("&Presentation Mode"), this,
+                                     [this](bool on) { setPresentationMode(on); }),
+                     QKeySequence(Qt::Key_F5));
     m_presentationAction->setCheckable(true);
     m_presentationAction->setIcon(QIcon::fromTheme(QStringLiteral("view-presentation")));
     m_presentationAction->setToolTip(tr("Full screen, large fonts and thick lines for a "
@@ -71,19 +72,18 @@ void LectureControls::addPresentationActions(QMenu* view)
     auto* themes = new QActionGroup(this);
     for (const auto& [choice, name] : {std::pair{ProjectorTheme::Light, tr("&Light")},
                                        std::pair{ProjectorTheme::Dark, tr("&Dark")}}) {
-        QAction* action = theme->addAction(name, this, [this, choice = choice] {
-            m_presentation->setTheme(choice);
-        });
+        QAction* action = theme->addAction(
+            name, this, [this, choice = choice] { m_presentation->setTheme(choice); });
         action->setCheckable(true);
         action->setChecked(choice == m_presentation->theme());
         action->setObjectName(choice == ProjectorTheme::Light ? QStringLiteral("lightTheme")
                                                               : QStringLiteral("darkTheme"));
         themes->addAction(action);
     }
-    QAction* laser = windowAction(view->addAction(tr("&Laser Pointer"), this, [this](bool on) {
-        m_presentation->setLaserPointerEnabled(on);
-    }),
-                                  QKeySequence(Qt::CTRL | Qt::Key_L));
+    QAction* laser = windowAction(
+        view->addAction(tr("&Laser Pointer"), this,
+                        [this](bool on) { m_presentation->setLaserPointerEnabled(on); }),
+        QKeySequence(Qt::CTRL | Qt::Key_L));
     laser->setCheckable(true);
     laser->setToolTip(tr("A red dot follows the mouse in presentation mode"));
     m_controlsAction = windowAction(
@@ -102,8 +102,8 @@ void LectureControls::addPresentationActions(QMenu* view)
                                     "change the experiment in front of the room"));
     connect(m_presentation, &PresentationMode::activeChanged, this,
             [this] { m_controlsAction->setChecked(false); });
-    m_explanationAction = windowAction(view->addAction(tr("Scenario &Explanation")),
-                                       QKeySequence(Qt::Key_F7));
+    m_explanationAction =
+        windowAction(view->addAction(tr("Scenario &Explanation")), QKeySequence(Qt::Key_F7));
     m_explanationAction->setCheckable(true);
     m_explanationAction->setChecked(true);
     connect(m_explanationAction, &QAction::toggled, this, &LectureControls::updateScenarioPanel);
@@ -115,23 +115,20 @@ void LectureControls::buildScenariosMenu()
     try {
         const Deck bundled = readDeck(QLatin1String(kBundledScenarioFolder));
         for (int i = 0; i < int(bundled.scenarios.size()); ++i)
-            scenarios->addAction(
-                QStringLiteral("&%1. %2")
-                    .arg(i + 1)
-                    .arg(QString(bundled.scenarios[std::size_t(i)].title)
-                             .replace(QLatin1Char('&'), QLatin1String("&&"))),
-                this, [this, bundled, i] { openScenario(bundled, i); });
+            scenarios->addAction(QStringLiteral("&%1. %2").arg(i + 1).arg(
+                                     QString(bundled.scenarios[std::size_t(i)].title)
+                                         .replace(QLatin1Char('&'), QLatin1String("&&"))),
+                                 this, [this, bundled, i] { openScenario(bundled, i); });
     } catch (const InputError& e) {
         scenarios->addAction(tr("(no bundled scenarios: %1)").arg(e.message()))->setEnabled(false);
     }
     scenarios->addSeparator();
-    m_next = windowAction(
-        scenarios->addAction(tr("&Next Scenario"), this, [this] { stepDeck(1); }),
-        QKeySequence(Qt::Key_PageDown));
+    m_next = windowAction(scenarios->addAction(tr("&Next Scenario"), this, [this] { stepDeck(1); }),
+                          QKeySequence(Qt::Key_PageDown));
     m_next->setIcon(QIcon::fromTheme(QStringLiteral("go-next")));
-    m_previous = windowAction(
-        scenarios->addAction(tr("&Previous Scenario"), this, [this] { stepDeck(-1); }),
-        QKeySequence(Qt::Key_PageUp));
+    m_previous =
+        windowAction(scenarios->addAction(tr("&Previous Scenario"), this, [this] { stepDeck(-1); }),
+                     QKeySequence(Qt::Key_PageUp));
     m_previous->setIcon(QIcon::fromTheme(QStringLiteral("go-previous")));
     scenarios->addSeparator();
     scenarios->addAction(tr("Open &Scenario..."), this, &LectureControls::openScenarioDialog);
@@ -147,7 +144,6 @@ void LectureControls::buildScenariosMenu()
     lecture->addAction(m_next);
     lecture->addAction(m_presentationAction);
 }
-
 
 void LectureControls::setPresentationMode(bool on, PresentationMode::Placement placement)
 {
@@ -223,8 +219,7 @@ bool LectureControls::saveScenario(const QString& path, const QString& title,
     QString message;
     try {
         writeScenario(path, scenario);
-        m_window.statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)),
-                                          3000);
+        m_window.statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 3000);
         return true;
     } catch (const InputError& e) {
         message = e.message();
@@ -261,8 +256,8 @@ void LectureControls::updateScenarioPanel()
 
 void LectureControls::openScenarioDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(
-        &m_window, tr("Open scenario"), QString(), tr("Attention Lab scenarios (*.attnlab)"));
+    const QString path = QFileDialog::getOpenFileName(&m_window, tr("Open scenario"), QString(),
+                                                      tr("Attention Lab scenarios (*.attnlab)"));
     if (!path.isEmpty())
         openScenarioFile(path);
 }

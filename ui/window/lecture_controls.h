@@ -28,8 +28,8 @@ public:
 
     PresentationMode& presentation() { return *m_presentation; }
     // Enters (with `placement`) or leaves presentation mode; the View menu and F5 come here.
-    void setPresentationMode(bool on, PresentationMode::Placement placement =
-                                          PresentationMode::Placement::FullScreen);
+    void setPresentationMode(
+        bool on, PresentationMode::Placement placement = PresentationMode::Placement::FullScreen);
 
     // Opens scenario `index` of deck as a session opens (spec, view, page; the state stays live
     // and editable), shows its explanation and makes the deck the one PageDown and PageUp step

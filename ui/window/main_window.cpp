@@ -120,9 +120,9 @@ void MainWindow::buildViews()
     m_errorBar = new QLabel;
     m_errorBar->setWordWrap(true);
     m_errorBar->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_errorBar->setStyleSheet(QStringLiteral(
-        "QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #e4a0a0; "
-        "border-radius: 3px; padding: 6px; }"));
+    m_errorBar->setStyleSheet(
+        QStringLiteral("QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #e4a0a0; "
+                       "border-radius: 3px; padding: 6px; }"));
     m_errorClose = new QToolButton;
     m_errorClose->setText(QStringLiteral("\u2715"));
     m_errorClose->setToolTip(tr("Hide this message"));
@@ -340,8 +340,8 @@ void MainWindow::buildMenus()
     edit->addAction(undo);
     edit->addAction(redo);
     edit->addSeparator();
-    QAction* budget = edit->addAction(tr("&Memory Budget..."), this,
-                                      &MainWindow::memoryBudgetDialog);
+    QAction* budget =
+        edit->addAction(tr("&Memory Budget..."), this, &MainWindow::memoryBudgetDialog);
     budget->setToolTip(tr("The most memory one computation may take"));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -450,8 +450,7 @@ void MainWindow::showErrorDistribution()
         m_currentFigure = m_errorView;
     else if (shown && m_currentFigure == m_errorView)
         m_currentFigure = m_distributionView;
-    m_errorStack->setCurrentWidget(shown ? static_cast<QWidget*>(m_distributionView)
-                                         : m_errorView);
+    m_errorStack->setCurrentWidget(shown ? static_cast<QWidget*>(m_distributionView) : m_errorView);
     const std::shared_ptr<const ExperimentResult> result = m_controller->current().result;
     if (!shown || !result)  // the errors are binned only while the histograms are shown
         return;
@@ -636,10 +635,10 @@ void MainWindow::fitToScreen()
     // for one.
     const QRect outer = frameGeometry();
     const QMargins frame =
-        isVisible() ? QMargins(geometry().left() - outer.left(), geometry().top() - outer.top(),
-                               outer.right() - geometry().right(),
-                               outer.bottom() - geometry().bottom())
-                    : kFrameReserve;
+        isVisible()
+            ? QMargins(geometry().left() - outer.left(), geometry().top() - outer.top(),
+                       outer.right() - geometry().right(), outer.bottom() - geometry().bottom())
+            : kFrameReserve;
     resize(size().boundedTo(available.size().shrunkBy(frame)));
     // A top-level window's position is its frame's.
     const QSize framed = size().grownBy(frame);
@@ -765,8 +764,8 @@ bool MainWindow::openDeck(const QString& folder)
     return m_lecture->openDeck(folder);
 }
 
-bool MainWindow::saveScenario(const QString& path, const QString& title,
-                              const QString& explanation, QString* problem)
+bool MainWindow::saveScenario(const QString& path, const QString& title, const QString& explanation,
+                              QString* problem)
 {
     return m_lecture->saveScenario(path, title, explanation, problem);
 }

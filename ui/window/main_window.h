@@ -98,8 +98,8 @@ public:
     void stepDeck(int delta);
 
     // Enters (with `placement`) or leaves presentation mode; the View menu and F5 come here.
-    void setPresentationMode(bool on, PresentationMode::Placement placement =
-                                          PresentationMode::Placement::FullScreen);
+    void setPresentationMode(
+        bool on, PresentationMode::Placement placement = PresentationMode::Placement::FullScreen);
     PresentationMode& presentation();
     ScenarioPanel* scenarioPanel() const { return m_scenarioPanel; }
     WindowSession& session() { return *m_session; }
@@ -235,7 +235,7 @@ private:
     HeatmapView* m_errorView;
     ErrorDistributionView* m_distributionView;
     QStackedWidget* m_errorStack;  // the error map or the distribution view
-    ViewBar* m_viewBar;   // head, error kind, colours: the controls of the matrix pages
+    ViewBar* m_viewBar;            // head, error kind, colours: the controls of the matrix pages
     QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;

@@ -6,8 +6,7 @@ namespace attnlab::ui {
 
 SpecChange::SpecChange(MainWindow* window, const ExperimentSpec& before,
                        const ExperimentSpec& after, const QString& text, int mergeKey)
-    : QUndoCommand(text), m_window(window), m_before(before), m_after(after),
-      m_mergeKey(mergeKey)
+    : QUndoCommand(text), m_window(window), m_before(before), m_after(after), m_mergeKey(mergeKey)
 {
 }
 

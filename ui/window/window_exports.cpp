@@ -30,9 +30,7 @@
 
 namespace attnlab::ui {
 
-WindowExports::WindowExports(MainWindow& window) : QObject(&window), m_window(window)
-{
-}
+WindowExports::WindowExports(MainWindow& window) : QObject(&window), m_window(window) {}
 
 void WindowExports::addFileActions(QMenu* file)
 {
@@ -85,16 +83,16 @@ void WindowExports::exportFigureDialog()
         name = QStringLiteral("query-row");
     else if (figure == w.imageView())
         name = QStringLiteral("image-overlay");
-    const QString path = runFigureExportDialog(
-        &w, tr("Export figure"), name + QStringLiteral(".png"),
-        [&](const QString& path, FigureFormat format) {
-            if (stepper)
-                w.stepperView()->exportFrame(path, format);
-            else if (heads)
-                w.headGrid()->exportFigure(path, format);
-            else
-                exportFigure(*figure, path, format);
-        });
+    const QString path =
+        runFigureExportDialog(&w, tr("Export figure"), name + QStringLiteral(".png"),
+                              [&](const QString& path, FigureFormat format) {
+                                  if (stepper)
+                                      w.stepperView()->exportFrame(path, format);
+                                  else if (heads)
+                                      w.headGrid()->exportFigure(path, format);
+                                  else
+                                      exportFigure(*figure, path, format);
+                              });
     if (!path.isEmpty())
         w.statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 3000);
 }
@@ -125,13 +123,21 @@ void WindowExports::exportMatrixDialog(Matrix which)
             name = QStringLiteral("attention_error_") + errorKindName(view.errorKind);
             columns = result.labels;
             break;
-        case Matrix::ExactOutput: matrix = head.outputExact, name = QStringLiteral("output_exact"); break;
+        case Matrix::ExactOutput:
+            matrix = head.outputExact, name = QStringLiteral("output_exact");
+            break;
         case Matrix::ApproximateOutput:
             matrix = head.outputApprox, name = QStringLiteral("output_approx");
             break;
-        case Matrix::QueryFeatures: matrix = head.featuresQ, name = QStringLiteral("features_q"); break;
-        case Matrix::KeyFeatures: matrix = head.featuresK, name = QStringLiteral("features_k"); break;
-        case Matrix::Projection: matrix = head.projection, name = QStringLiteral("projection"); break;
+        case Matrix::QueryFeatures:
+            matrix = head.featuresQ, name = QStringLiteral("features_q");
+            break;
+        case Matrix::KeyFeatures:
+            matrix = head.featuresK, name = QStringLiteral("features_k");
+            break;
+        case Matrix::Projection:
+            matrix = head.projection, name = QStringLiteral("projection");
+            break;
     }
     if (matrix.size() == 0) {
         QMessageBox::information(&m_window, tr("Export matrix"),
@@ -139,9 +145,9 @@ void WindowExports::exportMatrixDialog(Matrix which)
         return;
     }
     QString selectedFilter;
-    QString path = QFileDialog::getSaveFileName(
-        &m_window, tr("Export matrix"), name + QStringLiteral(".npy"),
-        tr("NumPy array (*.npy);;CSV table (*.csv)"), &selectedFilter);
+    QString path =
+        QFileDialog::getSaveFileName(&m_window, tr("Export matrix"), name + QStringLiteral(".npy"),
+                                     tr("NumPy array (*.npy);;CSV table (*.csv)"), &selectedFilter);
     if (path.isEmpty())
         return;
     const bool csv = path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) ||

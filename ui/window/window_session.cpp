@@ -69,7 +69,9 @@ void WindowSession::startAutosave()
         return;
     buildRecoveryBar();
     m_autosave = new Autosave(
-        [this] { return Session{m_window.controller().spec(), view()}; },
+        [this] {
+            return Session{m_window.controller().spec(), view()};
+        },
         Autosave::kDefaultIntervalMs, this);
     connect(m_autosave, &Autosave::saveFailed, this, [this](const QString& message) {
         m_window.statusBar()->showMessage(tr("Autosave failed: %1").arg(message), 10000);
@@ -162,8 +164,9 @@ bool WindowSession::open(const QString& path)
 
 bool WindowSession::save(const QString& path)
 {
-    if (!writeOrWarn(&m_window, tr("Save session"),
-                     [&] { writeSession(path, Session{m_window.controller().spec(), view()}); }))
+    if (!writeOrWarn(&m_window, tr("Save session"), [&] {
+            writeSession(path, Session{m_window.controller().spec(), view()});
+        }))
         return false;
     if (m_autosave)
         m_autosave->discard();  // saved: nothing to recover until the next change
@@ -303,8 +306,7 @@ void WindowSession::updateRecentMenu()
     m_recentMenu->clear();
     const QStringList recent = QSettings().value(QStringLiteral("recentSessions")).toStringList();
     for (const QString& path : recent)
-        m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
-                                [this, path] { open(path); });
+        m_recentMenu->addAction(QDir::toNativeSeparators(path), this, [this, path] { open(path); });
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 

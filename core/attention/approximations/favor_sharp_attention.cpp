@@ -36,8 +36,7 @@ Matrix<T> rescaled(const Matrix<T>& x, const Eigen::Matrix<T, 1, Eigen::Dynamic>
 {
     Matrix<T> y(x.rows(), x.cols());
     forEachRowBlock(x.rows(), 1024, [&](Eigen::Index begin, Eigen::Index end) {
-        y.middleRows(begin, end - begin) =
-            x.middleRows(begin, end - begin) * scale.asDiagonal();
+        y.middleRows(begin, end - begin) = x.middleRows(begin, end - begin) * scale.asDiagonal();
     });
     return y;
 }
@@ -71,9 +70,8 @@ void FavorSharpAttention<T>::fit(const Matrix<T>& q, const Matrix<T>& k, bool ca
     const VectorD keys = columnMoments<T>(k).squares;
     for (Eigen::Index l = 0; l < m_psi.size(); ++l) {
         const double ratio = keys[l] / queries[l];
-        m_psi[l] = queries[l] > 0 && keys[l] > 0 && std::isfinite(ratio)
-                       ? T(std::pow(ratio, 0.25))
-                       : T(1);
+        m_psi[l] =
+            queries[l] > 0 && keys[l] > 0 && std::isfinite(ratio) ? T(std::pow(ratio, 0.25)) : T(1);
     }
     m_queries = rescaled(q, m_psi);
     m_keys = rescaled(k, Eigen::Matrix<T, 1, Eigen::Dynamic>(m_psi.cwiseInverse()));
@@ -82,8 +80,8 @@ void FavorSharpAttention<T>::fit(const Matrix<T>& q, const Matrix<T>& k, bool ca
 
 template <typename T>
 ApproximateOutput<T> FavorSharpAttention<T>::output(const Matrix<T>& q, const Matrix<T>& k,
-                                               const Matrix<T>& v, bool causal,
-                                               Eigen::Index chunk) const
+                                                    const Matrix<T>& v, bool causal,
+                                                    Eigen::Index chunk) const
 {
     requireFitted(q, k, causal);
     return linearAttention<T>(m_phi, m_queries, m_keys, v, false, chunk);
@@ -91,7 +89,8 @@ ApproximateOutput<T> FavorSharpAttention<T>::output(const Matrix<T>& q, const Ma
 
 template <typename T>
 std::unique_ptr<ApproximateRows<T>> FavorSharpAttention<T>::rows(const Matrix<T>& q,
-                                                            const Matrix<T>& k, bool causal) const
+                                                                 const Matrix<T>& k,
+                                                                 bool causal) const
 {
     requireFitted(q, k, causal);
     return std::make_unique<SharpRows<T>>(m_phi, m_queries, m_keys);

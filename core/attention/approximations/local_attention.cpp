@@ -13,8 +13,8 @@ namespace {
 // the keys j of its window, M_r the window's largest score, and 0 for the other keys of its
 // group's range, into weights (laid out as for bandScores); sums_r = sum of the row's weights.
 template <typename T>
-void windowExponentials(const Eigen::Ref<const Matrix<T>>& q, const BandKeys<T>& keys,
-                        double scale, const KeyRanges& ranges, Eigen::Ref<Matrix<T>> weights,
+void windowExponentials(const Eigen::Ref<const Matrix<T>>& q, const BandKeys<T>& keys, double scale,
+                        const KeyRanges& ranges, Eigen::Ref<Matrix<T>> weights,
                         Eigen::Ref<Vector<T>> sums)
 {
     bandScores<T>(q, keys, T(scale), ranges, weights);
@@ -41,8 +41,7 @@ public:
         const KeyRanges ranges = windowRanges(m_window, begin, rows);
         Matrix<T> weights(rows, ranges.spanCols);
         Vector<T> sums(rows);
-        windowExponentials<T>(m_q.middleRows(begin, rows), m_keys, m_scale, ranges, weights,
-                              sums);
+        windowExponentials<T>(m_q.middleRows(begin, rows), m_keys, m_scale, ranges, weights, sums);
         p.setZero();
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index first = ranges.first[std::size_t(r)];

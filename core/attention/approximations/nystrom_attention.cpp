@@ -68,8 +68,8 @@ private:
 }  // namespace
 
 template <typename T>
-NystromAttention<T>::NystromAttention(const ApproximationSpec& spec, int /*d*/,
-                                      Eigen::Index length, double scale, int /*head*/)
+NystromAttention<T>::NystromAttention(const ApproximationSpec& spec, int /*d*/, Eigen::Index length,
+                                      double scale, int /*head*/)
     : m_landmarks(Eigen::Index(landmarks(spec.features, double(length)))),
       m_exactPinv(spec.value(pinvParameter()) == 1),
       m_iterations(int(spec.value(pinvIterationsParameter()))),
@@ -163,8 +163,7 @@ ApproximateOutput<T> NystromAttention<T>::output(const Matrix<T>& q, const Matri
 
 template <typename T>
 std::unique_ptr<ApproximateRows<T>> NystromAttention<T>::rows(const Matrix<T>& q,
-                                                              const Matrix<T>& k,
-                                                              bool causal) const
+                                                              const Matrix<T>& k, bool causal) const
 {
     requireCausalForm(Method::Nystrom, causal);
     return std::make_unique<NystromRows<T>>(factors(q, k));

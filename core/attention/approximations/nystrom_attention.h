@@ -8,12 +8,13 @@ namespace attnlab {
 // Self-Attention", AAAI 2021). Landmarks: Q~ and K~ (m x d), the means of m consecutive segments
 // of the rows of Q and K (segment t is rows [floor(t L / m), floor((t + 1) L / m)); m is at most
 // L). With softmax taken row by row,
-//   F = softmax(s Q K~^T) (L x m),  A~ = softmax(s Q~ K~^T) (m x m),  B = softmax(s Q~ K^T) (m x L),
-//   P^ = F A~^+ B,  O^ = F (A~^+ (B V)),
+//   F = softmax(s Q K~^T) (L x m),  A~ = softmax(s Q~ K~^T) (m x m),  B = softmax(s Q~ K^T) (m x
+//   L), P^ = F A~^+ B,  O^ = F (A~^+ (B V)),
 // where B V and F (A~^+ B V) are exact softmax attention of the landmarks over the keys and of
 // the queries over the landmarks (streamingAttention), so O^ never forms F or B;
 // where A~^+ is the Moore-Penrose pseudo-inverse: by the paper's iteration (Razavi et al. 2014),
-//   Z_0 = A~^T / max_j sum_i A~_ij,  Z_{n+1} = 1/4 Z_n (13 I - A~ Z_n (15 I - A~ Z_n (7 I - A~ Z_n))),
+//   Z_0 = A~^T / max_j sum_i A~_ij,  Z_{n+1} = 1/4 Z_n (13 I - A~ Z_n (15 I - A~ Z_n (7 I - A~
+//   Z_n))),
 // 6 iterations unless the spec says otherwise, or exactly (complete orthogonal decomposition, in
 // double). P^'s rows sum to 1 when A~^+ is the exact inverse; entries can be negative. The
 // paper's optional convolution of V is left out. Non-causal only: every landmark mixes all
@@ -45,9 +46,9 @@ public:
 
     // F, A~^+ and B for q and k (the parts of P^ = F A~^+ B).
     struct Factors {
-        Matrix<T> f;        // L x m
-        Matrix<T> pinv;     // m x m
-        Matrix<T> b;        // m x L
+        Matrix<T> f;     // L x m
+        Matrix<T> pinv;  // m x m
+        Matrix<T> b;     // m x L
     };
     Factors factors(const Matrix<T>& q, const Matrix<T>& k) const;
 

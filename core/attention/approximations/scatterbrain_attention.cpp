@@ -41,7 +41,7 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix
     MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
     if (v)
         keys.blocks.emplace((blocks + merged - 1) / merged, features, v->cols());
-    Vector<T>& logScale = keys.weight;  // c_j until every key is mapped
+    Vector<T>& logScale = keys.weight;                 // c_j until every key is mapped
     const Eigen::Index run = std::max(merged, group);  // blocks one thread takes in turn
     forEachRowBlock(blocks, run, [&](Eigen::Index firstRun, Eigen::Index endRun) {
         for (Eigen::Index firstBlock = firstRun; firstBlock < endRun; firstBlock += group) {
@@ -89,9 +89,8 @@ struct BandBlock {
     Matrix<T> scores;
     Matrix<T> products;
 
-    BandBlock(KeyRanges blockRanges, const Eigen::Ref<const Matrix<T>>& q,
-              const BandKeys<T>& keys, double scale, const Eigen::Ref<const Matrix<T>>& phiQ,
-              const BandKeys<T>& phiK)
+    BandBlock(KeyRanges blockRanges, const Eigen::Ref<const Matrix<T>>& q, const BandKeys<T>& keys,
+              double scale, const Eigen::Ref<const Matrix<T>>& phiQ, const BandKeys<T>& phiK)
         : ranges(std::move(blockRanges)),
           scores(q.rows(), ranges.spanCols),
           products(q.rows(), ranges.spanCols)
@@ -147,8 +146,8 @@ Vector<T> blockWeights(BandBlock<T>& block, const Eigen::Ref<const Vector<T>>& q
 template <typename T>
 class ScatterbrainRows final : public ApproximateRows<T> {
 public:
-    ScatterbrainRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k,
-                     double scale, SlidingWindow window)
+    ScatterbrainRows(const FeatureMap<T>& phi, const Matrix<T>& q, const Matrix<T>& k, double scale,
+                     SlidingWindow window)
         : m_phi(phi),
           m_q(q),
           m_k(k),
@@ -185,8 +184,7 @@ public:
                                       scores.row(r).segment(lo, count).maxCoeff());
             reference[r] = row.reference;
             const auto omega = m_keys.weight.head(visible).transpose();
-            p.row(r).head(visible) =
-                row.alpha * omega.cwiseProduct(products.row(r).head(visible));
+            p.row(r).head(visible) = row.alpha * omega.cwiseProduct(products.row(r).head(visible));
             p.row(r).tail(keys - visible).setZero();
             p.row(r).segment(lo, count) =
                 (scores.row(r).segment(lo, count).array() - row.reference).exp().matrix();
@@ -264,8 +262,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     const Eigen::Index keyBlocks = (length + reach + block - 1) / block;
     // Causal, each key block's own sums, made prefix sums; otherwise one sum per engine thread's
     // share of the key blocks, added up.
-    const Eigen::Index merged =
-        causal ? 1 : (keyBlocks + engineThreads() - 1) / engineThreads();
+    const Eigen::Index merged = causal ? 1 : (keyBlocks + engineThreads() - 1) / engineThreads();
     BandKeys<T> bandKeys(length, k.cols());
     MappedKeys<T> keys =
         mapKeys<T>(phi, k, &v, &bandKeys, keyBlocks, merged, kFeatureBlock / block, start);

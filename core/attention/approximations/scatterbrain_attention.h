@@ -9,8 +9,8 @@ namespace attnlab {
 // 2021): a sparse part, exact inside the sliding window W(i) of w keys (band_products.h), plus a
 // low-rank part, FAVOR+ positive features phi for every other key, without counting the window
 // twice:
-//   A^_ij = exp(s q_i.k_j)  for j in W(i),  phi(q_i).phi(k_j)  otherwise  (0 for j > i when causal),
-//   P^ = D^-1 A^, O^ = P^ V,
+//   A^_ij = exp(s q_i.k_j)  for j in W(i),  phi(q_i).phi(k_j)  otherwise  (0 for j > i when
+//   causal), P^ = D^-1 A^, O^ = P^ V,
 // computed as the low-rank sums S = sum_j phi(k_j) v_j^T, z = sum_j phi(k_j) plus, for each query,
 // a correction over its window: exp(s q_i.k_j) - phi(q_i).phi(k_j) (non-causal, where S and z run
 // over every key), or, causal, S and z over the key blocks before the one where the query block's

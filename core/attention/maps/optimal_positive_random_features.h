@@ -31,7 +31,8 @@ public:
           m_scale(scale),
           m_fixedA(spec.value(favorAParameter())),
           m_useFixedA(spec.isOn(favorFixedAParameter())),
-          m_squaredRowNorms(this->m_projection.rowwise().squaredNorm().transpose().template cast<T>())
+          m_squaredRowNorms(
+              this->m_projection.rowwise().squaredNorm().transpose().template cast<T>())
     {
         setA(m_fixedA);
     }
@@ -43,8 +44,8 @@ public:
         const double lq = double(q.rows()), lk = double(k.rows()), d = double(q.cols());
         const ColumnMoments queries = columnMoments<T>(q);
         const ColumnMoments keys = columnMoments<T>(k);
-        const double pairs = lk * queries.squares.sum() + lq * keys.squares.sum() +
-                             2 * queries.sums.dot(keys.sums);
+        const double pairs =
+            lk * queries.squares.sum() + lq * keys.squares.sum() + 2 * queries.sums.dot(keys.sums);
         const double rho = scale * pairs / (d * lq * lk);
         return (1 - 2 * rho - std::sqrt((2 * rho + 1) * (2 * rho + 1) + 8 * rho)) / 16;
     }
@@ -102,7 +103,7 @@ private:
     double m_b = 1;
     double m_logD = 0;
     Eigen::Matrix<T, 1, Eigen::Dynamic> m_bias;  // A |w_k|^2
-    Matrix<T> m_scaledProjectionTimesB;           // B (sqrt(s) W)^T, d x m
+    Matrix<T> m_scaledProjectionTimesB;          // B (sqrt(s) W)^T, d x m
 };
 
 }  // namespace attnlab

@@ -11,13 +11,14 @@ namespace attnlab {
 template <typename T>
 class RandomProjectionMap : public FeatureMap<T> {
 protected:
-    RandomProjectionMap(Eigen::Index featureCount, const ApproximationSpec& spec, int d, double scale,
-                        int head)
+    RandomProjectionMap(Eigen::Index featureCount, const ApproximationSpec& spec, int d,
+                        double scale, int head)
         : FeatureMap<T>(featureCount), m_features(spec.features), m_halfScale(scale / 2)
     {
         this->m_projection =
             randomProjection(spec.features, d, spec.projection, spec.rowNorm, spec.seed, head);
-        m_scaledProjectionT = (std::sqrt(scale) * this->m_projection).transpose().template cast<T>();
+        m_scaledProjectionT =
+            (std::sqrt(scale) * this->m_projection).transpose().template cast<T>();
     }
 
     // U = X (sqrt(s) W)^T, written into u (n x m).

@@ -18,8 +18,7 @@ public:
     }
 
     Taylor2Features(const ApproximationSpec& spec, int d, double scale, int /*head*/)
-        : FeatureMap<T>(featureCount(d, spec.features)), m_d(d),
-          m_sqrtScale(T(std::sqrt(scale)))
+        : FeatureMap<T>(featureCount(d, spec.features)), m_d(d), m_sqrtScale(T(std::sqrt(scale)))
     {
     }
 
