@@ -194,7 +194,12 @@ def write_folder(name, weights, prefix, dtype, extra_tensors, ids):
 
     # The reference runs on the weights as stored (rounded to F16 for the F16 checkpoint).
     exact = {key: torch.from_numpy(array.astype(np.float64)) for key, array in stored.items()}
-    captured, logits = forward(exact, torch.tensor(ids))
+    write_reference(folder, ids, *forward(exact, torch.tensor(ids)), np.float64)
+
+
+def write_reference(folder, ids, captured, logits, dtype):
+    """folder/reference/: tokens.json, each layer's q, k, v and attention (H x L x d, H x L x L)
+    and the logits (L x vocab), as .npy of dtype."""
     reference = os.path.join(folder, "reference")
     with open(os.path.join(reference, "tokens.json"), "w") as f:
         json.dump({"ids": ids}, f)
@@ -202,8 +207,8 @@ def write_folder(name, weights, prefix, dtype, extra_tensors, ids):
     for layer, (q, k, v, p) in enumerate(captured):
         for symbol, tensor in (("q", q), ("k", k), ("v", v), ("attention", p)):
             np.save(os.path.join(reference, f"{symbol}_layer{layer}.npy"),
-                    tensor.contiguous().numpy())
-    np.save(os.path.join(reference, "logits.npy"), logits.numpy())
+                    tensor.contiguous().numpy().astype(dtype))
+    np.save(os.path.join(reference, "logits.npy"), logits.numpy().astype(dtype))
 
 
 def main():

@@ -50,7 +50,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "training"))
-from make_fixtures import MERGES, RandomWeights, tokenizer_files  # noqa: E402 (beside it)
+from make_fixtures import (  # noqa: E402 (beside this script)
+    MERGES, RandomWeights, tokenizer_files, write_reference)
 from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 SEED = 20261125
@@ -354,15 +355,7 @@ def write_folder(name, config, weights, forward, ids, dtype="F32", shards=1):
             f.write("\n")
 
     captured, logits = forward(config, {k: t for k, (_, t) in stored.items()}, torch.tensor(ids))
-    reference = os.path.join(folder, "reference")
-    with open(os.path.join(reference, "tokens.json"), "w") as f:
-        json.dump({"ids": ids}, f)
-        f.write("\n")
-    for layer, (q, k, v, p) in enumerate(captured):
-        for symbol, tensor in (("q", q), ("k", k), ("v", v), ("attention", p)):
-            np.save(os.path.join(reference, f"{symbol}_layer{layer}.npy"),
-                    tensor.contiguous().numpy().astype(np.float32))
-    np.save(os.path.join(reference, "logits.npy"), logits.numpy().astype(np.float32))
+    write_reference(folder, ids, captured, logits, np.float32)
 
 
 def llama_config(model_type, **changes):
