@@ -427,11 +427,10 @@ void TestLlamaModel::overMemoryBudget()
     const QString folder = fixturePath(QStringLiteral("tiny-llama-gqa-f32"));
     const double bytes = CheckpointWeights(folder).floatBytes();
     QVERIFY(bytes > 60000 && bytes < 80000);  // 4 bytes for each of the checkpoint's floats
-    const QString message = thrownMessage<ResourceError>([&] {
-        LlamaModel::load(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes) - 1));
-    });
+    const QString message = thrownMessage<ResourceError>(
+        [&] { loadLlamaModel(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes) - 1)); });
     QVERIFY2(message.contains(folder) && message.contains(formatBytes(bytes)), qPrintable(message));
-    QVERIFY(LlamaModel::load(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes))));
+    QVERIFY(loadLlamaModel(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes))));
 }
 
 void TestLlamaModel::shardIndex_data()
