@@ -109,14 +109,10 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::fromWeights(
                                ? QStringLiteral("transformer.")
                                : QString();
     // Conv1D weights are stored in x out, as the stack keeps them.
-    const StackTensorReader read{
-        [&](const QString& name, Index in, Index out) {
-            return file.matrix(prefix + name, in, out);
-        },
-        [&](const QString& name, Index size) { return file.vector(prefix + name, size); }};
-    const StackTensorNames names{QStringLiteral("ln_1"),       QStringLiteral("attn.c_proj"),
-                                 QStringLiteral("ln_2"),       QStringLiteral("mlp.c_fc"),
-                                 QStringLiteral("mlp.c_proj"), QStringLiteral("ln_f")};
+    const StackTensorReader read = StackTensorReader::of(
+        file, prefix, false,
+        {QStringLiteral("ln_1"), QStringLiteral("attn.c_proj"), QStringLiteral("ln_2"),
+         QStringLiteral("mlp.c_fc"), QStringLiteral("mlp.c_proj"), QStringLiteral("ln_f")});
     const Index width = config.width;
     auto weights = std::make_unique<Weights>();
     weights->stack = TransformerStack(config.heads, config.layerNormEpsilon, true, GeluForm::Tanh);
@@ -127,13 +123,13 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::fromWeights(
         file.matrix(prefix + QStringLiteral("wpe.weight"), config.positions, width);
     for (int l = 0; l < config.layers; ++l) {
         const QString h = QStringLiteral("h.%1.").arg(l);
-        TransformerBlock layer = read.block(h, names, width, config.innerWidth);
+        TransformerBlock layer = read.block(h, width, config.innerWidth);
         layer.attentionWeight =
             read.linear(h + QStringLiteral("attn.c_attn.weight"), width, 3 * width);
         layer.attentionBias = read.vector(h + QStringLiteral("attn.c_attn.bias"), 3 * width);
         stack.blocks.push_back(std::move(layer));
     }
-    read.finalNorm(names, width, stack);
+    read.finalNorm(width, stack);
     // The output head is wte (tied), as in GPT-2, unless config.json unties it.
     if (!config.tiedOutputHead)
         weights->outputHead =

@@ -229,8 +229,7 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
     return a;
 }
 
-TransformerBlock StackTensorReader::block(const QString& prefix, const StackTensorNames& names,
-                                          Index width, Index inner) const
+TransformerBlock StackTensorReader::block(const QString& prefix, Index width, Index inner) const
 {
     const QString weight = QStringLiteral(".weight");
     const QString bias = QStringLiteral(".bias");
@@ -248,8 +247,7 @@ TransformerBlock StackTensorReader::block(const QString& prefix, const StackTens
     return block;
 }
 
-void StackTensorReader::finalNorm(const StackTensorNames& names, Index width,
-                                  TransformerStack& stack) const
+void StackTensorReader::finalNorm(Index width, TransformerStack& stack) const
 {
     stack.finalGain = vector(names.final + QStringLiteral(".weight"), width);
     stack.finalBias = vector(names.final + QStringLiteral(".bias"), width);

@@ -6,6 +6,7 @@
 #include <QString>
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace attnlab {
@@ -156,20 +157,40 @@ struct StackTensorNames {
     QString ln1, projection, ln2, fc, mlp, final;
 };
 
-// Reads a checkpoint's tensors for a TransformerStack: linear(name, in, out) is the matrix called
-// name as the stack stores it, in x out (whatever the file's layout), vector(name, size) a
-// vector; both throw InputError naming the tensor when it is missing or has another shape.
+// Reads a checkpoint's tensors for a TransformerStack, by the names of its layout: linear(name,
+// in, out) is the matrix called name as the stack stores it, in x out (whatever the file's
+// layout), vector(name, size) a vector; both throw InputError naming the tensor when it is
+// missing or has another shape.
 struct StackTensorReader {
     std::function<Matrix<float>(const QString& name, Eigen::Index in, Eigen::Index out)> linear;
     std::function<Vector<float>(const QString& name, Eigen::Index size)> vector;
+    StackTensorNames names;
 
-    // A block's LayerNorms, W_proj and MLP under prefix; the attention's W_attn and b_attn,
+    // The reader of file's tensors (a ModelWeights or a SafetensorsFile: matrix(name, rows,
+    // cols), vector(name, size)) called prefix + name, whose linear maps the file stores out x in
+    // (nn.Linear) when transposed, in x out (GPT-2's Conv1D) otherwise. file must outlive it.
+    template <typename File>
+    static StackTensorReader of(const File& file, const QString& prefix, bool transposed,
+                                StackTensorNames names)
+    {
+        return {[&file, prefix, transposed](const QString& name, Eigen::Index in,
+                                            Eigen::Index out) -> Matrix<float> {
+                    if (transposed)
+                        return file.matrix(prefix + name, out, in).transpose();
+                    return file.matrix(prefix + name, in, out);
+                },
+                [&file, prefix](const QString& name, Eigen::Index size) {
+                    return file.vector(prefix + name, size);
+                },
+                std::move(names)};
+    }
+
+    // A block's LayerNorms, W_proj and MLP under blockPrefix; the attention's W_attn and b_attn,
     // which each architecture stores its own way, are left to the caller.
-    TransformerBlock block(const QString& prefix, const StackTensorNames& names, Eigen::Index width,
+    TransformerBlock block(const QString& blockPrefix, Eigen::Index width,
                            Eigen::Index inner) const;
     // LN_f's gain and shift.
-    void finalNorm(const StackTensorNames& names, Eigen::Index width,
-                   TransformerStack& stack) const;
+    void finalNorm(Eigen::Index width, TransformerStack& stack) const;
 };
 
 // dst = lhs rhs, or dst += lhs rhs when accumulate, on the engine threads: dst is cut into one

@@ -174,15 +174,11 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
     const QString prefix =
         file.find(QStringLiteral("vit.embeddings.cls_token")) ? QStringLiteral("vit.") : QString();
     // nn.Linear weights are out x in in the file, in x out in the stack.
-    const StackTensorReader read{
-        [&](const QString& name, Index in, Index out) -> Matrix<float> {
-            return file.matrix(prefix + name, out, in).transpose();
-        },
-        [&](const QString& name, Index size) { return file.vector(prefix + name, size); }};
-    const StackTensorNames names{
-        QStringLiteral("layernorm_before"), QStringLiteral("attention.output.dense"),
-        QStringLiteral("layernorm_after"),  QStringLiteral("intermediate.dense"),
-        QStringLiteral("output.dense"),     QStringLiteral("layernorm")};
+    const StackTensorReader read = StackTensorReader::of(
+        file, prefix, true,
+        {QStringLiteral("layernorm_before"), QStringLiteral("attention.output.dense"),
+         QStringLiteral("layernorm_after"), QStringLiteral("intermediate.dense"),
+         QStringLiteral("output.dense"), QStringLiteral("layernorm")});
     const Index width = config.width;
     auto weights = std::make_unique<Weights>();
     weights->stack = TransformerStack(config.heads, config.layerNormEpsilon, false, GeluForm::Erf);
@@ -204,7 +200,7 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
         read.vector(QStringLiteral("embeddings.patch_embeddings.projection.bias"), width);
     for (int l = 0; l < config.layers; ++l) {
         const QString e = QStringLiteral("encoder.layer.%1.").arg(l);
-        TransformerBlock layer = read.block(e, names, width, config.innerWidth);
+        TransformerBlock layer = read.block(e, width, config.innerWidth);
         // [Q | K | V] from three maps (no bias with qkv_bias false).
         layer.attentionWeight.resize(width, 3 * width);
         layer.attentionBias = Vector<float>::Zero(3 * width);
@@ -220,7 +216,7 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
         }
         stack.blocks.push_back(std::move(layer));
     }
-    read.finalNorm(names, width, stack);
+    read.finalNorm(width, stack);
 
     // The classifier of ViTForImageClassification (no prefix), with id2label's class count when
     // config.json has one.
