@@ -533,7 +533,7 @@ void TestUi::pagesAndTheirStatesComeBackWithTheSession()
         timing->findChild<QSpinBox*>(QStringLiteral("repetitions"))->setValue(1);
         QSignalSpy finished(timing, &TimingPanel::sweepFinished);
         timing->run();
-        QVERIFY(finished.wait(kResultTimeoutMs));
+        QVERIFY(finished.wait(kPageSweepTimeoutMs));
         sweep = timing->result();
         QVERIFY(!sweep.points.empty());
         QSignalSpy shown(window.stepperView(), &StepperView::experimentShown);
@@ -625,7 +625,7 @@ void TestUi::errorPageSweepsTheWindowsInput()
         panel->findChild<QSpinBox*>(QStringLiteral("errorsSeeds"))->setValue(2);
         QSignalSpy finished(panel, &ErrorAnalysisPanel::sweepFinished);
         panel->run();
-        QVERIFY(finished.wait(kResultTimeoutMs));
+        QVERIFY(finished.wait(kPageSweepTimeoutMs));
         sweep = panel->result();
         QVERIFY(!sweep.rows.empty());
         QCOMPARE(sweep.inputLength, Eigen::Index(resultOf(window).labels.size()));

@@ -16,6 +16,10 @@ namespace attnlab::test {
 // A computation of a short text takes milliseconds; this bounds a broken one.
 constexpr int kResultTimeoutMs = 30'000;
 
+// A page's sweep times every method at several lengths: seconds, and minutes under the
+// sanitizers beside other suites; this bounds a broken one.
+constexpr int kPageSweepTimeoutMs = 180'000;
+
 // Waits for the window to show a new result; false on timeout.
 inline bool waitForResult(ui::MainWindow& window)
 {
