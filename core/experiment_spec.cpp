@@ -214,10 +214,10 @@ bool parsePrecision(const QString& name, Precision* precision)
 
 ExperimentSpec exampleSpec()
 {
-    const BuiltinExample example = builtinExample();
+    const BuiltinExample example = builtinExample(QString::fromLatin1(kDefaultTextModel));
     ExperimentSpec spec;
     spec.input.kind = InputKind::Model;
-    spec.input.modelPath = QString::fromLatin1(kBuiltinModel);
+    spec.input.modelPath = QString::fromLatin1(kDefaultTextModel);
     spec.input.text = example.text;
     spec.input.layer = example.layer;
     spec.causal = true;

@@ -82,8 +82,8 @@ GenerationReference readReference(const QString& folder)
 // The model folder and the folder of its generation reference.
 std::pair<QString, QString> folders(const QString& fixture)
 {
-    if (fixture == QLatin1String("builtin"))
-        return {builtinModelFolder(), kBuiltinReference};
+    if (fixture == QLatin1String(kBuiltinKjvGpt2))
+        return {builtinModelFolder(fixture), kBuiltinReference};
     const QString folder = kModelFixtures + QLatin1Char('/') + fixture;
     return {folder, folder + QStringLiteral("/reference")};
 }
@@ -91,7 +91,7 @@ std::pair<QString, QString> folders(const QString& fixture)
 const char* const kFixtures[] = {
     "tiny-gpt2-prefixed-f32",     "tiny-gpt2-f16",  "tiny-llama-gqa-f32",
     "tiny-mistral-f32",           "tiny-qwen2-f32", "tiny-pythia-parallel-f32",
-    "tiny-pythia-sequential-f32", "builtin"};
+    "tiny-pythia-sequential-f32", kBuiltinKjvGpt2};
 
 void addFixtureRows()
 {
@@ -292,7 +292,8 @@ VectorD rowConditions(const ApproximationSpec& spec, const Matrix<float>& q, con
 void TestGeneration::recurrentHeadEqualsTheParallelForm()
 {
     QFETCH(int, method);
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     const GenerationReference reference = readReference(kBuiltinReference);
     const ForwardResult forward = model->forward(referenceText(reference));
     const LayerQkv& layer = forward.layers[1];
@@ -331,7 +332,7 @@ void TestGeneration::recurrentModelEqualsTheParallelForm_data()
 {
     QTest::addColumn<QString>("fixture");
     QTest::addColumn<int>("method");
-    for (const char* fixture : {"builtin", "tiny-llama-gqa-f32", "tiny-mistral-f32"})
+    for (const char* fixture : {kBuiltinKjvGpt2, "tiny-llama-gqa-f32", "tiny-mistral-f32"})
         for (const Method method : {Method::FavorPositive, Method::Elu, Method::Local})
             QTest::newRow(qPrintable(
                 QStringLiteral("%1, %2").arg(QLatin1String(fixture), methodInfo(method).name)))
@@ -448,7 +449,8 @@ void TestGeneration::samplerChoosesByTheSharedDraw()
 // teacher-forced KL is at rounding level, and the forced choices agree.
 void TestGeneration::exactApproximationGivesTheSameContinuation()
 {
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     GenerationSpec spec;
     spec.prompt = QStringLiteral("And God said, Let there be light");
     spec.tokens = 40;
@@ -486,7 +488,8 @@ void TestGeneration::memoryIsTheCacheAgainstTheState()
 {
     QFETCH(int, method);
     QFETCH(double, headFloats);
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     QCOMPARE(model->headDim(), 64);
     GenerationSpec spec;
     spec.prompt = QStringLiteral("In the beginning");
@@ -512,7 +515,8 @@ void TestGeneration::memoryIsTheCacheAgainstTheState()
 // denominator phi(q_i)^T z_i agree with them.
 void TestGeneration::followedHeadStateIsTheSumOfItsKeys()
 {
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     GenerationSpec spec;
     spec.prompt = QStringLiteral("In");  // one token: every key passes through a step
     spec.tokens = 10;
@@ -574,7 +578,8 @@ void TestGeneration::badInputIsRefused()
     QFETCH(int, layer);
     QFETCH(double, temperature);
     QFETCH(QString, named);
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     GenerationSpec spec;
     spec.prompt = prompt;
     spec.tokens = tokens;
@@ -590,7 +595,8 @@ void TestGeneration::badInputIsRefused()
 // Property: a cancel request stops next() with Cancelled between layers.
 void TestGeneration::cancelledStopsBetweenLayers()
 {
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     GenerationSpec spec;
     spec.prompt = QStringLiteral("In the beginning");
     spec.tokens = 8;

@@ -547,7 +547,7 @@ void TestHeadGrid::panelScreenshot()
     HeadGridPanel panel;
     panel.resize(1280, 800);
     panel.setEntries(std::move(entries),
-                     QStringLiteral("built-in (KJV GPT-2) \u00b7 48 tokens \u00b7 FAVOR+ positive, "
+                     QStringLiteral("built-in KJV GPT-2 \u00b7 48 tokens \u00b7 FAVOR+ positive, "
                                     "m = 64"));
     panel.setCurrentHead(4, 7);
     QJsonObject state;
@@ -714,7 +714,7 @@ void TestHeadGrid::surveysTheBuiltinModel()
              "$ATTNLAB_MODELS, the installed share/attention-lab/models or the source tree's "
              "resources/models (committed)");
     const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinModel));
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     HeadGridPanel panel;
     panel.resize(1280, 800);
     panel.show();
@@ -722,7 +722,7 @@ void TestHeadGrid::surveysTheBuiltinModel()
     QSignalSpy finished(&panel, &HeadGridPanel::surveyFinished);
     ExperimentSpec spec;
     spec.input.kind = InputKind::Model;
-    spec.input.modelPath = QString::fromLatin1(kBuiltinModel);
+    spec.input.modelPath = QString::fromLatin1(kBuiltinKjvGpt2);
     spec.causal = true;
     spec.input.text = QStringLiteral("In the beginning God created the heaven and the earth.");
     panel.setExperiment(spec);

@@ -641,7 +641,7 @@ std::vector<int> genesisTokens(const LanguageModel& model)
 // training/kjv_gpt2/analyse_heads.py gives 3.32.
 void TestModel::builtinModelPredictsHeldOutText()
 {
-    const auto model = loadModel(QString::fromLatin1(kBuiltinModel));
+    const auto model = loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     const std::vector<int> ids = genesisTokens(*model);
     QVERIFY(ids.size() > 100);
     const ForwardResult result = model->forward(ids);
@@ -662,7 +662,7 @@ void TestModel::builtinModelPredictsHeldOutText()
 // head 0.25), and layer 0 head 0 the most on the previous token (0.24; the next 0.20).
 void TestModel::builtinHeadsDoWhatTheirNamesSay()
 {
-    const auto model = loadModel(QString::fromLatin1(kBuiltinModel));
+    const auto model = loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     const std::vector<int> ids = genesisTokens(*model);
     const ForwardResult result = model->forward(ids);
     const int d = model->headDim();

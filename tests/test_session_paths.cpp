@@ -4,6 +4,7 @@
 // and after the folder moved.
 
 #include "errors.h"
+#include "inputs/model_input.h"
 #include "sessions/session.h"
 #include "session_support.h"
 #include "test_support.h"
@@ -27,6 +28,7 @@ private slots:
     void resourceAndAbsolutePathsAreKept();
     void pathsInTheSessionFolderAreWrittenRelative();
     void modelFolderBesideTheSessionIsRelativeAndBuiltinKept();
+    void aVersionOneSessionKeepsTheModelItWasSavedWith();
     void pathsOutsideTheSessionFolderAreWrittenAbsolute();
     void pathsInMemoryRelativeToTheCurrentDirectoryAreRebased();
     void symbolicLinksToTheFolderStillGiveRelativePaths();
@@ -116,7 +118,8 @@ void TestSessionPaths::pathsInTheSessionFolderAreWrittenRelative()
 }
 
 // A model folder beside the session is stored relative to it (the session and its model move
-// together) and read back absolute; "builtin" names the built-in model and is kept as it is. The
+// together) and read back absolute; a built-in model is stored by its explicit id ("builtin" as
+// the default model's id, so that a later default does not change what the session shows). The
 // layer survives the round trip.
 void TestSessionPaths::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
 {
@@ -135,15 +138,52 @@ void TestSessionPaths::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
     QCOMPARE(read.spec.input.modelPath, tmp.filePath(QStringLiteral("models/tiny")));
     QCOMPARE(read.spec.input.layer, 3);
 
+    const auto storedModel = [&] {
+        return storedSpec(path)
+            .value(QLatin1String("input"))
+            .toObject()
+            .value(QLatin1String("model"))
+            .toString();
+    };
     session.spec.input.modelPath = QStringLiteral("builtin");
     writeSession(path, session);
-    QCOMPARE(storedSpec(path)
-                 .value(QLatin1String("input"))
-                 .toObject()
-                 .value(QLatin1String("model"))
-                 .toString(),
-             QStringLiteral("builtin"));
-    QCOMPARE(readSession(path).spec.input.modelPath, QStringLiteral("builtin"));
+    QCOMPARE(storedModel(), QString::fromLatin1(kDefaultTextModel));
+    QCOMPARE(readSession(path).spec.input.modelPath, QString::fromLatin1(kDefaultTextModel));
+    for (const char* id : {kBuiltinKjvGpt2, kBuiltinKjvLlama, kBuiltinVitModel}) {
+        session.spec.input.modelPath = QString::fromLatin1(id);
+        writeSession(path, session);
+        QCOMPARE(storedModel(), QString::fromLatin1(id));
+        QCOMPARE(readSession(path).spec.input.modelPath, QString::fromLatin1(id));
+    }
+}
+
+// A session of version 1, written when "builtin" named the KJV GPT-2, opens the KJV GPT-2 it was
+// saved with, whatever the default is now (its second checkpoint too); one of version 2 that says
+// "builtin" (written by hand) means the default.
+void TestSessionPaths::aVersionOneSessionKeepsTheModelItWasSavedWith()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString path = tmp.filePath(QStringLiteral("old.attnlab"));
+    const auto write = [&](int version) {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QStringLiteral(R"({"format": "attention-lab-session", "version": %1,
+            "spec": {"input": {"kind": "model", "model": "builtin", "comparison_model": "builtin",
+                               "text": "And God said", "layer": 1}}})")
+                       .arg(version)
+                       .toUtf8());
+    };
+    write(1);
+    Session read = readSession(path);
+    QCOMPARE(read.spec.input.modelPath, QString::fromLatin1(kBuiltinKjvGpt2));
+    QCOMPARE(read.spec.input.comparisonModelPath, QString::fromLatin1(kBuiltinKjvGpt2));
+    QCOMPARE(read.spec.input.layer, 1);
+    write(2);
+    read = readSession(path);
+    QCOMPARE(read.spec.input.modelPath, QStringLiteral("builtin"));
+    QCOMPARE(modelFolder(read.spec.input.modelPath),
+             modelFolder(QString::fromLatin1(kDefaultTextModel)));
 }
 
 // Paths outside the session's folder are written absolute, even when they share the folder's

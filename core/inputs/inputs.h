@@ -2,6 +2,7 @@
 
 #include "image_pixels.h"
 #include "memory_budget.h"
+#include "inputs/builtin_models.h"
 #include "inputs/text.h"
 #include "model/image_preprocessing.h"
 #include "model/language_model.h"
@@ -39,12 +40,13 @@ struct InputSpec {
     bool positionalEncoding = true;
 
     // Model: a trained transformer reads the input; its own Q, K, V of one layer (all its heads)
-    // are the input. config.json's model_type says which: a GPT-2 reads the text (a folder of
-    // config.json, the .safetensors weights and the tokenizer files, or kBuiltinModel); a ViT
+    // are the input. config.json's model_type says which: a language model reads the text (a
+    // folder of config.json, the .safetensors weights and the tokenizer files, a .gguf file, or
+    // a built-in text model's id, builtin_models.h); a ViT
     // reads the image at imagePath (a folder of config.json, preprocessor_config.json and the
     // weights, or kBuiltinVitModel), which it resizes itself (patchSize and imageSize are not
     // read).
-    QString modelPath = QStringLiteral("builtin");
+    QString modelPath = QString::fromLatin1(kDefaultTextModel);
     int layer = 0;                // 0-based
     bool keepLastTokens = false;  // a text longer than the model reads: keep its last tokens
     // A second checkpoint of the same language model (a folder, a .gguf file), or empty: its

@@ -23,19 +23,6 @@ namespace {
 constexpr std::size_t kKeptModels = 2;
 constexpr std::size_t kKeptForwards = 4;
 
-// The built-in models' folders under resources/models (and share/attention-lab/models).
-QString builtinFolderName(const QString& builtinName)
-{
-    return builtinName == QLatin1String(kBuiltinVitModel) ? QStringLiteral("fashion-vit")
-                                                          : QStringLiteral("kjv-gpt2");
-}
-
-bool isBuiltinName(const QString& modelPath)
-{
-    return modelPath == QLatin1String(kBuiltinModel) ||
-           modelPath == QLatin1String(kBuiltinVitModel);
-}
-
 bool holdsModel(const QString& folder)
 {
     return !folder.isEmpty() && QFileInfo::exists(folder + QStringLiteral("/config.json"));
@@ -90,15 +77,6 @@ std::deque<KeptForward>& keptForwards()
 
 }  // namespace
 
-// Layer 1, head 0 of the built-in model is its punctuation head: each token looks back to the
-// latest punctuation mark (resources/models/README.md), and this sentence has four.
-BuiltinExample builtinExample()
-{
-    return {QStringLiteral("In the beginning God created the heaven and the earth. And God said, "
-                           "Let there be light: and there was light."),
-            1, 0};
-}
-
 QString builtinModelFolder(const QString& builtinName)
 {
     const QString name = builtinFolderName(builtinName);
@@ -134,10 +112,8 @@ QString modelFolder(const QString& modelPath)
 
 QString modelDisplayName(const QString& modelPath)
 {
-    if (modelPath == QLatin1String(kBuiltinModel))
-        return QStringLiteral("built-in (KJV GPT-2)");
-    if (modelPath == QLatin1String(kBuiltinVitModel))
-        return QStringLiteral("built-in (Fashion-MNIST ViT)");
+    if (isBuiltinName(modelPath))
+        return builtinDisplayName(modelPath);
     return QFileInfo(QDir::cleanPath(modelPath)).fileName();
 }
 

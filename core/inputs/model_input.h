@@ -1,5 +1,6 @@
 #pragma once
 
+#include "inputs/builtin_models.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"
 #include "model/checkpoint_files.h"
@@ -14,22 +15,8 @@
 
 namespace attnlab {
 
-// The names that stand for the models built into Attention Lab (see resources/models/README.md):
-// a small GPT-2 trained on the King James Bible (resources/models/kjv-gpt2) and a small ViT
-// trained on Fashion-MNIST (resources/models/fashion-vit).
-inline constexpr const char* kBuiltinModel = "builtin";
-inline constexpr const char* kBuiltinVitModel = "builtin-vit";
-
-// What a new user sees first: the built-in model on a short sentence, in its clearest head.
-struct BuiltinExample {
-    QString text;
-    int layer;
-    int head;
-};
-BuiltinExample builtinExample();
-
-// The folder of a built-in model (kjv-gpt2 for kBuiltinModel, fashion-vit for
-// kBuiltinVitModel): $ATTNLAB_MODELS/<folder> when that variable is set, else the installed
+// The folder of a built-in model (builtinFolderName: kjv-llama, kjv-gpt2, fashion-vit):
+// $ATTNLAB_MODELS/<folder> when that variable is set, else the installed
 // share/attention-lab/models/<folder> beside the program, else the source tree's
 // resources/models/<folder>. Empty when none of them holds config.json.
 QString builtinModelFolder(const QString& builtinName = QString::fromLatin1(kBuiltinModel));
@@ -38,7 +25,8 @@ QString builtinModelFolder(const QString& builtinName = QString::fromLatin1(kBui
 // Throws InputError when the built-in model cannot be found.
 QString modelFolder(const QString& modelPath);
 
-// A readable name: "built-in (KJV GPT-2)", "built-in (Fashion-MNIST ViT)" or the folder's name.
+// A readable name: builtinDisplayName for a built-in model ("built-in KJV GPT-2"), else the
+// folder's or file's name.
 QString modelDisplayName(const QString& modelPath);
 
 // The architecture of the model a path names (config.json's model_type, or a .gguf file's

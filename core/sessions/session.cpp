@@ -41,8 +41,7 @@ std::array<QString*, 6> filePathsOf(InputSpec& input)
 // built-in models' names.
 bool isFixedPath(const QString& path)
 {
-    return path.isEmpty() || path.startsWith(QLatin1Char(':')) ||
-           path == QLatin1String(kBuiltinModel) || path == QLatin1String(kBuiltinVitModel);
+    return path.isEmpty() || path.startsWith(QLatin1Char(':')) || isBuiltinName(path);
 }
 
 // Whether the absolute, clean path lies in the absolute, clean folder or below it.
@@ -66,7 +65,7 @@ QString resolvedPath(const QString& path, const QString& folder)
 QString storedPath(const QString& path, const QString& folder)
 {
     if (isFixedPath(path))
-        return path;
+        return explicitModelId(path);
     const QString absolute = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
     if (liesIn(absolute, folder))
         return QDir(folder).relativeFilePath(absolute);
@@ -153,8 +152,8 @@ QJsonObject parseSessionObject(const QString& path, const QByteArray& bytes)
     return document.object();
 }
 
-// Refuses anything but a session of a version this Attention Lab reads.
-void requireSessionHeader(const QString& path, const QJsonObject& root)
+// Refuses anything but a session of a version this Attention Lab reads; returns the version.
+int requireSessionHeader(const QString& path, const QJsonObject& root)
 {
     const QJsonValue format = root.value(QLatin1String("format"));
     if (format.isUndefined())
@@ -181,12 +180,13 @@ void requireSessionHeader(const QString& path, const QJsonObject& root)
     if (number < 1)
         refuse(path, QStringLiteral("\"version\" must be at least 1 (got %1)")
                          .arg(QString::number(number, 'g', 17)));
+    return int(number);
 }
 
 // The session a parsed file holds, with the spec paths as the file gives them.
 Session sessionOf(const QString& path, const QJsonObject& root)
 {
-    requireSessionHeader(path, root);
+    const int version = requireSessionHeader(path, root);
     Session session;
     const QJsonValue spec = root.value(QLatin1String("spec"));
     if (spec.isUndefined())
@@ -198,6 +198,12 @@ Session sessionOf(const QString& path, const QJsonObject& root)
     } catch (const InputError& error) {
         refuse(path, QStringLiteral("spec: %1").arg(error.message()));
     }
+    // Version 1 was written when "builtin" named the KJV GPT-2 (the only built-in text model).
+    if (version == 1)
+        for (QString* model :
+             {&session.spec.input.modelPath, &session.spec.input.comparisonModelPath})
+            if (*model == QLatin1String(kBuiltinModel))
+                *model = QString::fromLatin1(kBuiltinKjvGpt2);
     const QJsonValue view = root.value(QLatin1String("view"));
     if (!view.isUndefined() && !view.isObject())
         refuse(path, QStringLiteral("\"view\" must be an object (got %1)").arg(describe(view)));

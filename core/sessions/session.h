@@ -10,7 +10,7 @@ namespace attnlab {
 
 // Everything needed to reopen a view exactly as it was (a lecture demo reopens as it was): the
 // experiment spec plus the state of the view. Stored in a .attnlab file as JSON:
-//   { "format": "attention-lab-session", "version": 1,
+//   { "format": "attention-lab-session", "version": 2,
 //     "spec": { ExperimentSpec::toJson() }, "view": { the view object } }
 struct Session {
     ExperimentSpec spec;
@@ -19,8 +19,10 @@ struct Session {
 };
 
 // The "format" and "version" a session file carries; readSession reads versions up to this one.
+// Version 2 stores a built-in model by its explicit id (builtin-kjv-gpt2, builtin-kjv-llama); in
+// version 1, "builtin" meant the KJV GPT-2, and reads so.
 inline constexpr char kSessionFormat[] = "attention-lab-session";
-inline constexpr int kSessionVersion = 1;
+inline constexpr int kSessionVersion = 2;
 // Session files larger than this are refused before they are read: a session is small.
 inline constexpr qint64 kLargestSessionBytes = 16 * 1024 * 1024;
 
@@ -43,7 +45,8 @@ Session readSession(const QString& path);
 // Writes session to path atomically (QSaveFile through AtomicFileSet; the folder is created as
 // needed). Spec paths that lie in the session's folder or below it are written relative to that
 // folder, so a folder holding a session and its image can be moved as a whole; other paths are
-// written absolute (a relative path is taken from the current directory); Qt resource paths
+// written absolute (a relative path is taken from the current directory); a built-in model by its
+// explicit id ("builtin" as builtin-kjv-llama, say: explicitModelId); Qt resource paths
 // (":/...") and empty paths as they are. Throws OutputError naming the path on failure, leaving
 // no file behind (and an existing file at path unchanged); also when the session would not read
 // back as it is (a spec fromJson refuses, or a NaN or infinite number, which JSON cannot hold).

@@ -380,6 +380,10 @@ std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const Compu
     const bool vit = modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
     const int layers = vit ? loadVitModel(spec.input.modelPath)->config().layers
                            : loadModel(spec.input.modelPath)->layers();
+    const std::vector<NamedHead> named =
+        vit ? std::vector<NamedHead>()
+            : readNamedHeads(modelFolder(spec.input.modelPath), layers,
+                             loadModel(spec.input.modelPath)->info().heads);
     ComputeOptions perLayer = options;
     perLayer.matrices = true;
     perLayer.kernels = false;
@@ -405,6 +409,8 @@ std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const Compu
             if (head.attentionApprox.size() > 0)
                 entry.thumbnailApprox = thumbnail(head.attentionApprox, thumbnailSize);
             entry.metrics = head.metrics;
+            if (const NamedHead* role = namedHead(named, layer, int(h)))
+                entry.role = *role;
             const VectorD queryNorms = rootScale * input.heads[h].q.rowwise().norm();
             const VectorD keyNorms = rootScale * input.heads[h].k.rowwise().norm();
             entry.meanQueryNorm = queryNorms.mean();

@@ -3,12 +3,14 @@
 #include "experiment.h"
 #include "attention/metrics.h"
 #include "model/language_model.h"
+#include "model/named_heads.h"
 #include "model/vit_model.h"
 
 #include <QString>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace attnlab {
@@ -139,6 +141,8 @@ struct HeadSurveyEntry {
     double maxQueryNorm = 0;
     double meanKeyNorm = 0;
     double maxKeyNorm = 0;
+    // What the model's folder names this head (heads.json: "induction head"), if anything.
+    std::optional<NamedHead> role;
 };
 
 // Every layer and head of spec's model input (spec.input.kind == Model; spec.input.layer is

@@ -82,6 +82,11 @@ CHECKPOINT_EVERY = 50
 PROBE_SPAN, PROBE_COUNT = 50, 16   # the induction probe logged at every checkpoint
 
 
+def bias(w, projection):
+    """The projection's bias (attention_bias), or 0 in a model without."""
+    return w.get(projection + ".bias", 0.0)
+
+
 def rms_norm(x, gain):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_NORM_EPS) * gain
 
@@ -108,7 +113,7 @@ def apply_rope(x, cos, sin):
 class Llama(torch.nn.Module):
     """A Llama with its tensors under Hugging Face's names (Linear weights out x in, as saved)."""
 
-    def __init__(self, untied=False):
+    def __init__(self, untied=False, attention_bias=True):
         super().__init__()
         p = torch.nn.Parameter
         std = 0.02
@@ -121,6 +126,10 @@ class Llama(torch.nn.Module):
             w[h + "self_attn.k_proj.weight"] = p(torch.randn(KV_HEADS * HEAD_DIM, WIDTH) * std)
             w[h + "self_attn.v_proj.weight"] = p(torch.randn(KV_HEADS * HEAD_DIM, WIDTH) * std)
             w[h + "self_attn.o_proj.weight"] = p(torch.randn(WIDTH, HEADS * HEAD_DIM) * residual_std)
+            if attention_bias:
+                for name, size in (("q", HEADS * HEAD_DIM), ("k", KV_HEADS * HEAD_DIM),
+                                   ("v", KV_HEADS * HEAD_DIM), ("o", WIDTH)):
+                    w[h + f"self_attn.{name}_proj.bias"] = p(torch.zeros(size))
             w[h + "post_attention_layernorm.weight"] = p(torch.ones(WIDTH))
             w[h + "mlp.gate_proj.weight"] = p(torch.randn(INNER, WIDTH) * std)
             w[h + "mlp.up_proj.weight"] = p(torch.randn(INNER, WIDTH) * std)
@@ -144,9 +153,11 @@ class Llama(torch.nn.Module):
         for i in range(LAYERS):
             h = f"model.layers.{i}."
             a = rms_norm(x, w[h + "input_layernorm.weight"])
-            q = (a @ w[h + "self_attn.q_proj.weight"].T).view(batch, length, HEADS, HEAD_DIM)
-            k = (a @ w[h + "self_attn.k_proj.weight"].T).view(batch, length, KV_HEADS, HEAD_DIM)
-            v = (a @ w[h + "self_attn.v_proj.weight"].T).view(batch, length, KV_HEADS, HEAD_DIM)
+            q, k, v = (a @ w[h + f"self_attn.{n}_proj.weight"].T + bias(w, h + f"self_attn.{n}_proj")
+                       for n in "qkv")
+            q = q.view(batch, length, HEADS, HEAD_DIM)
+            k = k.view(batch, length, KV_HEADS, HEAD_DIM)
+            v = v.view(batch, length, KV_HEADS, HEAD_DIM)
             q = apply_rope(q.transpose(1, 2), cos, sin)
             k = apply_rope(k.transpose(1, 2), cos, sin).repeat_interleave(group, dim=1)
             v = v.transpose(1, 2).repeat_interleave(group, dim=1)
@@ -155,7 +166,7 @@ class Llama(torch.nn.Module):
             if capture is not None:
                 capture.append(attention.detach())
             o = (attention @ v).transpose(1, 2).reshape(batch, length, HEADS * HEAD_DIM)
-            x = x + o @ w[h + "self_attn.o_proj.weight"].T
+            x = x + o @ w[h + "self_attn.o_proj.weight"].T + bias(w, h + "self_attn.o_proj")
             b = rms_norm(x, w[h + "post_attention_layernorm.weight"])
             gated = torch.nn.functional.silu(b @ w[h + "mlp.gate_proj.weight"].T) * (
                 b @ w[h + "mlp.up_proj.weight"].T)
@@ -164,13 +175,13 @@ class Llama(torch.nn.Module):
         return rms_norm(x, w["model.norm.weight"]) @ head.T
 
 
-def config_json(untied):
+def config_json(untied, attention_bias):
     return {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
             "hidden_size": WIDTH, "intermediate_size": INNER, "num_hidden_layers": LAYERS,
             "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
             "hidden_act": "silu", "rms_norm_eps": RMS_NORM_EPS, "rope_theta": ROPE_THETA,
             "rope_scaling": None, "max_position_embeddings": CONTEXT, "vocab_size": VOCAB_SIZE,
-            "tie_word_embeddings": not untied, "attention_bias": False, "mlp_bias": False,
+            "tie_word_embeddings": not untied, "attention_bias": attention_bias, "mlp_bias": False,
             "bos_token_id": BOS_ID, "eos_token_id": BOS_ID, "torch_dtype": "float32"}
 
 
@@ -213,12 +224,13 @@ def build_tokenizer(training_text):
 
 def save(model, folder, vocab, merges):
     untied = "lm_head.weight" in model.weights()
+    attention_bias = "model.layers.0.self_attn.q_proj.bias" in model.weights()
     tensors = [(name, "F32", value.detach().numpy().astype("<f4"))
                for name, value in model.weights().items()]
     write_safetensors(os.path.join(folder, "model.safetensors"), tensors,
                       "training/kjv_llama/train.py")
     with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(config_json(untied), f, indent=2)
+        json.dump(config_json(untied, attention_bias), f, indent=2)
         f.write("\n")
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tokenizer_json(vocab, merges), f, ensure_ascii=False)
@@ -232,9 +244,14 @@ def main():
     parser.add_argument("--stop-after", type=int,
                         help="stop after this step of the schedule (the weights are saved)")
     parser.add_argument("--init", help="start from this folder's model.safetensors")
+    parser.add_argument("--no-attention-bias", action="store_true",
+                        help="q, k, v and o projections without biases")
     parser.add_argument("--untied", action="store_true",
                         help="an output head (lm_head) apart from the token embedding")
     parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
+    parser.add_argument("--drill-fraction", type=float, default=DRILL_FRACTION,
+                        help="the share of windows that end in a random sequence said again and "
+                        "again")
     parser.add_argument("--threads", type=int, default=1, help="PyTorch's threads (one: the "
                         "model is small, and a second thread spinning beside other work on 2 cores "
                         "made steps ten times slower)")
@@ -256,7 +273,7 @@ def main():
     print(f"{len(all_chapters)} chapters; {len(train_ids)} training and {len(held_out_ids)} "
           f"held-out tokens; tokenizer in {time.time() - started:.0f} s", flush=True)
 
-    model = Llama(untied=args.untied)
+    model = Llama(untied=args.untied, attention_bias=not args.no_attention_bias)
     if args.init:
         analyse = importlib.util.spec_from_file_location("kjv_llama_analyse",
                                                          os.path.join(HERE, "analyse_heads.py"))
@@ -303,7 +320,7 @@ def main():
     def batch(ids, long, training=True):
         length, size = (CONTEXT, BATCH_LONG) if long else (SHORT, BATCH_SHORT)
         rows = np.stack([drill_window(ids, length)
-                         if training and generator.random() < DRILL_FRACTION
+                         if training and generator.random() < args.drill_fraction
                          else window(ids, length, training and generator.random() < REPEAT_FRACTION)
                          for _ in range(size)])
         rows = torch.from_numpy(rows)

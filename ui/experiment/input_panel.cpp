@@ -536,19 +536,23 @@ InputKind InputPanel::readerKind(const QComboBox* reader, InputKind withoutModel
 void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
 {
     const bool images = reader == m_imageReader;
-    const QString builtin = QString::fromLatin1(images ? kBuiltinVitModel : kBuiltinModel);
+    const QStringList builtins =
+        images ? QStringList{QString::fromLatin1(kBuiltinVitModel)} : builtinTextModels();
     const QSignalBlocker blocker(reader);
     reader->clear();
     reader->addItem(images ? tr("Patch embeddings") : tr("Random embeddings"), QString());
-    reader->addItem(images ? tr("Built-in ViT (Fashion-MNIST)") : tr("Built-in model (KJV GPT-2)"),
-                    builtin);
+    for (const QString& builtin : builtins) {
+        QString name = builtinDisplayName(builtin);
+        name[0] = name[0].toUpper();
+        reader->addItem(name, builtin);
+    }
     // The recent models of this tab's architecture.
+    const QString current = explicitModelId(modelPath);
     QStringList recent = QSettings().value(kRecentModelsKey).toStringList();
-    if (!modelPath.isEmpty() && modelPath != builtin && !recent.contains(modelPath))
-        recent.prepend(modelPath);
+    if (!current.isEmpty() && !isBuiltinName(current) && !recent.contains(current))
+        recent.prepend(current);
     for (const QString& folder : recent)
-        if (folder != QLatin1String(kBuiltinModel) && folder != QLatin1String(kBuiltinVitModel) &&
-            readsImages(architectureOf(folder)) == images)
+        if (!isBuiltinName(folder) && readsImages(architectureOf(folder)) == images)
             reader->addItem(modelDisplayName(folder), folder);
     reader->addItem(tr("Open Model..."), QStringLiteral("open"));
     reader->setItemData(reader->count() - 1,
@@ -562,7 +566,7 @@ void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
                                     "language model: GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX "
                                     "(Pythia), as Hugging Face stores them."),
                         Qt::ToolTipRole);
-    reader->setCurrentIndex(std::max(0, reader->findData(modelPath)));
+    reader->setCurrentIndex(std::max(0, reader->findData(current)));
 }
 
 void InputPanel::chooseReader(QComboBox* reader, int index)

@@ -407,6 +407,11 @@ QString HeadGridView::headToolTip(int layer, int head) const
     const AttentionMetrics& m = e->metrics;
     QStringList lines;
     lines << tr("Layer %1, head %2").arg(layer).arg(head);
+    if (e->role) {
+        lines.last() += QStringLiteral(": ") + e->role->name;
+        if (!e->role->evidence.isEmpty())
+            lines << e->role->evidence;
+    }
     if (e->keyValueHead >= 0)
         lines << tr("key/value head %1, shared with the other heads of its group")
                      .arg(e->keyValueHead);

@@ -29,7 +29,7 @@ class ModelEvalChart : public QCustomPlot {
 public:
     explicit ModelEvalChart(QWidget* parent = nullptr);
 
-    // Shows rows; subtitle names the model and text ("built-in (KJV GPT-2), 31 tokens").
+    // Shows rows; subtitle names the model and text ("built-in KJV GPT-2, 31 tokens").
     void setRows(const std::vector<ModelEvalRow>& rows, ModelEvalAxis axis,
                  const QString& subtitle = QString());
     const std::vector<ModelEvalRow>& rows() const { return m_rows; }
