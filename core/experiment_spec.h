@@ -65,8 +65,8 @@ QString precisionName(Precision precision);  // "float", "double"
 bool parsePrecision(const QString& name, Precision* precision);
 
 // The spec of the built-in example (builtinExample() in inputs/builtin_models.h): the default
-// built-in text model on its sentence, its layer, causal, FAVOR+ positive with the default m (the window's first view
-// and `compute` without input).
+// built-in text model on its sentence, its layer, causal, FAVOR+ positive with the default m (the
+// window's first view and `compute` without input).
 ExperimentSpec exampleSpec();
 
 }  // namespace attnlab
