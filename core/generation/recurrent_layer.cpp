@@ -32,6 +32,8 @@ void RecurrentLayer::attend(const Matrix<float>& qkv, Matrix<float>& out)
             if (!positive)
                 ++nonPositive;
         });
+    if (m_observer)
+        m_observer(r, out);
     m_nonPositive += nonPositive;
 }
 

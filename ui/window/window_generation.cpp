@@ -1,0 +1,30 @@
+#include "ui/window/window_generation.h"
+
+#include "ui/generation/generation_page.h"
+#include "ui/stepper/stepper_view.h"
+#include "ui/window/main_window.h"
+
+#include <QTabWidget>
+
+namespace attnlab::ui {
+
+WindowGeneration::WindowGeneration(MainWindow& window, QTabWidget* pages, StepperView* stepper)
+    : QObject(&window), m_window(window), m_page(new GenerationPage)
+{
+    m_page->setObjectName(QStringLiteral("generatePage"));
+    const int tab = pages->addTab(m_page, tr("Generate"));
+    Q_ASSERT(tab == MainWindow::GeneratePage);
+    pages->setTabToolTip(tab, tr("The model writes: it continues a prompt with exact attention "
+                                 "and with the approximation run as a recurrent network, token "
+                                 "by token, the two continuations side by side with their KL, "
+                                 "cost and memory."));
+    // The Stepper follows the head of the generation shown while it has one.
+    connect(m_page, &GenerationPage::followedChanged, stepper,
+            [this, stepper] { stepper->follow(m_page->followed()); });
+    connect(m_page, &GenerationPage::stepperRequested, this,
+            [this] { m_window.showPage(MainWindow::StepperPage); });
+    for (const auto changed : {&GenerationPage::generationFinished, &GenerationPage::edited})
+        connect(m_page, changed, this, [this] { m_window.session().markDirty(); });
+}
+
+}  // namespace attnlab::ui
