@@ -26,6 +26,7 @@ namespace attnlab::ui {
 
 class StepperController;
 class StepperFrame;
+struct StepperData;
 
 // The "Stepper" page: causal linear attention run as a recurrent network, one token at a time
 // (docs/design.md section 2.6, the recurrent form; "Transformers are RNNs"):

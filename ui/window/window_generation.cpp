@@ -3,6 +3,7 @@
 #include "ui/generation/generation_page.h"
 #include "ui/stepper/stepper_view.h"
 #include "ui/window/main_window.h"
+#include "ui/window/window_session.h"
 
 #include <QTabWidget>
 
