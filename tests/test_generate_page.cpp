@@ -43,6 +43,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTextEdit>
 #include <QTest>
 #include <QToolButton>
 
@@ -81,6 +82,12 @@ bool clickGenerate(GenerationPage& page)
     QSignalSpy finished(&page, &GenerationPage::generationFinished);
     QTest::mouseClick(child<QPushButton>(page, "generateRun"), Qt::LeftButton);
     return finished.wait(kTimeoutMs);
+}
+
+// Clicks a check box on its box (the middle of a wide check box is not on it).
+void clickCheckBox(QCheckBox* box)
+{
+    QTest::mouseClick(box, Qt::LeftButton, {}, QPoint(8, box->height() / 2));
 }
 
 // What core gives for the page's spec, run here without the page.
@@ -305,7 +312,7 @@ void TestGeneratePage::theStepperFollowsTheChosenHead()
     GenerationPage& page = *window.generationPage();
     QVERIFY(page.isVisible());
     child<QSpinBox>(page, "generateTokens")->setValue(10);
-    QTest::mouseClick(child<QCheckBox>(page, "generateFollow"), Qt::LeftButton);
+    clickCheckBox(child<QCheckBox>(page, "generateFollow"));
     child<QSpinBox>(page, "generateFollowLayer")->setValue(1);
     child<QSpinBox>(page, "generateFollowHead")->setValue(2);
     QVERIFY(clickGenerate(page));
@@ -326,6 +333,8 @@ void TestGeneratePage::theStepperFollowsTheChosenHead()
     QCOMPARE(child<QLabel>(*stepper, "denominator")->text(),
              stepper::displayNumber(head.denominator));
     QVERIFY(child<QWidget>(*stepper, "stepperFollowBar")->isVisible());
+    QTest::qWait(50);
+    keepGrab(window.grab().toImage(), QStringLiteral("stepper-following.png"));
     QVERIFY(child<QLabel>(*stepper, "agreementLine")->text().contains("layer 1, head 2"));
 
     // Stop following: the page shows the window's experiment again.
@@ -352,7 +361,7 @@ void TestGeneratePage::theStateComesBackFromASession()
         for (QAction* action : child<QToolButton>(page, "generateLayers")->menu()->actions())
             if (action->data().isValid() && action->data().toInt() == 2)
                 action->trigger();
-        QTest::mouseClick(child<QCheckBox>(page, "generateFollow"), Qt::LeftButton);
+        clickCheckBox(child<QCheckBox>(page, "generateFollow"));
         child<QSpinBox>(page, "generateFollowLayer")->setValue(2);
         QVERIFY(clickGenerate(page));
         QVERIFY(window.saveSession(path));
@@ -388,8 +397,9 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes_data()
 }
 
 // The window on the Generate page after a run: the charts are drawn (many colours), the summary
-// and the continuation texts are not cut (their labels are as tall as their text needs), and the
-// page's tab is in view.
+// is not cut (its label is as tall as its text needs), the continuations' texts are there (they
+// scroll), the window is as large as asked (the page does not widen it) and the page's tab is in
+// view.
 void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
 {
     QFETCH(QSize, size);
@@ -404,23 +414,33 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
     child<QSpinBox>(page, "generateTokens")->setValue(48);
     QVERIFY(clickGenerate(page));
     QTest::qWait(100);
+    QCOMPARE(window.size(), size);
     const QImage grab = window.grab().toImage();
     keepGrab(grab, QStringLiteral("generate-%1x%2.png").arg(size.width()).arg(size.height()));
     for (const GenerationChartKind kind :
          {GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory}) {
         GenerationChart* chart = page.chart(kind);
+        if (auto* tabs = page.findChild<QTabWidget*>(QStringLiteral("generateTabs"));
+            tabs->isVisible()) {  // a narrow page: a tab each
+            tabs->setCurrentWidget(chart);
+            QTest::qWait(50);
+        }
         QVERIFY(chart->isVisible());
         QVERIFY2(chart->height() >= 150, qPrintable(QString::number(chart->height())));
-        QVERIFY(colourCount(chart->grab().toImage()) > 20);
+        const QImage image = chart->grab().toImage();
+        keepGrab(image, QStringLiteral("generate-%1x%2-%3.png")
+                            .arg(size.width())
+                            .arg(size.height())
+                            .arg(chart->objectName()));
+        QVERIFY(colourCount(image) > 20);
     }
-    for (const char* name : {"generateSummary", "generateExactText", "generateApproxText"}) {
-        auto* label = child<QLabel>(page, name);
-        QVERIFY2(label->height() >= label->heightForWidth(label->width()),
-                 qPrintable(QStringLiteral("%1: %2 of %3")
-                                .arg(QLatin1String(name))
-                                .arg(label->height())
-                                .arg(label->heightForWidth(label->width()))));
-    }
+    auto* summary = child<QLabel>(page, "generateSummary");
+    QVERIFY2(summary->height() >= summary->heightForWidth(summary->width()),
+             qPrintable(QStringLiteral("the summary is %1 high of %2")
+                            .arg(summary->height())
+                            .arg(summary->heightForWidth(summary->width()))));
+    for (const char* name : {"generateExactText", "generateApproxText"})  // they scroll
+        QVERIFY(child<QTextEdit>(page, name)->toPlainText().size() > 60);
     auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
     QVERIFY(pages->tabBar()->rect().contains(pages->tabBar()->tabRect(MainWindow::GeneratePage)));
 }

@@ -215,11 +215,11 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
     }
     if (page == QLatin1String("generate")) {  // the generation the scenario shows runs again
         const GenerationPage* generation = window.generationPage();
-        const int tokens = GenerationPageState::fromJson(
-                               scenario.session.view.value("generate").toObject())
-                               .tokens;
-        QTRY_VERIFY_WITH_TIMEOUT(
-            int(generation->steps().size()) == tokens && !generation->isBusy(), kResultTimeoutMs);
+        const int tokens =
+            GenerationPageState::fromJson(scenario.session.view.value("generate").toObject())
+                .tokens;
+        QTRY_VERIFY_WITH_TIMEOUT(int(generation->steps().size()) == tokens && !generation->isBusy(),
+                                 kResultTimeoutMs);
         QVERIFY(generation->refusal().isEmpty());
         QVERIFY(generation->firstDivergence() > 0);  // the continuations part, as it says
     }

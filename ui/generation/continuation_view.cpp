@@ -42,7 +42,7 @@ void ContinuationView::reset(const QString& approximation)
     m_divergence = -1;
     setHorizontalHeaderLabels({tr("Step"), tr("Exact"), approximation, tr("KL(p \u2016 q)")});
     horizontalHeaderItem(StepColumn)
-        ->setToolTip(tr("The generated token's step k (0-based) and the position it follows"));
+        ->setToolTip(tr("The generated token's step k (0-based); it follows position P - 1 + k"));
     horizontalHeaderItem(ExactColumn)
         ->setToolTip(tr("The model with its own softmax attention over a key/value cache"));
     horizontalHeaderItem(ApproxColumn)
@@ -61,9 +61,10 @@ void ContinuationView::addStep(const GenerationStep& step, const QString& exactL
     const bool first = !step.sameToken && m_divergence < 0;
     if (first)
         m_divergence = row;
-    auto* stepItem =
-        new QTableWidgetItem((first ? QStringLiteral("\u25b6 ") : QString()) +
-                             tr("%1 (after %2)").arg(step.index).arg(qint64(step.position)));
+    auto* stepItem = new QTableWidgetItem((first ? QStringLiteral("\u25b6 ") : QString()) +
+                                          QString::number(step.index));
+    stepItem->setToolTip(
+        tr("Step %1: the token after position %2").arg(step.index).arg(qint64(step.position)));
     auto* exact = new QTableWidgetItem(shownToken(exactLabel));
     auto* approx = new QTableWidgetItem(shownToken(approxLabel));
     auto* kl = new QTableWidgetItem(std::isfinite(step.kl) ? QString::number(step.kl, 'g', 3)
@@ -76,7 +77,10 @@ void ContinuationView::addStep(const GenerationStep& step, const QString& exactL
             QFont font = item->font();
             font.setBold(true);
             item->setFont(font);
-            item->setToolTip(tr("The first step where the two continuations differ"));
+            item->setToolTip(tr("Step %1, after position %2: the first step where the two "
+                                "continuations differ")
+                                 .arg(step.index)
+                                 .arg(qint64(step.position)));
         }
         stepItem->setForeground(kDivergenceColor);
     }

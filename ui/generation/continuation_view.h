@@ -7,7 +7,8 @@
 namespace attnlab::ui {
 
 // The two continuations of a generation side by side, token by token: a row per generated token
-// with its step and the position it follows, the exact run's token, the approximate run's, and
+// with its step (its tooltip gives the position it follows), the exact run's token, the
+// approximate run's, and
 // the teacher-forced KL of that step (docs/design.md section 2.11). Tokens are the model's labels
 // (a leading space drawn as "␣", as the heatmaps draw it). Where the approximate token differs
 // from the exact one its cell is tinted; the first step where they differ is marked ("▶" before

@@ -9,27 +9,17 @@
 #include "ui/common/controls_column.h"
 #include "ui/common/export_dialog.h"
 #include "ui/generation/continuation_view.h"
+#include "ui/generation/generation_controls.h"
 
-#include <QCheckBox>
-#include <QComboBox>
-#include <QDir>
-#include <QDoubleSpinBox>
 #include <QFileDialog>
-#include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMenu>
-#include <QPlainTextEdit>
-#include <QProgressBar>
-#include <QPushButton>
-#include <QSpinBox>
 #include <QSplitter>
-#include <QToolButton>
+#include <QTabWidget>
+#include <QTextEdit>
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 
 namespace attnlab::ui {
@@ -42,6 +32,14 @@ constexpr int kRefreshMs = 100;
 constexpr std::array<GenerationChartKind, 3> kChartKinds = {
     GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory};
 const char* const kChartNames[] = {"kl", "cost", "memory"};
+// The table's width beside the charts, and the content's least width for them side by side
+// (narrower, a tab each). Their least widths are smaller, so that a page side by side never asks
+// the window for more room than a narrow page would.
+constexpr int kTableWidth = 240;
+constexpr int kSideBySideWidth = 700;
+constexpr int kLeastWidth = 150;
+// An exported chart's size (PNG at twice it), as `generate --plot` draws it.
+const QSize kExportSize(1000, 560);
 
 QString methodText(const ApproximationSpec& approximation)
 {
@@ -80,25 +78,23 @@ GenerationPage::GenerationPage(QWidget* parent) : QWidget(parent)
     m_message->setObjectName(QStringLiteral("generateMessage"));
     m_message->setWordWrap(true);
     m_message->setAlignment(Qt::AlignCenter);
-    m_controls = controlsColumn(buildControls());
+    m_controls = new GenerationControls;
+    m_column = controlsColumn(m_controls);
     m_content = buildContent();
     auto* layout = new QHBoxLayout(this);
-    layout->addWidget(m_controls);
+    layout->addWidget(m_column);
     layout->addWidget(m_content, 1);
     layout->addWidget(m_message, 1);
     m_refusal = tr("This page needs a trained text model: in the Input dock's Text tab, choose "
                    "\"Read by: Built-in model\" or open a language model's folder.");
     m_message->setText(m_refusal);
-    m_controls->hide();
+    m_column->hide();
     m_content->hide();
 
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(kRefreshMs);
     connect(&m_refresh, &QTimer::timeout, this, &GenerationPage::refresh);
-    connect(&m_job, &BackgroundJob::progressChanged, m_progress, [this](int done, int total) {
-        m_progress->setRange(0, total);
-        m_progress->setValue(done);
-    });
+    connect(&m_job, &BackgroundJob::progressChanged, m_controls, &GenerationControls::setProgress);
     connect(&m_job, &BackgroundJob::failed, this, &GenerationPage::failed);
     connect(&m_job, &BackgroundJob::cancelled, this, [this] {
         m_outcome =
@@ -106,195 +102,16 @@ GenerationPage::GenerationPage(QWidget* parent) : QWidget(parent)
         finished();
     });
     connect(&m_job, &BackgroundJob::runningChanged, this, [this] { updateControls(); });
+    connect(m_controls, &GenerationControls::generateClicked, this, &GenerationPage::generate);
+    connect(m_controls, &GenerationControls::cancelClicked, this, &GenerationPage::cancel);
+    connect(m_controls, &GenerationControls::stepperClicked, this,
+            &GenerationPage::stepperRequested);
+    connect(m_controls, &GenerationControls::exportRunClicked, this,
+            &GenerationPage::exportRunDialog);
+    connect(m_controls, &GenerationControls::exportChartClicked, this,
+            &GenerationPage::exportChartDialog);
+    connect(m_controls, &GenerationControls::edited, this, &GenerationPage::edited);
     updateControls();
-}
-
-QWidget* GenerationPage::buildControls()
-{
-    auto* promptBox = new QGroupBox(tr("Prompt"));
-    m_prompt = new QPlainTextEdit;
-    m_prompt->setObjectName(QStringLiteral("generatePrompt"));
-    m_prompt->setToolTip(tr("The text the model continues: the Input dock's text until you type "
-                            "your own"));
-    m_prompt->setTabChangesFocus(true);
-    m_prompt->setFixedHeight(4 * m_prompt->fontMetrics().lineSpacing() + 12);
-    m_inputText = new QToolButton;
-    m_inputText->setObjectName(QStringLiteral("generateInputText"));
-    m_inputText->setText(tr("Use the Input text"));
-    m_inputText->setToolTip(tr("The prompt follows the Input dock's text again"));
-    auto* promptLayout = new QVBoxLayout(promptBox);
-    promptLayout->addWidget(m_prompt);
-    promptLayout->addWidget(m_inputText, 0, Qt::AlignLeft);
-    connect(m_prompt, &QPlainTextEdit::textChanged, this, [this] {
-        m_promptTyped = m_prompt->toPlainText() != m_spec.input.text;
-        m_inputText->setEnabled(m_promptTyped);
-        emit edited();
-    });
-    connect(m_inputText, &QToolButton::clicked, this, [this] {
-        m_prompt->setPlainText(m_spec.input.text);
-        m_promptTyped = false;
-    });
-
-    auto* runBox = new QGroupBox(tr("Generate"));
-    m_tokens = new QSpinBox;
-    m_tokens->setObjectName(QStringLiteral("generateTokens"));
-    m_tokens->setRange(1, GenerationPageState::maxTokens);
-    m_tokens->setValue(32);
-    m_tokens->setToolTip(tr("N, the tokens each run generates; the prompt and they must fit in "
-                            "the model's positions"));
-    m_layers = new QToolButton;
-    m_layers->setObjectName(QStringLiteral("generateLayers"));
-    m_layers->setPopupMode(QToolButton::InstantPopup);
-    m_layers->setToolTip(tr("The layers whose softmax attention the approximation replaces; the "
-                            "others keep exact attention with their key/value cache"));
-    m_layersMenu = new QMenu(m_layers);
-    m_layers->setMenu(m_layersMenu);
-    m_method = new QLabel;
-    m_method->setObjectName(QStringLiteral("generateMethod"));
-    m_method->setWordWrap(true);
-    m_method->setToolTip(tr("The Method dock's approximation, its m, seed and parameters"));
-    auto* form = new QFormLayout(runBox);
-    form->addRow(tr("Tokens N:"), m_tokens);
-    form->addRow(tr("Replace in:"), m_layers);
-    form->addRow(tr("By:"), m_method);
-    connect(m_tokens, &QSpinBox::valueChanged, this, &GenerationPage::edited);
-
-    m_generate = new QPushButton(tr("Generate"));
-    m_generate->setObjectName(QStringLiteral("generateRun"));
-    m_generate->setToolTip(tr("Continue the prompt with exact attention and with the "
-                              "approximation, token by token"));
-    m_cancel = new QPushButton(tr("Cancel"));
-    m_cancel->setObjectName(QStringLiteral("generateCancel"));
-    m_cancel->setToolTip(tr("Stop after the token being generated; the tokens so far stay"));
-    connect(m_generate, &QPushButton::clicked, this, &GenerationPage::generate);
-    connect(m_cancel, &QPushButton::clicked, this, &GenerationPage::cancel);
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_generate);
-    buttons->addWidget(m_cancel);
-    m_progress = new QProgressBar;
-    m_progress->setObjectName(QStringLiteral("generateProgress"));
-    m_progress->setFormat(tr("%v of %m tokens"));
-    m_status = new QLabel;
-    m_status->setObjectName(QStringLiteral("generateStatus"));
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_refusalLabel = new QLabel;
-    m_refusalLabel->setObjectName(QStringLiteral("generateRefusal"));
-    m_refusalLabel->setWordWrap(true);
-    m_refusalLabel->setStyleSheet(QStringLiteral("QLabel { color: #7a1010; }"));
-    m_refusalLabel->hide();
-
-    m_exportRun = new QPushButton(tr("Export run..."));
-    m_exportRun->setObjectName(QStringLiteral("generateExportRun"));
-    m_exportRun->setToolTip(tr("tokens.json and steps.csv of the generation shown, as "
-                               "attention-lab generate writes them, into a folder"));
-    connect(m_exportRun, &QPushButton::clicked, this, [this] {
-        const QString folder = QFileDialog::getExistingDirectory(this, tr("Export the run"));
-        if (!folder.isEmpty())
-            writeOrWarn(this, tr("Export the run"), [&] { exportRun(folder); });
-    });
-    m_exportChart = new QToolButton;
-    m_exportChart->setObjectName(QStringLiteral("generateExportChart"));
-    m_exportChart->setText(tr("Export chart"));
-    m_exportChart->setPopupMode(QToolButton::InstantPopup);
-    auto* chartMenu = new QMenu(m_exportChart);
-    const QStringList chartTitles = {tr("KL per step..."), tr("Cost per token..."),
-                                     tr("Memory...")};
-    for (std::size_t i = 0; i < kChartKinds.size(); ++i)
-        chartMenu->addAction(chartTitles[int(i)], this, [this, i] {
-            runFigureExportDialog(this, tr("Export chart"),
-                                  QStringLiteral("generate-%1.png").arg(kChartNames[i]),
-                                  [this, i](const QString& path, FigureFormat format) {
-                                      exportChart(kChartKinds[i], path, format);
-                                  });
-        });
-    m_exportChart->setMenu(chartMenu);
-    auto* exports = new QHBoxLayout;
-    exports->addWidget(m_exportRun);
-    exports->addWidget(m_exportChart);
-
-    auto* column = new QWidget;
-    auto* layout = new QVBoxLayout(column);
-    layout->addWidget(promptBox);
-    layout->addWidget(runBox);
-    layout->addWidget(buildSamplingBox());
-    layout->addWidget(buildFollowBox());
-    layout->addWidget(m_refusalLabel);
-    layout->addLayout(buttons);
-    layout->addWidget(m_progress);
-    layout->addWidget(m_status);
-    layout->addLayout(exports);
-    layout->addStretch(1);
-    setLayerCount(0);
-    return column;
-}
-
-QWidget* GenerationPage::buildSamplingBox()
-{
-    auto* box = new QGroupBox(tr("Choosing tokens"));
-    m_sampling = new QComboBox;
-    m_sampling->setObjectName(QStringLiteral("generateSampling"));
-    m_sampling->addItems({tr("Greedy (the likeliest)"), tr("Sampling")});
-    m_sampling->setToolTip(tr("Both runs choose with the same uniform draw at each step: where "
-                              "their tokens differ, their distributions do"));
-    m_temperature = new QDoubleSpinBox;
-    m_temperature->setObjectName(QStringLiteral("generateTemperature"));
-    m_temperature->setRange(0.05, 10);
-    m_temperature->setSingleStep(0.1);
-    m_temperature->setValue(1);
-    m_temperature->setToolTip(tr("T: tokens are drawn from softmax(logits / T)"));
-    m_topK = new QSpinBox;
-    m_topK->setObjectName(QStringLiteral("generateTopK"));
-    m_topK->setRange(0, GenerationPageState::maxTokens);
-    m_topK->setSpecialValueText(tr("all"));
-    m_topK->setToolTip(tr("Draw among the K likeliest tokens only (all: every token)"));
-    m_sampleSeed = new QSpinBox;
-    m_sampleSeed->setObjectName(QStringLiteral("generateSampleSeed"));
-    m_sampleSeed->setRange(0, INT_MAX);
-    m_sampleSeed->setToolTip(tr("The seed of the draws, apart from the Method dock's seed, "
-                                "which draws W"));
-    auto* form = new QFormLayout(box);
-    form->addRow(m_sampling);
-    form->addRow(tr("Temperature:"), m_temperature);
-    form->addRow(tr("Top-k:"), m_topK);
-    form->addRow(tr("Sampling seed:"), m_sampleSeed);
-    connect(m_sampling, &QComboBox::currentIndexChanged, this, [this] {
-        updateControls();
-        emit edited();
-    });
-    for (QSpinBox* box : {m_topK, m_sampleSeed})
-        connect(box, &QSpinBox::valueChanged, this, &GenerationPage::edited);
-    connect(m_temperature, &QDoubleSpinBox::valueChanged, this, &GenerationPage::edited);
-    return box;
-}
-
-QWidget* GenerationPage::buildFollowBox()
-{
-    auto* box = new QGroupBox(tr("Stepper"));
-    m_follow = new QCheckBox(tr("Follow a head's S\u1d62 and z\u1d62"));
-    m_follow->setObjectName(QStringLiteral("generateFollow"));
-    m_follow->setToolTip(tr("The Stepper page shows this head's recurrence (a feature map's "
-                            "state S_i and normalizer z_i in a replaced layer) as the model "
-                            "generates"));
-    m_followLayer = new QSpinBox;
-    m_followLayer->setObjectName(QStringLiteral("generateFollowLayer"));
-    m_followHead = new QSpinBox;
-    m_followHead->setObjectName(QStringLiteral("generateFollowHead"));
-    m_showStepper = new QPushButton(tr("Show in the Stepper"));
-    m_showStepper->setObjectName(QStringLiteral("generateShowStepper"));
-    connect(m_showStepper, &QPushButton::clicked, this, &GenerationPage::stepperRequested);
-    auto* form = new QFormLayout(box);
-    form->addRow(m_follow);
-    form->addRow(tr("Layer:"), m_followLayer);
-    form->addRow(tr("Head:"), m_followHead);
-    form->addRow(m_showStepper);
-    connect(m_follow, &QCheckBox::toggled, this, [this] {
-        updateControls();
-        emit edited();
-    });
-    for (QSpinBox* spin : {m_followLayer, m_followHead})
-        connect(spin, &QSpinBox::valueChanged, this, &GenerationPage::edited);
-    return box;
 }
 
 QWidget* GenerationPage::buildContent()
@@ -303,14 +120,16 @@ QWidget* GenerationPage::buildContent()
     m_summary->setObjectName(QStringLiteral("generateSummary"));
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // The continuations as text: a few lines each, scrolling when longer.
     const auto text = [](const QString& name) {
-        auto* label = new QLabel;
-        label->setObjectName(name);
-        label->setWordWrap(true);
-        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-        label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-        return label;
+        auto* edit = new QTextEdit;
+        edit->setObjectName(name);
+        edit->setReadOnly(true);
+        edit->setFrameShape(QFrame::NoFrame);
+        edit->viewport()->setAutoFillBackground(false);
+        edit->setFixedHeight(5 * edit->fontMetrics().lineSpacing() + 8);
+        edit->setMinimumWidth(100);
+        return edit;
     };
     m_exactText = text(QStringLiteral("generateExactText"));
     m_approxText = text(QStringLiteral("generateApproxText"));
@@ -319,79 +138,65 @@ QWidget* GenerationPage::buildContent()
     texts->addWidget(m_approxText, 1);
 
     m_table = new ContinuationView;
-    m_table->setMinimumWidth(260);
-    auto* charts = new QSplitter(Qt::Vertical);
+    m_table->setMinimumWidth(kLeastWidth);
+    m_chartColumn = new QSplitter(Qt::Vertical);
+    m_chartColumn->setChildrenCollapsible(false);
     for (std::size_t i = 0; i < kChartKinds.size(); ++i) {
         m_charts[i] = new GenerationChart(kChartKinds[i]);
         m_charts[i]->setObjectName(QStringLiteral("generate-%1").arg(kChartNames[i]));
-        m_charts[i]->setMinimumSize(240, 150);
-        charts->addWidget(m_charts[i]);
+        m_charts[i]->setCompact(true);
+        m_charts[i]->setMinimumSize(kLeastWidth, 140);
     }
-    auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(m_table);
-    split->addWidget(charts);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
-    split->setChildrenCollapsible(false);
-
+    m_split = new QSplitter(Qt::Horizontal);
+    m_split->setChildrenCollapsible(false);
+    m_tabs = new QTabWidget;
+    m_tabs->setObjectName(QStringLiteral("generateTabs"));
+    m_tabs->hide();
+    arrange(false);  // until the page's width is known
     auto* content = new QWidget;
     auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_summary);
     layout->addLayout(texts);
-    layout->addWidget(split, 1);
+    layout->addWidget(m_split, 1);
+    layout->addWidget(m_tabs, 1);
     return content;
 }
 
-void GenerationPage::setLayerCount(int layers)
+void GenerationPage::arrange(bool side)
 {
-    const std::vector<int> chosen = chosenLayers();
-    m_layerCount = layers;
-    m_layersMenu->clear();
-    QAction* all = m_layersMenu->addAction(tr("All layers"));
-    all->setCheckable(true);
-    all->setObjectName(QStringLiteral("allLayers"));
-    connect(all, &QAction::triggered, this, [this] {
-        for (QAction* action : m_layersMenu->actions())
-            action->setChecked(action == m_layersMenu->actions().front());
-        updateLayersText();
-    });
-    m_layersMenu->addSeparator();
-    for (int layer = 0; layer < layers; ++layer) {
-        QAction* action = m_layersMenu->addAction(tr("Layer %1").arg(layer));
-        action->setCheckable(true);
-        action->setData(layer);
-        action->setChecked(std::find(chosen.begin(), chosen.end(), layer) != chosen.end());
-        connect(action, &QAction::triggered, this, [this] {
-            bool any = false;
-            for (QAction* a : m_layersMenu->actions())
-                any = any || (a->data().isValid() && a->isChecked());
-            m_layersMenu->actions().front()->setChecked(!any);
-            updateLayersText();
-        });
+    m_sideBySide = side;
+    const QStringList titles = {tr("KL per step"), tr("Time per token"), tr("Memory")};
+    if (side) {
+        while (m_tabs->count() > 0)
+            m_tabs->removeTab(0);
+        // The tabs' stack hid the pages it did not show: shown again beside each other.
+        m_split->addWidget(m_table);
+        m_split->addWidget(m_chartColumn);
+        m_table->show();
+        for (GenerationChart* chart : m_charts) {
+            m_chartColumn->addWidget(chart);
+            chart->show();
+        }
+        m_split->setStretchFactor(0, 4);
+        m_split->setStretchFactor(1, 5);
+        m_split->setSizes({4 * kTableWidth, 5 * kTableWidth});
+    } else {
+        m_tabs->addTab(m_table, tr("Tokens"));
+        for (std::size_t i = 0; i < m_charts.size(); ++i)
+            m_tabs->addTab(m_charts[i], titles[int(i)]);
     }
-    bool any = false;
-    for (QAction* a : m_layersMenu->actions())
-        any = any || (a->data().isValid() && a->isChecked());
-    all->setChecked(!any);
-    updateLayersText();
+    m_split->setVisible(side);
+    m_tabs->setVisible(!side);
 }
 
-std::vector<int> GenerationPage::chosenLayers() const
+void GenerationPage::resizeEvent(QResizeEvent* event)
 {
-    std::vector<int> layers;
-    for (QAction* action : m_layersMenu->actions())
-        if (action->data().isValid() && action->isChecked())
-            layers.push_back(action->data().toInt());
-    return layers;  // empty: every layer
-}
-
-void GenerationPage::updateLayersText()
-{
-    const std::vector<int> layers = chosenLayers();
-    m_layers->setText(layers.empty() ? tr("all layers")
-                                     : tr("layers %1").arg(layersName(layers, m_layerCount)));
-    emit edited();
+    QWidget::resizeEvent(event);
+    // The table beside the charts where both get room, else a tab each.
+    const bool side = m_content->width() >= kSideBySideWidth;
+    if (side != m_sideBySide)
+        arrange(side);
 }
 
 void GenerationPage::setExperiment(const ExperimentSpec& spec,
@@ -404,30 +209,19 @@ void GenerationPage::setExperiment(const ExperimentSpec& spec,
             ? m_input->model
             : std::nullopt;
     m_haveModel = info.has_value();
-    if (!m_promptTyped) {
-        const QSignalBlocker blocker(m_prompt);
-        m_prompt->setPlainText(spec.input.text);
-        m_inputText->setEnabled(false);
-    }
+    m_controls->setInputText(spec.input.text);
     if (!m_haveModel) {
         m_refusal = tr("This page needs a trained text model: in the Input dock's Text tab, "
                        "choose \"Read by: Built-in model\" or open a language model's folder.");
         m_message->setText(m_refusal);
     } else {
-        if (info->layers != m_layerCount)
-            setLayerCount(info->layers);
-        m_followLayer->setRange(0, info->layers - 1);
-        m_followHead->setRange(0, info->heads - 1);
-        m_method->setText(methodText(spec.approximation));
+        m_controls->setModel(info->layers, info->heads);
         m_refusal = methodRefusal(spec.approximation.kind);
-        m_refusalLabel->setText(m_refusal.isEmpty()
-                                    ? QString()
-                                    : tr("Cannot generate with this method: %1").arg(m_refusal));
+        m_controls->setMethod(methodText(spec.approximation), m_refusal);
     }
     m_message->setVisible(!m_haveModel);
-    m_controls->setVisible(m_haveModel);
+    m_column->setVisible(m_haveModel);
     m_content->setVisible(m_haveModel);
-    m_refusalLabel->setVisible(m_haveModel && !m_refusal.isEmpty());
     updateControls();
     if (m_runPending && m_refusal.isEmpty() && isVisible())
         generate();
@@ -438,7 +232,7 @@ void GenerationPage::showEvent(QShowEvent* event)
     QWidget::showEvent(event);
     if (m_runPending && m_haveModel && m_refusal.isEmpty())
         QTimer::singleShot(0, this, [this] {
-            if (m_runPending)
+            if (m_runPending && m_haveModel && m_refusal.isEmpty())
                 generate();
         });
 }
@@ -446,44 +240,27 @@ void GenerationPage::showEvent(QShowEvent* event)
 void GenerationPage::updateControls()
 {
     const bool running = m_job.isRunning();
-    const bool sampling = m_sampling->currentIndex() == 1;
-    m_temperature->setEnabled(sampling);
-    m_topK->setEnabled(sampling);
-    m_sampleSeed->setEnabled(sampling);
-    m_followLayer->setEnabled(m_follow->isChecked());
-    m_followHead->setEnabled(m_follow->isChecked());
-    m_showStepper->setEnabled(m_follow->isChecked());
-    m_generate->setEnabled(!running && m_haveModel && m_refusal.isEmpty());
-    m_generate->setToolTip(m_refusal.isEmpty() ? tr("Continue the prompt with exact attention and "
-                                                    "with the approximation, token by token")
-                                               : m_refusal);
-    m_cancel->setEnabled(running);
-    m_progress->setVisible(running || !m_steps.empty());
-    m_exportRun->setEnabled(!running && !m_steps.empty());
-    m_exportChart->setEnabled(!m_steps.empty());
+    m_controls->setRunning(running, !m_steps.empty());
     QString status = running ? tr("Generating...") : m_outcome;
     if (!running && !m_steps.empty() && runKey(m_spec) != runKey(m_runExperiment))
         status += tr(" The window's model or approximation has changed since: Generate again "
                      "to run it.");
     if (!m_followNote.isEmpty())
         status += tr(" The Stepper cannot follow the head: %1").arg(m_followNote);
-    m_status->setText(status.trimmed());
+    m_controls->setStatus(status.trimmed());
 }
 
 GenerationSpec GenerationPage::generationSpec() const
 {
     GenerationSpec spec;
-    spec.prompt = m_prompt->toPlainText();
-    spec.tokens = m_tokens->value();
+    spec.prompt = m_controls->prompt();
+    spec.tokens = m_controls->tokens();
     spec.approximation = m_spec.approximation;
-    spec.replacedLayers = chosenLayers();
-    spec.sampling.greedy = m_sampling->currentIndex() == 0;
-    spec.sampling.temperature = m_temperature->value();
-    spec.sampling.topK = m_topK->value();
-    spec.sampling.seed = std::uint64_t(m_sampleSeed->value());
-    if (m_follow->isChecked()) {
-        spec.followLayer = m_followLayer->value();
-        spec.followHead = m_followHead->value();
+    spec.replacedLayers = m_controls->replacedLayers();
+    spec.sampling = m_controls->sampling();
+    if (const auto followed = m_controls->followed()) {
+        spec.followLayer = followed->first;
+        spec.followHead = followed->second;
     }
     spec.threads = m_spec.threads;
     return spec;
@@ -493,7 +270,7 @@ void GenerationPage::generate()
 {
     m_runPending = false;
     if (!m_haveModel || !m_refusal.isEmpty()) {
-        m_status->setText(m_refusal);
+        m_controls->setStatus(m_refusal);
         return;
     }
     GenerationRequest request{m_spec.input.modelPath, generationSpec(), m_budget};
@@ -503,8 +280,7 @@ void GenerationPage::generate()
     m_runSpec = request.spec;
     m_runExperiment = m_spec;
     m_table->reset(methodInfo(m_spec.approximation.kind).title);
-    m_progress->setRange(0, request.spec.tokens);
-    m_progress->setValue(0);
+    m_controls->setProgress(0, request.spec.tokens);
     m_job.start(
         [this, request](JobContext& context) {
             runGenerationJob(
@@ -625,8 +401,8 @@ void GenerationPage::refresh()
             .arg(name, tokenizer.decode(same).toHtmlEscaped(),
                  tokenizer.decode(rest).toHtmlEscaped());
     };
-    m_exactText->setText(text(exact, tr("Exact")));
-    m_approxText->setText(text(approx, title));
+    m_exactText->setHtml(text(exact, tr("Exact")));
+    m_approxText->setHtml(text(approx, title));
     double klSum = 0;
     int klCount = 0;
     for (const GenerationStep& step : m_steps)
@@ -661,7 +437,7 @@ void GenerationPage::refresh()
 
 QString GenerationPage::subtitle() const
 {
-    const int layers = m_input && m_input->model ? m_input->model->layers : m_layerCount;
+    const int layers = m_input && m_input->model ? m_input->model->layers : int(m_replaced.size());
     return tr("%1, %2 in layers %3, %4; prompt of %5 tokens")
         .arg(modelDisplayName(m_runExperiment.input.modelPath),
              m_runSpec.approximation.titleWithSize(), layersName(m_replaced, layers),
@@ -705,60 +481,14 @@ QString GenerationPage::summaryText() const
 
 GenerationPageState GenerationPage::state() const
 {
-    GenerationPageState state;
-    if (m_promptTyped)
-        state.prompt = m_prompt->toPlainText();
-    state.tokens = m_tokens->value();
-    state.replacedLayers = chosenLayers();
-    state.sampling.greedy = m_sampling->currentIndex() == 0;
-    state.sampling.temperature = m_temperature->value();
-    state.sampling.topK = m_topK->value();
-    state.sampling.seed = std::uint64_t(m_sampleSeed->value());
-    if (m_follow->isChecked())
-        state.followed = std::pair{m_followLayer->value(), m_followHead->value()};
-    state.generated = !m_steps.empty() || m_runPending;
-    return state;
+    return m_controls->state(!m_steps.empty() || m_runPending);
 }
 
 void GenerationPage::setState(const GenerationPageState& state)
 {
-    if (state.sampling.seed > std::uint64_t(INT_MAX))
-        throw InputError(QStringLiteral("sampling.seed must be an integer from 0 to %1 on the "
-                                        "Generate page")
-                             .arg(INT_MAX));
+    m_controls->setState(state);  // refuses a bad state before anything changes
     m_job.discard();
     clearShown(true);
-    m_promptTyped = state.prompt.has_value();
-    {
-        const QSignalBlocker blocker(m_prompt);
-        m_prompt->setPlainText(state.prompt.value_or(m_spec.input.text));
-    }
-    m_inputText->setEnabled(m_promptTyped);
-    m_tokens->setValue(state.tokens);
-    // The model's layers may not be known yet: the menu holds at least the chosen ones.
-    const int layers = state.replacedLayers.empty()
-                           ? m_layerCount
-                           : std::max(m_layerCount, state.replacedLayers.back() + 1);
-    for (QAction* action : m_layersMenu->actions())
-        action->setChecked(false);
-    setLayerCount(layers);
-    for (QAction* action : m_layersMenu->actions())
-        if (action->data().isValid())
-            action->setChecked(std::find(state.replacedLayers.begin(), state.replacedLayers.end(),
-                                         action->data().toInt()) != state.replacedLayers.end());
-    m_layersMenu->actions().front()->setChecked(state.replacedLayers.empty());
-    updateLayersText();
-    m_sampling->setCurrentIndex(state.sampling.greedy ? 0 : 1);
-    m_temperature->setValue(state.sampling.temperature);
-    m_topK->setValue(state.sampling.topK);
-    m_sampleSeed->setValue(int(state.sampling.seed));
-    m_follow->setChecked(state.followed.has_value());
-    if (state.followed) {
-        m_followLayer->setMaximum(std::max(m_followLayer->maximum(), state.followed->first));
-        m_followHead->setMaximum(std::max(m_followHead->maximum(), state.followed->second));
-        m_followLayer->setValue(state.followed->first);
-        m_followHead->setValue(state.followed->second);
-    }
     m_runPending = state.generated;
     updateControls();
     if (m_runPending && m_haveModel && m_refusal.isEmpty() && isVisible())
@@ -785,7 +515,25 @@ void GenerationPage::exportRun(const QString& folder) const
 
 void GenerationPage::exportChart(GenerationChartKind kind, const QString& path, FigureFormat format)
 {
-    exportFigure(*chart(kind), path, format);
+    saveGenerationChart(kind, m_steps, m_runSpec.approximation.kind, subtitle(), path, format,
+                        kExportSize);
+}
+
+void GenerationPage::exportRunDialog()
+{
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export the run"));
+    if (!folder.isEmpty())
+        writeOrWarn(this, tr("Export the run"), [&] { exportRun(folder); });
+}
+
+void GenerationPage::exportChartDialog(GenerationChartKind kind)
+{
+    runFigureExportDialog(
+        this, tr("Export chart"),
+        QStringLiteral("generate-%1.png").arg(QLatin1String(kChartNames[int(kind)])),
+        [this, kind](const QString& path, FigureFormat format) {
+            exportChart(kind, path, format);
+        });
 }
 
 }  // namespace attnlab::ui

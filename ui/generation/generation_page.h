@@ -18,20 +18,15 @@
 #include <memory>
 #include <vector>
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
-class QMenu;
-class QPlainTextEdit;
-class QProgressBar;
-class QPushButton;
-class QSpinBox;
-class QToolButton;
+class QSplitter;
+class QTabWidget;
+class QTextEdit;
 
 namespace attnlab::ui {
 
 class ContinuationView;
+class GenerationControls;
 
 // The "Generate" page: the window's language model continues a prompt for N tokens twice, token
 // by token (core/generation, docs/design.md section 2.11): with its own softmax attention over a
@@ -42,16 +37,17 @@ class ContinuationView;
 // a sampling seed apart from W's seed), so where the continuations part, the distributions
 // differ.
 //
-// The controls on the left: the prompt (the Input dock's text until one is typed), N, the
-// replaced layers, greedy or sampling, the head the Stepper page follows, Generate and Cancel
-// with progress, the exports. On the right, live as the tokens arrive: the two continuations as
-// text and side by side token by token with the first divergence marked (ContinuationView), and
-// the three charts of GenerationChart: the teacher-forced KL per step, the cost per token against
-// position (each run's whole step and its attention), the memory each run holds. The run goes on
-// a BackgroundJob: Cancel stops it between tokens, and a new Generate supersedes it; what it
-// produced so far stays on the page. For input without a language model the page says that it
-// needs one; a method without a causal or a recurrent form is refused in the page with the
-// registry's reason (Generate greyed).
+// The controls on the left (GenerationControls): the prompt (the Input dock's text until one is
+// typed), N, the replaced layers, greedy or sampling, the head the Stepper page follows, Generate
+// and Cancel with progress, the exports (tokens.json and steps.csv as `generate` writes them; a
+// chart as `generate --plot` draws it). On the right, live as the tokens arrive: the two
+// continuations as text and side by side token by token with the first divergence marked
+// (ContinuationView), and the three charts of GenerationChart: the teacher-forced KL per step, the
+// cost per token against position (each run's whole step and its attention), the memory each run
+// holds. The run goes on a BackgroundJob: Cancel stops it between tokens, and a new Generate
+// supersedes it; what it produced so far stays on the page. For input without a language model the
+// page says that it needs one; a method without a causal or a recurrent form is refused in the page
+// with the registry's reason (Generate greyed).
 class GenerationPage : public QWidget {
     Q_OBJECT
 
@@ -92,7 +88,8 @@ public:
     // does, all or none) into folder. Throws OutputError naming the file, InputError when
     // nothing has been generated.
     void exportRun(const QString& folder) const;
-    // Writes the chart of `kind` as shown (exportFigure). Throws OutputError naming the path.
+    // Writes the chart of `kind` for the generation shown as `generate --plot` draws it (the
+    // page shows a compact one). Throws OutputError naming the path.
     void exportChart(GenerationChartKind kind, const QString& path, FigureFormat format);
 
 public slots:
@@ -114,18 +111,17 @@ signals:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    // Arranges the content for its width (arrange).
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
-    QWidget* buildControls();
     QWidget* buildContent();
-    QWidget* buildSamplingBox();
-    QWidget* buildFollowBox();
-    // The replaced layers' menu for a model of `layers` layers, keeping the choice.
-    void setLayerCount(int layers);
-    std::vector<int> chosenLayers() const;
-    void updateLayersText();
-    void updateControls();
+    // The table beside the column of charts (`side`), or the table and each chart in a tab of
+    // their own, for a narrow page (a 1280-pixel window with both docks).
+    void arrange(bool side);
     GenerationSpec generationSpec() const;
+    // The controls' state for a run going on or not, and the status line.
+    void updateControls();
     // Empties what the page shows; with `unfollow` a Stepper following its head stops.
     void clearShown(bool unfollow);
 
@@ -139,15 +135,15 @@ private:
     void refresh();
     QString subtitle() const;
     QString tokenLabel(int id) const;
+    void exportRunDialog();
+    void exportChartDialog(GenerationChartKind kind);
 
     ExperimentSpec m_spec;
     std::shared_ptr<const AttentionInput> m_input;
     bool m_haveModel = false;
     QString m_refusal;
     MemoryBudget m_budget;
-    bool m_promptTyped = false;  // the prompt is the user's, not the Input dock's text
-    bool m_runPending = false;   // a session asked to generate once the page can
-    int m_layerCount = 0;
+    bool m_runPending = false;  // a session asked to generate once the page can
     BackgroundJob m_job;
     QTimer m_refresh;
 
@@ -163,38 +159,19 @@ private:
     QString m_followNote;
     QString m_outcome;  // how the last run ended, for the status line
 
-    // Controls.
-    QPlainTextEdit* m_prompt;
-    QToolButton* m_inputText;
-    QSpinBox* m_tokens;
-    QToolButton* m_layers;
-    QMenu* m_layersMenu;
-    QLabel* m_method;
-    QComboBox* m_sampling;
-    QDoubleSpinBox* m_temperature;
-    QSpinBox* m_topK;
-    QSpinBox* m_sampleSeed;
-    QCheckBox* m_follow;
-    QSpinBox* m_followLayer;
-    QSpinBox* m_followHead;
-    QPushButton* m_showStepper;
-    QPushButton* m_generate;
-    QPushButton* m_cancel;
-    QProgressBar* m_progress;
-    QLabel* m_status;
-    QLabel* m_refusalLabel;
-    QPushButton* m_exportRun;
-    QToolButton* m_exportChart;
-
-    // Content.
+    GenerationControls* m_controls;
+    QWidget* m_column;  // the controls in their scrolling column
     QLabel* m_message;  // in place of everything, without a language model
-    QWidget* m_controls;
     QWidget* m_content;
     QLabel* m_summary;
-    QLabel* m_exactText;
-    QLabel* m_approxText;
+    QTextEdit* m_exactText;  // the continuations as text, the part after they differ in red
+    QTextEdit* m_approxText;
     ContinuationView* m_table;
     std::array<GenerationChart*, 3> m_charts;
+    QSplitter* m_split;        // the table beside the column of charts
+    QSplitter* m_chartColumn;  // the charts, one above the other
+    QTabWidget* m_tabs;        // or the table and the charts, a tab each
+    bool m_sideBySide = false;
 };
 
 }  // namespace attnlab::ui

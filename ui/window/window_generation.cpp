@@ -5,15 +5,42 @@
 #include "ui/window/main_window.h"
 #include "ui/window/window_session.h"
 
+#include <QProxyStyle>
+#include <QTabBar>
 #include <QTabWidget>
 
 namespace attnlab::ui {
+
+namespace {
+
+// The page tabs with less room beside their titles: eight titles then fit the page of a
+// 1280-pixel window with both docks (about 710 pixels) whole.
+class CompactTabStyle : public QProxyStyle {
+public:
+    using QProxyStyle::QProxyStyle;
+
+    int pixelMetric(PixelMetric metric, const QStyleOption* option,
+                    const QWidget* widget) const override
+    {
+        const int value = QProxyStyle::pixelMetric(metric, option, widget);
+        return metric == PM_TabBarTabHSpace ? value / 2 : value;
+    }
+};
+
+}  // namespace
 
 WindowGeneration::WindowGeneration(MainWindow& window, QTabWidget* pages, StepperView* stepper)
     : QObject(&window), m_window(window), m_page(new GenerationPage)
 {
     m_page->setObjectName(QStringLiteral("generatePage"));
     const int tab = pages->addTab(m_page, tr("Generate"));
+    // Eight tabs: a little less room beside each title, and where the page is narrower still the
+    // titles are shortened rather than some tabs hidden behind scroll arrows.
+    auto* compact = new CompactTabStyle;
+    compact->setParent(pages->tabBar());
+    pages->tabBar()->setStyle(compact);
+    pages->setElideMode(Qt::ElideRight);
+    pages->setUsesScrollButtons(false);
     Q_ASSERT(tab == MainWindow::GeneratePage);
     pages->setTabToolTip(tab, tr("The model writes: it continues a prompt with exact attention "
                                  "and with the approximation run as a recurrent network, token "
