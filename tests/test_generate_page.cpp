@@ -333,7 +333,7 @@ void TestGeneratePage::theStepperFollowsTheChosenHead()
     QCOMPARE(child<QLabel>(*stepper, "denominator")->text(),
              stepper::displayNumber(head.denominator));
     QVERIFY(child<QWidget>(*stepper, "stepperFollowBar")->isVisible());
-    QTest::qWait(50);
+    QTest::qWait(200);  // the page arranges its panels once shown
     keepGrab(window.grab().toImage(), QStringLiteral("stepper-following.png"));
     QVERIFY(child<QLabel>(*stepper, "agreementLine")->text().contains("layer 1, head 2"));
 

@@ -253,6 +253,12 @@ void StepperView::resizeEvent(QResizeEvent* event)
     QWidget::resizeEvent(event);
 }
 
+void StepperView::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    QTimer::singleShot(0, m_frame, &StepperFrame::fitPanels);
+}
+
 void StepperView::fitControls()
 {
     // What the bar needs with the buttons' texts: its layout's hint less the buttons' current
@@ -358,8 +364,9 @@ void StepperView::follow(std::shared_ptr<const FollowedSteps> steps)
                          "first token.")
                           .arg(head)
                     : tr("Following %1 of the generation on the Generate page: its state "
-                         "Sᵢ and normalizer zᵢ as the model wrote %2 of %3 tokens (the "
-                         "prompt's, then the approximate continuation's).")
+                         "S\u1d62 and normalizer z\u1d62 at each of the %2 tokens the "
+                         "approximate run has read, of %3 (the prompt's, then its own "
+                         "continuation's).")
                           .arg(head)
                           .arg(tokens)
                           .arg(m_followed->capacity()));

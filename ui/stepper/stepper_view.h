@@ -147,6 +147,9 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     // Scales the text with the page (see applyTextScale).
     void resizeEvent(QResizeEvent* event) override;
+    // Arranges the panels for the page's width once its layouts have run: a page first shown
+    // after its data came (a followed generation) was sized while hidden.
+    void showEvent(QShowEvent* event) override;
 
 private:
     QWidget* buildControls();
