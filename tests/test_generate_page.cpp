@@ -116,6 +116,7 @@ private slots:
     void cancelStopsBetweenTokensAndThePageGeneratesAgain();
     void aMethodWithoutARecurrentFormIsRefusedWithItsReason();
     void otherInputSaysWhatThePageNeeds();
+    void aRunThatCannotStartSaysWhy();
     void theRunExportsAsTheCommandWritesIt();
     void theStepperFollowsTheChosenHead();
     void theStateComesBackFromASession();
@@ -263,6 +264,25 @@ void TestGeneratePage::otherInputSaysWhatThePageNeeds()
     QVERIFY(message->text().contains(QStringLiteral("trained text model")));
     QVERIFY(!child<QPushButton>(page, "generateRun")->isVisible());
     QVERIFY(!page.refusal().isEmpty());
+}
+
+// More tokens than the model's positions leave after the prompt: the run fails with core's
+// message in the status line, nothing is shown, and the page generates again.
+void TestGeneratePage::aRunThatCannotStartSaysWhy()
+{
+    GenerationPage page;
+    page.show();
+    showExperiment(page, modelSpec(QStringLiteral("builtin")));
+    child<QSpinBox>(page, "generateTokens")->setValue(200);
+    QVERIFY(clickGenerate(page));
+    const QString status = child<QLabel>(page, "generateStatus")->text();
+    QVERIFY2(status.contains("Could not generate") && status.contains("128 positions"),
+             qPrintable(status));
+    QVERIFY(page.steps().empty());
+    QVERIFY(!child<QPushButton>(page, "generateExportRun")->isEnabled());
+    child<QSpinBox>(page, "generateTokens")->setValue(3);
+    QVERIFY(clickGenerate(page));
+    QCOMPARE(int(page.steps().size()), 3);
 }
 
 // Export run writes tokens.json exactly as `generate` writes it for the same run (the tokens,
