@@ -32,11 +32,15 @@ constexpr int kRefreshMs = 100;
 constexpr std::array<GenerationChartKind, 3> kChartKinds = {
     GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory};
 const char* const kChartNames[] = {"kl", "cost", "memory"};
-// The table's width beside the charts, and the content's least width for them side by side
-// (narrower, a tab each). Their least widths are smaller, so that a page side by side never asks
-// the window for more room than a narrow page would.
+// The table's width beside the charts; the content's least width for them side by side
+// (narrower, a tab each), and for the charts in a row beside the table where the content is too
+// short for a column of them (presentation mode under a scenario's explanation). Their least
+// widths are smaller, so that a page side by side never asks the window for more room than a
+// narrow page would.
 constexpr int kTableWidth = 240;
 constexpr int kSideBySideWidth = 700;
+constexpr int kRowWidth = 1200;
+constexpr int kChartHeight = 220;  // a chart's least height in a column
 constexpr int kLeastWidth = 150;
 // An exported chart's size (PNG at twice it), as `generate --plot` draws it.
 const QSize kExportSize(1000, 560);
@@ -152,7 +156,7 @@ QWidget* GenerationPage::buildContent()
     m_tabs = new QTabWidget;
     m_tabs->setObjectName(QStringLiteral("generateTabs"));
     m_tabs->hide();
-    arrange(false);  // until the page's width is known
+    arrange(Arrangement::Tabs);  // until the page's size is known
     auto* content = new QWidget;
     auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -163,11 +167,14 @@ QWidget* GenerationPage::buildContent()
     return content;
 }
 
-void GenerationPage::arrange(bool side)
+void GenerationPage::arrange(Arrangement arrangement)
 {
-    m_sideBySide = side;
+    const bool side = arrangement != Arrangement::Tabs;
+    const bool wasSide = m_arrangement != Arrangement::Tabs;
+    m_arrangement = arrangement;
     const QStringList titles = {tr("KL per step"), tr("Time per token"), tr("Memory")};
-    if (side) {
+    m_chartColumn->setOrientation(arrangement == Arrangement::Row ? Qt::Horizontal : Qt::Vertical);
+    if (side && !wasSide) {
         while (m_tabs->count() > 0)
             m_tabs->removeTab(0);
         // The tabs' stack hid the pages it did not show: shown again beside each other.
@@ -178,14 +185,17 @@ void GenerationPage::arrange(bool side)
             m_chartColumn->addWidget(chart);
             chart->show();
         }
-        m_split->setStretchFactor(0, 4);
-        m_split->setStretchFactor(1, 5);
-        m_split->setSizes({4 * kTableWidth, 5 * kTableWidth});
-    } else {
+    } else if (!side) {
         m_tabs->addTab(m_table, tr("Tokens"));
         for (std::size_t i = 0; i < m_charts.size(); ++i)
             m_tabs->addTab(m_charts[i], titles[int(i)]);
     }
+    // The table takes 4 parts of the width to a column of charts' 5, or 5 to a row's 12.
+    const int table = arrangement == Arrangement::Row ? 5 : 4;
+    const int charts = arrangement == Arrangement::Row ? 12 : 5;
+    m_split->setStretchFactor(0, table);
+    m_split->setStretchFactor(1, charts);
+    m_split->setSizes({table * kTableWidth, charts * kTableWidth});
     m_split->setVisible(side);
     m_tabs->setVisible(!side);
 }
@@ -194,9 +204,15 @@ void GenerationPage::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
     // The table beside the charts where both get room, else a tab each.
-    const bool side = m_content->width() >= kSideBySideWidth;
-    if (side != m_sideBySide)
-        arrange(side);
+    const int width = m_content->width();
+    // The height under the summary and the texts, shared by a column of three charts.
+    const int height = m_content->height() - m_summary->height() - m_exactText->height();
+    const Arrangement arrangement = width < kSideBySideWidth ? Arrangement::Tabs
+                                    : width >= kRowWidth && height < 3 * kChartHeight
+                                        ? Arrangement::Row
+                                        : Arrangement::Column;
+    if (arrangement != m_arrangement)
+        arrange(arrangement);
 }
 
 void GenerationPage::setExperiment(const ExperimentSpec& spec,

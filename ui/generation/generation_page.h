@@ -116,9 +116,11 @@ protected:
 
 private:
     QWidget* buildContent();
-    // The table beside the column of charts (`side`), or the table and each chart in a tab of
-    // their own, for a narrow page (a 1280-pixel window with both docks).
-    void arrange(bool side);
+    // How the table and the charts share the content: the table beside the column of charts,
+    // beside a row of them (a wide and short page: presentation mode), or a tab each (a narrow
+    // page: a 1280-pixel window with both docks).
+    enum class Arrangement { Column, Row, Tabs };
+    void arrange(Arrangement arrangement);
     GenerationSpec generationSpec() const;
     // The controls' state for a run going on or not, and the status line.
     void updateControls();
@@ -169,9 +171,9 @@ private:
     ContinuationView* m_table;
     std::array<GenerationChart*, 3> m_charts;
     QSplitter* m_split;        // the table beside the column of charts
-    QSplitter* m_chartColumn;  // the charts, one above the other
+    QSplitter* m_chartColumn;  // the charts, one above the other or in a row
     QTabWidget* m_tabs;        // or the table and the charts, a tab each
-    bool m_sideBySide = false;
+    Arrangement m_arrangement = Arrangement::Tabs;
 };
 
 }  // namespace attnlab::ui

@@ -338,6 +338,7 @@ void StepperView::follow(std::shared_ptr<const FollowedSteps> steps)
             return;
         m_followed.reset();
         m_followData.reset();
+        m_followLength = 0;
         m_followBar->hide();
         emit followingChanged(false);
         if (m_deferred) {
@@ -351,8 +352,9 @@ void StepperView::follow(std::shared_ptr<const FollowedSteps> steps)
     if (steps == m_declined.lock())
         return;  // the user stopped following this head
     const bool fresh = steps != m_followed;
-    // At the newest step (or a new head): the page moves on with the generation.
-    const bool atEnd = fresh || m_position >= length() - 1;
+    // At the newest step shown (or a new head): the page moves on with the generation. (The
+    // steps grow in place between calls: their length now is not the length shown.)
+    const bool atEnd = fresh || m_position >= m_followLength - 1;
     m_followed = std::move(steps);
     const QString head = tr("layer %1, head %2").arg(m_followed->layer()).arg(m_followed->head());
     m_followBar->show();
@@ -379,6 +381,7 @@ void StepperView::follow(std::shared_ptr<const FollowedSteps> steps)
     data->approxAttention = std::make_shared<const MatrixD>(m_followed->approxAttention());
     data->followed = tr("%1 of the generation").arg(head);
     m_followData = std::move(data);
+    m_followLength = int(tokens);
     const int previous = m_position;
     if (atEnd)
         m_position = int(tokens) - 1;
@@ -422,8 +425,8 @@ bool StepperView::isBusy() const
 
 int StepperView::length() const
 {
-    if (m_followed)
-        return m_followData ? int(m_followData->steps->length()) : 0;
+    if (m_followed)  // as shown: the steps grow in place until the next follow()
+        return m_followLength;
     return m_controller->length();
 }
 

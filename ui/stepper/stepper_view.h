@@ -188,6 +188,7 @@ private:
     // given meanwhile.
     std::shared_ptr<const FollowedSteps> m_followed;
     std::shared_ptr<const StepperData> m_followData;
+    int m_followLength = 0;                         // the tokens of m_followData when it was shown
     std::weak_ptr<const FollowedSteps> m_declined;  // the head the user stopped following
     std::optional<std::pair<ExperimentSpec, std::shared_ptr<const AttentionInput>>> m_deferred;
     QWidget* m_followBar;
