@@ -33,15 +33,16 @@ import importlib.util
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINING = os.path.dirname(HERE)
+sys.path.insert(0, TRAINING)
 sys.path.insert(0, os.path.join(TRAINING, "kjv_gpt2"))
 import bpe  # noqa: E402
+from safetensors_files import read_safetensors  # noqa: E402
 
 
 def _module(name, path):
@@ -52,18 +53,7 @@ def _module(name, path):
 
 
 def load(folder):
-    with open(f"{folder}/model.safetensors", "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    weights = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        dtype = {"F32": "<f4", "F16": "<f2"}[entry["dtype"]]
-        weights[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(
-            entry["shape"]).astype(np.float64)
+    weights = read_safetensors(f"{folder}/model.safetensors")
     with open(f"{folder}/config.json") as f:
         config = json.load(f)
     with open(f"{folder}/tokenizer.json", encoding="utf-8") as f:

@@ -55,7 +55,7 @@ TRAINING = os.path.dirname(HERE)
 sys.path.insert(0, TRAINING)
 sys.path.insert(0, os.path.join(TRAINING, "kjv_gpt2"))
 import bpe  # noqa: E402 (training/kjv_gpt2/bpe.py)
-from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 _spec = importlib.util.spec_from_file_location("kjv_gpt2_train",
                                                os.path.join(TRAINING, "kjv_gpt2", "train.py"))
@@ -341,22 +341,12 @@ def main():
     held_out_batches = [batch(held_out_ids, True, training=False)]
     rows = ["step,train_loss,validation_loss"]
     for step in range(1, args.steps + 1):
-        if step <= WARMUP:
-            lr = args.peak_lr * step / WARMUP
-        else:
-            progress = (step - WARMUP) / max(1, args.steps - WARMUP)
-            lr = args.peak_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        lr = kjv_gpt2_train.learning_rate(step, args.steps, args.peak_lr, WARMUP)
         loss = loss_of(*batch(train_ids, step % LONG_EVERY == 0))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        kjv_gpt2_train.optimise(model, optimizer, lr, loss)
         validation = ""
         if step % 50 == 0 or step == args.steps:
-            with torch.no_grad():
-                validation = f"{np.mean([loss_of(x, y).item() for x, y in held_out_batches]):.4f}"
+            validation = kjv_gpt2_train.held_out_loss(loss_of, held_out_batches)
         print(f"step {step}: loss {loss.item():.3f} {validation} lr {lr:.2e}, "
               f"{time.time() - started:.0f} s", flush=True)
         if step % CHECKPOINT_EVERY == 0 or step == args.steps:
