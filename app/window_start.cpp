@@ -1,6 +1,7 @@
 #include "window_start.h"
 
 #include "command_line.h"
+#include "ui/generation/generation_page.h"
 #include "ui/model/downstream_panel.h"
 #include "ui/experiment/experiment_controller.h"
 #include "ui/model/head_grid_panel.h"
@@ -91,6 +92,9 @@ int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& siz
         waitFor(window.headGrid(), &ui::HeadGridPanel::surveyFinished);
     if (window.currentPage() == ui::MainWindow::ModelPage && window.downstreamPanel()->isBusy())
         waitFor(window.downstreamPanel(), &ui::DownstreamPanel::comparisonFinished);
+    // The Generate page runs a session's generation again.
+    if (window.currentPage() == ui::MainWindow::GeneratePage && window.generationPage()->isBusy())
+        waitFor(window.generationPage(), &ui::GenerationPage::generationFinished);
     // The error histograms are binned on a worker after the result.
     if (window.viewSettings().errorDistribution) {
         QEventLoop binLoop;

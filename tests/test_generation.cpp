@@ -8,13 +8,15 @@
 //   one call;
 // - the recurrent forms (FAVOR+, elu+1, local attention and the other maps) give the parallel
 //   causal form's outputs, head by head and through a whole model;
-// - the sampler's draws, the memory the runs report, the followed head's state, and the
-//   refusals of bad input.
+// - the sampler's draws, the memory the runs report, the followed head's state (at the prompt's
+//   tokens too, without changing the continuation) and what FollowedSteps gathers of it for the
+//   Stepper page, and the refusals of bad input.
 
 #include "attention/approximation.h"
 #include "attention/feature_maps.h"
 #include "attention/recurrent_attention.h"
 #include "errors.h"
+#include "generation/followed_steps.h"
 #include "generation/generation.h"
 #include "generation/token_sampler.h"
 #include "inputs/model_input.h"
@@ -127,6 +129,30 @@ ApproximationSpec approximationOf(Method method)
     return spec;
 }
 
+// Adds a followed head's phi(k_i) v_i^T and phi(k_i) to the sums s and z (its own head's map phi)
+// and checks that the head reports them as S_i and z_i, with phi(q_i), the denominator
+// phi(q_i)^T z_i and, when it reports it, y_i = S_i^T phi(q_i) / phi(q_i)^T z_i (to 1e-5 of their
+// largest entries). False, with a message, where they differ.
+bool addAndCheck(const FeatureMap<double>& phi, const FollowedHead& head, MatrixD& s, VectorD& z)
+{
+    const VectorD key = trueScaleFeatures(phi, MatrixD(head.key.transpose())).row(0);
+    const VectorD query = trueScaleFeatures(phi, MatrixD(head.query.transpose())).row(0);
+    s += key * head.value.transpose();
+    z += key;
+    const VectorD y = s.transpose() * query / query.dot(z);
+    const bool same =
+        head.hasState && (head.state - s).cwiseAbs().maxCoeff() < 1e-5 * s.cwiseAbs().maxCoeff() &&
+        (head.normalizer - z).cwiseAbs().maxCoeff() < 1e-5 * z.maxCoeff() &&
+        (head.queryFeatures - query).cwiseAbs().maxCoeff() < 1e-5 * query.maxCoeff() &&
+        std::abs(head.denominator - query.dot(z)) < 1e-5 * query.dot(z) &&
+        (head.output.size() == 0 ||
+         (head.output - y).cwiseAbs().maxCoeff() <
+             kRecurrentTolerance * std::max(1.0, y.cwiseAbs().maxCoeff()));
+    if (!same)
+        qWarning("the followed head's state differs from the sums of its keys and values");
+    return same;
+}
+
 }  // namespace
 
 class TestGeneration : public QObject {
@@ -152,6 +178,9 @@ private slots:
     void memoryIsTheCacheAgainstTheState_data();
     void memoryIsTheCacheAgainstTheState();
     void followedHeadStateIsTheSumOfItsKeys();
+    void followedHeadIsReportedAtThePromptsTokens();
+    void followedStepsGatherTheHeadForTheStepper();
+    void followedStepsRefuseAHeadWithoutState();
     void badInputIsRefused_data();
     void badInputIsRefused();
     void cancelledStopsBetweenLayers();
@@ -535,16 +564,139 @@ void TestGeneration::followedHeadStateIsTheSumOfItsKeys()
         const FollowedHead& head = *step.followed;
         QCOMPARE(head.layer, 2);
         QCOMPARE(head.head, 3);
-        const VectorD key = trueScaleFeatures(*phi, MatrixD(head.key.transpose())).row(0);
-        const VectorD query = trueScaleFeatures(*phi, MatrixD(head.query.transpose())).row(0);
-        s += key * head.value.transpose();
-        z += key;
-        const double largest = s.cwiseAbs().maxCoeff();
-        QVERIFY((head.state - s).cwiseAbs().maxCoeff() < 1e-5 * largest);
-        QVERIFY((head.normalizer - z).cwiseAbs().maxCoeff() < 1e-5 * z.maxCoeff());
-        QVERIFY((head.queryFeatures - query).cwiseAbs().maxCoeff() < 1e-5 * query.maxCoeff());
-        QVERIFY(std::abs(head.denominator - query.dot(z)) < 1e-5 * query.dot(z));
+        QVERIFY(addAndCheck(*phi, head, s, z));
     }
+}
+
+// Property: with a followed head, step 0 also reports the head at each of the prompt's first P - 1
+// tokens (read in one call), each state S_i the sum of phi(k_j) v_j^T over the prompt's keys so
+// far and y_i = phi(q_i)^T S_i / phi(q_i)^T z_i; and following a head changes nothing of the
+// generation (the same tokens, the same KL, bit for bit).
+void TestGeneration::followedHeadIsReportedAtThePromptsTokens()
+{
+    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    GenerationSpec spec;
+    spec.prompt = QStringLiteral("And God said, Let there be light");
+    spec.tokens = 6;
+    spec.approximation = approximationOf(Method::FavorPositive);
+    Generation plain(model, spec);
+    const GenerationResult unfollowed = runGeneration(plain);
+    spec.followLayer = 1;
+    spec.followHead = 2;
+    Generation followed(model, spec);
+    const GenerationResult result = runGeneration(followed);
+    QCOMPARE(result.exactIds, unfollowed.exactIds);
+    QCOMPARE(result.approxIds, unfollowed.approxIds);
+    for (std::size_t k = 0; k < result.steps.size(); ++k)
+        QCOMPARE(result.steps[k].kl, unfollowed.steps[k].kl);
+
+    const std::vector<FollowedHead>& prompt = result.steps.front().followedPrompt;
+    QCOMPARE(prompt.size(), result.promptIds.size() - 1);
+    QVERIFY(prompt.size() >= 5);
+    for (std::size_t k = 1; k < result.steps.size(); ++k)
+        QVERIFY(result.steps[k].followedPrompt.empty());
+    const int d = model->headDim();
+    const auto phi = makeFeatureMap<double>(spec.approximation, d, 1 / std::sqrt(double(d)), 2);
+    MatrixD s = MatrixD::Zero(spec.approximation.features, d);
+    VectorD z = VectorD::Zero(spec.approximation.features);
+    for (const FollowedHead& head : prompt) {
+        QCOMPARE(head.layer, 1);
+        QCOMPARE(head.head, 2);
+        QCOMPARE(head.output.size(), Eigen::Index(d));
+        QVERIFY(addAndCheck(*phi, head, s, z));
+    }
+    // The first step's state carries on from the prompt's.
+    QVERIFY(addAndCheck(*phi, *result.steps.front().followed, s, z));
+}
+
+// Property: FollowedSteps holds, at every token read (the prompt's, then each step's), the state
+// the generation reported; its exact output is causal softmax attention over the head's rows so
+// far, o_i = sum_{j<=i} exp(s q_i.k_j) v_j / sum_j exp(s q_i.k_j) (computed here directly); the
+// rows of P and P^ sum to 1 and P^_ij = phi(q_i).phi(k_j) / sum_j'; and the generation's
+// recurrent y_i equals the parallel form o^_i = sum_j P^_ij v_j to 1e-5 of the largest output.
+void TestGeneration::followedStepsGatherTheHeadForTheStepper()
+{
+    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    GenerationSpec spec;
+    spec.prompt = QStringLiteral("In the beginning God created");
+    spec.tokens = 8;
+    spec.approximation = approximationOf(Method::Elu);
+    spec.replacedLayers = {0, 3};
+    spec.followLayer = 3;
+    spec.followHead = 1;
+    Generation generation(model, spec);
+    const Eigen::Index capacity = Eigen::Index(generation.promptIds().size()) - 1 + spec.tokens;
+    FollowedSteps steps(spec.approximation, 3, 1, true, capacity, model->headDim(), MemoryBudget());
+    std::vector<FollowedHead> reported;
+    while (!generation.finished()) {
+        const GenerationStep step = generation.next();
+        for (const FollowedHead& head : step.followedPrompt) {
+            steps.append(head, QStringLiteral("p"));
+            reported.push_back(head);
+        }
+        steps.append(*step.followed, QStringLiteral("g"));
+        reported.push_back(*step.followed);
+    }
+    QCOMPARE(steps.length(), capacity);
+    const CausalSteps& c = steps.steps();
+    QCOMPARE(c.length(), capacity);
+    QCOMPARE(c.statesTo, capacity);
+    QCOMPARE(c.featureCount, Eigen::Index(model->headDim()));  // elu+1: C = d
+    const MatrixD exact = steps.exactAttention();
+    const MatrixD approx = steps.approxAttention();
+    QCOMPARE(exact.rows(), capacity);
+    const double s = 1 / std::sqrt(double(model->headDim()));
+    double largest = 0;
+    for (Eigen::Index t = 0; t < capacity; ++t)
+        largest = std::max(largest, reported[std::size_t(t)].output.cwiseAbs().maxCoeff());
+    for (Eigen::Index t = 0; t < capacity; ++t) {
+        const FollowedHead& head = reported[std::size_t(t)];
+        QVERIFY(c.state(t) == head.state);
+        QVERIFY(VectorD(c.normalizers.row(t).transpose()) == head.normalizer);
+        QCOMPARE(c.records[std::size_t(t)].denominator, head.denominator);
+        VectorD numerator = VectorD::Zero(head.value.size());
+        double denominator = 0;
+        double approxSum = 0;
+        for (Eigen::Index j = 0; j <= t; ++j) {
+            const FollowedHead& key = reported[std::size_t(j)];
+            const double weight = std::exp(s * head.query.dot(key.key));
+            numerator += weight * key.value;
+            denominator += weight;
+            approxSum += head.queryFeatures.dot(key.keyFeatures);
+        }
+        const VectorD o = numerator / denominator;
+        QVERIFY((VectorD(c.outputsExact.row(t).transpose()) - o).cwiseAbs().maxCoeff() <
+                1e-9 * std::max(1.0, o.cwiseAbs().maxCoeff()));
+        QVERIFY(std::abs(exact.row(t).sum() - 1) < 1e-12);
+        QVERIFY(std::abs(approx.row(t).sum() - 1) < 1e-12);
+        const double weight0 = head.queryFeatures.dot(reported[0].keyFeatures) / approxSum;
+        QVERIFY(std::abs(approx(t, 0) - weight0) < 1e-12);
+        QVERIFY(t + 1 == capacity || exact(t, t + 1) == 0);  // causal
+        QVERIFY2(c.records[std::size_t(t)].differenceToParallel < kRecurrentTolerance * largest,
+                 qPrintable(QStringLiteral("token %1: %2")
+                                .arg(t)
+                                .arg(c.records[std::size_t(t)].differenceToParallel)));
+        QVERIFY(c.records[std::size_t(t)].errorToExact > 0);  // elu+1 is not softmax
+    }
+    QCOMPARE(c.labels.size(), qsizetype(capacity));
+    QVERIFY(steps.input().heads.front().v.row(2) == reported[2].value.transpose());
+}
+
+// FollowedSteps refuses, with the reason, a head whose layer keeps softmax attention, a method
+// without a state S_i (local attention's recurrence keeps its window's keys) and a head whose
+// states would exceed the memory budget.
+void TestGeneration::followedStepsRefuseAHeadWithoutState()
+{
+    const ApproximationSpec elu = approximationOf(Method::Elu);
+    QVERIFY(thrownMessage<InputError>([&] {
+                FollowedSteps(elu, 2, 0, false, 10, 16, MemoryBudget());
+            }).contains("keeps softmax attention"));
+    QVERIFY(thrownMessage<InputError>([&] {
+                FollowedSteps(approximationOf(Method::Local), 2, 0, true, 10, 16, MemoryBudget());
+            }).contains("keeps no state"));
+    QVERIFY(thrownMessage<ResourceError>([&] {
+                FollowedSteps(elu, 2, 0, true, 100000, 64, MemoryBudget(1 << 20));
+            }).contains("Following layer 2, head 0"));
 }
 
 void TestGeneration::badInputIsRefused_data()

@@ -1,10 +1,11 @@
-// The page states sessions keep (core/sessions: TimingPageState, ErrorPageState), which the
-// window's pages read and write and `bench` and `errors --save-session` write without a widget:
-// the state of a page showing a result has its controls set to that result's sweep; JSON round
-// trips; a malformed state is refused naming the field.
+// The page states sessions keep (core/sessions: TimingPageState, ErrorPageState,
+// GenerationPageState), which the window's pages read and write and `bench` and `errors
+// --save-session` write without a widget: the state of a page showing a result has its controls
+// set to that result's sweep; JSON round trips; a malformed state is refused naming the field.
 
 #include "errors.h"
 #include "sessions/error_page_state.h"
+#include "sessions/generation_page_state.h"
 #include "sessions/timing_page_state.h"
 
 #include <QJsonArray>
@@ -181,6 +182,91 @@ private slots:
         json.insert(field, value);
         try {
             ErrorPageState::fromJson(json);
+            QFAIL("a malformed state was read");
+        } catch (const InputError& e) {
+            QVERIFY2(e.message().startsWith(message), qPrintable(e.message()));
+        }
+    }
+
+    // The Generate page: every field comes back as it was written (the prompt typed, N, the
+    // layers, the sampling, the followed head, whether it showed a generation); the defaults
+    // write "layers": "all", greedy sampling and neither a prompt (the Input text) nor a head.
+    void theGenerationStateRoundTrips()
+    {
+        GenerationPageState state;
+        state.prompt = QStringLiteral("In the beginning");
+        state.tokens = 48;
+        state.replacedLayers = {0, 2};
+        state.sampling.greedy = false;
+        state.sampling.temperature = 0.75;
+        state.sampling.topK = 40;
+        state.sampling.seed = 7;
+        state.followed = std::pair{2, 3};
+        state.generated = true;
+        const QJsonObject json = state.toJson();
+        QCOMPARE(json.value("layers").toArray(), (QJsonArray{0, 2}));
+        QCOMPARE(json.value("follow").toObject().value("head").toInt(), 3);
+        const GenerationPageState read = GenerationPageState::fromJson(json);
+        QCOMPARE(read.prompt, state.prompt);
+        QCOMPARE(read.tokens, 48);
+        QCOMPARE(read.replacedLayers, state.replacedLayers);
+        QVERIFY(!read.sampling.greedy);
+        QCOMPARE(read.sampling.temperature, 0.75);
+        QCOMPARE(read.sampling.topK, 40);
+        QCOMPARE(read.sampling.seed, std::uint64_t(7));
+        QCOMPARE(read.followed, state.followed);
+        QVERIFY(read.generated);
+        QCOMPARE(read.toJson(), json);
+
+        const QJsonObject defaults = GenerationPageState().toJson();
+        QCOMPARE(defaults.value("layers").toString(), QStringLiteral("all"));
+        QCOMPARE(defaults.value("sampling").toObject(), (QJsonObject{{"greedy", true}}));
+        QVERIFY(!defaults.contains("prompt") && !defaults.contains("follow"));
+        const GenerationPageState empty = GenerationPageState::fromJson(QJsonObject());
+        QVERIFY(!empty.prompt && !empty.followed && !empty.generated);
+        QVERIFY(empty.replacedLayers.empty() && empty.sampling.greedy);
+        QCOMPARE(empty.tokens, 32);
+    }
+
+    void aMalformedGenerationStateIsRefusedNamingTheField_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("tokens") << "tokens" << QJsonValue(0)
+                                << "tokens must be an integer from 1 to 1048576";
+        QTest::newRow("prompt") << "prompt" << QJsonValue(3) << "prompt must be a string";
+        QTest::newRow("layers") << "layers" << QJsonValue("some")
+                                << "layers must be \"all\" or an array of layer numbers";
+        QTest::newRow("layers empty")
+            << "layers" << QJsonValue(QJsonArray{}) << "layers must be \"all\" or a non-empty";
+        QTest::newRow("layer") << "layers" << QJsonValue(QJsonArray{1, -1})
+                               << "layers[1] must be an integer from 0 to 1023";
+        QTest::newRow("temperature")
+            << "sampling" << QJsonValue(QJsonObject{{"greedy", false}, {"temperature", 0}})
+            << "sampling.temperature must be a number > 0";
+        QTest::newRow("top-k") << "sampling" << QJsonValue(QJsonObject{{"top_k", -1}})
+                               << "sampling.top_k must be an integer from 0";
+        QTest::newRow("seed") << "sampling" << QJsonValue(QJsonObject{{"seed", 1.5}})
+                              << "sampling.seed must be an integer from 0 to 2^53 - 1";
+        QTest::newRow("follow") << "follow" << QJsonValue(QJsonObject{{"layer", 1}})
+                                << "follow must have a layer and a head";
+        QTest::newRow("followed head")
+            << "follow" << QJsonValue(QJsonObject{{"layer", 1}, {"head", -2}})
+            << "follow.head must be an integer from 0 to 1023";
+        QTest::newRow("generated")
+            << "generated" << QJsonValue("yes") << "generated must be a boolean";
+    }
+
+    void aMalformedGenerationStateIsRefusedNamingTheField()
+    {
+        QFETCH(QString, field);
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, message);
+        QJsonObject json = GenerationPageState().toJson();
+        json.insert(field, value);
+        try {
+            GenerationPageState::fromJson(json);
             QFAIL("a malformed state was read");
         } catch (const InputError& e) {
             QVERIFY2(e.message().startsWith(message), qPrintable(e.message()));

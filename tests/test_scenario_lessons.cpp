@@ -1,11 +1,15 @@
 // The lessons of the lecture scenarios, measured on the specs they load: what each explanation
 // claims (the error shrinks as m grows, trigonometric features go negative, the error grows with
-// the norms, orthogonal rows beat iid ones on the chart, elu+1 is flatter than softmax) holds for
-// the input, method and seed the scenario opens with. The engine is deterministic for a spec, so
-// each check holds or fails the same way on every run.
+// the norms, orthogonal rows beat iid ones on the chart, elu+1 is flatter than softmax, the
+// generating model's two continuations part where the text says and its cache passes its state)
+// holds for the input, method and seed the scenario opens with. The engine is deterministic for a
+// spec, so each check holds or fails the same way on every run.
 
 #include "experiment.h"
+#include "generation/generation.h"
 #include "inputs/inputs.h"
+#include "inputs/model_input.h"
+#include "sessions/generation_page_state.h"
 #include "sessions/scenario.h"
 #include "sweeps/error_sweep.h"
 
@@ -88,6 +92,7 @@ private slots:
     void scenario5ErrorGrowsWithTheNorms();
     void scenario6ChartHasOrthogonalBelowIidUpToD();
     void scenario7EluIsFlatterThanSoftmax();
+    void scenario12ContinuationsPartAndTheCachePassesTheState();
 };
 
 // The claims of the scenarios' explanations, measured on the specs they load (the engine is
@@ -213,6 +218,58 @@ void TestScenarioLessons::scenario7EluIsFlatterThanSoftmax()
     const double elu = meanRowMaximum(result.heads[0].attentionApprox) - uniform;
     QVERIFY2(elu < exact / 4,
              qPrintable(QStringLiteral("above 1/L: elu+1 %1, softmax %2").arg(elu).arg(exact)));
+}
+
+// Scenario 12, on the model it loads (`builtin`: a change of the default model is caught here):
+// FAVOR+ in every layer, greedy, both runs write "And he said, I will not" (the first 8 tokens),
+// then the exact one " be a little while" and the approximate one " I pray for the LORD"; the
+// approximate run's memory is the same at every step (260 KiB: C d + C floats per head, 4 heads,
+// 4 layers) while the cache grows by 8 KiB a token and first holds more than the state at
+// position 32.
+void TestScenarioLessons::scenario12ContinuationsPartAndTheCachePassesTheState()
+{
+    const Scenario& scenario = bundledDeck().scenarios[11];
+    QCOMPARE(scenario.session.view.value("page").toString(), QStringLiteral("generate"));
+    const GenerationPageState state =
+        GenerationPageState::fromJson(scenario.session.view.value("generate").toObject());
+    const ExperimentSpec& spec = scenario.session.spec;
+    QCOMPARE(spec.input.modelPath, QStringLiteral("builtin"));
+    QCOMPARE(spec.approximation.kind, Method::FavorPositive);
+    QVERIFY(state.replacedLayers.empty());  // every layer
+    QVERIFY(state.sampling.greedy);
+    GenerationSpec generation;
+    generation.prompt = state.prompt.value_or(spec.input.text);
+    generation.tokens = state.tokens;
+    generation.approximation = spec.approximation;
+    const auto model = loadModel(spec.input.modelPath);
+    Generation run(model, generation);
+    const GenerationResult result = runGeneration(run);
+
+    const int divergence = firstDivergence(result);
+    QCOMPARE(divergence, 8);  // "at the 9th token"
+    const TextTokenizer& tokenizer = model->tokenizer();
+    const auto text = [&](const std::vector<int>& ids, int from, int count) {
+        return tokenizer.decode(std::vector<int>(ids.begin() + from, ids.begin() + from + count));
+    };
+    QCOMPARE(text(result.exactIds, 0, 8), QStringLiteral("\nAnd he said, I will not"));
+    QCOMPARE(text(result.exactIds, 8, 4), QStringLiteral(" be a little while"));
+    QCOMPARE(text(result.approxIds, 8, 5), QStringLiteral(" I pray for the LORD"));
+
+    const double kib = 1024;
+    int passes = -1;
+    for (std::size_t k = 0; k < result.steps.size(); ++k) {
+        const GenerationStep& step = result.steps[k];
+        QCOMPARE(step.stateBytes, 260 * kib);
+        if (k > 0)
+            QCOMPARE(step.cacheBytes - result.steps[k - 1].cacheBytes, 8 * kib);
+        if (passes < 0 && step.cacheBytes > step.stateBytes)
+            passes = int(step.position);
+    }
+    QCOMPARE(passes, 32);
+    const QString explanation = scenario.explanation;
+    for (const char* claim : {"And he said, I will not", "be a little while", "I pray for the LORD",
+                              "8 KiB a token", "260 KiB at position 32"})
+        QVERIFY2(explanation.contains(QString::fromUtf8(claim)), claim);
 }
 
 QTEST_GUILESS_MAIN(TestScenarioLessons)

@@ -7,10 +7,12 @@
 #include "ui/errors/error_analysis_panel.h"
 #include "errors.h"
 #include "ui/experiment/experiment_controller.h"
+#include "ui/generation/generation_page.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/model/downstream_panel.h"
 #include "ui/window/main_window.h"
 #include "ui/lecture/presentation.h"
+#include "sessions/generation_page_state.h"
 #include "sessions/scenario.h"
 #include "ui/lecture/scenario_panel.h"
 #include "ui/stepper/stepper_view.h"
@@ -114,7 +116,7 @@ class TestScenarios : public QObject {
 
 private slots:
     void initTestCase();
-    void theBundledDeckHasTheElevenScenariosInOrder();
+    void theBundledDeckHasTheTwelveScenariosInOrder();
     void everyBundledScenarioOpensComputesAndRenders_data();
     void everyBundledScenarioOpensComputesAndRenders();
     void theStateUnderAScenarioStaysLive();
@@ -142,13 +144,13 @@ void TestScenarios::initTestCase()
     QVERIFY(m_dir.isValid());
 }
 
-// Eleven scenarios, 01 to 11, each with a title and an explanation that gives a formula.
-void TestScenarios::theBundledDeckHasTheElevenScenariosInOrder()
+// Twelve scenarios, 01 to 12, each with a title and an explanation that gives a formula.
+void TestScenarios::theBundledDeckHasTheTwelveScenariosInOrder()
 {
     const Deck& deck = bundledDeck();
     QVERIFY2(deck.problems.isEmpty(), qPrintable(deck.problems.join('\n')));
-    QCOMPARE(int(deck.scenarios.size()), 11);
-    for (int i = 0; i < 11; ++i) {
+    QCOMPARE(int(deck.scenarios.size()), 12);
+    for (int i = 0; i < 12; ++i) {
         const Scenario& scenario = deck.scenarios[std::size_t(i)];
         QVERIFY2(QFileInfo(scenario.path)
                      .fileName()
@@ -171,7 +173,7 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders_data()
 
 // The scenario's spec is computed without an error and with no warning its explanation does not
 // account for; its page is shown with what it needs (the sweep, the stepper's frame) and the
-// window grabs to a picture with content; the panel shows its title and "i / 11".
+// window grabs to a picture with content; the panel shows its title and "i / n".
 void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
 {
     QFETCH(int, index);
@@ -199,7 +201,7 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
         {"matrices", MainWindow::MatricesPage}, {"image", MainWindow::ImagePage},
         {"heads", MainWindow::HeadsPage},       {"model", MainWindow::ModelPage},
         {"errors", MainWindow::ErrorsPage},     {"timing", MainWindow::TimingPage},
-        {"stepper", MainWindow::StepperPage}};
+        {"stepper", MainWindow::StepperPage},   {"generate", MainWindow::GeneratePage}};
     QVERIFY2(pages.contains(page), qPrintable(page));
     QCOMPARE(window.currentPage(), pages.value(page));
     if (page == QLatin1String("timing"))
@@ -210,6 +212,16 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
         DownstreamPanel* model = window.downstreamPanel();
         QTRY_VERIFY_WITH_TIMEOUT(model->comparison() && !model->isBusy(), kResultTimeoutMs);
         QVERIFY(model->comparison()->top1Agreement < 1.0);  // the cost the scenario shows
+    }
+    if (page == QLatin1String("generate")) {  // the generation the scenario shows runs again
+        const GenerationPage* generation = window.generationPage();
+        const int tokens =
+            GenerationPageState::fromJson(scenario.session.view.value("generate").toObject())
+                .tokens;
+        QTRY_VERIFY_WITH_TIMEOUT(int(generation->steps().size()) == tokens && !generation->isBusy(),
+                                 kResultTimeoutMs);
+        QVERIFY(generation->refusal().isEmpty());
+        QVERIFY(generation->firstDivergence() > 0);  // the continuations part, as it says
     }
     if (page == QLatin1String("stepper")) {
         StepperView* stepper = window.stepperView();
@@ -460,7 +472,8 @@ void TestScenarios::theDeckStepsForwardAndBack()
     QTest::keyClick(&window, Qt::Key_PageDown);  // no deck yet: the bundled one, at its start
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->index(), 0);
-    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / 11"));
+    const qsizetype count = deck.scenarios.size();
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("1 / %1").arg(count));
     QTest::keyClick(&window, Qt::Key_PageUp);  // at the start: stays
     QCOMPARE(window.scenarioPanel()->index(), 0);
 
@@ -468,7 +481,7 @@ void TestScenarios::theDeckStepsForwardAndBack()
     QTest::keyClick(&window, Qt::Key_PageDown);
     QVERIFY(waitForResult(window));
     QCOMPARE(window.scenarioPanel()->index(), 1);
-    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("2 / 11"));
+    QCOMPARE(window.scenarioPanel()->positionText(), QStringLiteral("2 / %1").arg(count));
     QCOMPARE(window.controller().spec().approximation.features, features(1));
     QTest::keyClick(&window, Qt::Key_PageDown);
     QVERIFY(waitForResult(window));

@@ -118,16 +118,6 @@ ApproximationSpec methodOption(const QCommandLineParser& parser)
     return spec.approximation;
 }
 
-QString samplingText(const SamplingSettings& sampling)
-{
-    if (sampling.greedy)
-        return QStringLiteral("greedy");
-    return QStringLiteral("sampled at T = %1%2, seed %3")
-        .arg(sampling.temperature)
-        .arg(sampling.topK > 0 ? QStringLiteral(", top-%1").arg(sampling.topK) : QString())
-        .arg(sampling.seed);
-}
-
 // The charts --plot draws.
 const std::pair<const char*, ui::GenerationChartKind> kCharts[] = {
     {"kl.png", ui::GenerationChartKind::Kl},

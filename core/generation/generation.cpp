@@ -76,7 +76,27 @@ struct Generation::Runs {
     // feature map in a replaced layer.
     std::vector<const RecurrentLayer*> replaced;
     const FeatureMapRecurrence* followed = nullptr;
+    // What the followed layer's row observer kept of the tokens of the current call: the head's
+    // output y_i and, while the prompt is read, its state.
+    bool readingPrompt = false;
+    std::vector<FollowedHead> observed;
+    std::vector<FollowedHead> promptHeads;  // the followed head at the prompt's tokens
 };
+
+namespace {
+
+// The state of a feature map's recurrence after its last token, at its true scale.
+void copyState(const FeatureMapRecurrence& recurrence, FollowedHead& head)
+{
+    head.hasState = true;
+    head.state = recurrence.state();
+    head.normalizer = recurrence.normalizer();
+    head.queryFeatures = recurrence.queryFeatures();
+    head.keyFeatures = recurrence.keyFeatures();
+    head.denominator = recurrence.denominator();
+}
+
+}  // namespace
 
 Generation::Generation(std::shared_ptr<const LanguageModel> model, const GenerationSpec& spec,
                        const MemoryBudget& budget, std::function<bool()> cancelled)
@@ -156,13 +176,26 @@ Generation::Generation(std::shared_ptr<const LanguageModel> model, const Generat
              approximateDecodingState(*m_model, spec.approximation, isReplaced, total),
              false,
              {},
-             nullptr});
+             nullptr,
+             false,
+             {},
+             {}});
     for (const int l : m_replaced)
         m_runs->replaced.push_back(&dynamic_cast<const RecurrentLayer&>(m_runs->free.layer(l)));
-    if (spec.followLayer >= 0 && isReplaced[std::size_t(spec.followLayer)])
-        m_runs->followed = dynamic_cast<const FeatureMapRecurrence*>(
-            &dynamic_cast<const RecurrentLayer&>(m_runs->free.layer(spec.followLayer))
-                 .head(spec.followHead));
+    if (spec.followLayer >= 0 && isReplaced[std::size_t(spec.followLayer)]) {
+        auto& layer = dynamic_cast<RecurrentLayer&>(m_runs->free.layer(spec.followLayer));
+        m_runs->followed = dynamic_cast<const FeatureMapRecurrence*>(&layer.head(spec.followHead));
+        if (m_runs->followed)
+            layer.setRowObserver([runs = m_runs.get(),
+                                  column = Index(spec.followHead) * info.headDim,
+                                  d = Index(info.headDim)](Index row, const Matrix<float>& out) {
+                FollowedHead head;
+                head.output = out.row(row).segment(column, d).transpose().cast<double>();
+                if (runs->readingPrompt)  // a step's state is read after its (timed) pass
+                    copyState(*runs->followed, head);
+                runs->observed.push_back(std::move(head));
+            });
+    }
 }
 
 Generation::~Generation() = default;
@@ -186,8 +219,35 @@ void Generation::readPrompt()
     options.captureQkv = false;
     options.logits = false;
     options.cancelled = m_cancelled;
-    for (DecodingState* state : {&m_runs->exact, &m_runs->forced, &m_runs->free})
+    for (DecodingState* state : {&m_runs->exact, &m_runs->forced})
         m_model->decode(read, *state, options);
+    // The free run reports the followed head at every prompt token (its rows captured, its state
+    // kept by the layer's row observer), the computation unchanged.
+    options.captureQkv = m_spec.followLayer >= 0;
+    m_runs->readingPrompt = true;
+    const ForwardResult free = m_model->decode(read, m_runs->free, options);
+    m_runs->readingPrompt = false;
+    if (m_spec.followLayer < 0)
+        return;
+    const LayerQkv& rows = free.layers[std::size_t(m_spec.followLayer)];
+    for (Index r = 0; r < Index(read.size()); ++r)
+        m_runs->promptHeads.push_back(
+            followedHead(rows, r, m_runs->followed ? &m_runs->observed[std::size_t(r)] : nullptr));
+    m_runs->observed.clear();
+}
+
+FollowedHead Generation::followedHead(const LayerQkv& rows, Index r,
+                                      const FollowedHead* observed) const
+{
+    const Index d = m_model->headDim();
+    const Index g = m_model->keyValueHead(m_spec.followHead);
+    FollowedHead head = observed ? *observed : FollowedHead();
+    head.layer = m_spec.followLayer;
+    head.head = m_spec.followHead;
+    head.query = rows.q.row(r).segment(m_spec.followHead * d, d).transpose().cast<double>();
+    head.key = rows.k.row(r).segment(g * d, d).transpose().cast<double>();
+    head.value = rows.v.row(r).segment(g * d, d).transpose().cast<double>();
+    return head;
 }
 
 GenerationStep Generation::next()
@@ -247,24 +307,14 @@ GenerationStep Generation::next()
     step.cacheBytes = m_runs->exact.bytes();
     step.stateBytes = m_runs->free.bytes();
     if (m_spec.followLayer >= 0) {
-        const LayerQkv& rows = free.layers[std::size_t(m_spec.followLayer)];
-        const Index d = m_model->headDim();
-        const Index g = m_model->keyValueHead(m_spec.followHead);
-        FollowedHead followed;
-        followed.layer = m_spec.followLayer;
-        followed.head = m_spec.followHead;
-        followed.query = rows.q.row(0).segment(m_spec.followHead * d, d).transpose().cast<double>();
-        followed.key = rows.k.row(0).segment(g * d, d).transpose().cast<double>();
-        followed.value = rows.v.row(0).segment(g * d, d).transpose().cast<double>();
-        if (const FeatureMapRecurrence* recurrence = m_runs->followed) {
-            followed.hasState = true;
-            followed.state = recurrence->state();
-            followed.normalizer = recurrence->normalizer();
-            followed.queryFeatures = recurrence->queryFeatures();
-            followed.keyFeatures = recurrence->keyFeatures();
-            followed.denominator = recurrence->denominator();
-        }
+        FollowedHead followed = followedHead(free.layers[std::size_t(m_spec.followLayer)], 0,
+                                             m_runs->followed ? &m_runs->observed.back() : nullptr);
+        if (m_runs->followed)
+            copyState(*m_runs->followed, followed);
+        m_runs->observed.clear();
         step.followed = std::move(followed);
+        if (k == 0)
+            step.followedPrompt = std::move(m_runs->promptHeads);
     }
     m_exactIds.push_back(step.exactToken);
     m_approxIds.push_back(step.approxToken);

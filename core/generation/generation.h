@@ -62,6 +62,7 @@ struct FollowedHead {
     VectorD queryFeatures;  // phi(q_i), phi(k_i) (C)
     VectorD keyFeatures;
     double denominator = 0;  // phi(q_i)^T z_i
+    VectorD output;  // y_i (d_v), the head's output as the recurrence gave it (with hasState)
 };
 
 // What step k (0-based) of a generation gives: token k of each continuation, from the logits
@@ -90,6 +91,9 @@ struct GenerationStep {
     double cacheBytes = 0;
     double stateBytes = 0;
     std::optional<FollowedHead> followed;  // when GenerationSpec::followLayer is set
+    // Step 0 with a followed head: the head at each prompt token read before the step (positions
+    // 0 to P - 2, in order), so that a view can step through the whole text.
+    std::vector<FollowedHead> followedPrompt;
 };
 
 // A generation run step by step (a window's worker calls next() once per token, reporting each
@@ -129,6 +133,10 @@ public:
 private:
     struct Runs;
     void readPrompt();
+    // The followed head's rows in row r of a call's captured rows, and its state when it is a
+    // feature map's in a replaced layer (`observed`: what the layer's row observer kept of r).
+    FollowedHead followedHead(const LayerQkv& rows, Eigen::Index r,
+                              const FollowedHead* observed) const;
 
     std::shared_ptr<const LanguageModel> m_model;
     GenerationSpec m_spec;

@@ -23,7 +23,7 @@ void RecurrentLayer::attend(const Matrix<float>& qkv, Matrix<float>& out)
     const Index keyColumn = Index(m_shape.heads) * d;
     const Index valueColumn = keyColumn + Index(m_shape.keyValueHeads) * d;
     std::atomic<Index> nonPositive = 0;
-    for (Index r = 0; r < qkv.rows(); ++r)
+    for (Index r = 0; r < qkv.rows(); ++r) {
         forEachRowBlock(m_shape.heads, 1, [&](Index h, Index) {
             const Index g = h / group;
             const bool positive = m_heads[std::size_t(h)]->step(
@@ -32,6 +32,9 @@ void RecurrentLayer::attend(const Matrix<float>& qkv, Matrix<float>& out)
             if (!positive)
                 ++nonPositive;
         });
+        if (m_observer)
+            m_observer(r, out);
+    }
     m_nonPositive += nonPositive;
 }
 

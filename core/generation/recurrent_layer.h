@@ -5,6 +5,7 @@
 #include "model/layer_memory.h"
 #include "model/transformer_blocks.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,11 @@ public:
     double bytes() const override;
 
     const RecurrentAttention& head(int h) const { return *m_heads[std::size_t(h)]; }
+    // Called in attend after every head has read row `row` of the call (a token), with the
+    // layer's outputs [y_1 .. y_H] (rows x H d_v): what a view that follows a head reads of each
+    // token, the prompt's too, without changing the computation. Null: none.
+    using RowObserver = std::function<void(Eigen::Index row, const Matrix<float>& out)>;
+    void setRowObserver(RowObserver observer) { m_observer = std::move(observer); }
     // The (token, head) pairs whose denominator was not positive so far.
     Eigen::Index nonPositiveDenominators() const { return m_nonPositive; }
 
@@ -34,6 +40,7 @@ private:
     AttentionHeads m_shape;
     std::vector<std::unique_ptr<RecurrentAttention>> m_heads;
     Eigen::Index m_nonPositive = 0;
+    RowObserver m_observer;
 };
 
 }  // namespace attnlab

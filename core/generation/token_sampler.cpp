@@ -10,6 +10,16 @@
 
 namespace attnlab {
 
+QString samplingText(const SamplingSettings& sampling)
+{
+    if (sampling.greedy)
+        return QStringLiteral("greedy");
+    return QStringLiteral("sampled at T = %1%2, seed %3")
+        .arg(sampling.temperature)
+        .arg(sampling.topK > 0 ? QStringLiteral(", top-%1").arg(sampling.topK) : QString())
+        .arg(sampling.seed);
+}
+
 double TokenSampler::uniform(int step) const
 {
     if (m_settings.greedy)

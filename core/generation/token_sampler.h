@@ -2,6 +2,8 @@
 
 #include "types.h"
 
+#include <QString>
+
 #include <cstdint>
 
 namespace attnlab {
@@ -13,6 +15,10 @@ struct SamplingSettings {
     int topK = 0;            // only the K likeliest tokens (0: all)
     std::uint64_t seed = 0;  // the draws' seed, apart from W's
 };
+
+// "greedy", or "sampled at T = 0.8, top-40, seed 7": the sampling as the charts' subtitles and
+// `generate`'s summary say it.
+QString samplingText(const SamplingSettings& sampling);
 
 // Chooses tokens as SamplingSettings say, by inverse transform sampling: the tokens sorted by
 // descending logit (ties by id), cut to the K likeliest, p_t = exp((l_t - l_max) / T) / sum, and

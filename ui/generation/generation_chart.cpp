@@ -26,8 +26,18 @@ std::pair<double, QString> memoryUnit(double bytes)
     return {1.0, QStringLiteral("bytes")};
 }
 
-QString chartTitle(GenerationChartKind kind)
+QString chartTitle(GenerationChartKind kind, bool compact)
 {
+    if (compact) {
+        switch (kind) {
+            case GenerationChartKind::Kl:
+                return GenerationChart::tr("Next-token KL, teacher-forced");
+            case GenerationChartKind::Cost:
+                return GenerationChart::tr("Time per token: whole step (solid), attention "
+                                           "(dashed)");
+            case GenerationChartKind::Memory: return GenerationChart::tr("Memory held");
+        }
+    }
     switch (kind) {
         case GenerationChartKind::Kl:
             return GenerationChart::tr("Next-token KL divergence, approximate against exact "
@@ -46,7 +56,7 @@ GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
-    m_title = new QCPTextElement(this, chartTitle(kind), sizedFont(font(), 13, true));
+    m_title = new QCPTextElement(this, chartTitle(kind, false), sizedFont(font(), 13, true));
     m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
     m_subtitleElement->setTextColor(QColor(70, 70, 70));
     QCPAxisRect* plot = axisRect();
@@ -72,6 +82,7 @@ GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
         axis->grid()->setSubGridPen(QPen(QColor(238, 238, 238), 0));
     }
     xAxis->setLabel(tr("position of the token read (prompt and generated tokens, 0-based)"));
+    xAxis->setLabelPadding(2);
     xAxis->setTicker(integerTicker());
     if (kind == GenerationChartKind::Kl) {
         yAxis->setLabel(tr("KL(p \u2016 q) (nats)"));
@@ -98,11 +109,41 @@ void GenerationChart::setSteps(const std::vector<GenerationStep>& steps, Method 
     rebuild();
 }
 
+void GenerationChart::setCompact(bool compact)
+{
+    // A compact chart has no subtitle row (an empty one would still take a line).
+    if (compact && !m_compact) {
+        plotLayout()->take(m_subtitleElement);
+        plotLayout()->simplify();
+        plotLayout()->setRowStretchFactors({0.001, 1, 0.001});
+    } else if (!compact && m_compact) {
+        plotLayout()->insertRow(1);
+        plotLayout()->addElement(1, 0, m_subtitleElement);
+        plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
+    }
+    m_compact = compact;
+    xAxis->setLabel(compact ? tr("position of the token read")
+                            : tr("position of the token read (prompt and generated tokens, "
+                                 "0-based)"));
+    if (m_kind == GenerationChartKind::Cost)
+        yAxis->setLabel(compact ? tr("ms per token (log)")
+                                : tr("time per token (ms, logarithmic)"));
+    rebuild();
+}
+
+void GenerationChart::fitTexts()
+{
+    const int width = std::max(200, this->width() - 40);
+    setWrappedText(m_title, chartTitle(m_kind, m_compact), width);
+    setWrappedText(m_subtitleElement, m_compact ? QString() : m_subtitle, width);
+}
+
 void GenerationChart::resizeEvent(QResizeEvent* event)
 {
-    QCustomPlot::resizeEvent(event);
+    // The legend's columns and the wrapped texts first: the replot below lays them out.
     fitLegendColumns(legend, width() - 40);
-    setWrappedText(m_subtitleElement, m_subtitle, width() - 40);
+    fitTexts();
+    QCustomPlot::resizeEvent(event);
 }
 
 QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt::PenStyle style)
@@ -119,7 +160,7 @@ void GenerationChart::rebuild()
     clearPlottables();
     clearItems();
     legend->clearItems();
-    setWrappedText(m_subtitleElement, m_subtitle, std::max(200, width() - 40));
+    fitTexts();
     const QColor approx = methodColor(m_method);
     const QString method = methodInfo(m_method).title;
     QVector<double> positions;
@@ -134,8 +175,10 @@ void GenerationChart::rebuild()
 
     double low = 0, high = 1;
     if (m_kind == GenerationChartKind::Kl) {
-        QCPGraph* kl = addCurve(tr("KL(exact \u2016 %1), both fed the exact tokens").arg(method),
-                                approx, Qt::SolidLine);
+        QCPGraph* kl =
+            addCurve(m_compact ? tr("KL(exact \u2016 %1)").arg(method)
+                               : tr("KL(exact \u2016 %1), both fed the exact tokens").arg(method),
+                     approx, Qt::SolidLine);
         kl->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, approx, approx, 5));
         kl->setData(positions, values([](const GenerationStep& s) {
                         return std::isfinite(s.kl) ? std::max(s.kl, kKlFloor) : qQNaN();
@@ -177,24 +220,33 @@ void GenerationChart::rebuild()
             label->setPadding(QMargins(6, 0, 0, 0));
             label->setFont(sizedFont(font(), 10));
             label->setColor(QColor(80, 80, 80));
-            label->setText(tr("continuations differ from here (token %1)").arg(divergence->index));
+            label->setText(
+                m_compact ? tr("differ from token %1").arg(divergence->index)
+                          : tr("continuations differ from here (token %1)").arg(divergence->index));
         }
     } else if (m_kind == GenerationChartKind::Cost) {
         const auto ms = [](double seconds) { return seconds * 1e3; };
-        addCurve(tr("exact, whole step"), kExactColor, Qt::SolidLine)
+        // Compact: the runs' colours in the legend, the line styles in the title.
+        addCurve(m_compact ? tr("exact") : tr("exact, whole step"), kExactColor, Qt::SolidLine)
             ->setData(positions,
                       values([&](const GenerationStep& s) { return ms(s.exactSeconds); }), true);
-        addCurve(tr("%1, whole step").arg(method), approx, Qt::SolidLine)
+        addCurve(m_compact ? method : tr("%1, whole step").arg(method), approx, Qt::SolidLine)
             ->setData(positions,
                       values([&](const GenerationStep& s) { return ms(s.approxSeconds); }), true);
-        addCurve(tr("exact attention (key/value cache)"), kExactColor, Qt::DashLine)
-            ->setData(positions,
-                      values([&](const GenerationStep& s) { return ms(s.exactAttentionSeconds); }),
-                      true);
-        addCurve(tr("%1 attention (recurrent state)").arg(method), approx, Qt::DashLine)
-            ->setData(positions,
-                      values([&](const GenerationStep& s) { return ms(s.approxAttentionSeconds); }),
-                      true);
+        QCPGraph* exactAttention =
+            addCurve(tr("exact attention (key/value cache)"), kExactColor, Qt::DashLine);
+        exactAttention->setData(
+            positions, values([&](const GenerationStep& s) { return ms(s.exactAttentionSeconds); }),
+            true);
+        QCPGraph* approxAttention =
+            addCurve(tr("%1 attention (recurrent state)").arg(method), approx, Qt::DashLine);
+        approxAttention->setData(
+            positions,
+            values([&](const GenerationStep& s) { return ms(s.approxAttentionSeconds); }), true);
+        if (m_compact) {
+            exactAttention->removeFromLegend();
+            approxAttention->removeFromLegend();
+        }
         // From two thirds of the shortest time to 1.5 times the longest.
         low = 1e300;
         high = 0;
@@ -216,12 +268,16 @@ void GenerationChart::rebuild()
         const std::pair<double, QString> memory = memoryUnit(largest);
         const double unit = memory.first;
         yAxis->setLabel(tr("memory (%1)").arg(memory.second));
-        addCurve(tr("exact: key/value cache, 2 L d floats per key/value head and layer"),
+        addCurve(m_compact
+                     ? tr("exact: key/value cache")
+                     : tr("exact: key/value cache, 2 L d floats per key/value head and layer"),
                  kExactColor, Qt::SolidLine)
             ->setData(positions,
                       values([&](const GenerationStep& s) { return s.cacheBytes / unit; }), true);
-        addCurve(tr("%1: its state (and the cache of layers it leaves exact)").arg(method), approx,
-                 Qt::SolidLine)
+        addCurve((m_compact ? tr("%1: its state")
+                            : tr("%1: its state (and the cache of layers it leaves exact)"))
+                     .arg(method),
+                 approx, Qt::SolidLine)
             ->setData(positions,
                       values([&](const GenerationStep& s) { return s.stateBytes / unit; }), true);
         low = 0;

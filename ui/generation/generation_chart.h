@@ -32,6 +32,10 @@ public:
     void setSteps(const std::vector<GenerationStep>& steps, Method method,
                   const QString& subtitle = QString());
     GenerationChartKind kind() const { return m_kind; }
+    // Compact (a page's panel beside others): a short title on as many lines as it needs, no
+    // subtitle (the page says what the generation is), a short x label and legend. Exports of
+    // a page's chart draw the full one (saveGenerationChart).
+    void setCompact(bool compact);
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
@@ -39,11 +43,14 @@ protected:
 private:
     void rebuild();
     QCPGraph* addCurve(const QString& name, const QColor& color, Qt::PenStyle style);
+    // The title and subtitle wrapped to the chart's width (the subtitle empty when compact).
+    void fitTexts();
 
     GenerationChartKind m_kind;
     std::vector<GenerationStep> m_steps;
     Method m_method = Method::FavorPositive;
     QString m_subtitle;
+    bool m_compact = false;
     QCPTextElement* m_title;
     QCPTextElement* m_subtitleElement;
 };

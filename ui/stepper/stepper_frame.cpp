@@ -124,12 +124,17 @@ void StepperFrame::showLines(int t, qint64 budget, bool stateKept)
     }
     const CausalSteps& steps = *m_data->steps;
     const FormAgreement agreement = steps.agreementThrough(t);
-    m_agreementLine->setText(
-        tr("Recurrent and parallel (chunked) forms agree to %1 (largest difference so far, "
-           "steps 1 to %2; relative to the largest output: %3)")
-            .arg(displayDifference(agreement.absolute))
-            .arg(t + 1)
-            .arg(displayDifference(agreement.relative)));
+    const QString forms =
+        m_data->followed.isEmpty()
+            ? tr("Recurrent and parallel (chunked) forms")
+            : tr("Following %1: the generation's recurrent outputs and the parallel (masked) "
+                 "form of its features")
+                  .arg(m_data->followed);
+    m_agreementLine->setText(tr("%1 agree to %2 (largest difference so far, steps 1 to %3; "
+                                "relative to the largest output: %4)")
+                                 .arg(forms, displayDifference(agreement.absolute))
+                                 .arg(t + 1)
+                                 .arg(displayDifference(agreement.relative)));
     const qint64 c = steps.featureCount;
     const qint64 m = steps.valueDim;
     const qint64 d = m_data->input->headDim();

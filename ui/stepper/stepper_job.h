@@ -36,6 +36,10 @@ struct StepperData {
     std::shared_ptr<const MatrixD> approxAttention;  // causal P^
     QString matricesNote;                            // why P and P^ are not kept
     double allStatesBytes = 0;                       // causalStepsBytes with every state kept
+    // A generation's followed head (StepperView::follow): what is followed ("layer 2, head 3 of
+    // the generation"); its outputs were computed by the generation's recurrence, its parallel
+    // form is the masked quadratic one (FollowedSteps). Empty for the window's experiment.
+    QString followed;
 };
 
 // Exactly what the stepper for job needs: for a whole job the causal P and P^ of the head

@@ -36,7 +36,10 @@ using namespace stepper;
 StepperView::StepperView(QWidget* parent)
     : QWidget(parent), m_controller(new StepperController(this)), m_timer(new QTimer(this))
 {
-    connect(m_controller, &StepperController::computed, this, &StepperView::showData);
+    connect(m_controller, &StepperController::computed, this, [this] {
+        if (!m_followed)  // the window's experiment waits while the page follows a generation
+            showData();
+    });
     connect(m_controller, &StepperController::statesComputed, this, &StepperView::showPosition);
     connect(m_controller, &StepperController::failed, this, &StepperView::showError);
     connect(m_controller, &StepperController::busyChanged, this, &StepperView::busyChanged);
@@ -55,6 +58,7 @@ StepperView::StepperView(QWidget* parent)
     m_errorBar->hide();
 
     QWidget* controls = buildControls();
+    QWidget* followBar = buildFollowBar();
     m_frame = new StepperFrame;
     m_frame->strip()->setFocusProxy(this);
     connect(m_frame->strip(), &StepperTokenStrip::tokenClicked, this, [this](int t) {
@@ -66,6 +70,7 @@ StepperView::StepperView(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(m_errorBar);
+    layout->addWidget(followBar);
     layout->addWidget(controls);
     layout->addWidget(m_frame, 1);
 
@@ -198,6 +203,34 @@ QWidget* StepperView::buildControls()
     return bar;
 }
 
+QWidget* StepperView::buildFollowBar()
+{
+    m_followBar = new QWidget;
+    m_followBar->setObjectName(QStringLiteral("stepperFollowBar"));
+    m_followBar->setStyleSheet(QStringLiteral(
+        "#stepperFollowBar { background: #e8f0fb; border: 1px solid #a8c0e0; border-radius: 3px; "
+        "}"));
+    m_followBar->setAttribute(Qt::WA_StyledBackground);
+    m_followLabel = makeLabel(QString(), kLinePoints);
+    m_followLabel->setObjectName(QStringLiteral("stepperFollowLabel"));
+    m_followLabel->setWordWrap(true);
+    auto* stop = new QToolButton;
+    stop->setObjectName(QStringLiteral("stopFollowing"));
+    stop->setText(tr("Stop following"));
+    stop->setToolTip(tr("Show the window's experiment again"));
+    setTextPoints(stop, kControlPoints);
+    connect(stop, &QToolButton::clicked, this, [this] {
+        m_declined = m_followed;
+        follow(nullptr);
+    });
+    auto* layout = new QHBoxLayout(m_followBar);
+    layout->setContentsMargins(8, 4, 8, 4);
+    layout->addWidget(m_followLabel, 1);
+    layout->addWidget(stop);
+    m_followBar->hide();
+    return m_followBar;
+}
+
 void StepperView::applyTextScale()
 {
     scaleMarkedFonts(*this, m_textScale);  // the controls (and the frame's texts)
@@ -218,6 +251,12 @@ void StepperView::resizeEvent(QResizeEvent* event)
     fitControls();
     m_frame->fitPanels();
     QWidget::resizeEvent(event);
+}
+
+void StepperView::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    QTimer::singleShot(0, m_frame, &StepperFrame::fitPanels);
 }
 
 void StepperView::fitControls()
@@ -285,7 +324,80 @@ void StepperView::mousePressEvent(QMouseEvent* event)
 void StepperView::setExperiment(const ExperimentSpec& spec,
                                 std::shared_ptr<const AttentionInput> input)
 {
+    if (m_followed) {
+        m_deferred = std::pair{spec, std::move(input)};
+        return;
+    }
     m_controller->setExperiment(spec, std::move(input), m_position);
+}
+
+void StepperView::follow(std::shared_ptr<const FollowedSteps> steps)
+{
+    if (!steps) {
+        if (!m_followed)
+            return;
+        m_followed.reset();
+        m_followData.reset();
+        m_followLength = 0;
+        m_followBar->hide();
+        emit followingChanged(false);
+        if (m_deferred) {
+            auto [spec, input] = *std::exchange(m_deferred, std::nullopt);
+            m_controller->setExperiment(spec, std::move(input), m_position);
+        } else if (m_controller->data()) {
+            showData();
+        }
+        return;
+    }
+    if (steps == m_declined.lock())
+        return;  // the user stopped following this head
+    const bool fresh = steps != m_followed;
+    // At the newest step shown (or a new head): the page moves on with the generation. (The
+    // steps grow in place between calls: their length now is not the length shown.)
+    const bool atEnd = fresh || m_position >= m_followLength - 1;
+    m_followed = std::move(steps);
+    const QString head = tr("layer %1, head %2").arg(m_followed->layer()).arg(m_followed->head());
+    m_followBar->show();
+    if (fresh)
+        emit followingChanged(true);
+    const Eigen::Index tokens = m_followed->length();
+    m_followLabel->setText(
+        tokens == 0 ? tr("Following %1 of the generation on the Generate page: waiting for its "
+                         "first token.")
+                          .arg(head)
+                    : tr("Following %1 of the generation on the Generate page: its state "
+                         "S\u1d62 and normalizer z\u1d62 at each of the %2 tokens the "
+                         "approximate run has read, of %3 (the prompt's, then its own "
+                         "continuation's).")
+                          .arg(head)
+                          .arg(tokens)
+                          .arg(m_followed->capacity()));
+    if (tokens == 0)
+        return;
+    auto data = std::make_shared<StepperData>();
+    data->input = std::shared_ptr<const AttentionInput>(m_followed, &m_followed->input());
+    data->steps = std::shared_ptr<const CausalSteps>(m_followed, &m_followed->steps());
+    data->exactAttention = std::make_shared<const MatrixD>(m_followed->exactAttention());
+    data->approxAttention = std::make_shared<const MatrixD>(m_followed->approxAttention());
+    data->followed = tr("%1 of the generation").arg(head);
+    m_followData = std::move(data);
+    m_followLength = int(tokens);
+    const int previous = m_position;
+    if (atEnd)
+        m_position = int(tokens) - 1;
+    showData();
+    if (m_position != previous)
+        emit positionChanged(m_position);
+}
+
+std::shared_ptr<const StepperData> StepperView::shownData() const
+{
+    return m_followed ? m_followData : m_controller->data();
+}
+
+bool StepperView::stateAvailable(int t) const
+{
+    return m_followed ? m_followData && t < length() : m_controller->stateAvailable(t);
 }
 
 void StepperView::setHead(int head)
@@ -313,17 +425,21 @@ bool StepperView::isBusy() const
 
 int StepperView::length() const
 {
+    if (m_followed)  // as shown: the steps grow in place until the next follow()
+        return m_followLength;
     return m_controller->length();
 }
 
 std::shared_ptr<const CausalSteps> StepperView::steps() const
 {
+    if (m_followed)
+        return m_followData ? m_followData->steps : nullptr;
     return m_controller->steps();
 }
 
 bool StepperView::keepsAllStates() const
 {
-    return m_controller->keepsAllStates();
+    return m_followed ? m_followData != nullptr : m_controller->keepsAllStates();
 }
 
 QString StepperView::errorMessage() const
@@ -346,7 +462,7 @@ void StepperView::setPosition(int position)
 {
     const int clamped =
         length() > 0 ? std::clamp(position, 0, length() - 1) : std::max(0, position);
-    if (clamped == m_position && (m_shownPosition == clamped || !m_controller->data()))
+    if (clamped == m_position && (m_shownPosition == clamped || !shownData()))
         return;
     const bool changed = clamped != m_position;
     m_position = clamped;
@@ -423,7 +539,7 @@ void StepperView::setState(const QJsonObject& state)
 
 void StepperView::showData()
 {
-    const std::shared_ptr<const StepperData> data = m_controller->data();
+    const std::shared_ptr<const StepperData> data = shownData();
     m_errorBar->hide();
     const CausalSteps& steps = *data->steps;
     const int length = int(steps.length());
@@ -451,7 +567,7 @@ void StepperView::showData()
 
 void StepperView::showPosition()
 {
-    if (!m_controller->data())
+    if (!shownData())
         return;
     const int t = m_position;
     const int length = this->length();
@@ -467,10 +583,10 @@ void StepperView::showPosition()
     m_lastButton->setEnabled(t < length - 1);
     m_playButton->setEnabled(length > 1);
     const qint64 budget = m_controller->memoryBudget().bytes();
-    if (m_controller->stateAvailable(t)) {
+    if (stateAvailable(t)) {
         m_frame->showStep(t, budget);
         m_shownPosition = t;
-    } else {
+    } else if (!m_followed) {
         m_frame->showLines(t, budget, false);
         m_controller->requestStates(t);
     }
@@ -488,18 +604,18 @@ PaintedFigure StepperView::frameFigure()
 
 int StepperView::exportAllFrames(const QString& folder)
 {
-    if (!m_controller->data())
+    if (!shownData())
         return 0;
     if (!QDir().mkpath(folder))
         throw OutputError(tr("cannot write the frames: cannot create the folder %1").arg(folder));
     pause();
-    const std::shared_ptr<const StepperData> data = m_controller->data();
+    const std::shared_ptr<const StepperData> data = shownData();
     const quint64 generation = m_controller->generation();
     const int length = this->length();
     const int start = m_position;
     const int digits = std::max(4, int(QString::number(length).size()));
     const auto current = [&] {
-        return m_controller->data() == data && m_controller->generation() == generation;
+        return shownData() == data && m_controller->generation() == generation;
     };
 
     QProgressDialog progress(
@@ -547,7 +663,7 @@ int StepperView::exportAllFrames(const QString& folder)
 
 void StepperView::exportFrameDialog()
 {
-    if (!m_controller->data())
+    if (!shownData())
         return;
     runFigureExportDialog(
         this, tr("Export frame"), QStringLiteral("stepper-step-%1.png").arg(m_position + 1),
@@ -556,7 +672,7 @@ void StepperView::exportFrameDialog()
 
 void StepperView::exportAllFramesDialog()
 {
-    if (!m_controller->data())
+    if (!shownData())
         return;
     const QString folder = QFileDialog::getExistingDirectory(this, tr("Export all frames"));
     if (folder.isEmpty())

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "experiment.h"
+#include "generation/followed_steps.h"
 #include "inputs/inputs.h"
 #include "memory_budget.h"
 #include "ui/plotting/figure_export.h"
@@ -10,6 +11,8 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 class QDoubleSpinBox;
@@ -23,6 +26,7 @@ namespace attnlab::ui {
 
 class StepperController;
 class StepperFrame;
+struct StepperData;
 
 // The "Stepper" page: causal linear attention run as a recurrent network, one token at a time
 // (docs/design.md section 2.6, the recurrent form; "Transformers are RNNs"):
@@ -45,6 +49,12 @@ class StepperFrame;
 // outside it recomputes the window on the worker (the frame then follows when it arrives), and
 // the page says so. Stepping stays exact: every state shown is the engine's S_i, never an
 // interpolation.
+//
+// Follow mode (follow()): the page steps through a generation's followed head instead
+// (GenerationSpec::followLayer and followHead, gathered by the Generate page in a FollowedSteps):
+// the same figures, with the S_i, z_i, phi(q_i), phi(k_i) and y_i the generation's recurrence
+// reported for every token the approximate run read, growing as the model writes. A bar above
+// the controls says which head is followed; Stop following shows the window's experiment again.
 class StepperView : public QWidget {
     Q_OBJECT
 
@@ -89,6 +99,14 @@ public:
     // Whether the states S_i of every position are kept (see the class comment).
     bool keepsAllStates() const;
 
+    // Steps through `steps`, a generation's followed head, from now on (its tokens so far; call
+    // again when tokens were added: the page stays at the newest step while it was there); the
+    // window's experiment is no longer computed, and one given meanwhile waits. Null stops
+    // following and shows the window's experiment again. Once the user stopped following a head
+    // (Stop following), the page follows it no more.
+    void follow(std::shared_ptr<const FollowedSteps> steps);
+    bool isFollowing() const { return m_followed != nullptr; }
+
     // {"position": t, "speed": steps per second, "head": h}, for sessions.
     QJsonObject state() const;
     // Restores what state() wrote; missing fields keep their values. A position beyond the
@@ -119,6 +137,8 @@ signals:
     void experimentShown();
     // The latest request could not be computed; the page keeps the previous frame.
     void failed(const QString& message);
+    // Follow mode began or ended (follow()).
+    void followingChanged(bool following);
 
 protected:
     // Left / Right: one step back / forward; Space: play or pause; Home / End: first / last.
@@ -127,6 +147,9 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     // Scales the text with the page (see applyTextScale).
     void resizeEvent(QResizeEvent* event) override;
+    // Arranges the panels for the page's width once its layouts have run: a page first shown
+    // after its data came (a followed generation) was sized while hidden.
+    void showEvent(QShowEvent* event) override;
 
 private:
     QWidget* buildControls();
@@ -142,6 +165,10 @@ private:
     // A new computation arrived: the frame's parts that are the same for every step, the slider
     // and the head box, then the frame at the position.
     void showData();
+    // What the page shows: the followed head's data while following, else the controller's.
+    std::shared_ptr<const StepperData> shownData() const;
+    bool stateAvailable(int t) const;
+    QWidget* buildFollowBar();
     void showError(const QString& message);
     // The position changed: the strip, the slider and the labels at once, the frame when its
     // state is at hand (otherwise it asks the controller for it).
@@ -156,6 +183,16 @@ private:
 
     StepperController* m_controller;
     StepperFrame* m_frame;  // everything below the controls, which exports render
+
+    // Follow mode: the generation's head, its data as last shown, and the window's experiment
+    // given meanwhile.
+    std::shared_ptr<const FollowedSteps> m_followed;
+    std::shared_ptr<const StepperData> m_followData;
+    int m_followLength = 0;                         // the tokens of m_followData when it was shown
+    std::weak_ptr<const FollowedSteps> m_declined;  // the head the user stopped following
+    std::optional<std::pair<ExperimentSpec, std::shared_ptr<const AttentionInput>>> m_deferred;
+    QWidget* m_followBar;
+    QLabel* m_followLabel;
 
     // Stepping.
     int m_position = 0;

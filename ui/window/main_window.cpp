@@ -24,7 +24,9 @@
 #include "ui/stepper/stepper_view.h"
 #include "ui/timing/timing_chart.h"
 #include "ui/timing/timing_panel.h"
+#include "ui/generation/generation_page.h"
 #include "ui/window/window_exports.h"
+#include "ui/window/window_generation.h"
 #include "ui/window/window_session.h"
 
 #include <QApplication>
@@ -270,6 +272,7 @@ void MainWindow::buildPages()
     m_pages->addTab(m_stepperView, tr("Stepper"));
     m_pages->setTabToolTip(StepperPage, tr("Causal linear attention run as a recurrent network, "
                                            "one token at a time, beside exact causal softmax."));
+    m_generatePage = (new WindowGeneration(*this, m_pages, m_stepperView))->page();
     connect(m_pages, &QTabWidget::currentChanged, this, [this](int page) {
         if (page == ImagePage)
             m_currentFigure = m_imageView;
@@ -279,9 +282,12 @@ void MainWindow::buildPages()
             m_currentFigure = m_timingPanel->chart();
         else if (page == ModelPage)
             m_currentFigure = m_downstream->chart();
+        else if (page == GeneratePage)
+            m_currentFigure = m_generatePage->chart(GenerationChartKind::Kl);
         else if (m_currentFigure == m_imageView || m_currentFigure == m_errorPanel->chart() ||
                  m_currentFigure == m_timingPanel->chart() ||
-                 m_currentFigure == m_downstream->chart())
+                 m_currentFigure == m_downstream->chart() ||
+                 m_currentFigure == m_generatePage->chart(GenerationChartKind::Kl))
             m_currentFigure = m_exactView;
         // The head, error and colour controls act on the matrix pages only.
         m_viewBar->setVisible(page == MatricesPage || page == ImagePage);
@@ -415,6 +421,7 @@ void MainWindow::showResult()
     m_downstreamStale = true;
     updateModelPages();
     m_errorPanel->setInput(result.spec, computation.input);
+    m_generatePage->setExperiment(result.spec, computation.input);
     refreshViews();
     m_runNoticeShown = false;
     m_statusLabel->setText(
@@ -513,6 +520,7 @@ void MainWindow::setMemoryBudget(const MemoryBudget& budget)
     m_stepperView->setMemoryBudget(budget);
     m_headGrid->setMemoryBudget(budget);
     m_downstream->setMemoryBudget(budget);
+    m_generatePage->setMemoryBudget(budget);
 }
 
 void MainWindow::memoryBudgetDialog()

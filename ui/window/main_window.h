@@ -45,6 +45,7 @@ class MethodPanel;
 class MetricsPanel;
 class RowComparisonView;
 class ScenarioPanel;
+class GenerationPage;
 class StepperView;
 class TimingPanel;
 class ViewBar;
@@ -76,7 +77,8 @@ public:
         ModelPage,  // inside the model: what the approximation does to its predictions
         ErrorsPage,
         TimingPage,
-        StepperPage
+        StepperPage,
+        GeneratePage  // the model writes, with exact and approximate attention
     };
 
     explicit MainWindow(Start start = Start::LastSession, QWidget* parent = nullptr);
@@ -141,6 +143,7 @@ public:
     StepperView* stepperView() const { return m_stepperView; }
     HeadGridPanel* headGrid() const { return m_headGrid; }
     DownstreamPanel* downstreamPanel() const { return m_downstream; }
+    GenerationPage* generationPage() const { return m_generatePage; }
     // Shows page `page` (the image page only for image input).
     void showPage(Page page);
     Page currentPage() const;
@@ -245,6 +248,7 @@ private:
     StepperView* m_stepperView;
     HeadGridPanel* m_headGrid;
     DownstreamPanel* m_downstream;
+    GenerationPage* m_generatePage;  // made by its WindowGeneration
     QCustomPlot* m_currentFigure;
     InputPanel* m_inputPanel;
     MethodPanel* m_methodPanel;

@@ -8,6 +8,7 @@
 #include "ui/experiment/experiment_controller.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/row_comparison_view.h"
+#include "ui/generation/generation_page.h"
 #include "io/csv.h"
 #include "io/npy.h"
 #include "ui/window/main_window.h"
@@ -75,6 +76,8 @@ void WindowExports::exportFigureDialog()
         name = QStringLiteral("error-distribution");
     else if (figure == w.timingPanel()->chart())
         name = QStringLiteral("timing");
+    else if (figure == w.generationPage()->chart(GenerationChartKind::Kl))
+        name = QStringLiteral("generate-kl");
     else if (figure == w.approxView())
         name = QStringLiteral("attention-approx");
     else if (figure == w.errorView())

@@ -4,6 +4,7 @@
 #include "ui/common/export_dialog.h"
 #include "errors.h"
 #include "ui/errors/error_analysis_panel.h"
+#include "ui/generation/generation_page.h"
 #include "ui/experiment/experiment_controller.h"
 #include "ui/window/lecture_controls.h"
 #include "ui/model/downstream_panel.h"
@@ -36,8 +37,8 @@ QString lastSessionPath()
 }
 
 // The names of the pages in a session's "view" object, in the order of MainWindow::Page.
-const char* const kPageNames[] = {"matrices", "image",  "heads",  "model",
-                                  "errors",   "timing", "stepper"};
+const char* const kPageNames[] = {"matrices", "image",  "heads",   "model",
+                                  "errors",   "timing", "stepper", "generate"};
 
 }  // namespace
 
@@ -186,6 +187,7 @@ QJsonObject WindowSession::view() const
     view.insert(QStringLiteral("stepper"), m_window.stepperView()->state());
     view.insert(QStringLiteral("heads"), m_window.headGrid()->state());
     view.insert(QStringLiteral("model"), m_window.downstreamPanel()->state());
+    view.insert(QStringLiteral("generate"), m_window.generationPage()->state().toJson());
     return view;
 }
 
@@ -202,7 +204,8 @@ std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject
                 page = Page(i);
         if (!page)
             throw InputError(QStringLiteral("view.page: expected one of matrices, image, heads, "
-                                            "model, errors, timing, stepper, got \"%1\"")
+                                            "model, errors, timing, stepper, generate, got "
+                                            "\"%1\"")
                                  .arg(name));
     }
     const QJsonValue stepper = view.value(QLatin1String("stepper"));
@@ -232,7 +235,7 @@ std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject
             throw InputError(QStringLiteral("view.timing: %1").arg(e.message()));
         }
     }
-    for (const char* name : {"heads", "model"}) {
+    for (const char* name : {"heads", "model", "generate"}) {
         const QJsonValue state = view.value(QLatin1String(name));
         if (!state.isUndefined() && !state.isObject())
             throw InputError(
@@ -250,6 +253,13 @@ std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject
         m_window.downstreamPanel()->setState(view.value(QLatin1String("model")).toObject());
     } catch (const InputError& e) {
         throw InputError(QStringLiteral("view.model: %1").arg(e.message()));
+    }
+    try {
+        // Without the page's state, the page's defaults: nothing generated.
+        m_window.generationPage()->setState(
+            GenerationPageState::fromJson(view.value(QLatin1String("generate")).toObject()));
+    } catch (const InputError& e) {
+        throw InputError(QStringLiteral("view.generate: %1").arg(e.message()));
     }
     m_window.stepperView()->setState(stepper.toObject());
     return page;

@@ -1,0 +1,469 @@
+// The Generate page (ui/generation/generation_page.h) driven as a user drives it, on the tiny
+// Llama with grouped-query attention of tests/data/models (2 layers, 4 query heads over 2
+// key/value heads, d = 12) and on the built-in model: Generate gives N tokens in both columns,
+// exactly the tokens core/generation gives for the same spec, with the first divergence marked
+// where core's firstDivergence says; Cancel stops between tokens within a bounded time and the
+// page generates again; a method without a recurrent form is refused with the registry's reason;
+// input without a language model says what the page needs; the run exports as `generate` writes
+// it; in the window, the Stepper page follows the chosen head and shows the state the generation
+// reported; the page's state comes back from a session, and a session that showed a generation
+// generates again; the page grabs with its text whole and its charts drawn at 1600 x 1000 and
+// 1280 x 800.
+
+#include "attention/approximation.h"
+#include "attention/recurrent_attention.h"
+#include "errors.h"
+#include "generation/generation.h"
+#include "inputs/model_input.h"
+#include "sessions/generation_page_state.h"
+#include "ui/generation/continuation_view.h"
+#include "ui/generation/generation_page.h"
+#include "ui/stepper/stepper_style.h"
+#include "ui/stepper/stepper_view.h"
+#include "ui/window/main_window.h"
+#include "test_support.h"
+#include "widget_support.h"
+#include "window_support.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QMenu>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTextEdit>
+#include <QTest>
+#include <QToolButton>
+
+using namespace attnlab;
+using namespace attnlab::ui;
+using namespace attnlab::test;
+
+namespace {
+
+constexpr int kTimeoutMs = 60'000;
+const QString kTinyLlama = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-llama-gqa-f32");
+const QString kPrompt = QStringLiteral("And God said, Let there be light: and there was light.");
+
+ExperimentSpec modelSpec(const QString& model, const QString& method = "favor-positive", int m = 16)
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = model;
+    spec.input.text = kPrompt;
+    spec.causal = true;
+    spec.setMethod(method);
+    spec.approximation.features = m;
+    spec.approximation.seed = 3;
+    return spec;
+}
+
+// The page given spec as the window gives it (with the input it built).
+void showExperiment(GenerationPage& page, const ExperimentSpec& spec)
+{
+    page.setExperiment(spec, std::make_shared<const AttentionInput>(buildInput(spec.input)));
+}
+
+// Clicks Generate and waits for the run to end.
+bool clickGenerate(GenerationPage& page)
+{
+    QSignalSpy finished(&page, &GenerationPage::generationFinished);
+    QTest::mouseClick(child<QPushButton>(page, "generateRun"), Qt::LeftButton);
+    return finished.wait(kTimeoutMs);
+}
+
+// Clicks a check box on its box (the middle of a wide check box is not on it).
+void clickCheckBox(QCheckBox* box)
+{
+    QTest::mouseClick(box, Qt::LeftButton, {}, QPoint(8, box->height() / 2));
+}
+
+// What core gives for the page's spec, run here without the page.
+GenerationResult coreRun(const ExperimentSpec& spec, int tokens, int followLayer = -1,
+                         int followHead = 0)
+{
+    GenerationSpec generation;
+    generation.prompt = spec.input.text;
+    generation.tokens = tokens;
+    generation.approximation = spec.approximation;
+    generation.followLayer = followLayer;
+    generation.followHead = followHead;
+    Generation run(loadModel(spec.input.modelPath), generation);
+    return runGeneration(run);
+}
+
+}  // namespace
+
+class TestGeneratePage : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void generateGivesNTokensInBothColumns_data();
+    void generateGivesNTokensInBothColumns();
+    void cancelStopsBetweenTokensAndThePageGeneratesAgain();
+    void aMethodWithoutARecurrentFormIsRefusedWithItsReason();
+    void otherInputSaysWhatThePageNeeds();
+    void aRunThatCannotStartSaysWhy();
+    void theRunExportsAsTheCommandWritesIt();
+    void theStepperFollowsTheChosenHead();
+    void theStateComesBackFromASession();
+    void thePageGrabsWholeAtTwoSizes_data();
+    void thePageGrabsWholeAtTwoSizes();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestGeneratePage::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    QVERIFY(m_dir.isValid());
+}
+
+void TestGeneratePage::generateGivesNTokensInBothColumns_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("tokens");
+    QTest::newRow("tiny llama (GQA)") << kTinyLlama << 20;
+    QTest::newRow("built-in") << QStringLiteral("builtin") << 40;
+}
+
+// Property: Generate shows N rows, each with the exact and the approximate token as the model's
+// labels, and they are the tokens core gives for the same spec; the row marked as the first
+// divergence is core's firstDivergence (on the built-in model, FAVOR+ with m = 16 parts from
+// softmax within 40 tokens, so that the mark is shown); the charts have N points.
+void TestGeneratePage::generateGivesNTokensInBothColumns()
+{
+    QFETCH(QString, model);
+    QFETCH(int, tokens);
+    GenerationPage page;
+    page.resize(1200, 800);
+    page.show();
+    const ExperimentSpec spec = modelSpec(model);
+    showExperiment(page, spec);
+    QVERIFY(page.refusal().isEmpty());
+    QCOMPARE(child<QPlainTextEdit>(page, "generatePrompt")->toPlainText(), kPrompt);
+    child<QSpinBox>(page, "generateTokens")->setValue(tokens);
+    QVERIFY(clickGenerate(page));
+    QVERIFY2(!page.isBusy(), qPrintable(child<QLabel>(page, "generateStatus")->text()));
+
+    const GenerationResult expected = coreRun(spec, tokens);
+    QCOMPARE(int(page.steps().size()), tokens);
+    QCOMPARE(page.exactIds(), expected.exactIds);
+    QCOMPARE(page.approxIds(), expected.approxIds);
+    const ContinuationView* table = page.continuation();
+    QCOMPARE(table->rowCount(), tokens);
+    const auto loaded = loadModel(model);
+    for (const int row : {0, tokens - 1}) {
+        QCOMPARE(table->item(row, 1)->text(),
+                 loaded->tokenizer().label(expected.exactIds[std::size_t(row)]));
+        QCOMPARE(table->item(row, 2)->text(),
+                 loaded->tokenizer().label(expected.approxIds[std::size_t(row)]));
+    }
+    const int divergence = firstDivergence(expected);
+    QCOMPARE(page.firstDivergence(), divergence);
+    QCOMPARE(table->firstDivergence(), divergence);
+    if (model == QLatin1String("builtin"))
+        QVERIFY2(divergence > 0, qPrintable(QString::number(divergence)));
+    for (int row = 0; row < tokens; ++row)
+        QCOMPARE(table->item(row, 0)->text().startsWith(QStringLiteral("\u25b6")),
+                 row == divergence);
+    if (divergence >= 0)
+        QVERIFY2(page.summaryText().contains(
+                     QStringLiteral("first %1 of %2").arg(divergence).arg(tokens)),
+                 qPrintable(page.summaryText()));
+    for (const GenerationChartKind kind :
+         {GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory})
+        QVERIFY(page.chart(kind)->graphCount() > 0 &&
+                page.chart(kind)->graph(0)->dataCount() == tokens);
+}
+
+// Cancel during a run stops it between tokens within a bounded time (a hang would fail, not a
+// slow machine: the bound is generous), keeps the tokens generated so far, says so, and the page
+// generates again afterwards.
+void TestGeneratePage::cancelStopsBetweenTokensAndThePageGeneratesAgain()
+{
+    GenerationPage page;
+    page.show();
+    ExperimentSpec spec = modelSpec(QStringLiteral("builtin"), "favor-positive", 256);
+    spec.input.text = QStringLiteral("In");
+    showExperiment(page, spec);
+    child<QSpinBox>(page, "generateTokens")->setValue(120);
+    QSignalSpy finished(&page, &GenerationPage::generationFinished);
+    QTest::mouseClick(child<QPushButton>(page, "generateRun"), Qt::LeftButton);
+    QVERIFY(page.isBusy());
+    QTRY_VERIFY_WITH_TIMEOUT(page.steps().size() >= 2, kTimeoutMs);
+    QElapsedTimer clock;
+    clock.start();
+    QTest::mouseClick(child<QPushButton>(page, "generateCancel"), Qt::LeftButton);
+    QVERIFY(finished.wait(kTimeoutMs));
+    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(!page.isBusy());
+    const int kept = int(page.steps().size());
+    QVERIFY(kept >= 2);
+    if (kept < 120)
+        QVERIFY2(child<QLabel>(page, "generateStatus")->text().contains("Cancelled after"),
+                 qPrintable(child<QLabel>(page, "generateStatus")->text()));
+    QCOMPARE(page.continuation()->rowCount(), kept);
+    QVERIFY(child<QPushButton>(page, "generateRun")->isEnabled());
+
+    child<QSpinBox>(page, "generateTokens")->setValue(5);
+    QVERIFY(clickGenerate(page));
+    QCOMPARE(int(page.steps().size()), 5);
+    QCOMPARE(page.continuation()->rowCount(), 5);
+}
+
+// Nyström has no recurrent form and Linformer no causal one: the page says why, with the
+// registry's words, and Generate is greyed (clicking it starts nothing).
+void TestGeneratePage::aMethodWithoutARecurrentFormIsRefusedWithItsReason()
+{
+    for (const QString& method : {QStringLiteral("nystrom"), QStringLiteral("linformer")}) {
+        GenerationPage page;
+        page.show();
+        showExperiment(page, modelSpec(kTinyLlama, method));
+        const Method kind = modelSpec(kTinyLlama, method).approximation.kind;
+        const QString expected = thrownMessage<InputError>([&] {
+            requireCausalForm(kind, true, CausalBecause::LanguageModel);
+            requireRecurrentForm(kind);
+        });
+        QVERIFY(!expected.isEmpty());
+        QCOMPARE(page.refusal(), expected);
+        auto* reason = child<QLabel>(page, "generateRefusal");
+        QVERIFY(reason->isVisible());
+        QVERIFY2(reason->text().contains(expected), qPrintable(reason->text()));
+        auto* generate = child<QPushButton>(page, "generateRun");
+        QVERIFY(!generate->isEnabled());
+        QCOMPARE(generate->toolTip(), expected);
+        page.generate();
+        QVERIFY(!page.isBusy());
+    }
+}
+
+void TestGeneratePage::otherInputSaysWhatThePageNeeds()
+{
+    GenerationPage page;
+    page.show();
+    ExperimentSpec spec;  // the random-embedding text
+    showExperiment(page, spec);
+    auto* message = child<QLabel>(page, "generateMessage");
+    QVERIFY(message->isVisible());
+    QVERIFY(message->text().contains(QStringLiteral("trained text model")));
+    QVERIFY(!child<QPushButton>(page, "generateRun")->isVisible());
+    QVERIFY(!page.refusal().isEmpty());
+}
+
+// More tokens than the model's positions leave after the prompt: the run fails with core's
+// message in the status line, nothing is shown, and the page generates again.
+void TestGeneratePage::aRunThatCannotStartSaysWhy()
+{
+    GenerationPage page;
+    page.show();
+    showExperiment(page, modelSpec(QStringLiteral("builtin")));
+    child<QSpinBox>(page, "generateTokens")->setValue(200);
+    QVERIFY(clickGenerate(page));
+    const QString status = child<QLabel>(page, "generateStatus")->text();
+    QVERIFY2(status.contains("Could not generate") && status.contains("128 positions"),
+             qPrintable(status));
+    QVERIFY(page.steps().empty());
+    QVERIFY(!child<QPushButton>(page, "generateExportRun")->isEnabled());
+    child<QSpinBox>(page, "generateTokens")->setValue(3);
+    QVERIFY(clickGenerate(page));
+    QCOMPARE(int(page.steps().size()), 3);
+}
+
+// Export run writes tokens.json exactly as `generate` writes it for the same run (the tokens,
+// the method, the first divergence) and steps.csv with its header and a line per token.
+void TestGeneratePage::theRunExportsAsTheCommandWritesIt()
+{
+    GenerationPage page;
+    page.show();
+    const ExperimentSpec spec = modelSpec(kTinyLlama, "elu");
+    showExperiment(page, spec);
+    child<QSpinBox>(page, "generateTokens")->setValue(12);
+    QVERIFY(clickGenerate(page));
+    const QString folder = m_dir.filePath(QStringLiteral("run"));
+    page.exportRun(folder);
+
+    GenerationSpec generation;
+    generation.prompt = kPrompt;
+    generation.tokens = 12;
+    generation.approximation = spec.approximation;
+    const auto model = loadModel(kTinyLlama);
+    Generation run(model, generation);
+    const GenerationResult expected = runGeneration(run);
+    QFile tokens(folder + QStringLiteral("/tokens.json"));
+    QVERIFY(tokens.open(QIODevice::ReadOnly));
+    QCOMPARE(tokens.readAll(), generationTokensJson(expected, *model, generation));
+    QFile steps(folder + QStringLiteral("/steps.csv"));
+    QVERIFY(steps.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = steps.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 13);
+    QCOMPARE(lines.front(), generationStepsCsv(GenerationResult()).trimmed());
+}
+
+// In the window: with "Follow a head" on layer 1, head 2, the Stepper page follows that head of
+// the generation: its strip holds every token the approximate run read (P - 1 + N), and at a step
+// the numbers on screen are those of the state the generation reported there (|S_i|_F and the
+// denominator phi(q_i)^T z_i, run here through core).
+void TestGeneratePage::theStepperFollowsTheChosenHead()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const ExperimentSpec spec = modelSpec(QStringLiteral("builtin"), "favor-positive", 32);
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    window.showPage(MainWindow::GeneratePage);
+    GenerationPage& page = *window.generationPage();
+    QVERIFY(page.isVisible());
+    child<QSpinBox>(page, "generateTokens")->setValue(10);
+    clickCheckBox(child<QCheckBox>(page, "generateFollow"));
+    child<QSpinBox>(page, "generateFollowLayer")->setValue(1);
+    child<QSpinBox>(page, "generateFollowHead")->setValue(2);
+    QVERIFY(clickGenerate(page));
+    StepperView* stepper = window.stepperView();
+    QVERIFY(stepper->isFollowing());
+    QTest::mouseClick(child<QPushButton>(page, "generateShowStepper"), Qt::LeftButton);
+    QCOMPARE(window.currentPage(), MainWindow::StepperPage);
+
+    const GenerationResult expected = coreRun(window.controller().spec(), 10, 1, 2);
+    const int read = int(expected.promptIds.size()) - 1 + 10;
+    QCOMPARE(stepper->length(), read);
+    QCOMPARE(stepper->position(), read - 1);           // it kept up with the generation
+    const int t = int(expected.promptIds.size()) + 3;  // step 4 of the continuation
+    stepper->setPosition(t);
+    const FollowedHead& head = *expected.steps[4].followed;
+    QCOMPARE(child<QLabel>(*stepper, "stateNorm")->text(),
+             stepper::displayNumber(head.state.stableNorm()));
+    QCOMPARE(child<QLabel>(*stepper, "denominator")->text(),
+             stepper::displayNumber(head.denominator));
+    QVERIFY(child<QWidget>(*stepper, "stepperFollowBar")->isVisible());
+    QTest::qWait(200);  // the page arranges its panels once shown
+    keepGrab(window.grab().toImage(), QStringLiteral("stepper-following.png"));
+    QVERIFY(child<QLabel>(*stepper, "agreementLine")->text().contains("layer 1, head 2"));
+
+    // Stop following: the page shows the window's experiment again.
+    QTest::mouseClick(child<QToolButton>(*stepper, "stopFollowing"), Qt::LeftButton);
+    QVERIFY(!stepper->isFollowing());
+    QTRY_VERIFY_WITH_TIMEOUT(stepper->length() == resultOf(window).labels.size(), kTimeoutMs);
+}
+
+// The page's controls go into the session and come back; a session that showed a generation
+// generates it again when its page is shown.
+void TestGeneratePage::theStateComesBackFromASession()
+{
+    const QString path = m_dir.filePath(QStringLiteral("generate.attnlab"));
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.show();
+        QVERIFY(waitForResult(window));
+        window.setSpec(modelSpec(QStringLiteral("builtin"), "elu"));
+        QVERIFY(waitForResult(window));
+        window.showPage(MainWindow::GeneratePage);
+        GenerationPage& page = *window.generationPage();
+        child<QPlainTextEdit>(page, "generatePrompt")->setPlainText(QStringLiteral("In the"));
+        child<QSpinBox>(page, "generateTokens")->setValue(7);
+        for (QAction* action : child<QToolButton>(page, "generateLayers")->menu()->actions())
+            if (action->data().isValid() && action->data().toInt() == 2)
+                action->trigger();
+        clickCheckBox(child<QCheckBox>(page, "generateFollow"));
+        child<QSpinBox>(page, "generateFollowLayer")->setValue(2);
+        QVERIFY(clickGenerate(page));
+        QVERIFY(window.saveSession(path));
+    }
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonObject saved =
+        QJsonDocument::fromJson(file.readAll()).object()["view"].toObject()["generate"].toObject();
+    QCOMPARE(saved["prompt"].toString(), QStringLiteral("In the"));
+    QCOMPARE(saved["layers"].toArray(), QJsonArray{2});
+    QVERIFY(saved["generated"].toBool());
+
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.show();
+    QVERIFY(waitForResult(window));
+    QVERIFY(window.openSession(path));
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.currentPage(), MainWindow::GeneratePage);
+    GenerationPage& page = *window.generationPage();
+    const GenerationPageState state = page.state();
+    QCOMPARE(state.prompt.value_or(QString()), QStringLiteral("In the"));
+    QCOMPARE(state.tokens, 7);
+    QCOMPARE(state.replacedLayers, std::vector<int>{2});
+    QVERIFY(state.followed && state.followed->first == 2);
+    QTRY_VERIFY_WITH_TIMEOUT(page.steps().size() == 7 && !page.isBusy(), kTimeoutMs);
+}
+
+void TestGeneratePage::thePageGrabsWholeAtTwoSizes_data()
+{
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1600x1000") << QSize(1600, 1000);
+    QTest::newRow("1280x800") << QSize(1280, 800);
+}
+
+// The window on the Generate page after a run: the charts are drawn (many colours), the summary
+// is not cut (its label is as tall as its text needs), the continuations' texts are there (they
+// scroll), the window is as large as asked (the page does not widen it) and the page's tab is in
+// view.
+void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
+{
+    QFETCH(QSize, size);
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(size);
+    window.show();
+    QVERIFY(waitForResult(window));
+    window.setSpec(modelSpec(QStringLiteral("builtin"), "favor-positive", 64));
+    QVERIFY(waitForResult(window));
+    window.showPage(MainWindow::GeneratePage);
+    GenerationPage& page = *window.generationPage();
+    child<QSpinBox>(page, "generateTokens")->setValue(48);
+    QVERIFY(clickGenerate(page));
+    QTest::qWait(100);
+    QCOMPARE(window.size(), size);
+    const QImage grab = window.grab().toImage();
+    keepGrab(grab, QStringLiteral("generate-%1x%2.png").arg(size.width()).arg(size.height()));
+    for (const GenerationChartKind kind :
+         {GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory}) {
+        GenerationChart* chart = page.chart(kind);
+        if (auto* tabs = page.findChild<QTabWidget*>(QStringLiteral("generateTabs"));
+            tabs->isVisible()) {  // a narrow page: a tab each
+            tabs->setCurrentWidget(chart);
+            QTest::qWait(50);
+        }
+        QVERIFY(chart->isVisible());
+        QVERIFY2(chart->height() >= 150, qPrintable(QString::number(chart->height())));
+        const QImage image = chart->grab().toImage();
+        keepGrab(image, QStringLiteral("generate-%1x%2-%3.png")
+                            .arg(size.width())
+                            .arg(size.height())
+                            .arg(chart->objectName()));
+        QVERIFY(colourCount(image) > 20);
+    }
+    auto* summary = child<QLabel>(page, "generateSummary");
+    QVERIFY2(summary->height() >= summary->heightForWidth(summary->width()),
+             qPrintable(QStringLiteral("the summary is %1 high of %2")
+                            .arg(summary->height())
+                            .arg(summary->heightForWidth(summary->width()))));
+    for (const char* name : {"generateExactText", "generateApproxText"})  // they scroll
+        QVERIFY(child<QTextEdit>(page, name)->toPlainText().size() > 60);
+    auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
+    QVERIFY(pages->tabBar()->rect().contains(pages->tabBar()->tabRect(MainWindow::GeneratePage)));
+}
+
+QTEST_MAIN(TestGeneratePage)
+#include "test_generate_page.moc"
