@@ -1,6 +1,8 @@
 #include "inputs/model_input.h"
 
 #include "errors.h"
+#include "model/checkpoint_weights.h"
+#include "model/gguf_file.h"
 #include "model/gguf_model.h"
 
 #include <QCoreApplication>
@@ -166,10 +168,17 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
     const QString canonical = info.canonicalFilePath();
     const QDateTime changed = newestChange(canonical);
     {
+        // A model asked for again moves to the front, so that the two models of a comparison stay
+        // loaded together while a third comes and goes.
         QMutexLocker lock(&cacheMutex());
-        for (const KeptModel& kept : keptModels())
-            if (kept.folder == canonical && kept.changed == changed)
-                return kept;
+        std::deque<KeptModel>& kept = keptModels();
+        const auto found = std::find_if(kept.begin(), kept.end(), [&](const KeptModel& m) {
+            return m.folder == canonical && m.changed == changed;
+        });
+        if (found != kept.end()) {
+            std::rotate(kept.begin(), found, found + 1);
+            return kept.front();
+        }
     }
     // Loading takes a while for a large model: not under the lock (two threads may load the same
     // model at once; both results are correct and the second is dropped below).
@@ -363,6 +372,32 @@ void requireForwardMemory(const MemoryBudget& budget, double length, int layers,
                    wayAround);
 }
 
+// The float weights of the language model at modelPath, counted from its files (no weights
+// read): a .gguf file's tensors, or the folder's .safetensors.
+double weightBytes(const QString& modelPath)
+{
+    const QString folder = modelFolder(modelPath);
+    return isGgufFile(folder) ? GgufFile(folder).floatBytes()
+                              : CheckpointWeights(folder).floatBytes();
+}
+
+// Two checkpoints compared are held at once: the weights of both in float must fit in the budget
+// together. Throws InputError when the second is not there (naming it as the second checkpoint),
+// ResourceError over the budget.
+void requireCheckpointPairMemory(const MemoryBudget& budget, const QString& firstPath,
+                                 const QString& secondPath)
+{
+    const QString second = modelFolder(secondPath);
+    if (!QFileInfo(second).isDir() && !isGgufFile(second))
+        throw InputError(QStringLiteral("%1: no such model folder or .gguf file (the second "
+                                        "checkpoint, compared with %2)")
+                             .arg(second, modelDisplayName(firstPath)));
+    budget.require(weightBytes(firstPath) + weightBytes(secondPath),
+                   QStringLiteral("The weights of %1 and %2 in float (two checkpoints compared)")
+                       .arg(modelDisplayName(firstPath), modelDisplayName(secondPath)),
+                   QStringLiteral("Compare smaller checkpoints, or raise the memory budget."));
+}
+
 AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget, ModelRun* run)
 {
     const std::shared_ptr<const LanguageModel> model = loadModel(spec.modelPath, budget);
@@ -384,6 +419,7 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
                                .arg(tokens.ids.size())
                                .arg(info.slidingWindow));
     if (!spec.comparisonModelPath.isEmpty()) {
+        requireCheckpointPairMemory(budget, spec.modelPath, spec.comparisonModelPath);
         const std::shared_ptr<const LanguageModel> second =
             loadModel(spec.comparisonModelPath, budget);
         requireComparableCheckpoints(*model, *second, spec.text,
