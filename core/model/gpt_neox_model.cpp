@@ -201,7 +201,7 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const Forw
         threadedProduct(a, block.fcWeight, hidden, false);
         addBiasGelu(hidden, block.fcBias, config.gelu);
     };
-    for (std::size_t l = 0; l < blocks.size(); ++l) {
+    for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
         if (options.cancelled && options.cancelled())
             throw Cancelled();
         const GptNeoxBlock& block = blocks[l];

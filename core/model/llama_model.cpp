@@ -206,7 +206,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const Forwar
     Matrix<float> gateUp(length, 2 * Index(config.innerWidth));
     Matrix<float> hidden(length, config.innerWidth);
     ForwardResult result;
-    for (std::size_t l = 0; l < blocks.size(); ++l) {
+    for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
         if (options.cancelled && options.cancelled())
             throw Cancelled();
         const LlamaBlock& block = blocks[l];
