@@ -18,6 +18,7 @@
 // folder, /tmp/attnlab-smollm2-135m-q8_0.gguf.)
 
 #include "inputs/model_input.h"
+#include "repaint_watch.h"
 #include "memory_budget.h"
 #include "parallel.h"
 #include "sweeps/timing_sweep.h"
@@ -27,16 +28,14 @@
 
 #include <QApplication>
 #include <QComboBox>
-#include <QSpinBox>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTextStream>
 #include <QTimer>
-
-#include <set>
 
 #include <sys/resource.h>
 
@@ -51,37 +50,6 @@ long minorFaults()
     getrusage(RUSAGE_SELF, &usage);
     return usage.ru_minflt;
 }
-
-// Quits loop once each of the views has painted after arm().
-class PaintWatch : public QObject {
-public:
-    explicit PaintWatch(const std::vector<QWidget*>& views) : m_views(views)
-    {
-        for (QWidget* view : views)
-            view->installEventFilter(this);
-    }
-    void arm(QEventLoop* loop)
-    {
-        m_painted.clear();
-        m_loop = loop;
-    }
-    bool eventFilter(QObject* watched, QEvent* event) override
-    {
-        if (m_loop && event->type() == QEvent::Paint) {
-            m_painted.insert(watched);
-            if (m_painted.size() == m_views.size()) {
-                m_loop->quit();
-                m_loop = nullptr;
-            }
-        }
-        return false;
-    }
-
-private:
-    std::vector<QWidget*> m_views;
-    std::set<QObject*> m_painted;
-    QEventLoop* m_loop = nullptr;
-};
 
 // Runs the event loop until window shows a result (or refuses one); false on failure.
 bool waitForResult(MainWindow& window)
@@ -134,7 +102,7 @@ int main(int argc, char* argv[])
         return 1;
     }
 
-    PaintWatch watch({window.exactView(), window.approxView(), window.errorView()});
+    RepaintWatch watch({window.exactView(), window.approxView(), window.errorView()});
     QElapsedTimer clock;
     double specAt = 0, resultAt = 0;
     QObject::connect(&window.controller(), &ExperimentController::busyChanged, &window,
@@ -145,7 +113,10 @@ int main(int argc, char* argv[])
     QObject::connect(&window.controller(), &ExperimentController::resultReady, &window,
                      [&] { resultAt = clock.nsecsElapsed() * 1e-9; });
     QEventLoop loop;
-    QObject::connect(&window, &MainWindow::resultShown, &loop, [&] { watch.arm(&loop); });
+    QObject::connect(&window, &MainWindow::resultShown, &loop, [&] {
+        watch.setArmedForPaint(true);
+        watch.arm(&loop);
+    });
     QObject::connect(&window.controller(), &ExperimentController::failed, &loop,
                      [&](const QString& message) {
                          out << "refused: " << message << '\n';
