@@ -134,6 +134,16 @@ bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
     return false;
 }
 
+int runSubcommand(const QStringList& arguments, void (*addOptions)(QCommandLineParser&),
+                  int (*run)(const QCommandLineParser&))
+{
+    QCommandLineParser parser;
+    addOptions(parser);
+    if (!parseSubcommand(parser, arguments))
+        return ExitSuccess;
+    return run(parser);
+}
+
 int runCommandLine(int& argc, char** argv)
 {
     const QString name = QString::fromLocal8Bit(argv[1]);

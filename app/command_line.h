@@ -28,6 +28,11 @@ bool isCommandLineRequest(const QString& firstArgument);
 // unknown option or a missing value.
 bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments);
 
+// Parses arguments (as parseSubcommand) with the options addOptions gives parser and returns
+// run(parser); after --help, ExitSuccess.
+int runSubcommand(const QStringList& arguments, void (*addOptions)(QCommandLineParser&),
+                  int (*run)(const QCommandLineParser&));
+
 // Runs `attention-lab <subcommand> [options]` headless (argv[1] is the subcommand), creating the
 // application object the subcommand needs. Errors are reported on stderr and turned into the exit
 // status.

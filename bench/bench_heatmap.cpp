@@ -15,6 +15,7 @@
 #include "parallel.h"
 #include "ui/plotting/heatmap_view.h"
 #include "sweeps/timing_sweep.h"
+#include "test_support.h"  // tests/: uniformMatrix
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -28,19 +29,9 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using attnlab::test::uniformMatrix;
 
 namespace {
-
-// A rows x cols matrix of uniform values in [0, 1), fixed by `seed`.
-MatrixD uniformMatrix(int rows, int cols, unsigned seed)
-{
-    std::mt19937 generator(seed);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    MatrixD matrix(rows, cols);
-    for (Eigen::Index i = 0; i < matrix.size(); ++i)
-        matrix.data()[i] = uniform(generator);
-    return matrix;
-}
 
 double median(std::vector<double> values)
 {

@@ -1,5 +1,6 @@
 #include "experiment_spec.h"
 
+#include "named_values.h"
 #include "errors.h"
 #include "inputs/model_input.h"
 #include "io/json_fields.h"
@@ -150,11 +151,7 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
 {
     ExperimentSpec spec;
     const JsonFields top(json, QString());
-    int version = 1;
-    top.read("version", &version, 1, std::numeric_limits<int>::max());
-    require(version == 1, QStringLiteral("version %1 is not known to this Attention Lab (it reads "
-                                         "version 1); a newer version wrote it")
-                              .arg(version));
+    top.requireVersion(1);
     if (json.contains(QLatin1String("input"))) {
         require(json.value(QLatin1String("input")).isObject(),
                 QStringLiteral("input must be an object"));
@@ -219,13 +216,7 @@ QString precisionName(Precision precision)
 
 bool parsePrecision(const QString& name, Precision* precision)
 {
-    if (name == QLatin1String("float"))
-        *precision = Precision::Float;
-    else if (name == QLatin1String("double"))
-        *precision = Precision::Double;
-    else
-        return false;
-    return true;
+    return parseName(name, {Precision::Float, Precision::Double}, precisionName, precision);
 }
 
 ExperimentSpec exampleSpec()

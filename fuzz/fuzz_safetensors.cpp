@@ -36,14 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     std::abort();  // overlaps an earlier entry
                 reached = entry.end;
             }
-            std::uint64_t elementSize = 0;
-            switch (entry.dtype) {
-                case TensorDtype::F32: elementSize = 4; break;
-                case TensorDtype::F16:
-                case TensorDtype::BF16: elementSize = 2; break;
-                case TensorDtype::F64: elementSize = 8; break;
-                case TensorDtype::Other: break;
-            }
+            const std::uint64_t elementSize = tensorDtypeBytes(entry.dtype);
             if (elementSize > 0 &&
                 (entry.elementCount() < 0 ||
                  std::uint64_t(entry.elementCount()) * elementSize != entry.end - entry.begin))

@@ -66,12 +66,6 @@ inline AppRun compute(const QStringList& arguments, const QString& workingDirect
     return runApp(QStringList{"compute"} + arguments, workingDirectory);
 }
 
-inline QByteArray readBytes(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 inline QJsonObject readJson(const QString& path)
 {
     return QJsonDocument::fromJson(readBytes(path)).object();

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 namespace attnlab::test {
 
@@ -34,15 +35,6 @@ inline const QString kGgufFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/gguf");
 inline QString ggufFixture(const QString& name)
 {
     return kGgufFixtures + QLatin1Char('/') + name + QStringLiteral(".gguf");
-}
-
-// The bytes of a file the test needs (fatal when it cannot be read).
-inline QByteArray fileBytes(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    return file.readAll();
 }
 
 // An array of the reference folder of a fixture (tests/data/models/<fixture>/reference/<name>).
@@ -122,11 +114,57 @@ inline double capturedError(const NpyArray& expected, const Matrix<float>& captu
     });
 }
 
+// What is off in layer l's captured Q (L x H d), K and V (L x H_kv d) against the fixture's
+// q_layer{l}.npy (H x L x d), k_layer{l}.npy and v_layer{l}.npy (H_kv x L x d): the first whose
+// shape differs or whose scaledError is above tolerance, as "k layer 1: error 3e-05"; empty when
+// nothing is off.
+inline QString capturedQkvMismatch(const QString& fixture, const LayerQkv& layer, std::size_t l,
+                                   qint64 heads, qint64 keyValueHeads, double tolerance)
+{
+    const qint64 length = layer.q.rows();
+    const qint64 d = layer.q.cols() / heads;
+    for (const auto& [symbol, matrix, count] :
+         {std::tuple{QStringLiteral("q"), &layer.q, heads},
+          std::tuple{QStringLiteral("k"), &layer.k, keyValueHeads},
+          std::tuple{QStringLiteral("v"), &layer.v, keyValueHeads}}) {
+        const NpyArray expected =
+            reference(fixture, QStringLiteral("%1_layer%2.npy").arg(symbol).arg(l));
+        if (expected.shape != std::vector<qint64>{count, length, d} ||
+            matrix->cols() != count * d || matrix->rows() != length)
+            return QStringLiteral("%1 layer %2: %3 x %4 captured, the reference's shape differs")
+                .arg(symbol)
+                .arg(l)
+                .arg(matrix->rows())
+                .arg(matrix->cols());
+        const double error = capturedError(expected, *matrix);
+        if (!(error <= tolerance))
+            return QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error);
+    }
+    return {};
+}
+
+// What is off in layer l's attention, one L x L matrix per head, against the fixture's
+// attention_layer{l}.npy (H x L x L): "attention layer 1: error 3e-05" when its scaledError is
+// above tolerance; empty otherwise.
+template <typename AttentionMatrix>
+QString attentionMismatch(const QString& fixture, const std::vector<AttentionMatrix>& attention,
+                          std::size_t l, double tolerance)
+{
+    const qint64 length = attention.front().rows();
+    const double error = scaledError(
+        reference(fixture, QStringLiteral("attention_layer%1.npy").arg(l)), [&](qint64 index) {
+            return attention[std::size_t(index / (length * length))]
+                .data()[index % (length * length)];
+        });
+    if (!(error <= tolerance))
+        return QStringLiteral("attention layer %1: error %2").arg(l).arg(error);
+    return {};
+}
+
 // What is off in the captured layers of a model of `layerCount` layers against the fixture's
-// reference: the number of layers; Q, K, V (L x (H d) each) against q_layer{l}.npy, ... (H x L x
-// d); the attention formed from them, P = softmax(Q_h K_h^T / sqrt(d) (+ causal mask)), against
-// attention_layer{l}.npy (H x L x L). The first shape or scaledError above tolerance, as
-// "k layer 1: error 3e-05"; empty when nothing is off.
+// reference: the number of layers; Q, K, V (capturedQkvMismatch, H heads each); the attention
+// formed from them, P = softmax(Q_h K_h^T / sqrt(d) (+ causal mask)), against
+// attention_layer{l}.npy (attentionMismatch). Empty when nothing is off.
 inline QString capturedLayersMismatch(const QString& fixture, const std::vector<LayerQkv>& layers,
                                       std::size_t layerCount, qint64 heads, bool causal,
                                       double tolerance)
@@ -135,34 +173,18 @@ inline QString capturedLayersMismatch(const QString& fixture, const std::vector<
         return QStringLiteral("%1 layers captured, expected %2").arg(layers.size()).arg(layerCount);
     for (std::size_t l = 0; l < layers.size(); ++l) {
         const LayerQkv& layer = layers[l];
-        const qint64 length = layer.q.rows();
+        if (const QString off = capturedQkvMismatch(fixture, layer, l, heads, heads, tolerance);
+            !off.isEmpty())
+            return off;
         const qint64 d = layer.q.cols() / heads;
-        for (const auto& [symbol, matrix] :
-             {std::pair{QStringLiteral("q"), &layer.q}, std::pair{QStringLiteral("k"), &layer.k},
-              std::pair{QStringLiteral("v"), &layer.v}}) {
-            const NpyArray expected =
-                reference(fixture, QStringLiteral("%1_layer%2.npy").arg(symbol).arg(l));
-            if (expected.shape != std::vector<qint64>{heads, length, d})
-                return QStringLiteral("%1 layer %2: the reference's shape differs")
-                    .arg(symbol)
-                    .arg(l);
-            const double error = capturedError(expected, *matrix);
-            if (!(error <= tolerance))
-                return QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error);
-        }
         std::vector<Matrix<float>> attention;
         for (qint64 h = 0; h < heads; ++h)
             attention.push_back(materialisedAttention<float>(
                                     layer.q.middleCols(h * d, d), layer.k.middleCols(h * d, d),
                                     layer.v.middleCols(h * d, d), 1 / std::sqrt(double(d)), causal)
                                     .attention);
-        const double error = scaledError(
-            reference(fixture, QStringLiteral("attention_layer%1.npy").arg(l)), [&](qint64 index) {
-                return attention[std::size_t(index / (length * length))]
-                    .data()[index % (length * length)];
-            });
-        if (!(error <= tolerance))
-            return QStringLiteral("attention layer %1: error %2").arg(l).arg(error);
+        if (const QString off = attentionMismatch(fixture, attention, l, tolerance); !off.isEmpty())
+            return off;
     }
     return {};
 }

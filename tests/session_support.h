@@ -3,6 +3,8 @@
 // What the session tests share: the catalogue of session files in tests/data/sessions and the
 // bytes and spec of a session written.
 
+#include "test_support.h"
+
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -22,16 +24,10 @@ inline QJsonObject parsedObject(const QByteArray& bytes)
     return QJsonDocument::fromJson(bytes).object();
 }
 
-inline QByteArray fileBytes(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 // The spec of a written session file, as the file holds it (paths not resolved).
 inline QJsonObject storedSpec(const QString& path)
 {
-    return parsedObject(fileBytes(path)).value(QLatin1String("spec")).toObject();
+    return parsedObject(readBytes(path)).value(QLatin1String("spec")).toObject();
 }
 
 }  // namespace attnlab::test

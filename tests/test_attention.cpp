@@ -76,6 +76,16 @@ MatrixD recurrentOutput(const FeatureMap<T>& phi, const HeadTensors& head)
     return out;
 }
 
+// A spec of random input: L rows of dimension d.
+ExperimentSpec randomSpec(int length, int headDim)
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Random;
+    spec.input.length = length;
+    spec.input.headDim = headDim;
+    return spec;
+}
+
 }  // namespace
 
 class TestAttention : public QObject {
@@ -275,10 +285,7 @@ void TestAttention::nonCausalLinearEqualsMaskedQuadratic()
 void TestAttention::threadCountDoesNotChangeResults()
 {
     // One thread and two threads give the same outputs up to float rounding.
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Random;
-    spec.input.length = 1000;
-    spec.input.headDim = 32;
+    ExperimentSpec spec = randomSpec(1000, 32);
     const AttentionInput input = buildInput(spec.input);
     ComputeOptions options;
     options.matrices = false;
@@ -380,10 +387,7 @@ void TestAttention::computeStopsWhenCancelled()
 {
     // A cancel request before the start, or one arriving after a few polls (in the middle of
     // the row blocks), ends compute with Cancelled.
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Random;
-    spec.input.length = 2000;
-    spec.input.headDim = 16;
+    ExperimentSpec spec = randomSpec(2000, 16);
     const AttentionInput input = buildInput(spec.input);
     ComputeOptions options;
     options.cancelled = [] { return true; };
@@ -403,10 +407,7 @@ void TestAttention::computeStopsWhenCancelled()
 // far above both bounds.
 void TestAttention::aHugeRunIsAnnouncedWithItsExpectedCost()
 {
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Random;
-    spec.input.length = 25;
-    spec.input.headDim = 64;
+    ExperimentSpec spec = randomSpec(25, 64);
     spec.input.heads = 4;
     const AttentionInput input = buildInput(spec.input);
     ComputeOptions options;

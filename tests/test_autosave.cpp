@@ -4,6 +4,7 @@
 #include "ui/window/autosave.h"
 #include "errors.h"
 #include "sessions/session.h"
+#include "test_support.h"
 
 #include <QDir>
 #include <QFile>
@@ -13,6 +14,7 @@
 #include <QTest>
 
 using namespace attnlab;
+using attnlab::test::readBytes;
 using attnlab::ui::Autosave;
 
 namespace {
@@ -25,12 +27,6 @@ Session sampleSession(const QString& text)
     session.spec.causal = true;
     session.view[QStringLiteral("page")] = QStringLiteral("matrices");
     return session;
-}
-
-QByteArray fileBytes(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
 }  // namespace
@@ -162,7 +158,7 @@ void TestAutosave::aFailedSaveKeepsThePreviousAutosaveAndRetries()
     Autosave autosave([&] { return sampleSession(m_text); }, 100);
     autosave.markDirty();
     QVERIFY(autosave.saveNow());
-    const QByteArray previous = fileBytes(Autosave::recoveryPath());
+    const QByteArray previous = readBytes(Autosave::recoveryPath());
 
     const QString folder = QFileInfo(Autosave::recoveryPath()).absolutePath();
     QVERIFY(QFile::setPermissions(folder, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
@@ -179,7 +175,7 @@ void TestAutosave::aFailedSaveKeepsThePreviousAutosaveAndRetries()
     QVERIFY2(failed.first().first().toString().contains(Autosave::recoveryPath()),
              qPrintable(failed.first().first().toString()));
     QVERIFY(autosave.isDirty());
-    QCOMPARE(fileBytes(Autosave::recoveryPath()), previous);
+    QCOMPARE(readBytes(Autosave::recoveryPath()), previous);
 
     QVERIFY(QFile::setPermissions(
         folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));

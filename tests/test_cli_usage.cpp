@@ -131,11 +131,21 @@ void TestCliUsage::computeWithoutOptionsReadsTheLayerItsHelpNames()
 const char* const kSubcommands[] = {"compute", "render",     "bench",   "steps",
                                     "errors",  "model-eval", "generate"};
 
-void TestCliUsage::topLevelHelpListsEverySubcommand_data()
+namespace {
+
+// One row per subcommand, in the column "subcommand".
+void addSubcommandRows()
 {
     QTest::addColumn<QString>("subcommand");
     for (const char* subcommand : kSubcommands)
         QTest::newRow(subcommand) << QString::fromLatin1(subcommand);
+}
+
+}  // namespace
+
+void TestCliUsage::topLevelHelpListsEverySubcommand_data()
+{
+    addSubcommandRows();
 }
 
 // Property: `--help` lists every subcommand, each at the start of a line of the Commands list.
@@ -202,9 +212,7 @@ void TestCliUsage::withoutADisplayTheProgramDoesNotCrash()
 
 void TestCliUsage::subcommandHelpNamesTheProgramAndTheSubcommand_data()
 {
-    QTest::addColumn<QString>("subcommand");
-    for (const char* subcommand : kSubcommands)
-        QTest::newRow(subcommand) << QString::fromLatin1(subcommand);
+    addSubcommandRows();
 }
 
 // Property: `attention-lab <subcommand> --help` exits 0 and its usage line names the program as

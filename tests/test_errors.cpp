@@ -78,12 +78,6 @@ AppRun errorsCommand(const QStringList& arguments)
     return runAttentionLab(QStringList{"errors"} + arguments, QDir::currentPath(), 60000);
 }
 
-QByteArray readBytes(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 // What is wrong with an error sweep CSV (empty when nothing): the documented header, then `rows`
 // rows of 18 fields: a method name, a projection (or empty), the sweep, a positive value, seed and
 // m integers (or both empty), a positive norm, a positive integer L, the errors non-negative

@@ -98,6 +98,18 @@ QRgb pixelAt(const QImage& image, QPoint point)
     return image.pixel(point);
 }
 
+// Shows grid (a HeadGridView, or a HeadGridPanel with the entries' source) at size with entries;
+// whether its window was exposed.
+template <typename Grid, typename... Source>
+bool showEntries(Grid& grid, QSize size, const std::vector<HeadSurveyEntry>& entries,
+                 const Source&... source)
+{
+    grid.resize(size);
+    grid.setEntries(entries, source...);
+    grid.show();
+    return QTest::qWaitForWindowExposed(&grid);
+}
+
 }  // namespace
 
 class TestHeadGrid : public QObject {
@@ -130,10 +142,7 @@ private slots:
 void TestHeadGrid::gridLaysOutLayersDownAndHeadsAcross()
 {
     HeadGridView view;
-    view.resize(800, 600);
-    view.setEntries(handMadeEntries(3, 4));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEntries(view, QSize(800, 600), handMadeEntries(3, 4)));
     QCOMPARE(view.layerCount(), 3);
     QCOMPARE(view.headCount(), 4);
     QVERIFY(view.cellRect(3, 0).isEmpty());
@@ -191,10 +200,7 @@ void TestHeadGrid::cellsGrowWithTheWidgetAndStaySquare()
 void TestHeadGrid::clickOnACellActivatesThatHead()
 {
     HeadGridView view;
-    view.resize(900, 700);
-    view.setEntries(handMadeEntries(3, 4));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEntries(view, QSize(900, 700), handMadeEntries(3, 4)));
     QSignalSpy spy(&view, &HeadGridView::headActivated);
     QTest::mouseClick(&view, Qt::LeftButton, {}, view.cellRect(2, 1).center());
     QCOMPARE(spy.count(), 1);
@@ -221,10 +227,7 @@ void TestHeadGrid::clickOnACellActivatesThatHead()
 void TestHeadGrid::arrowKeysMoveTheSelection()
 {
     HeadGridView view;
-    view.resize(900, 700);
-    view.setEntries(handMadeEntries(3, 4));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEntries(view, QSize(900, 700), handMadeEntries(3, 4)));
     view.setCurrentHead(1, 1);
     QSignalSpy spy(&view, &HeadGridView::headActivated);
     QTest::keyClick(&view, Qt::Key_Right);
@@ -299,10 +302,7 @@ void TestHeadGrid::tooltipsCarryTheMetricsAndNorms()
             entry.maxKeyNorm = 3.21;
         }
     HeadGridView view;
-    view.resize(700, 500);
-    view.setEntries(entries);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEntries(view, QSize(700, 500), entries));
     const QString text = view.headToolTip(1, 2);
     for (const char* part : {"Layer 1, head 2", "0.123", "0.0456", "1.23", "2.34", "0.987", "3.21",
                              "relative Frobenius", "|q'|", "|k'|"})
@@ -322,10 +322,7 @@ void TestHeadGrid::tooltipsCarryTheMetricsAndNorms()
 void TestHeadGrid::paintsThumbnailsFramedByError()
 {
     HeadGridView view;
-    view.resize(900, 700);
-    view.setEntries(handMadeEntries(3, 4));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEntries(view, QSize(900, 700), handMadeEntries(3, 4)));
     const QImage image = view.grab().toImage();
     QCOMPARE(image.size(), view.size());
     QVERIFY2(colourCount(image) > 40, qPrintable(QString::number(colourCount(image))));
@@ -356,10 +353,7 @@ void TestHeadGrid::paintsThumbnailsFramedByError()
 void TestHeadGrid::highlightAndApproximationChangeThePicture()
 {
     HeadGridView view;
-    view.resize(900, 700);
-    view.setEntries(handMadeEntries(3, 4));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEntries(view, QSize(900, 700), handMadeEntries(3, 4)));
     const QImage before = view.grab().toImage();
     view.setHighlightCount(2);
     const QImage marked = view.grab().toImage();
@@ -387,10 +381,8 @@ void TestHeadGrid::highlightAndApproximationChangeThePicture()
 void TestHeadGrid::normsChartFollowsTheGridOrder()
 {
     HeadGridPanel panel;
-    panel.resize(1280, 800);
-    panel.setEntries(handMadeEntries(3, 4), QStringLiteral("hand-made"));
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(
+        showEntries(panel, QSize(1280, 800), handMadeEntries(3, 4), QStringLiteral("hand-made")));
     HeadNormsChart* chart = panel.normsChart();
     HeadGridView* view = panel.view();
     const auto heightOf = [&](int i) { return chart->barRect(i).height(); };
@@ -420,10 +412,8 @@ void TestHeadGrid::normsChartFollowsTheGridOrder()
 void TestHeadGrid::exportWritesPngSvgAndPdf()
 {
     HeadGridPanel panel;
-    panel.resize(1100, 800);
-    panel.setEntries(handMadeEntries(4, 6), QStringLiteral("hand-made \u00b7 16 tokens"));
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(showEntries(panel, QSize(1100, 800), handMadeEntries(4, 6),
+                        QStringLiteral("hand-made \u00b7 16 tokens")));
     const QSize shown = panel.view()->size();
     QTemporaryDir dir;
     const QString png = dir.filePath(QStringLiteral("figures/heads.png"));

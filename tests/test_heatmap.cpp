@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/heatmap_view.h"
+#include "test_support.h"
 
 #include <QClipboard>
 #include <QDir>
@@ -25,6 +26,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using attnlab::test::uniformMatrix;
 
 namespace {
 
@@ -45,17 +47,6 @@ QColor colorOf(ColorMap map, double value, const QCPRange& range = QCPRange(0, 1
     return QColor::fromRgb(gradient.color(value, range));
 }
 
-// A rows x cols matrix of uniform values in [0, 1), fixed by `seed`.
-MatrixD uniformMatrix(int rows, int cols, unsigned seed)
-{
-    std::mt19937 generator(seed);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    MatrixD matrix(rows, cols);
-    for (Eigen::Index i = 0; i < matrix.size(); ++i)
-        matrix.data()[i] = uniform(generator);
-    return matrix;
-}
-
 // The number of different colours in `image`.
 int distinctColors(const QImage& image)
 {
@@ -68,17 +59,30 @@ int distinctColors(const QImage& image)
     return int(colors.size());
 }
 
-// A view of `matrix` shown at `size` and replotted, so that its layout is current.
-std::unique_ptr<HeatmapView> shownView(const MatrixD& matrix, QSize size)
+// A view of `matrix` (with `labels` on both axes, when given) shown at `size` and replotted, so
+// that its layout is current. The test fails when the window is not exposed.
+std::unique_ptr<HeatmapView> shownView(const MatrixD& matrix, QSize size,
+                                       const QStringList& labels = {})
 {
     auto view = std::make_unique<HeatmapView>();
+    if (!labels.isEmpty())
+        view->setAxisLabels(labels, labels);
     view->resize(size);
     view->setMatrix(matrix);
     view->show();
     if (!QTest::qWaitForWindowExposed(view.get()))
-        qWarning("the heatmap window was not exposed");
+        QTest::qFail("the heatmap window was not exposed", __FILE__, __LINE__);
     view->replot();
     return view;
+}
+
+// count tokens named prefix0, prefix1, ...
+QStringList numberedTokens(const char* prefix, int count)
+{
+    QStringList tokens;
+    for (int i = 0; i < count; ++i)
+        tokens << QLatin1String(prefix) + QString::number(i);
+    return tokens;
 }
 
 // A drag with the left button from `from` to `to`, holding `modifiers`: press, moves on the way
@@ -381,16 +385,8 @@ private slots:
     // With room for every label (20 tokens on 600 pixels) all are shown, as the tokens.
     void everyLabelShownWhenTheyFit()
     {
-        QStringList tokens;
-        for (int i = 0; i < 20; ++i)
-            tokens << QStringLiteral("w%1").arg(i);
-        auto view = std::make_unique<HeatmapView>();
-        view->setAxisLabels(tokens, tokens);
-        view->setMatrix(uniformMatrix(20, 20, 4));
-        view->resize(600, 600);
-        view->show();
-        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
-        view->replot();
+        const QStringList tokens = numberedTokens("w", 20);
+        const auto view = shownView(uniformMatrix(20, 20, 4), QSize(600, 600), tokens);
         QCOMPARE(view->xAxis->tickVector().size(), 20);
         QCOMPARE(view->yAxis->tickVector().size(), 20);
         QCOMPARE(view->yAxis->tickVectorLabels().toList(), tokens);
@@ -401,16 +397,8 @@ private slots:
     // axis length; and they are tokens at their own cells.
     void labelsThinnedWhenTheyDoNotFit()
     {
-        QStringList tokens;
-        for (int i = 0; i < 2000; ++i)
-            tokens << QStringLiteral("t%1").arg(i);
-        auto view = std::make_unique<HeatmapView>();
-        view->setAxisLabels(tokens, tokens);
-        view->setMatrix(uniformMatrix(2000, 2000, 5));
-        view->resize(600, 600);
-        view->show();
-        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
-        view->replot();
+        const QStringList tokens = numberedTokens("t", 2000);
+        const auto view = shownView(uniformMatrix(2000, 2000, 5), QSize(600, 600), tokens);
         const QFontMetricsF metrics(view->yAxis->tickLabelFont());
         const QRect map = view->axisRect()->rect();
         const auto yTicks = view->yAxis->tickVector();

@@ -36,17 +36,9 @@ namespace {
 const QString kFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/tokenizers");
 const QString kGpt2Files = QStringLiteral(ATTNLAB_TEST_DATA "/models/tokenizer");
 
-QByteArray readBytes(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    return file.readAll();
-}
-
 QJsonObject readObject(const QString& path)
 {
-    return QJsonDocument::fromJson(readBytes(path)).object();
+    return QJsonDocument::fromJson(fileBytes(path)).object();
 }
 
 QString idsText(const std::vector<int>& ids)
@@ -68,7 +60,7 @@ std::vector<int> idsOf(const QJsonValue& value)
 // Llama 3's tokenizer.json, kept as qUncompress's format (4 bytes of size, a zlib stream).
 QJsonObject llama3Json()
 {
-    const QByteArray json = qUncompress(readBytes(kFixtures + "/llama3/tokenizer.json.zlib"));
+    const QByteArray json = qUncompress(fileBytes(kFixtures + "/llama3/tokenizer.json.zlib"));
     if (json.isEmpty())
         qFatal("cannot decompress llama3/tokenizer.json.zlib");
     return QJsonDocument::fromJson(json).object();
@@ -102,7 +94,7 @@ QJsonObject gpt2Json()
     model.insert(QStringLiteral("vocab"), readObject(kGpt2Files + "/vocab.json"));
     QJsonArray merges;
     for (const QString& line :
-         QString::fromUtf8(readBytes(kGpt2Files + "/merges.txt")).split(u'\n')) {
+         QString::fromUtf8(fileBytes(kGpt2Files + "/merges.txt")).split(u'\n')) {
         if (!line.isEmpty() && !line.startsWith(QStringLiteral("#version")))
             merges.append(line);
     }
@@ -260,7 +252,7 @@ private slots:
         int texts = 0;
         for (const char* file : {"expected_ids.json", "expected_ids_python.json"}) {
             const QJsonArray entries =
-                QJsonDocument::fromJson(readBytes(kGpt2Files + '/' + file)).array();
+                QJsonDocument::fromJson(fileBytes(kGpt2Files + '/' + file)).array();
             for (const QJsonValue entry : entries) {
                 const QString text = entry[QStringLiteral("text")].toString();
                 QCOMPARE(idsText(m_tokenizers["gpt2"]->encode(text)), idsText(gpt2.encode(text)));

@@ -29,8 +29,7 @@ class TestInputDock : public QObject {
 private slots:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings().clear();
+        startAsFirstRun();
         QVERIFY(m_dir.isValid());
     }
     void aTabRoundTripKeepsTheModel();

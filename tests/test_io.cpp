@@ -91,12 +91,6 @@ QByteArray f8Dict(const QByteArray& shape)
     return "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }";
 }
 
-QByteArray readBytes(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 }  // namespace
 
 class TestIo : public QObject {

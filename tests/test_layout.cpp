@@ -9,6 +9,7 @@
 #include "ui/stepper/stepper_view.h"
 #include "ui/lecture/presentation.h"
 #include "ui/experiment/row_comparison_view.h"
+#include "window_support.h"
 
 #include <QFontMetrics>
 #include <QLabel>
@@ -18,21 +19,9 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
-
-constexpr int kResultTimeoutMs = 30'000;
-
-// Resizes and shows the window, and waits until it shows its first result; false on timeout.
-// The spy is made first: showing the window runs the event loop, which can deliver the result.
-bool showAndWait(MainWindow& window, QSize size)
-{
-    QSignalSpy shown(&window, &MainWindow::resultShown);
-    window.resize(size);
-    window.show();
-    return QTest::qWaitForWindowExposed(&window) &&
-           (shown.count() > 0 || shown.wait(kResultTimeoutMs));
-}
 
 // The text items of plot whose text, without line breaks, is `text`.
 QCPItemText* hintOf(QCustomPlot& plot, const QString& text)

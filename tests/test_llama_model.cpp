@@ -61,34 +61,17 @@ QString referenceMismatch(const QString& fixture, const ForwardResult& result, i
 {
     for (std::size_t l = 0; l < result.layers.size(); ++l) {
         const LayerQkv& layer = result.layers[l];
-        for (const auto& [symbol, matrix] :
-             {std::pair{QStringLiteral("q"), &layer.q}, std::pair{QStringLiteral("k"), &layer.k},
-              std::pair{QStringLiteral("v"), &layer.v}}) {
-            const NpyArray expected =
-                reference(fixture, QStringLiteral("%1_layer%2.npy").arg(symbol).arg(l));
-            if (expected.shape.size() != 3 ||
-                expected.shape[0] * expected.shape[2] != matrix->cols() ||
-                expected.shape[1] != matrix->rows())
-                return QStringLiteral("%1 layer %2: %3 x %4 captured, the reference differs")
-                    .arg(symbol)
-                    .arg(l)
-                    .arg(matrix->rows())
-                    .arg(matrix->cols());
-            const double error = capturedError(expected, *matrix);
-            if (!(error <= kTolerance))
-                return QStringLiteral("%1 layer %2: error %3").arg(symbol).arg(l).arg(error);
-        }
-        const Eigen::Index length = layer.q.rows();
+        const qint64 keyValueHeads = layer.k.cols() / (layer.q.cols() / heads);
+        if (const QString off =
+                capturedQkvMismatch(fixture, layer, l, heads, keyValueHeads, kTolerance);
+            !off.isEmpty())
+            return off;
         std::vector<MatrixD> attention;
         for (int h = 0; h < heads; ++h)
             attention.push_back(attentionByHand(layer, heads, h, window));
-        const double error = scaledError(
-            reference(fixture, QStringLiteral("attention_layer%1.npy").arg(l)), [&](qint64 index) {
-                return attention[std::size_t(index / (length * length))]
-                    .data()[index % (length * length)];
-            });
-        if (!(error <= kTolerance))
-            return QStringLiteral("attention layer %1: error %2").arg(l).arg(error);
+        if (const QString off = attentionMismatch(fixture, attention, l, kTolerance);
+            !off.isEmpty())
+            return off;
     }
     const double error = scaledError(reference(fixture, QStringLiteral("logits.npy")),
                                      [&](qint64 i) { return result.logits.data()[i]; });
@@ -490,11 +473,10 @@ void TestLlamaModel::overMemoryBudget()
     const QString folder = fixturePath(QStringLiteral("tiny-llama-gqa-f32"));
     const double bytes = CheckpointWeights(folder).floatBytes();
     QVERIFY(bytes > 60000 && bytes < 80000);  // 4 bytes for each of the checkpoint's floats
-    const QString message = thrownMessage<ResourceError>([&] {
-        LlamaModel::load(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes) - 1));
-    });
+    const QString message = thrownMessage<ResourceError>(
+        [&] { loadLlamaModel(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes) - 1)); });
     QVERIFY2(message.contains(folder) && message.contains(formatBytes(bytes)), qPrintable(message));
-    QVERIFY(LlamaModel::load(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes))));
+    QVERIFY(loadLlamaModel(folder, ModelArchitecture::Llama, MemoryBudget(qint64(bytes))));
 }
 
 void TestLlamaModel::shardIndex_data()

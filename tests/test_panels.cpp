@@ -90,6 +90,16 @@ bool isWhite(QRgb pixel)
     return qRed(pixel) >= 235 && qGreen(pixel) >= 235 && qBlue(pixel) >= 235;
 }
 
+// The overlay the patch tests read, shown at 1200 x 420: a dark 64 x 48 image in a 3 x 4 grid with
+// the attention peaked on patch 6 on every panel.
+void showPeakedOverlay(ImageOverlayView& view)
+{
+    view.resize(1200, 420);
+    view.setImage(darkImage(64, 48), 3, 4);
+    view.setAttention(peakedRow(), peakedRow(), 6);
+    showAndReplot(&view);
+}
+
 }  // namespace
 
 class TestPanels : public QObject {
@@ -283,10 +293,7 @@ void TestPanels::rowViewClearShowsTheHint()
 void TestPanels::overlayClickOnAPatchEmitsItsIndex()
 {
     ImageOverlayView view;
-    view.resize(1200, 420);
-    view.setImage(darkImage(64, 48), 3, 4);
-    view.setAttention(peakedRow(), peakedRow(), 6);
-    showAndReplot(&view);
+    showPeakedOverlay(view);
     for (int panel = 0; panel < ImageOverlayView::kPanels; ++panel) {
         const QPoint centre = view.patchCenter(panel, 6);
         const double pitchX = view.patchCenter(panel, 7).x() - centre.x();
@@ -314,10 +321,7 @@ void TestPanels::overlayClickOnAPatchEmitsItsIndex()
 void TestPanels::overlayOutlinesTheSelectedPatch()
 {
     ImageOverlayView view;
-    view.resize(1200, 420);
-    view.setImage(darkImage(64, 48), 3, 4);
-    view.setAttention(peakedRow(), peakedRow(), 6);
-    showAndReplot(&view);
+    showPeakedOverlay(view);
     const QImage grab = view.grab().toImage();
     const qreal ratio = grab.devicePixelRatio();
     for (int panel = 0; panel < ImageOverlayView::kPanels; ++panel) {
@@ -343,10 +347,7 @@ void TestPanels::overlayOutlinesTheSelectedPatch()
 void TestPanels::overlayGrabShowsImageAndAttention()
 {
     ImageOverlayView view;
-    view.resize(1200, 420);
-    view.setImage(darkImage(64, 48), 3, 4);
-    view.setAttention(peakedRow(), peakedRow(), 6);
-    showAndReplot(&view);
+    showPeakedOverlay(view);
     const QImage grab = view.grab().toImage();
     const qreal ratio = grab.devicePixelRatio();
     const auto pixelAt = [&](const QPoint& point) { return QColor(grab.pixel(point * ratio)); };
@@ -372,10 +373,7 @@ void TestPanels::overlayGrabShowsImageAndAttention()
 void TestPanels::overlayClearRemovesImageAndClicks()
 {
     ImageOverlayView view;
-    view.resize(1200, 420);
-    view.setImage(darkImage(64, 48), 3, 4);
-    view.setAttention(peakedRow(), peakedRow(), 6);
-    showAndReplot(&view);
+    showPeakedOverlay(view);
     const QPoint centre = view.patchCenter(ImageOverlayView::ExactPanel, 6);
     view.clear();
     view.replot();
@@ -402,10 +400,7 @@ void TestPanels::overlayClearRemovesImageAndClicks()
 void TestPanels::overlayClicksStillHitAfterAnExport()
 {
     ImageOverlayView view;
-    view.resize(1200, 420);
-    view.setImage(darkImage(64, 48), 3, 4);
-    view.setAttention(peakedRow(), peakedRow(), 6);
-    showAndReplot(&view);
+    showPeakedOverlay(view);
     const QPoint centre = view.patchCenter(ImageOverlayView::ApproxPanel, 6);
     QTemporaryDir dir;
     QVERIFY(view.savePng(dir.filePath(QStringLiteral("figure.png")), 1800, 700));

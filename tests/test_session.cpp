@@ -255,7 +255,7 @@ void TestSession::roundTripGivesTheSameSpecAndView()
     // Written again, the file is byte for byte the same.
     const QString again = folder + QStringLiteral("/again.attnlab");
     writeSession(again, read);
-    QCOMPARE(fileBytes(again), fileBytes(path));
+    QCOMPARE(readBytes(again), readBytes(path));
 }
 
 // Seeds are JSON numbers: every integer up to 2^53 - 1 comes back exactly.
@@ -409,7 +409,7 @@ void TestSession::refusesHugeFileBeforeReadingIt()
     {
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
-        QVERIFY(file.write(fileBytes(fixture(QStringLiteral("text.attnlab")))) > 0);
+        QVERIFY(file.write(readBytes(fixture(QStringLiteral("text.attnlab")))) > 0);
         QVERIFY(file.resize(kLargestSessionBytes + 1));
     }
     const QString message = thrownMessage<InputError>([&] { readSession(path); });
@@ -423,7 +423,7 @@ void TestSession::readsAFileOfExactlyTheLargestSize()
     QTemporaryDir tmp;
     QVERIFY(tmp.isValid());
     const QString path = tmp.filePath(QStringLiteral("padded.attnlab"));
-    QByteArray bytes = fileBytes(fixture(QStringLiteral("text.attnlab")));
+    QByteArray bytes = readBytes(fixture(QStringLiteral("text.attnlab")));
     bytes.append(QByteArray(kLargestSessionBytes - bytes.size(), ' '));
     writeBytes(path, bytes);
     QCOMPARE(QFileInfo(path).size(), kLargestSessionBytes);
@@ -481,7 +481,7 @@ void TestSession::refusesSpecValuesOutOfRange()
     QFETCH(QString, field);
     QFETCH(QJsonValue, value);
 
-    QJsonObject root = parsedObject(fileBytes(fixture(QStringLiteral("text.attnlab"))));
+    QJsonObject root = parsedObject(readBytes(fixture(QStringLiteral("text.attnlab"))));
     QJsonObject spec = root.value(QLatin1String("spec")).toObject();
     const bool inInput = field.startsWith(QLatin1String("input."));
     const QString key = inInput ? field.mid(6) : field;
@@ -602,12 +602,12 @@ void TestSession::failedWriteKeepsTheExistingSession()
     Session good;
     good.view = richView();
     writeSession(path, good);
-    const QByteArray before = fileBytes(path);
+    const QByteArray before = readBytes(path);
 
     Session bad = good;
     bad.spec.scale = std::numeric_limits<double>::quiet_NaN();
     QVERIFY(!thrownMessage<OutputError>([&] { writeSession(path, bad); }).isEmpty());
-    QCOMPARE(fileBytes(path), before);
+    QCOMPARE(readBytes(path), before);
     QCOMPARE(entriesBelow(tmp.path()), QStringList{"s.attnlab"});
     QCOMPARE(readSession(path).view, good.view);
 }

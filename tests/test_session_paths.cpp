@@ -81,7 +81,7 @@ void TestSessionPaths::resourceAndAbsolutePathsAreKept()
 
     QTemporaryDir tmp;
     QVERIFY(tmp.isValid());
-    QJsonObject root = parsedObject(fileBytes(fixture(QStringLiteral("files.attnlab"))));
+    QJsonObject root = parsedObject(readBytes(fixture(QStringLiteral("files.attnlab"))));
     QJsonObject spec = root.value(QLatin1String("spec")).toObject();
     QJsonObject input = spec.value(QLatin1String("input")).toObject();
     // Kept as written, not even cleaned.

@@ -4,6 +4,7 @@
 
 #include "ui/window/main_window.h"
 #include "ui/plotting/heatmap_view.h"
+#include "window_support.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -23,6 +24,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
@@ -45,6 +47,14 @@ QString describe(const MainWindow& window)
         .arg(available.height());
 }
 
+// Whether the window, resized to the screen less the offscreen frame (1272 x 764), fits it.
+bool fitsWhenResizedToTheScreen(MainWindow& window)
+{
+    window.resize(1272, 764);
+    QTest::qWait(50);
+    return fitsTheScreen(window);
+}
+
 }  // namespace
 
 class TestSmallScreen : public QObject {
@@ -53,9 +63,7 @@ class TestSmallScreen : public QObject {
 private slots:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings().clear();
-        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+        startAsFirstRun();
         QCOMPARE(QGuiApplication::primaryScreen()->size(), QSize(1280, 800));
     }
 
@@ -89,10 +97,8 @@ private slots:
         QVERIFY(window.openSession(
             QStringLiteral(ATTNLAB_TEST_DATA "/../../docs/screenshots/vit.attnlab")));
         QVERIFY(shown.wait(30'000));
-        QTest::qWait(100);         // the docks follow their panels' layouts
-        window.resize(1272, 764);  // the screen less the offscreen frame
-        QTest::qWait(50);
-        QVERIFY2(fitsTheScreen(window), qPrintable(describe(window)));
+        QTest::qWait(100);  // the docks follow their panels' layouts
+        QVERIFY2(fitsWhenResizedToTheScreen(window), qPrintable(describe(window)));
     }
 
     // The Timing page with a result fits the screen: its sgemm line ("sgemm: 176 GFLOP/s on 2
@@ -107,10 +113,8 @@ private slots:
         auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
         QTRY_COMPARE_WITH_TIMEOUT(pages->tabText(pages->currentIndex()), QStringLiteral("Timing"),
                                   30'000);
-        QTest::qWait(200);         // the page and the docks follow their layouts
-        window.resize(1272, 764);  // the screen less the offscreen frame
-        QTest::qWait(50);
-        QVERIFY2(fitsTheScreen(window), qPrintable(describe(window)));
+        QTest::qWait(200);  // the page and the docks follow their layouts
+        QVERIFY2(fitsWhenResizedToTheScreen(window), qPrintable(describe(window)));
     }
 
     // Every page's tab shows in the tab bar: none hides behind scroll arrows (the Stepper did).

@@ -9,7 +9,10 @@
 #include <QtEndian>
 
 #include <array>
+#include <Eigen/Core>
+
 #include <functional>
+#include <random>
 #include <vector>
 
 namespace attnlab::test {
@@ -39,6 +42,36 @@ inline std::vector<double> arrayValues(const std::vector<qint64>& shape,
     for (qint64 p = 0; p < count; ++p)
         values[std::size_t(p)] = f(p);
     return values;
+}
+
+// A rows x cols matrix (a MatrixD, spelled out: this header does not bring core's types, which
+// cli_support.h shadows) of uniform values in [0, 1), fixed by `seed`: the heatmaps' tests and
+// benchmark draw their matrices so.
+inline Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> uniformMatrix(
+    int rows, int cols, unsigned seed)
+{
+    std::mt19937 generator(seed);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> matrix(rows, cols);
+    for (Eigen::Index i = 0; i < matrix.size(); ++i)
+        matrix.data()[i] = uniform(generator);
+    return matrix;
+}
+
+// The bytes of the file at path; empty when it cannot be read (or does not exist).
+inline QByteArray readBytes(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// The bytes of a file the test needs; stops the test program when it cannot be read.
+inline QByteArray fileBytes(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    return file.readAll();
 }
 
 // Writes bytes to path, or stops the test program.

@@ -111,11 +111,7 @@ private:
 
 void TestUi::initTestCase()
 {
-    // Settings and the last session go to the test locations, emptied: each run starts as a
-    // first start.
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings().clear();
-    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+    startAsFirstRun();
     QVERIFY(m_dir.isValid());
 }
 
@@ -125,8 +121,7 @@ void TestUi::startsWithTheDefaultExampleComputed()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
     window.resize(1400, 900);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     const ExperimentResult& result = resultOf(window);
     const BuiltinExample example = builtinExample();
     QCOMPARE(result.spec.input.kind, InputKind::Model);
@@ -163,8 +158,7 @@ void TestUi::startsWithTheDefaultExampleComputed()
 void TestUi::changingAControlRecomputes()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     const MatrixD before = resultOf(window).heads.front().attentionApprox.toDouble();
     auto* features = window.findChild<QSpinBox*>(QStringLiteral("features"));
     QVERIFY(features);
@@ -181,8 +175,7 @@ void TestUi::changingAControlRecomputes()
 void TestUi::theImageTabShowsItsSampleWhenFirstOpened()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("inputTabs"));
     auto* image = window.findChild<QComboBox*>(QStringLiteral("image"));
     QVERIFY(tabs && image);
@@ -202,8 +195,7 @@ void TestUi::theImageTabShowsItsSampleWhenFirstOpened()
 void TestUi::theNewestRequestWins()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     ExperimentSpec spec = window.controller().spec();
     spec.input.kind = InputKind::Random;
     spec.input.length = 600;
@@ -229,8 +221,7 @@ void TestUi::theNewestRequestWins()
 void TestUi::aSupersededHugeRunIsCancelledPromptly()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     ExperimentSpec spec = window.controller().spec();
     QCOMPARE(int(resultOf(window).heads.size()), 4);
     QLabel* status = nullptr;
@@ -263,10 +254,7 @@ void TestUi::aSupersededHugeRunIsCancelledPromptly()
 void TestUi::hoverOutlinesTheSameCellOnEveryMap()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1400, 900);
-    window.show();
-    QVERIFY(waitForResult(window));
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(showAndWait(window, QSize(1400, 900)));
     HeatmapView* approx = window.approxView();
     settle(approx);
     QSignalSpy hovered(approx, &HeatmapView::cellHovered);
@@ -282,10 +270,7 @@ void TestUi::hoverOutlinesTheSameCellOnEveryMap()
 void TestUi::clickingACellSelectsThatQuery()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1400, 900);
-    window.show();
-    QVERIFY(waitForResult(window));
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(showAndWait(window, QSize(1400, 900)));
     HeatmapView* exact = window.exactView();
     settle(exact);
     QTest::mouseClick(exact, Qt::LeftButton, Qt::NoModifier, exact->cellCenter(3, 5));
@@ -306,8 +291,7 @@ void TestUi::clickingACellSelectsThatQuery()
 void TestUi::exportWritesValidFigures()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QCustomPlot* figure = window.currentFigure();
     QVERIFY(figure);
     const QString png = m_dir.filePath(QStringLiteral("figure.png"));
@@ -342,8 +326,7 @@ void TestUi::sessionSavedAndReopenedGivesTheSameResult()
     MatrixD approx;
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         window.setSpec(spec);
         QVERIFY(waitForResult(window));
         window.selectQuery(2);
@@ -384,8 +367,7 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult()
     QFETCH(QString, kind);
     QFETCH(QString, expected);
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(showTextExample(window));
     const std::shared_ptr<const ExperimentResult> before = window.controller().current().result;
     const double shown = window.exactView()->value(1, 1);
@@ -434,8 +416,7 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult()
 void TestUi::undoAndRedoRestoreTheSpec()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(showTextExample(window));
     auto* causal = window.findChild<QCheckBox*>(QStringLiteral("causal"));
     QVERIFY(causal);
@@ -457,8 +438,7 @@ void TestUi::undoAndRedoRestoreTheSpec()
 void TestUi::aSliderDragIsOneUndoStep()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     auto* slider = window.findChild<QSlider*>(QStringLiteral("featuresSlider"));
     auto* undoStack = window.findChild<QUndoStack*>();
     QVERIFY(slider && undoStack);
@@ -480,8 +460,7 @@ void TestUi::windowStateAndLastSessionComeBack()
 {
     {
         MainWindow window(MainWindow::Start::LastSession);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         ExperimentSpec spec = window.controller().spec();
         spec.approximation.features = 24;
         window.setSpec(spec);
@@ -520,8 +499,7 @@ void TestUi::objectNamesAreUnique()
 void TestUi::stepperPageRunsTheCurrentExperiment()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     StepperView* stepper = window.stepperView();
     QCOMPARE(stepper->length(), 0);  // nothing computed while the page is hidden
     QSignalSpy shown(stepper, &StepperView::experimentShown);
@@ -548,8 +526,7 @@ void TestUi::pagesAndTheirStatesComeBackWithTheSession()
     SweepResult sweep;
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         TimingPanel* timing = window.timingPanel();
         timing->findChild<QSpinBox*>(QStringLiteral("minLength"))->setValue(64);
         timing->findChild<QSpinBox*>(QStringLiteral("maxLength"))->setValue(128);
@@ -566,8 +543,7 @@ void TestUi::pagesAndTheirStatesComeBackWithTheSession()
         QVERIFY(window.saveSession(path));
     }
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QSignalSpy shown(window.stepperView(), &StepperView::experimentShown);
     QVERIFY(window.openSession(path));
     QVERIFY(waitForResult(window));
@@ -590,8 +566,7 @@ void TestUi::pagesAndTheirStatesComeBackWithTheSession()
 void TestUi::aBadPageStateRefusesTheWholeSession()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     const ExperimentSpec before = window.controller().spec();
     const std::pair<const char*, const char*> cases[] = {
         {R"("page": "nowhere")", "view.page"},
@@ -641,8 +616,7 @@ void TestUi::errorPageSweepsTheWindowsInput()
     ErrorSweepResult sweep;
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         window.showPage(MainWindow::ErrorsPage);
         ErrorAnalysisPanel* panel = window.errorPanel();
         QCOMPARE(window.currentFigure(), static_cast<QCustomPlot*>(panel->chart()));
@@ -659,8 +633,7 @@ void TestUi::errorPageSweepsTheWindowsInput()
         QVERIFY(window.saveSession(path));
     }
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(window.openSession(path));
     QVERIFY(waitForResult(window));
     QCOMPARE(window.currentPage(), MainWindow::ErrorsPage);
@@ -678,8 +651,7 @@ void TestUi::errorPageSweepsTheWindowsInput()
 void TestUi::histogramsReplaceTheErrorMap()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(showTextExample(window));
     QVERIFY(window.errorView()->isVisible());
     auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
@@ -723,8 +695,7 @@ void TestUi::autosaveIsOfferedBackAfterACrash()
 
     MainWindow window(MainWindow::Start::DefaultExample);
     window.startAutosave();
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(window.isOfferingRecovery());
     QVERIFY(window.restoreRecovery());
     QVERIFY(!window.isOfferingRecovery());
@@ -748,8 +719,7 @@ void TestUi::autosaveIsOfferedBackAfterACrash()
 void TestUi::memoryBudgetReachesTheComputation()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     const qsizetype before = resultOf(window).labels.size();
     window.setMemoryBudget(MemoryBudget(qint64(1) << 20));
     ExperimentSpec spec = window.controller().spec();

@@ -15,6 +15,7 @@
 #include "ui/model/head_grid_panel.h"
 #include "ui/model/head_grid_view.h"
 #include "sweeps/downstream.h"
+#include "window_support.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -36,6 +37,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
@@ -125,9 +127,7 @@ private:
 
 void TestVitWindow::initTestCase()
 {
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings().clear();
-    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+    startAsFirstRun();
     QVERIFY(m_dir.isValid());
     if (builtinModelFolder(QString::fromLatin1(kBuiltinVitModel)).isEmpty())
         QFAIL("the built-in ViT (resources/models/fashion-vit) is missing");

@@ -31,12 +31,6 @@ inline const QByteArray kHeader =
     "method,causal,L,d,m,threads,reps,seconds_median,seconds_min,seconds_max,gflops,peak_bytes,"
     "status";
 
-inline QByteArray readBytes(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 inline bool sameNumber(double a, double b)
 {
     return (std::isnan(a) && std::isnan(b)) || a == b;

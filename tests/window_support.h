@@ -5,7 +5,11 @@
 #include "ui/experiment/experiment_controller.h"
 #include "ui/window/main_window.h"
 
+#include <QDir>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
 
 namespace attnlab::test {
 
@@ -17,6 +21,28 @@ inline bool waitForResult(ui::MainWindow& window)
 {
     QSignalSpy shown(&window, &ui::MainWindow::resultShown);
     return shown.wait(kResultTimeoutMs);
+}
+
+// Resizes the window (unless size is empty), shows it and waits until it shows its first result;
+// false on timeout. The spy is made first: showing the window runs the event loop, which can
+// deliver the result.
+inline bool showAndWait(ui::MainWindow& window, QSize size = QSize())
+{
+    QSignalSpy shown(&window, &ui::MainWindow::resultShown);
+    if (!size.isEmpty())
+        window.resize(size);
+    window.show();
+    return QTest::qWaitForWindowExposed(&window) &&
+           (shown.count() > 0 || shown.wait(kResultTimeoutMs));
+}
+
+// Settings and the last session go to the test locations, emptied: the window starts as at a
+// first start.
+inline void startAsFirstRun()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
 }
 
 // The result the window shows.

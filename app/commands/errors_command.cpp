@@ -381,14 +381,9 @@ void printProgress(QTextStream& err, const ErrorSweepSpec& spec, const ErrorSwee
     err.flush();
 }
 
-}  // namespace
-
-int runErrorsCommand(const QStringList& arguments)
+// `attention-lab errors` on its parsed options.
+int runErrors(const QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addErrorsOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
     const ErrorSweepSpec spec = sweepFromOptions(parser);
     refusePositionalArguments(parser);
     ErrorMetric metric = ErrorMetric::RelFrobeniusAttention;
@@ -431,6 +426,13 @@ int runErrorsCommand(const QStringList& arguments)
             ui::saveErrorChart(result, metric, axis, plot, plotFormat(plot), kPlotSize);
         });
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runErrorsCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addErrorsOptions, runErrors);
 }
 
 }  // namespace attnlab

@@ -408,14 +408,9 @@ void addModelEvalOptions(QCommandLineParser& parser)
         QStringLiteral("Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
 }
 
-}  // namespace
-
-int runModelEvalCommand(const QStringList& arguments)
+// `attention-lab model-eval` on its parsed options.
+int runModelEval(const QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addModelEvalOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
     QStringList images;
     const ExperimentSpec base = baseSpec(parser, &images);
     const bool vit = modelArchitectureOf(base.input.modelPath) == ModelArchitecture::Vit;
@@ -477,6 +472,13 @@ int runModelEvalCommand(const QStringList& arguments)
                 QStringLiteral("%1, %2").arg(modelDisplayName(base.input.modelPath), subject));
         });
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runModelEvalCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addModelEvalOptions, runModelEval);
 }
 
 }  // namespace attnlab

@@ -307,14 +307,9 @@ QStringList writeFigures(const RenderRequest& request, const std::vector<NamedFi
     return names;
 }
 
-}  // namespace
-
-int runRenderCommand(const QStringList& arguments)
+// `attention-lab render` on its parsed options.
+int runRender(const QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addRenderOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
     RenderRequest request = renderRequest(parser);
     const RenderInput read = renderInput(parser, request);
     const ExperimentSpec& spec = request.spec;
@@ -395,6 +390,13 @@ int runRenderCommand(const QStringList& arguments)
     for (const ResultWarning& warning : result->warnings)
         stream << "warning: " << warning.message << '\n';
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runRenderCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addRenderOptions, runRender);
 }
 
 }  // namespace attnlab

@@ -1,5 +1,6 @@
 #include "attention/metrics.h"
 
+#include "named_values.h"
 #include <algorithm>
 #include <cmath>
 
@@ -23,14 +24,8 @@ QString errorKindName(ErrorKind kind)
 
 bool parseErrorKind(const QString& name, ErrorKind* kind)
 {
-    for (const ErrorKind candidate :
-         {ErrorKind::Signed, ErrorKind::Absolute, ErrorKind::Relative}) {
-        if (errorKindName(candidate) == name) {
-            *kind = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, {ErrorKind::Signed, ErrorKind::Absolute, ErrorKind::Relative},
+                     errorKindName, kind);
 }
 
 template <typename T>

@@ -1,5 +1,6 @@
 #include "attention/projection.h"
 
+#include "named_values.h"
 #include "attention/random.h"
 #include "cancellation.h"
 
@@ -167,24 +168,12 @@ QString rowNormName(RowNorm norm)
 
 bool parseProjectionKind(const QString& name, ProjectionKind* kind)
 {
-    for (const ProjectionKind candidate : projectionKinds()) {
-        if (projectionKindName(candidate) == name) {
-            *kind = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, projectionKinds(), projectionKindName, kind);
 }
 
 bool parseRowNorm(const QString& name, RowNorm* norm)
 {
-    if (name == QLatin1String("chi"))
-        *norm = RowNorm::Chi;
-    else if (name == QLatin1String("sqrt-d"))
-        *norm = RowNorm::SqrtD;
-    else
-        return false;
-    return true;
+    return parseName(name, {RowNorm::Chi, RowNorm::SqrtD}, rowNormName, norm);
 }
 
 }  // namespace attnlab

@@ -1,5 +1,6 @@
 #include "inputs/inputs.h"
 
+#include "named_values.h"
 #include "errors.h"
 #include "inputs/model_input.h"
 #include "io/npy.h"
@@ -348,14 +349,10 @@ QString inputKindName(InputKind kind)
 
 bool parseInputKind(const QString& name, InputKind* kind)
 {
-    for (const InputKind candidate : {InputKind::Text, InputKind::Image, InputKind::Random,
-                                      InputKind::Files, InputKind::Model}) {
-        if (inputKindName(candidate) == name) {
-            *kind = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(
+        name,
+        {InputKind::Text, InputKind::Image, InputKind::Random, InputKind::Files, InputKind::Model},
+        inputKindName, kind);
 }
 
 QString headProjectionName(HeadProjection projection)
@@ -370,14 +367,8 @@ QString headProjectionName(HeadProjection projection)
 
 bool parseHeadProjection(const QString& name, HeadProjection* projection)
 {
-    for (const HeadProjection candidate :
-         {HeadProjection::Random, HeadProjection::Tied, HeadProjection::Identity}) {
-        if (headProjectionName(candidate) == name) {
-            *projection = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, {HeadProjection::Random, HeadProjection::Tied, HeadProjection::Identity},
+                     headProjectionName, projection);
 }
 
 }  // namespace attnlab

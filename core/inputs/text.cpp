@@ -1,5 +1,6 @@
 #include "inputs/text.h"
 
+#include "named_values.h"
 #include <QTextBoundaryFinder>
 
 namespace attnlab {
@@ -27,13 +28,7 @@ QString tokenModeName(TokenMode mode)
 
 bool parseTokenMode(const QString& name, TokenMode* mode)
 {
-    if (name == QLatin1String("words"))
-        *mode = TokenMode::Words;
-    else if (name == QLatin1String("characters"))
-        *mode = TokenMode::Characters;
-    else
-        return false;
-    return true;
+    return parseName(name, {TokenMode::Words, TokenMode::Characters}, tokenModeName, mode);
 }
 
 }  // namespace attnlab

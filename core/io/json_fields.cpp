@@ -81,6 +81,36 @@ void JsonFields::readSeed(const char* key, std::uint64_t* out) const
     }
 }
 
+void JsonFields::read(const char* key, MemoryBudget* out) const
+{
+    qint64 bytes = out->bytes();
+    read(key, &bytes, 1, 9e15);
+    *out = MemoryBudget(bytes);
+}
+
+void JsonFields::requireVersion(int known) const
+{
+    int version = known;
+    read("version", &version, 1, std::numeric_limits<int>::max());
+    require(version == known, QStringLiteral("%1 %2 is not known to this Attention Lab (it reads "
+                                             "version %3); a newer version wrote it")
+                                  .arg(name("version"))
+                                  .arg(version)
+                                  .arg(known));
+}
+
+std::vector<double> JsonFields::numbers(const char* key) const
+{
+    std::vector<double> numbers;
+    const QJsonArray elements = array(key);
+    for (qsizetype i = 0; i < elements.size(); ++i) {
+        require(elements.at(i).isDouble(),
+                QStringLiteral("%1[%2] must be a number").arg(name(key)).arg(i));
+        numbers.push_back(elements.at(i).toDouble());
+    }
+    return numbers;
+}
+
 double JsonFields::checkedInteger(const QString& name, double number, double minimum,
                                   double maximum)
 {
@@ -104,6 +134,11 @@ QJsonValue JsonFields::field(const char* key, QJsonValue::Type type) const
     require(value.type() == type,
             QStringLiteral("%1 must be %2").arg(name(key), typeNames[int(type)]));
     return value;
+}
+
+QJsonValue numberOrNull(double value)
+{
+    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
 }
 
 int boundedInteger(const QJsonObject& json, const char* key, int minimum, int maximum)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "errors.h"
+#include "memory_budget.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -28,6 +29,12 @@ public:
     // The field's name in messages: prefix + key.
     QString name(const char* key) const { return m_prefix + QLatin1String(key); }
     bool has(const char* key) const { return m_object.contains(QLatin1String(key)); }
+    // Whether the field is absent or null.
+    bool isNull(const char* key) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        return value.isNull() || value.isUndefined();
+    }
 
     void read(const char* key, bool* out) const;
     void read(const char* key, QString* out) const;
@@ -51,6 +58,29 @@ public:
     double numberOrNaN(const char* key) const;
     // A seed: an integer from 0 to 2^53 - 1 (what a JSON number holds exactly).
     void readSeed(const char* key, std::uint64_t* out) const;
+
+    // The memory budget in bytes (an integer from 1 to 9e15).
+    void read(const char* key, MemoryBudget* out) const;
+    // The format's version, which must be `known` (this Attention Lab reads no other; absent is
+    // taken as known): InputError "prefix.version N is not known ..." otherwise.
+    void requireVersion(int known) const;
+    // The numbers of the array field `key` (none when absent); InputError naming "key[i]" for an
+    // element that is not a number.
+    std::vector<double> numbers(const char* key) const;
+    // Calls read(fields) for each element of the array field `key` (none when absent), fields
+    // reading the element with the prefix "key[i]."; InputError naming "key[i]" for an element
+    // that is not an object.
+    template <typename Read>
+    void forEachObject(const char* key, Read read) const
+    {
+        const QJsonArray elements = array(key);
+        for (qsizetype i = 0; i < elements.size(); ++i) {
+            const QString element = QStringLiteral("%1[%2]").arg(name(key)).arg(i);
+            require(elements.at(i).isObject(), QStringLiteral("%1 must be an object").arg(element));
+            const QJsonObject object = elements.at(i).toObject();
+            read(JsonFields(object, element + QLatin1Char('.')));
+        }
+    }
 
     // A name parse(name, out) accepts; a `required` field must be present.
     template <typename Enum, typename Parser>
@@ -106,6 +136,9 @@ private:
     const QJsonObject& m_object;
     QString m_prefix;
 };
+
+// value as JSON, or null when it is not finite (NaN: "not measured").
+QJsonValue numberOrNull(double value);
 
 // values as a JSON array of their names: name(value) for each.
 template <typename T, typename Name>

@@ -33,15 +33,10 @@ QString jsonValueText(const QJsonValue& value)
     }
 }
 
-QJsonObject readJsonObject(const QString& path, const QString& whatItHolds)
+QJsonObject parseJsonObject(const QByteArray& json, const QString& path)
 {
-    if (!QFileInfo(path).isFile())
-        refuseCheckpoint(path, QStringLiteral("no such file (%1)").arg(whatItHolds));
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        refuseCheckpoint(path, QStringLiteral("cannot be read (%1)").arg(file.errorString()));
     QJsonParseError error;
-    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &error);
+    const QJsonDocument document = QJsonDocument::fromJson(json, &error);
     if (error.error != QJsonParseError::NoError)
         refuseCheckpoint(
             path,
@@ -49,6 +44,16 @@ QJsonObject readJsonObject(const QString& path, const QString& whatItHolds)
     if (!document.isObject())
         refuseCheckpoint(path, QStringLiteral("not a JSON object"));
     return document.object();
+}
+
+QJsonObject readJsonObject(const QString& path, const QString& whatItHolds)
+{
+    if (!QFileInfo(path).isFile())
+        refuseCheckpoint(path, QStringLiteral("no such file (%1)").arg(whatItHolds));
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        refuseCheckpoint(path, QStringLiteral("cannot be read (%1)").arg(file.errorString()));
+    return parseJsonObject(file.readAll(), path);
 }
 
 int positiveInteger(const QString& path, const QJsonObject& json, const QString& key)
@@ -155,12 +160,38 @@ QString architectureDisplayName(ModelArchitecture architecture)
     return QString();
 }
 
-ModelArchitecture modelArchitecture(const QString& folder)
+TransformerSizes readTransformerSizes(const QString& path, const QJsonObject& json, bool equalHeads)
+{
+    TransformerSizes sizes;
+    sizes.layers = positiveInteger(path, json, QStringLiteral("num_hidden_layers"));
+    sizes.heads = positiveInteger(path, json, QStringLiteral("num_attention_heads"));
+    sizes.width = positiveInteger(path, json, QStringLiteral("hidden_size"));
+    sizes.innerWidth = positiveInteger(path, json, QStringLiteral("intermediate_size"));
+    if (equalHeads && sizes.width % sizes.heads != 0)
+        refuseCheckpoint(path, QStringLiteral("hidden_size (%1) is not a multiple of "
+                                              "num_attention_heads (%2)")
+                                   .arg(sizes.width)
+                                   .arg(sizes.heads));
+    return sizes;
+}
+
+QJsonObject readModelConfig(const QString& path)
+{
+    return readJsonObject(
+        path, QStringLiteral("a model folder holds config.json, the .safetensors weights and the "
+                             "tokenizer files"));
+}
+
+void requireModelFolder(const QString& folder, const QString& whatItIs)
 {
     if (!QFileInfo(folder).isDir())
-        refuseCheckpoint(folder, QStringLiteral("no such model folder (a model is a folder "
-                                                "holding config.json and the .safetensors "
-                                                "weights)"));
+        refuseCheckpoint(folder, QStringLiteral("no such model folder (%1)").arg(whatItIs));
+}
+
+ModelArchitecture modelArchitecture(const QString& folder)
+{
+    requireModelFolder(folder, QStringLiteral("a model is a folder holding config.json and the "
+                                              ".safetensors weights"));
     const QString path = QDir(folder).filePath(QStringLiteral("config.json"));
     const QJsonObject config = readJsonObject(
         path, QStringLiteral("a model folder holds config.json and the .safetensors weights"));

@@ -16,9 +16,20 @@ namespace attnlab {
 // A JSON value as a message shows it: 12, "gelu", null, an array, missing.
 QString jsonValueText(const QJsonValue& value);
 
+// The JSON object of the text `json`, read from path. Throws InputError naming path when it is
+// not JSON or not an object.
+QJsonObject parseJsonObject(const QByteArray& json, const QString& path);
+
 // The JSON object in the file at path. Throws InputError naming the file when it is missing
 // (`whatItHolds` completes "no such file (...)"), unreadable, not JSON or not an object.
 QJsonObject readJsonObject(const QString& path, const QString& whatItHolds);
+
+// A language model's config.json at path, as readJsonObject reads it (a missing file is refused
+// saying what a model folder holds).
+QJsonObject readModelConfig(const QString& path);
+
+// Throws InputError "folder: no such model folder (whatItIs)" unless folder is a folder.
+void requireModelFolder(const QString& folder, const QString& whatItIs);
 
 // json[key] as a positive int. Throws InputError naming path and key when it is missing or not a
 // positive integer.
@@ -37,6 +48,22 @@ double positiveNumber(const QString& path, const QJsonObject& json, const QStrin
 // json[key] as a boolean, or fallback when the key is absent or null. Throws InputError naming
 // path and key for any other value.
 bool booleanValue(const QString& path, const QJsonObject& json, const QString& key, bool fallback);
+
+// The sizes every transformer's config.json gives: Hugging Face's num_hidden_layers,
+// num_attention_heads, hidden_size and intermediate_size (GPT-2's n_layer, n_head, n_embd,
+// n_inner). The architectures' configs start with them.
+struct TransformerSizes {
+    int layers = 0;      // blocks
+    int heads = 0;       // (query) heads H
+    int width = 0;       // the residual stream's width
+    int innerWidth = 0;  // the MLP's hidden layer
+};
+
+// Hugging Face's four keys above, each a positive integer; with equalHeads, hidden_size must be a
+// multiple of num_attention_heads (d = hidden_size / H). Throws InputError naming path and the
+// key otherwise.
+TransformerSizes readTransformerSizes(const QString& path, const QJsonObject& json,
+                                      bool equalHeads);
 
 // The weights of a model folder: folder/model.safetensors, or the folder's only .safetensors
 // file. Throws InputError naming the folder when there is none, or several and no

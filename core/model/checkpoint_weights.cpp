@@ -6,23 +6,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonDocument>
 #include <QJsonObject>
-#include <QJsonParseError>
 
 namespace attnlab {
 
 std::map<QString, QString> parseShardIndex(QByteArrayView json, const QString& path)
 {
-    QJsonParseError error;
-    const QJsonDocument document = QJsonDocument::fromJson(json.toByteArray(), &error);
-    if (error.error != QJsonParseError::NoError)
-        refuseCheckpoint(
-            path,
-            QStringLiteral("not JSON (%1 at byte %2)").arg(error.errorString()).arg(error.offset));
-    if (!document.isObject())
-        refuseCheckpoint(path, QStringLiteral("not a JSON object"));
-    const QJsonValue map = document.object().value(QStringLiteral("weight_map"));
+    const QJsonValue map =
+        parseJsonObject(json.toByteArray(), path).value(QStringLiteral("weight_map"));
     if (!map.isObject())
         refuseCheckpoint(path, QStringLiteral("weight_map is %1; expected an object of tensor "
                                               "name -> shard file")

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/checkpoint_files.h"
 #include "model/gpt2_tokenizer.h"
 #include "model/language_model.h"
 #include "model/model_weights.h"
@@ -13,14 +14,11 @@
 
 namespace attnlab {
 
-// config.json of a GPT-2-architecture checkpoint (Hugging Face layout).
-struct Gpt2Config {
-    int layers = 0;                  // n_layer
-    int heads = 0;                   // n_head
-    int width = 0;                   // n_embd = heads * d
+// config.json of a GPT-2-architecture checkpoint (Hugging Face layout): the sizes n_layer, n_head,
+// n_embd (= heads * d) and n_inner (4 n_embd when absent or null), then:
+struct Gpt2Config : TransformerSizes {
     int positions = 0;               // n_positions: the longest text the model reads
     int vocabularySize = 0;          // vocab_size
-    int innerWidth = 0;              // n_inner, or 4 n_embd when absent or null
     double layerNormEpsilon = 1e-5;  // layer_norm_epsilon
     // tie_word_embeddings (default true): the output head is wte; when false, lm_head.weight.
     bool tiedOutputHead = true;
@@ -42,7 +40,7 @@ struct Gpt2Config {
 //     0.044715 u^3)))
 //   logits = LN_f(x) wte^T (the output head tied to the token embedding)
 // LN(u) = (u - mean(u)) / sqrt(var(u) + eps) * g + b over the n_embd entries of a row.
-class Gpt2Model : public LanguageModel {
+class Gpt2Model : public CheckpointModel {
 public:
     // Loads folder/config.json, the folder's safetensors weights (model.safetensors, or the one
     // *.safetensors file there) with or without the "transformer." prefix of the tensor names,
@@ -58,31 +56,17 @@ public:
         const QString& source, const Gpt2Config& config,
         std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights);
 
-    const QString& folder() const override;
-    const LanguageModelInfo& info() const override;
     const Gpt2Config& config() const;
-    const TextTokenizer& tokenizer() const override;
-
-    // The forward pass above on token ids (1 <= L <= n_positions, every id < vocab_size; else
-    // InputError). Deterministic; safe to call from several threads at once.
-    ForwardResult forward(const std::vector<int>& tokens,
-                          const ForwardOptions& options = {}) const override;
-    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
-                         const ForwardOptions& options = {}) const override;
 
     ~Gpt2Model() override;
 
 private:
-    Gpt2Model();
+    Gpt2Model(QString folder, const Gpt2Config& config,
+              std::shared_ptr<const TextTokenizer> tokenizer);
     struct Weights;
-    // The blocks on ids already checked, at positions first, first + 1, ... (first = the
-    // state's position when decoding).
     ForwardResult run(const std::vector<int>& tokens, const ForwardOptions& options,
-                      DecodingState* decoding) const;
-    QString m_folder;
+                      DecodingState* decoding) const override;
     Gpt2Config m_config;
-    LanguageModelInfo m_info;
-    std::shared_ptr<const TextTokenizer> m_tokenizer;
     std::unique_ptr<Weights> m_weights;
 };
 

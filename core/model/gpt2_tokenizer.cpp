@@ -61,7 +61,7 @@ void Gpt2Tokenizer::addMerge(const QString& where, const QString& left, const QS
                                             quotedSymbol(merged), quotedSymbol(*symbol), m_source));
     }
     // insert() replaces: a pair listed twice keeps its last rank, as dict(zip(merges, ranks)).
-    m_merges.insert(pairKey(m_ids.value(left), m_ids.value(right)), {rank, m_ids.value(merged)});
+    m_merges.insert(m_ids.value(left), m_ids.value(right), rank, m_ids.value(merged));
 }
 
 Gpt2Tokenizer Gpt2Tokenizer::fromVocabAndMerges(const QString& vocabPath, const QString& mergesPath)
@@ -128,27 +128,11 @@ Gpt2Tokenizer Gpt2Tokenizer::fromTokenizerJson(const QString& path)
     tokenizer.setVocabulary(
         path, vocabularyOf(path, QStringLiteral("model.vocab"), model[QStringLiteral("vocab")]));
 
-    const QJsonValue merges = model[QStringLiteral("merges")];
-    if (!merges.isArray())
-        refuseTokenizer(
-            path,
-            QStringLiteral("model.merges is %1; expected an array").arg(jsonTypeName(merges)));
-    const QJsonArray list = merges.toArray();
-    for (qsizetype i = 0; i < list.size(); ++i) {
-        const QString where = QStringLiteral("%1 model.merges[%2]").arg(path, QString::number(i));
-        const QJsonValue merge = list[i];
-        QStringList symbols;
-        if (merge.isString()) {
-            symbols = merge.toString().split(u' ');
-        } else if (merge.isArray()) {
-            for (const QJsonValue symbol : merge.toArray())
-                symbols.append(symbol.isString() ? symbol.toString() : QString());
-        }
-        if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
-            refuseTokenizer(where,
-                            QStringLiteral("expected \"left right\" or [\"left\", \"right\"]"));
-        tokenizer.addMerge(where, symbols[0], symbols[1], int(i));
-    }
+    const std::vector<std::pair<QString, QString>> merges =
+        mergePairs(TokenizerFields(path, QStringLiteral("model"), model));
+    for (std::size_t i = 0; i < merges.size(); ++i)
+        tokenizer.addMerge(QStringLiteral("%1 model.merges[%2]").arg(path).arg(i), merges[i].first,
+                           merges[i].second, int(i));
 
     // added_tokens: [{"id": 50256, "content": "<|endoftext|>", ...}, ...]
     const QJsonValue added = root.value(QStringLiteral("added_tokens"));
@@ -207,79 +191,6 @@ Gpt2Tokenizer Gpt2Tokenizer::fromFolder(const QString& folder)
                                            "tokenizer.json"));
 }
 
-void Gpt2Tokenizer::applyMerges(std::vector<int>& word) const
-{
-    // bpe(): while some adjacent pair has a rank, take the pair of lowest rank and merge every
-    // occurrence of it, left to right without overlap ("a a a" -> "aa a"). Here the symbols are
-    // a linked list over their first positions and the ranked pairs wait in a min-heap by
-    // (rank, position): all pairs of the lowest rank are taken out together and merged in order
-    // of position, which is encoder.py's pass, in O(n log n) for a piece of n bytes instead of
-    // O(n) a merge (a 100,000-letter piece would take seconds).
-    // A merge never makes a pair of its own rank (the merged symbol is longer than both halves),
-    // and pairs it makes of a lower rank (merges files are not always in order) wait for the next
-    // pass, as in encoder.py. A pair in the heap is stale once either symbol has changed: symbols
-    // only grow, so an id never comes back.
-    struct Pair {
-        int rank;
-        int position;  // of the left symbol
-        int left;
-        int right;
-        bool operator>(const Pair& other) const
-        {
-            return rank != other.rank ? rank > other.rank : position > other.position;
-        }
-    };
-    const int size = int(word.size());
-    if (size < 2)
-        return;
-    std::vector<int> next(word.size());  // the position of the next symbol, or -1
-    std::vector<int> previous(word.size());
-    for (int p = 0; p < size; ++p) {
-        next[size_t(p)] = p + 1 < size ? p + 1 : -1;
-        previous[size_t(p)] = p - 1;
-    }
-    std::vector<Pair> heap;
-    const auto pushPairAt = [&](int p) {
-        const int q = next[size_t(p)];
-        if (q < 0)
-            return;
-        const auto merge = m_merges.constFind(pairKey(word[size_t(p)], word[size_t(q)]));
-        if (merge == m_merges.constEnd())
-            return;
-        heap.push_back({merge->rank, p, word[size_t(p)], word[size_t(q)]});
-        std::push_heap(heap.begin(), heap.end(), std::greater<>());
-    };
-    for (int p = 0; p + 1 < size; ++p)
-        pushPairAt(p);
-
-    std::vector<Pair> pass;
-    while (!heap.empty()) {
-        pass.clear();
-        const int rank = heap.front().rank;
-        while (!heap.empty() && heap.front().rank == rank) {
-            std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-            pass.push_back(heap.back());
-            heap.pop_back();
-        }
-        const int merged = m_merges.value(pairKey(pass.front().left, pass.front().right)).id;
-        for (const Pair& pair : pass) {  // left to right
-            const int p = pair.position;
-            const int q = next[size_t(p)];
-            if (word[size_t(p)] != pair.left || q < 0 || word[size_t(q)] != pair.right)
-                continue;  // stale, or overlapping the merge just before ("a a a")
-            word[size_t(p)] = merged;
-            word[size_t(q)] = -1;
-            next[size_t(p)] = next[size_t(q)];
-            if (next[size_t(q)] >= 0)
-                previous[size_t(next[size_t(q)])] = p;
-            if (previous[size_t(p)] >= 0)
-                pushPairAt(previous[size_t(p)]);
-            pushPairAt(p);
-        }
-    }
-    word.erase(std::remove(word.begin(), word.end(), -1), word.end());
-}
-
 std::vector<int> Gpt2Tokenizer::encode(const QString& text) const
 {
     std::vector<int> ids;
@@ -304,7 +215,7 @@ std::vector<int> Gpt2Tokenizer::encode(const QString& text) const
                                          QStringLiteral("%1").arg(byte, 2, 16, QChar(u'0'))));
             word.push_back(id);
         }
-        applyMerges(word);
+        m_merges.applyInPasses(word);
         ids.insert(ids.end(), word.begin(), word.end());
     }
     // Every character is white space, a letter, a number or other: the pieces cover the text.

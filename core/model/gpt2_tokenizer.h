@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/bpe_merges.h"
 #include "model/text_tokenizer.h"
 
 #include <QByteArray>
@@ -67,23 +68,11 @@ public:
     int vocabularySize() const override;
 
 private:
-    // One merge: the rank of the pair (its line in merges.txt) and the id of the merged symbol.
-    struct Merge {
-        int rank;
-        int id;
-    };
-    static quint64 pairKey(int left, int right)
-    {
-        return (quint64(quint32(left)) << 32) | quint32(right);
-    }
-
     // Fills m_ids, m_symbols and m_byteIds from symbol -> id pairs read from `source`.
     void setVocabulary(const QString& source, const QHash<QString, int>& ids);
     // Adds the merge left + right of `rank`; throws InputError starting with `where` when a
     // symbol is not in the vocabulary.
     void addMerge(const QString& where, const QString& left, const QString& right, int rank);
-    // GPT-2's bpe(): word (ids of symbols) after the merges.
-    void applyMerges(std::vector<int>& word) const;
 
     // encode() is called from several threads at once (the window's worker, the command line):
     // it must not write shared state without a lock.
@@ -92,7 +81,7 @@ private:
     std::vector<QString> m_symbols;  // id -> symbol (empty where no symbol has the id)
     std::vector<bool> m_added;       // id -> an added token (its symbol is its text)
     std::vector<int> m_byteIds;      // byte -> id of its bytes_to_unicode symbol, -1 if none
-    QHash<quint64, Merge> m_merges;  // pairKey(left id, right id) -> rank and merged id
+    BpeMerges m_merges;              // rank = the merge's line in merges.txt
 };
 
 }  // namespace attnlab

@@ -17,35 +17,19 @@ using Eigen::Index;
 
 LanguageModelInfo GptNeoxConfig::info() const
 {
-    LanguageModelInfo info;
-    info.architecture = modelTypeName(ModelArchitecture::GptNeox);
-    info.layers = layers;
-    info.heads = heads;
-    info.keyValueHeads = heads;
-    info.headDim = headDim();
-    info.positions = positions;
-    info.vocabularySize = vocabularySize;
+    LanguageModelInfo info(ModelArchitecture::GptNeox, layers, heads, heads, headDim(), positions,
+                           vocabularySize);
     info.rope = rope;
     return info;
 }
 
 GptNeoxConfig GptNeoxConfig::fromJson(const QString& path)
 {
-    const QJsonObject json = readJsonObject(
-        path, QStringLiteral("a model folder holds config.json, the .safetensors weights and the "
-                             "tokenizer files"));
+    const QJsonObject json = readModelConfig(path);
     GptNeoxConfig config;
-    config.layers = positiveInteger(path, json, QStringLiteral("num_hidden_layers"));
-    config.heads = positiveInteger(path, json, QStringLiteral("num_attention_heads"));
-    config.width = positiveInteger(path, json, QStringLiteral("hidden_size"));
-    config.innerWidth = positiveInteger(path, json, QStringLiteral("intermediate_size"));
+    static_cast<TransformerSizes&>(config) = readTransformerSizes(path, json, true);
     config.positions = positiveInteger(path, json, QStringLiteral("max_position_embeddings"));
     config.vocabularySize = positiveInteger(path, json, QStringLiteral("vocab_size"));
-    if (config.width % config.heads != 0)
-        refuseCheckpoint(path, QStringLiteral("hidden_size (%1) is not a multiple of "
-                                              "num_attention_heads (%2)")
-                                   .arg(config.width)
-                                   .arg(config.heads));
     config.layerNormEpsilon =
         positiveNumber(path, json, QStringLiteral("layer_norm_eps"), config.layerNormEpsilon);
     const QString pctKey = json.contains(QStringLiteral("rotary_pct"))
@@ -128,27 +112,20 @@ GptNeoxBlock loadBlock(const ModelWeights& file, int l, const GptNeoxConfig& con
 
 }  // namespace
 
-std::shared_ptr<const GptNeoxModel> GptNeoxModel::load(const QString& folder,
-                                                       const MemoryBudget& budget)
+std::shared_ptr<const GptNeoxModel> loadGptNeoxModel(const QString& folder,
+                                                     const MemoryBudget& budget)
 {
     const GptNeoxConfig config =
         GptNeoxConfig::fromJson(QDir(folder).filePath(QStringLiteral("config.json")));
     std::shared_ptr<const TextTokenizer> tokenizer = loadTextTokenizer(folder);
-    return fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder), budget);
+    return GptNeoxModel::fromWeights(folder, config, std::move(tokenizer),
+                                     CheckpointWeights(folder), budget);
 }
 
-std::shared_ptr<const GptNeoxModel> GptNeoxModel::fromWeights(
-    const QString& source, const GptNeoxConfig& config,
-    std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& file,
-    const MemoryBudget& budget)
+GptNeoxNetwork GptNeoxNetwork::fromWeights(const Config& config, const ModelWeights& file)
 {
-    std::shared_ptr<GptNeoxModel> model(new GptNeoxModel);
-    model->m_folder = source;
-    GptNeoxNetwork& network = model->m_network;
+    GptNeoxNetwork network;
     network.config = config;
-    model->m_info = config.info();
-    model->m_tokenizer = std::move(tokenizer);
-    requireWeightMemory(budget, file.floatBytes(), source);
     network.tokenEmbedding = file.matrix(QStringLiteral("gpt_neox.embed_in.weight"),
                                          config.vocabularySize, config.width);
     for (int l = 0; l < config.layers; ++l)
@@ -157,24 +134,9 @@ std::shared_ptr<const GptNeoxModel> GptNeoxModel::fromWeights(
         file.vector(QStringLiteral("gpt_neox.final_layer_norm.weight"), config.width);
     network.finalBias = file.vector(QStringLiteral("gpt_neox.final_layer_norm.bias"), config.width);
     // Pythia's head is its own embed_out; a checkpoint without it ties the head to embed_in.
-    if (file.contains(QStringLiteral("embed_out.weight")))
-        network.outputHead =
-            file.matrix(QStringLiteral("embed_out.weight"), config.vocabularySize, config.width);
-    return model;
-}
-
-ForwardResult GptNeoxModel::forward(const std::vector<int>& tokens,
-                                    const ForwardOptions& options) const
-{
-    checkTokens(tokens, m_info, m_folder);
-    return m_network.forward(tokens, options);
-}
-
-ForwardResult GptNeoxModel::decode(const std::vector<int>& tokens, DecodingState& state,
-                                   const ForwardOptions& options) const
-{
-    checkTokens(tokens, m_info, m_folder, state.position());
-    return m_network.forward(tokens, options, &state);
+    network.outputHead = file.optionalMatrix(QStringLiteral("embed_out.weight"),
+                                             config.vocabularySize, config.width);
+    return network;
 }
 
 ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const ForwardOptions& options,
@@ -184,11 +146,7 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const Forw
     const Index width = config.width;
     const AttentionHeads heads{config.heads, config.heads, config.headDim()};
     const float epsilon = float(config.layerNormEpsilon);
-    Matrix<float> x(length, width);
-    forEachRowBlock(length, 16, [&](Index begin, Index end) {
-        for (Index i = begin; i < end; ++i)
-            x.row(i) = tokenEmbedding.row(tokens[std::size_t(i)]);
-    });
+    Matrix<float> x = embeddedTokens(tokenEmbedding, tokens);
     const RopeTable rope = ropeTable(config.rope, length, decoding ? decoding->position() : 0);
     Matrix<float> a(length, width);
     Matrix<float> qkv(length, 3 * width);
@@ -202,8 +160,7 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const Forw
         addBiasGelu(hidden, block.fcBias, config.gelu);
     };
     for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
-        if (options.cancelled && options.cancelled())
-            throw Cancelled();
+        throwIfCancelled(options);
         const GptNeoxBlock& block = blocks[l];
         addBiasAndNormalise(x, nullptr, block.ln1Gain, block.ln1Bias, epsilon, a);
         const RotaryAttention attention{block.qkvWeight, block.qkvBias, heads, rope, 0, decoding};
@@ -221,16 +178,11 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const Forw
                                                 : block.outBias)
                            .transpose();
     }
-    if (options.cancelled && options.cancelled())
-        throw Cancelled();
+    throwIfCancelled(options);
     addBiasAndNormalise(x, nullptr, finalGain, finalBias, epsilon, a);
     if (decoding)
         decoding->advance(length);
-    if (options.logits) {
-        const Matrix<float>& head = outputHead.size() > 0 ? outputHead : tokenEmbedding;
-        result.logits.resize(length, config.vocabularySize);
-        threadedProduct(a, head.transpose(), result.logits, false);
-    }
+    addLogits(a, outputHead, tokenEmbedding, options, result);
     return result;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "memory_budget.h"
+#include "model/checkpoint_files.h"
 #include "model/language_model.h"
 #include "model/model_weights.h"
 #include "model/rotary_blocks.h"
@@ -12,12 +13,9 @@
 
 namespace attnlab {
 
-// config.json of a GPT-NeoX checkpoint (model_type "gpt_neox": Pythia; Hugging Face layout).
-struct GptNeoxConfig {
-    int layers = 0;                  // num_hidden_layers
-    int heads = 0;                   // num_attention_heads
-    int width = 0;                   // hidden_size = heads * d
-    int innerWidth = 0;              // intermediate_size
+// config.json of a GPT-NeoX checkpoint (model_type "gpt_neox": Pythia; Hugging Face layout): the
+// sizes (width = heads * d), then:
+struct GptNeoxConfig : TransformerSizes {
     int positions = 0;               // max_position_embeddings
     int vocabularySize = 0;          // vocab_size
     double layerNormEpsilon = 1e-5;  // layer_norm_eps
@@ -59,7 +57,8 @@ struct GptNeoxBlock {
 // A GPT-NeoX decoder in memory (Black et al. 2022; the Hugging Face GPTNeoXModel):
 //   x_0 = embed_in[t_i]; the blocks above; logits = LN_f(x) embed_out^T.
 struct GptNeoxNetwork {
-    GptNeoxConfig config;
+    using Config = GptNeoxConfig;
+    Config config;
     Matrix<float> tokenEmbedding;  // embed_in: vocab x width
     std::vector<GptNeoxBlock> blocks;
     Vector<float> finalGain, finalBias;  // final_layer_norm
@@ -69,36 +68,17 @@ struct GptNeoxNetwork {
     // of LanguageModel::decode from the state's position (the ids checked for it).
     ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options,
                           DecodingState* decoding = nullptr) const;
+    // The network of config from weights named as the Hugging Face checkpoint's. Throws
+    // InputError naming the tensor (missing, or a shape that disagrees with config).
+    static GptNeoxNetwork fromWeights(const Config& config, const ModelWeights& weights);
 };
 
-class GptNeoxModel : public LanguageModel {
-public:
-    // Loads folder/config.json, the weights (one model.safetensors or shards; F32, F16, BF16)
-    // and the tokenizer. Throws InputError naming the file and the tensor, ResourceError when the
-    // float weights would not fit in budget.
-    static std::shared_ptr<const GptNeoxModel> load(const QString& folder,
-                                                    const MemoryBudget& budget = MemoryBudget());
-    // The model of config from weights named as the Hugging Face checkpoint's, read through
-    // tokenizer; source names it (folder()). Throws as load() does for the weights.
-    static std::shared_ptr<const GptNeoxModel> fromWeights(
-        const QString& source, const GptNeoxConfig& config,
-        std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights,
-        const MemoryBudget& budget = MemoryBudget());
+using GptNeoxModel = NetworkModel<GptNeoxNetwork>;
 
-    const QString& folder() const override { return m_folder; }
-    const LanguageModelInfo& info() const override { return m_info; }
-    const TextTokenizer& tokenizer() const override { return *m_tokenizer; }
-    ForwardResult forward(const std::vector<int>& tokens,
-                          const ForwardOptions& options = {}) const override;
-    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
-                         const ForwardOptions& options = {}) const override;
-
-private:
-    GptNeoxModel() = default;
-    QString m_folder;
-    LanguageModelInfo m_info;
-    std::shared_ptr<const TextTokenizer> m_tokenizer;
-    GptNeoxNetwork m_network;
-};
+// Loads folder/config.json, the weights (one model.safetensors or shards; F32, F16, BF16) and the
+// tokenizer. Throws InputError naming the file and the tensor, ResourceError when the float
+// weights would not fit in budget.
+std::shared_ptr<const GptNeoxModel> loadGptNeoxModel(const QString& folder,
+                                                     const MemoryBudget& budget = MemoryBudget());
 
 }  // namespace attnlab

@@ -43,7 +43,7 @@ HfBpeModel HfBpeModel::read(const TokenizerFields& model)
     return fromVocabulary(model.path(),
                           vocabularyOf(model.path(), model.name(QStringLiteral("vocab")),
                                        model.value(QStringLiteral("vocab"))),
-                          model.name(QStringLiteral("vocab")), readMerges(model),
+                          model.name(QStringLiteral("vocab")), mergePairs(model),
                           model.name(QStringLiteral("merges")), settings);
 }
 
@@ -71,34 +71,6 @@ HfBpeModel HfBpeModel::fromVocabulary(const QString& path, QHash<QString, int> i
     return bpe;
 }
 
-std::vector<std::pair<QString, QString>> HfBpeModel::readMerges(const TokenizerFields& model)
-{
-    const QJsonValue merges = model.value(QStringLiteral("merges"));
-    if (!merges.isArray())
-        model.refuse(QStringLiteral("merges"),
-                     QStringLiteral("is %1; expected an array").arg(jsonTypeName(merges)));
-    const QJsonArray list = merges.toArray();
-    std::vector<std::pair<QString, QString>> pairs;
-    pairs.reserve(size_t(list.size()));
-    for (qsizetype i = 0; i < list.size(); ++i) {
-        const QJsonValue merge = list[i];
-        QStringList symbols;
-        if (merge.isString()) {
-            symbols = merge.toString().split(u' ');
-        } else if (merge.isArray()) {
-            for (const QJsonValue symbol : merge.toArray())
-                symbols.append(symbol.isString() ? symbol.toString() : QString());
-        }
-        if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
-            refuseTokenizer(model.path(),
-                            QStringLiteral("%1[%2] is not \"left right\" or [\"left\", \"right\"]")
-                                .arg(model.name(QStringLiteral("merges")))
-                                .arg(i));
-        pairs.emplace_back(symbols[0], symbols[1]);
-    }
-    return pairs;
-}
-
 void HfBpeModel::addMerges(const std::vector<std::pair<QString, QString>>& merges,
                            const QString& vocabularyName, const QString& mergesName)
 {
@@ -116,7 +88,7 @@ void HfBpeModel::addMerges(const std::vector<std::pair<QString, QString>>& merge
                                 .arg(quotedSymbol(merged), quotedSymbol(left), quotedSymbol(right),
                                      quotedSymbol(symbol), vocabularyName));
         }
-        m_merges.insert(pairKey(id(left), id(right)), {int(i), id(merged)});
+        m_merges.insert(id(left), id(right), int(i), id(merged));
     }
 }
 
@@ -173,66 +145,6 @@ std::vector<int> HfBpeModel::firstSymbols(const QString& piece) const
     return word;
 }
 
-void HfBpeModel::applyMerges(std::vector<int>& word) const
-{
-    // Symbols stay at their first positions, linked both ways; the pairs that have a merge wait
-    // in a min-heap by (rank, position). A pair taken out is stale when its left symbol has been
-    // merged away or the symbols at its place no longer make its merged id.
-    struct Pair {
-        int rank;
-        int position;  // of the left symbol
-        int merged;
-        bool operator>(const Pair& other) const
-        {
-            return rank != other.rank ? rank > other.rank : position > other.position;
-        }
-    };
-    const int size = int(word.size());
-    if (size < 2)
-        return;
-    std::vector<int> next(word.size());  // the position of the next symbol, or -1
-    std::vector<int> previous(word.size());
-    for (int p = 0; p < size; ++p) {
-        next[size_t(p)] = p + 1 < size ? p + 1 : -1;
-        previous[size_t(p)] = p - 1;
-    }
-    std::vector<Pair> heap;
-    const auto pushPairAt = [&](int p) {
-        const int q = next[size_t(p)];
-        if (q < 0)
-            return;
-        const auto merge = m_merges.constFind(pairKey(word[size_t(p)], word[size_t(q)]));
-        if (merge == m_merges.constEnd())
-            return;
-        heap.push_back({merge->rank, p, merge->id});
-        std::push_heap(heap.begin(), heap.end(), std::greater<>());
-    };
-    for (int p = 0; p + 1 < size; ++p)
-        pushPairAt(p);
-
-    while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-        const Pair pair = heap.back();
-        heap.pop_back();
-        const int p = pair.position;
-        const int q = next[size_t(p)];
-        if (word[size_t(p)] < 0 || q < 0)
-            continue;
-        const auto merge = m_merges.constFind(pairKey(word[size_t(p)], word[size_t(q)]));
-        if (merge == m_merges.constEnd() || merge->id != pair.merged)
-            continue;
-        word[size_t(p)] = pair.merged;
-        word[size_t(q)] = -1;
-        next[size_t(p)] = next[size_t(q)];
-        if (next[size_t(q)] >= 0)
-            previous[size_t(next[size_t(q)])] = p;
-        if (previous[size_t(p)] >= 0)
-            pushPairAt(previous[size_t(p)]);
-        pushPairAt(p);
-    }
-    word.erase(std::remove(word.begin(), word.end(), -1), word.end());
-}
-
 void HfBpeModel::tokenize(const QString& piece, std::vector<int>& ids) const
 {
     if (piece.isEmpty())
@@ -245,7 +157,7 @@ void HfBpeModel::tokenize(const QString& piece, std::vector<int>& ids) const
         }
     }
     std::vector<int> word = firstSymbols(piece);
-    applyMerges(word);
+    m_merges.applyOneAtATime(word);
     ids.insert(ids.end(), word.begin(), word.end());
 }
 

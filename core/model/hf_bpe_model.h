@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/bpe_merges.h"
 #include "model/tokenizer_json.h"
 
 #include <QHash>
@@ -58,29 +59,17 @@ public:
     int size() const { return int(m_symbols.size()); }
 
 private:
-    struct Merge {
-        int rank;
-        int id;  // of the merged symbol
-    };
-    static quint64 pairKey(int left, int right)
-    {
-        return (quint64(quint32(left)) << 32) | quint32(right);
-    }
-    // The merges of model.merges as (left, right) pairs.
-    static std::vector<std::pair<QString, QString>> readMerges(const TokenizerFields& model);
     // Adds the merges (left, right and left + right in the vocabulary), rank = position; the
     // names for messages.
     void addMerges(const std::vector<std::pair<QString, QString>>& merges,
                    const QString& vocabularyName, const QString& mergesName);
     // The first symbols of a piece: its characters' ids, byte fallback and unk_token applied.
     std::vector<int> firstSymbols(const QString& piece) const;
-    // word after the merges (Hugging Face's Word::merge_all without dropout).
-    void applyMerges(std::vector<int>& word) const;
 
     QString m_path;  // the tokenizer.json, for messages
     QHash<QString, int> m_ids;
     std::vector<QString> m_symbols;    // id -> symbol, empty where no symbol has the id
-    QHash<quint64, Merge> m_merges;    // pairKey(left id, right id) -> rank and merged id
+    BpeMerges m_merges;                // rank = the merge's position in the list
     std::array<int, 256> m_byteIds{};  // byte -> id of "<0xNN>", -1 if none
     QString m_unkToken;                // empty when there is none
     bool m_fuseUnk = false;

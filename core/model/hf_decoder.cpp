@@ -10,9 +10,6 @@
 namespace attnlab {
 namespace {
 
-// Sequences nested deeper than this are refused (the real files nest none).
-constexpr int kDeepestSequence = 16;
-
 // The byte of a ByteFallback symbol "<0xNN>" (upper- or lower-case hex digits, as Rust's
 // from_str_radix reads them), or -1.
 int fallbackByte(const QString& symbol)
@@ -113,20 +110,9 @@ void HfDecoder::readSteps(const TokenizerFields& fields, int depth)
     const QString type = fields.type();
     Step step{};
     if (type == QStringLiteral("Sequence")) {
-        if (depth == kDeepestSequence)
-            fields.refuse(QStringLiteral("decoders"), QStringLiteral("nests too deep"));
-        const QJsonValue list = fields.value(QStringLiteral("decoders"));
-        if (!list.isArray())
-            fields.refuse(QStringLiteral("decoders"),
-                          QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
-        const QJsonArray members = list.toArray();
-        for (qsizetype i = 0; i < members.size(); ++i)
-            readSteps(
-                TokenizerFields(
-                    fields.path(),
-                    QStringLiteral("%1[%2]").arg(fields.name(QStringLiteral("decoders"))).arg(i),
-                    members[i]),
-                depth + 1);
+        fields.readSequence(
+            QStringLiteral("decoders"), depth,
+            [&](const TokenizerFields& member, int inner) { readSteps(member, inner); });
         return;
     }
     if (type == QStringLiteral("ByteLevel")) {

@@ -8,9 +8,6 @@
 namespace attnlab {
 namespace {
 
-// Sequences nested deeper than this are refused (the real files nest none).
-constexpr int kDeepestSequence = 16;
-
 // pattern, in Oniguruma's syntax, with \s and \S spelled out as Unicode's White_Space characters:
 // \s outside a class becomes [ws], inside one ws; \S outside a class becomes [^ws].
 QString withWhiteSpaceSpelledOut(const QString& pattern)
@@ -49,34 +46,13 @@ QString withWhiteSpaceSpelledOut(const QString& pattern)
 
 SplitBehavior behaviorOf(const TokenizerFields& fields)
 {
-    const QString name = fields.string(QStringLiteral("behavior"));
-    if (name == QStringLiteral("Removed"))
-        return SplitBehavior::Removed;
-    if (name == QStringLiteral("Isolated"))
-        return SplitBehavior::Isolated;
-    if (name == QStringLiteral("MergedWithPrevious"))
-        return SplitBehavior::MergedWithPrevious;
-    if (name == QStringLiteral("MergedWithNext"))
-        return SplitBehavior::MergedWithNext;
-    if (name == QStringLiteral("Contiguous"))
-        return SplitBehavior::Contiguous;
-    fields.refuse(QStringLiteral("behavior"),
-                  QStringLiteral("is %1; expected Removed, Isolated, MergedWithPrevious, "
-                                 "MergedWithNext or Contiguous")
-                      .arg(quotedSymbol(name)));
-}
-
-// The members of a Sequence's list at key, each read by readOne as `field.key[i]`.
-template <typename ReadOne>
-void readList(const TokenizerFields& fields, const QString& key, ReadOne readOne)
-{
-    const QJsonValue list = fields.value(key);
-    if (!list.isArray())
-        fields.refuse(key, QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
-    const QJsonArray members = list.toArray();
-    for (qsizetype i = 0; i < members.size(); ++i)
-        readOne(TokenizerFields(fields.path(),
-                                QStringLiteral("%1[%2]").arg(fields.name(key)).arg(i), members[i]));
+    return fields.choice<SplitBehavior>(QStringLiteral("behavior"),
+                                        fields.string(QStringLiteral("behavior")),
+                                        {{"Removed", SplitBehavior::Removed},
+                                         {"Isolated", SplitBehavior::Isolated},
+                                         {"MergedWithPrevious", SplitBehavior::MergedWithPrevious},
+                                         {"MergedWithNext", SplitBehavior::MergedWithNext},
+                                         {"Contiguous", SplitBehavior::Contiguous}});
 }
 
 // One piece of a split: [start, end) of the piece's text, and whether it is a match.
@@ -205,10 +181,9 @@ void HfNormalizer::readSteps(const TokenizerFields& fields, int depth)
 {
     const QString type = fields.type();
     if (type == QStringLiteral("Sequence")) {
-        if (depth == kDeepestSequence)
-            fields.refuse(QStringLiteral("normalizers"), QStringLiteral("nests too deep"));
-        readList(fields, QStringLiteral("normalizers"),
-                 [&](const TokenizerFields& member) { readSteps(member, depth + 1); });
+        fields.readSequence(
+            QStringLiteral("normalizers"), depth,
+            [&](const TokenizerFields& member, int inner) { readSteps(member, inner); });
     } else if (type == QStringLiteral("NFC")) {
         m_steps.push_back({Step::Kind::Nfc, {}, {}});
     } else if (type == QStringLiteral("Prepend")) {
@@ -281,10 +256,9 @@ void HfPreTokenizer::readSteps(const TokenizerFields& fields, int depth)
     const QString type = fields.type();
     Step step{};
     if (type == QStringLiteral("Sequence")) {
-        if (depth == kDeepestSequence)
-            fields.refuse(QStringLiteral("pretokenizers"), QStringLiteral("nests too deep"));
-        readList(fields, QStringLiteral("pretokenizers"),
-                 [&](const TokenizerFields& member) { readSteps(member, depth + 1); });
+        fields.readSequence(
+            QStringLiteral("pretokenizers"), depth,
+            [&](const TokenizerFields& member, int inner) { readSteps(member, inner); });
         return;
     }
     if (type == QStringLiteral("ByteLevel")) {
@@ -313,16 +287,10 @@ void HfPreTokenizer::readSteps(const TokenizerFields& fields, int depth)
         const QString scheme =
             fields.string(QStringLiteral("prepend_scheme"),
                           prefix ? QStringLiteral("always") : QStringLiteral("never"));
-        if (scheme == QStringLiteral("always"))
-            step.prepend = PrependScheme::Always;
-        else if (scheme == QStringLiteral("first"))
-            step.prepend = PrependScheme::First;
-        else if (scheme == QStringLiteral("never"))
-            step.prepend = PrependScheme::Never;
-        else
-            fields.refuse(
-                QStringLiteral("prepend_scheme"),
-                QStringLiteral("is %1; expected always, first or never").arg(quotedSymbol(scheme)));
+        step.prepend = fields.choice<PrependScheme>(QStringLiteral("prepend_scheme"), scheme,
+                                                    {{"always", PrependScheme::Always},
+                                                     {"first", PrependScheme::First},
+                                                     {"never", PrependScheme::Never}});
         step.splitAtReplacement = fields.boolean(QStringLiteral("split"), true);
         step.pattern = QRegularExpression(QRegularExpression::escape(step.replacement));
     } else {

@@ -11,9 +11,6 @@
 namespace attnlab {
 namespace {
 
-// Post-processor Sequences nested deeper than this are refused (the real files nest none).
-constexpr int kDeepestSequence = 16;
-
 // The code point that ends text[0, end), or 0 at the start.
 char32_t codePointBefore(const QString& text, qsizetype end)
 {
@@ -161,20 +158,9 @@ void HfTokenizer::readPostProcessor(const TokenizerFields& processor, int depth)
     } else if (type == QStringLiteral("ByteLevel")) {
         // Only moves offsets; the ids stay.
     } else if (type == QStringLiteral("Sequence")) {
-        if (depth == kDeepestSequence)
-            processor.refuse(QStringLiteral("processors"), QStringLiteral("nests too deep"));
-        const QJsonValue list = processor.value(QStringLiteral("processors"));
-        if (!list.isArray())
-            processor.refuse(QStringLiteral("processors"),
-                             QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
-        const QJsonArray members = list.toArray();
-        for (qsizetype i = 0; i < members.size(); ++i)
-            readPostProcessor(TokenizerFields(m_path,
-                                              QStringLiteral("%1[%2]")
-                                                  .arg(processor.name(QStringLiteral("processors")))
-                                                  .arg(i),
-                                              members[i]),
-                              depth + 1);
+        processor.readSequence(
+            QStringLiteral("processors"), depth,
+            [&](const TokenizerFields& member, int inner) { readPostProcessor(member, inner); });
     } else {
         processor.refuseType(QStringLiteral("Attention Lab reads the post-processors "
                                             "TemplateProcessing, ByteLevel and Sequence"));

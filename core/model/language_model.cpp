@@ -12,6 +12,19 @@
 
 namespace attnlab {
 
+LanguageModelInfo::LanguageModelInfo(ModelArchitecture architecture, int layers, int heads,
+                                     int keyValueHeads, int headDim, int positions,
+                                     int vocabularySize)
+    : architecture(modelTypeName(architecture)),
+      layers(layers),
+      heads(heads),
+      keyValueHeads(keyValueHeads),
+      headDim(headDim),
+      positions(positions),
+      vocabularySize(vocabularySize)
+{
+}
+
 QString LanguageModelInfo::positionalScheme() const
 {
     if (!rope)
@@ -32,8 +45,8 @@ std::shared_ptr<const LanguageModel> loadLanguageModel(const QString& folder,
         case ModelArchitecture::Gpt2: return Gpt2Model::load(folder);
         case ModelArchitecture::Llama:
         case ModelArchitecture::Mistral:
-        case ModelArchitecture::Qwen2: return LlamaModel::load(folder, architecture, budget);
-        case ModelArchitecture::GptNeox: return GptNeoxModel::load(folder, budget);
+        case ModelArchitecture::Qwen2: return loadLlamaModel(folder, architecture, budget);
+        case ModelArchitecture::GptNeox: return loadGptNeoxModel(folder, budget);
         case ModelArchitecture::Vit: break;
     }
     throw InputError(QStringLiteral("%1: the model is a ViT (model_type \"vit\"): it reads an "
@@ -70,6 +83,26 @@ DecodingState LanguageModel::decodingState(Eigen::Index tokens) const
         memories.push_back(std::move(cache));
     }
     return DecodingState(std::move(memories));
+}
+
+CheckpointModel::CheckpointModel(QString folder, LanguageModelInfo info,
+                                 std::shared_ptr<const TextTokenizer> tokenizer)
+    : m_folder(std::move(folder)), m_info(std::move(info)), m_tokenizer(std::move(tokenizer))
+{
+}
+
+ForwardResult CheckpointModel::forward(const std::vector<int>& tokens,
+                                       const ForwardOptions& options) const
+{
+    checkTokens(tokens, m_info, m_folder);
+    return run(tokens, options, nullptr);
+}
+
+ForwardResult CheckpointModel::decode(const std::vector<int>& tokens, DecodingState& state,
+                                      const ForwardOptions& options) const
+{
+    checkTokens(tokens, m_info, m_folder, state.position());
+    return run(tokens, options, &state);
 }
 
 void checkTokens(const std::vector<int>& tokens, const LanguageModelInfo& info,

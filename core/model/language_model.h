@@ -1,7 +1,9 @@
 #pragma once
 
 #include "memory_budget.h"
+#include "model/checkpoint_files.h"
 #include "model/decoding_state.h"
+#include "model/model_weights.h"
 #include "model/rotary_blocks.h"
 #include "model/text_tokenizer.h"
 #include "model/transformer_blocks.h"
@@ -26,6 +28,11 @@ struct LanguageModelInfo {
     int vocabularySize = 0;
     std::optional<RopeSettings> rope;  // rotary models; none for GPT-2's learned positions
     int slidingWindow = 0;  // Mistral: a query attends to the last slidingWindow keys; 0: all
+
+    LanguageModelInfo() = default;
+    // The shape of an architecture without RoPE or a window (set them after).
+    LanguageModelInfo(ModelArchitecture architecture, int layers, int heads, int keyValueHeads,
+                      int headDim, int positions, int vocabularySize);
 
     // One line for people: "learned absolute positions (wpe)", "RoPE (rotate-half) on 64 of 64
     // dimensions, theta 10000, llama3 scaling (factor 8, ...)", with the sliding window if any.
@@ -73,6 +80,70 @@ public:
     int keyValueHead(int head) const { return head / (heads() / keyValueHeads()); }
 };
 
+// Refuses, with ResourceError, float weights of `bytes` over the budget, naming folder.
+void requireWeightMemory(const MemoryBudget& budget, double bytes, const QString& folder);
+
+// What the checkpoint models (GPT-2, the Llama family, GPT-NeoX) share around their blocks: the
+// folder or file they were read from, their shape and tokenizer, and the token checks
+// (checkTokens) in front of forward() and decode(); each architecture supplies run().
+class CheckpointModel : public LanguageModel {
+public:
+    const QString& folder() const override { return m_folder; }
+    const LanguageModelInfo& info() const override { return m_info; }
+    const TextTokenizer& tokenizer() const override { return *m_tokenizer; }
+    ForwardResult forward(const std::vector<int>& tokens,
+                          const ForwardOptions& options = {}) const override;
+    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
+                         const ForwardOptions& options = {}) const override;
+
+protected:
+    CheckpointModel(QString folder, LanguageModelInfo info,
+                    std::shared_ptr<const TextTokenizer> tokenizer);
+    // The blocks on ids already checked, at positions first, first + 1, ... (first = the
+    // state's position when decoding, 0 without a state).
+    virtual ForwardResult run(const std::vector<int>& tokens, const ForwardOptions& options,
+                              DecodingState* decoding) const = 0;
+
+private:
+    QString m_folder;
+    LanguageModelInfo m_info;
+    std::shared_ptr<const TextTokenizer> m_tokenizer;
+};
+
+// A checkpoint model whose blocks are a Network (GptNeoxNetwork, LlamaNetwork): a struct of its
+// Config (with info()) and weights, which Network::fromWeights(config, weights) reads under the
+// checkpoint's tensor names and Network::forward(tokens, options, decoding) runs.
+template <class Network>
+class NetworkModel : public CheckpointModel {
+public:
+    // The model of config from weights named as the Hugging Face checkpoint's, read through
+    // tokenizer; source names it (folder()). Throws InputError naming the file and the tensor
+    // (missing, or a shape that disagrees with config), ResourceError when the float weights
+    // would not fit in budget.
+    static std::shared_ptr<const NetworkModel> fromWeights(
+        const QString& source, const typename Network::Config& config,
+        std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights,
+        const MemoryBudget& budget = MemoryBudget())
+    {
+        requireWeightMemory(budget, weights.floatBytes(), source);
+        std::shared_ptr<NetworkModel> model(
+            new NetworkModel(source, config.info(), std::move(tokenizer)));
+        model->m_network = Network::fromWeights(config, weights);
+        return model;
+    }
+
+    const Network& network() const { return m_network; }
+
+private:
+    using CheckpointModel::CheckpointModel;
+    ForwardResult run(const std::vector<int>& tokens, const ForwardOptions& options,
+                      DecodingState* decoding) const override
+    {
+        return m_network.forward(tokens, options, decoding);
+    }
+    Network m_network;
+};
+
 // The language model in folder, as config.json's model_type says (gpt2, llama, mistral, qwen2,
 // gpt_neox), or in a GGUF file (folder a .gguf file: loadGgufLanguageModel). Throws InputError
 // naming the file at fault (a ViT is refused: it reads images), and ResourceError when its float
@@ -98,8 +169,5 @@ void checkTokens(const std::vector<int>& tokens, const LanguageModelInfo& info,
 // key for any other type (named) or a missing or non-positive parameter.
 RopeSettings readRopeSettings(const QString& path, const QJsonObject& json, const QString& thetaKey,
                               int rotaryDims);
-
-// Refuses, with ResourceError, float weights of `bytes` over the budget, naming folder.
-void requireWeightMemory(const MemoryBudget& budget, double bytes, const QString& folder);
 
 }  // namespace attnlab

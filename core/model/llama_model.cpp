@@ -15,14 +15,8 @@ using Eigen::Index;
 
 LanguageModelInfo LlamaConfig::info() const
 {
-    LanguageModelInfo info;
-    info.architecture = modelTypeName(architecture);
-    info.layers = layers;
-    info.heads = heads;
-    info.keyValueHeads = keyValueHeads;
-    info.headDim = headDim;
-    info.positions = positions;
-    info.vocabularySize = vocabularySize;
+    LanguageModelInfo info(architecture, layers, heads, keyValueHeads, headDim, positions,
+                           vocabularySize);
     info.rope = rope;
     info.slidingWindow = slidingWindow;
     return info;
@@ -30,15 +24,10 @@ LanguageModelInfo LlamaConfig::info() const
 
 LlamaConfig LlamaConfig::fromJson(const QString& path, ModelArchitecture architecture)
 {
-    const QJsonObject json = readJsonObject(
-        path, QStringLiteral("a model folder holds config.json, the .safetensors weights and the "
-                             "tokenizer files"));
+    const QJsonObject json = readModelConfig(path);
     LlamaConfig config;
     config.architecture = architecture;
-    config.layers = positiveInteger(path, json, QStringLiteral("num_hidden_layers"));
-    config.heads = positiveInteger(path, json, QStringLiteral("num_attention_heads"));
-    config.width = positiveInteger(path, json, QStringLiteral("hidden_size"));
-    config.innerWidth = positiveInteger(path, json, QStringLiteral("intermediate_size"));
+    static_cast<TransformerSizes&>(config) = readTransformerSizes(path, json, false);
     config.positions = positiveInteger(path, json, QStringLiteral("max_position_embeddings"));
     config.vocabularySize = positiveInteger(path, json, QStringLiteral("vocab_size"));
     config.keyValueHeads =
@@ -121,8 +110,7 @@ LlamaBlock loadBlock(const ModelWeights& file, const QString& prefix, int l,
     }
     block.outputWeight =
         file.matrix(p + QStringLiteral("self_attn.o_proj.weight"), width, queryWidth).transpose();
-    if (file.contains(p + QStringLiteral("self_attn.o_proj.bias")))
-        block.outputBias = file.vector(p + QStringLiteral("self_attn.o_proj.bias"), width);
+    block.outputBias = file.optionalVector(p + QStringLiteral("self_attn.o_proj.bias"), width);
     block.postNormGain = file.vector(p + QStringLiteral("post_attention_layernorm.weight"), width);
     block.gateUpWeight = stackedTransposed(
         {file.matrix(p + QStringLiteral("mlp.gate_proj.weight"), config.innerWidth, width),
@@ -135,27 +123,20 @@ LlamaBlock loadBlock(const ModelWeights& file, const QString& prefix, int l,
 
 }  // namespace
 
-std::shared_ptr<const LlamaModel> LlamaModel::load(const QString& folder, ModelArchitecture type,
-                                                   const MemoryBudget& budget)
+std::shared_ptr<const LlamaModel> loadLlamaModel(const QString& folder, ModelArchitecture type,
+                                                 const MemoryBudget& budget)
 {
     const LlamaConfig config =
         LlamaConfig::fromJson(QDir(folder).filePath(QStringLiteral("config.json")), type);
     std::shared_ptr<const TextTokenizer> tokenizer = loadTextTokenizer(folder);
-    return fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder), budget);
+    return LlamaModel::fromWeights(folder, config, std::move(tokenizer), CheckpointWeights(folder),
+                                   budget);
 }
 
-std::shared_ptr<const LlamaModel> LlamaModel::fromWeights(
-    const QString& source, const LlamaConfig& config,
-    std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& file,
-    const MemoryBudget& budget)
+LlamaNetwork LlamaNetwork::fromWeights(const Config& config, const ModelWeights& file)
 {
-    std::shared_ptr<LlamaModel> model(new LlamaModel);
-    model->m_folder = source;
-    LlamaNetwork& network = model->m_network;
+    LlamaNetwork network;
     network.config = config;
-    model->m_info = config.info();
-    model->m_tokenizer = std::move(tokenizer);
-    requireWeightMemory(budget, file.floatBytes(), source);
     // LlamaForCausalLM saves "model.embed_tokens.weight", LlamaModel "embed_tokens.weight".
     const QString prefix = file.contains(QStringLiteral("model.embed_tokens.weight"))
                                ? QStringLiteral("model.")
@@ -166,24 +147,9 @@ std::shared_ptr<const LlamaModel> LlamaModel::fromWeights(
         network.blocks.push_back(loadBlock(file, prefix, l, config));
     network.finalNormGain = file.vector(prefix + QStringLiteral("norm.weight"), config.width);
     // tie_word_embeddings: the file decides (no lm_head.weight: the head is embed_tokens).
-    if (file.contains(QStringLiteral("lm_head.weight")))
-        network.outputHead =
-            file.matrix(QStringLiteral("lm_head.weight"), config.vocabularySize, config.width);
-    return model;
-}
-
-ForwardResult LlamaModel::forward(const std::vector<int>& tokens,
-                                  const ForwardOptions& options) const
-{
-    checkTokens(tokens, m_info, m_folder);
-    return m_network.forward(tokens, options);
-}
-
-ForwardResult LlamaModel::decode(const std::vector<int>& tokens, DecodingState& state,
-                                 const ForwardOptions& options) const
-{
-    checkTokens(tokens, m_info, m_folder, state.position());
-    return m_network.forward(tokens, options, &state);
+    network.outputHead =
+        file.optionalMatrix(QStringLiteral("lm_head.weight"), config.vocabularySize, config.width);
+    return network;
 }
 
 ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const ForwardOptions& options,
@@ -193,11 +159,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const Forwar
     const Index width = config.width;
     const AttentionHeads heads{config.heads, config.keyValueHeads, config.headDim};
     const float epsilon = float(config.rmsNormEpsilon);
-    Matrix<float> x(length, width);
-    forEachRowBlock(length, 16, [&](Index begin, Index end) {
-        for (Index i = begin; i < end; ++i)
-            x.row(i) = tokenEmbedding.row(tokens[std::size_t(i)]);
-    });
+    Matrix<float> x = embeddedTokens(tokenEmbedding, tokens);
     const RopeTable rope = ropeTable(config.rope, length, decoding ? decoding->position() : 0);
     // The normalised a, [Q | K | V], the heads' outputs, [gate | up], the MLP's hidden layer.
     Matrix<float> a(length, width);
@@ -207,8 +169,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const Forwar
     Matrix<float> hidden(length, config.innerWidth);
     ForwardResult result;
     for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
-        if (options.cancelled && options.cancelled())
-            throw Cancelled();
+        throwIfCancelled(options);
         const LlamaBlock& block = blocks[l];
         rmsNormalise(x, block.inputNormGain, epsilon, a);
         const RotaryAttention attention{block.qkvWeight,      block.qkvBias, heads, rope,
@@ -222,16 +183,11 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const Forwar
         siluGate(gateUp, hidden);
         threadedProduct(hidden, block.downWeight, x, true);
     }
-    if (options.cancelled && options.cancelled())
-        throw Cancelled();
+    throwIfCancelled(options);
     rmsNormalise(x, finalNormGain, epsilon, a);
     if (decoding)
         decoding->advance(length);
-    if (options.logits) {
-        const Matrix<float>& head = outputHead.size() > 0 ? outputHead : tokenEmbedding;
-        result.logits.resize(length, config.vocabularySize);
-        threadedProduct(a, head.transpose(), result.logits, false);
-    }
+    addLogits(a, outputHead, tokenEmbedding, options, result);
     return result;
 }
 

@@ -14,15 +14,11 @@
 namespace attnlab {
 
 // config.json of a Llama-family checkpoint (model_type "llama", "mistral" or "qwen2"; Hugging
-// Face layout).
-struct LlamaConfig {
+// Face layout): the sizes (H query heads), then:
+struct LlamaConfig : TransformerSizes {
     ModelArchitecture architecture = ModelArchitecture::Llama;
-    int layers = 0;                // num_hidden_layers
-    int heads = 0;                 // num_attention_heads (H)
     int keyValueHeads = 0;         // num_key_value_heads (H_kv; H when absent or null)
-    int width = 0;                 // hidden_size
     int headDim = 0;               // head_dim, or hidden_size / H when absent or null
-    int innerWidth = 0;            // intermediate_size
     int positions = 0;             // max_position_embeddings
     int vocabularySize = 0;        // vocab_size
     double rmsNormEpsilon = 1e-6;  // rms_norm_eps
@@ -59,7 +55,8 @@ struct LlamaBlock {
 //   x_0 = embed_tokens[t_i]; the blocks above; logits = RMSNorm_f(x) W_head^T, W_head = lm_head
 //   or, when tied (no lm_head.weight), embed_tokens.
 struct LlamaNetwork {
-    LlamaConfig config;
+    using Config = LlamaConfig;
+    Config config;
     Matrix<float> tokenEmbedding;  // vocab x width
     std::vector<LlamaBlock> blocks;
     Vector<float> finalNormGain;  // model.norm.weight
@@ -69,39 +66,20 @@ struct LlamaNetwork {
     // of LanguageModel::decode from the state's position (the ids checked for it).
     ForwardResult forward(const std::vector<int>& tokens, const ForwardOptions& options,
                           DecodingState* decoding = nullptr) const;
+    // The network of config from weights named as the Hugging Face checkpoint's (with or without
+    // the "model." prefix). Throws InputError naming the tensor (missing, or a shape that
+    // disagrees with config).
+    static LlamaNetwork fromWeights(const Config& config, const ModelWeights& weights);
 };
 
-// A Llama, Mistral or Qwen2 checkpoint folder.
-class LlamaModel : public LanguageModel {
-public:
-    // Loads folder/config.json, the weights (one model.safetensors or shards, F32, F16 or BF16,
-    // with or without the "model." prefix), and the tokenizer (loadTextTokenizer). Throws
-    // InputError naming the file and the tensor (missing, or a shape that disagrees with
-    // config.json), ResourceError when the float weights would not fit in budget.
-    static std::shared_ptr<const LlamaModel> load(const QString& folder, ModelArchitecture type,
-                                                  const MemoryBudget& budget = MemoryBudget());
-    // The model of config from weights named as the Hugging Face checkpoint's (with or without
-    // the "model." prefix), read through tokenizer; source names it (folder()). Throws as load()
-    // does for the weights.
-    static std::shared_ptr<const LlamaModel> fromWeights(
-        const QString& source, const LlamaConfig& config,
-        std::shared_ptr<const TextTokenizer> tokenizer, const ModelWeights& weights,
-        const MemoryBudget& budget = MemoryBudget());
+// A Llama, Mistral or Qwen2 checkpoint.
+using LlamaModel = NetworkModel<LlamaNetwork>;
 
-    const QString& folder() const override { return m_folder; }
-    const LanguageModelInfo& info() const override { return m_info; }
-    const TextTokenizer& tokenizer() const override { return *m_tokenizer; }
-    ForwardResult forward(const std::vector<int>& tokens,
-                          const ForwardOptions& options = {}) const override;
-    ForwardResult decode(const std::vector<int>& tokens, DecodingState& state,
-                         const ForwardOptions& options = {}) const override;
-
-private:
-    LlamaModel() = default;
-    QString m_folder;
-    LanguageModelInfo m_info;
-    std::shared_ptr<const TextTokenizer> m_tokenizer;
-    LlamaNetwork m_network;
-};
+// Loads folder/config.json, the weights (one model.safetensors or shards, F32, F16 or BF16,
+// with or without the "model." prefix), and the tokenizer (loadTextTokenizer). Throws InputError
+// naming the file and the tensor (missing, or a shape that disagrees with config.json),
+// ResourceError when the float weights would not fit in budget.
+std::shared_ptr<const LlamaModel> loadLlamaModel(const QString& folder, ModelArchitecture type,
+                                                 const MemoryBudget& budget = MemoryBudget());
 
 }  // namespace attnlab

@@ -22,6 +22,15 @@ public:
     virtual Matrix<float> matrix(const QString& name, Eigen::Index rows,
                                  Eigen::Index cols) const = 0;
     virtual Vector<float> vector(const QString& name, Eigen::Index size) const = 0;
+    // matrix() and vector() of a tensor the checkpoint may lack: empty when it has no such name.
+    Matrix<float> optionalMatrix(const QString& name, Eigen::Index rows, Eigen::Index cols) const
+    {
+        return contains(name) ? matrix(name, rows, cols) : Matrix<float>();
+    }
+    Vector<float> optionalVector(const QString& name, Eigen::Index size) const
+    {
+        return contains(name) ? vector(name, size) : Vector<float>();
+    }
     // The memory of the weights once in float.
     virtual double floatBytes() const = 0;
 };

@@ -1,6 +1,7 @@
 #include "model/safetensors.h"
 
 #include "errors.h"
+#include "io/json_types.h"
 
 #include <QFileInfo>
 #include <QHash>
@@ -52,14 +53,10 @@ std::uint64_t dtypeSize(const QString& name)
 
 TensorDtype dtypeOf(const QString& name)
 {
-    if (name == QLatin1String("F32"))
-        return TensorDtype::F32;
-    if (name == QLatin1String("F16"))
-        return TensorDtype::F16;
-    if (name == QLatin1String("BF16"))
-        return TensorDtype::BF16;
-    if (name == QLatin1String("F64"))
-        return TensorDtype::F64;
+    for (const TensorDtype dtype :
+         {TensorDtype::F32, TensorDtype::F16, TensorDtype::BF16, TensorDtype::F64})
+        if (name == tensorDtypeName(dtype))
+            return dtype;
     return TensorDtype::Other;
 }
 
@@ -69,19 +66,6 @@ QString shapeText(const std::vector<std::int64_t>& shape)
     for (const std::int64_t dim : shape)
         dims.append(QString::number(dim));
     return QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
-}
-
-QString jsonTypeName(const QJsonValue& value)
-{
-    switch (value.type()) {
-        case QJsonValue::Null: return QStringLiteral("null");
-        case QJsonValue::Bool: return QStringLiteral("a boolean");
-        case QJsonValue::Double: return QStringLiteral("a number");
-        case QJsonValue::String: return QStringLiteral("a string");
-        case QJsonValue::Array: return QStringLiteral("an array");
-        case QJsonValue::Object: return QStringLiteral("an object");
-        default: return QStringLiteral("nothing");
-    }
 }
 
 // A JSON number that is an integer in [0, 2^53], or false.
@@ -200,6 +184,18 @@ QString tensorDtypeName(TensorDtype dtype)
     return QStringLiteral("other");
 }
 
+std::uint64_t tensorDtypeBytes(TensorDtype dtype)
+{
+    switch (dtype) {
+        case TensorDtype::F32: return 4;
+        case TensorDtype::F16:
+        case TensorDtype::BF16: return 2;
+        case TensorDtype::F64: return 8;
+        case TensorDtype::Other: break;
+    }
+    return 0;
+}
+
 std::vector<TensorEntry> parseSafetensorsHeader(QByteArrayView header, std::uint64_t dataSize,
                                                 const QString& fileName)
 {
@@ -306,19 +302,12 @@ const TensorEntry* SafetensorsFile::find(const QString& name) const
 std::vector<float> SafetensorsFile::values(const TensorEntry& entry) const
 {
     const qint64 count = entry.elementCount();
-    std::uint64_t elementSize = 0;
-    switch (entry.dtype) {
-        case TensorDtype::F32: elementSize = 4; break;
-        case TensorDtype::F16:
-        case TensorDtype::BF16: elementSize = 2; break;
-        case TensorDtype::F64: elementSize = 8; break;
-        case TensorDtype::Other:
-            refuseTensor(
-                m_path, entry.name,
-                QStringLiteral("unsupported dtype %1 (Attention Lab reads F32, F16, BF16 and "
-                               "F64)")
-                    .arg(entry.dtypeName));
-    }
+    const std::uint64_t elementSize = tensorDtypeBytes(entry.dtype);
+    if (elementSize == 0)
+        refuseTensor(m_path, entry.name,
+                     QStringLiteral("unsupported dtype %1 (Attention Lab reads F32, F16, BF16 and "
+                                    "F64)")
+                         .arg(entry.dtypeName));
     // The entry may not come from this file's header: its range is checked again.
     std::uint64_t bytes = 0;
     if (count < 0 || entry.end < entry.begin || entry.end > m_dataSize ||

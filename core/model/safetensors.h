@@ -83,5 +83,7 @@ private:
 };
 
 QString tensorDtypeName(TensorDtype dtype);
+// The bytes of one element: 4 (F32), 2 (F16, BF16), 8 (F64); 0 for Other.
+std::uint64_t tensorDtypeBytes(TensorDtype dtype);
 
 }  // namespace attnlab

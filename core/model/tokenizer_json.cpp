@@ -4,7 +4,9 @@
 #include "io/json_types.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonParseError>
+#include <QStringList>
 
 #include <cmath>
 
@@ -14,6 +16,8 @@ namespace {
 // Files larger than this are refused before they are read (GPT-2's vocab.json is 1 MB, the
 // tokenizer.json of the largest open models some 20 MB).
 constexpr qint64 kLargestFile = qint64(1) << 30;
+// Sequences nested deeper than this are refused (the real files nest none).
+constexpr int kDeepestSequence = 16;
 // Symbols are quoted in messages up to this many characters.
 constexpr qsizetype kQuoteLength = 40;
 
@@ -107,6 +111,32 @@ TokenizerFields::TokenizerFields(const QString& path, const QString& field, cons
                                        jsonTypeName(value)));
 }
 
+void TokenizerFields::readSequence(
+    const QString& key, int depth,
+    const std::function<void(const TokenizerFields&, int)>& readMember) const
+{
+    if (depth == kDeepestSequence)
+        refuse(key, QStringLiteral("nests too deep"));
+    const QJsonValue list = value(key);
+    if (!list.isArray())
+        refuse(key, QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
+    const QJsonArray members = list.toArray();
+    for (qsizetype i = 0; i < members.size(); ++i)
+        readMember(
+            TokenizerFields(m_path, QStringLiteral("%1[%2]").arg(name(key)).arg(i), members[i]),
+            depth + 1);
+}
+
+void TokenizerFields::refuseChoice(const QString& key, const QString& text,
+                                   const QStringList& names) const
+{
+    const QString listed = names.size() < 2
+                               ? names.join(QString())
+                               : names.mid(0, names.size() - 1).join(QStringLiteral(", ")) +
+                                     QStringLiteral(" or ") + names.last();
+    refuse(key, QStringLiteral("is %1; expected %2").arg(quotedSymbol(text), listed));
+}
+
 QString TokenizerFields::name(const QString& key) const
 {
     return m_field.isEmpty() ? key : m_field + u'.' + key;
@@ -170,6 +200,34 @@ void TokenizerFields::refuseType(const QString& why) const
     const QString shown = type().size() <= 40 ? type() : type().left(40) + QStringLiteral("...");
     refuseTokenizer(m_path,
                     QStringLiteral("%1 type %2 is not supported (%3)").arg(m_field, shown, why));
+}
+
+std::vector<std::pair<QString, QString>> mergePairs(const TokenizerFields& model)
+{
+    const QJsonValue merges = model.value(QStringLiteral("merges"));
+    if (!merges.isArray())
+        model.refuse(QStringLiteral("merges"),
+                     QStringLiteral("is %1; expected an array").arg(jsonTypeName(merges)));
+    const QJsonArray list = merges.toArray();
+    std::vector<std::pair<QString, QString>> pairs;
+    pairs.reserve(size_t(list.size()));
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const QJsonValue merge = list[i];
+        QStringList symbols;
+        if (merge.isString()) {
+            symbols = merge.toString().split(u' ');
+        } else if (merge.isArray()) {
+            for (const QJsonValue symbol : merge.toArray())
+                symbols.append(symbol.isString() ? symbol.toString() : QString());
+        }
+        if (symbols.size() != 2 || symbols[0].isEmpty() || symbols[1].isEmpty())
+            refuseTokenizer(model.path(),
+                            QStringLiteral("%1[%2] is not \"left right\" or [\"left\", \"right\"]")
+                                .arg(model.name(QStringLiteral("merges")))
+                                .arg(i));
+        pairs.emplace_back(symbols[0], symbols[1]);
+    }
+    return pairs;
 }
 
 }  // namespace attnlab

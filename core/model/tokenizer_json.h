@@ -5,6 +5,12 @@
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 namespace attnlab {
 
@@ -55,6 +61,28 @@ public:
     int integer(const QString& key, int least, int most, int fallback) const;
     // The "type" of the object, for the component readers.
     QString type() const { return string(QStringLiteral("type")); }
+    // The members of a Sequence's list at key, each read by readMember(member, depth + 1) as
+    // "field.key[i]"; refused when key is not an array, or when the Sequence, at depth, nests
+    // 16 deep (the real files nest none).
+    void readSequence(const QString& key, int depth,
+                      const std::function<void(const TokenizerFields&, int)>& readMember) const;
+    // The value of `text`, the string at key, among `options` (name, value); refused, listing the
+    // names, for any other.
+    template <typename Value>
+    Value choice(const QString& key, const QString& text,
+                 std::initializer_list<std::pair<const char*, Value>> options) const
+    {
+        QStringList names;
+        for (const auto& [name, value] : options) {
+            if (text == QLatin1String(name))
+                return value;
+            names.append(QLatin1String(name));
+        }
+        refuseChoice(key, text, names);
+    }
+    // Throws InputError "path: field.key is "text"; expected a, b or c".
+    [[noreturn]] void refuseChoice(const QString& key, const QString& text,
+                                   const QStringList& names) const;
     // Throws InputError "path: field.key problem".
     [[noreturn]] void refuse(const QString& key, const QString& problem) const;
     // Throws InputError "path: field type X is not supported (why)", X the object's "type".
@@ -65,5 +93,10 @@ private:
     QString m_field;  // empty at the top level
     QJsonObject m_object;
 };
+
+// The merges of a BPE model's object (model.merges: "left right" strings or [left, right] pairs)
+// as (left, right) pairs in rank order; refused, naming the entry, when it is not an array or an
+// entry is neither.
+std::vector<std::pair<QString, QString>> mergePairs(const TokenizerFields& model);
 
 }  // namespace attnlab

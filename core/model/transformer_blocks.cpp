@@ -40,6 +40,34 @@ void addBiasAndNormalise(Matrix<float>& x, const Vector<float>* bias, const Vect
     });
 }
 
+void throwIfCancelled(const ForwardOptions& options)
+{
+    if (options.cancelled && options.cancelled())
+        throw Cancelled();
+}
+
+Matrix<float> embeddedTokens(const Matrix<float>& embedding, const std::vector<int>& tokens)
+{
+    const Index length = Index(tokens.size());
+    Matrix<float> x(length, embedding.cols());
+    forEachRowBlock(length, kElementRows, [&](Index begin, Index end) {
+        for (Index i = begin; i < end; ++i)
+            x.row(i) = embedding.row(tokens[std::size_t(i)]);
+    });
+    return x;
+}
+
+void addLogits(const Matrix<float>& normalised, const Matrix<float>& outputHead,
+               const Matrix<float>& tokenEmbedding, const ForwardOptions& options,
+               ForwardResult& result)
+{
+    if (!options.logits)
+        return;
+    const Matrix<float>& head = outputHead.size() > 0 ? outputHead : tokenEmbedding;
+    result.logits.resize(normalised.rows(), head.rows());
+    threadedProduct(normalised, head.transpose(), result.logits, false);
+}
+
 void addBiasGelu(Matrix<float>& h, const Vector<float>& bias, GeluForm form)
 {
     const float c = float(std::sqrt(2.0 / M_PI));
@@ -156,8 +184,7 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
     // The bias of the last residual branch, added to x in the next LayerNorm pass.
     const Vector<float>* pendingBias = nullptr;
     for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
-        if (options.cancelled && options.cancelled())
-            throw Cancelled();
+        throwIfCancelled(options);
         const TransformerBlock& block = blocks[l];
         addBiasAndNormalise(x, pendingBias, block.ln1Gain, block.ln1Bias, layerNormEpsilon, a);
         threadedProduct(a, block.attentionWeight, qkv, false);
@@ -195,12 +222,35 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
         threadedProduct(hidden, block.mlpWeight, x, true);
         pendingBias = &block.mlpBias;
     }
-    if (options.cancelled && options.cancelled())
-        throw Cancelled();
+    throwIfCancelled(options);
     addBiasAndNormalise(x, pendingBias, finalGain, finalBias, layerNormEpsilon, a);
     if (decoding)
         decoding->advance(length);
     return a;
+}
+
+TransformerBlock StackTensorReader::block(const QString& prefix, Index width, Index inner) const
+{
+    const QString weight = QStringLiteral(".weight");
+    const QString bias = QStringLiteral(".bias");
+    TransformerBlock block;
+    block.ln1Gain = vector(prefix + names.ln1 + weight, width);
+    block.ln1Bias = vector(prefix + names.ln1 + bias, width);
+    block.projectionWeight = linear(prefix + names.projection + weight, width, width);
+    block.projectionBias = vector(prefix + names.projection + bias, width);
+    block.ln2Gain = vector(prefix + names.ln2 + weight, width);
+    block.ln2Bias = vector(prefix + names.ln2 + bias, width);
+    block.fcWeight = linear(prefix + names.fc + weight, width, inner);
+    block.fcBias = vector(prefix + names.fc + bias, inner);
+    block.mlpWeight = linear(prefix + names.mlp + weight, inner, width);
+    block.mlpBias = vector(prefix + names.mlp + bias, width);
+    return block;
+}
+
+void StackTensorReader::finalNorm(Index width, TransformerStack& stack) const
+{
+    stack.finalGain = vector(names.final + QStringLiteral(".weight"), width);
+    stack.finalBias = vector(names.final + QStringLiteral(".bias"), width);
 }
 
 }  // namespace attnlab

@@ -3,7 +3,10 @@
 #include "parallel.h"
 #include "types.h"
 
+#include <QString>
+
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace attnlab {
@@ -55,6 +58,19 @@ struct ForwardResult {
     // classes, the class logits of the [CLS] token (empty for a ViT without a classifier).
     Matrix<float> logits;
 };
+
+// Throws Cancelled when options.cancelled says so (the forward passes poll it between layers).
+void throwIfCancelled(const ForwardOptions& options);
+
+// The token embedding's rows of the ids (L x width): x_i = E[t_i].
+Matrix<float> embeddedTokens(const Matrix<float>& embedding, const std::vector<int>& tokens);
+
+// With options.logits, result.logits = z W_head^T (L x vocab) for the normalised residual
+// stream z, W_head the output head, or the token embedding when the head is tied (outputHead
+// empty); without, nothing.
+void addLogits(const Matrix<float>& normalised, const Matrix<float>& outputHead,
+               const Matrix<float>& tokenEmbedding, const ForwardOptions& options,
+               ForwardResult& result);
 
 // The weights of one pre-LayerNorm block, every linear map stored in x out (y = u W + b):
 //   a = LN_1(x); [Q K V] = a W_attn + b_attn (head h: columns [h d, (h + 1) d) of each third);
@@ -120,6 +136,13 @@ struct TransformerStack {
     bool causal = false;
     GeluForm gelu = GeluForm::Tanh;
 
+    TransformerStack() = default;
+    // A stack without blocks yet, as the model computes it.
+    TransformerStack(int heads, double layerNormEpsilon, bool causal, GeluForm gelu)
+        : heads(heads), layerNormEpsilon(float(layerNormEpsilon)), causal(causal), gelu(gelu)
+    {
+    }
+
     // Runs every block on the embeddings x (L x width, overwritten: the residual stream) and
     // returns LN_f(x) (L x width). With options.captureQkv, appends each layer's Q, K, V to
     // result.layers; layers marked in options.replaced run options.replacement for every head
@@ -129,6 +152,51 @@ struct TransformerStack {
     // Throws Cancelled when options.cancelled says so between layers.
     Matrix<float> run(Matrix<float>& x, const ForwardOptions& options, ForwardResult& result,
                       DecodingState* decoding = nullptr) const;
+};
+
+// How a checkpoint names a pre-LayerNorm stack's tensors, each a LayerNorm or a linear map read as
+// name + ".weight" and name + ".bias": in a block (after the block's prefix) LN_1, W_proj, LN_2,
+// W_fc and W_mlp, and LN_f. GPT-2: ln_1, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj, ln_f; ViT:
+// layernorm_before, attention.output.dense, layernorm_after, intermediate.dense, output.dense,
+// layernorm.
+struct StackTensorNames {
+    QString ln1, projection, ln2, fc, mlp, final;
+};
+
+// Reads a checkpoint's tensors for a TransformerStack, by the names of its layout: linear(name,
+// in, out) is the matrix called name as the stack stores it, in x out (whatever the file's
+// layout), vector(name, size) a vector; both throw InputError naming the tensor when it is
+// missing or has another shape.
+struct StackTensorReader {
+    std::function<Matrix<float>(const QString& name, Eigen::Index in, Eigen::Index out)> linear;
+    std::function<Vector<float>(const QString& name, Eigen::Index size)> vector;
+    StackTensorNames names;
+
+    // The reader of file's tensors (a ModelWeights or a SafetensorsFile: matrix(name, rows,
+    // cols), vector(name, size)) called prefix + name, whose linear maps the file stores out x in
+    // (nn.Linear) when transposed, in x out (GPT-2's Conv1D) otherwise. file must outlive it.
+    template <typename File>
+    static StackTensorReader of(const File& file, const QString& prefix, bool transposed,
+                                StackTensorNames names)
+    {
+        return {[&file, prefix, transposed](const QString& name, Eigen::Index in,
+                                            Eigen::Index out) -> Matrix<float> {
+                    if (transposed)
+                        return file.matrix(prefix + name, out, in).transpose();
+                    return file.matrix(prefix + name, in, out);
+                },
+                [&file, prefix](const QString& name, Eigen::Index size) {
+                    return file.vector(prefix + name, size);
+                },
+                std::move(names)};
+    }
+
+    // A block's LayerNorms, W_proj and MLP under blockPrefix; the attention's W_attn and b_attn,
+    // which each architecture stores its own way, are left to the caller.
+    TransformerBlock block(const QString& blockPrefix, Eigen::Index width,
+                           Eigen::Index inner) const;
+    // LN_f's gain and shift.
+    void finalNorm(Eigen::Index width, TransformerStack& stack) const;
 };
 
 // dst = lhs rhs, or dst += lhs rhs when accumulate, on the engine threads: dst is cut into one

@@ -5,7 +5,6 @@
 #include "model/safetensors.h"
 
 #include <QDir>
-#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonObject>
 
@@ -83,21 +82,13 @@ VitConfig VitConfig::fromJson(const QString& path)
         path, QStringLiteral("a model folder holds config.json, preprocessor_config.json and the "
                              ".safetensors weights"));
     VitConfig config;
-    config.layers = positiveInteger(path, json, QStringLiteral("num_hidden_layers"));
-    config.heads = positiveInteger(path, json, QStringLiteral("num_attention_heads"));
-    config.width = positiveInteger(path, json, QStringLiteral("hidden_size"));
-    config.innerWidth = positiveInteger(path, json, QStringLiteral("intermediate_size"));
+    static_cast<TransformerSizes&>(config) = readTransformerSizes(path, json, true);
     std::tie(config.imageHeight, config.imageWidth) =
         sides(path, json, QStringLiteral("image_size"));
     std::tie(config.patchHeight, config.patchWidth) =
         sides(path, json, QStringLiteral("patch_size"));
     if (json.contains(QStringLiteral("num_channels")))
         config.channels = positiveInteger(path, json, QStringLiteral("num_channels"));
-    if (config.width % config.heads != 0)
-        refuseCheckpoint(path, QStringLiteral("hidden_size (%1) is not a multiple of "
-                                              "num_attention_heads (%2)")
-                                   .arg(config.width)
-                                   .arg(config.heads));
     if (config.width > std::numeric_limits<int>::max() / 4)
         refuseCheckpoint(path, QStringLiteral("hidden_size is %1; at most %2 is read")
                                    .arg(config.width)
@@ -158,10 +149,9 @@ const QStringList& VitModel::classNames() const
 std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
 {
     const QDir dir(folder);
-    if (!QFileInfo(folder).isDir())
-        refuseCheckpoint(folder, QStringLiteral("no such model folder (a ViT is a folder holding "
-                                                "config.json, preprocessor_config.json and the "
-                                                ".safetensors weights)"));
+    requireModelFolder(folder, QStringLiteral("a ViT is a folder holding config.json, "
+                                              "preprocessor_config.json and the .safetensors "
+                                              "weights"));
     std::shared_ptr<VitModel> model(new VitModel);
     model->m_folder = folder;
     model->m_config = VitConfig::fromJson(dir.filePath(QStringLiteral("config.json")));
@@ -183,21 +173,16 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
     // ViTForImageClassification saves "vit.embeddings.cls_token", ViTModel "embeddings.cls_token".
     const QString prefix =
         file.find(QStringLiteral("vit.embeddings.cls_token")) ? QStringLiteral("vit.") : QString();
+    // nn.Linear weights are out x in in the file, in x out in the stack.
+    const StackTensorReader read = StackTensorReader::of(
+        file, prefix, true,
+        {QStringLiteral("layernorm_before"), QStringLiteral("attention.output.dense"),
+         QStringLiteral("layernorm_after"), QStringLiteral("intermediate.dense"),
+         QStringLiteral("output.dense"), QStringLiteral("layernorm")});
     const Index width = config.width;
-    const Index inner = config.innerWidth;
-    const auto vector = [&](const QString& name, Index size) {
-        return file.vector(prefix + name, size);
-    };
-    // An nn.Linear weight (out x in in the file) as in x out.
-    const auto linear = [&](const QString& name, Index out, Index in) -> Matrix<float> {
-        return file.matrix(prefix + name, out, in).transpose();
-    };
     auto weights = std::make_unique<Weights>();
+    weights->stack = TransformerStack(config.heads, config.layerNormEpsilon, false, GeluForm::Erf);
     TransformerStack& stack = weights->stack;
-    stack.heads = config.heads;
-    stack.layerNormEpsilon = float(config.layerNormEpsilon);
-    stack.causal = false;
-    stack.gelu = GeluForm::Erf;
     const std::vector<float> classToken =
         file.tensor(prefix + QStringLiteral("embeddings.cls_token"), {1, 1, width});
     weights->classToken = Eigen::Map<const Vector<float>>(classToken.data(), width);
@@ -212,37 +197,26 @@ std::shared_ptr<const VitModel> VitModel::load(const QString& folder)
     weights->patchWeight =
         Eigen::Map<const Matrix<float>>(patchWeight.data(), width, patchValues).transpose();
     weights->patchBias =
-        vector(QStringLiteral("embeddings.patch_embeddings.projection.bias"), width);
+        read.vector(QStringLiteral("embeddings.patch_embeddings.projection.bias"), width);
     for (int l = 0; l < config.layers; ++l) {
         const QString e = QStringLiteral("encoder.layer.%1.").arg(l);
-        const QString attention = e + QStringLiteral("attention.attention.");
-        TransformerBlock layer;
-        layer.ln1Gain = vector(e + QStringLiteral("layernorm_before.weight"), width);
-        layer.ln1Bias = vector(e + QStringLiteral("layernorm_before.bias"), width);
+        TransformerBlock layer = read.block(e, width, config.innerWidth);
+        // [Q | K | V] from three maps (no bias with qkv_bias false).
         layer.attentionWeight.resize(width, 3 * width);
         layer.attentionBias = Vector<float>::Zero(3 * width);
         const char* parts[] = {"query", "key", "value"};
         for (int part = 0; part < 3; ++part) {
-            const QString name = attention + QLatin1String(parts[part]);
+            const QString name =
+                e + QStringLiteral("attention.attention.") + QLatin1String(parts[part]);
             layer.attentionWeight.middleCols(part * width, width) =
-                linear(name + QStringLiteral(".weight"), width, width);
+                read.linear(name + QStringLiteral(".weight"), width, width);
             if (config.qkvBias)
                 layer.attentionBias.segment(part * width, width) =
-                    vector(name + QStringLiteral(".bias"), width);
+                    read.vector(name + QStringLiteral(".bias"), width);
         }
-        layer.projectionWeight =
-            linear(e + QStringLiteral("attention.output.dense.weight"), width, width);
-        layer.projectionBias = vector(e + QStringLiteral("attention.output.dense.bias"), width);
-        layer.ln2Gain = vector(e + QStringLiteral("layernorm_after.weight"), width);
-        layer.ln2Bias = vector(e + QStringLiteral("layernorm_after.bias"), width);
-        layer.fcWeight = linear(e + QStringLiteral("intermediate.dense.weight"), inner, width);
-        layer.fcBias = vector(e + QStringLiteral("intermediate.dense.bias"), inner);
-        layer.mlpWeight = linear(e + QStringLiteral("output.dense.weight"), width, inner);
-        layer.mlpBias = vector(e + QStringLiteral("output.dense.bias"), width);
         stack.blocks.push_back(std::move(layer));
     }
-    stack.finalGain = vector(QStringLiteral("layernorm.weight"), width);
-    stack.finalBias = vector(QStringLiteral("layernorm.bias"), width);
+    read.finalNorm(width, stack);
 
     // The classifier of ViTForImageClassification (no prefix), with id2label's class count when
     // config.json has one.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "image_pixels.h"
+#include "model/checkpoint_files.h"
 #include "model/image_preprocessing.h"
 #include "model/transformer_blocks.h"
 #include "types.h"
@@ -12,12 +13,9 @@
 
 namespace attnlab {
 
-// config.json of a ViT checkpoint (Hugging Face ViTConfig, model_type "vit").
-struct VitConfig {
-    int layers = 0;       // num_hidden_layers
-    int heads = 0;        // num_attention_heads
-    int width = 0;        // hidden_size = heads * d
-    int innerWidth = 0;   // intermediate_size
+// config.json of a ViT checkpoint (Hugging Face ViTConfig, model_type "vit"): the sizes (width =
+// heads * d), then:
+struct VitConfig : TransformerSizes {
     int imageHeight = 0;  // image_size: one number, or [height, width]
     int imageWidth = 0;
     int patchHeight = 0;  // patch_size: one number, or [height, width]

@@ -1,5 +1,6 @@
 #include "sweeps/error_sweep.h"
 
+#include "named_values.h"
 #include "io/csv.h"
 #include "errors.h"
 #include "parallel.h"
@@ -209,14 +210,8 @@ QString errorSweepKindName(ErrorSweepKind kind)
 
 bool parseErrorSweepKind(const QString& name, ErrorSweepKind* kind)
 {
-    for (const ErrorSweepKind candidate :
-         {ErrorSweepKind::Features, ErrorSweepKind::Norm, ErrorSweepKind::Length}) {
-        if (name == errorSweepKindName(candidate)) {
-            *kind = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, {ErrorSweepKind::Features, ErrorSweepKind::Norm, ErrorSweepKind::Length},
+                     errorSweepKindName, kind);
 }
 
 QString errorMetricName(ErrorMetric metric)
@@ -232,13 +227,7 @@ QString errorMetricName(ErrorMetric metric)
 
 bool parseErrorMetric(const QString& name, ErrorMetric* metric)
 {
-    for (const ErrorMetric candidate : errorMetrics()) {
-        if (name == errorMetricName(candidate)) {
-            *metric = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, errorMetrics(), errorMetricName, metric);
 }
 
 const std::vector<ErrorMetric>& errorMetrics()
@@ -297,13 +286,8 @@ QString errorAxisName(ErrorAxis axis)
 
 bool parseErrorAxis(const QString& name, ErrorAxis* axis)
 {
-    for (const ErrorAxis candidate : {ErrorAxis::Value, ErrorAxis::Seconds, ErrorAxis::Flops}) {
-        if (name == errorAxisName(candidate)) {
-            *axis = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, {ErrorAxis::Value, ErrorAxis::Seconds, ErrorAxis::Flops}, errorAxisName,
+                     axis);
 }
 
 double axisValue(const ErrorCurvePoint& point, ErrorAxis axis)

@@ -19,24 +19,6 @@ namespace {
 // Significant digits of the CSV numbers (%.9g: a float round-trips).
 constexpr int kCsvDigits = 9;
 
-QJsonValue numberOrNull(double value)
-{
-    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
-}
-
-// The numbers of the array field `key` (InputError naming "key[i]" for one that is not).
-std::vector<double> numbersField(const JsonFields& fields, const char* key)
-{
-    std::vector<double> numbers;
-    const QJsonArray array = fields.array(key);
-    for (qsizetype i = 0; i < array.size(); ++i) {
-        JsonFields::require(array.at(i).isDouble(),
-                            QStringLiteral("%1[%2] must be a number").arg(fields.name(key)).arg(i));
-        numbers.push_back(array.at(i).toDouble());
-    }
-    return numbers;
-}
-
 QJsonArray vectorToJson(const VectorD& vector)
 {
     QJsonArray array;
@@ -47,7 +29,7 @@ QJsonArray vectorToJson(const VectorD& vector)
 
 VectorD vectorFromJson(const JsonFields& fields, const char* key)
 {
-    const std::vector<double> numbers = numbersField(fields, key);
+    const std::vector<double> numbers = fields.numbers(key);
     return Eigen::Map<const VectorD>(numbers.data(), Eigen::Index(numbers.size()));
 }
 
@@ -81,12 +63,7 @@ ErrorSweepSpec ErrorSweepSpec::fromJson(const QJsonObject& json, const QString& 
 {
     ErrorSweepSpec spec;
     const JsonFields fields(json, prefix);
-    int version = 1;
-    fields.read("version", &version, 1, 1e9);
-    JsonFields::require(version == 1, QStringLiteral("%1version %2 is not known to this Attention "
-                                                     "Lab (it reads version 1)")
-                                          .arg(prefix)
-                                          .arg(version));
+    fields.requireVersion(1);
     if (fields.has("experiment")) {
         const QJsonObject experiment = fields.object("experiment");
         try {
@@ -100,7 +77,7 @@ ErrorSweepSpec ErrorSweepSpec::fromJson(const QJsonObject& json, const QString& 
     if (fields.has("projections"))
         spec.projections = fields.readNames<ProjectionKind>("projections", parseProjectionKind);
     fields.readName("sweep", &spec.sweep, parseErrorSweepKind);
-    spec.values = numbersField(fields, "values");
+    spec.values = fields.numbers("values");
     if (!spec.values.empty()) {
         try {
             spec.validateValues();
@@ -112,9 +89,7 @@ ErrorSweepSpec ErrorSweepSpec::fromJson(const QJsonObject& json, const QString& 
     fields.read("seeds", &spec.seeds, 1, maxSeeds);
     fields.read("pair_query", &spec.pairQuery, 0, SpecLimits::length);
     fields.read("pair_key", &spec.pairKey, 0, SpecLimits::length);
-    qint64 budget = spec.budget.bytes();
-    fields.read("memory_budget_bytes", &budget, 1, 9e15);
-    spec.budget = MemoryBudget(budget);
+    fields.read("memory_budget_bytes", &spec.budget);
     return spec;
 }
 
@@ -165,19 +140,16 @@ QJsonObject ErrorSweepResult::toJson() const
 
 namespace {
 
-ErrorRow rowFromJson(const QJsonObject& object, const QString& where)
+ErrorRow rowFromJson(const JsonFields& fields)
 {
-    const JsonFields fields(object, where);
     ErrorRow row;
     fields.readName("method", &row.method, parseApproximation, true);
-    if (const QJsonValue projection = object.value(QLatin1String("projection"));
-        !projection.isNull() && !projection.isUndefined()) {
+    if (!fields.isNull("projection")) {
         ProjectionKind kind;
         fields.readName("projection", &kind, parseProjectionKind, true);
         row.projection = kind;
     }
-    if (const QJsonValue seed = object.value(QLatin1String("seed"));
-        !seed.isNull() && !seed.isUndefined()) {
+    if (!fields.isNull("seed")) {
         std::uint64_t value = 0;
         fields.readSeed("seed", &value);
         row.seed = value;
@@ -223,13 +195,8 @@ ErrorSweepResult ErrorSweepResult::fromJson(const QJsonObject& json)
                         QStringLiteral("pair_key_vector must have as many numbers as "
                                        "pair_query_vector"));
     fields.read("cancelled", &result.cancelled);
-    const QJsonArray rows = fields.array("rows");
-    for (qsizetype i = 0; i < rows.size(); ++i) {
-        JsonFields::require(rows.at(i).isObject(),
-                            QStringLiteral("rows[%1] must be an object").arg(i));
-        result.rows.push_back(
-            rowFromJson(rows.at(i).toObject(), QStringLiteral("rows[%1].").arg(i)));
-    }
+    fields.forEachObject("rows",
+                         [&](const JsonFields& row) { result.rows.push_back(rowFromJson(row)); });
     return result;
 }
 

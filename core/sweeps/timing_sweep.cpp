@@ -1,5 +1,6 @@
 #include "sweeps/timing_sweep.h"
 
+#include "named_values.h"
 #include "allocation_peak.h"
 #include "errors.h"
 #include "attention/exact_attention.h"
@@ -152,32 +153,28 @@ void markNotMeasured(SweepPoint& point, PointStatus status)
     point.peakBytes = kNaN;
 }
 
+// Throws InputError "name must be an integer from minimum to maximum (got value)" unless value
+// lies in that range.
+void requireIn(const QString& name, qint64 value, qint64 minimum, qint64 maximum)
+{
+    if (value < minimum || value > maximum)
+        throw InputError(QStringLiteral("%1 must be an integer from %2 to %3 (got %4)")
+                             .arg(name)
+                             .arg(minimum)
+                             .arg(maximum)
+                             .arg(value));
+}
+
 void validate(const SweepSpec& spec)
 {
-    if (spec.headDim < 1 || spec.headDim > SpecLimits::headDim)
-        throw InputError(QStringLiteral("d must be an integer from 1 to %1 (got %2)")
-                             .arg(SpecLimits::headDim)
-                             .arg(spec.headDim));
-    if (spec.features < 1 || spec.features > SpecLimits::features)
-        throw InputError(QStringLiteral("features must be an integer from 1 to %1 (got %2)")
-                             .arg(SpecLimits::features)
-                             .arg(spec.features));
-    if (spec.repetitions < 1 || spec.repetitions > SweepSpec::maxRepetitions)
-        throw InputError(QStringLiteral("repetitions must be an integer from 1 to %1 (got %2)")
-                             .arg(SweepSpec::maxRepetitions)
-                             .arg(spec.repetitions));
-    if (spec.threads < 0 || spec.threads > SpecLimits::threads)
-        throw InputError(QStringLiteral("threads must be an integer from 0 to %1 (got %2)")
-                             .arg(SpecLimits::threads)
-                             .arg(spec.threads));
+    requireIn(QStringLiteral("d"), spec.headDim, 1, SpecLimits::headDim);
+    requireIn(QStringLiteral("features"), spec.features, 1, SpecLimits::features);
+    requireIn(QStringLiteral("repetitions"), spec.repetitions, 1, SweepSpec::maxRepetitions);
+    requireIn(QStringLiteral("threads"), spec.threads, 0, SpecLimits::threads);
     for (const TimedMethod& method : spec.methods)
         requireCausalForm(method.algorithm, method.causal);
     for (std::size_t i = 0; i < spec.lengths.size(); ++i) {
-        if (spec.lengths[i] < 1 || spec.lengths[i] > SpecLimits::length)
-            throw InputError(QStringLiteral("lengths[%1] must be an integer from 1 to %2 (got %3)")
-                                 .arg(i)
-                                 .arg(SpecLimits::length)
-                                 .arg(spec.lengths[i]));
+        requireIn(QStringLiteral("lengths[%1]").arg(i), spec.lengths[i], 1, SpecLimits::length);
         if (i > 0 && spec.lengths[i] <= spec.lengths[i - 1])
             throw InputError(QStringLiteral("lengths must be ascending (lengths[%1] = %2 follows "
                                             "%3)")
@@ -210,14 +207,8 @@ QString pointStatusName(PointStatus status)
 
 bool parsePointStatus(const QString& name, PointStatus* status)
 {
-    for (const PointStatus candidate :
-         {PointStatus::Ok, PointStatus::SkippedMemory, PointStatus::Cancelled}) {
-        if (name == pointStatusName(candidate)) {
-            *status = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, {PointStatus::Ok, PointStatus::SkippedMemory, PointStatus::Cancelled},
+                     pointStatusName, status);
 }
 
 // ---------------------------------------------------------------------------------------------

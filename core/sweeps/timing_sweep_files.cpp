@@ -20,11 +20,6 @@ namespace {
 // Significant digits of the CSV numbers (%.6g: timings are not more precise).
 constexpr int kCsvDigits = 6;
 
-QJsonValue numberOrNull(double value)
-{
-    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
-}
-
 QJsonObject methodToJson(const TimedMethod& method)
 {
     QJsonObject json;
@@ -46,45 +41,27 @@ SweepSpec specFromJson(const QJsonObject& json, const QString& prefix)
 {
     SweepSpec spec;
     const JsonFields top(json, prefix);
-    int version = 1;
-    top.read("version", &version, 1, std::numeric_limits<int>::max());
-    JsonFields::require(version == 1, QStringLiteral("%1 %2 is not known to this Attention Lab "
-                                                     "(it reads version 1)")
-                                          .arg(top.name("version"))
-                                          .arg(version));
-    if (top.has("methods")) {
-        const QJsonArray methods = top.array("methods");
-        for (qsizetype i = 0; i < methods.size(); ++i) {
-            const QString name = QStringLiteral("%1methods[%2]").arg(prefix).arg(i);
-            JsonFields::require(methods.at(i).isObject(),
-                                QStringLiteral("%1 must be an object").arg(name));
-            const QJsonObject object = methods.at(i).toObject();
-            spec.methods.push_back(methodFromJson(JsonFields(object, name + QLatin1Char('.'))));
-        }
-    }
-    if (top.has("lengths")) {
-        const QJsonArray lengths = top.array("lengths");
-        for (qsizetype i = 0; i < lengths.size(); ++i) {
-            const QString name = QStringLiteral("%1lengths[%2]").arg(prefix).arg(i);
-            JsonFields::require(lengths.at(i).isDouble(),
-                                QStringLiteral("%1 must be a number").arg(name));
-            const auto length = Eigen::Index(
-                JsonFields::checkedInteger(name, lengths.at(i).toDouble(), 1, SpecLimits::length));
-            JsonFields::require(spec.lengths.empty() || length > spec.lengths.back(),
-                                QStringLiteral("%1 (%2) must be larger than the length before it: "
-                                               "lengths are ascending")
-                                    .arg(name)
-                                    .arg(length));
-            spec.lengths.push_back(length);
-        }
+    top.requireVersion(1);
+    top.forEachObject("methods", [&](const JsonFields& method) {
+        spec.methods.push_back(methodFromJson(method));
+    });
+    const std::vector<double> lengths = top.numbers("lengths");
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+        const QString name = QStringLiteral("%1[%2]").arg(top.name("lengths")).arg(i);
+        const auto length =
+            Eigen::Index(JsonFields::checkedInteger(name, lengths[i], 1, SpecLimits::length));
+        JsonFields::require(spec.lengths.empty() || length > spec.lengths.back(),
+                            QStringLiteral("%1 (%2) must be larger than the length before it: "
+                                           "lengths are ascending")
+                                .arg(name)
+                                .arg(length));
+        spec.lengths.push_back(length);
     }
     top.read("d", &spec.headDim, 1, SpecLimits::headDim);
     top.read("features", &spec.features, 1, SpecLimits::features);
     top.read("threads", &spec.threads, 0, SpecLimits::threads);
     top.read("repetitions", &spec.repetitions, 1, SweepSpec::maxRepetitions);
-    qint64 budget = spec.budget.bytes();
-    top.read("memory_budget_bytes", &budget, 1, 9.0e15);
-    spec.budget = MemoryBudget(budget);
+    top.read("memory_budget_bytes", &spec.budget);
     return spec;
 }
 
@@ -146,29 +123,21 @@ SweepResult SweepResult::fromJson(const QJsonObject& json)
         result.spec = specFromJson(top.object("spec"), QStringLiteral("spec."));
     result.sgemmGflops = top.numberOrNaN("sgemm_gflops");
     top.read("threads", &result.threads, 0, SpecLimits::threads);
-    if (top.has("points")) {
-        const QJsonArray points = top.array("points");
-        for (qsizetype i = 0; i < points.size(); ++i) {
-            const QString name = QStringLiteral("points[%1]").arg(i);
-            JsonFields::require(points.at(i).isObject(),
-                                QStringLiteral("%1 must be an object").arg(name));
-            const QJsonObject object = points.at(i).toObject();
-            const JsonFields reader(object, name + QLatin1Char('.'));
-            SweepPoint point;
-            point.method = methodFromJson(reader);
-            JsonFields::require(reader.has("length"),
-                                QStringLiteral("%1.length is missing").arg(name));
-            reader.read("length", &point.length, 1, SpecLimits::length);
-            point.secondsMedian = reader.numberOrNaN("seconds_median");
-            point.secondsMin = reader.numberOrNaN("seconds_min");
-            point.secondsMax = reader.numberOrNaN("seconds_max");
-            point.gflops = reader.numberOrNaN("gflops");
-            point.workingSetBytes = reader.numberOrNaN("working_set_bytes");
-            point.peakBytes = reader.numberOrNaN("peak_bytes");
-            reader.readName("status", &point.status, parsePointStatus, true);
-            result.points.push_back(point);
-        }
-    }
+    top.forEachObject("points", [&](const JsonFields& reader) {
+        SweepPoint point;
+        point.method = methodFromJson(reader);
+        JsonFields::require(reader.has("length"),
+                            QStringLiteral("%1 is missing").arg(reader.name("length")));
+        reader.read("length", &point.length, 1, SpecLimits::length);
+        point.secondsMedian = reader.numberOrNaN("seconds_median");
+        point.secondsMin = reader.numberOrNaN("seconds_min");
+        point.secondsMax = reader.numberOrNaN("seconds_max");
+        point.gflops = reader.numberOrNaN("gflops");
+        point.workingSetBytes = reader.numberOrNaN("working_set_bytes");
+        point.peakBytes = reader.numberOrNaN("peak_bytes");
+        reader.readName("status", &point.status, parsePointStatus, true);
+        result.points.push_back(point);
+    });
     return result;
 }
 

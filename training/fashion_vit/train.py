@@ -50,7 +50,7 @@ import torch
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = "/usr/share/datasets/fashion-mnist"

@@ -21,27 +21,17 @@ Reads the checkpoint with numpy alone (safetensors, Conv1D in x out) and runs GP
 
 import json
 import math
-import struct
 import sys
 
 import numpy as np
 
 import bpe
 import train
+from safetensors_files import read_safetensors  # training/, on train's path
 
 
 def load(folder):
-    with open(f"{folder}/model.safetensors", "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    weights = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        weights[name] = np.frombuffer(data[begin:end], dtype="<f4").reshape(entry["shape"]).astype(
-            np.float64)
+    weights = read_safetensors(f"{folder}/model.safetensors")
     with open(f"{folder}/config.json") as f:
         config = json.load(f)
     return weights, config

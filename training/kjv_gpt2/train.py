@@ -37,7 +37,7 @@ import torch
 import bpe
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 1234
@@ -126,6 +126,30 @@ class Gpt2(torch.nn.Module):
         return layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]) @ w["wte.weight"].T
 
 
+def learning_rate(step, steps, peak, warmup):
+    """Linear warm-up over `warmup` steps, then a cosine decay to a tenth of the peak at the end."""
+    if step <= warmup:
+        return peak * step / warmup
+    progress = (step - warmup) / max(1, steps - warmup)
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def optimise(model, optimizer, lr, loss):
+    """One step of the optimizer at learning rate lr on loss, the gradient's norm clipped at 1."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+
+
+def held_out_loss(loss_of, batches):
+    """The mean loss over the held-out batches, as loss.csv writes it."""
+    with torch.no_grad():
+        return f"{np.mean([loss_of(x, y).item() for x, y in batches]):.4f}"
+
+
 def save(model, folder):
     """model.safetensors (F32, Conv1D layout) and config.json, with the CONTEXT positions trained."""
     tensors = []
@@ -199,22 +223,11 @@ def main():
     held_out_batches = [batch(held_out_ids) for _ in range(8)]
     rows = ["step,train_loss,validation_loss"]
     for step in range(1, args.steps + 1):
-        if step <= WARMUP:
-            lr = PEAK_LR * step / WARMUP
-        else:
-            progress = (step - WARMUP) / max(1, args.steps - WARMUP)
-            lr = PEAK_LR * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
-        for group in optimizer.param_groups:
-            group["lr"] = lr
         loss = loss_of(*batch(train_ids))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        optimise(model, optimizer, learning_rate(step, args.steps, PEAK_LR, WARMUP), loss)
         validation = ""
         if step % 50 == 0 or step == args.steps:
-            with torch.no_grad():
-                validation = f"{np.mean([loss_of(x, y).item() for x, y in held_out_batches]):.4f}"
+            validation = held_out_loss(loss_of, held_out_batches)
             print(f"step {step}: loss {loss.item():.3f}, validation {validation}, "
                   f"{time.time() - started:.0f} s", flush=True)
             save(model, args.out)

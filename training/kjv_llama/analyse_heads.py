@@ -3,7 +3,8 @@
 
 Reads config.json, model.safetensors (F32 or F16) and tokenizer.json of a folder written by
 train.py and runs the Llama in float64 (RMSNorm, RoPE in Hugging Face's rotate-half convention,
-grouped-query attention, gated SiLU MLP, tied output head), independently of train.py's PyTorch
+grouped-query attention with the q, k, v and o biases of attention_bias, gated SiLU MLP, tied
+output head), independently of train.py's PyTorch
 code. Per layer and head:
   previous token  mean weight P[i, i - 1] over the held-out chapters (every 50th, as
                   kjv_gpt2/train.py holds them out), each read as "<s>" + its first 511 tokens,
@@ -32,15 +33,16 @@ import importlib.util
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINING = os.path.dirname(HERE)
+sys.path.insert(0, TRAINING)
 sys.path.insert(0, os.path.join(TRAINING, "kjv_gpt2"))
 import bpe  # noqa: E402
+from safetensors_files import read_safetensors  # noqa: E402
 
 
 def _module(name, path):
@@ -51,18 +53,7 @@ def _module(name, path):
 
 
 def load(folder):
-    with open(f"{folder}/model.safetensors", "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    weights = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        dtype = {"F32": "<f4", "F16": "<f2"}[entry["dtype"]]
-        weights[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(
-            entry["shape"]).astype(np.float64)
+    weights = read_safetensors(f"{folder}/model.safetensors")
     with open(f"{folder}/config.json") as f:
         config = json.load(f)
     with open(f"{folder}/tokenizer.json", encoding="utf-8") as f:
@@ -99,6 +90,11 @@ def rope(x, theta):
     return x * np.cos(angles) + rotated * np.sin(angles)
 
 
+def bias(w, projection):
+    """The projection's bias (config.json's attention_bias), or 0 when the file has none."""
+    return w.get(projection + ".bias", 0.0)
+
+
 def forward(w, config, ids, keep_qkv=False):
     """Attention (layers x H x L x L), log-probabilities of the next token (L x vocab), and the
     post-RoPE queries and keys of each layer when keep_qkv."""
@@ -113,9 +109,11 @@ def forward(w, config, ids, keep_qkv=False):
     for i in range(config["num_hidden_layers"]):
         h = f"model.layers.{i}."
         a = rms_norm(x, w[h + "input_layernorm.weight"], eps)
-        q = (a @ w[h + "self_attn.q_proj.weight"].T).reshape(length, heads, d).transpose(1, 0, 2)
-        k = (a @ w[h + "self_attn.k_proj.weight"].T).reshape(length, kv_heads, d).transpose(1, 0, 2)
-        v = (a @ w[h + "self_attn.v_proj.weight"].T).reshape(length, kv_heads, d).transpose(1, 0, 2)
+        q, k, v = (a @ w[h + f"self_attn.{n}_proj.weight"].T + bias(w, h + f"self_attn.{n}_proj")
+                   for n in "qkv")
+        q = q.reshape(length, heads, d).transpose(1, 0, 2)
+        k = k.reshape(length, kv_heads, d).transpose(1, 0, 2)
+        v = v.reshape(length, kv_heads, d).transpose(1, 0, 2)
         q, k = rope(q, theta), rope(k, theta)
         group = heads // kv_heads
         k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)
@@ -127,7 +125,7 @@ def forward(w, config, ids, keep_qkv=False):
         if keep_qkv:
             qkv.append((q, k, v))
         o = (p @ v).transpose(1, 0, 2).reshape(length, heads * d)
-        x = x + o @ w[h + "self_attn.o_proj.weight"].T
+        x = x + o @ w[h + "self_attn.o_proj.weight"].T + bias(w, h + "self_attn.o_proj")
         b = rms_norm(x, w[h + "post_attention_layernorm.weight"], eps)
         gate = b @ w[h + "mlp.gate_proj.weight"].T
         x = x + (gate / (1 + np.exp(-gate)) * (b @ w[h + "mlp.up_proj.weight"].T)) @ \

@@ -55,7 +55,7 @@ TRAINING = os.path.dirname(HERE)
 sys.path.insert(0, TRAINING)
 sys.path.insert(0, os.path.join(TRAINING, "kjv_gpt2"))
 import bpe  # noqa: E402 (training/kjv_gpt2/bpe.py)
-from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 _spec = importlib.util.spec_from_file_location("kjv_gpt2_train",
                                                os.path.join(TRAINING, "kjv_gpt2", "train.py"))
@@ -68,12 +68,12 @@ SEED = 1234
 VOCAB_SIZE = 2048           # 256 bytes, 1791 merges, "<s>"
 BOS = "<s>"
 BOS_ID = VOCAB_SIZE - 1
-LAYERS = 2
+LAYERS = 3
 WIDTH, HEADS, KV_HEADS, HEAD_DIM, INNER = 192, 4, 2, 48, 512
 RMS_NORM_EPS, ROPE_THETA = 1e-5, 10000.0
 CONTEXT = 1024              # max_position_embeddings: every LONG_EVERY-th batch
-SHORT = 256                 # the window of the other batches
-BATCH_LONG, BATCH_SHORT = 2, 8    # 2048 tokens per batch either way
+SHORT = 128                 # the window of the other batches
+BATCH_LONG, BATCH_SHORT = 2, 16   # 2048 tokens per batch either way
 LONG_EVERY = 4
 PEAK_LR, WARMUP = 3e-3, 100
 DRILL_FRACTION = 0.5        # windows ending in a random sequence said again and again
@@ -290,12 +290,12 @@ def main():
         return np.concatenate([[BOS_ID], body])
 
     def drill_window(ids, length):
-        """BOS, natural text of a random length up to half the window, then a sequence of 8 to
-        128 tokens drawn uniformly from the ordinary vocabulary (at most half what is left),
+        """BOS, natural text of a random length up to a quarter of the window, then a sequence of
+        8 to 64 tokens drawn uniformly from the ordinary vocabulary (at most half what is left),
         said again and again to the end: only copying predicts it."""
-        prefix = int(generator.integers(0, length // 2 + 1))
+        prefix = int(generator.integers(0, length // 4 + 1))
         start = generator.integers(0, len(ids) - prefix)
-        period = int(generator.integers(8, min(128, (length - prefix) // 2) + 1))
+        period = int(generator.integers(8, min(64, (length - prefix) // 2) + 1))
         sequence = generator.integers(256, VOCAB_SIZE - 1, size=period)
         cycles = np.tile(sequence, (length - prefix) // period + 1)[:length - prefix]
         return np.concatenate([[BOS_ID], ids[start:start + prefix], cycles])
@@ -324,7 +324,7 @@ def main():
             rows = torch.arange(4, 512)
             previous = [a[:, :, rows, rows - 1].mean((0, 2)) for a in captured]
             captured = []
-            logits = model(probe[:, :-1], capture=captured)
+            logits = model(probe, capture=captured)[:, :-1]
             rows = torch.arange(1 + PROBE_SPAN, 1 + 2 * PROBE_SPAN)
             induction = [a[:, :, rows, rows - PROBE_SPAN + 1].mean((0, 2)) for a in captured]
             losses = torch.nn.functional.cross_entropy(
@@ -341,22 +341,12 @@ def main():
     held_out_batches = [batch(held_out_ids, True, training=False)]
     rows = ["step,train_loss,validation_loss"]
     for step in range(1, args.steps + 1):
-        if step <= WARMUP:
-            lr = args.peak_lr * step / WARMUP
-        else:
-            progress = (step - WARMUP) / max(1, args.steps - WARMUP)
-            lr = args.peak_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        lr = kjv_gpt2_train.learning_rate(step, args.steps, args.peak_lr, WARMUP)
         loss = loss_of(*batch(train_ids, step % LONG_EVERY == 0))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        kjv_gpt2_train.optimise(model, optimizer, lr, loss)
         validation = ""
         if step % 50 == 0 or step == args.steps:
-            with torch.no_grad():
-                validation = f"{np.mean([loss_of(x, y).item() for x, y in held_out_batches]):.4f}"
+            validation = kjv_gpt2_train.held_out_loss(loss_of, held_out_batches)
         print(f"step {step}: loss {loss.item():.3f} {validation} lr {lr:.2e}, "
               f"{time.time() - started:.0f} s", flush=True)
         if step % CHECKPOINT_EVERY == 0 or step == args.steps:

@@ -73,6 +73,21 @@ std::vector<double> parseValues(const QString& text, ErrorSweepKind kind)
     return values;
 }
 
+// The kind that the data of combo's current item names (as parse reads it); fallback when it
+// names none.
+template <typename Kind, typename Parse>
+Kind chosenKind(const QComboBox* combo, Parse parse, Kind fallback)
+{
+    parse(combo->currentData().toString(), &fallback);
+    return fallback;
+}
+
+// Makes the item of combo whose data is name the current one.
+void chooseData(QComboBox* combo, const QString& name)
+{
+    combo->setCurrentIndex(combo->findData(name));
+}
+
 }  // namespace
 
 ErrorAnalysisPanel::ErrorAnalysisPanel(QWidget* parent)
@@ -263,7 +278,7 @@ ErrorSweepSpec ErrorAnalysisPanel::spec() const
     for (const ProjectionKind kind : projectionKinds())
         if (m_projections.at(kind)->isChecked())
             sweep.projections.push_back(kind);
-    parseErrorSweepKind(m_sweepKind->currentData().toString(), &sweep.sweep);
+    sweep.sweep = chosenKind(m_sweepKind, parseErrorSweepKind, sweep.sweep);
     sweep.values = parseValues(m_values->text(), sweep.sweep);
     sweep.features = m_features->value();
     sweep.seeds = m_seeds->value();
@@ -275,26 +290,22 @@ ErrorSweepSpec ErrorAnalysisPanel::spec() const
 
 ErrorMetric ErrorAnalysisPanel::metric() const
 {
-    ErrorMetric metric = ErrorMetric::RelFrobeniusAttention;
-    parseErrorMetric(m_metric->currentData().toString(), &metric);
-    return metric;
+    return chosenKind(m_metric, parseErrorMetric, ErrorMetric::RelFrobeniusAttention);
 }
 
 void ErrorAnalysisPanel::setMetric(ErrorMetric metric)
 {
-    m_metric->setCurrentIndex(m_metric->findData(errorMetricName(metric)));
+    chooseData(m_metric, errorMetricName(metric));
 }
 
 ErrorAxis ErrorAnalysisPanel::axis() const
 {
-    ErrorAxis axis = ErrorAxis::Value;
-    parseErrorAxis(m_axis->currentData().toString(), &axis);
-    return axis;
+    return chosenKind(m_axis, parseErrorAxis, ErrorAxis::Value);
 }
 
 void ErrorAnalysisPanel::setAxis(ErrorAxis axis)
 {
-    m_axis->setCurrentIndex(m_axis->findData(errorAxisName(axis)));
+    chooseData(m_axis, errorAxisName(axis));
 }
 
 QJsonObject ErrorAnalysisPanel::state() const
@@ -306,7 +317,7 @@ QJsonObject ErrorAnalysisPanel::state() const
     for (const ProjectionKind kind : projectionKinds())
         if (m_projections.at(kind)->isChecked())
             state.projections.push_back(kind);
-    parseErrorSweepKind(m_sweepKind->currentData().toString(), &state.sweep);
+    state.sweep = chosenKind(m_sweepKind, parseErrorSweepKind, state.sweep);
     for (const ErrorSweepKind kind : errorSweepKinds())
         state.values[kind] = kind == m_shownKind ? m_values->text() : m_valuesText.value(kind);
     state.features = m_features->value();
@@ -337,7 +348,7 @@ void ErrorAnalysisPanel::setState(const QJsonObject& json)
     m_shownKind = state.sweep;
     {
         const QSignalBlocker blocker(m_sweepKind);
-        m_sweepKind->setCurrentIndex(m_sweepKind->findData(errorSweepKindName(state.sweep)));
+        chooseData(m_sweepKind, errorSweepKindName(state.sweep));
     }
     m_values->setText(m_valuesText.value(state.sweep));
     sweepKindChanged();
@@ -478,8 +489,8 @@ void ErrorAnalysisPanel::showResult()
 
 void ErrorAnalysisPanel::sweepKindChanged()
 {
-    ErrorSweepKind kind = ErrorSweepKind::Features;
-    parseErrorSweepKind(m_sweepKind->currentData().toString(), &kind);
+    const ErrorSweepKind kind =
+        chosenKind(m_sweepKind, parseErrorSweepKind, ErrorSweepKind::Features);
     if (kind != m_shownKind) {
         m_valuesText[m_shownKind] = m_values->text();
         m_values->setText(m_valuesText.value(kind));

@@ -199,32 +199,15 @@ QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep)
     return QString();
 }
 
-ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent)
+ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 10.5, 36)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
 
-    m_title = new QCPTextElement(this, QString(), sizedFont(font(), 13, true));
-    m_subtitle = new QCPTextElement(this, QString(), sizedFont(font(), 10));
-    m_subtitle->setTextColor(QColor(70, 70, 70));
     QCPAxisRect* rect = axisRect();
     plotLayout()->take(rect);
-    QCPLayoutGrid* legendRow = centredLegendRow(this);
-    plotLayout()->addElement(0, 0, m_title);
-    plotLayout()->addElement(1, 0, m_subtitle);
-    plotLayout()->addElement(2, 0, rect);
-    plotLayout()->addElement(3, 0, legendRow);
-    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
-    plotLayout()->setRowSpacing(2);
+    m_heading.arrange(rect);
     rect->setMinimumMargins(QMargins(0, 0, 28, 0));
-
-    legend->setBorderPen(Qt::NoPen);
-    legend->setBrush(Qt::NoBrush);
-    legend->setFont(sizedFont(font(), 10.5));
-    legend->setIconSize(36, 14);
-    legend->setColumnSpacing(22);
-    legend->setRowSpacing(0);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
 
     applyAxisStyle(rect, font(), 10, true);
     QCPAxis* valueAxis = rect->axis(QCPAxis::atLeft);
@@ -277,17 +260,18 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
 
     const ErrorSweepSpec& spec = result.spec;
     const InputSpec& input = spec.experiment.input;
-    m_titleText = (metric == ErrorMetric::KernelMse
-                       ? tr("Kernel MSE of the pair (q_%1, k_%2) against %3: measured and "
-                            "Lemma 2")
-                             .arg(spec.pairQuery)
-                             .arg(spec.pairKey)
-                             .arg(sweptQuantity(spec.sweep))
-                       : tr("%1 against %2").arg(metricTitle(metric), sweptQuantity(spec.sweep)));
+    QString titleText =
+        (metric == ErrorMetric::KernelMse
+             ? tr("Kernel MSE of the pair (q_%1, k_%2) against %3: measured and "
+                  "Lemma 2")
+                   .arg(spec.pairQuery)
+                   .arg(spec.pairKey)
+                   .arg(sweptQuantity(spec.sweep))
+             : tr("%1 against %2").arg(metricTitle(metric), sweptQuantity(spec.sweep)));
     if (axis == ErrorAxis::Seconds)
-        m_titleText = tr("%1 at equal cost: against the measured time").arg(metricTitle(metric));
+        titleText = tr("%1 at equal cost: against the measured time").arg(metricTitle(metric));
     else if (axis == ErrorAxis::Flops)
-        m_titleText = tr("%1 at equal cost: against the flop count").arg(metricTitle(metric));
+        titleText = tr("%1 at equal cost: against the flop count").arg(metricTitle(metric));
     QStringList parts;
     parts << tr("%1 input, L = %2, d = %3")
                  .arg(inputKindName(input.kind))
@@ -318,7 +302,8 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
     }
     if (result.cancelled)
         subtitle += tr(" (cancelled: the rows finished)");
-    m_subtitleText = subtitle;
+    m_heading.setTitle(titleText);
+    m_heading.setSubtitle(subtitle);
     showPlot(true);
     replot(rpQueuedReplot);
 }
@@ -327,10 +312,7 @@ void ErrorChart::clear()
 {
     removeResult();
     m_hasResult = false;
-    m_titleText.clear();
-    m_subtitleText.clear();
-    m_title->setText(QString());
-    m_subtitle->setText(QString());
+    m_heading.clear();
     showPlot(false);
     replot(rpQueuedReplot);
 }
@@ -343,22 +325,9 @@ QString ErrorChart::legendText(const QString& curveLabel) const
     return QString();
 }
 
-QString ErrorChart::title() const
-{
-    return m_titleText;
-}
-
-QString ErrorChart::subtitle() const
-{
-    return m_subtitleText;
-}
-
 void ErrorChart::updateLayout()
 {
-    // Titles wrap rather than run past the edges of a narrow figure.
-    setWrappedText(m_title, m_titleText, viewport().width() - 16);
-    setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
-    fitLegendColumns(legend, viewport().width() - 40);
+    m_heading.fitWidth();
     QCustomPlot::updateLayout();
 }
 
@@ -609,8 +578,7 @@ void ErrorChart::showPlot(bool shown)
 {
     setAxesVisible(axisRect(), shown);
     legend->setVisible(shown);
-    m_title->setVisible(shown);
-    m_subtitle->setVisible(shown);
+    m_heading.setVisible(shown);
     m_hint->setVisible(!shown);
 }
 

@@ -2,6 +2,7 @@
 
 #include "sweeps/error_sweep.h"
 
+#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/plot_style.h"
 
@@ -84,12 +85,13 @@ public:
     QString legendText(const QString& curveLabel) const;
 
     QCPAxisRect* plotRect() const { return axisRect(); }
-    QString title() const;
-    QString subtitle() const;
+    QString title() const { return m_heading.title(); }
+    QString subtitle() const { return m_heading.subtitle(); }
     const QCPItemText* hint() const { return m_hint; }
 
 protected:
-    // QCustomPlot's layout after giving the legend as many columns as fit the width.
+    // QCustomPlot's layout after wrapping the titles and giving the legend as many columns as fit
+    // the width.
     void updateLayout() override;
 
 private:
@@ -103,10 +105,7 @@ private:
     void fitAxes(const ErrorSweepResult& result);
     void showPlot(bool shown);
 
-    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
-    QCPTextElement* m_subtitle;
-    QString m_titleText;
-    QString m_subtitleText;
+    ChartHeading m_heading;
     FigureHint* m_hint;
     QCPGraph* m_bandKey;  // a legend entry for the bands
     bool m_hasResult = false;

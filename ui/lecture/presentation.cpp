@@ -238,6 +238,18 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
     }
 }
 
+// Thickens the pen of item when it is one of Items (lines, rectangles, tracers, ellipses).
+template <typename... Items>
+void thickenPen(QCPAbstractItem* item, const Restyle& restyle)
+{
+    const auto thicken = [&](auto* typed) {
+        if (typed)
+            restyle(typed, "pen", typed->pen(), std::function<QPen(const QPen&)>(thickPen),
+                    {[typed](const QPen& p) { typed->setPen(p); }});
+    };
+    (thicken(qobject_cast<Items*>(item)), ...);
+}
+
 // Pens (thicker), scatter markers (larger) and, in the dark theme, text colours of the plottables
 // and items of a plot.
 void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& colors)
@@ -281,21 +293,8 @@ void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& 
                         {[text](const QColor& c) { text->setColor(c); }});
             continue;
         }
-        if (auto* line = qobject_cast<QCPItemStraightLine*>(item))
-            restyle(line, "pen", line->pen(), thicker,
-                    {[line](const QPen& p) { line->setPen(p); }});
-        else if (auto* segment = qobject_cast<QCPItemLine*>(item))
-            restyle(segment, "pen", segment->pen(), thicker,
-                    {[segment](const QPen& p) { segment->setPen(p); }});
-        else if (auto* rect = qobject_cast<QCPItemRect*>(item))
-            restyle(rect, "pen", rect->pen(), thicker,
-                    {[rect](const QPen& p) { rect->setPen(p); }});
-        else if (auto* tracer = qobject_cast<QCPItemTracer*>(item))
-            restyle(tracer, "pen", tracer->pen(), thicker,
-                    {[tracer](const QPen& p) { tracer->setPen(p); }});
-        else if (auto* ellipse = qobject_cast<QCPItemEllipse*>(item))
-            restyle(ellipse, "pen", ellipse->pen(), thicker,
-                    {[ellipse](const QPen& p) { ellipse->setPen(p); }});
+        thickenPen<QCPItemStraightLine, QCPItemLine, QCPItemRect, QCPItemTracer, QCPItemEllipse>(
+            item, restyle);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "ui/plotting/color_maps.h"
 
+#include "named_values.h"
 #include <array>
 
 namespace attnlab::ui {
@@ -145,13 +146,8 @@ QString colorMapName(ColorMap map)
 
 bool parseColorMap(const QString& name, ColorMap* map)
 {
-    for (ColorMap candidate : {ColorMap::Viridis, ColorMap::Magma, ColorMap::Diverging}) {
-        if (name.compare(colorMapName(candidate), Qt::CaseInsensitive) == 0) {
-            *map = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(name, {ColorMap::Viridis, ColorMap::Magma, ColorMap::Diverging}, colorMapName,
+                     map, Qt::CaseInsensitive);
 }
 
 QCPColorGradient colorGradient(ColorMap map)

@@ -1,5 +1,6 @@
 #include "ui/plotting/figure_export.h"
 
+#include "named_values.h"
 #include "ui/plotting/heatmap_view.h"
 
 #include "errors.h"
@@ -71,14 +72,9 @@ bool beginVectorPainting(QCPPainter& painter, QPaintDevice& device)
 
 bool figureFormatFromSuffix(const QString& path, FigureFormat* format)
 {
-    const QString suffix = QFileInfo(path).suffix();
-    for (FigureFormat candidate : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf}) {
-        if (suffix.compare(figureFormatName(candidate), Qt::CaseInsensitive) == 0) {
-            *format = candidate;
-            return true;
-        }
-    }
-    return false;
+    return parseName(QFileInfo(path).suffix(),
+                     {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf}, figureFormatName,
+                     format, Qt::CaseInsensitive);
 }
 
 QString figureFormatName(FigureFormat format)

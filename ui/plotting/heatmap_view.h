@@ -167,6 +167,7 @@ protected:
     bool event(QEvent* event) override;
 
 private:
+    class MapLayer;
     class MapImage;
     class CellMarks;
 

@@ -162,9 +162,10 @@ void SweepPage::exportCsvDialog()
                     [&](const QString& path) { exportCsv(path); });
 }
 
-QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip)
+QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip, QSpinBox* box)
 {
-    auto* box = new QSpinBox;
+    if (!box)
+        box = new QSpinBox;
     box->setRange(minimum, maximum);
     box->setValue(value);
     box->setGroupSeparatorShown(true);

@@ -112,8 +112,10 @@ private:
     QLabel* m_status;
 };
 
-// A spin box for the sweep controls: the range, the value, group separators and a tooltip.
-QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip);
+// A spin box for the sweep controls: the range, the value, group separators and a tooltip; box
+// when given (a QSpinBox of another kind), else a new QSpinBox.
+QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip,
+                       QSpinBox* box = nullptr);
 
 // "12 s", "2 min 5 s".
 QString elapsedText(qint64 milliseconds);

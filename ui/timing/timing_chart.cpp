@@ -250,7 +250,7 @@ QColor methodColor(const TimedMethod& method)
     return color.lightness() < 40 ? QColor(0x80, 0x80, 0x80) : color.darker(150);
 }
 
-TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
+TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 10.5, 30)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
@@ -260,33 +260,16 @@ TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent)
     m_timeRect = axisRect();
     plotLayout()->take(m_timeRect);
     m_memoryRect = new QCPAxisRect(this);
-    m_titleText = tr("Attention cost against sequence length");
-    m_title = new QCPTextElement(this, m_titleText, sizedFont(font(), 13, true));
-    m_subtitle = new QCPTextElement(this, QString(), sizedFont(font(), 10));
-    m_subtitle->setTextColor(QColor(70, 70, 70));
+    m_heading.setTitle(tr("Attention cost against sequence length"));
     auto* plots = new QCPLayoutGrid;
     plots->addElement(0, 0, m_timeRect);
     plots->addElement(0, 1, m_memoryRect);
     plots->setColumnStretchFactors({1.35, 1});
     plots->setColumnSpacing(12);
-    QCPLayoutGrid* legendRow = centredLegendRow(this);
-    plotLayout()->addElement(0, 0, m_title);
-    plotLayout()->addElement(1, 0, m_subtitle);
-    plotLayout()->addElement(2, 0, plots);
-    plotLayout()->addElement(3, 0, legendRow);
-    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
-    plotLayout()->setRowSpacing(2);
+    m_heading.arrange(plots);
     auto* margins = new QCPMarginGroup(this);
     for (QCPAxisRect* rect : {m_timeRect, m_memoryRect})
         rect->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
-
-    legend->setBorderPen(Qt::NoPen);
-    legend->setBrush(Qt::NoBrush);
-    legend->setFont(sizedFont(font(), 10.5));
-    legend->setIconSize(30, 14);
-    legend->setColumnSpacing(22);
-    legend->setRowSpacing(0);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
 
     styleAxes();
     buildMemoryKey();
@@ -457,7 +440,7 @@ void TimingChart::setResult(const SweepResult& result)
                                : tr("median of %1 runs (bars: min to max)").arg(spec.repetitions));
     if (std::isfinite(result.sgemmGflops) && result.sgemmGflops > 0)
         subtitle += tr("; this machine's sgemm: %1 GFLOP/s").arg(result.sgemmGflops, 0, 'f', 0);
-    m_subtitleText = subtitle;
+    m_heading.setSubtitle(subtitle);
     showPlots(true);
     replot(rpQueuedReplot);
 }
@@ -466,8 +449,7 @@ void TimingChart::clear()
 {
     removeResult();
     m_hasResult = false;
-    m_subtitleText.clear();
-    m_subtitle->setText(QString());
+    m_heading.setSubtitle(QString());
     showPlots(false);
     replot(rpQueuedReplot);
 }
@@ -484,16 +466,6 @@ QString TimingChart::legendText(const TimedMethod& method) const
 {
     const MethodCurves* found = curves(method);
     return found ? found->time->name() : QString();
-}
-
-QString TimingChart::title() const
-{
-    return m_titleText;
-}
-
-QString TimingChart::subtitle() const
-{
-    return m_subtitleText;
 }
 
 void TimingChart::removeResult()
@@ -644,8 +616,7 @@ void TimingChart::showPlots(bool shown)
         setAxesVisible(rect, shown);
     legend->setVisible(shown && !m_curves.empty());
     m_memoryLegend->setVisible(shown);
-    m_title->setVisible(shown);
-    m_subtitle->setVisible(shown);
+    m_heading.setVisible(shown);
     m_hint->setVisible(!shown);
 }
 
@@ -670,10 +641,7 @@ bool TimingChart::fitLengthTicks()
 
 void TimingChart::updateLayout()
 {
-    // Titles wrap rather than run past the edges of a narrow figure.
-    setWrappedText(m_title, m_titleText, viewport().width() - 16);
-    setWrappedText(m_subtitle, m_subtitleText, viewport().width() - 16);
-    fitLegendColumns(legend, viewport().width() - 40);
+    m_heading.fitWidth();
     QCustomPlot::updateLayout();
     if (!m_hasResult)
         return;

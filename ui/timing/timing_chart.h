@@ -2,6 +2,7 @@
 
 #include "sweeps/timing_sweep.h"
 
+#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/plot_style.h"
 
@@ -94,8 +95,8 @@ public:
     QCPAxisRect* timeRect() const { return m_timeRect; }
     QCPAxisRect* memoryRect() const { return m_memoryRect; }
     // The title above the plots, and the line under it that gives d, m, threads and repetitions.
-    QString title() const;
-    QString subtitle() const;
+    QString title() const { return m_heading.title(); }
+    QString subtitle() const { return m_heading.subtitle(); }
     // The hint shown instead of the plots when there is no result (visible or not).
     const QCPItemText* hint() const { return m_hint; }
 
@@ -134,10 +135,7 @@ private:
 
     QCPAxisRect* m_timeRect;
     QCPAxisRect* m_memoryRect;
-    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
-    QCPTextElement* m_subtitle;
-    QString m_titleText;
-    QString m_subtitleText;
+    ChartHeading m_heading;
     QCPLegend* m_memoryLegend;  // line styles of the memory plot: model and measured
     FigureHint* m_hint;
     QCPItemStraightLine* m_budgetLine;

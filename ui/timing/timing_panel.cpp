@@ -180,12 +180,7 @@ QWidget* TimingPanel::buildLengthsBox()
     auto* lengthsBox = new QGroupBox(tr("Sequence lengths L"));
     auto* lengthsForm = new QFormLayout(lengthsBox);
     const auto lengthBox = [](int value, const QString& tip) {
-        auto* box = new LengthSpinBox;
-        box->setRange(kMinLength, kMaxLength);
-        box->setValue(value);
-        box->setGroupSeparatorShown(true);
-        box->setToolTip(tip);
-        return box;
+        return sweepSpinBox(kMinLength, kMaxLength, value, tip, new LengthSpinBox);
     };
     m_minLength = lengthBox(128, tr("The shortest sequence length L measured, in tokens (the "
                                     "arrows halve and double it). Lengths are rounded to "

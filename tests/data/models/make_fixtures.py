@@ -25,7 +25,7 @@ merges.txt) and reference/: tokens.json, q_layer{l}.npy, k_layer{l}.npy, v_layer
 (H x L x d), attention_layer{l}.npy (H x L x L), logits.npy (L x vocab), all float64.
 
 Run with /usr/bin/python3 (torch, numpy); the safetensors files are written by hand, by
-training/safetensors_writer.py (8-byte little-endian header length, the JSON header padded with
+training/safetensors_files.py (8-byte little-endian header length, the JSON header padded with
 spaces to a multiple of 8, the raw little-endian data).
 """
 
@@ -37,9 +37,11 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                "training"))
-from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+TRAINING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "training")
+sys.path.insert(0, TRAINING)
+sys.path.insert(0, os.path.join(TRAINING, "kjv_gpt2"))
+from bpe import bytes_to_unicode  # noqa: E402 (training/kjv_gpt2/bpe.py: GPT-2's byte symbols)
+from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -52,20 +54,6 @@ SEED = 20240611
 
 
 # ---- tokenizer ---------------------------------------------------------------------------------
-
-def bytes_to_unicode():
-    """GPT-2's map from bytes to printable characters (openai/gpt-2 encoder.py)."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) +
-          list(range(ord("®"), ord("ÿ") + 1)))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, [chr(c) for c in cs]))
-
 
 MERGES = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("Ġ", "a"), ("e", "r"),
           ("o", "n"), ("Ġ", "s"), ("r", "e"), ("a", "t"), ("Ġ", "w"), ("Ġa", "n")]
@@ -86,32 +74,47 @@ def tokenizer_files():
 
 # ---- weights -----------------------------------------------------------------------------------
 
-def random_weights(vocab_size, generator):
-    """GPT-2's tensors (names without prefix) in the Conv1D layout, float64. The scales make the
-    attention neither uniform nor one-hot and the GELU work in its curved part."""
-    def normal(*shape, std):
-        return torch.randn(*shape, generator=generator, dtype=torch.float64) * std
+class RandomWeights(dict):
+    """Tensors name -> float64 values drawn from N(0, std^2) by one generator, in the order they
+    are added (the fixtures' draws, shared by make_vit_fixtures.py and make_llama_fixtures.py)."""
 
+    def __init__(self, generator):
+        super().__init__()
+        self.generator = generator
+
+    def normal(self, *shape, std):
+        return torch.randn(*shape, generator=self.generator, dtype=torch.float64) * std
+
+    def norm(self, name, size, bias=True):
+        """A LayerNorm's (or, without bias, an RMSNorm's) gain about 1 and its bias about 0."""
+        self[name + ".weight"] = 1 + self.normal(size, std=0.2)
+        if bias:
+            self[name + ".bias"] = self.normal(size, std=0.1)
+
+    def linear(self, name, shape, std, bias_size=None, bias_std=0.1):
+        """A linear map's weight of the given shape and, given its size, its bias."""
+        self[name + ".weight"] = self.normal(*shape, std=std)
+        if bias_size is not None:
+            self[name + ".bias"] = self.normal(bias_size, std=bias_std)
+
+
+def random_weights(vocab_size, generator):
+    """GPT-2's tensors (names without prefix) in the Conv1D layout (in x out), float64. The scales
+    make the attention neither uniform nor one-hot and the GELU work in its curved part."""
     inner = 4 * N_EMBD
-    w = {"wte.weight": normal(vocab_size, N_EMBD, std=0.5),
-         "wpe.weight": normal(N_POSITIONS, N_EMBD, std=0.3)}
+    w = RandomWeights(generator)
+    w["wte.weight"] = w.normal(vocab_size, N_EMBD, std=0.5)
+    w["wpe.weight"] = w.normal(N_POSITIONS, N_EMBD, std=0.3)
     for layer in range(N_LAYER):
         h = f"h.{layer}."
-        w[h + "ln_1.weight"] = 1 + normal(N_EMBD, std=0.2)
-        w[h + "ln_1.bias"] = normal(N_EMBD, std=0.1)
-        w[h + "attn.c_attn.weight"] = normal(N_EMBD, 3 * N_EMBD, std=0.35)
-        w[h + "attn.c_attn.bias"] = normal(3 * N_EMBD, std=0.1)
-        w[h + "attn.c_proj.weight"] = normal(N_EMBD, N_EMBD, std=0.25)
-        w[h + "attn.c_proj.bias"] = normal(N_EMBD, std=0.1)
-        w[h + "ln_2.weight"] = 1 + normal(N_EMBD, std=0.2)
-        w[h + "ln_2.bias"] = normal(N_EMBD, std=0.1)
-        w[h + "mlp.c_fc.weight"] = normal(N_EMBD, inner, std=0.3)
-        w[h + "mlp.c_fc.bias"] = normal(inner, std=0.1)
-        w[h + "mlp.c_proj.weight"] = normal(inner, N_EMBD, std=0.15)
-        w[h + "mlp.c_proj.bias"] = normal(N_EMBD, std=0.1)
-    w["ln_f.weight"] = 1 + normal(N_EMBD, std=0.2)
-    w["ln_f.bias"] = normal(N_EMBD, std=0.1)
-    return w
+        w.norm(h + "ln_1", N_EMBD)
+        w.linear(h + "attn.c_attn", (N_EMBD, 3 * N_EMBD), 0.35, 3 * N_EMBD)
+        w.linear(h + "attn.c_proj", (N_EMBD, N_EMBD), 0.25, N_EMBD)
+        w.norm(h + "ln_2", N_EMBD)
+        w.linear(h + "mlp.c_fc", (N_EMBD, inner), 0.3, inner)
+        w.linear(h + "mlp.c_proj", (inner, N_EMBD), 0.15, N_EMBD)
+    w.norm("ln_f", N_EMBD)
+    return dict(w)
 
 
 # ---- the reference forward pass ----------------------------------------------------------------
@@ -191,7 +194,12 @@ def write_folder(name, weights, prefix, dtype, extra_tensors, ids):
 
     # The reference runs on the weights as stored (rounded to F16 for the F16 checkpoint).
     exact = {key: torch.from_numpy(array.astype(np.float64)) for key, array in stored.items()}
-    captured, logits = forward(exact, torch.tensor(ids))
+    write_reference(folder, ids, *forward(exact, torch.tensor(ids)), np.float64)
+
+
+def write_reference(folder, ids, captured, logits, dtype):
+    """folder/reference/: tokens.json, each layer's q, k, v and attention (H x L x d, H x L x L)
+    and the logits (L x vocab), as .npy of dtype."""
     reference = os.path.join(folder, "reference")
     with open(os.path.join(reference, "tokens.json"), "w") as f:
         json.dump({"ids": ids}, f)
@@ -199,8 +207,8 @@ def write_folder(name, weights, prefix, dtype, extra_tensors, ids):
     for layer, (q, k, v, p) in enumerate(captured):
         for symbol, tensor in (("q", q), ("k", k), ("v", v), ("attention", p)):
             np.save(os.path.join(reference, f"{symbol}_layer{layer}.npy"),
-                    tensor.contiguous().numpy())
-    np.save(os.path.join(reference, "logits.npy"), logits.numpy())
+                    tensor.contiguous().numpy().astype(dtype))
+    np.save(os.path.join(reference, "logits.npy"), logits.numpy().astype(dtype))
 
 
 def main():

@@ -34,6 +34,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "training"))
+import safetensors_files  # noqa: E402 (training/)
 from make_llama_fixtures import gelu, layer_norm, llama_forward, neox_forward  # noqa: E402
 
 F64 = torch.float64
@@ -44,28 +46,9 @@ BUILTIN_PROMPT = [1133, 258, 2067, 386, 3534, 258, 734, 267, 258, 621, 13]
 # ---- weights -----------------------------------------------------------------------------------
 
 def read_safetensors(path):
-    """name -> float64 tensor of one .safetensors file."""
-    with open(path, "rb") as f:
-        length = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(length))
-        data = f.read()
-    tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        raw = data[begin:end]
-        if entry["dtype"] == "F32":
-            values = np.frombuffer(raw, dtype="<f4").astype(np.float64)
-        elif entry["dtype"] == "F16":
-            values = np.frombuffer(raw, dtype="<f2").astype(np.float64)
-        elif entry["dtype"] == "BF16":
-            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
-            values = bits.view(np.float32).astype(np.float64)
-        else:
-            continue  # masks of old GPT-2 checkpoints (BOOL)
-        tensors[name] = torch.from_numpy(values.reshape(entry["shape"]).copy())
-    return tensors
+    """name -> float64 tensor of one .safetensors file (F32, F16 and BF16 tensors)."""
+    return {name: torch.from_numpy(values.copy())
+            for name, values in safetensors_files.read_safetensors(path).items()}
 
 
 def read_weights(folder):

@@ -50,8 +50,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "training"))
-from make_fixtures import MERGES, tokenizer_files  # noqa: E402 (beside this script)
-from safetensors_writer import write_safetensors  # noqa: E402 (training/)
+from make_fixtures import (  # noqa: E402 (beside this script)
+    MERGES, RandomWeights, tokenizer_files, write_reference)
+from safetensors_files import write_safetensors  # noqa: E402 (training/)
 
 SEED = 20261125
 F64 = torch.float64
@@ -185,32 +186,30 @@ def head_dim(config):
 
 
 def llama_weights(config, generator, biases, tied):
-    def normal(*shape, std):
-        return torch.randn(*shape, generator=generator, dtype=F64) * std
-
     e, h, kv, d, inner = (config["hidden_size"], config["num_attention_heads"],
                           config["num_key_value_heads"], head_dim(config),
                           config["intermediate_size"])
-    w = {"model.embed_tokens.weight": normal(config["vocab_size"], e, std=1.0)}
+    w = RandomWeights(generator)
+    w["model.embed_tokens.weight"] = w.normal(config["vocab_size"], e, std=1.0)
     for layer in range(config["num_hidden_layers"]):
         p = f"model.layers.{layer}."
-        w[p + "input_layernorm.weight"] = 1 + normal(e, std=0.2)
-        w[p + "self_attn.q_proj.weight"] = normal(h * d, e, std=0.45)
-        w[p + "self_attn.k_proj.weight"] = normal(kv * d, e, std=0.45)
-        w[p + "self_attn.v_proj.weight"] = normal(kv * d, e, std=0.3)
+        w.norm(p + "input_layernorm", e, bias=False)
+        w.linear(p + "self_attn.q_proj", (h * d, e), 0.45)
+        w.linear(p + "self_attn.k_proj", (kv * d, e), 0.45)
+        w.linear(p + "self_attn.v_proj", (kv * d, e), 0.3)
         if biases:
-            w[p + "self_attn.q_proj.bias"] = normal(h * d, std=0.3)
-            w[p + "self_attn.k_proj.bias"] = normal(kv * d, std=0.3)
-            w[p + "self_attn.v_proj.bias"] = normal(kv * d, std=0.3)
-        w[p + "self_attn.o_proj.weight"] = normal(e, h * d, std=0.2)
-        w[p + "post_attention_layernorm.weight"] = 1 + normal(e, std=0.2)
-        w[p + "mlp.gate_proj.weight"] = normal(inner, e, std=0.3)
-        w[p + "mlp.up_proj.weight"] = normal(inner, e, std=0.3)
-        w[p + "mlp.down_proj.weight"] = normal(e, inner, std=0.2)
-    w["model.norm.weight"] = 1 + normal(e, std=0.2)
+            w[p + "self_attn.q_proj.bias"] = w.normal(h * d, std=0.3)
+            w[p + "self_attn.k_proj.bias"] = w.normal(kv * d, std=0.3)
+            w[p + "self_attn.v_proj.bias"] = w.normal(kv * d, std=0.3)
+        w.linear(p + "self_attn.o_proj", (e, h * d), 0.2)
+        w.norm(p + "post_attention_layernorm", e, bias=False)
+        w.linear(p + "mlp.gate_proj", (inner, e), 0.3)
+        w.linear(p + "mlp.up_proj", (inner, e), 0.3)
+        w.linear(p + "mlp.down_proj", (e, inner), 0.2)
+    w.norm("model.norm", e, bias=False)
     if not tied:
-        w["lm_head.weight"] = normal(config["vocab_size"], e, std=0.3)
-    return w
+        w.linear("lm_head", (config["vocab_size"], e), 0.3)
+    return dict(w)
 
 
 def llama_forward(config, w, ids):
@@ -246,28 +245,20 @@ def llama_forward(config, w, ids):
 
 
 def neox_weights(config, generator):
-    def normal(*shape, std):
-        return torch.randn(*shape, generator=generator, dtype=F64) * std
-
     e, inner = config["hidden_size"], config["intermediate_size"]
-    w = {"gpt_neox.embed_in.weight": normal(config["vocab_size"], e, std=1.0)}
+    w = RandomWeights(generator)
+    w["gpt_neox.embed_in.weight"] = w.normal(config["vocab_size"], e, std=1.0)
     for layer in range(config["num_hidden_layers"]):
         p = f"gpt_neox.layers.{layer}."
-        for norm in ("input_layernorm", "post_attention_layernorm"):
-            w[p + norm + ".weight"] = 1 + normal(e, std=0.2)
-            w[p + norm + ".bias"] = normal(e, std=0.1)
-        w[p + "attention.query_key_value.weight"] = normal(3 * e, e, std=0.35)
-        w[p + "attention.query_key_value.bias"] = normal(3 * e, std=0.2)
-        w[p + "attention.dense.weight"] = normal(e, e, std=0.2)
-        w[p + "attention.dense.bias"] = normal(e, std=0.1)
-        w[p + "mlp.dense_h_to_4h.weight"] = normal(inner, e, std=0.3)
-        w[p + "mlp.dense_h_to_4h.bias"] = normal(inner, std=0.1)
-        w[p + "mlp.dense_4h_to_h.weight"] = normal(e, inner, std=0.2)
-        w[p + "mlp.dense_4h_to_h.bias"] = normal(e, std=0.1)
-    w["gpt_neox.final_layer_norm.weight"] = 1 + normal(e, std=0.2)
-    w["gpt_neox.final_layer_norm.bias"] = normal(e, std=0.1)
-    w["embed_out.weight"] = normal(config["vocab_size"], e, std=0.3)
-    return w
+        w.norm(p + "input_layernorm", e)
+        w.norm(p + "post_attention_layernorm", e)
+        w.linear(p + "attention.query_key_value", (3 * e, e), 0.35, 3 * e, bias_std=0.2)
+        w.linear(p + "attention.dense", (e, e), 0.2, e)
+        w.linear(p + "mlp.dense_h_to_4h", (inner, e), 0.3, inner)
+        w.linear(p + "mlp.dense_4h_to_h", (e, inner), 0.2, e)
+    w.norm("gpt_neox.final_layer_norm", e)
+    w.linear("embed_out", (config["vocab_size"], e), 0.3)
+    return dict(w)
 
 
 def neox_forward(config, w, ids):
@@ -364,15 +355,7 @@ def write_folder(name, config, weights, forward, ids, dtype="F32", shards=1):
             f.write("\n")
 
     captured, logits = forward(config, {k: t for k, (_, t) in stored.items()}, torch.tensor(ids))
-    reference = os.path.join(folder, "reference")
-    with open(os.path.join(reference, "tokens.json"), "w") as f:
-        json.dump({"ids": ids}, f)
-        f.write("\n")
-    for layer, (q, k, v, p) in enumerate(captured):
-        for symbol, tensor in (("q", q), ("k", k), ("v", v), ("attention", p)):
-            np.save(os.path.join(reference, f"{symbol}_layer{layer}.npy"),
-                    tensor.contiguous().numpy().astype(np.float32))
-    np.save(os.path.join(reference, "logits.npy"), logits.numpy().astype(np.float32))
+    write_reference(folder, ids, captured, logits, np.float32)
 
 
 def llama_config(model_type, **changes):

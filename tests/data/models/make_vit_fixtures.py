@@ -51,7 +51,7 @@ image preprocessed for this model (the grayscale image repeated into 3 channels;
 turned into luma), all float64.
 
 Run with /usr/bin/python3 (python3-torch, python3-numpy, python3-pil); the safetensors files are
-written by hand, by training/safetensors_writer.py (8-byte little-endian header length, the JSON
+written by hand, by training/safetensors_files.py (8-byte little-endian header length, the JSON
 header padded with spaces to a multiple of 8, the raw little-endian data).
 """
 
@@ -63,7 +63,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from make_fixtures import write_safetensors  # training/safetensors_writer.py
+from make_fixtures import RandomWeights, write_safetensors  # beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 20240917
@@ -122,35 +122,25 @@ def preprocess(path, processor, channels):
 def random_weights(spec, generator):
     """ViT's tensors (names without prefix) in nn.Linear's out x in layout, float64. The scales
     make the attention neither uniform nor one-hot and the GELU work in its curved part."""
-    def normal(*shape, std):
-        return torch.randn(*shape, generator=generator, dtype=torch.float64) * std
-
     hidden, inner, c, p = spec["hidden"], spec["inner"], spec["channels"], spec["patch"]
     tokens = (spec["image"] // p) ** 2 + 1
-    w = {"embeddings.cls_token": normal(1, 1, hidden, std=0.5),
-         "embeddings.position_embeddings": normal(1, tokens, hidden, std=0.4),
-         "embeddings.patch_embeddings.projection.weight": normal(hidden, c, p, p,
-                                                                 std=0.6 / math.sqrt(c * p * p)),
-         "embeddings.patch_embeddings.projection.bias": normal(hidden, std=0.1)}
+    w = RandomWeights(generator)
+    w["embeddings.cls_token"] = w.normal(1, 1, hidden, std=0.5)
+    w["embeddings.position_embeddings"] = w.normal(1, tokens, hidden, std=0.4)
+    w.linear("embeddings.patch_embeddings.projection", (hidden, c, p, p),
+             0.6 / math.sqrt(c * p * p), hidden)
     for layer in range(spec["layers"]):
         e = f"encoder.layer.{layer}."
-        w[e + "layernorm_before.weight"] = 1 + normal(hidden, std=0.2)
-        w[e + "layernorm_before.bias"] = normal(hidden, std=0.1)
+        w.norm(e + "layernorm_before", hidden)
         for name in ("query", "key", "value"):
-            w[e + f"attention.attention.{name}.weight"] = normal(hidden, hidden, std=0.45)
-            if spec["qkv_bias"]:
-                w[e + f"attention.attention.{name}.bias"] = normal(hidden, std=0.1)
-        w[e + "attention.output.dense.weight"] = normal(hidden, hidden, std=0.25)
-        w[e + "attention.output.dense.bias"] = normal(hidden, std=0.1)
-        w[e + "layernorm_after.weight"] = 1 + normal(hidden, std=0.2)
-        w[e + "layernorm_after.bias"] = normal(hidden, std=0.1)
-        w[e + "intermediate.dense.weight"] = normal(inner, hidden, std=0.3)
-        w[e + "intermediate.dense.bias"] = normal(inner, std=0.1)
-        w[e + "output.dense.weight"] = normal(hidden, inner, std=0.15)
-        w[e + "output.dense.bias"] = normal(hidden, std=0.1)
-    w["layernorm.weight"] = 1 + normal(hidden, std=0.2)
-    w["layernorm.bias"] = normal(hidden, std=0.1)
-    return w
+            w.linear(e + f"attention.attention.{name}", (hidden, hidden), 0.45,
+                     hidden if spec["qkv_bias"] else None)
+        w.linear(e + "attention.output.dense", (hidden, hidden), 0.25, hidden)
+        w.norm(e + "layernorm_after", hidden)
+        w.linear(e + "intermediate.dense", (inner, hidden), 0.3, inner)
+        w.linear(e + "output.dense", (hidden, inner), 0.15, hidden)
+    w.norm("layernorm", hidden)
+    return dict(w)
 
 
 # ---- the reference forward pass -----------------------------------------------------------------

@@ -1,0 +1,57 @@
+#include "ui/plotting/chart_heading.h"
+
+#include "ui/plotting/plot_style.h"
+
+namespace attnlab::ui {
+
+ChartHeading::ChartHeading(QCustomPlot* plot, double legendPoints, int iconWidth)
+    : m_plot(plot),
+      m_title(new QCPTextElement(plot, QString(), sizedFont(plot->font(), 13, true))),
+      m_subtitle(new QCPTextElement(plot, QString(), sizedFont(plot->font(), 10)))
+{
+    m_subtitle->setTextColor(QColor(70, 70, 70));
+    QCPLegend* legend = plot->legend;
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setFont(sizedFont(plot->font(), legendPoints));
+    legend->setIconSize(iconWidth, 14);
+    legend->setColumnSpacing(22);
+    legend->setRowSpacing(0);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+}
+
+void ChartHeading::arrange(QCPLayoutElement* plots)
+{
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    QCPLayoutGrid* legendRow = centredLegendRow(m_plot);
+    layout->addElement(0, 0, m_title);
+    layout->addElement(1, 0, m_subtitle);
+    layout->addElement(2, 0, plots);
+    layout->addElement(3, 0, legendRow);
+    layout->setRowStretchFactors({0.001, 0.001, 1, 0.001});
+    layout->setRowSpacing(2);
+}
+
+void ChartHeading::clear()
+{
+    m_titleText.clear();
+    m_subtitleText.clear();
+    m_title->setText(QString());
+    m_subtitle->setText(QString());
+}
+
+void ChartHeading::setVisible(bool shown)
+{
+    m_title->setVisible(shown);
+    m_subtitle->setVisible(shown);
+}
+
+void ChartHeading::fitWidth()
+{
+    const int width = m_plot->viewport().width();
+    setWrappedText(m_title, m_titleText, width - 16);
+    setWrappedText(m_subtitle, m_subtitleText, width - 16);
+    fitLegendColumns(m_plot->legend, width - 40);
+}
+
+}  // namespace attnlab::ui
