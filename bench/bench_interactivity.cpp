@@ -13,6 +13,7 @@
 //
 //     ./build/bench/bench_interactivity [repetitions]
 
+#include "repaint_watch.h"
 #include "ui/experiment/experiment_controller.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/window/main_window.h"
@@ -29,51 +30,9 @@
 #include <QTimer>
 
 #include <algorithm>
-#include <set>
 
 using namespace attnlab;
 using namespace attnlab::ui;
-
-namespace {
-
-// Counts the paint events of the three heatmaps after arm(): done once each has painted.
-class RepaintWatch : public QObject {
-public:
-    explicit RepaintWatch(const std::vector<QWidget*>& views) : m_views(views)
-    {
-        for (QWidget* view : views)
-            view->installEventFilter(this);
-    }
-
-    void arm(QEventLoop* loop)
-    {
-        m_painted.clear();
-        m_loop = loop;
-    }
-
-    bool eventFilter(QObject* watched, QEvent* event) override
-    {
-        if (m_loop && event->type() == QEvent::Paint && m_armedForPaint) {
-            m_painted.insert(watched);
-            if (m_painted.size() == m_views.size()) {
-                m_loop->quit();
-                m_loop = nullptr;
-            }
-        }
-        return false;
-    }
-
-    // Paints before the new result arrived do not count.
-    void setArmedForPaint(bool armed) { m_armedForPaint = armed; }
-
-private:
-    std::vector<QWidget*> m_views;
-    std::set<QObject*> m_painted;
-    QEventLoop* m_loop = nullptr;
-    bool m_armedForPaint = false;
-};
-
-}  // namespace
 
 int main(int argc, char* argv[])
 {

@@ -76,6 +76,13 @@ QString ExperimentSpec::methodName() const
     return exactMethod ? QStringLiteral("exact") : methodInfo(approximation.kind).name;
 }
 
+QString ExperimentSpec::methodTitle() const
+{
+    return input.comparisonModelPath.isEmpty()
+               ? approximation.titleWithSize()
+               : QStringLiteral("Checkpoint %1").arg(modelDisplayName(input.comparisonModelPath));
+}
+
 bool ExperimentSpec::setMethod(const QString& name)
 {
     if (name == QLatin1String("exact")) {

@@ -45,6 +45,10 @@ struct ExperimentSpec {
     QString methodName() const;
     // Sets exactMethod and approximation.kind from a method name; false if the name is unknown.
     bool setMethod(const QString& name);
+    // What stands in the approximation's place, as titles name it: the second checkpoint
+    // ("Checkpoint model-q4_k_m.gguf", its file's name) when input.comparisonModelPath is set,
+    // else the method with its size ("FAVOR+ positive, m = 64").
+    QString methodTitle() const;
     // s for head dimension d.
     double resolvedScale(Eigen::Index d) const;
 

@@ -7,6 +7,9 @@
 //   Frobenius error of their attention that the float64 references of the two files give, to 1e-4;
 //   and the downstream comparison the top-1 agreement and KL of their reference logits;
 // - two files that differ in architecture, shape or tokenizer are refused with the reason;
+// - the norm multiplier scales both checkpoints' queries and keys; the two models' float weights
+//   must fit in the memory budget together; a missing second checkpoint is named as such; the two
+//   models of a comparison stay loaded together while a third comes and goes;
 // - compute --compare-model writes the second checkpoint's attention as attention_approx.npy and
 //   method "checkpoint" in metrics.json; model-eval --compare-model a first row "checkpoint";
 //   a refused pair exits with status 2 and writes nothing.
@@ -16,6 +19,7 @@
 #include "gguf_support.h"
 #include "inputs/model_input.h"
 #include "io/npy.h"
+#include "model/gguf_file.h"
 #include "model_support.h"
 #include "sweeps/downstream.h"
 #include "app_process.h"
@@ -144,6 +148,61 @@ private slots:
         const ExperimentResult result = compute(spec, buildInput(spec.input));
         QVERIFY(result.metrics.relFrobeniusAttention > 0.05);
         QVERIFY(result.heads.front().attentionApprox.rows() == result.labels.size());
+    }
+
+    // The norm multiplier is the input's: both checkpoints' queries and keys get it (a file
+    // against itself stays exact at any multiplier).
+    void theNormMultiplierScalesBothCheckpoints()
+    {
+        ExperimentSpec spec = comparisonSpec("llama-q8_0", "llama-q8_0", 1);
+        spec.input.normMultiplier = 2.5;
+        const AttentionInput input = buildInput(spec.input);
+        ExperimentSpec plain = spec;
+        plain.input.normMultiplier = 1;
+        const AttentionInput unscaled = buildInput(plain.input);
+        QCOMPARE(input.comparison.front().q, (2.5 * unscaled.comparison.front().q).eval());
+        QCOMPARE(input.comparison.front().k, (2.5 * unscaled.comparison.front().k).eval());
+        QCOMPARE(input.comparison.front().v, unscaled.comparison.front().v);
+        QCOMPARE(compute(spec, input).metrics.maxAbsError, 0.0);
+    }
+
+    // Two checkpoints are held at once: a budget that holds either model's float weights but not
+    // both refuses the pair, saying so; a missing second checkpoint is named as the second.
+    void thePairMustFitTheBudgetAndExist()
+    {
+        const ExperimentSpec spec = comparisonSpec("llama-q8_0", "llama-q4_0", 0);
+        const qint64 one = qint64(GgufFile(spec.input.modelPath).floatBytes());
+        QCOMPARE(qint64(GgufFile(spec.input.comparisonModelPath).floatBytes()), one);
+        const MemoryBudget budget(one * 3 / 2);
+        ExperimentSpec alone = spec;
+        alone.input.comparisonModelPath.clear();
+        buildInput(alone.input, nullptr, budget);  // one model fits
+        const QString message =
+            thrownMessage<ResourceError>([&] { buildInput(spec.input, nullptr, budget); });
+        QVERIFY2(message.startsWith(QStringLiteral("The weights of llama-q8_0.gguf and "
+                                                   "llama-q4_0.gguf in float (two checkpoints "
+                                                   "compared)")),
+                 qPrintable(message));
+        QVERIFY(message.contains(QStringLiteral("raise the memory budget")));
+
+        ExperimentSpec missing = spec;
+        missing.input.comparisonModelPath = m_dir.filePath(QStringLiteral("gone.gguf"));
+        QCOMPARE(thrownMessage<InputError>([&] { buildInput(missing.input); }),
+                 missing.input.comparisonModelPath +
+                     QStringLiteral(": no such model folder or .gguf file (the second checkpoint, "
+                                    "compared with llama-q8_0.gguf)"));
+    }
+
+    // The model cache keeps the models asked for last: the first model of a comparison, asked for
+    // again, survives a third model's load (it was evicted in the order of first loading).
+    void theModelsOfAComparisonStayLoaded()
+    {
+        const auto first = loadModel(ggufFixture("llama-q5_0"));
+        const auto second = loadModel(ggufFixture("llama-q5_1"));
+        QCOMPARE(loadModel(ggufFixture("llama-q5_0")).get(), first.get());
+        QVERIFY(loadModel(ggufFixture("llama-q4_1")).get() != nullptr);
+        QCOMPARE(loadModel(ggufFixture("llama-q5_0")).get(), first.get());
+        QVERIFY(second);
     }
 
     void refusesOtherModels_data()

@@ -9,6 +9,11 @@
 //   so does the hook that replaces attention;
 // - bad checkpoints are refused naming the file and what is wrong, a model over the memory budget
 //   with the size it needs;
+// - a forward pass that stops after layer l (ForwardOptions::lastLayer) gives layers 0..l exactly
+// as
+//   the whole pass does, and no logits; the model input runs one for a text's first read (its
+//   layer's maps come sooner) and the whole pass for anything later, which keeps the layers
+//   shown (cachedLayers);
 // - compute --model on a fixture writes metrics.json with the architecture, the groups and the
 //   RoPE settings, and --save-qkv queries, keys and values as H x L x d.
 
@@ -114,6 +119,8 @@ private slots:
     void replacedLayerGetsItsGroup();
     void headSurveyMarksGroups();
     void ropeScaling();
+    void aPassThatStopsHoldsItsLayers_data();
+    void aPassThatStopsHoldsItsLayers();
 
     void badCheckpoint_data();
     void badCheckpoint();
@@ -273,6 +280,62 @@ void TestLlamaModel::headSurveyMarksGroups()
 
 // Property: the scaled inverse frequencies follow transformers' formulas: linear divides every
 // one by the factor; llama3 keeps short wavelengths, divides long ones, interpolates between.
+void TestLlamaModel::aPassThatStopsHoldsItsLayers_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::newRow("llama") << "tiny-llama-gqa-f32";
+    QTest::newRow("gpt-neox") << "tiny-pythia-sequential-f32";
+    QTest::newRow("gpt2") << "tiny-gpt2-prefixed-f32";
+}
+
+void TestLlamaModel::aPassThatStopsHoldsItsLayers()
+{
+    QFETCH(QString, fixture);
+    const std::shared_ptr<const LanguageModel> model = loadModel(fixturePath(fixture));
+    const QString text = QStringLiteral("at the theatre");  // GPT-2's reads 32 tokens at most
+    const std::vector<int> ids = modelTokens(*model, text, false).ids;
+    const ForwardResult whole = model->forward(ids);
+    QVERIFY(model->layers() >= 2);
+    for (int last = 0; last < model->layers(); ++last) {
+        ForwardOptions options;
+        options.lastLayer = last;
+        options.logits = false;
+        const ForwardResult stopped = model->forward(ids, options);
+        QCOMPARE(int(stopped.layers.size()), last + 1);
+        QCOMPARE(stopped.logits.size(), Eigen::Index(0));
+        for (int l = 0; l <= last; ++l) {
+            QCOMPARE(stopped.layers[std::size_t(l)].q, whole.layers[std::size_t(l)].q);
+            QCOMPARE(stopped.layers[std::size_t(l)].k, whole.layers[std::size_t(l)].k);
+            QCOMPARE(stopped.layers[std::size_t(l)].v, whole.layers[std::size_t(l)].v);
+        }
+    }
+
+    // The text read for the first time: a pass that stops at the layer asked for, kept for it
+    // and the layers below; the next layer up, or the logits, run the whole pass.
+    const auto first = cachedLayers(model, ids, 0);
+    QCOMPARE(first->layers.size(), std::size_t(1));
+    QCOMPARE(cachedLayers(model, ids, 0).get(), first.get());
+    const auto later = cachedLayers(model, ids, 1);
+    QCOMPARE(int(later->layers.size()), model->layers());
+    QCOMPARE(later->logits, whole.logits);
+    QCOMPARE(later->layers[0].q, first->layers[0].q);  // layer 0 as it was shown
+    QCOMPARE(cachedForward(model, ids).get(), later.get());
+    QCOMPARE(cachedLayers(model, ids, 0).get(), later.get());
+    // The model input of a new text: its layer's heads from a pass that stopped there.
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = fixturePath(fixture);
+    spec.input.text = text + QStringLiteral(" again");
+    spec.input.layer = 1;
+    const AttentionInput input = buildInput(spec.input);
+    const std::vector<int> againIds = modelTokens(*model, spec.input.text, false).ids;
+    QCOMPARE(int(cachedLayers(model, againIds, 1)->layers.size()), 2);
+    const AttentionInput expected =
+        layerInput(model->forward(againIds), 1, model->heads(), input.labels);
+    for (std::size_t h = 0; h < input.heads.size(); ++h)
+        QCOMPARE(input.heads[h].q, expected.heads[h].q);
+}
+
 void TestLlamaModel::ropeScaling()
 {
     RopeSettings rope;

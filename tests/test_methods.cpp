@@ -144,10 +144,14 @@ void TestMethods::docksOfferTheRegistry()
     ui::MethodPanel methodPanel;
     const auto* map = methodPanel.findChild<QComboBox*>(QStringLiteral("approximation"));
     QVERIFY(map);
+    // The registry's methods, then a separator and the second checkpoint of a model (data -1).
     QStringList offered;
-    for (int i = 0; i < map->count(); ++i)
+    for (int i = 0; i < map->count() - 2; ++i)
         offered.append(methodInfo(Method(map->itemData(i).toInt())).name);
     QCOMPARE(offered, namesOf(approximationMethods()));
+    QVERIFY(!map->itemData(map->count() - 2).isValid());
+    QCOMPARE(map->itemData(map->count() - 1).toInt(), -1);
+    QCOMPARE(map->itemText(map->count() - 1), QStringLiteral("Second checkpoint of the model"));
 
     // A control for every parameter besides m, named after its field, enabled exactly for the
     // methods that take it.

@@ -29,6 +29,7 @@ private slots:
     void pathsInTheSessionFolderAreWrittenRelative();
     void modelFolderBesideTheSessionIsRelativeAndBuiltinKept();
     void aVersionOneSessionKeepsTheModelItWasSavedWith();
+    void secondCheckpointBesideTheSessionIsRelative();
     void pathsOutsideTheSessionFolderAreWrittenAbsolute();
     void pathsInMemoryRelativeToTheCurrentDirectoryAreRebased();
     void symbolicLinksToTheFolderStillGiveRelativePaths();
@@ -184,6 +185,44 @@ void TestSessionPaths::aVersionOneSessionKeepsTheModelItWasSavedWith()
     QCOMPARE(read.spec.input.modelPath, QStringLiteral("builtin"));
     QCOMPARE(modelFolder(read.spec.input.modelPath),
              modelFolder(QString::fromLatin1(kDefaultTextModel)));
+}
+
+// A second checkpoint compared with the model is kept as the model is: relative when it sits
+// beside the session, read back against the session's folder (wherever the session now is), and
+// the spec's method is "checkpoint".
+void TestSessionPaths::secondCheckpointBesideTheSessionIsRelative()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    Session session;
+    session.spec.input.kind = InputKind::Model;
+    session.spec.input.modelPath = tmp.filePath(QStringLiteral("model-f16.gguf"));
+    session.spec.input.comparisonModelPath = tmp.filePath(QStringLiteral("quantized/q4_k_m.gguf"));
+    const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
+    writeSession(path, session);
+    const QJsonObject spec = storedSpec(path);
+    QCOMPARE(spec.value(QLatin1String("method")).toString(), QStringLiteral("checkpoint"));
+    QCOMPARE(spec.value(QLatin1String("input")).toObject().value(QLatin1String("comparison_model")),
+             QJsonValue(QStringLiteral("quantized/q4_k_m.gguf")));
+    QCOMPARE(readSession(path).spec.input.comparisonModelPath,
+             tmp.filePath(QStringLiteral("quantized/q4_k_m.gguf")));
+
+    // The session moved: its checkpoint is looked for beside it, where it is now.
+    const QString moved = tmp.filePath(QStringLiteral("moved"));
+    QVERIFY(QDir().mkpath(moved));
+    QVERIFY(QFile::rename(path, moved + QStringLiteral("/s.attnlab")));
+    QCOMPARE(readSession(moved + QStringLiteral("/s.attnlab")).spec.input.comparisonModelPath,
+             moved + QStringLiteral("/quantized/q4_k_m.gguf"));
+
+    // Outside the session's folder: absolute.
+    session.spec.input.comparisonModelPath = QStringLiteral("/elsewhere/q8_0.gguf");
+    writeSession(path, session);
+    QCOMPARE(storedSpec(path)
+                 .value(QLatin1String("input"))
+                 .toObject()
+                 .value(QLatin1String("comparison_model"))
+                 .toString(),
+             QStringLiteral("/elsewhere/q8_0.gguf"));
 }
 
 // Paths outside the session's folder are written absolute, even when they share the folder's

@@ -326,10 +326,12 @@ AttentionInput buildInput(const InputSpec& spec, const ImagePixels* image,
         case InputKind::Files: input = fileInput(spec, budget); break;
         case InputKind::Model: input = modelInput(spec, image, budget, run); break;
     }
-    for (HeadTensors& head : input.heads) {
-        head.q *= spec.normMultiplier;
-        head.k *= spec.normMultiplier;
-    }
+    // The second checkpoint's queries and keys too, so that both sides see the same multiplier.
+    for (std::vector<HeadTensors>* heads : {&input.heads, &input.comparison})
+        for (HeadTensors& head : *heads) {
+            head.q *= spec.normMultiplier;
+            head.k *= spec.normMultiplier;
+        }
     return input;
 }
 

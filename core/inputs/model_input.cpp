@@ -1,6 +1,8 @@
 #include "inputs/model_input.h"
 
 #include "errors.h"
+#include "model/checkpoint_weights.h"
+#include "model/gguf_file.h"
 #include "model/gguf_model.h"
 
 #include <QCoreApplication>
@@ -55,6 +57,7 @@ struct KeptForward {
     std::vector<int> ids;
     std::vector<float> pixels;
     std::shared_ptr<const ForwardResult> forward;
+    int lastLayer = -1;  // the pass stopped after this layer (no logits); -1: the whole pass
 };
 
 QMutex& cacheMutex()
@@ -142,10 +145,17 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
     const QString canonical = info.canonicalFilePath();
     const QDateTime changed = newestChange(canonical);
     {
+        // A model asked for again moves to the front, so that the two models of a comparison stay
+        // loaded together while a third comes and goes.
         QMutexLocker lock(&cacheMutex());
-        for (const KeptModel& kept : keptModels())
-            if (kept.folder == canonical && kept.changed == changed)
-                return kept;
+        std::deque<KeptModel>& kept = keptModels();
+        const auto found = std::find_if(kept.begin(), kept.end(), [&](const KeptModel& m) {
+            return m.folder == canonical && m.changed == changed;
+        });
+        if (found != kept.end()) {
+            std::rotate(kept.begin(), found, found + 1);
+            return kept.front();
+        }
     }
     // Loading takes a while for a large model: not under the lock (two threads may load the same
     // model at once; both results are correct and the second is dropped below).
@@ -166,21 +176,42 @@ KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = Memor
 }
 
 // The forward pass of model on (ids, pixels), from the cache or computed by run().
+// The forward pass of model on (ids, pixels) that holds layer `layer` (-1: the whole pass, with
+// the logits), from the cache or computed by run(lastLayer). run(-1) is the whole pass; run(l)
+// stops after layer l. A pass that stops is run for a layer only the first time the input is
+// read, for a first picture soon: any later request the kept one does not hold runs the whole
+// pass (the user goes on to other layers, the logits), which then replaces it, keeping the
+// stopped pass's layers as they were shown (two runs on other numbers of threads can differ in
+// the last bits of a float).
 std::shared_ptr<const ForwardResult> keptForward(const std::shared_ptr<const void>& model,
                                                  const std::vector<int>& ids,
                                                  const std::vector<float>& pixels,
-                                                 const std::function<ForwardResult()>& run)
+                                                 const std::function<ForwardResult(int)>& run,
+                                                 int layer = -1)
 {
+    const auto sameInput = [&](const KeptForward& kept) {
+        return kept.model.lock() == model && kept.ids == ids && kept.pixels == pixels;
+    };
+    std::shared_ptr<const ForwardResult> stopped;  // a pass of this input that stopped too soon
     {
         QMutexLocker lock(&cacheMutex());
         for (const KeptForward& kept : keptForwards())
-            if (kept.model.lock() == model && kept.ids == ids && kept.pixels == pixels)
-                return kept.forward;
+            if (sameInput(kept)) {
+                if (kept.lastLayer < 0 || (layer >= 0 && kept.lastLayer >= layer))
+                    return kept.forward;
+                stopped = kept.forward;
+            }
     }
-    auto forward = std::make_shared<const ForwardResult>(run());
+    const int lastLayer = stopped ? -1 : layer;
+    ForwardResult result = run(lastLayer);
+    if (stopped)
+        std::copy(stopped->layers.begin(), stopped->layers.end(), result.layers.begin());
+    auto forward = std::make_shared<const ForwardResult>(std::move(result));
     QMutexLocker lock(&cacheMutex());
     std::deque<KeptForward>& kept = keptForwards();
-    kept.push_front({model, ids, pixels, forward});
+    if (lastLayer < 0)  // the whole pass holds what a stopped one did
+        kept.erase(std::remove_if(kept.begin(), kept.end(), sameInput), kept.end());
+    kept.push_front({model, ids, pixels, forward, lastLayer});
     if (kept.size() > kKeptForwards)
         kept.pop_back();
     return forward;
@@ -242,13 +273,27 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
 std::shared_ptr<const ForwardResult> cachedForward(
     const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids)
 {
-    return keptForward(model, ids, {}, [&] { return model->forward(ids); });
+    return cachedLayers(model, ids, -1);
+}
+
+std::shared_ptr<const ForwardResult> cachedLayers(const std::shared_ptr<const LanguageModel>& model,
+                                                  const std::vector<int>& ids, int layer)
+{
+    return keptForward(
+        model, ids, {},
+        [&](int lastLayer) {
+            ForwardOptions options;
+            options.lastLayer = lastLayer;
+            options.logits = lastLayer < 0;
+            return model->forward(ids, options);
+        },
+        layer);
 }
 
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
                                                    const PixelTensor& pixels)
 {
-    return keptForward(model, {}, pixels.values, [&] { return model->forward(pixels); });
+    return keptForward(model, {}, pixels.values, [&](int) { return model->forward(pixels); });
 }
 
 void requireComparableCheckpoints(const LanguageModel& first, const LanguageModel& second,
@@ -339,6 +384,32 @@ void requireForwardMemory(const MemoryBudget& budget, double length, int layers,
                    wayAround);
 }
 
+// The float weights of the language model at modelPath, counted from its files (no weights
+// read): a .gguf file's tensors, or the folder's .safetensors.
+double weightBytes(const QString& modelPath)
+{
+    const QString folder = modelFolder(modelPath);
+    return isGgufFile(folder) ? GgufFile(folder).floatBytes()
+                              : CheckpointWeights(folder).floatBytes();
+}
+
+// Two checkpoints compared are held at once: the weights of both in float must fit in the budget
+// together. Throws InputError when the second is not there (naming it as the second checkpoint),
+// ResourceError over the budget.
+void requireCheckpointPairMemory(const MemoryBudget& budget, const QString& firstPath,
+                                 const QString& secondPath)
+{
+    const QString second = modelFolder(secondPath);
+    if (!QFileInfo(second).isDir() && !isGgufFile(second))
+        throw InputError(QStringLiteral("%1: no such model folder or .gguf file (the second "
+                                        "checkpoint, compared with %2)")
+                             .arg(second, modelDisplayName(firstPath)));
+    budget.require(weightBytes(firstPath) + weightBytes(secondPath),
+                   QStringLiteral("The weights of %1 and %2 in float (two checkpoints compared)")
+                       .arg(modelDisplayName(firstPath), modelDisplayName(secondPath)),
+                   QStringLiteral("Compare smaller checkpoints, or raise the memory budget."));
+}
+
 AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget, ModelRun* run)
 {
     const std::shared_ptr<const LanguageModel> model = loadModel(spec.modelPath, budget);
@@ -348,7 +419,10 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
     requireForwardMemory(budget, double(tokens.ids.size()), info.layers, info.heads * info.headDim,
                          info.vocabularySize, QStringLiteral("%1 tokens").arg(tokens.ids.size()),
                          QStringLiteral("Use a shorter text, or raise the memory budget."));
-    const std::shared_ptr<const ForwardResult> forward = cachedForward(model, tokens.ids);
+    // The maps need this layer only: a first read of the text stops there (cachedLayers); the
+    // pages that compare predictions ask for the whole pass with its logits (run).
+    const std::shared_ptr<const ForwardResult> forward =
+        run ? cachedForward(model, tokens.ids) : cachedLayers(model, tokens.ids, spec.layer);
     AttentionInput input = layerInput(*forward, spec.layer, info.heads, tokens.labels);
     input.notes = tokens.notes;
     input.model = info;
@@ -360,12 +434,13 @@ AttentionInput textModelInput(const InputSpec& spec, const MemoryBudget& budget,
                                .arg(tokens.ids.size())
                                .arg(info.slidingWindow));
     if (!spec.comparisonModelPath.isEmpty()) {
+        requireCheckpointPairMemory(budget, spec.modelPath, spec.comparisonModelPath);
         const std::shared_ptr<const LanguageModel> second =
             loadModel(spec.comparisonModelPath, budget);
         requireComparableCheckpoints(*model, *second, spec.text,
                                      modelDisplayName(spec.comparisonModelPath));
         const std::shared_ptr<const ForwardResult> secondForward =
-            cachedForward(second, tokens.ids);
+            run ? cachedForward(second, tokens.ids) : cachedLayers(second, tokens.ids, spec.layer);
         input.comparison = layerInput(*secondForward, spec.layer, info.heads, tokens.labels).heads;
         if (run)
             run->comparisonForward = secondForward;

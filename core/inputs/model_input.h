@@ -60,6 +60,12 @@ std::shared_ptr<const ForwardResult> cachedForward(
     const std::shared_ptr<const LanguageModel>& model, const std::vector<int>& ids);
 std::shared_ptr<const ForwardResult> cachedForward(const std::shared_ptr<const VitModel>& model,
                                                    const PixelTensor& pixels);
+// A forward pass of model on ids that holds layer `layer`'s Q, K, V (layer -1: cachedForward):
+// the first time these ids are read, one that stops after that layer, without logits (the maps
+// of a layer come sooner: a model of 30 layers opened on layer 0 runs one of them); kept, and
+// any later request it does not hold (another layer, the logits) runs the whole pass.
+std::shared_ptr<const ForwardResult> cachedLayers(const std::shared_ptr<const LanguageModel>& model,
+                                                  const std::vector<int>& ids, int layer);
 
 // Throws InputError, saying why, unless `second` can be compared with `first` as two checkpoints
 // of one model: the same architecture, shape (layers, query and key/value heads, head dimension,

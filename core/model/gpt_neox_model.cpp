@@ -159,7 +159,7 @@ ForwardResult GptNeoxNetwork::forward(const std::vector<int>& tokens, const Forw
         threadedProduct(a, block.fcWeight, hidden, false);
         addBiasGelu(hidden, block.fcBias, config.gelu);
     };
-    for (std::size_t l = 0; l < blocks.size(); ++l) {
+    for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
         throwIfCancelled(options);
         const GptNeoxBlock& block = blocks[l];
         addBiasAndNormalise(x, nullptr, block.ln1Gain, block.ln1Bias, epsilon, a);

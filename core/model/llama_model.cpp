@@ -168,7 +168,7 @@ ForwardResult LlamaNetwork::forward(const std::vector<int>& tokens, const Forwar
     Matrix<float> gateUp(length, 2 * Index(config.innerWidth));
     Matrix<float> hidden(length, config.innerWidth);
     ForwardResult result;
-    for (std::size_t l = 0; l < blocks.size(); ++l) {
+    for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
         throwIfCancelled(options);
         const LlamaBlock& block = blocks[l];
         rmsNormalise(x, block.inputNormGain, epsilon, a);

@@ -183,7 +183,7 @@ Matrix<float> TransformerStack::run(Matrix<float>& x, const ForwardOptions& opti
     Matrix<float> hidden(length, inner);
     // The bias of the last residual branch, added to x in the next LayerNorm pass.
     const Vector<float>* pendingBias = nullptr;
-    for (std::size_t l = 0; l < blocks.size(); ++l) {
+    for (std::size_t l = 0; l < blocks.size() && options.runs(l); ++l) {
         throwIfCancelled(options);
         const TransformerBlock& block = blocks[l];
         addBiasAndNormalise(x, pendingBias, block.ln1Gain, block.ln1Bias, layerNormEpsilon, a);

@@ -44,6 +44,12 @@ struct ForwardOptions {
     HeadAttention replacement;
     // Polled between layers; when it returns true, forward throws Cancelled.
     std::function<bool()> cancelled;
+    // With lastLayer >= 0 the forward pass runs layers 0..lastLayer only and stops there: their
+    // Q, K, V (with captureQkv) and no logits (set logits false). For forward(), not decode().
+    int lastLayer = -1;
+
+    // Whether layer l runs: every layer, or those up to lastLayer.
+    bool runs(std::size_t l) const { return lastLayer < 0 || l <= std::size_t(lastLayer); }
 };
 
 struct ForwardResult {

@@ -328,12 +328,15 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparis
                           int layerCount)
 {
     ModelEvalRow row;
-    row.method = method.methodName();
+    // A second checkpoint in the approximation's place is the method "checkpoint", as
+    // model-eval --compare-model writes it: no size, no seed.
+    const bool checkpoint = !method.input.comparisonModelPath.isEmpty();
+    row.method = checkpoint ? QStringLiteral("checkpoint") : method.methodName();
     const MethodParameter* size =
-        method.exactMethod ? nullptr : methodInfo(method.approximation.kind).size;
+        method.exactMethod || checkpoint ? nullptr : methodInfo(method.approximation.kind).size;
     row.features = size ? int(method.approximation.value(*size)) : 0;
     row.layers = layersName(comparison.replacedLayers, layerCount);
-    row.seed = method.approximation.seed;
+    row.seed = checkpoint ? 0 : method.approximation.seed;
     row.tokens = int(comparison.kl.size());
     row.top1Agreement = comparison.top1Agreement;
     row.meanKl = comparison.meanKl;

@@ -22,6 +22,15 @@ QString headSuffix(const ExperimentResult& result, const ViewSettings& settings)
     return result.heads.size() > 1 ? QStringLiteral(" (head %1)").arg(settings.head) : QString();
 }
 
+// What P^ is, in the status line: "approximation", or "checkpoint q4.gguf" for a second
+// checkpoint in its place.
+QString approximationName(const ExperimentSpec& spec)
+{
+    const QString& checkpoint = spec.input.comparisonModelPath;
+    return checkpoint.isEmpty() ? QStringLiteral("approximation")
+                                : QStringLiteral("checkpoint %1").arg(modelDisplayName(checkpoint));
+}
+
 QString errorTitle(ErrorKind kind)
 {
     switch (kind) {
@@ -63,13 +72,22 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
 QString approximationTitle(const ExperimentSpec& spec)
 {
     // A second checkpoint in the approximation's place is named by its file.
-    QString title =
-        spec.input.comparisonModelPath.isEmpty()
-            ? spec.approximation.titleWithSize()
-            : QStringLiteral("Checkpoint %1").arg(modelDisplayName(spec.input.comparisonModelPath));
+    QString title = spec.methodTitle();
     if (spec.causal)
         title += QStringLiteral(", causal");
     return title;
+}
+
+QString resultStatusText(const ExperimentResult& result)
+{
+    return (result.exactKept ? QStringLiteral("L = %1, %2 head(s): %3 %4 ms, exact attention kept "
+                                              "from the previous result, rows and metrics %5 ms")
+                             : QStringLiteral("L = %1, %2 head(s): %3 %4 ms, exact %5 ms"))
+        .arg(result.labels.size())
+        .arg(result.heads.size())
+        .arg(approximationName(result.spec))
+        .arg(result.secondsApprox * 1e3, 0, 'f', 1)
+        .arg(result.secondsExact * 1e3, 0, 'f', 1);
 }
 
 void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
@@ -130,7 +148,10 @@ void showQueryRow(RowComparisonView& view, const ExperimentResult& result,
     view.setRows(head.attentionExact.row(query), head.attentionApprox.row(query), result.labels,
                  QStringLiteral("Query %1: \u201c%2\u201d%3")
                      .arg(query)
-                     .arg(result.labels.value(query), headSuffix(result, settings)));
+                     .arg(result.labels.value(query), headSuffix(result, settings)),
+                 // The checkpoint's file is in the map's title: the legend stays short.
+                 result.spec.input.comparisonModelPath.isEmpty() ? QStringLiteral("approximation")
+                                                                 : QStringLiteral("checkpoint"));
 }
 
 int firstPatchToken(const ExperimentResult& result)

@@ -38,6 +38,11 @@ struct ViewSettings {
 // "FAVOR+ positive, m = 64", "elu+1 linear attention", with ", causal" when masked.
 QString approximationTitle(const ExperimentSpec& spec);
 
+// The status bar's account of a result: its size, and the time of the approximation (named as
+// the second checkpoint, "checkpoint model-q4_k_m.gguf", when one takes its place) and of exact
+// attention ("L = 25, 4 head(s): approximation 3.1 ms, exact 1.2 ms").
+QString resultStatusText(const ExperimentResult& result);
+
 // Fills the three heatmaps of the window (and of `attention-lab render`) from a result: exact P,
 // approximate P^ and the error map, with their titles, token (or patch) labels and colour scales.
 // The views share the result's matrices (no copies).

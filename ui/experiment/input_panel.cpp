@@ -1,6 +1,7 @@
 #include "ui/experiment/input_panel.h"
 
 #include "errors.h"
+#include "ui/experiment/model_files.h"
 #include "ui/images/image_loader.h"
 #include "model/language_model.h"
 #include "model/vit_model.h"
@@ -20,7 +21,6 @@
 #include <QPlainTextEdit>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -38,32 +38,6 @@ namespace {
 
 // Typing pauses this long before the text is tokenised again.
 constexpr int kTextDelayMs = 300;
-// Model folders remembered in the reader combo.
-constexpr int kRecentModels = 6;
-const QString kRecentModelsKey = QStringLiteral("recentModels");
-
-// The architecture of the model at modelPath, or none when its config cannot be read (the
-// computation then reports the problem).
-std::optional<ModelArchitecture> architectureOf(const QString& modelPath)
-{
-    try {
-        return modelArchitectureOf(modelPath);
-    } catch (const InputError&) {
-        return std::nullopt;
-    }
-}
-
-// Why a file cannot be read as a GGUF model (the reader's message without the path).
-QString ggufProblem(const QString& path)
-{
-    try {
-        modelArchitectureOf(path);
-        return InputPanel::tr("it is not a .gguf file");
-    } catch (const InputError& error) {
-        return error.message().mid(path.size() + 2);
-    }
-}
-
 // Whether a model of this architecture reads images (a ViT) rather than text; none reads neither.
 std::optional<bool> readsImages(const std::optional<ModelArchitecture>& architecture)
 {
@@ -77,7 +51,8 @@ int tabOf(const InputSpec& input)
 {
     if (input.kind != InputKind::Model)
         return int(input.kind);
-    return architectureOf(input.modelPath) == ModelArchitecture::Vit ? int(InputKind::Image) : 0;
+    return readableArchitecture(input.modelPath) == ModelArchitecture::Vit ? int(InputKind::Image)
+                                                                           : 0;
 }
 
 // Makes spec read input of `kind`. A language model's causal mask was the model's, not the
@@ -190,6 +165,8 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
                      spec.input.modelPath = modelPath;
                      // As the model computes attention: GPT-2 causal, a ViT not.
                      spec.causal = !imageTab;
+                     if (imageTab)  // a second checkpoint is a language model's
+                         spec.input.comparisonModelPath.clear();
                  }
                  if (imageTab)
                      spec.input.imagePath = imagePath;
@@ -548,11 +525,11 @@ void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
     }
     // The recent models of this tab's architecture.
     const QString current = explicitModelId(modelPath);
-    QStringList recent = QSettings().value(kRecentModelsKey).toStringList();
+    QStringList recent = recentModels();
     if (!current.isEmpty() && !isBuiltinName(current) && !recent.contains(current))
         recent.prepend(current);
     for (const QString& folder : recent)
-        if (!isBuiltinName(folder) && readsImages(architectureOf(folder)) == images)
+        if (!isBuiltinName(folder) && readsImages(readableArchitecture(folder)) == images)
             reader->addItem(modelDisplayName(folder), folder);
     reader->addItem(tr("Open Model..."), QStringLiteral("open"));
     reader->setItemData(reader->count() - 1,
@@ -576,47 +553,14 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
         m_spec.input.kind == InputKind::Model ? m_spec.input.modelPath : QString();
     QString path = reader->itemData(index).toString();
     if (path == QLatin1String("open")) {
-        if (images) {
-            path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
-        } else {
-            // A language model is a .gguf file, or a folder: chosen by its config.json.
-            path = QFileDialog::getOpenFileName(
-                this, tr("Open a model: a .gguf file, or the config.json of a model folder"),
-                QString(), tr("Models (*.gguf config.json);;All files (*)"));
-            if (QFileInfo(path).fileName() == QLatin1String("config.json"))
-                path = QFileInfo(path).absolutePath();
-        }
+        path = images ? openVitFolder()
+                      : openLanguageModel(this, tr("Open a model: a .gguf file, or the "
+                                                   "config.json of a model folder"));
         if (path.isEmpty()) {
             fillReaders(reader, currentModel);
             return;
         }
-        const std::optional<ModelArchitecture> architecture = architectureOf(path);
-        if (!architecture || readsImages(architecture) != images) {
-            QMessageBox::warning(
-                this, tr("Open Model"),
-                QFileInfo(path).isFile() && !images
-                    ? tr("%1 cannot be read as a GGUF language model (%2).")
-                          .arg(QDir::toNativeSeparators(path), ggufProblem(path))
-                : !QFileInfo::exists(path + QStringLiteral("/config.json"))
-                    ? tr("%1 holds no config.json: a model folder holds config.json and the "
-                         ".safetensors weights.")
-                          .arg(QDir::toNativeSeparators(path))
-                : images ? tr("%1 holds no Vision Transformer (model_type vit); a language "
-                              "model reads text: open it from the Text tab.")
-                               .arg(QDir::toNativeSeparators(path))
-                         : tr("%1 holds no language model (GPT-2, Llama, Mistral, Qwen2, "
-                              "GPT-NeoX); a ViT reads images: open it from the Image tab.")
-                               .arg(QDir::toNativeSeparators(path)));
-            fillReaders(reader, currentModel);
-            return;
-        }
-        QSettings settings;
-        QStringList recent = settings.value(kRecentModelsKey).toStringList();
-        recent.removeAll(path);
-        recent.prepend(path);
-        while (recent.size() > kRecentModels)
-            recent.removeLast();
-        settings.setValue(kRecentModelsKey, recent);
+        rememberModel(path);
         fillReaders(reader, path);
     }
     if (path.isEmpty()) {
@@ -640,12 +584,31 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
          [path, layers, images, imagePath](ExperimentSpec& spec) {
              spec.input.kind = InputKind::Model;
              spec.input.modelPath = path;
-             if (images)
+             if (images) {
                  spec.input.imagePath = imagePath;
+                 spec.input.comparisonModelPath.clear();  // a language model's
+             }
              if (layers > 0 && spec.input.layer >= layers)
                  spec.input.layer = layers - 1;
              spec.causal = !images;  // as the model computes attention
          });
+}
+
+QString InputPanel::openVitFolder()
+{
+    const QString path = QFileDialog::getExistingDirectory(this, tr("Open a model folder"));
+    if (path.isEmpty() || readsImages(readableArchitecture(path)).value_or(false))
+        return path;
+    QMessageBox::warning(
+        this, tr("Open Model"),
+        !QFileInfo::exists(path + QStringLiteral("/config.json"))
+            ? tr("%1 holds no config.json: a model folder holds config.json and the "
+                 ".safetensors weights.")
+                  .arg(QDir::toNativeSeparators(path))
+            : tr("%1 holds no Vision Transformer (model_type vit); a language model reads text: "
+                 "open it from the Text tab.")
+                  .arg(QDir::toNativeSeparators(path)));
+    return QString();
 }
 
 void InputPanel::chooseTensor(QLineEdit* field, const QString& what)

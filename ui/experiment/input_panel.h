@@ -53,6 +53,9 @@ private:
     void edit(const QString& description, Change change);
     void chooseImage();
     void chooseTensor(QLineEdit* field, const QString& what);
+    // Asks for a ViT's folder: its path, or empty when cancelled or when it holds no ViT (a
+    // message box says why).
+    QString openVitFolder();
     // A reader combo changed (the Text tab's or the Image tab's): random embeddings, a model, or
     // Open Model....
     void chooseReader(QComboBox* reader, int index);

@@ -1,5 +1,9 @@
 #include "ui/experiment/method_panel.h"
 
+#include "inputs/model_input.h"
+#include "ui/experiment/checkpoint_choice.h"
+#include "ui/experiment/model_files.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -23,6 +27,8 @@ constexpr int kFeatureSteps = 4;
 constexpr int kFeatureSliderMax = 12 * kFeatureSteps;
 // The norm slider moves the multiplier logarithmically from 0.1 to 10: 10^(position / 40).
 constexpr int kNormSteps = 40;
+// The method list's data for "Second checkpoint of the model" (the methods' are their Method).
+constexpr int kCheckpointItem = -1;
 
 int featuresFromSlider(int position)
 {
@@ -61,6 +67,14 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     m_role = new QLabel;
     m_role->setWordWrap(true);
     m_role->setObjectName(QStringLiteral("methodRole"));
+    m_checkpoint = new CheckpointChoice;
+    m_checkpoint->setObjectName(QStringLiteral("checkpoint"));
+    connect(m_checkpoint, &CheckpointChoice::chosen, this, [this](const QString& path) {
+        edit(tr("Compare with %1").arg(modelDisplayName(path)), [path](ExperimentSpec& spec) {
+            spec.exactMethod = false;
+            spec.input.comparisonModelPath = path;
+        });
+    });
 
     // Object names: for tests and accessibility tools.
     m_map->setObjectName(QStringLiteral("approximation"));
@@ -92,6 +106,9 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     // "Trigonometric (random Fourier)", did not fit beside a label.
     layout->addRow(m_map);
     layout->addRow(m_role);
+    // Under "Second checkpoint of the model", across the dock: the list and Open... beside a
+    // label would widen the dock past a 1280-pixel window.
+    layout->addRow(m_checkpoint);
     layout->addRow(tr("Features m"), features);
     // The method's own parameters right under it, where a user choosing the method looks (a
     // parameter the method does not take is hidden).
@@ -125,11 +142,26 @@ void MethodPanel::buildMethodControls()
         mapTip += QStringLiteral("\n%1 (%2): %3")
                       .arg(info.title, methodRoleText(info.role), info.summary);
     }
+    // Beside the methods, the exact attention of another checkpoint of the same model.
+    const QString checkpointTip =
+        tr("The exact attention of a second checkpoint of the same model (a quantized .gguf "
+           "file beside the F16 one or the Hugging Face folder, say) in the approximation's "
+           "place: the error maps, the metrics and Inside the model show how far it strays from "
+           "the first, as they show an approximation's error. For a language model's input.");
+    m_map->insertSeparator(m_map->count());
+    m_map->addItem(tr("Second checkpoint of the model"), kCheckpointItem);
+    m_map->setItemData(m_map->count() - 1, checkpointTip, Qt::ToolTipRole);
+    mapTip += QStringLiteral("\n") + checkpointTip;
     m_map->setToolTip(mapTip);
     connect(m_map, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (m_map->itemData(index).toInt() == kCheckpointItem) {
+            chooseCheckpoint();
+            return;
+        }
         edit(tr("Use %1").arg(m_map->itemText(index)), [this, index](ExperimentSpec& spec) {
             spec.exactMethod = false;
             spec.approximation.kind = Method(m_map->itemData(index).toInt());
+            spec.input.comparisonModelPath.clear();
         });
     });
 
@@ -156,6 +188,30 @@ void MethodPanel::buildMethodControls()
     connect(m_features, &QSpinBox::valueChanged, this, [this](int m) {
         edit(tr("Set m to %1").arg(m),
              [m](ExperimentSpec& spec) { spec.approximation.features = m; });
+    });
+}
+
+void MethodPanel::chooseCheckpoint()
+{
+    if (m_updating)
+        return;
+    QString path = m_spec.input.comparisonModelPath;
+    if (path.isEmpty()) {
+        m_checkpoint->setModels(m_spec.input.modelPath, QString());
+        path = m_checkpoint->candidates().value(0);
+    }
+    if (path.isEmpty()) {
+        path = openLanguageModel(this, tr("Open a second checkpoint of the model"));
+        if (!path.isEmpty())
+            rememberModel(path);
+    }
+    if (path.isEmpty()) {
+        setSpec(m_spec);  // the method shown again
+        return;
+    }
+    edit(tr("Compare with %1").arg(modelDisplayName(path)), [path](ExperimentSpec& spec) {
+        spec.exactMethod = false;
+        spec.input.comparisonModelPath = path;
     });
 }
 
@@ -354,7 +410,17 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
     m_spec = spec;
     m_updating = true;
     const ApproximationSpec& map = spec.approximation;
-    m_map->setCurrentIndex(m_map->findData(int(map.kind)));
+    const bool comparing = !spec.input.comparisonModelPath.isEmpty();
+    m_map->setCurrentIndex(m_map->findData(comparing ? kCheckpointItem : int(map.kind)));
+    // Whether the input is a language model's, which a second checkpoint can be compared with
+    // (its config or header read once per model).
+    const QString model = spec.input.kind == InputKind::Model ? spec.input.modelPath : QString();
+    if (model != m_checkedModel) {
+        m_checkedModel = model;
+        m_readsText = !model.isEmpty() && isLanguageModel(model);
+    }
+    if (comparing)
+        m_checkpoint->setModels(spec.input.modelPath, spec.input.comparisonModelPath);
     if (featuresFromSlider(m_featuresSlider->value()) != map.features)
         m_featuresSlider->setValue(sliderFromFeatures(map.features));
     m_features->setValue(map.features);
@@ -387,17 +453,20 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
 void MethodPanel::updateEnabled()
 {
     const MethodInfo& info = methodInfo(m_spec.approximation.kind);
+    // A second checkpoint takes none of the method's parameters: it has its own row instead.
+    const bool method = m_spec.input.comparisonModelPath.isEmpty();
     for (QWidget* w : std::initializer_list<QWidget*>{m_featuresSlider, m_features})
-        w->setEnabled(info.takes(featuresParameter()));
+        w->setEnabled(method && info.takes(featuresParameter()));
     for (QWidget* w : std::initializer_list<QWidget*>{m_projection, m_rowNorm})
-        w->setEnabled(info.drawsProjection);
-    m_seed->setEnabled(info.isRandom);
+        w->setEnabled(method && info.drawsProjection);
+    m_seed->setEnabled(method && info.isRandom);
     // A parameter the method does not take is hidden (and disabled), so the dock shows only
     // what changes the result.
     for (const auto& [parameter, control] : m_parameters) {
-        control->setEnabled(info.takes(*parameter));
-        m_form->setRowVisible(control, info.takes(*parameter));
+        control->setEnabled(method && info.takes(*parameter));
+        m_form->setRowVisible(control, method && info.takes(*parameter));
     }
+    m_form->setRowVisible(m_checkpoint, !method);
     QStringList traits{methodRoleText(info.role)};
     if (info.role == MethodRole::Replacement)
         traits.last() += tr(" (another kernel: its error is not an estimator's)");
@@ -407,12 +476,23 @@ void MethodPanel::updateEnabled()
         traits.append(tr("no causal form"));
     else if (!info.hasRecurrentForm)
         traits.append(tr("no recurrent form"));
+    if (!method)
+        traits = QStringList{tr("exact attention of another checkpoint"),
+                             tr("its error is the checkpoint's (its quantization's, say), not an "
+                                "estimator's")};
     m_role->setText(traits.join(QStringLiteral(" \u00b7 ")));
     // Without a causal form a method cannot serve causal attention: its entry is greyed out
-    // while the mask is on.
+    // while the mask is on. A second checkpoint needs a language model's input.
     auto* items = qobject_cast<QStandardItemModel*>(m_map->model());
     for (int i = 0; i < m_map->count(); ++i) {
-        const MethodInfo& entry = methodInfo(Method(m_map->itemData(i).toInt()));
+        const QVariant data = m_map->itemData(i);
+        if (!data.isValid())
+            continue;  // the separator
+        if (data.toInt() == kCheckpointItem) {
+            items->item(i)->setEnabled(m_readsText || !method);
+            continue;
+        }
+        const MethodInfo& entry = methodInfo(Method(data.toInt()));
         items->item(i)->setEnabled(entry.hasCausalForm || !m_spec.causal);
     }
     m_heads->setEnabled(m_spec.input.kind != InputKind::Files &&

@@ -18,9 +18,13 @@ class QSpinBox;
 
 namespace attnlab::ui {
 
+class CheckpointChoice;
+
 // The Method dock: the approximation and its parameters (feature map, m, projection W and its
 // seed, scale, query/key norm multiplier, causal mask, heads, precision). Every control's
-// tooltip says what it does mathematically.
+// tooltip says what it does mathematically. Beside the methods, for a language model's input,
+// "Second checkpoint of the model": the exact attention of another checkpoint of the same model
+// (a CheckpointChoice: the built-in or a recent model, or Open...) in the approximation's place.
 class MethodPanel : public QWidget {
     Q_OBJECT
 
@@ -40,6 +44,9 @@ private:
     // (the Redraw button returned); the scale, the norm multiplier, the mask, the heads and the
     // precision.
     void buildMethodControls();
+    // The method list's "Second checkpoint" entry was chosen: the spec's checkpoint, else the
+    // first the list offers, else one the user opens; back to the method when none is chosen.
+    void chooseCheckpoint();
     QPushButton* buildDrawControls();
     void buildInputControls();
     template <typename Change>
@@ -54,7 +61,10 @@ private:
     bool m_updating = false;
     int m_dragSerial = 0;
 
-    QComboBox* m_map;
+    QComboBox* m_map;  // the methods, then the second checkpoint
+    CheckpointChoice* m_checkpoint;
+    QString m_checkedModel;    // the model whose kind m_readsText holds
+    bool m_readsText = false;  // the input is a language model's: it can be compared
     QSlider* m_featuresSlider;
     QSpinBox* m_features;
     QComboBox* m_projection;

@@ -1,5 +1,7 @@
 #include "ui/experiment/metrics_panel.h"
 
+#include "inputs/model_input.h"
+
 #include <QFrame>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -100,6 +102,39 @@ QString warningHeading(const QString& code)
     return code;
 }
 
+// A file name that may break after its '-', '_' and '.' (a zero-width space after each), so that
+// a long one wraps rather than widening the dock.
+QString breakableName(const QString& name)
+{
+    QString text;
+    for (const QChar c : name) {
+        text += c;
+        if (c == QLatin1Char('-') || c == QLatin1Char('_') || c == QLatin1Char('.'))
+            text += QChar(0x200b);
+    }
+    return text;
+}
+
+// What the errors of a result are: an estimator's, another kernel's, rounding (both sides exact),
+// or a second checkpoint's.
+QString roleText(const ExperimentSpec& spec)
+{
+    if (!spec.input.comparisonModelPath.isEmpty())
+        return QStringLiteral("Both sides are exact softmax attention, of two checkpoints of one "
+                              "model: the errors below are how far the second strays from the "
+                              "first.");
+    switch (spec.exactMethod ? MethodRole::Exact : methodInfo(spec.approximation.kind).role) {
+        case MethodRole::Exact: return QStringLiteral("Both sides are exact softmax attention.");
+        case MethodRole::Estimate:
+            return QStringLiteral("Estimates softmax: the errors below are the estimator's.");
+        case MethodRole::Replacement:
+            return QStringLiteral("Replaces softmax with another kernel, which matches it only "
+                                  "after training: the errors below measure a different kernel, "
+                                  "not an estimator's variance.");
+    }
+    Q_UNREACHABLE();
+}
+
 // A duration in milliseconds with three or four significant digits.
 QString formatMilliseconds(double seconds)
 {
@@ -176,6 +211,7 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     m_length = addSummaryRow(new QLabel(QStringLiteral("Sequence length L")));
     m_featuresName = new QLabel;
     m_features = addSummaryRow(m_featuresName);
+    m_features->setWordWrap(true);  // a long file name (the first checkpoint's) on two lines
     m_timeApproxName = new QLabel;
     m_timeApprox = addSummaryRow(m_timeApproxName);
     m_timeExact = addSummaryRow(new QLabel(QStringLiteral("Time, exact")));
@@ -248,35 +284,31 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     const qint64 headRows = oneHead ? length : length * std::max(heads, 1);
 
     const MethodInfo& map = methodInfo(result.spec.approximation.kind);
-    QString method =
-        result.spec.exactMethod ? QStringLiteral("Exact: streaming vs materialised") : map.title;
+    // A second checkpoint in the approximation's place: named by its file, the first beside it.
+    const QString& checkpoint = result.spec.input.comparisonModelPath;
+    QString method = result.spec.exactMethod ? QStringLiteral("Exact: streaming vs materialised")
+                     : checkpoint.isEmpty()  ? map.title
+                                             : breakableName(result.spec.methodTitle());
     if (result.spec.causal)
         method += QStringLiteral(", causal");
     m_method->setText(method);
     m_method->setPalette(palette());
     m_length->setText(QString::number(length));
     // The method's size: m (random features, landmarks, projected length) or the window w.
-    const MethodParameter* size = result.spec.exactMethod ? nullptr : map.size;
-    m_featuresName->setText(size ? size->label : QStringLiteral("Size (m or w)"));
+    const MethodParameter* size =
+        result.spec.exactMethod || !checkpoint.isEmpty() ? nullptr : map.size;
+    m_featuresName->setText(size                   ? size->label
+                            : checkpoint.isEmpty() ? QStringLiteral("Size (m or w)")
+                                                   : QStringLiteral("Against"));
     m_features->setText(size ? size->format(result.spec.approximation.value(*size))
-                             : QStringLiteral("n/a"));
+                        : checkpoint.isEmpty()
+                            ? QStringLiteral("n/a")
+                            : breakableName(modelDisplayName(result.spec.input.modelPath)));
     m_features->setToolTip(size ? size->description : QString());
-    switch (result.spec.exactMethod ? MethodRole::Exact : map.role) {
-        case MethodRole::Exact:
-            m_role->setText(QStringLiteral("Both sides are exact softmax attention."));
-            break;
-        case MethodRole::Estimate:
-            m_role->setText(QStringLiteral("Estimates softmax: the errors below are the "
-                                           "estimator's."));
-            break;
-        case MethodRole::Replacement:
-            m_role->setText(QStringLiteral("Replaces softmax with another kernel, which matches "
-                                           "it only after training: the errors below measure a "
-                                           "different kernel, not an estimator's variance."));
-            break;
-    }
+    m_role->setText(roleText(result.spec));
     m_timeApproxName->setText(result.spec.exactMethod ? QStringLiteral("Time, streaming exact")
-                                                      : QStringLiteral("Time, approximation"));
+                              : checkpoint.isEmpty()  ? QStringLiteral("Time, approximation")
+                                                      : QStringLiteral("Time, checkpoint"));
     m_timeApprox->setText(formatMilliseconds(result.secondsApprox));
     m_timeExact->setText(formatMilliseconds(result.secondsExact));
 
@@ -288,8 +320,9 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     m_lastColumn->setVisible(twoColumns);
     const qint64 allRows = length * std::max(heads, 1);
     for (const MetricDefinition& metric : metricDefinitions()) {
-        const bool noDenominator =
-            result.spec.exactMethod && metric.key == QLatin1String("nonpositive_rows");
+        // Exact attention (streaming, or a second checkpoint's) has no denominator to fail.
+        const bool noDenominator = (result.spec.exactMethod || !checkpoint.isEmpty()) &&
+                                   metric.key == QLatin1String("nonpositive_rows");
         const QString na = QStringLiteral("n/a");
         setValueText(m_headValues[metric.key],
                      noDenominator ? na : metric.text(headMetrics, headRows));

@@ -91,8 +91,12 @@ RowComparisonView::RowComparisonView(QWidget* parent)
 }
 
 void RowComparisonView::setRows(const VectorD& exact, const VectorD& approx,
-                                const QStringList& keyLabels, const QString& title)
+                                const QStringList& keyLabels, const QString& title,
+                                const QString& approxName)
 {
+    for (QCPAbstractPlottable* plottable :
+         std::initializer_list<QCPAbstractPlottable*>{m_approxBars, m_approxGraph})
+        plottable->setName(approxName + QStringLiteral(" P\u0302"));
     Q_ASSERT(exact.size() == approx.size());
     const int keys = int(exact.size());
     QVector<double> positions(keys);

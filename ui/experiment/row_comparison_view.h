@@ -22,9 +22,10 @@ public:
     explicit RowComparisonView(QWidget* parent = nullptr);
 
     // Shows P_i (exact) and P^_i (approx), one value per key, with the keys' token texts on the
-    // x axis (thinned when they do not fit) and title above the plot ("Query i: <token>").
+    // x axis (thinned when they do not fit) and title above the plot ("Query i: <token>"); the
+    // legend names P^ approxName ("approximation", or "checkpoint" for a second checkpoint's).
     void setRows(const VectorD& exact, const VectorD& approx, const QStringList& keyLabels,
-                 const QString& title);
+                 const QString& title, const QString& approxName = QStringLiteral("approximation"));
     // Removes the rows and shows the hint that tells the user how to pick a query.
     void clear();
     // Whether rows are shown (setRows since the last clear).

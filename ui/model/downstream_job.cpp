@@ -6,6 +6,7 @@
 #include "inputs/model_input.h"
 
 #include <QFileInfo>
+#include <QJsonObject>
 
 #include <numeric>
 
@@ -62,12 +63,17 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
         outcome.labels = text.labels;
         outcome.notes = text.notes;
         outcome.outcomeName = [model](int id) { return model->tokenizer().label(id); };
+        // With a second checkpoint, buildInput loads it (checked against the first, both within
+        // the budget) and runs its forward pass: the two are compared as model-eval's
+        // "checkpoint" row compares them, every layer.
         open = [&request, model, ids = text.ids, input = first.input](int) -> Compare {
             ModelRun run;
             buildInput(input, nullptr, request.budget, &run);
-            return [model, ids, exact = run.forward](const ExperimentSpec& spec,
-                                                     const std::vector<int>& layers,
-                                                     const std::function<bool()>& cancelled) {
+            return [model, ids, exact = run.forward, second = run.comparisonForward](
+                       const ExperimentSpec& spec, const std::vector<int>& layers,
+                       const std::function<bool()>& cancelled) {
+                if (second)
+                    return compareCheckpoints(*exact, *second, model->heads());
                 return compareDownstream(*model, ids, *exact, spec, layers, cancelled);
             };
         };
@@ -80,11 +86,12 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
     }
     // m past what the method takes (Nystrom's landmarks past L) is said once for the rows.
     std::vector<int> sizes;
+    const bool method = !first.exactMethod && first.input.comparisonModelPath.isEmpty();
     for (const auto& [spec, layers] : request.cases)
-        if (!spec.exactMethod)
+        if (method)
             sizes.push_back(spec.approximation.features);
     const QString sizeNote =
-        first.exactMethod ? QString() : sizePastLengthNote(first.approximation.kind, sizes, tokens);
+        method ? sizePastLengthNote(first.approximation.kind, sizes, tokens) : QString();
     if (!sizeNote.isEmpty())
         outcome.notes.append(sizeNote);
     const int cases = int(request.cases.size());
@@ -111,6 +118,48 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
     }
     outcome.request = std::move(request);
     return outcome;
+}
+
+QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows)
+{
+    QJsonArray json;
+    for (const ModelEvalRow& row : rows)
+        json.append(QJsonObject{{"method", row.method},
+                                {"m", row.features},
+                                {"layers", row.layers},
+                                {"seed", QString::number(row.seed)},
+                                {"tokens", row.tokens},
+                                {"top1_agreement", row.top1Agreement},
+                                {"mean_kl", row.meanKl},
+                                {"max_kl", row.maxKl},
+                                {"rel_frobenius_attention_mean", row.relFrobeniusAttentionMean}});
+    return json;
+}
+
+bool readModelEvalRows(const QJsonArray& json, std::vector<ModelEvalRow>* rows)
+{
+    std::vector<ModelEvalRow> read;
+    for (const QJsonValue& value : json) {
+        const QJsonObject o = value.toObject();
+        ModelEvalRow row;
+        bool seedOk = false;
+        row.method = o["method"].toString();
+        row.features = o["m"].toInt(-1);
+        row.layers = o["layers"].toString();
+        row.seed = o["seed"].toString().toULongLong(&seedOk);
+        row.tokens = o["tokens"].toInt(-1);
+        row.top1Agreement = o["top1_agreement"].toDouble(-1);
+        row.meanKl = o["mean_kl"].toDouble(-1);
+        row.maxKl = o["max_kl"].toDouble(-1);
+        row.relFrobeniusAttentionMean = o["rel_frobenius_attention_mean"].toDouble(-1);
+        if (row.method.isEmpty() || row.features < 0 || row.layers.isEmpty() || !seedOk ||
+            row.tokens < 1 || row.top1Agreement < 0 || row.top1Agreement > 1 || row.meanKl < 0 ||
+            row.maxKl < 0 || row.relFrobeniusAttentionMean < 0)
+            return false;
+        read.push_back(row);
+    }
+    *rows = std::move(read);
+    return true;
 }
 
 }  // namespace attnlab::ui

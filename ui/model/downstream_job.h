@@ -6,6 +6,7 @@
 #include "ui/model/model_eval_chart.h"
 #include "sweeps/downstream.h"
 
+#include <QJsonArray>
 #include <QStringList>
 
 #include <functional>
@@ -47,7 +48,17 @@ struct DownstreamOutcome {
 // Runs the request's cases on the model of its first case (on the worker of a BackgroundJob): a
 // language model reading the text (next-token predictions at every position) or a ViT reading
 // the image, or the images of its folder (a class each, their comparisons combined:
-// combinedComparison). Reports progress (inputs x cases) and throws Cancelled when cancelled.
+// combinedComparison). A language model's input with a second checkpoint compares the two
+// checkpoints instead (compareCheckpoints: every layer, the row "checkpoint"). Reports progress
+// (inputs x cases) and throws Cancelled when cancelled.
 DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context);
+
+// The page's rows as the session keeps them: an object per row with the fields of model-eval's
+// CSV (method, m, layers, seed as a string, tokens, top1_agreement, mean_kl, max_kl,
+// rel_frobenius_attention_mean).
+QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows);
+// Reads them back into *rows; false when a row lacks its method, m, layers, seed or tokens, or
+// has a metric out of range (*rows then unchanged).
+bool readModelEvalRows(const QJsonArray& json, std::vector<ModelEvalRow>* rows);
 
 }  // namespace attnlab::ui

@@ -33,10 +33,18 @@ constexpr int kDebounceMs = 150;
 constexpr int kMaxSweepSeeds = 20;
 const QString kDefaultFeatureList = QStringLiteral("16,32,64,128,256");
 
+// Whether a second checkpoint of the model takes the approximation's place.
+bool comparesCheckpoints(const ExperimentSpec& spec)
+{
+    return !spec.input.comparisonModelPath.isEmpty();
+}
+
 QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return DownstreamPanel::tr("exact (streaming softmax)");
+    if (comparesCheckpoints(spec))
+        return spec.methodTitle();
     QString text = spec.approximation.titleWithSize();
     if (methodInfo(spec.approximation.kind).isRandom)
         text += DownstreamPanel::tr(", seed %1").arg(spec.approximation.seed);
@@ -162,9 +170,11 @@ void DownstreamPanel::buildControls()
     m_progress->hide();
 
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Replace softmax in")));
+    m_replaceLabel = new QLabel;
+    m_byLabel = new QLabel;
+    bar->addWidget(m_replaceLabel);
     bar->addWidget(m_layers);
-    bar->addWidget(new QLabel(tr("by")));
+    bar->addWidget(m_byLabel);
     bar->addWidget(m_method, 1);
     m_imagesLabel = new QLabel(tr("on"));
     m_imagesLabel->hide();
@@ -205,7 +215,6 @@ void DownstreamPanel::buildContent()
 
     m_table = new QTableWidget(0, 4);
     m_table->setObjectName(QStringLiteral("downstreamTable"));
-    setTableHeaders();
     // Each column at least as wide as its header ("Next (approx.)" was cut at both ends), the
     // room left to the token column.
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -216,6 +225,8 @@ void DownstreamPanel::buildContent()
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_top = new TopTokensChart;
+    m_top->setObjectName(QStringLiteral("topTokens"));
+    setTableHeaders();
     m_chart = new ModelEvalChart;
     m_chart->setObjectName(QStringLiteral("modelEvalChart"));
     m_chart->setMinimumHeight(260);
@@ -243,6 +254,16 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
     m_spec = spec;
     m_haveModel = spec.input.kind == InputKind::Model;
     m_method->setText(methodText(m_spec));
+    // A second checkpoint is compared in every layer, as model-eval's "checkpoint" row.
+    const bool checkpoint = comparesCheckpoints(m_spec);
+    m_replaceLabel->setText(checkpoint ? tr("Compare the model in") : tr("Replace softmax in"));
+    m_byLabel->setText(checkpoint ? tr("with") : tr("by"));
+    if (checkpoint) {
+        const QSignalBlocker blocker(m_layers);
+        m_layers->setCurrentIndex(0);
+    }
+    m_layers->setEnabled(!checkpoint);
+    setTableHeaders();
     const bool vit = m_haveModel && !spec.input.imagePath.isEmpty() &&
                      modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
     m_images->setVisible(vit);
@@ -362,7 +383,12 @@ void DownstreamPanel::showOutcome(DownstreamOutcome outcome)
     }
     m_labels = outcome.labels;
     if (outcome.request.sweep) {
-        m_rows = outcome.rows;
+        // A second checkpoint's row stays beside the sweep's, as the reference it is.
+        std::vector<ModelEvalRow> rows = outcome.rows;
+        for (const ModelEvalRow& row : m_rows)
+            if (row.method == QLatin1String("checkpoint"))
+                rows.push_back(row);
+        m_rows = std::move(rows);
         m_rowsInput =
             sweepInputKey(outcome.request.cases.front().first, outcome.request.imageFolder);
         m_axis = outcome.request.axis;
@@ -377,6 +403,17 @@ void DownstreamPanel::showOutcome(DownstreamOutcome outcome)
         return;
     }
     m_comparison = outcome.comparison;
+    if (comparesCheckpoints(outcome.request.cases.front().first)) {
+        // The checkpoint's row joins the chart (one at a time), beside a sweep of an
+        // approximation: quantization's error next to the approximation's.
+        std::erase_if(m_rows, [](const ModelEvalRow& row) {
+            return row.method == QLatin1String("checkpoint");
+        });
+        m_rows.push_back(outcome.rows.front());
+        m_rowsInput =
+            sweepInputKey(outcome.request.cases.front().first, outcome.request.imageFolder);
+        m_csvButton->setEnabled(true);
+    }
     m_message->hide();
     m_content->show();
     showComparison();
@@ -410,11 +447,16 @@ void DownstreamPanel::showComparison()
                         .arg(i ? QStringLiteral(", ") : QString())
                         .arg(c.replacedLayers[i])
                         .arg(c.relFrobeniusPerLayer[i], 0, 'g', 3);
-    // A text's next tokens, an image's class, or the classes of several images.
+    // A text's next tokens (of two checkpoints), an image's class, or the classes of several
+    // images.
+    const bool checkpoint = comparesCheckpoints(m_spec);
     const QString what =
-        !m_classes ? tr("the likeliest next token is unchanged at <b>%1%</b> of %2 positions; "
-                        "KL(p \u2016 q) between the next-token distributions exact (p) and "
-                        "approximate (q): mean <b>%3</b>, largest %4 nats.")
+        checkpoint   ? tr("the likeliest next token is the same at <b>%1%</b> of %2 positions; "
+                            "KL(p \u2016 q) between the next-token distributions of the first (p) "
+                            "and the second checkpoint (q): mean <b>%3</b>, largest %4 nats.")
+        : !m_classes ? tr("the likeliest next token is unchanged at <b>%1%</b> of %2 positions; "
+                          "KL(p \u2016 q) between the next-token distributions exact (p) and "
+                          "approximate (q): mean <b>%3</b>, largest %4 nats.")
         : c.kl.size() > 1
             ? tr("the predicted class is unchanged for <b>%1%</b> of %2 images; KL(p \u2016 q) "
                  "between the class distributions exact (p) and approximate (q): mean "
@@ -423,10 +465,14 @@ void DownstreamPanel::showComparison()
                  "distributions exact (p) and approximate (q): <b>%3</b> nats (largest %4).");
     const QString layers = layersName(c.replacedLayers, m_layerCount);
     m_summary->setText(
-        tr("<b>%1</b> in %2: %3 Relative error of the replaced heads' attention "
-           "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %4 (%5).")
+        (checkpoint ? tr("<b>%1</b> against %2: %3 Relative error of the attention of every head "
+                         "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %4 (%5).")
+                    : tr("<b>%1</b> in %2: %3 Relative error of the replaced heads' attention "
+                         "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %4 (%5)."))
             .arg(methodText(m_spec),
-                 layers == QLatin1String("all") ? tr("all layers") : tr("layer %1").arg(layers),
+                 checkpoint                       ? modelDisplayName(m_spec.input.modelPath)
+                 : layers == QLatin1String("all") ? tr("all layers")
+                                                  : tr("layer %1").arg(layers),
                  what.arg(m_classes && c.kl.size() == 1
                               ? (c.top1Agreement == 1 ? tr("unchanged") : tr("changed"))
                               : QString::number(100.0 * c.top1Agreement, 'f', 1))
@@ -470,11 +516,21 @@ void DownstreamPanel::showComparison()
 
 void DownstreamPanel::setTableHeaders()
 {
+    const bool checkpoint = comparesCheckpoints(m_spec);
     m_table->setHorizontalHeaderLabels(
-        m_classes ? QStringList{tr("Image"), tr("Class (exact)"), tr("Class (approx.)"),
+        m_classes    ? QStringList{tr("Image"), tr("Class (exact)"), tr("Class (approx.)"),
                                 tr("KL(p \u2016 q)")}
-                  : QStringList{tr("Token"), tr("Next (exact)"), tr("Next (approx.)"),
-                                tr("KL(p \u2016 q)")});
+        : checkpoint ? QStringList{tr("Token"), tr("Next (first)"), tr("Next (second)"),
+                                   tr("KL(p \u2016 q)")}
+                     : QStringList{tr("Token"), tr("Next (exact)"), tr("Next (approx.)"),
+                                   tr("KL(p \u2016 q)")});
+    // The two sides of the top tokens: the model and the approximation, or two checkpoints.
+    if (checkpoint)
+        m_top->setHeadings(
+            tr("first: %1").arg(modelDisplayName(m_spec.input.modelPath)),
+            tr("second: %1").arg(modelDisplayName(m_spec.input.comparisonModelPath)));
+    else
+        m_top->setHeadings(tr("exact model"), tr("with the approximation"));
 }
 
 void DownstreamPanel::setSelectedPosition(int position)
@@ -512,7 +568,8 @@ void DownstreamPanel::showSelected()
 void DownstreamPanel::sweepFeatures()
 {
     const MethodInfo& info = methodInfo(m_spec.approximation.kind);
-    if (!m_haveModel || m_job.isRunning() || m_spec.exactMethod || !info.size)
+    if (!m_haveModel || m_job.isRunning() || m_spec.exactMethod || !info.size ||
+        comparesCheckpoints(m_spec))
         return;
     const std::vector<int> values = featureList(m_features->text());
     if (values.empty()) {
@@ -536,7 +593,7 @@ void DownstreamPanel::sweepFeatures()
 
 void DownstreamPanel::sweepLayers()
 {
-    if (!m_haveModel || m_job.isRunning() || m_layerCount == 0)
+    if (!m_haveModel || m_job.isRunning() || m_layerCount == 0 || comparesCheckpoints(m_spec))
         return;
     m_delay.stop();
     const int seeds = m_spec.exactMethod || !methodInfo(m_spec.approximation.kind).isRandom
@@ -566,14 +623,16 @@ void DownstreamPanel::setBusy(bool busy)
     m_cancelButton->setEnabled(sweeping);
     const bool canSweep = m_haveModel && !sweeping;
     // The sweep varies the method's size (m, or local attention's w); seeds for random methods.
+    // Neither sweep applies to a second checkpoint, compared in every layer at once.
     const MethodInfo& info = methodInfo(m_spec.approximation.kind);
-    const bool sized = !m_spec.exactMethod && info.size;
+    const bool checkpoint = comparesCheckpoints(m_spec);
+    const bool sized = !m_spec.exactMethod && !checkpoint && info.size;
     const QString symbol =
         sized ? info.size->label.section(QLatin1Char(' '), -1) : QStringLiteral("m");
     m_sweepLabel->setText(tr("Sweep over %1:").arg(symbol));
     m_sweepButton->setText(tr("Sweep %1").arg(symbol));
     m_sweepButton->setEnabled(canSweep && sized);
-    m_layerButton->setEnabled(canSweep && m_layerCount > 0);
+    m_layerButton->setEnabled(canSweep && !checkpoint && m_layerCount > 0);
     m_features->setEnabled(sized);
     m_seeds->setEnabled(sized && info.isRandom);
 }
@@ -592,17 +651,6 @@ void DownstreamPanel::updateChart()
 
 QJsonObject DownstreamPanel::state() const
 {
-    QJsonArray rows;
-    for (const ModelEvalRow& row : m_rows)
-        rows.append(QJsonObject{{"method", row.method},
-                                {"m", row.features},
-                                {"layers", row.layers},
-                                {"seed", QString::number(row.seed)},
-                                {"tokens", row.tokens},
-                                {"top1_agreement", row.top1Agreement},
-                                {"mean_kl", row.meanKl},
-                                {"max_kl", row.maxKl},
-                                {"rel_frobenius_attention_mean", row.relFrobeniusAttentionMean}});
     const QJsonValue layers = m_layers->currentIndex() <= 0
                                   ? QJsonValue(QStringLiteral("all"))
                                   : QJsonValue(m_layers->currentIndex() - 1);
@@ -612,7 +660,7 @@ QJsonObject DownstreamPanel::state() const
                        {"position", m_selected},
                        {"axis", axisName(m_axis)},
                        {"images", m_images->currentIndex() == 1 ? "folder" : "image"},
-                       {"rows", rows}};
+                       {"rows", modelEvalRowsJson(m_rows)}};
 }
 
 void DownstreamPanel::setState(const QJsonObject& state)
@@ -672,27 +720,9 @@ void DownstreamPanel::setState(const QJsonObject& state)
     if (state.contains("rows")) {
         if (!state["rows"].isArray())
             fail("rows", QStringLiteral("must be an array"));
-        rows.clear();
-        for (const QJsonValue& value : state["rows"].toArray()) {
-            const QJsonObject o = value.toObject();
-            ModelEvalRow row;
-            bool seedOk = false;
-            row.method = o["method"].toString();
-            row.features = o["m"].toInt(-1);
-            row.layers = o["layers"].toString();
-            row.seed = o["seed"].toString().toULongLong(&seedOk);
-            row.tokens = o["tokens"].toInt(-1);
-            row.top1Agreement = o["top1_agreement"].toDouble(-1);
-            row.meanKl = o["mean_kl"].toDouble(-1);
-            row.maxKl = o["max_kl"].toDouble(-1);
-            row.relFrobeniusAttentionMean = o["rel_frobenius_attention_mean"].toDouble(-1);
-            if (row.method.isEmpty() || row.features < 0 || row.layers.isEmpty() || !seedOk ||
-                row.tokens < 1 || row.top1Agreement < 0 || row.top1Agreement > 1 ||
-                row.meanKl < 0 || row.maxKl < 0 || row.relFrobeniusAttentionMean < 0)
-                fail("rows", QStringLiteral("holds a row without its method, m, layers, seed, "
-                                            "tokens or a metric in range"));
-            rows.push_back(row);
-        }
+        if (!readModelEvalRows(state["rows"].toArray(), &rows))
+            fail("rows", QStringLiteral("holds a row without its method, m, layers, seed, "
+                                        "tokens or a metric in range"));
     }
     {
         const QSignalBlocker blocker(m_layers);

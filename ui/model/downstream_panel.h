@@ -38,7 +38,10 @@ class TopTokensChart;
 // likeliest next token, mismatches marked, the KL shaded by its share of the largest), and for the
 // selected position the five likeliest next tokens exact beside approximate. "Sweep m" runs the
 // comparison for each m of a list and seed, "Per layer" for each single layer and for all at the
-// current m; their rows are drawn by ModelEvalChart and kept in the session.
+// current m; their rows are drawn by ModelEvalChart and kept in the session. With a second
+// checkpoint of the model in the approximation's place (the Method dock's), the page compares the
+// two checkpoints' predictions in every layer (model-eval's "checkpoint" row), and that row joins
+// the chart as a reference line beside a sweep's.
 class DownstreamPanel : public QWidget {
     Q_OBJECT
 
@@ -126,6 +129,8 @@ private:
     bool m_classes = false;                     // a ViT: the predictions are the image's classes
 
     QComboBox* m_layers;
+    QLabel* m_replaceLabel;  // "Replace softmax in" (the layers), or "Compare the model in"
+    QLabel* m_byLabel;       // "by" (the method), or "with" (the second checkpoint)
     QLabel* m_method;
     QLineEdit* m_features;
     QSpinBox* m_seeds;

@@ -77,7 +77,7 @@ QString methodText(const ExperimentSpec& spec)
 {
     if (spec.exactMethod)
         return HeadGridPanel::tr("exact (streaming)");
-    return spec.approximation.titleWithSize();
+    return spec.methodTitle();  // the method, or a second checkpoint in its place
 }
 
 QLabel* caption(const QString& text)

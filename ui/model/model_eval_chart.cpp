@@ -14,12 +14,16 @@ namespace {
 // drawn here instead of falling off a log axis.
 constexpr double kKlFloor = 1e-6;
 
+// The row of a second checkpoint of the model (model-eval --compare-model, the Inside the model
+// page with a second checkpoint): every layer of the model against the first's.
+const QLatin1String kCheckpointRow("checkpoint");
+
 QColor methodColor(const QString& method)
 {
     Method kind;
     if (parseApproximation(method, &kind))
         return ui::methodColor(kind);
-    return QColor(110, 110, 110);
+    return method == kCheckpointRow ? QColor(118, 42, 131) : QColor(110, 110, 110);
 }
 
 QString methodTitle(const QString& method)
@@ -136,6 +140,8 @@ void addReferences(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& ref
         if (exact && !exactNamed)
             name =
                 ModelEvalChart::tr("exact attention in the replaced layers (float rounding only)");
+        else if (key.first == kCheckpointRow)
+            name = ModelEvalChart::tr("second checkpoint of the model (every layer)");
         else if (!exact)
             name = axis == ModelEvalAxis::Features
                        ? ModelEvalChart::tr("%1 (no m), %2")

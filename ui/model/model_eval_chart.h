@@ -20,9 +20,10 @@ enum class ModelEvalAxis {
 // divergence of the next-token distributions (right, log scale) against m or against the replaced
 // layer. Points are the mean over the seeds, with bars from the smallest to the largest seed.
 // The exact method (streaming exact softmax in the replaced layers: no approximation) is drawn as
-// a dashed grey reference line, and a method without m (elu+1, Taylor) as a dashed line in its
-// colour. A KL of 0 (or below the axis) is drawn at the axis floor, never
-// dropped. A title, a subtitle with the model and the text length, and a legend under the plots.
+// a dashed grey reference line, a method without m (elu+1, Taylor) as a dashed line in its
+// colour, and a second checkpoint of the model (the row "checkpoint") as a dashed purple line.
+// A KL of 0 (or below the axis) is drawn at the axis floor, never dropped. A title, a subtitle with
+// the model and the text length, and a legend under the plots.
 class ModelEvalChart : public QCustomPlot {
     Q_OBJECT
 

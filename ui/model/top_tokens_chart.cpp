@@ -25,6 +25,13 @@ void TopTokensChart::setTokens(QString title, std::vector<std::pair<QString, dou
     update();
 }
 
+void TopTokensChart::setHeadings(QString left, QString right)
+{
+    m_leftHeading = std::move(left);
+    m_rightHeading = std::move(right);
+    update();
+}
+
 void TopTokensChart::paintEvent(QPaintEvent*)
 {
     QPainter painter(this);
@@ -35,10 +42,10 @@ void TopTokensChart::paintEvent(QPaintEvent*)
     const int line = metrics.height();
     painter.drawText(QRect(8, 4, width() - 16, line), Qt::AlignLeft | Qt::AlignVCenter, m_title);
     const int half = (width() - 24) / 2;
-    drawColumn(painter, QRect(8, 8 + line, half, height() - 12 - line), tr("exact model"), m_exact,
+    drawColumn(painter, QRect(8, 8 + line, half, height() - 12 - line), m_leftHeading, m_exact,
                QColor(60, 60, 60));
-    drawColumn(painter, QRect(16 + half, 8 + line, half, height() - 12 - line),
-               tr("with the approximation"), m_approx, QColor(214, 96, 77));
+    drawColumn(painter, QRect(16 + half, 8 + line, half, height() - 12 - line), m_rightHeading,
+               m_approx, QColor(214, 96, 77));
 }
 
 void TopTokensChart::drawColumn(QPainter& painter, QRect area, const QString& heading,

@@ -424,14 +424,7 @@ void MainWindow::showResult()
     m_generatePage->setExperiment(result.spec, computation.input);
     refreshViews();
     m_runNoticeShown = false;
-    m_statusLabel->setText(
-        (result.exactKept ? tr("L = %1, %2 head(s): approximation %3 ms, exact attention kept "
-                               "from the previous result, rows and metrics %4 ms")
-                          : tr("L = %1, %2 head(s): approximation %3 ms, exact %4 ms"))
-            .arg(result.labels.size())
-            .arg(result.heads.size())
-            .arg(result.secondsApprox * 1e3, 0, 'f', 1)
-            .arg(result.secondsExact * 1e3, 0, 'f', 1));
+    m_statusLabel->setText(resultStatusText(result));
     emit resultShown();
 }
 
@@ -786,6 +779,9 @@ void MainWindow::stepDeck(int delta)
 ExperimentSpec MainWindow::windowSpec(ExperimentSpec spec)
 {
     spec.exactMethod = false;
+    // A second checkpoint is compared with a model's input only (a language model's).
+    if (spec.input.kind != InputKind::Model)
+        spec.input.comparisonModelPath.clear();
     return spec;
 }
 

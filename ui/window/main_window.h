@@ -165,7 +165,8 @@ protected:
 
 private:
     // The window computes an approximation against exact attention; a session asking for the
-    // "exact" method (a command-line notion) shows FAVOR+ instead.
+    // "exact" method (a command-line notion) shows FAVOR+ instead. A second checkpoint goes with
+    // the model's input.
     static ExperimentSpec windowSpec(ExperimentSpec spec);
 
     friend class SpecChange;

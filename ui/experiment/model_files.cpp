@@ -1,0 +1,85 @@
+#include "ui/experiment/model_files.h"
+
+#include "errors.h"
+#include "inputs/model_input.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QSettings>
+
+namespace attnlab::ui {
+
+namespace {
+
+constexpr int kRecentModels = 6;
+const QString kRecentModelsKey = QStringLiteral("recentModels");
+
+// Why a file cannot be read as a GGUF model (the reader's message without the path).
+QString ggufProblem(const QString& path)
+{
+    try {
+        modelArchitectureOf(path);
+        return QObject::tr("it is not a .gguf file");
+    } catch (const InputError& error) {
+        return error.message().mid(path.size() + 2);
+    }
+}
+
+}  // namespace
+
+QStringList recentModels()
+{
+    return QSettings().value(kRecentModelsKey).toStringList();
+}
+
+void rememberModel(const QString& path)
+{
+    QStringList recent = recentModels();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kRecentModels)
+        recent.removeLast();
+    QSettings().setValue(kRecentModelsKey, recent);
+}
+
+std::optional<ModelArchitecture> readableArchitecture(const QString& modelPath)
+{
+    try {
+        return modelArchitectureOf(modelPath);
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+}
+
+bool isLanguageModel(const QString& modelPath)
+{
+    const std::optional<ModelArchitecture> architecture = readableArchitecture(modelPath);
+    return architecture && *architecture != ModelArchitecture::Vit;
+}
+
+QString openLanguageModel(QWidget* parent, const QString& title)
+{
+    QString path = QFileDialog::getOpenFileName(
+        parent, title, QString(), QObject::tr("Models (*.gguf config.json);;All files (*)"));
+    if (QFileInfo(path).fileName() == QLatin1String("config.json"))
+        path = QFileInfo(path).absolutePath();
+    if (path.isEmpty() || isLanguageModel(path))
+        return path;
+    const QString shown = QDir::toNativeSeparators(path);
+    QMessageBox::warning(
+        parent, title,
+        QFileInfo(path).isFile() ? QObject::tr("%1 cannot be read as a GGUF language model (%2).")
+                                       .arg(shown, ggufProblem(path))
+        : !QFileInfo::exists(path + QStringLiteral("/config.json"))
+            ? QObject::tr("%1 holds no config.json: a model folder holds config.json and the "
+                          ".safetensors weights.")
+                  .arg(shown)
+            : QObject::tr("%1 holds no language model (GPT-2, Llama, Mistral, Qwen2, GPT-NeoX); "
+                          "a ViT reads images: open it from the Image tab.")
+                  .arg(shown));
+    return QString();
+}
+
+}  // namespace attnlab::ui

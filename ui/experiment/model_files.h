@@ -1,0 +1,31 @@
+#pragma once
+
+#include "model/checkpoint_files.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+class QWidget;
+
+namespace attnlab::ui {
+
+// The models a user has opened, as the Input dock's readers and the Method dock's second
+// checkpoint list them: folders and .gguf files, newest first, kept in the settings.
+QStringList recentModels();
+// Puts path first among the recent models (at most six are kept).
+void rememberModel(const QString& path);
+
+// The architecture of the model at modelPath, or none when its config or file cannot be read
+// (the computation then reports the problem).
+std::optional<ModelArchitecture> readableArchitecture(const QString& modelPath);
+// Whether the model at modelPath reads text: a language model (none when it cannot be read).
+bool isLanguageModel(const QString& modelPath);
+
+// Asks for a language model: a .gguf file, or the config.json of a model folder (whose folder is
+// returned). Empty when the user cancels, or when the choice holds no language model, which a
+// message box then says (naming the file and what is wrong).
+QString openLanguageModel(QWidget* parent, const QString& title);
+
+}  // namespace attnlab::ui
