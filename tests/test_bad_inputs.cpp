@@ -440,7 +440,7 @@ const std::vector<BadInput>& catalogue()
                           kSessionData + "/spec-string.attnlab", {"\"spec\" must be an object"}),
         badSessionFixture("session: features a string",
                           kSessionData + "/features-string.attnlab", {"features"}),
-        badSessionFixture("session: unknown version 2", kSessionData + "/version-2.attnlab",
+        badSessionFixture("session: unknown version 3", kSessionData + "/version-3.attnlab",
                           {"newer Attention Lab"}),
         badSession("session: unknown version 99",
                    [](QJsonObject& root) { root["version"] = 99; }, {"newer", "version 99"}),

@@ -243,8 +243,8 @@ void TestCompareWindow::theMapsAndMetricsAreComputesOwn()
     auto* list = window.findChild<QComboBox*>(QStringLiteral("checkpointList"));
     QVERIFY(list && list->isVisible());
     QCOMPARE(list->currentText(), QStringLiteral("llama-q4_0.gguf"));
-    // The recent models other than the first, and the built-in one.
-    QCOMPARE(list->count(), 3);
+    // The recent models other than the first, and the built-in text models.
+    QCOMPARE(list->count(), 2 + int(builtinTextModels().size()));
     QVERIFY(!window.findChild<QWidget*>(QStringLiteral("features"))->isEnabled());
 
     // The map's title, the Metrics dock and the status bar name the second checkpoint.

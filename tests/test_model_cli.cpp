@@ -8,6 +8,7 @@
 // layers, texts and images exit 2 naming what is wrong and write nothing.
 
 #include "app_process.h"
+#include "inputs/builtin_models.h"
 #include "io/npy.h"
 
 #include <QImage>
@@ -101,9 +102,9 @@ private:
 };
 
 // Property: `compute --out DIR` alone runs the built-in model on its example sentence: the spec
-// says model input of "builtin", the tokens are BPE pieces (leading spaces shown as ␣), every
-// head of the layer is written (3-D arrays), and attention is causal (rows sum to 1, nothing
-// above the diagonal).
+// says model input of the default built-in model (by its id), the tokens are BPE pieces (leading
+// spaces shown as ␣), every head of the layer is written (3-D arrays), and attention is causal
+// (rows sum to 1, nothing above the diagonal).
 void TestModelCli::defaultComputeRunsTheBuiltinModel()
 {
     const QString out = m_dir.filePath(QStringLiteral("default"));
@@ -112,7 +113,7 @@ void TestModelCli::defaultComputeRunsTheBuiltinModel()
     const QJsonObject json = readJson(out + "/metrics.json");
     const QJsonObject input = json.value("spec").toObject().value("input").toObject();
     QCOMPARE(input.value("kind").toString(), QStringLiteral("model"));
-    QCOMPARE(input.value("model").toString(), QStringLiteral("builtin"));
+    QCOMPARE(input.value("model").toString(), QString::fromLatin1(kDefaultTextModel));
     QVERIFY(json.value("spec").toObject().value("causal").toBool());
     const QJsonArray tokens = json.value("tokens").toArray();
     QVERIFY(tokens.size() > 5);

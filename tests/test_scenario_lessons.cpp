@@ -233,7 +233,7 @@ void TestScenarioLessons::scenario12ContinuationsPartAndTheCachePassesTheState()
     const GenerationPageState state =
         GenerationPageState::fromJson(scenario.session.view.value("generate").toObject());
     const ExperimentSpec& spec = scenario.session.spec;
-    QCOMPARE(spec.input.modelPath, QStringLiteral("builtin"));
+    QCOMPARE(spec.input.modelPath, QString::fromLatin1(kBuiltinKjvGpt2));
     QCOMPARE(spec.approximation.kind, Method::FavorPositive);
     QVERIFY(state.replacedLayers.empty());  // every layer
     QVERIFY(state.sampling.greedy);

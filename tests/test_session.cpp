@@ -104,7 +104,7 @@ void TestSession::writesTheDocumentedFormat()
     const QJsonObject root = document.object();
     QCOMPARE(root.value(QLatin1String("format")).toString(),
              QStringLiteral("attention-lab-session"));
-    QCOMPARE(root.value(QLatin1String("version")).toInteger(), 1);
+    QCOMPARE(root.value(QLatin1String("version")).toInteger(), kSessionVersion);
     QCOMPARE(root.value(QLatin1String("spec")).toObject(), session.spec.toJson());
     QCOMPARE(root.value(QLatin1String("view")).toObject(), session.view);
     QCOMPARE(root.keys(), (QStringList{"format", "spec", "version", "view"}));
@@ -337,8 +337,8 @@ void TestSession::refusesBadSessions_data()
     row("version-string.attnlab", {"\"version\" must be an integer (got \"1\")"});
     row("version-fraction.attnlab", {"\"version\" must be an integer (got 1.5)"});
     row("version-0.attnlab", {"\"version\" must be at least 1 (got 0)"});
-    row("version-2.attnlab",
-        {"written by a newer Attention Lab (version 2); this one reads version 1"});
+    row("version-3.attnlab",
+        {"written by a newer Attention Lab (version 3); this one reads versions 1 to 2"});
     row("no-spec.attnlab", {"\"spec\" is missing"});
     row("spec-string.attnlab", {"\"spec\" must be an object (got \"favor-positive\")"});
     row("view-array.attnlab", {"\"view\" must be an object (got an array)"});

@@ -174,7 +174,7 @@ int requireSessionHeader(const QString& path, const QJsonObject& root)
                    .arg(version.isDouble() ? QString::number(number, 'g', 17) : describe(version)));
     if (number > kSessionVersion)
         refuse(path, QStringLiteral("written by a newer Attention Lab (version %1); this one reads "
-                                    "version %2")
+                                    "versions 1 to %2")
                          .arg(QString::number(number, 'g', 17))
                          .arg(kSessionVersion));
     if (number < 1)
