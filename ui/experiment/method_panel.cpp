@@ -1,8 +1,11 @@
 #include "ui/experiment/method_panel.h"
 
+#include "attention/fitted_feature_maps.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -10,6 +13,7 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
+#include <QVBoxLayout>
 
 #include <cmath>
 #include <limits>
@@ -61,6 +65,19 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     m_role = new QLabel;
     m_role->setWordWrap(true);
     m_role->setObjectName(QStringLiteral("methodRole"));
+    m_fittedMaps = new QLabel;
+    m_fittedMaps->setWordWrap(true);
+    m_fittedMaps->setObjectName(QStringLiteral("fittedMaps"));
+    auto* fit = new QPushButton(tr("Fit to This Model..."));
+    fit->setObjectName(QStringLiteral("fitToModel"));
+    fit->setToolTip(tr("Fit the query and key maps of each head to the model on show, so that "
+                       "linear attention's rows match its softmax rows (Hedgehog)."));
+    connect(fit, &QPushButton::clicked, this, &MethodPanel::fitRequested);
+    m_fitted = new QWidget;
+    auto* fitted = new QVBoxLayout(m_fitted);
+    fitted->setContentsMargins(0, 0, 0, 0);
+    fitted->addWidget(m_fittedMaps);
+    fitted->addWidget(fit, 0, Qt::AlignLeft);
 
     // Object names: for tests and accessibility tools.
     m_map->setObjectName(QStringLiteral("approximation"));
@@ -92,6 +109,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     // "Trigonometric (random Fourier)", did not fit beside a label.
     layout->addRow(m_map);
     layout->addRow(m_role);
+    layout->addRow(m_fitted);
     layout->addRow(tr("Features m"), features);
     // The method's own parameters right under it, where a user choosing the method looks (a
     // parameter the method does not take is hidden).
@@ -408,6 +426,15 @@ void MethodPanel::updateEnabled()
     else if (!info.hasRecurrentForm)
         traits.append(tr("no recurrent form"));
     m_role->setText(traits.join(QStringLiteral(" \u00b7 ")));
+    m_form->setRowVisible(m_fitted, info.needsFittedMaps);
+    if (const FittedFeatureMaps* maps = m_spec.approximation.fittedMaps.get())
+        m_fittedMaps->setText(
+            tr("Maps: %1; %2")
+                .arg(maps->description(), maps->file.isEmpty()
+                                              ? tr("fitted in the window, kept in the session")
+                                              : QFileInfo(maps->file).fileName()));
+    else
+        m_fittedMaps->setText(tr("No maps fitted yet: fit them to the model on show."));
     // Without a causal form a method cannot serve causal attention: its entry is greyed out
     // while the mask is on.
     auto* items = qobject_cast<QStandardItemModel*>(m_map->model());
