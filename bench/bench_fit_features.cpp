@@ -6,15 +6,17 @@
 //   (default: the built-in model, resources/texts/kjv-fit.txt, resources/texts/kjv-heldout.txt)
 //
 // It reports: the time of the fit alone (the model reading the text before it not counted, as
-// FeatureMapFit::seconds) and with the reading, each head's mean row KL(P || P^) on the training
-// text before and after; then, on the held-out text cut into windows of the model's positions,
-// every layer replaced, the top-1 agreement of the next-token predictions (over every position of
-// every window) and the mean KL(p || p^), for hedgehog, hedgehog-window (w = 32), FAVOR+ positive
-// with the same feature count (m = 2 d, 3 seeds) and elu+1; beside the machine's sgemm rate and
-// copy bandwidth measured in the same run and its load average.
-// Threads: ATTNLAB_BENCH_THREADS (default 2). To explore the fit's settings (not the defaults the
-// README quotes): ATTNLAB_FIT_STEPS, ATTNLAB_FIT_RATE, ATTNLAB_FIT_BATCH; ATTNLAB_FIT_ONLY=1 leaves
-// out the other methods.
+// FeatureMapFit::seconds) and with the reading, and the processor time the process spent on it
+// (user + system, all threads: on a machine shared with other work, the time it would take alone
+// on the threads it used is about that divided by them), each head's mean row KL(P || P^) on the
+// training text before and after; then, on the held-out text cut into windows of the model's
+// positions, every layer replaced, the top-1 agreement of the next-token predictions (over every
+// position of every window) and the mean KL(p || p^), for hedgehog, hedgehog-window (w = 32),
+// FAVOR+ positive with the same feature count (m = 2 d, 3 seeds) and elu+1; beside the machine's
+// sgemm rate and copy bandwidth measured in the same run and its load average. Threads:
+// ATTNLAB_BENCH_THREADS (default 2). To explore the fit's settings (not the defaults the README
+// quotes): ATTNLAB_FIT_STEPS, ATTNLAB_FIT_RATE, ATTNLAB_FIT_BATCH; ATTNLAB_FIT_ONLY=1 leaves out
+// the other methods.
 
 #include "bench_support.h"
 #include "fitting/feature_map_fit.h"
@@ -30,10 +32,23 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <sys/resource.h>
+
 using namespace attnlab;
 using attnlab::bench::loadAverage;
 
 namespace {
+
+// User and system time of the process so far, every thread's.
+double processorSeconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto seconds = [](const timeval& t) {
+        return double(t.tv_sec) + 1e-6 * double(t.tv_usec);
+    };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 QString readText(const QString& path)
 {
@@ -99,8 +114,10 @@ int main(int argc, char** argv)
         spec.distillation.learningRate = qEnvironmentVariable("ATTNLAB_FIT_RATE").toDouble();
     QElapsedTimer timer;
     timer.start();
+    const double cpuBefore = processorSeconds();
     const FeatureMapFit fit = fitFeatureMaps(*model, training, spec);
     const double withReading = double(timer.nsecsElapsed()) * 1e-9;
+    const double cpu = processorSeconds() - cpuBefore;
     const double sgemm = measureSgemmGflops(engineThreads());
     const double bandwidth = measureCopyGigabytesPerSecond();
     std::printf("%s: %zu heads (%d layers x %d), d = %d, d_f = %d, %d steps of %d windows at rate "
@@ -109,7 +126,9 @@ int main(int argc, char** argv)
                 model->heads(), model->headDim(), fit.maps->featureDim, spec.distillation.steps,
                 spec.distillation.batchWindows, spec.distillation.learningRate, fit.tokens,
                 fit.windows, threads);
-    std::printf("fit: %.1f s (%.1f s with the model reading the text)\n", fit.seconds, withReading);
+    std::printf("fit: %.1f s (%.1f s with the model reading the text), %.1f s of processor time "
+                "(%.1f s on %d threads of their own)\n",
+                fit.seconds, withReading, cpu, cpu / threads, threads);
     for (const HeadFitRecord& head : fit.heads)
         std::printf("  layer %d head %d: training-text mean row KL %.4f -> %.4f\n", head.layer,
                     head.head, head.initialKl, head.finalKl);
