@@ -3,6 +3,7 @@
 #include "commands/bench_command.h"
 #include "commands/compute_command.h"
 #include "commands/errors_command.h"
+#include "commands/fit_features_command.h"
 #include "commands/generate_command.h"
 #include "errors.h"
 #include "commands/model_eval_command.h"
@@ -57,6 +58,9 @@ const Subcommand kSubcommands[] = {
      "a language model continuing a prompt with exact and approximate attention, "
      "token by token",
      runGenerateCommand, Figures::WithPlotOption},
+    {"fit-features",
+     "feature maps fitted to a language model's heads (hedgehog), written as .safetensors",
+     runFitFeaturesCommand, Figures::Never},
 };
 
 // Whether the command line asks `command` to draw figures.

@@ -89,12 +89,6 @@ void attentionStep(Run& run, const Matrix<float>& qkv, Matrix<float>& out)
     run.state.advance(1);
 }
 
-double loadAverage()
-{
-    QFile file(QStringLiteral("/proc/loadavg"));
-    return file.open(QIODevice::ReadOnly) ? file.readAll().split(' ').value(0).toDouble() : -1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv)

@@ -158,6 +158,13 @@ inline void writeCheckpoint(const QString& folder, int positions)
     writeWeights(folder + "/model.safetensors", positions);
 }
 
+// The machine's load average over the last minute (-1 where /proc/loadavg cannot be read).
+inline double loadAverage()
+{
+    QFile file(QStringLiteral("/proc/loadavg"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll().split(' ').value(0).toDouble() : -1;
+}
+
 // The median of the wall-clock seconds of `reps` runs of f after one warm-up run.
 inline double medianSeconds(int reps, const std::function<void()>& f)
 {

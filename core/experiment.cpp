@@ -6,6 +6,7 @@
 #include "attention/approximations/checkpoint_attention.h"
 #include "attention/band_products.h"
 #include "attention/exact_attention.h"
+#include "attention/fitted_feature_maps.h"
 #include "attention/linear_attention.h"
 #include "inputs/model_input.h"
 #include "io/json_fields.h"
@@ -213,8 +214,8 @@ std::unique_ptr<Approximation<T>> approximateHead(const ExperimentSpec& spec, co
         head.outputApprox =
             streamingAttention<T>(q, k, v, scale, spec.causal).template cast<double>();
     } else {
-        approximation =
-            makeApproximation<T>(spec.approximation, int(q.cols()), q.rows(), scale, headIndex);
+        approximation = makeApproximation<T>(spec.approximation, int(q.cols()), q.rows(), scale,
+                                             HeadSite{spec.input.layer, headIndex});
         throwIfCancelled();
         timer.start();
         approximation->fit(q, k, spec.causal);
@@ -384,8 +385,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
     throwIfCancelled();
     const FeatureMap<T>* phi = approximation ? approximation->featureMap() : nullptr;
     if (phi && options.features) {
-        head.featuresQ = trueScaleFeatures(*phi, q);
-        head.featuresK = trueScaleFeatures(*phi, k);
+        head.featuresQ = trueScaleFeatures(*phi, q, FeatureSide::Query);
+        head.featuresK = trueScaleFeatures(*phi, k, FeatureSide::Key);
     }
     result.secondsExact += timer.nsecsElapsed() * 1e-9;
     if (options.progress)
@@ -534,6 +535,12 @@ void requireComputable(const ExperimentSpec& spec, const AttentionInput& input)
 {
     validate(spec, !input.comparison.empty());
     requireRepresentable(spec, input);
+    // Maps fitted to a model serve that model only (another one of the same d would take them).
+    const ApproximationSpec& approximation = spec.approximation;
+    if (!spec.exactMethod && input.comparison.empty() && input.model &&
+        methodInfo(approximation.kind).needsFittedMaps && approximation.fittedMaps)
+        requireMapsOfModel(*approximation.fittedMaps, modelFolder(spec.input.modelPath),
+                           input.model->layers, input.model->heads, input.model->headDim);
 }
 
 int engineThreadsFor(const ExperimentSpec& spec, Eigen::Index length, Eigen::Index d,

@@ -130,7 +130,8 @@ QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
 // Throws InputError when a value of spec is out of range, or when the queries and keys (or the
 // values) of input are so large that the products of attention would overflow the precision:
 // max(s, 1) |x|^2 for the longest query or key x above 1e15 in float, 1e150 in double (without
-// the check, s q.k = inf gives inf - inf = NaN after the row maxima).
+// the check, s q.k = inf gives inf - inf = NaN after the row maxima); and when a language
+// model's input meets feature maps fitted to another model (requireMapsOfModel).
 void requireComputable(const ExperimentSpec& spec, const AttentionInput& input);
 
 // The engine threads for L positions, head dimension d, C features and H heads: spec.threads,

@@ -144,6 +144,8 @@ QJsonObject ExperimentSpec::toJson() const
     json[QLatin1String("precision")] = precisionName(precision);
     json[QLatin1String("threads")] = threads;
     json[QLatin1String("chunk")] = chunkSize;
+    if (!featureMapFile.isEmpty())
+        json[QLatin1String("feature_map")] = featureMapFile;
     return json;
 }
 
@@ -206,6 +208,7 @@ ExperimentSpec ExperimentSpec::fromJson(const QJsonObject& json)
     top.readName("precision", &spec.precision, parsePrecision);
     top.read("threads", &spec.threads, 0, SpecLimits::threads);
     top.read("chunk", &spec.chunkSize, 1, SpecLimits::chunkSize);
+    top.read("feature_map", &spec.featureMapFile);
     return spec;
 }
 

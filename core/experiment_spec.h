@@ -40,6 +40,10 @@ struct ExperimentSpec {
     Precision precision = Precision::Float;
     int threads = 0;                           // engine threads; 0 = one per hardware thread
     int chunkSize = int(kDefaultCausalChunk);  // rows per chunk of the causal linear form
+    // The file of the fitted feature maps (hedgehog, hedgehog-window), which whoever reads a spec
+    // loads into approximation.fittedMaps (fitting/feature_map_file.h); empty when there is none
+    // or the maps were fitted in the window and not saved.
+    QString featureMapFile;
 
     // "exact" or the feature map's name ("favor-positive", ...).
     QString methodName() const;

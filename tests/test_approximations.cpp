@@ -7,6 +7,7 @@
 #include "attention/approximations/favor_sharp_attention.h"
 #include "attention/maps/optimal_positive_random_features.h"
 #include "errors.h"
+#include "fitted_maps_support.h"
 #include "head_support.h"
 #include "experiment.h"
 #include "inputs/inputs.h"
@@ -773,6 +774,7 @@ void TestApproximations::floatAgreesWithDouble()
     spec.kind = Method(kind);
     spec.features = 32;
     spec.setValue(windowParameter(), 40);
+    spec = withFittedMaps(spec, 16);
     const auto inDouble = makeApproximation<double>(spec, 16, 1000, s);
     const auto inFloat = makeApproximation<float>(spec, 16, 1000, s);
     inDouble->fit(head.q, head.k, causal);

@@ -12,6 +12,7 @@
 #include "parallel.h"
 #include "attention/row_ops.h"
 
+#include "fitted_maps_support.h"
 #include "test_support.h"
 
 #include <QTest>
@@ -234,6 +235,7 @@ void TestAttention::causalFormsAgree()
     mapSpec.kind = Method(kind);
     mapSpec.features = 32;
     mapSpec.seed = 5;
+    mapSpec = withFittedMaps(mapSpec, d);
     const double s = 1 / std::sqrt(double(d));
     const double tolerance = useDouble ? 1e-10 : 1e-5;
     MatrixD chunked, recurrent, quadratic;
@@ -276,6 +278,7 @@ void TestAttention::nonCausalLinearEqualsMaskedQuadratic()
     ApproximationSpec mapSpec;
     mapSpec.kind = Method(kind);
     mapSpec.features = 32;
+    mapSpec = withFittedMaps(mapSpec, d);
     const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
     const auto linear = linearAttention<double>(*phi, head.q, head.k, head.v, false);
     const double error = relativeError(linear.output, maskedQuadraticOutput(*phi, head, false));
@@ -309,6 +312,7 @@ void TestAttention::stepperFinalStateIsTheKeySummary()
         ApproximationSpec mapSpec;
         mapSpec.kind = info.method;
         mapSpec.features = 16;
+        mapSpec = withFittedMaps(mapSpec, d);
         const auto phi = makeFeatureMap<double>(mapSpec, d, 1 / std::sqrt(double(d)));
         CausalStepper<double> stepper(*phi, head.q, head.k, head.v);
         stepper.seek(stepper.length());

@@ -8,6 +8,7 @@
 #include "inputs/inputs.h"
 #include "attention/random.h"
 
+#include "fitted_maps_support.h"
 #include "test_support.h"
 
 #include <QTest>
@@ -131,13 +132,15 @@ void TestEstimators::featureCountMatchesTheMap_data()
     QTest::newRow("relu") << int(Method::FavorRelu) << 10;
     QTest::newRow("elu") << int(Method::Elu) << 6;
     QTest::newRow("taylor2") << int(Method::Taylor2) << 1 + 6 + 21;
+    QTest::newRow("hedgehog") << int(Method::Hedgehog) << 2 * 6;  // d_f = d
 }
 
 void TestEstimators::featureCountMatchesTheMap()
 {
     QFETCH(int, kind);
     QFETCH(int, expected);
-    const ApproximationSpec s = spec(Method(kind), 10, ProjectionKind::Orthogonal, 1);
+    const ApproximationSpec s =
+        withFittedMaps(spec(Method(kind), 10, ProjectionKind::Orthogonal, 1), 6);
     QCOMPARE(featureCountOf(s, 6), Eigen::Index(expected));
     QCOMPARE(makeFeatureMap<float>(s, 6, 0.5)->featureCount(), Eigen::Index(expected));
     QCOMPARE(makeFeatureMap<double>(s, 6, 0.5)->featureCount(), Eigen::Index(expected));
@@ -161,7 +164,8 @@ void TestEstimators::featuresFollowTheirFormulas()
     QFETCH(double, norm);
     const int d = 8, m = 12;
     const double s = 0.3;
-    const ApproximationSpec mapSpec = spec(Method(kind), m, ProjectionKind::Orthogonal, 4);
+    const ApproximationSpec mapSpec =
+        withFittedMaps(spec(Method(kind), m, ProjectionKind::Orthogonal, 4), d);
     const auto phi = makeFeatureMap<double>(mapSpec, d, s);
     MatrixD x(3, d);
     for (int i = 0; i < 3; ++i)
@@ -213,6 +217,14 @@ void TestEstimators::featuresFollowTheirFormulas()
                 for (int a = 0; a < d; ++a)
                     for (int b = a; b < d; ++b)
                         expected[c++] = xs[a] * xs[b] * (a == b ? 1 / std::sqrt(2.0) : 1.0);
+                break;
+            }
+            case Method::Hedgehog: {
+                // The key map of layer 0, head 0: [exp(W_k x' + b_k), exp(-(W_k x' + b_k))].
+                const FittedHeadMaps& maps = mapSpec.fittedMaps->fitted.at({0, 0});
+                const VectorD u = maps.keyWeight * xs + maps.keyBias;
+                expected.resize(2 * u.size());
+                expected << u.array().exp(), (-u).array().exp();
                 break;
             }
             default: QFAIL("only the feature maps have features");

@@ -24,6 +24,7 @@
 #include "model/language_model.h"
 #include "model_support.h"
 #include "parallel.h"
+#include "fitted_maps_support.h"
 #include "test_support.h"
 
 #include <QFile>
@@ -328,7 +329,7 @@ void TestGeneration::recurrentHeadEqualsTheParallelForm()
     const LayerQkv& layer = forward.layers[1];
     const int d = model->headDim();
     const double scale = 1 / std::sqrt(double(d));
-    const ApproximationSpec spec = approximationOf(Method(method));
+    const ApproximationSpec spec = withFittedMaps(approximationOf(Method(method)), d);
     const bool signed_ = methodInfo(spec.kind).canBeNegative;
     for (int h = 0; h < model->heads(); ++h) {
         const Matrix<float> q = layer.q.middleCols(h * d, d);

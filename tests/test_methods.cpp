@@ -12,6 +12,8 @@
 #include "ui/experiment/method_panel.h"
 #include "sweeps/error_sweep.h"
 #include "sweeps/timing_sweep.h"
+#include "fitting/feature_map_file.h"
+#include "fitted_maps_support.h"
 #include "ui/timing/timing_panel.h"
 
 #include <QCheckBox>
@@ -112,6 +114,7 @@ void TestMethods::entriesAreConsistent()
             ApproximationSpec spec;
             spec.kind = info.method;
             spec.features = 5;
+            spec = withFittedMaps(spec, d);
             const auto approximation = makeApproximation<float>(spec, d, 7, 0.5);
             QCOMPARE(approximation->projection().rows(), info.drawsProjection ? 5 : 0);
             QCOMPARE(approximation->featureMap() != nullptr, info.hasFeatures());
@@ -277,10 +280,15 @@ void TestMethods::commandLineOffersTheRegistry()
 
     // Every approximation runs through compute and writes P^ and O^; the features only where
     // the method has them, E and F only for Linformer.
+    // The methods fitted to a model take the maps of --feature-map (for heads of d = 4).
+    const QString maps = dir.filePath(QStringLiteral("maps.safetensors"));
+    writeFeatureMaps(*randomFittedMaps(4, 1, 1), maps);
     for (const MethodInfo& info : approximationMethods()) {
-        run = runAttentionLab({"compute", "--random", "8", "--d", "4", "--features", "4",
-                               "--method", info.name, "--out", out},
-                              {}, 60000);
+        QStringList arguments{"compute", "--random", "8",       "--d",   "4", "--features",
+                              "4",       "--method", info.name, "--out", out};
+        if (info.needsFittedMaps)
+            arguments << "--feature-map" << maps;
+        run = runAttentionLab(arguments, {}, 60000);
         QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
         const QDir written(out);
         QVERIFY(written.exists(QStringLiteral("attention_approx.npy")));

@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "experiment.h"
 #include "attention/feature_maps.h"
+#include "fitted_maps_support.h"
 #include "ui/plotting/heatmap_view.h"
 #include "inputs/inputs.h"
 #include "ui/stepper/stepper_token_strip.h"
@@ -43,6 +44,7 @@ ExperimentSpec specFor(const QString& method, double normMultiplier = 1.0)
     if (!spec.setMethod(method))
         qFatal("unknown method %s", qPrintable(method));
     spec.approximation.features = 16;
+    spec.approximation = test::withFittedMaps(spec.approximation, spec.input.headDim);
     spec.input.normMultiplier = normMultiplier;
     return spec;
 }

@@ -13,6 +13,7 @@
 #include "attention/linear_attention.h"
 #include "io/npy.h"
 #include "parallel.h"
+#include "fitted_maps_support.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -53,6 +54,7 @@ ExperimentSpec randomSpec(Method kind, Precision precision, int length, int d, i
     spec.approximation.kind = kind;
     spec.approximation.features = m;
     spec.approximation.seed = seed + 100;
+    spec.approximation = withFittedMaps(spec.approximation, d);
     spec.precision = precision;
     spec.chunkSize = 16;  // several chunks, and a last one cut short
     return spec;
@@ -88,13 +90,14 @@ MatrixD maskedQuadraticOutput(const ExperimentSpec& spec, const AttentionInput& 
     return (p * v).template cast<double>();
 }
 
-// phi(X) at true scale, in double, for the map of spec in its precision.
+// phi_q(X) or phi_k(X) at true scale, in double, for the map of spec in its precision.
 MatrixD featuresOf(const ExperimentSpec& spec, const AttentionInput& input, const MatrixD& x,
-                   int head = 0)
+                   int head, FeatureSide side)
 {
     if (spec.precision == Precision::Float)
-        return trueScaleFeatures(*mapOf<float>(spec, input, head), Matrix<float>(x.cast<float>()));
-    return trueScaleFeatures(*mapOf<double>(spec, input, head), x);
+        return trueScaleFeatures(*mapOf<float>(spec, input, head), Matrix<float>(x.cast<float>()),
+                                 side);
+    return trueScaleFeatures(*mapOf<double>(spec, input, head), x, side);
 }
 
 // Causal softmax attention by the textbook formula, in long double:
@@ -294,8 +297,8 @@ void TestSteps::statesAreThePrefixSums()
     const CausalSteps steps = causalSteps(spec, input, options);
     const HeadTensors& head = input.heads[1];
     const MatrixD v = p == Precision::Float ? MatrixD(head.v.cast<float>().cast<double>()) : head.v;
-    const MatrixD phiK = featuresOf(spec, input, head.k, 1);
-    const MatrixD phiQ = featuresOf(spec, input, head.q, 1);
+    const MatrixD phiK = featuresOf(spec, input, head.k, 1, FeatureSide::Key);
+    const MatrixD phiQ = featuresOf(spec, input, head.q, 1, FeatureSide::Query);
     QCOMPARE(steps.featureCount, phiK.cols());
     QCOMPARE(steps.statesFrom, Eigen::Index(0));
     QCOMPARE(steps.statesTo, Eigen::Index(40));

@@ -277,6 +277,8 @@ int runGenerateCommand(const QStringList& arguments)
     const MemoryBudget budget = budgetFromOptions(parser);
     const QString modelPath = parser.isSet(option("model")) ? parser.value(option("model"))
                                                             : QString::fromLatin1(kBuiltinModel);
+    if (spec.approximation.fittedMaps)
+        requireFeatureMapsForModel(*spec.approximation.fittedMaps, modelPath);
     const std::shared_ptr<const LanguageModel> model = loadModel(modelPath, budget);
     spec.replacedLayers = layersOption(parser, model->layers());
 

@@ -357,6 +357,10 @@ void addModelEvalOptions(QCommandLineParser& parser)
         "is unchanged; KL(p || q) of the distributions, exact p and approximate q; the mean "
         "relative Frobenius error of the replaced heads' attention, on the queries and keys they "
         "receive in the approximate run; tokens: the text's, or a ViT's patches plus [CLS]). "
+        "Beside it, <out>-heads.csv gives every replaced head's properties per row: layer,head,"
+        "method,m,layers,seed,entropy_exact,entropy_approx,monotonicity (the mean row entropy of "
+        "P and of P^ in nats; the mean over rows of Spearman's correlation between q.k and P^: "
+        "1 when P^ ranks the keys as softmax does). "
         "With --compare-model, a first row \"checkpoint\" compares a second checkpoint of the "
         "same language model (a quantized .gguf file, say) with --model's in the same way: its "
         "predictions against the model's, and its attention in every layer. "
@@ -471,6 +475,14 @@ int runModelEval(const QCommandLineParser& parser)
                 rows, ui::ModelEvalAxis::Features, plot, plotFormat(plot), kPlotSize,
                 QStringLiteral("%1, %2").arg(modelDisplayName(base.input.modelPath), subject));
         });
+    // Each replaced head's entropies and monotonicity, beside the CSV.
+    const QFileInfo csv(outputs.csv);
+    const QString heads = csv.absolutePath() + QLatin1Char('/') + csv.completeBaseName() +
+                          QStringLiteral("-heads.csv");
+    AtomicFileSet files(csv.absolutePath());
+    writeAll(files.open(QFileInfo(heads).fileName()), modelEvalHeadsCsv(rows).toUtf8());
+    files.commit();
+    QTextStream(stdout) << "wrote " << heads << '\n';
     return ExitSuccess;
 }
 

@@ -8,6 +8,7 @@
 #include "ui/experiment/attention_figures.h"
 #include "ui/images/image_loader.h"
 #include "ui/experiment/image_overlay_view.h"
+#include "ui/experiment/methods_side_by_side.h"
 #include "ui/experiment/row_comparison_view.h"
 #include "inputs/model_input.h"
 #include "io/atomic_files.h"
@@ -58,6 +59,21 @@ struct RenderInput {
     std::optional<AttentionRollout> rollout;
 };
 
+// The methods of --methods, in the order given. Throws InputError naming an unknown one.
+std::vector<Method> sideBySideMethods(const QCommandLineParser& parser)
+{
+    std::vector<Method> methods;
+    for (const QString& name : listOption(parser, "methods", QString())) {
+        Method method;
+        if (!parseApproximation(name, &method))
+            throw InputError(
+                QStringLiteral("--methods: unknown method \"%1\" (choose %2)")
+                    .arg(name, methodNames(approximationMethods(), QStringLiteral(", "))));
+        methods.push_back(method);
+    }
+    return methods;
+}
+
 // A figure written once per format as name.png, name.svg, name.pdf.
 struct NamedFigure {
     QString name;
@@ -71,7 +87,8 @@ void addRenderOptions(QCommandLineParser& parser)
         "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
         "attention_approx and attention_error; query_row with --query; image_overlay for image "
         "input (the --query patch, or the centre one) and for a ViT's (the --query token, or "
-        "[CLS]; --rollout for the rollout over every layer). One file per figure and format.\n\n"
+        "[CLS]; --rollout for the rollout over every layer); methods_side_by_side with --methods. "
+        "One file per figure and format.\n\n"
         "With --scenario FILE, the scenario's spec and view (head, query, error, colours) are "
         "drawn instead of the spec options, and its page too: error_chart for the Error analysis "
         "page, timing_chart for the timing page, "
@@ -109,6 +126,11 @@ void addRenderOptions(QCommandLineParser& parser)
                                                            "(default: one shared scale).")},
         {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
                                                    "over every layer instead of the head's row.")},
+        {QStringLiteral("methods"),
+         QStringLiteral("Also draw methods_side_by_side: the head under each of these methods "
+                        "at once (exact P, then each method's P^, error map and numbers: the "
+                        "relative error, KL, entropy and monotonicity), as one picture."),
+         QStringLiteral("LIST")},
         comparisonModelOption(),
         {QStringLiteral("scenario"),
          QStringLiteral("A lecture scenario (or session) file: draw "
@@ -340,6 +362,20 @@ int runRender(const QCommandLineParser& parser)
         row.resize(size.width() * 3 / 2, size.height() / 2);
         ui::showQueryRow(row, *result, settings);
         figures.push_back(plot(row, QStringLiteral("query_row")));
+    }
+    // --methods: the head under every method of the list at once, as Methods Side by Side shows it.
+    ui::MethodsSideBySide sideBySide;
+    if (parser.isSet(QStringLiteral("methods"))) {
+        sideBySide.resize(size.width() / 2 * int(sideBySideMethods(parser).size() + 1) + 60,
+                          size.height() * 3 / 2);
+        sideBySide.show();
+        sideBySide.setExperiment(spec, std::make_shared<const AttentionInput>(read.input),
+                                 settings.head);
+        sideBySide.setMethods(sideBySideMethods(parser));
+        sideBySide.finishNow();
+        if (!sideBySide.errorMessage().isEmpty())
+            throw InputError(QStringLiteral("--methods: %1").arg(sideBySide.errorMessage()));
+        figures.push_back({QStringLiteral("methods_side_by_side"), sideBySide.figure()});
     }
     ui::ImageOverlayView overlay;
     if (!read.image.isNull()) {

@@ -3,6 +3,8 @@
 #include "errors.h"
 #include "ui/plotting/figure_export.h"
 #include "ui/images/image_loader.h"
+#include "fitting/feature_map_file.h"
+#include "fitting/feature_map_fit.h"
 #include "inputs/model_input.h"
 
 #include <QDir>
@@ -109,6 +111,8 @@ void nameOption(const QCommandLineParser& parser, const char* name, Enum* out, P
                              .arg(QLatin1String(name), text, choices));
 }
 
+}  // namespace
+
 QString readTextFile(const QString& path)
 {
     QFile file(path);
@@ -129,8 +133,6 @@ QString readTextFile(const QString& path)
     return text;
 }
 
-}  // namespace
-
 QList<QCommandLineOption> methodOptions(const QString& methodHelp)
 {
     QList<QCommandLineOption> options{
@@ -146,6 +148,10 @@ QList<QCommandLineOption> methodOptions(const QString& methodHelp)
          QStringLiteral("chi|sqrt-d")},
         {option("seed"), QStringLiteral("Seed of the projection W (default 0)."),
          QStringLiteral("S")},
+        {option("feature-map"),
+         QStringLiteral("hedgehog, hedgehog-window: the feature maps fitted to the model's "
+                        "heads (a .safetensors file fit-features wrote, for this model)."),
+         QStringLiteral("FILE")},
     };
     // Every method's parameters, from the registry, after --method.
     qsizetype next = 1;
@@ -467,6 +473,20 @@ void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec)
     nameOption(parser, "row-norm", &map.rowNorm, parseRowNorm, QStringLiteral("chi or sqrt-d"));
     if (parser.isSet(option("seed")))
         map.seed = std::uint64_t(requiredInteger(parser, "seed", 0, (qint64(1) << 53) - 1));
+    if (parser.isSet(option("feature-map"))) {
+        spec.featureMapFile = parser.value(option("feature-map"));
+        map.fittedMaps = readFeatureMaps(spec.featureMapFile);
+    }
+}
+
+void requireFeatureMapsForModel(const FittedFeatureMaps& maps, const QString& modelPath)
+{
+    if (modelArchitectureOf(modelPath) == ModelArchitecture::Vit)
+        throw InputError(QStringLiteral("--feature-map %1: fitted feature maps are fitted to a "
+                                        "language model's heads, and %2 is a ViT")
+                             .arg(maps.file, modelPath));
+    const QString folder = modelFolder(modelPath);
+    requireFeatureMapsFit(maps, folder, languageModelInfo(folder));
 }
 
 ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput defaultInput)
@@ -481,6 +501,8 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
                    inputs.isEmpty() && defaultInput == DefaultInput::Model);
     readInputParameters(parser, input);
     readMethodOptions(parser, spec);
+    if (spec.approximation.fittedMaps && input.kind == InputKind::Model)
+        requireFeatureMapsForModel(*spec.approximation.fittedMaps, input.modelPath);
     if (parser.isSet(option("scale")))
         spec.scale = positiveOption(parser, "scale");
     // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's

@@ -18,9 +18,14 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
 QList<QCommandLineOption> methodOptions(const QString& methodHelp);
 
 // Sets spec's method (spec.exactMethod for "exact"), its parameters, W's projection, row norms
-// and seed from methodOptions()' options, leaving the others as they are. Throws InputError
-// naming the option for an unknown method or a value out of range.
+// and seed from methodOptions()' options, and the fitted maps of --feature-map (read, with
+// spec.featureMapFile), leaving the others as they are. Throws InputError naming the option for
+// an unknown method or a value out of range, and the file for a bad feature-map file.
 void readMethodOptions(const QCommandLineParser& parser, ExperimentSpec& spec);
+
+// Throws InputError naming the maps' file when they were not fitted to the model modelPath names
+// (a folder, a .gguf file, builtin): another model, another shape, or a ViT.
+void requireFeatureMapsForModel(const FittedFeatureMaps& maps, const QString& modelPath);
 
 // What a subcommand computes when no input option is given: the built-in model on its example
 // sentence (compute, render: what a new user sees first), or the random-embedding text input.
@@ -46,6 +51,10 @@ QCommandLineOption comparisonModelOption();
 // Sets spec.input.comparisonModelPath from --compare-model. Throws InputError naming the option
 // without model input, or with --method (the second checkpoint is the approximation).
 void readComparisonModel(const QCommandLineParser& parser, ExperimentSpec& spec);
+
+// The text of a UTF-8 file (at most 256 MiB). Throws InputError naming the file when it cannot be
+// read, is too large or is not UTF-8.
+QString readTextFile(const QString& path);
 
 // The value of --name as an integer in [minimum, maximum], or `fallback` when it is absent.
 // Throws InputError naming the option for anything else.

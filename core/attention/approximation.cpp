@@ -34,13 +34,14 @@ QString ApproximationSpec::titleWithSize() const
 
 template <typename T>
 std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spec, int d,
-                                                    Eigen::Index length, double scale, int head)
+                                                    Eigen::Index length, double scale,
+                                                    HeadSite site)
 {
     const MethodInfo& info = methodInfo(spec.kind);
     if constexpr (std::is_same_v<T, float>)
-        return info.makeFloat(spec, d, length, scale, head);
+        return info.makeFloat(spec, d, length, scale, site);
     else
-        return info.makeDouble(spec, d, length, scale, head);
+        return info.makeDouble(spec, d, length, scale, site);
 }
 
 double featuresUsed(const ApproximationSpec& spec, Eigen::Index length)
@@ -106,9 +107,9 @@ std::vector<Method> skipMethodsWithoutCausalForm(const std::vector<Method>& meth
 
 template std::unique_ptr<Approximation<float>> makeApproximation<float>(const ApproximationSpec&,
                                                                         int, Eigen::Index, double,
-                                                                        int);
+                                                                        HeadSite);
 template std::unique_ptr<Approximation<double>> makeApproximation<double>(const ApproximationSpec&,
                                                                           int, Eigen::Index, double,
-                                                                          int);
+                                                                          HeadSite);
 
 }  // namespace attnlab

@@ -55,11 +55,19 @@ public:
 };
 
 // The approximation of spec (its method's class, from the registry) for L positions of
-// d-dimensional rows at scale s; head h's draws come from (spec.seed, h).
+// d-dimensional rows at scale s, at `site`: head h's draws come from (spec.seed, h), fitted maps
+// from spec.fittedMaps at (layer, head). Throws InputError as makeFeatureMap does.
 template <typename T>
 std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spec, int d,
                                                     Eigen::Index length, double scale,
-                                                    int head = 0);
+                                                    HeadSite site);
+// The same at head h of layer 0.
+template <typename T>
+std::unique_ptr<Approximation<T>> makeApproximation(const ApproximationSpec& spec, int d,
+                                                    Eigen::Index length, double scale, int head = 0)
+{
+    return makeApproximation<T>(spec, d, length, scale, HeadSite{0, head});
+}
 
 // The m the approximation of spec runs with on L positions: spec.features, or fewer where its
 // method cannot use that many (MethodInfo::sizeUsed: Nystrom takes at most L landmarks).

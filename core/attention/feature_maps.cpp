@@ -1,5 +1,7 @@
 #include "attention/feature_maps.h"
 
+#include "attention/fitted_feature_maps.h"
+
 #include <cmath>
 #include <type_traits>
 
@@ -7,26 +9,29 @@ namespace attnlab {
 
 Eigen::Index featureCountOf(const ApproximationSpec& spec, int d)
 {
-    return methodInfo(spec.kind).featureCount(d, spec.features);
+    const MethodInfo& info = methodInfo(spec.kind);
+    if (info.needsFittedMaps)  // hedgehog-window's maps too
+        return 2 * Eigen::Index(spec.fittedMaps ? spec.fittedMaps->featureDim : d);
+    return info.featureCount(d, spec.features);
 }
 
 template <typename T>
 std::unique_ptr<FeatureMap<T>> makeFeatureMap(const ApproximationSpec& spec, int d, double scale,
-                                              int head)
+                                              HeadSite site)
 {
     const MethodInfo& info = methodInfo(spec.kind);
     if constexpr (std::is_same_v<T, float>)
-        return info.makeMapFloat(spec, d, scale, head);
+        return info.makeMapFloat(spec, d, scale, site);
     else
-        return info.makeMapDouble(spec, d, scale, head);
+        return info.makeMapDouble(spec, d, scale, site);
 }
 
 template <typename T>
-MatrixD trueScaleFeatures(const FeatureMap<T>& phi, const Matrix<T>& x)
+MatrixD trueScaleFeatures(const FeatureMap<T>& phi, const Matrix<T>& x, FeatureSide side)
 {
     Matrix<T> mantissa(x.rows(), phi.featureCount());
     Vector<T> logScale(x.rows());
-    phi.map(x, mantissa, logScale);
+    phi.mapSide(side, x, mantissa, logScale);
     MatrixD features = mantissa.template cast<double>();
     for (Eigen::Index i = 0; i < features.rows(); ++i) {
         const double factor = std::exp(double(logScale[i]));
@@ -37,10 +42,12 @@ MatrixD trueScaleFeatures(const FeatureMap<T>& phi, const Matrix<T>& x)
 }
 
 template std::unique_ptr<FeatureMap<float>> makeFeatureMap<float>(const ApproximationSpec&, int,
-                                                                  double, int);
+                                                                  double, HeadSite);
 template std::unique_ptr<FeatureMap<double>> makeFeatureMap<double>(const ApproximationSpec&, int,
-                                                                    double, int);
-template MatrixD trueScaleFeatures<float>(const FeatureMap<float>&, const Matrix<float>&);
-template MatrixD trueScaleFeatures<double>(const FeatureMap<double>&, const Matrix<double>&);
+                                                                    double, HeadSite);
+template MatrixD trueScaleFeatures<float>(const FeatureMap<float>&, const Matrix<float>&,
+                                          FeatureSide);
+template MatrixD trueScaleFeatures<double>(const FeatureMap<double>&, const Matrix<double>&,
+                                           FeatureSide);
 
 }  // namespace attnlab

@@ -37,7 +37,7 @@ ApproximateOutput<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Ma
         for (Eigen::Index b = 0; b < blocks; ++b) {
             const Eigen::Index begin = b * kFeatureBlock;
             const Eigen::Index rows = std::min(kFeatureBlock, k.rows() - begin);
-            phi.map(k.middleRows(begin, rows), phiK.topRows(rows), logScale.head(rows));
+            phi.mapKeys(k.middleRows(begin, rows), phiK.topRows(rows), logScale.head(rows));
             mine.add(phiK.topRows(rows), logScale.head(rows), v.middleRows(begin, rows));
         }
     }
@@ -52,7 +52,7 @@ ApproximateOutput<T> nonCausalLinearAttention(const FeatureMap<T>& phi, const Ma
         const Eigen::Index rows = end - begin;
         Matrix<T> phiQ(rows, features);
         Vector<T> logScale(rows);  // each query's own scale cancels in the ratio
-        phi.map(q.middleRows(begin, rows), phiQ, logScale);
+        phi.mapQueries(q.middleRows(begin, rows), phiQ, logScale);
         const Matrix<T> numerator = phiQ * keys.s;
         denominators.segment(begin, rows) = phiQ * keys.z;
         divideRows<T>(numerator, denominators.segment(begin, rows),
@@ -99,10 +99,10 @@ ApproximateOutput<T> causalLinearAttention(const FeatureMap<T>& phi, const Matri
             const Eigen::Index local = c * chunk;
             const Eigen::Index rows = std::min(chunk, rowsInWindow - local);
             const Eigen::Index global = windowStart + local;
-            phi.map(q.middleRows(global, rows), phiQ.middleRows(local, rows),
-                    queryLogScale.segment(local, rows));
-            phi.map(k.middleRows(global, rows), phiK.middleRows(local, rows),
-                    keyLogScale.segment(local, rows));
+            phi.mapQueries(q.middleRows(global, rows), phiQ.middleRows(local, rows),
+                           queryLogScale.segment(local, rows));
+            phi.mapKeys(k.middleRows(global, rows), phiK.middleRows(local, rows),
+                        keyLogScale.segment(local, rows));
             KeySummary<T>& own = chunkSums[c];
             own.assign(phiK.middleRows(local, rows), keyLogScale.segment(local, rows),
                        v.middleRows(global, rows));
@@ -332,8 +332,8 @@ FeatureMapRows<T>::FeatureMapRows(const FeatureMap<T>& phi, const Matrix<T>& q, 
       m_prefixMaxScale(k.rows())
 {
     forEachRowBlock(k.rows(), kFeatureBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        m_phi.map(k.middleRows(begin, end - begin), m_phiK.middleRows(begin, end - begin),
-                  m_keyLogScale.segment(begin, end - begin));
+        m_phi.mapKeys(k.middleRows(begin, end - begin), m_phiK.middleRows(begin, end - begin),
+                      m_keyLogScale.segment(begin, end - begin));
     });
     T running = minusInfinity<T>();
     for (Eigen::Index j = 0; j < k.rows(); ++j)
@@ -347,7 +347,7 @@ void FeatureMapRows<T>::rows(Eigen::Index begin, Eigen::Ref<Matrix<T>> p, Matrix
     const Eigen::Index keys = m_phiK.rows();
     Matrix<T> phiQ(rows, m_phi.featureCount());
     Vector<T> queryLogScale(rows);
-    m_phi.map(m_q.middleRows(begin, rows), phiQ, queryLogScale);
+    m_phi.mapQueries(m_q.middleRows(begin, rows), phiQ, queryLogScale);
     // One key scale for the block: the largest c_j among the keys any of its rows sees.
     const Eigen::Index visibleKeys = m_causal ? std::min(keys, begin + rows) : keys;
     const T keyScale = m_prefixMaxScale[visibleKeys - 1];

@@ -8,9 +8,11 @@
 #include "attention/approximations/nystrom_attention.h"
 #include "attention/approximations/scatterbrain_attention.h"
 #include "attention/approximations/favor_sharp_attention.h"
+#include "attention/approximations/hedgehog_window_attention.h"
 #include "attention/approximations/window_recurrence.h"
 #include "attention/exact_attention.h"
 #include "attention/maps/elu_features.h"
+#include "attention/maps/hedgehog_features.h"
 #include "attention/maps/hyperbolic_random_features.h"
 #include "attention/maps/optimal_positive_random_features.h"
 #include "attention/maps/positive_random_features.h"
@@ -46,53 +48,62 @@ double streamingWorkingSet(const CostShape& s)
 }
 
 template <template <typename> class Map, typename T>
-std::unique_ptr<FeatureMap<T>> makeMap(const ApproximationSpec& spec, int d, double scale, int head)
+std::unique_ptr<FeatureMap<T>> makeMap(const ApproximationSpec& spec, int d, double scale,
+                                       HeadSite site)
 {
-    return std::make_unique<Map<T>>(spec, d, scale, head);
+    return std::make_unique<Map<T>>(spec, d, scale, site);
 }
 
 template <template <typename> class Map, typename T>
 std::unique_ptr<Approximation<T>> makeMapAttention(const ApproximationSpec& spec, int d,
-                                                   Eigen::Index /*length*/, double scale, int head)
+                                                   Eigen::Index /*length*/, double scale,
+                                                   HeadSite site)
 {
-    return std::make_unique<FeatureMapAttention<T>>(std::make_unique<Map<T>>(spec, d, scale, head));
+    return std::make_unique<FeatureMapAttention<T>>(std::make_unique<Map<T>>(spec, d, scale, site));
 }
 
 // The recurrent form of a feature map: its S_i and z_i (values of d entries, as a model's heads).
 template <template <typename> class Map>
 std::unique_ptr<RecurrentAttention> makeMapRecurrence(const ApproximationSpec& spec, int d,
-                                                      double scale, int head)
+                                                      double scale, HeadSite site)
 {
-    auto phi = std::make_unique<Map<float>>(spec, d, scale, head);
+    auto phi = std::make_unique<Map<float>>(spec, d, scale, site);
     return std::make_unique<FeatureMapRecurrence>(std::move(phi), d);
 }
 
 // Local attention's recurrent form: the sliding cache of its window.
 std::unique_ptr<RecurrentAttention> makeWindowRecurrence(const ApproximationSpec& spec, int d,
-                                                         double scale, int /*head*/)
+                                                         double scale, HeadSite /*site*/)
 {
     return std::make_unique<WindowRecurrence>(Eigen::Index(spec.value(windowParameter())), d, d,
                                               scale);
 }
 
 // The cost model of linear attention with a map of C features: the projection W x' of queries
-// and keys (2 L m d flops a side, for the maps that draw W) and the two products with the
-// features (4 L C d_v).
+// and keys (2 L m d flops a side for the maps that draw W; 2 L d_f d for the fitted maps, which
+// say how many rows they project) and the two products with the features (4 L C d_v).
 template <template <typename> class Map>
-constexpr bool projects = std::is_base_of_v<RandomProjectionMap<float>, Map<float>>;
+double projectedRows(const CostShape& s)
+{
+    if constexpr (std::is_base_of_v<RandomProjectionMap<float>, Map<float>>)
+        return s.m;
+    else if constexpr (requires { Map<float>::projectedRows(0, 0); })
+        return double(Map<float>::projectedRows(int(s.d), int(s.m)));
+    return 0.0;
+}
 
 template <template <typename> class Map>
 double featureMapFlops(const CostShape& s)
 {
     const double features = double(Map<float>::featureCount(int(s.d), int(s.m)));
-    return (projects<Map> ? 4.0 * s.length * s.m * s.d : 0.0) + 4.0 * s.length * features * s.dv;
+    return 4.0 * s.length * projectedRows<Map>(s) * s.d + 4.0 * s.length * features * s.dv;
 }
 
 template <template <typename> class Map>
 double featureMapWorkingSet(const CostShape& s)
 {
     return linearAttentionWorkingSetFloats(s, double(Map<float>::featureCount(int(s.d), int(s.m))),
-                                           projects<Map> ? s.m : 0.0);
+                                           projectedRows<Map>(s));
 }
 
 // The registry line of a feature map: its class gives the cost model, the factories and, where
@@ -116,9 +127,9 @@ MethodInfo featureMap(MethodInfo info)
 
 template <template <typename> class Method, typename T>
 std::unique_ptr<Approximation<T>> makeAttention(const ApproximationSpec& spec, int d,
-                                                Eigen::Index length, double scale, int head)
+                                                Eigen::Index length, double scale, HeadSite site)
 {
-    return std::make_unique<Method<T>>(spec, d, length, scale, head);
+    return std::make_unique<Method<T>>(spec, d, length, scale, site);
 }
 
 // The registry line of an approximation that is not a feature map: its class gives the cost
@@ -539,6 +550,39 @@ const std::vector<MethodInfo>& methodRegistry()
              .size = m,
              .color = 0x117733,
              .marker = SixPointStar}),
+        featureMap<HedgehogFeatures>(
+            {.method = Hedgehog,
+             .name = QStringLiteral("hedgehog"),
+             .title = QStringLiteral("Hedgehog (fitted maps)"),
+             .summary = QStringLiteral("Feature maps fitted to each head of a trained model "
+                                       "(Zhang et al. 2024): phi_q(x) = [exp(W_q x' + b_q), "
+                                       "exp(-W_q x' - b_q)] and phi_k with its own W_k, b_k, "
+                                       "fitted so that linear attention's rows match the "
+                                       "model's softmax rows (fit-features); 2 d_f features, "
+                                       "linear in L. Needs the fitted maps (--feature-map)."),
+             .role = Replacement,
+             .hasRecurrentForm = true,
+             .needsFittedMaps = true,
+             .color = 0xee3377,
+             .marker = EightPointStar}),
+        approximation<HedgehogWindowAttention>(
+            {.method = HedgehogWindow,
+             .name = QStringLiteral("hedgehog-window"),
+             .title = QStringLiteral("Hedgehog + window (LoLCATs)"),
+             .summary = QStringLiteral("Exact softmax inside a sliding window of w keys and the "
+                                       "fitted Hedgehog maps, weighted by a fitted gamma, for "
+                                       "every other key, under one normaliser (LoLCATs, Zhang "
+                                       "et al. 2025); token by token it keeps the window's keys "
+                                       "and values and the state of the keys that left it. "
+                                       "Needs the fitted maps (--feature-map)."),
+             .role = Replacement,
+             .hasRecurrentForm = true,
+             .needsFittedMaps = true,
+             .parameters = {w},
+             .size = w,
+             .color = 0x994455,
+             .marker = Octagon,
+             .makeRecurrence = &makeHedgehogWindowRecurrence}),
     };
     return registry;
 }

@@ -35,6 +35,8 @@ enum class Method {
     Linformer,          // keys and values projected to m rows along the sequence
     Local,              // exact softmax inside a sliding window of w keys
     Scatterbrain,       // the window's exact entries plus FAVOR+ for the rest
+    Hedgehog,           // feature maps fitted to a trained head (Zhang et al. 2024)
+    HedgehogWindow,     // exact softmax in a sliding window, the fitted maps outside (LoLCATs)
 };
 
 // What a method's P^ is to softmax attention's P.
@@ -64,6 +66,8 @@ enum class MarkerShape {
     Hourglass,
     SixPointStar,
     FourPointStar,
+    EightPointStar,
+    Octagon,
 };
 
 // A parameter of a method, with its range and default: the Method dock's control, the command
@@ -130,18 +134,22 @@ template <typename T>
 class Approximation;
 class RecurrentAttention;
 struct ApproximationSpec;
+struct HeadSite;
 
+// The factories take the head's site (its layer and query head): random draws come from the
+// head, fitted parameters from both.
 template <typename T>
 using FeatureMapFactory = std::unique_ptr<FeatureMap<T>> (*)(const ApproximationSpec& spec, int d,
-                                                             double scale, int head);
+                                                             double scale, HeadSite site);
 // An approximation for L positions of d-dimensional rows (its random draws made).
 template <typename T>
 using ApproximationFactory = std::unique_ptr<Approximation<T>> (*)(const ApproximationSpec& spec,
                                                                    int d, Eigen::Index length,
-                                                                   double scale, int head);
+                                                                   double scale, HeadSite site);
 // A head's recurrent form for d-dimensional queries, keys and values (its random draws made).
 using RecurrenceFactory = std::unique_ptr<RecurrentAttention> (*)(const ApproximationSpec& spec,
-                                                                  int d, double scale, int head);
+                                                                  int d, double scale,
+                                                                  HeadSite site);
 
 struct MethodInfo {
     Method method = Method::ExactStreaming;
@@ -157,7 +165,10 @@ struct MethodInfo {
     // feature maps' S_i and z_i (which the Stepper shows), local attention's window of keys.
     bool hasRecurrentForm = false;
     bool hasKernel = true;  // A^_ij is defined entry by entry (its MSE against A)
-    QString causalNote{};   // said with every causal result (what causal mode changes)
+    // Runs on feature maps fitted to a model's heads (ApproximationSpec::fittedMaps, per layer and
+    // head: `fit-features`, --feature-map), and refuses to run without them.
+    bool needsFittedMaps = false;
+    QString causalNote{};  // said with every causal result (what causal mode changes)
     std::vector<const MethodParameter*> parameters{};  // besides the input's scale and mask
     // The parameter that trades cost for accuracy, which the error sweep's "m" axis varies (m,
     // or w for local attention); null when there is none.

@@ -35,6 +35,7 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
                                           const MatrixD* kernel, const MatrixD* kernelApprox)
 {
     m_haveAttention = true;
+    m_properties.addRows<T>(begin, causal, p, pApprox);
     const double largestFinite = double(std::numeric_limits<T>::max());
     // Clamping at T's smallest subnormal changes no positive value, and makes P_ij = 0 add 0 to
     // the KL sum (times a finite logarithm, whatever P^_ij is).
@@ -130,11 +131,13 @@ void MetricsAccumulator::add(const MetricsAccumulator& other)
     m_outputSquaredError += other.m_outputSquaredError;
     m_outputSquared += other.m_outputSquared;
     m_nonPositiveRows += other.m_nonPositiveRows;
+    m_properties.add(other.m_properties);
 }
 
 AttentionMetrics MetricsAccumulator::metrics() const
 {
     AttentionMetrics metrics;
+    metrics.properties = m_properties.properties();
     if (m_haveAttention && m_rows > 0) {
         metrics.maxAbsError = m_maxAbs;
         metrics.meanAbsError = m_sumAbs / double(m_entries);

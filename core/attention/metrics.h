@@ -1,5 +1,6 @@
 #pragma once
 
+#include "attention/row_properties.h"
 #include "types.h"
 
 #include <QString>
@@ -24,6 +25,8 @@ struct AttentionMetrics {
     double kernelMse = notApplicable;  // mean (A^_ij - A_ij)^2 over the unmasked entries
     qint64 nonPositiveRows = 0;        // rows whose denominator is <= 0
     qint64 kernelOverflow = 0;  // entries of A or A^ beyond the range of the chosen precision
+    // Entropy of the rows and monotonicity in q.k (row_properties.h).
+    RowProperties properties;
 };
 
 enum class ErrorKind {
@@ -55,7 +58,8 @@ class MetricsAccumulator {
 public:
     // Rows [begin, begin + p.rows()) of P and P^ (and of A and A^ when given, in double).
     // Causal: entries j > i are masked and left out of the means. Kernel entries beyond the
-    // range of T (the precision the engine runs in), or not finite, count as overflow.
+    // range of T (the precision the engine runs in), or not finite, count as overflow. The rows'
+    // entropies and monotonicity too (RowPropertiesAccumulator).
     template <typename T>
     void addAttentionRows(Eigen::Index begin, bool causal, const Eigen::Ref<const Matrix<T>>& p,
                           const Eigen::Ref<const Matrix<T>>& pApprox, const MatrixD* kernel,
@@ -90,6 +94,7 @@ private:
     double m_outputSquaredError = 0;
     double m_outputSquared = 0;
     qint64 m_nonPositiveRows = 0;
+    RowPropertiesAccumulator m_properties;
 };
 
 }  // namespace attnlab

@@ -19,6 +19,7 @@ enum class RandomStream : std::uint64_t {
     KeyProjection,    // Linformer's E (one sub-stream per head)
     ValueProjection,  // Linformer's F
     TokenSampling,    // the uniform draw of each generated token (one sub-stream per step)
+    FeatureMapFit,    // a fit's initial rows of W past d and its batches (fitted feature maps)
 };
 
 // A portable pseudo-random generator: xoshiro256** (Blackman and Vigna), seeded through

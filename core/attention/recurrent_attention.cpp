@@ -24,10 +24,10 @@ void requireRecurrentForm(Method method, const QString& prefix)
 }
 
 std::unique_ptr<RecurrentAttention> makeRecurrentAttention(const ApproximationSpec& spec, int d,
-                                                           double scale, int head)
+                                                           double scale, HeadSite site)
 {
     requireRecurrentForm(spec.kind);
-    return methodInfo(spec.kind).makeRecurrence(spec, d, scale, head);
+    return methodInfo(spec.kind).makeRecurrence(spec, d, scale, site);
 }
 
 }  // namespace attnlab

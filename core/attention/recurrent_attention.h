@@ -39,10 +39,17 @@ public:
 // `prefix` ("--method scatterbrain: ").
 void requireRecurrentForm(Method method, const QString& prefix = QString());
 
-// The recurrent form of spec's method for d-dimensional queries, keys and values at scale s,
-// with head h's random draws (the W the parallel form draws for head h). Throws InputError naming
-// the method when it has no recurrent form.
+// The recurrent form of spec's method for d-dimensional queries, keys and values at scale s, at
+// `site`: head h's random draws (the W the parallel form draws for head h), the fitted maps of
+// (layer, head). Throws InputError naming the method when it has no recurrent form, and as
+// makeFeatureMap does.
 std::unique_ptr<RecurrentAttention> makeRecurrentAttention(const ApproximationSpec& spec, int d,
-                                                           double scale, int head);
+                                                           double scale, HeadSite site);
+// The same at head h of layer 0.
+inline std::unique_ptr<RecurrentAttention> makeRecurrentAttention(const ApproximationSpec& spec,
+                                                                  int d, double scale, int head)
+{
+    return makeRecurrentAttention(spec, d, scale, HeadSite{0, head});
+}
 
 }  // namespace attnlab

@@ -22,15 +22,18 @@ using Eigen::Index;
 namespace {
 
 // The floats one query head's recurrent form holds after `tokens` tokens: C d + C for a feature
-// map, 2 min(tokens, w) d for local attention's window.
+// map, 2 min(tokens, w) d for local attention's window, both for hedgehog-window.
 double recurrentStateFloats(const ApproximationSpec& spec, int d, Index tokens)
 {
     const MethodInfo& info = methodInfo(spec.kind);
-    if (info.hasFeatures()) {
-        const double features = double(info.featureCount(d, spec.features));
-        return features * d + features;
+    const double window =
+        2.0 * double(std::min<Index>(tokens, Index(spec.value(windowParameter())))) * d;
+    if (info.hasFeatures() || info.needsFittedMaps) {
+        const double features = double(featureCountOf(spec, d));
+        // hedgehog-window holds its window besides the maps' state.
+        return features * d + features + (info.hasFeatures() ? 0.0 : window);
     }
-    return 2.0 * double(std::min<Index>(tokens, Index(spec.value(windowParameter())))) * d;
+    return window;
 }
 
 void requireSampling(const SamplingSettings& sampling)
@@ -55,7 +58,7 @@ DecodingState approximateDecodingState(const LanguageModel& model, const Approxi
     std::vector<std::unique_ptr<LayerMemory>> memories;
     for (int l = 0; l < model.layers(); ++l) {
         if (replaced[std::size_t(l)]) {
-            memories.push_back(std::make_unique<RecurrentLayer>(spec, heads, scale));
+            memories.push_back(std::make_unique<RecurrentLayer>(spec, heads, scale, l));
         } else {
             auto cache = std::make_unique<KeyValueCache>(heads, model.info().slidingWindow);
             cache->reserve(tokens);

@@ -9,11 +9,11 @@ namespace attnlab {
 using Eigen::Index;
 
 RecurrentLayer::RecurrentLayer(const ApproximationSpec& spec, const AttentionHeads& heads,
-                               double scale)
+                               double scale, int layer)
     : m_shape(heads)
 {
     for (int h = 0; h < heads.heads; ++h)
-        m_heads.push_back(makeRecurrentAttention(spec, int(heads.d), scale, h));
+        m_heads.push_back(makeRecurrentAttention(spec, int(heads.d), scale, HeadSite{layer, h}));
 }
 
 void RecurrentLayer::attend(const Matrix<float>& qkv, Matrix<float>& out)

@@ -19,8 +19,10 @@ namespace attnlab {
 // parallel replacement in core/sweeps/downstream runs it).
 class RecurrentLayer final : public LayerMemory {
 public:
-    // Throws InputError when spec's method has no recurrent form.
-    RecurrentLayer(const ApproximationSpec& spec, const AttentionHeads& heads, double scale);
+    // The heads of layer `layer` (its fitted maps, where the method has them). Throws InputError
+    // when spec's method has no recurrent form, and as makeRecurrentAttention does.
+    RecurrentLayer(const ApproximationSpec& spec, const AttentionHeads& heads, double scale,
+                   int layer);
 
     // The heads of each row spread over the engine threads.
     void attend(const Matrix<float>& qkv, Matrix<float>& out) override;

@@ -284,9 +284,13 @@ SafetensorsFile::SafetensorsFile(const QString& path) : m_path(path), m_file(pat
                          .arg(available));
     m_data = mapped + 8 + headerLength;
     m_dataSize = available - headerLength;
-    m_entries = parseSafetensorsHeader(
-        QByteArrayView(reinterpret_cast<const char*>(mapped + 8), qsizetype(headerLength)),
-        m_dataSize, path);
+    const QByteArrayView header(reinterpret_cast<const char*>(mapped + 8), qsizetype(headerLength));
+    m_entries = parseSafetensorsHeader(header, m_dataSize, path);
+    // parseSafetensorsHeader checked the JSON and that __metadata__ is a map of strings.
+    m_metadata = QJsonDocument::fromJson(QByteArray::fromRawData(header.data(), header.size()))
+                     .object()
+                     .value(QLatin1String("__metadata__"))
+                     .toObject();
 }
 
 SafetensorsFile::~SafetensorsFile() = default;  // QFile unmaps on close

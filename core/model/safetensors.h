@@ -4,6 +4,7 @@
 
 #include <QByteArrayView>
 #include <QFile>
+#include <QJsonObject>
 #include <QString>
 
 #include <cstdint>
@@ -56,6 +57,8 @@ public:
 
     const QString& path() const { return m_path; }
     const std::vector<TensorEntry>& entries() const { return m_entries; }
+    // The header's "__metadata__" (strings by key; empty when the header has none).
+    const QJsonObject& metadata() const { return m_metadata; }
     // The entry called name, or nullptr.
     const TensorEntry* find(const QString& name) const;
 
@@ -80,6 +83,7 @@ private:
     const uchar* m_data = nullptr;  // the first byte after the header
     std::uint64_t m_dataSize = 0;
     std::vector<TensorEntry> m_entries;
+    QJsonObject m_metadata;
 };
 
 QString tensorDtypeName(TensorDtype dtype);

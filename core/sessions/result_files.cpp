@@ -143,6 +143,17 @@ QJsonObject metricsJson(const AttentionMetrics& metrics)
     json[QLatin1String("kernel_mse")] = number(metrics.kernelMse);
     json[QLatin1String("nonpositive_rows")] = double(metrics.nonPositiveRows);
     json[QLatin1String("kernel_overflow")] = double(metrics.kernelOverflow);
+    const RowProperties& properties = metrics.properties;
+    json[QLatin1String("entropy_exact")] = number(properties.entropyExact);
+    json[QLatin1String("entropy_approx")] = number(properties.entropyApprox);
+    json[QLatin1String("monotonicity")] = number(properties.monotonicity);
+    QJsonArray curveExact, curveApprox;
+    for (std::size_t r = 0; r < properties.rankCurveExact.size(); ++r) {
+        curveExact.append(number(properties.rankCurveExact[r]));
+        curveApprox.append(number(properties.rankCurveApprox[r]));
+    }
+    json[QLatin1String("weight_by_rank_exact")] = curveExact;
+    json[QLatin1String("weight_by_rank_approx")] = curveApprox;
     return json;
 }
 

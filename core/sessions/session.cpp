@@ -1,5 +1,7 @@
 #include "sessions/session.h"
 
+#include "fitting/feature_map_file.h"
+
 #include "inputs/model_input.h"
 
 #include "io/atomic_files.h"
@@ -230,6 +232,15 @@ Session readSession(const QString& path)
     const QString folder = QFileInfo(path).absolutePath();
     for (QString* file : filePathsOf(session.spec.input))
         *file = resolvedPath(*file, folder);
+    ExperimentSpec& spec = session.spec;
+    if (!spec.featureMapFile.isEmpty()) {
+        spec.featureMapFile = resolvedPath(spec.featureMapFile, folder);
+        try {
+            spec.approximation.fittedMaps = readFeatureMaps(spec.featureMapFile);
+        } catch (const InputError& error) {
+            refuse(path, QStringLiteral("spec: feature_map: %1").arg(error.message()));
+        }
+    }
     return session;
 }
 
@@ -242,6 +253,14 @@ void writeSession(const QString& path, const Session& session)
     Session stored = session;
     for (QString* file : filePathsOf(stored.spec.input))
         *file = storedPath(*file, folder);
+    // Maps fitted in the window and not saved go beside the session, in the same set of files.
+    const std::shared_ptr<const FittedFeatureMaps>& maps = stored.spec.approximation.fittedMaps;
+    const QString mapsName = target.completeBaseName() + QStringLiteral(".maps.safetensors");
+    const bool writeMaps = maps && stored.spec.featureMapFile.isEmpty();
+    if (writeMaps)
+        stored.spec.featureMapFile = mapsName;
+    else if (!stored.spec.featureMapFile.isEmpty())
+        stored.spec.featureMapFile = storedPath(stored.spec.featureMapFile, folder);
     const QByteArray bytes = sessionJson(stored);
 
     // What is written must read back as it is: JSON has no NaN or infinity (Qt writes null), and
@@ -264,6 +283,8 @@ void writeSession(const QString& path, const Session& session)
                               .arg(path, problem));
 
     AtomicFileSet files(folder);
+    if (writeMaps)
+        writeAll(files.open(mapsName), featureMapFileBytes(*maps));
     writeAll(files.open(target.fileName()), bytes);
     files.commit();
 }

@@ -39,7 +39,9 @@ QByteArray sessionJson(const Session& session);
 // error), not a JSON object, not an Attention Lab session ("format" missing or not
 // kSessionFormat), without an integer "version" >= 1, written by a newer Attention Lab (a version
 // above kSessionVersion), without a "spec" object, with a "view" that is not an object, or with a
-// spec that ExperimentSpec::fromJson refuses (its message follows "path: spec: ").
+// spec that ExperimentSpec::fromJson refuses (its message follows "path: spec: "). The spec's
+// feature_map (fitted feature maps), resolved as the input's paths are, is read into
+// spec.approximation.fittedMaps; a file that readFeatureMaps refuses refuses the session.
 Session readSession(const QString& path);
 
 // Writes session to path atomically (QSaveFile through AtomicFileSet; the folder is created as
@@ -50,6 +52,8 @@ Session readSession(const QString& path);
 // (":/...") and empty paths as they are. Throws OutputError naming the path on failure, leaving
 // no file behind (and an existing file at path unchanged); also when the session would not read
 // back as it is (a spec fromJson refuses, or a NaN or infinite number, which JSON cannot hold).
+// Fitted feature maps that have no file yet (fitted in the window) are written beside the
+// session as <name>.maps.safetensors, in the same all-or-nothing set, and the session names it.
 void writeSession(const QString& path, const Session& session);
 
 }  // namespace attnlab

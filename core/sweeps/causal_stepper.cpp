@@ -16,8 +16,8 @@ CausalStepper<T>::CausalStepper(const FeatureMap<T>& phi, const Matrix<T>& q, co
       m_checkpointInterval(
           std::max<Eigen::Index>(1, Eigen::Index(std::ceil(std::sqrt(double(v.rows()))))))
 {
-    phi.map(q, m_phiQ, m_queryLogScale);
-    phi.map(k, m_phiK, m_keyLogScale);
+    phi.mapQueries(q, m_phiQ, m_queryLogScale);
+    phi.mapKeys(k, m_phiK, m_keyLogScale);
     m_checkpoints.push_back(m_state);
 }
 

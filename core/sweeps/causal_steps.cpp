@@ -34,8 +34,8 @@ void runSteps(const ExperimentSpec& spec, const HeadTensors& tensors,
     const Matrix<T> v = tensors.v.cast<T>();
     const Eigen::Index length = q.rows();
     const Eigen::Index valueDim = v.cols();
-    const std::unique_ptr<FeatureMap<T>> phi =
-        makeFeatureMap<T>(spec.approximation, int(q.cols()), out.scale, out.head);
+    const std::unique_ptr<FeatureMap<T>> phi = makeFeatureMap<T>(
+        spec.approximation, int(q.cols()), out.scale, HeadSite{spec.input.layer, out.head});
     const Eigen::Index features = phi->featureCount();
     Q_ASSERT(features == out.featureCount);
 
@@ -71,8 +71,8 @@ void runSteps(const ExperimentSpec& spec, const HeadTensors& tensors,
     }
 
     if (options.features) {
-        out.queryFeatures = trueScaleFeatures(*phi, q);
-        out.keyFeatures = trueScaleFeatures(*phi, k);
+        out.queryFeatures = trueScaleFeatures(*phi, q, FeatureSide::Query);
+        out.keyFeatures = trueScaleFeatures(*phi, k, FeatureSide::Key);
     }
 }
 

@@ -37,9 +37,11 @@ constexpr int kTopCount = 5;
 // Significant digits of the CSV numbers (the metrics are computed in double from float logits).
 constexpr int kCsvDigits = 9;
 
-// |P^ - P|_F / |P|_F of one head (both masked when causal), in row blocks.
+// |P^ - P|_F / |P|_F of one head (both masked when causal), in row blocks; the rows' entropies
+// and monotonicity into properties when it is not null.
 double relativeAttentionError(const Approximation<float>& approximation, const Matrix<float>& q,
-                              const Matrix<float>& k, double scale, bool causal)
+                              const Matrix<float>& k, double scale, bool causal,
+                              RowPropertiesAccumulator* properties = nullptr)
 {
     constexpr Eigen::Index kBlock = 64;
     const Eigen::Index length = q.rows();
@@ -54,8 +56,25 @@ double relativeAttentionError(const Approximation<float>& approximation, const M
         approxRows->rows(begin, pApprox.topRows(rows), nullptr);
         squaredError += (pApprox.topRows(rows) - p.topRows(rows)).cast<double>().squaredNorm();
         squaredExact += p.topRows(rows).cast<double>().squaredNorm();
+        if (properties)
+            properties->addRows<float>(begin, causal, p.topRows(rows), pApprox.topRows(rows));
     }
     return std::sqrt(squaredError / squaredExact);
+}
+
+// The row properties of exact attention itself (P^ = P: monotonicity 1), in row blocks.
+RowProperties exactRowProperties(const Matrix<float>& q, const Matrix<float>& k, double scale,
+                                 bool causal)
+{
+    constexpr Eigen::Index kBlock = 64;
+    RowPropertiesAccumulator properties;
+    Matrix<float> p(kBlock, k.rows());
+    for (Eigen::Index begin = 0; begin < q.rows(); begin += kBlock) {
+        const Eigen::Index rows = std::min(kBlock, q.rows() - begin);
+        exactAttentionRows<float>(q, k, scale, causal, begin, p.topRows(rows));
+        properties.addRows<float>(begin, causal, p.topRows(rows), p.topRows(rows));
+    }
+    return properties.properties();
 }
 
 std::vector<TokenProbability> topTokens(const VectorD& logProbabilities)
@@ -120,12 +139,16 @@ DownstreamComparison compareRuns(
         method.exactMethod ? 0 : Eigen::Index(featuresUsed(method.approximation, shape.length));
     setEngineThreads(engineThreadsFor(method, shape.length, shape.d, featuresRun, shape.heads));
     const double scale = method.resolvedScale(shape.d);
-    std::vector<std::unique_ptr<Approximation<float>>> approximations;
+    // One approximation per replaced head, made for its site (layer, head): head h's random
+    // draws in every layer, fitted maps per layer and head.
+    std::vector<std::unique_ptr<Approximation<float>>> approximations(std::size_t(shape.layers) *
+                                                                      std::size_t(shape.heads));
     if (!method.exactMethod) {
         requireCausalForm(method.approximation.kind, shape.causal, CausalBecause::LanguageModel);
-        for (int h = 0; h < shape.heads; ++h)
-            approximations.push_back(
-                makeApproximation<float>(method.approximation, shape.d, shape.length, scale, h));
+        for (const int layer : comparison.replacedLayers)
+            for (int h = 0; h < shape.heads; ++h)
+                approximations[std::size_t(layer * shape.heads + h)] = makeApproximation<float>(
+                    method.approximation, shape.d, shape.length, scale, HeadSite{layer, h});
     }
 
     std::vector<double> relativeErrorSum(std::size_t(shape.layers), 0.0);
@@ -137,12 +160,18 @@ DownstreamComparison compareRuns(
         options.replaced[std::size_t(layer)] = true;
     options.replacement = [&](int layer, int head, const Matrix<float>& q, const Matrix<float>& k,
                               const Matrix<float>& v) -> Matrix<float> {
-        if (method.exactMethod)
+        if (method.exactMethod) {
+            comparison.heads.push_back(
+                {layer, head, exactRowProperties(q, k, scale, shape.causal)});
             return streamingAttention<float>(q, k, v, scale, shape.causal);
-        Approximation<float>& approximation = *approximations[std::size_t(head)];
+        }
+        Approximation<float>& approximation =
+            *approximations[std::size_t(layer * shape.heads + head)];
         approximation.fit(q, k, shape.causal);
+        RowPropertiesAccumulator properties;
         relativeErrorSum[std::size_t(layer)] +=
-            relativeAttentionError(approximation, q, k, scale, shape.causal);
+            relativeAttentionError(approximation, q, k, scale, shape.causal, &properties);
+        comparison.heads.push_back({layer, head, properties.properties()});
         return approximation.output(q, k, v, shape.causal, method.chunkSize).output;
     };
     const ForwardResult approx = runApprox(options);
@@ -296,6 +325,38 @@ QString layersName(const std::vector<int>& layers, int layerCount)
     return names.join(QLatin1Char('+'));
 }
 
+namespace {
+
+// Each head's entropies and monotonicity averaged over the comparisons (of the same heads, in the
+// same order; none when they differ).
+std::vector<HeadRowProperties> meanHeadProperties(
+    const std::vector<DownstreamComparison>& comparisons)
+{
+    std::vector<HeadRowProperties> mean = comparisons.front().heads;
+    const double n = double(comparisons.size());
+    for (HeadRowProperties& head : mean) {
+        head.properties.rankCurveExact.clear();
+        head.properties.rankCurveApprox.clear();
+        for (double* value : {&head.properties.entropyExact, &head.properties.entropyApprox,
+                              &head.properties.monotonicity})
+            *value /= n;
+    }
+    for (std::size_t c = 1; c < comparisons.size(); ++c) {
+        if (comparisons[c].heads.size() != mean.size())
+            return {};
+        for (std::size_t h = 0; h < mean.size(); ++h) {
+            RowProperties& to = mean[h].properties;
+            const RowProperties& from = comparisons[c].heads[h].properties;
+            to.entropyExact += from.entropyExact / n;
+            to.entropyApprox += from.entropyApprox / n;
+            to.monotonicity += from.monotonicity / n;
+        }
+    }
+    return mean;
+}
+
+}  // namespace
+
 DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>& comparisons)
 {
     if (comparisons.empty())
@@ -320,6 +381,7 @@ DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>&
             combined.relFrobeniusPerLayer[l] +=
                 comparison.relFrobeniusPerLayer[l] / double(comparisons.size());
     }
+    combined.heads = meanHeadProperties(comparisons);
     summarisePredictions(combined);
     return combined;
 }
@@ -342,6 +404,7 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparis
     row.meanKl = comparison.meanKl;
     row.maxKl = comparison.maxKl;
     row.relFrobeniusAttentionMean = comparison.relFrobeniusAttentionMean;
+    row.heads = comparison.heads;
     return row;
 }
 
@@ -369,6 +432,22 @@ QString modelEvalCsv(const std::vector<ModelEvalRow>& rows)
         }
         csv += '\n';
     }
+    return QString::fromUtf8(csv);
+}
+
+QString modelEvalHeadsCsv(const std::vector<ModelEvalRow>& rows)
+{
+    QByteArray csv("layer,head,method,m,layers,seed,entropy_exact,entropy_approx,monotonicity\n");
+    for (const ModelEvalRow& row : rows)
+        for (const HeadRowProperties& head : row.heads) {
+            csv += QByteArray::number(head.layer) + ',' + QByteArray::number(head.head) + ',' +
+                   csvField(row.method).toUtf8() + ',' + QByteArray::number(row.features) + ',' +
+                   csvField(row.layers).toUtf8() + ',' + QByteArray::number(qulonglong(row.seed));
+            for (const double value : {head.properties.entropyExact, head.properties.entropyApprox,
+                                       head.properties.monotonicity})
+                appendCsvField(csv, value, kCsvDigits);
+            csv += '\n';
+        }
     return QString::fromUtf8(csv);
 }
 

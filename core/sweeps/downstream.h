@@ -2,6 +2,7 @@
 
 #include "experiment.h"
 #include "attention/metrics.h"
+#include "attention/row_properties.h"
 #include "model/language_model.h"
 #include "model/named_heads.h"
 #include "model/vit_model.h"
@@ -29,6 +30,14 @@ struct TokenProbability {
     double probability = 0;
 };
 
+// The rows' properties (entropy, monotonicity: attention/row_properties.h) of one replaced head,
+// on the queries and keys it receives in the approximate run.
+struct HeadRowProperties {
+    int layer = 0;
+    int head = 0;
+    RowProperties properties;
+};
+
 struct DownstreamComparison {
     std::vector<int> replacedLayers;  // 0-based, ascending
     // Per prediction i (L positions of a text; one for an image):
@@ -47,17 +56,20 @@ struct DownstreamComparison {
     // really sees).
     double relFrobeniusAttentionMean = 0;
     std::vector<double> relFrobeniusPerLayer;  // the same mean per replaced layer
+    // Every replaced head's row properties, in the order the model ran them (layer by layer).
+    std::vector<HeadRowProperties> heads;
 };
 
 // Runs the comparison. method: exactMethod (streaming exact: a sanity check, agreement 1) or a
 // feature map with its parameters and seed; its scale (1/sqrt(d) by default, as both models);
 // causal for a language model and not for ViT, as each model was trained (method.causal is not
-// read). Head h of every replaced layer uses the feature map of head h (the W the single-layer
-// views show). exact: the model's own forward pass on the same input with logits (cachedForward
-// gives it), so repeated comparisons reuse it. Runs on the engine threads engineThreadsFor gives
-// for the replaced heads and the m the method runs with (featuresUsed: Nystrom's m past L runs, and
-// costs, as m = L), set on the calling thread. Throws InputError (a layer the model does not
-// have, no layers, a ViT without a classifier), Cancelled.
+// read). Head h of every replaced layer draws the random numbers of head h (the W the
+// single-layer views show); fitted maps are those of its layer and head. exact: the model's own
+// forward pass on the same input with logits (cachedForward gives it), so repeated comparisons
+// reuse it. Runs on the engine threads engineThreadsFor gives for the replaced heads and the m the
+// method runs with (featuresUsed: Nystrom's m past L runs, and costs, as m = L), set on the calling
+// thread. Throws InputError (a layer the model does not have, no layers, a ViT without a
+// classifier), Cancelled.
 DownstreamComparison compareDownstream(const LanguageModel& model, const std::vector<int>& ids,
                                        const ForwardResult& exact, const ExperimentSpec& method,
                                        const std::vector<int>& replacedLayers,
@@ -104,6 +116,7 @@ struct ModelEvalRow {
     double meanKl = 0;
     double maxKl = 0;
     double relFrobeniusAttentionMean = 0;
+    std::vector<HeadRowProperties> heads;  // every replaced head's (images: averaged)
 };
 
 // The row of one comparison.
@@ -120,6 +133,12 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method,
 // method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean
 // and numbers written as csv.h writes them.
 QString modelEvalCsv(const std::vector<ModelEvalRow>& rows);
+
+// The per-head CSV beside it: one line per replaced head of each row, with the header
+// layer,head,method,m,layers,seed,entropy_exact,entropy_approx,monotonicity (row_properties.h:
+// mean row entropies of P and P^ in nats, mean Spearman correlation of P^ with q.k; empty where
+// not defined).
+QString modelEvalHeadsCsv(const std::vector<ModelEvalRow>& rows);
 
 // "all" when layers are every layer of a model with layerCount layers (more than one), else
 // "2" or "0+3": the names `model-eval --layers` reads.

@@ -171,23 +171,22 @@ double pairSquaredError(const ExperimentSpec& experiment, const HeadTensors& hea
     if (!info.hasKernel || (experiment.causal && b > a))
         return kNaN;
     if (!info.hasFeatures()) {
-        const auto approximation =
-            makeApproximation<double>(experiment.approximation, d, head.k.rows(), scale, 0);
+        const auto approximation = makeApproximation<double>(
+            experiment.approximation, d, head.k.rows(), scale, HeadSite{experiment.input.layer, 0});
         approximation->fit(head.q, head.k, experiment.causal);
         MatrixD row(1, head.k.rows()), kernel;
         approximation->rows(head.q, head.k, experiment.causal)->rows(a, row, &kernel);
         const double error = kernel(0, b) - std::exp(logExact);
         return error * error;
     }
-    const auto phi = makeFeatureMap<double>(experiment.approximation, d, scale, 0);
+    const auto phi = makeFeatureMap<double>(experiment.approximation, d, scale,
+                                            HeadSite{experiment.input.layer, 0});
     phi->fit(head.q, head.k, experiment.causal);
     *parameter = phi->closedFormParameter();
-    MatrixD rows(2, d);
-    rows.row(0) = head.q.row(a);
-    rows.row(1) = head.k.row(b);
     MatrixD features(2, phi->featureCount());
     VectorD logScale(2);
-    phi->map(rows, features, logScale);
+    phi->mapQueries(head.q.row(a), features.topRows(1), logScale.head(1));
+    phi->mapKeys(head.k.row(b), features.bottomRows(1), logScale.tail(1));
     const double ratio =
         std::exp(logScale[0] + logScale[1] - logExact) * features.row(0).dot(features.row(1));
     return std::exp(2 * logExact) * (ratio - 1) * (ratio - 1);

@@ -8,7 +8,8 @@ namespace attnlab {
 namespace {
 
 // (A + I) / 2 for the heads' mean attention A of one layer, exact or (approx) the method's.
-MatrixD layerMixing(const LayerQkv& layer, int heads, const ExperimentSpec& spec, bool approx)
+MatrixD layerMixing(const LayerQkv& layer, int layerIndex, int heads, const ExperimentSpec& spec,
+                    bool approx)
 {
     const Eigen::Index length = layer.q.rows();
     const int d = int(layer.q.cols()) / heads;
@@ -20,8 +21,8 @@ MatrixD layerMixing(const LayerQkv& layer, int heads, const ExperimentSpec& spec
         const Matrix<float> k = layer.k.middleCols(h / group * d, d);
         Matrix<float> p(length, length);
         if (approx) {
-            const auto approximation =
-                makeApproximation<float>(spec.approximation, d, length, scale, h);
+            const auto approximation = makeApproximation<float>(spec.approximation, d, length,
+                                                                scale, HeadSite{layerIndex, h});
             approximation->fit(q, k, spec.causal);
             approximation->rows(q, k, spec.causal)->rows(0, p, nullptr);
         } else {
@@ -45,8 +46,9 @@ AttentionRollout attentionRollout(const ForwardResult& forward, int heads,
         if (approx && spec.exactMethod)
             break;
         MatrixD& product = approx ? rollout.approx : rollout.exact;
-        for (const LayerQkv& layer : forward.layers) {
-            const MatrixD mixing = layerMixing(layer, heads, spec, approx);
+        for (int l = 0; l < rollout.layers; ++l) {
+            const MatrixD mixing =
+                layerMixing(forward.layers[std::size_t(l)], l, heads, spec, approx);
             product = product.size() == 0 ? mixing : MatrixD(mixing * product);
         }
     }

@@ -6,6 +6,7 @@
 #include "attention/exact_attention.h"
 #include "experiment.h"
 #include "attention/approximation.h"
+#include "attention/fitted_feature_maps.h"
 #include "attention/linear_attention.h"
 #include "parallel.h"
 #include "attention/random.h"
@@ -34,14 +35,19 @@ constexpr Eigen::Index kInputBlockRows = 1024;
 constexpr Eigen::Index kInputPollRows = 64 * 1024;
 
 // The approximation a sweep times: the method with its size (m, or local attention's window)
-// set to the sweep's m and its other parameters at their defaults; orthogonal W, seed 0.
-ApproximationSpec approximationOf(Method algorithm, int m)
+// set to the sweep's m and its other parameters at their defaults; orthogonal W, seed 0; a
+// method fitted to a model runs on maps of d_f = d at their initial values (its cost is that of
+// fitted ones).
+ApproximationSpec approximationOf(Method algorithm, int m, int d)
 {
     ApproximationSpec spec;
     spec.kind = algorithm;
     spec.features = m;
-    if (const MethodParameter* size = methodInfo(algorithm).size)
+    const MethodInfo& info = methodInfo(algorithm);
+    if (const MethodParameter* size = info.size)
         spec.setValue(*size, m);
+    if (info.needsFittedMaps)
+        spec.fittedMaps = initialFeatureMaps(QStringLiteral("timing"), 1, 1, d, d);
     spec.projection = ProjectionKind::Orthogonal;
     spec.seed = 0;
     return spec;
@@ -50,7 +56,7 @@ ApproximationSpec approximationOf(Method algorithm, int m)
 // The cost model's shape of one point.
 CostShape costShapeOf(const TimedMethod& method, Eigen::Index length, int d, int m, int threads)
 {
-    const ApproximationSpec approximation = approximationOf(method.algorithm, m);
+    const ApproximationSpec approximation = approximationOf(method.algorithm, m, d);
     CostShape shape;
     shape.length = double(length);
     shape.d = d;
@@ -317,7 +323,8 @@ bool timeMethod(const TimedMethod& method, const SweepInputs& inputs, const Swee
                 seconds);
         default: {
             const auto approximation = makeApproximation<float>(
-                approximationOf(method.algorithm, spec.features), spec.headDim, length, scale);
+                approximationOf(method.algorithm, spec.features, spec.headDim), spec.headDim,
+                length, scale);
             return timeRuns<ApproximateOutput<float>>(
                 [&] {
                     approximation->fit(q, k, method.causal);

@@ -1,5 +1,6 @@
 #include "ui/experiment/method_panel.h"
 
+#include "attention/fitted_feature_maps.h"
 #include "inputs/model_input.h"
 #include "ui/experiment/checkpoint_choice.h"
 #include "ui/experiment/model_files.h"
@@ -7,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -14,6 +16,7 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
+#include <QVBoxLayout>
 
 #include <cmath>
 #include <limits>
@@ -75,6 +78,19 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
             spec.input.comparisonModelPath = path;
         });
     });
+    m_fittedMaps = new QLabel;
+    m_fittedMaps->setWordWrap(true);
+    m_fittedMaps->setObjectName(QStringLiteral("fittedMaps"));
+    auto* fit = new QPushButton(tr("Fit to This Model..."));
+    fit->setObjectName(QStringLiteral("fitToModel"));
+    fit->setToolTip(tr("Fit the query and key maps of each head to the model on show, so that "
+                       "linear attention's rows match its softmax rows (Hedgehog)."));
+    connect(fit, &QPushButton::clicked, this, &MethodPanel::fitRequested);
+    m_fitted = new QWidget;
+    auto* fitted = new QVBoxLayout(m_fitted);
+    fitted->setContentsMargins(0, 0, 0, 0);
+    fitted->addWidget(m_fittedMaps);
+    fitted->addWidget(fit, 0, Qt::AlignLeft);
 
     // Object names: for tests and accessibility tools.
     m_map->setObjectName(QStringLiteral("approximation"));
@@ -109,6 +125,7 @@ MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent)
     // Under "Second checkpoint of the model", across the dock: the list and Open... beside a
     // label would widen the dock past a 1280-pixel window.
     layout->addRow(m_checkpoint);
+    layout->addRow(m_fitted);
     layout->addRow(tr("Features m"), features);
     // The method's own parameters right under it, where a user choosing the method looks (a
     // parameter the method does not take is hidden).
@@ -481,6 +498,15 @@ void MethodPanel::updateEnabled()
                              tr("its error is the checkpoint's (its quantization's, say), not an "
                                 "estimator's")};
     m_role->setText(traits.join(QStringLiteral(" \u00b7 ")));
+    m_form->setRowVisible(m_fitted, info.needsFittedMaps);
+    if (const FittedFeatureMaps* maps = m_spec.approximation.fittedMaps.get())
+        m_fittedMaps->setText(
+            tr("Maps: %1; %2")
+                .arg(maps->description(), maps->file.isEmpty()
+                                              ? tr("fitted in the window, kept in the session")
+                                              : QFileInfo(maps->file).fileName()));
+    else
+        m_fittedMaps->setText(tr("No maps fitted yet: fit them to the model on show."));
     // Without a causal form a method cannot serve causal attention: its entry is greyed out
     // while the mask is on. A second checkpoint needs a language model's input.
     auto* items = qobject_cast<QStandardItemModel*>(m_map->model());

@@ -38,6 +38,9 @@ signals:
     // The user changed the method: spec is the previous spec with that change. Edits with the
     // same mergeKey >= 0 (one slider drag) form one undo step; -1 never merges.
     void edited(const ExperimentSpec& spec, const QString& description, int mergeKey);
+    // The user asked to fit the feature maps of a method fitted to a model (hedgehog) to the
+    // model on show (the window opens Fit to this model).
+    void fitRequested();
 
 private:
     // The controls, wired to edit the spec: the method and m; W's projection, row norms and seed
@@ -78,6 +81,9 @@ private:
     QComboBox* m_precision;
     QFormLayout* m_form;
     QLabel* m_role;  // what the method is to softmax, and what it lacks
+    // For the methods fitted to a model: which maps the spec holds, and Fit to this model.
+    QWidget* m_fitted;
+    QLabel* m_fittedMaps;
     // The control of every parameter besides m: a check box, choice, or spin box.
     std::vector<std::pair<const MethodParameter*, QWidget*>> m_parameters;
 };

@@ -66,6 +66,23 @@ const std::vector<MetricDefinition>& metricDefinitions()
                         "P\u0302<sub>ij</sub>); n/a when P\u0302 has entries \u2264 0 where P is "
                         "positive"),
          [](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.meanKl); }},
+        {QStringLiteral("entropy"), QStringLiteral("Row entropy, exact / approximate"),
+         QStringLiteral("mean<sub>i</sub> H(P<sub>i</sub>) = \u2212\u2211<sub>j</sub> "
+                        "P<sub>ij</sub> log P<sub>ij</sub> in nats, and the same of "
+                        "P\u0302: a trained head's rows are spiky (low entropy); fixed feature "
+                        "maps spread their weight (higher)"),
+         [](const AttentionMetrics& m, qint64) {
+             return QStringLiteral("%1 / %2").arg(
+                 MetricsPanel::formatValue(m.properties.entropyExact),
+                 MetricsPanel::formatValue(m.properties.entropyApprox));
+         }},
+        {QStringLiteral("monotonicity"), QStringLiteral("Monotonicity in q\u00b7k"),
+         QStringLiteral("mean over the rows of Spearman's rank correlation between "
+                        "q<sub>i</sub>\u00b7k<sub>j</sub> and P\u0302<sub>ij</sub>: 1 when "
+                        "P\u0302 ranks the keys as softmax does, 0 when it ignores q\u00b7k"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.properties.monotonicity);
+         }},
         {QStringLiteral("kernel_mse"), QStringLiteral("Kernel mean squared error"),
          QStringLiteral("mean<sub>i,j</sub> (A\u0302<sub>ij</sub> \u2212 A<sub>ij</sub>)\u00b2, "
                         "with A<sub>ij</sub> = exp(s q<sub>i</sub>\u00b7k<sub>j</sub>) and "

@@ -174,8 +174,13 @@ QLayout* HeadGridPanel::buildTopBar()
     m_order->setObjectName(QStringLiteral("headsOrder"));
     m_order->addItem(tr("model layout"), headOrderName(HeadOrder::Model));
     m_order->addItem(tr("worst error first"), headOrderName(HeadOrder::WorstFirst));
-    m_order->setToolTip(tr("Layers down and heads across, or a ranked list with the largest "
-                           "relative Frobenius error of P first."));
+    m_order->addItem(tr("lowest entropy first"), headOrderName(HeadOrder::LowestEntropyFirst));
+    m_order->addItem(tr("least monotonic first"), headOrderName(HeadOrder::LeastMonotonicFirst));
+    m_order->setToolTip(tr("Layers down and heads across, or a ranked list: the largest "
+                           "relative Frobenius error of P first, the spikiest exact rows (the "
+                           "lowest mean row entropy of P) first, or the approximation least "
+                           "monotonic in q.k (Spearman's correlation of %1 with q.k) first.")
+                            .arg(approxSymbol()));
     m_highlight = new QSpinBox;
     m_highlight->setObjectName(QStringLiteral("headsHighlight"));
     m_highlight->setRange(0, kMaxHighlight);
@@ -437,7 +442,8 @@ void HeadGridPanel::setState(const QJsonObject& state)
         const QJsonValue value = state.value(QLatin1String("order"));
         order = value.isString() ? m_order->findData(value.toString()) : -1;
         if (order < 0)
-            throw InputError(tr("order must be \"model\" or \"worst-first\""));
+            throw InputError(tr("order must be \"model\", \"worst-first\", "
+                                "\"lowest-entropy-first\" or \"least-monotonic-first\""));
     }
     int highlight = m_highlight->value();
     if (state.contains(QLatin1String("highlight_worst"))) {

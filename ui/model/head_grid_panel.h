@@ -57,7 +57,8 @@ public:
     void setCurrentHead(int layer, int head);
 
     // What is shown, as JSON for the session file: {"show": "exact" | "approximation",
-    // "order": "model" | "worst-first", "highlight_worst": N}.
+    // "order": "model" | "worst-first" | "lowest-entropy-first" | "least-monotonic-first",
+    // "highlight_worst": N}.
     QJsonObject state() const;
     // Restores what state() saved (missing fields keep their values). Throws InputError naming
     // the field when a field has the wrong type or value, leaving the panel as it was.

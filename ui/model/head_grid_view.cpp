@@ -44,13 +44,17 @@ QString headOrderName(HeadOrder order)
     switch (order) {
         case HeadOrder::Model: return QStringLiteral("model");
         case HeadOrder::WorstFirst: return QStringLiteral("worst-first");
+        case HeadOrder::LowestEntropyFirst: return QStringLiteral("lowest-entropy-first");
+        case HeadOrder::LeastMonotonicFirst: return QStringLiteral("least-monotonic-first");
     }
     return {};
 }
 
 bool parseHeadOrder(const QString& name, HeadOrder* order)
 {
-    for (const HeadOrder candidate : {HeadOrder::Model, HeadOrder::WorstFirst}) {
+    for (const HeadOrder candidate :
+         {HeadOrder::Model, HeadOrder::WorstFirst, HeadOrder::LowestEntropyFirst,
+          HeadOrder::LeastMonotonicFirst}) {
         if (name == headOrderName(candidate)) {
             *order = candidate;
             return true;
@@ -211,14 +215,24 @@ void HeadGridView::rebuildOrder()
         const HeadSurveyEntry& y = m_entries[std::size_t(b)];
         return std::pair(x.layer, x.head) < std::pair(y.layer, y.head);
     });
+    // The ranking key, largest first: the error (the model layout's and the highlight's), or
+    // the negated entropy or monotonicity.
+    const auto key = [this](int i) {
+        const AttentionMetrics& metrics = m_entries[std::size_t(i)].metrics;
+        switch (m_order) {
+            case HeadOrder::LowestEntropyFirst: return -metrics.properties.entropyExact;
+            case HeadOrder::LeastMonotonicFirst: return -metrics.properties.monotonicity;
+            case HeadOrder::Model:
+            case HeadOrder::WorstFirst: break;
+        }
+        return metrics.relFrobeniusAttention;
+    };
     std::vector<int> ranked;
     for (const int i : model)
-        if (std::isfinite(m_entries[std::size_t(i)].metrics.relFrobeniusAttention))
+        if (std::isfinite(key(i)))
             ranked.push_back(i);
-    std::stable_sort(ranked.begin(), ranked.end(), [this](int a, int b) {
-        return m_entries[std::size_t(a)].metrics.relFrobeniusAttention >
-               m_entries[std::size_t(b)].metrics.relFrobeniusAttention;
-    });
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&key](int a, int b) { return key(a) > key(b); });
     m_ranks.assign(std::size_t(count), 0);
     for (std::size_t r = 0; r < ranked.size(); ++r)
         m_ranks[std::size_t(ranked[r])] = int(r) + 1;
@@ -417,14 +431,25 @@ QString HeadGridView::headToolTip(int layer, int head) const
                      .arg(e->keyValueHead);
     const int rank = errorRank(layer, head);
     if (rank > 0)
-        lines << tr("error rank %1 of %2 (1 = worst)")
+        lines << tr("%1 rank %2 of %3 (1 = %4)")
+                     .arg(m_order == HeadOrder::LowestEntropyFirst    ? tr("entropy")
+                          : m_order == HeadOrder::LeastMonotonicFirst ? tr("monotonicity")
+                                                                      : tr("error"))
                      .arg(rank)
-                     .arg(*std::max_element(m_ranks.begin(), m_ranks.end()));
+                     .arg(*std::max_element(m_ranks.begin(), m_ranks.end()))
+                     .arg(m_order == HeadOrder::LowestEntropyFirst    ? tr("spikiest")
+                          : m_order == HeadOrder::LeastMonotonicFirst ? tr("least monotonic")
+                                                                      : tr("worst"));
     lines << tr("relative Frobenius error of P: %1").arg(number(m.relFrobeniusAttention));
     lines << tr("mean row total variation: %1").arg(number(m.meanTotalVariation));
     lines << tr("max |%1 - P|: %2").arg(approxSymbol(), number(m.maxAbsError));
     lines << tr("mean KL(P || %1): %2").arg(approxSymbol(), number(m.meanKl));
     lines << tr("output relative error: %1").arg(number(m.relFrobeniusOutput));
+    lines << tr("mean row entropy: P %1, %2 %3 nats")
+                 .arg(number(m.properties.entropyExact), approxSymbol(),
+                      number(m.properties.entropyApprox));
+    lines << tr("monotonicity of %1 in q.k: %2")
+                 .arg(approxSymbol(), number(m.properties.monotonicity));
     if (m.nonPositiveRows > 0)
         lines << tr("rows with a non-positive denominator: %1").arg(m.nonPositiveRows);
     lines << tr("|q'|: mean %1, max %2").arg(number(e->meanQueryNorm), number(e->maxQueryNorm));
@@ -523,7 +548,7 @@ void HeadGridView::paintCells(QPainter& painter, const Layout& layout, const QFo
                          m_scale.color(m_entries[i].metrics.relFrobeniusAttention));
         painter.drawImage(cell, m_images[i]);
     }
-    if (m_order == HeadOrder::WorstFirst) {
+    if (m_order != HeadOrder::Model) {
         for (std::size_t i = 0; i < m_entries.size(); ++i) {
             const bool marked = m_ranks[i] > 0 && m_ranks[i] <= m_highlightCount;
             const bool current =

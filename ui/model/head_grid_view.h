@@ -14,10 +14,13 @@ class QFontMetricsF;
 namespace attnlab::ui {
 
 // How the head grid places the heads: layers down and heads across as in the model, or as a
-// ranked list, the head with the largest approximation error first.
-enum class HeadOrder { Model, WorstFirst };
+// ranked list: the head with the largest approximation error first, the spikiest exact rows
+// (lowest mean row entropy of P) first, or the approximation least monotonic in q.k first
+// (row_properties.h).
+enum class HeadOrder { Model, WorstFirst, LowestEntropyFirst, LeastMonotonicFirst };
 
-QString headOrderName(HeadOrder order);  // "model", "worst-first"
+// "model", "worst-first", "lowest-entropy-first", "least-monotonic-first"
+QString headOrderName(HeadOrder order);
 bool parseHeadOrder(const QString& name, HeadOrder* order);
 
 // Every head of a model at a glance, as bertviz's model view: a grid of small heatmaps, layers

@@ -15,6 +15,7 @@
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QSaveFile>
+#include <QScrollBar>
 #include <QSvgGenerator>
 #include <qcustomplot.h>
 
@@ -175,6 +176,66 @@ PaintedFigure plotFigure(QCustomPlot& plot, QSize size, const QString& fallbackT
         });
         plot.replot(QCustomPlot::rpQueuedReplot);
         return painted;
+    };
+    return figure;
+}
+
+void paintWidgetTree(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip)
+{
+    for (QObject* object : widget->children()) {
+        auto* child = qobject_cast<QWidget*>(object);
+        if (!child || child->isWindow() || child->isHidden() || qobject_cast<QScrollBar*>(child))
+            continue;
+        const QPoint at = offset + child->pos();
+        const QRect visible = clip & QRect(at, child->size());
+        if (visible.isEmpty())
+            continue;
+        if (auto* plot = qobject_cast<QCustomPlot*>(child)) {
+            painter.save();
+            painter.translate(at);
+            plot->toPainter(&painter, plot->width(), plot->height());
+            painter.restore();
+            plot->replot(QCustomPlot::rpQueuedReplot);
+            continue;
+        }
+        child->render(&painter, at, QRegion(visible.translated(-at)), QWidget::RenderFlags());
+        paintWidgetTree(painter, child, at, visible);
+    }
+}
+
+PaintedFigure widgetFigure(QWidget& widget, const QString& title)
+{
+    PaintedFigure figure;
+    figure.size = widget.size();
+    figure.title = title;
+    figure.what = QStringLiteral("figure");
+    const auto paint = [&widget](QCPPainter& painter) {
+        const QRect all(QPoint(0, 0), widget.size());
+        painter.fillRect(all, Qt::white);
+        paintWidgetTree(painter, &widget, QPoint(0, 0), all);
+    };
+    figure.png = [&widget, paint] {
+        QImage image(widget.size() * kPngExportScale, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        QCPPainter painter(&image);
+        painter.setMode(QCPPainter::pmNonCosmetic);
+        painter.scale(kPngExportScale, kPngExportScale);
+        paint(painter);
+        painter.end();
+        tagExportResolution(image, kPngExportScale);
+        return image;
+    };
+    figure.paintVector = [&widget, paint](QPaintDevice& device, bool pdf) {
+        QCPPainter painter;
+        if (!beginVectorPainting(painter, device))
+            return false;
+        // The page is the widget's width in points at the device's resolution: a world transform
+        // maps the widget's pixels onto it.
+        if (pdf)
+            painter.scale(device.width() / double(widget.width()),
+                          device.height() / double(widget.height()));
+        paint(painter);
+        return painter.end();
     };
     return figure;
 }

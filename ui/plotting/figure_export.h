@@ -3,6 +3,8 @@
 #include "ui/common/export_dialog.h"
 
 #include <QImage>
+#include <QPoint>
+#include <QRect>
 #include <QSize>
 #include <QString>
 
@@ -62,6 +64,16 @@ PaintedFigure plotFigure(QCustomPlot& plot, QSize size, const QString& fallbackT
 // write the <what> <path>: ...") naming the path when anything fails, leaving no file, partial or
 // otherwise, behind.
 void exportPaintedFigure(const QString& path, FigureFormat format, const PaintedFigure& figure);
+
+// Paints the widgets inside `widget` (not windows, hidden widgets or scroll bars) and theirs, at
+// `offset`, clipped to `clip`, onto painter, `widget` itself not (its owner paints its
+// background): each plot through QCustomPlot::toPainter (in vector mode on a vector painter), any
+// other widget through QWidget::render. How a figure made of several widgets is drawn into a file
+// (the Stepper's frame, the methods side by side).
+void paintWidgetTree(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip);
+
+// The figure of `widget` and the widgets inside it (paintWidgetTree) on white, at its size.
+PaintedFigure widgetFigure(QWidget& widget, const QString& title);
 
 // exportPaintedFigure of plotFigure(plot, size, the file's base name).
 void exportFigure(QCustomPlot& plot, const QString& path, FigureFormat format,

@@ -75,6 +75,8 @@ QPainterPath methodMarkerPath(Method method, double radius)
             break;
         case MarkerShape::SixPointStar: regular(12, 1.35 * r, 0.7 * r); break;
         case MarkerShape::FourPointStar: regular(8, 1.45 * r, 0.55 * r); break;
+        case MarkerShape::EightPointStar: regular(16, 1.4 * r, 0.75 * r); break;
+        case MarkerShape::Octagon: regular(8, 1.1 * r, 1.1 * r); break;
     }
     path.addPolygon(polygon);
     path.closeSubpath();

@@ -258,25 +258,7 @@ void StepperFrame::paintFrame(QCPPainter& painter)
 void StepperFrame::paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset,
                                const QRect& clip)
 {
-    const QRect visible = clip & QRect(offset, widget->size());
-    if (visible.isEmpty())
-        return;
-    if (auto* plot = qobject_cast<QCustomPlot*>(widget)) {
-        painter.save();
-        painter.translate(offset);
-        plot->toPainter(&painter, plot->width(), plot->height());
-        painter.restore();
-        plot->replot(QCustomPlot::rpQueuedReplot);
-        return;
-    }
-    if (widget != this)
-        widget->render(&painter, offset, QRegion(visible.translated(-offset)),
-                       QWidget::RenderFlags());
-    for (QObject* object : widget->children()) {
-        auto* child = qobject_cast<QWidget*>(object);
-        if (child && !child->isWindow() && !child->isHidden() && !qobject_cast<QScrollBar*>(child))
-            paintWidget(painter, child, offset + child->pos(), visible);
-    }
+    paintWidgetTree(painter, widget, offset, clip);
 }
 
 QImage StepperFrame::toImage(double scale)

@@ -16,6 +16,7 @@
 #include "ui/experiment/view_bar.h"
 #include "inputs/model_input.h"
 #include "ui/lecture/scenario_panel.h"
+#include "ui/window/feature_map_controls.h"
 #include "ui/window/lecture_controls.h"
 #include "ui/model/downstream_panel.h"
 #include "ui/model/head_grid_panel.h"
@@ -363,6 +364,9 @@ void MainWindow::buildMenus()
     fullScreen->setCheckable(true);
     fullScreen->setShortcut(QKeySequence::FullScreen);
     m_lecture = new LectureControls(*this, m_scenarioPanel, view);
+    m_featureMaps = new FeatureMapControls(*this, menuBar());
+    connect(m_methodPanel, &MethodPanel::fitRequested, m_featureMaps,
+            &FeatureMapControls::openFitDialog);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Attention Lab"), this, &MainWindow::showAbout);

@@ -30,6 +30,7 @@ namespace attnlab::ui {
 class Autosave;
 class BackgroundJob;
 class ErrorAnalysisPanel;
+class FeatureMapControls;
 class LectureControls;
 class WindowExports;
 class WindowSession;
@@ -106,6 +107,8 @@ public:
     ScenarioPanel* scenarioPanel() const { return m_scenarioPanel; }
     WindowSession& session() { return *m_session; }
     LectureControls& lecture() { return *m_lecture; }
+    // Fit to this model and Methods side by side (the Model menu).
+    FeatureMapControls& featureMaps() { return *m_featureMaps; }
 
     ExperimentController& controller() { return *m_controller; }
     const ViewSettings& viewSettings() const { return m_view; }
@@ -218,6 +221,7 @@ private:
     MemoryBudget m_budget;
     WindowSession* m_session;
     LectureControls* m_lecture;
+    FeatureMapControls* m_featureMaps;
     WindowExports* m_exports;
     // A session's view, applied when its spec's result arrives.
     std::optional<ViewSettings> m_pendingView;

@@ -45,8 +45,8 @@ Matrix<T> rescaled(const Matrix<T>& x, const Eigen::Matrix<T, 1, Eigen::Dynamic>
 
 template <typename T>
 FavorSharpAttention<T>::FavorSharpAttention(const ApproximationSpec& spec, int d,
-                                            Eigen::Index /*length*/, double scale, int head)
-    : m_phi(spec, d, scale, head), m_psi(Eigen::Matrix<T, 1, Eigen::Dynamic>::Ones(d))
+                                            Eigen::Index /*length*/, double scale, HeadSite site)
+    : m_phi(spec, d, scale, site), m_psi(Eigen::Matrix<T, 1, Eigen::Dynamic>::Ones(d))
 {
 }
 

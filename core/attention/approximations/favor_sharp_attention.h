@@ -22,7 +22,7 @@ template <typename T>
 class FavorSharpAttention final : public Approximation<T> {
 public:
     FavorSharpAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
-                        int head);
+                        HeadSite site);
 
     // FAVOR++'s flops (4 L m d for the features, 4 L m d_v for the products) and 4 L d for Psi
     // and the rescaled rows.

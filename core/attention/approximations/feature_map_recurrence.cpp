@@ -23,9 +23,9 @@ bool FeatureMapRecurrence::step(const Eigen::Ref<const Eigen::RowVectorXf>& q,
     const Eigen::Map<const Matrix<float>> key(k.data(), 1, k.size());
     const Eigen::Map<const Matrix<float>> query(q.data(), 1, q.size());
     const Eigen::Map<const Matrix<float>> value(v.data(), 1, v.size());
-    m_phi->map(key, m_keyFeatures, m_keyLogScale);
+    m_phi->mapKeys(key, m_keyFeatures, m_keyLogScale);
     m_state.add(m_keyFeatures, m_keyLogScale, value);
-    m_phi->map(query, m_queryFeatures, m_queryLogScale);
+    m_phi->mapQueries(query, m_queryFeatures, m_queryLogScale);
     m_started = true;
     // The query's own scale cancels between numerator and denominator.
     const float den = m_queryFeatures.row(0).dot(m_state.z);

@@ -51,12 +51,12 @@ private:
 
 template <typename T>
 LinformerAttention<T>::LinformerAttention(const ApproximationSpec& spec, int /*d*/,
-                                          Eigen::Index length, double scale, int head)
+                                          Eigen::Index length, double scale, HeadSite site)
     : m_scale(scale),
       m_keyProjection(gaussianProjection<T>(spec.features, length, spec.seed,
-                                            RandomStream::KeyProjection, head)),
+                                            RandomStream::KeyProjection, site.head)),
       m_valueProjection(gaussianProjection<T>(spec.features, length, spec.seed,
-                                              RandomStream::ValueProjection, head))
+                                              RandomStream::ValueProjection, site.head))
 {
 }
 

@@ -17,7 +17,7 @@ template <typename T>
 class LinformerAttention final : public Approximation<T> {
 public:
     LinformerAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
-                       int head);
+                       HeadSite site);
 
     // 4 L m d (E K, Q K-^T) + 4 L m d_v (F V, P- V-).
     static double flops(const CostShape& shape);

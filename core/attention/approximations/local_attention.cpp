@@ -72,7 +72,7 @@ private:
 
 template <typename T>
 LocalAttention<T>::LocalAttention(const ApproximationSpec& spec, int /*d*/, Eigen::Index /*length*/,
-                                  double scale, int /*head*/)
+                                  double scale, HeadSite /*site*/)
     : m_width(Eigen::Index(spec.value(windowParameter()))), m_scale(scale)
 {
 }

@@ -15,7 +15,7 @@ template <typename T>
 class LocalAttention final : public Approximation<T> {
 public:
     LocalAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
-                   int head);
+                   HeadSite site);
 
     // 4 L w d (with d_v = d; w no larger than L), causal or not: each query sees w keys.
     static double flops(const CostShape& shape);

@@ -69,7 +69,7 @@ private:
 
 template <typename T>
 NystromAttention<T>::NystromAttention(const ApproximationSpec& spec, int /*d*/, Eigen::Index length,
-                                      double scale, int /*head*/)
+                                      double scale, HeadSite /*site*/)
     : m_landmarks(Eigen::Index(landmarks(spec.features, double(length)))),
       m_exactPinv(spec.value(pinvParameter()) == 1),
       m_iterations(int(spec.value(pinvIterationsParameter()))),

@@ -23,7 +23,7 @@ template <typename T>
 class NystromAttention final : public Approximation<T> {
 public:
     NystromAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
-                     int head);
+                     HeadSite site);
 
     // The landmarks for m asked and L positions: m, at most L (at least 1). At m = L each
     // segment is one row, so Q~ = Q and K~ = K; more landmarks would repeat rows, so m past L

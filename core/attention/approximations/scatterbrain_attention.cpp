@@ -33,9 +33,9 @@ struct MappedKeys {
 // Phi is in cache and, when arranged is given, its keys themselves arranged into it for the band
 // products; v may be null (no sums).
 template <typename T, typename Start>
-MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix<T>* v,
-                      BandKeys<T>* arranged, Eigen::Index blocks, Eigen::Index merged,
-                      Eigen::Index group, Start&& start)
+MappedKeys<T> mapAllKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix<T>* v,
+                         BandKeys<T>* arranged, Eigen::Index blocks, Eigen::Index merged,
+                         Eigen::Index group, Start&& start)
 {
     const Eigen::Index features = phi.featureCount();
     MappedKeys<T> keys{BandKeys<T>(k.rows(), features), Vector<T>(k.rows()), T(0), {}};
@@ -49,7 +49,7 @@ MappedKeys<T> mapKeys(const FeatureMap<T>& phi, const Matrix<T>& k, const Matrix
             const Eigen::Index begin = start(firstBlock), rows = start(endBlock) - begin;
             Matrix<T> mantissas(rows, features);
             if (rows > 0) {
-                phi.map(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
+                phi.mapKeys(k.middleRows(begin, rows), mantissas, logScale.segment(begin, rows));
                 keys.phi.set(begin, mantissas);
                 if (arranged)
                     arranged->set(begin, k.middleRows(begin, rows));
@@ -153,9 +153,9 @@ public:
           m_k(k),
           m_scale(scale),
           m_window(window),
-          m_keys(mapKeys<T>(phi, k, nullptr, nullptr,
-                            (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1, 1,
-                            [&](Eigen::Index c) { return std::min(c * kFeatureBlock, k.rows()); }))
+          m_keys(mapAllKeys<T>(
+              phi, k, nullptr, nullptr, (k.rows() + kFeatureBlock - 1) / kFeatureBlock, 1, 1,
+              [&](Eigen::Index c) { return std::min(c * kFeatureBlock, k.rows()); }))
     {
     }
 
@@ -167,7 +167,7 @@ public:
         const Eigen::Index rows = p.rows(), keys = m_k.rows();
         Matrix<T> phiQ(rows, m_phi.featureCount());
         Vector<T> queryLogScale(rows);
-        m_phi.map(m_q.middleRows(begin, rows), phiQ, queryLogScale);
+        m_phi.mapQueries(m_q.middleRows(begin, rows), phiQ, queryLogScale);
         const KeyRanges everyKey = keyRanges(
             begin, rows, [](Eigen::Index) { return Eigen::Index(0); },
             [&](Eigen::Index) { return keys - 1; });
@@ -211,10 +211,17 @@ private:
 
 template <typename T>
 ScatterbrainAttention<T>::ScatterbrainAttention(const ApproximationSpec& spec, int d,
-                                                Eigen::Index /*length*/, double scale, int head)
-    : m_phi(spec, d, scale, head),
-      m_width(Eigen::Index(spec.value(windowParameter()))),
-      m_scale(scale)
+                                                Eigen::Index /*length*/, double scale,
+                                                HeadSite site)
+    : ScatterbrainAttention(std::make_unique<PositiveRandomFeatures<T>>(spec, d, scale, site),
+                            Eigen::Index(spec.value(windowParameter())), scale)
+{
+}
+
+template <typename T>
+ScatterbrainAttention<T>::ScatterbrainAttention(std::unique_ptr<FeatureMap<T>> phi,
+                                                Eigen::Index width, double scale)
+    : m_phi(std::move(phi)), m_width(width), m_scale(scale)
 {
 }
 
@@ -245,7 +252,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
                                                       Eigen::Index /*chunk*/) const
 {
     const SlidingWindow window{m_width, causal, k.rows()};
-    const FeatureMap<T>& phi = m_phi;
+    const FeatureMap<T>& phi = *m_phi;
     const Eigen::Index length = k.rows();
     // Blocks of b queries and of keys, key block c holding the keys [start(c), start(c + 1)),
     // start(c) = max(0, c b - reach). Causal, query block c's low-rank sums are the key blocks
@@ -265,7 +272,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
     const Eigen::Index merged = causal ? 1 : (keyBlocks + engineThreads() - 1) / engineThreads();
     BandKeys<T> bandKeys(length, k.cols());
     MappedKeys<T> keys =
-        mapKeys<T>(phi, k, &v, &bandKeys, keyBlocks, merged, kFeatureBlock / block, start);
+        mapAllKeys<T>(phi, k, &v, &bandKeys, keyBlocks, merged, kFeatureBlock / block, start);
     BlockSummaries<T>& sums = *keys.blocks;
     sums.prefixSums();
 
@@ -277,7 +284,7 @@ ApproximateOutput<T> ScatterbrainAttention<T>::output(const Matrix<T>& q, const 
         const Eigen::Index sumsEnd = causal ? begin / block : sums.blocks();  // sums before it
         Matrix<T> phiQ(rows, phi.featureCount());
         Vector<T> queryLogScale(rows);
-        phi.map(q.middleRows(begin, rows), phiQ, queryLogScale);
+        phi.mapQueries(q.middleRows(begin, rows), phiQ, queryLogScale);
         BandBlock<T> band(
             keyRanges(
                 begin, rows,
@@ -308,7 +315,7 @@ std::unique_ptr<ApproximateRows<T>> ScatterbrainAttention<T>::rows(const Matrix<
                                                                    const Matrix<T>& k,
                                                                    bool causal) const
 {
-    return std::make_unique<ScatterbrainRows<T>>(m_phi, q, k, m_scale,
+    return std::make_unique<ScatterbrainRows<T>>(*m_phi, q, k, m_scale,
                                                  SlidingWindow{m_width, causal, k.rows()});
 }
 

@@ -18,11 +18,16 @@ namespace attnlab {
 // products, and their weights times V, are band products (band_products.h). Every entry of A^ is
 // positive. Each row's terms are brought to its largest exponent before they are added; the keys
 // share one scale.
+// The same machinery serves any map phi in FAVOR+'s place (phi_q for the queries, phi_k for the
+// keys; a weight of the low-rank part folded into phi_q's log-scale): hedgehog-window's fitted
+// maps (HedgehogWindowAttention).
 template <typename T>
 class ScatterbrainAttention final : public Approximation<T> {
 public:
     ScatterbrainAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
-                          int head);
+                          HeadSite site);
+    // The window of `width` keys, exact at scale s, and phi for every other key.
+    ScatterbrainAttention(std::unique_ptr<FeatureMap<T>> phi, Eigen::Index width, double scale);
 
     // 4 L m d (features) + 4 L m d_v (S, z and phi(Q) S) + 2 L w (d + d_v) (the window's scores
     // and their values) + 2 L w m (the window's feature products).
@@ -35,10 +40,10 @@ public:
                                 bool causal, Eigen::Index chunk) const override;
     std::unique_ptr<ApproximateRows<T>> rows(const Matrix<T>& q, const Matrix<T>& k,
                                              bool causal) const override;
-    MatrixD projection() const override { return m_phi.projection(); }
+    MatrixD projection() const override { return m_phi->projection(); }
 
 private:
-    PositiveRandomFeatures<T> m_phi;
+    std::unique_ptr<FeatureMap<T>> m_phi;
     Eigen::Index m_width;
     double m_scale;
 };

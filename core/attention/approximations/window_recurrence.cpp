@@ -11,9 +11,25 @@ constexpr Eigen::Index kFirstRows = 16;
 
 }  // namespace
 
+WindowCache::WindowCache(Eigen::Index window, Eigen::Index d, Eigen::Index valueDim)
+    : m_keys(0, d), m_values(0, valueDim), m_window(window)
+{
+}
+
+Eigen::Index WindowCache::nextRow()
+{
+    const Eigen::Index row = m_tokens % m_window;
+    if (row == m_keys.rows()) {
+        const Eigen::Index rows = std::min(m_window, std::max(kFirstRows, 2 * m_keys.rows()));
+        m_keys.conservativeResize(rows, Eigen::NoChange);
+        m_values.conservativeResize(rows, Eigen::NoChange);
+    }
+    return row;
+}
+
 WindowRecurrence::WindowRecurrence(Eigen::Index window, Eigen::Index d, Eigen::Index valueDim,
                                    double scale)
-    : m_keys(0, d), m_values(0, valueDim), m_window(window), m_scale(float(scale))
+    : m_cache(window, d, valueDim), m_scale(float(scale))
 {
 }
 
@@ -22,25 +38,11 @@ bool WindowRecurrence::step(const Eigen::Ref<const Eigen::RowVectorXf>& q,
                             const Eigen::Ref<const Eigen::RowVectorXf>& v,
                             Eigen::Ref<Eigen::RowVectorXf> y)
 {
-    const Eigen::Index row = m_tokens % m_window;
-    if (row == m_keys.rows()) {
-        const Eigen::Index rows = std::min(m_window, std::max(kFirstRows, 2 * m_keys.rows()));
-        m_keys.conservativeResize(rows, Eigen::NoChange);
-        m_values.conservativeResize(rows, Eigen::NoChange);
-    }
-    m_keys.row(row) = k;
-    m_values.row(row) = v;
-    ++m_tokens;
+    m_cache.push(k, v, [](const auto&, const auto&) {});
     const Eigen::Map<const Matrix<float>> query(q.data(), 1, q.size());
     Eigen::Map<Matrix<float>> output(y.data(), 1, y.size());
-    queryAttention(query, m_keys.topRows(held()), m_values.topRows(held()), m_scale, m_scores,
-                   output);
+    queryAttention(query, m_cache.keys(), m_cache.values(), m_scale, m_scores, output);
     return true;
-}
-
-double WindowRecurrence::stateFloats() const
-{
-    return double(held() * (m_keys.cols() + m_values.cols()));
 }
 
 }  // namespace attnlab

@@ -13,7 +13,7 @@ class EluFeatures final : public FeatureMap<T> {
 public:
     static Eigen::Index featureCount(int d, int /*m*/) { return d; }
 
-    EluFeatures(const ApproximationSpec& spec, int d, double scale, int /*head*/)
+    EluFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite /*site*/)
         : FeatureMap<T>(featureCount(d, spec.features)),
           m_inputScale(T(spec.isOn(eluOnScaledParameter()) ? std::sqrt(scale) : 1.0))
     {

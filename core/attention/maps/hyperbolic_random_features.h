@@ -14,8 +14,8 @@ class HyperbolicRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
 
-    HyperbolicRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
+    HyperbolicRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site)
     {
     }
 

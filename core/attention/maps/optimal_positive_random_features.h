@@ -25,8 +25,8 @@ class OptimalPositiveRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return m; }
 
-    OptimalPositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head),
+    OptimalPositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site),
           m_d(d),
           m_scale(scale),
           m_fixedA(spec.value(favorAParameter())),

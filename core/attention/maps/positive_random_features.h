@@ -12,8 +12,8 @@ class PositiveRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return m; }
 
-    PositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
+    PositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site)
     {
     }
 

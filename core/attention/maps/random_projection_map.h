@@ -12,11 +12,11 @@ template <typename T>
 class RandomProjectionMap : public FeatureMap<T> {
 protected:
     RandomProjectionMap(Eigen::Index featureCount, const ApproximationSpec& spec, int d,
-                        double scale, int head)
+                        double scale, HeadSite site)
         : FeatureMap<T>(featureCount), m_features(spec.features), m_halfScale(scale / 2)
     {
         this->m_projection =
-            randomProjection(spec.features, d, spec.projection, spec.rowNorm, spec.seed, head);
+            randomProjection(spec.features, d, spec.projection, spec.rowNorm, spec.seed, site.head);
         m_scaledProjectionT =
             (std::sqrt(scale) * this->m_projection).transpose().template cast<T>();
     }

@@ -12,8 +12,8 @@ class ReluRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return m; }
 
-    ReluRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head),
+    ReluRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site),
           m_epsilon(T(spec.value(reluEpsilonParameter())))
     {
     }

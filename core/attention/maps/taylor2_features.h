@@ -17,7 +17,7 @@ public:
         return 1 + Eigen::Index(d) + Eigen::Index(d) * (d + 1) / 2;
     }
 
-    Taylor2Features(const ApproximationSpec& spec, int d, double scale, int /*head*/)
+    Taylor2Features(const ApproximationSpec& spec, int d, double scale, HeadSite /*site*/)
         : FeatureMap<T>(featureCount(d, spec.features)), m_d(d), m_sqrtScale(T(std::sqrt(scale)))
     {
     }

@@ -11,8 +11,8 @@ class TrigonometricRandomFeatures final : public RandomProjectionMap<T> {
 public:
     static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
 
-    TrigonometricRandomFeatures(const ApproximationSpec& spec, int d, double scale, int head)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, head)
+    TrigonometricRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
+        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site)
     {
     }
 

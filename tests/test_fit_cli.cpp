@@ -1,0 +1,249 @@
+// `attention-lab fit-features` and `--feature-map` as processes: a fit of the tiny Llama's heads
+// written as a feature-map file that compute, model-eval, render and generate take with methods
+// hedgehog and hedgehog-window; model-eval's per-head CSV and compute's metrics.json with the
+// rows' entropies and monotonicity; bad input (a file for another model, a text too short, a loss
+// that is not a number, no maps at all) exits 2 with a message naming the file or option and
+// writes nothing.
+
+#include "app_process.h"
+#include "fitting/feature_map_file.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace attnlab;
+using namespace attnlab::test;
+
+namespace {
+
+const QString kTinyLlama = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-llama-gqa-f32");
+const QString kTinyQwen = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-qwen2-f32");
+constexpr int kTimeout = 120000;
+
+// A text of about `words` words, a sentence said again and again.
+QString repeatedText(int words)
+{
+    QString text;
+    for (int w = 0; w < words; w += 10)
+        text += QStringLiteral("In the beginning God created the heaven and the earth. ");
+    return text;
+}
+
+QJsonObject readJson(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll()).object()
+                                          : QJsonObject();
+}
+
+void writeText(const QString& path, const QString& text)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(text.toUtf8());
+}
+
+}  // namespace
+
+class TestFitCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void fitWritesTheMapsAndTheCurves();
+    void theMapsServeEveryCommand();
+    void modelEvalWritesThePerHeadCsv();
+    void badInputExitsTwoWritingNothing_data();
+    void badInputExitsTwoWritingNothing();
+
+private:
+    QTemporaryDir m_dir;
+    QString m_text;
+    QString m_maps;
+};
+
+void TestFitCli::initTestCase()
+{
+    REQUIRE_ATTENTION_LAB();
+    QVERIFY(m_dir.isValid());
+    m_text = m_dir.filePath(QStringLiteral("training.txt"));
+    writeText(m_text, repeatedText(500));
+    m_maps = m_dir.filePath(QStringLiteral("maps/tiny.safetensors"));
+}
+
+void TestFitCli::fitWritesTheMapsAndTheCurves()
+{
+    // Every head of both layers fitted (4 query heads on 2 key/value heads), the file names the
+    // model and its shape, the curves have a line per head and step, stdout each head's KL.
+    const QString curves = m_dir.filePath(QStringLiteral("curves.csv"));
+    const AppRun run =
+        runAttentionLab({"fit-features", "--model", kTinyLlama, "--text-file", m_text, "--steps",
+                         "20", "--window", "8", "--out", m_maps, "--curves", curves},
+                        {}, kTimeout);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY(run.out.contains("8 heads fitted"));
+    QVERIFY(run.out.contains("layer 1, head 3: mean row KL"));
+    const std::shared_ptr<const FittedFeatureMaps> maps = readFeatureMaps(m_maps);
+    QCOMPARE(maps->model, QStringLiteral("tiny-llama-gqa-f32"));
+    QCOMPARE(maps->fitted.size(), std::size_t(8));
+    QCOMPARE(maps->headDim, 12);
+    QCOMPARE(maps->window, 8);
+    QCOMPARE(maps->steps, 20);
+    QCOMPARE(maps->trainingText, QStringLiteral("training.txt"));
+    QFile file(curves);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+    QCOMPARE(lines.front(), QByteArray("layer,head,step,kl"));
+    QCOMPARE(lines.size(), 1 + 8 * 20);
+}
+
+void TestFitCli::theMapsServeEveryCommand()
+{
+    // compute (metrics.json with the entropies, monotonicity and the weight by rank), render and
+    // generate take the file with hedgehog and hedgehog-window.
+    const QString out = m_dir.filePath(QStringLiteral("compute"));
+    AppRun run = runAttentionLab({"compute", "--model", kTinyLlama, "--layer", "1", "--text",
+                                  "The cat sat on the mat and the dog sat on the log.", "--method",
+                                  "hedgehog", "--feature-map", m_maps, "--out", out},
+                                 {}, kTimeout);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject metrics = readJson(out + QStringLiteral("/metrics.json"));
+    QCOMPARE(metrics.value(QStringLiteral("spec")).toObject().value(QStringLiteral("feature_map")),
+             QJsonValue(m_maps));
+    const QJsonObject overall = metrics.value(QStringLiteral("metrics")).toObject();
+    for (const char* key : {"entropy_exact", "entropy_approx", "monotonicity"})
+        QVERIFY2(overall.value(QLatin1String(key)).isDouble(), key);
+    QVERIFY(overall.value(QStringLiteral("monotonicity")).toDouble() <= 1.0);
+    const int length = metrics.value(QStringLiteral("L")).toInt();
+    QCOMPARE(overall.value(QStringLiteral("weight_by_rank_exact")).toArray().size(),
+             std::min(length, 32));
+    QVERIFY(QFile::exists(out + QStringLiteral("/features_q.npy")));
+
+    run = runAttentionLab({"render", "--model", kTinyLlama, "--text", "The cat sat on the mat.",
+                           "--method", "hedgehog-window", "--window", "3", "--feature-map", m_maps,
+                           "--out", m_dir.filePath(QStringLiteral("render")), "--format", "png"},
+                          {}, kTimeout);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY(QFile::exists(m_dir.filePath(QStringLiteral("render/attention_approx.png"))));
+
+    for (const char* method : {"hedgehog", "hedgehog-window"}) {
+        const QString folder = m_dir.filePath(QStringLiteral("generate-") + QLatin1String(method));
+        run = runAttentionLab(
+            {"generate", "--model", kTinyLlama, "--prompt", "In the beginning", "--tokens", "6",
+             "--method", method, "--window", "4", "--feature-map", m_maps, "--out", folder},
+            {}, kTimeout);
+        QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+        QVERIFY(QFile::exists(folder + QStringLiteral("/tokens.json")));
+    }
+}
+
+void TestFitCli::modelEvalWritesThePerHeadCsv()
+{
+    // model-eval writes <out>-heads.csv beside its CSV: one line per replaced head and row, with
+    // the head's entropies and monotonicity (exact attention: monotonicity 1, both entropies
+    // equal).
+    const QString csv = m_dir.filePath(QStringLiteral("eval/model-eval.csv"));
+    const AppRun run = runAttentionLab(
+        {"model-eval", "--model", kTinyLlama, "--text", "In the beginning God created", "--methods",
+         "exact,hedgehog,elu", "--feature-map", m_maps, "--layers", "all,1", "--out", csv},
+        {}, kTimeout);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QFile file(m_dir.filePath(QStringLiteral("eval/model-eval-heads.csv")));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+    QCOMPARE(lines.front(),
+             QByteArray("layer,head,method,m,layers,seed,entropy_exact,entropy_approx,"
+                        "monotonicity"));
+    // Three methods, each with all (2 layers of 4 heads) and layer 1 alone (4 heads).
+    QCOMPARE(lines.size(), 1 + 3 * (8 + 4));
+    int exactLines = 0;
+    for (const QByteArray& line : lines.mid(1)) {
+        const QList<QByteArray> fields = line.split(',');
+        QCOMPARE(fields.size(), 9);
+        if (fields[2] != "exact")
+            continue;
+        ++exactLines;
+        QVERIFY(std::abs(fields[8].toDouble() - 1.0) < 1e-9);
+        QVERIFY(std::abs(fields[6].toDouble() - fields[7].toDouble()) < 1e-5);
+    }
+    QCOMPARE(exactLines, 12);
+}
+
+void TestFitCli::badInputExitsTwoWritingNothing_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("expected");
+    const QString out = QStringLiteral("OUT");
+    QTest::newRow("maps of another model")
+        << QStringList{"compute",  "--model",       kTinyQwen, "--text", "a b c", "--method",
+                       "hedgehog", "--feature-map", "MAPS",    "--out",  out}
+        << "tiny-llama-gqa-f32";
+    QTest::newRow("no maps") << QStringList{"compute",  "--model",  kTinyLlama, "--text", "a b c",
+                                            "--method", "hedgehog", "--out",    out}
+                             << "no fitted feature maps";
+    QTest::newRow("not a feature-map file")
+        << QStringList{"model-eval", "--model",   kTinyLlama,    "--text",
+                       "a b c",      "--methods", "hedgehog",    "--feature-map",
+                       "TEXT",       "--out",     out + "/e.csv"}
+        << "TEXT";
+    QTest::newRow("text too short") << QStringList{"fit-features",        "--model", kTinyLlama,
+                                                   "--text-file",         "SHORT",   "--out",
+                                                   "DIR/maps.safetensors"}
+                                    << "at least 512";
+    QTest::newRow("loss not a number") << QStringList{"fit-features",
+                                                      "--model",
+                                                      kTinyLlama,
+                                                      "--text-file",
+                                                      "TEXT",
+                                                      "--steps",
+                                                      "40",
+                                                      "--learning-rate",
+                                                      "10000",
+                                                      "--out",
+                                                      "DIR/maps.safetensors"}
+                                       << "not a number";
+    QTest::newRow("odd feature count")
+        << QStringList{"fit-features", "--model", kTinyLlama, "--text-file",         "TEXT",
+                       "--features",   "7",       "--out",    "DIR/maps.safetensors"}
+        << "--features";
+    QTest::newRow("a ViT") << QStringList{"fit-features",        "--model", "builtin-vit",
+                                          "--text-file",         "TEXT",    "--out",
+                                          "DIR/maps.safetensors"}
+                           << "ViT";
+}
+
+void TestFitCli::badInputExitsTwoWritingNothing()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, expected);
+    QTemporaryDir folder;
+    const QString shortText = folder.filePath(QStringLiteral("short.txt"));
+    writeText(shortText, repeatedText(30));
+    const QString out = folder.filePath(QStringLiteral("out"));
+    for (QString& argument : arguments) {
+        argument.replace(QStringLiteral("OUT"), out);
+        argument.replace(QStringLiteral("DIR"), folder.path());
+        if (argument == QLatin1String("MAPS"))
+            argument = m_maps;
+        if (argument == QLatin1String("TEXT"))
+            argument = m_text;
+        if (argument == QLatin1String("SHORT"))
+            argument = shortText;
+    }
+    expected.replace(QStringLiteral("TEXT"), m_text);
+    const auto before = folderSnapshot(folder.path());
+    const AppRun run = runAttentionLab(arguments, {}, kTimeout);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains(expected.toUtf8()), run.err.constData());
+    QCOMPARE(run.err.count('\n'), 1);
+    QVERIFY2(changedEntries(before, folderSnapshot(folder.path())).isEmpty(),
+             qPrintable(changedEntries(before, folderSnapshot(folder.path())).join(", ")));
+}
+
+QTEST_GUILESS_MAIN(TestFitCli)
+#include "test_fit_cli.moc"
