@@ -499,6 +499,19 @@ void addWarnings(ExperimentResult& result)
              QStringLiteral("The mean KL divergence KL(P || P^) is undefined: P^ has entries <= 0 "
                             "where P is positive.")});
     }
+    const RowProperties& properties = result.metrics.properties;
+    if (!result.spec.exactMethod && std::isnan(properties.entropyApprox)) {
+        result.warnings.push_back(
+            {QStringLiteral("entropy-undefined"),
+             QStringLiteral("The entropy of P^'s rows is undefined: P^ has negative or non-finite "
+                            "entries.")});
+    }
+    if (!result.spec.exactMethod && std::isnan(properties.monotonicity)) {
+        result.warnings.push_back(
+            {QStringLiteral("monotonicity-undefined"),
+             QStringLiteral("The monotonicity in q.k is undefined: no row sees 3 keys or more "
+                            "with weights that differ, so no rank correlation can be taken.")});
+    }
 }
 
 template <typename T>

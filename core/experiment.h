@@ -23,7 +23,8 @@
 namespace attnlab {
 
 // A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
-// "overflow", "feature-overflow", "kl-undefined", "output-zero", "causal-form": what causal mode
+// "overflow", "feature-overflow", "kl-undefined", "entropy-undefined", "monotonicity-undefined",
+// "output-zero", "causal-form": what causal mode
 // changes in the method, "input": what the input changed, such as tokens dropped from a text
 // longer than the model reads).
 struct ResultWarning {

@@ -201,6 +201,10 @@ inline QStringList unexplainedNonFinite(const QString& outDir)
             (key == QLatin1String("mean_kl") &&
              warnings.contains(QStringLiteral("kl-undefined"))) ||
             (key == QLatin1String("kernel_mse") && warnings.contains(QStringLiteral("overflow"))) ||
+            (key == QLatin1String("entropy_approx") &&
+             warnings.contains(QStringLiteral("entropy-undefined"))) ||
+            (key == QLatin1String("monotonicity") &&
+             warnings.contains(QStringLiteral("monotonicity-undefined"))) ||
             (key == QLatin1String("rel_frobenius_output") &&
              warnings.contains(QStringLiteral("output-zero")));
         if (!explained)

@@ -66,15 +66,21 @@ const std::vector<MetricDefinition>& metricDefinitions()
                         "P\u0302<sub>ij</sub>); n/a when P\u0302 has entries \u2264 0 where P is "
                         "positive"),
          [](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.meanKl); }},
-        {QStringLiteral("entropy"), QStringLiteral("Row entropy, exact / approximate"),
+        // Exact and approximate on rows of their own: one number per cell keeps the dock's
+        // width whatever the values.
+        {QStringLiteral("entropy_exact"), QStringLiteral("Row entropy, exact"),
          QStringLiteral("mean<sub>i</sub> H(P<sub>i</sub>) = \u2212\u2211<sub>j</sub> "
-                        "P<sub>ij</sub> log P<sub>ij</sub> in nats, and the same of "
-                        "P\u0302: a trained head's rows are spiky (low entropy); fixed feature "
-                        "maps spread their weight (higher)"),
+                        "P<sub>ij</sub> log P<sub>ij</sub> in nats: a trained head's rows are "
+                        "spiky (low entropy)"),
          [](const AttentionMetrics& m, qint64) {
-             return QStringLiteral("%1 / %2").arg(
-                 MetricsPanel::formatValue(m.properties.entropyExact),
-                 MetricsPanel::formatValue(m.properties.entropyApprox));
+             return MetricsPanel::formatValue(m.properties.entropyExact);
+         }},
+        {QStringLiteral("entropy_approx"), QStringLiteral("Row entropy, approximate"),
+         QStringLiteral("mean<sub>i</sub> H(P\u0302<sub>i</sub>) in nats: fixed feature maps "
+                        "spread their weight (higher than exact); n/a when P\u0302 has negative "
+                        "entries"),
+         [](const AttentionMetrics& m, qint64) {
+             return MetricsPanel::formatValue(m.properties.entropyApprox);
          }},
         {QStringLiteral("monotonicity"), QStringLiteral("Monotonicity in q\u00b7k"),
          QStringLiteral("mean over the rows of Spearman's rank correlation between "
@@ -114,6 +120,10 @@ QString warningHeading(const QString& code)
         return QStringLiteral("Feature values out of range");
     if (code == QLatin1String("kl-undefined"))
         return QStringLiteral("KL divergence undefined");
+    if (code == QLatin1String("entropy-undefined"))
+        return QStringLiteral("Entropy of P\u0302 undefined");
+    if (code == QLatin1String("monotonicity-undefined"))
+        return QStringLiteral("Monotonicity undefined");
     if (code == QLatin1String("causal-form"))
         return QStringLiteral("Causal form");
     return code;
