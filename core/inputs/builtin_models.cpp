@@ -63,6 +63,8 @@ QString builtinDisplayName(const QString& builtinName)
 
 BuiltinExample builtinExample(const QString& builtinName)
 {
+    // Layer 1, head 0 of the KJV Llama is its previous-token head (heads.json): a stripe just
+    // below the diagonal.
     if (explicitModelId(builtinName) == QLatin1String(kBuiltinKjvLlama))
         return {QStringLiteral("In the beginning God created the heaven and the earth. And God "
                                "said, Let there be light: and there was light."),

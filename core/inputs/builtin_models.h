@@ -7,8 +7,10 @@ namespace attnlab {
 
 // The models built into Attention Lab (resources/models/README.md), each named by an explicit id:
 //   builtin-kjv-llama  a 2-layer Llama trained on the King James Bible, with a previous-token
-//                      head and an induction head (resources/models/kjv-llama); the default
-//   builtin-kjv-gpt2   a 4-layer GPT-2 trained on the King James Bible (resources/models/kjv-gpt2)
+//                      head (resources/models/kjv-llama); to be the default once it has an
+//                      induction head (issue 29)
+//   builtin-kjv-gpt2   a 4-layer GPT-2 trained on the King James Bible (resources/models/kjv-gpt2);
+//                      the default
 //   builtin-vit        a ViT trained on Fashion-MNIST (resources/models/fashion-vit)
 // "builtin" names the default text model. Sessions store the explicit id; a session written
 // before the ids existed (version 1) meant the KJV GPT-2 by "builtin" (readSession maps it).
