@@ -153,6 +153,9 @@ QWidget* GenerationPage::buildContent()
     }
     m_split = new QSplitter(Qt::Horizontal);
     m_split->setChildrenCollapsible(false);
+    // The column belongs to the split from the start, hidden with it while the page shows tabs
+    // (the tabs hold the charts themselves): a column no widget owned would leak.
+    m_split->addWidget(m_chartColumn);
     m_tabs = new QTabWidget;
     m_tabs->setObjectName(QStringLiteral("generateTabs"));
     m_tabs->hide();
