@@ -4,13 +4,14 @@
 // - heads.json files are read as documented, and a malformed one is refused naming the file and
 //   the field;
 // - the heads the shipped heads.json files name do what their names say on the shipped weights:
-//   the KJV Llama's previous-token head, with P formed in double from the model's own Q and K (the
-//   KJV GPT-2's named heads are checked so in test_model).
+//   the KJV Llama's previous-token head, with P formed in double from the model's own Q and K
+//   (attentionByHand; the KJV GPT-2's named heads are checked so in test_model).
 
 #include "errors.h"
 #include "inputs/model_input.h"
 #include "model/language_model.h"
 #include "model/named_heads.h"
+#include "model_support.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -144,24 +145,13 @@ void TestBuiltinModels::theLlamasPreviousTokenHeadLooksBackOneToken()
     std::vector<int> ids = model->tokenizer().encode(QString::fromUtf8(file.readAll()));
     ids.resize(256);
     const ForwardResult result = model->forward(ids);
-    const int d = model->headDim();
-    const Eigen::Index length = Eigen::Index(ids.size());
-    // Per head: the mean over queries i >= 1 of P[i, i - 1], P = softmax(Q K^T / sqrt d) causal.
+    // Per head: the mean over queries i >= 1 of P[i, i - 1].
     std::vector<std::tuple<double, int, int>> scores;
     for (int layer = 0; layer < model->layers(); ++layer)
         for (int head = 0; head < model->heads(); ++head) {
-            const LayerQkv& qkv = result.layers[std::size_t(layer)];
-            const Eigen::MatrixXd q = qkv.q.middleCols(head * d, d).cast<double>();
-            const Eigen::MatrixXd k =
-                qkv.k.middleCols(model->keyValueHead(head) * d, d).cast<double>();
-            double previous = 0;
-            for (Eigen::Index i = 1; i < length; ++i) {
-                const Eigen::VectorXd logits =
-                    k.topRows(i + 1) * q.row(i).transpose() / std::sqrt(double(d));
-                const Eigen::ArrayXd weights = (logits.array() - logits.maxCoeff()).exp();
-                previous += weights(i - 1) / weights.sum();
-            }
-            scores.emplace_back(previous / double(length - 1), layer, head);
+            const MatrixD p =
+                attentionByHand(result.layers[std::size_t(layer)], model->heads(), head, 0);
+            scores.emplace_back(p.diagonal(-1).mean(), layer, head);
         }
     const auto best = std::max_element(scores.begin(), scores.end());
     QCOMPARE(std::get<1>(*best), 1);
