@@ -173,11 +173,11 @@ std::shared_ptr<const FittedFeatureMaps> readFeatureMaps(const QString& path)
     if (sites.empty())
         refuse(path, QStringLiteral("holds no fitted head"));
     const Eigen::Index f = maps->featureDim, d = maps->headDim;
-    for (const auto& [layer, head] : sites) {
+    for (const auto& site : sites) {
         const auto name = [&](const char* part) {
-            return tensorName(layer, head, QLatin1String(part));
+            return tensorName(site.first, site.second, QLatin1String(part));
         };
-        FittedHeadMaps& fitted = maps->fitted[{layer, head}];
+        FittedHeadMaps& fitted = maps->fitted[site];
         fitted.queryWeight = file.matrix(name("query.weight"), f, d).cast<double>();
         fitted.queryBias = file.vector(name("query.bias"), f).cast<double>();
         fitted.keyWeight = file.matrix(name("key.weight"), f, d).cast<double>();

@@ -256,6 +256,9 @@ def main():
                         help="steps of the first phase, copying drills alone (before --steps)")
     parser.add_argument("--copy-form", choices=("tile", "pairs", "mixed"), default="mixed",
                         help="the first phase's windows (copy_window)")
+    parser.add_argument("--copy-periods", type=int, nargs=2, default=COPY_PERIOD,
+                        metavar=("SHORTEST", "LONGEST"),
+                        help="the tile drills' periods, inclusive (default %(default)s)")
     parser.add_argument("--drill-fraction", type=float, default=DRILL_FRACTION,
                         help="the share of windows that end in a random sequence said again and "
                         "again")
@@ -338,7 +341,7 @@ def main():
         if form == "mixed":
             form = "tile" if generator.random() < 0.5 else "pairs"
         if form == "tile":
-            period = int(generator.integers(COPY_PERIOD[0], COPY_PERIOD[1] + 1))
+            period = int(generator.integers(args.copy_periods[0], args.copy_periods[1] + 1))
             sequence = generator.integers(0, VOCAB_SIZE - 1, size=period)
             return np.concatenate([[BOS_ID], np.tile(sequence, SHORT // period + 1)[:SHORT]])
         tokens = [BOS_ID]
