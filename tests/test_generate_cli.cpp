@@ -19,8 +19,9 @@ using namespace attnlab::test;
 namespace {
 
 constexpr int kTimeoutMs = 120'000;
-// The built-in model (resources/models/kjv-gpt2): 4 layers of 4 heads of d = 64, 128 positions.
-constexpr double kLayers = 4, kHeads = 4, kHeadDim = 64;
+// The default built-in model (resources/models/kjv-llama): 2 layers of 4 query heads over 2
+// key/value heads of d = 48, 1024 positions.
+constexpr double kLayers = 2, kHeads = 4, kKeyValueHeads = 2, kHeadDim = 48;
 const QString kPrompt = QStringLiteral("In the beginning God created");
 
 QByteArray readFile(const QString& path)
@@ -66,9 +67,9 @@ private:
 
 // Property: a run writes tokens.json with the prompt's ids and both continuations of --tokens
 // ids each, their text the decoded ids; steps.csv with the header of the README and a line per
-// token, positions P - 1, P, ..., the cache 2 (P + k) d floats per head and layer, the state of
-// FAVOR+ with m = 32 (C d + C floats per query head and layer) flat, KL >= 0, times > 0; and with
-// --plot three PNG charts of the size asked, each with enough ink to be a drawn chart.
+// token, positions P - 1, P, ..., the cache 2 (P + k) d floats per key/value head and layer, the
+// state of FAVOR+ with m = 32 (C d + C floats per query head and layer) flat, KL >= 0, times > 0;
+// and with --plot three PNG charts of the size asked, each with enough ink to be a drawn chart.
 void TestGenerateCli::writesTokensStepsAndCharts()
 {
     const QString out = m_dir.filePath(QStringLiteral("run"));
@@ -110,7 +111,7 @@ void TestGenerateCli::writesTokensStepsAndCharts()
         for (int c = 2; c < 6; ++c)
             QVERIFY2(fields[c].toDouble() > 0, qPrintable(lines[k + 1]));
         QVERIFY(fields[6].toDouble() >= 0);
-        QCOMPARE(fields[8].toDouble(), 4 * 2 * (p + k) * kHeadDim * kHeads * kLayers);
+        QCOMPARE(fields[8].toDouble(), 4 * 2 * (p + k) * kHeadDim * kKeyValueHeads * kLayers);
         QCOMPARE(fields[9].toDouble(), 4 * (32 * kHeadDim + 32) * kHeads * kLayers);
         QCOMPARE(fields[10].toInt(), exact[std::size_t(k)]);
     }
@@ -178,7 +179,7 @@ void TestGenerateCli::badInputExitsTwoAndWritesNothing_data()
     QTest::newRow("empty prompt") << QStringList{"--prompt", ""} << "--prompt";
     QTest::newRow("no prompt") << QStringList{"--tokens", "4"} << "--prompt";
     QTest::newRow("past the context")
-        << QStringList{"--prompt", kPrompt, "--tokens", "200"} << "128 positions";
+        << QStringList{"--prompt", kPrompt, "--tokens", "1100"} << "1024 positions";
     QTest::newRow("zero tokens") << QStringList{"--prompt", kPrompt, "--tokens", "0"} << "--tokens";
     QTest::newRow("no causal form")
         << QStringList{"--prompt", kPrompt, "--method", "nystrom"} << "no causal form";

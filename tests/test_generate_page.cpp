@@ -14,6 +14,7 @@
 #include "attention/recurrent_attention.h"
 #include "errors.h"
 #include "generation/generation.h"
+#include "inputs/builtin_models.h"
 #include "inputs/model_input.h"
 #include "sessions/generation_page_state.h"
 #include "ui/generation/continuation_view.h"
@@ -55,6 +56,8 @@ namespace {
 
 constexpr int kTimeoutMs = 60'000;
 const QString kTinyLlama = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-llama-gqa-f32");
+// The built-in model these tests were measured on (4 layers, 128 positions), named by its id.
+const QString kKjvGpt2 = QString::fromLatin1(kBuiltinKjvGpt2);
 const QString kPrompt = QStringLiteral("And God said, Let there be light: and there was light.");
 
 ExperimentSpec modelSpec(const QString& model, const QString& method = "favor-positive", int m = 16)
@@ -139,7 +142,7 @@ void TestGeneratePage::generateGivesNTokensInBothColumns_data()
     QTest::addColumn<QString>("model");
     QTest::addColumn<int>("tokens");
     QTest::newRow("tiny llama (GQA)") << kTinyLlama << 20;
-    QTest::newRow("built-in") << QStringLiteral("builtin") << 40;
+    QTest::newRow("built-in") << kKjvGpt2 << 40;
 }
 
 // Property: Generate shows N rows, each with the exact and the approximate token as the model's
@@ -177,7 +180,7 @@ void TestGeneratePage::generateGivesNTokensInBothColumns()
     const int divergence = firstDivergence(expected);
     QCOMPARE(page.firstDivergence(), divergence);
     QCOMPARE(table->firstDivergence(), divergence);
-    if (model == QLatin1String("builtin"))
+    if (model == kKjvGpt2)
         QVERIFY2(divergence > 0, qPrintable(QString::number(divergence)));
     for (int row = 0; row < tokens; ++row)
         QCOMPARE(table->item(row, 0)->text().startsWith(QStringLiteral("\u25b6")),
@@ -199,7 +202,7 @@ void TestGeneratePage::cancelStopsBetweenTokensAndThePageGeneratesAgain()
 {
     GenerationPage page;
     page.show();
-    ExperimentSpec spec = modelSpec(QStringLiteral("builtin"), "favor-positive", 256);
+    ExperimentSpec spec = modelSpec(kKjvGpt2, "favor-positive", 256);
     spec.input.text = QStringLiteral("In");
     showExperiment(page, spec);
     child<QSpinBox>(page, "generateTokens")->setValue(120);
@@ -272,7 +275,7 @@ void TestGeneratePage::aRunThatCannotStartSaysWhy()
 {
     GenerationPage page;
     page.show();
-    showExperiment(page, modelSpec(QStringLiteral("builtin")));
+    showExperiment(page, modelSpec(kKjvGpt2));
     child<QSpinBox>(page, "generateTokens")->setValue(200);
     QVERIFY(clickGenerate(page));
     const QString status = child<QLabel>(page, "generateStatus")->text();
@@ -325,7 +328,7 @@ void TestGeneratePage::theStepperFollowsTheChosenHead()
     window.resize(1600, 1000);
     window.show();
     QVERIFY(waitForResult(window));
-    const ExperimentSpec spec = modelSpec(QStringLiteral("builtin"), "favor-positive", 32);
+    const ExperimentSpec spec = modelSpec(kKjvGpt2, "favor-positive", 32);
     window.setSpec(spec);
     QVERIFY(waitForResult(window));
     window.showPage(MainWindow::GeneratePage);
@@ -372,7 +375,7 @@ void TestGeneratePage::theStateComesBackFromASession()
         MainWindow window(MainWindow::Start::DefaultExample);
         window.show();
         QVERIFY(waitForResult(window));
-        window.setSpec(modelSpec(QStringLiteral("builtin"), "elu"));
+        window.setSpec(modelSpec(kKjvGpt2, "elu"));
         QVERIFY(waitForResult(window));
         window.showPage(MainWindow::GeneratePage);
         GenerationPage& page = *window.generationPage();
@@ -427,7 +430,7 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
     window.resize(size);
     window.show();
     QVERIFY(waitForResult(window));
-    window.setSpec(modelSpec(QStringLiteral("builtin"), "favor-positive", 64));
+    window.setSpec(modelSpec(kKjvGpt2, "favor-positive", 64));
     QVERIFY(waitForResult(window));
     window.showPage(MainWindow::GeneratePage);
     GenerationPage& page = *window.generationPage();

@@ -19,6 +19,7 @@
 #include "generation/followed_steps.h"
 #include "generation/generation.h"
 #include "generation/token_sampler.h"
+#include "inputs/builtin_models.h"
 #include "inputs/model_input.h"
 #include "io/npy.h"
 #include "model/language_model.h"
@@ -617,7 +618,9 @@ void TestGeneration::followedHeadIsReportedAtThePromptsTokens()
 // recurrent y_i equals the parallel form o^_i = sum_j P^_ij v_j to 1e-5 of the largest output.
 void TestGeneration::followedStepsGatherTheHeadForTheStepper()
 {
-    const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
+    // The KJV GPT-2, for its 4 layers.
+    const std::shared_ptr<const LanguageModel> model =
+        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
     GenerationSpec spec;
     spec.prompt = QStringLiteral("In the beginning God created");
     spec.tokens = 8;

@@ -17,6 +17,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace attnlab;
@@ -117,8 +118,9 @@ void TestModelCli::defaultComputeRunsTheBuiltinModel()
     QVERIFY(json.value("spec").toObject().value("causal").toBool());
     const QJsonArray tokens = json.value("tokens").toArray();
     QVERIFY(tokens.size() > 5);
-    QVERIFY2(tokens.at(1).toString().startsWith(QStringLiteral("␣")),
-             qPrintable(tokens.at(1).toString()));
+    QVERIFY(std::any_of(tokens.begin(), tokens.end(), [](const QJsonValue& token) {
+        return token.toString().startsWith(QStringLiteral("␣"));
+    }));
 
     const NpyArray p = readNpy(out + "/attention_exact.npy");
     QCOMPARE(p.shape.size(), std::size_t(3));

@@ -116,7 +116,7 @@ class TestScenarios : public QObject {
 
 private slots:
     void initTestCase();
-    void theBundledDeckHasTheTwelveScenariosInOrder();
+    void theBundledDeckHasTheThirteenScenariosInOrder();
     void everyBundledScenarioOpensComputesAndRenders_data();
     void everyBundledScenarioOpensComputesAndRenders();
     void theStateUnderAScenarioStaysLive();
@@ -144,13 +144,13 @@ void TestScenarios::initTestCase()
     QVERIFY(m_dir.isValid());
 }
 
-// Twelve scenarios, 01 to 12, each with a title and an explanation that gives a formula.
-void TestScenarios::theBundledDeckHasTheTwelveScenariosInOrder()
+// Thirteen scenarios, 01 to 13, each with a title and an explanation that gives a formula.
+void TestScenarios::theBundledDeckHasTheThirteenScenariosInOrder()
 {
     const Deck& deck = bundledDeck();
     QVERIFY2(deck.problems.isEmpty(), qPrintable(deck.problems.join('\n')));
-    QCOMPARE(int(deck.scenarios.size()), 12);
-    for (int i = 0; i < 12; ++i) {
+    QCOMPARE(int(deck.scenarios.size()), 13);
+    for (int i = 0; i < 13; ++i) {
         const Scenario& scenario = deck.scenarios[std::size_t(i)];
         QVERIFY2(QFileInfo(scenario.path)
                      .fileName()

@@ -206,7 +206,8 @@ void addGenerateOptions(QCommandLineParser& parser)
         {option("model"),
          QStringLiteral("The language model: a folder (config.json, the "
                         ".safetensors weights, the tokenizer files), or builtin "
-                        "for the built-in GPT-2 (default)."),
+                        "for the built-in KJV Llama (default; builtin-kjv-gpt2 "
+                        "names the KJV GPT-2)."),
          QStringLiteral("PATH|builtin")},
         {option("prompt"), QStringLiteral("The text to continue (required)."),
          QStringLiteral("TEXT")},

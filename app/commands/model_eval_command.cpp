@@ -259,7 +259,7 @@ ExperimentSpec baseSpec(const QCommandLineParser& parser, QStringList* images)
         parser, kListOptions, QStringLiteral("attention-lab model-eval"), DefaultInput::Model);
     *images = imageFiles(parser);
     if (!parser.isSet(option("model"))) {
-        // Without --model, the built-in GPT-2 reads the text, or the built-in ViT the images.
+        // Without --model, the built-in KJV Llama reads the text, or the built-in ViT the images.
         base.input.kind = InputKind::Model;
         base.input.modelPath =
             QString::fromLatin1(images->isEmpty() ? kBuiltinModel : kBuiltinVitModel);
@@ -364,7 +364,7 @@ void addModelEvalOptions(QCommandLineParser& parser)
         "With --compare-model, a first row \"checkpoint\" compares a second checkpoint of the "
         "same language model (a quantized .gguf file, say) with --model's in the same way: its "
         "predictions against the model's, and its attention in every layer. "
-        "Without --model, the built-in GPT-2 (the built-in ViT when images are given); without "
+        "Without --model, the built-in KJV Llama (the built-in ViT when images are given); without "
         "--text, a short example sentence.\n\n"
         "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure. The "
         "CSV is written all or none."));

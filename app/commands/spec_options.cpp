@@ -177,7 +177,8 @@ void addSpecOptions(QCommandLineParser& parser, const QList<QCommandLineOption>&
                         "(or vocab.json + merges.txt), a .gguf file "
                         "(llama.cpp's, quantized or not: F32, F16, BF16, Q8_0, "
                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), or builtin "
-                        "for the built-in GPT-2. A ViT (model_type \"vit\" in "
+                        "for the built-in KJV Llama (builtin-kjv-llama; "
+                        "builtin-kjv-gpt2 names the KJV GPT-2). A ViT (model_type \"vit\" in "
                         "config.json) reads --image FILE, resized as its "
                         "preprocessor_config.json says, without a mask; the "
                         "tokens are [CLS] and the patches: PATH is a folder "
@@ -337,7 +338,7 @@ QStringList checkInputOptions(const QCommandLineParser& parser, bool* model, boo
                                             "preprocessor_config.json)")
                                  .arg(QLatin1String(name)));
     // A ViT reads an image; a language model the text.
-    // (the built-in GPT-2 when --model is not given)
+    // (the built-in KJV Llama when --model is not given)
     const ModelArchitecture architecture = *model && !parser.value(option("model")).isEmpty()
                                                ? modelArchitectureOf(parser.value(option("model")))
                                                : ModelArchitecture::Gpt2;

@@ -82,7 +82,7 @@ private:
 template <typename T>
 inline T signedExtreme(T a, T b)
 {
-    return (std::abs(b) > std::abs(a)) | (a != a) ? b : a;
+    return ((std::abs(b) > std::abs(a)) | (a != a)) ? b : a;
 }
 
 }  // namespace attnlab

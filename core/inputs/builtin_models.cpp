@@ -63,12 +63,14 @@ QString builtinDisplayName(const QString& builtinName)
 
 BuiltinExample builtinExample(const QString& builtinName)
 {
-    // Layer 1, head 0 of the KJV Llama is its previous-token head (heads.json): a stripe just
-    // below the diagonal.
+    // Layer 1, head 1 of the KJV Llama is an induction head (heads.json): on words said twice,
+    // each token of the second copy looks at the token that followed it in the first, a stripe
+    // parallel to the diagonal.
     if (explicitModelId(builtinName) == QLatin1String(kBuiltinKjvLlama))
-        return {QStringLiteral("In the beginning God created the heaven and the earth. And God "
-                               "said, Let there be light: and there was light."),
-                1, 0};
+        return {QStringLiteral("vengeance candace ordinance lois chariots these open ramathlehi "
+                               "run answered.\nvengeance candace ordinance lois chariots these "
+                               "open ramathlehi run answered."),
+                1, 1};
     // Layer 1, head 0 of the KJV GPT-2 is its punctuation head: each token looks back to the
     // latest punctuation mark (resources/models/README.md), and this sentence has four.
     return {QStringLiteral("In the beginning God created the heaven and the earth. And God said, "

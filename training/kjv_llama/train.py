@@ -10,33 +10,32 @@ Tokenizer: a byte-level BPE of 2048 entries (256 bytes, 1791 merges learned from
 chapters with training/kjv_gpt2/bpe.py, and the BOS token "<s>" as id 2047), written as a
 Hugging Face tokenizer.json: BPE model, ByteLevel pre-tokenizer (GPT-2's regular expression) and
 decoder, and a TemplateProcessing post-processor that puts "<s>" first.
-Model: Llama (Touvron et al. 2023) in the Hugging Face LlamaForCausalLM layout: 2 layers, RMSNorm
-(eps 1e-5) before attention and MLP and at the end, RoPE in Hugging Face's rotate-half convention
-(theta 10000) on every query and key dimension, grouped-query attention with 4 query heads and 2
-key/value heads of d = 48 (hidden_size 192), a gated SiLU MLP of 512, no biases, the output head
-tied to the token embedding; max_position_embeddings 1024. 1,205,184 parameters.
-Training windows: every window starts with "<s>" followed by text cut at a random place from the
-stream of training chapters (chapters joined by a blank line), so that the model rests attention
-on BOS as real Llamas do. Every 4th batch holds 4 windows of 1024 tokens (the context the config
-states), the others 16 windows of 256: 4096 tokens per batch either way, the long batches
-teaching RoPE's long distances and the short ones cheap. In half of the windows (REPEAT_FRACTION)
-a span of 20 to 300 tokens (at most half the window less 8) is written twice at two random
-places, the second after the first: two thirds of the time a span of KJV text from elsewhere in
-the training stream, one third a span of tokens drawn uniformly from the ordinary vocabulary.
-This is the repeated-sequence data that makes induction heads form early (Olsson et al. 2022);
-the loss counts every next token, the repeated spans included.
-Optimiser: AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices, none on norm gains), a linear
-warm-up of 50 steps to the peak learning rate 3e-3, then a cosine decay to a tenth of it; gradient
-norm clipped at 1; seed 1234 (torch and numpy; numpy 1235 with --init); --steps steps of the
-schedule (--stop-after stops earlier). --cyclic adds windows of a random sequence of 8 to 64
-tokens said again and again (40 % of the windows); --init starts from a folder's weights;
---untied gives the output head its own matrix. The committed weights: README.md's two phases.
+Model: Llama (Touvron et al. 2023) in the Hugging Face LlamaForCausalLM layout: --layers layers
+(default 2), RMSNorm (eps 1e-5) before attention and MLP and at the end, RoPE in Hugging Face's
+rotate-half convention (theta 10000) on every query and key dimension, grouped-query attention
+with 4 query heads and 2 key/value heads of d = 48 (hidden_size 192), q/k/v/o biases unless
+--no-attention-bias, a gated SiLU MLP of 512, the output head tied to the token embedding unless
+--untied; max_position_embeddings 1024.
+Two phases, one run or two (--init starts from a folder's weights):
+  copying  --copy-steps steps of copying drills alone (copy_window, --copy-form, --copy-periods),
+           128 tokens a window, AdamW at a constant 1e-3 without weight decay;
+  text     --steps steps of KJV text: every window "<s>" + text cut at a random place of the
+           training chapters; every 4th batch 2 windows of 1024 tokens, the others 16 of 128;
+           --drill-fraction of the windows end in a random sequence said again and again
+           (drill_window), and half of the others hold a span of 20 to 300 tokens written twice
+           (window). AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices), a linear warm-up of
+           100 steps to --peak-lr (3e-3), a cosine decay to a tenth of it.
+--guide-steps N adds, for the first N steps, the cross-entropy of layer 0, head 0's attention
+against the previous token to the loss: with it the drills form the textbook induction circuit
+(training/kjv_llama/README.md tells the runs without it). Gradient norm clipped at 1; seed 1234
+(torch and numpy; numpy 1235 with --init); --stop-after stops early.
 Writes config.json, model.safetensors (F32) and tokenizer.json into --out every 50 steps and at
-the end (a run cut short leaves usable weights), and loss.csv (step, training loss of the batch,
-held-out loss on 4 windows of 1024 tokens every 50 steps) beside this script.
+the end (a run cut short leaves usable weights), with issue 29's probe scores in the log, and
+--loss-csv (step, training loss of the batch, held-out loss on 2 windows of 1024 tokens every 50
+steps). The committed weights: training/kjv_llama/README.md's two commands.
 
 Run with Debian's python3 (python3-torch, python3-regex, bible-kjv):
-  nice -n 10 /usr/bin/python3 training/kjv_llama/train.py --out resources/models/kjv-llama --steps N
+  nice -n 10 /usr/bin/python3 training/kjv_llama/train.py --out DIR --steps N [...]
 """
 
 import argparse
@@ -68,7 +67,7 @@ SEED = 1234
 VOCAB_SIZE = 2048           # 256 bytes, 1791 merges, "<s>"
 BOS = "<s>"
 BOS_ID = VOCAB_SIZE - 1
-LAYERS = 3
+LAYERS = 2
 WIDTH, HEADS, KV_HEADS, HEAD_DIM, INNER = 192, 4, 2, 48, 512
 RMS_NORM_EPS, ROPE_THETA = 1e-5, 10000.0
 CONTEXT = 1024              # max_position_embeddings: every LONG_EVERY-th batch
@@ -145,8 +144,9 @@ class Llama(torch.nn.Module):
     def weights(self):
         return {k.replace("/", "."): v for k, v in self.params.items()}
 
-    def forward(self, ids, capture=None):
-        """Logits (batch x L x vocab); capture, a list, receives each layer's attention."""
+    def forward(self, ids, capture=None, guided=None):
+        """Logits (batch x L x vocab); capture, a list, receives each layer's attention; guided, a
+        list, receives layer 0's with its gradient (the --guide-steps loss)."""
         w = self.weights()
         batch, length = ids.shape
         cos, sin = rope_tables(length)
@@ -168,6 +168,8 @@ class Llama(torch.nn.Module):
             attention = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
             if capture is not None:
                 capture.append(attention.detach())
+            if guided is not None and i == 0:
+                guided.append(attention)
             o = (attention @ v).transpose(1, 2).reshape(batch, length, HEADS * HEAD_DIM)
             x = x + o @ w[h + "self_attn.o_proj.weight"].T + bias(w, h + "self_attn.o_proj")
             b = rms_norm(x, w[h + "post_attention_layernorm.weight"])
@@ -240,6 +242,7 @@ def save(model, folder, vocab, merges):
 
 
 def main():
+    global LAYERS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--steps", type=int, required=True,
@@ -256,9 +259,14 @@ def main():
                         help="steps of the first phase, copying drills alone (before --steps)")
     parser.add_argument("--copy-form", choices=("tile", "pairs", "mixed"), default="mixed",
                         help="the first phase's windows (copy_window)")
+    parser.add_argument("--layers", type=int, default=LAYERS,
+                        help="decoder layers (default %(default)s)")
     parser.add_argument("--copy-periods", type=int, nargs=2, default=COPY_PERIOD,
                         metavar=("SHORTEST", "LONGEST"),
                         help="the tile drills' periods, inclusive (default %(default)s)")
+    parser.add_argument("--guide-steps", type=int, default=0,
+                        help="for the first this many steps, add to the loss the "
+                        "cross-entropy of layer 0, head 0's attention against the previous token")
     parser.add_argument("--drill-fraction", type=float, default=DRILL_FRACTION,
                         help="the share of windows that end in a random sequence said again and "
                         "again")
@@ -267,6 +275,7 @@ def main():
                         "made steps ten times slower)")
     parser.add_argument("--loss-csv", default=os.path.join(HERE, "loss.csv"))
     args = parser.parse_args()
+    LAYERS = args.layers
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
@@ -397,11 +406,17 @@ def main():
             # The first phase: copying drills at a constant rate, without weight decay.
             lr = COPY_LR
             drills = torch.from_numpy(np.stack([copy_window() for _ in range(BATCH_SHORT)]))
-            loss = loss_of(drills[:, :-1], drills[:, 1:])
+            x, y = drills[:, :-1], drills[:, 1:]
         else:
             lr = kjv_gpt2_train.learning_rate(step - args.copy_steps, args.steps, args.peak_lr,
                                               WARMUP)
-            loss = loss_of(*batch(train_ids, step % LONG_EVERY == 0))
+            x, y = batch(train_ids, step % LONG_EVERY == 0)
+        guided = [] if step <= args.guide_steps else None
+        loss = torch.nn.functional.cross_entropy(
+            model(x, guided=guided).reshape(-1, VOCAB_SIZE), y.reshape(-1))
+        if guided:
+            queries = torch.arange(1, x.shape[1])
+            loss = loss - torch.log(guided[0][:, 0, queries, queries - 1] + 1e-9).mean()
         optimizer.param_groups[0]["weight_decay"] = 0.0 if step <= args.copy_steps else 0.1
         kjv_gpt2_train.optimise(model, optimizer, lr, loss)
         validation = ""

@@ -59,9 +59,9 @@ private:
     // A reader combo changed (the Text tab's or the Image tab's): random embeddings, a model, or
     // Open Model....
     void chooseReader(QComboBox* reader, int index);
-    // Fills a reader combo: random (patch) embeddings, the built-in model of the tab (the KJV
-    // GPT-2 for text, the Fashion-MNIST ViT for images), the recent models of that architecture,
-    // Open Model...; selects modelPath (or the embeddings for an empty path).
+    // Fills a reader combo: random (patch) embeddings, the built-in models of the tab (the KJV
+    // Llama and the KJV GPT-2 for text, the Fashion-MNIST ViT for images), the recent models of
+    // that architecture, Open Model...; selects modelPath (or the embeddings for an empty path).
     void fillReaders(QComboBox* reader, const QString& modelPath);
     // The kind a tab stands for now: model input when its reader is a model, else withoutModel.
     InputKind readerKind(const QComboBox* reader, InputKind withoutModel) const;
