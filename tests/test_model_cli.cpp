@@ -318,6 +318,9 @@ void TestModelCli::modelEvalRefusesBadArguments_data()
         << QStringList{"--model", kTinyModel, "--methods", "magic"} << QStringLiteral("magic");
     QTest::newRow("zero features")
         << QStringList{"--model", kTinyModel, "--features", "0"} << QStringLiteral("--features");
+    QTest::newRow("local's window given apart from --features")
+        << QStringList{"--model", kTinyModel, "--methods", "elu,local", "--window", "16"}
+        << QStringLiteral("--window: model-eval sweeps local's w with --features");
     QTest::newRow("image without a model: the built-in ViT reads it")
         << QStringList{"--image", "x.png"} << QStringLiteral("x.png: no such image file");
     QTest::newRow("GPT-2 and images")

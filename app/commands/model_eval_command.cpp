@@ -420,6 +420,15 @@ int runModelEval(const QCommandLineParser& parser)
     const bool vit = modelArchitectureOf(base.input.modelPath) == ModelArchitecture::Vit;
 
     const std::vector<ExperimentSpec> methods = methodSpecs(parser, base);
+    // A method whose size is its window takes it from the list, as m: --window would be ignored.
+    if (parser.isSet(option("window")))
+        for (const ExperimentSpec& method : methods)
+            if (!method.exactMethod &&
+                methodInfo(method.approximation.kind).size == &windowParameter())
+                throw InputError(
+                    QStringLiteral("--window: model-eval sweeps %1's w with --features "
+                                   "(one row per value, w in the m column)")
+                        .arg(methodInfo(method.approximation.kind).name));
     std::vector<int> featureCounts;
     for (const QString& item : listOption(parser, "features", kDefaultFeatures))
         featureCounts.push_back(positiveInteger(item, "features", SpecLimits::features));
