@@ -54,7 +54,9 @@ void HeatmapView::MapImage::draw(QCPPainter* painter)
     const QCPAxis* y = m_view->yAxis;
     const int rows = m_view->rowCount();
     const int cols = m_view->columnCount();
-    if (rows == 0 || cols == 0)
+    // An axis rect narrower than its margins has a negative width in QCustomPlot, which maps
+    // pixels to cells backwards: nothing to draw until the layout settles.
+    if (rows == 0 || cols == 0 || x->axisRect()->width() <= 0 || y->axisRect()->height() <= 0)
         return;
     // The visible part of the matrix in cell-edge coordinates (axis coordinate + 0.5) and in
     // logical pixels; the y axis is reversed, so row coordinate v0 is at the top.
