@@ -528,12 +528,23 @@ void HeatmapView::updateLayout()
         QCustomPlot::updateLayout();
     // Tick labels depend on the axis lengths, the axis lengths on the labels' margins and on the
     // aspect margins; one or two more layouts settle them, the bound is a guard.
-    for (int pass = 0; pass < 3; ++pass) {
+    bool settled = false;
+    for (int pass = 0; pass < 3 && !settled; ++pass) {
         const bool ticksChanged = updateTicks();
         const bool marginsChanged = updateAspectMargins();
-        if (!ticksChanged && !marginsChanged)
-            break;
-        QCustomPlot::updateLayout();
+        settled = !ticksChanged && !marginsChanged;
+        if (!settled)
+            QCustomPlot::updateLayout();
+    }
+    // A large jump in size (a page changing its arrangement) can need more passes than that: the
+    // next replot goes on from here, a few times at most, rather than leaving the map squeezed
+    // by labels laid out for the old size until something else replots it.
+    if (settled) {
+        m_unsettledReplots = 0;
+    } else if (m_unsettledReplots < kMaxUnsettledReplots) {
+        ++m_unsettledReplots;
+        QMetaObject::invokeMethod(
+            this, [this] { replot(rpQueuedReplot); }, Qt::QueuedConnection);
     }
 }
 

@@ -253,6 +253,10 @@ private:
 
     Cell m_highlightedCell;
     int m_selectedRow = -1;
+    // Replots queued in a row because the layout had not settled (updateLayout); bounded by
+    // kMaxUnsettledReplots so that labels that never settle cannot replot for ever.
+    int m_unsettledReplots = 0;
+    static constexpr int kMaxUnsettledReplots = 4;
     Cell m_hoveredCell;
     QPointF m_pressPosition;
 };
