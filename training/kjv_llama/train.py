@@ -396,8 +396,9 @@ def main():
         return (f"previous token {heads(previous)}; induction {heads(induction)}; "
                 f"copy loss {first:.2f} -> {second:.2f}")
 
-    def loss_of(x, y):
-        return torch.nn.functional.cross_entropy(model(x).reshape(-1, VOCAB_SIZE), y.reshape(-1))
+    def loss_of(x, y, guided=None):
+        return torch.nn.functional.cross_entropy(model(x, guided=guided).reshape(-1, VOCAB_SIZE),
+                                                 y.reshape(-1))
 
     held_out_batches = [batch(held_out_ids, True, training=False)]
     rows = ["step,train_loss,validation_loss"]
@@ -412,8 +413,7 @@ def main():
                                               WARMUP)
             x, y = batch(train_ids, step % LONG_EVERY == 0)
         guided = [] if step <= args.guide_steps else None
-        loss = torch.nn.functional.cross_entropy(
-            model(x, guided=guided).reshape(-1, VOCAB_SIZE), y.reshape(-1))
+        loss = loss_of(x, y, guided)
         if guided:
             queries = torch.arange(1, x.shape[1])
             loss = loss - torch.log(guided[0][:, 0, queries, queries - 1] + 1e-9).mean()
