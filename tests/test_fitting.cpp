@@ -10,7 +10,6 @@
 #include "attention/feature_maps.h"
 #include "attention/linear_attention.h"
 #include "attention/recurrent_attention.h"
-#include "attention/row_properties.h"
 #include "errors.h"
 #include "experiment_spec.h"
 #include "fitting/distillation.h"
@@ -177,8 +176,6 @@ private slots:
     void fitsATinyModelWithGroupedQueryHeads();
     void fitRefusesBadRequests();
     void fitCanBeCancelled();
-    void spearmanCorrelationOfKnownRankings();
-    void rowPropertiesOfHandMadeRows();
     void fileRoundTrip();
     void sessionKeepsTheFittedMaps();
     void mergingKeepsTheHeadsNotFittedAgain();
@@ -547,51 +544,6 @@ void TestFitting::fitCanBeCancelled()
     std::atomic<int> polls = 0;
     QVERIFY_THROWS_EXCEPTION(Cancelled, fitFeatureMaps(*model, repeatedText(*model, 600), spec, {},
                                                        {}, [&] { return ++polls > 50; }));
-}
-
-void TestFitting::spearmanCorrelationOfKnownRankings()
-{
-    VectorD x(4), y(4);
-    x << 1, 2, 3, 4;
-    y << 10, 20, 35, 40;
-    QCOMPARE(spearmanCorrelation(x, y), 1.0);
-    QCOMPARE(spearmanCorrelation(x, VectorD(-y)), -1.0);
-    // Ties at their mean rank: ranks of x (1, 2.5, 2.5, 4), of y (1, 3, 2, 4); centred, their
-    // products sum to 4.5 and their squares to 4.5 and 5: rho = 4.5 / sqrt(22.5).
-    x << 1, 2, 2, 3;
-    y << 1, 3, 2, 4;
-    QVERIFY(std::abs(spearmanCorrelation(x, y) - 4.5 / std::sqrt(22.5)) < 1e-15);
-    QVERIFY(std::isnan(spearmanCorrelation(VectorD::Constant(4, 2.0), y)));
-    QVERIFY(std::isnan(spearmanCorrelation(x.head(2), y.head(2))));
-}
-
-void TestFitting::rowPropertiesOfHandMadeRows()
-{
-    // Two causal rows of four keys (rows 2 and 3 of a sequence), P and P^ written out: the mean
-    // entropies, the mean Spearman correlation over the rows with three keys or more, and the
-    // weight by rank (keys sorted by P, the largest first).
-    Matrix<double> p(2, 4), pApprox(2, 4);
-    p << 0.7, 0.2, 0.1, 0, 0.1, 0.2, 0.3, 0.4;
-    pApprox << 0.2, 0.5, 0.3, 0, 0.4, 0.3, 0.2, 0.1;
-    RowPropertiesAccumulator accumulator;
-    accumulator.addRows<double>(2, true, p, pApprox);
-    const RowProperties properties = accumulator.properties();
-    const auto h = [](std::initializer_list<double> row) {
-        double sum = 0;
-        for (const double value : row)
-            sum -= value * std::log(value);
-        return sum;
-    };
-    QVERIFY(std::abs(properties.entropyExact - (h({0.7, 0.2, 0.1}) + h({0.1, 0.2, 0.3, 0.4})) / 2) <
-            1e-15);
-    QVERIFY(std::abs(properties.entropyApprox -
-                     (h({0.2, 0.5, 0.3}) + h({0.4, 0.3, 0.2, 0.1})) / 2) < 1e-15);
-    // Row 2: ranks of P (3, 2, 1) against P^ (1, 3, 2): rho = -0.5; row 3: reversed, -1.
-    QVERIFY(std::abs(properties.monotonicity - (-0.5 - 1.0) / 2) < 1e-15);
-    QCOMPARE(properties.rankCurveExact.size(), std::size_t(4));
-    QVERIFY(std::abs(properties.rankCurveExact[0] - (0.7 + 0.4) / 2) < 1e-15);
-    QVERIFY(std::abs(properties.rankCurveApprox[0] - (0.2 + 0.1) / 2) < 1e-15);
-    QVERIFY(std::abs(properties.rankCurveApprox[3] - 0.4) < 1e-15);  // row 3 alone has rank 3
 }
 
 void TestFitting::fileRoundTrip()
