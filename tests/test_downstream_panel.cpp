@@ -70,6 +70,7 @@ private slots:
     void sweepGivesOneRowPerCaseAndComesBackWithTheState();
     void badStateIsRefusedWhole();
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
+    void narrowKlRangeHasDistinctTickLabels();
     void perLayerChartKeepsAllLayersApart();
     void nystromPastTheTokensIsSaid();
 };
@@ -271,6 +272,33 @@ void TestDownstreamPanel::chartDrawsTheMeanOverSeedsAndKeepsZeroKl()
     QVERIFY(kl->data()->at(1)->value > 0.025 && kl->data()->at(1)->value < 0.0251);
     QVERIFY(kl->valueAxis()->range().lower <= 1e-6);
     QCOMPARE(chart.legend->itemCount(), 1);
+}
+
+// A mean KL of 8.9 to 9.4 nats (FAVOR+ in every layer of the built-in Llama): the KL axis spans
+// two decades, so QCustomPlot's log ticker keeps to powers of ten; on a narrower range it fell back
+// to linear ticks (5, 10, 15, 20, 25) that the one-digit labels showed as 2 10^1 twice.
+void TestDownstreamPanel::narrowKlRangeHasDistinctTickLabels()
+{
+    ModelEvalChart chart;
+    chart.resize(900, 500);
+    std::vector<ModelEvalRow> rows;
+    for (const auto& [m, kl] : {std::pair{8, 8.9}, std::pair{32, 9.4}}) {
+        ModelEvalRow row;
+        row.method = QStringLiteral("favor-positive");
+        row.features = m;
+        row.layers = QStringLiteral("all");
+        row.tokens = 48;
+        row.top1Agreement = 0.06;
+        row.meanKl = kl;
+        rows.push_back(row);
+    }
+    chart.setRows(rows, ModelEvalAxis::Features, QStringLiteral("tiny, 48 tokens"));
+    chart.replot();
+    const QCPAxis* axis = chart.klRect()->axis(QCPAxis::atLeft);
+    QVERIFY(axis->range().upper / axis->range().lower >= 100);
+    const QVector<QString> labels = axis->tickVectorLabels();
+    QVERIFY(!labels.isEmpty());
+    QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
 }
 
 // Property: on the per-layer axis the point for "all layers" stands apart: every line has a gap

@@ -52,29 +52,15 @@ QString chartTitle(GenerationChartKind kind, bool compact)
 }  // namespace
 
 GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
-    : QCustomPlot(parent), m_kind(kind)
+    : QCustomPlot(parent), m_kind(kind), m_heading(this, 10.5, 36)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
-    m_title = new QCPTextElement(this, chartTitle(kind, false), sizedFont(font(), 13, true));
-    m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
-    m_subtitleElement->setTextColor(QColor(70, 70, 70));
+    m_heading.setTitle(chartTitle(kind, false));
     QCPAxisRect* plot = axisRect();
     plotLayout()->take(plot);
-    QCPLayoutGrid* legendRow = centredLegendRow(this);
-    plotLayout()->addElement(0, 0, m_title);
-    plotLayout()->addElement(1, 0, m_subtitleElement);
-    plotLayout()->addElement(2, 0, plot);
-    plotLayout()->addElement(3, 0, legendRow);
-    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
-    plotLayout()->setRowSpacing(2);
+    m_heading.arrange(plot);
     legend->setVisible(true);
-    legend->setBorderPen(Qt::NoPen);
-    legend->setBrush(Qt::NoBrush);
-    legend->setFont(sizedFont(font(), 10.5));
-    legend->setIconSize(36, 14);
-    legend->setColumnSpacing(22);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
     for (QCPAxis* axis : {xAxis, yAxis}) {
         axis->setTickLabelFont(sizedFont(font(), 10));
         axis->setLabelFont(sizedFont(font(), 11));
@@ -106,22 +92,16 @@ void GenerationChart::setSteps(const std::vector<GenerationStep>& steps, Method 
     m_steps = steps;
     m_method = method;
     m_subtitle = subtitle;
+    m_heading.setSubtitle(m_compact ? QString() : subtitle);
     rebuild();
 }
 
 void GenerationChart::setCompact(bool compact)
 {
-    // A compact chart has no subtitle row (an empty one would still take a line).
-    if (compact && !m_compact) {
-        plotLayout()->take(m_subtitleElement);
-        plotLayout()->simplify();
-        plotLayout()->setRowStretchFactors({0.001, 1, 0.001});
-    } else if (!compact && m_compact) {
-        plotLayout()->insertRow(1);
-        plotLayout()->addElement(1, 0, m_subtitleElement);
-        plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
-    }
     m_compact = compact;
+    m_heading.setSubtitleRowShown(!compact);
+    m_heading.setTitle(chartTitle(m_kind, compact));
+    m_heading.setSubtitle(compact ? QString() : m_subtitle);
     xAxis->setLabel(compact ? tr("position of the token read")
                             : tr("position of the token read (prompt and generated tokens, "
                                  "0-based)"));
@@ -131,19 +111,10 @@ void GenerationChart::setCompact(bool compact)
     rebuild();
 }
 
-void GenerationChart::fitTexts()
+void GenerationChart::updateLayout()
 {
-    const int width = std::max(200, this->width() - 40);
-    setWrappedText(m_title, chartTitle(m_kind, m_compact), width);
-    setWrappedText(m_subtitleElement, m_compact ? QString() : m_subtitle, width);
-}
-
-void GenerationChart::resizeEvent(QResizeEvent* event)
-{
-    // The legend's columns and the wrapped texts first: the replot below lays them out.
-    fitLegendColumns(legend, width() - 40);
-    fitTexts();
-    QCustomPlot::resizeEvent(event);
+    m_heading.fitWidth();
+    QCustomPlot::updateLayout();
 }
 
 QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt::PenStyle style)
@@ -160,7 +131,6 @@ void GenerationChart::rebuild()
     clearPlottables();
     clearItems();
     legend->clearItems();
-    fitTexts();
     const QColor approx = methodColor(m_method);
     const QString method = methodInfo(m_method).title;
     QVector<double> positions;
@@ -286,7 +256,6 @@ void GenerationChart::rebuild()
     yAxis->setRange(low, high);
     if (!positions.isEmpty())
         xAxis->setRange(positions.front() - 0.5, positions.back() + 0.5);
-    fitLegendColumns(legend, std::max(300, width() - 40));
     replot(QCustomPlot::rpQueuedReplot);
 }
 

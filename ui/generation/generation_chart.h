@@ -1,6 +1,7 @@
 #pragma once
 
 #include "generation/generation.h"
+#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
 
 #include <qcustomplot.h>
@@ -38,21 +39,19 @@ public:
     void setCompact(bool compact);
 
 protected:
-    void resizeEvent(QResizeEvent* event) override;
+    // The heading and legend fitted to the width first.
+    void updateLayout() override;
 
 private:
     void rebuild();
     QCPGraph* addCurve(const QString& name, const QColor& color, Qt::PenStyle style);
-    // The title and subtitle wrapped to the chart's width (the subtitle empty when compact).
-    void fitTexts();
 
     GenerationChartKind m_kind;
     std::vector<GenerationStep> m_steps;
     Method m_method = Method::FavorPositive;
     QString m_subtitle;
     bool m_compact = false;
-    QCPTextElement* m_title;
-    QCPTextElement* m_subtitleElement;
+    ChartHeading m_heading;
 };
 
 // Draws the chart of `kind` for steps offscreen into path (PNG at twice size, SVG or PDF). Throws

@@ -212,14 +212,11 @@ void setXAxes(QCPAxisRect* agreement, QCPAxisRect* klRect, ModelEvalAxis axis,
 
 }  // namespace
 
-ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
+ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 10.5, 36)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
-    m_title = new QCPTextElement(this, tr("Predictions with the approximation"),
-                                 sizedFont(font(), 13, true));
-    m_subtitleElement = new QCPTextElement(this, QString(), sizedFont(font(), 10));
-    m_subtitleElement->setTextColor(QColor(70, 70, 70));
+    m_heading.setTitle(tr("Predictions with the approximation"));
     m_agreement = axisRect();
     plotLayout()->take(m_agreement);
     m_kl = new QCPAxisRect(this);
@@ -227,20 +224,8 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent)
     plots->addElement(0, 0, m_agreement);
     plots->addElement(0, 1, m_kl);
     plots->setColumnSpacing(24);
-    QCPLayoutGrid* legendRow = centredLegendRow(this);
-    plotLayout()->addElement(0, 0, m_title);
-    plotLayout()->addElement(1, 0, m_subtitleElement);
-    plotLayout()->addElement(2, 0, plots);
-    plotLayout()->addElement(3, 0, legendRow);
-    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
-    plotLayout()->setRowSpacing(2);
+    m_heading.arrange(plots);
     legend->setVisible(true);
-    legend->setBorderPen(Qt::NoPen);
-    legend->setBrush(Qt::NoBrush);
-    legend->setFont(sizedFont(font(), 10.5));
-    legend->setIconSize(36, 14);
-    legend->setColumnSpacing(22);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
     applyAxisStyle(m_agreement, font(), 10, false);
     applyAxisStyle(m_kl, font(), 10, false);
     m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement (%)"));
@@ -260,22 +245,20 @@ void ModelEvalChart::setRows(const std::vector<ModelEvalRow>& rows, ModelEvalAxi
 {
     m_rows = rows;
     m_axis = axis;
-    m_subtitle = subtitle;
+    m_heading.setSubtitle(subtitle);
     rebuild();
 }
 
-void ModelEvalChart::resizeEvent(QResizeEvent* event)
+void ModelEvalChart::updateLayout()
 {
-    QCustomPlot::resizeEvent(event);
-    fitLegendColumns(legend, width() - 40);
-    setWrappedText(m_subtitleElement, m_subtitle, width() - 40);
+    m_heading.fitWidth();
+    QCustomPlot::updateLayout();
 }
 
 void ModelEvalChart::rebuild()
 {
     clearPlottables();
     legend->clearItems();
-    setWrappedText(m_subtitleElement, m_subtitle, std::max(200, width() - 40));
     const bool empty = m_rows.empty();
     // The hint takes the legend's row while there is nothing to show.
     // (An element taken out of the layout still draws where it was: hide it too.)
@@ -334,9 +317,9 @@ void ModelEvalChart::rebuild()
     }
     if (klHigh <= 0)
         m_kl->axis(QCPAxis::atLeft)->setRange(1e-4, 10);
-    else
-        m_kl->axis(QCPAxis::atLeft)->setRange(klLow / 3, klHigh * 3);
-    fitLegendColumns(legend, std::max(300, width() - 40));
+    else  // two decades at least: under 1.6, QCustomPlot's log ticker puts linear ticks (5, 10,
+          // 15, 20), which the axis's one-digit powers of ten would label 10^1, 2 10^1, 2 10^1
+        m_kl->axis(QCPAxis::atLeft)->setRange(std::min(klLow / 3, klHigh * 3 / 100), klHigh * 3);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
 #include "sweeps/downstream.h"
 
@@ -40,16 +41,15 @@ public:
     QCPAxisRect* klRect() const { return m_kl; }
 
 protected:
-    void resizeEvent(QResizeEvent* event) override;
+    // The heading and legend fitted to the width first.
+    void updateLayout() override;
 
 private:
     void rebuild();
 
     std::vector<ModelEvalRow> m_rows;
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
-    QString m_subtitle;
-    QCPTextElement* m_title;
-    QCPTextElement* m_subtitleElement;
+    ChartHeading m_heading;
     QCPAxisRect* m_agreement;
     QCPAxisRect* m_kl;
     QCPTextElement* m_hint;

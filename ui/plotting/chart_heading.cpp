@@ -46,6 +46,24 @@ void ChartHeading::setVisible(bool shown)
     m_subtitle->setVisible(shown);
 }
 
+void ChartHeading::setSubtitleRowShown(bool shown)
+{
+    if (shown == m_subtitleRowShown)
+        return;
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    if (shown) {
+        layout->insertRow(1);
+        layout->addElement(1, 0, m_subtitle);
+    } else {
+        layout->take(m_subtitle);
+        layout->simplify();
+    }
+    QList<double> stretch(layout->rowCount(), 0.001);
+    stretch[shown ? 2 : 1] = 1;  // the plots' row
+    layout->setRowStretchFactors(stretch);
+    m_subtitleRowShown = shown;
+}
+
 void ChartHeading::fitWidth()
 {
     const int width = m_plot->viewport().width();

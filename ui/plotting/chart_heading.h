@@ -5,9 +5,10 @@
 
 namespace attnlab::ui {
 
-// What the sweep and model charts share around their plots: a title (13 pt, bold) and a subtitle
-// (10 pt, grey) above them and the main legend centred in a row below them, each wrapped to the
-// figure's width at every layout pass (on screen, in presentation mode and in exports).
+// What the sweep, model-eval and generation charts share around their plots: a title (13 pt,
+// bold) and a subtitle (10 pt, grey) above them and the main legend centred in a row below them,
+// each wrapped to the figure's width at every layout pass (on screen, in presentation mode and in
+// exports).
 class ChartHeading {
 public:
     // Makes the titles of plot and styles its legend: no frame or fill, legendPoints, icons
@@ -25,6 +26,9 @@ public:
     // No title and subtitle, on screen too (before the next layout pass).
     void clear();
     void setVisible(bool shown);
+    // Gives the subtitle its row, or takes the row out (a compact chart: an empty subtitle would
+    // still take a line). After arrange().
+    void setSubtitleRowShown(bool shown);
 
     // Breaks the titles at spaces to fit the figure's width and gives the legend as many columns
     // as fit: call it from the chart's updateLayout, before QCustomPlot's.
@@ -36,6 +40,7 @@ private:
     QCPTextElement* m_subtitle;
     QString m_titleText;
     QString m_subtitleText;
+    bool m_subtitleRowShown = true;
 };
 
 }  // namespace attnlab::ui
