@@ -275,8 +275,8 @@ void TestDownstreamPanel::chartDrawsTheMeanOverSeedsAndKeepsZeroKl()
 }
 
 // A mean KL of 8.9 to 9.4 nats (FAVOR+ in every layer of the built-in Llama): the KL axis spans
-// two decades, so QCustomPlot's log ticker keeps to powers of ten; on a narrower range it fell back
-// to linear ticks (5, 10, 15, 20, 25) that the one-digit labels showed as 2 10^1 twice.
+// 1.2 decades, where QCustomPlot's own log ticker fell back to linear ticks (5, 10, 15, 20, 25)
+// that the one-digit powers of ten labelled 2·10¹ twice; LogTicker puts 5, 10 and 20 there.
 void TestDownstreamPanel::narrowKlRangeHasDistinctTickLabels()
 {
     ModelEvalChart chart;
@@ -295,7 +295,6 @@ void TestDownstreamPanel::narrowKlRangeHasDistinctTickLabels()
     chart.setRows(rows, ModelEvalAxis::Features, QStringLiteral("tiny, 48 tokens"));
     chart.replot();
     const QCPAxis* axis = chart.klRect()->axis(QCPAxis::atLeft);
-    QVERIFY(axis->range().upper / axis->range().lower >= 100);
     const QVector<QString> labels = axis->tickVectorLabels();
     QVERIFY(!labels.isEmpty());
     QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());

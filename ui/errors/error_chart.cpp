@@ -1,5 +1,6 @@
 #include "ui/errors/error_chart.h"
 
+#include "ui/plotting/log_ticker.h"
 #include "ui/plotting/plot_style.h"
 #include "sweeps/timing_sweep.h"
 
@@ -106,53 +107,6 @@ QString metricTitle(ErrorMetric metric)
     return QString();
 }
 
-// A plain number for tick labels: integers with group separators, else 3 significant digits.
-QString plainNumber(double tick)
-{
-    if (tick >= 1 && tick == std::round(tick))
-        return QLocale(QLocale::English).toString(qlonglong(tick));
-    return QString::number(tick, 'g', 3);
-}
-
-// Log ticks with plain labels, for the sweep axis (base 2: 16, 32, 64, ...).
-class PlainLogTicker : public QCPAxisTickerLog {
-protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override
-    {
-        return plainNumber(tick);
-    }
-};
-
-// The value axis: powers of ten over a wide range; over fewer than kDenseDecades decades, where
-// at most one power would be labelled, 1, 2 and 5 times the powers of ten, with plain labels.
-class ValueLogTicker : public QCPAxisTickerLog {
-protected:
-    static constexpr double kDenseDecades = 2.5;
-
-    QVector<double> createTickVector(double tickStep, const QCPRange& range) override
-    {
-        m_dense = range.lower > 0 && std::log10(range.upper / range.lower) < kDenseDecades;
-        if (!m_dense)
-            return QCPAxisTickerLog::createTickVector(tickStep, range);
-        QVector<double> ticks;
-        for (int k = int(std::floor(std::log10(range.lower))) - 1;
-             k <= int(std::ceil(std::log10(range.upper))); ++k)
-            for (const int mantissa : {1, 2, 5})
-                ticks.append(mantissa * std::pow(10.0, k));
-        return ticks;
-    }
-
-    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
-                         int precision) override
-    {
-        return m_dense ? plainNumber(tick)
-                       : QCPAxisTickerLog::getTickLabel(tick, locale, formatChar, precision);
-    }
-
-private:
-    bool m_dense = false;
-};
-
 }  // namespace
 
 QString metricAxisLabel(ErrorMetric metric)
@@ -211,12 +165,7 @@ ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 1
 
     applyAxisStyle(rect, font(), 10, true);
     QCPAxis* valueAxis = rect->axis(QCPAxis::atLeft);
-    valueAxis->setScaleType(QCPAxis::stLogarithmic);
-    auto valueTicker = QSharedPointer<ValueLogTicker>::create();
-    valueTicker->setTickCount(6);
-    valueAxis->setTicker(valueTicker);
-    valueAxis->setNumberFormat(QStringLiteral("eb"));
-    valueAxis->setNumberPrecision(0);
+    setLogAxis(valueAxis, LogTicker::Labels::PlainWhenDense);
 
     m_bandKey = new QCPGraph(rect->axis(QCPAxis::atBottom), valueAxis);
     m_bandKey->setPen(Qt::NoPen);
@@ -487,12 +436,7 @@ void ErrorChart::fitAxes(const ErrorSweepResult& result)
             first = 1e-6;
             last = 1e-3;
         }
-        x->setScaleType(QCPAxis::stLogarithmic);
-        auto ticker = QSharedPointer<ValueLogTicker>::create();
-        ticker->setTickCount(6);
-        x->setTicker(ticker);
-        x->setNumberFormat(QStringLiteral("eb"));
-        x->setNumberPrecision(0);
+        setLogAxis(x, LogTicker::Labels::PlainWhenDense);
         const double pad = std::pow(10.0, 0.1);
         xRange = QCPRange(first / pad, (last > first ? last : 10 * first) * pad);
     } else if (spec.sweep == ErrorSweepKind::Norm) {
@@ -504,7 +448,7 @@ void ErrorChart::fitAxes(const ErrorSweepResult& result)
     } else {
         x->setScaleType(QCPAxis::stLogarithmic);
         x->setNumberFormat(QStringLiteral("g"));
-        auto ticker = QSharedPointer<PlainLogTicker>::create();
+        auto ticker = QSharedPointer<LogTicker>::create(LogTicker::Labels::Plain);
         ticker->setLogBase(2);
         ticker->setSubTickCount(0);
         ticker->setTickCount(8);

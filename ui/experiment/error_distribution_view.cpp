@@ -1,5 +1,6 @@
 #include "ui/experiment/error_distribution_view.h"
 
+#include "ui/plotting/log_ticker.h"
 #include "ui/plotting/plot_style.h"
 
 #include <QLocale>
@@ -168,14 +169,8 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
     legend->setFillOrder(QCPLegend::foColumnsFirst);
 
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect}) {
-        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-            axis->setScaleType(QCPAxis::stLogarithmic);
-            auto ticker = QSharedPointer<QCPAxisTickerLog>::create();
-            ticker->setTickCount(6);
-            axis->setTicker(ticker);
-            axis->setNumberFormat(QStringLiteral("eb"));
-            axis->setNumberPrecision(0);
-        }
+        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
+            setLogAxis(axis, LogTicker::Labels::AxisFormat);
         applyAxisStyle(rect, font(), 9.5, true);
         rect->axis(QCPAxis::atLeft)->setLabel(tr("entries (count)"));
         rect->setMinimumMargins(QMargins(0, 0, 16, 0));

@@ -1,5 +1,6 @@
 #include "ui/generation/generation_chart.h"
 
+#include "ui/plotting/log_ticker.h"
 #include "ui/plotting/plot_style.h"
 
 #include <algorithm>
@@ -72,16 +73,12 @@ GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
     xAxis->setTicker(integerTicker());
     if (kind == GenerationChartKind::Kl) {
         yAxis->setLabel(tr("KL(p \u2016 q) (nats)"));
-        yAxis->setScaleType(QCPAxis::stLogarithmic);
-        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-        yAxis->setNumberFormat(QStringLiteral("eb"));
-        yAxis->setNumberPrecision(0);
+        setLogAxis(yAxis, LogTicker::Labels::AxisFormat);
     } else if (kind == GenerationChartKind::Cost) {
         // Logarithmic: attention alone takes a tenth to a hundredth of the whole step, and a
         // cost that climbs with the position reads as a slope beside a flat one.
         yAxis->setLabel(tr("time per token (ms, logarithmic)"));
-        yAxis->setScaleType(QCPAxis::stLogarithmic);
-        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        setLogAxis(yAxis, LogTicker::Labels::Plain);
     }
     rebuild();
 }

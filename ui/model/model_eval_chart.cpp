@@ -1,5 +1,6 @@
 #include "ui/model/model_eval_chart.h"
 
+#include "ui/plotting/log_ticker.h"
 #include "ui/plotting/plot_style.h"
 
 #include <algorithm>
@@ -230,10 +231,7 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent), m_heading
     applyAxisStyle(m_kl, font(), 10, false);
     m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement (%)"));
     m_kl->axis(QCPAxis::atLeft)->setLabel(tr("mean KL(p \u2016 q) (nats)"));
-    m_kl->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
-    m_kl->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    m_kl->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
-    m_kl->axis(QCPAxis::atLeft)->setNumberPrecision(0);
+    setLogAxis(m_kl->axis(QCPAxis::atLeft), LogTicker::Labels::AxisFormat);
     m_hint = new QCPTextElement(this, tr("Sweep m or Per layer to fill this chart."),
                                 sizedFont(font(), 11));
     m_hint->setTextColor(QColor(120, 120, 120));
@@ -317,9 +315,8 @@ void ModelEvalChart::rebuild()
     }
     if (klHigh <= 0)
         m_kl->axis(QCPAxis::atLeft)->setRange(1e-4, 10);
-    else  // two decades at least: under 1.6, QCustomPlot's log ticker puts linear ticks (5, 10,
-          // 15, 20), which the axis's one-digit powers of ten would label 10^1, 2 10^1, 2 10^1
-        m_kl->axis(QCPAxis::atLeft)->setRange(std::min(klLow / 3, klHigh * 3 / 100), klHigh * 3);
+    else
+        m_kl->axis(QCPAxis::atLeft)->setRange(klLow / 3, klHigh * 3);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

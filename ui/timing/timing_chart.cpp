@@ -1,6 +1,7 @@
 #include "ui/timing/timing_chart.h"
 
 #include "parallel.h"
+#include "ui/plotting/log_ticker.h"
 #include "ui/plotting/plot_style.h"
 
 #include <QLocale>
@@ -25,59 +26,6 @@ constexpr int kEdgePadding = 10;
 // Pixels kept free between two labels in a row.
 constexpr double kLabelGap = 8;
 const QMargins kLabelPadding(4, 1, 4, 1);
-
-// A log axis ticker. Over fewer than kDenseDecades decades of a base-10 axis it puts ticks at
-// 1, 2 and 5 times the powers of ten (sub ticks at the other integer multiples), where the plain
-// log ticker would leave at most one power labelled. With plainLabels it writes plain numbers:
-// grouped integers from 1 up ("65,536"), decimals below ("0.01"); otherwise the axis's number
-// format applies ("eb": 2·10⁻³).
-class LogTicker : public QCPAxisTickerLog {
-public:
-    explicit LogTicker(bool plainLabels) : m_plainLabels(plainLabels) {}
-
-protected:
-    static constexpr double kDenseDecades = 2.5;
-
-    QVector<double> createTickVector(double tickStep, const QCPRange& range) override
-    {
-        m_dense = logBase() == 10 && range.lower > 0 &&
-                  std::log10(range.upper / range.lower) < kDenseDecades;
-        if (!m_dense)
-            return QCPAxisTickerLog::createTickVector(tickStep, range);
-        return multiples(range, {1, 2, 5});
-    }
-
-    QVector<double> createSubTickVector(int subTickCount, const QVector<double>& ticks) override
-    {
-        if (!m_dense || ticks.isEmpty())
-            return QCPAxisTickerLog::createSubTickVector(subTickCount, ticks);
-        return multiples(QCPRange(ticks.front(), ticks.back()), {3, 4, 6, 7, 8, 9});
-    }
-
-    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
-                         int precision) override
-    {
-        if (!m_plainLabels)
-            return QCPAxisTickerLog::getTickLabel(tick, locale, formatChar, precision);
-        return tick >= 1 ? formatLength(tick) : QString::number(tick, 'g', 3);
-    }
-
-private:
-    // mantissa * 10^k for every k, from the one below range.lower to the one above range.upper.
-    static QVector<double> multiples(const QCPRange& range, std::initializer_list<int> mantissas)
-    {
-        QVector<double> values;
-        const int first = int(std::floor(std::log10(range.lower))) - 1;
-        const int last = int(std::ceil(std::log10(range.upper)));
-        for (int k = first; k <= last; ++k)
-            for (const int mantissa : mantissas)
-                values.append(mantissa * std::pow(10.0, k));
-        return values;
-    }
-
-    bool m_plainLabels;
-    bool m_dense = false;  // the ticks of the latest createTickVector are 1, 2, 5 multiples
-};
 
 // The method's marker: filled for the non-causal variant, hollow (white inside) for the causal
 // one. A custom scatter shape is scaled by size / 6, so size 6 keeps it in pixels.
@@ -303,7 +251,7 @@ void TimingChart::styleAxes()
         for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
             axis->setScaleType(QCPAxis::stLogarithmic);
         applyAxisStyle(rect, font(), 10, true);
-        auto lengthTicker = QSharedPointer<LogTicker>::create(true);
+        auto lengthTicker = QSharedPointer<LogTicker>::create(LogTicker::Labels::Plain);
         // Powers of two (or of four, ...); linear sub ticks between them would not fall on
         // powers of two.
         lengthTicker->setLogBase(2);
@@ -316,16 +264,10 @@ void TimingChart::styleAxes()
         rect->setMinimumMargins(QMargins(0, 0, 24, 0));
     }
     QCPAxis* timeAxis = m_timeRect->axis(QCPAxis::atLeft);
-    auto timeTicker = QSharedPointer<LogTicker>::create(false);
-    timeTicker->setTickCount(6);
-    timeAxis->setTicker(timeTicker);
-    timeAxis->setNumberFormat(QStringLiteral("eb"));
-    timeAxis->setNumberPrecision(0);
+    setLogAxis(timeAxis, LogTicker::Labels::AxisFormat);
     timeAxis->setLabel(tr("time per run (s)"));
     QCPAxis* memoryAxis = m_memoryRect->axis(QCPAxis::atLeft);
-    auto memoryTicker = QSharedPointer<LogTicker>::create(true);
-    memoryTicker->setTickCount(5);
-    memoryAxis->setTicker(memoryTicker);
+    setLogAxis(memoryAxis, LogTicker::Labels::Plain, 5);
     memoryAxis->setLabel(tr("memory (MiB)"));
 }
 

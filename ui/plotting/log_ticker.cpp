@@ -1,0 +1,70 @@
+#include "ui/plotting/log_ticker.h"
+
+#include <cmath>
+#include <initializer_list>
+
+namespace attnlab::ui {
+
+namespace {
+
+constexpr double kDenseDecades = 2.5;
+
+// mantissa * 10^k for every mantissa and every k, from the power below range.lower to the one
+// above range.upper.
+QVector<double> multiples(const QCPRange& range, std::initializer_list<int> mantissas)
+{
+    QVector<double> values;
+    const int first = int(std::floor(std::log10(range.lower))) - 1;
+    const int last = int(std::ceil(std::log10(range.upper)));
+    for (int k = first; k <= last; ++k)
+        for (const int mantissa : mantissas)
+            values.append(mantissa * std::pow(10.0, k));
+    return values;
+}
+
+// Grouped integers from 1 up ("65,536"), else three significant digits.
+QString plainNumber(double tick)
+{
+    if (tick >= 1 && tick == std::round(tick))
+        return QLocale(QLocale::English).toString(qlonglong(tick));
+    return QString::number(tick, 'g', 3);
+}
+
+}  // namespace
+
+QVector<double> LogTicker::createTickVector(double tickStep, const QCPRange& range)
+{
+    m_dense = logBase() == 10 && range.lower > 0 &&
+              std::log10(range.upper / range.lower) < kDenseDecades;
+    if (!m_dense)
+        return QCPAxisTickerLog::createTickVector(tickStep, range);
+    return multiples(range, {1, 2, 5});
+}
+
+QVector<double> LogTicker::createSubTickVector(int subTickCount, const QVector<double>& ticks)
+{
+    if (!m_dense || ticks.isEmpty())
+        return QCPAxisTickerLog::createSubTickVector(subTickCount, ticks);
+    return multiples(QCPRange(ticks.front(), ticks.back()), {3, 4, 6, 7, 8, 9});
+}
+
+QString LogTicker::getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                                int precision)
+{
+    const bool plain =
+        m_labels == Labels::Plain || (m_labels == Labels::PlainWhenDense && m_dense);
+    return plain ? plainNumber(tick)
+                 : QCPAxisTickerLog::getTickLabel(tick, locale, formatChar, precision);
+}
+
+void setLogAxis(QCPAxis* axis, LogTicker::Labels labels, int tickCount)
+{
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    auto ticker = QSharedPointer<LogTicker>::create(labels);
+    ticker->setTickCount(tickCount);
+    axis->setTicker(ticker);
+    axis->setNumberFormat(QStringLiteral("eb"));
+    axis->setNumberPrecision(0);
+}
+
+}  // namespace attnlab::ui
