@@ -134,15 +134,13 @@ ErrorDistribution errorDistribution(const ResultMatrix& exact, const ResultMatri
     return {absolute.histogram(), relative.histogram()};
 }
 
-ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(parent)
+ErrorDistributionView::ErrorDistributionView(QWidget* parent)
+    : QCustomPlot(parent), m_heading(this, 10, 30, 12)
 {
     setBackground(Qt::white);
     setAutoAddPlottableToLegend(false);
 
-    m_titleText = tr("Where the error lies: entry errors by the size of the exact entry");
-    m_title = new QCPTextElement(this, m_titleText, sizedFont(font(), 12, true));
-    m_subtitle = new QCPTextElement(this, QString(), sizedFont(font(), 9.5));
-    m_subtitle->setTextColor(QColor(70, 70, 70));
+    m_heading.setTitle(tr("Where the error lies: entry errors by the size of the exact entry"));
     m_absoluteRect = axisRect();
     plotLayout()->take(m_absoluteRect);
     m_relativeRect = new QCPAxisRect(this);
@@ -151,22 +149,10 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QCustomPlot(pare
     m_plots->addElement(0, 1, m_relativeRect);
     m_plots->setColumnSpacing(14);
     m_plots->setRowSpacing(10);
-    QCPLayoutGrid* legendRow = centredLegendRow(this);
-    plotLayout()->addElement(0, 0, m_title);
-    plotLayout()->addElement(1, 0, m_subtitle);
-    plotLayout()->addElement(2, 0, m_plots);
-    plotLayout()->addElement(3, 0, legendRow);
-    plotLayout()->setRowStretchFactors({0.001, 0.001, 1, 0.001});
+    m_heading.arrange(m_plots);
     auto* margins = new QCPMarginGroup(this);
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
         rect->setMarginGroup(QCP::msAll, margins);
-
-    legend->setBorderPen(Qt::NoPen);
-    legend->setBrush(Qt::NoBrush);
-    legend->setFont(sizedFont(font(), 10));
-    legend->setIconSize(30, 12);
-    legend->setColumnSpacing(22);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
 
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect}) {
         for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
@@ -237,7 +223,7 @@ void ErrorDistributionView::setDistribution(const ErrorDistribution& distributio
     const qint64 zeros = absolute.smallZeros + absolute.largeZeros;
     if (zeros > 0)
         subtitle += tr("; %1 exact (zero) errors not on the log axis").arg(grouped(zeros));
-    m_subtitleText = subtitle;
+    m_heading.setSubtitle(subtitle);
     showPlots(true);
     replot(rpQueuedReplot);
 }
@@ -248,8 +234,7 @@ void ErrorDistributionView::clear()
     for (QCPGraph* graph :
          {m_absoluteGraphs[0], m_absoluteGraphs[1], m_relativeGraphs[0], m_relativeGraphs[1]})
         graph->data()->clear();
-    m_subtitleText.clear();
-    m_subtitle->setText(QString());
+    m_heading.setSubtitle(QString());
     showPlots(false);
     replot(rpQueuedReplot);
 }
@@ -270,21 +255,9 @@ void ErrorDistributionView::updateLayout()
         rect->axis(QCPAxis::atBottom)
             ->ticker()
             ->setTickCount(std::clamp(plotWidth / kErrorLabelSpacing, 2, 6));
-    // Titles wrap rather than run past the edges of a narrow figure.
-    setWrappedText(m_title, m_titleText, width - 16);
-    setWrappedText(m_subtitle, m_subtitleText, width - 16);
-
-    // Both legend entries side by side when they fit, else one a row.
-    const int wide =
-        legend->item(0)
-            ? legend->item(0)->minimumOuterSizeHint().width() + legend->columnSpacing() +
-                  (legend->item(1) ? legend->item(1)->minimumOuterSizeHint().width() : 0)
-            : 0;
-    const int wrap = wide < viewport().width() - 20 ? 2 : 1;
-    if (legend->wrap() != wrap) {
-        legend->setWrap(wrap);
-        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
-    }
+    // Titles wrap rather than run past the edges of a narrow figure; the legend's two entries
+    // side by side when they fit, else one a row.
+    m_heading.fitWidth();
     QCustomPlot::updateLayout();
 }
 
@@ -319,8 +292,7 @@ void ErrorDistributionView::showPlots(bool shown)
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
         setAxesVisible(rect, shown);
     legend->setVisible(shown);
-    m_title->setVisible(shown);
-    m_subtitle->setVisible(shown);
+    m_heading.setVisible(shown);
     m_hint->setVisible(!shown);
 }
 

@@ -3,6 +3,7 @@
 #include "attention/result_matrix.h"
 #include "types.h"
 
+#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/plot_style.h"
 
 #include <qcustomplot.h>
@@ -76,7 +77,8 @@ public:
     QCPGraph* relativeGraph(int split) const { return m_relativeGraphs[split]; }
 
 protected:
-    // QCustomPlot's layout, after the legend's columns for the width.
+    // QCustomPlot's layout, after the plots' arrangement, the titles and the legend's columns
+    // for the width.
     void updateLayout() override;
 
 private:
@@ -85,10 +87,7 @@ private:
     void showPlots(bool shown);
 
     ErrorDistribution m_distribution;
-    QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
-    QCPTextElement* m_subtitle;
-    QString m_titleText;
-    QString m_subtitleText;
+    ChartHeading m_heading;
     QCPLayoutGrid* m_plots;  // the two histograms: side by side, or stacked when narrow
     QCPAxisRect* m_absoluteRect;
     QCPAxisRect* m_relativeRect;

@@ -4,10 +4,11 @@
 
 namespace attnlab::ui {
 
-ChartHeading::ChartHeading(QCustomPlot* plot, double legendPoints, int iconWidth)
+ChartHeading::ChartHeading(QCustomPlot* plot, double legendPoints, int iconWidth,
+                           double titlePoints)
     : m_plot(plot),
-      m_title(new QCPTextElement(plot, QString(), sizedFont(plot->font(), 13, true))),
-      m_subtitle(new QCPTextElement(plot, QString(), sizedFont(plot->font(), 10)))
+      m_title(new QCPTextElement(plot, QString(), sizedFont(plot->font(), titlePoints, true))),
+      m_subtitle(new QCPTextElement(plot, QString(), sizedFont(plot->font(), titlePoints - 3)))
 {
     m_subtitle->setTextColor(QColor(70, 70, 70));
     QCPLegend* legend = plot->legend;

@@ -5,15 +5,16 @@
 
 namespace attnlab::ui {
 
-// What the sweep, model-eval and generation charts share around their plots: a title (13 pt,
-// bold) and a subtitle (10 pt, grey) above them and the main legend centred in a row below them,
+// What the sweep, model-eval, generation and error-distribution charts share around their plots:
+// a title (13 pt, bold) and a subtitle (10 pt, grey) above them and the main legend centred in a row below them,
 // each wrapped to the figure's width at every layout pass (on screen, in presentation mode and in
 // exports).
 class ChartHeading {
 public:
     // Makes the titles of plot and styles its legend: no frame or fill, legendPoints, icons
-    // iconWidth x 14 pixels, columns 22 pixels apart, filled a column at a time.
-    ChartHeading(QCustomPlot* plot, double legendPoints, int iconWidth);
+    // iconWidth x 14 pixels, columns 22 pixels apart, filled a column at a time. The title is
+    // titlePoints (13, or smaller for a chart inside a page), the subtitle 3 points less.
+    ChartHeading(QCustomPlot* plot, double legendPoints, int iconWidth, double titlePoints = 13);
 
     // Lays out plot's main layout in four rows: the title, the subtitle, `plots` (an axis rect or
     // a grid of them, which takes the height) and the legend row.

@@ -34,8 +34,8 @@ QString plainNumber(double tick)
 
 QVector<double> LogTicker::createTickVector(double tickStep, const QCPRange& range)
 {
-    m_dense = logBase() == 10 && range.lower > 0 &&
-              std::log10(range.upper / range.lower) < kDenseDecades;
+    m_dense =
+        logBase() == 10 && range.lower > 0 && std::log10(range.upper / range.lower) < kDenseDecades;
     if (!m_dense)
         return QCPAxisTickerLog::createTickVector(tickStep, range);
     return multiples(range, {1, 2, 5});
@@ -48,11 +48,9 @@ QVector<double> LogTicker::createSubTickVector(int subTickCount, const QVector<d
     return multiples(QCPRange(ticks.front(), ticks.back()), {3, 4, 6, 7, 8, 9});
 }
 
-QString LogTicker::getTickLabel(double tick, const QLocale& locale, QChar formatChar,
-                                int precision)
+QString LogTicker::getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision)
 {
-    const bool plain =
-        m_labels == Labels::Plain || (m_labels == Labels::PlainWhenDense && m_dense);
+    const bool plain = m_labels == Labels::Plain || (m_labels == Labels::PlainWhenDense && m_dense);
     return plain ? plainNumber(tick)
                  : QCPAxisTickerLog::getTickLabel(tick, locale, formatChar, precision);
 }
