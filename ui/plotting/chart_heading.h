@@ -6,9 +6,9 @@
 namespace attnlab::ui {
 
 // What the sweep, model-eval, generation and error-distribution charts share around their plots:
-// a title (13 pt, bold) and a subtitle (10 pt, grey) above them and the main legend centred in a row below them,
-// each wrapped to the figure's width at every layout pass (on screen, in presentation mode and in
-// exports).
+// a title (13 pt, bold) and a subtitle (10 pt, grey) above them and the main legend centred in a
+// row below them, each wrapped to the figure's width at every layout pass (on screen, in
+// presentation mode and in exports).
 class ChartHeading {
 public:
     // Makes the titles of plot and styles its legend: no frame or fill, legendPoints, icons
