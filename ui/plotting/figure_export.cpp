@@ -203,40 +203,46 @@ void paintWidgetTree(QCPPainter& painter, QWidget* widget, QPoint offset, const 
     }
 }
 
-PaintedFigure widgetFigure(QWidget& widget, const QString& title)
+QImage paintedImage(QSize size, double scale, const std::function<void(QCPPainter&)>& paint)
+{
+    QImage image((QSizeF(size) * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QCPPainter painter(&image);
+    painter.setMode(QCPPainter::pmNonCosmetic);
+    painter.scale(scale, scale);
+    paint(painter);
+    painter.end();
+    tagExportResolution(image, scale);
+    return image;
+}
+
+PaintedFigure paintedFigure(QSize size, std::function<void(QCPPainter&)> paint)
 {
     PaintedFigure figure;
-    figure.size = widget.size();
-    figure.title = title;
-    figure.what = QStringLiteral("figure");
-    const auto paint = [&widget](QCPPainter& painter) {
-        const QRect all(QPoint(0, 0), widget.size());
-        painter.fillRect(all, Qt::white);
-        paintWidgetTree(painter, &widget, QPoint(0, 0), all);
-    };
-    figure.png = [&widget, paint] {
-        QImage image(widget.size() * kPngExportScale, QImage::Format_ARGB32_Premultiplied);
-        image.fill(Qt::white);
-        QCPPainter painter(&image);
-        painter.setMode(QCPPainter::pmNonCosmetic);
-        painter.scale(kPngExportScale, kPngExportScale);
-        paint(painter);
-        painter.end();
-        tagExportResolution(image, kPngExportScale);
-        return image;
-    };
-    figure.paintVector = [&widget, paint](QPaintDevice& device, bool pdf) {
+    figure.size = size;
+    figure.png = [size, paint] { return paintedImage(size, kPngExportScale, paint); };
+    figure.paintVector = [size, paint](QPaintDevice& device, bool pdf) {
         QCPPainter painter;
         if (!beginVectorPainting(painter, device))
             return false;
-        // The page is the widget's width in points at the device's resolution: a world transform
-        // maps the widget's pixels onto it.
         if (pdf)
-            painter.scale(device.width() / double(widget.width()),
-                          device.height() / double(widget.height()));
+            painter.scale(device.width() / double(size.width()),
+                          device.height() / double(size.height()));
         paint(painter);
         return painter.end();
     };
+    return figure;
+}
+
+PaintedFigure widgetFigure(QWidget& widget, const QString& title)
+{
+    PaintedFigure figure = paintedFigure(widget.size(), [&widget](QCPPainter& painter) {
+        const QRect all(QPoint(0, 0), widget.size());
+        painter.fillRect(all, Qt::white);
+        paintWidgetTree(painter, &widget, QPoint(0, 0), all);
+    });
+    figure.title = title;
+    figure.what = QStringLiteral("figure");
     return figure;
 }
 

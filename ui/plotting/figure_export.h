@@ -72,6 +72,16 @@ void exportPaintedFigure(const QString& path, FigureFormat format, const Painted
 // (the Stepper's frame, the methods side by side).
 void paintWidgetTree(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip);
 
+// The picture that paint draws in the coordinates of `size` logical pixels, on white, at `scale`
+// device pixels a logical pixel, tagged with the matching resolution.
+QImage paintedImage(QSize size, double scale, const std::function<void(QCPPainter&)>& paint);
+
+// A figure of `size` logical pixels that paint draws in their coordinates: its PNG is
+// paintedImage at twice the size; its vector drawing a PDF page `size` points wide at the
+// device's resolution (a world transform, not setWindow, which QWidget::render ignores, maps the
+// pixels onto it) or an SVG of `size`. Whatever paint draws from must outlive the figure.
+PaintedFigure paintedFigure(QSize size, std::function<void(QCPPainter&)> paint);
+
 // The figure of `widget` and the widgets inside it (paintWidgetTree) on white, at its size.
 PaintedFigure widgetFigure(QWidget& widget, const QString& title);
 

@@ -263,39 +263,18 @@ void StepperFrame::paintWidget(QCPPainter& painter, QWidget* widget, QPoint offs
 
 QImage StepperFrame::toImage(double scale)
 {
-    QImage image((QSizeF(size()) * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
-    QCPPainter painter(&image);
-    painter.setMode(QCPPainter::pmNonCosmetic);
-    painter.scale(scale, scale);
-    paintFrame(painter);
-    painter.end();
-    tagExportResolution(image, scale);
-    return image;
+    return paintedImage(size(), scale, [this](QCPPainter& painter) { paintFrame(painter); });
 }
 
 PaintedFigure StepperFrame::paintedFigure(int t)
 {
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    PaintedFigure figure;
-    figure.size = size();
+    PaintedFigure figure =
+        ui::paintedFigure(size(), [this](QCPPainter& painter) { paintFrame(painter); });
     figure.dpi = logicalDpiX();
     figure.title = tr("Attention Lab stepper, step %1").arg(t + 1);
     figure.description = QStringLiteral("Attention Lab frame");
     figure.what = QStringLiteral("frame");
-    figure.png = [this] { return toImage(kPngExportScale); };
-    figure.paintVector = [this, size = figure.size](QPaintDevice& device, bool pdf) {
-        QCPPainter painter;
-        if (!beginVectorPainting(painter, device))
-            return false;
-        // The page is size.width() points wide at the device's resolution; a world transform
-        // (not setWindow, which QWidget::render ignores) maps the frame's pixels onto it.
-        if (pdf)
-            painter.scale(device.width() / double(size.width()),
-                          device.height() / double(size.height()));
-        paintFrame(painter);
-        return painter.end();
-    };
     return figure;
 }
 
