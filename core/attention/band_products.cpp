@@ -150,9 +150,7 @@ void scoresKernel(const Eigen::Ref<const Matrix<float>>& a, const BandKeys<float
     // fetches the next, which the groups after it reach (the hardware prefetcher, seeing each
     // group go back to its first panel, did not: the products waited on memory).
     Eigen::Index fetched = -1;
-    for (Eigen::Index g = 0; g < a.rows(); g += kBandGroupRows) {
-        const Eigen::Index n = std::min(kBandGroupRows, a.rows() - g);
-        const Eigen::Index first = ranges.groupFirst(g, n), last = ranges.groupLast(g, n);
+    ranges.forEachGroup([&](Eigen::Index g, Eigen::Index n, Eigen::Index first, Eigen::Index last) {
         const Eigen::Index next = last / kBandPanelKeys + 1;
         const float* ahead = nullptr;
         if (next > fetched && next < keys.panelCount()) {
@@ -175,17 +173,15 @@ void scoresKernel(const Eigen::Ref<const Matrix<float>>& a, const BandKeys<float
                 ahead = nullptr;
             }
         });
-    }
+    });
 }
 
 void timesKernel(const Eigen::Ref<const Matrix<float>>& s, const KeyRanges& ranges,
                  const Matrix<float>& v, Eigen::Ref<Matrix<float>> o)
 {
     const Eigen::Index columns = v.cols();
-    for (Eigen::Index g = 0; g < s.rows(); g += kBandGroupRows) {
-        const Eigen::Index n = std::min(kBandGroupRows, s.rows() - g);
-        const Eigen::Index first = ranges.groupFirst(g, n);
-        const Eigen::Index count = ranges.groupLast(g, n) - first + 1;
+    ranges.forEachGroup([&](Eigen::Index g, Eigen::Index n, Eigen::Index first, Eigen::Index last) {
+        const Eigen::Index count = last - first + 1;
         const float* weights = s.data() + g * s.outerStride() + (first - ranges.spanFirst);
         withGroupRows(n, [&](auto rows) {
             Eigen::Index c = 0;
@@ -202,7 +198,7 @@ void timesKernel(const Eigen::Ref<const Matrix<float>>& s, const KeyRanges& rang
                     s.block(g, first - ranges.spanFirst, n, count) *
                     v.block(first, c, count, columns - c);
         });
-    }
+    });
 }
 
 #endif
@@ -280,13 +276,11 @@ void bandScores(const BandInput<T>& a, const BandKeys<T>& keys, T factor, const 
         return;
     }
 #endif
-    for (Eigen::Index g = 0; g < a.rows(); g += kBandGroupRows) {
-        const Eigen::Index n = std::min(kBandGroupRows, a.rows() - g);
-        const Eigen::Index first = ranges.groupFirst(g, n);
-        const Eigen::Index count = ranges.groupLast(g, n) - first + 1;
+    ranges.forEachGroup([&](Eigen::Index g, Eigen::Index n, Eigen::Index first, Eigen::Index last) {
+        const Eigen::Index count = last - first + 1;
         s.block(g, first - ranges.spanFirst, n, count).noalias() =
             factor * a.middleRows(g, n) * keys.rows(first, count).transpose();
-    }
+    });
 }
 
 template <typename T>
@@ -298,13 +292,11 @@ void bandTimes(const BandInput<T>& s, const KeyRanges& ranges, const Matrix<T>& 
         return;
     }
 #endif
-    for (Eigen::Index g = 0; g < s.rows(); g += kBandGroupRows) {
-        const Eigen::Index n = std::min(kBandGroupRows, s.rows() - g);
-        const Eigen::Index first = ranges.groupFirst(g, n);
-        const Eigen::Index count = ranges.groupLast(g, n) - first + 1;
+    ranges.forEachGroup([&](Eigen::Index g, Eigen::Index n, Eigen::Index first, Eigen::Index last) {
+        const Eigen::Index count = last - first + 1;
         o.middleRows(g, n).noalias() =
             s.block(g, first - ranges.spanFirst, n, count) * v.middleRows(first, count);
-    }
+    });
 }
 
 template class BandKeys<float>;

@@ -57,6 +57,18 @@ struct KeyRanges {
     // The union of the ranges of the rows [r, r + n): the keys bandTimes sums for those rows.
     Eigen::Index groupFirst(Eigen::Index r, Eigen::Index n) const;
     Eigen::Index groupLast(Eigen::Index r, Eigen::Index n) const;
+
+    // f(g, n, first, last) for each group of kBandGroupRows rows [g, g + n) in turn (the last
+    // group shorter), [first, last] = [groupFirst(g, n), groupLast(g, n)]: the band products'
+    // walk.
+    template <typename F>
+    void forEachGroup(F&& f) const
+    {
+        for (Eigen::Index g = 0; g < rows(); g += kBandGroupRows) {
+            const Eigen::Index n = std::min(kBandGroupRows, rows() - g);
+            f(g, n, groupFirst(g, n), groupLast(g, n));
+        }
+    }
 };
 
 // Sets to 0 row r's entries of s (laid out as for bandScores) for the keys of its group's range

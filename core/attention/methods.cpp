@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 namespace attnlab {
 
@@ -80,14 +79,13 @@ std::unique_ptr<RecurrentAttention> makeWindowRecurrence(const ApproximationSpec
 }
 
 // The cost model of linear attention with a map of C features: the projection W x' of queries
-// and keys (2 L m d flops a side for the maps that draw W; 2 L d_f d for the fitted maps, which
-// say how many rows they project) and the two products with the features (4 L C d_v).
+// and keys (2 L r d flops a side, with the r rows the map says it projects: m for the maps that
+// draw W, d_f for the fitted maps; none for elu+1 and Taylor2) and the two products with the
+// features (4 L C d_v).
 template <template <typename> class Map>
 double projectedRows(const CostShape& s)
 {
-    if constexpr (std::is_base_of_v<RandomProjectionMap<float>, Map<float>>)
-        return s.m;
-    else if constexpr (requires { Map<float>::projectedRows(0, 0); })
+    if constexpr (requires { Map<float>::projectedRows(0, 0); })
         return double(Map<float>::projectedRows(int(s.d), int(s.m)));
     return 0.0;
 }

@@ -52,6 +52,21 @@ void softmaxRows(Eigen::Ref<Matrix<T>> x)
     }
 }
 
+// softmax(s x y^T) row by row (L_x x L_y): the product on every engine thread, then softmaxRows
+// in blocks of 64 rows spread over the engine threads. Linformer's P- and Nystromformer's F, A~
+// and B.
+template <typename T>
+Matrix<T> softmaxOfScores(const Matrix<T>& x, const Matrix<T>& y, double scale)
+{
+    constexpr Eigen::Index kSoftmaxBlock = 64;
+    Matrix<T> scores(x.rows(), y.rows());
+    scores.noalias() = (T(scale) * x) * y.transpose();
+    forEachRowBlock(scores.rows(), kSoftmaxBlock, [&](Eigen::Index begin, Eigen::Index end) {
+        softmaxRows<T>(scores.middleRows(begin, end - begin));
+    });
+    return scores;
+}
+
 // For every row r of a row-major matrix, with M_r = max_j (x_rj + b_j) written to rowMax[r]:
 // x_rj <- factor exp(x_rj + b_j - M_r), where b is `bias` (1 x cols) or 0 when bias is null. Row
 // by row, so each row stays in cache between its maximum and its exponentials (expShiftedSum's).

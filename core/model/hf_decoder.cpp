@@ -98,23 +98,15 @@ QString stripped(const QString& symbol, const QString& content, int start, int s
 HfDecoder HfDecoder::read(const QString& path, const QString& field, const QJsonValue& value)
 {
     HfDecoder decoder;
-    if (!value.isUndefined() && !value.isNull()) {
-        decoder.m_none = false;
-        decoder.readSteps(TokenizerFields(path, field, value), 0);
-    }
+    decoder.m_none = !readComponents(path, field, value, QStringLiteral("decoders"),
+                                     [&](const TokenizerFields& step) { decoder.readStep(step); });
     return decoder;
 }
 
-void HfDecoder::readSteps(const TokenizerFields& fields, int depth)
+void HfDecoder::readStep(const TokenizerFields& fields)
 {
     const QString type = fields.type();
     Step step{};
-    if (type == QStringLiteral("Sequence")) {
-        fields.readSequence(
-            QStringLiteral("decoders"), depth,
-            [&](const TokenizerFields& member, int inner) { readSteps(member, inner); });
-        return;
-    }
     if (type == QStringLiteral("ByteLevel")) {
         step.kind = Step::Kind::ByteLevel;
     } else if (type == QStringLiteral("Metaspace")) {

@@ -35,8 +35,8 @@ private:
         int start = 0;                // Strip
         int stop = 0;
     };
-    // Appends the steps of the decoder `fields` (a Sequence nested `depth` deep).
-    void readSteps(const TokenizerFields& fields, int depth);
+    // Appends the step `fields` (a decoder other than Sequence).
+    void readStep(const TokenizerFields& fields);
     // symbols after one step.
     static QStringList apply(const Step& step, const QStringList& symbols, bool wholeText);
 

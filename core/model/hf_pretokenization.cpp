@@ -172,19 +172,15 @@ HfNormalizer HfNormalizer::read(const QString& path, const QString& field, const
 {
     HfNormalizer normalizer;
     normalizer.m_path = path;
-    if (!value.isUndefined() && !value.isNull())
-        normalizer.readSteps(TokenizerFields(path, field, value), 0);
+    readComponents(path, field, value, QStringLiteral("normalizers"),
+                   [&](const TokenizerFields& step) { normalizer.readStep(step); });
     return normalizer;
 }
 
-void HfNormalizer::readSteps(const TokenizerFields& fields, int depth)
+void HfNormalizer::readStep(const TokenizerFields& fields)
 {
     const QString type = fields.type();
-    if (type == QStringLiteral("Sequence")) {
-        fields.readSequence(
-            QStringLiteral("normalizers"), depth,
-            [&](const TokenizerFields& member, int inner) { readSteps(member, inner); });
-    } else if (type == QStringLiteral("NFC")) {
+    if (type == QStringLiteral("NFC")) {
         m_steps.push_back({Step::Kind::Nfc, {}, {}});
     } else if (type == QStringLiteral("Prepend")) {
         m_steps.push_back({Step::Kind::Prepend, fields.string(QStringLiteral("prepend")), {}});
@@ -246,21 +242,15 @@ HfPreTokenizer HfPreTokenizer::read(const QString& path, const QString& field,
 {
     HfPreTokenizer preTokenizer;
     preTokenizer.m_path = path;
-    if (!value.isUndefined() && !value.isNull())
-        preTokenizer.readSteps(TokenizerFields(path, field, value), 0);
+    readComponents(path, field, value, QStringLiteral("pretokenizers"),
+                   [&](const TokenizerFields& step) { preTokenizer.readStep(step); });
     return preTokenizer;
 }
 
-void HfPreTokenizer::readSteps(const TokenizerFields& fields, int depth)
+void HfPreTokenizer::readStep(const TokenizerFields& fields)
 {
     const QString type = fields.type();
     Step step{};
-    if (type == QStringLiteral("Sequence")) {
-        fields.readSequence(
-            QStringLiteral("pretokenizers"), depth,
-            [&](const TokenizerFields& member, int inner) { readSteps(member, inner); });
-        return;
-    }
     if (type == QStringLiteral("ByteLevel")) {
         // The Rust library's defaults for fields an older file leaves out.
         step.kind = Step::Kind::ByteLevel;

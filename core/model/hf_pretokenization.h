@@ -55,8 +55,8 @@ private:
         QString text;                // Prepend's prefix, Replace's content
         QRegularExpression pattern;  // Replace's pattern
     };
-    // Appends the steps of the normalizer `fields` (a Sequence nested `depth` deep).
-    void readSteps(const TokenizerFields& fields, int depth);
+    // Appends the step `fields` (a normalizer other than Sequence).
+    void readStep(const TokenizerFields& fields);
 
     QString m_path;  // the tokenizer.json, for messages
     std::vector<Step> m_steps;
@@ -93,8 +93,8 @@ private:
         PrependScheme prepend = PrependScheme::Always;
         bool splitAtReplacement = false;  // Metaspace's split
     };
-    // Appends the steps of the pre-tokenizer `fields` (a Sequence nested `depth` deep).
-    void readSteps(const TokenizerFields& fields, int depth);
+    // Appends the step `fields` (a pre-tokenizer other than Sequence).
+    void readStep(const TokenizerFields& fields);
     // The pieces step makes of piece, appended to out.
     static void apply(const Step& step, const TextPiece& piece, std::vector<TextPiece>& out);
 

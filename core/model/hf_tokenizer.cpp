@@ -99,8 +99,9 @@ HfTokenizer::HfTokenizer(const QString& path, const TokenizerFields& root)
 {
     m_size = m_model.size();
     readAddedTokens(root);
-    if (!root.isNull(QStringLiteral("post_processor")))
-        readPostProcessor(root.object(QStringLiteral("post_processor")), 0);
+    readComponents(path, root.name(QStringLiteral("post_processor")),
+                   root.value(QStringLiteral("post_processor")), QStringLiteral("processors"),
+                   [&](const TokenizerFields& processor) { readPostProcessor(processor); });
     for (const int id : m_prefixIds)
         m_size = std::max(m_size, id + 1);
     for (const int id : m_suffixIds)
@@ -150,17 +151,13 @@ void HfTokenizer::addAddedToken(const AddedToken& token)
     m_addedMatch.push_back(match);
 }
 
-void HfTokenizer::readPostProcessor(const TokenizerFields& processor, int depth)
+void HfTokenizer::readPostProcessor(const TokenizerFields& processor)
 {
     const QString type = processor.type();
     if (type == QStringLiteral("TemplateProcessing")) {
         readTemplate(processor);
     } else if (type == QStringLiteral("ByteLevel")) {
         // Only moves offsets; the ids stay.
-    } else if (type == QStringLiteral("Sequence")) {
-        processor.readSequence(
-            QStringLiteral("processors"), depth,
-            [&](const TokenizerFields& member, int inner) { readPostProcessor(member, inner); });
     } else {
         processor.refuseType(QStringLiteral("Attention Lab reads the post-processors "
                                             "TemplateProcessing, ByteLevel and Sequence"));

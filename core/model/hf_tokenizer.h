@@ -87,8 +87,9 @@ private:
     void readAddedTokens(const TokenizerFields& root);
     // Adds an added token whose id no other has.
     void addAddedToken(const AddedToken& token);
-    // Reads post_processor into m_prefixIds and m_suffixIds.
-    void readPostProcessor(const TokenizerFields& processor, int depth);
+    // Reads the post-processor `processor` (one other than Sequence) into m_prefixIds and
+    // m_suffixIds.
+    void readPostProcessor(const TokenizerFields& processor);
     // Reads TemplateProcessing's single template and special_tokens.
     void readTemplate(const TokenizerFields& processor);
     // piece cut at the added tokens whose `normalized` is `normalized`.

@@ -27,6 +27,28 @@ QString shownNumber(const QJsonValue& value)
     return value.isDouble() ? QString::number(value.toDouble()) : jsonTypeName(value);
 }
 
+// readComponents of the component `fields`, a Sequence nested `depth` deep.
+void readComponentsOf(const TokenizerFields& fields, const QString& sequenceKey,
+                      const std::function<void(const TokenizerFields&)>& readComponent, int depth)
+{
+    if (fields.type() != QStringLiteral("Sequence")) {
+        readComponent(fields);
+        return;
+    }
+    if (depth == kDeepestSequence)
+        fields.refuse(sequenceKey, QStringLiteral("nests too deep"));
+    const QJsonValue list = fields.value(sequenceKey);
+    if (!list.isArray())
+        fields.refuse(sequenceKey,
+                      QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
+    const QJsonArray members = list.toArray();
+    for (qsizetype i = 0; i < members.size(); ++i) {
+        const QString member = QStringLiteral("%1[%2]").arg(fields.name(sequenceKey)).arg(i);
+        readComponentsOf(TokenizerFields(fields.path(), member, members[i]), sequenceKey,
+                         readComponent, depth + 1);
+    }
+}
+
 }  // namespace
 
 void refuseTokenizer(const QString& where, const QString& problem)
@@ -109,22 +131,6 @@ TokenizerFields::TokenizerFields(const QString& path, const QString& field, cons
         refuseTokenizer(path, QStringLiteral("%1 is %2; expected an object")
                                   .arg(field.isEmpty() ? QStringLiteral("the file") : field,
                                        jsonTypeName(value)));
-}
-
-void TokenizerFields::readSequence(
-    const QString& key, int depth,
-    const std::function<void(const TokenizerFields&, int)>& readMember) const
-{
-    if (depth == kDeepestSequence)
-        refuse(key, QStringLiteral("nests too deep"));
-    const QJsonValue list = value(key);
-    if (!list.isArray())
-        refuse(key, QStringLiteral("is %1; expected an array").arg(jsonTypeName(list)));
-    const QJsonArray members = list.toArray();
-    for (qsizetype i = 0; i < members.size(); ++i)
-        readMember(
-            TokenizerFields(m_path, QStringLiteral("%1[%2]").arg(name(key)).arg(i), members[i]),
-            depth + 1);
 }
 
 void TokenizerFields::refuseChoice(const QString& key, const QString& text,
@@ -228,6 +234,16 @@ std::vector<std::pair<QString, QString>> mergePairs(const TokenizerFields& model
         pairs.emplace_back(symbols[0], symbols[1]);
     }
     return pairs;
+}
+
+bool readComponents(const QString& path, const QString& field, const QJsonValue& value,
+                    const QString& sequenceKey,
+                    const std::function<void(const TokenizerFields&)>& readComponent)
+{
+    if (value.isUndefined() || value.isNull())
+        return false;
+    readComponentsOf(TokenizerFields(path, field, value), sequenceKey, readComponent, 0);
+    return true;
 }
 
 }  // namespace attnlab

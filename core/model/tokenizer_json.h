@@ -61,11 +61,6 @@ public:
     int integer(const QString& key, int least, int most, int fallback) const;
     // The "type" of the object, for the component readers.
     QString type() const { return string(QStringLiteral("type")); }
-    // The members of a Sequence's list at key, each read by readMember(member, depth + 1) as
-    // "field.key[i]"; refused when key is not an array, or when the Sequence, at depth, nests
-    // 16 deep (the real files nest none).
-    void readSequence(const QString& key, int depth,
-                      const std::function<void(const TokenizerFields&, int)>& readMember) const;
     // The value of `text`, the string at key, among `options` (name, value); refused, listing the
     // names, for any other.
     template <typename Value>
@@ -93,6 +88,16 @@ private:
     QString m_field;  // empty at the top level
     QJsonObject m_object;
 };
+
+// The components of one kind (a normalizer, pre-tokenizer, post-processor or decoder) in the JSON
+// value at `field` of `path`: none when it is absent or null; else readComponent(component) for
+// it, or, when its type is Sequence, for each member of its list at sequenceKey
+// ("field.sequenceKey[i]"), in order, a member that is a Sequence read the same way. Refused when
+// the value or a member is not an object, a list is not an array, or Sequences nest 16 deep (the
+// real files nest none). Returns whether the value is present.
+bool readComponents(const QString& path, const QString& field, const QJsonValue& value,
+                    const QString& sequenceKey,
+                    const std::function<void(const TokenizerFields&)>& readComponent);
 
 // The merges of a BPE model's object (model.merges: "left right" strings or [left, right] pairs)
 // as (left, right) pairs in rank order; refused, naming the entry, when it is not an array or an

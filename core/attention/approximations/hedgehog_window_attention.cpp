@@ -29,8 +29,8 @@ template <typename T>
 HedgehogWindowAttention<T>::HedgehogWindowAttention(const ApproximationSpec& spec, int d,
                                                     Eigen::Index /*length*/, double scale,
                                                     HeadSite site)
-    : m_attention(weightedMaps<T>(spec, d, scale, site),
-                  Eigen::Index(spec.value(windowParameter())), scale)
+    : ScatterbrainAttention<T>(weightedMaps<T>(spec, d, scale, site),
+                               Eigen::Index(spec.value(windowParameter())), scale)
 {
 }
 

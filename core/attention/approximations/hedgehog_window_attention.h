@@ -1,6 +1,5 @@
 #pragma once
 
-#include "attention/approximation.h"
 #include "attention/approximations/scatterbrain_attention.h"
 
 namespace attnlab {
@@ -12,11 +11,11 @@ namespace attnlab {
 //   A^_ij = exp(s q_i.k_j)  for j in W(i),  gamma phi_q(q_i).phi_k(k_j)  otherwise  (0 for j > i
 //   when causal),  P^ = D^-1 A^,  O^ = P^ V,
 // W(i) the w latest keys when causal (else w keys centred on i). Scatterbrain's machinery
-// (ScatterbrainAttention) with the fitted maps in FAVOR+'s place and log gamma folded into
-// phi_q's log-scale. gamma comes from the fit (for the window of the file's metadata; another w
-// keeps the same gamma).
+// (ScatterbrainAttention, its O^ and rows of P^) with the fitted maps in FAVOR+'s place and
+// log gamma folded into phi_q's log-scale. gamma comes from the fit (for the window of the file's
+// metadata; another w keeps the same gamma).
 template <typename T>
-class HedgehogWindowAttention final : public Approximation<T> {
+class HedgehogWindowAttention final : public ScatterbrainAttention<T> {
 public:
     HedgehogWindowAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
                             HeadSite site);
@@ -25,20 +24,6 @@ public:
     // side: 4 L d_f d + 4 L C d_v + 2 L w (d + d_v) + 2 L w C.
     static double flops(const CostShape& shape);
     static double workingSetFloats(const CostShape& shape);
-
-    ApproximateOutput<T> output(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
-                                bool causal, Eigen::Index chunk) const override
-    {
-        return m_attention.output(q, k, v, causal, chunk);
-    }
-    std::unique_ptr<ApproximateRows<T>> rows(const Matrix<T>& q, const Matrix<T>& k,
-                                             bool causal) const override
-    {
-        return m_attention.rows(q, k, causal);
-    }
-
-private:
-    ScatterbrainAttention<T> m_attention;
 };
 
 // hedgehog-window's recurrent form: WindowedMapRecurrence with the fitted maps of `site` and

@@ -13,8 +13,6 @@ namespace attnlab {
 
 namespace {
 
-constexpr Eigen::Index kSoftmaxBlock = 64;
-
 // An m x L matrix of N(0, 1/m) entries from (seed, stream, head).
 template <typename T>
 Matrix<T> gaussianProjection(Eigen::Index m, Eigen::Index length, std::uint64_t seed,
@@ -87,12 +85,7 @@ Matrix<T> LinformerAttention<T>::projectedAttention(const Matrix<T>& q, const Ma
     requireLength(k);
     Matrix<T> projectedKeys(m_keyProjection.rows(), k.cols());
     projectedKeys.noalias() = m_keyProjection * k;
-    Matrix<T> attention(q.rows(), projectedKeys.rows());
-    attention.noalias() = (T(m_scale) * q) * projectedKeys.transpose();
-    forEachRowBlock(attention.rows(), kSoftmaxBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        softmaxRows<T>(attention.middleRows(begin, end - begin));
-    });
-    return attention;
+    return softmaxOfScores<T>(q, projectedKeys, m_scale);
 }
 
 template <typename T>

@@ -10,21 +10,6 @@ namespace attnlab {
 
 namespace {
 
-// Rows softmaxed at a time, spread over the engine threads.
-constexpr Eigen::Index kSoftmaxBlock = 64;
-
-// softmax(s x y^T) row by row: the product on every engine thread, then the rows in blocks.
-template <typename T>
-Matrix<T> softmaxOfScores(const Matrix<T>& x, const Matrix<T>& y, double scale)
-{
-    Matrix<T> scores(x.rows(), y.rows());
-    scores.noalias() = (T(scale) * x) * y.transpose();
-    forEachRowBlock(scores.rows(), kSoftmaxBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        softmaxRows<T>(scores.middleRows(begin, end - begin));
-    });
-    return scores;
-}
-
 // The paper's iterative pseudo-inverse of a (m x m, non-negative rows that sum to 1).
 template <typename T>
 Matrix<T> iterativePseudoInverse(const Matrix<T>& a, int iterations)

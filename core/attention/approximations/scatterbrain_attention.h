@@ -20,9 +20,9 @@ namespace attnlab {
 // share one scale.
 // The same machinery serves any map phi in FAVOR+'s place (phi_q for the queries, phi_k for the
 // keys; a weight of the low-rank part folded into phi_q's log-scale): hedgehog-window's fitted
-// maps (HedgehogWindowAttention).
+// maps (HedgehogWindowAttention, made from this class).
 template <typename T>
-class ScatterbrainAttention final : public Approximation<T> {
+class ScatterbrainAttention : public Approximation<T> {
 public:
     ScatterbrainAttention(const ApproximationSpec& spec, int d, Eigen::Index length, double scale,
                           HeadSite site);

@@ -10,14 +10,9 @@ namespace attnlab {
 // M_i = max_k |(W x'_i)_k|: Phi_i = (2m)^-1/2 [exp(W x'_i - M_i), exp(-W x'_i - M_i)],
 // c_i = M_i - |x'_i|^2 / 2. C = 2m.
 template <typename T>
-class HyperbolicRandomFeatures final : public RandomProjectionMap<T> {
+class HyperbolicRandomFeatures final : public RandomProjectionMap<T, 2> {
 public:
-    static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
-
-    HyperbolicRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site)
-    {
-    }
+    using RandomProjectionMap<T, 2>::RandomProjectionMap;
 
     void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
              Eigen::Ref<Vector<T>> logScale) const override

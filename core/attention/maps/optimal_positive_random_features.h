@@ -23,10 +23,8 @@ namespace attnlab {
 template <typename T>
 class OptimalPositiveRandomFeatures final : public RandomProjectionMap<T> {
 public:
-    static Eigen::Index featureCount(int /*d*/, int m) { return m; }
-
     OptimalPositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site),
+        : RandomProjectionMap<T>(spec, d, scale, site),
           m_d(d),
           m_scale(scale),
           m_fixedA(spec.value(favorAParameter())),

@@ -10,12 +10,7 @@ namespace attnlab {
 template <typename T>
 class PositiveRandomFeatures final : public RandomProjectionMap<T> {
 public:
-    static Eigen::Index featureCount(int /*d*/, int m) { return m; }
-
-    PositiveRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site)
-    {
-    }
+    using RandomProjectionMap<T>::RandomProjectionMap;
 
     void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
              Eigen::Ref<Vector<T>> logScale) const override

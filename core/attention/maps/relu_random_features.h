@@ -10,10 +10,8 @@ namespace attnlab {
 template <typename T>
 class ReluRandomFeatures final : public RandomProjectionMap<T> {
 public:
-    static Eigen::Index featureCount(int /*d*/, int m) { return m; }
-
     ReluRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site),
+        : RandomProjectionMap<T>(spec, d, scale, site),
           m_epsilon(T(spec.value(reluEpsilonParameter())))
     {
     }

@@ -7,14 +7,9 @@ namespace attnlab {
 // Trigonometric random Fourier features: phi(x) = m^-1/2 exp(|x'|^2 / 2) [cos(W x'), sin(W x')].
 // Phi_i = m^-1/2 [cos(W x'_i), sin(W x'_i)], c_i = |x'_i|^2 / 2. C = 2m.
 template <typename T>
-class TrigonometricRandomFeatures final : public RandomProjectionMap<T> {
+class TrigonometricRandomFeatures final : public RandomProjectionMap<T, 2> {
 public:
-    static Eigen::Index featureCount(int /*d*/, int m) { return 2 * Eigen::Index(m); }
-
-    TrigonometricRandomFeatures(const ApproximationSpec& spec, int d, double scale, HeadSite site)
-        : RandomProjectionMap<T>(featureCount(d, spec.features), spec, d, scale, site)
-    {
-    }
+    using RandomProjectionMap<T, 2>::RandomProjectionMap;
 
     void map(const Eigen::Ref<const Matrix<T>>& x, Eigen::Ref<Matrix<T>> phi,
              Eigen::Ref<Vector<T>> logScale) const override
