@@ -325,9 +325,7 @@ void TestGeneratePage::theRunExportsAsTheCommandWritesIt()
 void TestGeneratePage::theStepperFollowsTheChosenHead()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window, QSize(1600, 1000)));
     const ExperimentSpec spec = modelSpec(kKjvGpt2, "favor-positive", 32);
     window.setSpec(spec);
     QVERIFY(waitForResult(window));
@@ -373,8 +371,7 @@ void TestGeneratePage::theStateComesBackFromASession()
     const QString path = m_dir.filePath(QStringLiteral("generate.attnlab"));
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         window.setSpec(modelSpec(kKjvGpt2, "elu"));
         QVERIFY(waitForResult(window));
         window.showPage(MainWindow::GeneratePage);
@@ -398,8 +395,7 @@ void TestGeneratePage::theStateComesBackFromASession()
     QVERIFY(saved["generated"].toBool());
 
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(window.openSession(path));
     QVERIFY(waitForResult(window));
     QCOMPARE(window.currentPage(), MainWindow::GeneratePage);
@@ -427,9 +423,7 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
 {
     QFETCH(QSize, size);
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(size);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window, size));
     window.setSpec(modelSpec(kKjvGpt2, "favor-positive", 64));
     QVERIFY(waitForResult(window));
     window.showPage(MainWindow::GeneratePage);
