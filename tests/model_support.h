@@ -2,9 +2,11 @@
 
 // Helpers shared by the trained-model tests (test_model, test_vit, test_bad_inputs): comparing the
 // C++ forward pass with the float64 references of tests/data/models, and copying and damaging a
-// checkpoint (its JSON files and its safetensors weights, byte by byte).
+// checkpoint (its JSON files and its safetensors weights, byte by byte); the spec of a model
+// reading a text.
 
 #include "attention/exact_attention.h"
+#include "experiment_spec.h"
 #include "io/npy.h"
 #include "model/safetensors.h"
 #include "model/transformer_blocks.h"
@@ -29,6 +31,23 @@
 namespace attnlab::test {
 
 const QString kModelFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/models");
+
+// A spec of model input: the model at `modelPath` reads `text` causally, as language models do,
+// and `method` with m features (seed 3) approximates its attention.
+inline ExperimentSpec modelInputSpec(const QString& modelPath, const QString& text,
+                                     const QString& method = QStringLiteral("favor-positive"),
+                                     int m = 16)
+{
+    ExperimentSpec spec;
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = modelPath;
+    spec.input.text = text;
+    spec.causal = true;
+    spec.setMethod(method);
+    spec.approximation.features = m;
+    spec.approximation.seed = 3;
+    return spec;
+}
 
 // tests/data/gguf, and its file <name>.gguf.
 inline const QString kGgufFixtures = QStringLiteral(ATTNLAB_TEST_DATA "/gguf");

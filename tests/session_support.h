@@ -1,7 +1,7 @@
 #pragma once
 
 // What the session tests share: the catalogue of session files in tests/data/sessions and the
-// bytes and spec of a session written.
+// bytes, spec and input paths of a session written.
 
 #include "test_support.h"
 
@@ -28,6 +28,16 @@ inline QJsonObject parsedObject(const QByteArray& bytes)
 inline QJsonObject storedSpec(const QString& path)
 {
     return parsedObject(readBytes(path)).value(QLatin1String("spec")).toObject();
+}
+
+// The string a written session file holds under `key` in its spec's input (a path as stored).
+inline QString storedInputString(const QString& path, const char* key)
+{
+    return storedSpec(path)
+        .value(QLatin1String("input"))
+        .toObject()
+        .value(QLatin1String(key))
+        .toString();
 }
 
 }  // namespace attnlab::test

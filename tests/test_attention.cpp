@@ -124,9 +124,7 @@ private slots:
 
 void TestAttention::exactMatchesTextbookFormula_data()
 {
-    QTest::addColumn<bool>("causal");
-    QTest::newRow("full") << false;
-    QTest::newRow("causal") << true;
+    addFullAndCausalRows();
 }
 
 void TestAttention::exactMatchesTextbookFormula()

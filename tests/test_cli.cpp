@@ -125,9 +125,7 @@ void TestCli::textRunArraysAreConsistent()
 // metrics.h applied to these matrices.
 void TestCli::fileInputFollowsTheFormulas_data()
 {
-    QTest::addColumn<bool>("causal");
-    QTest::newRow("non-causal") << false;
-    QTest::newRow("causal") << true;
+    addFullAndCausalRows("non-causal");
 }
 
 void TestCli::fileInputFollowsTheFormulas()

@@ -222,9 +222,7 @@ void TestCompareWindow::theMapsAndMetricsAreComputesOwn()
 {
     REQUIRE_ATTENTION_LAB();
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window, QSize(1600, 1000)));
     // Before a language model reads the text, there is nothing to compare with.
     auto* methods = window.findChild<QComboBox*>(QStringLiteral("approximation"));
     QVERIFY(methods);
@@ -311,9 +309,7 @@ void TestCompareWindow::theMapsAndMetricsAreComputesOwn()
 void TestCompareWindow::aCheckpointOfAnotherModelIsRefusedWithItsReason()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1280, 800);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window, QSize(1280, 800)));
     QVERIFY(readWithModel(window, firstModel()));
     QVERIFY(chooseSecondCheckpoint(window));
     const QString title = window.approxView()->title();
@@ -353,9 +349,7 @@ void TestCompareWindow::insideTheModelAndHeadsCompareTheCheckpoints()
 {
     REQUIRE_ATTENTION_LAB();
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window, QSize(1600, 1000)));
     QVERIFY(readWithModel(window, firstModel()));
     QVERIFY(chooseSecondCheckpoint(window));
 
@@ -439,8 +433,7 @@ void TestCompareWindow::sessionsKeepTheSecondCheckpoint()
     Matrix<float> shown;
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         window.setSpec(spec);
         QVERIFY(waitForResult(window));
         shown = *resultOf(window).heads[1].attentionApprox.as<float>();
@@ -456,8 +449,7 @@ void TestCompareWindow::sessionsKeepTheSecondCheckpoint()
 
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         QVERIFY(window.openSession(path));
         QVERIFY(waitForResult(window));
         QCOMPARE(resultOf(window).spec.input.comparisonModelPath, second);
@@ -474,8 +466,7 @@ void TestCompareWindow::sessionsKeepTheSecondCheckpoint()
     QVERIFY(QFile::rename(second, folder + QStringLiteral("/moved.gguf")));
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
+        QVERIFY(showAndWait(window));
         QVERIFY(window.openSession(path));
         const QString message = waitForFailure(window);
         QVERIFY2(message.startsWith(second + QStringLiteral(": no such model folder or .gguf file "

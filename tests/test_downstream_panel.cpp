@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "inputs/model_input.h"
 #include "ui/model/model_eval_chart.h"
+#include "model_support.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -23,25 +24,13 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
 constexpr int kTimeoutMs = 30'000;
 const QString kModel = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-gpt2-f16");
 const QString kText = QStringLiteral("the cat sat on the mat, and then the cat sat on the hat");
-
-ExperimentSpec modelSpec(const QString& method = QStringLiteral("favor-positive"), int m = 16)
-{
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Model;
-    spec.input.modelPath = kModel;
-    spec.input.text = kText;
-    spec.causal = true;
-    spec.setMethod(method);
-    spec.approximation.features = m;
-    spec.approximation.seed = 3;
-    return spec;
-}
 
 // What the page should show for spec with `layers` replaced, computed here from core directly.
 DownstreamComparison expected(const ExperimentSpec& spec, const std::vector<int>& layers)
@@ -89,7 +78,7 @@ void TestDownstreamPanel::otherInputShowsWhatThePageNeeds()
 void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
 {
     DownstreamPanel panel;
-    const ExperimentSpec spec = modelSpec();
+    const ExperimentSpec spec = modelInputSpec(kModel, kText);
     panel.setExperiment(spec);
     QVERIFY(panel.isBusy());
     QVERIFY(waitForComparison(panel));
@@ -136,7 +125,7 @@ void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
 void TestDownstreamPanel::exactAttentionChangesNoPrediction()
 {
     DownstreamPanel panel;
-    panel.setExperiment(modelSpec(QStringLiteral("exact")));
+    panel.setExperiment(modelInputSpec(kModel, kText, QStringLiteral("exact")));
     QVERIFY(waitForComparison(panel));
     QVERIFY(panel.comparison());
     QCOMPARE(panel.comparison()->top1Agreement, 1.0);
@@ -147,7 +136,7 @@ void TestDownstreamPanel::exactAttentionChangesNoPrediction()
 void TestDownstreamPanel::oneReplacedLayerIsCompared()
 {
     DownstreamPanel panel;
-    const ExperimentSpec spec = modelSpec();
+    const ExperimentSpec spec = modelInputSpec(kModel, kText);
     panel.setExperiment(spec);
     QVERIFY(waitForComparison(panel));
     auto* layers = panel.findChild<QComboBox*>(QStringLiteral("replacedLayers"));
@@ -165,7 +154,7 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
 {
     QTemporaryDir dir;
     DownstreamPanel panel;
-    panel.setExperiment(modelSpec());
+    panel.setExperiment(modelInputSpec(kModel, kText));
     QVERIFY(waitForComparison(panel));
     panel.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->setText(QStringLiteral("4, 32"));
     panel.findChild<QSpinBox*>(QStringLiteral("sweepSeeds"))->setValue(2);
@@ -179,7 +168,8 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
         QCOMPARE(rows[i].seed, std::uint64_t(3 + i % 2));
         QCOMPARE(rows[i].layers, QStringLiteral("all"));
         // Each row is the comparison of its own spec.
-        ExperimentSpec spec = modelSpec(QStringLiteral("favor-positive"), rows[i].features);
+        ExperimentSpec spec =
+            modelInputSpec(kModel, kText, QStringLiteral("favor-positive"), rows[i].features);
         spec.approximation.seed = rows[i].seed;
         QCOMPARE(rows[i].meanKl, expected(spec, {0, 1}).meanKl);
     }
@@ -204,10 +194,10 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
     QCOMPARE(restored.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->text(),
              QStringLiteral("4, 32"));
     // The restored rows belong to the input that comes with them; another text drops them.
-    restored.setExperiment(modelSpec());
+    restored.setExperiment(modelInputSpec(kModel, kText));
     QVERIFY(waitForComparison(restored));
     QCOMPARE(restored.sweepRows().size(), rows.size());
-    ExperimentSpec other = modelSpec();
+    ExperimentSpec other = modelInputSpec(kModel, kText);
     other.input.text = QStringLiteral("the hat");
     restored.setExperiment(other);
     QVERIFY(restored.sweepRows().empty());

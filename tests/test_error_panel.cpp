@@ -523,9 +523,7 @@ void TestErrorPanel::panelRejectsAMalformedState()
 
 void TestErrorPanel::distributionCountsMatchADirectCount_data()
 {
-    QTest::addColumn<bool>("causal");
-    QTest::newRow("full") << false;
-    QTest::newRow("causal") << true;
+    addFullAndCausalRows();
 }
 
 // Property: every bin of both histograms holds exactly the entries counted here from the edges

@@ -6,6 +6,22 @@
 using namespace attnlab;
 using namespace attnlab::test;
 
+namespace {
+
+// An image of width x height pixels cut into patch x patch patches, and the grid of rows x cols
+// patches it gives.
+struct PatchGrid {
+    int width;
+    int height;
+    int patch;
+    int rows;
+    int cols;
+};
+
+}  // namespace
+
+Q_DECLARE_METATYPE(PatchGrid)
+
 class TestFileInputs : public InputsFixture {
     Q_OBJECT
 
@@ -38,39 +54,36 @@ private slots:
 // floor(W / p) columns, one position per patch, labelled "(row, col)" in raster order.
 void TestFileInputs::imagePatchGrid_data()
 {
-    QTest::addColumn<int>("width");
-    QTest::addColumn<int>("height");
-    QTest::addColumn<int>("patch");
-    QTest::addColumn<int>("rows");
-    QTest::addColumn<int>("cols");
-    QTest::newRow("64 x 48, p 16") << 64 << 48 << 16 << 3 << 4;
-    QTest::newRow("70 x 50, p 16 (remainders dropped)") << 70 << 50 << 16 << 3 << 4;
-    QTest::newRow("16 x 16, p 16") << 16 << 16 << 16 << 1 << 1;
-    QTest::newRow("30 x 90, p 10") << 30 << 90 << 10 << 9 << 3;
-    QTest::newRow("5 x 3, p 1") << 5 << 3 << 1 << 3 << 5;
+    QTest::addColumn<PatchGrid>("grid");
+    QTest::newRow("64 x 48, p 16")
+        << PatchGrid{.width = 64, .height = 48, .patch = 16, .rows = 3, .cols = 4};
+    QTest::newRow("70 x 50, p 16 (remainders dropped)")
+        << PatchGrid{.width = 70, .height = 50, .patch = 16, .rows = 3, .cols = 4};
+    QTest::newRow("16 x 16, p 16")
+        << PatchGrid{.width = 16, .height = 16, .patch = 16, .rows = 1, .cols = 1};
+    QTest::newRow("30 x 90, p 10")
+        << PatchGrid{.width = 30, .height = 90, .patch = 10, .rows = 9, .cols = 3};
+    QTest::newRow("5 x 3, p 1") << PatchGrid{
+        .width = 5, .height = 3, .patch = 1, .rows = 3, .cols = 5};
 }
 
 void TestFileInputs::imagePatchGrid()
 {
-    QFETCH(int, width);
-    QFETCH(int, height);
-    QFETCH(int, patch);
-    QFETCH(int, rows);
-    QFETCH(int, cols);
+    QFETCH(PatchGrid, grid);
     InputSpec spec;
     spec.kind = InputKind::Image;
-    spec.patchSize = patch;
+    spec.patchSize = grid.patch;
     spec.headDim = 16;
-    const ImagePixels image = noiseImage(width, height);
+    const ImagePixels image = noiseImage(grid.width, grid.height);
     const AttentionInput input = buildInput(spec, &image);
-    QCOMPARE(input.gridRows, rows);
-    QCOMPARE(input.gridCols, cols);
+    QCOMPARE(input.gridRows, grid.rows);
+    QCOMPARE(input.gridCols, grid.cols);
     QStringList labels;
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
+    for (int r = 0; r < grid.rows; ++r)
+        for (int c = 0; c < grid.cols; ++c)
             labels.append(QStringLiteral("(%1, %2)").arg(r).arg(c));
     QCOMPARE(input.labels, labels);
-    QCOMPARE(input.length(), Eigen::Index(rows * cols));
+    QCOMPARE(input.length(), Eigen::Index(grid.rows * grid.cols));
     QCOMPARE(input.headDim(), Eigen::Index(16));
     QVERIFY(input.heads.front().q.allFinite());
     QVERIFY(input.heads.front().v.allFinite());

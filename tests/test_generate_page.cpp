@@ -22,6 +22,7 @@
 #include "ui/stepper/stepper_style.h"
 #include "ui/stepper/stepper_view.h"
 #include "ui/window/main_window.h"
+#include "model_support.h"
 #include "test_support.h"
 #include "widget_support.h"
 #include "window_support.h"
@@ -59,19 +60,6 @@ const QString kTinyLlama = QStringLiteral(ATTNLAB_TEST_DATA "/models/tiny-llama-
 // The built-in model these tests were measured on (4 layers, 128 positions), named by its id.
 const QString kKjvGpt2 = QString::fromLatin1(kBuiltinKjvGpt2);
 const QString kPrompt = QStringLiteral("And God said, Let there be light: and there was light.");
-
-ExperimentSpec modelSpec(const QString& model, const QString& method = "favor-positive", int m = 16)
-{
-    ExperimentSpec spec;
-    spec.input.kind = InputKind::Model;
-    spec.input.modelPath = model;
-    spec.input.text = kPrompt;
-    spec.causal = true;
-    spec.setMethod(method);
-    spec.approximation.features = m;
-    spec.approximation.seed = 3;
-    return spec;
-}
 
 // The page given spec as the window gives it (with the input it built).
 void showExperiment(GenerationPage& page, const ExperimentSpec& spec)
@@ -156,7 +144,7 @@ void TestGeneratePage::generateGivesNTokensInBothColumns()
     GenerationPage page;
     page.resize(1200, 800);
     page.show();
-    const ExperimentSpec spec = modelSpec(model);
+    const ExperimentSpec spec = modelInputSpec(model, kPrompt);
     showExperiment(page, spec);
     QVERIFY(page.refusal().isEmpty());
     QCOMPARE(child<QPlainTextEdit>(page, "generatePrompt")->toPlainText(), kPrompt);
@@ -202,7 +190,7 @@ void TestGeneratePage::cancelStopsBetweenTokensAndThePageGeneratesAgain()
 {
     GenerationPage page;
     page.show();
-    ExperimentSpec spec = modelSpec(kKjvGpt2, "favor-positive", 256);
+    ExperimentSpec spec = modelInputSpec(kKjvGpt2, kPrompt, "favor-positive", 256);
     spec.input.text = QStringLiteral("In");
     showExperiment(page, spec);
     child<QSpinBox>(page, "generateTokens")->setValue(120);
@@ -237,8 +225,8 @@ void TestGeneratePage::aMethodWithoutARecurrentFormIsRefusedWithItsReason()
     for (const QString& method : {QStringLiteral("nystrom"), QStringLiteral("linformer")}) {
         GenerationPage page;
         page.show();
-        showExperiment(page, modelSpec(kTinyLlama, method));
-        const Method kind = modelSpec(kTinyLlama, method).approximation.kind;
+        showExperiment(page, modelInputSpec(kTinyLlama, kPrompt, method));
+        const Method kind = modelInputSpec(kTinyLlama, kPrompt, method).approximation.kind;
         const QString expected = thrownMessage<InputError>([&] {
             requireCausalForm(kind, true, CausalBecause::LanguageModel);
             requireRecurrentForm(kind);
@@ -275,7 +263,7 @@ void TestGeneratePage::aRunThatCannotStartSaysWhy()
 {
     GenerationPage page;
     page.show();
-    showExperiment(page, modelSpec(kKjvGpt2));
+    showExperiment(page, modelInputSpec(kKjvGpt2, kPrompt));
     child<QSpinBox>(page, "generateTokens")->setValue(200);
     QVERIFY(clickGenerate(page));
     const QString status = child<QLabel>(page, "generateStatus")->text();
@@ -294,7 +282,7 @@ void TestGeneratePage::theRunExportsAsTheCommandWritesIt()
 {
     GenerationPage page;
     page.show();
-    const ExperimentSpec spec = modelSpec(kTinyLlama, "elu");
+    const ExperimentSpec spec = modelInputSpec(kTinyLlama, kPrompt, "elu");
     showExperiment(page, spec);
     child<QSpinBox>(page, "generateTokens")->setValue(12);
     QVERIFY(clickGenerate(page));
@@ -325,10 +313,8 @@ void TestGeneratePage::theRunExportsAsTheCommandWritesIt()
 void TestGeneratePage::theStepperFollowsTheChosenHead()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(waitForResult(window));
-    const ExperimentSpec spec = modelSpec(kKjvGpt2, "favor-positive", 32);
+    QVERIFY(showAndWait(window, QSize(1600, 1000)));
+    const ExperimentSpec spec = modelInputSpec(kKjvGpt2, kPrompt, "favor-positive", 32);
     window.setSpec(spec);
     QVERIFY(waitForResult(window));
     window.showPage(MainWindow::GeneratePage);
@@ -373,9 +359,8 @@ void TestGeneratePage::theStateComesBackFromASession()
     const QString path = m_dir.filePath(QStringLiteral("generate.attnlab"));
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(waitForResult(window));
-        window.setSpec(modelSpec(kKjvGpt2, "elu"));
+        QVERIFY(showAndWait(window));
+        window.setSpec(modelInputSpec(kKjvGpt2, kPrompt, "elu"));
         QVERIFY(waitForResult(window));
         window.showPage(MainWindow::GeneratePage);
         GenerationPage& page = *window.generationPage();
@@ -398,8 +383,7 @@ void TestGeneratePage::theStateComesBackFromASession()
     QVERIFY(saved["generated"].toBool());
 
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QVERIFY(window.openSession(path));
     QVERIFY(waitForResult(window));
     QCOMPARE(window.currentPage(), MainWindow::GeneratePage);
@@ -427,10 +411,8 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
 {
     QFETCH(QSize, size);
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.resize(size);
-    window.show();
-    QVERIFY(waitForResult(window));
-    window.setSpec(modelSpec(kKjvGpt2, "favor-positive", 64));
+    QVERIFY(showAndWait(window, size));
+    window.setSpec(modelInputSpec(kKjvGpt2, kPrompt, "favor-positive", 64));
     QVERIFY(waitForResult(window));
     window.showPage(MainWindow::GeneratePage);
     GenerationPage& page = *window.generationPage();

@@ -131,6 +131,23 @@ ApproximationSpec approximationOf(Method method)
     return spec;
 }
 
+// A request for `tokens` tokens after `prompt`, with approximationOf(method) in the replaced
+// layers (the spec's defaults otherwise).
+GenerationSpec generationSpec(const QString& prompt, int tokens, Method method)
+{
+    GenerationSpec spec;
+    spec.prompt = prompt;
+    spec.tokens = tokens;
+    spec.approximation = approximationOf(method);
+    return spec;
+}
+
+// The built-in KJV GPT-2 (4 layers, heads of dimension 64), the model of most tests here.
+std::shared_ptr<const LanguageModel> kjvGpt2()
+{
+    return loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
+}
+
 // Adds a followed head's phi(k_i) v_i^T and phi(k_i) to the sums s and z (its own head's map phi)
 // and checks that the head reports them as S_i and z_i, with phi(q_i), the denominator
 // phi(q_i)^T z_i and, when it reports it, y_i = S_i^T phi(q_i) / phi(q_i)^T z_i (to 1e-5 of their
@@ -323,8 +340,7 @@ VectorD rowConditions(const ApproximationSpec& spec, const Matrix<float>& q, con
 void TestGeneration::recurrentHeadEqualsTheParallelForm()
 {
     QFETCH(int, method);
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
     const GenerationReference reference = readReference(kBuiltinReference);
     const ForwardResult forward = model->forward(referenceText(reference));
     const LayerQkv& layer = forward.layers[1];
@@ -480,12 +496,9 @@ void TestGeneration::samplerChoosesByTheSharedDraw()
 // teacher-forced KL is at rounding level, and the forced choices agree.
 void TestGeneration::exactApproximationGivesTheSameContinuation()
 {
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
-    GenerationSpec spec;
-    spec.prompt = QStringLiteral("And God said, Let there be light");
-    spec.tokens = 40;
-    spec.approximation = approximationOf(Method::Local);
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
+    GenerationSpec spec =
+        generationSpec(QStringLiteral("And God said, Let there be light"), 40, Method::Local);
     spec.approximation.setValue(windowParameter(), model->positions());
     spec.sampling.greedy = false;
     spec.sampling.temperature = 1.2;
@@ -519,13 +532,9 @@ void TestGeneration::memoryIsTheCacheAgainstTheState()
 {
     QFETCH(int, method);
     QFETCH(double, headFloats);
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
     QCOMPARE(model->headDim(), 64);
-    GenerationSpec spec;
-    spec.prompt = QStringLiteral("In the beginning");
-    spec.tokens = 12;
-    spec.approximation = approximationOf(Method(method));
+    GenerationSpec spec = generationSpec(QStringLiteral("In the beginning"), 12, Method(method));
     spec.approximation.setValue(windowParameter(), 8);
     spec.replacedLayers = {0, 2};
     Generation generation(model, spec);
@@ -546,12 +555,9 @@ void TestGeneration::memoryIsTheCacheAgainstTheState()
 // denominator phi(q_i)^T z_i agree with them.
 void TestGeneration::followedHeadStateIsTheSumOfItsKeys()
 {
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
-    GenerationSpec spec;
-    spec.prompt = QStringLiteral("In");  // one token: every key passes through a step
-    spec.tokens = 10;
-    spec.approximation = approximationOf(Method::FavorPositive);
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
+    // "In" is one token: every key passes through a step.
+    GenerationSpec spec = generationSpec(QStringLiteral("In"), 10, Method::FavorPositive);
     spec.followLayer = 2;
     spec.followHead = 3;
     Generation generation(model, spec);
@@ -577,10 +583,8 @@ void TestGeneration::followedHeadStateIsTheSumOfItsKeys()
 void TestGeneration::followedHeadIsReportedAtThePromptsTokens()
 {
     const std::shared_ptr<const LanguageModel> model = loadModel(QStringLiteral("builtin"));
-    GenerationSpec spec;
-    spec.prompt = QStringLiteral("And God said, Let there be light");
-    spec.tokens = 6;
-    spec.approximation = approximationOf(Method::FavorPositive);
+    GenerationSpec spec = generationSpec(QStringLiteral("And God said, Let there be light"), 6,
+                                         Method::FavorPositive);
     Generation plain(model, spec);
     const GenerationResult unfollowed = runGeneration(plain);
     spec.followLayer = 1;
@@ -619,12 +623,9 @@ void TestGeneration::followedHeadIsReportedAtThePromptsTokens()
 void TestGeneration::followedStepsGatherTheHeadForTheStepper()
 {
     // The KJV GPT-2, for its 4 layers.
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
-    GenerationSpec spec;
-    spec.prompt = QStringLiteral("In the beginning God created");
-    spec.tokens = 8;
-    spec.approximation = approximationOf(Method::Elu);
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
+    GenerationSpec spec =
+        generationSpec(QStringLiteral("In the beginning God created"), 8, Method::Elu);
     spec.replacedLayers = {0, 3};
     spec.followLayer = 3;
     spec.followHead = 1;
@@ -703,60 +704,58 @@ void TestGeneration::followedStepsRefuseAHeadWithoutState()
             }).contains("Following layer 2, head 0"));
 }
 
+namespace {
+
+// A generation request that must be refused, and a part of the message that says why: a good
+// request (the prompt "In", 4 tokens, ELU in layer 0, temperature 1) with one thing changed.
+struct BadRequest {
+    QString prompt = QStringLiteral("In");
+    int tokens = 4;
+    Method method = Method::Elu;
+    int layer = 0;
+    double temperature = 1.0;
+    QString named;
+};
+
+}  // namespace
+
+Q_DECLARE_METATYPE(BadRequest)
+
 void TestGeneration::badInputIsRefused_data()
 {
-    QTest::addColumn<QString>("prompt");
-    QTest::addColumn<int>("tokens");
-    QTest::addColumn<int>("method");
-    QTest::addColumn<int>("layer");
-    QTest::addColumn<double>("temperature");
-    QTest::addColumn<QString>("named");
-    const int elu = int(Method::Elu);
-    QTest::newRow("empty prompt") << "" << 4 << elu << 0 << 1.0 << "prompt is empty";
-    QTest::newRow("blank prompt") << "  \n" << 4 << elu << 0 << 1.0 << "prompt is empty";
+    QTest::addColumn<BadRequest>("request");
+    QTest::newRow("empty prompt") << BadRequest{.prompt = "", .named = "prompt is empty"};
+    QTest::newRow("blank prompt") << BadRequest{.prompt = "  \n", .named = "prompt is empty"};
     QTest::newRow("past the context")
-        << "In the beginning" << 126 << elu << 0 << 1.0 << "128 positions";
-    QTest::newRow("no tokens") << "In" << 0 << elu << 0 << 1.0 << "at least 1";
+        << BadRequest{.prompt = "In the beginning", .tokens = 126, .named = "128 positions"};
+    QTest::newRow("no tokens") << BadRequest{.tokens = 0, .named = "at least 1"};
     QTest::newRow("no causal form")
-        << "In" << 4 << int(Method::Nystrom) << 0 << 1.0 << "no causal form";
+        << BadRequest{.method = Method::Nystrom, .named = "no causal form"};
     QTest::newRow("no recurrent form")
-        << "In" << 4 << int(Method::Scatterbrain) << 0 << 1.0 << "no recurrent form";
-    QTest::newRow("layer") << "In" << 4 << elu << 4 << 1.0 << "layer 4";
-    QTest::newRow("temperature") << "In" << 4 << elu << 0 << 0.0 << "temperature";
+        << BadRequest{.method = Method::Scatterbrain, .named = "no recurrent form"};
+    QTest::newRow("layer") << BadRequest{.layer = 4, .named = "layer 4"};
+    QTest::newRow("temperature") << BadRequest{.temperature = 0.0, .named = "temperature"};
 }
 
 // Property: bad input is refused with InputError before anything runs, saying what is wrong.
 void TestGeneration::badInputIsRefused()
 {
-    QFETCH(QString, prompt);
-    QFETCH(int, tokens);
-    QFETCH(int, method);
-    QFETCH(int, layer);
-    QFETCH(double, temperature);
-    QFETCH(QString, named);
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
-    GenerationSpec spec;
-    spec.prompt = prompt;
-    spec.tokens = tokens;
-    spec.approximation = approximationOf(Method(method));
-    spec.replacedLayers = {layer};
-    spec.sampling.greedy = temperature == 1.0;
-    spec.sampling.temperature = temperature;
+    QFETCH(BadRequest, request);
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
+    GenerationSpec spec = generationSpec(request.prompt, request.tokens, request.method);
+    spec.replacedLayers = {request.layer};
+    spec.sampling.greedy = request.temperature == 1.0;
+    spec.sampling.temperature = request.temperature;
     const QString message =
         thrownMessage<InputError>([&] { const Generation generation(model, spec); });
-    QVERIFY2(message.contains(named), qPrintable(message));
+    QVERIFY2(message.contains(request.named), qPrintable(message));
 }
 
 // Property: a cancel request stops next() with Cancelled between layers.
 void TestGeneration::cancelledStopsBetweenLayers()
 {
-    const std::shared_ptr<const LanguageModel> model =
-        loadModel(QString::fromLatin1(kBuiltinKjvGpt2));
-    GenerationSpec spec;
-    spec.prompt = QStringLiteral("In the beginning");
-    spec.tokens = 8;
-    spec.approximation = approximationOf(Method::Elu);
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
+    GenerationSpec spec = generationSpec(QStringLiteral("In the beginning"), 8, Method::Elu);
     int polls = 0;
     Generation generation(model, spec, MemoryBudget(), [&] { return ++polls > 12; });
     bool cancelled = false;

@@ -45,8 +45,7 @@ private:
 void TestInputDock::aTabRoundTripKeepsTheModel()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     QCOMPARE(window.controller().spec().input.kind, InputKind::Model);
     const QString model = window.controller().spec().input.modelPath;
     auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("inputTabs"));
@@ -79,8 +78,7 @@ void TestInputDock::aTabRoundTripKeepsTheModel()
 void TestInputDock::aBadImageFileLeavesTheImageListAsItWas()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
-    window.show();
-    QVERIFY(waitForResult(window));
+    QVERIFY(showAndWait(window));
     auto* panel = window.findChild<InputPanel*>();
     auto* image = window.findChild<QComboBox*>(QStringLiteral("image"));
     QVERIFY(panel && image);

@@ -327,6 +327,15 @@ void TestIo::refusesMalformedFiles_data()
     QTest::addColumn<QString>("problem");
     const QByteArray valid = readBytes(kFixtures + "/f8_c_2d.npy");
     const QByteArray twelve(12 * 8, '\0');
+    // A row of a file `name` of `header` and twelve float64 zeros, and a part of the message.
+    const auto headerRow = [&](const char* row, const char* name, const QByteArray& header,
+                               const char* problem) {
+        QTest::newRow(row) << writeTemp(name, npyBytes(header, twelve)) << problem;
+    };
+    // A row of the file `name` of tests/data/npy, and a part of the message.
+    const auto fixtureRow = [](const char* row, const char* name, const char* problem) {
+        QTest::newRow(row) << kFixtures + "/" + name << problem;
+    };
 
     QTest::newRow("nonexistent file") << m_dir.filePath("missing.npy") << "no such file";
     QTest::newRow("directory") << m_dir.path() << "is a directory";
@@ -343,56 +352,39 @@ void TestIo::refusesMalformedFiles_data()
     QTest::newRow("truncated data")
         << writeTemp("data.npy", valid.left(valid.size() - 8))
         << "truncated: header says shape (3, 4) of float64 = 96 bytes, file holds 88";
-    QTest::newRow("shape larger than data")
-        << writeTemp("larger.npy", npyBytes(f8Dict("(4, 4)"), twelve))
-        << "truncated: header says shape (4, 4) of float64 = 128 bytes, file holds 96";
+    headerRow("shape larger than data", "larger.npy", f8Dict("(4, 4)"),
+              "truncated: header says shape (4, 4) of float64 = 128 bytes, file holds 96");
     QTest::newRow("trailing data")
         << writeTemp("trailing.npy", valid + QByteArray(16, '\0'))
         << "the header says shape (3, 4) of float64 = 96 bytes but the file holds 16 more bytes";
-    QTest::newRow("not a dict") << writeTemp("list.npy", npyBytes("['<f8', False, (3, 4)]", twelve))
-                                << "the .npy header is not a dict";
-    QTest::newRow("not a literal")
-        << writeTemp("syntax.npy", npyBytes("{'descr': '<f8', 'shape': (3, 4}", twelve))
-        << "the .npy header is not a valid Python dict";
-    QTest::newRow("missing shape")
-        << writeTemp("noshape.npy", npyBytes("{'descr': '<f8', 'fortran_order': False, }", twelve))
-        << "the .npy header has no 'shape' key";
-    QTest::newRow("shape not a tuple")
-        << writeTemp("shapeint.npy", npyBytes(f8Dict("(12)"), twelve))
-        << "'shape' is not a tuple of integers";
-    QTest::newRow("negative dimension")
-        << writeTemp("negative.npy", npyBytes(f8Dict("(-3, 4)"), twelve))
-        << "the .npy header's shape has a dimension that is negative";
-    QTest::newRow("dimension over 64 bits")
-        << writeTemp("digits.npy", npyBytes(f8Dict("(99999999999999999999, 4)"), twelve))
-        << "has a dimension that is too large for 64 bits";
-    QTest::newRow("byte size overflows")
-        << writeTemp("overflow.npy", npyBytes(f8Dict("(4000000000, 4000000000)"), twelve))
-        << "its byte size does not fit in 64 bits";
-    QTest::newRow("dtype <i4") << kFixtures + "/int32.npy"
-                               << "dtype '<i4' (int32) is not supported: Attention Lab reads "
-                                  "float32 ('<f4') and float64 ('<f8')";
-    QTest::newRow("dtype <f2") << kFixtures + "/float16.npy"
-                               << "dtype '<f2' (float16) is not supported";
-    QTest::newRow("object array") << kFixtures + "/object.npy"
-                                  << "dtype '|O' (object) is an object array";
-    QTest::newRow("big-endian >f8") << kFixtures + "/big_endian_f8.npy"
-                                    << "dtype '>f8' (float64) is big-endian";
-    QTest::newRow("native byte order =f8")
-        << writeTemp("native.npy", npyBytes("{'descr': '=f8', 'fortran_order': False, "
-                                            "'shape': (3, 4), }",
-                                            twelve))
-        << "dtype '=f8' (float64) does not say little-endian";
-    QTest::newRow("rank 4") << kFixtures + "/rank4.npy"
-                            << "4-D arrays are not supported";
-    QTest::newRow("rank 0") << kFixtures + "/rank0.npy"
-                            << "0-D arrays (scalars) are not supported";
-    QTest::newRow("zero-sized dimension") << kFixtures + "/zero_dim.npy"
-                                          << "shape (3, 0) has a zero-sized dimension";
-    QTest::newRow("NaN") << kFixtures + "/nan.npy"
-                         << "element [2, 5] is NaN";
-    QTest::newRow("+Inf") << kFixtures + "/posinf.npy"
-                          << "element [1, 2] is +Inf";
+    headerRow("not a dict", "list.npy", "['<f8', False, (3, 4)]", "the .npy header is not a dict");
+    headerRow("not a literal", "syntax.npy", "{'descr': '<f8', 'shape': (3, 4}",
+              "the .npy header is not a valid Python dict");
+    headerRow("missing shape", "noshape.npy", "{'descr': '<f8', 'fortran_order': False, }",
+              "the .npy header has no 'shape' key");
+    headerRow("shape not a tuple", "shapeint.npy", f8Dict("(12)"),
+              "'shape' is not a tuple of integers");
+    headerRow("negative dimension", "negative.npy", f8Dict("(-3, 4)"),
+              "the .npy header's shape has a dimension that is negative");
+    headerRow("dimension over 64 bits", "digits.npy", f8Dict("(99999999999999999999, 4)"),
+              "has a dimension that is too large for 64 bits");
+    headerRow("byte size overflows", "overflow.npy", f8Dict("(4000000000, 4000000000)"),
+              "its byte size does not fit in 64 bits");
+    fixtureRow("dtype <i4", "int32.npy",
+               "dtype '<i4' (int32) is not supported: Attention Lab reads "
+               "float32 ('<f4') and float64 ('<f8')");
+    fixtureRow("dtype <f2", "float16.npy", "dtype '<f2' (float16) is not supported");
+    fixtureRow("object array", "object.npy", "dtype '|O' (object) is an object array");
+    fixtureRow("big-endian >f8", "big_endian_f8.npy", "dtype '>f8' (float64) is big-endian");
+    headerRow("native byte order =f8", "native.npy",
+              "{'descr': '=f8', 'fortran_order': False, "
+              "'shape': (3, 4), }",
+              "dtype '=f8' (float64) does not say little-endian");
+    fixtureRow("rank 4", "rank4.npy", "4-D arrays are not supported");
+    fixtureRow("rank 0", "rank0.npy", "0-D arrays (scalars) are not supported");
+    fixtureRow("zero-sized dimension", "zero_dim.npy", "shape (3, 0) has a zero-sized dimension");
+    fixtureRow("NaN", "nan.npy", "element [2, 5] is NaN");
+    fixtureRow("+Inf", "posinf.npy", "element [1, 2] is +Inf");
 }
 
 void TestIo::refusesMalformedFiles()

@@ -79,26 +79,24 @@ Matrix<float> softmaxAttentionByHand(const Matrix<float>& q, const Matrix<float>
 
 // ---- safetensors values byte by byte ----------------------------------------------------------
 
-QByteArray floatBytes(std::initializer_list<float> values)
+// The values one after another, little-endian, as a tensor's data (floats for F32, doubles for
+// F64).
+template <typename T>
+QByteArray littleEndianBytes(std::initializer_list<T> values)
 {
     QByteArray bytes;
-    for (const float value : values) {
-        char le[4];
+    for (const T value : values) {
+        char le[sizeof(T)];
         qToLittleEndian(value, le);
-        bytes.append(le, 4);
+        bytes.append(le, sizeof(T));
     }
     return bytes;
 }
 
+// The bit patterns of F16 or BF16 values, little-endian, as a tensor's data.
 QByteArray halfBytes(std::initializer_list<quint16> bits)
 {
-    QByteArray bytes;
-    for (const quint16 value : bits) {
-        char le[2];
-        qToLittleEndian(value, le);
-        bytes.append(le, 2);
-    }
-    return bytes;
+    return littleEndianBytes(bits);
 }
 
 }  // namespace
@@ -314,101 +312,75 @@ void TestModel::badSafetensors_data()
     QTest::addColumn<QString>("read");      // the tensor read after opening; empty: open only
     QTest::addColumn<QString>("expected");  // in the message, besides the path
     const QByteArray oneTensor = R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
-    const QByteArray sixteen = floatBytes({1, 2, 3, 4});
+    const QByteArray sixteen = littleEndianBytes<float>({1, 2, 3, 4});
+    // A row: the file's bytes, the tensor read after opening ("" to open only) and the words the
+    // message must name.
+    const auto row = [](const char* name, const QByteArray& bytes, const char* read,
+                        const char* expected) {
+        QTest::newRow(name) << bytes << QString::fromUtf8(read) << QString::fromUtf8(expected);
+    };
+    // A row of a file of `header` and the sixteen bytes of data.
+    const auto fileRow = [&](const char* name, const QByteArray& header, const char* read,
+                             const char* expected) {
+        row(name, safetensorsFile(header, sixteen), read, expected);
+    };
 
-    QTest::newRow("valid") << safetensorsFile(oneTensor, sixteen) << "w"
-                           << "";
-    QTest::newRow("empty file") << QByteArray() << ""
-                                << "8-byte header length";
-    QTest::newRow("shorter than the length") << QByteArray(5, '\0') << ""
-                                             << "8-byte header length";
-    QTest::newRow("truncated data") << safetensorsFile(oneTensor, sixteen.left(12)) << ""
-                                    << "tensor w: data_offsets [0, 16] reach past the end";
-    QTest::newRow("header length past the end")
-        << littleEndian64(quint64(oneTensor.size() + 1)) + oneTensor << ""
-        << "only";
-    QTest::newRow("header over the limit (length field only)")
-        << littleEndian64(kSafetensorsMaxHeader + 1) + QByteArray("{}") << ""
-        << "over the 104857600 bytes";
-    QTest::newRow("header length 2^64 - 1") << littleEndian64(~quint64(0)) << ""
-                                            << "header length";
-    QTest::newRow("offsets past the end")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[16,32]}})", sixteen)
-        << ""
-        << "tensor w: data_offsets [16, 32] reach past the end";
-    QTest::newRow("overlapping offsets")
-        << safetensorsFile(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
-                           R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
-                           sixteen)
-        << ""
-        << "tensor b (bytes 8 to 16) overlaps tensor a";
-    QTest::newRow("overlapping inside")
-        << safetensorsFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
-                           R"("b":{"dtype":"F16","shape":[1],"data_offsets":[6,8]}})",
-                           sixteen)
-        << ""
-        << "overlaps tensor a";
-    QTest::newRow("end before begin")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})", sixteen)
-        << ""
-        << "tensor w: data_offsets [8, 4] end before they begin";
-    QTest::newRow("shape and size disagree")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}})", sixteen)
-        << ""
-        << "tensor w: shape [2, 3] of F32 needs 24 bytes";
-    QTest::newRow("element count overflows")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],)"
-                           R"("data_offsets":[0,16]}})",
-                           sixteen)
-        << ""
-        << "more than 2^64";
-    QTest::newRow("negative dimension")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", sixteen)
-        << ""
-        << "tensor w: shape holds -4";
-    QTest::newRow("fractional offset")
-        << safetensorsFile(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,15.5]}})", sixteen)
-        << ""
-        << "tensor w: data_offsets is not";
-    QTest::newRow("one offset") << safetensorsFile(
-                                       R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[16]}})",
-                                       sixteen)
-                                << ""
-                                << "tensor w: data_offsets is not";
-    QTest::newRow("rank 9") << safetensorsFile(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,4],)"
-                                               R"("data_offsets":[0,16]}})",
-                                               sixteen)
-                            << ""
-                            << "tensor w: shape has 9 dimensions";
-    QTest::newRow("dtype not a string")
-        << safetensorsFile(R"({"w":{"dtype":4,"shape":[4],"data_offsets":[0,16]}})", sixteen) << ""
-        << "tensor w: dtype is a number";
-    QTest::newRow("entry not an object") << safetensorsFile(R"({"w":[1,2]})", sixteen) << ""
-                                         << "tensor w: is an array";
-    QTest::newRow("not JSON") << safetensorsFile("{\"w\": {", sixteen) << ""
-                              << "not JSON";
-    QTest::newRow("binary header")
-        << safetensorsFile(QByteArray("\xff\xfe\x00\x01", 4), sixteen) << ""
-        << "not JSON";
-    QTest::newRow("JSON array") << safetensorsFile("[1, 2]", sixteen) << ""
-                                << "JSON array";
-    QTest::newRow("metadata not strings")
-        << safetensorsFile(R"({"__metadata__":{"n":3}})", sixteen) << ""
-        << "__metadata__";
-    QTest::newRow("unsupported dtype used")
-        << safetensorsFile(R"({"w":{"dtype":"I32","shape":[4],"data_offsets":[0,16]}})", sixteen)
-        << "w"
-        << "tensor w: unsupported dtype I32";
-    QTest::newRow("unknown dtype used")
-        << safetensorsFile(R"({"w":{"dtype":"Q7","shape":[4],"data_offsets":[0,16]}})", sixteen)
-        << "w"
-        << "tensor w: unsupported dtype Q7";
-    QTest::newRow("missing tensor") << safetensorsFile(oneTensor, sixteen) << "h.0.ln_1.weight"
-                                    << "tensor h.0.ln_1.weight is missing";
-    QTest::newRow("NaN") << safetensorsFile(oneTensor, floatBytes({1, 2, NAN, 4})) << "w"
-                         << "tensor w: element 2 is NaN";
-    QTest::newRow("infinity") << safetensorsFile(oneTensor, floatBytes({1, -INFINITY, 3, 4})) << "w"
-                              << "tensor w: element 1 is infinite";
+    fileRow("valid", oneTensor, "w", "");
+    row("empty file", QByteArray(), "", "8-byte header length");
+    row("shorter than the length", QByteArray(5, '\0'), "", "8-byte header length");
+    row("truncated data", safetensorsFile(oneTensor, sixteen.left(12)), "",
+        "tensor w: data_offsets [0, 16] reach past the end");
+    row("header length past the end", littleEndian64(quint64(oneTensor.size() + 1)) + oneTensor, "",
+        "only");
+    row("header over the limit (length field only)",
+        littleEndian64(kSafetensorsMaxHeader + 1) + QByteArray("{}"), "",
+        "over the 104857600 bytes");
+    row("header length 2^64 - 1", littleEndian64(~quint64(0)), "", "header length");
+    fileRow("offsets past the end", R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[16,32]}})",
+            "", "tensor w: data_offsets [16, 32] reach past the end");
+    fileRow("overlapping offsets",
+            R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
+            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+            "", "tensor b (bytes 8 to 16) overlaps tensor a");
+    fileRow("overlapping inside",
+            R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+            R"("b":{"dtype":"F16","shape":[1],"data_offsets":[6,8]}})",
+            "", "overlaps tensor a");
+    fileRow("end before begin", R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})", "",
+            "tensor w: data_offsets [8, 4] end before they begin");
+    fileRow("shape and size disagree",
+            R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}})", "",
+            "tensor w: shape [2, 3] of F32 needs 24 bytes");
+    fileRow("element count overflows",
+            R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],)"
+            R"("data_offsets":[0,16]}})",
+            "", "more than 2^64");
+    fileRow("negative dimension", R"({"w":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", "",
+            "tensor w: shape holds -4");
+    fileRow("fractional offset", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,15.5]}})", "",
+            "tensor w: data_offsets is not");
+    fileRow("one offset", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[16]}})", "",
+            "tensor w: data_offsets is not");
+    fileRow("rank 9",
+            R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,4],)"
+            R"("data_offsets":[0,16]}})",
+            "", "tensor w: shape has 9 dimensions");
+    fileRow("dtype not a string", R"({"w":{"dtype":4,"shape":[4],"data_offsets":[0,16]}})", "",
+            "tensor w: dtype is a number");
+    fileRow("entry not an object", R"({"w":[1,2]})", "", "tensor w: is an array");
+    fileRow("not JSON", "{\"w\": {", "", "not JSON");
+    fileRow("binary header", QByteArray("\xff\xfe\x00\x01", 4), "", "not JSON");
+    fileRow("JSON array", "[1, 2]", "", "JSON array");
+    fileRow("metadata not strings", R"({"__metadata__":{"n":3}})", "", "__metadata__");
+    fileRow("unsupported dtype used", R"({"w":{"dtype":"I32","shape":[4],"data_offsets":[0,16]}})",
+            "w", "tensor w: unsupported dtype I32");
+    fileRow("unknown dtype used", R"({"w":{"dtype":"Q7","shape":[4],"data_offsets":[0,16]}})", "w",
+            "tensor w: unsupported dtype Q7");
+    fileRow("missing tensor", oneTensor, "h.0.ln_1.weight", "tensor h.0.ln_1.weight is missing");
+    row("NaN", safetensorsFile(oneTensor, littleEndianBytes<float>({1, 2, NAN, 4})), "w",
+        "tensor w: element 2 is NaN");
+    row("infinity", safetensorsFile(oneTensor, littleEndianBytes<float>({1, -INFINITY, 3, 4})), "w",
+        "tensor w: element 1 is infinite");
 }
 
 // Each damaged file is refused with InputError whose message starts with the path and names the
@@ -476,14 +448,6 @@ void TestModel::convertsBF16AndF64()
 {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("bf16.safetensors"));
-    QByteArray doubles;
-    for (const double value : {0.1, -3.5, 1e-300}) {
-        char le[8];
-        qToLittleEndian(value, le);
-        doubles.append(le, 8);
-    }
-    QByteArray huge(8, '\0');
-    qToLittleEndian(1e39, huge.data());
     // One odd byte first, so that every tensor after it starts at an odd offset.
     writeBytes(path,
                safetensorsOf(
@@ -491,8 +455,8 @@ void TestModel::convertsBF16AndF64()
                     {"b", "BF16", {6}, halfBytes({0x3F80, 0xC040, 0x0001, 0x8000, 0x7F7F, 0x3E80})},
                     {"binf", "BF16", {1}, halfBytes({0xFF80})},
                     {"f", "F16", {1}, halfBytes({0x3800})},
-                    {"d", "F64", {3}, doubles},
-                    {"huge", "F64", {1}, huge}}));
+                    {"d", "F64", {3}, littleEndianBytes<double>({0.1, -3.5, 1e-300})},
+                    {"huge", "F64", {1}, littleEndianBytes<double>({1e39})}}));
     const SafetensorsFile file(path);
     const Vector<float> b = file.vector(QStringLiteral("b"), 6);
     QCOMPARE(b[0], 1.0f);
@@ -526,56 +490,36 @@ void TestModel::badCheckpoint_data()
     QTest::addColumn<QString>("damage");
     QTest::addColumn<QString>("file");      // the file named in the message
     QTest::addColumn<QString>("expected");  // in the message
-    const QString f16 = QStringLiteral("tiny-gpt2-f16");
-    const QString f32 = QStringLiteral("tiny-gpt2-prefixed-f32");
-    QTest::newRow("no config.json") << f16 << "remove config.json"
-                                    << "config.json"
-                                    << "no such file";
-    QTest::newRow("config not JSON") << f16 << "config garbage"
-                                     << "config.json"
-                                     << "not JSON";
-    QTest::newRow("n_head missing") << f16 << "config drop n_head"
-                                    << "config.json"
-                                    << "n_head";
-    QTest::newRow("n_embd not a multiple of n_head") << f16 << "config n_head 3"
-                                                     << "config.json"
-                                                     << "not a multiple of n_head";
-    QTest::newRow("erf GELU") << f16 << "config gelu"
-                              << "config.json"
-                              << "activation_function";
-    QTest::newRow("no weights") << f16 << "remove model.safetensors"
-                                << ""
-                                << "no .safetensors weights";
-    QTest::newRow("missing tensor")
-        << f16 << "drop h.1.attn.c_attn.weight"
-        << "model.safetensors"
-        << "model.safetensors: tensor h.1.attn.c_attn.weight is missing";
-    QTest::newRow("missing prefixed tensor") << f32 << "drop transformer.ln_f.bias"
-                                             << "model.safetensors"
-                                             << "tensor transformer.ln_f.bias is missing";
-    QTest::newRow("n_inner disagrees")
-        << f16 << "config n_inner 32"
-        << "model.safetensors"
-        << "tensor h.0.mlp.c_fc.weight has shape [16, 64], expected [16, 32]";
-    QTest::newRow("vocab_size disagrees")
-        << f32 << "config vocab_size 300"
-        << "model.safetensors"
-        << "tensor transformer.wte.weight has shape [269, 16], expected [300, 16]";
-    QTest::newRow("weights as I32") << f16 << "retype wpe.weight I16"
-                                    << "model.safetensors"
-                                    << "tensor wpe.weight: unsupported dtype I16";
-    QTest::newRow("truncated weights") << f16 << "truncate"
-                                       << "model.safetensors"
-                                       << "reach past the end";
-    QTest::newRow("no tokenizer") << f16 << "remove merges.txt"
-                                  << ""
-                                  << "tokenizer";
-    QTest::newRow("one other .safetensors file is read") << f16 << "rename weights.safetensors"
-                                                         << ""
-                                                         << "";
-    QTest::newRow("two .safetensors files") << f16 << "second safetensors"
-                                            << ""
-                                            << "2 .safetensors files";
+    // A row: its name, the fixture, the damage done to it, the file and the words the message
+    // must name.
+    const auto row = [](const char* name, const char* fixture, const char* damage, const char* file,
+                        const char* expected) {
+        QTest::newRow(name) << QString::fromUtf8(fixture) << QString::fromUtf8(damage)
+                            << QString::fromUtf8(file) << QString::fromUtf8(expected);
+    };
+    const char* const f16 = "tiny-gpt2-f16";
+    const char* const f32 = "tiny-gpt2-prefixed-f32";
+    row("no config.json", f16, "remove config.json", "config.json", "no such file");
+    row("config not JSON", f16, "config garbage", "config.json", "not JSON");
+    row("n_head missing", f16, "config drop n_head", "config.json", "n_head");
+    row("n_embd not a multiple of n_head", f16, "config n_head 3", "config.json",
+        "not a multiple of n_head");
+    row("erf GELU", f16, "config gelu", "config.json", "activation_function");
+    row("no weights", f16, "remove model.safetensors", "", "no .safetensors weights");
+    row("missing tensor", f16, "drop h.1.attn.c_attn.weight", "model.safetensors",
+        "model.safetensors: tensor h.1.attn.c_attn.weight is missing");
+    row("missing prefixed tensor", f32, "drop transformer.ln_f.bias", "model.safetensors",
+        "tensor transformer.ln_f.bias is missing");
+    row("n_inner disagrees", f16, "config n_inner 32", "model.safetensors",
+        "tensor h.0.mlp.c_fc.weight has shape [16, 64], expected [16, 32]");
+    row("vocab_size disagrees", f32, "config vocab_size 300", "model.safetensors",
+        "tensor transformer.wte.weight has shape [269, 16], expected [300, 16]");
+    row("weights as I32", f16, "retype wpe.weight I16", "model.safetensors",
+        "tensor wpe.weight: unsupported dtype I16");
+    row("truncated weights", f16, "truncate", "model.safetensors", "reach past the end");
+    row("no tokenizer", f16, "remove merges.txt", "", "tokenizer");
+    row("one other .safetensors file is read", f16, "rename weights.safetensors", "", "");
+    row("two .safetensors files", f16, "second safetensors", "", "2 .safetensors files");
 }
 
 // A checkpoint that is damaged or disagrees with its config.json is refused with InputError

@@ -61,6 +61,32 @@ ErrorSweepResult errorResult()
     return result;
 }
 
+// The columns of a table of malformed page states: the field set, its bad value and the start of
+// the message that refuses it.
+void addMalformedFieldColumns()
+{
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QJsonValue>("value");
+    QTest::addColumn<QString>("message");
+}
+
+// The current row of such a table: State::fromJson refuses `json` with the row's field set to its
+// value, by an InputError whose message starts with the row's message.
+template <typename State>
+void checkTheFieldIsRefused(QJsonObject json)
+{
+    QFETCH(QString, field);
+    QFETCH(QJsonValue, value);
+    QFETCH(QString, message);
+    json.insert(field, value);
+    try {
+        State::fromJson(json);
+        QFAIL("a malformed state was read");
+    } catch (const InputError& e) {
+        QVERIFY2(e.message().startsWith(message), qPrintable(e.message()));
+    }
+}
+
 }  // namespace
 
 class TestPageStates : public QObject {
@@ -103,9 +129,7 @@ private slots:
 
     void aMalformedTimingStateIsRefusedNamingTheField_data()
     {
-        QTest::addColumn<QString>("field");
-        QTest::addColumn<QJsonValue>("value");
-        QTest::addColumn<QString>("message");
+        addMalformedFieldColumns();
         QTest::newRow("spec") << "spec" << QJsonValue(3) << "spec must be an object";
         QTest::newRow("min_length")
             << "min_length" << QJsonValue(8) << "min_length must be an integer from 16 to 1048576";
@@ -118,17 +142,7 @@ private slots:
 
     void aMalformedTimingStateIsRefusedNamingTheField()
     {
-        QFETCH(QString, field);
-        QFETCH(QJsonValue, value);
-        QFETCH(QString, message);
-        QJsonObject json = TimingPageState().toJson();
-        json.insert(field, value);
-        try {
-            TimingPageState::fromJson(json);
-            QFAIL("a malformed state was read");
-        } catch (const InputError& e) {
-            QVERIFY2(e.message().startsWith(message), qPrintable(e.message()));
-        }
+        checkTheFieldIsRefused<TimingPageState>(TimingPageState().toJson());
     }
 
     // The Error analysis page showing a sweep computed headless: its methods, projections and
@@ -157,9 +171,7 @@ private slots:
 
     void aMalformedErrorStateIsRefusedNamingTheField_data()
     {
-        QTest::addColumn<QString>("field");
-        QTest::addColumn<QJsonValue>("value");
-        QTest::addColumn<QString>("message");
+        addMalformedFieldColumns();
         QTest::newRow("method") << "methods" << QJsonValue(QJsonArray{"favor-positive", "fast"})
                                 << "methods[1]: unknown name \"fast\"";
         QTest::newRow("projections")
@@ -175,17 +187,8 @@ private slots:
 
     void aMalformedErrorStateIsRefusedNamingTheField()
     {
-        QFETCH(QString, field);
-        QFETCH(QJsonValue, value);
-        QFETCH(QString, message);
-        QJsonObject json = ErrorPageState::showing(errorResult(), ErrorMetric::KernelMse).toJson();
-        json.insert(field, value);
-        try {
-            ErrorPageState::fromJson(json);
-            QFAIL("a malformed state was read");
-        } catch (const InputError& e) {
-            QVERIFY2(e.message().startsWith(message), qPrintable(e.message()));
-        }
+        checkTheFieldIsRefused<ErrorPageState>(
+            ErrorPageState::showing(errorResult(), ErrorMetric::KernelMse).toJson());
     }
 
     // The Generate page: every field comes back as it was written (the prompt typed, N, the
@@ -230,9 +233,7 @@ private slots:
 
     void aMalformedGenerationStateIsRefusedNamingTheField_data()
     {
-        QTest::addColumn<QString>("field");
-        QTest::addColumn<QJsonValue>("value");
-        QTest::addColumn<QString>("message");
+        addMalformedFieldColumns();
         QTest::newRow("tokens") << "tokens" << QJsonValue(0)
                                 << "tokens must be an integer from 1 to 1048576";
         QTest::newRow("prompt") << "prompt" << QJsonValue(3) << "prompt must be a string";
@@ -260,17 +261,7 @@ private slots:
 
     void aMalformedGenerationStateIsRefusedNamingTheField()
     {
-        QFETCH(QString, field);
-        QFETCH(QJsonValue, value);
-        QFETCH(QString, message);
-        QJsonObject json = GenerationPageState().toJson();
-        json.insert(field, value);
-        try {
-            GenerationPageState::fromJson(json);
-            QFAIL("a malformed state was read");
-        } catch (const InputError& e) {
-            QVERIFY2(e.message().startsWith(message), qPrintable(e.message()));
-        }
+        checkTheFieldIsRefused<GenerationPageState>(GenerationPageState().toJson());
     }
 };
 

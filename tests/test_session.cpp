@@ -192,20 +192,16 @@ void TestSession::roundTripGivesTheSameSpecAndView_data()
     QTest::newRow("image in the session folder")
         << imageRelative << QStringList{"images/chelsea.png", "", "", ""};
 
-    Session imageBeside = imageRelative;
-    imageBeside.spec.input.imagePath = QStringLiteral("{folder}/chelsea.png");
-    QTest::newRow("image beside the session")
-        << imageBeside << QStringList{"chelsea.png", "", "", ""};
-
-    Session imageAbsolute = imageRelative;
-    imageAbsolute.spec.input.imagePath = QStringLiteral("{other}/photos/coffee.png");
-    QTest::newRow("image elsewhere (absolute)")
-        << imageAbsolute << QStringList{"{other}/photos/coffee.png", "", "", ""};
-
-    Session imageResource = imageRelative;
-    imageResource.spec.input.imagePath = QStringLiteral(":/images/astronaut.png");
-    QTest::newRow("image from the resources")
-        << imageResource << QStringList{":/images/astronaut.png", "", "", ""};
+    // The same session with its image elsewhere, and the image path the file must store.
+    const auto addImageRow = [&](const char* name, const char* imagePath, const char* stored) {
+        Session moved = imageRelative;
+        moved.spec.input.imagePath = QString::fromUtf8(imagePath);
+        QTest::newRow(name) << moved << QStringList{stored, "", "", ""};
+    };
+    addImageRow("image beside the session", "{folder}/chelsea.png", "chelsea.png");
+    addImageRow("image elsewhere (absolute)", "{other}/photos/coffee.png",
+                "{other}/photos/coffee.png");
+    addImageRow("image from the resources", ":/images/astronaut.png", ":/images/astronaut.png");
 
     Session files;
     files.spec.input.kind = InputKind::Files;
@@ -243,11 +239,10 @@ void TestSession::roundTripGivesTheSameSpecAndView()
 
     const QString path = folder + QStringLiteral("/demo.attnlab");
     writeSession(path, session);
-    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
-    QCOMPARE(input.value(QLatin1String("image")).toString(), place(storedPaths[0]));
-    QCOMPARE(input.value(QLatin1String("q")).toString(), place(storedPaths[1]));
-    QCOMPARE(input.value(QLatin1String("k")).toString(), place(storedPaths[2]));
-    QCOMPARE(input.value(QLatin1String("v")).toString(), place(storedPaths[3]));
+    QCOMPARE(storedInputString(path, "image"), place(storedPaths[0]));
+    QCOMPARE(storedInputString(path, "q"), place(storedPaths[1]));
+    QCOMPARE(storedInputString(path, "k"), place(storedPaths[2]));
+    QCOMPARE(storedInputString(path, "v"), place(storedPaths[3]));
 
     const Session read = readSession(path);
     QCOMPARE(read.spec.toJson(), session.spec.toJson());

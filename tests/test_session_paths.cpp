@@ -111,11 +111,10 @@ void TestSessionPaths::pathsInTheSessionFolderAreWrittenRelative()
     session.spec.input.imagePath = tmp.filePath(QStringLiteral("image.png"));
     const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
     writeSession(path, session);
-    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
-    QCOMPARE(input.value(QLatin1String("q")).toString(), QStringLiteral("q.npy"));
-    QCOMPARE(input.value(QLatin1String("k")).toString(), QStringLiteral("deep/er/k.npy"));
-    QCOMPARE(input.value(QLatin1String("v")).toString(), QStringLiteral("v.npy"));
-    QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("image.png"));
+    QCOMPARE(storedInputString(path, "q"), QStringLiteral("q.npy"));
+    QCOMPARE(storedInputString(path, "k"), QStringLiteral("deep/er/k.npy"));
+    QCOMPARE(storedInputString(path, "v"), QStringLiteral("v.npy"));
+    QCOMPARE(storedInputString(path, "image"), QStringLiteral("image.png"));
 }
 
 // A model folder beside the session is stored relative to it (the session and its model move
@@ -132,28 +131,20 @@ void TestSessionPaths::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
     session.spec.input.layer = 3;
     const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
     writeSession(path, session);
-    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
-    QCOMPARE(input.value(QLatin1String("model")).toString(), QStringLiteral("models/tiny"));
-    QCOMPARE(input.value(QLatin1String("kind")).toString(), QStringLiteral("model"));
+    QCOMPARE(storedInputString(path, "model"), QStringLiteral("models/tiny"));
+    QCOMPARE(storedInputString(path, "kind"), QStringLiteral("model"));
     const Session read = readSession(path);
     QCOMPARE(read.spec.input.modelPath, tmp.filePath(QStringLiteral("models/tiny")));
     QCOMPARE(read.spec.input.layer, 3);
 
-    const auto storedModel = [&] {
-        return storedSpec(path)
-            .value(QLatin1String("input"))
-            .toObject()
-            .value(QLatin1String("model"))
-            .toString();
-    };
     session.spec.input.modelPath = QStringLiteral("builtin");
     writeSession(path, session);
-    QCOMPARE(storedModel(), QString::fromLatin1(kDefaultTextModel));
+    QCOMPARE(storedInputString(path, "model"), QString::fromLatin1(kDefaultTextModel));
     QCOMPARE(readSession(path).spec.input.modelPath, QString::fromLatin1(kDefaultTextModel));
     for (const char* id : {kBuiltinKjvGpt2, kBuiltinKjvLlama, kBuiltinVitModel}) {
         session.spec.input.modelPath = QString::fromLatin1(id);
         writeSession(path, session);
-        QCOMPARE(storedModel(), QString::fromLatin1(id));
+        QCOMPARE(storedInputString(path, "model"), QString::fromLatin1(id));
         QCOMPARE(readSession(path).spec.input.modelPath, QString::fromLatin1(id));
     }
 }
@@ -217,12 +208,7 @@ void TestSessionPaths::secondCheckpointBesideTheSessionIsRelative()
     // Outside the session's folder: absolute.
     session.spec.input.comparisonModelPath = QStringLiteral("/elsewhere/q8_0.gguf");
     writeSession(path, session);
-    QCOMPARE(storedSpec(path)
-                 .value(QLatin1String("input"))
-                 .toObject()
-                 .value(QLatin1String("comparison_model"))
-                 .toString(),
-             QStringLiteral("/elsewhere/q8_0.gguf"));
+    QCOMPARE(storedInputString(path, "comparison_model"), QStringLiteral("/elsewhere/q8_0.gguf"));
 }
 
 // Paths outside the session's folder are written absolute, even when they share the folder's
@@ -238,10 +224,9 @@ void TestSessionPaths::pathsOutsideTheSessionFolderAreWrittenAbsolute()
     session.spec.input.valuePath = tmp.filePath(QStringLiteral("demo"));  // the folder itself
     const QString path = tmp.filePath(QStringLiteral("demo/s.attnlab"));
     writeSession(path, session);
-    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
-    QCOMPARE(input.value(QLatin1String("q")).toString(), session.spec.input.queryPath);
-    QCOMPARE(input.value(QLatin1String("k")).toString(), session.spec.input.keyPath);
-    QCOMPARE(input.value(QLatin1String("v")).toString(), session.spec.input.valuePath);
+    QCOMPARE(storedInputString(path, "q"), session.spec.input.queryPath);
+    QCOMPARE(storedInputString(path, "k"), session.spec.input.keyPath);
+    QCOMPARE(storedInputString(path, "v"), session.spec.input.valuePath);
     QCOMPARE(readSession(path).spec.toJson(), session.spec.toJson());
 }
 
@@ -262,10 +247,8 @@ void TestSessionPaths::pathsInMemoryRelativeToTheCurrentDirectoryAreRebased()
     QVERIFY(QDir::setCurrent(before));
     QCOMPARE(message, QString());
     const QString path = tmp.filePath(QStringLiteral("demo/s.attnlab"));
-    const QJsonObject input = storedSpec(path).value(QLatin1String("input")).toObject();
-    QCOMPARE(input.value(QLatin1String("image")).toString(), QStringLiteral("pictures/cat.png"));
-    QCOMPARE(input.value(QLatin1String("q")).toString(),
-             QDir::cleanPath(tmp.filePath(QStringLiteral("q.npy"))));
+    QCOMPARE(storedInputString(path, "image"), QStringLiteral("pictures/cat.png"));
+    QCOMPARE(storedInputString(path, "q"), QDir::cleanPath(tmp.filePath(QStringLiteral("q.npy"))));
     const Session read = readSession(path);
     QCOMPARE(read.spec.input.imagePath, tmp.filePath(QStringLiteral("demo/pictures/cat.png")));
     QCOMPARE(read.spec.input.queryPath, tmp.filePath(QStringLiteral("q.npy")));
@@ -287,12 +270,7 @@ void TestSessionPaths::symbolicLinksToTheFolderStillGiveRelativePaths()
     session.spec.input.imagePath = image;
     const QString path = tmp.filePath(QStringLiteral("link/s.attnlab"));
     writeSession(path, session);
-    QCOMPARE(storedSpec(path)
-                 .value(QLatin1String("input"))
-                 .toObject()
-                 .value(QLatin1String("image"))
-                 .toString(),
-             QStringLiteral("cat.png"));
+    QCOMPARE(storedInputString(path, "image"), QStringLiteral("cat.png"));
     QCOMPARE(readSession(path).spec.input.imagePath, tmp.filePath(QStringLiteral("link/cat.png")));
 }
 

@@ -47,6 +47,17 @@ QString describe(const MainWindow& window)
         .arg(available.height());
 }
 
+// Shows the window and lets the docks follow their panels' layouts (100 ms); false when the window
+// is not exposed.
+bool showSettled(MainWindow& window)
+{
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window))
+        return false;
+    QTest::qWait(100);
+    return true;
+}
+
 // Whether the window, resized to the screen less the offscreen frame (1272 x 764), fits it.
 bool fitsWhenResizedToTheScreen(MainWindow& window)
 {
@@ -121,9 +132,7 @@ private slots:
     void everyPageTabShows()
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        QTest::qWait(100);  // the docks follow their panels' layouts
+        QVERIFY(showSettled(window));
         auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
         QVERIFY(pages);
         const QTabBar* bar = pages->tabBar();
@@ -141,9 +150,7 @@ private slots:
     void theMethodComboShowsEveryNameWhole()
     {
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        QTest::qWait(100);  // the docks follow their panels' layouts
+        QVERIFY(showSettled(window));
         auto* methods = window.findChild<QComboBox*>(QStringLiteral("approximation"));
         QVERIFY(methods);
         int longest = 0;

@@ -112,11 +112,57 @@ QStringList shownTexts(const StepperView& view)
     return texts;
 }
 
+// The first text on the page that reads "nan" (as a word, in any case); empty when none does.
+QString textReadingNan(const StepperView& view)
+{
+    const QRegularExpression nan(QStringLiteral("\\bnan\\b"),
+                                 QRegularExpression::CaseInsensitiveOption);
+    for (const QString& text : shownTexts(view))
+        if (nan.match(text).hasMatch())
+            return text;
+    return {};
+}
+
+// Whether every cell (r, c) of the S_i heatmap is within 1e-5 max |S_i| of state(r, c).
+bool showsState(const HeatmapView& stateView, const MatrixD& state)
+{
+    const double largest = state.cwiseAbs().maxCoeff();
+    for (int r = 0; r < state.rows(); ++r)
+        for (int c = 0; c < state.cols(); ++c)
+            if (!(std::abs(stateView.value(r, c) - state(r, c)) <= 1e-5 * largest))
+                return false;
+    return true;
+}
+
 // Waits until the page shows the result of the latest request.
 bool waitShown(const StepperView& view)
 {
     QTest::qWait(0);
     return QTest::qWaitFor([&] { return !view.isBusy() && view.length() > 0; }, kWaitMs);
+}
+
+// Shows the page at 1280 x 800 pixels (a lecturer's laptop screen).
+void showPage(StepperView& view)
+{
+    view.resize(1280, 800);
+    view.show();
+}
+
+// Shows the page; true once its window is exposed.
+bool showExposed(StepperView& view)
+{
+    showPage(view);
+    return QTest::qWaitForWindowExposed(&view);
+}
+
+// Shows the page and gives it `spec` on `input` (by default the spec's own); true once the
+// result is shown.
+bool showExperiment(StepperView& view, const ExperimentSpec& spec,
+                    std::shared_ptr<const AttentionInput> input = nullptr)
+{
+    showPage(view);
+    view.setExperiment(spec, input ? input : inputFor(spec));
+    return waitShown(view);
 }
 
 // P^ of the causal linear form from true-scale features, row by row: A^_rj = phi(q_r).phi(k_j) for
@@ -160,9 +206,7 @@ private slots:
 void TestStepperView::computesAndStepsWithKeys()
 {
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showExposed(view));
     const ExperimentSpec spec = specFor(QStringLiteral("favor-positive"));
     const auto input = inputFor(spec);
     QSignalSpy shown(&view, &StepperView::experimentShown);
@@ -222,12 +266,9 @@ void TestStepperView::displayedNumbersMatchEngine()
 {
     QFETCH(QString, method);
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
     const ExperimentSpec spec = specFor(method);
     const auto input = inputFor(spec);
-    view.setExperiment(spec, input);
-    QVERIFY(waitShown(view));
+    QVERIFY(showExperiment(view, spec, input));
     QVERIFY(view.keepsAllStates());
     const std::shared_ptr<const CausalSteps> steps = view.steps();
     QVERIFY(steps);
@@ -273,10 +314,7 @@ void TestStepperView::displayedNumbersMatchEngine()
         const MatrixD state = stepper.state();
         QCOMPARE(stateView->rowCount(), int(state.rows()));
         QCOMPARE(stateView->columnCount(), int(state.cols()));
-        const double largest = state.cwiseAbs().maxCoeff();
-        for (int r = 0; r < state.rows(); ++r)
-            for (int c = 0; c < state.cols(); ++c)
-                QVERIFY(std::abs(stateView->value(r, c) - state(r, c)) <= 1e-5 * largest);
+        QVERIFY(showsState(*stateView, state));
 
         // P^: rows 0..t filled, the rest blank.
         for (int r = 0; r < length; ++r)
@@ -311,9 +349,7 @@ void TestStepperView::displayedNumbersMatchEngine()
 void TestStepperView::clickingTokenGoesThere()
 {
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showExposed(view));
     const ExperimentSpec spec = specFor(QStringLiteral("elu"));
     view.setExperiment(spec, inputFor(spec));
     QVERIFY(waitShown(view));
@@ -328,9 +364,7 @@ void TestStepperView::clickingTokenGoesThere()
 void TestStepperView::longInputKeepsCurrentTokenVisible()
 {
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showExposed(view));
     ExperimentSpec spec = specFor(QStringLiteral("elu"));
     spec.input.kind = InputKind::Random;
     spec.input.length = 150;
@@ -363,21 +397,16 @@ void TestStepperView::everyFeatureMapSteps()
 {
     QFETCH(QString, method);
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
     const ExperimentSpec spec = specFor(method);
-    view.setExperiment(spec, inputFor(spec));
-    QVERIFY(waitShown(view));
+    QVERIFY(showExperiment(view, spec));
     QVERIFY2(view.errorMessage().isEmpty(), qPrintable(view.errorMessage()));
     const int t = view.length() / 2;
     view.setPosition(t);
     const CausalStepRecord& record = view.steps()->records[std::size_t(t)];
     QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "stateNorm")), record.stateNorm));
     QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "denominator")), record.denominator));
-    const QRegularExpression nan(QStringLiteral("\\bnan\\b"),
-                                 QRegularExpression::CaseInsensitiveOption);
-    for (const QString& text : shownTexts(view))
-        QVERIFY2(!nan.match(text).hasMatch(), qPrintable(text));
+    const QString nan = textReadingNan(view);
+    QVERIFY2(nan.isEmpty(), qPrintable(nan));
 }
 
 // play() advances the position over time; pause() stops it; played to the last token, it stops
@@ -385,11 +414,8 @@ void TestStepperView::everyFeatureMapSteps()
 void TestStepperView::playAdvancesPauseStopsLastStops()
 {
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
     const ExperimentSpec spec = specFor(QStringLiteral("favor-positive"));
-    view.setExperiment(spec, inputFor(spec));
-    QVERIFY(waitShown(view));
+    QVERIFY(showExperiment(view, spec));
     view.setSpeed(20);
     QCOMPARE(view.speed(), 20.0);
     QSignalSpy playing(&view, &StepperView::playingChanged);
@@ -414,15 +440,10 @@ void TestStepperView::playAdvancesPauseStopsLastStops()
 void TestStepperView::trigonometricShowsNonPositiveDenominatorsWithoutNaN()
 {
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
     const ExperimentSpec spec = specFor(QStringLiteral("favor-trig"), 3.0);
-    view.setExperiment(spec, inputFor(spec));
-    QVERIFY(waitShown(view));
+    QVERIFY(showExperiment(view, spec));
     const std::vector<Eigen::Index> nonPositive = view.steps()->nonPositivePositions;
     QVERIFY2(!nonPositive.empty(), "norm multiplier 3 gives no non-positive denominator");
-    const QRegularExpression nan(QStringLiteral("\\bnan\\b"),
-                                 QRegularExpression::CaseInsensitiveOption);
     auto* note = view.findChild<QLabel*>(QStringLiteral("denominatorNote"));
     for (int t = 0; t < view.length(); ++t) {
         view.setPosition(t);
@@ -432,8 +453,8 @@ void TestStepperView::trigonometricShowsNonPositiveDenominatorsWithoutNaN()
         QCOMPARE(shown <= 0, expected);
         QVERIFY(closeAsDisplayed(shown, view.steps()->records[std::size_t(t)].denominator));
         QCOMPARE(note->isVisibleTo(&view), expected);
-        for (const QString& text : shownTexts(view))
-            QVERIFY2(!nan.match(text).hasMatch(), qPrintable(text));
+        const QString nan = textReadingNan(view);
+        QVERIFY2(nan.isEmpty(), qPrintable(nan));
     }
 }
 
@@ -442,12 +463,9 @@ void TestStepperView::trigonometricShowsNonPositiveDenominatorsWithoutNaN()
 void TestStepperView::exactMethodAndBadSpecShowMessages()
 {
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
     ExperimentSpec spec = specFor(QStringLiteral("favor-positive"));
     const auto input = inputFor(spec);
-    view.setExperiment(spec, input);
-    QVERIFY(waitShown(view));
+    QVERIFY(showExperiment(view, spec, input));
     view.setPosition(4);
 
     ExperimentSpec exact = spec;
@@ -488,8 +506,7 @@ void TestStepperView::windowOfStatesOverBudgetShowsEngineStates()
     const double matrices = 2.0 * 8.0 * double(length * length);
     const double perState = 8.0 * double(features * valueDim);
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
+    showPage(view);
     view.setMemoryBudget(MemoryBudget(
         qint64(causalStepsBytes(length, features, valueDim, 0, true) + matrices + 3.5 * perState)));
     view.setExperiment(spec, input);
@@ -511,10 +528,7 @@ void TestStepperView::windowOfStatesOverBudgetShowsEngineStates()
         QVERIFY(view.steps()->statesFrom <= t && t < view.steps()->statesTo);
         stepper.seek(t + 1);
         const MatrixD state = stepper.state();
-        const double largest = state.cwiseAbs().maxCoeff();
-        for (int r = 0; r < state.rows(); ++r)
-            for (int c = 0; c < state.cols(); ++c)
-                QVERIFY(std::abs(stateView->value(r, c) - state(r, c)) <= 1e-5 * largest);
+        QVERIFY(showsState(*stateView, state));
         QVERIFY(closeAsDisplayed(parseNumber(labelText(view, "stateNorm")), state.norm()));
     }
 }
@@ -526,9 +540,7 @@ void TestStepperView::exportsFrameAsPngSvgPdf()
     QTemporaryDir folder;
     QVERIFY(folder.isValid());
     StepperView view;
-    view.resize(1280, 800);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showExposed(view));
     const ExperimentSpec spec = specFor(QStringLiteral("favor-positive"));
     view.setExperiment(spec, inputFor(spec));
     QVERIFY(waitShown(view));

@@ -1,11 +1,13 @@
 #pragma once
 
 // Helpers shared by the test executables: writing files and making PNG files byte by byte, so
-// that tests can make valid, truncated or lying images without QtGui.
+// that tests can make valid, truncated or lying images without QtGui; the rows of a test run on
+// full and on causal attention.
 
 #include <QByteArray>
 #include <QFile>
 #include <QString>
+#include <QTest>
 #include <QtEndian>
 
 #include <array>
@@ -28,6 +30,15 @@ QString thrownMessage(const std::function<void()>& action)
         return error.message();
     }
     return {};
+}
+
+// The data of a test run once on full and once on causal attention: a bool column "causal", a
+// row `fullName` (false), then a row "causal" (true).
+inline void addFullAndCausalRows(const char* fullName = "full")
+{
+    QTest::addColumn<bool>("causal");
+    QTest::newRow(fullName) << false;
+    QTest::newRow("causal") << true;
 }
 
 // Values f(p) for p = 0, 1, ... in C order: element (h, i, j) of a (H, L, d) array is at

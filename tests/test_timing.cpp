@@ -190,58 +190,70 @@ void TestTiming::crossoverTakesTheLastCrossing()
 // ascending, each a multiple of 16 (at least 16); from one power of two to another, there are
 // pointsPerOctave lengths per doubling, pointsPerOctave * octaves + 1 in all (after rounding
 // duplicates away, at most that many).
+namespace {
+
+// A call logSpacedLengths(minimum, maximum, perOctave) and the first and last lengths and the
+// count it must give (count -1: at most the count of the octaves).
+struct LengthsCase {
+    qint64 minimum;
+    qint64 maximum;
+    int perOctave;
+    qint64 first;
+    qint64 last;
+    int count;
+};
+
+}  // namespace
+
+Q_DECLARE_METATYPE(LengthsCase)
+
 void TestTiming::logSpacedLengths_data()
 {
-    QTest::addColumn<qint64>("minimum");
-    QTest::addColumn<qint64>("maximum");
-    QTest::addColumn<int>("perOctave");
-    QTest::addColumn<qint64>("first");
-    QTest::addColumn<qint64>("last");
-    QTest::addColumn<int>("count");  // -1: at most the count of the octaves
-    QTest::newRow("128:65536") << qint64(128) << qint64(65536) << 1 << qint64(128) << qint64(65536)
-                               << 10;
-    QTest::newRow("256:4096, 2 per octave")
-        << qint64(256) << qint64(4096) << 2 << qint64(256) << qint64(4096) << 9;
-    QTest::newRow("1024:1048576, 3 per octave")
-        << qint64(1024) << qint64(1048576) << 3 << qint64(1024) << qint64(1048576) << 31;
-    QTest::newRow("100:1000 rounds")
-        << qint64(100) << qint64(1000) << 1 << qint64(96) << qint64(1008) << 5;
-    QTest::newRow("16:64, 8 per octave: duplicates dropped")
-        << qint64(16) << qint64(64) << 8 << qint64(16) << qint64(64) << -1;
-    QTest::newRow("1:1") << qint64(1) << qint64(1) << 1 << qint64(16) << qint64(16) << 1;
-    QTest::newRow("4096:4096") << qint64(4096) << qint64(4096) << 4 << qint64(4096) << qint64(4096)
-                               << 1;
+    QTest::addColumn<LengthsCase>("request");
+    QTest::newRow("128:65536") << LengthsCase{
+        .minimum = 128, .maximum = 65536, .perOctave = 1, .first = 128, .last = 65536, .count = 10};
+    QTest::newRow("256:4096, 2 per octave") << LengthsCase{
+        .minimum = 256, .maximum = 4096, .perOctave = 2, .first = 256, .last = 4096, .count = 9};
+    QTest::newRow("1024:1048576, 3 per octave") << LengthsCase{.minimum = 1024,
+                                                               .maximum = 1048576,
+                                                               .perOctave = 3,
+                                                               .first = 1024,
+                                                               .last = 1048576,
+                                                               .count = 31};
+    QTest::newRow("100:1000 rounds") << LengthsCase{
+        .minimum = 100, .maximum = 1000, .perOctave = 1, .first = 96, .last = 1008, .count = 5};
+    QTest::newRow("16:64, 8 per octave: duplicates dropped") << LengthsCase{
+        .minimum = 16, .maximum = 64, .perOctave = 8, .first = 16, .last = 64, .count = -1};
+    QTest::newRow("1:1") << LengthsCase{
+        .minimum = 1, .maximum = 1, .perOctave = 1, .first = 16, .last = 16, .count = 1};
+    QTest::newRow("4096:4096") << LengthsCase{
+        .minimum = 4096, .maximum = 4096, .perOctave = 4, .first = 4096, .last = 4096, .count = 1};
 }
 
 void TestTiming::logSpacedLengths()
 {
-    QFETCH(qint64, minimum);
-    QFETCH(qint64, maximum);
-    QFETCH(int, perOctave);
-    QFETCH(qint64, first);
-    QFETCH(qint64, last);
-    QFETCH(int, count);
+    QFETCH(LengthsCase, request);
     const std::vector<Eigen::Index> lengths =
-        attnlab::logSpacedLengths(minimum, maximum, perOctave);
+        attnlab::logSpacedLengths(request.minimum, request.maximum, request.perOctave);
     QVERIFY(!lengths.empty());
-    QCOMPARE(qint64(lengths.front()), first);
-    QCOMPARE(qint64(lengths.back()), last);
+    QCOMPARE(qint64(lengths.front()), request.first);
+    QCOMPARE(qint64(lengths.back()), request.last);
     for (std::size_t i = 0; i < lengths.size(); ++i) {
         QVERIFY(lengths[i] >= 16 && lengths[i] % 16 == 0);
         if (i > 0)
             QVERIFY(lengths[i] > lengths[i - 1]);
     }
-    if (count >= 0) {
-        QCOMPARE(int(lengths.size()), count);
+    if (request.count >= 0) {
+        QCOMPARE(int(lengths.size()), request.count);
     } else {
-        QVERIFY(int(lengths.size()) <= perOctave * 2 + 1);
+        QVERIFY(int(lengths.size()) <= request.perOctave * 2 + 1);
         QVERIFY(lengths == (std::vector<Eigen::Index>{16, 32, 48, 64}));
     }
     // Consecutive lengths are about 2^(1 / perOctave) apart (up to the rounding to 16).
     for (std::size_t i = 1; i + 1 < lengths.size(); ++i) {
         const double ratio = double(lengths[i]) / double(lengths[i - 1]);
         if (lengths[i - 1] >= 1024)
-            QVERIFY(std::abs(ratio - std::exp2(1.0 / perOctave)) <= 0.02);
+            QVERIFY(std::abs(ratio - std::exp2(1.0 / request.perOctave)) <= 0.02);
     }
 }
 

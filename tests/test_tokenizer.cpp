@@ -401,87 +401,59 @@ private slots:
 
         const QByteArray vocab = R"({"a": 0, "b": 1, "ab": 2, "c": 3})";
         const QByteArray merges = "#version: 0.2\na b\n";
-        QTest::newRow("vocab not JSON")
-            << QByteArray("{\"a\": 0,") << merges << QByteArray() << "vocab.json"
-            << "not JSON";
-        QTest::newRow("vocab an array")
-            << QByteArray("[\"a\", \"b\"]") << merges << QByteArray() << "vocab.json"
-            << "expected a JSON object";
-        QTest::newRow("vocab empty") << QByteArray("{}") << merges << QByteArray() << "vocab.json"
-                                     << "empty";
-        QTest::newRow("id a string")
-            << QByteArray(R"({"a": "0"})") << merges << QByteArray() << "vocab.json"
-            << "the id of \"a\" is a string";
-        QTest::newRow("id negative")
-            << QByteArray(R"({"a": -1})") << merges << QByteArray() << "vocab.json"
-            << "the id of \"a\" is -1";
-        QTest::newRow("id a fraction")
-            << QByteArray(R"({"a": 0.5})") << merges << QByteArray() << "vocab.json"
-            << "the id of \"a\" is 0.5";
-        QTest::newRow("id too large")
-            << QByteArray(R"({"a": 1e12})") << merges << QByteArray() << "vocab.json"
-            << "ids are integers from 0 to";
-        QTest::newRow("duplicate id")
-            << QByteArray(R"({"a": 0, "b": 0})") << merges << QByteArray() << "vocab.json"
-            << "the same id 0";
-        QTest::newRow("merge of one symbol")
-            << vocab << QByteArray("#version: 0.2\na b\nab\n") << QByteArray() << "merges.txt"
-            << "merges.txt line 3: expected two symbols separated by a space, found 1";
-        QTest::newRow("merge of three symbols")
-            << vocab << QByteArray("a b c\n") << QByteArray() << "merges.txt"
-            << "merges.txt line 1: expected two symbols";
-        QTest::newRow("blank line inside")
-            << vocab << QByteArray("#version: 0.2\n\na b\n") << QByteArray() << "merges.txt"
-            << "line 2: expected two symbols separated by a space, found 0";
-        QTest::newRow("merge of an unknown symbol")
-            << vocab << QByteArray("#version: 0.2\na b\nab z\n") << QByteArray() << "merges.txt"
-            << "line 3: the merge \"ab\" \"z\" makes \"abz\", but \"z\" is not";
-        QTest::newRow("merge making an unknown symbol")
-            << vocab << QByteArray("b c\n") << QByteArray() << "merges.txt"
-            << "but \"bc\" is not in the vocabulary";
+        // Rows of a bad vocab.json beside good merges, of bad merges beside a good vocab, and of a
+        // bad tokenizer.json alone, and a part of the message.
+        const auto badVocab = [&](const char* name, const QByteArray& bad, const char* problem) {
+            QTest::newRow(name) << bad << merges << QByteArray() << "vocab.json" << problem;
+        };
+        const auto badMerges = [&](const char* name, const QByteArray& bad, const char* problem) {
+            QTest::newRow(name) << vocab << bad << QByteArray() << "merges.txt" << problem;
+        };
+        const auto badTokenizerJson = [](const char* name, const QByteArray& bad,
+                                         const char* problem) {
+            QTest::newRow(name) << QByteArray() << QByteArray() << bad << "tokenizer.json"
+                                << problem;
+        };
+        badVocab("vocab not JSON", "{\"a\": 0,", "not JSON");
+        badVocab("vocab an array", "[\"a\", \"b\"]", "expected a JSON object");
+        badVocab("vocab empty", "{}", "empty");
+        badVocab("id a string", R"({"a": "0"})", "the id of \"a\" is a string");
+        badVocab("id negative", R"({"a": -1})", "the id of \"a\" is -1");
+        badVocab("id a fraction", R"({"a": 0.5})", "the id of \"a\" is 0.5");
+        badVocab("id too large", R"({"a": 1e12})", "ids are integers from 0 to");
+        badVocab("duplicate id", R"({"a": 0, "b": 0})", "the same id 0");
+        badMerges("merge of one symbol", "#version: 0.2\na b\nab\n",
+                  "merges.txt line 3: expected two symbols separated by a space, found 1");
+        badMerges("merge of three symbols", "a b c\n", "merges.txt line 1: expected two symbols");
+        badMerges("blank line inside", "#version: 0.2\n\na b\n",
+                  "line 2: expected two symbols separated by a space, found 0");
+        badMerges("merge of an unknown symbol", "#version: 0.2\na b\nab z\n",
+                  "line 3: the merge \"ab\" \"z\" makes \"abz\", but \"z\" is not");
+        badMerges("merge making an unknown symbol", "b c\n", "but \"bc\" is not in the vocabulary");
 
         const QByteArray model = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
                                               "merges": ["a b"]})";
-        QTest::newRow("tokenizer.json not JSON")
-            << QByteArray() << QByteArray() << QByteArray("{\"model\": ") << "tokenizer.json"
-            << "not JSON";
-        QTest::newRow("no model") << QByteArray() << QByteArray() << QByteArray("{}")
-                                  << "tokenizer.json"
-                                  << "model is missing";
-        QTest::newRow("not BPE") << QByteArray() << QByteArray()
-                                 << QByteArray(
-                                        R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})")
-                                 << "tokenizer.json"
-                                 << "model.type is \"WordPiece\"";
-        QTest::newRow("model.vocab an array")
-            << QByteArray() << QByteArray()
-            << QByteArray(R"({"model": {"type": "BPE", "vocab": ["a"], "merges": []}})")
-            << "tokenizer.json"
-            << "model.vocab is an array";
-        QTest::newRow("model.merges missing")
-            << QByteArray() << QByteArray()
-            << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}}})") << "tokenizer.json"
-            << "model.merges is missing";
-        QTest::newRow("merge of numbers")
-            << QByteArray() << QByteArray()
-            << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [[1, 2]]}})")
-            << "tokenizer.json"
-            << "model.merges[0]";
-        QTest::newRow("merge without a space")
-            << QByteArray() << QByteArray()
-            << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}})")
-            << "tokenizer.json"
-            << "model.merges[0]";
-        QTest::newRow("added token on a taken id")
-            << QByteArray() << QByteArray()
-            << QByteArray("{" + model + R"(, "added_tokens": [{"id": 1, "content": "<s>"}]})")
-            << "tokenizer.json"
-            << "added_tokens[0] gives the id 1 to \"<s>\", which is \"b\"'s";
-        QTest::newRow("not byte-level")
-            << QByteArray() << QByteArray()
-            << QByteArray("{" + model + R"(, "pre_tokenizer": {"type": "Metaspace"}})")
-            << "tokenizer.json"
-            << "pre_tokenizer.type is \"Metaspace\"";
+        badTokenizerJson("tokenizer.json not JSON", "{\"model\": ", "not JSON");
+        badTokenizerJson("no model", "{}", "model is missing");
+        badTokenizerJson("not BPE", R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})",
+                         "model.type is \"WordPiece\"");
+        badTokenizerJson("model.vocab an array",
+                         R"({"model": {"type": "BPE", "vocab": ["a"], "merges": []}})",
+                         "model.vocab is an array");
+        badTokenizerJson("model.merges missing", R"({"model": {"type": "BPE", "vocab": {"a": 0}}})",
+                         "model.merges is missing");
+        badTokenizerJson("merge of numbers",
+                         R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [[1, 2]]}})",
+                         "model.merges[0]");
+        badTokenizerJson("merge without a space",
+                         R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}})",
+                         "model.merges[0]");
+        badTokenizerJson("added token on a taken id",
+                         "{" + model + R"(, "added_tokens": [{"id": 1, "content": "<s>"}]})",
+                         "added_tokens[0] gives the id 1 to \"<s>\", which is \"b\"'s");
+        badTokenizerJson("not byte-level",
+                         "{" + model + R"(, "pre_tokenizer": {"type": "Metaspace"}})",
+                         "pre_tokenizer.type is \"Metaspace\"");
     }
     void badFilesAreNamed()
     {
