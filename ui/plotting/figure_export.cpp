@@ -234,13 +234,17 @@ PaintedFigure paintedFigure(QSize size, std::function<void(QCPPainter&)> paint)
     return figure;
 }
 
+void paintWidgetOnWhite(QCPPainter& painter, QWidget& widget)
+{
+    const QRect all(QPoint(0, 0), widget.size());
+    painter.fillRect(all, Qt::white);
+    paintWidgetTree(painter, &widget, QPoint(0, 0), all);
+}
+
 PaintedFigure widgetFigure(QWidget& widget, const QString& title)
 {
-    PaintedFigure figure = paintedFigure(widget.size(), [&widget](QCPPainter& painter) {
-        const QRect all(QPoint(0, 0), widget.size());
-        painter.fillRect(all, Qt::white);
-        paintWidgetTree(painter, &widget, QPoint(0, 0), all);
-    });
+    PaintedFigure figure = paintedFigure(
+        widget.size(), [&widget](QCPPainter& painter) { paintWidgetOnWhite(painter, widget); });
     figure.title = title;
     figure.what = QStringLiteral("figure");
     return figure;

@@ -82,7 +82,11 @@ QImage paintedImage(QSize size, double scale, const std::function<void(QCPPainte
 // pixels onto it) or an SVG of `size`. Whatever paint draws from must outlive the figure.
 PaintedFigure paintedFigure(QSize size, std::function<void(QCPPainter&)> paint);
 
-// The figure of `widget` and the widgets inside it (paintWidgetTree) on white, at its size.
+// Paints `widget`'s rectangle white and the widgets inside it (paintWidgetTree) over it, in the
+// widget's coordinates.
+void paintWidgetOnWhite(QCPPainter& painter, QWidget& widget);
+
+// The figure that paintWidgetOnWhite draws, at the widget's size.
 PaintedFigure widgetFigure(QWidget& widget, const QString& title);
 
 // exportPaintedFigure of plotFigure(plot, size, the file's base name).

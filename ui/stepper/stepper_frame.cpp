@@ -248,31 +248,17 @@ void StepperFrame::fitPanels()
         arrangePanels(arrangement);
 }
 
-void StepperFrame::paintFrame(QCPPainter& painter)
-{
-    const QRect all(QPoint(0, 0), size());
-    painter.fillRect(all, Qt::white);
-    paintWidget(painter, this, QPoint(0, 0), all);
-}
-
-void StepperFrame::paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset,
-                               const QRect& clip)
-{
-    paintWidgetTree(painter, widget, offset, clip);
-}
-
 QImage StepperFrame::toImage(double scale)
 {
-    return paintedImage(size(), scale, [this](QCPPainter& painter) { paintFrame(painter); });
+    return paintedImage(size(), scale,
+                        [this](QCPPainter& painter) { paintWidgetOnWhite(painter, *this); });
 }
 
 PaintedFigure StepperFrame::paintedFigure(int t)
 {
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    PaintedFigure figure =
-        ui::paintedFigure(size(), [this](QCPPainter& painter) { paintFrame(painter); });
+    PaintedFigure figure = widgetFigure(*this, tr("Attention Lab stepper, step %1").arg(t + 1));
     figure.dpi = logicalDpiX();
-    figure.title = tr("Attention Lab stepper, step %1").arg(t + 1);
     figure.description = QStringLiteral("Attention Lab frame");
     figure.what = QStringLiteral("frame");
     return figure;

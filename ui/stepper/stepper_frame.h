@@ -72,10 +72,6 @@ public:
 private:
     enum class Arrangement { FourColumns, ThreeColumnsBeside, ThreeColumnsBelow };
     void arrangePanels(Arrangement arrangement);
-    void paintFrame(QCPPainter& painter);
-    // Paints `widget` (a descendant of the frame whose top left is at `offset` in frame
-    // coordinates) and its children, clipped to `clip`.
-    void paintWidget(QCPPainter& painter, QWidget* widget, QPoint offset, const QRect& clip);
 
     std::shared_ptr<const StepperData> m_data;
     QLabel* m_agreementLine;
