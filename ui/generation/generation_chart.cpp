@@ -88,8 +88,7 @@ void GenerationChart::setSteps(const std::vector<GenerationStep>& steps, Method 
 {
     m_steps = steps;
     m_method = method;
-    m_subtitle = subtitle;
-    m_heading.setSubtitle(m_compact ? QString() : subtitle);
+    m_heading.setSubtitle(subtitle);
     rebuild();
 }
 
@@ -98,7 +97,6 @@ void GenerationChart::setCompact(bool compact)
     m_compact = compact;
     m_heading.setSubtitleRowShown(!compact);
     m_heading.setTitle(chartTitle(m_kind, compact));
-    m_heading.setSubtitle(compact ? QString() : m_subtitle);
     xAxis->setLabel(compact ? tr("position of the token read")
                             : tr("position of the token read (prompt and generated tokens, "
                                  "0-based)"));

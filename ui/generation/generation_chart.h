@@ -49,7 +49,6 @@ private:
     GenerationChartKind m_kind;
     std::vector<GenerationStep> m_steps;
     Method m_method = Method::FavorPositive;
-    QString m_subtitle;
     bool m_compact = false;
     ChartHeading m_heading;
 };

@@ -44,7 +44,7 @@ void ChartHeading::clear()
 void ChartHeading::setVisible(bool shown)
 {
     m_title->setVisible(shown);
-    m_subtitle->setVisible(shown);
+    m_subtitle->setVisible(shown && m_subtitleRowShown);
 }
 
 void ChartHeading::setSubtitleRowShown(bool shown)
@@ -55,10 +55,11 @@ void ChartHeading::setSubtitleRowShown(bool shown)
     if (shown) {
         layout->insertRow(1);
         layout->addElement(1, 0, m_subtitle);
-    } else {
+    } else {  // an element taken out of the layout still draws where it was: hidden too
         layout->take(m_subtitle);
         layout->simplify();
     }
+    m_subtitle->setVisible(shown && m_title->visible());
     QList<double> stretch(layout->rowCount(), 0.001);
     stretch[shown ? 2 : 1] = 1;  // the plots' row
     layout->setRowStretchFactors(stretch);

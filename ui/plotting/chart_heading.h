@@ -27,8 +27,8 @@ public:
     // No title and subtitle, on screen too (before the next layout pass).
     void clear();
     void setVisible(bool shown);
-    // Gives the subtitle its row, or takes the row out (a compact chart: an empty subtitle would
-    // still take a line). After arrange().
+    // Gives the subtitle its row, or takes the row out and hides the subtitle (a compact chart:
+    // even an empty subtitle would take a line). After arrange().
     void setSubtitleRowShown(bool shown);
 
     // Breaks the titles at spaces to fit the figure's width and gives the legend as many columns
