@@ -5,6 +5,7 @@
 #include "ui/model/downstream_panel.h"
 #include "ui/experiment/experiment_controller.h"
 #include "ui/model/head_grid_panel.h"
+#include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
 #include "ui/stepper/stepper_view.h"
 
@@ -251,7 +252,7 @@ int runWindow(int& argc, char** argv)
         err << "attention-lab: " << window.errorMessage() << '\n';
         return ExitBadInput;
     }
-    if (!scenario.isEmpty() && !window.openScenarioFile(scenario) && screenshot) {
+    if (!scenario.isEmpty() && !window.lecture().openScenarioFile(scenario) && screenshot) {
         err << "attention-lab: " << window.errorMessage() << '\n';
         return ExitBadInput;
     }

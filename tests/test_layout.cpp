@@ -5,6 +5,7 @@
 #include "ui/plotting/heatmap_view.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/experiment_controller.h"
+#include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
 #include "ui/stepper/stepper_view.h"
 #include "ui/lecture/presentation.h"
@@ -61,7 +62,7 @@ private slots:
         MainWindow window(MainWindow::Start::DefaultExample);
         QVERIFY(showAndWait(window, QSize(1920, 1080)));
         QSignalSpy shown(&window, &MainWindow::resultShown);
-        QVERIFY(window.openScenarioFile(QStringLiteral(
+        QVERIFY(window.lecture().openScenarioFile(QStringLiteral(
             ATTNLAB_TEST_DATA "/../../resources/scenarios/05-norms-matter.attnlab")));
         QVERIFY(shown.wait(kResultTimeoutMs));
         window.presentation().enter(PresentationMode::Placement::KeepGeometry);

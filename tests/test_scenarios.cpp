@@ -10,6 +10,7 @@
 #include "ui/generation/generation_page.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/model/downstream_panel.h"
+#include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
 #include "ui/lecture/presentation.h"
 #include "sessions/generation_page_state.h"
@@ -182,7 +183,7 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
     window.resize(1600, 1000);
     window.show();
     QVERIFY(waitForResult(window));
-    QVERIFY(window.openScenario(bundledDeck(), index));
+    QVERIFY(window.lecture().openScenario(bundledDeck(), index));
     QVERIFY(waitForResult(window));
     QVERIFY2(window.errorMessage().isEmpty(), qPrintable(window.errorMessage()));
 
@@ -250,7 +251,7 @@ void TestScenarios::theStateUnderAScenarioStaysLive()
     MainWindow window(MainWindow::Start::DefaultExample);
     window.show();
     QVERIFY(waitForResult(window));
-    QVERIFY(window.openScenario(bundledDeck(), 2));  // FAVOR+ with m = 8
+    QVERIFY(window.lecture().openScenario(bundledDeck(), 2));  // FAVOR+ with m = 8
     QVERIFY(waitForResult(window));
     QCOMPARE(window.controller().spec().approximation.features, 8);
     const double before = window.controller().current().result->metrics.relFrobeniusAttention;
@@ -494,9 +495,9 @@ void TestScenarios::theDeckStepsForwardAndBack()
     window.setPresentationMode(false);
 
     const int last = int(deck.scenarios.size()) - 1;
-    QVERIFY(window.openScenario(deck, last));
+    QVERIFY(window.lecture().openScenario(deck, last));
     QVERIFY(waitForResult(window));
-    window.stepDeck(1);  // at the end: stays
+    window.lecture().stepDeck(1);  // at the end: stays
     QCOMPARE(window.scenarioPanel()->index(), last);
 }
 
@@ -545,7 +546,7 @@ void TestScenarios::badScenarioFilesAreRefusedWithTheirName()
     window.show();
     QVERIFY(waitForResult(window));
     const ExperimentSpec before = window.controller().spec();
-    QVERIFY(!window.openScenarioFile(path));
+    QVERIFY(!window.lecture().openScenarioFile(path));
     QVERIFY2(window.errorMessage().contains(path), qPrintable(window.errorMessage()));
     QCOMPARE(window.controller().spec().toJson(), before.toJson());
     QDir(QFileInfo(path).absolutePath()).removeRecursively();
@@ -589,9 +590,10 @@ void TestScenarios::aSavedScenarioReadsBackAsItWas()
         window.setSpec(spec);
         QVERIFY(waitForResult(window));
         window.selectQuery(3);
-        QVERIFY(window.saveScenario(path, QStringLiteral("My own"),
-                                    QStringLiteral("<b>φ(x)</b> with m = 24")));
-        QVERIFY(!window.saveScenario(path, QStringLiteral("  "), QString()));  // a title needed
+        QVERIFY(window.lecture().saveScenario(path, QStringLiteral("My own"),
+                                              QStringLiteral("<b>φ(x)</b> with m = 24")));
+        QVERIFY(!window.lecture().saveScenario(path, QStringLiteral("  "),
+                                               QString()));  // a title needed
     }
     const Scenario scenario = readScenario(path);
     QCOMPARE(scenario.title, QStringLiteral("My own"));
@@ -602,7 +604,7 @@ void TestScenarios::aSavedScenarioReadsBackAsItWas()
     MainWindow window(MainWindow::Start::DefaultExample);
     window.show();
     QVERIFY(waitForResult(window));
-    QVERIFY(window.openScenarioFile(path));
+    QVERIFY(window.lecture().openScenarioFile(path));
     QVERIFY(waitForResult(window));
     QCOMPARE(window.controller().spec().input.normMultiplier, 1.5);
     QCOMPARE(window.viewSettings().query, 3);

@@ -2,6 +2,7 @@
 // lecturer's laptop has): a first start and a restart after a larger screen fit it whole, the
 // page tabs all show, and presentation mode draws each scenario's maps readably.
 
+#include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
 #include "ui/plotting/heatmap_view.h"
 #include "window_support.h"
@@ -235,7 +236,7 @@ private slots:
             window.show();
             QVERIFY(QTest::qWaitForWindowExposed(&window));
             QSignalSpy shown(&window, &MainWindow::resultShown);
-            QVERIFY(window.openScenarioFile(scenarios.filePath(file)));
+            QVERIFY(window.lecture().openScenarioFile(scenarios.filePath(file)));
             window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
             QVERIFY(shown.wait(30'000));
             QTest::qWait(200);  // replots, the page's arrangement, replots again

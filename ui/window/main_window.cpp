@@ -754,32 +754,6 @@ void MainWindow::setPresentationMode(bool on, PresentationMode::Placement placem
     m_lecture->setPresentationMode(on, placement);
 }
 
-bool MainWindow::openScenario(const Deck& deck, int index)
-{
-    return m_lecture->openScenario(deck, index);
-}
-
-bool MainWindow::openScenarioFile(const QString& path)
-{
-    return m_lecture->openScenarioFile(path);
-}
-
-bool MainWindow::openDeck(const QString& folder)
-{
-    return m_lecture->openDeck(folder);
-}
-
-bool MainWindow::saveScenario(const QString& path, const QString& title, const QString& explanation,
-                              QString* problem)
-{
-    return m_lecture->saveScenario(path, title, explanation, problem);
-}
-
-void MainWindow::stepDeck(int delta)
-{
-    m_lecture->stepDeck(delta);
-}
-
 ExperimentSpec MainWindow::windowSpec(ExperimentSpec spec)
 {
     spec.exactMethod = false;

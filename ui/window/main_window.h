@@ -4,7 +4,6 @@
 #include "experiment.h"
 #include "memory_budget.h"
 #include "ui/lecture/presentation.h"
-#include "sessions/scenario.h"
 #include "sessions/session.h"
 
 #include <QJsonObject>
@@ -90,15 +89,6 @@ public:
     bool openSession(const QString& path);
     // Saves the current spec and view to path; false (and a message) on failure.
     bool saveSession(const QString& path);
-
-    // Scenarios and decks, as LectureControls (lecture_controls.h) opens, saves and steps
-    // through them: false (and a message shown) on failure.
-    bool openScenario(const Deck& deck, int index);
-    bool openScenarioFile(const QString& path);
-    bool openDeck(const QString& folder);
-    bool saveScenario(const QString& path, const QString& title, const QString& explanation,
-                      QString* problem = nullptr);
-    void stepDeck(int delta);
 
     // Enters (with `placement`) or leaves presentation mode; the View menu and F5 come here.
     void setPresentationMode(
