@@ -68,6 +68,15 @@ bool sameSpec(const ExperimentSpec& a, const ExperimentSpec& b)
     return a.toJson() == b.toJson();
 }
 
+// Adds page as the next tab of pages, with its title and tooltip; name is the page's object name
+// (for tests and accessibility tools).
+void addPage(QTabWidget* pages, QWidget* page, const QString& name, const QString& title,
+             const QString& tip)
+{
+    page->setObjectName(name);
+    pages->setTabToolTip(pages->addTab(page, title), tip);
+}
+
 }  // namespace
 
 MainWindow::MainWindow(Start start, QWidget* parent)
@@ -215,14 +224,14 @@ void MainWindow::buildFigures()
 
 void MainWindow::buildPages()
 {
-    // The matrices as large as the page allows: two by two, or in a row above the query rows.
-    auto* matrices = new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView);
-    matrices->setObjectName(QStringLiteral("matricesPage"));
-    // Image input gets a second page: the selected patch's attention over the whole image, as
-    // large as the window allows.
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
-    m_pages->addTab(matrices, tr("Attention matrices"));
+    // The matrices as large as the page allows: two by two, or in a row above the query rows.
+    addPage(m_pages, new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView),
+            QStringLiteral("matricesPage"), tr("Attention matrices"),
+            tr("Exact P, its approximation, the error, and the selected query's rows."));
+    // Image input gets a second page: the selected patch's attention over the whole image, as
+    // large as the window allows.
     m_imagePage = new ui::ImagePage(m_imageView);
     connect(m_imagePage, &ui::ImagePage::classRowRequested, this, [this] { selectQuery(0); });
     connect(m_imagePage, &ui::ImagePage::rolloutToggled, this, [this](bool on) {
@@ -230,49 +239,39 @@ void MainWindow::buildPages()
         markDirty();
         refreshViews();
     });
-    m_pages->addTab(m_imagePage, tr("Over the image"));
-    m_pages->setTabToolTip(0, tr("Exact P, its approximation, the error, and the selected "
-                                 "query's rows."));
-    m_pages->setTabToolTip(1, tr("Image input: the selected patch's exact and approximate "
-                                 "attention, and the error, drawn over the image. Click a patch "
-                                 "to select it; a Vision Transformer's page starts on its [CLS] "
-                                 "token and can show the attention rollout over every layer."));
+    addPage(m_pages, m_imagePage, QStringLiteral("imagePage"), tr("Over the image"),
+            tr("Image input: the selected patch's exact and approximate attention, and the "
+               "error, drawn over the image. Click a patch to select it; a Vision Transformer's "
+               "page starts on its [CLS] token and can show the attention rollout over every "
+               "layer."));
     m_pages->setTabEnabled(ImagePage, false);  // until an image result arrives
 
     m_headGrid = new HeadGridPanel;
-    m_headGrid->setObjectName(QStringLiteral("headsPage"));
-    m_pages->addTab(m_headGrid, tr("Heads"));
-    m_pages->setTabToolTip(HeadsPage, tr("A trained model's heads at a glance, layers down and "
-                                         "heads across, each framed by the approximation's "
-                                         "error; click one to show it in the three maps."));
+    addPage(m_pages, m_headGrid, QStringLiteral("headsPage"), tr("Heads"),
+            tr("A trained model's heads at a glance, layers down and heads across, each framed "
+               "by the approximation's error; click one to show it in the three maps."));
     connect(m_headGrid, &HeadGridPanel::headActivated, this, &MainWindow::showHead);
     m_downstream = new DownstreamPanel;
-    m_downstream->setObjectName(QStringLiteral("downstreamPanel"));
-    m_pages->addTab(m_downstream, tr("Inside the model"));
-    m_pages->setTabToolTip(ModelPage, tr("The approximation in place of softmax attention inside "
-                                         "the model: how its next-token predictions change, "
-                                         "position by position and against m."));
+    addPage(m_pages, m_downstream, QStringLiteral("downstreamPanel"), tr("Inside the model"),
+            tr("The approximation in place of softmax attention inside the model: how its "
+               "next-token predictions change, position by position and against m."));
     connect(m_downstream, &DownstreamPanel::sweepFinished, this, &MainWindow::markDirty);
 
     m_errorPanel = new ErrorAnalysisPanel;
-    m_errorPanel->setObjectName(QStringLiteral("errorPanel"));
-    m_pages->addTab(m_errorPanel, tr("Error analysis"));
-    m_pages->setTabToolTip(ErrorsPage, tr("Where and why the approximations break: the error "
-                                          "against m, the query/key norms and L, over many "
-                                          "seeds, and the kernel's error against Lemma 2."));
+    addPage(m_pages, m_errorPanel, QStringLiteral("errorPanel"), tr("Error analysis"),
+            tr("Where and why the approximations break: the error against m, the query/key "
+               "norms and L, over many seeds, and the kernel's error against Lemma 2."));
     connect(m_errorPanel, &ErrorAnalysisPanel::sweepFinished, this, &MainWindow::markDirty);
 
     m_timingPanel = new TimingPanel;
-    m_timingPanel->setObjectName(QStringLiteral("timingPanel"));
-    m_pages->addTab(m_timingPanel, tr("Timing"));
-    m_pages->setTabToolTip(TimingPage, tr("How the cost of each method grows with the sequence "
-                                          "length, measured on this machine."));
+    addPage(m_pages, m_timingPanel, QStringLiteral("timingPanel"), tr("Timing"),
+            tr("How the cost of each method grows with the sequence length, measured on this "
+               "machine."));
     connect(m_timingPanel, &TimingPanel::sweepFinished, this, &MainWindow::markDirty);
     m_stepperView = new StepperView;
-    m_stepperView->setObjectName(QStringLiteral("stepperView"));
-    m_pages->addTab(m_stepperView, tr("Stepper"));
-    m_pages->setTabToolTip(StepperPage, tr("Causal linear attention run as a recurrent network, "
-                                           "one token at a time, beside exact causal softmax."));
+    addPage(m_pages, m_stepperView, QStringLiteral("stepperView"), tr("Stepper"),
+            tr("Causal linear attention run as a recurrent network, one token at a time, beside "
+               "exact causal softmax."));
     m_generatePage = (new WindowGeneration(*this, m_pages, m_stepperView))->page();
     connect(m_pages, &QTabWidget::currentChanged, this, [this](int page) {
         if (page == ImagePage)
