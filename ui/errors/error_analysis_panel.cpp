@@ -12,7 +12,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QProgressBar>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -232,6 +231,7 @@ void ErrorAnalysisPanel::buildControls()
 
     m_chart = new ErrorChart;
     m_chart->setMinimumSize(300, 300);
+    setChart(m_chart);
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(scroll);
     layout->addWidget(m_chart, 1);
@@ -358,8 +358,7 @@ void ErrorAnalysisPanel::setState(const QJsonObject& json)
     m_pairKey->setValue(state.pairKey);
 
     m_result = state.result;
-    progressBar()->setRange(0, std::max(1, int(m_result.rows.size())));
-    progressBar()->setValue(int(m_result.rows.size()));
+    setProgress(int(m_result.rows.size()), int(m_result.rows.size()));
     statusLabel()->setText(m_result.rows.empty()
                                ? QString()
                                : tr("Restored from the session, not computed again: %1 rows.")
@@ -371,11 +370,6 @@ void ErrorAnalysisPanel::setState(const QJsonObject& json)
         setAxis(state.axis);
     }
     showResult();
-}
-
-QCustomPlot& ErrorAnalysisPanel::chartFigure() const
-{
-    return *m_chart;
 }
 
 QByteArray ErrorAnalysisPanel::csv() const
@@ -414,8 +408,7 @@ void ErrorAnalysisPanel::run()
     m_result = ErrorSweepResult();
     m_result.spec = sweep;
     const int total = sweep.rowCount();
-    progressBar()->setRange(0, total);
-    progressBar()->setValue(0);
+    setProgress(0, total);
     statusLabel()->setText(tr("Computing %1 rows...").arg(total));
     // The worker hands each row to the GUI thread (JobContext::post) and never touches a widget;
     // the rows still queued when the sweep ends are dropped (its result has them all).
@@ -443,8 +436,7 @@ void ErrorAnalysisPanel::addRow(const ErrorSweepResult& header, const ErrorRow& 
         m_result.rows.clear();
     }
     m_result.rows.push_back(row);
-    progressBar()->setRange(0, total);
-    progressBar()->setValue(int(m_result.rows.size()));
+    setProgress(int(m_result.rows.size()), total);
     if (!isCancelling())
         statusLabel()->setText(tr("Computing: %1 of %2 rows (last: %3).")
                                    .arg(m_result.rows.size())
@@ -459,8 +451,7 @@ void ErrorAnalysisPanel::finishSweep(ErrorSweepResult result)
     m_refresh.stop();
     m_result = std::move(result);
     const int total = m_result.spec.rowCount();
-    progressBar()->setRange(0, std::max(1, total));
-    progressBar()->setValue(int(m_result.rows.size()));
+    setProgress(int(m_result.rows.size()), total);
     statusLabel()->setText(m_result.cancelled ? tr("Cancelled after %1 of %2 rows; they are kept.")
                                                     .arg(m_result.rows.size())
                                                     .arg(total)
@@ -470,11 +461,10 @@ void ErrorAnalysisPanel::finishSweep(ErrorSweepResult result)
     showResult();
 }
 
-void ErrorAnalysisPanel::sweepFailed(const QString& message)
+void ErrorAnalysisPanel::sweepFailed()
 {
     m_refresh.stop();
     m_result.cancelled = true;
-    statusLabel()->setText(tr("The sweep failed: %1").arg(message));
     showResult();
 }
 

@@ -74,8 +74,7 @@ public slots:
     void run() override;
 
 protected:
-    void sweepFailed(const QString& message) override;
-    QCustomPlot& chartFigure() const override;
+    void sweepFailed() override;
     // errorSweepCsv(result()), what Export > Data as CSV writes.
     QByteArray csv() const override;
 

@@ -17,6 +17,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace attnlab::ui {
 
 namespace {
@@ -34,7 +36,8 @@ QString controlName(const QString& prefix, const QString& name)
 SweepPage::SweepPage(const Words& words, QWidget* parent) : QWidget(parent), m_words(words)
 {
     connect(&m_job, &BackgroundJob::failed, this, [this](const QString& message) {
-        sweepFailed(message);
+        m_status->setText(tr("The sweep failed: %1").arg(message));
+        sweepFailed();
         endSweep();
     });
 
@@ -90,7 +93,7 @@ QString SweepPage::statusText() const
 
 void SweepPage::exportChart(const QString& path, FigureFormat format)
 {
-    exportFigure(chartFigure(), path, format);
+    exportFigure(*m_chart, path, format);
 }
 
 void SweepPage::exportCsv(const QString& path) const
@@ -137,6 +140,12 @@ void SweepPage::setRunning(bool running)
     m_cancelButton->setEnabled(running);
     if (changed)
         emit runningChanged(running);
+}
+
+void SweepPage::setProgress(int done, int total)
+{
+    m_progress->setRange(0, std::max(1, total));
+    m_progress->setValue(done);
 }
 
 void SweepPage::setExportEnabled(bool enabled)

@@ -20,9 +20,10 @@ namespace attnlab::ui {
 // What every sweep page shares (the Timing and Error analysis pages): Run and Cancel, the
 // progress bar and the status line, the Export menu (the chart as PNG, SVG or PDF, the data as
 // CSV), the sweep's BackgroundJob, the running state, and stopping the sweep when the page
-// closes (and waiting for it when the page is destroyed). A page builds its controls and chart,
-// puts sweepControls() in its column, and implements run() (through startSweep), what a failed
-// sweep shows (sweepFailed), its chart and its CSV.
+// closes (and waiting for it when the page is destroyed), and what a failed sweep says. A page
+// builds its controls and chart, puts sweepControls() in its column, gives its chart to
+// setChart, and implements run() (through startSweep), what it shows when a sweep fails
+// (sweepFailed) and its CSV.
 class SweepPage : public QWidget {
     Q_OBJECT
 
@@ -31,7 +32,7 @@ public:
     // The line under the buttons that says what the page is doing or last did.
     QString statusText() const;
 
-    // Writes the chart as shown (exportFigure). Throws OutputError naming the path.
+    // Writes the chart setChart gave as shown (exportFigure). Throws OutputError naming the path.
     void exportChart(const QString& path, FigureFormat format);
     // Writes csv() to path through a QSaveFile. Throws OutputError naming the path.
     void exportCsv(const QString& path) const;
@@ -68,6 +69,11 @@ protected:
     QWidget* sweepControls() const { return m_sweepControls; }
     QProgressBar* progressBar() const { return m_progress; }
     QLabel* statusLabel() const { return m_status; }
+    // The progress bar at done out of total (a range of at least 1: an empty one would make it a
+    // busy indicator).
+    void setProgress(int done, int total);
+    // The chart the Export menu and exportChart write.
+    void setChart(QCustomPlot* chart) { m_chart = chart; }
 
     // Runs work(JobContext&) on the page's worker (BackgroundJob::start) and starts the clock;
     // done(result) follows on the GUI thread when it returns, even after Cancel (a sweep keeps
@@ -86,9 +92,9 @@ protected:
     void setExportEnabled(bool enabled);
     void closeEvent(QCloseEvent* event) override;
 
-    // The sweep failed with message (the worker threw); the page says so.
-    virtual void sweepFailed(const QString& message) = 0;
-    virtual QCustomPlot& chartFigure() const = 0;
+    // The sweep failed (the worker threw; the status line gives its message): the page shows
+    // what it kept.
+    virtual void sweepFailed() = 0;
     virtual QByteArray csv() const = 0;
 
     QElapsedTimer m_clock;
@@ -110,6 +116,7 @@ private:
     QToolButton* m_exportButton;
     QProgressBar* m_progress;
     QLabel* m_status;
+    QCustomPlot* m_chart = nullptr;
 };
 
 // A spin box for the sweep controls: the range, the value, group separators and a tooltip; box

@@ -257,6 +257,7 @@ QWidget* TimingPanel::buildResults()
 {
     m_chart = new TimingChart;
     m_chart->setMinimumSize(360, 300);
+    setChart(m_chart);
     m_sgemm = new QLabel;
     m_sgemm->setWordWrap(true);  // a long line held the page wider than a 1280-pixel window
     m_sgemm->setToolTip(tr("The machine's float matrix product rate (Eigen, n = 1536) with the "
@@ -390,18 +391,12 @@ void TimingPanel::setState(const QJsonObject& json)
     m_repetitions->setValue(restored.repetitions);
 
     m_result = state.result;
-    progressBar()->setRange(0, std::max<int>(1, int(m_result.points.size())));
-    progressBar()->setValue(int(measuredCount(m_result)));
+    setProgress(int(measuredCount(m_result)), int(m_result.points.size()));
     statusLabel()->setText(m_result.points.empty()
                                ? QString()
                                : tr("Restored from the session, not run again: %1.")
                                      .arg(points(qsizetype(m_result.points.size()))));
     showResult();
-}
-
-QCustomPlot& TimingPanel::chartFigure() const
-{
-    return *m_chart;
 }
 
 QByteArray TimingPanel::csv() const
@@ -432,8 +427,7 @@ void TimingPanel::run()
     m_result = SweepResult();
     m_result.spec = sweep;
     const int total = int(sweep.methods.size() * sweep.lengths.size());
-    progressBar()->setRange(0, total);
-    progressBar()->setValue(0);
+    setProgress(0, total);
     statusLabel()->setText(tr("Measuring the machine's sgemm rate, then %1...").arg(points(total)));
 
     m_shown = std::make_shared<ShownPoints>();
@@ -456,8 +450,7 @@ void TimingPanel::run()
 void TimingPanel::addPoint(const SweepPoint& point, int done, int total)
 {
     m_result.points.push_back(point);
-    progressBar()->setRange(0, total);
-    progressBar()->setValue(done);
+    setProgress(done, total);
     if (point.status != PointStatus::Cancelled && !isCancelling()) {
         statusLabel()->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
                                    .arg(done)
@@ -496,9 +489,8 @@ void TimingPanel::finishSweep(SweepResult result)
     showResult();
 }
 
-void TimingPanel::sweepFailed(const QString& message)
+void TimingPanel::sweepFailed()
 {
-    statusLabel()->setText(tr("The sweep failed: %1").arg(message));
     showResult();
 }
 
@@ -595,8 +587,7 @@ void TimingPanel::updateLengthsPreview()
     // Before the first sweep the progress bar counts the points of the controls' sweep (at
     // least 1: an empty range would make it a busy indicator).
     if (!isRunning() && m_result.points.empty()) {
-        progressBar()->setRange(0, std::max<int>(1, int(total)));
-        progressBar()->setValue(0);
+        setProgress(0, int(total));
     }
 }
 
