@@ -293,23 +293,13 @@ QWidget* InputPanel::makeTextTab()
              [on](ExperimentSpec& spec) { spec.input.positionalEncoding = on; });
     });
 
-    m_reader = new QComboBox;
-    m_reader->setToolTip(tr("What reads the text. A trained model (GPT-2 architecture): its own "
-                            "queries, keys and values of the chosen layer, every head, causal as "
-                            "the model computes attention; its tokens are GPT-2's byte-level BPE "
-                            "pieces (a leading space shows as ␣). Random embeddings: each word "
-                            "gets a seeded Gaussian vector, for controlled experiments."));
-    m_reader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_reader->setMinimumContentsLength(12);
-    connect(m_reader, &QComboBox::activated, this,
-            [this](int index) { chooseReader(m_reader, index); });
-    m_layer = spinBox(0, 0,
-                      tr("The model's layer whose heads are shown (0 is the first). The "
-                         "head is chosen above the heatmaps, or on the Heads page."));
-    connect(m_layer, &QSpinBox::valueChanged, this, [this](int layer) {
-        edit(tr("Show layer %1").arg(layer),
-             [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
-    });
+    m_reader = makeReader(tr("What reads the text. A trained model (GPT-2 architecture): its own "
+                             "queries, keys and values of the chosen layer, every head, causal as "
+                             "the model computes attention; its tokens are GPT-2's byte-level BPE "
+                             "pieces (a leading space shows as ␣). Random embeddings: each word "
+                             "gets a seeded Gaussian vector, for controlled experiments."));
+    m_layer = makeLayerBox(tr("The model's layer whose heads are shown (0 is the first). The "
+                              "head is chosen above the heatmaps, or on the Heads page."));
 
     auto* layout = new QFormLayout(tab);
     layout->addRow(m_text);
@@ -363,23 +353,13 @@ QWidget* InputPanel::makeImageTab()
              [size](ExperimentSpec& spec) { spec.input.imageSize = size; });
     });
 
-    m_imageReader = new QComboBox;
-    m_imageReader->setToolTip(tr("What reads the image. A trained Vision Transformer: the image is "
-                                 "resized and normalised as its preprocessor says, cut into its "
-                                 "patches, and its own queries, keys and values of the chosen "
-                                 "layer, every head, over [CLS] and the patches, are the input "
-                                 "(no mask, as the model computes attention). Patch embeddings: a "
-                                 "seeded linear embedding of p x p patches, for controlled "
-                                 "experiments."));
-    m_imageReader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_imageReader->setMinimumContentsLength(12);
-    connect(m_imageReader, &QComboBox::activated, this,
-            [this](int index) { chooseReader(m_imageReader, index); });
-    m_imageLayer = spinBox(0, 0, tr("The ViT's layer whose heads are shown (0 is the first)."));
-    connect(m_imageLayer, &QSpinBox::valueChanged, this, [this](int layer) {
-        edit(tr("Show layer %1").arg(layer),
-             [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
-    });
+    m_imageReader = makeReader(
+        tr("What reads the image. A trained Vision Transformer: the image is resized and "
+           "normalised as its preprocessor says, cut into its patches, and its own queries, keys "
+           "and values of the chosen layer, every head, over [CLS] and the patches, are the input "
+           "(no mask, as the model computes attention). Patch embeddings: a seeded linear "
+           "embedding of p x p patches, for controlled experiments."));
+    m_imageLayer = makeLayerBox(tr("The ViT's layer whose heads are shown (0 is the first)."));
 
     auto* layout = new QFormLayout(tab);
     layout->addRow(m_image);
@@ -544,6 +524,27 @@ void InputPanel::fillReaders(QComboBox* reader, const QString& modelPath)
                                     "(Pythia), as Hugging Face stores them."),
                         Qt::ToolTipRole);
     reader->setCurrentIndex(std::max(0, reader->findData(current)));
+}
+
+QComboBox* InputPanel::makeReader(const QString& toolTip)
+{
+    auto* reader = new QComboBox;
+    reader->setToolTip(toolTip);
+    reader->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    reader->setMinimumContentsLength(12);
+    connect(reader, &QComboBox::activated, this,
+            [this, reader](int index) { chooseReader(reader, index); });
+    return reader;
+}
+
+QSpinBox* InputPanel::makeLayerBox(const QString& toolTip)
+{
+    QSpinBox* box = spinBox(0, 0, toolTip);
+    connect(box, &QSpinBox::valueChanged, this, [this](int layer) {
+        edit(tr("Show layer %1").arg(layer),
+             [layer](ExperimentSpec& spec) { spec.input.layer = layer; });
+    });
+    return box;
 }
 
 void InputPanel::chooseReader(QComboBox* reader, int index)

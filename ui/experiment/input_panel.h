@@ -56,6 +56,11 @@ private:
     // Asks for a ViT's folder: its path, or empty when cancelled or when it holds no ViT (a
     // message box says why).
     QString openVitFolder();
+    // The two controls the Text and Image tabs share: the reader combo (random embeddings, the
+    // models, Open Model...; chooseReader acts on it) and the spin box of the model's layer shown
+    // (an edit of spec.input.layer), each with its tooltip.
+    QComboBox* makeReader(const QString& toolTip);
+    QSpinBox* makeLayerBox(const QString& toolTip);
     // A reader combo changed (the Text tab's or the Image tab's): random embeddings, a model, or
     // Open Model....
     void chooseReader(QComboBox* reader, int index);
