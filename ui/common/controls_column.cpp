@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSpinBox>
 
 namespace attnlab::ui {
 
@@ -63,6 +64,27 @@ QScrollArea* controlsColumn(QWidget* controls)
 QScrollArea* dockContents(QWidget* panel)
 {
     return new FittedScrollArea(panel, FittedScrollArea::Fit::AtLeast);
+}
+
+QSpinBox* dockSpinBox(int minimum, int maximum, const QString& toolTip)
+{
+    auto* box = new QSpinBox;
+    box->setRange(minimum, maximum);
+    box->setToolTip(toolTip);
+    box->setKeyboardTracking(false);
+    return box;
+}
+
+QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, double step,
+                                  const QString& toolTip)
+{
+    auto* box = new QDoubleSpinBox;
+    box->setRange(minimum, maximum);
+    box->setDecimals(decimals);
+    box->setSingleStep(step);
+    box->setToolTip(toolTip);
+    box->setKeyboardTracking(false);
+    return box;
 }
 
 }  // namespace attnlab::ui

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <QString>
+
+class QDoubleSpinBox;
 class QScrollArea;
+class QSpinBox;
 class QWidget;
 
 namespace attnlab::ui {
@@ -16,5 +20,13 @@ QScrollArea* controlsColumn(QWidget* controls);
 // (a metric such as 1.484 x 10^6 needs a wider value column than 0.7): the dock widens instead of
 // cutting the values off at its right edge. Takes ownership of panel.
 QScrollArea* dockContents(QWidget* panel);
+
+// A number box of a dock (the Input and Method panels): its range and tooltip, and no keyboard
+// tracking, so that a value typed is taken once it is complete (typing 128 does not compute with
+// 1 and 12 first).
+QSpinBox* dockSpinBox(int minimum, int maximum, const QString& toolTip = QString());
+// The same for a real number: `decimals` decimals, the arrows step by `step`.
+QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, double step,
+                                  const QString& toolTip = QString());
 
 }  // namespace attnlab::ui

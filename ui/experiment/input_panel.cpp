@@ -1,6 +1,7 @@
 #include "ui/experiment/input_panel.h"
 
 #include "errors.h"
+#include "ui/common/controls_column.h"
 #include "ui/experiment/model_files.h"
 #include "ui/images/image_loader.h"
 #include "model/language_model.h"
@@ -122,15 +123,6 @@ const std::pair<const char*, const char*> kSampleImages[] = {
     {":/images/astronaut.png", "Astronaut (Eileen Collins)"},
 };
 
-QSpinBox* spinBox(int minimum, int maximum, const QString& toolTip)
-{
-    auto* box = new QSpinBox;
-    box->setRange(minimum, maximum);
-    box->setToolTip(toolTip);
-    box->setKeyboardTracking(false);
-    return box;
-}
-
 QComboBox* comboBox(const QStringList& names, const QString& toolTip)
 {
     auto* box = new QComboBox;
@@ -173,9 +165,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
              });
     });
 
-    m_headDim = spinBox(1, 1024,
-                        tr("d, the dimension of each head's queries, keys and values. "
-                           "Token vectors have H d entries for H heads."));
+    m_headDim = dockSpinBox(1, 1024,
+                            tr("d, the dimension of each head's queries, keys and values. "
+                               "Token vectors have H d entries for H heads."));
     connect(m_headDim, &QSpinBox::valueChanged, this, [this](int d) {
         edit(tr("Set d to %1").arg(d), [d](ExperimentSpec& spec) { spec.input.headDim = d; });
     });
@@ -188,9 +180,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
         edit(tr("Use %1 projections").arg(m_projection->itemText(index)),
              [index](ExperimentSpec& spec) { spec.input.projection = HeadProjection(index); });
     });
-    m_inputSeed = spinBox(0, std::numeric_limits<int>::max(),
-                          tr("Seed of the token embeddings, Wq, Wk, Wv, the patch embedding "
-                             "and the random input."));
+    m_inputSeed = dockSpinBox(0, std::numeric_limits<int>::max(),
+                              tr("Seed of the token embeddings, Wq, Wk, Wv, the patch embedding "
+                                 "and the random input."));
     connect(m_inputSeed, &QSpinBox::valueChanged, this, [this](int seed) {
         edit(tr("Set the input seed to %1").arg(seed),
              [seed](ExperimentSpec& spec) { spec.input.seed = std::uint64_t(seed); });
@@ -337,16 +329,16 @@ QWidget* InputPanel::makeImageTab()
     open->setToolTip(tr("Load an image file (PNG, JPEG, ...)."));
     connect(open, &QPushButton::clicked, this, &InputPanel::chooseImage);
 
-    m_patch = spinBox(2, 128,
-                      tr("p, the side of a patch in pixels: L = (width / p) x "
-                         "(height / p) patches."));
+    m_patch = dockSpinBox(2, 128,
+                          tr("p, the side of a patch in pixels: L = (width / p) x "
+                             "(height / p) patches."));
     connect(m_patch, &QSpinBox::valueChanged, this, [this](int p) {
         edit(tr("Set the patch size to %1").arg(p),
              [p](ExperimentSpec& spec) { spec.input.patchSize = p; });
     });
-    m_imageSize = spinBox(16, 2048,
-                          tr("The image's longest side is scaled to this many pixels "
-                             "before it is cut into patches."));
+    m_imageSize = dockSpinBox(16, 2048,
+                              tr("The image's longest side is scaled to this many pixels "
+                                 "before it is cut into patches."));
     m_imageSize->setSingleStep(16);
     connect(m_imageSize, &QSpinBox::valueChanged, this, [this](int size) {
         edit(tr("Scale the image to %1 pixels").arg(size),
@@ -374,27 +366,24 @@ QWidget* InputPanel::makeImageTab()
 QWidget* InputPanel::makeRandomTab()
 {
     auto* tab = new QWidget;
-    m_length = spinBox(1, 1 << 20, tr("L, the number of random queries and keys."));
+    m_length = dockSpinBox(1, 1 << 20, tr("L, the number of random queries and keys."));
     connect(m_length, &QSpinBox::valueChanged, this, [this](int length) {
         edit(tr("Set L to %1").arg(length),
              [length](ExperimentSpec& spec) { spec.input.length = length; });
     });
-    m_rowNorm = new QDoubleSpinBox;
-    m_rowNorm->setRange(0, 1000);
-    m_rowNorm->setDecimals(3);
-    m_rowNorm->setSingleStep(0.1);
-    m_rowNorm->setKeyboardTracking(false);
-    m_rowNorm->setSpecialValueText(tr("auto: d^(1/4)"));
-    m_rowNorm->setToolTip(tr("|q_i| = |k_j|, the length of every random query and key. auto is "
+    m_rowNorm =
+        dockDoubleSpinBox(0, 1000, 3, 0.1,
+                          tr("|q_i| = |k_j|, the length of every random query and key. auto is "
                              "d^(1/4), which makes |x'| = 1 at the default scale s = 1/sqrt(d)."));
+    m_rowNorm->setSpecialValueText(tr("auto: d^(1/4)"));
     connect(m_rowNorm, &QDoubleSpinBox::valueChanged, this, [this](double norm) {
         edit(tr("Set the row norm to %1").arg(norm), [norm](ExperimentSpec& spec) {
             spec.input.rowNorm = norm > 0 ? std::optional<double>(norm) : std::nullopt;
         });
     });
-    m_clusters = spinBox(0, 1024,
-                         tr("0: uniformly random directions. C > 0: rows gather around "
-                            "C random directions, which makes attention peaked."));
+    m_clusters = dockSpinBox(0, 1024,
+                             tr("0: uniformly random directions. C > 0: rows gather around "
+                                "C random directions, which makes attention peaked."));
     connect(m_clusters, &QSpinBox::valueChanged, this, [this](int clusters) {
         edit(tr("Set clusters to %1").arg(clusters),
              [clusters](ExperimentSpec& spec) { spec.input.clusters = clusters; });
@@ -539,7 +528,7 @@ QComboBox* InputPanel::makeReader(const QString& toolTip)
 
 QSpinBox* InputPanel::makeLayerBox(const QString& toolTip)
 {
-    QSpinBox* box = spinBox(0, 0, toolTip);
+    QSpinBox* box = dockSpinBox(0, 0, toolTip);
     connect(box, &QSpinBox::valueChanged, this, [this](int layer) {
         edit(tr("Show layer %1").arg(layer),
              [layer](ExperimentSpec& spec) { spec.input.layer = layer; });

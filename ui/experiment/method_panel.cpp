@@ -2,6 +2,7 @@
 
 #include "attention/fitted_feature_maps.h"
 #include "inputs/model_input.h"
+#include "ui/common/controls_column.h"
 #include "ui/experiment/checkpoint_choice.h"
 #include "ui/experiment/model_files.h"
 
@@ -190,22 +191,12 @@ void MethodPanel::buildMethodControls()
     m_featuresSlider = new QSlider(Qt::Horizontal);
     m_featuresSlider->setRange(0, kFeatureSliderMax);
     m_featuresSlider->setToolTip(featuresTip);
-    m_features = new QSpinBox;
-    m_features->setRange(int(featuresParameter().minimum), int(featuresParameter().maximum));
-    m_features->setKeyboardTracking(false);
-    m_features->setToolTip(featuresTip);
-    connect(m_featuresSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
-    connect(m_featuresSlider, &QSlider::valueChanged, this, [this](int position) {
-        const int m = featuresFromSlider(position);
-        edit(
-            tr("Set m to %1").arg(m),
-            [m](ExperimentSpec& spec) { spec.approximation.features = m; },
-            dragKey(m_featuresSlider));
-    });
-    connect(m_features, &QSpinBox::valueChanged, this, [this](int m) {
-        edit(tr("Set m to %1").arg(m),
-             [m](ExperimentSpec& spec) { spec.approximation.features = m; });
-    });
+    m_features = dockSpinBox(int(featuresParameter().minimum), int(featuresParameter().maximum),
+                             featuresTip);
+    connectSlider(
+        m_featuresSlider, m_features, featuresFromSlider,
+        [](int m) { return tr("Set m to %1").arg(m); },
+        [](ExperimentSpec& spec, int m) { spec.approximation.features = m; });
 }
 
 void MethodPanel::chooseCheckpoint()
@@ -257,10 +248,8 @@ QPushButton* MethodPanel::buildDrawControls()
              [index](ExperimentSpec& spec) { spec.approximation.rowNorm = RowNorm(index); });
     });
 
-    m_seed = new QSpinBox;
-    m_seed->setRange(0, std::numeric_limits<int>::max());
-    m_seed->setKeyboardTracking(false);
-    m_seed->setToolTip(tr("The seed of W: the same seed gives the same W, bit for bit."));
+    m_seed = dockSpinBox(0, std::numeric_limits<int>::max(),
+                         tr("The seed of W: the same seed gives the same W, bit for bit."));
     // Room for seven digits rather than the ten of the largest seed, so that the seed and the
     // Redraw button do not set the dock's width (a longer seed scrolls in its box).
     m_seed->setMinimumWidth(m_seed->minimumSizeHint().width() -
@@ -278,14 +267,11 @@ QPushButton* MethodPanel::buildDrawControls()
 
 void MethodPanel::buildInputControls()
 {
-    m_scale = new QDoubleSpinBox;
-    m_scale->setRange(0, 100);
-    m_scale->setDecimals(4);
-    m_scale->setSingleStep(0.01);
-    m_scale->setKeyboardTracking(false);
+    m_scale = dockDoubleSpinBox(0, 100, 4, 0.01,
+                                tr("s, the scale (inverse temperature) in exp(s q.k); x' = "
+                                   "sqrt(s) x. Larger s makes attention sharper and the "
+                                   "approximation harder."));
     m_scale->setSpecialValueText(tr("auto: 1/sqrt(d)"));
-    m_scale->setToolTip(tr("s, the scale (inverse temperature) in exp(s q.k); x' = sqrt(s) x. "
-                           "Larger s makes attention sharper and the approximation harder."));
     connect(m_scale, &QDoubleSpinBox::valueChanged, this, [this](double s) {
         edit(s > 0 ? tr("Set the scale to %1").arg(s) : tr("Use the default scale"),
              [s](ExperimentSpec& spec) {
@@ -299,24 +285,11 @@ void MethodPanel::buildInputControls()
     m_normSlider = new QSlider(Qt::Horizontal);
     m_normSlider->setRange(-kNormSteps, kNormSteps);
     m_normSlider->setToolTip(normTip);
-    m_norm = new QDoubleSpinBox;
-    m_norm->setRange(0.01, 100);
-    m_norm->setDecimals(3);
-    m_norm->setSingleStep(0.1);
-    m_norm->setKeyboardTracking(false);
-    m_norm->setToolTip(normTip);
-    connect(m_normSlider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
-    connect(m_normSlider, &QSlider::valueChanged, this, [this](int position) {
-        const double norm = normFromSlider(position);
-        edit(
-            tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
-            [norm](ExperimentSpec& spec) { spec.input.normMultiplier = norm; },
-            dragKey(m_normSlider));
-    });
-    connect(m_norm, &QDoubleSpinBox::valueChanged, this, [this](double norm) {
-        edit(tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3),
-             [norm](ExperimentSpec& spec) { spec.input.normMultiplier = norm; });
-    });
+    m_norm = dockDoubleSpinBox(0.01, 100, 3, 0.1, normTip);
+    connectSlider(
+        m_normSlider, m_norm, normFromSlider,
+        [](double norm) { return tr("Set the norm multiplier to %1").arg(norm, 0, 'g', 3); },
+        [](ExperimentSpec& spec, double norm) { spec.input.normMultiplier = norm; });
 
     m_causal = new QCheckBox(tr("Causal mask"));
     m_causal->setToolTip(tr("Query i sees only keys j <= i. Linear attention then runs as "
@@ -326,11 +299,9 @@ void MethodPanel::buildInputControls()
         edit(on ? tr("Turn the causal mask on") : tr("Turn the causal mask off"),
              [on](ExperimentSpec& spec) { spec.causal = on; });
     });
-    m_heads = new QSpinBox;
-    m_heads->setRange(1, 64);
-    m_heads->setKeyboardTracking(false);
-    m_heads->setToolTip(tr("H, the number of heads: each head has its own Wq, Wk, Wv (and W), "
-                           "and token vectors have H d entries."));
+    m_heads = dockSpinBox(1, 64,
+                          tr("H, the number of heads: each head has its own Wq, Wk, Wv (and W), "
+                             "and token vectors have H d entries."));
     connect(m_heads, &QSpinBox::valueChanged, this, [this](int heads) {
         edit(tr("Use %1 heads").arg(heads),
              [heads](ExperimentSpec& spec) { spec.input.heads = heads; });
@@ -370,21 +341,17 @@ QWidget* MethodPanel::parameterControl(const MethodParameter& parameter)
             break;
         }
         case MethodParameter::Kind::Integer: {
-            auto* integer = new QSpinBox;
-            integer->setRange(
+            QSpinBox* integer = dockSpinBox(
                 int(parameter.minimum),
                 int(std::min<double>(parameter.maximum, std::numeric_limits<int>::max())));
-            integer->setKeyboardTracking(false);
             connect(integer, &QSpinBox::valueChanged, this, [set](int value) { set(value); });
             control = integer;
             break;
         }
         case MethodParameter::Kind::Real: {
-            auto* real = new QDoubleSpinBox;
-            real->setRange(parameter.minimum, parameter.maximum);
-            real->setDecimals(5);
-            real->setSingleStep(parameter.maximum - parameter.minimum <= 1.5 ? 0.0005 : 0.01);
-            real->setKeyboardTracking(false);
+            QDoubleSpinBox* real =
+                dockDoubleSpinBox(parameter.minimum, parameter.maximum, 5,
+                                  parameter.maximum - parameter.minimum <= 1.5 ? 0.0005 : 0.01);
             connect(real, &QDoubleSpinBox::valueChanged, this, [set](double value) { set(value); });
             control = real;
             break;
@@ -417,9 +384,22 @@ void MethodPanel::edit(const QString& description, Change change, int mergeKey)
     emit edited(spec, description, mergeKey);
 }
 
-int MethodPanel::dragKey(const QSlider* slider) const
+template <typename Box, typename FromSlider, typename Describe, typename Apply>
+void MethodPanel::connectSlider(QSlider* slider, Box* box, FromSlider fromSlider, Describe describe,
+                                Apply apply)
 {
-    return slider->isSliderDown() ? m_dragSerial : -1;
+    using Value = decltype(box->value());
+    connect(slider, &QSlider::sliderPressed, this, [this] { ++m_dragSerial; });
+    connect(slider, &QSlider::valueChanged, this, [=, this](int position) {
+        const Value value = fromSlider(position);
+        // One undo step a drag: the changes of one drag share its merge key.
+        edit(
+            describe(value), [&](ExperimentSpec& spec) { apply(spec, value); },
+            slider->isSliderDown() ? m_dragSerial : -1);
+    });
+    connect(box, &Box::valueChanged, this, [=, this](Value value) {
+        edit(describe(value), [&](ExperimentSpec& spec) { apply(spec, value); });
+    });
 }
 
 void MethodPanel::setSpec(const ExperimentSpec& spec)

@@ -54,8 +54,12 @@ private:
     void buildInputControls();
     template <typename Change>
     void edit(const QString& description, Change change, int mergeKey = -1);
-    // The merge key of a change made by slider: one key per drag.
-    int dragKey(const QSlider* slider) const;
+    // Wires a slider and the number box beside it to one value of the spec: the slider's
+    // position gives the value through fromSlider (a drag is one undo step), the box the value
+    // itself; describe(value) says what the step does, apply(spec, value) sets the value.
+    template <typename Box, typename FromSlider, typename Describe, typename Apply>
+    void connectSlider(QSlider* slider, Box* box, FromSlider fromSlider, Describe describe,
+                       Apply apply);
     void updateEnabled();
     // The control of a parameter (its kind's widget), wired to edit the spec.
     QWidget* parameterControl(const MethodParameter& parameter);
