@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <type_traits>
 
 namespace attnlab::ui {
 
@@ -90,6 +91,18 @@ QFont scaledFont(QFont font)
     else if (font.pixelSize() > 0)
         font.setPixelSize(int(std::lround(font.pixelSize() * PresentationMode::kFontScale)));
     return font;
+}
+
+// A size or length `factor` times larger, x -> x factor (rounded for a whole number of pixels).
+template <typename T>
+std::function<T(const T&)> scaledBy(double factor)
+{
+    return [factor](const T& x) {
+        if constexpr (std::is_integral_v<T>)
+            return T(std::lround(x * factor));
+        else
+            return T(x * factor);
+    };
 }
 
 // A pen kLineScale times thicker (a cosmetic pen, width 0, counts as 1 pixel); NoPen stays.
@@ -168,9 +181,7 @@ void styleAxis(QCPAxis* axis, const Restyle& restyle, const ThemeColors& colors)
             {[axis](const QColor& c) { axis->setTickLabelColor(c); }});
     restyle(axis, "labelColor", axis->labelColor(), ink,
             {[axis](const QColor& c) { axis->setLabelColor(c); }});
-    const std::function<int(const int&)> longer = [](const int& length) {
-        return int(std::lround(length * PresentationMode::kLineScale));
-    };
+    const std::function<int(const int&)> longer = scaledBy<int>(PresentationMode::kLineScale);
     restyle(axis, "tickLengthIn", axis->tickLengthIn(), longer,
             {[axis](const int& l) { axis->setTickLengthIn(l); }});
     restyle(axis, "tickLengthOut", axis->tickLengthOut(), longer,
@@ -213,8 +224,7 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
         restyle(legend, "textColor", legend->textColor(), readable,
                 {[legend](const QColor& c) { legend->setTextColor(c); }});
         restyle(legend, "iconSize", legend->iconSize(),
-                std::function<QSize(const QSize&)>(
-                    [](const QSize& s) { return s * PresentationMode::kFontScale; }),
+                scaledBy<QSize>(PresentationMode::kFontScale),
                 {[legend](const QSize& s) { legend->setIconSize(s); }});
         for (int i = 0; i < legend->itemCount(); ++i) {
             QCPAbstractLegendItem* item = legend->item(i);
@@ -229,10 +239,7 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
                     {[item](const QColor& c) { item->setTextColor(c); }});
         }
     } else if (auto* scale = qobject_cast<QCPColorScale*>(element)) {
-        restyle(scale, "barWidth", scale->barWidth(),
-                std::function<int(const int&)>([](const int& w) {
-                    return int(std::lround(w * PresentationMode::kFontScale));
-                }),
+        restyle(scale, "barWidth", scale->barWidth(), scaledBy<int>(PresentationMode::kFontScale),
                 {[scale](const int& w) { scale->setBarWidth(w); }});
         styleAxis(scale->axis(), restyle, colors);
     }
@@ -265,9 +272,7 @@ void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& 
         if (auto* graph = qobject_cast<QCPGraph*>(plottable)) {
             const QCPScatterStyle style = graph->scatterStyle();
             restyle(graph, "scatterSize", style.size(),
-                    std::function<double(const double&)>(
-                        [](const double& s) { return s * PresentationMode::kFontScale; }),
-                    {[graph](const double& s) {
+                    scaledBy<double>(PresentationMode::kFontScale), {[graph](const double& s) {
                         QCPScatterStyle scatter = graph->scatterStyle();
                         scatter.setSize(s);
                         graph->setScatterStyle(scatter);
@@ -275,8 +280,7 @@ void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& 
         }
         if (auto* bars = qobject_cast<QCPErrorBars*>(plottable))
             restyle(bars, "whiskerWidth", bars->whiskerWidth(),
-                    std::function<double(const double&)>(
-                        [](const double& w) { return w * PresentationMode::kLineScale; }),
+                    scaledBy<double>(PresentationMode::kLineScale),
                     {[bars](const double& w) { bars->setWhiskerWidth(w); }});
     }
     for (int i = 0; i < plot->itemCount(); ++i) {
