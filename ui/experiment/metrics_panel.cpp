@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace attnlab::ui {
@@ -23,8 +24,23 @@ struct MetricDefinition {
     QString key;
     QString name;
     QString formula;
-    QString (*text)(const AttentionMetrics& metrics, qint64 rows);
+    std::function<QString(const AttentionMetrics& metrics, qint64 rows)> text;
 };
+
+// The text of a metric that is one number of AttentionMetrics, or of its row properties, as the
+// panel writes numbers (formatValue).
+std::function<QString(const AttentionMetrics&, qint64)> number(double AttentionMetrics::*field)
+{
+    return
+        [field](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.*field); };
+}
+
+std::function<QString(const AttentionMetrics&, qint64)> number(double RowProperties::*field)
+{
+    return [field](const AttentionMetrics& m, qint64) {
+        return MetricsPanel::formatValue(m.properties.*field);
+    };
+}
 
 // P^ and A^ are written with a combining circumflex, so the hat sits on the letter.
 const std::vector<MetricDefinition>& metricDefinitions()
@@ -32,68 +48,52 @@ const std::vector<MetricDefinition>& metricDefinitions()
     static const std::vector<MetricDefinition> definitions{
         {QStringLiteral("max_abs"), QStringLiteral("Largest error in P"),
          QStringLiteral("max<sub>i,j</sub> |P\u0302<sub>ij</sub> \u2212 P<sub>ij</sub>|"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.maxAbsError);
-         }},
+         number(&AttentionMetrics::maxAbsError)},
         {QStringLiteral("mean_abs"), QStringLiteral("Mean error in P"),
          QStringLiteral("mean<sub>i,j</sub> |P\u0302<sub>ij</sub> \u2212 P<sub>ij</sub>| over the "
                         "entries that are not masked"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.meanAbsError);
-         }},
+         number(&AttentionMetrics::meanAbsError)},
         {QStringLiteral("rel_frobenius_attention"), QStringLiteral("Relative error of P"),
          QStringLiteral("\u2016P\u0302 \u2212 P\u2016<sub>F</sub> / \u2016P\u2016<sub>F</sub> "
                         "(Frobenius norms)"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.relFrobeniusAttention);
-         }},
+         number(&AttentionMetrics::relFrobeniusAttention)},
         {QStringLiteral("rel_frobenius_output"), QStringLiteral("Relative error of the output"),
          QStringLiteral("\u2016O\u0302 \u2212 O\u2016<sub>F</sub> / \u2016O\u2016<sub>F</sub>, "
                         "with O = P V and O\u0302 = P\u0302 V"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.relFrobeniusOutput);
-         }},
+         number(&AttentionMetrics::relFrobeniusOutput)},
         {QStringLiteral("mean_tv"), QStringLiteral("Mean total variation of a row"),
          QStringLiteral("mean<sub>i</sub> \u00bd \u2211<sub>j</sub> |P\u0302<sub>ij</sub> \u2212 "
                         "P<sub>ij</sub>|: the probability mass the approximation puts in the "
                         "wrong place, from 0 to 1"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.meanTotalVariation);
-         }},
+         number(&AttentionMetrics::meanTotalVariation)},
         {QStringLiteral("mean_kl"), QStringLiteral("Mean KL divergence of a row"),
          QStringLiteral("mean<sub>i</sub> KL(P<sub>i</sub> \u2016 P\u0302<sub>i</sub>) = "
                         "mean<sub>i</sub> \u2211<sub>j</sub> P<sub>ij</sub> log(P<sub>ij</sub> / "
                         "P\u0302<sub>ij</sub>); n/a when P\u0302 has entries \u2264 0 where P is "
                         "positive"),
-         [](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.meanKl); }},
+         number(&AttentionMetrics::meanKl)},
         // Exact and approximate on rows of their own: one number per cell keeps the dock's
         // width whatever the values.
         {QStringLiteral("entropy_exact"), QStringLiteral("Row entropy, exact"),
          QStringLiteral("mean<sub>i</sub> H(P<sub>i</sub>) = \u2212\u2211<sub>j</sub> "
                         "P<sub>ij</sub> log P<sub>ij</sub> in nats: a trained head's rows are "
                         "spiky (low entropy)"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.properties.entropyExact);
-         }},
+         number(&RowProperties::entropyExact)},
         {QStringLiteral("entropy_approx"), QStringLiteral("Row entropy, approximate"),
          QStringLiteral("mean<sub>i</sub> H(P\u0302<sub>i</sub>) in nats: fixed feature maps "
                         "spread their weight (higher than exact); n/a when P\u0302 has negative "
                         "entries"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.properties.entropyApprox);
-         }},
+         number(&RowProperties::entropyApprox)},
         {QStringLiteral("monotonicity"), QStringLiteral("Monotonicity in q\u00b7k"),
          QStringLiteral("mean over the rows of Spearman's rank correlation between "
                         "q<sub>i</sub>\u00b7k<sub>j</sub> and P\u0302<sub>ij</sub>: 1 when "
                         "P\u0302 ranks the keys as softmax does, 0 when it ignores q\u00b7k"),
-         [](const AttentionMetrics& m, qint64) {
-             return MetricsPanel::formatValue(m.properties.monotonicity);
-         }},
+         number(&RowProperties::monotonicity)},
         {QStringLiteral("kernel_mse"), QStringLiteral("Kernel mean squared error"),
          QStringLiteral("mean<sub>i,j</sub> (A\u0302<sub>ij</sub> \u2212 A<sub>ij</sub>)\u00b2, "
                         "with A<sub>ij</sub> = exp(s q<sub>i</sub>\u00b7k<sub>j</sub>) and "
                         "A\u0302<sub>ij</sub> = \u03c6(q<sub>i</sub>)\u00b7\u03c6(k<sub>j</sub>)"),
-         [](const AttentionMetrics& m, qint64) { return MetricsPanel::formatValue(m.kernelMse); }},
+         number(&AttentionMetrics::kernelMse)},
         {QStringLiteral("nonpositive_rows"), QStringLiteral("Rows with a denominator \u2264 0"),
          QStringLiteral("rows i whose normaliser \u03c6(q<sub>i</sub>)\u00b7\u2211<sub>j</sub> "
                         "\u03c6(k<sub>j</sub>) is not positive, so P\u0302<sub>i</sub> is not a "
