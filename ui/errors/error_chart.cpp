@@ -153,14 +153,10 @@ QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep)
     return QString();
 }
 
-ErrorChart::ErrorChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 10.5, 36)
+ErrorChart::ErrorChart(QWidget* parent) : HeadedChart(parent, 10.5, 36)
 {
-    setBackground(Qt::white);
-    setAutoAddPlottableToLegend(false);
-
     QCPAxisRect* rect = axisRect();
-    plotLayout()->take(rect);
-    m_heading.arrange(rect);
+    arrangeUnderHeading(rect);
     rect->setMinimumMargins(QMargins(0, 0, 28, 0));
 
     applyAxisStyle(rect, font(), 10, true);
@@ -251,8 +247,8 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
     }
     if (result.cancelled)
         subtitle += tr(" (cancelled: the rows finished)");
-    m_heading.setTitle(titleText);
-    m_heading.setSubtitle(subtitle);
+    setTitle(titleText);
+    setSubtitle(subtitle);
     showPlot(true);
     replot(rpQueuedReplot);
 }
@@ -261,7 +257,7 @@ void ErrorChart::clear()
 {
     removeResult();
     m_hasResult = false;
-    m_heading.clear();
+    clearHeading();
     showPlot(false);
     replot(rpQueuedReplot);
 }
@@ -272,12 +268,6 @@ QString ErrorChart::legendText(const QString& curveLabel) const
         if (plot.curve.label() == curveLabel)
             return plot.mean->name();
     return QString();
-}
-
-void ErrorChart::updateLayout()
-{
-    m_heading.fitWidth();
-    QCustomPlot::updateLayout();
 }
 
 void ErrorChart::removeResult()
@@ -522,7 +512,7 @@ void ErrorChart::showPlot(bool shown)
 {
     setAxesVisible(axisRect(), shown);
     legend->setVisible(shown);
-    m_heading.setVisible(shown);
+    setHeadingVisible(shown);
     m_hint->setVisible(!shown);
 }
 

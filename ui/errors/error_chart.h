@@ -2,8 +2,8 @@
 
 #include "sweeps/error_sweep.h"
 
-#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
+#include "ui/plotting/headed_chart.h"
 #include "ui/plotting/plot_style.h"
 
 #include <QColor>
@@ -45,7 +45,7 @@ QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep);
 // point's median time or flop count instead of its value, with the Pareto front across every
 // curve (paretoFront) as a broad grey staircase: the lowest error any method reached at that cost
 // or less. The Lemma 2 curves, drawn against m, are left out there.
-class ErrorChart : public QCustomPlot {
+class ErrorChart : public HeadedChart {
     Q_OBJECT
 
 public:
@@ -85,14 +85,7 @@ public:
     QString legendText(const QString& curveLabel) const;
 
     QCPAxisRect* plotRect() const { return axisRect(); }
-    QString title() const { return m_heading.title(); }
-    QString subtitle() const { return m_heading.subtitle(); }
     const QCPItemText* hint() const { return m_hint; }
-
-protected:
-    // QCustomPlot's layout after wrapping the titles and giving the legend as many columns as fit
-    // the width.
-    void updateLayout() override;
 
 private:
     // Removes every curve of the result shown.
@@ -105,7 +98,6 @@ private:
     void fitAxes(const ErrorSweepResult& result);
     void showPlot(bool shown);
 
-    ChartHeading m_heading;
     FigureHint* m_hint;
     QCPGraph* m_bandKey;  // a legend entry for the bands
     bool m_hasResult = false;

@@ -134,22 +134,17 @@ ErrorDistribution errorDistribution(const ResultMatrix& exact, const ResultMatri
     return {absolute.histogram(), relative.histogram()};
 }
 
-ErrorDistributionView::ErrorDistributionView(QWidget* parent)
-    : QCustomPlot(parent), m_heading(this, 10, 30, 12)
+ErrorDistributionView::ErrorDistributionView(QWidget* parent) : HeadedChart(parent, 10, 30, 12)
 {
-    setBackground(Qt::white);
-    setAutoAddPlottableToLegend(false);
-
-    m_heading.setTitle(tr("Where the error lies: entry errors by the size of the exact entry"));
+    setTitle(tr("Where the error lies: entry errors by the size of the exact entry"));
     m_absoluteRect = axisRect();
-    plotLayout()->take(m_absoluteRect);
     m_relativeRect = new QCPAxisRect(this);
     m_plots = new QCPLayoutGrid;
     m_plots->addElement(0, 0, m_absoluteRect);
     m_plots->addElement(0, 1, m_relativeRect);
     m_plots->setColumnSpacing(14);
     m_plots->setRowSpacing(10);
-    m_heading.arrange(m_plots);
+    arrangeUnderHeading(m_plots);
     auto* margins = new QCPMarginGroup(this);
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
         rect->setMarginGroup(QCP::msAll, margins);
@@ -223,7 +218,7 @@ void ErrorDistributionView::setDistribution(const ErrorDistribution& distributio
     const qint64 zeros = absolute.smallZeros + absolute.largeZeros;
     if (zeros > 0)
         subtitle += tr("; %1 exact (zero) errors not on the log axis").arg(grouped(zeros));
-    m_heading.setSubtitle(subtitle);
+    setSubtitle(subtitle);
     showPlots(true);
     replot(rpQueuedReplot);
 }
@@ -234,7 +229,7 @@ void ErrorDistributionView::clear()
     for (QCPGraph* graph :
          {m_absoluteGraphs[0], m_absoluteGraphs[1], m_relativeGraphs[0], m_relativeGraphs[1]})
         graph->data()->clear();
-    m_heading.setSubtitle(QString());
+    setSubtitle(QString());
     showPlots(false);
     replot(rpQueuedReplot);
 }
@@ -257,8 +252,7 @@ void ErrorDistributionView::updateLayout()
             ->setTickCount(std::clamp(plotWidth / kErrorLabelSpacing, 2, 6));
     // Titles wrap rather than run past the edges of a narrow figure; the legend's two entries
     // side by side when they fit, else one a row.
-    m_heading.fitWidth();
-    QCustomPlot::updateLayout();
+    HeadedChart::updateLayout();
 }
 
 void ErrorDistributionView::showHistogram(const ErrorHistogram& histogram, QCPAxisRect* rect,
@@ -292,7 +286,7 @@ void ErrorDistributionView::showPlots(bool shown)
     for (QCPAxisRect* rect : {m_absoluteRect, m_relativeRect})
         setAxesVisible(rect, shown);
     legend->setVisible(shown);
-    m_heading.setVisible(shown);
+    setHeadingVisible(shown);
     m_hint->setVisible(!shown);
 }
 

@@ -3,7 +3,7 @@
 #include "attention/result_matrix.h"
 #include "types.h"
 
-#include "ui/plotting/chart_heading.h"
+#include "ui/plotting/headed_chart.h"
 #include "ui/plotting/plot_style.h"
 
 #include <qcustomplot.h>
@@ -50,7 +50,7 @@ ErrorDistribution errorDistribution(const ResultMatrix& exact, const ResultMatri
 // error lies: positive random features keep the relative error of small entries low, where
 // trigonometric features blow it up. Takes the same shared matrices as the heatmaps (no copy is
 // kept).
-class ErrorDistributionView : public QCustomPlot {
+class ErrorDistributionView : public HeadedChart {
     Q_OBJECT
 
 public:
@@ -87,7 +87,6 @@ private:
     void showPlots(bool shown);
 
     ErrorDistribution m_distribution;
-    ChartHeading m_heading;
     QCPLayoutGrid* m_plots;  // the two histograms: side by side, or stacked when narrow
     QCPAxisRect* m_absoluteRect;
     QCPAxisRect* m_relativeRect;

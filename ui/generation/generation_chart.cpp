@@ -53,14 +53,11 @@ QString chartTitle(GenerationChartKind kind, bool compact)
 }  // namespace
 
 GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
-    : QCustomPlot(parent), m_kind(kind), m_heading(this, 10.5, 36)
+    : HeadedChart(parent, 10.5, 36), m_kind(kind)
 {
-    setBackground(Qt::white);
-    setAutoAddPlottableToLegend(false);
-    m_heading.setTitle(chartTitle(kind, false));
+    setTitle(chartTitle(kind, false));
     QCPAxisRect* plot = axisRect();
-    plotLayout()->take(plot);
-    m_heading.arrange(plot);
+    arrangeUnderHeading(plot);
     legend->setVisible(true);
     for (QCPAxis* axis : {xAxis, yAxis}) {
         axis->setTickLabelFont(sizedFont(font(), 10));
@@ -88,15 +85,15 @@ void GenerationChart::setSteps(const std::vector<GenerationStep>& steps, Method 
 {
     m_steps = steps;
     m_method = method;
-    m_heading.setSubtitle(subtitle);
+    setSubtitle(subtitle);
     rebuild();
 }
 
 void GenerationChart::setCompact(bool compact)
 {
     m_compact = compact;
-    m_heading.setSubtitleRowShown(!compact);
-    m_heading.setTitle(chartTitle(m_kind, compact));
+    setSubtitleRowShown(!compact);
+    setTitle(chartTitle(m_kind, compact));
     xAxis->setLabel(compact ? tr("position of the token read")
                             : tr("position of the token read (prompt and generated tokens, "
                                  "0-based)"));
@@ -104,12 +101,6 @@ void GenerationChart::setCompact(bool compact)
         yAxis->setLabel(compact ? tr("ms per token (log)")
                                 : tr("time per token (ms, logarithmic)"));
     rebuild();
-}
-
-void GenerationChart::updateLayout()
-{
-    m_heading.fitWidth();
-    QCustomPlot::updateLayout();
 }
 
 QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt::PenStyle style)

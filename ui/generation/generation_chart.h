@@ -1,8 +1,8 @@
 #pragma once
 
 #include "generation/generation.h"
-#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
+#include "ui/plotting/headed_chart.h"
 
 #include <qcustomplot.h>
 
@@ -23,7 +23,7 @@ enum class GenerationChartKind {
 // and a page that shows the steps as they come (setSteps again with more steps): a title, a
 // subtitle naming the model and the method, one plot, the legend under it. A KL of 0 is drawn
 // at the axis floor (1e-6), never dropped; an infinite KL at the top, as a cross.
-class GenerationChart : public QCustomPlot {
+class GenerationChart : public HeadedChart {
     Q_OBJECT
 
 public:
@@ -38,10 +38,6 @@ public:
     // a page's chart draw the full one (saveGenerationChart).
     void setCompact(bool compact);
 
-protected:
-    // The heading and legend fitted to the width first.
-    void updateLayout() override;
-
 private:
     void rebuild();
     QCPGraph* addCurve(const QString& name, const QColor& color, Qt::PenStyle style);
@@ -50,7 +46,6 @@ private:
     std::vector<GenerationStep> m_steps;
     Method m_method = Method::FavorPositive;
     bool m_compact = false;
-    ChartHeading m_heading;
 };
 
 // Draws the chart of `kind` for steps offscreen into path (PNG at twice size, SVG or PDF). Throws

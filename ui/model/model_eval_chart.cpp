@@ -213,19 +213,16 @@ void setXAxes(QCPAxisRect* agreement, QCPAxisRect* klRect, ModelEvalAxis axis,
 
 }  // namespace
 
-ModelEvalChart::ModelEvalChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 10.5, 36)
+ModelEvalChart::ModelEvalChart(QWidget* parent) : HeadedChart(parent, 10.5, 36)
 {
-    setBackground(Qt::white);
-    setAutoAddPlottableToLegend(false);
-    m_heading.setTitle(tr("Predictions with the approximation"));
+    setTitle(tr("Predictions with the approximation"));
     m_agreement = axisRect();
-    plotLayout()->take(m_agreement);
     m_kl = new QCPAxisRect(this);
     auto* plots = new QCPLayoutGrid;
     plots->addElement(0, 0, m_agreement);
     plots->addElement(0, 1, m_kl);
     plots->setColumnSpacing(24);
-    m_heading.arrange(plots);
+    arrangeUnderHeading(plots);
     legend->setVisible(true);
     applyAxisStyle(m_agreement, font(), 10, false);
     applyAxisStyle(m_kl, font(), 10, false);
@@ -243,14 +240,8 @@ void ModelEvalChart::setRows(const std::vector<ModelEvalRow>& rows, ModelEvalAxi
 {
     m_rows = rows;
     m_axis = axis;
-    m_heading.setSubtitle(subtitle);
+    setSubtitle(subtitle);
     rebuild();
-}
-
-void ModelEvalChart::updateLayout()
-{
-    m_heading.fitWidth();
-    QCustomPlot::updateLayout();
 }
 
 void ModelEvalChart::rebuild()

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
+#include "ui/plotting/headed_chart.h"
 #include "sweeps/downstream.h"
 
 #include <qcustomplot.h>
@@ -25,7 +25,7 @@ enum class ModelEvalAxis {
 // colour, and a second checkpoint of the model (the row "checkpoint") as a dashed purple line.
 // A KL of 0 (or below the axis) is drawn at the axis floor, never dropped. A title, a subtitle with
 // the model and the text length, and a legend under the plots.
-class ModelEvalChart : public QCustomPlot {
+class ModelEvalChart : public HeadedChart {
     Q_OBJECT
 
 public:
@@ -40,16 +40,11 @@ public:
     QCPAxisRect* agreementRect() const { return m_agreement; }
     QCPAxisRect* klRect() const { return m_kl; }
 
-protected:
-    // The heading and legend fitted to the width first.
-    void updateLayout() override;
-
 private:
     void rebuild();
 
     std::vector<ModelEvalRow> m_rows;
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
-    ChartHeading m_heading;
     QCPAxisRect* m_agreement;
     QCPAxisRect* m_kl;
     QCPTextElement* m_hint;

@@ -198,23 +198,20 @@ QColor methodColor(const TimedMethod& method)
     return color.lightness() < 40 ? QColor(0x80, 0x80, 0x80) : color.darker(150);
 }
 
-TimingChart::TimingChart(QWidget* parent) : QCustomPlot(parent), m_heading(this, 10.5, 30)
+TimingChart::TimingChart(QWidget* parent) : HeadedChart(parent, 10.5, 30)
 {
-    setBackground(Qt::white);
-    setAutoAddPlottableToLegend(false);
     addLayer(QStringLiteral("annotations"), layer(QStringLiteral("main")), limAbove);
 
     // Title, subtitle, the two plots side by side, the legend centred under them.
     m_timeRect = axisRect();
-    plotLayout()->take(m_timeRect);
     m_memoryRect = new QCPAxisRect(this);
-    m_heading.setTitle(tr("Attention cost against sequence length"));
+    setTitle(tr("Attention cost against sequence length"));
     auto* plots = new QCPLayoutGrid;
     plots->addElement(0, 0, m_timeRect);
     plots->addElement(0, 1, m_memoryRect);
     plots->setColumnStretchFactors({1.35, 1});
     plots->setColumnSpacing(12);
-    m_heading.arrange(plots);
+    arrangeUnderHeading(plots);
     auto* margins = new QCPMarginGroup(this);
     for (QCPAxisRect* rect : {m_timeRect, m_memoryRect})
         rect->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
@@ -382,7 +379,7 @@ void TimingChart::setResult(const SweepResult& result)
                                : tr("median of %1 runs (bars: min to max)").arg(spec.repetitions));
     if (std::isfinite(result.sgemmGflops) && result.sgemmGflops > 0)
         subtitle += tr("; this machine's sgemm: %1 GFLOP/s").arg(result.sgemmGflops, 0, 'f', 0);
-    m_heading.setSubtitle(subtitle);
+    setSubtitle(subtitle);
     showPlots(true);
     replot(rpQueuedReplot);
 }
@@ -391,7 +388,7 @@ void TimingChart::clear()
 {
     removeResult();
     m_hasResult = false;
-    m_heading.setSubtitle(QString());
+    setSubtitle(QString());
     showPlots(false);
     replot(rpQueuedReplot);
 }
@@ -558,7 +555,7 @@ void TimingChart::showPlots(bool shown)
         setAxesVisible(rect, shown);
     legend->setVisible(shown && !m_curves.empty());
     m_memoryLegend->setVisible(shown);
-    m_heading.setVisible(shown);
+    setHeadingVisible(shown);
     m_hint->setVisible(!shown);
 }
 
@@ -583,8 +580,7 @@ bool TimingChart::fitLengthTicks()
 
 void TimingChart::updateLayout()
 {
-    m_heading.fitWidth();
-    QCustomPlot::updateLayout();
+    HeadedChart::updateLayout();
     if (!m_hasResult)
         return;
     if (fitLengthTicks())

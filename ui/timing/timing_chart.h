@@ -2,8 +2,8 @@
 
 #include "sweeps/timing_sweep.h"
 
-#include "ui/plotting/chart_heading.h"
 #include "ui/plotting/figure_export.h"
+#include "ui/plotting/headed_chart.h"
 #include "ui/plotting/plot_style.h"
 
 #include <QColor>
@@ -30,7 +30,8 @@ QString formatLength(double length, int significantDigits = 0);
 QColor methodColor(const TimedMethod& method);
 
 // The cost of attention against the sequence length L, measured by a timing sweep: one figure
-// (exported as one) with two log-log plots side by side, and one legend under both.
+// (exported as one) with two log-log plots side by side under a title and a subtitle that gives
+// d, m, threads and repetitions, and one legend under both.
 //
 // Left, the time per run: one curve per method through the medians of its repetitions, with
 // min-max error bars; the legend gives each curve's fitted slope (about 2 for exact attention,
@@ -46,7 +47,7 @@ QColor methodColor(const TimedMethod& method);
 // Each algorithm has its colour and marker shape in both plots; causal variants have a darker
 // shade and hollow markers. Labels and notes are laid out for the size the figure is drawn at
 // (on screen and for exports), never overlapping one another.
-class TimingChart : public QCustomPlot {
+class TimingChart : public HeadedChart {
     Q_OBJECT
 
 public:
@@ -94,9 +95,6 @@ public:
 
     QCPAxisRect* timeRect() const { return m_timeRect; }
     QCPAxisRect* memoryRect() const { return m_memoryRect; }
-    // The title above the plots, and the line under it that gives d, m, threads and repetitions.
-    QString title() const { return m_heading.title(); }
-    QString subtitle() const { return m_heading.subtitle(); }
     // The hint shown instead of the plots when there is no result (visible or not).
     const QCPItemText* hint() const { return m_hint; }
 
@@ -135,7 +133,6 @@ private:
 
     QCPAxisRect* m_timeRect;
     QCPAxisRect* m_memoryRect;
-    ChartHeading m_heading;
     QCPLegend* m_memoryLegend;  // line styles of the memory plot: model and measured
     FigureHint* m_hint;
     QCPItemStraightLine* m_budgetLine;

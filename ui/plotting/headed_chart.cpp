@@ -1,39 +1,40 @@
-#include "ui/plotting/chart_heading.h"
+#include "ui/plotting/headed_chart.h"
 
 #include "ui/plotting/plot_style.h"
 
 namespace attnlab::ui {
 
-ChartHeading::ChartHeading(QCustomPlot* plot, double legendPoints, int iconWidth,
-                           double titlePoints)
-    : m_plot(plot),
-      m_title(new QCPTextElement(plot, QString(), sizedFont(plot->font(), titlePoints, true))),
-      m_subtitle(new QCPTextElement(plot, QString(), sizedFont(plot->font(), titlePoints - 3)))
+HeadedChart::HeadedChart(QWidget* parent, double legendPoints, int iconWidth, double titlePoints)
+    : QCustomPlot(parent),
+      m_title(new QCPTextElement(this, QString(), sizedFont(font(), titlePoints, true))),
+      m_subtitle(new QCPTextElement(this, QString(), sizedFont(font(), titlePoints - 3)))
 {
     m_subtitle->setTextColor(QColor(70, 70, 70));
-    QCPLegend* legend = plot->legend;
     legend->setBorderPen(Qt::NoPen);
     legend->setBrush(Qt::NoBrush);
-    legend->setFont(sizedFont(plot->font(), legendPoints));
+    legend->setFont(sizedFont(font(), legendPoints));
     legend->setIconSize(iconWidth, 14);
     legend->setColumnSpacing(22);
     legend->setRowSpacing(0);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
+    setBackground(Qt::white);
+    setAutoAddPlottableToLegend(false);
 }
 
-void ChartHeading::arrange(QCPLayoutElement* plots)
+void HeadedChart::arrangeUnderHeading(QCPLayoutElement* plots)
 {
-    QCPLayoutGrid* layout = m_plot->plotLayout();
-    QCPLayoutGrid* legendRow = centredLegendRow(m_plot);
+    QCPLayoutGrid* layout = plotLayout();
+    QCPLayoutGrid* legendRow = centredLegendRow(this);
+    // First: the default axis rect leaves the top-left cell it starts in, which the title takes.
+    layout->addElement(2, 0, plots);
     layout->addElement(0, 0, m_title);
     layout->addElement(1, 0, m_subtitle);
-    layout->addElement(2, 0, plots);
     layout->addElement(3, 0, legendRow);
     layout->setRowStretchFactors({0.001, 0.001, 1, 0.001});
     layout->setRowSpacing(2);
 }
 
-void ChartHeading::clear()
+void HeadedChart::clearHeading()
 {
     m_titleText.clear();
     m_subtitleText.clear();
@@ -41,17 +42,17 @@ void ChartHeading::clear()
     m_subtitle->setText(QString());
 }
 
-void ChartHeading::setVisible(bool shown)
+void HeadedChart::setHeadingVisible(bool shown)
 {
     m_title->setVisible(shown);
     m_subtitle->setVisible(shown && m_subtitleRowShown);
 }
 
-void ChartHeading::setSubtitleRowShown(bool shown)
+void HeadedChart::setSubtitleRowShown(bool shown)
 {
     if (shown == m_subtitleRowShown)
         return;
-    QCPLayoutGrid* layout = m_plot->plotLayout();
+    QCPLayoutGrid* layout = plotLayout();
     if (shown) {
         layout->insertRow(1);
         layout->addElement(1, 0, m_subtitle);
@@ -66,12 +67,13 @@ void ChartHeading::setSubtitleRowShown(bool shown)
     m_subtitleRowShown = shown;
 }
 
-void ChartHeading::fitWidth()
+void HeadedChart::updateLayout()
 {
-    const int width = m_plot->viewport().width();
+    const int width = viewport().width();
     setWrappedText(m_title, m_titleText, width - 16);
     setWrappedText(m_subtitle, m_subtitleText, width - 16);
-    fitLegendColumns(m_plot->legend, width - 40);
+    fitLegendColumns(legend, width - 40);
+    QCustomPlot::updateLayout();
 }
 
 }  // namespace attnlab::ui
