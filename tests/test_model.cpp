@@ -535,25 +535,19 @@ void TestModel::badCheckpoint()
     copyFixture(fixture, folder);
     const QString weights = folder + QStringLiteral("/model.safetensors");
     const QStringList words = damage.split(u' ');
-    if (words[0] == QLatin1String("remove")) {
-        QVERIFY(QFile::remove(folder + QLatin1Char('/') + words[1]));
-    } else if (damage == QLatin1String("config garbage")) {
+    if (damage == QLatin1String("config garbage")) {
         writeBytes(folder + QStringLiteral("/config.json"), "{\"n_layer\": 2,");
-    } else if (damage == QLatin1String("config drop n_head")) {
-        editConfig(folder, [](QJsonObject& c) { c.remove(QStringLiteral("n_head")); });
     } else if (damage == QLatin1String("config gelu")) {
         editConfig(folder, [](QJsonObject& c) {
             c.insert(QStringLiteral("activation_function"), QStringLiteral("gelu"));
         });
-    } else if (words[0] == QLatin1String("config")) {
-        editConfig(folder, [&](QJsonObject& c) { c.insert(words[1], words[2].toInt()); });
     } else if (damage == QLatin1String("rename weights.safetensors")) {
         QVERIFY(QFile::rename(weights, folder + QStringLiteral("/weights.safetensors")));
     } else if (damage == QLatin1String("second safetensors")) {
         QVERIFY(QFile::rename(weights, folder + QStringLiteral("/a.safetensors")));
         QVERIFY(QFile::copy(folder + QStringLiteral("/a.safetensors"),
                             folder + QStringLiteral("/b.safetensors")));
-    } else if (!damageWeights(weights, words)) {  // an I16 retype keeps F16's 2 bytes an element
+    } else if (!damageCheckpoint(folder, words)) {  // an I16 retype keeps F16's 2 bytes an element
         QFAIL(qPrintable(damage));
     }
     const QString message = thrownMessage<InputError>([&] { Gpt2Model::load(folder); });
