@@ -508,7 +508,7 @@ void TestLlamaModel::shardIndex()
         QVERIFY2(message.isEmpty(), qPrintable(message));
         return;
     }
-    QVERIFY2(message.startsWith(path) && message.contains(expected), qPrintable(message));
+    QVERIFY2(blames(message, path, expected), qPrintable(message));
 }
 
 // Property: compute --model on the GQA fixture writes metrics.json with the architecture, the

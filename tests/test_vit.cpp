@@ -337,8 +337,7 @@ void TestVit::damagedCheckpoint()
         QFAIL(qPrintable(damage));
     }
     const QString message = loadMessage(folder);
-    QVERIFY2(message.startsWith(folder + QLatin1Char('/') + file), qPrintable(message));
-    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(blames(message, folder + QLatin1Char('/') + file, expected), qPrintable(message));
 }
 
 // An image without pixels, or of the wrong size for a preprocessor that does not resize, is
@@ -347,14 +346,13 @@ void TestVit::imagesTheModelCannotRead()
 {
     const auto model = VitModel::load(fixturePath(kRgb));
     QString message = thrownMessage<InputError>([&] { model->preprocess(ImagePixels(), "x.png"); });
-    QVERIFY2(message.startsWith("x.png: ") && message.contains("no pixels"), qPrintable(message));
+    QVERIFY2(blames(message, "x.png: ", "no pixels"), qPrintable(message));
 
     ImagePreprocessing fixed = model->preprocessing();
     fixed.resize = false;
     ImagePixels image{20, 16, std::vector<float>(20 * 16 * 3, 0.5f)};
     message = thrownMessage<InputError>([&] { preprocessImage(image, fixed, 3, "y.png"); });
-    QVERIFY2(message.startsWith("y.png: ") && message.contains("20 x 16") &&
-                 message.contains("do_resize is false"),
+    QVERIFY2(blames(message, "y.png: ", "20 x 16") && message.contains("do_resize is false"),
              qPrintable(message));
     image = {16, 16, std::vector<float>(16 * 16 * 3, 0.5f)};
     QCOMPARE(preprocessImage(image, fixed, 3, "z.png").values.size(), std::size_t(3 * 16 * 16));
