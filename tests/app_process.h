@@ -1,8 +1,9 @@
 #pragma once
 
-// Running the built attention-lab (ATTNLAB_APP) as a process with a time bound, and what the
-// reliability tests check around it: that a folder is left exactly as it was, and that every
-// non-finite number in a run's output files is explained by a warning in its metrics.json.
+// Running the built attention-lab (ATTNLAB_APP) as a process with a time bound, whether it refused
+// what it was given, and what the reliability tests check around it: that a folder is left
+// exactly as it was, and that every non-finite number in a run's output files is explained by a
+// warning in its metrics.json.
 
 #include "io/npy.h"
 
@@ -58,6 +59,19 @@ struct AppRun {
             .arg(QString::fromUtf8(out.left(4000)), QString::fromUtf8(err.left(4000)));
     }
 };
+
+// Whether `run` refused what it was given, naming `named`: the program ended by itself with exit
+// code 2 (bad usage or an input it cannot use) and its stderr contains `named`.
+inline bool refusedNaming(const AppRun& run, const QString& named)
+{
+    return run.exitCode == 2 && QString::fromUtf8(run.err).contains(named);
+}
+
+// Whether `text` is one line: text and the newline that ends it, nothing after.
+inline bool isOneLine(const QByteArray& text)
+{
+    return text.endsWith('\n') && text.count('\n') == 1;
+}
 
 // Where a run of the program may show a window: offscreen (QT_QPA_PLATFORM=offscreen), or nowhere
 // (no platform chosen and no X11 or Wayland display, as on a server or over ssh).

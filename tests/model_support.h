@@ -328,4 +328,30 @@ inline void editConfig(const QString& dir, const std::function<void(QJsonObject&
     editJson(dir + QStringLiteral("/config.json"), edit);
 }
 
+// Damages the checkpoint copied into folder as words say, in the terms its tests share: "remove
+// FILE" deletes a file; "config drop KEY" removes a key of config.json, "config KEY VALUE [KEY
+// VALUE ...]" sets keys (to the whole number VALUE is, or else to the string); the other words
+// damage folder/model.safetensors as damageWeights says. Returns false for words none of them
+// knows, and when the file to remove is not there.
+inline bool damageCheckpoint(const QString& folder, const QStringList& words)
+{
+    if (words[0] == QLatin1String("remove"))
+        return QFile::remove(folder + QLatin1Char('/') + words[1]);
+    if (words[0] == QLatin1String("config") && words[1] == QLatin1String("drop")) {
+        editConfig(folder, [&](QJsonObject& c) { c.remove(words[2]); });
+        return true;
+    }
+    if (words[0] == QLatin1String("config")) {
+        editConfig(folder, [&](QJsonObject& c) {
+            for (qsizetype w = 1; w + 1 < words.size(); w += 2) {
+                bool number = false;
+                const int value = words[w + 1].toInt(&number);
+                c.insert(words[w], number ? QJsonValue(value) : QJsonValue(words[w + 1]));
+            }
+        });
+        return true;
+    }
+    return damageWeights(folder + QStringLiteral("/model.safetensors"), words);
+}
+
 }  // namespace attnlab::test

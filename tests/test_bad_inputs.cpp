@@ -736,7 +736,7 @@ void TestBadInputs::imageDecodingIsLimited()
     const QString huge = m_dir.filePath(QStringLiteral("huge.png"));
     writeBytes(huge, pngDeclaring(30000, 30000));
     QString message = thrownMessage<InputError>([&] { loadImagePixels(huge, 224); });
-    QVERIFY2(message.startsWith(huge) && message.contains("30000 x 30000"), qPrintable(message));
+    QVERIFY2(blames(message, huge, "30000 x 30000"), qPrintable(message));
 
     QByteArray header = bigEndian32(9000) + bigEndian32(9000);
     header.append(char(16)).append(char(2)).append(3, '\0');
@@ -748,8 +748,7 @@ void TestBadInputs::imageDecodingIsLimited()
     const QtMessageHandler previous = qInstallMessageHandler(keepImageWarning);
     message = thrownMessage<InputError>([&] { loadImagePixels(deep, 224); });
     qInstallMessageHandler(previous);
-    QVERIFY2(message.startsWith(deep) && message.contains("cannot read the image"),
-             qPrintable(message));
+    QVERIFY2(blames(message, deep, "cannot read the image"), qPrintable(message));
     QVERIFY2(g_imageWarnings.join('\n').contains("allocation limit"),
              qPrintable(g_imageWarnings.join('\n')));
     QCOMPARE(QImageReader::allocationLimit(), 512);

@@ -479,8 +479,7 @@ void TestCompareWindow::sessionsKeepTheSecondCheckpoint()
         runAttentionLab({QStringLiteral("--session"), path, QStringLiteral("--screenshot"),
                          m_dir.filePath(QStringLiteral("missing.png"))},
                         QString(), 120000);
-    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
-    QVERIFY2(run.err.contains(second.toUtf8()), qPrintable(run.describe()));
+    QVERIFY2(refusedNaming(run, second), qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("missing.png"))));
 }
 

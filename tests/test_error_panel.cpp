@@ -412,9 +412,7 @@ void TestErrorPanel::panelLeavesOutMethodsWithoutACausalForm()
     QVERIFY(nystrom->isChecked());
     const std::vector<Method> methods = panel.spec().methods;
     QCOMPARE(methods, (std::vector<Method>{Method::FavorPositive, Method::FavorTrig}));
-    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
-    panel.run();
-    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    QVERIFY(sweepFinishes(panel, kSweepTimeoutMs));
     QVERIFY2(panel.statusText().startsWith("Finished"), qPrintable(panel.statusText()));
 
     causal.causal = false;
@@ -451,9 +449,7 @@ void TestErrorPanel::panelExportsPlotAndData()
     QTemporaryDir dir;
     ErrorAnalysisPanel panel;
     prepare(panel, 16, 8, "4, 8", 2);
-    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
-    panel.run();
-    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    QVERIFY(sweepFinishes(panel, kSweepTimeoutMs));
     panel.exportChart(dir.filePath("chart.png"), FigureFormat::Png);
     QVERIFY(!QImage(dir.filePath("chart.png")).isNull());
     panel.exportChart(dir.filePath("chart.svg"), FigureFormat::Svg);
@@ -480,9 +476,7 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     child<QComboBox>(panel, "errorsSweepKind")->setCurrentIndex(1);  // norm: its own values text
     child<QLineEdit>(panel, "errorsValues")->setText("0.5, 1.5");
     child<QSpinBox>(panel, "errorsFeatures")->setValue(12);
-    QSignalSpy finished(&panel, &ErrorAnalysisPanel::sweepFinished);
-    panel.run();
-    QVERIFY(finished.size() == 1 || finished.wait(kSweepTimeoutMs));
+    QVERIFY(sweepFinishes(panel, kSweepTimeoutMs));
     panel.setMetric(ErrorMetric::MeanTotalVariation);
     panel.setAxis(ErrorAxis::Seconds);
     const QJsonObject state = panel.state();

@@ -638,10 +638,8 @@ void TestErrors::cliBadArguments()
         m_dir.filePath(QStringLiteral("bad_%1/errors.csv").arg(QTest::currentDataTag()));
     const AppRun run =
         errorsCommand(QStringList{"--seeds", "1"} + arguments + QStringList{"--out", out});
-    QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
-    const QString err = QString::fromUtf8(run.err).trimmed();
-    QVERIFY2(err.contains(named), qPrintable(err));
-    QCOMPARE(err.count('\n'), 0);
+    QVERIFY2(refusedNaming(run, named), qPrintable(run.describe()));
+    QCOMPARE(QString::fromUtf8(run.err).trimmed().count('\n'), 0);
     QVERIFY(!QFile::exists(out));
 }
 

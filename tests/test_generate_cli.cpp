@@ -208,10 +208,8 @@ void TestGenerateCli::badInputExitsTwoAndWritesNothing()
     QFETCH(QString, named);
     const QString out = m_dir.filePath(QStringLiteral("bad-%1").arg(QTest::currentDataTag()));
     const AppRun run = generate(arguments + QStringList{"--out", out}, m_dir.path());
-    QVERIFY2(run.finished && !run.crashed && run.exitCode == 2, qPrintable(run.describe()));
-    const QString err = QString::fromUtf8(run.err);
-    QVERIFY2(err.contains(named), qPrintable(run.describe()));
-    QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    QVERIFY2(refusedNaming(run, named), qPrintable(run.describe()));
+    QCOMPARE(run.err.count('\n'), 1);
     QVERIFY(!QFileInfo::exists(out));
 }
 

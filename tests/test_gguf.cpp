@@ -127,8 +127,7 @@ private:
         QFETCH(QString, expected);
         const QString path = written(QStringLiteral("damaged.gguf"), bytes);
         const QString message = thrownMessage<InputError>([&] { loadLanguageModel(path); });
-        QVERIFY2(message.startsWith(path + QStringLiteral(": ")) && message.contains(expected),
-                 qPrintable(message));
+        QVERIFY2(blames(message, path + QStringLiteral(": "), expected), qPrintable(message));
     }
 
 private slots:
@@ -617,9 +616,9 @@ void TestGguf::commandLineRefusesBadFiles()
           QStringList{"model-eval", "--model", path, "--text", "the", "--out"}}) {
         const QString out = m_dir.filePath(QStringLiteral("never-%1").arg(command.front()));
         const AppRun run = runAttentionLab(command + QStringList{out}, QString(), 60000);
-        QVERIFY2(run.finished && run.exitCode == 2, qPrintable(run.describe()));
-        QVERIFY2(run.err.contains(path.toUtf8() + ": the header gives 1099511627776 tensors"),
-                 qPrintable(run.describe()));
+        QVERIFY2(
+            refusedNaming(run, path + QStringLiteral(": the header gives 1099511627776 tensors")),
+            qPrintable(run.describe()));
         QVERIFY2(!QFileInfo::exists(out), qPrintable(out));
     }
 }

@@ -26,6 +26,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using attnlab::test::readBytes;
 using attnlab::test::uniformMatrix;
 
 namespace {
@@ -545,9 +546,7 @@ private slots:
         exportFigure(*view, path, FigureFormat::Svg);
         QSvgRenderer renderer(path);
         QVERIFY(renderer.isValid());
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::ReadOnly));
-        const QString svg = QString::fromUtf8(file.readAll());
+        const QString svg = QString::fromUtf8(readBytes(path));
         const QRegularExpression titleText(QStringLiteral("<text[^>]*>\\s*Exact attention P"));
         QVERIFY(svg.contains(titleText));
         QVERIFY(svg.contains(QStringLiteral("<title>Exact attention P</title>")));
@@ -560,9 +559,7 @@ private slots:
         const auto view = exampleView();
         const QString path = dir.filePath(QStringLiteral("figure.pdf"));
         exportFigure(*view, path, FigureFormat::Pdf);
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::ReadOnly));
-        const QByteArray pdf = file.readAll();
+        const QByteArray pdf = readBytes(path);
         QVERIFY(pdf.startsWith("%PDF-"));
         QVERIFY(pdf.trimmed().endsWith("%%EOF"));
         QVERIFY(pdf.size() > 2000);

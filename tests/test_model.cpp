@@ -407,8 +407,7 @@ void TestModel::badSafetensors()
         QVERIFY2(message.isEmpty(), qPrintable(message));
         return;
     }
-    QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
-    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(blames(message, path + QStringLiteral(": "), expected), qPrintable(message));
 }
 
 // IEEE binary16 to float: normal, subnormal, the largest finite, negative zero; infinity and NaN
@@ -436,8 +435,7 @@ void TestModel::convertsF16()
     QVERIFY(std::signbit(h[8]));
     QCOMPARE(h[9], -std::ldexp(1.0f, -24));
     QString message = thrownMessage<InputError>([&] { file.vector(QStringLiteral("inf"), 2); });
-    QVERIFY2(message.startsWith(path) && message.contains(QStringLiteral("tensor inf: element 1 "
-                                                                         "is infinite")),
+    QVERIFY2(blames(message, path, QStringLiteral("tensor inf: element 1 is infinite")),
              qPrintable(message));
     message = thrownMessage<InputError>([&] { file.vector(QStringLiteral("nan"), 1); });
     QVERIFY2(message.contains(QStringLiteral("tensor nan: element 0 is NaN")), qPrintable(message));
@@ -535,25 +533,19 @@ void TestModel::badCheckpoint()
     copyFixture(fixture, folder);
     const QString weights = folder + QStringLiteral("/model.safetensors");
     const QStringList words = damage.split(u' ');
-    if (words[0] == QLatin1String("remove")) {
-        QVERIFY(QFile::remove(folder + QLatin1Char('/') + words[1]));
-    } else if (damage == QLatin1String("config garbage")) {
+    if (damage == QLatin1String("config garbage")) {
         writeBytes(folder + QStringLiteral("/config.json"), "{\"n_layer\": 2,");
-    } else if (damage == QLatin1String("config drop n_head")) {
-        editConfig(folder, [](QJsonObject& c) { c.remove(QStringLiteral("n_head")); });
     } else if (damage == QLatin1String("config gelu")) {
         editConfig(folder, [](QJsonObject& c) {
             c.insert(QStringLiteral("activation_function"), QStringLiteral("gelu"));
         });
-    } else if (words[0] == QLatin1String("config")) {
-        editConfig(folder, [&](QJsonObject& c) { c.insert(words[1], words[2].toInt()); });
     } else if (damage == QLatin1String("rename weights.safetensors")) {
         QVERIFY(QFile::rename(weights, folder + QStringLiteral("/weights.safetensors")));
     } else if (damage == QLatin1String("second safetensors")) {
         QVERIFY(QFile::rename(weights, folder + QStringLiteral("/a.safetensors")));
         QVERIFY(QFile::copy(folder + QStringLiteral("/a.safetensors"),
                             folder + QStringLiteral("/b.safetensors")));
-    } else if (!damageWeights(weights, words)) {  // an I16 retype keeps F16's 2 bytes an element
+    } else if (!damageCheckpoint(folder, words)) {  // an I16 retype keeps F16's 2 bytes an element
         QFAIL(qPrintable(damage));
     }
     const QString message = thrownMessage<InputError>([&] { Gpt2Model::load(folder); });
@@ -562,8 +554,7 @@ void TestModel::badCheckpoint()
         return;
     }
     const QString named = file.isEmpty() ? folder : folder + QLatin1Char('/') + file;
-    QVERIFY2(message.startsWith(named), qPrintable(message));
-    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(blames(message, named, expected), qPrintable(message));
 }
 
 namespace {

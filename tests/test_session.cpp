@@ -495,8 +495,7 @@ void TestSession::refusesSpecValuesOutOfRange()
 
     const QString message = thrownMessage<InputError>([&] { readSession(path); });
     QVERIFY2(!message.isEmpty(), "the session was read");
-    QVERIFY2(message.startsWith(path + QStringLiteral(": spec: ")), qPrintable(message));
-    QVERIFY2(message.contains(key), qPrintable(message));
+    QVERIFY2(blames(message, path + QStringLiteral(": spec: "), key), qPrintable(message));
 }
 
 // Writing where no file can be made throws OutputError naming the path and leaves nothing
@@ -583,8 +582,7 @@ void TestSession::writeRefusesWhatWouldNotReadBack()
     QVERIFY(tmp.isValid());
     const QString path = tmp.filePath(QStringLiteral("s.attnlab"));
     const QString message = thrownMessage<OutputError>([&] { writeSession(path, session); });
-    QVERIFY2(message.startsWith(path + QStringLiteral(": not written")), qPrintable(message));
-    QVERIFY2(message.contains(problem), qPrintable(message));
+    QVERIFY2(blames(message, path + QStringLiteral(": not written"), problem), qPrintable(message));
     QCOMPARE(entriesBelow(tmp.path()), QStringList());
 }
 

@@ -32,6 +32,13 @@ QString thrownMessage(const std::function<void()>& action)
     return {};
 }
 
+// Whether an error message blames `culprit` for `problem`: it starts with culprit (the file or
+// folder at fault, which the messages of core's errors name first) and contains problem.
+inline bool blames(const QString& message, const QString& culprit, const QString& problem)
+{
+    return message.startsWith(culprit) && message.contains(problem);
+}
+
 // The data of a test run once on full and once on causal attention: a bool column "causal", a
 // row `fullName` (false), then a row "causal" (true).
 inline void addFullAndCausalRows(const char* fullName = "full")

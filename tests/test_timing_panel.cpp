@@ -631,9 +631,7 @@ void TestTimingPanel::panelStateRoundTripsWithoutRunning()
     chooseSweep(first, {Method::ExactStreaming, Method::Elu}, 64, 128, 16, 16);
     child<QCheckBox>(first, "timingCausal")->setChecked(true);
     child<QSpinBox>(first, "threads")->setValue(1);
-    QSignalSpy finished(&first, &TimingPanel::sweepFinished);
-    first.run();
-    QVERIFY(finished.wait(kSweepTimeoutMs));
+    QVERIFY(sweepFinishes(first, kSweepTimeoutMs));
     // Through text, as the session file keeps it.
     const QJsonObject state =
         QJsonDocument::fromJson(QJsonDocument(first.state()).toJson()).object();

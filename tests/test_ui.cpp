@@ -19,6 +19,7 @@
 #include "ui/timing/timing_chart.h"
 #include "ui/timing/timing_panel.h"
 #include "test_support.h"
+#include "widget_support.h"
 #include "window_support.h"
 
 #include <QAction>
@@ -532,9 +533,7 @@ void TestUi::pagesAndTheirStatesComeBackWithTheSession()
         timing->findChild<QSpinBox*>(QStringLiteral("minLength"))->setValue(64);
         timing->findChild<QSpinBox*>(QStringLiteral("maxLength"))->setValue(128);
         timing->findChild<QSpinBox*>(QStringLiteral("repetitions"))->setValue(1);
-        QSignalSpy finished(timing, &TimingPanel::sweepFinished);
-        timing->run();
-        QVERIFY(finished.wait(kPageSweepTimeoutMs));
+        QVERIFY(sweepFinishes(*timing, kPageSweepTimeoutMs));
         sweep = timing->result();
         QVERIFY(!sweep.points.empty());
         QSignalSpy shown(window.stepperView(), &StepperView::experimentShown);
@@ -624,9 +623,7 @@ void TestUi::errorPageSweepsTheWindowsInput()
         panel->findChild<QLineEdit*>(QStringLiteral("errorsValues"))
             ->setText(QStringLiteral("8, 32"));
         panel->findChild<QSpinBox*>(QStringLiteral("errorsSeeds"))->setValue(2);
-        QSignalSpy finished(panel, &ErrorAnalysisPanel::sweepFinished);
-        panel->run();
-        QVERIFY(finished.wait(kPageSweepTimeoutMs));
+        QVERIFY(sweepFinishes(*panel, kPageSweepTimeoutMs));
         sweep = panel->result();
         QVERIFY(!sweep.rows.empty());
         QCOMPARE(sweep.inputLength, Eigen::Index(resultOf(window).labels.size()));

@@ -1,9 +1,10 @@
 #pragma once
 
-// What the tests of the widgets share: finding a named child, counting the colours of a grab (a
-// blank figure has a handful), keeping a grab to look at.
+// What the tests of the widgets share: finding a named child, running a panel's sweep to its end,
+// counting the colours of a grab (a blank figure has a handful), keeping a grab to look at.
 
 #include <QImage>
+#include <QSignalSpy>
 #include <QString>
 #include <QWidget>
 
@@ -19,6 +20,17 @@ T* child(const QWidget& parent, const char* name)
     if (!found)
         qFatal("no child %s", name);
     return found;
+}
+
+// Runs the sweep of `panel` (a panel with run() and a sweepFinished signal: timing, errors) and
+// waits at most timeoutMs for it to finish, whether it finishes within run() or later; false when
+// it did not finish.
+template <typename Panel>
+bool sweepFinishes(Panel& panel, int timeoutMs)
+{
+    QSignalSpy finished(&panel, &Panel::sweepFinished);
+    panel.run();
+    return !finished.isEmpty() || finished.wait(timeoutMs);
 }
 
 // The number of distinct colours in an image: a blank figure or widget has a handful.

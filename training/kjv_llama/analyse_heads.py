@@ -189,6 +189,22 @@ def gpt2_chapter_nats(folder):
     return score
 
 
+def said_twice(w, config, bos, sequences):
+    """Each sequence said twice after BOS, averaged over the sequences: each head's induction
+    score (the weight a query of the second copy gives the token that followed it in the first
+    copy) and the loss in nats per token on the first copy and on the second."""
+    induction, first, second = 0.0, 0.0, 0.0
+    for once in sequences:
+        n = len(once)
+        ids = [bos] + once + once
+        p, log_probs, _ = forward(w, config, ids)
+        rows = np.arange(1 + n, 1 + 2 * n)
+        induction += p[:, :, rows, rows - n + 1].mean(-1)
+        first += nats(log_probs, ids, range(2, 1 + n)).mean()
+        second += nats(log_probs, ids, range(2 + n, 1 + 2 * n)).mean()
+    return induction / len(sequences), first / len(sequences), second / len(sequences)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folder")
@@ -217,35 +233,12 @@ def main():
     rng = np.random.default_rng(7)
     span, count = 50, 64
     ordinary = [i for i in range(config["vocab_size"]) if i != tokenizer.bos]
-    induction = np.zeros((layers, heads))
-    loss_first = loss_second = 0.0
-    for _ in range(count):
-        half = list(rng.choice(ordinary, size=span))
-        ids = [tokenizer.bos] + half + half
-        p, log_probs, _ = forward(w, config, ids)
-        rows = np.arange(1 + span, 1 + 2 * span)
-        induction += p[:, :, rows, rows - span + 1].mean(-1)
-        loss_first += nats(log_probs, ids, range(2, 1 + span)).mean()
-        loss_second += nats(log_probs, ids, range(2 + span, 1 + 2 * span)).mean()
-    induction /= count
-    loss_first /= count
-    loss_second /= count
-
-    natural = np.zeros((layers, heads))
-    natural_first = natural_second = 0.0
-    for chapter in held_out:
-        verses = "\n".join(chapter.split("\n")[:8]) + "\n"
-        once = tokenizer.encode(verses, bos=False)
-        n = len(once)
-        ids = [tokenizer.bos] + once + once
-        p, log_probs, _ = forward(w, config, ids)
-        rows = np.arange(1 + n, 1 + 2 * n)
-        natural += p[:, :, rows, rows - n + 1].mean(-1)
-        natural_first += nats(log_probs, ids, range(2, 1 + n)).mean()
-        natural_second += nats(log_probs, ids, range(2 + n, 1 + 2 * n)).mean()
-    natural /= len(held_out)
-    natural_first /= len(held_out)
-    natural_second /= len(held_out)
+    induction, loss_first, loss_second = said_twice(
+        w, config, tokenizer.bos, [list(rng.choice(ordinary, size=span)) for _ in range(count)])
+    natural, natural_first, natural_second = said_twice(
+        w, config, tokenizer.bos,
+        [tokenizer.encode("\n".join(chapter.split("\n")[:8]) + "\n", bos=False)
+         for chapter in held_out])
 
     print("layer,head,previous_token,bos,self,induction,kjv_induction")
     for layer in range(layers):
