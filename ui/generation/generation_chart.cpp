@@ -112,137 +112,163 @@ QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt
     return graph;
 }
 
+namespace {
+
+// The value of each step, in step order.
+template <typename Value>
+QVector<double> stepValues(const std::vector<GenerationStep>& steps, Value value)
+{
+    QVector<double> ys;
+    for (const GenerationStep& step : steps)
+        ys.append(value(step));
+    return ys;
+}
+
+}  // namespace
+
 void GenerationChart::rebuild()
 {
     clearPlottables();
     clearItems();
     legend->clearItems();
-    const QColor approx = methodColor(m_method);
-    const QString method = methodInfo(m_method).title;
-    QVector<double> positions;
-    for (const GenerationStep& step : m_steps)
-        positions.append(double(step.position));
-    const auto values = [&](auto&& value) {
-        QVector<double> ys;
-        for (const GenerationStep& step : m_steps)
-            ys.append(value(step));
-        return ys;
-    };
-
-    double low = 0, high = 1;
-    if (m_kind == GenerationChartKind::Kl) {
-        QCPGraph* kl =
-            addCurve(m_compact ? tr("KL(exact \u2016 %1)").arg(method)
-                               : tr("KL(exact \u2016 %1), both fed the exact tokens").arg(method),
-                     approx, Qt::SolidLine);
-        kl->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, approx, approx, 5));
-        kl->setData(positions, values([](const GenerationStep& s) {
-                        return std::isfinite(s.kl) ? std::max(s.kl, kKlFloor) : qQNaN();
-                    }),
-                    true);
-        // From a third of the smallest KL drawn to three times the largest finite one.
-        high = 10 * kKlFloor;
-        low = 1e300;
-        for (const GenerationStep& step : m_steps)
-            if (std::isfinite(step.kl)) {
-                high = std::max(high, step.kl);
-                low = std::min(low, std::max(step.kl, kKlFloor));
-            }
-        low = std::min(low, high / 10) / 3;
-        high *= 3;
-        QCPGraph* infinite = addCurve(tr("no distribution (infinite KL)"), approx, Qt::NoPen);
-        infinite->setLineStyle(QCPGraph::lsNone);
-        infinite->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, approx, 9));
-        QVector<double> xs, ys;
-        for (const GenerationStep& step : m_steps)
-            if (!std::isfinite(step.kl)) {
-                xs.append(double(step.position));
-                ys.append(high / 1.5);
-            }
-        infinite->setData(xs, ys, true);
-        if (xs.isEmpty())
-            infinite->removeFromLegend();
-        const auto divergence = std::find_if(m_steps.begin(), m_steps.end(),
-                                             [](const GenerationStep& s) { return !s.sameToken; });
-        if (divergence != m_steps.end()) {
-            auto* line = new QCPItemStraightLine(this);
-            line->setPen(QPen(QColor(120, 120, 120), 1.4, Qt::DashLine));
-            line->point1->setCoords(double(divergence->position), 1);
-            line->point2->setCoords(double(divergence->position), 2);
-            auto* label = new QCPItemText(this);
-            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-            label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-            label->position->setCoords(double(divergence->position), 0.02);
-            label->setPadding(QMargins(6, 0, 0, 0));
-            label->setFont(sizedFont(font(), 10));
-            label->setColor(QColor(80, 80, 80));
-            label->setText(
-                m_compact ? tr("differ from token %1").arg(divergence->index)
-                          : tr("continuations differ from here (token %1)").arg(divergence->index));
-        }
-    } else if (m_kind == GenerationChartKind::Cost) {
-        const auto ms = [](double seconds) { return seconds * 1e3; };
-        // Compact: the runs' colours in the legend, the line styles in the title.
-        addCurve(m_compact ? tr("exact") : tr("exact, whole step"), kExactColor, Qt::SolidLine)
-            ->setData(positions,
-                      values([&](const GenerationStep& s) { return ms(s.exactSeconds); }), true);
-        addCurve(m_compact ? method : tr("%1, whole step").arg(method), approx, Qt::SolidLine)
-            ->setData(positions,
-                      values([&](const GenerationStep& s) { return ms(s.approxSeconds); }), true);
-        QCPGraph* exactAttention =
-            addCurve(tr("exact attention (key/value cache)"), kExactColor, Qt::DashLine);
-        exactAttention->setData(
-            positions, values([&](const GenerationStep& s) { return ms(s.exactAttentionSeconds); }),
-            true);
-        QCPGraph* approxAttention =
-            addCurve(tr("%1 attention (recurrent state)").arg(method), approx, Qt::DashLine);
-        approxAttention->setData(
-            positions,
-            values([&](const GenerationStep& s) { return ms(s.approxAttentionSeconds); }), true);
-        if (m_compact) {
-            exactAttention->removeFromLegend();
-            approxAttention->removeFromLegend();
-        }
-        // From two thirds of the shortest time to 1.5 times the longest.
-        low = 1e300;
-        high = 0;
-        for (const GenerationStep& step : m_steps)
-            for (double seconds : {step.exactSeconds, step.approxSeconds,
-                                   step.exactAttentionSeconds, step.approxAttentionSeconds})
-                if (seconds > 0) {
-                    low = std::min(low, ms(seconds));
-                    high = std::max(high, ms(seconds));
-                }
-        if (high == 0)
-            low = high = 1;
-        low /= 1.5;
-        high *= 1.5;
-    } else {
-        double largest = 1;
-        for (const GenerationStep& step : m_steps)
-            largest = std::max({largest, step.cacheBytes, step.stateBytes});
-        const std::pair<double, QString> memory = memoryUnit(largest);
-        const double unit = memory.first;
-        yAxis->setLabel(tr("memory (%1)").arg(memory.second));
-        addCurve(m_compact
-                     ? tr("exact: key/value cache")
-                     : tr("exact: key/value cache, 2 L d floats per key/value head and layer"),
-                 kExactColor, Qt::SolidLine)
-            ->setData(positions,
-                      values([&](const GenerationStep& s) { return s.cacheBytes / unit; }), true);
-        addCurve((m_compact ? tr("%1: its state")
-                            : tr("%1: its state (and the cache of layers it leaves exact)"))
-                     .arg(method),
-                 approx, Qt::SolidLine)
-            ->setData(positions,
-                      values([&](const GenerationStep& s) { return s.stateBytes / unit; }), true);
-        low = 0;
-        high = largest / unit * 1.08;
-    }
-    yAxis->setRange(low, high);
+    const QVector<double> positions =
+        stepValues(m_steps, [](const GenerationStep& s) { return double(s.position); });
+    const QCPRange range = m_kind == GenerationChartKind::Kl     ? plotKl(positions)
+                           : m_kind == GenerationChartKind::Cost ? plotCost(positions)
+                                                                 : plotMemory(positions);
+    yAxis->setRange(range);
     if (!positions.isEmpty())
         xAxis->setRange(positions.front() - 0.5, positions.back() + 0.5);
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+QCPRange GenerationChart::plotKl(const QVector<double>& positions)
+{
+    const QColor approx = methodColor(m_method);
+    const QString method = methodInfo(m_method).title;
+    QCPGraph* kl =
+        addCurve(m_compact ? tr("KL(exact \u2016 %1)").arg(method)
+                           : tr("KL(exact \u2016 %1), both fed the exact tokens").arg(method),
+                 approx, Qt::SolidLine);
+    kl->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, approx, approx, 5));
+    kl->setData(positions,
+                stepValues(m_steps,
+                           [](const GenerationStep& s) {
+                               return std::isfinite(s.kl) ? std::max(s.kl, kKlFloor) : qQNaN();
+                           }),
+                true);
+    // From a third of the smallest KL drawn to three times the largest finite one.
+    double high = 10 * kKlFloor;
+    double low = 1e300;
+    for (const GenerationStep& step : m_steps)
+        if (std::isfinite(step.kl)) {
+            high = std::max(high, step.kl);
+            low = std::min(low, std::max(step.kl, kKlFloor));
+        }
+    low = std::min(low, high / 10) / 3;
+    high *= 3;
+    QCPGraph* infinite = addCurve(tr("no distribution (infinite KL)"), approx, Qt::NoPen);
+    infinite->setLineStyle(QCPGraph::lsNone);
+    infinite->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, approx, 9));
+    QVector<double> xs, ys;
+    for (const GenerationStep& step : m_steps)
+        if (!std::isfinite(step.kl)) {
+            xs.append(double(step.position));
+            ys.append(high / 1.5);
+        }
+    infinite->setData(xs, ys, true);
+    if (xs.isEmpty())
+        infinite->removeFromLegend();
+    const auto divergence = std::find_if(m_steps.begin(), m_steps.end(),
+                                         [](const GenerationStep& s) { return !s.sameToken; });
+    if (divergence != m_steps.end()) {
+        auto* line = new QCPItemStraightLine(this);
+        line->setPen(QPen(QColor(120, 120, 120), 1.4, Qt::DashLine));
+        line->point1->setCoords(double(divergence->position), 1);
+        line->point2->setCoords(double(divergence->position), 2);
+        auto* label = new QCPItemText(this);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(double(divergence->position), 0.02);
+        label->setPadding(QMargins(6, 0, 0, 0));
+        label->setFont(sizedFont(font(), 10));
+        label->setColor(QColor(80, 80, 80));
+        label->setText(
+            m_compact ? tr("differ from token %1").arg(divergence->index)
+                      : tr("continuations differ from here (token %1)").arg(divergence->index));
+    }
+    return QCPRange(low, high);
+}
+
+QCPRange GenerationChart::plotCost(const QVector<double>& positions)
+{
+    const QColor approx = methodColor(m_method);
+    const QString method = methodInfo(m_method).title;
+    const auto ms = [](double seconds) { return seconds * 1e3; };
+    // Compact: the runs' colours in the legend, the line styles in the title.
+    addCurve(m_compact ? tr("exact") : tr("exact, whole step"), kExactColor, Qt::SolidLine)
+        ->setData(positions,
+                  stepValues(m_steps, [&](const GenerationStep& s) { return ms(s.exactSeconds); }),
+                  true);
+    addCurve(m_compact ? method : tr("%1, whole step").arg(method), approx, Qt::SolidLine)
+        ->setData(positions,
+                  stepValues(m_steps, [&](const GenerationStep& s) { return ms(s.approxSeconds); }),
+                  true);
+    QCPGraph* exactAttention =
+        addCurve(tr("exact attention (key/value cache)"), kExactColor, Qt::DashLine);
+    exactAttention->setData(
+        positions,
+        stepValues(m_steps, [&](const GenerationStep& s) { return ms(s.exactAttentionSeconds); }),
+        true);
+    QCPGraph* approxAttention =
+        addCurve(tr("%1 attention (recurrent state)").arg(method), approx, Qt::DashLine);
+    approxAttention->setData(
+        positions,
+        stepValues(m_steps, [&](const GenerationStep& s) { return ms(s.approxAttentionSeconds); }),
+        true);
+    if (m_compact) {
+        exactAttention->removeFromLegend();
+        approxAttention->removeFromLegend();
+    }
+    // From two thirds of the shortest time to 1.5 times the longest.
+    double low = 1e300;
+    double high = 0;
+    for (const GenerationStep& step : m_steps)
+        for (double seconds : {step.exactSeconds, step.approxSeconds, step.exactAttentionSeconds,
+                               step.approxAttentionSeconds})
+            if (seconds > 0) {
+                low = std::min(low, ms(seconds));
+                high = std::max(high, ms(seconds));
+            }
+    if (high == 0)
+        low = high = 1;
+    return QCPRange(low / 1.5, high * 1.5);
+}
+
+QCPRange GenerationChart::plotMemory(const QVector<double>& positions)
+{
+    const QColor approx = methodColor(m_method);
+    const QString method = methodInfo(m_method).title;
+    double largest = 1;
+    for (const GenerationStep& step : m_steps)
+        largest = std::max({largest, step.cacheBytes, step.stateBytes});
+    const std::pair<double, QString> memory = memoryUnit(largest);
+    const double unit = memory.first;
+    yAxis->setLabel(tr("memory (%1)").arg(memory.second));
+    addCurve(m_compact ? tr("exact: key/value cache")
+                       : tr("exact: key/value cache, 2 L d floats per key/value head and layer"),
+             kExactColor, Qt::SolidLine)
+        ->setData(positions,
+                  stepValues(m_steps, [&](const GenerationStep& s) { return s.cacheBytes / unit; }),
+                  true);
+    addCurve((m_compact ? tr("%1: its state")
+                        : tr("%1: its state (and the cache of layers it leaves exact)"))
+                 .arg(method),
+             approx, Qt::SolidLine)
+        ->setData(positions,
+                  stepValues(m_steps, [&](const GenerationStep& s) { return s.stateBytes / unit; }),
+                  true);
+    return QCPRange(0, largest / unit * 1.08);
 }
 
 void saveGenerationChart(GenerationChartKind kind, const std::vector<GenerationStep>& steps,

@@ -39,7 +39,13 @@ public:
     void setCompact(bool compact);
 
 private:
+    // Draws m_steps as m_kind says, with the y range the curves need.
     void rebuild();
+    // The curves of each kind (GenerationChartKind) at the steps' positions; each returns the y
+    // range they need.
+    QCPRange plotKl(const QVector<double>& positions);
+    QCPRange plotCost(const QVector<double>& positions);
+    QCPRange plotMemory(const QVector<double>& positions);
     QCPGraph* addCurve(const QString& name, const QColor& color, Qt::PenStyle style);
 
     GenerationChartKind m_kind;
