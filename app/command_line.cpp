@@ -123,6 +123,13 @@ bool isCommandLineRequest(const QString& firstArgument)
     return false;
 }
 
+namespace {
+
+// Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
+// false when --help was given, after printing the help with a usage line that names the program
+// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
+// was started, often an absolute path). Throws InputError with the parser's message for an
+// unknown option or a missing value.
 bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
 {
     if (!parser.parse(arguments))
@@ -137,6 +144,8 @@ bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
     QTextStream(stdout) << help;
     return false;
 }
+
+}  // namespace
 
 int runSubcommand(const QStringList& arguments, void (*addOptions)(QCommandLineParser&),
                   int (*run)(const QCommandLineParser&))

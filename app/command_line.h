@@ -21,15 +21,11 @@ void printUsage(QTextStream& out);
 // True when the first argument names a subcommand (or asks for the command-line help).
 bool isCommandLineRequest(const QString& firstArgument);
 
-// Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
-// false when --help was given, after printing the help with a usage line that names the program
-// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
-// was started, often an absolute path). Throws InputError with the parser's message for an
-// unknown option or a missing value.
-bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments);
-
-// Parses arguments (as parseSubcommand) with the options addOptions gives parser and returns
-// run(parser); after --help, ExitSuccess.
+// Runs a subcommand: parses arguments (arguments[0] is the subcommand's name) with the options
+// addOptions gives a parser and returns run(parser). After --help, prints the help with a usage
+// line that names the program and the subcommand, "Usage: attention-lab compute [options]", and
+// returns ExitSuccess. Throws InputError with the parser's message for an unknown option or a
+// missing value.
 int runSubcommand(const QStringList& arguments, void (*addOptions)(QCommandLineParser&),
                   int (*run)(const QCommandLineParser&));
 

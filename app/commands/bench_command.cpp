@@ -212,11 +212,9 @@ void printSummary(QTextStream& out, const SweepResult& result)
     }
 }
 
-}  // namespace
-
-int runBenchCommand(const QStringList& arguments)
+// The description and the options of the command.
+void addBenchOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Measures how the time of exact and linear attention grows with the sequence length L: "
         "every method at every length, float, on random Q, K, V (L x d, |x'| about 1), one "
@@ -265,8 +263,11 @@ int runBenchCommand(const QStringList& arguments)
         QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
         QStringLiteral("Also write a session that opens the window on the Timing page with this "
                        "sweep.")));
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+// `attention-lab bench` on its parsed options.
+int runBench(const QCommandLineParser& parser)
+{
     refusePositionalArguments(parser);
 
     SweepSpec spec;
@@ -298,6 +299,13 @@ int runBenchCommand(const QStringList& arguments)
             ui::saveTimingChart(result, plot, plotFormat(plot), kPlotSize);
         });
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runBenchCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addBenchOptions, runBench);
 }
 
 }  // namespace attnlab

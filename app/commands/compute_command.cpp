@@ -68,11 +68,9 @@ private:
     bool m_written = false;
 };
 
-}  // namespace
-
-int runComputeCommand(const QStringList& arguments)
+// The description and the options of the command.
+void addComputeOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Computes exact softmax attention and an approximation of it for one input, and writes "
         "into --out DIR: attention_exact.npy, attention_approx.npy (L x L, row-normalised, masked "
@@ -110,8 +108,11 @@ int runComputeCommand(const QStringList& arguments)
                         "terminal (on a terminal it is reported anyway).")},
         comparisonModelOption(),
     });
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+// `attention-lab compute` on its parsed options.
+int runCompute(const QCommandLineParser& parser)
+{
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
     readComparisonModel(parser, spec);
@@ -151,6 +152,13 @@ int runComputeCommand(const QStringList& arguments)
         stream << "warning: " << warning.message << '\n';
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runComputeCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addComputeOptions, runCompute);
 }
 
 }  // namespace attnlab

@@ -191,14 +191,9 @@ void writeFile(const QString& path, const QByteArray& bytes)
     files.commit();
 }
 
-}  // namespace
-
-int runFitFeaturesCommand(const QStringList& arguments)
+// `attention-lab fit-features` on its parsed options.
+int runFitFeatures(const QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addFitOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
     refusePositionalArguments(parser);
     if (!parser.isSet(option("text-file")))
         throw InputError(QStringLiteral("--text-file FILE is required: the training text"));
@@ -275,6 +270,13 @@ int runFitFeaturesCommand(const QStringList& arguments)
     writeFeatureMaps(*fit.maps, out);
     stdOut << "wrote " << out << '\n';
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runFitFeaturesCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addFitOptions, runFitFeatures);
 }
 
 }  // namespace attnlab

@@ -254,14 +254,9 @@ void addGenerateOptions(QCommandLineParser& parser)
     });
 }
 
-}  // namespace
-
-int runGenerateCommand(const QStringList& arguments)
+// `attention-lab generate` on its parsed options.
+int runGenerate(const QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addGenerateOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
     refusePositionalArguments(parser);
     GenerationSpec spec;
     spec.approximation = methodOption(parser);
@@ -314,6 +309,13 @@ int runGenerateCommand(const QStringList& arguments)
     printSummary(stream, result, subject);
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runGenerateCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addGenerateOptions, runGenerate);
 }
 
 }  // namespace attnlab

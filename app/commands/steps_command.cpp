@@ -127,11 +127,9 @@ void writeArray(AtomicFileSet& files, const QString& name, const MatrixD& values
     writeNpy(files.open(name), values.data(), shape, dtype);
 }
 
-}  // namespace
-
-int runStepsCommand(const QStringList& arguments)
+// The description and the options of the command.
+void addStepsOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Runs causal linear attention of one head as a recurrent network, one token at a time: "
         "S_i = S_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i), y_i = phi(q_i)^T S_i / "
@@ -165,8 +163,11 @@ int runStepsCommand(const QStringList& arguments)
         {QStringLiteral("head"), QStringLiteral("The head to run (0-based, default 0)."),
          QStringLiteral("H")},
     });
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+// `attention-lab steps` on its parsed options.
+int runSteps(const QCommandLineParser& parser)
+{
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser);
     spec.causal = true;
@@ -247,6 +248,13 @@ int runStepsCommand(const QStringList& arguments)
                       .arg(length);
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
+}
+
+}  // namespace
+
+int runStepsCommand(const QStringList& arguments)
+{
+    return runSubcommand(arguments, addStepsOptions, runSteps);
 }
 
 }  // namespace attnlab
