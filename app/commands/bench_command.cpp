@@ -1,4 +1,4 @@
-#include "commands/bench_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "errors.h"
@@ -212,7 +212,8 @@ void printSummary(QTextStream& out, const SweepResult& result)
     }
 }
 
-// The description and the options of the command.
+}  // namespace
+
 void addBenchOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -265,8 +266,7 @@ void addBenchOptions(QCommandLineParser& parser)
                        "sweep.")));
 }
 
-// `attention-lab bench` on its parsed options.
-int runBench(const QCommandLineParser& parser)
+int runBenchCommand(const QCommandLineParser& parser)
 {
     refusePositionalArguments(parser);
 
@@ -299,13 +299,6 @@ int runBench(const QCommandLineParser& parser)
             ui::saveTimingChart(result, plot, plotFormat(plot), kPlotSize);
         });
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runBenchCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addBenchOptions, runBench);
 }
 
 }  // namespace attnlab

@@ -1,4 +1,4 @@
-#include "commands/compute_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "errors.h"
@@ -68,7 +68,8 @@ private:
     bool m_written = false;
 };
 
-// The description and the options of the command.
+}  // namespace
+
 void addComputeOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -110,8 +111,7 @@ void addComputeOptions(QCommandLineParser& parser)
     });
 }
 
-// `attention-lab compute` on its parsed options.
-int runCompute(const QCommandLineParser& parser)
+int runComputeCommand(const QCommandLineParser& parser)
 {
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
@@ -152,13 +152,6 @@ int runCompute(const QCommandLineParser& parser)
         stream << "warning: " << warning.message << '\n';
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runComputeCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addComputeOptions, runCompute);
 }
 
 }  // namespace attnlab

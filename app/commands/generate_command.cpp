@@ -1,4 +1,4 @@
-#include "commands/generate_command.h"
+#include "commands/subcommands.h"
 
 #include "attention/approximation.h"
 #include "attention/recurrent_attention.h"
@@ -178,7 +178,8 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
                    .arg(result.nonPositiveDenominators);
 }
 
-// The description and the options of the command.
+}  // namespace
+
 void addGenerateOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -254,8 +255,7 @@ void addGenerateOptions(QCommandLineParser& parser)
     });
 }
 
-// `attention-lab generate` on its parsed options.
-int runGenerate(const QCommandLineParser& parser)
+int runGenerateCommand(const QCommandLineParser& parser)
 {
     refusePositionalArguments(parser);
     GenerationSpec spec;
@@ -309,13 +309,6 @@ int runGenerate(const QCommandLineParser& parser)
     printSummary(stream, result, subject);
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runGenerateCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addGenerateOptions, runGenerate);
 }
 
 }  // namespace attnlab

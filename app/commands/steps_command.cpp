@@ -1,4 +1,4 @@
-#include "commands/steps_command.h"
+#include "commands/subcommands.h"
 
 #include "io/atomic_files.h"
 #include "sweeps/causal_steps.h"
@@ -127,7 +127,8 @@ void writeArray(AtomicFileSet& files, const QString& name, const MatrixD& values
     writeNpy(files.open(name), values.data(), shape, dtype);
 }
 
-// The description and the options of the command.
+}  // namespace
+
 void addStepsOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -165,8 +166,7 @@ void addStepsOptions(QCommandLineParser& parser)
     });
 }
 
-// `attention-lab steps` on its parsed options.
-int runSteps(const QCommandLineParser& parser)
+int runStepsCommand(const QCommandLineParser& parser)
 {
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser);
@@ -248,13 +248,6 @@ int runSteps(const QCommandLineParser& parser)
                       .arg(length);
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runStepsCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addStepsOptions, runSteps);
 }
 
 }  // namespace attnlab
