@@ -1,14 +1,7 @@
 #include "command_line.h"
 
-#include "commands/bench_command.h"
-#include "commands/compute_command.h"
-#include "commands/errors_command.h"
-#include "commands/fit_features_command.h"
-#include "commands/generate_command.h"
+#include "commands/subcommands.h"
 #include "errors.h"
-#include "commands/model_eval_command.h"
-#include "commands/render_command.h"
-#include "commands/steps_command.h"
 #include "window_start.h"
 
 #include <QApplication>
@@ -32,35 +25,38 @@ namespace {
 // start-up time and, without a display, prints a warning about XDG_RUNTIME_DIR.
 enum class Figures { Never, Always, WithPlotOption };
 
+// A subcommand: its name, its line in the usage, the function that gives a parser its
+// description and options, and the one that runs it on the parsed options.
 struct Subcommand {
     const char* name;
     const char* summary;
-    int (*run)(const QStringList& arguments);
+    void (*addOptions)(QCommandLineParser& parser);
+    int (*run)(const QCommandLineParser& parser);
     Figures figures;
 };
 
 const Subcommand kSubcommands[] = {
     {"compute", "exact and approximate attention of one input, written as .npy and metrics.json",
-     runComputeCommand, Figures::Never},
-    {"render", "the figures the window shows, written as PNG, SVG or PDF", runRenderCommand,
-     Figures::Always},
+     addComputeOptions, runComputeCommand, Figures::Never},
+    {"render", "the figures the window shows, written as PNG, SVG or PDF", addRenderOptions,
+     runRenderCommand, Figures::Always},
     {"bench", "the cost of each method against sequence length, as CSV and a chart",
-     runBenchCommand, Figures::WithPlotOption},
+     addBenchOptions, runBenchCommand, Figures::WithPlotOption},
     {"steps", "causal linear attention run token by token: states, outputs, steps.json",
-     runStepsCommand, Figures::Never},
-    {"errors", "approximation error against m, norm or L, as CSV and a chart", runErrorsCommand,
-     Figures::WithPlotOption},
+     addStepsOptions, runStepsCommand, Figures::Never},
+    {"errors", "approximation error against m, norm or L, as CSV and a chart", addErrorsOptions,
+     runErrorsCommand, Figures::WithPlotOption},
     {"model-eval",
      "what an approximation in a trained model does to its predictions, as CSV "
      "and a chart",
-     runModelEvalCommand, Figures::WithPlotOption},
+     addModelEvalOptions, runModelEvalCommand, Figures::WithPlotOption},
     {"generate",
      "a language model continuing a prompt with exact and approximate attention, "
      "token by token",
-     runGenerateCommand, Figures::WithPlotOption},
+     addGenerateOptions, runGenerateCommand, Figures::WithPlotOption},
     {"fit-features",
      "feature maps fitted to a language model's heads (hedgehog), written as .safetensors",
-     runFitFeaturesCommand, Figures::Never},
+     addFitFeaturesOptions, runFitFeaturesCommand, Figures::Never},
 };
 
 // Whether the command line asks `command` to draw figures.
@@ -123,6 +119,13 @@ bool isCommandLineRequest(const QString& firstArgument)
     return false;
 }
 
+namespace {
+
+// Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
+// false when --help was given, after printing the help with a usage line that names the program
+// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
+// was started, often an absolute path). Throws InputError with the parser's message for an
+// unknown option or a missing value.
 bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
 {
     if (!parser.parse(arguments))
@@ -138,15 +141,18 @@ bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
     return false;
 }
 
-int runSubcommand(const QStringList& arguments, void (*addOptions)(QCommandLineParser&),
-                  int (*run)(const QCommandLineParser&))
+// Parses arguments (as parseSubcommand) with the options of `command` and returns its run on
+// them; after --help, ExitSuccess.
+int runSubcommand(const Subcommand& command, const QStringList& arguments)
 {
     QCommandLineParser parser;
-    addOptions(parser);
+    command.addOptions(parser);
     if (!parseSubcommand(parser, arguments))
         return ExitSuccess;
-    return run(parser);
+    return command.run(parser);
 }
+
+}  // namespace
 
 int runCommandLine(int& argc, char** argv)
 {
@@ -173,7 +179,7 @@ int runCommandLine(int& argc, char** argv)
     QTextStream err(stderr);
     const QString prefix = QStringLiteral("attention-lab %1: ").arg(name);
     try {
-        return command->run(app->arguments().mid(1));
+        return runSubcommand(*command, app->arguments().mid(1));
     } catch (const InputError& e) {
         err << prefix << e.message() << '\n';
         return ExitBadInput;

@@ -1,8 +1,7 @@
 #pragma once
 
-#include <QStringList>
+#include <QString>
 
-class QCommandLineParser;
 class QTextStream;
 
 namespace attnlab {
@@ -20,18 +19,6 @@ void printUsage(QTextStream& out);
 
 // True when the first argument names a subcommand (or asks for the command-line help).
 bool isCommandLineRequest(const QString& firstArgument);
-
-// Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
-// false when --help was given, after printing the help with a usage line that names the program
-// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
-// was started, often an absolute path). Throws InputError with the parser's message for an
-// unknown option or a missing value.
-bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments);
-
-// Parses arguments (as parseSubcommand) with the options addOptions gives parser and returns
-// run(parser); after --help, ExitSuccess.
-int runSubcommand(const QStringList& arguments, void (*addOptions)(QCommandLineParser&),
-                  int (*run)(const QCommandLineParser&));
 
 // Runs `attention-lab <subcommand> [options]` headless (argv[1] is the subcommand), creating the
 // application object the subcommand needs. Errors are reported on stderr and turned into the exit

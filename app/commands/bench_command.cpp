@@ -1,4 +1,4 @@
-#include "commands/bench_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "errors.h"
@@ -214,9 +214,8 @@ void printSummary(QTextStream& out, const SweepResult& result)
 
 }  // namespace
 
-int runBenchCommand(const QStringList& arguments)
+void addBenchOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Measures how the time of exact and linear attention grows with the sequence length L: "
         "every method at every length, float, on random Q, K, V (L x d, |x'| about 1), one "
@@ -265,8 +264,10 @@ int runBenchCommand(const QStringList& arguments)
         QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
         QStringLiteral("Also write a session that opens the window on the Timing page with this "
                        "sweep.")));
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+int runBenchCommand(const QCommandLineParser& parser)
+{
     refusePositionalArguments(parser);
 
     SweepSpec spec;

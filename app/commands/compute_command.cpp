@@ -1,4 +1,4 @@
-#include "commands/compute_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "errors.h"
@@ -70,9 +70,8 @@ private:
 
 }  // namespace
 
-int runComputeCommand(const QStringList& arguments)
+void addComputeOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Computes exact softmax attention and an approximation of it for one input, and writes "
         "into --out DIR: attention_exact.npy, attention_approx.npy (L x L, row-normalised, masked "
@@ -110,8 +109,10 @@ int runComputeCommand(const QStringList& arguments)
                         "terminal (on a terminal it is reported anyway).")},
         comparisonModelOption(),
     });
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+int runComputeCommand(const QCommandLineParser& parser)
+{
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser, DefaultInput::Model);
     readComparisonModel(parser, spec);

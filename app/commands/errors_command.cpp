@@ -1,4 +1,4 @@
-#include "commands/errors_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "ui/errors/error_chart.h"
@@ -281,6 +281,30 @@ void printParetoFront(QTextStream& out, const ErrorSweepResult& result, ErrorMet
     }
 }
 
+// One line per curve point, after its last seed: the point and its mean metric over the seeds.
+void printProgress(QTextStream& err, const ErrorSweepSpec& spec, const ErrorSweepResult& sofar,
+                   int total, ErrorMetric metric)
+{
+    const ErrorRow& row = sofar.rows.back();
+    const int done = int(sofar.rows.size());
+    const std::uint64_t lastSeed =
+        spec.experiment.approximation.seed + std::uint64_t(spec.seeds - 1);
+    if (row.seed && *row.seed != lastSeed)
+        return;
+    const int seeds = row.seed ? spec.seeds : 1;
+    double mean = 0;
+    for (int k = 0; k < seeds; ++k)
+        mean += sofar.rows[sofar.rows.size() - 1 - std::size_t(k)].metric(metric) / seeds;
+    err << QStringLiteral("[%1/%2] %3, %4: done, mean %5 %6\n")
+               .arg(done)
+               .arg(total)
+               .arg(row.curveLabel(), valueText(spec.sweep, row.value), errorMetricName(metric))
+               .arg(mean, 0, 'g', 3);
+    err.flush();
+}
+
+}  // namespace
+
 void addErrorsOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -359,30 +383,7 @@ void addErrorsOptions(QCommandLineParser& parser)
                        "analysis page with this sweep.")));
 }
 
-// One line per curve point, after its last seed: the point and its mean metric over the seeds.
-void printProgress(QTextStream& err, const ErrorSweepSpec& spec, const ErrorSweepResult& sofar,
-                   int total, ErrorMetric metric)
-{
-    const ErrorRow& row = sofar.rows.back();
-    const int done = int(sofar.rows.size());
-    const std::uint64_t lastSeed =
-        spec.experiment.approximation.seed + std::uint64_t(spec.seeds - 1);
-    if (row.seed && *row.seed != lastSeed)
-        return;
-    const int seeds = row.seed ? spec.seeds : 1;
-    double mean = 0;
-    for (int k = 0; k < seeds; ++k)
-        mean += sofar.rows[sofar.rows.size() - 1 - std::size_t(k)].metric(metric) / seeds;
-    err << QStringLiteral("[%1/%2] %3, %4: done, mean %5 %6\n")
-               .arg(done)
-               .arg(total)
-               .arg(row.curveLabel(), valueText(spec.sweep, row.value), errorMetricName(metric))
-               .arg(mean, 0, 'g', 3);
-    err.flush();
-}
-
-// `attention-lab errors` on its parsed options.
-int runErrors(const QCommandLineParser& parser)
+int runErrorsCommand(const QCommandLineParser& parser)
 {
     const ErrorSweepSpec spec = sweepFromOptions(parser);
     refusePositionalArguments(parser);
@@ -426,13 +427,6 @@ int runErrors(const QCommandLineParser& parser)
             ui::saveErrorChart(result, metric, axis, plot, plotFormat(plot), kPlotSize);
         });
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runErrorsCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addErrorsOptions, runErrors);
 }
 
 }  // namespace attnlab

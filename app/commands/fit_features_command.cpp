@@ -1,4 +1,4 @@
-#include "commands/fit_features_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "commands/output_options.h"
@@ -27,74 +27,6 @@ namespace {
 QString option(const char* name)
 {
     return QString::fromLatin1(name);
-}
-
-void addFitOptions(QCommandLineParser& parser)
-{
-    parser.setApplicationDescription(QStringLiteral(
-        "Fits Hedgehog's feature maps (method hedgehog, and hedgehog-window's weight) to every "
-        "head of the chosen layers of a language model: the model reads the training text "
-        "(--text-file) in windows of its context (at most 256 tokens), and each query head's "
-        "query map phi_q(x) = [exp(W_q x' + b_q), exp(-W_q x' - b_q)] and key map phi_k are "
-        "fitted by Adam so that linear attention's rows match the head's exact causal softmax "
-        "rows (the mean row cross-entropy; the model is not changed). Writes the maps to --out "
-        "as a .safetensors file (tensors layers.<l>.heads.<h>.query.weight, ..., the model's "
-        "name and head dimension in its metadata) for --feature-map of compute, model-eval, "
-        "render and generate. Progress on stderr when it is a terminal (or with --progress); a "
-        "summary of each head's mean row KL(P || P^) before and after on stdout.\n\n"
-        "Exit status: 0 done; 2 bad usage or input (a text under 512 tokens, a loss that is not "
-        "a number: nothing is written); 3 refused for memory; 1 other failure."));
-    parser.addHelpOption();
-    const DistillationSettings defaults;
-    parser.addOptions({
-        {option("model"),
-         QStringLiteral("The language model: a folder, a .gguf file, or builtin (default)."),
-         QStringLiteral("PATH|FILE.gguf|builtin")},
-        {option("text-file"),
-         QStringLiteral("The training text (UTF-8), at least 512 tokens; keep it apart from "
-                        "the text you evaluate on (the built-in models ship "
-                        "resources/texts/kjv-fit.txt)."),
-         QStringLiteral("FILE")},
-        {option("layers"),
-         QStringLiteral("The layers whose heads are fitted: all (default) or numbers separated "
-                        "by commas."),
-         QStringLiteral("all|N,...")},
-        {option("steps"), QStringLiteral("Adam steps per head (default %1).").arg(defaults.steps),
-         QStringLiteral("N")},
-        {option("features"),
-         QStringLiteral("The feature count C = 2 d_f of each map, even (default 2 d: d_f = d, "
-                        "W starting at the identity)."),
-         QStringLiteral("C")},
-        {option("window"),
-         QStringLiteral("hedgehog-window: the window w its weight gamma is fitted for "
-                        "(default 32)."),
-         QStringLiteral("W")},
-        {option("learning-rate"),
-         QStringLiteral("Adam's step size, decayed by a cosine to a tenth of it (default %1).")
-             .arg(defaults.learningRate),
-         QStringLiteral("X")},
-        {option("batch"),
-         QStringLiteral("Windows of the text per step (default %1).").arg(defaults.batchWindows),
-         QStringLiteral("N")},
-        {option("seed"), QStringLiteral("Seed of the batches' draws (default 0)."),
-         QStringLiteral("S")},
-        {option("threads"),
-         QStringLiteral("Engine threads: heads are fitted in parallel, one to a thread "
-                        "(default 0: one per hardware thread)."),
-         QStringLiteral("N")},
-        {option("memory-budget"),
-         QStringLiteral("The most memory the training rows may take, e.g. 4G (default half the "
-                        "machine's memory)."),
-         QStringLiteral("SIZE")},
-        {option("progress"),
-         QStringLiteral("Report progress on stderr even when stderr is not a terminal.")},
-        {option("curves"),
-         QStringLiteral("Also write each head's loss curve: layer,head,step,kl (the mean row KL "
-                        "of the step's windows)."),
-         QStringLiteral("FILE.csv")},
-        {option("out"), QStringLiteral("The feature-map file to write."),
-         QStringLiteral("FILE.safetensors")},
-    });
 }
 
 // --layers: all, or layer numbers separated by commas (checked by the fit).
@@ -193,12 +125,76 @@ void writeFile(const QString& path, const QByteArray& bytes)
 
 }  // namespace
 
-int runFitFeaturesCommand(const QStringList& arguments)
+void addFitFeaturesOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addFitOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+    parser.setApplicationDescription(QStringLiteral(
+        "Fits Hedgehog's feature maps (method hedgehog, and hedgehog-window's weight) to every "
+        "head of the chosen layers of a language model: the model reads the training text "
+        "(--text-file) in windows of its context (at most 256 tokens), and each query head's "
+        "query map phi_q(x) = [exp(W_q x' + b_q), exp(-W_q x' - b_q)] and key map phi_k are "
+        "fitted by Adam so that linear attention's rows match the head's exact causal softmax "
+        "rows (the mean row cross-entropy; the model is not changed). Writes the maps to --out "
+        "as a .safetensors file (tensors layers.<l>.heads.<h>.query.weight, ..., the model's "
+        "name and head dimension in its metadata) for --feature-map of compute, model-eval, "
+        "render and generate. Progress on stderr when it is a terminal (or with --progress); a "
+        "summary of each head's mean row KL(P || P^) before and after on stdout.\n\n"
+        "Exit status: 0 done; 2 bad usage or input (a text under 512 tokens, a loss that is not "
+        "a number: nothing is written); 3 refused for memory; 1 other failure."));
+    parser.addHelpOption();
+    const DistillationSettings defaults;
+    parser.addOptions({
+        {option("model"),
+         QStringLiteral("The language model: a folder, a .gguf file, or builtin (default)."),
+         QStringLiteral("PATH|FILE.gguf|builtin")},
+        {option("text-file"),
+         QStringLiteral("The training text (UTF-8), at least 512 tokens; keep it apart from "
+                        "the text you evaluate on (the built-in models ship "
+                        "resources/texts/kjv-fit.txt)."),
+         QStringLiteral("FILE")},
+        {option("layers"),
+         QStringLiteral("The layers whose heads are fitted: all (default) or numbers separated "
+                        "by commas."),
+         QStringLiteral("all|N,...")},
+        {option("steps"), QStringLiteral("Adam steps per head (default %1).").arg(defaults.steps),
+         QStringLiteral("N")},
+        {option("features"),
+         QStringLiteral("The feature count C = 2 d_f of each map, even (default 2 d: d_f = d, "
+                        "W starting at the identity)."),
+         QStringLiteral("C")},
+        {option("window"),
+         QStringLiteral("hedgehog-window: the window w its weight gamma is fitted for "
+                        "(default 32)."),
+         QStringLiteral("W")},
+        {option("learning-rate"),
+         QStringLiteral("Adam's step size, decayed by a cosine to a tenth of it (default %1).")
+             .arg(defaults.learningRate),
+         QStringLiteral("X")},
+        {option("batch"),
+         QStringLiteral("Windows of the text per step (default %1).").arg(defaults.batchWindows),
+         QStringLiteral("N")},
+        {option("seed"), QStringLiteral("Seed of the batches' draws (default 0)."),
+         QStringLiteral("S")},
+        {option("threads"),
+         QStringLiteral("Engine threads: heads are fitted in parallel, one to a thread "
+                        "(default 0: one per hardware thread)."),
+         QStringLiteral("N")},
+        {option("memory-budget"),
+         QStringLiteral("The most memory the training rows may take, e.g. 4G (default half the "
+                        "machine's memory)."),
+         QStringLiteral("SIZE")},
+        {option("progress"),
+         QStringLiteral("Report progress on stderr even when stderr is not a terminal.")},
+        {option("curves"),
+         QStringLiteral("Also write each head's loss curve: layer,head,step,kl (the mean row KL "
+                        "of the step's windows)."),
+         QStringLiteral("FILE.csv")},
+        {option("out"), QStringLiteral("The feature-map file to write."),
+         QStringLiteral("FILE.safetensors")},
+    });
+}
+
+int runFitFeaturesCommand(const QCommandLineParser& parser)
+{
     refusePositionalArguments(parser);
     if (!parser.isSet(option("text-file")))
         throw InputError(QStringLiteral("--text-file FILE is required: the training text"));

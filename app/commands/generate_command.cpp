@@ -1,4 +1,4 @@
-#include "commands/generate_command.h"
+#include "commands/subcommands.h"
 
 #include "attention/approximation.h"
 #include "attention/recurrent_attention.h"
@@ -178,7 +178,8 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
                    .arg(result.nonPositiveDenominators);
 }
 
-// The description and the options of the command.
+}  // namespace
+
 void addGenerateOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -254,14 +255,8 @@ void addGenerateOptions(QCommandLineParser& parser)
     });
 }
 
-}  // namespace
-
-int runGenerateCommand(const QStringList& arguments)
+int runGenerateCommand(const QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addGenerateOptions(parser);
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
     refusePositionalArguments(parser);
     GenerationSpec spec;
     spec.approximation = methodOption(parser);

@@ -1,4 +1,4 @@
-#include "commands/model_eval_command.h"
+#include "commands/subcommands.h"
 
 #include "attention/approximation.h"
 #include "command_line.h"
@@ -342,6 +342,8 @@ std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const Exper
     return rows;
 }
 
+}  // namespace
+
 void addModelEvalOptions(QCommandLineParser& parser)
 {
     parser.setApplicationDescription(QStringLiteral(
@@ -412,8 +414,7 @@ void addModelEvalOptions(QCommandLineParser& parser)
         QStringLiteral("Also draw agreement and KL against m, as PNG, SVG or PDF by the suffix.")));
 }
 
-// `attention-lab model-eval` on its parsed options.
-int runModelEval(const QCommandLineParser& parser)
+int runModelEvalCommand(const QCommandLineParser& parser)
 {
     QStringList images;
     const ExperimentSpec base = baseSpec(parser, &images);
@@ -493,13 +494,6 @@ int runModelEval(const QCommandLineParser& parser)
     files.commit();
     QTextStream(stdout) << "wrote " << heads << '\n';
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runModelEvalCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addModelEvalOptions, runModelEval);
 }
 
 }  // namespace attnlab

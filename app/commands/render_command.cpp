@@ -1,4 +1,4 @@
-#include "commands/render_command.h"
+#include "commands/subcommands.h"
 
 #include "command_line.h"
 #include "commands/output_options.h"
@@ -79,65 +79,6 @@ struct NamedFigure {
     QString name;
     ui::PaintedFigure figure;
 };
-
-void addRenderOptions(QCommandLineParser& parser)
-{
-    parser.setApplicationDescription(QStringLiteral(
-        "Computes exact attention and an approximation of it, as the window does, and writes the "
-        "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
-        "attention_approx and attention_error; query_row with --query; image_overlay for image "
-        "input (the --query patch, or the centre one) and for a ViT's (the --query token, or "
-        "[CLS]; --rollout for the rollout over every layer); methods_side_by_side with --methods. "
-        "One file per figure and format.\n\n"
-        "With --scenario FILE, the scenario's spec and view (head, query, error, colours) are "
-        "drawn instead of the spec options, and its page too: error_chart for the Error analysis "
-        "page, timing_chart for the timing page, "
-        "stepper_frame for the stepper page; explanation.html holds its title and explanation.\n\n"
-        "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure."));
-    parser.addHelpOption();
-    addSpecOptions(parser);
-    parser.addOptions({
-        outFolderOption(),
-        {QStringLiteral("format"),
-         QStringLiteral("Figure formats, separated by commas (default "
-                        "png)."),
-         QStringLiteral("png,svg,pdf")},
-        {QStringLiteral("size"),
-         QStringLiteral("Size of each heatmap figure in pixels (default "
-                        "900x800; PNG is written at twice that)."),
-         QStringLiteral("WxH")},
-        {QStringLiteral("query"),
-         QStringLiteral("The query row (or patch) to compare and "
-                        "outline."),
-         QStringLiteral("N")},
-        {QStringLiteral("head"),
-         QStringLiteral("The head to draw (default 0; the example's "
-                        "clearest head without input options)."),
-         QStringLiteral("H")},
-        {QStringLiteral("error"),
-         QStringLiteral("The error map: signed, absolute or relative "
-                        "(default signed)."),
-         QStringLiteral("signed|absolute|relative")},
-        {QStringLiteral("colors"),
-         QStringLiteral("Colour map of P and P^: viridis or magma "
-                        "(default viridis)."),
-         QStringLiteral("viridis|magma")},
-        {QStringLiteral("separate-scales"), QStringLiteral("Give P and P^ a colour scale each "
-                                                           "(default: one shared scale).")},
-        {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
-                                                   "over every layer instead of the head's row.")},
-        {QStringLiteral("methods"),
-         QStringLiteral("Also draw methods_side_by_side: the head under each of these methods "
-                        "at once (exact P, then each method's P^, error map and numbers: the "
-                        "relative error, KL, entropy and monotonicity), as one picture."),
-         QStringLiteral("LIST")},
-        comparisonModelOption(),
-        {QStringLiteral("scenario"),
-         QStringLiteral("A lecture scenario (or session) file: draw "
-                        "its spec, view and page."),
-         QStringLiteral("FILE")},
-    });
-}
 
 QSize sizeOption(const QCommandLineParser& parser)
 {
@@ -329,8 +270,68 @@ QStringList writeFigures(const RenderRequest& request, const std::vector<NamedFi
     return names;
 }
 
-// `attention-lab render` on its parsed options.
-int runRender(const QCommandLineParser& parser)
+}  // namespace
+
+void addRenderOptions(QCommandLineParser& parser)
+{
+    parser.setApplicationDescription(QStringLiteral(
+        "Computes exact attention and an approximation of it, as the window does, and writes the "
+        "figures the window shows, drawn by the same code, into --out DIR: attention_exact, "
+        "attention_approx and attention_error; query_row with --query; image_overlay for image "
+        "input (the --query patch, or the centre one) and for a ViT's (the --query token, or "
+        "[CLS]; --rollout for the rollout over every layer); methods_side_by_side with --methods. "
+        "One file per figure and format.\n\n"
+        "With --scenario FILE, the scenario's spec and view (head, query, error, colours) are "
+        "drawn instead of the spec options, and its page too: error_chart for the Error analysis "
+        "page, timing_chart for the timing page, "
+        "stepper_frame for the stepper page; explanation.html holds its title and explanation.\n\n"
+        "Exit status: 0 done; 2 bad usage or input; 3 refused for memory; 1 other failure."));
+    parser.addHelpOption();
+    addSpecOptions(parser);
+    parser.addOptions({
+        outFolderOption(),
+        {QStringLiteral("format"),
+         QStringLiteral("Figure formats, separated by commas (default "
+                        "png)."),
+         QStringLiteral("png,svg,pdf")},
+        {QStringLiteral("size"),
+         QStringLiteral("Size of each heatmap figure in pixels (default "
+                        "900x800; PNG is written at twice that)."),
+         QStringLiteral("WxH")},
+        {QStringLiteral("query"),
+         QStringLiteral("The query row (or patch) to compare and "
+                        "outline."),
+         QStringLiteral("N")},
+        {QStringLiteral("head"),
+         QStringLiteral("The head to draw (default 0; the example's "
+                        "clearest head without input options)."),
+         QStringLiteral("H")},
+        {QStringLiteral("error"),
+         QStringLiteral("The error map: signed, absolute or relative "
+                        "(default signed)."),
+         QStringLiteral("signed|absolute|relative")},
+        {QStringLiteral("colors"),
+         QStringLiteral("Colour map of P and P^: viridis or magma "
+                        "(default viridis)."),
+         QStringLiteral("viridis|magma")},
+        {QStringLiteral("separate-scales"), QStringLiteral("Give P and P^ a colour scale each "
+                                                           "(default: one shared scale).")},
+        {QStringLiteral("rollout"), QStringLiteral("A ViT's image_overlay: the attention rollout "
+                                                   "over every layer instead of the head's row.")},
+        {QStringLiteral("methods"),
+         QStringLiteral("Also draw methods_side_by_side: the head under each of these methods "
+                        "at once (exact P, then each method's P^, error map and numbers: the "
+                        "relative error, KL, entropy and monotonicity), as one picture."),
+         QStringLiteral("LIST")},
+        comparisonModelOption(),
+        {QStringLiteral("scenario"),
+         QStringLiteral("A lecture scenario (or session) file: draw "
+                        "its spec, view and page."),
+         QStringLiteral("FILE")},
+    });
+}
+
+int runRenderCommand(const QCommandLineParser& parser)
 {
     RenderRequest request = renderRequest(parser);
     const RenderInput read = renderInput(parser, request);
@@ -426,13 +427,6 @@ int runRender(const QCommandLineParser& parser)
     for (const ResultWarning& warning : result->warnings)
         stream << "warning: " << warning.message << '\n';
     return ExitSuccess;
-}
-
-}  // namespace
-
-int runRenderCommand(const QStringList& arguments)
-{
-    return runSubcommand(arguments, addRenderOptions, runRender);
 }
 
 }  // namespace attnlab

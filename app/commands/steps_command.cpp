@@ -1,4 +1,4 @@
-#include "commands/steps_command.h"
+#include "commands/subcommands.h"
 
 #include "io/atomic_files.h"
 #include "sweeps/causal_steps.h"
@@ -129,9 +129,8 @@ void writeArray(AtomicFileSet& files, const QString& name, const MatrixD& values
 
 }  // namespace
 
-int runStepsCommand(const QStringList& arguments)
+void addStepsOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Runs causal linear attention of one head as a recurrent network, one token at a time: "
         "S_i = S_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i), y_i = phi(q_i)^T S_i / "
@@ -165,8 +164,10 @@ int runStepsCommand(const QStringList& arguments)
         {QStringLiteral("head"), QStringLiteral("The head to run (0-based, default 0)."),
          QStringLiteral("H")},
     });
-    if (!parseSubcommand(parser, arguments))
-        return ExitSuccess;
+}
+
+int runStepsCommand(const QCommandLineParser& parser)
+{
     // The spec first: a missing option value (--random --out DIR) is named there.
     ExperimentSpec spec = specFromOptions(parser);
     spec.causal = true;

@@ -3,7 +3,6 @@
 #include "errors.h"
 #include "parallel.h"
 
-#include <QFileInfo>
 #include <QtEndian>
 #include <QtNumeric>
 
@@ -122,7 +121,7 @@ public:
     explicit Reader(const GgufFile& file) : m_file(file) {}
 
     std::uint64_t position() const { return m_position; }
-    std::uint64_t remaining() const { return m_file.m_size - m_position; }
+    std::uint64_t remaining() const { return m_file.m_mapped.size() - m_position; }
 
     // Refuses, as truncated inside `what()`, unless n more bytes are there.
     template <typename Describe>
@@ -130,14 +129,14 @@ public:
     {
         if (n > remaining())
             m_file.refuse(QStringLiteral("truncated: the file (%1 bytes) ends inside %2")
-                              .arg(m_file.m_size)
+                              .arg(m_file.m_mapped.size())
                               .arg(what()));
     }
     template <typename T, typename Describe>
     T read(const Describe& what)
     {
         need(sizeof(T), what);
-        const T value = qFromLittleEndian<T>(m_file.m_data + m_position);
+        const T value = qFromLittleEndian<T>(m_file.m_mapped.data() + m_position);
         m_position += sizeof(T);
         return value;
     }
@@ -153,8 +152,8 @@ public:
     {
         const std::uint64_t length = read<quint64>(what);
         need(length, what);
-        const QByteArrayView text(reinterpret_cast<const char*>(m_file.m_data + m_position),
-                                  qsizetype(length));
+        const QByteArrayView text(
+            reinterpret_cast<const char*>(m_file.m_mapped.data() + m_position), qsizetype(length));
         m_position += length;
         return text;
     }
@@ -215,18 +214,8 @@ private:
     std::uint64_t m_position = 0;
 };
 
-GgufFile::GgufFile(const QString& path) : m_path(path), m_file(path)
+GgufFile::GgufFile(const QString& path) : m_path(path), m_mapped(path)
 {
-    if (!QFileInfo(path).isFile())
-        refuse(QStringLiteral("no such file"));
-    if (!m_file.open(QIODevice::ReadOnly))
-        refuse(QStringLiteral("cannot be read (%1)").arg(m_file.errorString()));
-    m_size = std::uint64_t(m_file.size());
-    if (m_size > 0) {
-        m_data = m_file.map(0, qint64(m_size));
-        if (!m_data)
-            refuse(QStringLiteral("cannot be mapped into memory (%1)").arg(m_file.errorString()));
-    }
     Reader reader(*this);
     readHeader(reader);
     if (const GgufValue* alignment = value(QStringLiteral("general.alignment"))) {
@@ -234,33 +223,31 @@ GgufFile::GgufFile(const QString& path) : m_path(path), m_file(path)
             refuseKey(QStringLiteral("general.alignment"),
                       QStringLiteral("is a %1; expected a uint32")
                           .arg(ggufValueTypeName(alignment->type)));
-        m_alignment = qFromLittleEndian<quint32>(m_data + alignment->offset);
+        m_alignment = qFromLittleEndian<quint32>(m_mapped.data() + alignment->offset);
         if (m_alignment == 0 || (m_alignment & (m_alignment - 1)) != 0)
             refuseKey(QStringLiteral("general.alignment"),
                       QStringLiteral("is %1; expected a power of two").arg(m_alignment));
     }
-    const std::uint64_t tensorCount = qFromLittleEndian<quint64>(m_data + 8);
+    const std::uint64_t tensorCount = qFromLittleEndian<quint64>(m_mapped.data() + 8);
     readTensorInfos(reader, tensorCount);
     const std::uint64_t end = reader.position();
     m_dataStart = end + (m_alignment - end % m_alignment) % m_alignment;
-    if (!m_tensors.empty() && m_dataStart > m_size)
+    if (!m_tensors.empty() && m_dataStart > m_mapped.size())
         refuse(QStringLiteral("truncated: the file (%1 bytes) ends before its tensor data, which "
                               "starts at byte %2")
-                   .arg(m_size)
+                   .arg(m_mapped.size())
                    .arg(m_dataStart));
     checkTensorData();
 }
-
-GgufFile::~GgufFile() = default;  // QFile unmaps on close
 
 void GgufFile::readHeader(Reader& reader)
 {
     const auto header = [] { return QStringLiteral("the header"); };
     reader.need(4, header);
-    if (QByteArrayView(reinterpret_cast<const char*>(m_data), 4) != QByteArrayView("GGUF"))
+    if (QByteArrayView(reinterpret_cast<const char*>(m_mapped.data()), 4) != QByteArrayView("GGUF"))
         refuse(QStringLiteral("not a GGUF file: it starts with the bytes %1, not \"GGUF\" (47 47 "
                               "55 46)")
-                   .arg(hexBytes(m_data, 4)));
+                   .arg(hexBytes(m_mapped.data(), 4)));
     reader.skip(4, header);
     m_version = reader.read<quint32>(header);
     if (m_version != 2 && m_version != 3) {
@@ -375,7 +362,7 @@ void GgufFile::readTensorInfos(Reader& reader, std::uint64_t count)
 
 void GgufFile::checkTensorData()
 {
-    const std::uint64_t dataSize = m_size - std::min(m_size, m_dataStart);
+    const std::uint64_t dataSize = m_mapped.size() - std::min(m_mapped.size(), m_dataStart);
     std::vector<const GgufTensor*> byOffset;
     for (const GgufTensor& tensor : m_tensors) {
         if (tensor.offset % m_alignment != 0)
@@ -447,7 +434,7 @@ const GgufValue& GgufFile::typedValue(const QString& key, bool (*accepted)(GgufV
 
 double GgufFile::scalarAt(GgufValueType type, std::uint64_t offset) const
 {
-    const uchar* p = m_data + offset;
+    const uchar* p = m_mapped.data() + offset;
     switch (type) {
         case GgufValueType::UInt8:
         case GgufValueType::Bool: return *p;
@@ -470,7 +457,7 @@ std::uint64_t GgufFile::unsignedInteger(const QString& key) const
 {
     const GgufValue& found = typedValue(key, isInteger, QStringLiteral("an integer"));
     if (found.type == GgufValueType::UInt64)
-        return qFromLittleEndian<quint64>(m_data + found.offset);
+        return qFromLittleEndian<quint64>(m_mapped.data() + found.offset);
     const double number = scalarAt(found.type, found.offset);
     if (number < 0)
         refuseKey(key, QStringLiteral("is %1; expected an integer >= 0").arg(number));
@@ -503,7 +490,7 @@ bool GgufFile::boolean(const QString& key, bool fallback) const
     const GgufValue& found = typedValue(
         key, [](GgufValueType type) { return type == GgufValueType::Bool; },
         QStringLiteral("a bool"));
-    const uchar byte = m_data[found.offset];
+    const uchar byte = m_mapped.data()[found.offset];
     if (byte > 1)
         refuseKey(key, QStringLiteral("is the bool byte %1; expected 0 or 1").arg(byte));
     return byte == 1;
@@ -514,8 +501,8 @@ QString GgufFile::string(const QString& key) const
     const GgufValue& found = typedValue(
         key, [](GgufValueType type) { return type == GgufValueType::String; },
         QStringLiteral("a string"));
-    const std::uint64_t length = qFromLittleEndian<quint64>(m_data + found.offset);
-    return QString::fromUtf8(reinterpret_cast<const char*>(m_data + found.offset + 8),
+    const std::uint64_t length = qFromLittleEndian<quint64>(m_mapped.data() + found.offset);
+    return QString::fromUtf8(reinterpret_cast<const char*>(m_mapped.data() + found.offset + 8),
                              qsizetype(length));
 }
 
@@ -553,8 +540,9 @@ std::vector<QByteArrayView> GgufFile::byteStrings(const QString& key) const
     strings.reserve(std::size_t(found.count));
     std::uint64_t offset = found.offset;  // every length was checked when the file was opened
     for (std::uint64_t i = 0; i < found.count; ++i) {
-        const std::uint64_t length = qFromLittleEndian<quint64>(m_data + offset);
-        strings.emplace_back(reinterpret_cast<const char*>(m_data + offset + 8), qsizetype(length));
+        const std::uint64_t length = qFromLittleEndian<quint64>(m_mapped.data() + offset);
+        strings.emplace_back(reinterpret_cast<const char*>(m_mapped.data() + offset + 8),
+                             qsizetype(length));
         offset += 8 + length;
     }
     return strings;
@@ -579,10 +567,10 @@ std::vector<std::int64_t> GgufFile::integers(const QString& key) const
         const std::uint64_t offset = found.offset + i * size;
         if (found.elementType == GgufValueType::UInt64)
             numbers[std::size_t(i)] =
-                std::int64_t(std::min<quint64>(qFromLittleEndian<quint64>(m_data + offset),
+                std::int64_t(std::min<quint64>(qFromLittleEndian<quint64>(m_mapped.data() + offset),
                                                quint64(std::numeric_limits<std::int64_t>::max())));
         else if (found.elementType == GgufValueType::Int64)
-            numbers[std::size_t(i)] = qFromLittleEndian<qint64>(m_data + offset);
+            numbers[std::size_t(i)] = qFromLittleEndian<qint64>(m_mapped.data() + offset);
         else
             numbers[std::size_t(i)] = std::int64_t(scalarAt(found.elementType, offset));
     }
@@ -611,7 +599,7 @@ void GgufFile::valuesInto(const GgufTensor& tensor, float* result) const
     const std::int64_t count = tensor.elementCount();
     const std::int64_t rowLength = tensor.dimensions[0];
     const std::int64_t rowBytes = rowLength / tensor.traits->blockSize * tensor.traits->blockBytes;
-    const uchar* data = m_data + m_dataStart + tensor.offset;
+    const uchar* data = m_mapped.data() + m_dataStart + tensor.offset;
     const std::int64_t rows = count / rowLength;
     // Blocks of about 64k values, so that a large tensor is spread over the threads.
     const std::int64_t rowsPerBlock = std::max<std::int64_t>(1, 65536 / rowLength);

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "io/mapped_file.h"
 #include "model/ggml_types.h"
 #include "types.h"
 
 #include <QByteArrayView>
-#include <QFile>
 #include <QHash>
 #include <QString>
 #include <QStringList>
@@ -75,7 +75,6 @@ class GgufFile {
 public:
     // Opens, maps and checks path (above). Throws InputError naming the file.
     explicit GgufFile(const QString& path);
-    ~GgufFile();
     GgufFile(const GgufFile&) = delete;
     GgufFile& operator=(const GgufFile&) = delete;
 
@@ -156,9 +155,7 @@ private:
     double scalarAt(GgufValueType type, std::uint64_t offset) const;
 
     QString m_path;
-    QFile m_file;
-    const uchar* m_data = nullptr;  // the whole file
-    std::uint64_t m_size = 0;
+    MappedFile m_mapped;  // the whole file
     std::uint32_t m_version = 0;
     std::uint64_t m_alignment = 32;
     std::uint64_t m_dataStart = 0;  // the first byte of the tensor data

@@ -3,7 +3,6 @@
 #include "errors.h"
 #include "io/json_types.h"
 
-#include <QFileInfo>
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -256,22 +255,16 @@ std::vector<TensorEntry> parseSafetensorsHeader(QByteArrayView header, std::uint
     return entries;
 }
 
-SafetensorsFile::SafetensorsFile(const QString& path) : m_path(path), m_file(path)
+SafetensorsFile::SafetensorsFile(const QString& path) : m_path(path), m_mapped(path)
 {
-    if (!QFileInfo(path).isFile())
-        refuse(path, QStringLiteral("no such file"));
-    if (!m_file.open(QIODevice::ReadOnly))
-        refuse(path, QStringLiteral("cannot be read (%1)").arg(m_file.errorString()));
-    const qint64 fileSize = m_file.size();
+    const std::uint64_t fileSize = m_mapped.size();
     if (fileSize < 8)
         refuse(path, QStringLiteral("is %1 bytes long; a safetensors file starts with an 8-byte "
                                     "header length")
                          .arg(fileSize));
-    const uchar* mapped = m_file.map(0, fileSize);
-    if (!mapped)
-        refuse(path, QStringLiteral("cannot be mapped into memory (%1)").arg(m_file.errorString()));
+    const uchar* mapped = m_mapped.data();
     const std::uint64_t headerLength = qFromLittleEndian<quint64>(mapped);
-    const std::uint64_t available = std::uint64_t(fileSize) - 8;
+    const std::uint64_t available = fileSize - 8;
     if (headerLength > kSafetensorsMaxHeader)
         refuse(path, QStringLiteral("the safetensors header length is %1 bytes, over the %2 bytes "
                                     "Attention Lab reads: not a safetensors file, or a damaged one")
@@ -292,8 +285,6 @@ SafetensorsFile::SafetensorsFile(const QString& path) : m_path(path), m_file(pat
                      .value(QLatin1String("__metadata__"))
                      .toObject();
 }
-
-SafetensorsFile::~SafetensorsFile() = default;  // QFile unmaps on close
 
 const TensorEntry* SafetensorsFile::find(const QString& name) const
 {

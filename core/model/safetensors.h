@@ -1,9 +1,9 @@
 #pragma once
 
+#include "io/mapped_file.h"
 #include "types.h"
 
 #include <QByteArrayView>
-#include <QFile>
 #include <QJsonObject>
 #include <QString>
 
@@ -51,7 +51,6 @@ public:
     // Throws InputError naming the path when the file is missing, unreadable, shorter than 8
     // bytes, or its header is invalid as above.
     explicit SafetensorsFile(const QString& path);
-    ~SafetensorsFile();
     SafetensorsFile(const SafetensorsFile&) = delete;
     SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
@@ -79,7 +78,7 @@ public:
 
 private:
     QString m_path;
-    QFile m_file;
+    MappedFile m_mapped;
     const uchar* m_data = nullptr;  // the first byte after the header
     std::uint64_t m_dataSize = 0;
     std::vector<TensorEntry> m_entries;
