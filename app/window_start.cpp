@@ -213,8 +213,17 @@ int runWindow(int& argc, char** argv)
         err << "attention-lab: give one session at most\n";
         return ExitBadInput;
     }
-    if (!positional.isEmpty())
+    if (!positional.isEmpty()) {
         session = positional.first();
+        // A word that is no file and no session's name is a command mistyped ("help", "benhc"):
+        // refused here, rather than opening the window on a session that cannot be.
+        if (!session.endsWith(QLatin1String(".attnlab")) && !QFileInfo::exists(session)) {
+            err << "attention-lab: \"" << session
+                << "\" is not a command, nor a session file (.attnlab)\n";
+            printUsage(err);
+            return ExitBadInput;
+        }
+    }
     const QSize size = parser.isSet(QStringLiteral("size"))
                            ? parseSize(parser.value(QStringLiteral("size")))
                            : QSize(1600, 1000);

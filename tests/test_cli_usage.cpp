@@ -181,8 +181,9 @@ void TestCliUsage::topLevelHelpListsTheWindowOptions()
 }
 
 // Property: with no display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) nothing aborts in
-// Qt's platform plugin: --version prints the version, an unknown option (with the usage) or a
-// bad value exits 2, and the window itself is refused with exit 1 and the reason.
+// Qt's platform plugin: --version prints the version, an unknown option (with the usage), a bad
+// value or a word that is neither a command nor a session file (with the usage) exits 2, and the
+// window itself is refused with exit 1 and the reason.
 void TestCliUsage::withoutADisplayTheProgramDoesNotCrash_data()
 {
     QTest::addColumn<QStringList>("arguments");
@@ -196,6 +197,9 @@ void TestCliUsage::withoutADisplayTheProgramDoesNotCrash_data()
     QTest::newRow("the window") << QStringList{} << 1 << QStringLiteral("no display");
     QTest::newRow("a session") << QStringList{"some.attnlab"} << 1 << QStringLiteral("DISPLAY");
     QTest::newRow("a bad --size") << QStringList{"--size", "big"} << 2 << QStringLiteral("--size");
+    QTest::newRow("a mistyped command")
+        << QStringList{"benhc"} << 2 << QStringLiteral("\"benhc\" is not a command");
+    QTest::newRow("help") << QStringList{"help"} << 2 << QStringLiteral("Commands:");
 }
 
 void TestCliUsage::withoutADisplayTheProgramDoesNotCrash()

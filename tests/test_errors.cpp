@@ -610,6 +610,8 @@ void TestErrors::cliBadArguments_data()
     QTest::newRow("empty method") << QStringList{"--methods", "elu,,favor-trig"} << "--methods";
     QTest::newRow("features text") << QStringList{"--features", "16,many"} << "--features";
     QTest::newRow("features 0") << QStringList{"--features", "0,16"} << "--features";
+    QTest::newRow("features range written whole")
+        << QStringList{"--features", "abc"} << "expected integers from 1 to 1048576,";
     QTest::newRow("two m for a norm sweep")
         << QStringList{"--sweep", "norm", "--features", "16,32"} << "--features";
     QTest::newRow("seeds 0") << QStringList{"--seeds", "0"} << "--seeds";

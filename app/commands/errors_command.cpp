@@ -68,8 +68,8 @@ std::vector<double> numberList(const QCommandLineParser& parser, const char* nam
                                  .arg(QLatin1String(name), integers
                                                                ? QStringLiteral("integers from")
                                                                : QStringLiteral("numbers above"))
-                                 .arg(integers ? minimum : 0)
-                                 .arg(maximum)
+                                 .arg(integers ? minimum : 0, 0, 'g', 12)
+                                 .arg(maximum, 0, 'g', 12)  // 1048576, not 1.04858e+06
                                  .arg(item));
         values.push_back(value);
     }
