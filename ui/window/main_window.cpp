@@ -273,6 +273,10 @@ void MainWindow::buildPages()
             tr("Causal linear attention run as a recurrent network, one token at a time, beside "
                "exact causal softmax."));
     m_generatePage = (new WindowGeneration(*this, m_pages, m_stepperView))->page();
+    addPage(m_pages, m_generatePage, QStringLiteral("generatePage"), tr("Generate"),
+            tr("The model writes: it continues a prompt with exact attention and with the "
+               "approximation run as a recurrent network, token by token, the two continuations "
+               "side by side with their KL, cost and memory."));
     connect(m_pages, &QTabWidget::currentChanged, this, [this](int page) {
         if (page == ImagePage)
             m_currentFigure = m_imageView;

@@ -32,8 +32,6 @@ public:
 WindowGeneration::WindowGeneration(MainWindow& window, QTabWidget* pages, StepperView* stepper)
     : QObject(&window), m_window(window), m_page(new GenerationPage)
 {
-    m_page->setObjectName(QStringLiteral("generatePage"));
-    const int tab = pages->addTab(m_page, tr("Generate"));
     // Eight tabs: a little less room beside each title, and where the page is narrower still the
     // titles are shortened rather than some tabs hidden behind scroll arrows.
     auto* compact = new CompactTabStyle;
@@ -41,11 +39,6 @@ WindowGeneration::WindowGeneration(MainWindow& window, QTabWidget* pages, Steppe
     pages->tabBar()->setStyle(compact);
     pages->setElideMode(Qt::ElideRight);
     pages->setUsesScrollButtons(false);
-    Q_ASSERT(tab == MainWindow::GeneratePage);
-    pages->setTabToolTip(tab, tr("The model writes: it continues a prompt with exact attention "
-                                 "and with the approximation run as a recurrent network, token "
-                                 "by token, the two continuations side by side with their KL, "
-                                 "cost and memory."));
     // The Stepper follows the head of the generation shown while it has one.
     connect(m_page, &GenerationPage::followedChanged, stepper,
             [this, stepper] { stepper->follow(m_page->followed()); });
