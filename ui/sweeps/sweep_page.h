@@ -67,7 +67,6 @@ protected:
 
     // Run and Cancel, the progress bar, the status line and the Export button, in a column.
     QWidget* sweepControls() const { return m_sweepControls; }
-    QProgressBar* progressBar() const { return m_progress; }
     QLabel* statusLabel() const { return m_status; }
     // The progress bar at done out of total (a range of at least 1: an empty one would make it a
     // busy indicator).

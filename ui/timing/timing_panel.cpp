@@ -13,7 +13,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
-#include <QProgressBar>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -478,7 +477,7 @@ void TimingPanel::finishSweep(SweepResult result)
 {
     m_result = std::move(result);
     const qsizetype measured = measuredCount(m_result);
-    progressBar()->setValue(int(measured));
+    setProgress(int(measured), int(m_result.points.size()));
     const bool cancelled = measured < qsizetype(m_result.points.size());
     statusLabel()->setText(cancelled ? tr("Cancelled after %1 of %2 points; they are kept.")
                                            .arg(measured)
