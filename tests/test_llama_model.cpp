@@ -575,11 +575,10 @@ void TestLlamaModel::computeWritesModelMetrics()
         QCOMPARE(keys.values[std::size_t(e)], keys.values[std::size_t(length * 12 + e)]);
 }
 
-// Property: compute --model with a --memory-budget below the model's float weights exits with 3,
-// names the folder and the size, and writes nothing.
 // A Llama folder whose tokenizer.json's post-processor puts BOS first (as Llama 2's and 3's do)
 // reads its text with BOS as token 0, labelled with its content, so that the maps show the
-// attention sink; without the template no BOS is added (as Qwen2's file says).
+// attention sink; without the template no BOS is added (as Qwen2's file says). A text longer than
+// the model's positions, cut with keepLast, keeps BOS first and then its last tokens.
 void TestLlamaModel::templateBosIsTheFirstToken()
 {
     QTemporaryDir dir;
@@ -619,7 +618,25 @@ void TestLlamaModel::templateBosIsTheFirstToken()
     QCOMPARE(tokens.ids.front(), 268);
     QCOMPARE(tokens.labels.front(), QStringLiteral("<|endoftext|>"));
     QVERIFY(std::equal(plain.begin(), plain.end(), tokens.ids.begin() + 1));
+
+    const std::shared_ptr<const LanguageModel> model = loadModel(withBos.path());
+    const QString longText = text.repeated(40);
+    const std::vector<int> whole = model->tokenizer().encode(longText);
+    const int positions = model->positions();
+    QVERIFY(int(whole.size()) > positions + 1);
+    QVERIFY_THROWS_EXCEPTION(InputError, modelTokens(*model, longText, false));
+    const ModelTokens cut = modelTokens(*model, longText, true);
+    QCOMPARE(int(cut.ids.size()), positions);
+    QCOMPARE(cut.ids.front(), 268);
+    QVERIFY(std::equal(cut.ids.begin() + 1, cut.ids.end(), whole.end() - (positions - 1)));
+    QCOMPARE(cut.labels.size(), positions);
+    QCOMPARE(cut.notes.size(), 1);
+    QVERIFY2(cut.notes.front().contains(QStringLiteral("after <|endoftext|>")),
+             qPrintable(cut.notes.front()));
 }
+
+// Property: compute --model with a --memory-budget below the model's float weights exits with 3,
+// names the folder and the size, and writes nothing.
 
 void TestLlamaModel::computeRefusesOverBudget()
 {

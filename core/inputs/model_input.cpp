@@ -243,30 +243,43 @@ std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath)
 
 ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool keepLast)
 {
+    const TextTokenizer& tokenizer = model.tokenizer();
     ModelTokens tokens;
-    tokens.ids = model.tokenizer().encode(text);
+    tokens.ids = tokenizer.encode(text);
     if (tokens.ids.empty())
         throw InputError(QStringLiteral("the text has no tokens: type at least one character"));
     const int positions = model.positions();
-    if (int(tokens.ids.size()) > positions) {
+    const std::size_t count = tokens.ids.size();
+    // The tokenizer's own special ids (a Llama's BOS) stay where they are: a text cut to the
+    // positions loses its first tokens after them, as Hugging Face's left truncation does.
+    const int before = tokenizer.specialIdsBefore();
+    if (int(count) > positions) {
         if (!keepLast)
             throw InputError(QStringLiteral("the text has %1 tokens but the model reads at most %2 "
                                             "(%3): shorten it, or keep its last %2 "
                                             "tokens (--keep-last on the command line)")
-                                 .arg(tokens.ids.size())
+                                 .arg(count)
                                  .arg(positions)
                                  .arg(model.info().rope ? QStringLiteral("max_position_embeddings")
                                                         : QStringLiteral("n_positions")));
-        const std::size_t dropped = tokens.ids.size() - std::size_t(positions);
-        tokens.ids.erase(tokens.ids.begin(), tokens.ids.begin() + qsizetype(dropped));
-        tokens.notes.append(QStringLiteral("The text has %1 tokens and the model reads at most "
-                                           "%2: its first %3 tokens were dropped.")
-                                .arg(tokens.ids.size() + dropped)
-                                .arg(positions)
-                                .arg(dropped));
+        if (before + tokenizer.specialIdsAfter() >= positions)
+            throw InputError(QStringLiteral("the model reads at most %1 tokens, no more than its "
+                                            "tokenizer adds to every text")
+                                 .arg(positions));
+        const auto first = tokens.ids.begin() + before;
+        tokens.ids.erase(first, first + qsizetype(count - std::size_t(positions)));
     }
     for (const int id : tokens.ids)
-        tokens.labels.append(model.tokenizer().label(id));
+        tokens.labels.append(tokenizer.label(id));
+    if (tokens.ids.size() < count)
+        tokens.notes.append(QStringLiteral("The text has %1 tokens and the model reads at most "
+                                           "%2: its first %3 tokens were dropped%4.")
+                                .arg(count)
+                                .arg(positions)
+                                .arg(count - tokens.ids.size())
+                                .arg(before > 0 ? QStringLiteral(" (after %1, which stays first)")
+                                                      .arg(tokens.labels.mid(0, before).join(' '))
+                                                : QString()));
     return tokens;
 }
 

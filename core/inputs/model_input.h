@@ -45,7 +45,8 @@ std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath);
 
 // The token ids of text for model, and their labels (TextTokenizer::label). A text with more
 // tokens than the model reads (its positions) is refused with InputError, or, with keepLast, cut
-// to its last n_positions tokens with a note saying how many were dropped.
+// to the model's positions with a note saying how many were dropped: the special ids the
+// tokenizer adds (a Llama's BOS first) stay, and the text keeps its last tokens.
 struct ModelTokens {
     std::vector<int> ids;
     QStringList labels;

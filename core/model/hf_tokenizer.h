@@ -73,6 +73,9 @@ public:
     QString label(int id) const override;
     // The largest id of the vocabulary, the added tokens and the post-processor, + 1.
     int vocabularySize() const override;
+    // The post-processor's ids before the text's, and after.
+    int specialIdsBefore() const override { return int(m_prefixIds.size()); }
+    int specialIdsAfter() const override { return int(m_suffixIds.size()); }
 
 private:
     // A stretch of text between added tokens (addedId -1), or one added token.

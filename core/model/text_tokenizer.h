@@ -27,6 +27,10 @@ public:
     virtual QString label(int id) const = 0;
     // The number of ids (the largest id + 1).
     virtual int vocabularySize() const = 0;
+    // How many ids encode() puts before the text's own (a Llama's BOS) and after them. A text cut
+    // to the model's positions keeps them, as Hugging Face's truncation does. GPT-2 adds none.
+    virtual int specialIdsBefore() const { return 0; }
+    virtual int specialIdsAfter() const { return 0; }
 };
 
 // The tokenizer of a model folder: GPT-2's vocab.json + merges.txt (Gpt2Tokenizer) when both are
