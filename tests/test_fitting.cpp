@@ -17,6 +17,7 @@
 #include "fitting/feature_map_fit.h"
 #include "model/safetensors.h"
 #include "generation/generation.h"
+#include "inputs/model_input.h"
 #include "sessions/session.h"
 #include "sweeps/downstream.h"
 #include "model/language_model.h"
@@ -174,6 +175,7 @@ private slots:
     void refusesWithoutFittedMaps();
     void nanLossStopsTheFitAndNamesTheStep();
     void fitsATinyModelWithGroupedQueryHeads();
+    void windowsAreSequencesAsTheTokenizerMakesThem();
     void fitRefusesBadRequests();
     void fitCanBeCancelled();
     void fileRoundTrip();
@@ -510,6 +512,31 @@ void TestFitting::fitsATinyModelWithGroupedQueryHeads()
     QVERIFY2(message.contains(QStringLiteral("tiny-llama-gqa-f32")) &&
                  message.contains(QStringLiteral("tiny-qwen2-f32")),
              qPrintable(message));
+}
+
+// The training windows are the model's context (256 tokens at most) and each is a sequence as the
+// tokenizer makes one: the built-in Llama's windows each begin with its BOS, followed by the
+// text's next 255 ids; GPT-2's tokenizer adds nothing, so its windows are the ids cut at its 128
+// positions.
+void TestFitting::windowsAreSequencesAsTheTokenizerMakesThem()
+{
+    const QString text = QStringLiteral("In the beginning God created the heaven and the earth. ");
+    for (const char* id : {"builtin-kjv-llama", "builtin-kjv-gpt2"}) {
+        const std::shared_ptr<const LanguageModel> model = loadModel(QString::fromLatin1(id));
+        const std::vector<int> ids = model->tokenizer().encode(text.repeated(60));
+        const int before = model->tokenizer().specialIdsBefore();
+        QCOMPARE(before, QByteArray(id) == "builtin-kjv-llama" ? 1 : 0);
+        QVERIFY(ids.size() > 600);
+        const std::vector<std::vector<int>> windows = fitWindows(*model, ids);
+        std::vector<int> joined(ids.begin(), ids.begin() + before);
+        for (const std::vector<int>& window : windows) {
+            QVERIFY(int(window.size()) <= std::min(model->positions(), kFitWindowTokens));
+            QVERIFY(std::equal(ids.begin(), ids.begin() + before, window.begin()));
+            joined.insert(joined.end(), window.begin() + before, window.end());
+        }
+        QCOMPARE(int(windows.front().size()), std::min(model->positions(), kFitWindowTokens));
+        QCOMPARE(joined, ids);
+    }
 }
 
 void TestFitting::fitRefusesBadRequests()

@@ -32,18 +32,6 @@ std::vector<int> fittedLayers(const std::vector<int>& asked, int layers)
     return {chosen.begin(), chosen.end()};
 }
 
-// The text cut into windows of at most `length` tokens (the last one shorter).
-std::vector<std::vector<int>> textWindows(const std::vector<int>& ids, int length)
-{
-    std::vector<std::vector<int>> windows;
-    for (std::size_t begin = 0; begin < ids.size(); begin += std::size_t(length)) {
-        const std::size_t end = std::min(ids.size(), begin + std::size_t(length));
-        windows.emplace_back(ids.begin() + std::ptrdiff_t(begin),
-                             ids.begin() + std::ptrdiff_t(end));
-    }
-    return windows;
-}
-
 // Every fitted head's training data: the model reads each window once; query head h of layer l
 // takes its queries and its key/value head's keys, scaled by sqrt(s), and their exact causal
 // rows.
@@ -227,6 +215,25 @@ std::vector<FittedHeadMaps> fitSites(
 
 }  // namespace
 
+std::vector<std::vector<int>> fitWindows(const LanguageModel& model, const std::vector<int>& ids)
+{
+    const TextTokenizer& tokenizer = model.tokenizer();
+    const auto before = std::min(ids.size(), std::size_t(tokenizer.specialIdsBefore()));
+    const auto after = std::min(ids.size() - before, std::size_t(tokenizer.specialIdsAfter()));
+    const auto text = ids.begin() + std::ptrdiff_t(before);
+    const auto end = ids.end() - std::ptrdiff_t(after);
+    const std::ptrdiff_t perWindow = std::max<std::ptrdiff_t>(
+        1, std::min(model.positions(), kFitWindowTokens) - std::ptrdiff_t(before + after));
+    std::vector<std::vector<int>> windows;
+    for (auto first = text; first < end; first += std::min(perWindow, end - first)) {
+        std::vector<int> window(ids.begin(), text);
+        window.insert(window.end(), first, first + std::min(perWindow, end - first));
+        window.insert(window.end(), end, ids.end());
+        windows.push_back(std::move(window));
+    }
+    return windows;
+}
+
 FeatureMapFit fitFeatureMaps(const LanguageModel& model, const std::vector<int>& ids,
                              const FeatureMapFitSpec& spec, const MemoryBudget& budget,
                              const std::function<void(const FeatureMapFitProgress&)>& progress,
@@ -240,8 +247,7 @@ FeatureMapFit fitFeatureMaps(const LanguageModel& model, const std::vector<int>&
     for (const HeadSite site : sites)
         if (layers.empty() || layers.back() != site.layer)
             layers.push_back(site.layer);
-    const std::vector<std::vector<int>> windows =
-        textWindows(ids, std::min(info.positions, kFitWindowTokens));
+    const std::vector<std::vector<int>> windows = fitWindows(model, ids);
     requireFit(spec, info, featureDim, ids.size(), windows, layers.size(), sites.size(), budget);
 
     const std::vector<HeadFitData> data = headData(model, windows, layers, sites, cancelled);

@@ -61,7 +61,14 @@ struct FeatureMapFitProgress {
     double meanKl = 0;
 };
 
-// Fits the maps of spec's layers of `model` on the text's token ids. progress is called after
+// The training windows of a text's token ids (as the model's tokenizer encodes the text): windows
+// of the model's context, at most kFitWindowTokens tokens (the last one shorter), each a sequence
+// as the tokenizer makes one: the special ids it puts before and after a text (a Llama's BOS)
+// begin and end every window, around the next stretch of the text's own ids.
+std::vector<std::vector<int>> fitWindows(const LanguageModel& model, const std::vector<int>& ids);
+
+// Fits the maps of spec's layers of `model` on the text's token ids (as the tokenizer encodes the
+// text), read in fitWindows. progress is called after
 // steps, from one engine thread at a time (any of them); cancelled is polled between steps, from
 // the engine threads (Cancelled is thrown, nothing is returned). The heads are fitted in parallel
 // on the engine threads, one head to a thread (Eigen's products inside each run on that thread).
