@@ -133,13 +133,10 @@ int main(int argc, char** argv)
         std::printf("  layer %d head %d: training-text mean row KL %.4f -> %.4f\n", head.layer,
                     head.head, head.initialKl, head.finalKl);
 
-    // The held-out text in windows of the model's positions.
+    // The held-out text in windows of the model's positions, each with the tokenizer's BOS.
     const std::vector<int> ids = model->tokenizer().encode(readText(heldOutPath));
-    std::vector<std::vector<int>> windows;
-    const std::size_t length = std::size_t(model->positions());
-    for (std::size_t begin = 0; begin + 2 <= ids.size(); begin += length)
-        windows.emplace_back(ids.begin() + std::ptrdiff_t(begin),
-                             ids.begin() + std::ptrdiff_t(std::min(ids.size(), begin + length)));
+    const std::vector<std::vector<int>> windows =
+        sequenceWindows(model->tokenizer(), ids, model->positions());
     std::printf("held out: %zu tokens in %zu windows, every layer replaced\n", ids.size(),
                 windows.size());
     ExperimentSpec method;

@@ -61,10 +61,9 @@ struct FeatureMapFitProgress {
     double meanKl = 0;
 };
 
-// The training windows of a text's token ids (as the model's tokenizer encodes the text): windows
-// of the model's context, at most kFitWindowTokens tokens (the last one shorter), each a sequence
-// as the tokenizer makes one: the special ids it puts before and after a text (a Llama's BOS)
-// begin and end every window, around the next stretch of the text's own ids.
+// The training windows of a text's token ids (as the model's tokenizer encodes the text): its
+// sequenceWindows of the model's context, at most kFitWindowTokens tokens, each beginning with
+// the BOS a Llama's tokenizer puts first.
 std::vector<std::vector<int>> fitWindows(const LanguageModel& model, const std::vector<int>& ids);
 
 // Fits the maps of spec's layers of `model` on the text's token ids (as the tokenizer encodes the

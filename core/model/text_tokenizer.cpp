@@ -28,6 +28,25 @@ std::shared_ptr<const TextTokenizer> loadTextTokenizer(const QString& folder)
                                            "or tokenizer.json"));
 }
 
+std::vector<std::vector<int>> sequenceWindows(const TextTokenizer& tokenizer,
+                                              const std::vector<int>& ids, int length)
+{
+    const auto before = std::min(ids.size(), std::size_t(tokenizer.specialIdsBefore()));
+    const auto after = std::min(ids.size() - before, std::size_t(tokenizer.specialIdsAfter()));
+    const auto text = ids.begin() + std::ptrdiff_t(before);
+    const auto end = ids.end() - std::ptrdiff_t(after);
+    const std::ptrdiff_t perWindow =
+        std::max<std::ptrdiff_t>(1, length - std::ptrdiff_t(before + after));
+    std::vector<std::vector<int>> windows;
+    for (auto first = text; first < end; first += std::min(perWindow, end - first)) {
+        std::vector<int> window(ids.begin(), text);
+        window.insert(window.end(), first, first + std::min(perWindow, end - first));
+        window.insert(window.end(), end, ids.end());
+        windows.push_back(std::move(window));
+    }
+    return windows;
+}
+
 QString tokenLabel(QString text)
 {
     const bool onlySpaces =

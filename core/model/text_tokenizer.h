@@ -38,6 +38,13 @@ public:
 // file at fault.
 std::shared_ptr<const TextTokenizer> loadTextTokenizer(const QString& folder);
 
+// ids, as tokenizer encodes a text, cut into windows of at most `length` ids (the last one
+// shorter), each a sequence as the tokenizer makes one: the special ids it puts before and after a
+// text (a Llama's BOS) begin and end every window, around the next stretch of the text's own ids
+// (at least one a window).
+std::vector<std::vector<int>> sequenceWindows(const TextTokenizer& tokenizer,
+                                              const std::vector<int>& ids, int length);
+
 // The label a heatmap shows for a token's text: a leading space drawn as "␣" (U+2423; every space
 // of a token of spaces only), a newline as "\n" (the two characters), a tab as "\t", a carriage
 // return as "\r": " cat" -> "␣cat".
