@@ -439,8 +439,8 @@ void addWarnings(ExperimentResult& result)
                 {QStringLiteral("overflow"),
                  QStringLiteral(
                      "%1 entries of the kernel matrices A or A^%2 exceed the %3 range "
-                     "(they are written as inf). P, P^ and the outputs are not affected: "
-                     "they are computed with maxima subtracted.")
+                     "(they are written as inf, and the kernel MSE is not given). P, P^ and "
+                     "the outputs are not affected: they are computed with maxima subtracted.")
                      .arg(kernelOverflow)
                      .arg(where, precision)});
         }

@@ -109,6 +109,8 @@ private slots:
     void stepperSeekBackGivesIdenticalState();
     void keyScalesSpanningManyOrdersOfMagnitude();
     void trigReportsNonPositiveDenominators();
+    void kernelBeyondThePrecisionHasNoMse_data();
+    void kernelBeyondThePrecisionHasNoMse();
     void computeStopsWhenCancelled();
     void aHugeRunIsAnnouncedWithItsExpectedCost();
     void kernelsAreKeptOnlyWhenAsked();
@@ -383,6 +385,45 @@ void TestAttention::trigReportsNonPositiveDenominators()
         QVERIFY(!result.nonPositiveRows.empty());
         QVERIFY(result.output.allFinite());
     }
+}
+
+// With |x'| = 20 some s q.k pass 88.7, where exp overflows float: the entries of A and A^ beyond
+// float's range are counted with the overflow warning, and the kernel MSE, which the kernel files
+// (inf there) cannot give, is not a number, whichever way the method forms A^. In double, or at
+// the default norm, nothing overflows and the MSE is a finite number.
+void TestAttention::kernelBeyondThePrecisionHasNoMse_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<bool>("inFloat");
+    QTest::addColumn<double>("norm");
+    QTest::addColumn<bool>("overflows");
+    for (const char* method : {"taylor2", "favor-positive"}) {
+        QTest::addRow("%s, float, |x'| = 20", method)
+            << QString::fromLatin1(method) << true << 20.0 << true;
+        QTest::addRow("%s, double, |x'| = 20", method)
+            << QString::fromLatin1(method) << false << 20.0 << false;
+        QTest::addRow("%s, float, |x'| = 1", method)
+            << QString::fromLatin1(method) << true << 1.0 << false;
+    }
+}
+
+void TestAttention::kernelBeyondThePrecisionHasNoMse()
+{
+    QFETCH(QString, method);
+    QFETCH(bool, inFloat);
+    QFETCH(double, norm);
+    QFETCH(bool, overflows);
+    ExperimentSpec spec = randomSpec(64, 16);
+    spec.input.normMultiplier = norm;
+    spec.precision = inFloat ? Precision::Float : Precision::Double;
+    QVERIFY(spec.setMethod(method));
+    const ExperimentResult result = compute(spec, buildInput(spec.input));
+    const AttentionMetrics& metrics = result.heads.front().metrics;
+    const bool warned = std::any_of(result.warnings.begin(), result.warnings.end(),
+                                    [](const auto& w) { return w.code == "overflow"; });
+    QCOMPARE(metrics.kernelOverflow > 0, overflows);
+    QCOMPARE(warned, overflows);
+    QCOMPARE(std::isnan(metrics.kernelMse), overflows);
 }
 
 void TestAttention::computeStopsWhenCancelled()

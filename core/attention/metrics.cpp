@@ -148,7 +148,7 @@ AttentionMetrics MetricsAccumulator::metrics() const
         if (m_klDefined)
             metrics.meanKl = std::max(0.0, m_sumKl / double(m_rows));
     }
-    if (m_haveKernel && m_kernelEntries > 0)
+    if (m_haveKernel && m_kernelEntries > 0 && m_kernelOverflow == 0)
         metrics.kernelMse = m_kernelSumSquaredError / double(m_kernelEntries);
     if (m_haveOutput && m_outputSquared > 0)
         metrics.relFrobeniusOutput = std::sqrt(m_outputSquaredError / m_outputSquared);

@@ -22,9 +22,11 @@ struct AttentionMetrics {
     double relFrobeniusOutput = notApplicable;     // |O^ - O|_F / |O|_F
     double meanTotalVariation = notApplicable;     // mean_i 1/2 sum_j |P^_ij - P_ij|
     double meanKl = notApplicable;                 // mean_i sum_j P_ij log(P_ij / P^_ij)
-    double kernelMse = notApplicable;  // mean (A^_ij - A_ij)^2 over the unmasked entries
-    qint64 nonPositiveRows = 0;        // rows whose denominator is <= 0
-    qint64 kernelOverflow = 0;  // entries of A or A^ beyond the range of the chosen precision
+    // mean (A^_ij - A_ij)^2 over the unmasked entries; n/a when an entry of A or A^ is beyond the
+    // range of the chosen precision (kernelOverflow), as the kernel files then hold inf
+    double kernelMse = notApplicable;
+    qint64 nonPositiveRows = 0;  // rows whose denominator is <= 0
+    qint64 kernelOverflow = 0;   // entries of A or A^ beyond the range of the chosen precision
     // Entropy of the rows and monotonicity in q.k (row_properties.h).
     RowProperties properties;
 };
