@@ -86,6 +86,20 @@ void provideRuntimeDirectory()
     qputenv("XDG_RUNTIME_DIR", QFile::encodeName(folder));
 }
 
+// Qt's message handler before dropOffscreenNoise was installed.
+QtMessageHandler g_previousHandler = nullptr;
+
+// Drops the one warning the offscreen platform gives for every window it shows ("This plugin
+// does not support propagateSizeHints()"), which says nothing about the command's figures, and
+// hands every other message to Qt's handler.
+void dropOffscreenNoise(QtMsgType type, const QMessageLogContext& context, const QString& message)
+{
+    if (type == QtWarningMsg &&
+        message == QLatin1String("This plugin does not support propagateSizeHints()"))
+        return;
+    g_previousHandler(type, context, message);
+}
+
 }  // namespace
 
 void printUsage(QTextStream& out)
@@ -167,6 +181,7 @@ int runCommandLine(int& argc, char** argv)
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         provideRuntimeDirectory();
+        g_previousHandler = qInstallMessageHandler(dropOffscreenNoise);
         app = std::make_unique<QApplication>(argc, argv);
     } else {
         app = std::make_unique<QCoreApplication>(argc, argv);
