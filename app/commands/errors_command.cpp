@@ -405,6 +405,8 @@ int runErrorsCommand(const QCommandLineParser& parser)
     checkAgainstInput(spec, input);
 
     QTextStream err(stderr);
+    for (const QString& note : input.notes)  // --keep-last's dropped tokens
+        err << "warning: " << note << '\n';
     const ErrorSweepResult result =
         runErrorSweep(spec, input, [&](const ErrorSweepResult& sofar, int total) {
             printProgress(err, spec, sofar, total, metric);
