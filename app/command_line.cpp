@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -135,18 +136,36 @@ bool isCommandLineRequest(const QString& firstArgument)
 
 namespace {
 
+// Qt's help text without the line (and its continuation lines) of --help-all, which Qt's help
+// option brings: a subcommand takes no Qt options, so --help-all is --help.
+QString withoutHelpAll(const QString& help)
+{
+    QStringList lines = help.split(QLatin1Char('\n'));
+    const auto first = std::find_if(lines.begin(), lines.end(), [](const QString& line) {
+        return line.trimmed().startsWith(QLatin1String("--help-all"));
+    });
+    if (first == lines.end())
+        return help;
+    auto last = first + 1;
+    while (last != lines.end() && last->startsWith(QLatin1Char(' ')) &&
+           !last->trimmed().isEmpty() && !last->trimmed().startsWith(QLatin1Char('-')))
+        ++last;
+    lines.erase(first, last);
+    return lines.join(QLatin1Char('\n'));
+}
+
 // Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
-// false when --help was given, after printing the help with a usage line that names the program
-// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
-// was started, often an absolute path). Throws InputError with the parser's message for an
-// unknown option or a missing value.
+// false when --help (or --help-all, the same) was given, after printing the help with a usage line
+// that names the program and the subcommand, "Usage: attention-lab compute [options]" (Qt's names
+// the executable as it was started, often an absolute path). Throws InputError with the parser's
+// message for an unknown option or a missing value.
 bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
 {
     if (!parser.parse(arguments))
         throw InputError(parser.errorText());
-    if (!parser.isSet(QStringLiteral("help")))
+    if (!parser.isSet(QStringLiteral("help")) && !parser.isSet(QStringLiteral("help-all")))
         return true;
-    QString help = parser.helpText();
+    QString help = withoutHelpAll(parser.helpText());
     const QString started = QStringLiteral("Usage: ") + QCoreApplication::arguments().constFirst();
     if (help.startsWith(started))
         help.replace(0, started.size(),

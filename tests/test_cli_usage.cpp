@@ -128,8 +128,8 @@ void TestCliUsage::computeWithoutOptionsReadsTheLayerItsHelpNames()
 }
 
 // The subcommands, as the usage lists them.
-const char* const kSubcommands[] = {"compute", "render",     "bench",   "steps",
-                                    "errors",  "model-eval", "generate"};
+const char* const kSubcommands[] = {"compute", "render",     "bench",    "steps",
+                                    "errors",  "model-eval", "generate", "fit-features"};
 
 namespace {
 
