@@ -206,6 +206,7 @@ int runFitFeaturesCommand(const QCommandLineParser& parser)
         parser.isSet(option("curves"))
             ? checkedOutPath("curves", parser.value(option("curves")), "curves.csv")
             : QString();
+    refuseSameFile({{"out", out}, {"curves", curves}});
     const QString modelPath = parser.isSet(option("model")) ? parser.value(option("model"))
                                                             : QString::fromLatin1(kBuiltinModel);
     const QString textPath = parser.value(option("text-file"));
