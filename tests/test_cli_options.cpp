@@ -20,6 +20,7 @@ private slots:
     void optionsOfAnotherInputAreRefused();
     void outUnderAFileIsRefusedNamingIt();
     void outputsNamingOneFileAreRefused();
+    void computeSummaryCountsHeads();
 };
 
 void TestCliOptions::subcommandHelpAllIsHelp_data()
@@ -138,6 +139,21 @@ void TestCliOptions::outputsNamingOneFileAreRefused()
         runApp({"errors", "--text", "hi there", "--methods", "elu", "--out", path, "--plot", path});
     QVERIFY2(refusedNaming(run, QStringLiteral("--out, --plot")), qPrintable(run.describe()));
     QVERIFY(entriesOf(folder).isEmpty());
+}
+
+// Property: compute's summary line counts its heads in words: "1 head", "2 heads" (it said
+// "head(s)").
+void TestCliOptions::computeSummaryCountsHeads()
+{
+    for (const int heads : {1, 2}) {
+        const QString out = m_dir.filePath(QStringLiteral("heads_%1").arg(++m_folders));
+        const AppRun run =
+            compute({"--random", "6", "--heads", QString::number(heads), "--out", out});
+        QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+        const QString counted =
+            heads == 1 ? QStringLiteral(", 1 head: ") : QStringLiteral(", 2 heads: ");
+        QVERIFY2(QString::fromUtf8(run.out).contains(counted), qPrintable(run.describe()));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCliOptions)
