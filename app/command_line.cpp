@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -86,6 +87,20 @@ void provideRuntimeDirectory()
     qputenv("XDG_RUNTIME_DIR", QFile::encodeName(folder));
 }
 
+// Qt's message handler before dropOffscreenNoise was installed.
+QtMessageHandler g_previousHandler = nullptr;
+
+// Drops the one warning the offscreen platform gives for every window it shows ("This plugin
+// does not support propagateSizeHints()"), which says nothing about the command's figures, and
+// hands every other message to Qt's handler.
+void dropOffscreenNoise(QtMsgType type, const QMessageLogContext& context, const QString& message)
+{
+    if (type == QtWarningMsg &&
+        message == QLatin1String("This plugin does not support propagateSizeHints()"))
+        return;
+    g_previousHandler(type, context, message);
+}
+
 }  // namespace
 
 void printUsage(QTextStream& out)
@@ -121,18 +136,36 @@ bool isCommandLineRequest(const QString& firstArgument)
 
 namespace {
 
+// Qt's help text without the line (and its continuation lines) of --help-all, which Qt's help
+// option brings: a subcommand takes no Qt options, so --help-all is --help.
+QString withoutHelpAll(const QString& help)
+{
+    QStringList lines = help.split(QLatin1Char('\n'));
+    const auto first = std::find_if(lines.begin(), lines.end(), [](const QString& line) {
+        return line.trimmed().startsWith(QLatin1String("--help-all"));
+    });
+    if (first == lines.end())
+        return help;
+    auto last = first + 1;
+    while (last != lines.end() && last->startsWith(QLatin1Char(' ')) &&
+           !last->trimmed().isEmpty() && !last->trimmed().startsWith(QLatin1Char('-')))
+        ++last;
+    lines.erase(first, last);
+    return lines.join(QLatin1Char('\n'));
+}
+
 // Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
-// false when --help was given, after printing the help with a usage line that names the program
-// and the subcommand, "Usage: attention-lab compute [options]" (Qt's names the executable as it
-// was started, often an absolute path). Throws InputError with the parser's message for an
-// unknown option or a missing value.
+// false when --help (or --help-all, the same) was given, after printing the help with a usage line
+// that names the program and the subcommand, "Usage: attention-lab compute [options]" (Qt's names
+// the executable as it was started, often an absolute path). Throws InputError with the parser's
+// message for an unknown option or a missing value.
 bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
 {
     if (!parser.parse(arguments))
         throw InputError(parser.errorText());
-    if (!parser.isSet(QStringLiteral("help")))
+    if (!parser.isSet(QStringLiteral("help")) && !parser.isSet(QStringLiteral("help-all")))
         return true;
-    QString help = parser.helpText();
+    QString help = withoutHelpAll(parser.helpText());
     const QString started = QStringLiteral("Usage: ") + QCoreApplication::arguments().constFirst();
     if (help.startsWith(started))
         help.replace(0, started.size(),
@@ -167,6 +200,7 @@ int runCommandLine(int& argc, char** argv)
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         provideRuntimeDirectory();
+        g_previousHandler = qInstallMessageHandler(dropOffscreenNoise);
         app = std::make_unique<QApplication>(argc, argv);
     } else {
         app = std::make_unique<QCoreApplication>(argc, argv);

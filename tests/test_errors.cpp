@@ -577,14 +577,19 @@ void TestErrors::csvIsWellFormed()
 }
 
 // Property: `errors` exits 0, writes the CSV atomically (nothing else in its new folder) and the
-// PNG plot, reports each curve point on stderr and a slope per curve on stdout.
+// PNG plot, reports each curve point on stderr with --progress (stderr is a pipe here: without
+// it, nothing) and a slope per curve on stdout.
 void TestErrors::cliWritesCsvAndPlot()
 {
     const QString out = m_dir.filePath("new/folder/errors.csv");
     const QString plot = m_dir.filePath("plots/errors.png");
-    const AppRun run =
-        errorsCommand({"--random", "32", "--d", "8", "--methods", "favor-positive,elu",
-                       "--features", "4,16,64", "--seeds", "3", "--out", out, "--plot", plot});
+    const QStringList arguments{
+        "--random",   "32",      "--d",     "8", "--methods", "favor-positive,elu",
+        "--features", "4,16,64", "--seeds", "3", "--out",     out};
+    const AppRun quiet = errorsCommand(arguments);
+    QVERIFY2(quiet.finished && quiet.exitCode == 0 && quiet.err.isEmpty(),
+             qPrintable(quiet.describe()));
+    const AppRun run = errorsCommand(arguments + QStringList{"--plot", plot, "--progress"});
     QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(run.describe()));
     const QByteArray csv = readBytes(out);
     const QString problem = csvProblem(csv, 3 * (2 * 3 + 1), "features");

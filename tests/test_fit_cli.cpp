@@ -87,6 +87,7 @@ void TestFitCli::fitWritesTheMapsAndTheCurves()
                         {}, kTimeout);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     QVERIFY(run.out.contains("8 heads fitted"));
+    QVERIFY2(run.out.contains(", 20 steps\n"), run.out.constData());
     QVERIFY(run.out.contains("layer 1, head 3: mean row KL"));
     const std::shared_ptr<const FittedFeatureMaps> maps = readFeatureMaps(m_maps);
     QCOMPARE(maps->model, QStringLiteral("tiny-llama-gqa-f32"));
@@ -215,6 +216,32 @@ void TestFitCli::badInputExitsTwoWritingNothing_data()
                                           "--text-file",         "TEXT",    "--out",
                                           "DIR/maps.safetensors"}
                            << "ViT";
+    // The maps and the curves in one file: the curves were written, then overwritten.
+    QTest::newRow("--curves is --out") << QStringList{"fit-features",
+                                                      "--model",
+                                                      kTinyLlama,
+                                                      "--text-file",
+                                                      "TEXT",
+                                                      "--steps",
+                                                      "3",
+                                                      "--out",
+                                                      "DIR/same.safetensors",
+                                                      "--curves",
+                                                      "DIR/same.safetensors"}
+                                       << "--out, --curves: both name";
+    QTest::newRow("empty --out")
+        << QStringList{"fit-features", "--model", kTinyLlama, "--text-file", "TEXT", "--out", ""}
+        << "--out: expected a file name such as maps.safetensors, got an empty value";
+    // A window w as long as the training windows (the tiny model's 64 positions): no key lies
+    // outside it, and gamma went silently to exp(-40).
+    QTest::newRow("--window past the context")
+        << QStringList{"fit-features", "--model", kTinyLlama, "--text-file",         "TEXT",
+                       "--window",     "64",      "--out",    "DIR/maps.safetensors"}
+        << "--window: 64 is not below the 64 tokens";
+    QTest::newRow("--layers all,0")
+        << QStringList{"fit-features", "--model", kTinyLlama, "--text-file",         "TEXT",
+                       "--layers",     "all,0",   "--out",    "DIR/maps.safetensors"}
+        << "--layers: \"all,0\" mixes all with layer numbers";
 }
 
 void TestFitCli::badInputExitsTwoWritingNothing()

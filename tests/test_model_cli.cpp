@@ -93,6 +93,7 @@ private slots:
     void modelEvalRefusesBadArguments_data();
     void modelEvalRefusesBadArguments();
     void methodsWithoutACausalFormAreSkippedOrExplained();
+    void keepLastWarnsInEveryCommand();
     void computeRunsTheBuiltinVit();
     void modelEvalComparesClasses();
     void modelEvalSaysNystromPastTheTokens();
@@ -225,8 +226,8 @@ void TestModelCli::badModelArgumentsExitTwo_data()
         << QStringList{"--model", kTinyModel, "--layer", "2"} << QStringLiteral("layers 0 to 1");
     QTest::newRow("model and image")
         << QStringList{"--model", kTinyModel, "--image", "x.png"} << QStringLiteral("--image");
-    QTest::newRow("layer without model")
-        << QStringList{"--text", "a b", "--layer", "1"} << QStringLiteral("--layer");
+    QTest::newRow("layer with random input")
+        << QStringList{"--random", "4", "--layer", "1"} << QStringLiteral("--layer");
     QTest::newRow("heads with model")
         << QStringList{"--model", kTinyModel, "--heads", "3"} << QStringLiteral("--heads");
     QTest::newRow("ViT without image")
@@ -382,6 +383,53 @@ void TestModelCli::methodsWithoutACausalFormAreSkippedOrExplained()
                          "--methods", "nystrom", "--out", csv + "2"},
                         m_dir.path(), kTimeoutMs);
     QVERIFY2(refusedNaming(alone, QStringLiteral("language model")), qPrintable(alone.describe()));
+
+    // render --methods leaves them out as errors and model-eval do, with the warning (it left
+    // them out silently), and says which when none is left ("Tick the methods to compare.").
+    const AppRun render = runAttentionLab(
+        {"render", "--model", kTinyModel, "--text", "in the beginning", "--methods", "nystrom,elu",
+         "--out", m_dir.filePath(QStringLiteral("no-causal-render"))},
+        m_dir.path(), kTimeoutMs);
+    QVERIFY2(render.finished && render.exitCode == 0, qPrintable(render.describe()));
+    QCOMPARE(render.err, QByteArray("warning: --methods: nystrom left out: it has no causal form, "
+                                    "and a language model's attention is causal\n"));
+    const AppRun none = runAttentionLab(
+        {"render", "--model", kTinyModel, "--text", "in the beginning", "--methods",
+         "nystrom,linformer", "--out", m_dir.filePath(QStringLiteral("no-causal-render2"))},
+        m_dir.path(), kTimeoutMs);
+    QVERIFY2(refusedNaming(none, QStringLiteral("--methods: nystrom, linformer have no causal "
+                                                "form, and a language model's attention is "
+                                                "causal")),
+             qPrintable(none.describe()));
+    QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("no-causal-render2"))));
+}
+
+// Property: --keep-last warns that it dropped tokens in every command that takes it, as compute
+// does: steps on stdout with its other warnings, errors on stderr before its sweep, and
+// model-eval without --model (the built-in model reads the text) takes it at all.
+void TestModelCli::keepLastWarnsInEveryCommand()
+{
+    const QString text = QStringLiteral("abc ").repeated(kTinyPositions);  // over 32 tokens
+    const AppRun steps = runAttentionLab({"steps", "--model", kTinyModel, "--text", text,
+                                          "--keep-last", "--out", m_dir.filePath("kept-steps")},
+                                         m_dir.path(), kTimeoutMs);
+    QVERIFY2(steps.finished && steps.exitCode == 0, qPrintable(steps.describe()));
+    QVERIFY2(steps.out.contains("L = 32") && steps.out.contains("warning: The text has") &&
+                 steps.out.contains("tokens were dropped"),
+             qPrintable(steps.describe()));
+    const AppRun errors =
+        runAttentionLab({"errors", "--model", kTinyModel, "--text", text, "--keep-last",
+                         "--methods", "elu", "--out", m_dir.filePath("kept-errors.csv")},
+                        m_dir.path(), kTimeoutMs);
+    QVERIFY2(errors.finished && errors.exitCode == 0, qPrintable(errors.describe()));
+    QVERIFY2(errors.err.startsWith("warning: The text has") &&
+                 errors.err.contains("tokens were dropped"),
+             qPrintable(errors.describe()));
+    const AppRun eval =
+        runAttentionLab({"model-eval", "--text", "And God said", "--keep-last", "--methods", "elu",
+                         "--out", m_dir.filePath("kept-eval.csv")},
+                        m_dir.path(), kTimeoutMs);
+    QVERIFY2(eval.finished && eval.exitCode == 0, qPrintable(eval.describe()));
 }
 
 void TestModelCli::computeRunsTheBuiltinVit()

@@ -139,13 +139,14 @@ int runComputeCommand(const QCommandLineParser& parser)
     progress.finish();
 
     QTextStream stream(stdout);
-    stream << QStringLiteral("%1 vs exact, L = %2, %3 head(s): relative Frobenius error of P %4, "
-                             "of the output %5\n")
+    stream << QStringLiteral("%1 vs exact, L = %2, %3 %4: relative Frobenius error of P %5, "
+                             "of the output %6\n")
                   .arg(spec.input.comparisonModelPath.isEmpty()
                            ? spec.methodName()
                            : modelDisplayName(spec.input.comparisonModelPath))
                   .arg(result.labels.size())
                   .arg(result.heads.size())
+                  .arg(result.heads.size() == 1 ? QStringLiteral("head") : QStringLiteral("heads"))
                   .arg(result.metrics.relFrobeniusAttention, 0, 'g', 4)
                   .arg(result.metrics.relFrobeniusOutput, 0, 'g', 4);
     for (const ResultWarning& warning : result.warnings)

@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <unistd.h>
+
 namespace attnlab {
 
 namespace {
@@ -36,9 +38,10 @@ QString option(const char* name)
 
 // The options of this command that are not the experiment's (see addSpecOptions). "features"
 // is the experiment's option, read here as a list.
-const QStringList kSweepOptions = {
-    "methods", "features", "seeds", "projections", "sweep",        "norms", "lengths", "pair",
-    "metric",  "against",  "out",   "plot",        "save-session", "help",  "h",       "?"};
+const QStringList kSweepOptions = {"methods", "features", "seeds",        "projections", "sweep",
+                                   "norms",   "lengths",  "pair",         "metric",      "against",
+                                   "out",     "plot",     "save-session", "progress",    "help",
+                                   "h",       "?"};
 
 // The experiment the sweep starts from: the input and engine options of the command line (every
 // option but the sweep's own), parsed as `compute` parses them.
@@ -376,6 +379,9 @@ void addErrorsOptions(QCommandLineParser& parser)
                         "comparison with the Pareto front of error against cost; the summary "
                         "then lists the front (default value)."),
          QStringLiteral("value|time|flops")},
+        {option("progress"),
+         QStringLiteral("Report progress on stderr, a line per curve point, even when stderr is "
+                        "not a terminal.")},
     });
     parser.addOptions(tableOutputOptions(
         QStringLiteral("Also draw the chart, as PNG, SVG or PDF by the suffix."),
@@ -405,9 +411,13 @@ int runErrorsCommand(const QCommandLineParser& parser)
     checkAgainstInput(spec, input);
 
     QTextStream err(stderr);
+    for (const QString& note : input.notes)  // --keep-last's dropped tokens
+        err << "warning: " << note << '\n';
+    const bool progress = parser.isSet(option("progress")) || isatty(STDERR_FILENO) != 0;
     const ErrorSweepResult result =
         runErrorSweep(spec, input, [&](const ErrorSweepResult& sofar, int total) {
-            printProgress(err, spec, sofar, total, metric);
+            if (progress)
+                printProgress(err, spec, sofar, total, metric);
         });
 
     writeTableOutputs(

@@ -16,6 +16,7 @@
 #include <QFileInfo>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <unistd.h>
@@ -32,10 +33,15 @@ QString option(const char* name)
 // --layers: all, or layer numbers separated by commas (checked by the fit).
 std::vector<int> layersOption(const QCommandLineParser& parser)
 {
+    const QStringList items = listOption(parser, "layers", QStringLiteral("all"));
+    if (items == QStringList{QStringLiteral("all")})
+        return {};
     std::vector<int> layers;
-    for (const QString& item : listOption(parser, "layers", QStringLiteral("all"))) {
+    for (const QString& item : items) {
         if (item == QLatin1String("all"))
-            return {};
+            throw InputError(QStringLiteral("--layers: \"%1\" mixes all with layer numbers "
+                                            "(all alone, or numbers from 0 separated by commas)")
+                                 .arg(parser.value(option("layers"))));
         bool ok = false;
         const int layer = item.toInt(&ok);
         if (!ok || layer < 0)
@@ -163,7 +169,8 @@ void addFitFeaturesOptions(QCommandLineParser& parser)
          QStringLiteral("C")},
         {option("window"),
          QStringLiteral("hedgehog-window: the window w its weight gamma is fitted for "
-                        "(default 32)."),
+                        "(default 32), below the tokens of a training window (the model's "
+                        "context, at most 256)."),
          QStringLiteral("W")},
         {option("learning-rate"),
          QStringLiteral("Adam's step size, decayed by a cosine to a tenth of it (default %1).")
@@ -206,6 +213,7 @@ int runFitFeaturesCommand(const QCommandLineParser& parser)
         parser.isSet(option("curves"))
             ? checkedOutPath("curves", parser.value(option("curves")), "curves.csv")
             : QString();
+    refuseSameFile({{"out", out}, {"curves", curves}});
     const QString modelPath = parser.isSet(option("model")) ? parser.value(option("model"))
                                                             : QString::fromLatin1(kBuiltinModel);
     const QString textPath = parser.value(option("text-file"));
@@ -237,6 +245,15 @@ int runFitFeaturesCommand(const QCommandLineParser& parser)
                                         "model's causal heads")
                              .arg(modelPath));
     const std::shared_ptr<const LanguageModel> model = loadModel(modelPath, budget);
+    // gamma weighs the keys before the window; a training window holds none past its length.
+    const int windowTokens = std::min(model->positions(), kFitWindowTokens);
+    if (spec.window >= windowTokens)
+        throw InputError(QStringLiteral("--window: %1 is not below the %2 tokens of a training "
+                                        "window (the model's context, at most %3): no key lies "
+                                        "outside a window of %1 to fit its weight gamma on")
+                             .arg(spec.window)
+                             .arg(windowTokens)
+                             .arg(kFitWindowTokens));
     const QString text = readTextFile(textPath);
     const std::vector<int> ids = model->tokenizer().encode(text);
     FitProgress progress(parser.isSet(option("progress")) || isatty(STDERR_FILENO) != 0);
@@ -246,16 +263,16 @@ int runFitFeaturesCommand(const QCommandLineParser& parser)
     fit.maps->file = out;
 
     QTextStream stdOut(stdout);
-    stdOut << QStringLiteral("%1: %2 heads fitted on %3 (%4 tokens, %5 windows) in %6 s, "
-                             "d_f = %7, %8 steps\n")
-                  .arg(modelDisplayName(modelPath))
-                  .arg(fit.heads.size())
-                  .arg(spec.trainingText)
-                  .arg(fit.tokens)
-                  .arg(fit.windows)
+    const auto count = [](qint64 n, const char* noun) {
+        return QStringLiteral("%1 %2%3").arg(n).arg(QLatin1String(noun),
+                                                    n == 1 ? QString() : QStringLiteral("s"));
+    };
+    stdOut << QStringLiteral("%1: %2 fitted on %3 (%4, %5) in %6 s, d_f = %7, %8\n")
+                  .arg(modelDisplayName(modelPath), count(qint64(fit.heads.size()), "head"),
+                       spec.trainingText, count(fit.tokens, "token"), count(fit.windows, "window"))
                   .arg(fit.seconds, 0, 'f', 1)
                   .arg(fit.maps->featureDim)
-                  .arg(spec.distillation.steps);
+                  .arg(count(spec.distillation.steps, "step"));
     for (const HeadFitRecord& head : fit.heads)
         stdOut << QStringLiteral("  layer %1, head %2: mean row KL %3 -> %4, gamma %5\n")
                       .arg(head.layer)

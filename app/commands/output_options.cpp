@@ -10,6 +10,20 @@
 
 namespace attnlab {
 
+namespace {
+
+// The file (not a folder) at the absolute path `folder` or at the nearest of its parents that
+// exists, where the folder would have to be created; empty when there is none.
+QString fileInTheWay(const QString& folder)
+{
+    QFileInfo above(folder);
+    while (!above.exists() && !above.isRoot())
+        above = QFileInfo(above.absolutePath());
+    return above.exists() && !above.isDir() ? above.absoluteFilePath() : QString();
+}
+
+}  // namespace
+
 QCommandLineOption outFolderOption()
 {
     return {QStringLiteral("out"), QStringLiteral("The folder to write into (created if needed)."),
@@ -21,6 +35,11 @@ QString requiredOutFolder(const QCommandLineParser& parser)
     const QString out = parser.value(QStringLiteral("out"));
     if (out.isEmpty())
         throw InputError(QStringLiteral("--out DIR is required: the folder to write into"));
+    const QString file = fileInTheWay(QDir::current().absoluteFilePath(out));
+    if (!file.isEmpty())
+        throw InputError(QStringLiteral("--out %1: the file %2 is in the way: --out names the "
+                                        "folder to write into")
+                             .arg(out, file));
     return out;
 }
 
@@ -50,6 +69,10 @@ TableOutputs tableOutputs(const QCommandLineParser& parser, const char* csvExamp
     if (parser.optionNames().contains(QStringLiteral("save-session")))
         outputs.session = checkedOutPath(
             "save-session", parser.value(QStringLiteral("save-session")), sessionExample);
+    refuseSameFile(
+        {{"out", outputs.csv},
+         {"plot", outputs.plot.isEmpty() ? QString() : QFileInfo(outputs.plot).absoluteFilePath()},
+         {"save-session", outputs.session}});
     return outputs;
 }
 
@@ -111,8 +134,23 @@ ui::FigureFormat plotFormat(const QString& path)
     return format;
 }
 
+void refuseSameFile(const QList<std::pair<const char*, QString>>& outputs)
+{
+    for (qsizetype i = 0; i < outputs.size(); ++i)
+        for (qsizetype j = i + 1; j < outputs.size(); ++j)
+            if (!outputs[i].second.isEmpty() && outputs[i].second == outputs[j].second)
+                throw InputError(QStringLiteral("--%1, --%2: both name %3: each output needs a "
+                                                "file of its own")
+                                     .arg(QLatin1String(outputs[i].first),
+                                          QLatin1String(outputs[j].first), outputs[i].second));
+}
+
 QString checkedOutPath(const char* name, const QString& out, const char* example)
 {
+    if (out.isEmpty())
+        throw InputError(QStringLiteral("--%1: expected a file name such as %2, got an empty "
+                                        "value")
+                             .arg(QLatin1String(name), QLatin1String(example)));
     const QFileInfo info(QDir::current().absoluteFilePath(out));
     if (out.endsWith(QLatin1Char('/')) || info.fileName().isEmpty())
         throw InputError(QStringLiteral("--%1: expected a file name such as %2, got the folder "
@@ -122,6 +160,10 @@ QString checkedOutPath(const char* name, const QString& out, const char* example
         throw OutputError(QStringLiteral("%1: cannot write: a directory is in the way")
                               .arg(info.absoluteFilePath()));
     const QString folder = info.absolutePath();
+    const QString file = fileInTheWay(folder);
+    if (!file.isEmpty())
+        throw InputError(QStringLiteral("--%1 %2: the file %3 is in the way of its folder")
+                             .arg(QLatin1String(name), out, file));
     if (!QDir().mkpath(folder))
         throw OutputError(QStringLiteral("%1: cannot create the directory").arg(folder));
     if (!QFileInfo(folder).isWritable())

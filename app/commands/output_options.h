@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <functional>
+#include <utility>
 
 class QTextStream;
 
@@ -18,7 +19,7 @@ namespace attnlab {
 // --out DIR: the folder compute, render and steps write into.
 QCommandLineOption outFolderOption();
 
-// The value of --out DIR. Throws InputError when it is missing or empty.
+// The value of --out DIR. Throws InputError when it is missing or empty, or names a file.
 QString requiredOutFolder(const QCommandLineParser& parser);
 
 // --out FILE.csv, --plot FILE.png|svg|pdf and, when sessionHelp is not empty, --save-session
@@ -60,8 +61,12 @@ ui::FigureFormat plotFormat(const QString& path);
 // Checks before a long run that option --name (--out, --save-session) names a file that can be
 // written, so that the run does not end in a write error: its folder exists (it is created) and
 // is writable, and no directory is in the way. Returns the absolute path. Throws InputError for
-// a folder name (`example` shows a file name instead), OutputError for a path that cannot be
-// written.
+// an empty value, a folder name (`example` shows a file name instead) or a file in the way of its
+// folder, OutputError for a path that cannot be written.
 QString checkedOutPath(const char* name, const QString& out, const char* example);
+
+// Throws InputError naming the two options when two of `outputs` (an option's name, the absolute
+// path checkedOutPath gave it; empty when not given) name the same file.
+void refuseSameFile(const QList<std::pair<const char*, QString>>& outputs);
 
 }  // namespace attnlab

@@ -59,8 +59,10 @@ struct RenderInput {
     std::optional<AttentionRollout> rollout;
 };
 
-// The methods of --methods, in the order given. Throws InputError naming an unknown one.
-std::vector<Method> sideBySideMethods(const QCommandLineParser& parser)
+// The methods of --methods, in the order given, less those without a causal form when spec's
+// attention is causal (a warning on stderr names each). Throws InputError naming an unknown
+// method, or the methods when none of them has a causal form.
+std::vector<Method> sideBySideMethods(const QCommandLineParser& parser, const ExperimentSpec& spec)
 {
     std::vector<Method> methods;
     for (const QString& name : listOption(parser, "methods", QString())) {
@@ -71,7 +73,22 @@ std::vector<Method> sideBySideMethods(const QCommandLineParser& parser)
                     .arg(name, methodNames(approximationMethods(), QStringLiteral(", "))));
         methods.push_back(method);
     }
-    return methods;
+    QStringList skipped;
+    const std::vector<Method> kept = skipMethodsWithoutCausalForm(methods, spec.causal, &skipped);
+    if (spec.causal && !methodInfo(kept.front()).hasCausalForm) {
+        QStringList names;
+        for (const Method method : kept)
+            names.append(methodInfo(method).name);
+        throw InputError(
+            QStringLiteral("--methods: %1 %2 no causal form, and %3: choose a method with one")
+                .arg(names.join(QStringLiteral(", ")),
+                     kept.size() == 1 ? QStringLiteral("has") : QStringLiteral("have"),
+                     causalReason(spec.input) == CausalBecause::LanguageModel
+                         ? QStringLiteral("a language model's attention is causal")
+                         : QStringLiteral("--causal is on")));
+    }
+    warnMethodsLeftOut(skipped, spec);
+    return kept;
 }
 
 // A figure written once per format as name.png, name.svg, name.pdf.
@@ -334,6 +351,9 @@ void addRenderOptions(QCommandLineParser& parser)
 int runRenderCommand(const QCommandLineParser& parser)
 {
     RenderRequest request = renderRequest(parser);
+    const std::vector<Method> methods = parser.isSet(QStringLiteral("methods"))
+                                            ? sideBySideMethods(parser, request.spec)
+                                            : std::vector<Method>();
     const RenderInput read = renderInput(parser, request);
     const ExperimentSpec& spec = request.spec;
     ui::ViewSettings& settings = request.settings;
@@ -366,13 +386,12 @@ int runRenderCommand(const QCommandLineParser& parser)
     }
     // --methods: the head under every method of the list at once, as Methods Side by Side shows it.
     ui::MethodsSideBySide sideBySide;
-    if (parser.isSet(QStringLiteral("methods"))) {
-        sideBySide.resize(size.width() / 2 * int(sideBySideMethods(parser).size() + 1) + 60,
-                          size.height() * 3 / 2);
+    if (!methods.empty()) {
+        sideBySide.resize(size.width() / 2 * int(methods.size() + 1) + 60, size.height() * 3 / 2);
         sideBySide.show();
         sideBySide.setExperiment(spec, std::make_shared<const AttentionInput>(read.input),
                                  settings.head);
-        sideBySide.setMethods(sideBySideMethods(parser));
+        sideBySide.setMethods(methods);
         sideBySide.finishNow();
         if (!sideBySide.errorMessage().isEmpty())
             throw InputError(QStringLiteral("--methods: %1").arg(sideBySide.errorMessage()));

@@ -327,10 +327,6 @@ QStringList checkInputOptions(const QCommandLineParser& parser, bool* model, boo
                                             "--text-file) or, a ViT, an image (--image), not "
                                             "other input")
                                  .arg(QLatin1String(name)));
-    for (const char* name : {"layer", "keep-last"})
-        if (!*model && parser.isSet(option(name)))
-            throw InputError(QStringLiteral("--%1: only for model input (--model PATH|builtin)")
-                                 .arg(QLatin1String(name)));
     for (const char* name : {"patch", "image-size"})
         if (*model && parser.isSet(option(name)))
             throw InputError(QStringLiteral("--%1: with a model, the image size and patches "
@@ -396,17 +392,32 @@ void readInputSource(const QCommandLineParser& parser, InputSpec& input)
     }
 }
 
-// The model input, when --model is given or the example's model is the default input (no input
-// option, no option of the random-embedding reader).
+// Whether the example's model reads the input without --model: with DefaultInput::Model, when
+// no input option is given, or when a text is (--text, --text-file) with an option only a model
+// takes (--layer, --keep-last).
+bool builtinModelReads(const QCommandLineParser& parser, const QStringList& inputs, bool model,
+                       DefaultInput defaultInput)
+{
+    if (model || defaultInput != DefaultInput::Model)
+        return false;
+    const bool text = inputs == QStringList{QStringLiteral("--text")} ||
+                      inputs == QStringList{QStringLiteral("--text-file")};
+    return inputs.isEmpty() ||
+           (text && (parser.isSet(option("layer")) || parser.isSet(option("keep-last"))));
+}
+
+// The model input, when --model is given or the example's model reads the input
+// (builtinModelReads) and no option of the random-embedding reader is given.
 void readModelInput(const QCommandLineParser& parser, InputSpec& input, bool model, bool vit,
-                    bool exampleDefault)
+                    bool builtinModel)
 {
     // The options of the random-embedding reader ask for the text example it reads, not the
     // built-in model's.
     bool embeddingOptions = false;
     for (const char* name : kEmbeddingOptions)
         embeddingOptions = embeddingOptions || parser.isSet(option(name));
-    const bool exampleModel = exampleDefault && !model && !embeddingOptions;
+    const bool exampleModel = builtinModel && !embeddingOptions;
+    const bool textGiven = parser.isSet(option("text")) || parser.isSet(option("text-file"));
     if (model || exampleModel) {
         input.kind = InputKind::Model;
         const ExperimentSpec example = exampleSpec();
@@ -414,9 +425,9 @@ void readModelInput(const QCommandLineParser& parser, InputSpec& input, bool mod
         if (input.modelPath.isEmpty())
             throw InputError(QStringLiteral("--model: expected a model folder, a .gguf file, "
                                             "builtin or builtin-vit"));
-        if (!vit && !parser.isSet(option("text")) && !parser.isSet(option("text-file")))
+        if (!vit && !textGiven)
             input.text = example.input.text;
-        input.layer = exampleModel ? example.input.layer : 0;
+        input.layer = exampleModel && !textGiven ? example.input.layer : 0;
         if (parser.isSet(option("layer")))
             input.layer = int(requiredInteger(parser, "layer", 0, SpecLimits::layers - 1));
         input.keepLastTokens = parser.isSet(option("keep-last"));
@@ -426,6 +437,10 @@ void readModelInput(const QCommandLineParser& parser, InputSpec& input, bool mod
                                                 "projections are the model's own")
                                      .arg(QLatin1String(name)));
     }
+    for (const char* name : {"layer", "keep-last"})
+        if (input.kind != InputKind::Model && parser.isSet(option(name)))
+            throw InputError(QStringLiteral("--%1: only for model input (--model PATH|builtin)")
+                                 .arg(QLatin1String(name)));
 }
 
 // The input's parameters: tokens, patches, norms, clusters, d, heads, projections, seed.
@@ -452,6 +467,34 @@ void readInputParameters(const QCommandLineParser& parser, InputSpec& input)
         input.seed = std::uint64_t(requiredInteger(parser, "input-seed", 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("norm-multiplier")))
         input.normMultiplier = positiveOption(parser, "norm-multiplier");
+}
+
+// Throws InputError naming an option of one kind of input given with another, where it would
+// have no effect: --norm and --clusters (random input), --tokens (text), --patch and --image-size
+// (image), --no-positional (text and image).
+void refuseOptionsOfOtherInputs(const QCommandLineParser& parser, const InputSpec& input)
+{
+    struct Only {
+        const char* option;
+        std::initializer_list<InputKind> kinds;
+        const char* input;
+    };
+    const Only onlyFor[] = {
+        {"norm", {InputKind::Random}, "random input (--random L)"},
+        {"clusters", {InputKind::Random}, "random input (--random L)"},
+        {"tokens", {InputKind::Text}, "text read with random embeddings (--text without --model)"},
+        {"patch", {InputKind::Image}, "image input (--image without --model)"},
+        {"image-size", {InputKind::Image}, "image input (--image without --model)"},
+        {"no-positional",
+         {InputKind::Text, InputKind::Image},
+         "text and image input without --model"},
+    };
+    for (const Only& only : onlyFor)
+        if (parser.isSet(option(only.option)) &&
+            std::find(only.kinds.begin(), only.kinds.end(), input.kind) == only.kinds.end())
+            throw InputError(QStringLiteral("--%1: only for %2; the %3 input has no use for it")
+                                 .arg(QLatin1String(only.option), QLatin1String(only.input),
+                                      inputKindName(input.kind)));
 }
 
 }  // namespace
@@ -499,8 +542,9 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     const QStringList inputs = checkInputOptions(parser, &model, &vit);
     readInputSource(parser, input);
     readModelInput(parser, input, model, vit,
-                   inputs.isEmpty() && defaultInput == DefaultInput::Model);
+                   builtinModelReads(parser, inputs, model, defaultInput));
     readInputParameters(parser, input);
+    refuseOptionsOfOtherInputs(parser, input);
     readMethodOptions(parser, spec);
     if (spec.approximation.fittedMaps && input.kind == InputKind::Model)
         requireFeatureMapsForModel(*spec.approximation.fittedMaps, input.modelPath);

@@ -30,7 +30,9 @@ void requireFeatureMapsForModel(const FittedFeatureMaps& maps, const QString& mo
 // What a subcommand computes when no input option is given: the built-in model on its example
 // sentence (compute, render: what a new user sees first), or the random-embedding text input.
 // An option of the random-embedding reader (--heads, --d, --input-projection, --tokens,
-// --no-positional, --input-seed) without an input asks for the text input instead.
+// --no-positional, --input-seed) without an input asks for the text input instead; with Model,
+// an option only a model takes (--layer, --keep-last) with --text or --text-file asks for the
+// built-in model to read that text.
 enum class DefaultInput { Model, Text };
 
 // The spec the parsed options describe (defaults where an option is absent). Throws InputError

@@ -246,6 +246,8 @@ int runStepsCommand(const QCommandLineParser& parser)
                                  "phi(q_i)^T z_i (listed in steps.json)\n")
                       .arg(steps.nonPositivePositions.size())
                       .arg(length);
+    for (const QString& note : input.notes)  // --keep-last's dropped tokens
+        stream << "warning: " << note << '\n';
     stream << "wrote " << QDir(out).absolutePath() << '\n';
     return ExitSuccess;
 }

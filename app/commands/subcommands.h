@@ -43,9 +43,9 @@ int runStepsCommand(const QCommandLineParser& parser);
 // orthogonal,iid] [--sweep features|norm|length] [--norms LIST] [--lengths LIST] [--pair A,B]
 // [--metric NAME] --out FILE.csv [--plot FILE.png|svg|pdf]`: the error sweep of
 // core/sweeps/error_sweep.h on one input, written as CSV (atomically), with a progress line per
-// curve point on stderr and a summary (fitted slopes, kernel MSE against Lemma 2) on stdout; --plot
-// draws the Error analysis page's chart (ui/errors/error_chart.h) offscreen. Throws InputError,
-// ResourceError, OutputError.
+// curve point on stderr (a terminal, or --progress) and a summary (fitted slopes, kernel MSE
+// against Lemma 2) on stdout; --plot draws the Error analysis page's chart
+// (ui/errors/error_chart.h) offscreen. Throws InputError, ResourceError, OutputError.
 void addErrorsOptions(QCommandLineParser& parser);
 int runErrorsCommand(const QCommandLineParser& parser);
 

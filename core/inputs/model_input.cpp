@@ -272,14 +272,18 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
     for (const int id : tokens.ids)
         tokens.labels.append(tokenizer.label(id));
     if (tokens.ids.size() < count)
-        tokens.notes.append(QStringLiteral("The text has %1 tokens and the model reads at most "
-                                           "%2: its first %3 tokens were dropped%4.")
-                                .arg(count)
-                                .arg(positions)
-                                .arg(count - tokens.ids.size())
-                                .arg(before > 0 ? QStringLiteral(" (after %1, which stays first)")
-                                                      .arg(tokens.labels.mid(0, before).join(' '))
-                                                : QString()));
+        tokens.notes.append(
+            QStringLiteral("The text has %1 tokens and the model reads at most "
+                           "%2: %3 dropped%4.")
+                .arg(count)
+                .arg(positions)
+                .arg(
+                    count - tokens.ids.size() == 1
+                        ? QStringLiteral("its first token was")
+                        : QStringLiteral("its first %1 tokens were").arg(count - tokens.ids.size()))
+                .arg(before > 0 ? QStringLiteral(" (after %1, which stays first)")
+                                      .arg(tokens.labels.mid(0, before).join(' '))
+                                : QString()));
     return tokens;
 }
 
