@@ -110,11 +110,10 @@ Generation::Generation(std::shared_ptr<const LanguageModel> model, const Generat
         const QString token = QStringLiteral("token");
         const QString tokens = QStringLiteral("tokens");
         throw InputError(
-            QStringLiteral("the prompt's %1 and %2 to generate make %3, past the %4 positions %5 "
-                           "reads: %6")
-                .arg(
-                    countOf(qint64(m_prompt.size()), token, tokens),
-                    countOf(spec.tokens, QStringLiteral("new token"), QStringLiteral("new tokens")))
+            QStringLiteral("the prompt's %1 and the %2 to generate make %3, past the %4 "
+                           "positions %5 reads: %6")
+                .arg(countOf(qint64(m_prompt.size()), token, tokens),
+                     countOf(spec.tokens, token, tokens))
                 .arg(total)
                 .arg(info.positions)
                 .arg(m_model->folder(),
