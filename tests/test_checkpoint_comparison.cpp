@@ -270,6 +270,9 @@ private slots:
         QCOMPARE(lines.size(), 3);
         QVERIFY2(lines[1].startsWith(QStringLiteral("checkpoint,0,all,0,")), qPrintable(lines[1]));
         QVERIFY(lines[2].startsWith(QStringLiteral("favor-positive,16,all,")));
+        // The progress counts the method's rows; the checkpoint row is said on its own line.
+        QVERIFY2(eval.err.contains("[1/1] favor-positive") && !eval.err.contains("[2/1]"),
+                 qPrintable(eval.describe()));
         const QString refused = m_dir.filePath(QStringLiteral("refused"));
         const AppRun bad = runAttentionLab(
             QStringList{"compute"} + model +

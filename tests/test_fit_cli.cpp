@@ -139,7 +139,13 @@ void TestFitCli::theMapsServeEveryCommand()
              "--method", method, "--window", "4", "--feature-map", m_maps, "--out", folder},
             {}, kTimeout);
         QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
-        QVERIFY(QFile::exists(folder + QStringLiteral("/tokens.json")));
+        // tokens.json records the maps' file and their features C = 2 d_f, as metrics.json does.
+        const QJsonObject recorded = readJson(folder + QStringLiteral("/tokens.json"))
+                                         .value(QStringLiteral("method"))
+                                         .toObject();
+        QCOMPARE(recorded.value(QStringLiteral("feature_map")).toString(), m_maps);
+        QCOMPARE(recorded.value(QStringLiteral("features")).toInt(),
+                 metrics.value(QStringLiteral("features")).toInt());
     }
 }
 
@@ -173,6 +179,31 @@ void TestFitCli::modelEvalWritesThePerHeadCsv()
         QVERIFY(std::abs(fields[6].toDouble() - fields[7].toDouble()) < 1e-5);
     }
     QCOMPARE(exactLines, 12);
+
+    // The CSV's m of hedgehog is its maps' features C = 2 d_f (not 0); hedgehog-window's window
+    // from --features is in its window column, and a window that holds the whole text is said
+    // to make the method exact.
+    const QString windowCsv = m_dir.filePath(QStringLiteral("eval/window.csv"));
+    const AppRun window =
+        runAttentionLab({"model-eval", "--model", kTinyLlama, "--text",
+                         "In the beginning God created", "--methods", "hedgehog,hedgehog-window",
+                         "--features", "2,64", "--feature-map", m_maps, "--out", windowCsv},
+                        {}, kTimeout);
+    QVERIFY2(window.finished && window.exitCode == 0, qPrintable(window.describe()));
+    QVERIFY2(window.err.contains("hedgehog-window with w = 64 (from --features): the window holds "
+                                 "every key"),
+             qPrintable(window.describe()));
+    QVERIFY2(!window.err.contains("w = 2, 64"), qPrintable(window.describe()));
+    QFile rows(windowCsv);
+    QVERIFY(rows.open(QIODevice::ReadOnly));
+    const QList<QByteArray> csvLines = rows.readAll().trimmed().split('\n');
+    QCOMPARE(csvLines.size(), 1 + 1 + 2);
+    const QList<QByteArray> hedgehog = csvLines[1].split(',');
+    QCOMPARE(hedgehog[0], QByteArray("hedgehog"));
+    QVERIFY2(hedgehog[1].toInt() > 0 && hedgehog[1].toInt() % 2 == 0, csvLines[1].constData());
+    QCOMPARE(hedgehog.last(), QByteArray());
+    QCOMPARE(csvLines[2].split(',').last(), QByteArray("2"));
+    QCOMPARE(csvLines[3].split(',').last(), QByteArray("64"));
 }
 
 void TestFitCli::badInputExitsTwoWritingNothing_data()

@@ -60,6 +60,9 @@ private slots:
     void runWithoutPlotRemovesEarlierCharts();
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
+    void outputInTheWayIsRefusedBeforeTheWork();
+    void featuresPastTheBudgetAreRefused();
+    void oneTokenRecordsWhatRan();
 
 private:
     QTemporaryDir m_dir;
@@ -211,6 +214,58 @@ void TestGenerateCli::badInputExitsTwoAndWritesNothing()
     QVERIFY2(refusedNaming(run, named), qPrintable(run.describe()));
     QCOMPARE(run.err.count('\n'), 1);
     QVERIFY(!QFileInfo::exists(out));
+}
+
+// Property: an --out that is a file, or a folder that cannot be made, is refused before any
+// token is generated, exit 2 naming --out; the file is left as it was.
+void TestGenerateCli::outputInTheWayIsRefusedBeforeTheWork()
+{
+    const QString file = m_dir.filePath(QStringLiteral("a-file"));
+    {
+        QFile made(file);
+        QVERIFY(made.open(QIODevice::WriteOnly));
+        made.write("kept");
+    }
+    for (const QString& out : {file, file + QStringLiteral("/inside")}) {
+        const AppRun run =
+            generate({"--prompt", kPrompt, "--tokens", "2", "--out", out}, m_dir.path());
+        QVERIFY2(refusedNaming(run, QStringLiteral("--out")), qPrintable(run.describe()));
+        QVERIFY2(!run.err.contains("[1/2 tokens]"), qPrintable(run.describe()));
+    }
+    QCOMPARE(readFile(file), QByteArray("kept"));
+}
+
+// Property: an m whose random features, caches and states exceed the memory budget is refused
+// before W is drawn with exit 3, saying the way around it; nothing is written.
+void TestGenerateCli::featuresPastTheBudgetAreRefused()
+{
+    const QString out = m_dir.filePath(QStringLiteral("huge"));
+    const AppRun run = generate({"--prompt", kPrompt, "--tokens", "1", "--features", "1000000",
+                                 "--memory-budget", "1G", "--out", out},
+                                m_dir.path());
+    QVERIFY2(run.finished && run.exitCode == 3, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains("over the memory budget") && run.err.contains("--features"),
+             qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(out));
+}
+
+// Property: tokens.json records what ran: FAVOR++ always with its fixed A (causal attention
+// cannot use A*, which looks ahead); the summary of one token reads in the singular.
+void TestGenerateCli::oneTokenRecordsWhatRan()
+{
+    const QString out = m_dir.filePath(QStringLiteral("plusplus"));
+    const AppRun run =
+        generate({"--prompt", kPrompt, "--tokens", "1", "--method", "favor-plusplus", "--out", out},
+                 m_dir.path());
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject method =
+        readJson(out + QStringLiteral("/tokens.json"))[QStringLiteral("method")].toObject();
+    QCOMPARE(method[QStringLiteral("favor_fixed_a")].toInt(), 1);
+    const QString summary = QString::fromUtf8(run.out);
+    QVERIFY2(summary.contains(QStringLiteral(" of 1 step\n")) &&
+                 !summary.contains(QStringLiteral("1 tokens")) &&
+                 !summary.contains(QStringLiteral("1 steps")),
+             qPrintable(run.describe()));
 }
 
 QTEST_GUILESS_MAIN(TestGenerateCli)

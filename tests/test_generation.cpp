@@ -203,6 +203,7 @@ private slots:
     void badInputIsRefused_data();
     void badInputIsRefused();
     void cancelledStopsBetweenLayers();
+    void largeRunIsAnnouncedBeforeW();
 };
 
 // Property: fed the reference's own text, the exact incremental pass (prompt read in one call,
@@ -766,6 +767,32 @@ void TestGeneration::cancelledStopsBetweenLayers()
     }
     QVERIFY(cancelled);
     QVERIFY(generation.stepsDone() < spec.tokens);
+}
+
+// Property: a run whose W is large is announced, with the time and memory it should take, after
+// the checks and before W is drawn (a cancel request at the draw's first poll stops it there).
+void TestGeneration::largeRunIsAnnouncedBeforeW()
+{
+    const std::shared_ptr<const LanguageModel> model = kjvGpt2();
+    GenerationSpec spec =
+        generationSpec(QStringLiteral("In the beginning"), 1, Method::FavorPositive);
+    spec.approximation.features = 1'000'000;
+    spec.replacedLayers = {0};
+    QStringList notices;
+    const auto announce = [&](const QString& notice) { notices.append(notice); };
+    bool cancelled = false;
+    try {
+        const Generation generation(
+            model, spec, MemoryBudget(qint64(64) << 30), [] { return true; }, announce);
+    } catch (const Cancelled&) {
+        cancelled = true;
+    }
+    QVERIFY(cancelled);
+    QCOMPARE(notices.size(), 1);
+    QVERIFY2(notices.front().startsWith(QStringLiteral("expected to take about")) &&
+                 notices.front().contains(QStringLiteral("m = 1000000")) &&
+                 notices.front().contains(QStringLiteral("GiB")),
+             qPrintable(notices.front()));
 }
 
 QTEST_GUILESS_MAIN(TestGeneration)

@@ -97,6 +97,8 @@ private slots:
     void computeRunsTheBuiltinVit();
     void modelEvalComparesClasses();
     void modelEvalSaysNystromPastTheTokens();
+    void modelEvalRefusesWhatExceedsTheBudget();
+    void modelEvalSaysAWindowHoldsTheText();
     void renderDrawsTheVitOverlay();
 
 private:
@@ -279,12 +281,12 @@ void TestModelCli::modelEvalWritesOneRowPerCase()
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QStringList lines = csvLines(csv);
     QCOMPARE(lines.first(), QStringLiteral("method,m,layers,seed,tokens,top1_agreement,mean_kl,"
-                                           "max_kl,rel_frobenius_attention_mean"));
+                                           "max_kl,rel_frobenius_attention_mean,window"));
     QCOMPARE(lines.size(), 1 + 2 + 2 * 2 * 2);
     int exactRows = 0;
     for (const QString& line : lines.mid(1)) {
         const QStringList f = line.split(QLatin1Char(','));
-        QCOMPARE(f.size(), 9);
+        QCOMPARE(f.size(), 10);
         QVERIFY2(f[2] == QLatin1String("all") || f[2] == QLatin1String("0"), qPrintable(line));
         if (f[0] == QLatin1String("exact")) {
             ++exactRows;
@@ -320,6 +322,14 @@ void TestModelCli::modelEvalRefusesBadArguments_data()
     QTest::newRow("local's window given apart from --features")
         << QStringList{"--model", kTinyModel, "--methods", "elu,local", "--window", "16"}
         << QStringLiteral("--window: model-eval sweeps local's w with --features");
+    QTest::newRow("predictions in the CSV's place")
+        << QStringList{"--model",   "builtin-vit", "--image",       kSamples + "/01-trouser.png",
+                       "--methods", "exact",       "--predictions", "same.csv"}
+        << QStringLiteral("--out, --predictions: both name");
+    QTest::newRow("predictions in the heads file's place")
+        << QStringList{"--model",   "builtin-vit", "--image",       kSamples + "/01-trouser.png",
+                       "--methods", "exact",       "--predictions", "bad-eval-heads.csv"}
+        << QStringLiteral("--out's heads file, --predictions: both name");
     QTest::newRow("image without a model: the built-in ViT reads it")
         << QStringList{"--image", "x.png"} << QStringLiteral("x.png: no such image file");
     QTest::newRow("GPT-2 and images")
@@ -339,8 +349,12 @@ void TestModelCli::modelEvalRefusesBadArguments()
 {
     QFETCH(QStringList, arguments);
     QFETCH(QString, named);
-    const QString csv =
-        m_dir.filePath(QStringLiteral("bad-eval-%1.csv").arg(QTest::currentDataTag()));
+    const QString tag = QString::fromLatin1(QTest::currentDataTag());
+    const QString csv = m_dir.filePath(tag.startsWith(QLatin1String("predictions in the CSV"))
+                                           ? QStringLiteral("same.csv")
+                                       : tag.startsWith(QLatin1String("predictions in the heads"))
+                                           ? QStringLiteral("bad-eval.csv")
+                                           : QStringLiteral("bad-eval-%1.csv").arg(tag));
     const AppRun run =
         runAttentionLab(QStringList{"model-eval"} + arguments + QStringList{"--out", csv},
                         m_dir.path(), kTimeoutMs);
@@ -487,7 +501,7 @@ void TestModelCli::modelEvalComparesClasses()
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
     const QStringList lines = csvLines(csv);
     QCOMPARE(lines.first(), QStringLiteral("method,m,layers,seed,tokens,top1_agreement,mean_kl,"
-                                           "max_kl,rel_frobenius_attention_mean"));
+                                           "max_kl,rel_frobenius_attention_mean,window"));
     QCOMPARE(lines.size(), 1 + 2 + 2);
     for (const QString& line : lines.mid(1)) {
         const QStringList f = line.split(QLatin1Char(','));
@@ -554,6 +568,43 @@ void TestModelCli::modelEvalSaysNystromPastTheTokens()
 // `render` of the built-in ViT writes the image overlay beside the heatmaps, as wide as the three
 // panels need; --rollout draws another picture (the rollout over 4 layers, not layer 3's head);
 // --rollout without a ViT is refused naming the option, and writes nothing.
+// Property: an m whose random features (W of every replaced head) exceed the memory budget is
+// refused before the work with exit 3, saying the way around it, and writes no CSV.
+void TestModelCli::modelEvalRefusesWhatExceedsTheBudget()
+{
+    const QString csv = m_dir.filePath(QStringLiteral("huge-eval.csv"));
+    const AppRun run = runAttentionLab(
+        {"model-eval", "--model", kTinyModel, "--text", "in the beginning was the word",
+         "--features", "1000000", "--memory-budget", "256M", "--out", csv},
+        m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 3, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains("over the memory budget") && run.err.contains("--features"),
+             qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(csv));
+}
+
+// Property: local's window w from --features that holds every key of the text is said on stderr
+// (the method is exact there), and the CSV's window column gives the w each row ran with; the
+// summary counts "1 row".
+void TestModelCli::modelEvalSaysAWindowHoldsTheText()
+{
+    const QString csv = m_dir.filePath(QStringLiteral("window-eval.csv"));
+    const AppRun run = runAttentionLab(
+        {"model-eval", "--model", kTinyModel, "--text", "in the beginning was the word",
+         "--methods", "local", "--features", "200", "--out", csv},
+        m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains("warning: local with w = 200 (from --features): the window holds "
+                              "every key"),
+             qPrintable(run.describe()));
+    QVERIFY2(run.out.contains(": 1 row\n"), qPrintable(run.describe()));
+    const QStringList lines = csvLines(csv);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(lines[1].startsWith(QStringLiteral("local,200,")) &&
+                 lines[1].endsWith(QStringLiteral(",200")),
+             qPrintable(lines[1]));
+}
+
 void TestModelCli::renderDrawsTheVitOverlay()
 {
     const QStringList common{"render",  "--model", "builtin-vit", "--image", kSample,

@@ -15,9 +15,11 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab {
@@ -118,6 +120,59 @@ ApproximationSpec methodOption(const QCommandLineParser& parser)
     return spec.approximation;
 }
 
+// The method options of spec_options.h, with the parameters of the methods generate refuses
+// (Nystrom's, Linformer's, ...) kept out of the help, and --favor-fixed-a, which causal attention
+// always has.
+QList<QCommandLineOption> recurrentMethodOptions()
+{
+    QList<QCommandLineOption> options = methodOptions(
+        QStringLiteral("The approximation (default favor-positive): one with a recurrent form, "
+                       "%1.")
+            .arg(recurrentMethods()));
+    for (const MethodParameter* parameter : methodParameters()) {
+        const auto& methods = approximationMethods();
+        const bool used = std::any_of(methods.begin(), methods.end(), [&](const MethodInfo& info) {
+            return info.hasRecurrentForm && info.takes(*parameter);
+        });
+        if (!used || parameter == &favorFixedAParameter())
+            for (QCommandLineOption& shared : options)
+                if (shared.names() == QStringList{parameter->option})
+                    shared.setFlags(QCommandLineOption::HiddenFromHelp);
+    }
+    return options;
+}
+
+// The folder of --out, checked before the work: an existing folder must be writable, a new one
+// one that can be made (it is made and taken away again). Throws InputError naming --out for a
+// file in the way or a folder that cannot be made or written.
+QString checkedOutFolder(const QCommandLineParser& parser)
+{
+    const QString out = requiredOutFolder(parser);
+    const QFileInfo info(QDir::cleanPath(QDir::current().absoluteFilePath(out)));
+    if (info.exists() && !info.isDir())
+        throw InputError(QStringLiteral("--out %1: a file is in the way: expected a folder to "
+                                        "write tokens.json and steps.csv into")
+                             .arg(out));
+    if (info.exists()) {
+        if (!info.isWritable())
+            throw InputError(QStringLiteral("--out %1: the folder is not writable").arg(out));
+        return out;
+    }
+    // Made and taken away again, down to the folder that was there: a bad input leaves nothing.
+    const QString folder = info.absoluteFilePath();
+    QString existing = folder;
+    while (!QFileInfo::exists(existing))
+        existing = QFileInfo(existing).absolutePath();
+    if (!QFileInfo(existing).isDir())
+        throw InputError(
+            QStringLiteral("--out %1: cannot make the folder: %2 is a file").arg(out, existing));
+    if (!QDir().mkpath(folder))
+        throw InputError(QStringLiteral("--out %1: cannot make the folder").arg(out));
+    for (QString made = folder; made != existing; made = QFileInfo(made).absolutePath())
+        QDir().rmdir(made);
+    return out;
+}
+
 // The charts --plot draws.
 const std::pair<const char*, ui::GenerationChartKind> kCharts[] = {
     {"kl.png", ui::GenerationChartKind::Kl},
@@ -155,15 +210,21 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
     const GenerationStep& last = result.steps.back();
     const int n = int(result.steps.size());
     out << subject << '\n';
-    out << (divergence < 0
-                ? QStringLiteral("the two continuations agree on all %1 tokens\n").arg(n)
-                : QStringLiteral("the continuations agree on the first %1 of %2 tokens\n")
-                      .arg(divergence)
-                      .arg(n));
-    out << QStringLiteral("teacher-forced: mean KL %1 nats, the same token at %2 of %3 steps\n")
+    const QString tokens = countOf(n, QStringLiteral("token"), QStringLiteral("tokens"));
+    if (divergence < 0)
+        out << (n == 1 ? QStringLiteral("the two continuations agree on their one token\n")
+                       : QStringLiteral("the two continuations agree on all %1\n").arg(tokens));
+    else if (divergence == 0)
+        out << QStringLiteral("the continuations differ from their first token (of %1)\n")
+                   .arg(tokens);
+    else
+        out << QStringLiteral("the continuations agree on the first %1 of %2 tokens\n")
+                   .arg(divergence)
+                   .arg(n);
+    out << QStringLiteral("teacher-forced: mean KL %1 nats, the same token at %2 of %3\n")
                .arg(klSum / n, 0, 'g', 3)
                .arg(forcedAgree)
-               .arg(n);
+               .arg(countOf(n, QStringLiteral("step"), QStringLiteral("steps")));
     out << QStringLiteral("last step (position %1): exact %2 ms (attention %3 ms), approximate "
                           "%4 ms (attention %5 ms); cache %6, state %7\n")
                .arg(last.position)
@@ -173,9 +234,13 @@ void printSummary(QTextStream& out, const GenerationResult& result, const QStrin
                .arg(last.approxAttentionSeconds * 1e3, 0, 'f', 3)
                .arg(formatBytes(last.cacheBytes), formatBytes(last.stateBytes));
     if (result.nonPositiveDenominators > 0)
-        out << QStringLiteral("warning: %1 (token, head) pairs had a non-positive denominator "
-                              "phi(q)^T z (their output is 0 or the ratio as it falls)\n")
-                   .arg(result.nonPositiveDenominators);
+        out << QStringLiteral("warning: %1 had a non-positive denominator phi(q)^T z (%2 "
+                              "0 or the ratio as it falls)\n")
+                   .arg(
+                       countOf(result.nonPositiveDenominators, QStringLiteral("(token, head) pair"),
+                               QStringLiteral("(token, head) pairs")),
+                       result.nonPositiveDenominators == 1 ? QStringLiteral("its output is")
+                                                           : QStringLiteral("their output is"));
 }
 
 }  // namespace
@@ -206,7 +271,8 @@ void addGenerateOptions(QCommandLineParser& parser)
     parser.addOptions({
         {option("model"),
          QStringLiteral("The language model: a folder (config.json, the "
-                        ".safetensors weights, the tokenizer files), or builtin "
+                        ".safetensors weights, the tokenizer files), a .gguf file "
+                        "(one file with its tokenizer), or builtin "
                         "for the built-in KJV Llama (default; builtin-kjv-gpt2 "
                         "names the KJV GPT-2)."),
          QStringLiteral("PATH|builtin")},
@@ -218,10 +284,7 @@ void addGenerateOptions(QCommandLineParser& parser)
              .arg(kDefaultTokens),
          QStringLiteral("N")},
     });
-    parser.addOptions(methodOptions(
-        QStringLiteral("The approximation (default favor-positive): one with a recurrent form, "
-                       "%1.")
-            .arg(recurrentMethods())));
+    parser.addOptions(recurrentMethodOptions());
     parser.addOptions({
         {option("layers"),
          QStringLiteral("The replaced layers: all (default), or layer numbers "
@@ -245,9 +308,9 @@ void addGenerateOptions(QCommandLineParser& parser)
                         "thread)."),
          QStringLiteral("N")},
         {option("memory-budget"),
-         QStringLiteral("The most memory the caches and states may "
-                        "take, e.g. 4G (default half the machine's "
-                        "memory)."),
+         QStringLiteral("The most memory the caches, states and random features W may "
+                        "take, e.g. 4G (default half the machine's memory); a run over it is "
+                        "refused before it starts."),
          QStringLiteral("SIZE")},
         outFolderOption(),
         {option("plot"), QStringLiteral("Also draw kl.png (KL per step), cost.png (time per "
@@ -268,7 +331,7 @@ int runGenerateCommand(const QCommandLineParser& parser)
                                         "continue"));
     spec.tokens = int(integerOption(parser, "tokens", kDefaultTokens, 1, kMaxTokens));
     spec.sampling = samplingOptions(parser);
-    const QString out = requiredOutFolder(parser);
+    const QString out = checkedOutFolder(parser);
     spec.threads = int(integerOption(parser, "threads", 0, 0, kMaxThreads));
     const MemoryBudget budget = budgetFromOptions(parser);
     const QString modelPath = parser.isSet(option("model")) ? parser.value(option("model"))
@@ -278,8 +341,14 @@ int runGenerateCommand(const QCommandLineParser& parser)
     const std::shared_ptr<const LanguageModel> model = loadModel(modelPath, budget);
     spec.replacedLayers = layersOption(parser, model->layers());
 
-    Generation generation(model, spec, budget);
     QTextStream err(stderr);
+    Generation generation(model, spec, budget, {}, [&err](const QString& notice) {
+        err << QStringLiteral("attention-lab generate: this run is %1: fewer features "
+                              "(--features), replaced layers (--layers) or tokens make it "
+                              "cheaper\n")
+                   .arg(notice);
+        err.flush();
+    });
     const int every = std::max(1, spec.tokens / kProgressLines);
     const GenerationResult result = runGeneration(generation, [&](int done, int total) {
         if (done % every == 0 || done == total) {
@@ -289,10 +358,11 @@ int runGenerateCommand(const QCommandLineParser& parser)
     });
 
     const QString subject =
-        QStringLiteral("%1, %2 in layers %3, %4; prompt of %5 tokens")
+        QStringLiteral("%1, %2 in layers %3, %4; prompt of %5")
             .arg(modelDisplayName(modelPath), spec.approximation.titleWithSize(),
-                 layersName(result.replacedLayers, model->layers()), samplingText(spec.sampling))
-            .arg(result.promptIds.size());
+                 layersName(result.replacedLayers, model->layers()), samplingText(spec.sampling),
+                 countOf(qint64(result.promptIds.size()), QStringLiteral("token"),
+                         QStringLiteral("tokens")));
     AtomicFileSet files(out);
     writeAll(files.open(QStringLiteral("tokens.json")), generationTokensJson(result, *model, spec));
     writeAll(files.open(QStringLiteral("steps.csv")), generationStepsCsv(result));

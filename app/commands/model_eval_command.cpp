@@ -1,6 +1,7 @@
 #include "commands/subcommands.h"
 
 #include "attention/approximation.h"
+#include "attention/band_products.h"
 #include "command_line.h"
 #include "errors.h"
 #include "ui/plotting/figure_export.h"
@@ -15,6 +16,7 @@
 #include "io/csv.h"
 
 #include <QCommandLineParser>
+#include <QDir>
 #include <QFileInfo>
 #include <QTextStream>
 
@@ -117,15 +119,123 @@ std::vector<EvalPoint> evalPoints(const std::vector<ExperimentSpec>& methods,
     return points;
 }
 
+// Refuses points whose replaced heads (every head of their layers: `heads` of dimension d each)
+// would keep more than the budget at once (the largest point's W and working memory), and
+// announces on stderr a run expected to be long or large: every point on `inputs` inputs of
+// `length` tokens (expectedDownstreamCost).
+void checkPointCosts(const std::vector<EvalPoint>& points, int heads, int d, Eigen::Index length,
+                     bool causal, qsizetype inputs, const MemoryBudget& budget)
+{
+    ComputeCost total;
+    const EvalPoint* largest = nullptr;
+    for (const EvalPoint& point : points) {
+        if (point.method.exactMethod)
+            continue;
+        const ComputeCost cost = expectedDownstreamCost(
+            point.method.approximation, heads * int(point.layers.size()), d, length, causal);
+        total.seconds += double(inputs) * cost.seconds;
+        if (!largest || cost.bytes > total.bytes) {
+            total.bytes = cost.bytes;
+            largest = &point;
+        }
+    }
+    if (!largest)
+        return;
+    budget.require(
+        total.bytes,
+        QStringLiteral("%1 in %2 (L = %3)")
+            .arg(largest->method.approximation.titleWithSize(),
+                 countOf(heads * qint64(largest->layers.size()), QStringLiteral("replaced head"),
+                         QStringLiteral("replaced heads")))
+            .arg(length),
+        QStringLiteral("Use fewer features (--features) or replaced layers (--layers), "
+                       "or raise the memory budget (--memory-budget)."));
+    const QString notice = expectedRunNotice(
+        total,
+        QStringLiteral("%1, L = %2%3")
+            .arg(countOf(qint64(points.size()), QStringLiteral("row"), QStringLiteral("rows")))
+            .arg(length)
+            .arg(inputs > 1 ? QStringLiteral(", %1 images").arg(inputs) : QString()));
+    if (!notice.isEmpty()) {
+        QTextStream(stderr) << QStringLiteral("attention-lab model-eval: this run is %1: fewer "
+                                              "or smaller --features, fewer --layers or --seeds "
+                                              "make it cheaper\n")
+                                   .arg(notice);
+    }
+}
+
+// The warning for the windows w of method (from --features for local and hedgehog-window, from
+// --window for Scatterbrain) that hold every key of all `length` queries, where the method is
+// exact attention and its error float rounding; empty when there are none.
+QString windowCoversNote(const ExperimentSpec& method, const std::vector<int>& featureCounts,
+                         Eigen::Index length, bool causal)
+{
+    const MethodInfo& info = methodInfo(method.approximation.kind);
+    if (!info.takes(windowParameter()))
+        return QString();
+    const bool swept = info.size == &windowParameter();
+    const std::vector<int> windows =
+        swept ? featureCounts
+              : std::vector<int>{int(method.approximation.value(windowParameter()))};
+    QStringList covering;
+    for (const int w : windows)
+        if (SlidingWindow{w, causal, length}.coversEveryPair())
+            covering.append(QString::number(w));
+    if (covering.isEmpty())
+        return QString();
+    const Eigen::Index bound = causal ? length : 2 * length - 1;
+    return QStringLiteral("%1 with w = %2 (%3): the window holds every key of all %4 queries "
+                          "(%5), so the method is exact attention there and its error is float "
+                          "rounding. Set w below %6 to see it approximate.")
+        .arg(info.name, covering.join(QStringLiteral(", ")),
+             swept ? QStringLiteral("from --features") : QStringLiteral("--window"))
+        .arg(length)
+        .arg(causal ? QStringLiteral("causal, w >= L") : QStringLiteral("centred, w >= 2L - 1"))
+        .arg(bound);
+}
+
+// <out>-heads.csv, beside the CSV `csv`.
+QString headsPath(const QString& csv)
+{
+    const QFileInfo info(csv);
+    return info.absolutePath() + QLatin1Char('/') + info.completeBaseName() +
+           QStringLiteral("-heads.csv");
+}
+
+// Throws InputError naming the two options when two of the files (option, path; an empty path
+// is not written) are the same file: the later write would replace the earlier.
+void requireDistinctOutputs(const std::vector<std::pair<QString, QString>>& outputs)
+{
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+        for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+            const auto& [first, firstPath] = outputs[i];
+            const auto& [second, secondPath] = outputs[j];
+            if (firstPath.isEmpty() || secondPath.isEmpty())
+                continue;
+            if (QDir::cleanPath(QDir::current().absoluteFilePath(firstPath)) ==
+                QDir::cleanPath(QDir::current().absoluteFilePath(secondPath)))
+                throw InputError(QStringLiteral("%1, %2: both name %3: give each output its own "
+                                                "file")
+                                     .arg(first, second, secondPath));
+        }
+}
+
 // The progress line of a row.
 void printRow(QTextStream& err, const ModelEvalRow& row, std::size_t done, std::size_t total)
 {
-    err << QStringLiteral("[%1/%2] %3, m = %4, layers %5, seed %6: top-1 agreement %7, mean KL "
+    // A method whose size is its window says w; one with a window besides m says both.
+    Method kind = Method::ExactStreaming;
+    const bool windowSized =
+        parseMethod(row.method, &kind) && methodInfo(kind).size == &windowParameter();
+    QString size = windowSized ? QStringLiteral("w = %1").arg(row.window)
+                               : QStringLiteral("m = %1").arg(row.features);
+    if (!windowSized && row.window > 0)
+        size += QStringLiteral(", w = %1").arg(row.window);
+    err << QStringLiteral("[%1/%2] %3, %4, layers %5, seed %6: top-1 agreement %7, mean KL "
                           "%8\n")
                .arg(done)
                .arg(total)
-               .arg(row.method)
-               .arg(row.features)
+               .arg(row.method, size)
                .arg(row.layers)
                .arg(row.seed)
                .arg(row.top1Agreement, 0, 'f', 3)
@@ -329,16 +439,20 @@ std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const Exper
     for (const QString& note : tokens.notes)
         err << "warning: " << note << '\n';
     warnSizesPastLength(Eigen::Index(tokens.ids.size()));
+    checkPointCosts(points, model->heads(), model->headDim(), Eigen::Index(tokens.ids.size()), true,
+                    1, budget);
     if (parser.isSet(option("compare-model")))
         rows.push_back(
             checkpointRow(*model, parser.value(option("compare-model")), base, tokens.ids, *exact));
-    for (const EvalPoint& point : points) {
+    for (std::size_t p = 0; p < points.size(); ++p) {
         rows.push_back(modelEvalRow(
-            point.method, compareDownstream(*model, tokens.ids, *exact, point.method, point.layers),
+            points[p].method,
+            compareDownstream(*model, tokens.ids, *exact, points[p].method, points[p].layers),
             model->layers()));
-        printRow(err, rows.back(), rows.size(), points.size());
+        printRow(err, rows.back(), p + 1, points.size());
     }
-    *subject = QStringLiteral("%1 tokens").arg(tokens.ids.size());
+    *subject =
+        countOf(qint64(tokens.ids.size()), QStringLiteral("token"), QStringLiteral("tokens"));
     return rows;
 }
 
@@ -354,11 +468,15 @@ void addModelEvalOptions(QCommandLineParser& parser)
         "position (causal, as trained), or a ViT's class "
         "distribution for each image (--image, --images or --image-folder; without a mask). "
         "Writes one CSV row per (method, m, replaced layers, seed) into --out: method,m,layers,"
-        "seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean (top-1 "
-        "agreement: the fraction of positions, or images, whose likeliest next token, or class, "
-        "is unchanged; KL(p || q) of the distributions, exact p and approximate q; the mean "
-        "relative Frobenius error of the replaced heads' attention, on the queries and keys they "
-        "receive in the approximate run; tokens: the text's, or a ViT's patches plus [CLS]). "
+        "seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean,window (m: "
+        "the size --features sweeps, local's and hedgehog-window's window w, or hedgehog's "
+        "fitted features; top-1 agreement: the fraction of positions, or images, whose likeliest "
+        "next token, or class, is unchanged; KL(p || q) of the distributions, exact p and "
+        "approximate q; the mean relative Frobenius error of the replaced heads' attention, on "
+        "the queries and keys they receive in the approximate run; tokens: the text's, or a "
+        "ViT's patches plus [CLS]; window: the w of local, hedgehog-window and Scatterbrain, "
+        "whose window holding every key makes them exact, said on stderr). A run expected to be "
+        "long or large is announced before it starts. "
         "Beside it, <out>-heads.csv gives every replaced head's properties per row: layer,head,"
         "method,m,layers,seed,entropy_exact,entropy_approx,monotonicity (the mean row entropy of "
         "P and of P^ in nats; the mean over rows of Spearman's correlation between q.k and P^: "
@@ -441,16 +559,25 @@ int runModelEvalCommand(const QCommandLineParser& parser)
         parser.isSet(option("predictions"))
             ? checkedOutPath("predictions", parser.value(option("predictions")), "classes.csv")
             : QString();
+    const QString heads = headsPath(outputs.csv);
+    requireDistinctOutputs({{QStringLiteral("--out"), outputs.csv},
+                            {QStringLiteral("--out's heads file"), heads},
+                            {QStringLiteral("--predictions"), predictions},
+                            {QStringLiteral("--plot"), outputs.plot}});
     const MemoryBudget budget = budgetFromOptions(parser);
 
-    // m past what a method takes on the input's L tokens (Nystrom's landmarks) is said once.
+    // m past what a method takes on the input's L tokens (Nystrom's landmarks), and a window
+    // that holds every key, are said once.
     const auto warnSizesPastLength = [&](Eigen::Index tokens) {
         for (const ExperimentSpec& method : methods) {
-            const QString note = method.exactMethod ? QString()
-                                                    : sizePastLengthNote(method.approximation.kind,
-                                                                         featureCounts, tokens);
-            if (!note.isEmpty())
-                QTextStream(stderr) << "warning: " << note << '\n';
+            QStringList notes;
+            if (!method.exactMethod) {
+                notes << sizePastLengthNote(method.approximation.kind, featureCounts, tokens)
+                      << windowCoversNote(method, featureCounts, tokens, !vit);
+            }
+            for (const QString& note : notes)
+                if (!note.isEmpty())
+                    QTextStream(stderr) << "warning: " << note << '\n';
         }
     };
     std::vector<ModelEvalRow> rows;
@@ -461,10 +588,13 @@ int runModelEvalCommand(const QCommandLineParser& parser)
             evalPoints(methods, featureCounts, seeds, layerSets(parser, model->config().layers),
                        base.approximation.seed);
         warnSizesPastLength(model->config().tokenCount());
+        checkPointCosts(points, model->config().heads, model->config().headDim(),
+                        model->config().tokenCount(), false, images.size(), budget);
         rows = imageRows(*model, images, points, predictions);
-        subject = QStringLiteral("%1 image(s) of %2 tokens")
-                      .arg(images.size())
-                      .arg(model->config().tokenCount());
+        subject =
+            QStringLiteral("%1 of %2 tokens")
+                .arg(countOf(images.size(), QStringLiteral("image"), QStringLiteral("images")))
+                .arg(model->config().tokenCount());
     } else {
         rows = textRows(parser, base, methods, featureCounts, seeds, budget, warnSizesPastLength,
                         &subject);
@@ -473,9 +603,10 @@ int runModelEvalCommand(const QCommandLineParser& parser)
     writeTableOutputs(
         outputs, modelEvalCsv(rows).toUtf8(),
         [&](QTextStream& out) {
-            out << QStringLiteral("%1, layer(s) replaced in every head, %2: %3 rows\n")
-                       .arg(modelDisplayName(base.input.modelPath), subject)
-                       .arg(rows.size());
+            out << QStringLiteral("%1, layer(s) replaced in every head, %2: %3\n")
+                       .arg(modelDisplayName(base.input.modelPath), subject,
+                            countOf(qint64(rows.size()), QStringLiteral("row"),
+                                    QStringLiteral("rows")));
             if (!predictions.isEmpty())
                 out << "wrote " << predictions << '\n';
         },
@@ -486,10 +617,7 @@ int runModelEvalCommand(const QCommandLineParser& parser)
                 QStringLiteral("%1, %2").arg(modelDisplayName(base.input.modelPath), subject));
         });
     // Each replaced head's entropies and monotonicity, beside the CSV.
-    const QFileInfo csv(outputs.csv);
-    const QString heads = csv.absolutePath() + QLatin1Char('/') + csv.completeBaseName() +
-                          QStringLiteral("-heads.csv");
-    AtomicFileSet files(csv.absolutePath());
+    AtomicFileSet files(QFileInfo(heads).absolutePath());
     writeAll(files.open(QFileInfo(heads).fileName()), modelEvalHeadsCsv(rows).toUtf8());
     files.commit();
     QTextStream(stdout) << "wrote " << heads << '\n';

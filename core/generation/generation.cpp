@@ -21,21 +21,6 @@ using Eigen::Index;
 
 namespace {
 
-// The floats one query head's recurrent form holds after `tokens` tokens: C d + C for a feature
-// map, 2 min(tokens, w) d for local attention's window, both for hedgehog-window.
-double recurrentStateFloats(const ApproximationSpec& spec, int d, Index tokens)
-{
-    const MethodInfo& info = methodInfo(spec.kind);
-    const double window =
-        2.0 * double(std::min<Index>(tokens, Index(spec.value(windowParameter())))) * d;
-    if (info.hasFeatures() || info.needsFittedMaps) {
-        const double features = double(featureCountOf(spec, d));
-        // hedgehog-window holds its window besides the maps' state.
-        return features * d + features + (info.hasFeatures() ? 0.0 : window);
-    }
-    return window;
-}
-
 void requireSampling(const SamplingSettings& sampling)
 {
     if (sampling.greedy)
@@ -102,7 +87,8 @@ void copyState(const FeatureMapRecurrence& recurrence, FollowedHead& head)
 }  // namespace
 
 Generation::Generation(std::shared_ptr<const LanguageModel> model, const GenerationSpec& spec,
-                       const MemoryBudget& budget, std::function<bool()> cancelled)
+                       const MemoryBudget& budget, std::function<bool()> cancelled,
+                       const std::function<void(const QString&)>& announce)
     : m_model(std::move(model)),
       m_spec(spec),
       m_cancelled(std::move(cancelled)),
@@ -119,15 +105,22 @@ Generation::Generation(std::shared_ptr<const LanguageModel> model, const Generat
         throw InputError(
             QStringLiteral("%1 tokens to generate: expected at least 1").arg(spec.tokens));
     const qint64 total = qint64(m_prompt.size()) + spec.tokens;
-    if (total > info.positions)
-        throw InputError(QStringLiteral("the prompt's %1 tokens and %2 new ones make %3, past the "
-                                        "%4 positions %5 reads: generate at most %6")
-                             .arg(m_prompt.size())
-                             .arg(spec.tokens)
-                             .arg(total)
-                             .arg(info.positions)
-                             .arg(m_model->folder())
-                             .arg(std::max<qint64>(0, info.positions - qint64(m_prompt.size()))));
+    if (total > info.positions) {
+        const qint64 room = info.positions - qint64(m_prompt.size());
+        const QString token = QStringLiteral("token");
+        const QString tokens = QStringLiteral("tokens");
+        throw InputError(
+            QStringLiteral("the prompt's %1 and the %2 to generate make %3, past the %4 "
+                           "positions %5 reads: %6")
+                .arg(countOf(qint64(m_prompt.size()), token, tokens),
+                     countOf(spec.tokens, token, tokens))
+                .arg(total)
+                .arg(info.positions)
+                .arg(m_model->folder(),
+                     room > 0
+                         ? QStringLiteral("generate at most %1").arg(countOf(room, token, tokens))
+                         : QStringLiteral("the prompt leaves no room, shorten it")));
+    }
     requireCausalForm(spec.approximation.kind, true, CausalBecause::LanguageModel);
     requireRecurrentForm(spec.approximation.kind);
     requireSampling(spec.sampling);
@@ -145,21 +138,38 @@ Generation::Generation(std::shared_ptr<const LanguageModel> model, const Generat
                              .arg(spec.followHead)
                              .arg(info.heads - 1));
 
-    // What the three runs hold at the end: the exact cache, and twice the approximate model's.
+    // What the three runs hold at the end: the exact cache, and twice the approximate model's
+    // (the replaced layers' W and states, the others' caches). Drawing every W takes the
+    // approximate runs' time when m is large.
     const double cacheFloatsPerLayer = 2.0 * double(total) * info.headDim * info.keyValueHeads;
-    const double replacedFloats =
-        double(info.heads) * recurrentStateFloats(spec.approximation, info.headDim, total);
     const double replaced = double(m_replaced.size());
+    const ComputeCost recurrent = expectedRecurrentCost(
+        spec.approximation, int(replaced) * info.heads, info.headDim, Index(total));
     const double bytes =
-        sizeof(float) *
-        (cacheFloatsPerLayer * info.layers +
-         2 * (replaced * replacedFloats + (info.layers - replaced) * cacheFloatsPerLayer));
+        sizeof(float) * cacheFloatsPerLayer * (info.layers + 2 * (info.layers - replaced)) +
+        2 * recurrent.bytes;
     budget.require(bytes,
-                   QStringLiteral("Generating %1 tokens after a prompt of %2 (the key/value "
-                                  "caches and states of the exact and approximate runs)")
-                       .arg(spec.tokens)
-                       .arg(m_prompt.size()),
-                   QStringLiteral("Generate fewer tokens, or raise the memory budget."));
+                   QStringLiteral("Generating %1 after a prompt of %2 with %3 (the key/value "
+                                  "caches, states and random features of the exact and "
+                                  "approximate runs)")
+                       .arg(countOf(spec.tokens, QStringLiteral("token"), QStringLiteral("tokens")),
+                            countOf(qint64(m_prompt.size()), QStringLiteral("token"),
+                                    QStringLiteral("tokens")),
+                            spec.approximation.titleWithSize()),
+                   QStringLiteral("Use fewer features (--features) or replaced layers (--layers), "
+                                  "generate fewer tokens, or raise the memory budget "
+                                  "(--memory-budget)."));
+    if (announce) {
+        const QString notice =
+            expectedRunNotice({2 * recurrent.seconds, bytes},
+                              QStringLiteral("%1 in %2 of %3 tokens")
+                                  .arg(spec.approximation.titleWithSize(),
+                                       countOf(qint64(replaced) * info.heads,
+                                               QStringLiteral("head"), QStringLiteral("heads")))
+                                  .arg(total));
+        if (!notice.isEmpty())
+            announce(notice);
+    }
 
     // A step's multiply-adds at the last position: the weights (about 12 width^2 a layer, and
     // the output head) and the cache's attention.

@@ -105,9 +105,13 @@ public:
     // InputError (a prompt without tokens; P + N past the model's positions; N < 1; a method
     // without a causal form or a recurrent form, saying why; a layer or followed head the model
     // does not have; a temperature not > 0 or a top-k < 0), ResourceError (the caches and states
-    // of the three runs over budget) and Cancelled (polled while W is drawn).
+    // of the three runs, with the approximation's random features, over budget) and Cancelled
+    // (polled while W is drawn). Once the checks have passed, before W is drawn, calls announce
+    // with expectedRunNotice's text when the run is expected to be long or large
+    // (expectedRecurrentCost for the two approximate runs).
     Generation(std::shared_ptr<const LanguageModel> model, const GenerationSpec& spec,
-               const MemoryBudget& budget = MemoryBudget(), std::function<bool()> cancelled = {});
+               const MemoryBudget& budget = MemoryBudget(), std::function<bool()> cancelled = {},
+               const std::function<void(const QString&)>& announce = {});
     ~Generation();
 
     const LanguageModel& model() const { return *m_model; }

@@ -1,5 +1,7 @@
 #include "generation/generation.h"
 
+#include "attention/feature_maps.h"
+#include "attention/fitted_feature_maps.h"
 #include "attention/projection.h"
 #include "io/csv.h"
 
@@ -35,20 +37,29 @@ QJsonObject tokensObject(const std::vector<int>& ids, const TextTokenizer& token
             {QStringLiteral("tokens"), pieces}};
 }
 
-// The method's name, the parameters it takes and, for a random one, W's seed and shape.
-QJsonObject methodObject(const ApproximationSpec& spec)
+// The method's name and the parameters it runs with (FAVOR++'s fixed A always: A* would look
+// ahead), for a random one W's seed and shape, for fitted maps their file and features C (for
+// d-dimensional heads).
+QJsonObject methodObject(const ApproximationSpec& spec, int d)
 {
     const MethodInfo& info = methodInfo(spec.kind);
     QJsonObject method{{QStringLiteral("name"), info.name}};
-    for (const MethodParameter* parameter : info.parameters)
+    for (const MethodParameter* parameter : info.parameters) {
+        const double value = parameter == &favorFixedAParameter() ? 1.0 : spec.value(*parameter);
         method.insert(parameter->field, parameter->kind == MethodParameter::Kind::Choice
-                                            ? QJsonValue(parameter->format(spec.value(*parameter)))
-                                            : QJsonValue(spec.value(*parameter)));
+                                            ? QJsonValue(parameter->format(value))
+                                            : QJsonValue(value));
+    }
     if (info.isRandom)
         method.insert(QStringLiteral("seed"), double(spec.seed));
     if (info.drawsProjection) {
         method.insert(QStringLiteral("projection"), projectionKindName(spec.projection));
         method.insert(QStringLiteral("row_norm"), rowNormName(spec.rowNorm));
+    }
+    if (info.needsFittedMaps) {
+        method.insert(QStringLiteral("features"), double(featureCountOf(spec, d)));
+        if (spec.fittedMaps)
+            method.insert(QStringLiteral("feature_map"), spec.fittedMaps->file);
     }
     return method;
 }
@@ -73,7 +84,7 @@ QByteArray generationTokensJson(const GenerationResult& result, const LanguageMo
     QJsonObject json{
         {QStringLiteral("model"), model.folder()},
         {QStringLiteral("architecture"), model.info().architecture},
-        {QStringLiteral("method"), methodObject(spec.approximation)},
+        {QStringLiteral("method"), methodObject(spec.approximation, model.headDim())},
         {QStringLiteral("replaced_layers"), idArray(result.replacedLayers)},
         {QStringLiteral("sampling"), samplingObject(spec.sampling)},
         {QStringLiteral("prompt"), tokensObject(result.promptIds, tokenizer)},

@@ -5,6 +5,7 @@
 #include "attention/exact_attention.h"
 #include "attention/approximation.h"
 #include "attention/approximations/checkpoint_attention.h"
+#include "attention/feature_maps.h"
 #include "inputs/model_input.h"
 #include "parallel.h"
 
@@ -396,7 +397,14 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method, const DownstreamComparis
     row.method = checkpoint ? QStringLiteral("checkpoint") : method.methodName();
     const MethodParameter* size =
         method.exactMethod || checkpoint ? nullptr : methodInfo(method.approximation.kind).size;
-    row.features = size ? int(method.approximation.value(*size)) : 0;
+    const MethodInfo* info =
+        method.exactMethod || checkpoint ? nullptr : &methodInfo(method.approximation.kind);
+    row.features = size                            ? int(method.approximation.value(*size))
+                   : info && info->needsFittedMaps ? int(featureCountOf(method.approximation, 0))
+                                                   : 0;
+    row.window = info && info->takes(windowParameter())
+                     ? int(method.approximation.value(windowParameter()))
+                     : 0;
     row.layers = layersName(comparison.replacedLayers, layerCount);
     row.seed = checkpoint ? 0 : method.approximation.seed;
     row.tokens = int(comparison.kl.size());
@@ -420,7 +428,7 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method,
 QString modelEvalCsv(const std::vector<ModelEvalRow>& rows)
 {
     QByteArray csv("method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,"
-                   "rel_frobenius_attention_mean\n");
+                   "rel_frobenius_attention_mean,window\n");
     for (const ModelEvalRow& row : rows) {
         csv += csvField(row.method).toUtf8() + ',' + QByteArray::number(row.features) + ',' +
                csvField(row.layers).toUtf8() + ',' + QByteArray::number(qulonglong(row.seed)) +
@@ -430,7 +438,7 @@ QString modelEvalCsv(const std::vector<ModelEvalRow>& rows)
             csv += ',';
             appendCsvNumber(csv, value, kCsvDigits);
         }
-        csv += '\n';
+        csv += ',' + (row.window > 0 ? QByteArray::number(row.window) : QByteArray()) + '\n';
     }
     return QString::fromUtf8(csv);
 }
@@ -449,6 +457,99 @@ QString modelEvalHeadsCsv(const std::vector<ModelEvalRow>& rows)
             csv += '\n';
         }
     return QString::fromUtf8(csv);
+}
+
+namespace {
+
+// The rates of expectedComputeCost (experiment.cpp).
+constexpr double kProductFlopsPerSecond = 20e9;
+constexpr double kLoopFlopsPerSecond = 1e9;
+constexpr double kSecondsPerNormalDraw = 40e-9;
+constexpr double kSecondsPerByteHeld = 1e-9;
+
+// One head's W: the seconds of its draw and the bytes it keeps (W in double, its scaled copy in
+// float); nothing for a method that draws none.
+ComputeCost projectionCost(const ApproximationSpec& method, int d)
+{
+    if (!methodInfo(method.kind).drawsProjection)
+        return {};
+    const double m = method.features;
+    double flops = 0, draws = m * d;
+    if (method.projection != ProjectionKind::Iid) {
+        const double blocks = std::ceil(m / d);
+        flops = blocks * 2.0 * d * d * d;
+        draws = blocks * d * d + (method.rowNorm == RowNorm::Chi ? m * d : 0.0);
+    }
+    return {flops / kLoopFlopsPerSecond + draws * kSecondsPerNormalDraw, m * d * 12.0};
+}
+
+// C, the features of method's map (fitted maps' too); 0 for a method without a map.
+double mapFeatures(const ApproximationSpec& method, int d)
+{
+    const MethodInfo& info = methodInfo(method.kind);
+    return info.hasFeatures() || info.needsFittedMaps ? double(featureCountOf(method, d)) : 0.0;
+}
+
+}  // namespace
+
+ComputeCost expectedDownstreamCost(const ApproximationSpec& method, int heads, int d,
+                                   Eigen::Index length, bool causal)
+{
+    const MethodInfo& info = methodInfo(method.kind);
+    CostShape shape;
+    shape.length = double(length);
+    shape.d = shape.dv = d;
+    shape.m = method.features;
+    shape.window = method.value(windowParameter());
+    shape.causal = causal;
+    const double l = shape.length;
+    const double features = info.hasFeatures() ? mapFeatures(method, d) : 0.0;
+    const double flops = info.flops(shape) + 2 * l * l * d +
+                         (features > 0 ? 2 * l * l * features : info.flops(shape));
+    const ComputeCost projection = projectionCost(method, d);
+    ComputeCost cost;
+    cost.bytes = heads * projection.bytes + 2 * l * features * 4 + info.workingSetFloats(shape) * 4;
+    cost.seconds = heads * (projection.seconds + flops / kProductFlopsPerSecond) +
+                   cost.bytes * kSecondsPerByteHeld;
+    return cost;
+}
+
+ComputeCost expectedRecurrentCost(const ApproximationSpec& method, int heads, int d,
+                                  Eigen::Index tokens)
+{
+    const MethodInfo& info = methodInfo(method.kind);
+    const double features = mapFeatures(method, d);
+    const double window =
+        info.takes(windowParameter())
+            ? double(std::min<Eigen::Index>(tokens, Eigen::Index(method.value(windowParameter()))))
+            : 0.0;
+    const ComputeCost projection = projectionCost(method, d);
+    const double mapFlops = info.drawsProjection ? 4.0 * method.features * d : 4.0 * features * d;
+    const double tokenFlops = mapFlops + 4.0 * features * d + 4.0 * window * d;
+    ComputeCost cost;
+    cost.bytes = heads * (projection.bytes + 4.0 * (features * d + features + 2 * window * d));
+    cost.seconds =
+        heads * (projection.seconds + double(tokens) * tokenFlops / kProductFlopsPerSecond) +
+        cost.bytes * kSecondsPerByteHeld;
+    return cost;
+}
+
+QString countOf(qint64 count, const QString& singular, const QString& plural)
+{
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
+}
+
+QString expectedRunNotice(const ComputeCost& cost, const QString& what)
+{
+    if (cost.seconds <= kAnnouncedRunSeconds && cost.bytes <= kAnnouncedRunBytes)
+        return QString();
+    const QString seconds = cost.seconds < 100 ? QString::number(cost.seconds, 'g', 2)
+                                               : QString::number(std::round(cost.seconds), 'f', 0);
+    const QString size =
+        cost.bytes < double(1 << 30)
+            ? QStringLiteral("%1 MiB").arg(cost.bytes / double(1 << 20), 0, 'f', 0)
+            : QStringLiteral("%1 GiB").arg(cost.bytes / double(1 << 30), 0, 'f', 1);
+    return QStringLiteral("expected to take about %1 s and %2 (%3)").arg(seconds, size, what);
 }
 
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,

@@ -107,9 +107,12 @@ DownstreamComparison combinedComparison(const std::vector<DownstreamComparison>&
 // One row of `attention-lab model-eval` and of the window's chart against m: one method, m,
 // set of replaced layers and seed on one text or on a set of images.
 struct ModelEvalRow {
-    QString method;    // "favor-positive", ...
-    int features = 0;  // m; 0 for a method without a random projection (exact, elu, ...)
-    QString layers;    // layersName()
+    QString method;  // "favor-positive", ...
+    // m, the method's size (local's and hedgehog-window's is their window w); fitted maps'
+    // features C = 2 d_f for hedgehog; 0 for a method without either (exact, elu, ...).
+    int features = 0;
+    int window = 0;  // w for a method with a window (local, hedgehog-window, Scatterbrain); else 0
+    QString layers;  // layersName()
     std::uint64_t seed = 0;
     int tokens = 0;  // L: the text's tokens; for a ViT the patches plus one ([CLS])
     double top1Agreement = 0;
@@ -130,8 +133,8 @@ ModelEvalRow modelEvalRow(const ExperimentSpec& method,
                           int tokens);
 
 // The CSV of rows, with the header
-// method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean
-// and numbers written as csv.h writes them.
+// method,m,layers,seed,tokens,top1_agreement,mean_kl,max_kl,rel_frobenius_attention_mean,window
+// (window empty for a method without one) and numbers written as csv.h writes them.
 QString modelEvalCsv(const std::vector<ModelEvalRow>& rows);
 
 // The per-head CSV beside it: one line per replaced head of each row, with the header
@@ -143,6 +146,31 @@ QString modelEvalHeadsCsv(const std::vector<ModelEvalRow>& rows);
 // "all" when layers are every layer of a model with layerCount layers (more than one), else
 // "2" or "0+3": the names `model-eval --layers` reads.
 QString layersName(const std::vector<int>& layers, int layerCount);
+
+// What replacing attention in `heads` query heads (head dimension d) costs, worked out before the
+// work starts from the method registry's cost model, with expectedComputeCost's rates
+// (experiment.h: products at 20 GFLOP/s, W's draw in loops at 1 GFLOP/s and 40 ns a normal
+// draw, 1 s per GB held). Every head keeps its W (m x d in double, and its scaled copy in float)
+// from the start to the end of the run.
+// - compareDownstream on L tokens: each head's W, its output (MethodInfo::flops) and the rows of
+//   P and P^ for the attention error (2 L^2 d, and 2 L^2 C or the output's flops again); bytes:
+//   every head's W and one head's working memory (its L x C features twice, the method's
+//   working set).
+ComputeCost expectedDownstreamCost(const ApproximationSpec& method, int heads, int d,
+                                   Eigen::Index length, bool causal);
+// - one recurrent run of `tokens` tokens (Generation runs two): each head's W, and per token
+//   phi(q), phi(k) (4 m d with W, 4 C d) with the state's update and read (4 C d) or the
+//   window's (4 min(tokens, w) d); bytes: every head's W and state after the last token (C d + C
+//   floats for a map, 2 min(tokens, w) d for a window, both for hedgehog-window).
+ComputeCost expectedRecurrentCost(const ApproximationSpec& method, int heads, int d,
+                                  Eigen::Index tokens);
+
+// "expected to take about 40 s and 2.1 GiB (what)" when cost exceeds kAnnouncedRunSeconds or
+// kAnnouncedRunBytes; empty otherwise.
+QString expectedRunNotice(const ComputeCost& cost, const QString& what);
+
+// "1 token", "0 tokens", "3 tokens": count and its noun, singular for exactly one.
+QString countOf(qint64 count, const QString& singular, const QString& plural);
 
 // One small picture and the numbers of every head of a model on one text, for the head grid.
 struct HeadSurveyEntry {

@@ -10,8 +10,11 @@ namespace attnlab::ui {
 
 namespace {
 
-// A KL of 0 is drawn here instead of falling off the log axis.
+// A KL below this (0, float rounding) is drawn here instead of falling off the log axis, and the
+// chart says so.
 constexpr double kKlFloor = 1e-6;
+// Curves of fewer steps than this mark each step (one step draws a point, not a line).
+constexpr std::size_t kMarkedSteps = 48;
 const QColor kExactColor(40, 40, 40);
 constexpr double kPenWidth = 2.0;
 
@@ -107,6 +110,8 @@ QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt
 {
     QCPGraph* graph = addGraph();
     graph->setPen(QPen(color, kPenWidth, style));
+    if (m_steps.size() < kMarkedSteps)
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 6));
     graph->setName(name);
     graph->addToLegend();
     return graph;
@@ -167,6 +172,19 @@ QCPRange GenerationChart::plotKl(const QVector<double>& positions)
         }
     low = std::min(low, high / 10) / 3;
     high *= 3;
+    const bool floored = std::any_of(m_steps.begin(), m_steps.end(), [](const GenerationStep& s) {
+        return std::isfinite(s.kl) && s.kl < kKlFloor;
+    });
+    if (floored) {
+        auto* note = new QCPItemText(this);
+        note->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        note->position->setType(QCPItemPosition::ptAxisRectRatio);
+        note->position->setCoords(0.99, 0.97);
+        note->setFont(sizedFont(font(), 10));
+        note->setColor(QColor(80, 80, 80));
+        note->setText(m_compact ? tr("KL < 1e-6 drawn at 1e-6")
+                                : tr("KL below 1e-6 (0 or float rounding) drawn at 1e-6"));
+    }
     QCPGraph* infinite = addCurve(tr("no distribution (infinite KL)"), approx, Qt::NoPen);
     infinite->setLineStyle(QCPGraph::lsNone);
     infinite->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, approx, 9));
