@@ -4,6 +4,7 @@
 // sweeps give one row per case, and its state and CSV come back.
 
 #include "ui/model/downstream_panel.h"
+#include "ui/model/downstream_job.h"
 #include "errors.h"
 #include "inputs/model_input.h"
 #include "ui/model/model_eval_chart.h"
@@ -57,6 +58,7 @@ private slots:
     void exactAttentionChangesNoPrediction();
     void oneReplacedLayerIsCompared();
     void sweepGivesOneRowPerCaseAndComesBackWithTheState();
+    void sessionRowsKeepTheirWindow();
     void badStateIsRefusedWhole();
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
     void narrowKlRangeHasDistinctTickLabels();
@@ -208,6 +210,28 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
     panel.setState(QJsonObject{{"replaced_layers", "all"}, {"sweep_m", "16,32"}});
     QVERIFY(panel.sweepRows().empty());
     QVERIFY(panel.chart()->rows().empty());
+}
+
+// A row's window (local's w) goes into the session and comes back, so that Export > CSV of a
+// restored sweep fills its window column; a row of a session from before the column reads 0.
+void TestDownstreamPanel::sessionRowsKeepTheirWindow()
+{
+    ModelEvalRow row;
+    row.method = QStringLiteral("local");
+    row.features = 16;
+    row.window = 16;
+    row.layers = QStringLiteral("all");
+    row.tokens = 12;
+    row.top1Agreement = 0.75;
+    QJsonArray json = modelEvalRowsJson({row});
+    std::vector<ModelEvalRow> read;
+    QVERIFY(readModelEvalRows(json, &read));
+    QCOMPARE(read.size(), std::size_t(1));
+    QCOMPARE(read.front().window, 16);
+    QJsonObject older = json.first().toObject();
+    older.remove(QStringLiteral("window"));
+    QVERIFY(readModelEvalRows(QJsonArray{older}, &read));
+    QCOMPARE(read.front().window, 0);
 }
 
 void TestDownstreamPanel::badStateIsRefusedWhole()

@@ -122,7 +122,7 @@ ApproximationSpec methodOption(const QCommandLineParser& parser)
 
 // The method options of spec_options.h, with the parameters of the methods generate refuses
 // (Nystrom's, Linformer's, ...) kept out of the help, and --favor-fixed-a, which causal attention
-// always has.
+// always has; --features and --window say what they are for the methods generate runs.
 QList<QCommandLineOption> recurrentMethodOptions()
 {
     QList<QCommandLineOption> options = methodOptions(
@@ -139,33 +139,31 @@ QList<QCommandLineOption> recurrentMethodOptions()
                 if (shared.names() == QStringList{parameter->option})
                     shared.setFlags(QCommandLineOption::HiddenFromHelp);
     }
+    for (QCommandLineOption& shared : options) {
+        if (shared.names() == QStringList{featuresParameter().option})
+            shared.setDescription(QStringLiteral("m: the random features (default 64)."));
+        if (shared.names() == QStringList{windowParameter().option})
+            shared.setDescription(QStringLiteral("local, hedgehog-window: w, the latest keys each "
+                                                 "query sees exactly (default 32)."));
+    }
     return options;
 }
 
-// The folder of --out, checked before the work: an existing folder must be writable, a new one
-// one that can be made (it is made and taken away again). Throws InputError naming --out for a
-// file in the way or a folder that cannot be made or written.
+// The folder of --out, checked before the work: requiredOutFolder's checks, and an existing
+// folder must be writable, a new one one that can be made (it is made and taken away again, down
+// to the folder that was there: a bad input leaves nothing). Throws InputError naming --out.
 QString checkedOutFolder(const QCommandLineParser& parser)
 {
     const QString out = requiredOutFolder(parser);
-    const QFileInfo info(QDir::cleanPath(QDir::current().absoluteFilePath(out)));
-    if (info.exists() && !info.isDir())
-        throw InputError(QStringLiteral("--out %1: a file is in the way: expected a folder to "
-                                        "write tokens.json and steps.csv into")
-                             .arg(out));
-    if (info.exists()) {
-        if (!info.isWritable())
+    const QString folder = QDir::cleanPath(QDir::current().absoluteFilePath(out));
+    if (QFileInfo(folder).isDir()) {
+        if (!QFileInfo(folder).isWritable())
             throw InputError(QStringLiteral("--out %1: the folder is not writable").arg(out));
         return out;
     }
-    // Made and taken away again, down to the folder that was there: a bad input leaves nothing.
-    const QString folder = info.absoluteFilePath();
     QString existing = folder;
     while (!QFileInfo::exists(existing))
         existing = QFileInfo(existing).absolutePath();
-    if (!QFileInfo(existing).isDir())
-        throw InputError(
-            QStringLiteral("--out %1: cannot make the folder: %2 is a file").arg(out, existing));
     if (!QDir().mkpath(folder))
         throw InputError(QStringLiteral("--out %1: cannot make the folder").arg(out));
     for (QString made = folder; made != existing; made = QFileInfo(made).absolutePath())

@@ -496,7 +496,14 @@ void addModelEvalOptions(QCommandLineParser& parser)
                                 QStringLiteral("LIST"));
     QCommandLineOption method(option("method"), QString(), QStringLiteral("NAME"));
     method.setFlags(QCommandLineOption::HiddenFromHelp);
-    addSpecOptions(parser, {features, method});
+    // local's and hedgehog-window's w are swept with --features: --window is Scatterbrain's.
+    const QCommandLineOption window(option("window"),
+                                    QStringLiteral("scatterbrain: w, the keys each query sees "
+                                                   "exactly: the w latest keys j <= i (default "
+                                                   "32). local's and hedgehog-window's w are "
+                                                   "the values of --features."),
+                                    QStringLiteral("N"));
+    addSpecOptions(parser, {features, method, window});
     parser.addOptions({
         {option("methods"),
          QStringLiteral("Methods separated by commas: %1 (default %2).")

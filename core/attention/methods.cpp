@@ -207,8 +207,9 @@ const MethodParameter& windowParameter()
         QStringLiteral("window"),
         QStringLiteral("window"),
         QStringLiteral("Window w"),
-        QStringLiteral("local, scatterbrain: w, the keys each query sees exactly: the w latest "
-                       "keys j <= i when causal, else w keys centred on i (default 32)."),
+        QStringLiteral("local, scatterbrain, hedgehog-window: w, the keys each query sees "
+                       "exactly: the w latest keys j <= i when causal, else w keys centred on i "
+                       "(default 32)."),
         1,
         double(kMaxFeatures),
         32,

@@ -132,7 +132,8 @@ QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows)
                                 {"top1_agreement", row.top1Agreement},
                                 {"mean_kl", row.meanKl},
                                 {"max_kl", row.maxKl},
-                                {"rel_frobenius_attention_mean", row.relFrobeniusAttentionMean}});
+                                {"rel_frobenius_attention_mean", row.relFrobeniusAttentionMean},
+                                {"window", row.window}});
     return json;
 }
 
@@ -152,9 +153,10 @@ bool readModelEvalRows(const QJsonArray& json, std::vector<ModelEvalRow>* rows)
         row.meanKl = o["mean_kl"].toDouble(-1);
         row.maxKl = o["max_kl"].toDouble(-1);
         row.relFrobeniusAttentionMean = o["rel_frobenius_attention_mean"].toDouble(-1);
-        if (row.method.isEmpty() || row.features < 0 || row.layers.isEmpty() || !seedOk ||
-            row.tokens < 1 || row.top1Agreement < 0 || row.top1Agreement > 1 || row.meanKl < 0 ||
-            row.maxKl < 0 || row.relFrobeniusAttentionMean < 0)
+        row.window = o["window"].toInt(0);  // 0 in sessions from before the column
+        if (row.method.isEmpty() || row.features < 0 || row.window < 0 || row.layers.isEmpty() ||
+            !seedOk || row.tokens < 1 || row.top1Agreement < 0 || row.top1Agreement > 1 ||
+            row.meanKl < 0 || row.maxKl < 0 || row.relFrobeniusAttentionMean < 0)
             return false;
         read.push_back(row);
     }
