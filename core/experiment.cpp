@@ -605,11 +605,6 @@ CostShape costShapeOf(const ExperimentSpec& spec, const AttentionInput& input)
 ComputeCost expectedComputeCost(const ExperimentSpec& spec, const AttentionInput& input,
                                 const ComputeOptions& options)
 {
-    constexpr double productFlopsPerSecond = 20e9;
-    constexpr double loopFlopsPerSecond = 1e9;
-    constexpr double secondsPerNormalDraw = 40e-9;
-    constexpr double secondsPerByteHeld = 1e-9;
-
     const CostShape shape = costShapeOf(spec, input);
     const double heads = double(input.heads.size());
     const double length = shape.length, d = shape.d, dv = shape.dv, m = shape.m;
@@ -648,14 +643,13 @@ ComputeCost expectedComputeCost(const ExperimentSpec& spec, const AttentionInput
 
     ComputeCost cost;
     cost.bytes = heads * keptPerHead + workingMemory;
-    cost.seconds = heads * (drawFlops / loopFlopsPerSecond + normalDraws * secondsPerNormalDraw +
-                            productFlops / productFlopsPerSecond) +
-                   cost.bytes * secondsPerByteHeld;
+    cost.seconds = heads * (drawFlops / kLoopFlopsPerSecond + normalDraws * kSecondsPerNormalDraw +
+                            productFlops / kProductFlopsPerSecond) +
+                   cost.bytes * kSecondsPerByteHeld;
     return cost;
 }
 
-QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
-                       const AttentionInput& input)
+QString expectedRunNotice(const ComputeCost& cost, const QString& what)
 {
     if (cost.seconds <= kAnnouncedRunSeconds && cost.bytes <= kAnnouncedRunBytes)
         return QString();
@@ -665,6 +659,12 @@ QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
         cost.bytes < double(1 << 30)
             ? QStringLiteral("%1 MiB").arg(cost.bytes / double(1 << 20), 0, 'f', 0)
             : QStringLiteral("%1 GiB").arg(cost.bytes / double(1 << 30), 0, 'f', 1);
+    return QStringLiteral("expected to take about %1 s and %2 (%3)").arg(seconds, size, what);
+}
+
+QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
+                       const AttentionInput& input)
+{
     QString shape = QStringLiteral("L = %1").arg(input.length());
     const MethodInfo& info = methodInfo(spec.approximation.kind);
     if (!spec.exactMethod && info.takes(featuresParameter()))
@@ -673,7 +673,7 @@ QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
                     .arg(info.hasFeatures() ? QStringLiteral(" features") : QString(), shape);
     if (input.heads.size() > 1)
         shape += QStringLiteral(", %1 heads").arg(input.heads.size());
-    return QStringLiteral("expected to take about %1 s and %2 (%3)").arg(seconds, size, shape);
+    return expectedRunNotice(cost, shape);
 }
 
 }  // namespace attnlab

@@ -123,8 +123,20 @@ ComputeCost expectedComputeCost(const ExperimentSpec& spec, const AttentionInput
 constexpr double kAnnouncedRunSeconds = 5;
 constexpr double kAnnouncedRunBytes = double(1 << 30);
 
-// "expected to take about 40 s and 2.1 GiB (m = 1048576 features for L = 25, 4 heads)" when
-// cost exceeds kAnnouncedRunSeconds or kAnnouncedRunBytes; empty otherwise.
+// The rates the expected costs are worked out with (expectedComputeCost, and model-eval's and
+// generate's in downstream.h): products at 20 GFLOP/s, W's draw in plain loops at 1 GFLOP/s and
+// 40 ns a normal draw, and 1 s per GB held.
+constexpr double kProductFlopsPerSecond = 20e9;
+constexpr double kLoopFlopsPerSecond = 1e9;
+constexpr double kSecondsPerNormalDraw = 40e-9;
+constexpr double kSecondsPerByteHeld = 1e-9;
+
+// "expected to take about 40 s and 2.1 GiB (what)" when cost exceeds kAnnouncedRunSeconds or
+// kAnnouncedRunBytes; empty otherwise.
+QString expectedRunNotice(const ComputeCost& cost, const QString& what);
+
+// expectedRunNotice of a compute() run, what being its shape: "m = 1048576 features for L = 25,
+// 4 heads".
 QString largeRunNotice(const ComputeCost& cost, const ExperimentSpec& spec,
                        const AttentionInput& input);
 

@@ -461,12 +461,6 @@ QString modelEvalHeadsCsv(const std::vector<ModelEvalRow>& rows)
 
 namespace {
 
-// The rates of expectedComputeCost (experiment.cpp).
-constexpr double kProductFlopsPerSecond = 20e9;
-constexpr double kLoopFlopsPerSecond = 1e9;
-constexpr double kSecondsPerNormalDraw = 40e-9;
-constexpr double kSecondsPerByteHeld = 1e-9;
-
 // One head's W: the seconds of its draw and the bytes it keeps (W in double, its scaled copy in
 // float); nothing for a method that draws none.
 ComputeCost projectionCost(const ApproximationSpec& method, int d)
@@ -537,19 +531,6 @@ ComputeCost expectedRecurrentCost(const ApproximationSpec& method, int heads, in
 QString countOf(qint64 count, const QString& singular, const QString& plural)
 {
     return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
-}
-
-QString expectedRunNotice(const ComputeCost& cost, const QString& what)
-{
-    if (cost.seconds <= kAnnouncedRunSeconds && cost.bytes <= kAnnouncedRunBytes)
-        return QString();
-    const QString seconds = cost.seconds < 100 ? QString::number(cost.seconds, 'g', 2)
-                                               : QString::number(std::round(cost.seconds), 'f', 0);
-    const QString size =
-        cost.bytes < double(1 << 30)
-            ? QStringLiteral("%1 MiB").arg(cost.bytes / double(1 << 20), 0, 'f', 0)
-            : QStringLiteral("%1 GiB").arg(cost.bytes / double(1 << 30), 0, 'f', 1);
-    return QStringLiteral("expected to take about %1 s and %2 (%3)").arg(seconds, size, what);
 }
 
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,

@@ -149,9 +149,8 @@ QString layersName(const std::vector<int>& layers, int layerCount);
 
 // What replacing attention in `heads` query heads (head dimension d) costs, worked out before the
 // work starts from the method registry's cost model, with expectedComputeCost's rates
-// (experiment.h: products at 20 GFLOP/s, W's draw in loops at 1 GFLOP/s and 40 ns a normal
-// draw, 1 s per GB held). Every head keeps its W (m x d in double, and its scaled copy in float)
-// from the start to the end of the run.
+// (experiment.h: kProductFlopsPerSecond, ...). Every head keeps its W (m x d in double, and its
+// scaled copy in float) from the start to the end of the run.
 // - compareDownstream on L tokens: each head's W, its output (MethodInfo::flops) and the rows of
 //   P and P^ for the attention error (2 L^2 d, and 2 L^2 C or the output's flops again); bytes:
 //   every head's W and one head's working memory (its L x C features twice, the method's
@@ -164,10 +163,6 @@ ComputeCost expectedDownstreamCost(const ApproximationSpec& method, int heads, i
 //   floats for a map, 2 min(tokens, w) d for a window, both for hedgehog-window).
 ComputeCost expectedRecurrentCost(const ApproximationSpec& method, int heads, int d,
                                   Eigen::Index tokens);
-
-// "expected to take about 40 s and 2.1 GiB (what)" when cost exceeds kAnnouncedRunSeconds or
-// kAnnouncedRunBytes; empty otherwise.
-QString expectedRunNotice(const ComputeCost& cost, const QString& what);
 
 // "1 token", "0 tokens", "3 tokens": count and its noun, singular for exactly one.
 QString countOf(qint64 count, const QString& singular, const QString& plural);
