@@ -565,9 +565,6 @@ void TestModelCli::modelEvalSaysNystromPastTheTokens()
     QCOMPARE(withoutM(lines[4]), withoutM(lines[2]));
 }
 
-// `render` of the built-in ViT writes the image overlay beside the heatmaps, as wide as the three
-// panels need; --rollout draws another picture (the rollout over 4 layers, not layer 3's head);
-// --rollout without a ViT is refused naming the option, and writes nothing.
 // Property: an m whose random features (W of every replaced head) exceed the memory budget is
 // refused before the work with exit 3, saying the way around it, and writes no CSV.
 void TestModelCli::modelEvalRefusesWhatExceedsTheBudget()
@@ -605,6 +602,9 @@ void TestModelCli::modelEvalSaysAWindowHoldsTheText()
              qPrintable(lines[1]));
 }
 
+// `render` of the built-in ViT writes the image overlay beside the heatmaps, as wide as the three
+// panels need; --rollout draws another picture (the rollout over 4 layers, not layer 3's head);
+// --rollout without a ViT is refused naming the option, and writes nothing.
 void TestModelCli::renderDrawsTheVitOverlay()
 {
     const QStringList common{"render",  "--model", "builtin-vit", "--image", kSample,
