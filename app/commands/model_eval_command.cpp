@@ -16,7 +16,6 @@
 #include "io/csv.h"
 
 #include <QCommandLineParser>
-#include <QDir>
 #include <QFileInfo>
 #include <QTextStream>
 
@@ -200,24 +199,6 @@ QString headsPath(const QString& csv)
     const QFileInfo info(csv);
     return info.absolutePath() + QLatin1Char('/') + info.completeBaseName() +
            QStringLiteral("-heads.csv");
-}
-
-// Throws InputError naming the two options when two of the files (option, path; an empty path
-// is not written) are the same file: the later write would replace the earlier.
-void requireDistinctOutputs(const std::vector<std::pair<QString, QString>>& outputs)
-{
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-        for (std::size_t j = i + 1; j < outputs.size(); ++j) {
-            const auto& [first, firstPath] = outputs[i];
-            const auto& [second, secondPath] = outputs[j];
-            if (firstPath.isEmpty() || secondPath.isEmpty())
-                continue;
-            if (QDir::cleanPath(QDir::current().absoluteFilePath(firstPath)) ==
-                QDir::cleanPath(QDir::current().absoluteFilePath(secondPath)))
-                throw InputError(QStringLiteral("%1, %2: both name %3: give each output its own "
-                                                "file")
-                                     .arg(first, second, secondPath));
-        }
 }
 
 // The progress line of a row.
@@ -567,10 +548,11 @@ int runModelEvalCommand(const QCommandLineParser& parser)
             ? checkedOutPath("predictions", parser.value(option("predictions")), "classes.csv")
             : QString();
     const QString heads = headsPath(outputs.csv);
-    requireDistinctOutputs({{QStringLiteral("--out"), outputs.csv},
-                            {QStringLiteral("--out's heads file"), heads},
-                            {QStringLiteral("--predictions"), predictions},
-                            {QStringLiteral("--plot"), outputs.plot}});
+    refuseSameFile({{"out", outputs.csv},
+                    {"out's heads file", heads},
+                    {"predictions", predictions},
+                    {"plot", outputs.plot.isEmpty() ? QString()
+                                                    : QFileInfo(outputs.plot).absoluteFilePath()}});
     const MemoryBudget budget = budgetFromOptions(parser);
 
     // m past what a method takes on the input's L tokens (Nystrom's landmarks), and a window
