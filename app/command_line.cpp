@@ -154,15 +154,35 @@ QString withoutHelpAll(const QString& help)
     return lines.join(QLatin1Char('\n'));
 }
 
+// Throws InputError naming the first option given more than once with different values (the
+// parser would take the last one without a word); the same value again is harmless.
+void refuseRepeatedOptions(const QCommandLineParser& parser)
+{
+    for (const QString& name : parser.optionNames()) {
+        const QStringList values = parser.values(name);
+        if (values.count(values.value(0)) == values.size())
+            continue;
+        QStringList quoted;
+        for (const QString& value : values)
+            quoted.append(QLatin1Char('"') + value + QLatin1Char('"'));
+        throw InputError(QStringLiteral("--%1 is given %2 times, with %3: give it once")
+                             .arg(name)
+                             .arg(values.size())
+                             .arg(quoted.join(QStringLiteral(", "))));
+    }
+}
+
 // Parses a subcommand's arguments (arguments[0] is the subcommand's name) into parser. Returns
 // false when --help (or --help-all, the same) was given, after printing the help with a usage line
 // that names the program and the subcommand, "Usage: attention-lab compute [options]" (Qt's names
 // the executable as it was started, often an absolute path). Throws InputError with the parser's
-// message for an unknown option or a missing value.
+// message for an unknown option or a missing value, or for an option given twice with different
+// values.
 bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
 {
     if (!parser.parse(arguments))
         throw InputError(parser.errorText());
+    refuseRepeatedOptions(parser);
     if (!parser.isSet(QStringLiteral("help")) && !parser.isSet(QStringLiteral("help-all")))
         return true;
     QString help = withoutHelpAll(parser.helpText());

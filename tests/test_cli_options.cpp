@@ -1,6 +1,6 @@
 // The options the subcommands share, run as processes: --help-all, the options only a model
 // takes when the model is the built-in default, options of one kind of input given with another,
-// outputs in the way of each other or under a file.
+// outputs in the way of each other or under a file, an option given twice.
 
 #include "cli_support.h"
 
@@ -21,6 +21,7 @@ private slots:
     void outUnderAFileIsRefusedNamingIt();
     void outputsNamingOneFileAreRefused();
     void computeSummaryCountsHeads();
+    void repeatedOptionIsRefusedUnlessItAgrees();
 };
 
 void TestCliOptions::subcommandHelpAllIsHelp_data()
@@ -154,6 +155,23 @@ void TestCliOptions::computeSummaryCountsHeads()
             heads == 1 ? QStringLiteral(", 1 head: ") : QStringLiteral(", 2 heads: ");
         QVERIFY2(QString::fromUtf8(run.out).contains(counted), qPrintable(run.describe()));
     }
+}
+
+// Property: an option given twice with different values is refused with exit 2, naming it and
+// both values, and nothing is written (the last value was taken without a word); given twice
+// with the same value it runs.
+void TestCliOptions::repeatedOptionIsRefusedUnlessItAgrees()
+{
+    const QString out = m_dir.filePath(QStringLiteral("repeated_%1").arg(++m_folders));
+    const AppRun run =
+        compute({"--random", "6", "--features", "8", "--features", "16", "--out", out});
+    QVERIFY2(refusedNaming(run, QStringLiteral("--features")) &&
+                 QString::fromUtf8(run.err).contains(QStringLiteral("\"8\", \"16\"")),
+             qPrintable(run.describe()));
+    QVERIFY(!QFileInfo::exists(out));
+    const AppRun same =
+        compute({"--random", "6", "--features", "8", "--features", "8", "--out", out});
+    QVERIFY2(same.finished && same.exitCode == 0, qPrintable(same.describe()));
 }
 
 QTEST_GUILESS_MAIN(TestCliOptions)

@@ -64,6 +64,7 @@ private slots:
     void narrowKlRangeHasDistinctTickLabels();
     void perLayerChartKeepsAllLayersApart();
     void nystromPastTheTokensIsSaid();
+    void layersAreNamedForFilesAndTitles();
 };
 
 void TestDownstreamPanel::otherInputShowsWhatThePageNeeds()
@@ -370,6 +371,19 @@ void TestDownstreamPanel::nystromPastTheTokensIsSaid()
     QCOMPARE(panel.sweepRows().size(), std::size_t(2));
     QVERIFY2(panel.summaryText().contains(QStringLiteral("m = 64 acts as m = L = 50")),
              qPrintable(panel.summaryText()));
+}
+
+// The replaced layers as model-eval's --layers and CSV name them, and in words for the summaries
+// and chart titles (which said "in layers all" and "layer 0+3").
+void TestDownstreamPanel::layersAreNamedForFilesAndTitles()
+{
+    QCOMPARE(layersName({1, 0}, 2), QStringLiteral("all"));
+    QCOMPARE(layersPhrase({1, 0}, 2), QStringLiteral("all layers"));
+    QCOMPARE(layersName({1}, 2), QStringLiteral("1"));
+    QCOMPARE(layersPhrase({1}, 2), QStringLiteral("layer 1"));
+    QCOMPARE(layersName({3, 0, 3}, 4), QStringLiteral("0+3"));
+    QCOMPARE(layersPhrase({3, 0, 3}, 4), QStringLiteral("layers 0+3"));
+    QCOMPARE(layersPhrase({0}, 1), QStringLiteral("layer 0"));
 }
 
 QTEST_MAIN(TestDownstreamPanel)

@@ -8,6 +8,7 @@
 #include "sweeps/causal_steps.h"
 #include "errors.h"
 #include "experiment.h"
+#include "memory_budget.h"
 #include "attention/feature_maps.h"
 #include "inputs/inputs.h"
 #include "attention/linear_attention.h"
@@ -444,8 +445,9 @@ void TestSteps::badRangesAndHeadsAreRefused()
 void TestSteps::budgetRefusesTooManyStatesNamingFrom()
 {
     // Property: keeping L states of C x M values (8 bytes each) over the budget is refused with
-    // ResourceError, before allocation, with a message that says to use --from/--to; a range
-    // that fits the same budget runs.
+    // ResourceError, before allocation, with a message that says to use --from/--to and gives
+    // the states' own size beside the arrays' (it gave only the sum, as if the states' own); a
+    // range that fits the same budget runs.
     const ExperimentSpec spec =
         randomSpec(Method::FavorPositive, Precision::Float, 200, 16, 64, 2.0, 2);
     const AttentionInput input = buildInput(spec.input);
@@ -457,6 +459,9 @@ void TestSteps::budgetRefusesTooManyStatesNamingFrom()
         thrownMessage<ResourceError>([&] { causalSteps(spec, input, options); });
     QVERIFY2(message.contains(QStringLiteral("--from")), qPrintable(message));
     QVERIFY2(message.contains(QStringLiteral("200 x 64 x 16")), qPrintable(message));
+    QVERIFY2(message.contains(formatBytes(allStates) + QStringLiteral(")")) &&
+                 message.contains(formatBytes(causalStepsBytes(200, 64, 16, 0, false))),
+             qPrintable(message));
     QVERIFY2(message.contains(QStringLiteral("--memory-budget")), qPrintable(message));
 
     options.statesFrom = 150;

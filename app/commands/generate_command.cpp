@@ -356,9 +356,9 @@ int runGenerateCommand(const QCommandLineParser& parser)
     });
 
     const QString subject =
-        QStringLiteral("%1, %2 in layers %3, %4; prompt of %5")
+        QStringLiteral("%1, %2 in %3, %4; prompt of %5")
             .arg(modelDisplayName(modelPath), spec.approximation.titleWithSize(),
-                 layersName(result.replacedLayers, model->layers()), samplingText(spec.sampling),
+                 layersPhrase(result.replacedLayers, model->layers()), samplingText(spec.sampling),
                  countOf(qint64(result.promptIds.size()), QStringLiteral("token"),
                          QStringLiteral("tokens")));
     AtomicFileSet files(out);

@@ -243,12 +243,20 @@ FittedHeadMaps fitHeadMaps(const FittedHeadMaps& maps, const HeadFitData& data,
     for (int t = 1; t <= settings.steps; ++t) {
         unpackParameters(theta, fitted);
         const DistillationLoss loss = distillationLoss(fitted, data, batches.next(), &gradient);
-        if (!std::isfinite(loss.crossEntropy) || !gradient.allFinite())
-            throw InputError(QStringLiteral("the fit's loss is not a number at step %1 of %2 "
-                                            "(cross-entropy %3): lower the learning rate")
+        if (!std::isfinite(loss.crossEntropy))
+            throw InputError(QStringLiteral("the fit diverged at step %1 of %2: its loss is no "
+                                            "longer finite; lower the learning rate (now %3)")
                                  .arg(t)
                                  .arg(settings.steps)
-                                 .arg(loss.crossEntropy));
+                                 .arg(settings.learningRate));
+        if (!gradient.allFinite())
+            throw InputError(QStringLiteral("the fit diverged at step %1 of %2: its gradient "
+                                            "overflowed (the cross-entropy there was %3); lower "
+                                            "the learning rate (now %4)")
+                                 .arg(t)
+                                 .arg(settings.steps)
+                                 .arg(loss.crossEntropy)
+                                 .arg(settings.learningRate));
         // A cosine from the rate down to a tenth of it over the steps.
         const double progress = settings.steps > 1 ? double(t - 1) / (settings.steps - 1) : 0;
         const double rate =
@@ -259,9 +267,10 @@ FittedHeadMaps fitHeadMaps(const FittedHeadMaps& maps, const HeadFitData& data,
     }
     unpackParameters(theta, fitted);
     if (!theta.allFinite())
-        throw InputError(QStringLiteral("the fit's parameters are not finite after %1 steps: "
-                                        "lower the learning rate")
-                             .arg(settings.steps));
+        throw InputError(QStringLiteral("the fit diverged: its parameters are not finite after "
+                                        "%1 steps; lower the learning rate (now %2)")
+                             .arg(settings.steps)
+                             .arg(settings.learningRate));
     return fitted;
 }
 

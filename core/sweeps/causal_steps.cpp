@@ -201,8 +201,9 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
 
     const Eigen::Index c = steps.featureCount, m = steps.valueDim;
     const bool drawsProjection = methodInfo(spec.approximation.kind).drawsProjection;
+    const double arrayBytes = causalStepsBytes(length, c, m, 0, options.features);
     options.budget.require(
-        causalStepsBytes(length, c, m, 0, options.features),
+        arrayBytes,
         QStringLiteral("The per-position arrays of the causal steps (L = %1, C = %2 features, "
                        "M = %3)")
             .arg(length)
@@ -212,11 +213,14 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
             .arg(drawsProjection ? QStringLiteral("fewer features (--features) or ") : QString()));
     options.budget.require(
         causalStepsBytes(length, c, m, to - from, options.features),
-        QStringLiteral("Keeping the states S_i of %1 (%2 x C x M = %2 x %3 x %4 values)")
+        QStringLiteral("Keeping the states S_i of %1 (%2 x C x M = %2 x %3 x %4 values, %5) "
+                       "beside the per-position arrays (%6)")
             .arg(positionsOf(to - from))
             .arg(to - from)
             .arg(c)
-            .arg(m),
+            .arg(m)
+            .arg(formatBytes(8 * double(to - from) * double(c) * double(m)),
+                 formatBytes(arrayBytes)),
         QStringLiteral("Each S_i is C x M = %1 values whatever the position: keep the states of "
                        "fewer positions with --from I --to J, %2or raise the memory budget "
                        "(--memory-budget).")

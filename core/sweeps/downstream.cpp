@@ -326,6 +326,16 @@ QString layersName(const std::vector<int>& layers, int layerCount)
     return names.join(QLatin1Char('+'));
 }
 
+QString layersPhrase(const std::vector<int>& layers, int layerCount)
+{
+    const QString name = layersName(layers, layerCount);
+    if (name == QLatin1String("all"))
+        return QStringLiteral("all layers");
+    return (name.contains(QLatin1Char('+')) ? QStringLiteral("layers ")
+                                            : QStringLiteral("layer ")) +
+           name;
+}
+
 namespace {
 
 // Each head's entropies and monotonicity averaged over the comparisons (of the same heads, in the

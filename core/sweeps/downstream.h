@@ -146,6 +146,8 @@ QString modelEvalHeadsCsv(const std::vector<ModelEvalRow>& rows);
 // "all" when layers are every layer of a model with layerCount layers (more than one), else
 // "2" or "0+3": the names `model-eval --layers` reads.
 QString layersName(const std::vector<int>& layers, int layerCount);
+// The same in words, for titles: "all layers", "layer 2" or "layers 0+3".
+QString layersPhrase(const std::vector<int>& layers, int layerCount);
 
 // What replacing attention in `heads` query heads (head dimension d) costs, worked out before the
 // work starts from the method registry's cost model, with expectedComputeCost's rates

@@ -280,8 +280,7 @@ void GenerationControls::updateLayersText()
 {
     const std::vector<int> layers = replacedLayers();
     m_layersMenu->actions().front()->setChecked(layers.empty());
-    m_layers->setText(layers.empty() ? tr("all layers")
-                                     : tr("layers %1").arg(layersName(layers, m_layerCount)));
+    m_layers->setText(layers.empty() ? tr("all layers") : layersPhrase(layers, m_layerCount));
     emit edited();
 }
 

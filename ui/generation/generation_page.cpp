@@ -457,11 +457,11 @@ void GenerationPage::refresh()
 QString GenerationPage::subtitle() const
 {
     const int layers = m_input && m_input->model ? m_input->model->layers : int(m_replaced.size());
-    return tr("%1, %2 in layers %3, %4; prompt of %5 tokens")
+    return tr("%1, %2 in %3, %4; prompt of %5")
         .arg(modelDisplayName(m_runExperiment.input.modelPath),
-             m_runSpec.approximation.titleWithSize(), layersName(m_replaced, layers),
-             samplingText(m_runSpec.sampling))
-        .arg(m_promptIds.size());
+             m_runSpec.approximation.titleWithSize(), layersPhrase(m_replaced, layers),
+             samplingText(m_runSpec.sampling),
+             countOf(qint64(m_promptIds.size()), tr("token"), tr("tokens")));
 }
 
 std::vector<int> GenerationPage::exactIds() const

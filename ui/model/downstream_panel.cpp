@@ -463,16 +463,14 @@ void DownstreamPanel::showComparison()
                  "<b>%3</b>, largest %4 nats.")
             : tr("the predicted class is <b>%1</b> (%2 image); KL(p \u2016 q) between the class "
                  "distributions exact (p) and approximate (q): <b>%3</b> nats (largest %4).");
-    const QString layers = layersName(c.replacedLayers, m_layerCount);
     m_summary->setText(
         (checkpoint ? tr("<b>%1</b> against %2: %3 Relative error of the attention of every head "
                          "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %4 (%5).")
                     : tr("<b>%1</b> in %2: %3 Relative error of the replaced heads' attention "
                          "|P\u0302 \u2212 P|<sub>F</sub> / |P|<sub>F</sub>: %4 (%5)."))
             .arg(methodText(m_spec),
-                 checkpoint                       ? modelDisplayName(m_spec.input.modelPath)
-                 : layers == QLatin1String("all") ? tr("all layers")
-                                                  : tr("layer %1").arg(layers),
+                 checkpoint ? modelDisplayName(m_spec.input.modelPath)
+                            : layersPhrase(c.replacedLayers, m_layerCount),
                  what.arg(m_classes && c.kl.size() == 1
                               ? (c.top1Agreement == 1 ? tr("unchanged") : tr("changed"))
                               : QString::number(100.0 * c.top1Agreement, 'f', 1))
