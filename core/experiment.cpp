@@ -1,5 +1,6 @@
 #include "experiment.h"
 
+#include "named_values.h"
 #include "cancellation.h"
 #include "errors.h"
 #include "attention/approximation.h"
@@ -99,11 +100,6 @@ void requireRepresentable(const ExperimentSpec& spec, const AttentionInput& inpu
                 .arg(precision)
                 .arg(largestValue, 0, 'g', 3)
                 .arg(limit, 0, 'g', 3));
-}
-
-QString countOf(qint64 count, const QString& singular, const QString& plural)
-{
-    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
 }
 
 // The memory a request keeps or needs at once, checked before any of it is allocated.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QString>
+#include <QtGlobal>
 
 #include <initializer_list>
 
@@ -29,6 +30,12 @@ bool parseName(const QString& text, std::initializer_list<Enum> candidates, Name
 {
     return parseName<std::initializer_list<Enum>, Enum, Name>(text, candidates, name, value,
                                                               sensitivity);
+}
+
+// "1 token", "0 tokens", "3 tokens": count and its noun, singular for exactly one.
+inline QString countOf(qint64 count, const QString& singular, const QString& plural)
+{
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
 }
 
 }  // namespace attnlab

@@ -230,6 +230,8 @@ void TestUi::aSupersededHugeRunIsCancelledPromptly()
         if (label->text().startsWith(QLatin1String("L = ")))
             status = label;
     QVERIFY(status);
+    // The heads counted in words (it said "4 head(s)").
+    QVERIFY2(status->text().contains(QLatin1String(", 4 heads: ")), qPrintable(status->text()));
 
     spec.approximation.features = 1 << 20;
     window.setSpec(spec);

@@ -1,5 +1,6 @@
 #include "commands/subcommands.h"
 
+#include "named_values.h"
 #include "attention/approximation.h"
 #include "attention/band_products.h"
 #include "command_line.h"

@@ -1,5 +1,6 @@
 #include "commands/subcommands.h"
 
+#include "named_values.h"
 #include "io/atomic_files.h"
 #include "sweeps/causal_steps.h"
 #include "command_line.h"
@@ -42,11 +43,6 @@ std::optional<qint64> indexOption(const QCommandLineParser& parser, const char* 
         throw InputError(QStringLiteral("--%1: expected an integer >= 0, got \"%2\"")
                              .arg(QLatin1String(name), text));
     return value;
-}
-
-QString plural(qint64 count, const QString& singular, const QString& several)
-{
-    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : several);
 }
 
 QJsonObject stepsJson(const CausalSteps& steps, int heads)
@@ -186,7 +182,7 @@ int runStepsCommand(const QCommandLineParser& parser)
     if (head && *head >= heads)
         throw InputError(QStringLiteral("--head: %1 is out of range: the input has %2 (0 to %3)")
                              .arg(*head)
-                             .arg(plural(heads, QStringLiteral("head"), QStringLiteral("heads")))
+                             .arg(countOf(heads, QStringLiteral("head"), QStringLiteral("heads")))
                              .arg(heads - 1));
     if (from && *from >= length)
         throw InputError(QStringLiteral("--from: position %1 is out of range: the input has "

@@ -1,5 +1,6 @@
 #include "generation/generation.h"
 
+#include "named_values.h"
 #include "attention/approximation.h"
 #include "attention/approximations/feature_map_recurrence.h"
 #include "cancellation.h"

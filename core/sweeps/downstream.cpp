@@ -1,5 +1,6 @@
 #include "sweeps/downstream.h"
 
+#include "named_values.h"
 #include "io/csv.h"
 #include "errors.h"
 #include "attention/exact_attention.h"
@@ -536,11 +537,6 @@ ComputeCost expectedRecurrentCost(const ApproximationSpec& method, int heads, in
         heads * (projection.seconds + double(tokens) * tokenFlops / kProductFlopsPerSecond) +
         cost.bytes * kSecondsPerByteHeld;
     return cost;
-}
-
-QString countOf(qint64 count, const QString& singular, const QString& plural)
-{
-    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
 }
 
 std::vector<HeadSurveyEntry> surveyHeads(const ExperimentSpec& spec, const ComputeOptions& options,

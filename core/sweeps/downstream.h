@@ -166,9 +166,6 @@ ComputeCost expectedDownstreamCost(const ApproximationSpec& method, int heads, i
 ComputeCost expectedRecurrentCost(const ApproximationSpec& method, int heads, int d,
                                   Eigen::Index tokens);
 
-// "1 token", "0 tokens", "3 tokens": count and its noun, singular for exactly one.
-QString countOf(qint64 count, const QString& singular, const QString& plural);
-
 // One small picture and the numbers of every head of a model on one text, for the head grid.
 struct HeadSurveyEntry {
     int layer = 0;

@@ -1,5 +1,6 @@
 #include "ui/experiment/attention_figures.h"
 
+#include "named_values.h"
 #include "inputs/model_input.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/experiment/image_overlay_view.h"
@@ -80,11 +81,11 @@ QString approximationTitle(const ExperimentSpec& spec)
 
 QString resultStatusText(const ExperimentResult& result)
 {
-    return (result.exactKept ? QStringLiteral("L = %1, %2 head(s): %3 %4 ms, exact attention kept "
-                                              "from the previous result, rows and metrics %5 ms")
-                             : QStringLiteral("L = %1, %2 head(s): %3 %4 ms, exact %5 ms"))
+    return (result.exactKept ? QStringLiteral("L = %1, %2: %3 %4 ms, exact attention kept from the "
+                                              "previous result, rows and metrics %5 ms")
+                             : QStringLiteral("L = %1, %2: %3 %4 ms, exact %5 ms"))
         .arg(result.labels.size())
-        .arg(result.heads.size())
+        .arg(countOf(qint64(result.heads.size()), QStringLiteral("head"), QStringLiteral("heads")))
         .arg(approximationName(result.spec))
         .arg(result.secondsApprox * 1e3, 0, 'f', 1)
         .arg(result.secondsExact * 1e3, 0, 'f', 1);

@@ -1,5 +1,6 @@
 #include "ui/generation/generation_page.h"
 
+#include "named_values.h"
 #include "attention/approximation.h"
 #include "attention/recurrent_attention.h"
 #include "errors.h"

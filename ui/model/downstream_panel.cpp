@@ -1,5 +1,6 @@
 #include "ui/model/downstream_panel.h"
 
+#include "named_values.h"
 #include "ui/common/export_dialog.h"
 #include "io/atomic_files.h"
 #include "errors.h"
@@ -637,9 +638,9 @@ void DownstreamPanel::setBusy(bool busy)
 
 QString DownstreamPanel::subtitle() const
 {
-    return (m_classes ? tr("%1, %2 image(s)") : tr("%1, %2 tokens"))
-        .arg(modelDisplayName(m_spec.input.modelPath))
-        .arg(m_labels.size());
+    return tr("%1, %2").arg(modelDisplayName(m_spec.input.modelPath),
+                            m_classes ? countOf(m_labels.size(), tr("image"), tr("images"))
+                                      : countOf(m_labels.size(), tr("token"), tr("tokens")));
 }
 
 void DownstreamPanel::updateChart()
