@@ -224,6 +224,16 @@ void TestModelCli::badModelArgumentsExitTwo_data()
     QTest::newRow("folder without config")
         << QStringList{"--model", QStringLiteral(ATTNLAB_TEST_DATA)}
         << QStringLiteral("config.json");
+    QTest::newRow("a model folder's config.json")
+        << QStringList{"--model", kTinyModel + "/config.json"}
+        << kTinyModel +
+               "/config.json: a file, not a model folder (give the folder that holds "
+               "config.json: " +
+               kTinyModel + "), nor a GGUF file";
+    QTest::newRow("a file that is not a model")
+        << QStringList{"--model", kSample}
+        << kSample + ": a file, not a model folder (give the folder that holds config.json), nor "
+                     "a GGUF file (it does not start with \"GGUF\")";
     QTest::newRow("layer past the last")
         << QStringList{"--model", kTinyModel, "--layer", "2"} << QStringLiteral("layers 0 to 1");
     QTest::newRow("model and image")
