@@ -268,13 +268,15 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
     const TextTokenizer& tokenizer = model.tokenizer();
     ModelTokens tokens;
     tokens.ids = tokenizer.encode(text);
-    if (tokens.ids.empty())
-        throw InputError(QStringLiteral("the text has no tokens: type at least one character"));
-    const int positions = model.positions();
-    const std::size_t count = tokens.ids.size();
     // The tokenizer's own special ids (a Llama's BOS) stay where they are: a text cut to the
     // positions loses its first tokens after them, as Hugging Face's left truncation does.
     const int before = tokenizer.specialIdsBefore();
+    // A text of white space has tokens ("\n" is one of GPT-2's); an empty one has only the
+    // special ids, if any.
+    if (tokens.ids.size() <= std::size_t(before + tokenizer.specialIdsAfter()))
+        throw InputError(QStringLiteral("the text has no tokens: type at least one character"));
+    const int positions = model.positions();
+    const std::size_t count = tokens.ids.size();
     if (int(count) > positions) {
         if (!keepLast)
             throw InputError(QStringLiteral("the text has %1 tokens but the model reads at most %2 "
