@@ -74,6 +74,8 @@ class TestBuiltinModels : public QObject {
 
 private slots:
     void idsNameTheirFolders();
+    void whiteSpaceIsAText_data();
+    void whiteSpaceIsAText();
     void namedHeadsAreRead();
     void badNamedHeadsAreRefused_data();
     void badNamedHeadsAreRefused();
@@ -104,6 +106,47 @@ void TestBuiltinModels::idsNameTheirFolders()
              modelFolder(QString::fromLatin1(kDefaultTextModel)));
     QVERIFY(!isBuiltinName(QStringLiteral("builtin-kjv")));
     QCOMPARE(modelFolder(QStringLiteral("builtin-kjv")), QStringLiteral("builtin-kjv"));
+}
+
+// A text of white space only ("\n", "  ") is a text for both built-in text models: it has tokens
+// of its own besides the special ids the tokenizer adds (the Llama's BOS), and the model reads
+// it; the empty text has none and is refused.
+void TestBuiltinModels::whiteSpaceIsAText_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("text");
+    for (const QString& model : builtinTextModels()) {
+        const QByteArray name = model.toLatin1();
+        QTest::newRow((name + ", a new line").constData()) << model << QStringLiteral("\n");
+        QTest::newRow((name + ", two spaces").constData()) << model << QStringLiteral("  ");
+        QTest::newRow((name + ", a tab and new lines").constData())
+            << model << QStringLiteral("\t\n\n");
+        QTest::newRow((name + ", empty").constData()) << model << QString();
+    }
+}
+
+void TestBuiltinModels::whiteSpaceIsAText()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, text);
+    const std::shared_ptr<const LanguageModel> loaded = loadModel(model);
+    InputSpec spec;
+    spec.kind = InputKind::Model;
+    spec.modelPath = model;
+    spec.text = text;
+    if (text.isEmpty()) {
+        const QString message = thrownMessage<InputError>([&] { buildInput(spec); });
+        QVERIFY2(message.contains(QStringLiteral("the text has no tokens")), qPrintable(message));
+        return;
+    }
+    const ModelTokens tokens = modelTokens(*loaded, text, false);
+    const int special =
+        loaded->tokenizer().specialIdsBefore() + loaded->tokenizer().specialIdsAfter();
+    QVERIFY2(int(tokens.ids.size()) > special, qPrintable(tokens.labels.join(' ')));
+    const AttentionInput input = buildInput(spec);
+    QCOMPARE(input.labels, tokens.labels);
+    QCOMPARE(int(input.heads.size()), loaded->heads());
+    QVERIFY(input.heads.front().q.allFinite());
 }
 
 // A heads.json beside a model names its heads; without one, none are named.

@@ -199,7 +199,8 @@ void TestFileInputs::loadedImageIsScaledWithAspectKept()
 }
 
 // Property: a file that is not a readable image (missing, empty, random bytes named .png, a PNG
-// cut in half) is an InputError whose message names the file.
+// cut in half, a folder) is an InputError whose message names the file and says "no such" only
+// when nothing is there.
 void TestFileInputs::unreadableImageIsRefusedNamingTheFile_data()
 {
     QTest::addColumn<QString>("name");
@@ -253,6 +254,10 @@ void TestFileInputs::unreadableImageIsRefusedNamingTheFile()
     }
     const QString message = thrownMessage<InputError>([&] { loadImagePixels(path, 64); });
     QVERIFY2(message.contains(path), qPrintable(message));
+    // "no such" only when nothing is there; a folder is named as one.
+    QCOMPARE(message.contains(QStringLiteral("no such image file")), kind == "missing");
+    if (kind == QLatin1String("directory"))
+        QCOMPARE(message, path + QStringLiteral(": a folder, not an image file"));
 }
 
 // Property: a PNG whose header declares more pixels than kMaxImagePixels (100 million) is refused

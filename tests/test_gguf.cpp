@@ -381,6 +381,7 @@ private slots:
         }
     }
 
+    void recognisesGgufFilesByTheirMagic();
     void commandLineRunsGgufFiles();
     void commandLineRefusesBadFiles();
 };
@@ -572,6 +573,44 @@ void TestGguf::refusesBadModels_data()
 void TestGguf::refusesBadModels()
 {
     checkRefusal();
+}
+
+// Property: a GGUF file is known by its first bytes, "GGUF": renamed without the suffix, it is
+// the same model (architecture, tokens, attention) and runs on the command line; a file named
+// .gguf that does not start with them is refused naming it; a file with neither is said to be a
+// file, neither a model folder nor a GGUF file.
+void TestGguf::recognisesGgufFilesByTheirMagic()
+{
+    const QString original = ggufFixture(QStringLiteral("llama-q8_0"));
+    const QString renamed = written(QStringLiteral("llama-q8_0.bin"), fileBytes(original));
+    QVERIFY(isGgufFile(renamed));
+    QCOMPARE(modelArchitectureOf(renamed), ModelArchitecture::Llama);
+    const QString text = QStringLiteral("the theatre at when the");
+    const std::vector<int> ids = modelTokens(*loadModel(original), text, false).ids;
+    QCOMPARE(modelTokens(*loadModel(renamed), text, false).ids, ids);
+    QCOMPARE(cachedForward(loadModel(renamed), ids)->layers.front().q,
+             cachedForward(loadModel(original), ids)->layers.front().q);
+
+    const QString fake = written(QStringLiteral("fake.gguf"), QByteArray("PK\x03\x04 a zip file"));
+    QVERIFY(isGgufFile(fake));
+    QString message = thrownMessage<InputError>([&] { modelArchitectureOf(fake); });
+    QVERIFY2(blames(message, fake + QStringLiteral(": "), QStringLiteral("not a GGUF file")),
+             qPrintable(message));
+
+    const QString notes = written(QStringLiteral("notes.txt"), QByteArray("GGU"));
+    QVERIFY(!isGgufFile(notes));
+    message = thrownMessage<InputError>([&] { loadModel(notes); });
+    QCOMPARE(message, notes + QStringLiteral(": a file, not a model folder (give the folder that "
+                                             "holds config.json), nor a GGUF file (it does not "
+                                             "start with \"GGUF\")"));
+
+    REQUIRE_ATTENTION_LAB();
+    const QString out = m_dir.filePath(QStringLiteral("renamed-out"));
+    const AppRun run = runAttentionLab(
+        {"compute", "--model", renamed, "--layer", "0", "--text", text, "--out", out}, QString(),
+        120000);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY(QFileInfo::exists(out + QStringLiteral("/metrics.json")));
 }
 
 void TestGguf::commandLineRunsGgufFiles()

@@ -96,6 +96,7 @@ private slots:
     void keepLastWarnsInEveryCommand();
     void computeRunsTheBuiltinVit();
     void modelEvalComparesClasses();
+    void modelEvalSkipsAFoldersUnreadableImages();
     void modelEvalSaysNystromPastTheTokens();
     void modelEvalRefusesWhatExceedsTheBudget();
     void modelEvalSaysAWindowHoldsTheText();
@@ -224,6 +225,16 @@ void TestModelCli::badModelArgumentsExitTwo_data()
     QTest::newRow("folder without config")
         << QStringList{"--model", QStringLiteral(ATTNLAB_TEST_DATA)}
         << QStringLiteral("config.json");
+    QTest::newRow("a model folder's config.json")
+        << QStringList{"--model", kTinyModel + "/config.json"}
+        << kTinyModel +
+               "/config.json: a file, not a model folder (give the folder that holds "
+               "config.json: " +
+               kTinyModel + "), nor a GGUF file";
+    QTest::newRow("a file that is not a model")
+        << QStringList{"--model", kSample}
+        << kSample + ": a file, not a model folder (give the folder that holds config.json), nor "
+                     "a GGUF file (it does not start with \"GGUF\")";
     QTest::newRow("layer past the last")
         << QStringList{"--model", kTinyModel, "--layer", "2"} << QStringLiteral("layers 0 to 1");
     QTest::newRow("model and image")
@@ -338,6 +349,9 @@ void TestModelCli::modelEvalRefusesBadArguments_data()
         << QStringList{"--model", "builtin-vit"} << QStringLiteral("--image-folder");
     QTest::newRow("ViT and text") << QStringList{"--model", "builtin-vit", "--text", "a b"}
                                   << QStringLiteral("--text");
+    QTest::newRow("an image as the folder")
+        << QStringList{"--model", "builtin-vit", "--image-folder", kSample}
+        << kSample + QStringLiteral(": a file, not a folder of images");
     QTest::newRow("a folder without images")
         << QStringList{"--model", "builtin-vit", "--image-folder",
                        QStringLiteral(ATTNLAB_TEST_DATA)}
@@ -535,6 +549,53 @@ void TestModelCli::modelEvalComparesClasses()
     QCOMPARE(folderLines.size(), 1 + 10);
     QVERIFY(folderLines.at(1).startsWith(kSamples + "/00-"));
     QVERIFY(folderLines.at(10).startsWith(kSamples + "/09-"));
+}
+
+// Property: --image-folder skips a file of the folder that cannot be read (a corrupt PNG), with
+// one warning on stderr naming it and why, and goes on over the others: the summary counts the 3
+// images read, --predictions has their lines only. A folder of which no image can be read is
+// refused with exit status 2, naming the folder, and nothing is written.
+void TestModelCli::modelEvalSkipsAFoldersUnreadableImages()
+{
+    const QString folder = m_dir.filePath(QStringLiteral("one-corrupt"));
+    QVERIFY(QDir().mkpath(folder));
+    for (const char* name : {"01-trouser.png", "05-sandal.png", "09-ankle-boot.png"})
+        QVERIFY(QFile::copy(kSamples + "/" + name, folder + "/" + name));
+    const QString corrupt = folder + QStringLiteral("/02-corrupt.png");
+    QFile file(corrupt);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("\x89PNG\r\n\x1a\nnot the rest of a PNG");
+    file.close();
+    const QString csv = m_dir.filePath(QStringLiteral("skip/eval.csv"));
+    const QString predictions = m_dir.filePath(QStringLiteral("skip/classes.csv"));
+    const AppRun run =
+        runAttentionLab({"model-eval", "--model", "builtin-vit", "--image-folder", folder,
+                         "--methods", "exact", "--predictions", predictions, "--out", csv},
+                        m_dir.path(), kTimeoutMs);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QString err = QString::fromUtf8(run.err);
+    QCOMPARE(err.count(QStringLiteral("warning: ")), 1);
+    QVERIFY2(err.contains(QStringLiteral("warning: %1: cannot read the image: ").arg(corrupt)) &&
+                 err.contains(QStringLiteral("; skipped, the folder's other images are read\n")),
+             qPrintable(run.describe()));
+    QVERIFY2(run.out.contains(", 3 images of 50 tokens: 1 row"), run.out.constData());
+    const QStringList lines = csvLines(predictions);
+    QCOMPARE(lines.size(), 1 + 3);
+    for (const QString& line : lines.mid(1))
+        QVERIFY2(!line.contains(QStringLiteral("02-corrupt")), qPrintable(line));
+
+    QVERIFY(QFile::remove(folder + "/01-trouser.png") && QFile::remove(folder + "/05-sandal.png") &&
+            QFile::remove(folder + "/09-ankle-boot.png"));
+    const QString never = m_dir.filePath(QStringLiteral("skip/never.csv"));
+    const AppRun none = runAttentionLab({"model-eval", "--model", "builtin-vit", "--image-folder",
+                                         folder, "--methods", "exact", "--out", never},
+                                        m_dir.path(), kTimeoutMs);
+    QVERIFY2(refusedNaming(none, folder +
+                                     QStringLiteral(": none of the folder's image files can "
+                                                    "be read (1 tried; the first: ") +
+                                     corrupt),
+             qPrintable(none.describe()));
+    QVERIFY(!QFileInfo::exists(never));
 }
 
 // Property: Nystrom takes at most L landmarks: on the built-in ViT's 50 tokens, model-eval's rows

@@ -22,6 +22,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonObject>
+#include <QLabel>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
@@ -120,6 +121,7 @@ private slots:
     void headGridSurveysTheVitsHeads();
     void insideTheModelComparesClasses();
     void insideTheModelReadsTheImagesOfTheFolder();
+    void insideTheModelSkipsAFoldersUnreadableImage();
 
 private:
     QTemporaryDir m_dir;
@@ -368,6 +370,51 @@ void TestVitWindow::insideTheModelReadsTheImagesOfTheFolder()
     } catch (const InputError& error) {
         QVERIFY2(error.message().contains(QStringLiteral("images")), qPrintable(error.message()));
     }
+}
+
+// "every image of its folder" skips an image that cannot be read (a corrupt PNG): the others are
+// compared, a table row each, and the summary says which file was skipped and why; a folder of
+// which no image can be read shows the refusal, naming the folder.
+void TestVitWindow::insideTheModelSkipsAFoldersUnreadableImage()
+{
+    const QString folder = m_dir.filePath(QStringLiteral("one-corrupt"));
+    QVERIFY(QDir().mkpath(folder));
+    const QString dress = folder + QStringLiteral("/03-dress.png");
+    QVERIFY(QFile::copy(kSample, dress));
+    const QString corrupt = folder + QStringLiteral("/02-corrupt.png");
+    QFile file(corrupt);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("\x89PNG\r\n\x1a\nnot the rest of a PNG");
+    file.close();
+    ExperimentSpec spec = vitSpec(QStringLiteral("favor-positive"));
+    spec.input.imagePath = dress;
+
+    DownstreamPanel panel;
+    QVERIFY(showComparison(panel, spec));
+    QSignalSpy finished(&panel, &DownstreamPanel::comparisonFinished);
+    panel.findChild<QComboBox*>(QStringLiteral("downstreamImages"))->setCurrentIndex(1);
+    QVERIFY(finished.wait(kTimeoutMs));
+    QCOMPARE(panel.comparison()->kl.size(), std::size_t(1));
+    auto* table = panel.findChild<QTableWidget*>(QStringLiteral("downstreamTable"));
+    QCOMPARE(table->rowCount(), 1);
+    QVERIFY2(table->item(0, 0)->text().endsWith(QStringLiteral("03-dress.png")),
+             qPrintable(table->item(0, 0)->text()));
+    const QString summary = panel.summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("(1 image)")) &&
+                 summary.contains(corrupt + QStringLiteral(": cannot read the image: ")) &&
+                 summary.contains(QStringLiteral("skipped, the folder's other images are read")),
+             qPrintable(summary));
+
+    QVERIFY(QFile::remove(dress));
+    spec.input.imagePath = corrupt;
+    panel.setExperiment(spec);
+    auto* message = panel.findChild<QLabel*>(QStringLiteral("downstreamMessage"));
+    const QString refusal = QFileInfo(folder).absoluteFilePath() +
+                            QStringLiteral(": none of the folder's image files can be read");
+    QVERIFY2(
+        QTest::qWaitFor([&] { return message->isVisible() && message->text().contains(refusal); },
+                        kTimeoutMs),
+        qPrintable(message->text()));
 }
 
 QTEST_MAIN(TestVitWindow)

@@ -287,9 +287,10 @@ void appendPrediction(QByteArray& csv, const QString& image, const ModelEvalRow&
 }
 
 // The rows of a ViT on the images: every image's class, exact against each point. Writes the
-// --predictions CSV (when given) atomically.
-std::vector<ModelEvalRow> imageRows(const VitModel& model, const QStringList& images,
-                                    const std::vector<EvalPoint>& points,
+// --predictions CSV (when given) atomically. The images of a folder (folder not empty) that
+// cannot be read are skipped with a warning and taken out of *images; none read is an InputError.
+std::vector<ModelEvalRow> imageRows(const VitModel& model, QStringList* images,
+                                    const QString& folder, const std::vector<EvalPoint>& points,
                                     const QString& predictionsPath)
 {
     QTextStream err(stderr);
@@ -299,27 +300,45 @@ std::vector<ModelEvalRow> imageRows(const VitModel& model, const QStringList& im
                            "approx_label,kl\n");
     ForwardOptions exactOptions;
     exactOptions.captureQkv = false;
-    const int every = std::max<int>(1, int(images.size()) / kProgressLines);
-    for (qsizetype i = 0; i < images.size(); ++i) {
-        const PixelTensor pixels = model.preprocess(loadImagePixels(images[i], 0), images[i]);
+    const QStringList files = *images;
+    images->clear();  // the images read
+    QString firstSkipped;
+    const int every = std::max<int>(1, int(files.size()) / kProgressLines);
+    for (qsizetype i = 0; i < files.size(); ++i) {
+        ImagePixels image;
+        try {
+            image = loadImagePixels(files[i], 0);
+        } catch (const InputError& error) {
+            if (folder.isEmpty())
+                throw;
+            err << "warning: " << skippedImageWarning(error.message()) << '\n';
+            err.flush();
+            if (firstSkipped.isEmpty())
+                firstSkipped = error.message();
+            continue;
+        }
+        images->append(files[i]);
+        const PixelTensor pixels = model.preprocess(image, files[i]);
         const ForwardResult exact = model.forward(pixels, exactOptions);
         for (std::size_t p = 0; p < points.size(); ++p) {
             comparisons[p].push_back(
                 compareDownstream(model, pixels, exact, points[p].method, points[p].layers));
             if (!predictionsPath.isEmpty())
-                appendPrediction(predictions, images[i],
+                appendPrediction(predictions, files[i],
                                  modelEvalRow(points[p].method, comparisons[p].back(), layerCount),
                                  comparisons[p].back(), model.classNames());
         }
-        if ((i + 1) % every == 0 || i + 1 == images.size()) {
+        if ((i + 1) % every == 0 || i + 1 == files.size()) {
             err << QStringLiteral("[%1/%2 images] %3: %4\n")
                        .arg(i + 1)
-                       .arg(images.size())
-                       .arg(QFileInfo(images[i]).fileName(),
+                       .arg(files.size())
+                       .arg(QFileInfo(files[i]).fileName(),
                             model.classNames().value(comparisons.front().back().exactTop1.front()));
             err.flush();
         }
     }
+    if (images->isEmpty())
+        refuseUnreadableImages(folder, files.size(), firstSkipped);
     std::vector<ModelEvalRow> rows;
     for (std::size_t p = 0; p < points.size(); ++p) {
         rows.push_back(modelEvalRow(points[p].method, comparisons[p], layerCount,
@@ -507,7 +526,8 @@ void addModelEvalOptions(QCommandLineParser& parser)
          QStringLiteral("F1,F2,...")},
         {option("image-folder"),
          QStringLiteral("A ViT's images: every file of the folder that "
-                        "Qt decodes (PNG, JPEG, ...), by name."),
+                        "Qt decodes (PNG, JPEG, ...), by name; one that "
+                        "cannot be read is skipped with a warning."),
          QStringLiteral("DIR")},
         {option("predictions"),
          QStringLiteral("A ViT: also write each image's class, exact and "
@@ -580,7 +600,8 @@ int runModelEvalCommand(const QCommandLineParser& parser)
         warnSizesPastLength(model->config().tokenCount());
         checkPointCosts(points, model->config().heads, model->config().headDim(),
                         model->config().tokenCount(), false, images.size(), budget);
-        rows = imageRows(*model, images, points, predictions);
+        rows =
+            imageRows(*model, &images, parser.value(option("image-folder")), points, predictions);
         subject =
             QStringLiteral("%1 of %2 tokens")
                 .arg(countOf(images.size(), QStringLiteral("image"), QStringLiteral("images")))

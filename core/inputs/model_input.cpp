@@ -30,6 +30,31 @@ bool holdsModel(const QString& folder)
     return !folder.isEmpty() && QFileInfo::exists(folder + QStringLiteral("/config.json"));
 }
 
+// Throws InputError unless path is a folder or a GGUF file (isGgufFile), saying what is there
+// instead: nothing, or a file that is neither (naming the model folder it is in, as for its
+// config.json). `role` (what the path is for) follows the message in parentheses.
+void requireModelPath(const QString& path, const QString& role = QString())
+{
+    const QFileInfo info(path);
+    if (info.isDir() || isGgufFile(path))
+        return;
+    const QString after = role.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(role);
+    if (!info.exists())
+        throw InputError(
+            QStringLiteral("%1: no such model folder or .gguf file%2")
+                .arg(path, role.isEmpty() ? QStringLiteral(" (a model is a folder holding "
+                                                           "config.json, the .safetensors weights "
+                                                           "and the tokenizer files, or one .gguf "
+                                                           "file)")
+                                          : after));
+    const QString holder = info.path();
+    throw InputError(
+        QStringLiteral("%1: a file, not a model folder (give the folder that holds "
+                       "config.json%2), nor a GGUF file (it does not start with "
+                       "\"GGUF\")%3")
+            .arg(path, holdsModel(holder) ? QStringLiteral(": %1").arg(holder) : QString(), after));
+}
+
 // The newest modification time of the folder's files (or of a .gguf file): a checkpoint written
 // again is loaded again.
 QDateTime newestChange(const QString& folder)
@@ -123,6 +148,7 @@ QString modelDisplayName(const QString& modelPath)
 ModelArchitecture modelArchitectureOf(const QString& modelPath)
 {
     const QString folder = modelFolder(modelPath);
+    requireModelPath(folder);
     if (isGgufFile(folder))
         return ggufArchitecture(GgufFile(folder));
     return modelArchitecture(folder);
@@ -135,13 +161,9 @@ namespace {
 KeptModel keptModel(const QString& modelPath, const MemoryBudget& budget = MemoryBudget())
 {
     const QString folder = modelFolder(modelPath);
+    requireModelPath(folder);
     const QFileInfo info(folder);
     const bool gguf = isGgufFile(folder);
-    if (!info.isDir() && !gguf)
-        throw InputError(QStringLiteral("%1: no such model folder or .gguf file (a model is a "
-                                        "folder holding config.json, the .safetensors weights and "
-                                        "the tokenizer files, or one .gguf file)")
-                             .arg(folder));
     const QString canonical = info.canonicalFilePath();
     const QDateTime changed = newestChange(canonical);
     {
@@ -246,13 +268,15 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
     const TextTokenizer& tokenizer = model.tokenizer();
     ModelTokens tokens;
     tokens.ids = tokenizer.encode(text);
-    if (tokens.ids.empty())
-        throw InputError(QStringLiteral("the text has no tokens: type at least one character"));
-    const int positions = model.positions();
-    const std::size_t count = tokens.ids.size();
     // The tokenizer's own special ids (a Llama's BOS) stay where they are: a text cut to the
     // positions loses its first tokens after them, as Hugging Face's left truncation does.
     const int before = tokenizer.specialIdsBefore();
+    // A text of white space has tokens ("\n" is one of GPT-2's); an empty one has only the
+    // special ids, if any.
+    if (tokens.ids.size() <= std::size_t(before + tokenizer.specialIdsAfter()))
+        throw InputError(QStringLiteral("the text has no tokens: type at least one character"));
+    const int positions = model.positions();
+    const std::size_t count = tokens.ids.size();
     if (int(count) > positions) {
         if (!keepLast)
             throw InputError(QStringLiteral("the text has %1 tokens but the model reads at most %2 "
@@ -416,11 +440,9 @@ double weightBytes(const QString& modelPath)
 void requireCheckpointPairMemory(const MemoryBudget& budget, const QString& firstPath,
                                  const QString& secondPath)
 {
-    const QString second = modelFolder(secondPath);
-    if (!QFileInfo(second).isDir() && !isGgufFile(second))
-        throw InputError(QStringLiteral("%1: no such model folder or .gguf file (the second "
-                                        "checkpoint, compared with %2)")
-                             .arg(second, modelDisplayName(firstPath)));
+    requireModelPath(
+        modelFolder(secondPath),
+        QStringLiteral("the second checkpoint, compared with %1").arg(modelDisplayName(firstPath)));
     budget.require(weightBytes(firstPath) + weightBytes(secondPath),
                    QStringLiteral("The weights of %1 and %2 in float (two checkpoints compared)")
                        .arg(modelDisplayName(firstPath), modelDisplayName(secondPath)),

@@ -43,10 +43,12 @@ std::shared_ptr<const LanguageModel> loadModel(const QString& modelPath,
                                                const MemoryBudget& budget = MemoryBudget());
 std::shared_ptr<const VitModel> loadVitModel(const QString& modelPath);
 
-// The token ids of text for model, and their labels (TextTokenizer::label). A text with more
-// tokens than the model reads (its positions) is refused with InputError, or, with keepLast, cut
-// to the model's positions with a note saying how many were dropped: the special ids the
-// tokenizer adds (a Llama's BOS first) stay, and the text keeps its last tokens.
+// The token ids of text for model, and their labels (TextTokenizer::label). A text with no
+// tokens of its own (an empty one, a Llama's BOS alone) is refused with InputError; white space
+// is a text, as the tokenizer encodes it. A text with more tokens than the model reads (its
+// positions) is refused with InputError, or, with keepLast, cut to the model's positions with a
+// note saying how many were dropped: the special ids the tokenizer adds (a Llama's BOS first)
+// stay, and the text keeps its last tokens.
 struct ModelTokens {
     std::vector<int> ids;
     QStringList labels;

@@ -7,6 +7,7 @@
 #include "model/gpt_neox_model.h"
 #include "model/llama_model.h"
 
+#include <QFile>
 #include <QFileInfo>
 
 #include <cmath>
@@ -242,7 +243,12 @@ QString architectureName(ModelArchitecture architecture)
 bool isGgufFile(const QString& path)
 {
     const QFileInfo info(path);
-    return info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0;
+    if (!info.isFile())
+        return false;
+    if (info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0)
+        return true;
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) && file.read(4) == QByteArrayLiteral("GGUF");
 }
 
 ModelArchitecture ggufArchitecture(const GgufFile& file)

@@ -27,8 +27,9 @@ namespace attnlab {
 // activation: it is Pythia's exact GELU; nor Mistral's sliding window, which llama.cpp's "llama"
 // does not apply either.
 
-// Whether path names a GGUF file: an existing file (not a folder) whose name ends in ".gguf"
-// (any case).
+// Whether path names a GGUF file: an existing file (not a folder) that starts with GGUF's magic
+// bytes "GGUF", whatever its name, or whose name ends in ".gguf" (any case), so that GgufFile
+// refuses one that does not start with them, naming the file.
 bool isGgufFile(const QString& path);
 
 // The architecture of general.architecture. Throws InputError naming the file and the key when it

@@ -48,7 +48,10 @@ private:
 
 ImagePixels loadImagePixels(const QString& path, int longestSide)
 {
-    if (!QFileInfo(path).isFile())
+    const QFileInfo info(path);
+    if (info.isDir())
+        throw InputError(QStringLiteral("%1: a folder, not an image file").arg(path));
+    if (!info.isFile())
         throw InputError(QStringLiteral("%1: no such image file").arg(path));
     QImageReader reader(path);
     QImageReader::setAllocationLimit(512);  // MiB
@@ -130,7 +133,10 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
 
 QStringList imageFilesIn(const QString& folder)
 {
-    if (!QFileInfo(folder).isDir())
+    const QFileInfo info(folder);
+    if (info.exists() && !info.isDir())
+        throw InputError(QStringLiteral("%1: a file, not a folder of images").arg(folder));
+    if (!info.isDir())
         throw InputError(QStringLiteral("%1: no such folder").arg(folder));
     QStringList patterns;
     for (const QByteArray& format : QImageReader::supportedImageFormats())
@@ -144,6 +150,20 @@ QStringList imageFilesIn(const QString& folder)
                                         "PNG, JPEG, ...)")
                              .arg(folder));
     return files;
+}
+
+QString skippedImageWarning(const QString& why)
+{
+    return QStringLiteral("%1; skipped, the folder's other images are read").arg(why);
+}
+
+void refuseUnreadableImages(const QString& folder, qsizetype files, const QString& firstWhy)
+{
+    throw InputError(QStringLiteral("%1: none of the folder's image files can be read (%2 tried; "
+                                    "the first: %3)")
+                         .arg(folder)
+                         .arg(files)
+                         .arg(firstWhy));
 }
 
 VitReading readWithVit(const InputSpec& input, const MemoryBudget& budget)

@@ -33,8 +33,18 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
                       const VitConfig& config);
 
 // The files of folder that Qt decodes (PNG, JPEG, ...), by name. Throws InputError naming the
-// folder when it does not exist or holds none.
+// folder when it is not one (a file, or nothing there) or holds none.
 QStringList imageFilesIn(const QString& folder);
+
+// A run over a folder's images (model-eval --image-folder, the window's "every image of the
+// folder") skips those that cannot be read and goes on over the others. What it says of a skipped
+// image, why being loadImagePixels's InputError message (which names the file):
+// "<why>; skipped, the folder's other images are read".
+QString skippedImageWarning(const QString& why);
+// Throws InputError naming folder when a run over `files` of its image files read none of them;
+// firstWhy: why the first could not be read.
+[[noreturn]] void refuseUnreadableImages(const QString& folder, qsizetype files,
+                                         const QString& firstWhy);
 
 // What a ViT makes of an image, as the window and `render` show it: the Q, K, V of every head of
 // input.layer, the image as the model reads it (modelViewImage) and the forward pass of every

@@ -12,6 +12,23 @@
 
 namespace attnlab::ui {
 
+namespace {
+
+// The image files of image's folder, the first kMaxFolderImages of them by name (a note saying so
+// when there are more).
+QStringList folderImages(const QString& image, QStringList* notes)
+{
+    const QStringList files = imageFilesIn(QFileInfo(image).absolutePath());
+    if (files.size() <= kMaxFolderImages)
+        return files;
+    notes->append(QStringLiteral("The first %1 of the folder's %2 images.")
+                      .arg(kMaxFolderImages)
+                      .arg(files.size()));
+    return files.mid(0, kMaxFolderImages);
+}
+
+}  // namespace
+
 DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
 {
     DownstreamOutcome outcome;
@@ -25,29 +42,34 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
     std::function<Compare(int)> open;
     int inputs = 1;
     int tokens = 0;  // a prediction's input: the text's tokens, or an image's patches and [CLS]
+    QString firstSkipped;  // why the first of a folder's images that cannot be read is skipped
     if (modelArchitectureOf(first.input.modelPath) == ModelArchitecture::Vit) {
         const std::shared_ptr<const VitModel> model = loadVitModel(first.input.modelPath);
         outcome.layerCount = model->config().layers;
         outcome.classes = true;
         tokens = model->config().tokenCount();
         outcome.outcomeName = [names = model->classNames()](int id) { return names.value(id); };
-        QStringList files{first.input.imagePath};
-        if (request.imageFolder) {
-            files = imageFilesIn(QFileInfo(first.input.imagePath).absolutePath());
-            if (files.size() > kMaxFolderImages) {
-                outcome.notes.append(QStringLiteral("The first %1 of the folder's %2 images.")
-                                         .arg(kMaxFolderImages)
-                                         .arg(files.size()));
-                files = files.mid(0, kMaxFolderImages);
-            }
-        }
-        for (const QString& file : files)
-            outcome.labels.append(QFileInfo(file).fileName());
+        const QStringList files = request.imageFolder
+                                      ? folderImages(first.input.imagePath, &outcome.notes)
+                                      : QStringList{first.input.imagePath};
         inputs = int(files.size());
-        open = [&request, model, files, input = first.input](int i) -> Compare {
+        // A folder's image that cannot be read is skipped (no comparison), said in the notes.
+        open = [&request, &outcome, &firstSkipped, model, files,
+                input = first.input](int i) -> Compare {
             InputSpec image = input;
             image.imagePath = files[i];
-            const ImagePixels pixels = loadImagePixels(image.imagePath, 0);
+            ImagePixels pixels;
+            try {
+                pixels = loadImagePixels(image.imagePath, 0);
+            } catch (const InputError& error) {
+                if (!request.imageFolder)
+                    throw;
+                outcome.notes.append(skippedImageWarning(error.message()) + QLatin1Char('.'));
+                if (firstSkipped.isEmpty())
+                    firstSkipped = error.message();
+                return {};
+            }
+            outcome.labels.append(QFileInfo(image.imagePath).fileName());
             ModelRun run;
             buildInput(image, &pixels, request.budget, &run);
             return [model, run](const ExperimentSpec& spec, const std::vector<int>& layers,
@@ -102,12 +124,19 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
         if (cancelled())
             throw Cancelled();
         const Compare compare = open(i);
+        if (!compare) {  // a folder's image that cannot be read
+            context.setProgress((i + 1) * cases, inputs * cases);
+            continue;
+        }
         for (int c = 0; c < cases; ++c) {
             const auto& [spec, layers] = request.cases[std::size_t(c)];
             comparisons[std::size_t(c)].push_back(compare(spec, layers, cancelled));
             context.setProgress(i * cases + c + 1, inputs * cases);
         }
     }
+    if (comparisons.front().empty())  // every image of the folder skipped
+        refuseUnreadableImages(QFileInfo(first.input.imagePath).absolutePath(), inputs,
+                               firstSkipped);
     for (int c = 0; c < cases; ++c) {
         auto comparison =
             std::make_shared<DownstreamComparison>(combinedComparison(comparisons[std::size_t(c)]));
