@@ -22,6 +22,7 @@ private slots:
     void outputsNamingOneFileAreRefused();
     void computeSummaryCountsHeads();
     void repeatedOptionIsRefusedUnlessItAgrees();
+    void whiteSpaceIsATextToAModel();
 };
 
 void TestCliOptions::subcommandHelpAllIsHelp_data()
@@ -172,6 +173,25 @@ void TestCliOptions::repeatedOptionIsRefusedUnlessItAgrees()
     const AppRun same =
         compute({"--random", "6", "--features", "8", "--features", "8", "--out", out});
     QVERIFY2(same.finished && same.exitCode == 0, qPrintable(same.describe()));
+}
+
+// Property: a text of white space only is read by a model's tokenizer (GPT-2 has a token for
+// "\n"; it was refused as empty), and refused, naming --text, where words or characters drop
+// it; an empty text is refused for every input.
+void TestCliOptions::whiteSpaceIsATextToAModel()
+{
+    const QString out = m_dir.filePath(QStringLiteral("white_%1").arg(++m_folders));
+    const AppRun model = compute({"--model", "builtin-kjv-gpt2", "--text", "\n", "--out", out});
+    QVERIFY2(model.finished && model.exitCode == 0, qPrintable(model.describe()));
+    QVERIFY(QFileInfo::exists(out + QStringLiteral("/metrics.json")));
+    const QString words = m_dir.filePath(QStringLiteral("white_%1").arg(++m_folders));
+    const AppRun refused = compute({"--text", "  \n", "--out", words});
+    QVERIFY2(refusedNaming(refused, QStringLiteral("--text")) &&
+                 QString::fromUtf8(refused.err).contains(QStringLiteral("white space")),
+             qPrintable(refused.describe()));
+    const AppRun empty = compute({"--model", "builtin-kjv-gpt2", "--text", "", "--out", words});
+    QVERIFY2(refusedNaming(empty, QStringLiteral("--text")), qPrintable(empty.describe()));
+    QVERIFY(!QFileInfo::exists(words));
 }
 
 QTEST_GUILESS_MAIN(TestCliOptions)

@@ -325,7 +325,7 @@ int runGenerateCommand(const QCommandLineParser& parser)
     if (!parser.isSet(option("prompt")))
         throw InputError(QStringLiteral("--prompt TEXT is required: the text to continue"));
     spec.prompt = parser.value(option("prompt"));
-    if (spec.prompt.trimmed().isEmpty())
+    if (spec.prompt.isEmpty())
         throw InputError(QStringLiteral("--prompt: the prompt is empty: give the text to "
                                         "continue"));
     spec.tokens = int(integerOption(parser, "tokens", kDefaultTokens, 1, kMaxTokens));

@@ -5,6 +5,7 @@
 #include "ui/images/image_loader.h"
 #include "fitting/feature_map_file.h"
 #include "fitting/feature_map_fit.h"
+#include "inputs/text.h"
 #include "inputs/model_input.h"
 
 #include <QDir>
@@ -363,16 +364,14 @@ void readInputSource(const QCommandLineParser& parser, InputSpec& input)
 {
     if (parser.isSet(option("text"))) {
         input.text = parser.value(option("text"));
-        if (input.text.trimmed().isEmpty())
-            throw InputError(QStringLiteral("--text: the text has no tokens (it is empty or only "
-                                            "white space)"));
+        if (input.text.isEmpty())
+            throw InputError(QStringLiteral("--text: the text has no tokens (it is empty)"));
     } else if (parser.isSet(option("text-file"))) {
         const QString path = parser.value(option("text-file"));
         input.text = readTextFile(path);
-        if (input.text.trimmed().isEmpty())
-            throw InputError(QStringLiteral("%1: the text file has no tokens (it is empty or "
-                                            "only white space)")
-                                 .arg(path));
+        if (input.text.isEmpty())
+            throw InputError(
+                QStringLiteral("%1: the text file has no tokens (it is empty)").arg(path));
     } else if (parser.isSet(option("image"))) {
         input.kind = InputKind::Image;
         input.imagePath = parser.value(option("image"));
@@ -544,6 +543,13 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     readModelInput(parser, input, model, vit,
                    builtinModelReads(parser, inputs, model, defaultInput));
     readInputParameters(parser, input);
+    // White space is text to a model's tokenizer (GPT-2's "\n"), not to words or characters.
+    if (input.kind == InputKind::Text && tokenize(input.text, input.tokenMode).isEmpty())
+        throw InputError(QStringLiteral("%1: the text has no tokens (only white space, which "
+                                        "--tokens %2 drops; a model's tokenizer reads it: --model)")
+                             .arg(parser.isSet(option("text")) ? QStringLiteral("--text")
+                                                               : parser.value(option("text-file")),
+                                  tokenModeName(input.tokenMode)));
     refuseOptionsOfOtherInputs(parser, input);
     readMethodOptions(parser, spec);
     if (spec.approximation.fittedMaps && input.kind == InputKind::Model)
