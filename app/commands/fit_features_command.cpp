@@ -30,29 +30,6 @@ QString option(const char* name)
     return QString::fromLatin1(name);
 }
 
-// --layers: all, or layer numbers separated by commas (checked by the fit).
-std::vector<int> layersOption(const QCommandLineParser& parser)
-{
-    const QStringList items = listOption(parser, "layers", QStringLiteral("all"));
-    if (items == QStringList{QStringLiteral("all")})
-        return {};
-    std::vector<int> layers;
-    for (const QString& item : items) {
-        if (item == QLatin1String("all"))
-            throw InputError(QStringLiteral("--layers: \"%1\" mixes all with layer numbers "
-                                            "(all alone, or numbers from 0 separated by commas)")
-                                 .arg(parser.value(option("layers"))));
-        bool ok = false;
-        const int layer = item.toInt(&ok);
-        if (!ok || layer < 0)
-            throw InputError(QStringLiteral("--layers: \"%1\" is not a layer (all, or numbers "
-                                            "from 0 separated by commas)")
-                                 .arg(item));
-        layers.push_back(layer);
-    }
-    return layers;
-}
-
 double positiveReal(const QCommandLineParser& parser, const char* name, double fallback)
 {
     if (!parser.isSet(option(name)))
@@ -219,7 +196,7 @@ int runFitFeaturesCommand(const QCommandLineParser& parser)
     const QString textPath = parser.value(option("text-file"));
 
     FeatureMapFitSpec spec;
-    spec.layers = layersOption(parser);
+    spec.layers = layerListOption(parser, 0);  // checked by the fit
     spec.window = int(integerOption(parser, "window", spec.window, 1, 1 << 20));
     spec.distillation.steps =
         int(integerOption(parser, "steps", spec.distillation.steps, 1, 1'000'000));

@@ -80,26 +80,6 @@ SamplingSettings samplingOptions(const QCommandLineParser& parser)
     return sampling;
 }
 
-// --layers: all, or layer numbers separated by commas (empty: every layer).
-std::vector<int> layersOption(const QCommandLineParser& parser, int layerCount)
-{
-    const QStringList items = listOption(parser, "layers", QStringLiteral("all"));
-    if (items == QStringList{QStringLiteral("all")})
-        return {};
-    std::vector<int> layers;
-    for (const QString& item : items) {
-        bool ok = false;
-        const int layer = item.toInt(&ok);
-        if (!ok || layer < 0 || layer >= layerCount)
-            throw InputError(QStringLiteral("--layers: \"%1\" is not a layer of this model (all, "
-                                            "or numbers from 0 to %2 separated by commas)")
-                                 .arg(item)
-                                 .arg(layerCount - 1));
-        layers.push_back(layer);
-    }
-    return layers;
-}
-
 // The method of --method and its parameters, refused unless it can serve a language model's
 // causal attention a token at a time.
 ApproximationSpec methodOption(const QCommandLineParser& parser)
@@ -338,7 +318,7 @@ int runGenerateCommand(const QCommandLineParser& parser)
     if (spec.approximation.fittedMaps)
         requireFeatureMapsForModel(*spec.approximation.fittedMaps, modelPath);
     const std::shared_ptr<const LanguageModel> model = loadModel(modelPath, budget);
-    spec.replacedLayers = layersOption(parser, model->layers());
+    spec.replacedLayers = layerListOption(parser, model->layers());
 
     QTextStream err(stderr);
     Generation generation(model, spec, budget, {}, [&err](const QString& notice) {

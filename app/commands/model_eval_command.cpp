@@ -60,33 +60,6 @@ int positiveInteger(const QString& text, const char* name, int maximum)
     return int(value);
 }
 
-// --layers: sets of layers separated by commas, each "all" or layers joined by "+" ("0+3").
-std::vector<std::vector<int>> layerSets(const QCommandLineParser& parser, int layerCount)
-{
-    std::vector<std::vector<int>> sets;
-    for (const QString& item : listOption(parser, "layers", QStringLiteral("all"))) {
-        std::vector<int> set;
-        if (item == QLatin1String("all")) {
-            for (int layer = 0; layer < layerCount; ++layer)
-                set.push_back(layer);
-        } else {
-            for (const QString& part : item.split(QLatin1Char('+'))) {
-                bool ok = false;
-                const int layer = part.trimmed().toInt(&ok);
-                if (!ok || layer < 0 || layer >= layerCount)
-                    throw InputError(QStringLiteral("--layers: \"%1\" is not a layer of this "
-                                                    "model (all, or numbers from 0 to %2, joined "
-                                                    "by + to replace several together)")
-                                         .arg(item)
-                                         .arg(layerCount - 1));
-                set.push_back(layer);
-            }
-        }
-        sets.push_back(set);
-    }
-    return sets;
-}
-
 // One point of the evaluation: a method with its m and seed, and the layers it replaces.
 struct EvalPoint {
     ExperimentSpec method;
@@ -429,8 +402,9 @@ std::vector<ModelEvalRow> textRows(const QCommandLineParser& parser, const Exper
 {
     std::vector<ModelEvalRow> rows;
     const std::shared_ptr<const LanguageModel> model = loadModel(base.input.modelPath);
-    const std::vector<EvalPoint> points = evalPoints(
-        methods, featureCounts, seeds, layerSets(parser, model->layers()), base.approximation.seed);
+    const std::vector<EvalPoint> points =
+        evalPoints(methods, featureCounts, seeds, layerSetsOption(parser, model->layers()),
+                   base.approximation.seed);
     const ModelTokens tokens = modelTokens(*model, base.input.text, base.input.keepLastTokens);
     // The exact run's Q, K, V and logits: modelInput checks them against the budget.
     buildInput(base.input, nullptr, budget);
@@ -595,8 +569,8 @@ int runModelEvalCommand(const QCommandLineParser& parser)
     if (vit) {
         const std::shared_ptr<const VitModel> model = loadVitModel(base.input.modelPath);
         const std::vector<EvalPoint> points =
-            evalPoints(methods, featureCounts, seeds, layerSets(parser, model->config().layers),
-                       base.approximation.seed);
+            evalPoints(methods, featureCounts, seeds,
+                       layerSetsOption(parser, model->config().layers), base.approximation.seed);
         warnSizesPastLength(model->config().tokenCount());
         checkPointCosts(points, model->config().heads, model->config().headDim(),
                         model->config().tokenCount(), false, images.size(), budget);

@@ -637,6 +637,68 @@ void readComparisonModel(const QCommandLineParser& parser, ExperimentSpec& spec)
                                         "file"));
 }
 
+namespace {
+
+// The layer that `text` (part of --layers's item `item`) names, from 0 and below layerCount when
+// that is known (> 0). Throws InputError naming --layers, the item and what the option takes.
+int layerNumber(const QString& text, const QString& item, int layerCount, const QString& takes)
+{
+    bool ok = false;
+    const int layer = text.trimmed().toInt(&ok);
+    if (!ok || layer < 0 || (layerCount > 0 && layer >= layerCount))
+        throw InputError(
+            QStringLiteral("--layers: \"%1\" is not a layer%2 (%3)")
+                .arg(item, layerCount > 0 ? QStringLiteral(" of this model") : QString(), takes));
+    return layer;
+}
+
+// "numbers from 0 to 11" (or "from 0" when the count is not known) and how they are joined.
+QString layerNumbersText(int layerCount, const QString& joined)
+{
+    return layerCount > 0
+               ? QStringLiteral("numbers from 0 to %1 %2").arg(layerCount - 1).arg(joined)
+               : QStringLiteral("numbers from 0 %1").arg(joined);
+}
+
+}  // namespace
+
+std::vector<int> layerListOption(const QCommandLineParser& parser, int layerCount)
+{
+    const QStringList items = listOption(parser, "layers", QStringLiteral("all"));
+    if (items == QStringList{QStringLiteral("all")})
+        return {};
+    const QString takes = QStringLiteral("all alone, or ") +
+                          layerNumbersText(layerCount, QStringLiteral("separated by commas"));
+    std::vector<int> layers;
+    for (const QString& item : items) {
+        if (item == QLatin1String("all"))
+            throw InputError(QStringLiteral("--layers: \"%1\" mixes all with layer numbers (%2)")
+                                 .arg(parser.value(option("layers")), takes));
+        layers.push_back(layerNumber(item, item, layerCount, takes));
+    }
+    return layers;
+}
+
+std::vector<std::vector<int>> layerSetsOption(const QCommandLineParser& parser, int layerCount)
+{
+    const QString takes =
+        QStringLiteral("all, or ") +
+        layerNumbersText(layerCount, QStringLiteral("joined by + to replace several together"));
+    std::vector<std::vector<int>> sets;
+    for (const QString& item : listOption(parser, "layers", QStringLiteral("all"))) {
+        std::vector<int> set;
+        if (item == QLatin1String("all")) {
+            for (int layer = 0; layer < layerCount; ++layer)
+                set.push_back(layer);
+        } else {
+            for (const QString& part : item.split(QLatin1Char('+')))
+                set.push_back(layerNumber(part, item, layerCount, takes));
+        }
+        sets.push_back(set);
+    }
+    return sets;
+}
+
 AttentionInput inputFromSpec(const ExperimentSpec& spec, const MemoryBudget& budget)
 {
     const InputSpec& input = spec.input;

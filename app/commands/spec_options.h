@@ -67,6 +67,17 @@ qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 
 // InputError naming the option for an empty item.
 QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback);
 
+// --layers as one set (generate, fit-features): "all" (the default: the empty list, every layer)
+// or layer numbers separated by commas, each from 0, and below layerCount when that is known
+// (layerCount > 0; 0: the caller checks them against the model). Throws InputError naming
+// --layers for an item that is not such a layer, or "all" among numbers.
+std::vector<int> layerListOption(const QCommandLineParser& parser, int layerCount);
+
+// --layers as sets (model-eval, one row each): sets separated by commas, each "all" (every layer,
+// listed) or layer numbers joined by "+" ("0+3"), below layerCount. Throws InputError naming
+// --layers for a set that names another layer.
+std::vector<std::vector<int>> layerSetsOption(const QCommandLineParser& parser, int layerCount);
+
 // Q, K, V for the spec: reads text and image files (for a ViT, the image as decoded: the model
 // resizes it) and builds the input. Throws InputError naming the file, ResourceError over the
 // budget.
