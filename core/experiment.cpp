@@ -424,7 +424,8 @@ void addWarnings(ExperimentResult& result)
                                                "estimate of the softmax normaliser is not "
                                                "positive there.")
                               : QStringLiteral("every feature product of these rows underflowed "
-                                               "to 0 against the keys' common scale."))});
+                                               "to 0 against the keys' common scale.")),
+                 int(h)});
         }
         // The exact method has no A^ and so no metrics of A: count the kept A itself.
         const qint64 kernelOverflow = result.spec.exactMethod
@@ -438,7 +439,8 @@ void addWarnings(ExperimentResult& result)
                      "(they are written as inf, and the kernel MSE is not given). P, P^ and "
                      "the outputs are not affected: they are computed with maxima subtracted.")
                      .arg(kernelOverflow)
-                     .arg(where, precision)});
+                     .arg(where, precision),
+                 int(h)});
         }
         const qint64 featureOverflow =
             countBeyondRange<T>(head.featuresQ) + countBeyondRange<T>(head.featuresK);
@@ -449,7 +451,8 @@ void addWarnings(ExperimentResult& result)
                                 "are written as inf). Attention is not affected: it is computed "
                                 "with stabilised exponentials.")
                      .arg(featureOverflow)
-                     .arg(where, precision)});
+                     .arg(where, precision),
+                 int(h)});
         }
     }
     // A second checkpoint in the approximation's place: the method's own notes do not apply.

@@ -24,12 +24,13 @@ namespace attnlab {
 
 // A plain-words warning attached to a result; code is stable ("nonpositive-denominator",
 // "overflow", "feature-overflow", "kl-undefined", "entropy-undefined", "monotonicity-undefined",
-// "output-zero", "causal-form": what causal mode
-// changes in the method, "input": what the input changed, such as tokens dropped from a text
+// "output-zero", "window-covers-every-pair", "size-past-length", "causal-form": what causal
+// mode changes in the method, "input": what the input changed, such as tokens dropped from a text
 // longer than the model reads).
 struct ResultWarning {
     QString code;
     QString message;
+    int head = -1;  // the head it is about (its message says "in head h"); -1: the whole result
 };
 
 struct HeadResult {

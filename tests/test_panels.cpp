@@ -125,6 +125,7 @@ private slots:
     void metricsPanelShowsHeadBesideAllHeads();
     void metricsPanelShowsSummary();
     void metricsPanelShowsWarnings();
+    void metricsPanelShowsTheHeadsOwnWarnings();
     void metricsPanelClearEmptiesEverything();
 };
 
@@ -529,6 +530,36 @@ void TestPanels::metricsPanelShowsWarnings()
     panel.setResult(result, 0);
     QVERIFY(panel.warningTexts().isEmpty());
     QVERIFY(noWarningsShown());
+}
+
+// Property: with one head of several shown, the warnings are that head's and the whole result's;
+// the other heads' are named in one line, so that a count read beside the head's metrics is that
+// head's (the dock listed head 0's "22 of 48 rows" beside head 1's 23). Every warning has a
+// heading in words, not its code.
+void TestPanels::metricsPanelShowsTheHeadsOwnWarnings()
+{
+    ExperimentResult result = handMadeResult();
+    result.heads.resize(3, result.heads.front());
+    result.warnings = {{QStringLiteral("nonpositive-denominator"), QStringLiteral("in head 0."), 0},
+                       {QStringLiteral("nonpositive-denominator"), QStringLiteral("in head 1."), 1},
+                       {QStringLiteral("overflow"), QStringLiteral("kernel in head 2."), 2},
+                       {QStringLiteral("window-covers-every-pair"), QStringLiteral("exact.")}};
+    MetricsPanel panel;
+    panel.setResult(result, 1);
+    const QStringList warnings = panel.warningTexts();
+    QCOMPARE(warnings.size(), 3);
+    QCOMPARE(warnings[0], QStringLiteral("Non-positive denominators: in head 1."));
+    QCOMPARE(warnings[1], QStringLiteral("The window holds every key: exact."));
+    QVERIFY2(warnings[2].startsWith(QStringLiteral("Other heads: Heads 0, 2 have warnings")),
+             qPrintable(warnings[2]));
+    panel.setResult(result, -1);  // every head together: every warning
+    QCOMPARE(panel.warningTexts().size(), 4);
+    for (const char* code : {"size-past-length", "output-zero", "input", "causal-form"}) {
+        result.warnings = {{QString::fromLatin1(code), QStringLiteral("message.")}};
+        panel.setResult(result, 0);
+        QVERIFY2(!panel.warningTexts().front().startsWith(QLatin1String(code)),
+                 qPrintable(panel.warningTexts().front()));
+    }
 }
 
 // Property: clear() leaves no metric, summary value or warning behind.

@@ -217,7 +217,9 @@ void ErrorDistributionView::setDistribution(const ErrorDistribution& distributio
                            .arg(causal ? tr(" (causal: j \u2264 i)") : QString(), threshold);
     const qint64 zeros = absolute.smallZeros + absolute.largeZeros;
     if (zeros > 0)
-        subtitle += tr("; %1 exact (zero) errors not on the log axis").arg(grouped(zeros));
+        subtitle += zeros == 1
+                        ? tr("; 1 exact (zero) error, not on the log axis")
+                        : tr("; %1 exact (zero) errors, not on the log axis").arg(grouped(zeros));
     setSubtitle(subtitle);
     showPlots(true);
     replot(rpQueuedReplot);

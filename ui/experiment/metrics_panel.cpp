@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 #include <vector>
 
 namespace attnlab::ui {
@@ -126,6 +127,16 @@ QString warningHeading(const QString& code)
         return QStringLiteral("Monotonicity undefined");
     if (code == QLatin1String("causal-form"))
         return QStringLiteral("Causal form");
+    if (code == QLatin1String("window-covers-every-pair"))
+        return QStringLiteral("The window holds every key");
+    if (code == QLatin1String("size-past-length"))
+        return QStringLiteral("Size past the sequence");
+    if (code == QLatin1String("output-zero"))
+        return QStringLiteral("Output error undefined");
+    if (code == QLatin1String("input"))
+        return QStringLiteral("Input");
+    if (code == QLatin1String("other-heads"))
+        return QStringLiteral("Other heads");
     return code;
 }
 
@@ -363,7 +374,28 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
     const QIcon icon = style()->standardIcon(QStyle::SP_MessageBoxWarning);
     const int iconSize = style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, this);
     int index = 0;
+    // A head's own warnings show with that head; the others' are named in one line after.
+    std::vector<ResultWarning> shown;
+    std::set<int> otherHeads;
     for (const ResultWarning& warning : result.warnings) {
+        if (oneHead && warning.head >= 0 && warning.head != head)
+            otherHeads.insert(warning.head);
+        else
+            shown.push_back(warning);
+    }
+    if (!otherHeads.empty()) {
+        QStringList names;
+        for (const int other : otherHeads)
+            names.append(QString::number(other));
+        shown.push_back(
+            {QStringLiteral("other-heads"),
+             tr("%1 %2 %3 warnings of %4 own: choose the head above the maps to read them.")
+                 .arg(otherHeads.size() == 1 ? tr("Head") : tr("Heads"),
+                      names.join(QStringLiteral(", ")),
+                      otherHeads.size() == 1 ? tr("has") : tr("have"),
+                      otherHeads.size() == 1 ? tr("its") : tr("their"))});
+    }
+    for (const ResultWarning& warning : shown) {
         const QString heading = warningHeading(warning.code);
         auto* row = new QHBoxLayout;
         row->setSpacing(8);
@@ -380,7 +412,7 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
         m_warnings->insertLayout(index++, row);
         m_warningTexts.append(heading + QStringLiteral(": ") + warning.message);
     }
-    m_noWarnings->setVisible(result.warnings.empty());
+    m_noWarnings->setVisible(shown.empty());
 }
 
 void MetricsPanel::clear()

@@ -2,6 +2,7 @@
 
 #include "ui/common/background_job.h"
 #include "ui/common/controls_column.h"
+#include "ui/common/wheel_guard.h"
 #include "ui/errors/error_analysis_panel.h"
 #include "ui/errors/error_chart.h"
 #include "ui/experiment/attention_maps_page.h"
@@ -85,6 +86,7 @@ MainWindow::MainWindow(Start start, QWidget* parent)
       m_undo(new QUndoStack(this)),
       m_distributionJob(new BackgroundJob(this))
 {
+    WheelGuard::install(qobject_cast<QApplication*>(QCoreApplication::instance()));
     setWindowTitle(tr("Attention Lab"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/attention-lab.svg")));
     buildViews();
