@@ -126,6 +126,7 @@ private slots:
     void metricsPanelShowsSummary();
     void metricsPanelShowsWarnings();
     void metricsPanelShowsTheHeadsOwnWarnings();
+    void metricsPanelNamesTheKeptExactSidesTime();
     void metricsPanelClearEmptiesEverything();
 };
 
@@ -560,6 +561,27 @@ void TestPanels::metricsPanelShowsTheHeadsOwnWarnings()
         QVERIFY2(!panel.warningTexts().front().startsWith(QLatin1String(code)),
                  qPrintable(panel.warningTexts().front()));
     }
+}
+
+// Property: the second time is named for what it measured: "Time, exact", or, when the result
+// kept the previous exact side, "Time, rows and metrics" (it read "Time, exact" and jumped from
+// 3.5 to 132 ms).
+void TestPanels::metricsPanelNamesTheKeptExactSidesTime()
+{
+    ExperimentResult result = handMadeResult();
+    MetricsPanel panel;
+    const auto shows = [&](const QString& text) {
+        for (const QLabel* label : panel.findChildren<QLabel*>())
+            if (label->text() == text)
+                return true;
+        return false;
+    };
+    panel.setResult(result, 0);
+    QVERIFY(shows(QStringLiteral("Time, exact")));
+    result.exactKept = true;
+    panel.setResult(result, 0);
+    QVERIFY(shows(QStringLiteral("Time, rows and metrics")));
+    QVERIFY(!shows(QStringLiteral("Time, exact")));
 }
 
 // Property: clear() leaves no metric, summary value or warning behind.

@@ -252,7 +252,8 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     m_features->setWordWrap(true);  // a long file name (the first checkpoint's) on two lines
     m_timeApproxName = new QLabel;
     m_timeApprox = addSummaryRow(m_timeApproxName);
-    m_timeExact = addSummaryRow(new QLabel(QStringLiteral("Time, exact")));
+    m_timeExactName = new QLabel;
+    m_timeExact = addSummaryRow(m_timeExactName);
     layout->addLayout(m_summary);
     layout->addWidget(separator());
 
@@ -348,6 +349,15 @@ void MetricsPanel::setResult(const ExperimentResult& result, int head)
                               : checkpoint.isEmpty()  ? QStringLiteral("Time, approximation")
                                                       : QStringLiteral("Time, checkpoint"));
     m_timeApprox->setText(formatMilliseconds(result.secondsApprox));
+    // A result that kept the previous exact side spent this time on its rows and metrics only.
+    m_timeExactName->setText(result.exactKept ? QStringLiteral("Time, rows and metrics")
+                                              : QStringLiteral("Time, exact"));
+    m_timeExactName->setToolTip(result.exactKept
+                                    ? QStringLiteral("Exact attention was kept from the previous "
+                                                     "result (only the approximation changed): "
+                                                     "this is the time of the rows of P and "
+                                                     "P\u0302 and their metrics.")
+                                    : QString());
     m_timeExact->setText(formatMilliseconds(result.secondsExact));
 
     // The last column holds the metrics over all heads beside a head's own, or the only metrics

@@ -60,6 +60,7 @@ private:
     QLabel* m_role;  // what the method is to softmax attention
     QLabel* m_timeApproxName;
     QLabel* m_timeApprox;
+    QLabel* m_timeExactName;
     QLabel* m_timeExact;
     QLabel* m_headColumn;
     QLabel* m_lastColumn;
