@@ -117,8 +117,11 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
         const double bytesPerEntry = attention * scalarBytes +
                                      (options.kernels ? attention * 8.0 : 0.0) +
                                      (options.pyramids ? (2 * attention - 1) * 4.0 / 3.0 : 0.0);
+        // With P^, P's side of the row properties is kept with P (ExactRowProperties).
+        const double rowProperties =
+            spec.exactMethod ? 0.0 : ExactRowProperties::bytesFor(input.length());
         options.budget.require(
-            heads * length * length * bytesPerEntry,
+            heads * (length * length * bytesPerEntry + rowProperties),
             QStringLiteral("Keeping the L x L matrices (%1 x %2 matrices of %3 x %3)")
                 .arg(countOf(qint64(heads), QStringLiteral("head"), QStringLiteral("heads")))
                 .arg(matrices)
@@ -229,11 +232,14 @@ std::unique_ptr<Approximation<T>> approximateHead(const ExperimentSpec& spec, co
 }
 
 // P (when keepExact), P^ (when keepApprox) and O of the row pass into the head, or the kept
-// result's P and O.
+// result's P and O; P's side of the row properties, the kept one or that recorded.
 template <typename T>
 void storeAttention(HeadResult& head, const HeadResult* kept, Matrix<T>&& exact, Matrix<T>&& approx,
-                    const Matrix<T>& outputExact, bool keepExact, bool keepApprox)
+                    const Matrix<T>& outputExact, bool keepExact, bool keepApprox,
+                    std::shared_ptr<const ExactRowProperties> recorded)
 {
+    head.exactRowProperties =
+        kept && kept->exactRowProperties ? kept->exactRowProperties : std::move(recorded);
     if (kept) {
         head.attentionExact = kept->attentionExact;
         head.exactPyramid = kept->exactPyramid;
@@ -259,6 +265,14 @@ void addHeadMetrics(HeadResult& head, const std::vector<MetricsAccumulator>& acc
     metrics.addNonPositiveRows(qint64(head.nonPositiveRows.size()));
     head.metrics = metrics.metrics();
     allHeads.add(metrics);
+}
+
+// m resized to L x L (its entries not set), in huge pages where the system has them.
+template <typename Scalar>
+void allocateSquare(Matrix<Scalar>& m, Eigen::Index length)
+{
+    m.resize(length, length);
+    adviseHugePages(m.data(), std::size_t(m.size()) * sizeof(Scalar));
 }
 
 // comparison: the second checkpoint's head, whose exact attention is the approximate side
@@ -288,27 +302,18 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
     const bool pyramids = options.matrices && options.pyramids;
     // P and log Z: taken over from the kept result, or formed here.
     const Matrix<T>* keptP = kept ? kept->attentionExact.template as<T>() : nullptr;
-    Matrix<T> exact;
-    if (!keptP && options.matrices) {
-        exact.resize(length, length);
-        adviseHugePages(exact.data(), std::size_t(exact.size()) * sizeof(T));
-    }
-    Matrix<T> approx;
-    if (approximation && options.matrices) {
-        approx.resize(length, length);
-        adviseHugePages(approx.data(), std::size_t(approx.size()) * sizeof(T));
-    }
+    Matrix<T> exact, approx;
+    if (!keptP && options.matrices)
+        allocateSquare(exact, length);
+    if (approximation && options.matrices)
+        allocateSquare(approx, length);
     head.logNormaliser = keptP ? kept->logNormaliser : VectorD(length);
     const bool approxKernel =
         approximation && (comparison || methodInfo(spec.approximation.kind).hasKernel);
-    if (keepKernels) {
-        head.kernelExact.resize(length, length);
-        adviseHugePages(head.kernelExact.data(), std::size_t(head.kernelExact.size()) * 8);
-        if (approxKernel) {
-            head.kernelApprox.resize(length, length);
-            adviseHugePages(head.kernelApprox.data(), std::size_t(head.kernelApprox.size()) * 8);
-        }
-    }
+    if (keepKernels)
+        allocateSquare(head.kernelExact, length);
+    if (keepKernels && approxKernel)
+        allocateSquare(head.kernelApprox, length);
     HeadPyramids built;
     if (pyramids && !keptP)
         built.exact.emplace(length, length);
@@ -320,6 +325,12 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
     if (approximation)
         approxRows = approximation->rows(q, k, spec.causal);
     Matrix<T> outputExact(keptP ? 0 : length, v.cols());
+    // P's side of the row properties: the kept result's, or recorded here for the next one.
+    const ExactRowProperties* knownRows =
+        keptP && kept->exactRowProperties ? kept->exactRowProperties.get() : nullptr;
+    std::shared_ptr<ExactRowProperties> recordedRows;
+    if (!knownRows && approxRows && options.matrices)
+        recordedRows = std::make_shared<ExactRowProperties>(length);
     // One accumulator per row block, added up in block order: the sums, and so the metrics, do
     // not depend on which thread took which block.
     std::vector<MetricsAccumulator> accumulators((length + kRowBlock - 1) / kRowBlock);
@@ -362,7 +373,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
         MatrixD kernelApprox;
         approxRows->rows(begin, pApprox, approxKernel ? &kernelApprox : nullptr);
         accumulators[begin / kRowBlock].addAttentionRows<T>(begin, spec.causal, p, pApprox, &kernel,
-                                                            approxKernel ? &kernelApprox : nullptr);
+                                                            approxKernel ? &kernelApprox : nullptr,
+                                                            {knownRows, recordedRows.get()});
         if (keepKernels && approxKernel)
             head.kernelApprox.middleRows(begin, rows) = kernelApprox;
         if (built.approx) {
@@ -374,7 +386,7 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
     if (stopped)
         throw Cancelled();
     storeAttention(head, keptP ? kept : nullptr, std::move(exact), std::move(approx), outputExact,
-                   options.matrices, options.matrices && approximation);
+                   options.matrices, options.matrices && approximation, std::move(recordedRows));
     built.storeInto(head);
     addHeadMetrics(head, accumulators, allHeads);
 

@@ -49,6 +49,9 @@ struct HeadResult {
     std::shared_ptr<const DetailPyramid> exactPyramid;
     std::shared_ptr<const DetailPyramid> approxPyramid;
     std::shared_ptr<const DetailPyramid> errorPyramid;
+    // P's entropies, ranks and keys of largest weight for the row properties, when matrices were
+    // asked for and there is a P^: kept with P for the next approximation of the same input.
+    std::shared_ptr<const ExactRowProperties> exactRowProperties;
     std::vector<Eigen::Index> nonPositiveRows;
     AttentionMetrics metrics;
 };
@@ -66,8 +69,8 @@ struct ExperimentResult {
     // The approximate output (linear form, or streaming exact), its W, E, F drawn beforehand.
     double secondsApprox = 0;
     double secondsExact = 0;  // exact attention rows, output and metrics
-    // The exact side (P, O, log Z, P's pyramid) was taken over from ComputeOptions::sameInputAs;
-    // secondsExact then counts the metrics pass only.
+    // The exact side (P, O, log Z, P's pyramid and row properties) was taken over from
+    // ComputeOptions::sameInputAs; secondsExact then counts the metrics pass only.
     bool exactKept = false;
 };
 
@@ -79,9 +82,10 @@ struct ComputeOptions {
     // pass, while the rows are in cache.
     bool pyramids = false;
     // A result computed before from the same input (the caller vouches for that). When its exact
-    // side fits this request (the same scale, mask and precision, with P kept), its P, O, log Z
-    // and P's pyramid are shared instead of computed again: a new seed, m or feature map redraws
-    // only the approximation. The numbers are the same either way.
+    // side fits this request (the same scale, mask and precision, with P kept), its P, O, log Z,
+    // P's pyramid and P's side of the row properties (entropies, ranks) are shared instead of
+    // computed again: a new seed, m or feature map redraws only the approximation. The numbers
+    // are the same either way.
     std::shared_ptr<const ExperimentResult> sameInputAs;
     MemoryBudget budget;
     // Polled between blocks of work (and, through a CancellationScope, between the blocks of W's

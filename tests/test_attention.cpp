@@ -17,8 +17,10 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace attnlab;
@@ -85,6 +87,24 @@ ExperimentSpec randomSpec(int length, int headDim)
     spec.input.length = length;
     spec.input.headDim = headDim;
     return spec;
+}
+
+// The same double to the last bit (NaN equal to NaN).
+bool sameBits(double a, double b)
+{
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// The same row properties to the last bit: entropies, monotonicity and both rank curves.
+bool sameRowProperties(const RowProperties& a, const RowProperties& b)
+{
+    const auto sameCurve = [](const std::vector<double>& x, const std::vector<double>& y) {
+        return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), sameBits);
+    };
+    return sameBits(a.entropyExact, b.entropyExact) && sameBits(a.entropyApprox, b.entropyApprox) &&
+           sameBits(a.monotonicity, b.monotonicity) &&
+           sameCurve(a.rankCurveExact, b.rankCurveExact) &&
+           sameCurve(a.rankCurveApprox, b.rankCurveApprox);
 }
 
 }  // namespace
@@ -527,23 +547,30 @@ void TestAttention::errorMapsFollowTheirDefinitions()
 
 // Metrics, P^, the outputs and A of a result are identical (not merely close) whether the exact
 // side was computed or taken over from a result of the same input with another seed, m and
-// feature map; and P and P's pyramid are shared, not copied.
+// feature map, the row properties too (P's entropies and ranks kept; at L = 600 over every
+// other row); and P, P's pyramid and P's side of the row properties are shared, not copied,
+// also by a result that took them over in its turn.
 void TestAttention::keptExactSideGivesTheSameResult_data()
 {
     QTest::addColumn<bool>("causal");
     QTest::addColumn<QString>("precision");
-    QTest::newRow("float") << false << "float";
-    QTest::newRow("causal double") << true << "double";
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("heads");
+    QTest::newRow("float") << false << "float" << 200 << 2;
+    QTest::newRow("causal double") << true << "double" << 200 << 2;
+    QTest::newRow("causal float, L = 600") << true << "float" << 600 << 1;
 }
 
 void TestAttention::keptExactSideGivesTheSameResult()
 {
     QFETCH(bool, causal);
     QFETCH(QString, precision);
+    QFETCH(int, length);
+    QFETCH(int, heads);
     ExperimentSpec before;
     before.input.kind = InputKind::Random;
-    before.input.length = 200;
-    before.input.heads = 2;
+    before.input.length = length;
+    before.input.heads = heads;
     before.causal = causal;
     QVERIFY(parsePrecision(precision, &before.precision));
     const AttentionInput input = buildInput(before.input);
@@ -559,11 +586,18 @@ void TestAttention::keptExactSideGivesTheSameResult()
     const ExperimentResult fresh = compute(after, input, options);
     ComputeOptions reusing = options;
     reusing.sameInputAs = previous;
-    const ExperimentResult kept = compute(after, input, reusing);
-    QVERIFY(kept.exactKept);
+    const auto kept = std::make_shared<const ExperimentResult>(compute(after, input, reusing));
+    QVERIFY(kept->exactKept);
+    ExperimentSpec third = before;
+    third.approximation.seed = 7;
+    reusing.sameInputAs = kept;
+    const ExperimentResult keptTwice = compute(third, input, reusing);
+    QVERIFY(keptTwice.exactKept);
+    QVERIFY(sameRowProperties(keptTwice.metrics.properties,
+                              compute(third, input, options).metrics.properties));
     for (std::size_t h = 0; h < fresh.heads.size(); ++h) {
         const HeadResult& a = fresh.heads[h];
-        const HeadResult& b = kept.heads[h];
+        const HeadResult& b = kept->heads[h];
         QVERIFY(b.attentionExact.toDouble() == a.attentionExact.toDouble());
         QVERIFY(b.attentionApprox.toDouble() == a.attentionApprox.toDouble());
         QVERIFY(b.outputExact == a.outputExact);
@@ -572,12 +606,20 @@ void TestAttention::keptExactSideGivesTheSameResult()
         QCOMPARE(b.metrics.meanKl, a.metrics.meanKl);
         QCOMPARE(b.metrics.kernelMse, a.metrics.kernelMse);
         QCOMPARE(b.metrics.relFrobeniusOutput, a.metrics.relFrobeniusOutput);
+        QVERIFY(sameRowProperties(b.metrics.properties, a.metrics.properties));
         QCOMPARE(b.exactPyramid.get(), previous->heads[h].exactPyramid.get());
         QCOMPARE(b.attentionExact.as<float>(), previous->heads[h].attentionExact.as<float>());
         QCOMPARE(b.attentionExact.as<double>(), previous->heads[h].attentionExact.as<double>());
+        QVERIFY(previous->heads[h].exactRowProperties);
+        QCOMPARE(b.exactRowProperties.get(), previous->heads[h].exactRowProperties.get());
+        QCOMPARE(keptTwice.heads[h].exactRowProperties.get(),
+                 previous->heads[h].exactRowProperties.get());
     }
-    QCOMPARE(kept.metrics.meanTotalVariation, fresh.metrics.meanTotalVariation);
-    QCOMPARE(kept.metrics.maxAbsError, fresh.metrics.maxAbsError);
+    QCOMPARE(kept->metrics.meanTotalVariation, fresh.metrics.meanTotalVariation);
+    QCOMPARE(kept->metrics.maxAbsError, fresh.metrics.maxAbsError);
+    QVERIFY(sameRowProperties(kept->metrics.properties, fresh.metrics.properties));
+    QVERIFY(std::isfinite(fresh.metrics.properties.monotonicity));
+    QCOMPARE(fresh.metrics.properties.rankCurveExact.size(), std::size_t(kRankCurveLength));
 }
 
 // A previous result whose exact side differs (scale, mask, precision), or that kept no

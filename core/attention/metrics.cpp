@@ -32,10 +32,11 @@ template <typename T>
 void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
                                           const Eigen::Ref<const Matrix<T>>& p,
                                           const Eigen::Ref<const Matrix<T>>& pApprox,
-                                          const MatrixD* kernel, const MatrixD* kernelApprox)
+                                          const MatrixD* kernel, const MatrixD* kernelApprox,
+                                          ExactRowSide exactSide)
 {
     m_haveAttention = true;
-    m_properties.addRows<T>(begin, causal, p, pApprox);
+    m_properties.addRows<T>(begin, causal, p, pApprox, exactSide);
     const double largestFinite = double(std::numeric_limits<T>::max());
     // Clamping at T's smallest subnormal changes no positive value, and makes P_ij = 0 add 0 to
     // the KL sum (times a finite logarithm, whatever P^_ij is).
@@ -160,10 +161,12 @@ AttentionMetrics MetricsAccumulator::metrics() const
 template void MetricsAccumulator::addAttentionRows<float>(Eigen::Index, bool,
                                                           const Eigen::Ref<const Matrix<float>>&,
                                                           const Eigen::Ref<const Matrix<float>>&,
-                                                          const MatrixD*, const MatrixD*);
+                                                          const MatrixD*, const MatrixD*,
+                                                          ExactRowSide);
 template void MetricsAccumulator::addAttentionRows<double>(Eigen::Index, bool,
                                                            const Eigen::Ref<const MatrixD>&,
                                                            const Eigen::Ref<const MatrixD>&,
-                                                           const MatrixD*, const MatrixD*);
+                                                           const MatrixD*, const MatrixD*,
+                                                           ExactRowSide);
 
 }  // namespace attnlab

@@ -61,11 +61,12 @@ public:
     // Rows [begin, begin + p.rows()) of P and P^ (and of A and A^ when given, in double).
     // Causal: entries j > i are masked and left out of the means. Kernel entries beyond the
     // range of T (the precision the engine runs in), or not finite, count as overflow. The rows'
-    // entropies and monotonicity too (RowPropertiesAccumulator).
+    // entropies and monotonicity too (RowPropertiesAccumulator, P's side of them through
+    // exactSide).
     template <typename T>
     void addAttentionRows(Eigen::Index begin, bool causal, const Eigen::Ref<const Matrix<T>>& p,
                           const Eigen::Ref<const Matrix<T>>& pApprox, const MatrixD* kernel,
-                          const MatrixD* kernelApprox);
+                          const MatrixD* kernelApprox, ExactRowSide exactSide = {});
 
     // O and O^ of one head (in any order of heads).
     void addOutputs(const MatrixD& output, const MatrixD& outputApprox);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -93,6 +94,13 @@ double entropy(const Eigen::Ref<const Eigen::Array<T, 1, Eigen::Dynamic>>& p,
     return -sum;
 }
 
+// The rows of L the monotonicity and the curve are taken over: every propertyRowStride(L)-th.
+Eigen::Index sampledRows(Eigen::Index length)
+{
+    const Eigen::Index stride = std::max<Eigen::Index>(1, propertyRowStride(length));
+    return (length + stride - 1) / stride;
+}
+
 }  // namespace
 
 double spearmanCorrelation(const Eigen::Ref<const VectorD>& x, const Eigen::Ref<const VectorD>& y)
@@ -104,18 +112,60 @@ double spearmanCorrelation(const Eigen::Ref<const VectorD>& x, const Eigen::Ref<
                               ranks(y.data(), ascendingOrder(y.data(), n)));
 }
 
+ExactRowProperties::ExactRowProperties(Eigen::Index length)
+    : m_length(length),
+      m_stride(std::max<Eigen::Index>(1, propertyRowStride(length))),
+      m_entropy(length),
+      m_ranks(std::size_t(sampledRows(length) * length)),
+      m_top(std::size_t(sampledRows(length) * kRankCurveLength))
+{
+}
+
+double ExactRowProperties::bytesFor(Eigen::Index length)
+{
+    return 8.0 * double(length) +
+           double(sampledRows(length)) * (4.0 * double(length) + 4.0 * kRankCurveLength);
+}
+
+void ExactRowProperties::ranks(Eigen::Index i, Eigen::Index visible, VectorD& into) const
+{
+    into = Eigen::Map<const Eigen::VectorXf>(m_ranks.data() + i / m_stride * m_length, visible)
+               .cast<double>();
+}
+
+const std::uint32_t* ExactRowProperties::top(Eigen::Index i) const
+{
+    return m_top.data() + i / m_stride * kRankCurveLength;
+}
+
+void ExactRowProperties::setRow(Eigen::Index i, const VectorD& ranks,
+                                const std::vector<std::uint32_t>& top)
+{
+    Eigen::Map<Eigen::VectorXf>(m_ranks.data() + i / m_stride * m_length, ranks.size()) =
+        ranks.cast<float>();
+    std::copy(top.begin(), top.end(), m_top.begin() + i / m_stride * kRankCurveLength);
+}
+
 template <typename T>
 void RowPropertiesAccumulator::addRows(Eigen::Index begin, bool causal,
                                        const Eigen::Ref<const Matrix<T>>& p,
-                                       const Eigen::Ref<const Matrix<T>>& pApprox)
+                                       const Eigen::Ref<const Matrix<T>>& pApprox,
+                                       ExactRowSide exactSide)
 {
     const Eigen::Index keys = p.cols();
-    const Eigen::Index stride = (keys + kPropertyRows - 1) / kPropertyRows;
+    const Eigen::Index stride = propertyRowStride(keys);
     Eigen::Array<T, 1, Eigen::Dynamic> terms;
+    VectorD exactRanks;
+    std::vector<std::uint32_t> top;
     for (Eigen::Index r = 0; r < p.rows(); ++r) {
         const Eigen::Index i = begin + r;
         const Eigen::Index visible = causal ? std::min(i + 1, keys) : keys;
-        m_entropyExact += entropy<T>(p.row(r).head(visible).array(), terms);
+        const double exactEntropy = exactSide.known
+                                        ? exactSide.known->entropy(i)
+                                        : entropy<T>(p.row(r).head(visible).array(), terms);
+        if (exactSide.record)
+            exactSide.record->setEntropy(i, exactEntropy);
+        m_entropyExact += exactEntropy;
         m_entropyApprox += entropy<T>(pApprox.row(r).head(visible).array(), terms);
         m_entropyApproxDefined =
             m_entropyApproxDefined && (pApprox.row(r).head(visible).array() >= T(0)).all();
@@ -124,23 +174,31 @@ void RowPropertiesAccumulator::addRows(Eigen::Index begin, bool causal,
             continue;
         const T* exact = p.row(r).data();
         const T* approx = pApprox.row(r).data();
-        const std::vector<std::uint32_t> exactOrder = ascendingOrder(exact, std::size_t(visible));
+        // The keys by descending q.k (descending P; of equal P, the later key first), the first
+        // kRankCurveLength of them.
+        const std::size_t topCount = std::min<std::size_t>(std::size_t(visible), kRankCurveLength);
+        if (exactSide.known) {
+            exactSide.known->ranks(i, visible, exactRanks);
+            top.assign(exactSide.known->top(i), exactSide.known->top(i) + topCount);
+        } else {
+            const std::vector<std::uint32_t> exactOrder =
+                ascendingOrder(exact, std::size_t(visible));
+            exactRanks = ranks(exact, exactOrder);
+            top.assign(exactOrder.rbegin(), exactOrder.rbegin() + std::ptrdiff_t(topCount));
+            if (exactSide.record)
+                exactSide.record->setRow(i, exactRanks, top);
+        }
         if (visible >= 3) {
-            const double rho =
-                correlationOfRanks(ranks(exact, exactOrder),
-                                   ranks(approx, ascendingOrder(approx, std::size_t(visible))));
+            const double rho = correlationOfRanks(
+                exactRanks, ranks(approx, ascendingOrder(approx, std::size_t(visible))));
             if (std::isfinite(rho)) {
                 m_spearman += rho;
                 ++m_spearmanRows;
             }
         }
-        // The keys by descending q.k (descending P; of equal P, the later key first), the first
-        // kRankCurveLength of them.
-        const std::size_t top = std::min<std::size_t>(exactOrder.size(), kRankCurveLength);
-        for (std::size_t rank = 0; rank < top; ++rank) {
-            const std::uint32_t key = exactOrder[exactOrder.size() - 1 - rank];
-            m_curveExact[rank] += double(exact[key]);
-            m_curveApprox[rank] += double(approx[key]);
+        for (std::size_t rank = 0; rank < topCount; ++rank) {
+            m_curveExact[rank] += double(exact[top[rank]]);
+            m_curveApprox[rank] += double(approx[top[rank]]);
             ++m_curveRows[rank];
         }
     }
@@ -180,9 +238,11 @@ RowProperties RowPropertiesAccumulator::properties() const
 
 template void RowPropertiesAccumulator::addRows<float>(Eigen::Index, bool,
                                                        const Eigen::Ref<const Matrix<float>>&,
-                                                       const Eigen::Ref<const Matrix<float>>&);
+                                                       const Eigen::Ref<const Matrix<float>>&,
+                                                       ExactRowSide);
 template void RowPropertiesAccumulator::addRows<double>(Eigen::Index, bool,
                                                         const Eigen::Ref<const Matrix<double>>&,
-                                                        const Eigen::Ref<const Matrix<double>>&);
+                                                        const Eigen::Ref<const Matrix<double>>&,
+                                                        ExactRowSide);
 
 }  // namespace attnlab
