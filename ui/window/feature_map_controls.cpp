@@ -66,9 +66,10 @@ void FeatureMapControls::openSideBySide()
         m_sideBySide = new MethodsSideBySide(&m_window);
         m_sideBySide->setWindowFlag(Qt::Window);
     }
-    updateSideBySide();
+    // Shown first: updateSideBySide serves only a visible comparison.
     m_sideBySide->show();
     m_sideBySide->raise();
+    updateSideBySide();
 }
 
 void FeatureMapControls::updateSideBySide()
