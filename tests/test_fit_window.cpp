@@ -24,6 +24,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -217,10 +218,10 @@ void TestFitWindow::windowOpensTheSideBySideOnItsResult()
 {
     // Model > Methods Side by Side... compares the result the window shows as soon as it opens
     // (it used to wait for the window's next result: blank, its export white): exact P and each
-    // ticked method's P^ and error drawn, on screen and exported. The methods without a causal
-    // form are greyed out while the attention is causal, saying why (the default example reads a
-    // text with a language model; then a random input under the causal mask, then without it).
-    // Nothing ticked says to tick.
+    // ticked method's P^ and error drawn, on screen and exported; it follows the head the window
+    // shows. The methods without a causal form are greyed out while the attention is causal,
+    // saying why (the default example reads a text with a language model; then a random input
+    // under the causal mask, then without it). Nothing ticked says to tick.
     startAsFirstRun();
     MainWindow window(MainWindow::Start::DefaultExample);
     QVERIFY(showAndWait(window));
@@ -244,6 +245,14 @@ void TestFitWindow::windowOpensTheSideBySideOnItsResult()
     const QImage picture(path);
     keepGrab(picture, QStringLiteral("window-side-by-side.png"));
     QVERIFY(colourCount(picture) > 50);
+    // Another head in the window's view bar: the comparison follows.
+    const int head = window.viewSettings().head == 0 ? 1 : 0;
+    child<QSpinBox>(window, "viewHead")->setValue(head);
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QVERIFY2(child<HeatmapView>(view, "sideBySideExact")
+                 ->title()
+                 .contains(QStringLiteral("(head %1)").arg(head)),
+             qPrintable(child<HeatmapView>(view, "sideBySideExact")->title()));
 
     const auto nystrom = child<QCheckBox>(view, "sideBySide-nystrom");
     const auto greyedOutSaying = [&](const QString& why) {
