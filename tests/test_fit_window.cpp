@@ -2,7 +2,7 @@
 // progress, the loss curve, cancel, a failure that hands nothing over), the maps merged into the
 // session, the Method dock's Fit button, the Heads page ordered by entropy and monotonicity, the
 // Metrics dock's rows for them, and the methods side by side (every ticked method's maps and
-// numbers, exported as one picture).
+// numbers, exported as one picture; opened from the window on the result it shows).
 
 #include "attention/fitted_feature_maps.h"
 #include "experiment.h"
@@ -11,15 +11,20 @@
 #include "ui/experiment/methods_side_by_side.h"
 #include "ui/model/fit_features_dialog.h"
 #include "ui/model/head_grid_view.h"
+#include "ui/plotting/heatmap_view.h"
+#include "ui/window/feature_map_controls.h"
 
 #include "fitted_maps_support.h"
 #include "widget_support.h"
+#include "window_support.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -55,6 +60,7 @@ private slots:
     void methodDockOffersTheFit();
     void headsOrderByEntropyAndMonotonicity();
     void methodsSideBySideShowsEveryTickedMethod();
+    void windowOpensTheSideBySideOnItsResult();
 };
 
 void TestFitWindow::fitHandsTheMapsOverWithItsCurve()
@@ -206,6 +212,78 @@ void TestFitWindow::methodsSideBySideShowsEveryTickedMethod()
     const QImage picture(folder.filePath(QStringLiteral("side.png")));
     keepGrab(picture, QStringLiteral("side-by-side.png"));
     QVERIFY(colourCount(picture) > 50);
+}
+
+void TestFitWindow::windowOpensTheSideBySideOnItsResult()
+{
+    // Model > Methods Side by Side... compares the result the window shows as soon as it opens
+    // (it used to wait for the window's next result: blank, its export white): exact P and each
+    // ticked method's P^ and error drawn, on screen and exported; it follows the head the window
+    // shows. The methods without a causal form are greyed out while the attention is causal,
+    // saying why (the default example reads a text with a language model; then a random input
+    // under the causal mask, then without it). Nothing ticked says to tick.
+    startAsFirstRun();
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    window.featureMaps().openSideBySide();
+    MethodsSideBySide& view = *window.featureMaps().sideBySide();
+    QSignalSpy shown(&view, &MethodsSideBySide::shown);
+    QVERIFY(shown.count() > 0 || shown.wait(kResultTimeoutMs));
+    QCOMPARE(view.methods(), (std::vector<Method>{Method::FavorPositive, Method::Elu}));
+    QCOMPARE(view.results().size(), std::size_t(2));
+    QVERIFY(view.errorMessage().isEmpty());
+    const int length = int(resultOf(window).heads.front().attentionExact.rows());
+    for (const char* name : {"sideBySideExact", "sideBySideApprox0", "sideBySideError0",
+                             "sideBySideApprox1", "sideBySideError1"})
+        QCOMPARE(child<HeatmapView>(view, name)->rowCount(), length);
+    QWidget& figure = *child<QWidget>(view, "sideBySideFigure");
+    QTRY_VERIFY_WITH_TIMEOUT(colourCount(figure.grab().toImage()) > 50, 5000);
+    keepGrab(view.grab().toImage(), QStringLiteral("window-side-by-side-screen.png"));
+    QTemporaryDir folder;
+    const QString path = folder.filePath(QStringLiteral("side.png"));
+    view.exportFigure(path, FigureFormat::Png);
+    const QImage picture(path);
+    keepGrab(picture, QStringLiteral("window-side-by-side.png"));
+    QVERIFY(colourCount(picture) > 50);
+    // Another head in the window's view bar: the comparison follows.
+    const int head = window.viewSettings().head == 0 ? 1 : 0;
+    child<QSpinBox>(window, "viewHead")->setValue(head);
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QVERIFY2(child<HeatmapView>(view, "sideBySideExact")
+                 ->title()
+                 .contains(QStringLiteral("(head %1)").arg(head)),
+             qPrintable(child<HeatmapView>(view, "sideBySideExact")->title()));
+
+    const auto nystrom = child<QCheckBox>(view, "sideBySide-nystrom");
+    const auto greyedOutSaying = [&](const QString& why) {
+        for (const MethodInfo& info : methodsWithoutCausalForm()) {
+            const auto* box =
+                child<QCheckBox>(view, qPrintable(QStringLiteral("sideBySide-") + info.name));
+            if (box->isEnabled() || !box->toolTip().contains(why))
+                return false;
+        }
+        return true;
+    };
+    QVERIFY2(greyedOutSaying(QStringLiteral("language model")), qPrintable(nystrom->toolTip()));
+    ExperimentSpec random;
+    random.causal = true;
+    window.setSpec(random);
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QVERIFY2(greyedOutSaying(QStringLiteral("causal mask")), qPrintable(nystrom->toolTip()));
+    view.setMethods({Method::FavorPositive, Method::Nystrom});
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QCOMPARE(view.results().size(), std::size_t(1));
+    random.causal = false;
+    window.setSpec(random);
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QVERIFY(nystrom->isEnabled());
+    QCOMPARE(nystrom->toolTip(), methodInfo(Method::Nystrom).summary);
+    QCOMPARE(view.results().size(), std::size_t(2));
+
+    view.setMethods({});
+    QVERIFY(shown.wait(kResultTimeoutMs));
+    QVERIFY(view.results().empty());
+    QVERIFY2(view.errorMessage().contains(QStringLiteral("Tick")), qPrintable(view.errorMessage()));
 }
 
 QTEST_MAIN(TestFitWindow)

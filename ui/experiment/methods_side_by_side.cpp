@@ -113,7 +113,8 @@ void MethodsSideBySide::build()
     m_message = new QLabel;
     m_message->setObjectName(QStringLiteral("sideBySideMessage"));
     m_message->setWordWrap(true);
-    m_message->hide();
+    m_message->setText(tr("Waiting for the window's result: the comparison is of the head on "
+                          "show, with its input and parameters."));
     m_figure = new QWidget;
     m_figure->setObjectName(QStringLiteral("sideBySideFigure"));
     m_figure->setAutoFillBackground(true);
@@ -140,7 +141,19 @@ void MethodsSideBySide::setExperiment(const ExperimentSpec& spec,
     m_head = head;
     for (const auto& [method, box] : m_boxes) {
         const QSignalBlocker blocker(box);
-        box->setEnabled(methodInfo(method).hasCausalForm || !spec.causal);
+        const MethodInfo& info = methodInfo(method);
+        // A method without a causal form cannot serve causal attention: greyed out, saying why,
+        // while the attention is causal (its tick is kept for another input).
+        const bool serves = info.hasCausalForm || !spec.causal;
+        box->setEnabled(serves);
+        box->setToolTip(
+            info.summary +
+            (serves ? QString()
+                    : QLatin1Char('\n') + (causalReason(spec.input) == CausalBecause::LanguageModel
+                                               ? tr("No causal form: not compared, since a "
+                                                    "language model's attention is causal.")
+                                               : tr("No causal form: not compared while the "
+                                                    "causal mask is on."))));
         if (first)
             box->setChecked(tickedAtFirst(method, spec) && box->isEnabled());
     }

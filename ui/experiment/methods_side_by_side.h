@@ -23,7 +23,8 @@ class HeatmapView;
 // the relative error of P, the mean row KL, the mean row entropy of P^ against P's, and its
 // monotonicity in q.k (row_properties.h). Every method runs on the same input, head, scale and
 // mask (one BackgroundJob runs them all: the newest request wins). The whole figure exports as
-// one picture (PNG at twice the size, SVG or PDF).
+// one picture (PNG at twice the size, SVG or PDF). Until its first experiment it says it waits for
+// one; with nothing ticked it says to tick methods.
 class MethodsSideBySide : public QWidget {
     Q_OBJECT
 
@@ -36,7 +37,7 @@ public:
     void setExperiment(const ExperimentSpec& spec, std::shared_ptr<const AttentionInput> input,
                        int head);
     // The methods shown, in registry order (those without a causal form are left out when the
-    // attention is causal).
+    // attention is causal: their boxes are greyed out, their tooltips saying why).
     void setMethods(const std::vector<Method>& methods);
     std::vector<Method> methods() const;
 

@@ -26,6 +26,7 @@ FeatureMapControls::FeatureMapControls(MainWindow& window, QMenuBar* bar)
     side->setObjectName(QStringLiteral("sideBySideAction"));
     connect(&window.controller(), &ExperimentController::resultReady, this,
             &FeatureMapControls::updateSideBySide);
+    connect(&window, &MainWindow::viewChanged, this, &FeatureMapControls::updateSideBySide);
 }
 
 void FeatureMapControls::openFitDialog()
@@ -66,9 +67,10 @@ void FeatureMapControls::openSideBySide()
         m_sideBySide = new MethodsSideBySide(&m_window);
         m_sideBySide->setWindowFlag(Qt::Window);
     }
-    updateSideBySide();
+    // Shown first: updateSideBySide serves only a visible comparison.
     m_sideBySide->show();
     m_sideBySide->raise();
+    updateSideBySide();
 }
 
 void FeatureMapControls::updateSideBySide()
@@ -76,7 +78,13 @@ void FeatureMapControls::updateSideBySide()
     const Computation& current = m_window.controller().current();
     if (!m_sideBySide || !m_sideBySide->isVisible() || !current.result || !current.input)
         return;
-    m_sideBySide->setExperiment(current.result->spec, current.input, m_window.viewSettings().head);
+    // Another error kind or colour map of the same head computes nothing again.
+    const int head = m_window.viewSettings().head;
+    if (m_sideBySideResult.lock() == current.result && m_sideBySideHead == head)
+        return;
+    m_sideBySideResult = current.result;
+    m_sideBySideHead = head;
+    m_sideBySide->setExperiment(current.result->spec, current.input, head);
 }
 
 }  // namespace attnlab::ui

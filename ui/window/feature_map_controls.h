@@ -8,6 +8,10 @@
 
 class QMenuBar;
 
+namespace attnlab {
+struct ExperimentResult;
+}
+
 namespace attnlab::ui {
 
 class FitFeaturesDialog;
@@ -18,9 +22,10 @@ class MethodsSideBySide;
 // Feature Maps to This Model... (also the Method dock's Fit to This Model button), which opens
 // FitFeaturesDialog for the spec's model, layer and shown head; and Methods Side by Side..., which
 // shows the shown head under several methods at once (MethodsSideBySide, following the window's
-// input, head and method parameters). Maps the dialog hands over become the spec's, as one
-// undoable step, with the method switched to hedgehog when it was one without them; the session
-// keeps them (saved beside the session file when they have no file of their own).
+// input, head and method parameters: each new result, each other head shown). Maps the dialog
+// hands over become the spec's, as one undoable step, with the method switched to hedgehog when
+// it was one without them; the session keeps them (saved beside the session file when they have
+// no file of their own).
 class FeatureMapControls : public QObject {
     Q_OBJECT
 
@@ -42,6 +47,9 @@ private:
     MainWindow& m_window;
     FitFeaturesDialog* m_fit = nullptr;
     MethodsSideBySide* m_sideBySide = nullptr;
+    // The result and head the comparison was last handed (the result not kept alive).
+    std::weak_ptr<const ExperimentResult> m_sideBySideResult;
+    int m_sideBySideHead = -1;
 };
 
 }  // namespace attnlab::ui

@@ -506,6 +506,7 @@ void MainWindow::setViewSettings(const ViewSettings& settings)
     m_view = settings;
     refreshViews();
     markDirty();
+    emit viewChanged();
 }
 
 void MainWindow::markDirty()

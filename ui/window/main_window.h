@@ -152,6 +152,8 @@ signals:
     void resultShown();
     // The error histograms show the distribution of the latest result (binned on a worker).
     void distributionShown();
+    // The views show new view settings (another head, error kind, ...) of the same result.
+    void viewChanged();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
