@@ -5,11 +5,11 @@
 // where core's firstDivergence says; Cancel stops between tokens within a bounded time and the
 // page generates again; a method without a recurrent form is refused with the registry's reason;
 // input without a language model says what the page needs, and a text model's input gets the
-// controls whatever image the spec still names; the run exports as `generate` writes
-// it; in the window, the Stepper page follows the chosen head and shows the state the generation
-// reported; the page's state comes back from a session, and a session that showed a generation
-// generates again; the page grabs with its text whole and its charts drawn at 1600 x 1000 and
-// 1280 x 800.
+// controls whatever image the spec still names; a character whose bytes span tokens reads whole
+// in the running texts; the run exports as `generate` writes it; in the window, the Stepper page
+// follows the chosen head and shows the state the generation reported; the page's state comes
+// back from a session, and a session that showed a generation generates again; the page grabs
+// with its text whole and its charts drawn at 1600 x 1000 and 1280 x 800.
 
 #include "attention/approximation.h"
 #include "attention/recurrent_attention.h"

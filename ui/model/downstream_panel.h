@@ -65,7 +65,8 @@ public:
     // input they were computed on, as JSON for the session. setState throws InputError naming
     // the field, changing nothing; fields it lacks keep their controls, except the rows: a state
     // without rows has no sweep. Rows without their input (an older session's) are of
-    // sessionSpec's input when a model reads it, else of an unknown earlier input.
+    // sessionSpec's input when a model reads it (until its comparison finds another length than
+    // theirs), else of an unknown earlier input.
     QJsonObject state() const;
     void setState(const QJsonObject& state, const ExperimentSpec& sessionSpec = {});
 
