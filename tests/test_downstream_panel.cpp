@@ -59,6 +59,7 @@ private slots:
     void oneReplacedLayerIsCompared();
     void sweepGivesOneRowPerCaseAndComesBackWithTheState();
     void sessionRowsKeepTheirWindow();
+    void olderSessionRowsAreOfTheSessionsInput();
     void badStateIsRefusedWhole();
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
     void narrowKlRangeHasDistinctTickLabels();
@@ -196,15 +197,26 @@ void TestDownstreamPanel::sweepGivesOneRowPerCaseAndComesBackWithTheState()
     }
     QCOMPARE(restored.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->text(),
              QStringLiteral("4, 32"));
-    // The restored rows belong to the input that comes with them; another text drops them.
+    // The restored rows keep the input they were computed on: its model and length in the
+    // chart's subtitle, whatever the window's input; another text marks them as of an earlier
+    // input, and their own text again does not.
+    const QString subtitle = panel.chart()->subtitle();
+    QCOMPARE(subtitle, QStringLiteral("tiny-gpt2-f16, %1 tokens").arg(rows.front().tokens));
     restored.setExperiment(modelInputSpec(kModel, kText));
     QVERIFY(waitForComparison(restored));
     QCOMPARE(restored.sweepRows().size(), rows.size());
+    QCOMPARE(restored.chart()->subtitle(), subtitle);
     ExperimentSpec other = modelInputSpec(kModel, kText);
     other.input.text = QStringLiteral("the hat");
     restored.setExperiment(other);
-    QVERIFY(restored.sweepRows().empty());
-    QVERIFY(restored.chart()->rows().empty());
+    QVERIFY(waitForComparison(restored));
+    QCOMPARE(restored.chart()->rows().size(), rows.size());
+    QVERIFY(restored.chart()->subtitle().startsWith(subtitle + QStringLiteral(" \u2014 from an "
+                                                                              "earlier input")));
+    QCOMPARE(restored.state()["rows_input"], panel.state()["rows_input"]);
+    restored.setExperiment(modelInputSpec(kModel, kText));
+    QVERIFY(waitForComparison(restored));
+    QCOMPARE(restored.chart()->subtitle(), subtitle);
 
     // A state without rows (a scenario's) replaces the sweep on screen by none, whatever the
     // input that comes with it.
@@ -235,13 +247,59 @@ void TestDownstreamPanel::sessionRowsKeepTheirWindow()
     QCOMPARE(read.front().window, 0);
 }
 
+// Rows of a session from before "rows_input" are of the session's input when a model reads it
+// and their length is its text's; a session saved on other input (the QA's: the Random tab), or
+// rows of another length, are of an unknown earlier input, which the chart says, rather than
+// naming the text the window reads now.
+void TestDownstreamPanel::olderSessionRowsAreOfTheSessionsInput()
+{
+    const ExperimentSpec model = modelInputSpec(kModel, kText);
+    const int tokens = int(modelTokens(*loadModel(kModel), kText, false).ids.size());
+    ModelEvalRow row;
+    row.method = QStringLiteral("favor-positive");
+    row.features = 64;
+    row.layers = QStringLiteral("all");
+    row.tokens = tokens;
+    row.top1Agreement = 0.125;
+    DownstreamPanel panel;
+    panel.setState(QJsonObject{{"rows", modelEvalRowsJson({row})}}, model);
+    panel.setExperiment(model);
+    QVERIFY(waitForComparison(panel));
+    QCOMPARE(panel.chart()->subtitle(), QStringLiteral("tiny-gpt2-f16, %1 tokens").arg(tokens));
+
+    row.tokens = 48;
+    const QJsonObject older{{"rows", modelEvalRowsJson({row})}};
+    DownstreamPanel longer;
+    longer.setState(older, model);
+    longer.setExperiment(model);
+    QVERIFY(waitForComparison(longer));
+    QVERIFY(longer.chart()->subtitle().startsWith(
+        QStringLiteral("tiny-gpt2-f16, 48 tokens \u2014 from an earlier input")));
+
+    ExperimentSpec random = model;
+    random.input.kind = InputKind::Random;
+    DownstreamPanel other;
+    other.setState(older, random);
+    other.setExperiment(model);
+    QVERIFY(waitForComparison(other));
+    QVERIFY(other.chart()->subtitle().startsWith(
+        QStringLiteral("48 tokens \u2014 from an earlier input")));
+    QCOMPARE(other.chart()->rows().size(), std::size_t(1));
+    // Saved again, they stay of their unknown input.
+    DownstreamPanel again;
+    again.setState(other.state(), model);
+    again.setExperiment(model);
+    QVERIFY(waitForComparison(again));
+    QCOMPARE(again.chart()->subtitle(), other.chart()->subtitle());
+}
+
 void TestDownstreamPanel::badStateIsRefusedWhole()
 {
     DownstreamPanel panel;
     const QJsonObject before = panel.state();
     for (const QJsonObject& bad :
          {QJsonObject{{"sweep_m", "16,x"}}, QJsonObject{{"sweep_seeds", 0}},
-          QJsonObject{{"replaced_layers", "some"}},
+          QJsonObject{{"replaced_layers", "some"}}, QJsonObject{{"rows_input", 3}},
           QJsonObject{{"sweep_m", "8"}, {"rows", QJsonArray{QJsonObject{{"method", "elu"}}}}}}) {
         QVERIFY_THROWS_EXCEPTION(InputError, panel.setState(bad));
         QCOMPARE(panel.state(), before);

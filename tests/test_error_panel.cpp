@@ -152,6 +152,7 @@ private slots:
     void panelExportsPlotAndData();
     void panelStateRoundTripsWithoutComputing();
     void panelRejectsAMalformedState();
+    void panelNotesAResultOfAnEarlierInput();
 
     void distributionCountsMatchADirectCount_data();
     void distributionCountsMatchADirectCount();
@@ -496,6 +497,36 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     // The features sweep kept its own values text.
     child<QComboBox>(restored, "errorsSweepKind")->setCurrentIndex(0);
     QCOMPARE(child<QLineEdit>(restored, "errorsValues")->text(), QStringLiteral("4, 8"));
+}
+
+// Property: the chart's subtitle describes the input the sweep ran on, whatever the window's;
+// when the window's input is another (the QA's: a session's sweep on text beside a model's
+// input), the chart says that its sweep is of an earlier input, and no longer once the input is
+// the sweep's again.
+void TestErrorPanel::panelNotesAResultOfAnEarlierInput()
+{
+    ErrorAnalysisPanel panel;
+    prepare(panel, 16, 8, "4, 8", 2);
+    QVERIFY(sweepFinishes(panel, kSweepTimeoutMs));
+    const QString subtitle = panel.chart()->subtitle();
+    QVERIFY(subtitle.startsWith("random input, L = 16, d = 8"));
+    const ExperimentSpec swept = panel.result().spec.experiment;
+    ExperimentSpec other = swept;
+    other.input.length = 25;
+    panel.setInput(other, std::make_shared<const AttentionInput>(buildInput(other.input)));
+    QVERIFY(child<QLabel>(panel, "errorsInput")->text().contains("L = 25"));
+    QVERIFY(panel.chart()->subtitle().startsWith(subtitle));
+    QVERIFY(panel.chart()->subtitle().endsWith(
+        QStringLiteral("\u2014 from an earlier input: Run to sweep the current one")));
+
+    // Restored from a session beside another input: noted as well.
+    ErrorAnalysisPanel restored;
+    restored.setState(panel.state());
+    restored.setInput(other, std::make_shared<const AttentionInput>(buildInput(other.input)));
+    QCOMPARE(restored.chart()->subtitle(), panel.chart()->subtitle());
+
+    panel.setInput(swept, std::make_shared<const AttentionInput>(buildInput(swept.input)));
+    QCOMPARE(panel.chart()->subtitle(), subtitle);
 }
 
 // Property: a malformed state throws InputError naming the field and changes nothing.

@@ -4,11 +4,12 @@
 // exactly the tokens core/generation gives for the same spec, with the first divergence marked
 // where core's firstDivergence says; Cancel stops between tokens within a bounded time and the
 // page generates again; a method without a recurrent form is refused with the registry's reason;
-// input without a language model says what the page needs; the run exports as `generate` writes
-// it; in the window, the Stepper page follows the chosen head and shows the state the generation
-// reported; the page's state comes back from a session, and a session that showed a generation
-// generates again; the page grabs with its text whole and its charts drawn at 1600 x 1000 and
-// 1280 x 800.
+// input without a language model says what the page needs, and a text model's input gets the
+// controls whatever image the spec still names; a character whose bytes span tokens reads whole
+// in the running texts; the run exports as `generate` writes it; in the window, the Stepper page
+// follows the chosen head and shows the state the generation reported; the page's state comes
+// back from a session, and a session that showed a generation generates again; the page grabs
+// with its text whole and its charts drawn at 1600 x 1000 and 1280 x 800.
 
 #include "attention/approximation.h"
 #include "attention/recurrent_attention.h"
@@ -45,6 +46,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTextDocument>
 #include <QTextEdit>
 #include <QTest>
 #include <QToolButton>
@@ -107,6 +109,8 @@ private slots:
     void cancelStopsBetweenTokensAndThePageGeneratesAgain();
     void aMethodWithoutARecurrentFormIsRefusedWithItsReason();
     void otherInputSaysWhatThePageNeeds();
+    void aTextModelAfterAnImageGetsTheControls();
+    void aCharacterSplitOverTokensReadsWhole();
     void aRunThatCannotStartSaysWhy();
     void theRunExportsAsTheCommandWritesIt();
     void theStepperFollowsTheChosenHead();
@@ -173,10 +177,26 @@ void TestGeneratePage::generateGivesNTokensInBothColumns()
     for (int row = 0; row < tokens; ++row)
         QCOMPARE(table->item(row, 0)->text().startsWith(QStringLiteral("\u25b6")),
                  row == divergence);
-    if (divergence >= 0)
+    // "agree on the first 0 of N tokens" read as if they agreed: a run that parts at once says
+    // so.
+    if (divergence == 0)
+        QVERIFY2(page.summaryText().startsWith(
+                     QStringLiteral("The continuations differ from the first of %1 tokens: step 0")
+                         .arg(tokens)),
+                 qPrintable(page.summaryText()));
+    else if (divergence > 0)
         QVERIFY2(page.summaryText().contains(
                      QStringLiteral("first %1 of %2").arg(divergence).arg(tokens)),
                  qPrintable(page.summaryText()));
+    // The running texts are the continuations decoded whole.
+    for (const auto& [name, ids] : {std::pair{"generateExactText", expected.exactIds},
+                                    std::pair{"generateApproxText", expected.approxIds}}) {
+        const ContinuationText text = continuationText(loaded->tokenizer(), expected.promptIds, ids,
+                                                       divergence < 0 ? tokens : divergence);
+        QTextDocument document;
+        document.setHtml((text.agreed + text.rest).toHtmlEscaped());  // white space as shown
+        QVERIFY(child<QTextEdit>(page, name)->toPlainText().endsWith(document.toPlainText()));
+    }
     for (const GenerationChartKind kind :
          {GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory})
         QVERIFY(page.chart(kind)->graphCount() > 0 &&
@@ -255,6 +275,63 @@ void TestGeneratePage::otherInputSaysWhatThePageNeeds()
     QVERIFY(message->text().contains(QStringLiteral("trained text model")));
     QVERIFY(!child<QPushButton>(page, "generateRun")->isVisible());
     QVERIFY(!page.refusal().isEmpty());
+}
+
+// The QA's steps: the Image tab once (its image stays in the spec), then the Text tab read by the
+// built-in model. The page offers its controls: the image path says nothing of the text's model.
+void TestGeneratePage::aTextModelAfterAnImageGetsTheControls()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window, QSize(1600, 1000)));
+    auto* tabs = child<QTabWidget>(window, "inputTabs");
+    tabs->setCurrentIndex(1);  // Image: a sample photo's patches
+    QVERIFY(waitForResult(window));
+    tabs->setCurrentIndex(0);  // Text, read by the built-in KJV Llama
+    QVERIFY(waitForResult(window));
+    const InputSpec& input = window.controller().spec().input;
+    QCOMPARE(input.kind, InputKind::Model);
+    QVERIFY(!input.imagePath.isEmpty());
+    window.showPage(MainWindow::GeneratePage);
+    GenerationPage& page = *window.generationPage();
+    QVERIFY(page.refusal().isEmpty());
+    QVERIFY(!child<QLabel>(page, "generateMessage")->isVisible());
+    QVERIFY(child<QPushButton>(page, "generateRun")->isVisible());
+    QVERIFY(child<QPushButton>(page, "generateRun")->isEnabled());
+    child<QSpinBox>(page, "generateTokens")->setValue(3);
+    QVERIFY(clickGenerate(page));
+    QCOMPARE(page.steps().size(), std::size_t(3));
+}
+
+// A byte-level BPE splits a character's UTF-8 bytes over tokens (the built-in GPT-2's "é" and
+// "日"): the continuation's text is decoded whole, never a token at a time, so that wherever the
+// continuations part, the agreed part and the rest read the text without U+FFFD; a character
+// split between the prompt and the continuation belongs to the continuation.
+void TestGeneratePage::aCharacterSplitOverTokensReadsWhole()
+{
+    const auto model = loadModel(kKjvGpt2);
+    const TextTokenizer& tokenizer = model->tokenizer();
+    const QString added = QStringLiteral(" seven\u00e9 \u65e5 days");
+    const std::vector<int> prompt = tokenizer.encode(QStringLiteral("And God said"));
+    const std::vector<int> ids = tokenizer.encode(added);
+    QCOMPARE(tokenizer.decode(ids), added);
+    bool split = false;  // some cut falls inside a character
+    for (std::size_t agree = 0; agree <= ids.size(); ++agree) {
+        const ContinuationText text = continuationText(tokenizer, prompt, ids, int(agree));
+        QCOMPARE(text.agreed + text.rest, added);
+        QVERIFY(!text.agreed.contains(QChar(0xfffd)) && !text.rest.contains(QChar(0xfffd)));
+        split = split || tokenizer.decode({ids.begin(), ids.begin() + std::ptrdiff_t(agree)})
+                             .contains(QChar(0xfffd));
+    }
+    QVERIFY(split);
+
+    // The prompt ends within "日": its last bytes begin the continuation.
+    const std::vector<int> both = tokenizer.encode(QStringLiteral("And God said \u65e5"));
+    const std::vector<int> head(both.begin(), both.end() - 1);
+    QVERIFY(tokenizer.decode(head).endsWith(QChar(0xfffd)));
+    const ContinuationText text = continuationText(tokenizer, head, {both.back()}, 0);
+    QCOMPARE(text.agreed, QString());
+    QCOMPARE(text.rest, QStringLiteral(" \u65e5").right(text.rest.size()));
+    QVERIFY(text.rest.endsWith(QChar(0x65e5)));
 }
 
 // More tokens than the model's positions leave after the prompt: the run fails with core's

@@ -250,6 +250,8 @@ void ErrorAnalysisPanel::setInput(const ExperimentSpec& spec,
     m_inputSpec = spec;
     m_input = std::move(input);
     updateInputLabel();
+    if (resultOfAnEarlierInput() != m_notedEarlier)
+        showResult();  // the chart notes a sweep of an earlier input, or no longer
     // A method without a causal form cannot serve causal attention: greyed out, and left out of
     // the sweep, while the input is causal (its tick is kept for another input).
     for (const MethodInfo& info : approximationMethods()) {
@@ -468,12 +470,30 @@ void ErrorAnalysisPanel::sweepFailed()
     showResult();
 }
 
+bool ErrorAnalysisPanel::resultOfAnEarlierInput() const
+{
+    // What a sweep reads of the window's experiment: the input, s, the mask and the precision.
+    const auto key = [](const ExperimentSpec& spec) {
+        ExperimentSpec key;
+        key.input = spec.input;
+        key.scale = spec.scale;
+        key.causal = spec.causal;
+        key.precision = spec.precision;
+        return key.toJson();
+    };
+    return m_input && !m_result.rows.empty() && key(m_result.spec.experiment) != key(m_inputSpec);
+}
+
 void ErrorAnalysisPanel::showResult()
 {
+    m_notedEarlier = resultOfAnEarlierInput();
     if (m_result.rows.empty())
         m_chart->clear();
     else
-        m_chart->setResult(m_result, metric(), axis());
+        m_chart->setResult(m_result, metric(), axis(),
+                           m_notedEarlier
+                               ? tr(" \u2014 from an earlier input: Run to sweep the current one")
+                               : QString());
     setExportEnabled(!m_result.rows.empty());
 }
 

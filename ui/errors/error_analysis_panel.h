@@ -87,8 +87,12 @@ private:
     void addRow(const ErrorSweepResult& header, const ErrorRow& row, int total);
     // The sweep returned (finished or cancelled): shows all its rows.
     void finishSweep(ErrorSweepResult result);
-    // Shows m_result on the chart (or the hint when it has no row).
+    // Shows m_result on the chart (or the hint when it has no row), noting a sweep of another
+    // input than the current one (resultOfAnEarlierInput).
     void showResult();
+    // The result shown was swept on an input other than the window's current one (another
+    // input, or s, mask or precision).
+    bool resultOfAnEarlierInput() const;
     // The sweep kind changed: swaps the values text and enables the m of fixed-m sweeps.
     void sweepKindChanged();
     void updateInputLabel();
@@ -97,7 +101,8 @@ private:
     ExperimentSpec m_inputSpec;
     std::shared_ptr<const AttentionInput> m_input;
     ErrorSweepResult m_result;
-    QTimer m_refresh;                            // coalesces chart redraws while rows arrive
+    bool m_notedEarlier = false;  // the chart notes that m_result is of an earlier input
+    QTimer m_refresh;             // coalesces chart redraws while rows arrive
     QMap<ErrorSweepKind, QString> m_valuesText;  // the values entered for each sweep kind
     ErrorSweepKind m_shownKind = ErrorSweepKind::Features;
 

@@ -175,7 +175,8 @@ ErrorChart::ErrorChart(QWidget* parent) : HeadedChart(parent, 10.5, 36)
     clear();
 }
 
-void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis)
+void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, ErrorAxis axis,
+                           const QString& note)
 {
     removeResult();
     m_hasResult = true;
@@ -247,6 +248,7 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
     }
     if (result.cancelled)
         subtitle += tr(" (cancelled: the rows finished)");
+    subtitle += note;
     setTitle(titleText);
     setSubtitle(subtitle);
     showPlot(true);

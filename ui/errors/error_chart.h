@@ -67,10 +67,11 @@ public:
 
     explicit ErrorChart(QWidget* parent = nullptr);
 
-    // Shows `metric` of `result`. May be called again as rows arrive (a partial result), or with
-    // another metric; redraws (queued).
+    // Shows `metric` of `result`, the subtitle (which describes the result's input) followed by
+    // `note`. May be called again as rows arrive (a partial result), or with another metric;
+    // redraws (queued).
     void setResult(const ErrorSweepResult& result, ErrorMetric metric,
-                   ErrorAxis axis = ErrorAxis::Value);
+                   ErrorAxis axis = ErrorAxis::Value, const QString& note = QString());
     // Shows no result: the plot's place holds a hint to run a sweep.
     void clear();
     bool hasResult() const { return m_hasResult; }

@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab::ui {
@@ -21,6 +22,30 @@ QString shownToken(const QString& label)
 }
 
 }  // namespace
+
+ContinuationText continuationText(const TextTokenizer& tokenizer, const std::vector<int>& promptIds,
+                                  const std::vector<int>& ids, int agree)
+{
+    // The prompt and the continuation's first `count` tokens, decoded together.
+    const auto decoded = [&](std::size_t count) {
+        std::vector<int> all = promptIds;
+        all.insert(all.end(), ids.begin(), ids.begin() + std::ptrdiff_t(count));
+        return tokenizer.decode(all);
+    };
+    const QString whole = decoded(ids.size());
+    // How much of the whole text the first `count` tokens give: the text they decode to, less
+    // the U+FFFD of a character whose bytes they end within.
+    const auto length = [&](std::size_t count) {
+        QString part = decoded(count);
+        while (!part.isEmpty() && !whole.startsWith(part))
+            part.chop(1);
+        return part.size();
+    };
+    const qsizetype promptEnd = length(0);
+    const qsizetype agreedEnd = std::max(
+        promptEnd, length(std::clamp<std::size_t>(std::size_t(std::max(agree, 0)), 0, ids.size())));
+    return {whole.mid(promptEnd, agreedEnd - promptEnd), whole.mid(agreedEnd)};
+}
 
 ContinuationView::ContinuationView(QWidget* parent) : QTableWidget(0, ColumnCount, parent)
 {

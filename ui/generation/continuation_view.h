@@ -1,10 +1,26 @@
 #pragma once
 
 #include "generation/generation.h"
+#include "model/text_tokenizer.h"
 
 #include <QTableWidget>
 
+#include <vector>
+
 namespace attnlab::ui {
+
+// A continuation as text: the part of its first `agree` tokens (where the two continuations
+// agree) and the rest.
+struct ContinuationText {
+    QString agreed;
+    QString rest;
+};
+// The text the continuation `ids` adds to the prompt, decoded with the prompt's ids before it (a
+// byte-level BPE may split a character's UTF-8 bytes over tokens, even over the prompt's last
+// and the continuation's first): the whole text is valid, and the cut after `agree` tokens falls
+// before a character it would split (which then belongs to the rest).
+ContinuationText continuationText(const TextTokenizer& tokenizer, const std::vector<int>& promptIds,
+                                  const std::vector<int>& ids, int agree);
 
 // The two continuations of a generation side by side, token by token: a row per generated token
 // with its step (its tooltip gives the position it follows), the exact run's token, the

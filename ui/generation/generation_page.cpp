@@ -224,10 +224,11 @@ void GenerationPage::setExperiment(const ExperimentSpec& spec,
 {
     m_spec = spec;
     m_input = std::move(input);
+    // The input says whether a language model read it (a ViT's image input has no model info);
+    // the spec's image path says nothing of it: the Image tab's image stays in the spec while
+    // the Text tab's model reads the text.
     const std::optional<LanguageModelInfo> info =
-        m_input && spec.input.kind == InputKind::Model && spec.input.imagePath.isEmpty()
-            ? m_input->model
-            : std::nullopt;
+        m_input && spec.input.kind == InputKind::Model ? m_input->model : std::nullopt;
     m_haveModel = info.has_value();
     m_controls->setInputText(spec.input.text);
     if (!m_haveModel) {
@@ -414,12 +415,10 @@ void GenerationPage::refresh()
     const std::vector<int> approx = approxIds();
     const QString title = methodInfo(method).title.toHtmlEscaped();
     const auto text = [&](const std::vector<int>& ids, const QString& name) {
-        const int agree = divergence < 0 ? int(ids.size()) : divergence;
-        const std::vector<int> same(ids.begin(), ids.begin() + agree);
-        const std::vector<int> rest(ids.begin() + agree, ids.end());
+        const ContinuationText shown = continuationText(
+            tokenizer, m_promptIds, ids, divergence < 0 ? int(ids.size()) : divergence);
         return tr("<b>%1:</b> %2<span style='color:#b01c1c'>%3</span>")
-            .arg(name, tokenizer.decode(same).toHtmlEscaped(),
-                 tokenizer.decode(rest).toHtmlEscaped());
+            .arg(name, shown.agreed.toHtmlEscaped(), shown.rest.toHtmlEscaped());
     };
     m_exactText->setHtml(text(exact, tr("Exact")));
     m_approxText->setHtml(text(approx, title));
@@ -431,16 +430,21 @@ void GenerationPage::refresh()
             ++klCount;
         }
     const int n = int(m_steps.size());
-    QString summary =
-        divergence < 0
-            ? tr("The two continuations agree on all %1 tokens so far.").arg(n)
-            : tr("The continuations agree on the first %1 of %2 tokens, then part: step %1 is "
-                 "<b>%3</b> exact against <b>%4</b> with %5.")
-                  .arg(divergence)
-                  .arg(n)
-                  .arg(tokenLabel(m_steps[std::size_t(divergence)].exactToken).toHtmlEscaped(),
-                       tokenLabel(m_steps[std::size_t(divergence)].approxToken).toHtmlEscaped(),
-                       title);
+    QString summary;
+    if (divergence < 0) {
+        summary = tr("The two continuations agree on all %1 tokens so far.").arg(n);
+    } else {
+        const GenerationStep& parted = m_steps[std::size_t(divergence)];
+        summary = (divergence == 0 ? tr("The continuations differ from the first of %2 tokens: "
+                                        "step %1 is <b>%3</b> exact against <b>%4</b> with %5.")
+                                   : tr("The continuations agree on the first %1 of %2 tokens, "
+                                        "then part: step %1 is <b>%3</b> exact against <b>%4</b> "
+                                        "with %5."))
+                      .arg(divergence)
+                      .arg(n)
+                      .arg(tokenLabel(parted.exactToken).toHtmlEscaped(),
+                           tokenLabel(parted.approxToken).toHtmlEscaped(), title);
+    }
     if (n > 0) {
         const GenerationStep& last = m_steps.back();
         summary += tr(" Mean teacher-forced KL %1 nats. At position %2 the exact run holds %3 of "
@@ -457,7 +461,8 @@ void GenerationPage::refresh()
 
 QString GenerationPage::subtitle() const
 {
-    const int layers = m_input && m_input->model ? m_input->model->layers : int(m_replaced.size());
+    // The run's model, not the window's: the subtitle describes the generation shown.
+    const int layers = m_model ? m_model->info().layers : int(m_replaced.size());
     return tr("%1, %2 in %3, %4; prompt of %5")
         .arg(modelDisplayName(m_runExperiment.input.modelPath),
              m_runSpec.approximation.titleWithSize(), layersPhrase(m_replaced, layers),

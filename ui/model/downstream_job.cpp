@@ -5,6 +5,7 @@
 #include "ui/images/image_loader.h"
 #include "inputs/model_input.h"
 
+#include <QCryptographicHash>
 #include <QFileInfo>
 #include <QJsonObject>
 
@@ -164,6 +165,40 @@ QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows)
                                 {"rel_frobenius_attention_mean", row.relFrobeniusAttentionMean},
                                 {"window", row.window}});
     return json;
+}
+
+QJsonObject ModelEvalRowsInput::toJson() const
+{
+    return QJsonObject{{"key", key}, {"model", model}, {"count", count}, {"images", images}};
+}
+
+bool ModelEvalRowsInput::fromJson(const QJsonValue& json, ModelEvalRowsInput* input)
+{
+    const QJsonObject o = json.toObject();
+    const ModelEvalRowsInput read{o["key"].toString(), o["model"].toString(), o["count"].toInt(-1),
+                                  o["images"].toBool()};
+    if (!json.isObject() || !o["key"].isString() || !o["model"].isString() || read.count < 0 ||
+        read.count > SpecLimits::length)
+        return false;
+    *input = read;
+    return true;
+}
+
+QString sweepInputKey(const ExperimentSpec& spec, bool imageFolder)
+{
+    // A language model reads the text (the Image tab's image stays in the spec), a ViT the image.
+    bool vit = false;
+    try {
+        vit = modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
+    } catch (const InputError&) {
+        // A model that cannot be read has no rows: its comparison says why.
+    }
+    const QStringList read =
+        vit ? QStringList{spec.input.imagePath, QString::number(imageFolder)}
+            : QStringList{spec.input.text, QString::number(spec.input.keepLastTokens)};
+    const QString key = (QStringList{spec.input.modelPath} + read).join(QLatin1Char('\n'));
+    return QString::fromLatin1(
+        QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha1).toHex());
 }
 
 bool readModelEvalRows(const QJsonArray& json, std::vector<ModelEvalRow>* rows)

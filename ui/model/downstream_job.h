@@ -7,6 +7,7 @@
 #include "sweeps/downstream.h"
 
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QStringList>
 
 #include <functional>
@@ -60,5 +61,22 @@ QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows);
 // Reads them back into *rows; false when a row lacks its method, m, layers, seed or tokens, or
 // has a metric out of range (*rows then unchanged).
 bool readModelEvalRows(const QJsonArray& json, std::vector<ModelEvalRow>* rows);
+
+// The input a sweep's rows were computed on, as the chart's subtitle names it and the session
+// keeps it beside them ("rows_input": key, model, count, images).
+struct ModelEvalRowsInput {
+    QString key;    // sweepInputKey of the input; empty: unknown (an older session's rows)
+    QString model;  // the model's path or id; empty: unknown
+    int count = 0;  // the text's tokens, or the images
+    bool images = false;
+
+    QJsonObject toJson() const;
+    // Reads it back; false (*input unchanged) when a field is missing or out of range.
+    static bool fromJson(const QJsonValue& json, ModelEvalRowsInput* input);
+};
+// What a sweep's rows depend on besides the method: the model and the text a language model
+// reads, or the image a ViT reads (and whether the other images of its folder are read too), as
+// the hexadecimal SHA-1 of them.
+QString sweepInputKey(const ExperimentSpec& spec, bool imageFolder);
 
 }  // namespace attnlab::ui

@@ -72,15 +72,6 @@ std::vector<int> featureList(const QString& text)
     return values;
 }
 
-// What a sweep's rows depend on besides the method: the model and the text or image it reads
-// (and whether the other images of the image's folder are read too).
-QString sweepInputKey(const ExperimentSpec& spec, bool imageFolder)
-{
-    return QStringList{spec.input.modelPath, QString::number(spec.input.keepLastTokens),
-                       spec.input.text, spec.input.imagePath, QString::number(imageFolder)}
-        .join(QLatin1Char('\n'));
-}
-
 QString axisName(ModelEvalAxis axis)
 {
     return axis == ModelEvalAxis::Layer ? QStringLiteral("layer") : QStringLiteral("features");
@@ -283,17 +274,10 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
         return;
     }
     m_controls->show();
-    // The sweep's rows belong to one model and text; rows from a session belong to the input
-    // that comes with them.
-    const QString input = sweepInputKey(m_spec, m_images->currentIndex() == 1);
-    if (m_rowsInput.isEmpty()) {
-        m_rowsInput = input;
-    } else if (m_rowsInput != input) {
-        m_rowsInput = input;
-        m_rows.clear();
-        m_csvButton->setEnabled(false);
-        updateChart();
-    }
+    // The sweep's rows stay, under their own input's subtitle: the chart says when the window's
+    // input is no longer theirs.
+    m_inputKey = sweepInputKey(m_spec, m_images->currentIndex() == 1);
+    updateChart();
     scheduleComparison();
 }
 
@@ -383,15 +367,16 @@ void DownstreamPanel::showOutcome(DownstreamOutcome outcome)
         m_layers->setCurrentIndex(choice >= 0 && choice <= m_layerCount ? choice : 0);
     }
     m_labels = outcome.labels;
+    const ModelEvalRowsInput source = outcomeSource(outcome);
     if (outcome.request.sweep) {
-        // A second checkpoint's row stays beside the sweep's, as the reference it is.
+        // A second checkpoint's row of the same input stays beside the sweep's, as the
+        // reference it is.
         std::vector<ModelEvalRow> rows = outcome.rows;
         for (const ModelEvalRow& row : m_rows)
-            if (row.method == QLatin1String("checkpoint"))
+            if (row.method == QLatin1String("checkpoint") && m_rowsSource.key == source.key)
                 rows.push_back(row);
         m_rows = std::move(rows);
-        m_rowsInput =
-            sweepInputKey(outcome.request.cases.front().first, outcome.request.imageFolder);
+        m_rowsSource = source;
         m_axis = outcome.request.axis;
         // What the rows need said (Nystrom's m past L), under the comparison's summary, once.
         for (const QString& note : outcome.notes)
@@ -404,15 +389,20 @@ void DownstreamPanel::showOutcome(DownstreamOutcome outcome)
         return;
     }
     m_comparison = outcome.comparison;
+    // An older session's rows, taken for its input's, are of another text when their length is
+    // not this one's.
+    if (m_rowsGuessed && !outcome.classes && source.key == m_rowsSource.key &&
+        source.count != m_rowsSource.count)
+        m_rowsSource.key.clear();
+    m_rowsGuessed = false;
     if (comparesCheckpoints(outcome.request.cases.front().first)) {
         // The checkpoint's row joins the chart (one at a time), beside a sweep of an
-        // approximation: quantization's error next to the approximation's.
-        std::erase_if(m_rows, [](const ModelEvalRow& row) {
-            return row.method == QLatin1String("checkpoint");
+        // approximation on the same input: quantization's error next to the approximation's.
+        std::erase_if(m_rows, [&](const ModelEvalRow& row) {
+            return row.method == QLatin1String("checkpoint") || m_rowsSource.key != source.key;
         });
         m_rows.push_back(outcome.rows.front());
-        m_rowsInput =
-            sweepInputKey(outcome.request.cases.front().first, outcome.request.imageFolder);
+        m_rowsSource = source;
         m_csvButton->setEnabled(true);
     }
     m_message->hide();
@@ -636,11 +626,23 @@ void DownstreamPanel::setBusy(bool busy)
     m_seeds->setEnabled(sized && info.isRandom);
 }
 
+ModelEvalRowsInput DownstreamPanel::outcomeSource(const DownstreamOutcome& outcome)
+{
+    const ExperimentSpec& spec = outcome.request.cases.front().first;
+    return {sweepInputKey(spec, outcome.request.imageFolder), spec.input.modelPath,
+            int(outcome.labels.size()), outcome.classes};
+}
+
 QString DownstreamPanel::subtitle() const
 {
-    return tr("%1, %2").arg(modelDisplayName(m_spec.input.modelPath),
-                            m_classes ? countOf(m_labels.size(), tr("image"), tr("images"))
-                                      : countOf(m_labels.size(), tr("token"), tr("tokens")));
+    const ModelEvalRowsInput& source = m_rowsSource;
+    const QString count = source.images ? countOf(source.count, tr("image"), tr("images"))
+                                        : countOf(source.count, tr("token"), tr("tokens"));
+    QString text =
+        source.model.isEmpty() ? count : tr("%1, %2").arg(modelDisplayName(source.model), count);
+    if (source.key != m_inputKey)
+        text += tr(" \u2014 from an earlier input: Sweep or Per layer again for the current one");
+    return text;
 }
 
 void DownstreamPanel::updateChart()
@@ -653,16 +655,19 @@ QJsonObject DownstreamPanel::state() const
     const QJsonValue layers = m_layers->currentIndex() <= 0
                                   ? QJsonValue(QStringLiteral("all"))
                                   : QJsonValue(m_layers->currentIndex() - 1);
-    return QJsonObject{{"replaced_layers", layers},
-                       {"sweep_m", m_features->text()},
-                       {"sweep_seeds", m_seeds->value()},
-                       {"position", m_selected},
-                       {"axis", axisName(m_axis)},
-                       {"images", m_images->currentIndex() == 1 ? "folder" : "image"},
-                       {"rows", modelEvalRowsJson(m_rows)}};
+    QJsonObject state{{"replaced_layers", layers},
+                      {"sweep_m", m_features->text()},
+                      {"sweep_seeds", m_seeds->value()},
+                      {"position", m_selected},
+                      {"axis", axisName(m_axis)},
+                      {"images", m_images->currentIndex() == 1 ? "folder" : "image"},
+                      {"rows", modelEvalRowsJson(m_rows)}};
+    if (!m_rows.empty())
+        state.insert(QStringLiteral("rows_input"), m_rowsSource.toJson());
+    return state;
 }
 
-void DownstreamPanel::setState(const QJsonObject& state)
+void DownstreamPanel::setState(const QJsonObject& state, const ExperimentSpec& sessionSpec)
 {
     const auto fail = [](const char* field, const QString& what) {
         throw InputError(QStringLiteral("model page: \"%1\" %2").arg(QLatin1String(field), what));
@@ -723,6 +728,18 @@ void DownstreamPanel::setState(const QJsonObject& state)
             fail("rows", QStringLiteral("holds a row without its method, m, layers, seed, "
                                         "tokens or a metric in range"));
     }
+    ModelEvalRowsInput source;
+    if (state.contains("rows_input")) {
+        if (!ModelEvalRowsInput::fromJson(state["rows_input"], &source))
+            fail("rows_input", QStringLiteral("must be an object giving the rows' key, model and "
+                                              "count"));
+    } else if (!rows.empty()) {
+        // An older session's rows, without their input: the session's own when a model reads it.
+        const bool model = sessionSpec.input.kind == InputKind::Model;
+        source = {model ? sweepInputKey(sessionSpec, images == 1) : QString(),
+                  model ? sessionSpec.input.modelPath : QString(), rows.front().tokens, false};
+    }
+    m_rowsGuessed = !rows.empty() && !state.contains("rows_input");
     {
         const QSignalBlocker blocker(m_layers);
         while (m_layers->count() <= layerChoice)  // the model's layers are not known yet
@@ -739,7 +756,7 @@ void DownstreamPanel::setState(const QJsonObject& state)
     m_selected = position;
     m_axis = axis;
     m_rows = std::move(rows);
-    m_rowsInput.clear();  // the next model input is theirs
+    m_rowsSource = source;
     m_csvButton->setEnabled(!m_rows.empty());
     updateChart();
     if (m_haveModel)

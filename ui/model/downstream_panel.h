@@ -61,11 +61,14 @@ public:
     bool isBusy() const { return m_busy; }
     QString summaryText() const;
 
-    // The replaced layers, the m values, seeds, selected position and the sweep's rows, as JSON
-    // for the session. setState throws InputError naming the field, changing nothing; fields
-    // it lacks keep their controls, except the rows: a state without rows has no sweep.
+    // The replaced layers, the m values, seeds, selected position and the sweep's rows with the
+    // input they were computed on, as JSON for the session. setState throws InputError naming
+    // the field, changing nothing; fields it lacks keep their controls, except the rows: a state
+    // without rows has no sweep. Rows without their input (an older session's) are of
+    // sessionSpec's input when a model reads it (until its comparison finds another length than
+    // theirs), else of an unknown earlier input.
     QJsonObject state() const;
-    void setState(const QJsonObject& state);
+    void setState(const QJsonObject& state, const ExperimentSpec& sessionSpec = {});
 
     // Writes the chart (exportFigure) or the sweep's rows (modelEvalCsv), atomically. Throw
     // OutputError naming the path.
@@ -105,6 +108,10 @@ private:
     void showSelected();
     void setBusy(bool busy);
     void updateChart();
+    // The input the outcome's rows were computed on.
+    static ModelEvalRowsInput outcomeSource(const DownstreamOutcome& outcome);
+    // The chart's subtitle: the model and length of the rows' input, and a note when the
+    // window's input is another.
     QString subtitle() const;
 
     ExperimentSpec m_spec;
@@ -117,7 +124,9 @@ private:
     QStringList m_labels;  // the model's tokens of the text
     std::shared_ptr<const DownstreamComparison> m_comparison;
     std::vector<ModelEvalRow> m_rows;
-    QString m_rowsInput;  // the model and text of m_rows; empty: the next model input's
+    ModelEvalRowsInput m_rowsSource;  // the input of m_rows
+    QString m_inputKey;               // the window's model input (sweepInputKey)
+    bool m_rowsGuessed = false;       // m_rowsSource is an older session's input, unchecked
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
     int m_selected = 0;
     bool m_busy = false;

@@ -191,8 +191,9 @@ QJsonObject WindowSession::view() const
     return view;
 }
 
-std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject& view)
+std::optional<MainWindow::Page> WindowSession::applyPageStates(const Session& session)
 {
+    const QJsonObject& view = session.view;
     using Page = MainWindow::Page;
     ErrorAnalysisPanel* errorPanel = m_window.errorPanel();
     TimingPanel* timingPanel = m_window.timingPanel();
@@ -249,8 +250,10 @@ std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject
     }
     try {
         // A session or scenario without the page's state has no sweep of its own: the one
-        // on screen is dropped rather than shown under the new input's title.
-        m_window.downstreamPanel()->setState(view.value(QLatin1String("model")).toObject());
+        // on screen is dropped rather than shown under the new input's title. Rows of an older
+        // session, which did not record their input, are of the session's.
+        m_window.downstreamPanel()->setState(view.value(QLatin1String("model")).toObject(),
+                                             session.spec);
     } catch (const InputError& e) {
         throw InputError(QStringLiteral("view.model: %1").arg(e.message()));
     }
@@ -267,7 +270,7 @@ std::optional<MainWindow::Page> WindowSession::applyPageStates(const QJsonObject
 
 void WindowSession::apply(const Session& session)
 {
-    const std::optional<MainWindow::Page> page = applyPageStates(session.view);
+    const std::optional<MainWindow::Page> page = applyPageStates(session);
     m_window.showSession(session, page);
 }
 
@@ -326,7 +329,7 @@ bool WindowSession::restoreLast()
         return false;
     try {
         const Session session = readSession(lastSessionPath());
-        const std::optional<MainWindow::Page> page = applyPageStates(session.view);
+        const std::optional<MainWindow::Page> page = applyPageStates(session);
         m_window.showSession(session, page);
         return true;
     } catch (const InputError&) {

@@ -49,7 +49,7 @@ public:
     // Restores the parts of a session's view that do not wait for the result (the pages' states)
     // and returns the page it shows. Throws InputError naming the field when they are malformed,
     // before anything has changed.
-    std::optional<MainWindow::Page> applyPageStates(const QJsonObject& view);
+    std::optional<MainWindow::Page> applyPageStates(const Session& session);
 
     // At start-up: reopens the last run's session; false when there is none that can be read.
     bool restoreLast();
