@@ -257,13 +257,14 @@ int runWindow(int& argc, char** argv)
     ui::MainWindow window(screenshot || !session.isEmpty() || !scenario.isEmpty()
                               ? ui::MainWindow::Start::DefaultExample
                               : ui::MainWindow::Start::LastSession);
-    if (!session.isEmpty() && !window.openSession(session) && screenshot) {
+    // A session or scenario that cannot be opened: said in the window (it shows the example) and
+    // on stderr; a screenshot of it is refused.
+    if ((!session.isEmpty() && !window.openSession(session)) ||
+        (!scenario.isEmpty() && !window.lecture().openScenarioFile(scenario))) {
         err << "attention-lab: " << window.errorMessage() << '\n';
-        return ExitBadInput;
-    }
-    if (!scenario.isEmpty() && !window.lecture().openScenarioFile(scenario) && screenshot) {
-        err << "attention-lab: " << window.errorMessage() << '\n';
-        return ExitBadInput;
+        err.flush();
+        if (screenshot)
+            return ExitBadInput;
     }
     if (theme == QLatin1String("dark"))
         window.presentation().setTheme(ui::ProjectorTheme::Dark);

@@ -163,7 +163,7 @@ bool LectureControls::openScenario(const Deck& deck, int index)
     try {
         m_window.session().apply(scenario.session);
     } catch (const InputError& e) {
-        m_window.showError(QStringLiteral("%1: %2").arg(scenario.path, e.message()));
+        m_window.showOpenError(QStringLiteral("%1: %2").arg(scenario.path, e.message()));
         return false;
     }
     // Save asks where: a bundled scenario cannot be overwritten.
@@ -186,7 +186,7 @@ bool LectureControls::openScenarioFile(const QString& path)
                 return openScenario(deck, i);
         return openScenario(Deck{QFileInfo(path).absolutePath(), {scenario}, {}}, 0);
     } catch (const InputError& e) {
-        m_window.showError(e.message());
+        m_window.showOpenError(e.message());
         return false;
     }
 }
@@ -202,7 +202,7 @@ bool LectureControls::openDeck(const QString& folder)
                 tr("Left out of the deck: %1").arg(deck.problems.join(QStringLiteral("; "))));
         return true;
     } catch (const InputError& e) {
-        m_window.showError(e.message());
+        m_window.showOpenError(e.message());
         return false;
     }
 }

@@ -147,6 +147,7 @@ void MainWindow::buildViews()
     connect(m_errorClose, &QToolButton::clicked, this, [this] {
         m_errorBar->hide();
         m_errorClose->hide();
+        m_openErrorShown = false;
     });
     m_errorBar->hide();
     m_errorClose->hide();
@@ -400,8 +401,10 @@ void MainWindow::showResult()
 {
     const Computation& computation = m_controller->current();
     const ExperimentResult& result = *computation.result;
-    m_errorBar->hide();
-    m_errorClose->hide();
+    if (!m_openErrorShown) {
+        m_errorBar->hide();
+        m_errorClose->hide();
+    }
     const bool fromSession = m_pendingView.has_value();
     ViewSettings settings = m_pendingView.value_or(m_view);
     m_pendingView.reset();
@@ -492,8 +495,18 @@ void MainWindow::showError(const QString& message)
                             .arg(message));
     m_errorBar->show();
     m_errorClose->show();
+    m_openErrorShown = false;
     m_runNoticeShown = false;
     m_statusLabel->setText(tr("Not computed"));
+}
+
+void MainWindow::showOpenError(const QString& message)
+{
+    m_errorBar->setText(
+        tr("Could not open this: %1\nThe window shows what it showed before.").arg(message));
+    m_errorBar->show();
+    m_errorClose->show();
+    m_openErrorShown = true;
 }
 
 QString MainWindow::errorMessage() const

@@ -184,7 +184,12 @@ private:
     // Shows the example a new user sees first: the built-in model's clearest head.
     void showExample();
     void showResult();
+    // A computation failed: the banner says so until the next result.
     void showError(const QString& message);
+    // A session, scenario or autosave could not be opened (message names the file): the banner
+    // says so until it is closed or another error replaces it (the next result does not hide it:
+    // the window may compute its example just after).
+    void showOpenError(const QString& message);
     void refreshViews();
     void hoverCell(int row, int col);
     void setViewSettings(const ViewSettings& settings);
@@ -254,6 +259,7 @@ private:
     QLabel* m_statusLabel;
     QTimer* m_busyDelay;
     bool m_runNoticeShown = false;  // m_statusLabel shows a run's cost notice
+    bool m_openErrorShown = false;  // the banner holds showOpenError's message
     ScenarioPanel* m_scenarioPanel;
 };
 

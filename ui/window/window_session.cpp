@@ -140,7 +140,7 @@ bool WindowSession::restoreRecovery()
     try {
         apply(*m_recovery);
     } catch (const InputError& e) {
-        m_window.showError(tr("The autosave could not be restored: %1").arg(e.message()));
+        m_window.showOpenError(tr("the autosave: %1").arg(e.message()));
         return false;
     }
     m_recovery.reset();
@@ -158,7 +158,7 @@ bool WindowSession::open(const QString& path)
         addRecentFile(path);
         return true;
     } catch (const InputError& e) {
-        m_window.showError(e.message());
+        m_window.showOpenError(e.message());
         return false;
     }
 }
