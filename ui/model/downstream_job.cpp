@@ -184,15 +184,9 @@ bool ModelEvalRowsInput::fromJson(const QJsonValue& json, ModelEvalRowsInput* in
     return true;
 }
 
-QString sweepInputKey(const ExperimentSpec& spec, bool imageFolder)
+QString sweepInputKey(const ExperimentSpec& spec, bool vit, bool imageFolder)
 {
     // A language model reads the text (the Image tab's image stays in the spec), a ViT the image.
-    bool vit = false;
-    try {
-        vit = modelArchitectureOf(spec.input.modelPath) == ModelArchitecture::Vit;
-    } catch (const InputError&) {
-        // A model that cannot be read has no rows: its comparison says why.
-    }
     const QStringList read =
         vit ? QStringList{spec.input.imagePath, QString::number(imageFolder)}
             : QStringList{spec.input.text, QString::number(spec.input.keepLastTokens)};

@@ -75,8 +75,8 @@ struct ModelEvalRowsInput {
     static bool fromJson(const QJsonValue& json, ModelEvalRowsInput* input);
 };
 // What a sweep's rows depend on besides the method: the model and the text a language model
-// reads, or the image a ViT reads (and whether the other images of its folder are read too), as
-// the hexadecimal SHA-1 of them.
-QString sweepInputKey(const ExperimentSpec& spec, bool imageFolder);
+// reads, or the image a ViT (vit: the spec's model is one) reads and whether the other images of
+// its folder are read too, as the hexadecimal SHA-1 of them.
+QString sweepInputKey(const ExperimentSpec& spec, bool vit, bool imageFolder);
 
 }  // namespace attnlab::ui

@@ -276,7 +276,7 @@ void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
     m_controls->show();
     // The sweep's rows stay, under their own input's subtitle: the chart says when the window's
     // input is no longer theirs.
-    m_inputKey = sweepInputKey(m_spec, m_images->currentIndex() == 1);
+    m_inputKey = sweepInputKey(m_spec, vit, m_images->currentIndex() == 1);
     updateChart();
     scheduleComparison();
 }
@@ -629,7 +629,7 @@ void DownstreamPanel::setBusy(bool busy)
 ModelEvalRowsInput DownstreamPanel::outcomeSource(const DownstreamOutcome& outcome)
 {
     const ExperimentSpec& spec = outcome.request.cases.front().first;
-    return {sweepInputKey(spec, outcome.request.imageFolder), spec.input.modelPath,
+    return {sweepInputKey(spec, outcome.classes, outcome.request.imageFolder), spec.input.modelPath,
             int(outcome.labels.size()), outcome.classes};
 }
 
@@ -736,7 +736,14 @@ void DownstreamPanel::setState(const QJsonObject& state, const ExperimentSpec& s
     } else if (!rows.empty()) {
         // An older session's rows, without their input: the session's own when a model reads it.
         const bool model = sessionSpec.input.kind == InputKind::Model;
-        source = {model ? sweepInputKey(sessionSpec, images == 1) : QString(),
+        bool vit = false;
+        try {
+            vit =
+                model && modelArchitectureOf(sessionSpec.input.modelPath) == ModelArchitecture::Vit;
+        } catch (const InputError&) {
+            // A model that cannot be read has no rows: its comparison says why.
+        }
+        source = {model ? sweepInputKey(sessionSpec, vit, images == 1) : QString(),
                   model ? sessionSpec.input.modelPath : QString(), rows.front().tokens, false};
     }
     m_rowsGuessed = !rows.empty() && !state.contains("rows_input");
