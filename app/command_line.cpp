@@ -2,6 +2,7 @@
 
 #include "commands/subcommands.h"
 #include "errors.h"
+#include "remedy.h"
 #include "window_start.h"
 
 #include <QApplication>
@@ -194,6 +195,20 @@ bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
     return false;
 }
 
+// A refusal's message with, when a setting gets past it, the option that changes it: the
+// command line's words for the engine's Remedy (the window has its own, ui/common's
+// windowMessage).
+QString withOption(const QString& message, Remedy remedy)
+{
+    switch (remedy) {
+        case Remedy::RaiseMemoryBudget:
+            return message + QStringLiteral(" The memory budget is set with --memory-budget.");
+        case Remedy::KeepLastTokens: return message + QStringLiteral(" (--keep-last)");
+        case Remedy::None: break;
+    }
+    return message;
+}
+
 // Parses arguments (as parseSubcommand) with the options of `command` and returns its run on
 // them; after --help, ExitSuccess.
 int runSubcommand(const Subcommand& command, const QStringList& arguments)
@@ -235,10 +250,10 @@ int runCommandLine(int& argc, char** argv)
     try {
         return runSubcommand(*command, app->arguments().mid(1));
     } catch (const InputError& e) {
-        err << prefix << e.message() << '\n';
+        err << prefix << withOption(e.message(), remedyOf(e)) << '\n';
         return ExitBadInput;
     } catch (const ResourceError& e) {
-        err << prefix << e.message() << '\n';
+        err << prefix << withOption(e.message(), remedyOf(e)) << '\n';
         return ExitResources;
     } catch (const OutputError& e) {
         err << prefix << e.message() << '\n';

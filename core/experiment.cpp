@@ -127,8 +127,7 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                 .arg(matrices)
                 .arg(qint64(length)),
             QStringLiteral("Leave out the matrices (--no-matrices) to get the outputs and every "
-                           "metric in linear memory, or raise the memory budget "
-                           "(--memory-budget)."));
+                           "metric in linear memory, or raise the memory budget."));
     }
     if (spec.exactMethod || !input.comparison.empty())
         return;
@@ -141,8 +140,7 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
             QStringLiteral("The features phi(Q), phi(K) (%1 x %2)")
                 .arg(qint64(length))
                 .arg(features),
-            QStringLiteral("Use fewer features or positions, or raise the memory budget "
-                           "(--memory-budget)."));
+            QStringLiteral("Use fewer features or positions, or raise the memory budget."));
         return;
     }
     // A method without features: its own working memory (the cost model's), twice over (the
@@ -151,8 +149,7 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
     options.budget.require(
         working,
         QStringLiteral("The working memory of %1 (L = %2)").arg(info.name).arg(qint64(length)),
-        QStringLiteral("Use a smaller m or window, fewer positions, or raise the memory budget "
-                       "(--memory-budget)."));
+        QStringLiteral("Use a smaller m or window, fewer positions, or raise the memory budget."));
 }
 
 // Whether previous, computed from the same input, holds the exact side this request needs: P

@@ -3,21 +3,30 @@
 // its controls meanwhile), and an image file that does not decode is refused before it enters the
 // image list.
 
+#include "inputs/builtin_models.h"
+#include "inputs/model_input.h"
+#include "io/npy.h"
+#include "model/language_model.h"
+#include "model/vit_model.h"
 #include "ui/experiment/experiment_controller.h"
 #include "ui/experiment/input_panel.h"
 #include "ui/window/main_window.h"
 #include "ui/model/downstream_panel.h"
 #include "window_support.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
 
 using namespace attnlab;
 using namespace attnlab::ui;
@@ -34,6 +43,9 @@ private slots:
     }
     void aTabRoundTripKeepsTheModel();
     void aBadImageFileLeavesTheImageListAsItWas();
+    void greyedFieldsShowTheValuesInForce();
+    void aModelThatCannotBeReadIsTakenBack();
+    void aTooLongTextNamesTheKeepLastBox();
 
 private:
     QTemporaryDir m_dir;
@@ -95,6 +107,127 @@ void TestInputDock::aBadImageFileLeavesTheImageListAsItWas()
     QCOMPARE(image->currentText(), shown);
     QCOMPARE(image->count(), count);
     QVERIFY(window.controller().spec().toJson() == before.toJson());
+}
+
+// Property: a field greyed out because the input sets its value shows that value, or a dash where
+// only the files know it, never the spec's value of before: d and H of Q, K, V files (16 and 1
+// here, the spec saying 64 and 2), the built-in Llama's heads (4, the spec saying 2), the
+// built-in ViT's patch and image sizes (4 and 28, the spec saying 16 and 224).
+void TestInputDock::greyedFieldsShowTheValuesInForce()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    auto* headDim = window.findChild<QSpinBox*>(QStringLiteral("headDim"));
+    auto* heads = window.findChild<QSpinBox*>(QStringLiteral("heads"));
+    auto* patch = window.findChild<QSpinBox*>(QStringLiteral("patchSize"));
+    auto* imageSize = window.findChild<QSpinBox*>(QStringLiteral("imageSize"));
+    QVERIFY(headDim && heads && patch && imageSize);
+
+    ExperimentSpec spec = window.controller().spec();
+    spec.input.heads = 2;
+    window.setSpec(spec);
+    QVERIFY(!heads->isEnabled());
+    QCOMPARE(heads->value(), languageModelInfo(builtinModelFolder()).heads);
+
+    const std::vector<double> values(5 * 16, 0.25);
+    spec = ExperimentSpec();
+    spec.input.kind = InputKind::Files;
+    spec.input.queryPath = m_dir.filePath(QStringLiteral("q16.npy"));
+    spec.input.keyPath = spec.input.queryPath;
+    saveNpy(spec.input.queryPath, values.data(), {5, 16}, NpyDtype::Float64);
+    spec.input.headDim = 64;
+    spec.input.heads = 2;
+    window.setSpec(spec);
+    for (QSpinBox* box : {headDim, heads}) {
+        QVERIFY(!box->isEnabled());
+        QCOMPARE(box->text(), QStringLiteral("\u2014"));
+    }
+
+    spec = ExperimentSpec();
+    spec.input.kind = InputKind::Model;
+    spec.input.modelPath = QString::fromLatin1(kBuiltinVitModel);
+    const QString vitFolder = builtinModelFolder(spec.input.modelPath);
+    spec.input.imagePath = QDir(vitFolder + QStringLiteral("/samples"))
+                               .entryInfoList({QStringLiteral("*.png")})
+                               .value(0)
+                               .absoluteFilePath();
+    spec.input.patchSize = 16;
+    spec.input.imageSize = 224;
+    window.setSpec(spec);
+    const VitConfig vit = VitConfig::fromJson(vitFolder + QStringLiteral("/config.json"));
+    QVERIFY(!patch->isEnabled() && !imageSize->isEnabled());
+    QCOMPARE(patch->value(), vit.patchHeight);
+    QCOMPARE(imageSize->value(), vit.imageHeight);
+    QCOMPARE(headDim->value(), vit.headDim());
+    QVERIFY(waitForResult(window));
+
+    // Patch embeddings again: the boxes are the user's, with the spec's values.
+    spec.input.kind = InputKind::Image;
+    window.setSpec(spec);
+    QVERIFY(patch->isEnabled() && imageSize->isEnabled());
+    QCOMPARE(patch->text(), QStringLiteral("16"));
+    QCOMPARE(imageSize->value(), 224);
+}
+
+// A model chosen in "Read by" that cannot be read (its folder holds a config but no weights) is
+// taken back: the list shows the model in force again, no step is left to redo, and the banner
+// says which model could not be opened until it is closed.
+void TestInputDock::aModelThatCannotBeReadIsTakenBack()
+{
+    const QString broken = m_dir.filePath(QStringLiteral("no-weights"));
+    QVERIFY(QDir().mkpath(broken));
+    QVERIFY(QFile::copy(builtinModelFolder() + QStringLiteral("/config.json"),
+                        broken + QStringLiteral("/config.json")));
+    QSettings().setValue(QStringLiteral("recentModels"), QStringList{broken});
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    auto* reader = window.findChild<QComboBox*>(QStringLiteral("reader"));
+    auto* undo = window.findChild<QUndoStack*>();
+    QVERIFY(reader && undo);
+    const QString inForce = reader->currentData().toString();
+    const int steps = undo->count();
+    const int index = reader->findData(broken);
+    QVERIFY(index >= 0);
+    QSignalSpy failed(&window.controller(), &ExperimentController::failed);
+    reader->setCurrentIndex(index);
+    emit reader->activated(index);  // as a user's choice in the list
+    QVERIFY(failed.wait(kResultTimeoutMs));
+    QCOMPARE(reader->currentData().toString(), inForce);
+    QCOMPARE(window.controller().spec().input.modelPath, inForce);
+    QCOMPARE(undo->count(), steps);
+    QVERIFY(!undo->canRedo());
+    QVERIFY2(window.errorMessage().startsWith(QStringLiteral("Could not open this: ")) &&
+                 window.errorMessage().contains(broken),
+             qPrintable(window.errorMessage()));
+    // The banner stays through the result of the input in force.
+    QVERIFY(waitForResult(window));
+    QVERIFY2(window.errorMessage().contains(broken), qPrintable(window.errorMessage()));
+    QSettings().remove(QStringLiteral("recentModels"));
+}
+
+// A text longer than the model reads is refused naming the window's way around it, the Input
+// dock's "Keep the last tokens" box (not the command line's option); ticking it computes the
+// text's last tokens, as many as the model reads.
+void TestInputDock::aTooLongTextNamesTheKeepLastBox()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    const int positions = languageModelInfo(builtinModelFolder()).positions;
+    ExperimentSpec spec = window.controller().spec();
+    spec.input.text = QStringLiteral("And God said ").repeated(positions);
+    window.setSpec(spec);
+    QSignalSpy failed(&window.controller(), &ExperimentController::failed);
+    QVERIFY(failed.wait(kResultTimeoutMs));
+    const QString message = window.errorMessage();
+    QVERIFY2(message.contains(QStringLiteral("Keep the last tokens")) &&
+                 !message.contains(QStringLiteral("--keep-last")),
+             qPrintable(message));
+    auto* keepLast = window.findChild<QCheckBox*>(QStringLiteral("keepLastTokens"));
+    QVERIFY(keepLast && keepLast->isEnabled() && !keepLast->isChecked());
+    keepLast->setChecked(true);
+    QVERIFY(waitForResult(window));
+    QVERIFY(resultOf(window).spec.input.keepLastTokens);
+    QCOMPARE(int(resultOf(window).labels.size()), positions);
 }
 
 QTEST_MAIN(TestInputDock)

@@ -432,7 +432,7 @@ void TestIo::arrayOverBudgetIsRefused()
     NpyReadOptions options;
     options.budget = MemoryBudget(64);  // the 3 x 4 array needs 96 bytes
     const QString message = thrownMessage<ResourceError>([&] { readNpy(path, options); });
-    QVERIFY2(blames(message, path, "96 bytes") && message.contains("--memory-budget"),
+    QVERIFY2(blames(message, path, "96 bytes") && message.contains("Raise the memory budget"),
              qPrintable(message));
     options.budget = MemoryBudget(96);
     QCOMPARE(readNpy(path, options).elementCount(), 12);

@@ -8,6 +8,7 @@
 #include "ui/experiment/error_distribution_view.h"
 #include "errors.h"
 #include "ui/experiment/experiment_controller.h"
+#include "ui/plotting/color_maps.h"
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/window/main_window.h"
@@ -91,6 +92,7 @@ private slots:
     void hoverOutlinesTheSameCellOnEveryMap();
     void clickingACellSelectsThatQuery();
     void exportWritesValidFigures();
+    void theQueryRowsAreAFigureToExport();
     void sessionSavedAndReopenedGivesTheSameResult();
     void badInputShowsAnErrorAndKeepsTheResult_data();
     void badInputShowsAnErrorAndKeepsTheResult();
@@ -105,6 +107,7 @@ private slots:
     void histogramsReplaceTheErrorMap();
     void autosaveIsOfferedBackAfterACrash();
     void memoryBudgetReachesTheComputation();
+    void aSharedScaleShowsNegativeWeightsAroundZero();
 
 private:
     QTemporaryDir m_dir;
@@ -315,6 +318,35 @@ void TestUi::exportWritesValidFigures()
     QVERIFY(bytes.trimmed().endsWith("%%EOF"));
 }
 
+// The selected query's rows are a figure like the maps: once clicked they are the one File >
+// Export Figure saves, in each format the others are saved in.
+void TestUi::theQueryRowsAreAFigureToExport()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    window.selectQuery(2);
+    RowComparisonView* rows = window.rowView();
+    QVERIFY(rows->hasRows());
+    QTest::mouseClick(rows, Qt::LeftButton, Qt::NoModifier, rows->rect().center());
+    QCOMPARE(window.currentFigure(), static_cast<QCustomPlot*>(rows));
+    const QString png = m_dir.filePath(QStringLiteral("query-row.png"));
+    const QString svg = m_dir.filePath(QStringLiteral("query-row.svg"));
+    const QString pdf = m_dir.filePath(QStringLiteral("query-row.pdf"));
+    exportFigure(*window.currentFigure(), png, FigureFormat::Png);
+    exportFigure(*window.currentFigure(), svg, FigureFormat::Svg);
+    exportFigure(*window.currentFigure(), pdf, FigureFormat::Pdf);
+    QVERIFY(QImage(png).width() >= rows->width());
+    QVERIFY(QSvgRenderer(svg).isValid());
+    QFile file(pdf);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().startsWith("%PDF-"));
+    // A map clicked afterwards is the figure again.
+    HeatmapView* exact = window.exactView();
+    settle(exact);
+    QTest::mouseClick(exact, Qt::LeftButton, Qt::NoModifier, exact->cellCenter(1, 1));
+    QCOMPARE(window.currentFigure(), static_cast<QCustomPlot*>(exact));
+}
+
 // A session saved and reopened in a new window gives the same spec, the same matrices and the
 // same selected query.
 void TestUi::sessionSavedAndReopenedGivesTheSameResult()
@@ -410,8 +442,10 @@ void TestUi::badInputShowsAnErrorAndKeepsTheResult()
     QCOMPARE(window.controller().current().result, before);
     QCOMPARE(window.exactView()->value(1, 1), shown);
 
-    // A good spec afterwards clears the message.
+    // Another input clears the message as soon as it starts computing (the message was about
+    // the input before), not only once its result arrives.
     window.setSpec(ExperimentSpec());
+    QVERIFY2(window.errorMessage().isEmpty(), qPrintable(window.errorMessage()));
     QVERIFY(waitForResult(window));
     QVERIFY(window.errorMessage().isEmpty());
 }
@@ -616,6 +650,8 @@ void TestUi::aBadPageStateRefusesTheWholeSession()
     ExperimentSpec spec = window.controller().spec();
     spec.approximation.seed += 1;
     window.setSpec(spec);
+    QVERIFY2(window.errorMessage().contains(QLatin1String("view.timing")),
+             qPrintable(window.errorMessage()));
     QVERIFY(waitForResult(window));
     QVERIFY2(window.errorMessage().contains(QLatin1String("view.timing")),
              qPrintable(window.errorMessage()));
@@ -741,6 +777,42 @@ void TestUi::memoryBudgetReachesTheComputation()
     const QString message = waitForFailure(window);
     QVERIFY2(message.contains(QLatin1String("memory budget")), qPrintable(message));
     QCOMPARE(resultOf(window).labels.size(), before);
+    // The window names its own control of the budget, not the command line's option.
+    QVERIFY2(window.errorMessage().contains(QLatin1String("Edit > Memory Budget")) &&
+                 !window.errorMessage().contains(QLatin1String("--")),
+             qPrintable(window.errorMessage()));
+}
+
+// Property: with "Same scale for P and P^" and a P^ with negative weights (Linformer), both maps
+// take the diverging map over [-a, a], a the largest |weight| of P and P^, so that 0 has one
+// colour in both and P's colours are not squashed above P^'s minimum.
+void TestUi::aSharedScaleShowsNegativeWeightsAroundZero()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    ExperimentSpec spec;
+    spec.approximation.kind = Method::Linformer;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    auto* shared = window.findChild<QCheckBox*>(QStringLiteral("sharedScale"));
+    QVERIFY(shared);
+    shared->setChecked(true);
+    QVERIFY(window.viewSettings().sharedScale);
+    const HeadResult& head = resultOf(window).heads.at(std::size_t(window.viewSettings().head));
+    const MatrixD exact = head.attentionExact.toDouble(), approx = head.attentionApprox.toDouble();
+    QVERIFY2(approx.minCoeff() < 0, "Linformer's P^ should have negative weights here");
+    const double extent = std::max(exact.cwiseAbs().maxCoeff(), approx.cwiseAbs().maxCoeff());
+    for (HeatmapView* view : {window.exactView(), window.approxView()}) {
+        QCOMPARE(view->colorMap(), ColorMap::Diverging);
+        QCOMPARE(view->colorRange().lower, -extent);
+        QCOMPARE(view->colorRange().upper, extent);
+    }
+    // Without negative weights the sequential map spans [min, max] of both, as before.
+    spec.approximation.kind = Method::FavorPositive;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.exactView()->colorMap(), window.viewSettings().colorMap);
+    QVERIFY(window.exactView()->colorRange().lower >= 0);
 }
 
 QTEST_MAIN(TestUi)

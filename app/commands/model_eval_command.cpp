@@ -122,7 +122,7 @@ void checkPointCosts(const std::vector<EvalPoint>& points, int heads, int d, Eig
                          QStringLiteral("replaced heads")))
             .arg(length),
         QStringLiteral("Use fewer features (--features) or replaced layers (--layers), "
-                       "or raise the memory budget (--memory-budget)."));
+                       "or raise the memory budget."));
     const QString notice = expectedRunNotice(
         total,
         QStringLiteral("%1, L = %2%3")

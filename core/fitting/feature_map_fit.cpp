@@ -133,7 +133,7 @@ void requireFit(const FeatureMapFitSpec& spec, const LanguageModelInfo& info, in
     budget.require(
         bytes, QStringLiteral("The training rows of %1 heads (%2 tokens)").arg(heads).arg(tokens),
         QStringLiteral("Fit fewer layers at a time (--layers), use a shorter text, or "
-                       "raise the memory budget (--memory-budget)."));
+                       "raise the memory budget."));
 }
 
 // The maps a head's fit starts from.

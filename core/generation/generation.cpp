@@ -158,8 +158,7 @@ Generation::Generation(std::shared_ptr<const LanguageModel> model, const Generat
                                     QStringLiteral("tokens")),
                             spec.approximation.titleWithSize()),
                    QStringLiteral("Use fewer features (--features) or replaced layers (--layers), "
-                                  "generate fewer tokens, or raise the memory budget "
-                                  "(--memory-budget)."));
+                                  "generate fewer tokens, or raise the memory budget."));
     if (announce) {
         const QString notice =
             expectedRunNotice({2 * recurrent.seconds, bytes},

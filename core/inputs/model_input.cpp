@@ -1,6 +1,7 @@
 #include "inputs/model_input.h"
 
 #include "errors.h"
+#include "remedy.h"
 #include "model/checkpoint_weights.h"
 #include "model/gguf_file.h"
 #include "model/gguf_model.h"
@@ -279,13 +280,14 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
     const std::size_t count = tokens.ids.size();
     if (int(count) > positions) {
         if (!keepLast)
-            throw InputError(QStringLiteral("the text has %1 tokens but the model reads at most %2 "
-                                            "(%3): shorten it, or keep its last %2 "
-                                            "tokens (--keep-last on the command line)")
-                                 .arg(count)
-                                 .arg(positions)
-                                 .arg(model.info().rope ? QStringLiteral("max_position_embeddings")
-                                                        : QStringLiteral("n_positions")));
+            throw RemedyInputError(
+                QStringLiteral("the text has %1 tokens but the model reads at most %2 (%3): "
+                               "shorten it, or keep its last %2 tokens")
+                    .arg(count)
+                    .arg(positions)
+                    .arg(model.info().rope ? QStringLiteral("max_position_embeddings")
+                                           : QStringLiteral("n_positions")),
+                Remedy::KeepLastTokens);
         if (before + tokenizer.specialIdsAfter() >= positions)
             throw InputError(QStringLiteral("the model reads at most %1 tokens, no more than its "
                                             "tokenizer adds to every text")

@@ -599,7 +599,7 @@ qint64 checkDataSize(const QString& path, const NpyHeader& header, qint64 fileSi
     }
     budget.require(double(*count) * double(sizeof(double)),
                    QStringLiteral("%1: the array of shape %2").arg(path, shapeName),
-                   QStringLiteral("Raise --memory-budget to load it."));
+                   QStringLiteral("Raise the memory budget to load it."));
     return *count;
 }
 

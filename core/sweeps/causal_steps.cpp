@@ -209,7 +209,7 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
             .arg(length)
             .arg(c)
             .arg(m),
-        QStringLiteral("Use %1a shorter input, or raise the memory budget (--memory-budget).")
+        QStringLiteral("Use %1a shorter input, or raise the memory budget.")
             .arg(drawsProjection ? QStringLiteral("fewer features (--features) or ") : QString()));
     options.budget.require(
         causalStepsBytes(length, c, m, to - from, options.features),
@@ -222,8 +222,7 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
             .arg(formatBytes(8 * double(to - from) * double(c) * double(m)),
                  formatBytes(arrayBytes)),
         QStringLiteral("Each S_i is C x M = %1 values whatever the position: keep the states of "
-                       "fewer positions with --from I --to J, %2or raise the memory budget "
-                       "(--memory-budget).")
+                       "fewer positions with --from I --to J, %2or raise the memory budget.")
             .arg(c * m)
             .arg(drawsProjection ? QStringLiteral("use fewer features (--features), ")
                                  : QString()));

@@ -113,7 +113,8 @@ void requireFeatureState(const ExperimentSpec& spec, const QString& prefix = QSt
 // Throws InputError (the method has no state S_i, z_i, a head or a states range out of range, a
 // spec value out of range, queries or keys too large for the precision), ResourceError (what is
 // kept exceeds options.budget, checked before anything large is allocated; the message says to
-// keep fewer states with --from/--to, use fewer features or raise --memory-budget) and Cancelled.
+// keep fewer states with --from/--to, use fewer features or raise the memory budget) and
+// Cancelled.
 CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
                         const CausalStepsOptions& options = {});
 

@@ -449,8 +449,8 @@ void requireRowsFit(const ErrorSweepSpec& spec, const AttentionInput& source, in
                     .arg(value)
                     .arg(length)
                     .arg(features),
-                QStringLiteral("Use fewer features or shorter lengths, or raise the memory budget "
-                               "(--memory-budget)."));
+                QStringLiteral(
+                    "Use fewer features or shorter lengths, or raise the memory budget."));
         }
     }
 }

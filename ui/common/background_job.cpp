@@ -1,6 +1,7 @@
 #include "ui/common/background_job.h"
 
 #include "errors.h"
+#include "ui/common/window_hints.h"
 
 #include <QCoreApplication>
 #include <QtConcurrent/QtConcurrentRun>
@@ -153,13 +154,15 @@ QString workerErrorMessage()
     try {
         throw;
     } catch (const InputError& e) {
-        return e.message();
+        return windowMessage(e.message(), remedyOf(e));
     } catch (const ResourceError& e) {
-        return e.message();
+        return windowMessage(e.message(), remedyOf(e));
     } catch (const std::bad_alloc&) {
-        return QCoreApplication::translate(
-            "attnlab::ui", "out of memory: lower the memory budget, so that requests this large "
-                           "are refused before they are allocated");
+        return windowMessage(
+            QCoreApplication::translate("attnlab::ui",
+                                        "out of memory: lower the memory budget, so that requests "
+                                        "this large are refused before they are allocated."),
+            Remedy::RaiseMemoryBudget);
     } catch (const std::exception& e) {
         return QString::fromLocal8Bit(e.what());
     } catch (...) {

@@ -87,4 +87,12 @@ QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, 
     return box;
 }
 
+void showValueInForce(QSpinBox* box, bool editable, std::optional<int> value)
+{
+    box->setEnabled(editable);
+    // The special text stands for the minimum, which the box then holds.
+    box->setSpecialValueText(value ? QString() : QStringLiteral("\u2014"));
+    box->setValue(value.value_or(box->minimum()));
+}
+
 }  // namespace attnlab::ui

@@ -2,6 +2,8 @@
 
 #include <QString>
 
+#include <optional>
+
 class QDoubleSpinBox;
 class QScrollArea;
 class QSpinBox;
@@ -28,5 +30,11 @@ QSpinBox* dockSpinBox(int minimum, int maximum, const QString& toolTip = QString
 // The same for a real number: `decimals` decimals, the arrows step by `step`.
 QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, double step,
                                   const QString& toolTip = QString());
+
+// Sets a dock's number box to what is in force: editable, it shows `value` for the user to change;
+// not editable (the input sets it: a model's d and heads, a ViT's patch size), it is greyed out
+// and shows the input's value, or a dash when that is not known here (Q, K, V files set it), never
+// the spec's value of before. `value` is the box's minimum or more when it is known.
+void showValueInForce(QSpinBox* box, bool editable, std::optional<int> value);
 
 }  // namespace attnlab::ui

@@ -116,8 +116,19 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
         view->setAutoColorRange();
     }
     if (settings.sharedScale) {
+        // One scale: equal colours mean equal weights in both maps. [min, max] over P and P^
+        // while no weight is negative; otherwise (Linformer, Nystrom and trigonometric features
+        // give negative weights) a diverging map over [-a, a], a = max |weight|, on both: 0 is
+        // the same neutral colour in each, so P's zeros look like zeros instead of taking the
+        // colour of a weight above P^'s minimum, and P^'s negative weights show as such.
         const QCPRange a = exact.dataRange(), b = approx.dataRange();
-        const QCPRange shared(std::min(a.lower, b.lower), std::max(a.upper, b.upper));
+        QCPRange shared(std::min(a.lower, b.lower), std::max(a.upper, b.upper));
+        if (shared.lower < 0) {
+            const double extent = std::max(-shared.lower, shared.upper);
+            shared = QCPRange(-extent, extent);
+            exact.setColorMap(ColorMap::Diverging);
+            approx.setColorMap(ColorMap::Diverging);
+        }
         exact.setColorRange(shared);
         approx.setColorRange(shared);
     }

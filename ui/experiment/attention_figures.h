@@ -45,7 +45,9 @@ QString resultStatusText(const ExperimentResult& result);
 
 // Fills the three heatmaps of the window (and of `attention-lab render`) from a result: exact P,
 // approximate P^ and the error map, with their titles, token (or patch) labels and colour scales.
-// The views share the result's matrices (no copies).
+// With settings.sharedScale P and P^ share one colour range: [min, max] over both, or, when a
+// weight is negative, the diverging map over [-a, a] (a = max |weight|). The views share the
+// result's matrices (no copies).
 void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
                    const std::shared_ptr<const ExperimentResult>& result,
                    const ViewSettings& settings);

@@ -4,8 +4,6 @@
 #include "ui/common/controls_column.h"
 #include "ui/experiment/model_files.h"
 #include "ui/images/image_loader.h"
-#include "model/language_model.h"
-#include "model/vit_model.h"
 #include "inputs/model_input.h"
 
 #include <QCheckBox>
@@ -63,41 +61,6 @@ void setInputKind(ExperimentSpec& spec, InputKind kind)
     if (spec.input.kind == InputKind::Model && kind != InputKind::Model)
         spec.causal = false;
     spec.input.kind = kind;
-}
-
-// The number of layers and the head dimension d of the model at modelPath, from its config;
-// zeros when it cannot be read.
-struct ModelShape {
-    int layers = 0;
-    int headDim = 0;
-    QString summary;  // a language model's heads and positions, for the Input dock
-};
-
-ModelShape modelShapeOf(const QString& modelPath)
-{
-    try {
-        const QString config = modelFolder(modelPath) + QStringLiteral("/config.json");
-        if (modelArchitectureOf(modelPath) == ModelArchitecture::Vit) {
-            const VitConfig vit = VitConfig::fromJson(config);
-            return {vit.layers, vit.headDim(), QString()};
-        }
-        const LanguageModelInfo info = languageModelInfo(modelFolder(modelPath));
-        QString heads = InputPanel::tr("%1 heads of d = %2").arg(info.heads).arg(info.headDim);
-        if (info.keyValueHeads < info.heads)
-            heads = InputPanel::tr("%1 query heads sharing %2 key/value heads (d = %3)")
-                        .arg(info.heads)
-                        .arg(info.keyValueHeads)
-                        .arg(info.headDim);
-        const QString queries = info.rope ? InputPanel::tr("queries and keys after RoPE, as the "
-                                                           "scores see them")
-                                          : InputPanel::tr("queries and keys as the scores see "
-                                                           "them");
-        return {info.layers, info.headDim,
-                QStringLiteral("%1: %2; %3; %4.")
-                    .arg(info.architecture, heads, info.positionalScheme(), queries)};
-    } catch (const InputError&) {
-        return {};
-    }
 }
 
 // The built-in ViT's sample images (its folder's samples/, one per class), with names for people.
@@ -200,6 +163,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     m_tokens->setObjectName(QStringLiteral("tokens"));
     m_reader->setObjectName(QStringLiteral("reader"));
     m_layer->setObjectName(QStringLiteral("layer"));
+    m_keepLast->setObjectName(QStringLiteral("keepLastTokens"));
     m_imageReader->setObjectName(QStringLiteral("imageReader"));
     m_imageLayer->setObjectName(QStringLiteral("imageLayer"));
     m_positional->setObjectName(QStringLiteral("positionalEncoding"));
@@ -292,12 +256,22 @@ QWidget* InputPanel::makeTextTab()
                              "gets a seeded Gaussian vector, for controlled experiments."));
     m_layer = makeLayerBox(tr("The model's layer whose heads are shown (0 is the first). The "
                               "head is chosen above the heatmaps, or on the Heads page."));
+    m_keepLast = new QCheckBox(tr("Keep the last tokens"));
+    m_keepLast->setToolTip(tr("A text longer than the model reads (its n_positions or "
+                              "max_position_embeddings) is cut to its last tokens, as Hugging "
+                              "Face's left truncation does; unticked, it is refused."));
+    connect(m_keepLast, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("Keep the last tokens of a long text")
+                : tr("Refuse a text longer than the model reads"),
+             [on](ExperimentSpec& spec) { spec.input.keepLastTokens = on; });
+    });
 
     auto* layout = new QFormLayout(tab);
     layout->addRow(m_text);
     layout->addRow(m_sampleText);
     layout->addRow(tr("Read by"), m_reader);
     layout->addRow(tr("Layer"), m_layer);
+    layout->addRow(m_keepLast);
     m_modelSummary = new QLabel(tab);
     m_modelSummary->setObjectName(QStringLiteral("modelSummary"));
     m_modelSummary->setWordWrap(true);
@@ -638,11 +612,10 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     }
     m_modelSummary->setText(textModel ? shape.summary : QString());
     m_modelSummary->setVisible(textModel && !shape.summary.isEmpty());
+    m_keepLast->setChecked(textModel && input.keepLastTokens);
+    m_keepLast->setEnabled(textModel);
     m_tokens->setEnabled(!model);
     m_positional->setEnabled(!model);
-    // A ViT resizes and cuts the image as it was trained to.
-    m_patch->setEnabled(!imageModel);
-    m_imageSize->setEnabled(!imageModel);
     if (m_text->toPlainText() != input.text) {
         m_textDelay->stop();
         const QSignalBlocker blocker(m_text);
@@ -653,17 +626,26 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     if (!input.imagePath.isEmpty() && m_image->findData(input.imagePath) < 0)
         m_image->addItem(QFileInfo(input.imagePath).fileName(), input.imagePath);
     m_image->setCurrentIndex(std::max(0, m_image->findData(input.imagePath)));
-    m_patch->setValue(input.patchSize);
-    m_imageSize->setValue(input.imageSize);
+    // A ViT resizes and cuts the image as it was trained to: the boxes show its sizes.
+    const auto vitSize = [](int size) { return size > 0 ? std::optional(size) : std::nullopt; };
+    showValueInForce(m_patch, !imageModel,
+                     imageModel ? vitSize(shape.patchSize) : std::optional(input.patchSize));
+    showValueInForce(m_imageSize, !imageModel,
+                     imageModel ? vitSize(shape.imageSize) : std::optional(input.imageSize));
     m_length->setValue(input.length);
     m_rowNorm->setValue(input.rowNorm.value_or(0));
     m_clusters->setValue(input.clusters);
     m_queryFile->setText(input.queryPath);
     m_keyFile->setText(input.keyPath);
     m_valueFile->setText(input.valuePath);
-    // A model's heads have its own d, which the box shows while it cannot be changed.
-    m_headDim->setValue(model && shape.headDim > 0 ? shape.headDim : input.headDim);
-    m_headDim->setEnabled(input.kind != InputKind::Files && !model);
+    // A model's heads have its own d, the files' rows theirs: the box shows the model's while it
+    // cannot be changed, and a dash for files (their d is known once they are read).
+    std::optional<int> headDim = input.headDim;
+    if (input.kind == InputKind::Files || (model && shape.headDim <= 0))
+        headDim.reset();
+    else if (model)
+        headDim = shape.headDim;
+    showValueInForce(m_headDim, input.kind != InputKind::Files && !model, headDim);
     m_projection->setCurrentIndex(int(input.projection));
     m_projection->setEnabled(input.kind == InputKind::Text || input.kind == InputKind::Image);
     m_inputSeed->setValue(

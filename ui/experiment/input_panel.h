@@ -82,6 +82,7 @@ private:
     QString m_textModelPath;   // the text tab's model, kept while another tab is shown
     QString m_imageModelPath;  // the image tab's
     QSpinBox* m_layer;
+    QCheckBox* m_keepLast;   // a language model's text longer than it reads: its last tokens
     QLabel* m_modelSummary;  // the text model's heads and positional encoding
     QComboBox* m_tokens;
     QCheckBox* m_positional;

@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace attnlab::ui {
 
@@ -415,6 +416,7 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
     if (model != m_checkedModel) {
         m_checkedModel = model;
         m_readsText = !model.isEmpty() && isLanguageModel(model);
+        m_modelHeads = model.isEmpty() ? 0 : modelShapeOf(model).heads;
     }
     if (comparing)
         m_checkpoint->setModels(spec.input.modelPath, spec.input.comparisonModelPath);
@@ -430,7 +432,14 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
         m_normSlider->setValue(sliderFromNorm(spec.input.normMultiplier));
     m_norm->setValue(spec.input.normMultiplier);
     m_causal->setChecked(spec.causal);
-    m_heads->setValue(spec.input.heads);
+    // A model has its own heads, which the box shows; Q, K, V files theirs, known once read.
+    const InputKind kind = spec.input.kind;
+    std::optional<int> heads = spec.input.heads;
+    if (kind == InputKind::Files || (kind == InputKind::Model && m_modelHeads <= 0))
+        heads.reset();
+    else if (kind == InputKind::Model)
+        heads = m_modelHeads;
+    showValueInForce(m_heads, kind != InputKind::Files && kind != InputKind::Model, heads);
     m_precision->setCurrentIndex(int(spec.precision));
     for (const auto& [parameter, control] : m_parameters) {
         const double value = map.value(*parameter);
@@ -501,8 +510,6 @@ void MethodPanel::updateEnabled()
         const MethodInfo& entry = methodInfo(Method(data.toInt()));
         items->item(i)->setEnabled(entry.hasCausalForm || !m_spec.causal);
     }
-    m_heads->setEnabled(m_spec.input.kind != InputKind::Files &&
-                        m_spec.input.kind != InputKind::Model);
     // A model's attention is causal, as it was trained.
     m_causal->setEnabled(m_spec.input.kind != InputKind::Model);
 }

@@ -72,6 +72,7 @@ private:
     CheckpointChoice* m_checkpoint;
     QString m_checkedModel;    // the model whose kind m_readsText holds
     bool m_readsText = false;  // the input is a language model's: it can be compared
+    int m_modelHeads = 0;      // the heads of m_checkedModel (0: none, or unreadable)
     QSlider* m_featuresSlider;
     QSpinBox* m_features;
     QComboBox* m_projection;

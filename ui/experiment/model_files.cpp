@@ -2,12 +2,16 @@
 
 #include "errors.h"
 #include "inputs/model_input.h"
+#include "model/language_model.h"
+#include "model/vit_model.h"
 
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QSettings>
+
+#include <algorithm>
 
 namespace attnlab::ui {
 
@@ -57,6 +61,42 @@ bool isLanguageModel(const QString& modelPath)
 {
     const std::optional<ModelArchitecture> architecture = readableArchitecture(modelPath);
     return architecture && *architecture != ModelArchitecture::Vit;
+}
+
+ModelShape modelShapeOf(const QString& modelPath)
+{
+    try {
+        ModelShape shape;
+        if (modelArchitectureOf(modelPath) == ModelArchitecture::Vit) {
+            const VitConfig vit =
+                VitConfig::fromJson(modelFolder(modelPath) + QStringLiteral("/config.json"));
+            shape.layers = vit.layers;
+            shape.heads = vit.heads;
+            shape.headDim = vit.headDim();
+            shape.patchSize = std::max(vit.patchHeight, vit.patchWidth);
+            shape.imageSize = std::max(vit.imageHeight, vit.imageWidth);
+            return shape;
+        }
+        const LanguageModelInfo info = languageModelInfo(modelFolder(modelPath));
+        QString heads = QObject::tr("%1 heads of d = %2").arg(info.heads).arg(info.headDim);
+        if (info.keyValueHeads < info.heads)
+            heads = QObject::tr("%1 query heads sharing %2 key/value heads (d = %3)")
+                        .arg(info.heads)
+                        .arg(info.keyValueHeads)
+                        .arg(info.headDim);
+        const QString queries = info.rope
+                                    ? QObject::tr("queries and keys after RoPE, as the scores see "
+                                                  "them")
+                                    : QObject::tr("queries and keys as the scores see them");
+        shape.layers = info.layers;
+        shape.heads = info.heads;
+        shape.headDim = info.headDim;
+        shape.summary = QStringLiteral("%1: %2; %3; %4.")
+                            .arg(info.architecture, heads, info.positionalScheme(), queries);
+        return shape;
+    } catch (const InputError&) {
+        return {};
+    }
 }
 
 QString openLanguageModel(QWidget* parent, const QString& title)

@@ -23,6 +23,18 @@ std::optional<ModelArchitecture> readableArchitecture(const QString& modelPath);
 // Whether the model at modelPath reads text: a language model (none when it cannot be read).
 bool isLanguageModel(const QString& modelPath);
 
+// The shape of the model at modelPath, from its config.json (or GGUF header): what the docks show
+// in the fields the model sets. Zeros and an empty summary when it cannot be read.
+struct ModelShape {
+    int layers = 0;
+    int heads = 0;      // H, the query heads
+    int headDim = 0;    // d
+    int patchSize = 0;  // a ViT's patch side p, in pixels
+    int imageSize = 0;  // a ViT's input image, its longer side in pixels
+    QString summary;    // a language model's heads and positions, for the Input dock
+};
+ModelShape modelShapeOf(const QString& modelPath);
+
 // Asks for a language model: a .gguf file, or the config.json of a model folder (whose folder is
 // returned). Empty when the user cancels, or when the choice holds no language model, which a
 // message box then says (naming the file and what is wrong).

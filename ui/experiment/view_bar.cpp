@@ -21,7 +21,9 @@ ViewBar::ViewBar(QWidget* parent) : QWidget(parent)
                                "exact weight."));
     m_sharedScale = new QCheckBox(tr("Same scale for P and P\u0302"));
     m_sharedScale->setToolTip(tr("Draw exact and approximate attention with the same colour "
-                                 "scale, so equal colours mean equal weights."));
+                                 "scale, so equal colours mean equal weights. When P\u0302 has "
+                                 "negative weights, both maps turn diverging around 0 (negative "
+                                 "blue, positive red)."));
     m_colorMap = new QComboBox;
     m_colorMap->addItems({tr("viridis"), tr("magma")});
     m_colorMap->setToolTip(tr("The colour map of P and P\u0302 (both perceptually uniform)."));

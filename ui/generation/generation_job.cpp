@@ -1,6 +1,7 @@
 #include "ui/generation/generation_job.h"
 
 #include "errors.h"
+#include "ui/common/window_hints.h"
 #include "inputs/model_input.h"
 
 #include <algorithm>
@@ -26,9 +27,9 @@ void runGenerationJob(GenerationRequest request, JobContext& context,
                 Eigen::Index(generation->promptIds().size()) - 1 + spec.tokens,
                 start.model->headDim(), request.budget);
         } catch (const InputError& e) {
-            start.followNote = e.message();
+            start.followNote = windowMessage(e.message(), remedyOf(e));
         } catch (const ResourceError& e) {
-            start.followNote = e.message();
+            start.followNote = windowMessage(e.message(), remedyOf(e));
         }
         if (!start.followed) {  // generated without reporting the head
             spec.followLayer = -1;

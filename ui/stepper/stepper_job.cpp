@@ -2,6 +2,7 @@
 
 #include "attention/feature_maps.h"
 #include "errors.h"
+#include "ui/common/window_hints.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +33,7 @@ StepperData computeStepper(const StepperJob& job, const std::function<bool()>& c
             data.approxAttention = std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
             matrixBytes = 8.0 * double(data.exactAttention->size() + data.approxAttention->size());
         } catch (const ResourceError& e) {
-            data.matricesNote = e.message();
+            data.matricesNote = windowMessage(e.message(), remedyOf(e));
         }
     }
 

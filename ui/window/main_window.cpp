@@ -17,6 +17,7 @@
 #include "ui/experiment/view_bar.h"
 #include "inputs/model_input.h"
 #include "ui/lecture/scenario_panel.h"
+#include "ui/window/error_banner.h"
 #include "ui/window/feature_map_controls.h"
 #include "ui/window/lecture_controls.h"
 #include "ui/model/downstream_panel.h"
@@ -35,7 +36,6 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QDockWidget>
-#include <QHBoxLayout>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -47,7 +47,6 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
-#include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -105,10 +104,12 @@ MainWindow::MainWindow(Start start, QWidget* parent)
     connect(m_busyDelay, &QTimer::timeout, this,
             [this] { m_statusLabel->setText(tr("Computing...")); });
     connect(m_controller, &ExperimentController::busyChanged, this, [this](bool busy) {
-        if (busy)
-            m_busyDelay->start();
-        else
+        if (!busy) {
             m_busyDelay->stop();
+            return;
+        }
+        m_busyDelay->start();
+        m_errorBanner->inputMoved();  // a refusal was about the input before
     });
     // A long or large run says so while it computes, in place of "Computing...".
     connect(m_controller, &ExperimentController::runNotice, this, [this](const QString& notice) {
@@ -131,28 +132,7 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildViews()
 {
-    m_errorBar = new QLabel;
-    m_errorBar->setWordWrap(true);
-    m_errorBar->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_errorBar->setStyleSheet(
-        QStringLiteral("QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #e4a0a0; "
-                       "border-radius: 3px; padding: 6px; }"));
-    m_errorClose = new QToolButton;
-    m_errorClose->setText(QStringLiteral("\u2715"));
-    m_errorClose->setToolTip(tr("Hide this message"));
-    m_errorClose->setAutoRaise(true);
-    auto* errorRow = new QHBoxLayout;
-    errorRow->addWidget(m_errorBar, 1);
-    errorRow->addWidget(m_errorClose);
-    connect(m_errorClose, &QToolButton::clicked, this, [this] {
-        m_errorBar->hide();
-        m_errorClose->hide();
-        m_openErrorShown = false;
-    });
-    m_errorBar->hide();
-    m_errorClose->hide();
-    m_errorBar->setObjectName(QStringLiteral("errorBar"));
-
+    m_errorBanner = new ErrorBanner;
     buildFigures();
     buildPages();
 
@@ -162,7 +142,7 @@ void MainWindow::buildViews()
     m_recoveryBar->setObjectName(QStringLiteral("recoveryBar"));
     m_recoveryBar->hide();
     layout->addWidget(m_recoveryBar);
-    layout->addLayout(errorRow);
+    layout->addWidget(m_errorBanner);
     m_viewBar = new ViewBar;
     connect(m_viewBar, &ViewBar::changed, this,
             [this] { setViewSettings(m_viewBar->applied(m_view)); });
@@ -206,6 +186,10 @@ void MainWindow::buildFigures()
     m_errorStack->addWidget(m_distributionView);
 
     m_rowView = new RowComparisonView;
+    // The query rows are a figure to export like the maps: the one last clicked or hovered.
+    connect(m_rowView, &QCustomPlot::mousePress, this, [this] { m_currentFigure = m_rowView; });
+    m_rowView->setMouseTracking(true);
+    connect(m_rowView, &QCustomPlot::mouseMove, this, [this] { m_currentFigure = m_rowView; });
     m_imageView = new ImageOverlayView;
     connect(m_imageView, &ImageOverlayView::patchClicked, this, [this](int patch) {
         m_currentFigure = m_imageView;
@@ -401,10 +385,7 @@ void MainWindow::showResult()
 {
     const Computation& computation = m_controller->current();
     const ExperimentResult& result = *computation.result;
-    if (!m_openErrorShown) {
-        m_errorBar->hide();
-        m_errorClose->hide();
-    }
+    m_errorBanner->inputMoved();
     const bool fromSession = m_pendingView.has_value();
     ViewSettings settings = m_pendingView.value_or(m_view);
     m_pendingView.reset();
@@ -490,28 +471,34 @@ void MainWindow::showErrorDistribution()
 
 void MainWindow::showError(const QString& message)
 {
-    m_errorBar->setText(tr("Could not compute this: %1\nThe view still shows the previous "
-                           "result.")
-                            .arg(message));
-    m_errorBar->show();
-    m_errorClose->show();
-    m_openErrorShown = false;
+    // A model the user just chose that cannot be read (the message names it) is not kept: the
+    // step that chose it is taken back, the docks show the input in force, and the banner stays.
+    const InputSpec& failed = m_controller->spec().input;
+    const Computation& shown = m_controller->current();
+    const bool newModel = failed.kind == InputKind::Model && shown.result &&
+                          (shown.result->spec.input.kind != InputKind::Model ||
+                           shown.result->spec.input.modelPath != failed.modelPath);
+    if (newModel && message.contains(failed.modelPath)) {
+        if (const auto before = withdrawStep(*m_undo, m_controller->spec())) {
+            if (!sameSpec(*before, m_controller->spec()))
+                applySpec(*before);
+            showOpenError(message);
+            return;
+        }
+    }
+    m_errorBanner->showRefusal(message);
     m_runNoticeShown = false;
     m_statusLabel->setText(tr("Not computed"));
 }
 
 void MainWindow::showOpenError(const QString& message)
 {
-    m_errorBar->setText(
-        tr("Could not open this: %1\nThe window shows what it showed before.").arg(message));
-    m_errorBar->show();
-    m_errorClose->show();
-    m_openErrorShown = true;
+    m_errorBanner->showOpenError(message);
 }
 
 QString MainWindow::errorMessage() const
 {
-    return m_errorBar->isHidden() ? QString() : m_errorBar->text();
+    return m_errorBanner->message();
 }
 
 void MainWindow::setViewSettings(const ViewSettings& settings)

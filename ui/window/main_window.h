@@ -21,7 +21,6 @@ class QSpinBox;
 class QStackedWidget;
 class QTabWidget;
 class QTimer;
-class QToolButton;
 class QUndoStack;
 
 namespace attnlab::ui {
@@ -34,6 +33,7 @@ class LectureControls;
 class WindowExports;
 class WindowSession;
 class DownstreamPanel;
+class ErrorBanner;
 class ErrorDistributionView;
 class ExperimentController;
 class HeadGridPanel;
@@ -184,11 +184,13 @@ private:
     // Shows the example a new user sees first: the built-in model's clearest head.
     void showExample();
     void showResult();
-    // A computation failed: the banner says so until the next result.
+    // A computation failed: the banner says so until another computation starts. A model just
+    // chosen that cannot be read is taken back (the step that chose it leaves the undo stack) and
+    // said as showOpenError does.
     void showError(const QString& message);
-    // A session, scenario or autosave could not be opened (message names the file): the banner
-    // says so until it is closed or another error replaces it (the next result does not hide it:
-    // the window may compute its example just after).
+    // A session, scenario, autosave or model could not be opened (message names the file): the
+    // banner says so until it is closed or another error replaces it (the next result does not
+    // hide it: the window may compute its example just after).
     void showOpenError(const QString& message);
     void refreshViews();
     void hoverCell(int row, int col);
@@ -232,9 +234,8 @@ private:
     bool m_headsStale = true;
     bool m_downstreamStale = true;
 
-    QLabel* m_errorBar;
-    QWidget* m_recoveryBar;  // offers back the autosave a crash left
-    QToolButton* m_errorClose;
+    ErrorBanner* m_errorBanner;  // why the window does not show what was asked
+    QWidget* m_recoveryBar;      // offers back the autosave a crash left
     HeatmapView* m_exactView;
     HeatmapView* m_approxView;
     HeatmapView* m_errorView;
@@ -259,7 +260,6 @@ private:
     QLabel* m_statusLabel;
     QTimer* m_busyDelay;
     bool m_runNoticeShown = false;  // m_statusLabel shows a run's cost notice
-    bool m_openErrorShown = false;  // the banner holds showOpenError's message
     ScenarioPanel* m_scenarioPanel;
 };
 

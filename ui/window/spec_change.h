@@ -4,6 +4,10 @@
 
 #include <QUndoCommand>
 
+#include <optional>
+
+class QUndoStack;
+
 namespace attnlab::ui {
 
 class MainWindow;
@@ -16,6 +20,8 @@ public:
                const QString& text, int mergeKey);
 
     int id() const override { return m_mergeKey; }
+    const ExperimentSpec& before() const { return m_before; }
+    const ExperimentSpec& after() const { return m_after; }
     bool mergeWith(const QUndoCommand* other) override;
     void undo() override;
     void redo() override;
@@ -26,5 +32,10 @@ private:
     ExperimentSpec m_after;
     int m_mergeKey;
 };
+
+// Takes back the last step of `undo` when it made `spec` (which failed to compute), leaving no
+// step to redo: returns the spec before it, which the window shows again; none when the last step
+// made another spec (or there is none).
+std::optional<ExperimentSpec> withdrawStep(QUndoStack& undo, const ExperimentSpec& spec);
 
 }  // namespace attnlab::ui
