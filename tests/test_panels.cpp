@@ -1,8 +1,13 @@
-// The row comparison, image overlay and metrics panels, driven as a user would (clicks, grabs).
+// The row comparison, image overlay and metrics panels, driven as a user would (clicks, grabs),
+// and the colour scale P and P^ share in the window.
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/metrics_panel.h"
 #include "ui/experiment/row_comparison_view.h"
+#include "ui/plotting/color_maps.h"
+#include "ui/plotting/heatmap_view.h"
+#include "window_support.h"
 
+#include <QCheckBox>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -12,6 +17,7 @@
 
 using namespace attnlab;
 using namespace attnlab::ui;
+using namespace attnlab::test;
 
 namespace {
 
@@ -128,6 +134,8 @@ private slots:
     void metricsPanelShowsTheHeadsOwnWarnings();
     void metricsPanelNamesTheKeptExactSidesTime();
     void metricsPanelClearEmptiesEverything();
+
+    void aSharedScaleShowsNegativeWeightsAroundZero();
 };
 
 void TestPanels::rowViewPlotsTheRowsItIsGiven_data()
@@ -601,6 +609,39 @@ void TestPanels::metricsPanelClearEmptiesEverything()
         QVERIFY(!label->text().contains(QStringLiteral("ms")));
         QVERIFY(!label->text().contains(QStringLiteral("Too large")));
     }
+}
+
+// Property: with "Same scale for P and P^" and a P^ with negative weights (Linformer), both maps
+// take the diverging map over [-a, a], a the largest |weight| of P and P^, so that 0 has one
+// colour in both and P's colours are not squashed above P^'s minimum.
+void TestPanels::aSharedScaleShowsNegativeWeightsAroundZero()
+{
+    startAsFirstRun();
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    ExperimentSpec spec;
+    spec.approximation.kind = Method::Linformer;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    auto* shared = window.findChild<QCheckBox*>(QStringLiteral("sharedScale"));
+    QVERIFY(shared);
+    shared->setChecked(true);
+    QVERIFY(window.viewSettings().sharedScale);
+    const HeadResult& head = resultOf(window).heads.at(std::size_t(window.viewSettings().head));
+    const MatrixD exact = head.attentionExact.toDouble(), approx = head.attentionApprox.toDouble();
+    QVERIFY2(approx.minCoeff() < 0, "Linformer's P^ should have negative weights here");
+    const double extent = std::max(exact.cwiseAbs().maxCoeff(), approx.cwiseAbs().maxCoeff());
+    for (HeatmapView* view : {window.exactView(), window.approxView()}) {
+        QCOMPARE(view->colorMap(), ColorMap::Diverging);
+        QCOMPARE(view->colorRange().lower, -extent);
+        QCOMPARE(view->colorRange().upper, extent);
+    }
+    // Without negative weights the sequential map spans [min, max] of both, as before.
+    spec.approximation.kind = Method::FavorPositive;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    QCOMPARE(window.exactView()->colorMap(), window.viewSettings().colorMap);
+    QVERIFY(window.exactView()->colorRange().lower >= 0);
 }
 
 QTEST_MAIN(TestPanels)

@@ -8,7 +8,6 @@
 #include "ui/experiment/error_distribution_view.h"
 #include "errors.h"
 #include "ui/experiment/experiment_controller.h"
-#include "ui/plotting/color_maps.h"
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/window/main_window.h"
@@ -107,7 +106,6 @@ private slots:
     void histogramsReplaceTheErrorMap();
     void autosaveIsOfferedBackAfterACrash();
     void memoryBudgetReachesTheComputation();
-    void aSharedScaleShowsNegativeWeightsAroundZero();
 
 private:
     QTemporaryDir m_dir;
@@ -781,38 +779,6 @@ void TestUi::memoryBudgetReachesTheComputation()
     QVERIFY2(window.errorMessage().contains(QLatin1String("Edit > Memory Budget")) &&
                  !window.errorMessage().contains(QLatin1String("--")),
              qPrintable(window.errorMessage()));
-}
-
-// Property: with "Same scale for P and P^" and a P^ with negative weights (Linformer), both maps
-// take the diverging map over [-a, a], a the largest |weight| of P and P^, so that 0 has one
-// colour in both and P's colours are not squashed above P^'s minimum.
-void TestUi::aSharedScaleShowsNegativeWeightsAroundZero()
-{
-    MainWindow window(MainWindow::Start::DefaultExample);
-    QVERIFY(showAndWait(window));
-    ExperimentSpec spec;
-    spec.approximation.kind = Method::Linformer;
-    window.setSpec(spec);
-    QVERIFY(waitForResult(window));
-    auto* shared = window.findChild<QCheckBox*>(QStringLiteral("sharedScale"));
-    QVERIFY(shared);
-    shared->setChecked(true);
-    QVERIFY(window.viewSettings().sharedScale);
-    const HeadResult& head = resultOf(window).heads.at(std::size_t(window.viewSettings().head));
-    const MatrixD exact = head.attentionExact.toDouble(), approx = head.attentionApprox.toDouble();
-    QVERIFY2(approx.minCoeff() < 0, "Linformer's P^ should have negative weights here");
-    const double extent = std::max(exact.cwiseAbs().maxCoeff(), approx.cwiseAbs().maxCoeff());
-    for (HeatmapView* view : {window.exactView(), window.approxView()}) {
-        QCOMPARE(view->colorMap(), ColorMap::Diverging);
-        QCOMPARE(view->colorRange().lower, -extent);
-        QCOMPARE(view->colorRange().upper, extent);
-    }
-    // Without negative weights the sequential map spans [min, max] of both, as before.
-    spec.approximation.kind = Method::FavorPositive;
-    window.setSpec(spec);
-    QVERIFY(waitForResult(window));
-    QCOMPARE(window.exactView()->colorMap(), window.viewSettings().colorMap);
-    QVERIFY(window.exactView()->colorRange().lower >= 0);
 }
 
 QTEST_MAIN(TestUi)
