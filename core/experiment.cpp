@@ -102,6 +102,24 @@ void requireRepresentable(const ExperimentSpec& spec, const AttentionInput& inpu
                 .arg(limit, 0, 'g', 3));
 }
 
+// The bytes one head keeps with its matrices (none without options.matrices): P and P^ in the
+// engine's precision, A and A^ in double when kernels are asked for, a pyramid (a third of a float
+// matrix) for each of P, P^ and P^ - P when pyramids are, and with P^ P's side of the row
+// properties (ExactRowProperties). The budget check and the expected cost both count this.
+double keptMatrixBytesPerHead(const ExperimentSpec& spec, Eigen::Index length,
+                              const ComputeOptions& options)
+{
+    if (!options.matrices)
+        return 0.0;
+    const double scalarBytes = spec.precision == Precision::Float ? 4.0 : 8.0;
+    const int attention = spec.exactMethod ? 1 : 2;
+    const double bytesPerEntry = attention * scalarBytes +
+                                 (options.kernels ? attention * 8.0 : 0.0) +
+                                 (options.pyramids ? (2 * attention - 1) * 4.0 / 3.0 : 0.0);
+    const double rowProperties = spec.exactMethod ? 0.0 : ExactRowProperties::bytesFor(length);
+    return double(length) * double(length) * bytesPerEntry + rowProperties;
+}
+
 // The memory a request keeps or needs at once, checked before any of it is allocated.
 void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                    const ComputeOptions& options, Eigen::Index features)
@@ -110,18 +128,9 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
     const double heads = double(input.heads.size());
     const double scalarBytes = spec.precision == Precision::Float ? 4.0 : 8.0;
     if (options.matrices) {
-        // P and P^ in the engine's precision, A and A^ in double, and a pyramid (a third of a
-        // float matrix) for each of P, P^ and P^ - P.
-        const int attention = spec.exactMethod ? 1 : 2;
-        const int matrices = attention * (options.kernels ? 2 : 1);
-        const double bytesPerEntry = attention * scalarBytes +
-                                     (options.kernels ? attention * 8.0 : 0.0) +
-                                     (options.pyramids ? (2 * attention - 1) * 4.0 / 3.0 : 0.0);
-        // With P^, P's side of the row properties is kept with P (ExactRowProperties).
-        const double rowProperties =
-            spec.exactMethod ? 0.0 : ExactRowProperties::bytesFor(input.length());
+        const int matrices = (spec.exactMethod ? 1 : 2) * (options.kernels ? 2 : 1);
         options.budget.require(
-            heads * (length * length * bytesPerEntry + rowProperties),
+            heads * keptMatrixBytesPerHead(spec, input.length(), options),
             QStringLiteral("Keeping the L x L matrices (%1 x %2 matrices of %3 x %3)")
                 .arg(countOf(qint64(heads), QStringLiteral("head"), QStringLiteral("heads")))
                 .arg(matrices)
@@ -639,12 +648,9 @@ ComputeCost expectedComputeCost(const ExperimentSpec& spec, const AttentionInput
     if (options.features && drawsW)
         productFlops += 4 * length * m * d;
 
-    const int matrices = spec.exactMethod ? 1 : 2;
-    const double keptPerHead =
-        (options.matrices
-             ? length * length * matrices * (scalarBytes + (options.kernels ? 8.0 : 0.0))
-             : 0.0) +
-        (drawsW ? m * d * 8 : 0.0) + (options.features ? 2 * length * features * 8 : 0.0);
+    const double keptPerHead = keptMatrixBytesPerHead(spec, input.length(), options) +
+                               (drawsW ? m * d * 8 : 0.0) +
+                               (options.features ? 2 * length * features * 8 : 0.0);
     const double workingMemory =
         (drawsW ? m * d * (8 + scalarBytes) : 0.0) + 2 * length * features * scalarBytes +
         (spec.exactMethod ? 0.0 : info.workingSetFloats(shape) * scalarBytes);

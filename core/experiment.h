@@ -109,9 +109,9 @@ struct ComputeOptions {
 // - the products: the approximate output (MethodInfo::flops), the rows of P and O = P V
 //   (2 L^2 (d + d_v)), the rows of P^ (2 L^2 C for C features, else the method's flops again)
 //   and, when features are kept, phi(Q) and phi(K) mapped again (4 L m d);
-// - the memory it holds at once (bytes): the kept P, P^ (and A, A^), W (m x d, double) and
-//   phi(Q), phi(K) (double) of every head, and one head's working memory: W again in the
-//   engine's precision, the features of the queries and keys, the method's working set.
+// - the memory it holds at once (bytes): the matrices kept as the memory budget counts them, W
+//   (m x d, double) and phi(Q), phi(K) (double) of every head, and one head's working memory: W
+//   again in the engine's precision, the features of queries and keys, the method's working set.
 // Seconds: products at 20 GFLOP/s, the loops of W's draw at 1 GFLOP/s and 40 ns a normal draw,
 // and 1 s per GB held (memory is written at least once). Measured on the 2-core machine this was
 // built on (the built-in example: L = 25, 4 heads, d = 64) with m = 524288: 30.6 s and 2.96 GB

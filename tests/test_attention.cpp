@@ -133,9 +133,12 @@ private slots:
     void kernelBeyondThePrecisionHasNoMse();
     void computeStopsWhenCancelled();
     void aHugeRunIsAnnouncedWithItsExpectedCost();
+    void theExpectedCostHoldsWhatTheBudgetAsks();
     void kernelsAreKeptOnlyWhenAsked();
     void errorMapsFollowTheirDefinitions();
     void klOfRowsEqualUpToRoundingIsNotNegative();
+    void klOfRowsNotSummingToOneIsTheGeneralisedKl_data();
+    void klOfRowsNotSummingToOneIsTheGeneralisedKl();
     void keptExactSideGivesTheSameResult_data();
     void keptExactSideGivesTheSameResult();
     void keptExactSideIsRefusedWhenItDiffers();
@@ -500,6 +503,29 @@ void TestAttention::aHugeRunIsAnnouncedWithItsExpectedCost()
     QCOMPARE(expectedComputeCost(spec, oneHead, options).bytes, expected);
 }
 
+// Property: a run's expected memory (the large-run notice's) is at least what the memory budget
+// asks of it, so a budget of exactly the expected bytes lets it run. At L = 1500 with kernels and
+// pyramids the matrices dominate: 28 bytes an entry with the pyramids (float P, P^; double A,
+// A^), which the expected cost counted as 24.
+void TestAttention::theExpectedCostHoldsWhatTheBudgetAsks()
+{
+    const ExperimentSpec spec = randomSpec(1500, 16);
+    const AttentionInput input = buildInput(spec.input);
+    ComputeOptions options;
+    options.kernels = true;
+    options.pyramids = true;
+    const ComputeCost cost = expectedComputeCost(spec, input, options);
+    QVERIFY(cost.bytes > 1500.0 * 1500.0 * 28);
+    options.budget = MemoryBudget(qint64(std::ceil(cost.bytes)));
+    try {
+        compute(spec, input, options);
+    } catch (const ResourceError& error) {
+        QFAIL(qPrintable(QStringLiteral("refused within its expected %1 bytes: %2")
+                             .arg(cost.bytes)
+                             .arg(QString::fromUtf8(error.what()))));
+    }
+}
+
 void TestAttention::kernelsAreKeptOnlyWhenAsked()
 {
     // kernels = false keeps P and P^ but not A and A^; the kernel MSE is still computed.
@@ -528,6 +554,51 @@ void TestAttention::klOfRowsEqualUpToRoundingIsNotNegative()
     sums.addAttentionRows<double>(0, false, exact.attention, approx, nullptr, nullptr);
     const double kl = sums.metrics().meanKl;
     QVERIFY2(kl >= 0.0 && kl < 1e-12, qPrintable(QString::number(kl)));
+}
+
+// Property: where P^'s rows need not sum to 1 (Nystrom, Linformer), the mean KL is the
+// generalised KL, mean_i sum_j [P_ij log(P_ij / P^_ij) - P_ij + P^_ij], summed here term by term
+// from its definition; it is > 0 where P^ = 1.2 P, whose plain sum of P_ij log(P_ij / P^_ij) is
+// log(1 / 1.2) < 0 in every row. Float rows are compared at float's precision (1e-6).
+void TestAttention::klOfRowsNotSummingToOneIsTheGeneralisedKl_data()
+{
+    QTest::addColumn<bool>("single");
+    QTest::newRow("double") << false;
+    QTest::newRow("float") << true;
+}
+
+void TestAttention::klOfRowsNotSummingToOneIsTheGeneralisedKl()
+{
+    QFETCH(bool, single);
+    MatrixD exact(3, 3), approx(3, 3);
+    exact << 0.5, 0.3, 0.2, 0.1, 0.1, 0.8, 0.25, 0.25, 0.5;
+    approx << 0.6, 0.4, 0.3, 0.05, 0.1, 0.5, 0.3, 0.3, 0.6;  // rows sum to 1.3, 0.65, 1.2
+    if (single) {  // the float values, in double for the definition's sum
+        exact = exact.cast<float>().cast<double>();
+        approx = approx.cast<float>().cast<double>();
+    }
+    double expected = 0;
+    for (Eigen::Index i = 0; i < 3; ++i)
+        for (Eigen::Index j = 0; j < 3; ++j)
+            expected +=
+                exact(i, j) * std::log(exact(i, j) / approx(i, j)) - exact(i, j) + approx(i, j);
+    expected /= 3;
+    MetricsAccumulator sums;
+    if (single)
+        sums.addAttentionRows<float>(0, false, exact.cast<float>(), approx.cast<float>(), nullptr,
+                                     nullptr);
+    else
+        sums.addAttentionRows<double>(0, false, exact, approx, nullptr, nullptr);
+    const double kl = sums.metrics().meanKl;
+    QVERIFY2(std::abs(kl - expected) <= (single ? 1e-6 : 1e-15),
+             qPrintable(QStringLiteral("%1 against %2").arg(kl).arg(expected)));
+
+    // P^ = 1.2 P: every row's generalised KL is log(1 / 1.2) + 0.2 = 0.0176784...
+    MetricsAccumulator scaled;
+    scaled.addAttentionRows<double>(0, false, exact, 1.2 * exact, nullptr, nullptr);
+    const double scaledKl = scaled.metrics().meanKl;
+    QVERIFY2(std::abs(scaledKl - (0.2 - std::log(1.2))) < 1e-14,
+             qPrintable(QString::number(scaledKl)));
 }
 
 void TestAttention::errorMapsFollowTheirDefinitions()

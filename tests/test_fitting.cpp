@@ -477,19 +477,31 @@ void TestFitting::fitsATinyModelWithGroupedQueryHeads()
     // The tiny Llama (2 layers, 4 query heads on 2 key/value heads, d = 12): every head of the
     // layers asked is fitted, each with its own key map (query heads 0 and 1 share keys, not
     // maps), the KL on the training text falls, the curve has a value per step, and the maps
-    // record the model, its shape and the fit.
+    // record the model, its shape and the fit. On one engine thread the heads are fitted in turn:
+    // the first report's mean KL is head 0's first step and the other heads' starting KLs (a
+    // head not begun counted as 0 made the window's curve start at a quarter of the fit's).
     const std::shared_ptr<const LanguageModel> model = loadLanguageModel(kTinyLlama);
     FeatureMapFitSpec spec;
     spec.layers = {1};
     spec.distillation.steps = 60;
     spec.trainingText = QStringLiteral("repeated.txt");
     int reports = 0;
+    double firstMeanKl = -1;
+    const int threads = engineThreads();
+    setEngineThreads(1);
     const FeatureMapFit fit = fitFeatureMaps(*model, repeatedText(*model, 600), spec, {},
                                              [&](const FeatureMapFitProgress& p) {
                                                  QVERIFY(p.done <= p.total);
-                                                 ++reports;
+                                                 if (reports++ == 0)
+                                                     firstMeanKl = p.meanKl;
                                              });
+    setEngineThreads(threads);
     QVERIFY(reports > 0);
+    const double expectedFirst = (fit.heads[0].curve.front() + fit.heads[1].initialKl +
+                                  fit.heads[2].initialKl + fit.heads[3].initialKl) /
+                                 4;
+    QVERIFY2(std::abs(firstMeanKl - expectedFirst) <= 1e-6 * expectedFirst,
+             qPrintable(QStringLiteral("%1 against %2").arg(firstMeanKl).arg(expectedFirst)));
     QCOMPARE(fit.heads.size(), std::size_t(4));
     QCOMPARE(fit.maps->fitted.size(), std::size_t(4));
     QCOMPARE(fit.maps->model, QStringLiteral("tiny-llama-gqa-f32"));

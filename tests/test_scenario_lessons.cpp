@@ -15,6 +15,7 @@
 #include "sessions/scenario.h"
 #include "sweeps/error_sweep.h"
 #include "sweeps/downstream.h"
+#include "ui/images/image_loader.h"
 
 #include <QJsonObject>
 #include <QTest>
@@ -113,17 +114,52 @@ class TestScenarioLessons : public QObject {
     Q_OBJECT
 
 private slots:
+    void scenario2ClustersAreScatteredNotBlocks();
     void scenario3ErrorShrinksAsMGrows();
     void scenario4TrigonometricFeaturesGoNegative();
     void scenario5ErrorGrowsWithTheNorms();
     void scenario6ChartHasOrthogonalBelowIidUpToD();
     void scenario7EluIsFlatterThanSoftmax();
+    void scenario10CountsThePatchesItsImageGives();
     void scenario12ContinuationsPartAndTheCachePassesTheState();
     void scenario13ApproximationsLoseTheInductionStripe();
 };
 
 // The claims of the scenarios' explanations, measured on the specs they load (the engine is
 // deterministic for a spec, so each check holds or fails the same way on every run).
+
+// Scenario 2: "a query weighs the keys of its own cluster, about 1 in 8, twice as much as the
+// others, wherever they stand ... a plaid, not blocks". In the selected row (40), the L / 8 keys
+// of largest weight get 1.5 to 3 times the mean weight of the rest, and they are scattered: they
+// reach from the first eighth of the sequence to its last (its text spoke of blocks).
+void TestScenarioLessons::scenario2ClustersAreScatteredNotBlocks()
+{
+    const ExperimentResult result = computeScenario(2);
+    const ResultMatrix& p = result.heads[0].attentionExact;
+    const Eigen::Index length = p.cols();
+    const int query =
+        bundledDeck().scenarios[1].session.view.value(QLatin1String("query")).toInt(-1);
+    std::vector<std::pair<double, Eigen::Index>> row;
+    for (Eigen::Index j = 0; j < length; ++j)
+        row.emplace_back(p(query, j), j);
+    std::sort(row.rbegin(), row.rend());
+    const Eigen::Index cluster = length / 8;
+    double clusterWeight = 0, otherWeight = 0;
+    Eigen::Index first = length, last = 0;
+    for (Eigen::Index r = 0; r < length; ++r) {
+        if (r < cluster) {
+            clusterWeight += row[std::size_t(r)].first / double(cluster);
+            first = std::min(first, row[std::size_t(r)].second);
+            last = std::max(last, row[std::size_t(r)].second);
+        } else {
+            otherWeight += row[std::size_t(r)].first / double(length - cluster);
+        }
+    }
+    const double ratio = clusterWeight / otherWeight;
+    QVERIFY2(ratio > 1.5 && ratio < 3, qPrintable(QString::number(ratio)));
+    QVERIFY2(first < length / 8 && last >= length - length / 8,
+             qPrintable(QStringLiteral("keys %1 to %2").arg(first).arg(last)));
+}
 
 // Scenario 3: "With m = 8, P^ is noisy: drag m up to 32, 128, 512 and watch the error shrink".
 // One draw of W per m, so only the direction is claimed: the relative error of P falls at each
@@ -253,6 +289,26 @@ void TestScenarioLessons::scenario7EluIsFlatterThanSoftmax()
 // approximate run's memory is the same at every step (260 KiB: C d + C floats per head, 4 heads,
 // 4 layers) while the cache grows by 8 KiB a token and first holds more than the state at
 // position 32.
+// Scenario 10: "with p = 16 that makes 14 x 9 = 126 patches; with p = 8, 28 x 18 = 504
+// patches": the counts the explanation gives are the lengths of its image's inputs at both patch
+// sizes (it said 196 and 784, the counts of a square image).
+void TestScenarioLessons::scenario10CountsThePatchesItsImageGives()
+{
+    const Scenario& scenario = bundledDeck().scenarios[9];
+    for (const int patch : {16, 8}) {
+        InputSpec input = scenario.session.spec.input;
+        input.patchSize = patch;
+        const ImagePixels pixels = loadImagePixels(input.imagePath, input.imageSize);
+        const Eigen::Index length = buildInput(input, &pixels).length();
+        const QString count = QStringLiteral("= %1 patches").arg(length);
+        QVERIFY2(scenario.explanation.contains(count),
+                 qPrintable(QStringLiteral("p = %1: L = %2, not in: %3")
+                                .arg(patch)
+                                .arg(length)
+                                .arg(scenario.explanation)));
+    }
+}
+
 void TestScenarioLessons::scenario12ContinuationsPartAndTheCachePassesTheState()
 {
     const Scenario& scenario = bundledDeck().scenarios[11];

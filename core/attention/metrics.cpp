@@ -38,17 +38,18 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
     m_haveAttention = true;
     m_properties.addRows<T>(begin, causal, p, pApprox, exactSide);
     const double largestFinite = double(std::numeric_limits<T>::max());
-    // Clamping at T's smallest subnormal changes no positive value, and makes P_ij = 0 add 0 to
-    // the KL sum (times a finite logarithm, whatever P^_ij is).
+    // Clamping at T's smallest subnormal changes no positive value, and makes P_ij = 0 add
+    // P^_ij to the KL sum (0 times a finite logarithm, whatever P^_ij is).
     constexpr double tiny = std::numeric_limits<T>::denorm_min();
     // Row by row: one fused loop over the unmasked entries that the compiler vectorises (sums in
     // double), then the logarithms of the KL terms as one vectorised array expression.
-    Eigen::ArrayXd exact(p.cols()), ratio(p.cols());
+    Eigen::ArrayXd exact(p.cols()), approx(p.cols()), ratio(p.cols());
     for (Eigen::Index r = 0; r < p.rows(); ++r) {
         const Eigen::Index visible = causal ? std::min(p.cols(), begin + r + 1) : p.cols();
         const T* pRow = p.row(r).data();
         const T* pApproxRow = pApprox.row(r).data();
         double* exactRow = exact.data();
+        double* approxRow = approx.data();
         double* ratioRow = ratio.data();
         double rowAbs = 0, rowMax = 0, squaredError = 0, squaredExact = 0;
         int undefinedKl = 0;
@@ -64,6 +65,7 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
             squaredExact += e * e;
             undefinedKl |= int((e > 0) & (a <= 0));
             exactRow[j] = e;
+            approxRow[j] = a;
             // In float the ratio P_ij / P^_ij stays finite in double: one logarithm serves.
             ratioRow[j] = std::is_same_v<T, float> ? std::max(e, tiny) / std::max(a, tiny)
                                                    : std::max(a, tiny);
@@ -75,12 +77,15 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
         m_sumSquaredExact += squaredExact;
         if (undefinedKl)
             m_klDefined = false;
+        // The generalised KL's terms P_ij log(P_ij / P^_ij) - P_ij + P^_ij are each >= 0, so the
+        // sum is >= 0 (up to rounding) also where P^'s rows do not sum to 1.
         if (m_klDefined) {
             const auto e = exact.head(visible);
+            const auto a = approx.head(visible);
             if constexpr (std::is_same_v<T, float>)
-                m_sumKl += (e * ratio.head(visible).log()).sum();
+                m_sumKl += (e * ratio.head(visible).log() - e + a).sum();
             else  // P_ij / P^_ij could overflow (P^_ij subnormal): a difference of logarithms
-                m_sumKl += (e * (e.max(tiny).log() - ratio.head(visible).log())).sum();
+                m_sumKl += (e * (e.max(tiny).log() - ratio.head(visible).log()) - e + a).sum();
         }
         m_entries += visible;
         ++m_rows;
@@ -144,7 +149,7 @@ AttentionMetrics MetricsAccumulator::metrics() const
         metrics.meanAbsError = m_sumAbs / double(m_entries);
         metrics.relFrobeniusAttention = std::sqrt(m_sumSquaredError / m_sumSquaredExact);
         metrics.meanTotalVariation = m_sumTotalVariation / double(m_rows);
-        // KL(P || P^) >= 0 (Gibbs' inequality); rounding can leave the sum a hair below zero
+        // Every term of the generalised KL is >= 0; rounding can leave the sum a hair below zero
         // where P^ = P.
         if (m_klDefined)
             metrics.meanKl = std::max(0.0, m_sumKl / double(m_rows));

@@ -21,7 +21,7 @@ struct AttentionMetrics {
     double relFrobeniusAttention = notApplicable;  // |P^ - P|_F / |P|_F
     double relFrobeniusOutput = notApplicable;     // |O^ - O|_F / |O|_F
     double meanTotalVariation = notApplicable;     // mean_i 1/2 sum_j |P^_ij - P_ij|
-    double meanKl = notApplicable;                 // mean_i sum_j P_ij log(P_ij / P^_ij)
+    double meanKl = notApplicable;                 // mean_i sum_j [P log(P/P^) - P + P^]_ij
     // mean (A^_ij - A_ij)^2 over the unmasked entries; n/a when an entry of A or A^ is beyond the
     // range of the chosen precision (kernelOverflow), as the kernel files then hold inf
     double kernelMse = notApplicable;

@@ -158,7 +158,20 @@ std::vector<FittedHeadMaps> fitSites(
     std::vector<QString> failures(sites.size());
     std::atomic<qint64> done = 0;
     std::atomic<bool> stop = false;
+    // Every head's starting maps and KL first, so that a head not yet begun counts in the mean
+    // the progress reports at its starting KL (the curve begins where the fit does).
+    std::vector<FittedHeadMaps> starts(sites.size());
     std::vector<std::atomic<double>> latestKl(sites.size());
+    forEachRowBlock(Eigen::Index(sites.size()), 1, [&](Eigen::Index index, Eigen::Index) {
+        const std::size_t n = std::size_t(index);
+        HeadFitRecord& record = fit.heads[n];
+        record.layer = sites[n].layer;
+        record.head = sites[n].head;
+        starts[n] =
+            startingMaps(featureDim, d, record.layer, record.head, heads, spec.distillation.seed);
+        record.initialKl = distillationLoss(starts[n], data[n], {}, nullptr).kl();
+        latestKl[n] = record.initialKl;
+    });
     const qint64 total = qint64(sites.size()) * spec.distillation.steps;
     // Whichever thread finished a step reports, one at a time (a thread finding another reporting
     // goes on).
@@ -177,14 +190,8 @@ std::vector<FittedHeadMaps> fitSites(
     forEachRowBlock(Eigen::Index(sites.size()), 1, [&](Eigen::Index index, Eigen::Index) {
         const std::size_t n = std::size_t(index);
         HeadFitRecord& record = fit.heads[n];
-        record.layer = sites[n].layer;
-        record.head = sites[n].head;
-        const FittedHeadMaps start =
-            startingMaps(featureDim, d, record.layer, record.head, heads, spec.distillation.seed);
-        record.initialKl = distillationLoss(start, data[n], {}, nullptr).kl();
-        latestKl[n] = record.initialKl;
         try {
-            fitted[n] = fitHeadMaps(start, data[n], spec.distillation, [&](int, double kl) {
+            fitted[n] = fitHeadMaps(starts[n], data[n], spec.distillation, [&](int, double kl) {
                 record.curve.push_back(float(kl));
                 latestKl[n] = kl;
                 ++done;

@@ -54,7 +54,7 @@ struct FeatureMapFit {
 };
 
 // The fit's progress: Adam steps done over every head, of total; the mean KL of the heads' latest
-// steps.
+// steps (a head not yet begun at its starting KL).
 struct FeatureMapFitProgress {
     qint64 done = 0;
     qint64 total = 0;

@@ -69,9 +69,11 @@ const std::vector<MetricDefinition>& metricDefinitions()
          number(&AttentionMetrics::meanTotalVariation)},
         {QStringLiteral("mean_kl"), QStringLiteral("Mean KL divergence of a row"),
          QStringLiteral("mean<sub>i</sub> KL(P<sub>i</sub> \u2016 P\u0302<sub>i</sub>) = "
-                        "mean<sub>i</sub> \u2211<sub>j</sub> P<sub>ij</sub> log(P<sub>ij</sub> / "
-                        "P\u0302<sub>ij</sub>); n/a when P\u0302 has entries \u2264 0 where P is "
-                        "positive"),
+                        "mean<sub>i</sub> \u2211<sub>j</sub> [P<sub>ij</sub> log(P<sub>ij</sub> / "
+                        "P\u0302<sub>ij</sub>) \u2212 P<sub>ij</sub> + P\u0302<sub>ij</sub>], "
+                        "the KL where P\u0302's rows sum to 1 (the last two terms cancel) and "
+                        "\u2265 0 where they do not (Nystr\u00f6m, Linformer); n/a when "
+                        "P\u0302 has entries \u2264 0 where P is positive"),
          number(&AttentionMetrics::meanKl)},
         // Exact and approximate on rows of their own: one number per cell keeps the dock's
         // width whatever the values.
