@@ -254,8 +254,10 @@ int runWindow(int& argc, char** argv)
     qtArgv.push_back(nullptr);
     QApplication app(qtArgc, qtArgv.data());
 
-    ui::MainWindow window(screenshot || !session.isEmpty() || !scenario.isEmpty()
-                              ? ui::MainWindow::Start::DefaultExample
+    // A screenshot shows the window as built, whatever this machine's settings hold.
+    ui::MainWindow window(screenshot ? ui::MainWindow::Start::DefaultExample
+                          : !session.isEmpty() || !scenario.isEmpty()
+                              ? ui::MainWindow::Start::OpenFile
                               : ui::MainWindow::Start::LastSession);
     // A session or scenario that cannot be opened: said in the window (it shows the example) and
     // on stderr; a screenshot of it is refused.

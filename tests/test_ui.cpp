@@ -491,12 +491,16 @@ void TestUi::aSliderDragIsOneUndoStep()
     QCOMPARE(window.controller().spec().approximation.features, draggedTo);
 }
 
-// Closing the window keeps its dock layout and its session; the next start brings both back.
+// Closing the window keeps its dock layout and its session; the next start brings both back,
+// and a start that opens a file (attention-lab FILE.attnlab) the layout and the memory budget
+// (Edit > Memory Budget) without the session.
 void TestUi::windowStateAndLastSessionComeBack()
 {
+    const MemoryBudget budget(qint64(300) << 20);
     {
         MainWindow window(MainWindow::Start::LastSession);
         QVERIFY(showAndWait(window));
+        QSettings().setValue(QStringLiteral("memoryBudget"), budget.bytes());
         ExperimentSpec spec = window.controller().spec();
         spec.approximation.features = 24;
         window.setSpec(spec);
@@ -512,6 +516,13 @@ void TestUi::windowStateAndLastSessionComeBack()
     QCOMPARE(resultOf(again).spec.approximation.features, 24);
     auto* metrics = again.findChild<QDockWidget*>(QStringLiteral("metricsDock"));
     QVERIFY(metrics && metrics->isHidden());
+    QCOMPARE(again.memoryBudget().bytes(), budget.bytes());
+
+    MainWindow opening(MainWindow::Start::OpenFile);
+    QCOMPARE(opening.memoryBudget().bytes(), budget.bytes());
+    QVERIFY(opening.findChild<QDockWidget*>(QStringLiteral("metricsDock"))->isHidden());
+    QCOMPARE(opening.controller().spec().approximation.features,
+             exampleSpec().approximation.features);
 }
 
 // Every named widget of the window has a name of its own, so that tests and accessibility tools

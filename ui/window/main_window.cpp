@@ -677,7 +677,7 @@ void MainWindow::restoreSettings(Start start)
     restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
     fitToScreen();  // the geometry saved on a larger screen
     restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
-    if (!m_session->restoreLast())
+    if (start == Start::OpenFile || !m_session->restoreLast())
         showExample();
 }
 

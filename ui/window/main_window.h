@@ -67,6 +67,8 @@ public:
         LastSession,     // reopen the session of the last run (the default example the first time)
         DefaultExample,  // the default example (a short sentence, FAVOR+ with m = 64) in the
                          // default layout, whatever the settings hold
+        OpenFile,        // the settings (memory budget, layout) kept, the default example shown
+                         // until the session or scenario the window is started with opens
     };
 
     // The pages of the central tab widget, in tab order.
