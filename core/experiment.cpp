@@ -135,8 +135,9 @@ void requireMemory(const ExperimentSpec& spec, const AttentionInput& input,
                 .arg(countOf(qint64(heads), QStringLiteral("head"), QStringLiteral("heads")))
                 .arg(matrices)
                 .arg(qint64(length)),
-            QStringLiteral("Leave out the matrices (--no-matrices) to get the outputs and every "
-                           "metric in linear memory, or raise the memory budget."));
+            QStringLiteral("Use fewer positions, or raise the memory budget; the command line "
+                           "can also leave out the matrices (--no-matrices) and still give the "
+                           "outputs and every metric in linear memory."));
     }
     if (spec.exactMethod || !input.comparison.empty())
         return;
