@@ -9,12 +9,15 @@
 #include "inputs/model_input.h"
 #include "ui/model/model_eval_chart.h"
 #include "model_support.h"
+#include "chart_support.h"
+#include "ui/lecture/presentation.h"
 
 #include <QComboBox>
 #include <QFile>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QLineEdit>
+#include <QMainWindow>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -64,6 +67,10 @@ private slots:
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
     void narrowKlRangeHasDistinctTickLabels();
     void perLayerChartKeepsAllLayersApart();
+    void chartAxisTextFitsSmallSizes_data();
+    void chartAxisTextFitsSmallSizes();
+    void emptyChartSaysWhatWillBeThere();
+    void shadedCellsReadOnTheDarkTheme();
     void nystromPastTheTokensIsSaid();
     void layersAreNamedForFilesAndTitles();
 };
@@ -402,6 +409,126 @@ void TestDownstreamPanel::perLayerChartKeepsAllLayersApart()
         QVERIFY2(std::isnan(data->at(2)->value), qPrintable(QString::number(i)));
         QCOMPARE(data->at(3)->key, 2.0);  // "all", after layer 1
     }
+}
+
+void TestDownstreamPanel::chartAxisTextFitsSmallSizes_data()
+{
+    QTest::addColumn<bool>("perLayer");
+    QTest::newRow("against m (log)") << false;
+    QTest::newRow("against the layer (linear)") << true;
+}
+
+// Property: the m sweep of the page (m = 8 to 1024, every power of two: a tick each) and a
+// per-layer sweep of a 24-layer model, at the sizes the chart has in a small window and smaller: no
+// two tick labels of an axis overlap ("128256512" ran together) and every axis label lies along its
+// axis ("top-1 agreement (%)" ran past a short plot).
+void TestDownstreamPanel::chartAxisTextFitsSmallSizes()
+{
+    QFETCH(bool, perLayer);
+    std::vector<ModelEvalRow> rows;
+    const int cases = perLayer ? 25 : 8;
+    for (int k = 0; k < cases; ++k) {
+        ModelEvalRow row;
+        row.method = QStringLiteral("favor-positive");
+        row.features = perLayer ? 64 : 8 << k;
+        row.layers = perLayer && k == cases - 1 ? QStringLiteral("all") : QString::number(k);
+        if (!perLayer)
+            row.layers = QStringLiteral("all");
+        row.tokens = 40;
+        row.top1Agreement = 0.5 + 0.05 * std::sin(k);
+        row.meanKl = 0.02 * (1 + k);
+        rows.push_back(row);
+    }
+    ModelEvalChart chart;
+    chart.setRows(rows, perLayer ? ModelEvalAxis::Layer : ModelEvalAxis::Features,
+                  QStringLiteral("tiny, 40 tokens"));
+    for (const QSize size : {QSize(740, 300), QSize(560, 280), QSize(420, 260)}) {
+        chart.resize(size);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.replot();
+        for (QCPAxisRect* rect : {chart.agreementRect(), chart.klRect()}) {
+            for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+                const QString where = QStringLiteral("%1x%2 %3")
+                                          .arg(size.width())
+                                          .arg(size.height())
+                                          .arg(axis->label());
+                QVERIFY2(crowdedTickLabels(axis).isEmpty(),
+                         qPrintable(where + QStringLiteral(": ") +
+                                    crowdedTickLabels(axis).join(QStringLiteral(", "))));
+                QVERIFY2(axisLabelFitsItsAxis(axis), qPrintable(where));
+                QVERIFY2(tickLabelSpans(axis).size() >= 2, qPrintable(where));
+            }
+        }
+    }
+}
+
+// Property: before any sweep the chart shows no axes (they had made-up ranges: m from 8 to 512,
+// KL from 1e-4 to 10) but its title and, in the plots' place, what will be there; the first rows
+// bring the axes back and the hint goes.
+void TestDownstreamPanel::emptyChartSaysWhatWillBeThere()
+{
+    ModelEvalChart chart;
+    chart.resize(900, 500);
+    for (QCPAxisRect* rect : {chart.agreementRect(), chart.klRect()})
+        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
+            QVERIFY(!axis->visible() && !axis->grid()->visible());
+    QVERIFY(chart.hint()->visible());
+    QVERIFY2(chart.hint()->text().contains(QStringLiteral("agreement")),
+             qPrintable(chart.hint()->text()));
+    QVERIFY(!chart.title().isEmpty());
+
+    ModelEvalRow row;
+    row.method = QStringLiteral("favor-positive");
+    row.features = 16;
+    row.layers = QStringLiteral("all");
+    row.tokens = 10;
+    row.top1Agreement = 0.5;
+    row.meanKl = 0.1;
+    chart.setRows({row}, ModelEvalAxis::Features);
+    QVERIFY(!chart.hint()->visible());
+    for (QCPAxisRect* rect : {chart.agreementRect(), chart.klRect()})
+        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
+            QVERIFY(axis->visible());
+}
+
+// Property: in presentation mode's dark theme, the table's shaded cells (the KL column, a changed
+// prediction) keep text that contrasts at least 4.5:1 (WCAG AA) with their light shade: the
+// theme's white ink on them was unreadable.
+void TestDownstreamPanel::shadedCellsReadOnTheDarkTheme()
+{
+    QMainWindow window;
+    auto* panel = new DownstreamPanel;
+    window.setCentralWidget(panel);
+    window.resize(1280, 720);
+    PresentationMode mode(&window);
+    mode.setTheme(ProjectorTheme::Dark);
+    mode.enter(PresentationMode::Placement::KeepGeometry);
+    window.show();
+    panel->setExperiment(modelInputSpec(kModel, kText));
+    QVERIFY(waitForComparison(*panel));
+    auto* table = panel->findChild<QTableWidget*>(QStringLiteral("downstreamTable"));
+    QVERIFY(table && table->rowCount() > 3);
+    int shaded = 0;
+    for (int row = 0; row < table->rowCount(); ++row) {
+        for (int column = 0; column < table->columnCount(); ++column) {
+            const QTableWidgetItem* item = table->item(row, column);
+            if (item->background().style() == Qt::NoBrush)
+                continue;
+            ++shaded;
+            const QColor text = item->foreground().style() == Qt::NoBrush
+                                    ? table->palette().color(QPalette::Text)
+                                    : item->foreground().color();
+            const double ratio = contrastRatio(text, item->background().color());
+            QVERIFY2(ratio >= 4.5,
+                     qPrintable(QStringLiteral("row %1, column %2: %3 on %4")
+                                    .arg(row)
+                                    .arg(column)
+                                    .arg(text.name(), item->background().color().name())));
+        }
+    }
+    QVERIFY(shaded >= table->rowCount());  // every KL cell
+    mode.leave();
 }
 
 // Property: Nystrom takes at most L landmarks, and the page says so where it shows results for

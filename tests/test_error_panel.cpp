@@ -9,6 +9,7 @@
 #include "attention/random.h"
 #include "test_support.h"
 #include "lemma_support.h"
+#include "chart_support.h"
 #include "widget_support.h"
 
 #include <QCheckBox>
@@ -84,6 +85,17 @@ ErrorSweepResult handMadeResult()
     return result;
 }
 
+// A curve as people read it, from the registry: the method's title, and its rows for a method
+// that draws W ("FAVOR+ positive, orthogonal rows"; not the command line's "favor-positive
+// orthogonal").
+QString titleOf(const ErrorCurve& curve)
+{
+    const QString title = methodInfo(curve.method).title;
+    return curve.projection ? title + QStringLiteral(", ") + projectionKindName(*curve.projection) +
+                                  QStringLiteral(" rows")
+                            : title;
+}
+
 QVector<QPointF> graphData(const QCPGraph* graph)
 {
     QVector<QPointF> points;
@@ -144,6 +156,8 @@ private slots:
     void chartNormSweepHasALinearAxis();
     void chartFitsNoSlopeToRoundingNoise();
     void chartAgainstCostDrawsTheParetoFront();
+    void chartLegendNamesTheMethodsByTheirTitles();
+    void chartAxisTextFitsSmallSizes();
 
     void panelRunsATinySweep();
     void panelWithoutInputDoesNotRun();
@@ -204,7 +218,7 @@ void TestErrorPanel::chartDrawsMeansAndPercentileBands()
         const bool iid = curve.projection == ProjectionKind::Iid;
         QCOMPARE(plot.mean->pen().style(), iid ? Qt::DashLine : Qt::SolidLine);
         if (curve.method == Method::FavorPositive)
-            QCOMPARE(chart.legendText(curve.label()), curve.label() + "  slope -0.50");
+            QCOMPARE(chart.legendText(curve.label()), titleOf(curve) + "  slope -0.50");
     }
     QCPAxis* x = chart.plotRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = chart.plotRect()->axis(QCPAxis::atLeft);
@@ -287,7 +301,8 @@ void TestErrorPanel::chartNormSweepHasALinearAxis()
     QCOMPARE(x->scaleType(), QCPAxis::stLinear);
     QVERIFY(x->label().contains("norm multiplier"));
     QVERIFY(chart.plotRect()->axis(QCPAxis::atLeft)->label().contains("(probability)"));
-    QVERIFY(chart.legendText("favor-positive orthogonal") == "favor-positive orthogonal");
+    QCOMPARE(chart.legendText("favor-positive orthogonal"),
+             QStringLiteral("FAVOR+ positive, orthogonal rows"));
 }
 
 // Property: Run computes a tiny sweep (2 methods x 2 projections x 2 values x 2 seeds) on the
@@ -348,7 +363,62 @@ void TestErrorPanel::chartFitsNoSlopeToRoundingNoise()
     chart.resize(1200, 760);
     chart.setResult(result, ErrorMetric::RelFrobeniusAttention);
     const QString elu = methodInfo(Method::Elu).name;
-    QCOMPARE(chart.legendText(elu), elu + "  (rounding only)");
+    QCOMPARE(chart.legendText(elu), methodInfo(Method::Elu).title + "  (rounding only)");
+}
+
+// Property: every entry of the legend but the bands' names its method by the registry's title, for
+// people, in both views (the bands and the kernel MSE with Lemma 2), not by its command-line name.
+void TestErrorPanel::chartLegendNamesTheMethodsByTheirTitles()
+{
+    const ErrorSweepResult result = handMadeResult();
+    ErrorChart chart;
+    chart.resize(1200, 760);
+    for (const ErrorMetric metric : {ErrorMetric::RelFrobeniusAttention, ErrorMetric::KernelMse}) {
+        chart.setResult(result, metric);
+        QStringList names;
+        for (int i = 0; i < chart.legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(chart.legend->item(i)))
+                names << item->plottable()->name();
+        QVERIFY(names.size() >= 3);
+        const QString bands = QStringLiteral("10th\u201390th percentile over the seeds");
+        for (const QString& name : names)
+            QVERIFY2(
+                name == bands || std::any_of(result.spec.methods.begin(), result.spec.methods.end(),
+                                             [&](Method method) {
+                                                 return name.startsWith(methodInfo(method).title);
+                                             }),
+                qPrintable(name));
+        for (const ErrorCurve& curve : errorCurves(result, metric))
+            QVERIFY2(
+                std::any_of(names.begin(), names.end(),
+                            [&](const QString& name) { return name.startsWith(titleOf(curve)); }),
+                qPrintable(titleOf(curve)));
+    }
+}
+
+// Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, and
+// smaller), no two tick labels overlap and both axis labels lie along their axes: "relative
+// Frobenius error ‖P̂ − P‖ / ‖P‖ (ratio)" ran down past the plot into the x label, and the x label
+// past the figure's right edge.
+void TestErrorPanel::chartAxisTextFitsSmallSizes()
+{
+    ErrorChart chart;
+    chart.setResult(handMadeResult(), ErrorMetric::RelFrobeniusAttention);
+    for (const QSize size : {QSize(760, 520), QSize(600, 360), QSize(480, 320)}) {
+        chart.resize(size);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.replot();
+        for (QCPAxis* axis :
+             {chart.plotRect()->axis(QCPAxis::atBottom), chart.plotRect()->axis(QCPAxis::atLeft)}) {
+            const QString where =
+                QStringLiteral("%1x%2 %3").arg(size.width()).arg(size.height()).arg(axis->label());
+            QVERIFY2(crowdedTickLabels(axis).isEmpty(),
+                     qPrintable(where + QStringLiteral(": ") +
+                                crowdedTickLabels(axis).join(QStringLiteral(", "))));
+            QVERIFY2(axisLabelFitsItsAxis(axis), qPrintable(where));
+        }
+    }
 }
 
 void TestErrorPanel::panelRunsATinySweep()

@@ -117,6 +117,8 @@ private slots:
     void theStateComesBackFromASession();
     void thePageGrabsWholeAtTwoSizes_data();
     void thePageGrabsWholeAtTwoSizes();
+    void aShortPageGivesEachChartItsHeight();
+    void anEmptyChartSaysWhatWillBeThere();
 
 private:
     QTemporaryDir m_dir;
@@ -525,6 +527,73 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
         QVERIFY(child<QTextEdit>(page, name)->toPlainText().size() > 60);
     auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
     QVERIFY(pages->tabBar()->rect().contains(pages->tabBar()->tabRect(MainWindow::GeneratePage)));
+}
+
+// Property: on a page too short for a column of three charts beside the table (presentation mode
+// at 1280 x 720: about 1000 x 560 for the page), each chart shown gets a plot at least 100 pixels
+// tall with its title above and its legend below, inside the chart: squeezed into a column, the
+// titles ran into the plots and the legends were cut off.
+void TestGeneratePage::aShortPageGivesEachChartItsHeight()
+{
+    GenerationPage page;
+    page.resize(1000, 560);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    showExperiment(page, modelInputSpec(kKjvGpt2, kPrompt, "favor-positive", 64));
+    child<QSpinBox>(page, "generateTokens")->setValue(8);
+    QVERIFY(clickGenerate(page));
+    auto* tabs = page.findChild<QTabWidget*>(QStringLiteral("generateTabs"));
+    for (const GenerationChartKind kind :
+         {GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory}) {
+        GenerationChart* chart = page.chart(kind);
+        if (tabs->isVisible())
+            tabs->setCurrentWidget(chart);
+        QTest::qWait(50);
+        QVERIFY(chart->isVisible());
+        chart->replot();
+        const QRect plot = chart->axisRect()->rect();
+        QVERIFY2(plot.height() >= 100, qPrintable(QStringLiteral("%1: a plot %2 pixels tall")
+                                                      .arg(chart->objectName())
+                                                      .arg(plot.height())));
+        const QRect legend = chart->legend->outerRect();
+        QVERIFY2(legend.top() >= plot.bottom() && legend.bottom() <= chart->height(),
+                 qPrintable(chart->objectName()));
+    }
+}
+
+// Property: before any run a chart shows no axes (they had made-up ranges, 0 to 5) but its title
+// and, in the plot's place, what will be there; the first steps bring the axes back.
+void TestGeneratePage::anEmptyChartSaysWhatWillBeThere()
+{
+    for (const GenerationChartKind kind :
+         {GenerationChartKind::Kl, GenerationChartKind::Cost, GenerationChartKind::Memory}) {
+        GenerationChart chart(kind);
+        chart.resize(700, 400);
+        chart.replot();
+        QVERIFY(!chart.xAxis->visible() && !chart.yAxis->visible());
+        QVERIFY(!chart.xAxis->grid()->visible() && !chart.yAxis->grid()->visible());
+        QVERIFY(!chart.title().isEmpty());
+        QString hint;
+        for (int i = 0; i < chart.itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(chart.item(i)); text && text->visible())
+                hint += text->text();
+        QVERIFY2(hint.contains(QStringLiteral("appears here")), qPrintable(hint));
+
+        std::vector<GenerationStep> steps(3);
+        for (int i = 0; i < 3; ++i) {
+            steps[std::size_t(i)].position = 10 + i;
+            steps[std::size_t(i)].index = i;
+            steps[std::size_t(i)].kl = 0.1 * (i + 1);
+            steps[std::size_t(i)].sameToken = true;
+            steps[std::size_t(i)].exactSeconds = steps[std::size_t(i)].approxSeconds = 1e-3;
+            steps[std::size_t(i)].cacheBytes = steps[std::size_t(i)].stateBytes = 4096;
+        }
+        chart.setSteps(steps, Method::FavorPositive);
+        QVERIFY(chart.xAxis->visible() && chart.yAxis->visible());
+        for (int i = 0; i < chart.itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(chart.item(i)))
+                QVERIFY(!text->text().contains(QStringLiteral("appears here")));
+    }
 }
 
 QTEST_MAIN(TestGeneratePage)

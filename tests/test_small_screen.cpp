@@ -6,12 +6,16 @@
 #include "ui/window/main_window.h"
 #include "ui/plotting/heatmap_view.h"
 #include "window_support.h"
+#include "chart_support.h"
+#include "ui/lecture/presentation.h"
+#include "ui/timing/timing_chart.h"
 
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QMainWindow>
 #include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
@@ -28,6 +32,36 @@ using namespace attnlab::ui;
 using namespace attnlab::test;
 
 namespace {
+
+// A timing sweep by hand: exact streaming (c L^2), FAVOR+ positive (both causalities) and elu+1
+// (c L) at L = 128 to 16,384, one point an octave.
+SweepResult timingResult()
+{
+    SweepResult result;
+    result.spec.methods = {{Method::ExactStreaming, false},
+                           {Method::FavorPositive, false},
+                           {Method::FavorPositive, true},
+                           {Method::Elu, false}};
+    result.spec.lengths = logSpacedLengths(128, 16384, 1);
+    result.spec.headDim = 64;
+    result.spec.features = 256;
+    result.spec.repetitions = 1;
+    for (const Eigen::Index length : result.spec.lengths) {
+        for (const TimedMethod& method : result.spec.methods) {
+            const double l = double(length);
+            SweepPoint point;
+            point.method = method;
+            point.length = length;
+            point.secondsMedian = point.secondsMin = point.secondsMax =
+                isApproximation(method.algorithm) ? (method.causal ? 1.5e-6 : 1e-6) * l
+                                                  : 2e-10 * l * l;
+            point.workingSetBytes = workingSetBytes(method, length, 64, 256, 2);
+            point.peakBytes = 1.1 * point.workingSetBytes;
+            result.points.push_back(point);
+        }
+    }
+    return result;
+}
 
 // The screen's available area holds the window, its frame included.
 bool fitsTheScreen(const MainWindow& window)
@@ -73,6 +107,8 @@ class TestSmallScreen : public QObject {
     Q_OBJECT
 
 private slots:
+    void timingChartAxisTextFitsSmallSizes();
+    void timingChartLegendsReadOnTheDarkTheme();
     void initTestCase()
     {
         startAsFirstRun();
@@ -275,4 +311,78 @@ int main(int argc, char** argv)
     return QTest::qExec(&test, argc, argv);
 }
 
-#include "test_small_screen.moc"
+#include "test_small_screen.moc"  // Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, and
+// smaller), no two tick labels of an axis overlap and every axis label lies along its axis: the
+// memory plot's "sequence length L (tokens)" ran past the figure's right edge.
+void TestSmallScreen::timingChartAxisTextFitsSmallSizes()
+{
+    TimingChart chart;
+    chart.setResult(timingResult());
+    for (const QSize size : {QSize(860, 520), QSize(640, 400), QSize(520, 360)}) {
+        chart.resize(size);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.replot();
+        for (QCPAxisRect* rect : {chart.timeRect(), chart.memoryRect()}) {
+            for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+                const QString where = QStringLiteral("%1x%2 %3")
+                                          .arg(size.width())
+                                          .arg(size.height())
+                                          .arg(axis->label());
+                QVERIFY2(crowdedTickLabels(axis).isEmpty(),
+                         qPrintable(where + QStringLiteral(": ") +
+                                    crowdedTickLabels(axis).join(QStringLiteral(", "))));
+                QVERIFY2(axisLabelFitsItsAxis(axis), qPrintable(where));
+                const QPair<double, double> span = axisLabelSpan(axis);
+                QVERIFY2(span.first >= 0 && span.second <= (axis->orientation() == Qt::Horizontal
+                                                                ? chart.width()
+                                                                : chart.height()),
+                         qPrintable(where));
+            }
+        }
+    }
+}
+
+// Property: in presentation mode's dark theme, the text of every legend of the chart (the methods
+// under the plots, the memory plot's key to its line styles) contrasts with what it is drawn on
+// (its box over the paper) at least 4.5:1 (WCAG AA): the key's white box stayed white under the
+// theme's white ink.
+void TestSmallScreen::timingChartLegendsReadOnTheDarkTheme()
+{
+    QMainWindow window;
+    auto* chart = new TimingChart;
+    window.setCentralWidget(chart);
+    window.resize(1280, 720);
+    chart->setResult(timingResult());
+    PresentationMode mode(&window);
+    mode.setTheme(ProjectorTheme::Dark);
+    mode.enter(PresentationMode::Placement::KeepGeometry);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    chart->replot();
+    const QColor paper =
+        PresentationMode::projectorPalette(ProjectorTheme::Dark).color(QPalette::Window);
+    QSet<QCPLegend*> legends;  // the plot layout's, with the axis rects' insets
+    for (QCPLayoutElement* element : chart->plotLayout()->elements(true))
+        if (auto* legend = qobject_cast<QCPLegend*>(element))
+            legends.insert(legend);
+    QCOMPARE(legends.size(), 2);
+    int items = 0;
+    for (const QCPLegend* legend : legends) {
+        const QColor box = legend->brush().style() == Qt::NoBrush
+                               ? paper
+                               : composited(legend->brush().color(), paper);
+        for (int i = 0; i < legend->itemCount(); ++i) {
+            const QCPAbstractLegendItem* item = legend->item(i);
+            if (!item)
+                continue;
+            ++items;
+            const double ratio = contrastRatio(item->textColor(), box);
+            QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1 on %2: %3")
+                                                  .arg(item->textColor().name(), box.name())
+                                                  .arg(ratio)));
+        }
+    }
+    QVERIFY(items >= 6);  // four methods, the two line styles of the memory plot
+    mode.leave();
+}

@@ -9,6 +9,7 @@
 #include "experiment.h"
 #include "attention/feature_maps.h"
 #include "fitted_maps_support.h"
+#include "chart_support.h"
 #include "ui/plotting/heatmap_view.h"
 #include "inputs/inputs.h"
 #include "ui/stepper/stepper_token_strip.h"
@@ -199,6 +200,8 @@ private slots:
     void exportsFrameAsPngSvgPdf();
     void exportsAllFramesAsNumberedPngs();
     void stateRoundTripRestoresPosition();
+    void smallPlotsKeepTickLabelsApart_data();
+    void smallPlotsKeepTickLabelsApart();
 };
 
 // setExperiment computes on the worker; setPosition and the keys Right, Left, Home, End move the
@@ -635,6 +638,55 @@ void TestStepperView::stateRoundTripRestoresPosition()
     QCOMPARE(restored.state(), saved);
     QCOMPARE(parseNumber(labelText(restored, "stateNorm")),
              parseNumber(labelText(view, "stateNorm")));
+}
+
+void TestStepperView::smallPlotsKeepTickLabelsApart_data()
+{
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1280 x 720") << QSize(1280, 720);
+    QTest::newRow("1280 x 800") << QSize(1280, 800);
+    QTest::newRow("1600 x 1000") << QSize(1600, 1000);
+    QTest::newRow("2560 x 1440") << QSize(2560, 1440);
+}
+
+// Property: in the page's small bar plots (phi(k_i) over v_i, the normalizer and the query, the
+// output, the error by step), at the sizes a lecturer's screens give the page, no two tick labels
+// of an axis overlap: the value axes of plots a hundred pixels tall stacked "0.5 0.4 0.3 0.2 0.1"
+// into one another.
+void TestStepperView::smallPlotsKeepTickLabelsApart()
+{
+    QFETCH(QSize, size);
+    StepperView view;
+    view.resize(size);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    ExperimentSpec spec = specFor(QStringLiteral("favor-positive"));
+    spec.approximation.features = 64;
+    view.setExperiment(spec, inputFor(spec));
+    QVERIFY(waitShown(view));
+    view.setPosition(5);
+    QTest::qWait(50);
+    int axes = 0;
+    for (const char* name : {"inputPlot", "normalizerPlot", "outputPlot", "errorPlot"}) {
+        auto* plot = view.findChild<QCustomPlot*>(QLatin1String(name));
+        QVERIFY(plot);
+        plot->replot();
+        for (QCPAxisRect* rect : plot->axisRects()) {
+            for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+                ++axes;
+                QVERIFY2(test::crowdedTickLabels(axis).isEmpty(),
+                         qPrintable(QStringLiteral("%1, %2 axis, %3 pixels: %4")
+                                        .arg(QLatin1String(name), axis->label())
+                                        .arg(rect->height())
+                                        .arg(test::crowdedTickLabels(axis).join(", "))));
+                QVERIFY2(
+                    test::tickLabelSpans(axis).size() >= 2,
+                    qPrintable(
+                        QStringLiteral("%1, %2 axis").arg(QLatin1String(name), axis->label())));
+            }
+        }
+    }
+    QCOMPARE(axes, 14);  // two stacked rects in three plots, one in the error plot
 }
 
 QTEST_MAIN(TestStepperView)

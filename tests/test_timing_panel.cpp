@@ -155,6 +155,14 @@ double crossoverOf(const SweepResult& result, const TimedMethod& linear, const T
     return std::exp(x0 + g0 / (g0 - g1) * (x1 - x0));
 }
 
+// The method as people read it, from the registry: its title, ", causal" for the causal variant
+// ("FAVOR+ positive, causal"; not the command line's "favor-positive causal").
+QString titleOf(const TimedMethod& method)
+{
+    const QString title = methodInfo(method.algorithm).title;
+    return method.causal ? title + QStringLiteral(", causal") : title;
+}
+
 // The (key, value) pairs a graph draws.
 QVector<QPointF> graphData(const QCPGraph* graph)
 {
@@ -275,7 +283,7 @@ void TestTimingPanel::chartPlotsTheMediansWithMinMaxBars()
     for (QCPAxisRect* rect : {chart.timeRect(), chart.memoryRect()}) {
         for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
             QCOMPARE(axis->scaleType(), QCPAxis::stLogarithmic);
-            QVERIFY(qSharedPointerDynamicCast<QCPAxisTickerLog>(axis->ticker()));
+            QVERIFY(qSharedPointerDynamicCast<QCPAxisTickerLog>(axisTicker(axis)));
         }
         QCOMPARE(rect->axis(QCPAxis::atBottom)->label(),
                  QStringLiteral("sequence length L (tokens)"));
@@ -306,7 +314,7 @@ void TestTimingPanel::chartLegendGivesTheFittedSlope()
         const double slope = slopeOf(okPoints(result, method));
         QVERIFY(std::abs(slope - (isApproximation(method.algorithm) ? 1.0 : 2.0)) < 0.05);
         const QString expected =
-            QStringLiteral("%1  slope %2").arg(method.label()).arg(slope, 0, 'f', 2);
+            QStringLiteral("%1  slope %2").arg(titleOf(method)).arg(slope, 0, 'f', 2);
         QCOMPARE(chart.legendText(method), expected);
         bool inLegend = false;
         for (int i = 0; i < chart.legend->itemCount(); ++i) {
@@ -379,7 +387,7 @@ void TestTimingPanel::chartMarksTheCrossover()
             std::pow(10.0, std::floor(std::log10(expected)) - 1);
         QCOMPARE(crossover->label->text(),
                  QStringLiteral("%1: L \u2248 %2")
-                     .arg(linear.label())
+                     .arg(titleOf(linear))
                      .arg(QLocale(QLocale::English).toString(qlonglong(rounded))));
     }
     QCOMPARE(int(chart.crossovers().size()), marked);
@@ -409,7 +417,7 @@ void TestTimingPanel::chartAnnotatesPointsSkippedForMemory()
     QVERIFY(crossY > chart.timeRect()->top() && crossY < chart.timeRect()->top() + 20);
     QVERIFY(curves->skippedNote && curves->skippedNote->visible());
     QCOMPARE(curves->skippedNote->text(),
-             QStringLiteral(u"exact-materialised skipped for L \u2265 16,384: over the memory "
+             QStringLiteral(u"Exact, materialised skipped for L \u2265 16,384: over the memory "
                             u"budget"));
     QVERIFY(QRectF(chart.timeRect()->rect()).contains(textBox(curves->skippedNote)));
     QCOMPARE(graphData(curves->model).back().x(), 16384.0);

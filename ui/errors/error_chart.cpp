@@ -153,6 +153,14 @@ QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep)
     return QString();
 }
 
+QString curveLabel(const ErrorCurve& curve)
+{
+    const QString method = methodLabel(curve.method);
+    return curve.projection
+               ? ErrorChart::tr("%1, %2 rows").arg(method, projectionKindName(*curve.projection))
+               : method;
+}
+
 ErrorChart::ErrorChart(QWidget* parent) : HeadedChart(parent, 10.5, 36)
 {
     QCPAxisRect* rect = axisRect();
@@ -324,7 +332,7 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
         plot.mean->setPen(curvePen(curve.method, curve.projection, kLinePenWidth));
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
-        QString name = curve.label();
+        QString name = curveLabel(curve);
         // The slope is fitted to errors above the float rounding of the sweep's precision: a
         // method that is exact there (local attention whose window covers every pair) has only
         // rounding noise, and no slope. Against cost, a method without a size (elu+1, Taylor)
@@ -366,7 +374,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         QPen pen(color, 6);
         pen.setCapStyle(Qt::RoundCap);
         theory.graph->setPen(pen);
-        theory.graph->setName(tr("%1: Lemma 2 (iid rows)").arg(methodInfo(method).name));
+        theory.graph->setName(tr("%1: Lemma 2 (iid rows)").arg(methodLabel(method)));
         theory.graph->addToLegend();
         m_theory.push_back(theory);
     }
@@ -389,7 +397,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         plot.mean->setPen(curvePen(curve.method, curve.projection, 1.2));
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
-        plot.mean->setName(tr("%1, measured").arg(curve.label()));
+        plot.mean->setName(tr("%1, measured").arg(curveLabel(curve)));
         plot.mean->addToLegend();
         plot.errorBars = new QCPErrorBars(x, y);
         plot.errorBars->setDataPlottable(plot.mean);

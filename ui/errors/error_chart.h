@@ -25,6 +25,10 @@ QString sweepAxisLabel(ErrorSweepKind sweep);
 // approximate output (seconds)" or "flops of the approximate output (the cost model's count)".
 QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep);
 
+// A curve as the chart's legend names it: the method's label (the registry's title) and, for a
+// method that draws W, its rows ("FAVOR+ positive, orthogonal rows", "elu+1").
+QString curveLabel(const ErrorCurve& curve);
+
 // The errors of an error sweep against the swept value, one figure (exported as one): a title, a
 // line under it giving the input, d, s and the seeds, one plot, and a legend under the plot.
 //
@@ -82,7 +86,8 @@ public:
 
     const std::vector<CurvePlot>& curves() const { return m_curves; }
     const std::vector<TheoryCurve>& theoryCurves() const { return m_theory; }
-    // The legend text of a curve ("favor-positive orthogonal  slope -0.51"); empty when absent.
+    // The legend text of the curve of ErrorCurve::label() curveLabel ("FAVOR+ positive, orthogonal
+    // rows  slope -0.51"); empty when absent.
     QString legendText(const QString& curveLabel) const;
 
     QCPAxisRect* plotRect() const { return axisRect(); }

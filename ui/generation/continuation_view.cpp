@@ -95,8 +95,10 @@ void ContinuationView::addStep(const GenerationStep& step, const QString& exactL
     auto* kl = new QTableWidgetItem(std::isfinite(step.kl) ? QString::number(step.kl, 'g', 3)
                                                            : QStringLiteral("\u221e"));
     kl->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    if (!step.sameToken)
+    if (!step.sameToken) {
         approx->setBackground(kChangedColor);
+        approx->setForeground(QColor(0, 0, 0));  // light in every theme: black, not its ink
+    }
     if (first) {
         for (QTableWidgetItem* item : {stepItem, exact, approx, kl}) {
             QFont font = item->font();

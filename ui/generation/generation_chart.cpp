@@ -53,6 +53,23 @@ QString chartTitle(GenerationChartKind kind, bool compact)
     return {};
 }
 
+// What the chart of `kind` will show, said in its place before any step.
+QString emptyHint(GenerationChartKind kind)
+{
+    switch (kind) {
+        case GenerationChartKind::Kl:
+            return GenerationChart::tr("Generate: the KL between the exact and the approximate "
+                                       "next-token distributions appears here, token by token.");
+        case GenerationChartKind::Cost:
+            return GenerationChart::tr("Generate: the time each run takes per token appears "
+                                       "here.");
+        case GenerationChartKind::Memory:
+            return GenerationChart::tr("Generate: the memory each run holds (the key/value cache "
+                                       "against the state) appears here.");
+    }
+    return {};
+}
+
 }  // namespace
 
 GenerationChart::GenerationChart(GenerationChartKind kind, QWidget* parent)
@@ -138,12 +155,19 @@ void GenerationChart::rebuild()
     legend->clearItems();
     const QVector<double> positions =
         stepValues(m_steps, [](const GenerationStep& s) { return double(s.position); });
+    // Before any step: what will be here, in the plot's place, and no axes of made-up ranges.
+    const bool empty = m_steps.empty();
+    setAxesVisible(axisRect(), !empty);
+    if (empty) {
+        new FigureHint(this, emptyHint(m_kind), m_compact ? 10 : 12);
+        replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
     const QCPRange range = m_kind == GenerationChartKind::Kl     ? plotKl(positions)
                            : m_kind == GenerationChartKind::Cost ? plotCost(positions)
                                                                  : plotMemory(positions);
     yAxis->setRange(range);
-    if (!positions.isEmpty())
-        xAxis->setRange(positions.front() - 0.5, positions.back() + 0.5);
+    xAxis->setRange(positions.front() - 0.5, positions.back() + 0.5);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -22,7 +22,8 @@ enum class GenerationChartKind {
 // One chart of a generation (core/generation/generation.h), for `attention-lab generate --plot`
 // and a page that shows the steps as they come (setSteps again with more steps): a title, a
 // subtitle naming the model and the method, one plot, the legend under it. A KL of 0 is drawn
-// at the axis floor (1e-6), never dropped; an infinite KL at the top, as a cross.
+// at the axis floor (1e-6), never dropped; an infinite KL at the top, as a cross. Before any step
+// it shows its title and, in the plot's place, what will be there (no axes).
 class GenerationChart : public HeadedChart {
     Q_OBJECT
 

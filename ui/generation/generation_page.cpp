@@ -35,7 +35,8 @@ constexpr std::array<GenerationChartKind, 3> kChartKinds = {
 const char* const kChartNames[] = {"kl", "cost", "memory"};
 // The table's width beside the charts; the content's least width for them side by side
 // (narrower, a tab each), and for the charts in a row beside the table where the content is too
-// short for a column of them (presentation mode under a scenario's explanation). Their least
+// short for a column of them (presentation mode under a scenario's explanation); shorter than
+// one chart's least height, a tab each too. Their least
 // widths are smaller, so that a page side by side never asks the window for more room than a
 // narrow page would.
 constexpr int kTableWidth = 240;
@@ -207,14 +208,16 @@ void GenerationPage::arrange(Arrangement arrangement)
 void GenerationPage::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
-    // The table beside the charts where both get room, else a tab each.
+    // The table beside the charts where each chart gets its least height (kChartHeight) in a
+    // column, else in a row, else a tab each: squeezed under it, their titles, axes and legends
+    // ran into one another and were cut off (presentation mode at 1280 x 720).
     const int width = m_content->width();
     // The height under the summary and the texts, shared by a column of three charts.
     const int height = m_content->height() - m_summary->height() - m_exactText->height();
-    const Arrangement arrangement = width < kSideBySideWidth ? Arrangement::Tabs
-                                    : width >= kRowWidth && height < 3 * kChartHeight
-                                        ? Arrangement::Row
-                                        : Arrangement::Column;
+    const Arrangement arrangement =
+        width >= kSideBySideWidth && height >= 3 * kChartHeight ? Arrangement::Column
+        : width >= kRowWidth && height >= kChartHeight          ? Arrangement::Row
+                                                                : Arrangement::Tabs;
     if (arrangement != m_arrangement)
         arrange(arrangement);
 }

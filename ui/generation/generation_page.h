@@ -118,7 +118,8 @@ private:
     QWidget* buildContent();
     // How the table and the charts share the content: the table beside the column of charts,
     // beside a row of them (a wide and short page: presentation mode), or a tab each (a narrow
-    // page: a 1280-pixel window with both docks).
+    // page: a 1280-pixel window with both docks; or one too short for the charts beside the
+    // table: presentation mode at 1280 x 720).
     enum class Arrangement { Column, Row, Tabs };
     void arrange(Arrangement arrangement);
     GenerationSpec generationSpec() const;

@@ -494,6 +494,9 @@ void DownstreamPanel::showComparison()
                 item->setBackground(QColor::fromRgbF(1.0, 1.0 - 0.45 * t, 1.0 - 0.55 * t));
                 item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             }
+            // A shaded cell is light in every theme: its text black, not the theme's ink.
+            if (item->background().style() != Qt::NoBrush)
+                item->setForeground(QColor(0, 0, 0));
             m_table->setItem(i, column, item);
         }
     }

@@ -229,9 +229,10 @@ ModelEvalChart::ModelEvalChart(QWidget* parent) : HeadedChart(parent, 10.5, 36)
     m_agreement->axis(QCPAxis::atLeft)->setLabel(tr("top-1 agreement (%)"));
     m_kl->axis(QCPAxis::atLeft)->setLabel(tr("mean KL(p \u2016 q) (nats)"));
     setLogAxis(m_kl->axis(QCPAxis::atLeft), LogTicker::Labels::AxisFormat);
-    m_hint = new QCPTextElement(this, tr("Sweep m or Per layer to fill this chart."),
-                                sizedFont(font(), 11));
-    m_hint->setTextColor(QColor(120, 120, 120));
+    m_hint = new FigureHint(this,
+                            tr("Sweep m or Per layer: the top-1 agreement and the mean KL of the "
+                               "predictions with the approximation appear here."),
+                            12);
     rebuild();
 }
 
@@ -248,16 +249,11 @@ void ModelEvalChart::rebuild()
 {
     clearPlottables();
     legend->clearItems();
+    // Until there are rows: the hint in the plots' place, no axes of made-up ranges.
     const bool empty = m_rows.empty();
-    // The hint takes the legend's row while there is nothing to show.
-    // (An element taken out of the layout still draws where it was: hide it too.)
     m_hint->setVisible(empty);
-    if (empty && !m_hint->layout()) {
-        plotLayout()->addElement(4, 0, m_hint);
-    } else if (!empty && m_hint->layout()) {
-        plotLayout()->take(m_hint);
-        plotLayout()->simplify();
-    }
+    for (QCPAxisRect* rect : {m_agreement, m_kl})
+        setAxesVisible(rect, !empty);
 
     int lastLayer = 0;
     std::vector<int> features;

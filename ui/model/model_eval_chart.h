@@ -2,6 +2,7 @@
 
 #include "ui/plotting/figure_export.h"
 #include "ui/plotting/headed_chart.h"
+#include "ui/plotting/plot_style.h"
 #include "sweeps/downstream.h"
 
 #include <qcustomplot.h>
@@ -24,7 +25,8 @@ enum class ModelEvalAxis {
 // a dashed grey reference line, a method without m (elu+1, Taylor) as a dashed line in its
 // colour, and a second checkpoint of the model (the row "checkpoint") as a dashed purple line.
 // A KL of 0 (or below the axis) is drawn at the axis floor, never dropped. A title, a subtitle with
-// the model and the text length, and a legend under the plots.
+// the model and the text length, and a legend under the plots. Without rows it shows the title
+// and a hint in the plots' place (no axes).
 class ModelEvalChart : public HeadedChart {
     Q_OBJECT
 
@@ -39,6 +41,8 @@ public:
 
     QCPAxisRect* agreementRect() const { return m_agreement; }
     QCPAxisRect* klRect() const { return m_kl; }
+    // The hint shown instead of the plots while there are no rows (visible or not).
+    const QCPItemText* hint() const { return m_hint; }
 
 private:
     void rebuild();
@@ -47,7 +51,7 @@ private:
     ModelEvalAxis m_axis = ModelEvalAxis::Features;
     QCPAxisRect* m_agreement;
     QCPAxisRect* m_kl;
-    QCPTextElement* m_hint;
+    FigureHint* m_hint;
 };
 
 // Draws rows as ModelEvalChart does, offscreen, into path (PNG at twice size, SVG or PDF), for

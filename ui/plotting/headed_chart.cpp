@@ -69,6 +69,7 @@ void HeadedChart::setSubtitleRowShown(bool shown)
 
 void HeadedChart::updateLayout()
 {
+    fitAxisText(this);
     const int width = viewport().width();
     setWrappedText(m_title, m_titleText, width - 16);
     setWrappedText(m_subtitle, m_subtitleText, width - 16);

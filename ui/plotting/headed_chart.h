@@ -37,8 +37,9 @@ protected:
     // even an empty subtitle would take a line). After arrangeUnderHeading().
     void setSubtitleRowShown(bool shown);
 
-    // Breaks the titles at spaces to fit the figure's width and gives the legend as many columns
-    // as fit, then QCustomPlot's layout. A chart that lays out more calls it from its own.
+    // Breaks the titles at spaces to fit the figure's width, gives the legend as many columns as
+    // fit and fits the axes' labels and tick labels (fitAxisText), then QCustomPlot's layout. A
+    // chart that lays out more calls it from its own.
     void updateLayout() override;
 
 private:

@@ -6,8 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <numeric>
 
 namespace attnlab::ui {
+
+QString methodLabel(Method method)
+{
+    return methodInfo(method).title;
+}
 
 QColor methodColor(Method method)
 {
@@ -217,6 +223,213 @@ void FigureHint::draw(QCPPainter* painter)
     setText(
         wrappedText(m_hint, font(), std::max(margin, mParentPlot->viewport().width() - margin)));
     QCPItemText::draw(painter);
+}
+
+namespace {
+
+// The pixels axis spans: its rect's width or height.
+int axisLength(const QCPAxis* axis)
+{
+    return axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
+                                                 : axis->axisRect()->height();
+}
+
+// Where the label of each tick drawn lies along axis, in pixels: [centre - half its extent,
+// centre + half] (its width on a horizontal axis, its height on a vertical one, a power of ten
+// with its raised exponent taller), widened by half the gap two labels keep on each side. Ticks
+// outside the range and empty labels are left out (not drawn).
+std::vector<std::pair<double, double>> labelSpans(const QCPAxis* axis, const QCPRange& range,
+                                                  const QVector<double>& ticks,
+                                                  const QVector<QString>& labels,
+                                                  std::vector<int>* indices = nullptr)
+{
+    const QFontMetricsF metrics(axis->tickLabelFont());
+    const bool horizontal = axis->orientation() == Qt::Horizontal;
+    const bool powers = axis->numberFormat().contains(QLatin1Char('b'));
+    const double gap = metrics.height() / 2;
+    std::vector<std::pair<double, double>> spans;
+    for (int i = 0; i < std::min(ticks.size(), labels.size()); ++i) {
+        if (!range.contains(ticks[i]) || labels[i].isEmpty())
+            continue;
+        const bool raised = powers && labels[i].contains(QLatin1Char('e'));
+        const double extent = horizontal ? metrics.horizontalAdvance(labels[i])
+                                         : metrics.height() * (raised ? 1.4 : 1.0);
+        const double centre = axis->coordToPixel(ticks[i]);
+        spans.emplace_back(centre - (extent + gap) / 2, centre + (extent + gap) / 2);
+        if (indices)
+            indices->push_back(i);
+    }
+    return spans;
+}
+
+bool overlaps(const std::pair<double, double>& a, const std::pair<double, double>& b)
+{
+    return a.first < b.second && b.first < a.second;
+}
+
+// Whether two labels drawn on axis would come closer than their gap.
+bool crowded(const QCPAxis* axis, const QCPRange& range, const QVector<double>& ticks,
+             const QVector<QString>& labels)
+{
+    std::vector<std::pair<double, double>> spans = labelSpans(axis, range, ticks, labels);
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i)
+        if (overlaps(spans[i - 1], spans[i]))
+            return true;
+    return false;
+}
+
+// Leaves blank each label that would crowd one kept before it: on a log axis the powers of ten
+// are kept first, then the others, each from the lowest tick up.
+void blankCrowdedLabels(const QCPAxis* axis, const QCPRange& range, const QVector<double>& ticks,
+                        QVector<QString>& labels)
+{
+    std::vector<int> indices;
+    const std::vector<std::pair<double, double>> spans =
+        labelSpans(axis, range, ticks, labels, &indices);
+    std::vector<std::size_t> order(spans.size());
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    if (axis->scaleType() == QCPAxis::stLogarithmic) {
+        const auto powerOfTen = [&](std::size_t k) {
+            const double exponent = std::log10(ticks[indices[k]]);
+            return std::abs(exponent - std::round(exponent)) < 1e-9;
+        };
+        std::stable_partition(order.begin(), order.end(), powerOfTen);
+    }
+    std::vector<std::pair<double, double>> kept;
+    for (const std::size_t k : order) {
+        if (std::any_of(kept.begin(), kept.end(),
+                        [&](const auto& span) { return overlaps(span, spans[k]); }))
+            labels[indices[k]].clear();
+        else
+            kept.push_back(spans[k]);
+    }
+}
+
+// Whether two of the sub ticks (and their grid lines) would lie closer than kSubTickPixels on
+// axis: a log axis squeezed to a few pixels a decade drew its sub grid as a solid band.
+bool subTicksCrowded(const QCPAxis* axis, const QVector<double>& subTicks)
+{
+    constexpr double kSubTickPixels = 4;
+    for (int i = 1; i < subTicks.size(); ++i)
+        if (std::abs(axis->coordToPixel(subTicks[i]) - axis->coordToPixel(subTicks[i - 1])) <
+            kSubTickPixels)
+            return true;
+    return false;
+}
+
+// The ticker fitAxisText puts around an axis's own: it asks the axis's ticker for tickCount()
+// ticks, and for fewer while their labels crowd at the axis's length; the labels that still crowd
+// are left blank, and sub ticks closer than a few pixels are left out.
+class SpacedTicker : public QCPAxisTicker {
+public:
+    SpacedTicker(const QCPAxis* axis, QSharedPointer<QCPAxisTicker> own)
+        : m_axis(axis), m_own(std::move(own))
+    {
+        setTickCount(m_own->tickCount());
+    }
+
+    const QSharedPointer<QCPAxisTicker>& own() const { return m_own; }
+    // The axis's length when the labels were last chosen (-1 before).
+    int chosenAt() const { return m_length; }
+
+    void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision,
+                  QVector<double>& ticks, QVector<double>* subTicks,
+                  QVector<QString>* tickLabels) override
+    {
+        m_length = axisLength(m_axis);
+        int count = std::max(tickCount(), 1);
+        for (; count >= 1; --count) {
+            m_own->setTickCount(count);
+            m_own->generate(range, locale, formatChar, precision, ticks, subTicks, tickLabels);
+            if (!tickLabels || !crowded(m_axis, range, ticks, *tickLabels))
+                break;
+        }
+        // A step so coarse that one label is left ("0" alone on a short axis from -0.4 to 0.4)
+        // says nothing of the scale: the finer step, every other label left blank, instead.
+        if (tickLabels && count < tickCount() &&
+            labelSpans(m_axis, range, ticks, *tickLabels).size() < 2) {
+            m_own->setTickCount(count + 1);
+            m_own->generate(range, locale, formatChar, precision, ticks, subTicks, tickLabels);
+        }
+        if (tickLabels && crowded(m_axis, range, ticks, *tickLabels))
+            blankCrowdedLabels(m_axis, range, ticks, *tickLabels);
+        if (subTicks && subTicksCrowded(m_axis, *subTicks))
+            subTicks->clear();
+    }
+
+private:
+    const QCPAxis* m_axis;
+    QSharedPointer<QCPAxisTicker> m_own;
+    int m_length = -1;
+};
+
+constexpr char kAxisTextHooked[] = "attnlabAxisTextHooked";
+// The axis label as its chart gave it, and as fitAxisText last broke it into lines.
+constexpr char kGivenLabel[] = "attnlabGivenLabel";
+constexpr char kShownLabel[] = "attnlabShownLabel";
+
+// Breaks the label of axis at spaces into lines no longer than the axis (a label set since it was
+// last broken is the new one to break); true when the label drawn changed.
+bool wrapAxisLabel(QCPAxis* axis)
+{
+    if (!axis->property(kGivenLabel).isValid() ||
+        axis->label() != axis->property(kShownLabel).toString())
+        axis->setProperty(kGivenLabel, axis->label());
+    const QString given = axis->property(kGivenLabel).toString();
+    const int length = axisLength(axis);
+    const QString shown = length > 0 ? wrappedText(given, axis->labelFont(), length) : given;
+    axis->setProperty(kShownLabel, shown);
+    if (shown == axis->label())
+        return false;
+    axis->setLabel(shown);
+    return true;
+}
+
+// Fits the axis labels to the axes' lengths after a layout, and lays plot out again while a label
+// changed or an axis's tick labels were chosen at another length than it has now (at most twice:
+// the labels' margins move the axes a little).
+void relayoutForAxisText(QCustomPlot* plot)
+{
+    for (int pass = 0; pass < 2; ++pass) {
+        bool stale = false;
+        for (QCPAxisRect* rect : plot->axisRects()) {
+            for (QCPAxis* axis : rect->axes()) {
+                if (!axis->visible())
+                    continue;
+                stale = wrapAxisLabel(axis) || stale;
+                if (const auto* spaced = dynamic_cast<const SpacedTicker*>(axis->ticker().data()))
+                    stale = stale || spaced->chosenAt() != axisLength(axis);
+            }
+        }
+        if (!stale)
+            return;
+        for (const auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
+                                 QCPLayoutElement::upLayout})
+            plot->plotLayout()->update(phase);
+    }
+}
+
+}  // namespace
+
+void fitAxisText(QCustomPlot* plot)
+{
+    for (QCPAxisRect* rect : plot->axisRects())
+        for (QCPAxis* axis : rect->axes())
+            if (!dynamic_cast<const SpacedTicker*>(axis->ticker().data()))
+                axis->setTicker(QSharedPointer<SpacedTicker>::create(axis, axis->ticker()));
+    if (!plot->property(kAxisTextHooked).toBool()) {
+        plot->setProperty(kAxisTextHooked, true);
+        QObject::connect(plot, &QCustomPlot::afterLayout, plot,
+                         [plot] { relayoutForAxisText(plot); });
+    }
+}
+
+QSharedPointer<QCPAxisTicker> axisTicker(const QCPAxis* axis)
+{
+    if (const auto* spaced = dynamic_cast<const SpacedTicker*>(axis->ticker().data()))
+        return spaced->own();
+    return axis->ticker();
 }
 
 void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, bool subGrid)

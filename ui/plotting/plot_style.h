@@ -22,6 +22,10 @@ int niceStep(double minimum);
 // of ticks, with the step rounded to a whole number, at least 1, so that no tick reads "2.5".
 QSharedPointer<QCPAxisTicker> integerTicker();
 
+// The method as the charts' legends and labels name it: the registry's title ("FAVOR+
+// positive"), for people, not its command-line name ("favor-positive").
+QString methodLabel(Method method);
+
 // The method's colour on every chart: the registry's.
 QColor methodColor(Method method);
 
@@ -36,6 +40,24 @@ QFont sizedFont(const QFont& base, double points, bool bold = false);
 // The bottom and left axes of rect in the figures' style: tick labels at tickPoints, axis labels a
 // point larger, light grey grid lines, and the sub grid too when subGrid (log axes).
 void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, bool subGrid);
+
+// Fits the text of every axis of plot to the size it is drawn at (on screen, in presentation
+// mode's larger fonts, in exports):
+// - the tick labels stay apart: each axis's ticker is asked for fewer ticks while two
+//   neighbouring labels would come closer than half a line of their font, and where the ticks are
+//   fixed (a text ticker: the values swept) the labels that still crowd one kept are left blank
+//   (on a log axis the powers of ten are kept first); sub ticks (and their grid lines) a few
+//   pixels apart are left out rather than drawn as a solid band;
+// - an axis label longer than its axis is broken at spaces onto more lines (wrappedText) rather
+//   than run past the plot and the figure's edges.
+// An axis given another ticker or label since is taken in at the next call. After each layout the
+// plot lays itself out again while an axis's length differs from the one its labels were fitted
+// to, so that they and the margins they take fit the final size. Charts call it at every layout
+// pass (HeadedChart does); calling it again is cheap.
+void fitAxisText(QCustomPlot* plot);
+
+// The ticker that chooses axis's ticks: its own, also when fitAxisText wraps it.
+QSharedPointer<QCPAxisTicker> axisTicker(const QCPAxis* axis);
 
 // Shows or hides the bottom and left axes of rect with their grids.
 void setAxesVisible(QCPAxisRect* rect, bool shown);

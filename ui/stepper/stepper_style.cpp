@@ -102,7 +102,8 @@ void styleAxisRect(QCPAxisRect* rect, const QString& keyLabel)
 
 // Replaces the plot's layout by axis rects stacked top to bottom, each under its title (none for
 // an empty title), with their left edges aligned and whole-number ticks along the bottom (the
-// keys are features, dimensions and steps); returns them.
+// keys are features, dimensions and steps), their axis text fitted to their size (fitAxisText);
+// returns them.
 QList<QCPAxisRect*> stackedAxisRects(QCustomPlot* plot, const QStringList& titles,
                                      const QStringList& keyLabels)
 {
@@ -130,6 +131,7 @@ QList<QCPAxisRect*> stackedAxisRects(QCustomPlot* plot, const QStringList& title
     }
     plot->plotLayout()->setRowStretchFactors(stretch);
     plot->plotLayout()->setRowSpacing(0);
+    fitAxisText(plot);  // the plots are small, and their fonts grow with the page
     return rects;
 }
 

@@ -5,10 +5,12 @@
 #include "ui/plotting/plot_style.h"
 
 #include <QLocale>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 namespace attnlab::ui {
 
@@ -26,6 +28,9 @@ constexpr int kEdgePadding = 10;
 // Pixels kept free between two labels in a row.
 constexpr double kLabelGap = 8;
 const QMargins kLabelPadding(4, 1, 4, 1);
+// The properties of the memory key's entries holding their names, in full and short.
+constexpr char kKeyName[] = "attnlabKeyName";
+constexpr char kShortKeyName[] = "attnlabShortKeyName";
 
 // The method's marker: filled for the non-causal variant, hollow (white inside) for the causal
 // one. A custom scatter shape is scaled by size / 6, so size 6 keeps it in pixels.
@@ -159,6 +164,16 @@ int arrangeInRows(std::vector<RowLabel>& labels, double left, double right)
     return int(rows.size());
 }
 
+// The method as a label inside the plot names it: methodLabel without a closing note in
+// parentheses ("Trigonometric, causal" for "Trigonometric (random Fourier), causal"), so that the
+// label fits beside its line in a narrow plot; the legend gives the whole label.
+QString annotationLabel(const TimedMethod& method)
+{
+    QString label = methodLabel(method);
+    label.remove(QRegularExpression(QStringLiteral(" \\([^()]*\\)")));
+    return label;
+}
+
 // The height of one row of labels in pixels.
 double labelRowHeight(const QCPItemText* item)
 {
@@ -188,6 +203,12 @@ QString formatLength(double length, int significantDigits)
     }
     return QLocale(QLocale::English, QLocale::UnitedStates)
         .toString(qlonglong(std::llround(value)));
+}
+
+QString methodLabel(const TimedMethod& method)
+{
+    const QString label = methodLabel(method.algorithm);
+    return method.causal ? TimingChart::tr("%1, causal").arg(label) : label;
 }
 
 QColor methodColor(const TimedMethod& method)
@@ -277,22 +298,25 @@ void TimingChart::buildMemoryKey()
     m_memoryRect->insetLayout()->addElement(m_memoryLegend, Qt::AlignTop | Qt::AlignLeft);
     m_memoryLegend->setLayer(QStringLiteral("legend"));
     m_memoryLegend->setFont(sizedFont(font(), 9.5));
-    m_memoryLegend->setBorderPen(Qt::NoPen);
-    m_memoryLegend->setBrush(QColor(255, 255, 255, 215));
+    m_memoryLegend->setBorderPen(Qt::NoPen);  // its box: the paper's colour (updateLayout)
     m_memoryLegend->setIconSize(30, 12);
     m_memoryLegend->setFillOrder(QCPLegend::foColumnsFirst);
     m_memoryLegend->setColumnSpacing(14);
-    const auto addKey = [this, memoryAxis](const QString& name, const QPen& pen,
-                                           const QCPScatterStyle& marker) {
+    const auto addKey = [this, memoryAxis](const QString& name, const QString& shortName,
+                                           const QPen& pen, const QCPScatterStyle& marker) {
         auto* key = new QCPGraph(m_memoryRect->axis(QCPAxis::atBottom), memoryAxis);
         key->setName(name);
+        key->setProperty(kKeyName, name);
+        key->setProperty(kShortKeyName, shortName);
         key->setPen(pen);
         key->setScatterStyle(marker);
         key->addToLegend(m_memoryLegend);
     };
-    const QColor keyColor(90, 90, 90);
-    addKey(tr("working-set model"), QPen(keyColor, 1.6, Qt::DashLine), QCPScatterStyle());
-    addKey(tr("measured peak"), QPen(keyColor, kLinePenWidth),
+    // A grey that reads on white (4:1) and on a projector's dark paper (4.6:1).
+    const QColor keyColor(128, 128, 128);
+    addKey(tr("working-set model"), tr("model"), QPen(keyColor, 1.6, Qt::DashLine),
+           QCPScatterStyle());
+    addKey(tr("measured peak"), tr("peak"), QPen(keyColor, kLinePenWidth),
            QCPScatterStyle(QCPScatterStyle::ssDisc, keyColor, 7));
     setToolTip(tr("Right, the memory of a run against L. Working-set model (dashed): Q, K, V, "
                   "O and what the method's cost model needs besides. Measured peak (solid): "
@@ -475,8 +499,8 @@ void TimingChart::addCurves(const SweepResult& result, const TimedMethod& method
     curves.time = new QCPGraph(lengthAxis, timeAxis);
     const double slope = fittedSlope(result, method);
     curves.time->setName(std::isfinite(slope)
-                             ? tr("%1  slope %2").arg(method.label()).arg(slope, 0, 'f', 2)
-                             : method.label());
+                             ? tr("%1  slope %2").arg(methodLabel(method)).arg(slope, 0, 'f', 2)
+                             : methodLabel(method));
     curves.time->setPen(QPen(color, kLinePenWidth));
     curves.time->setScatterStyle(marker);
     curves.time->setData(lengths, medians, true);
@@ -498,19 +522,20 @@ void TimingChart::addCurves(const SweepResult& result, const TimedMethod& method
     curves.skipped->setData(skippedLengths, QVector<double>(skippedLengths.size(), 1.0), true);
 
     curves.model = new QCPGraph(memoryLengthAxis, memoryAxis);
-    curves.model->setName(tr("%1, working-set model").arg(method.label()));
+    curves.model->setName(tr("%1, working-set model").arg(methodLabel(method)));
     curves.model->setPen(QPen(color, 1.6, Qt::DashLine));
     curves.model->setData(modelLengths, model, true);
     curves.peak = new QCPGraph(memoryLengthAxis, memoryAxis);
-    curves.peak->setName(tr("%1, measured peak").arg(method.label()));
+    curves.peak->setName(tr("%1, measured peak").arg(methodLabel(method)));
     curves.peak->setPen(QPen(color, kLinePenWidth));
     curves.peak->setScatterStyle(marker);
     curves.peak->setData(peakLengths, peak, true);
 
     if (!skippedLengths.isEmpty()) {
         curves.skippedNote = annotation(this, textColor(color));
-        curves.skippedNote->setText(tr("%1 skipped for L \u2265 %2: over the memory budget")
-                                        .arg(method.label(), formatLength(skippedLengths.front())));
+        curves.skippedNote->setText(
+            tr("%1 skipped for L \u2265 %2: over the memory budget")
+                .arg(annotationLabel(method), formatLength(skippedLengths.front())));
     }
     m_curves.push_back(curves);
 }
@@ -543,8 +568,9 @@ void TimingChart::addCrossovers(const SweepResult& result)
         crossover.label = annotation(this, textColor(color));
         crossover.label->setText(
             atFirstLength
-                ? tr("%1: L \u2264 %2").arg(curves.method.label(), formatLength(length))
-                : tr("%1: L \u2248 %2").arg(curves.method.label(), formatLength(length, 2)));
+                ? tr("%1: L \u2264 %2").arg(annotationLabel(curves.method), formatLength(length))
+                : tr("%1: L \u2248 %2")
+                      .arg(annotationLabel(curves.method), formatLength(length, 2)));
         m_crossovers.push_back(crossover);
     }
 }
@@ -580,14 +606,26 @@ bool TimingChart::fitLengthTicks()
 
 void TimingChart::updateLayout()
 {
+    // The memory key's box: the paper's colour, a little translucent, so that its text (in the
+    // ink of the theme, which presentation mode sets) reads on it over grid lines.
+    QColor box = mBackgroundBrush.color();
+    box.setAlpha(215);
+    m_memoryLegend->setBrush(box);
     HeadedChart::updateLayout();
     if (!m_hasResult)
         return;
     if (fitLengthTicks())
         QCustomPlot::updateLayout();
 
-    // The key of the memory plot in one row when that fits its width, else one entry a row.
-    for (const int wrap : {0, 1}) {
+    // The key of the memory plot in one row when that fits its width, else one entry a row, else
+    // one a row in short words ("model", "peak": the chart's tooltip says what they are); it
+    // ran past the figure's edge in presentation mode's fonts at 1280 x 720.
+    constexpr std::pair<int, bool> kKeyLayouts[] = {{0, false}, {1, false}, {1, true}};
+    for (const auto& [wrap, shortNames] : kKeyLayouts) {
+        for (int i = 0; i < m_memoryLegend->itemCount(); ++i)
+            if (auto* key = qobject_cast<QCPPlottableLegendItem*>(m_memoryLegend->item(i)))
+                key->plottable()->setName(
+                    key->plottable()->property(shortNames ? kShortKeyName : kKeyName).toString());
         m_memoryLegend->setWrap(wrap);
         m_memoryLegend->setFillOrder(QCPLegend::foColumnsFirst, true);
         if (m_memoryLegend->minimumOuterSizeHint().width() <= m_memoryRect->width())
@@ -647,7 +685,11 @@ QMargins TimingChart::placeLabels()
     constexpr double kMaxNoteShare = 0.3;
     QMargins reserved;
     if (!crossovers.empty()) {
-        const double rowHeight = labelRowHeight(crossovers.front().item);
+        // Rows closer together (down to touching boxes) where they would rise past the top.
+        const double boxHeight = labelRowHeight(crossovers.front().item) - 2;
+        const double rowHeight = std::max(
+            boxHeight, std::min(labelRowHeight(crossovers.front().item),
+                                (rect.height() - 8 - boxHeight) / std::max(crossoverRows - 1, 1)));
         for (const RowLabel& label : crossovers) {
             label.item->position->setCoords(label.left, rect.bottom() - 4 - label.row * rowHeight);
             label.item->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);

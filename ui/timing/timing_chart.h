@@ -24,6 +24,10 @@ std::optional<TimedMethod> crossoverReference(const SweepResult& result, const T
 // rounded to that many significant digits first ("1,900" for 1,873.4 and 2).
 QString formatLength(double length, int significantDigits = 0);
 
+// An algorithm as the chart names it: the method's label (the registry's title), with ", causal"
+// for the causal variant ("FAVOR+ positive, causal").
+QString methodLabel(const TimedMethod& method);
+
 // The colour of an algorithm's curves in both plots (Okabe-Ito hues, which stay apart for the
 // common colour-vision deficiencies and on a projector; no yellow, which fades on white); the
 // causal variant takes a darker shade of the same hue (exact streaming: grey for black).
@@ -36,7 +40,7 @@ QColor methodColor(const TimedMethod& method);
 // Left, the time per run: one curve per method through the medians of its repetitions, with
 // min-max error bars; the legend gives each curve's fitted slope (about 2 for exact attention,
 // 1 for linear). A vertical dashed line marks where each linear method becomes faster than exact
-// attention (crossoverReference), labelled "favor-positive: L ≈ 1,900". Points skipped for the
+// attention (crossoverReference), labelled "FAVOR+ positive: L ≈ 1,900". Points skipped for the
 // memory budget are drawn as crosses along the top of the plot, with a note per method; cancelled
 // points are left out.
 // Right, the memory: the working-set model of every point that was measured or skipped (dashed)
@@ -90,7 +94,7 @@ public:
     const std::vector<MethodCurves>& allCurves() const { return m_curves; }
     // The crossovers marked, in the order of the methods.
     const std::vector<Crossover>& crossovers() const { return m_crossovers; }
-    // The legend text of a method ("favor-positive  slope 1.02"), empty when it is not shown.
+    // The legend text of a method ("FAVOR+ positive  slope 1.02"), empty when it is not shown.
     QString legendText(const TimedMethod& method) const;
 
     QCPAxisRect* timeRect() const { return m_timeRect; }
@@ -99,7 +103,8 @@ public:
     const QCPItemText* hint() const { return m_hint; }
 
 protected:
-    // QCustomPlot's layout, then the legend's columns for the width, the rows of the crossover
+    // The memory key's box in the paper's colour (white, or presentation mode's), QCustomPlot's
+    // layout, then the legend's columns for the width, the rows of the crossover
     // labels and skipped notes (no two overlapping) and the value ranges that leave them room
     // above and below the curves, laid out again until they agree. Runs for every replot and
     // every export size.
