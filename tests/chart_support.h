@@ -5,6 +5,7 @@
 
 #include <QColor>
 #include <QFontMetricsF>
+#include <QSize>
 #include <QStringList>
 #include <qcustomplot.h>
 
@@ -74,6 +75,21 @@ inline bool axisLabelFitsItsAxis(const QCPAxis* axis)
     const double low = horizontal ? rect.left() : rect.top();
     const double high = horizontal ? rect.left() + rect.width() : rect.top() + rect.height();
     return span.first >= low - 1 && span.second <= high + 1;
+}
+
+// What is wrong with axis's text in a chart drawn at `size`: tick labels that overlap, or a label
+// that does not lie along its axis; empty where the text fits. Each problem starts with the size
+// and the axis's label.
+inline QString axisTextProblem(const QCPAxis* axis, QSize size)
+{
+    const QString where =
+        QStringLiteral("%1x%2 %3: ").arg(size.width()).arg(size.height()).arg(axis->label());
+    const QStringList crowded = crowdedTickLabels(axis);
+    if (!crowded.isEmpty())
+        return where + QStringLiteral("tick labels overlap: ") + crowded.join(QStringLiteral(", "));
+    if (!axisLabelFitsItsAxis(axis))
+        return where + QStringLiteral("the label runs past its axis");
+    return QString();
 }
 
 // The WCAG 2 relative luminance of an opaque colour.

@@ -302,16 +302,7 @@ private slots:
     }
 };
 
-int main(int argc, char** argv)
-{
-    // One screen of 1280 x 800, whatever the platform the test runner names.
-    qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" ATTNLAB_TEST_DATA "/screens/1280x800.json");
-    QApplication app(argc, argv);
-    TestSmallScreen test;
-    return QTest::qExec(&test, argc, argv);
-}
-
-#include "test_small_screen.moc"  // Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, and
+// Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, and
 // smaller), no two tick labels of an axis overlap and every axis label lies along its axis: the
 // memory plot's "sequence length L (tokens)" ran past the figure's right edge.
 void TestSmallScreen::timingChartAxisTextFitsSmallSizes()
@@ -325,19 +316,13 @@ void TestSmallScreen::timingChartAxisTextFitsSmallSizes()
         chart.replot();
         for (QCPAxisRect* rect : {chart.timeRect(), chart.memoryRect()}) {
             for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-                const QString where = QStringLiteral("%1x%2 %3")
-                                          .arg(size.width())
-                                          .arg(size.height())
-                                          .arg(axis->label());
-                QVERIFY2(crowdedTickLabels(axis).isEmpty(),
-                         qPrintable(where + QStringLiteral(": ") +
-                                    crowdedTickLabels(axis).join(QStringLiteral(", "))));
-                QVERIFY2(axisLabelFitsItsAxis(axis), qPrintable(where));
+                const QString problem = axisTextProblem(axis, size);
+                QVERIFY2(problem.isEmpty(), qPrintable(problem));
                 const QPair<double, double> span = axisLabelSpan(axis);
                 QVERIFY2(span.first >= 0 && span.second <= (axis->orientation() == Qt::Horizontal
                                                                 ? chart.width()
                                                                 : chart.height()),
-                         qPrintable(where));
+                         qPrintable(axis->label()));
             }
         }
     }
@@ -386,3 +371,14 @@ void TestSmallScreen::timingChartLegendsReadOnTheDarkTheme()
     QVERIFY(items >= 6);  // four methods, the two line styles of the memory plot
     mode.leave();
 }
+
+int main(int argc, char** argv)
+{
+    // One screen of 1280 x 800, whatever the platform the test runner names.
+    qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" ATTNLAB_TEST_DATA "/screens/1280x800.json");
+    QApplication app(argc, argv);
+    TestSmallScreen test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_small_screen.moc"
