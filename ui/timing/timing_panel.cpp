@@ -539,13 +539,15 @@ void TimingPanel::updateTable()
                                                               : QStringLiteral("\u2248"))
                                     .arg(marked.atFirstLength ? formatLength(marked.length)
                                                               : formatLength(marked.length, 2))
-                                    .arg(marked.reference.label());
+                                    .arg(marked.reference.algorithm == Method::ExactStreaming
+                                             ? tr("streaming")
+                                             : tr("materialised"));
                 }
             }
         }
         const double gflops = largest ? largest->gflops : std::nan("");
         const double share = gflops / m_result.sgemmGflops * 100;
-        const QStringList texts{method.label(),
+        const QStringList texts{methodLabel(method),
                                 tableNumber(fittedSlope(m_result, method), 2),
                                 crossover,
                                 largest ? formatLength(double(largest->length)) : tr("none"),
