@@ -443,7 +443,7 @@ void ErrorAnalysisPanel::addRow(const ErrorSweepResult& header, const ErrorRow& 
         statusLabel()->setText(tr("Computing: %1 of %2 rows (last: %3).")
                                    .arg(m_result.rows.size())
                                    .arg(total)
-                                   .arg(row.curveLabel()));
+                                   .arg(curveLabel(row.method, row.projection)));
     if (!m_refresh.isActive())
         m_refresh.start();
 }

@@ -153,12 +153,11 @@ QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep)
     return QString();
 }
 
-QString curveLabel(const ErrorCurve& curve)
+QString curveLabel(Method method, const std::optional<ProjectionKind>& projection)
 {
-    const QString method = methodLabel(curve.method);
-    return curve.projection
-               ? ErrorChart::tr("%1, %2 rows").arg(method, projectionKindName(*curve.projection))
-               : method;
+    const QString label = methodLabel(method);
+    return projection ? ErrorChart::tr("%1, %2 rows").arg(label, projectionKindName(*projection))
+                      : label;
 }
 
 ErrorChart::ErrorChart(QWidget* parent) : HeadedChart(parent, 10.5, 36)
@@ -332,7 +331,7 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
         plot.mean->setPen(curvePen(curve.method, curve.projection, kLinePenWidth));
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
-        QString name = curveLabel(curve);
+        QString name = curveLabel(curve.method, curve.projection);
         // The slope is fitted to errors above the float rounding of the sweep's precision: a
         // method that is exact there (local attention whose window covers every pair) has only
         // rounding noise, and no slope. Against cost, a method without a size (elu+1, Taylor)
@@ -397,7 +396,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         plot.mean->setPen(curvePen(curve.method, curve.projection, 1.2));
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
-        plot.mean->setName(tr("%1, measured").arg(curveLabel(curve)));
+        plot.mean->setName(tr("%1, measured").arg(curveLabel(curve.method, curve.projection)));
         plot.mean->addToLegend();
         plot.errorBars = new QCPErrorBars(x, y);
         plot.errorBars->setDataPlottable(plot.mean);

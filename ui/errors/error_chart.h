@@ -25,9 +25,10 @@ QString sweepAxisLabel(ErrorSweepKind sweep);
 // approximate output (seconds)" or "flops of the approximate output (the cost model's count)".
 QString errorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep);
 
-// A curve as the chart's legend names it: the method's label (the registry's title) and, for a
-// method that draws W, its rows ("FAVOR+ positive, orthogonal rows", "elu+1").
-QString curveLabel(const ErrorCurve& curve);
+// A curve (or a row of it) as the window names it, in the legend and the progress: the method's
+// label (the registry's title) and, for a method that draws W, its rows ("FAVOR+ positive,
+// orthogonal rows", "elu+1").
+QString curveLabel(Method method, const std::optional<ProjectionKind>& projection);
 
 // The errors of an error sweep against the swept value, one figure (exported as one): a title, a
 // line under it giving the input, d, s and the seeds, one plot, and a legend under the plot.

@@ -451,10 +451,11 @@ void TimingPanel::addPoint(const SweepPoint& point, int done, int total)
     m_result.points.push_back(point);
     setProgress(done, total);
     if (point.status != PointStatus::Cancelled && !isCancelling()) {
-        statusLabel()->setText(tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
-                                   .arg(done)
-                                   .arg(total)
-                                   .arg(point.method.label(), formatLength(double(point.length))));
+        statusLabel()->setText(
+            tr("Measuring: %1 of %2 points (last: %3 at L = %4).")
+                .arg(done)
+                .arg(total)
+                .arg(methodLabel(point.method), formatLength(double(point.length))));
     }
     showResult();
     releaseWorker(done);
