@@ -69,6 +69,7 @@ private slots:
     void perLayerChartKeepsAllLayersApart();
     void chartAxisTextFitsSmallSizes_data();
     void chartAxisTextFitsSmallSizes();
+    void aShortPresentedChartGivesItsHeadingToThePlots();
     void emptyChartSaysWhatWillBeThere();
     void shadedCellsReadOnTheDarkTheme();
     void nystromPastTheTokensIsSaid();
@@ -454,6 +455,70 @@ void TestDownstreamPanel::chartAxisTextFitsSmallSizes()
                 QVERIFY2(tickLabelSpans(axis).size() >= 2, qPrintable(axis->label()));
             }
         }
+    }
+}
+
+namespace {
+
+// The text of the chart's title and subtitle as drawn (empty when left out).
+QString shownHeading(ModelEvalChart& chart)
+{
+    QString shown;
+    for (QCPLayoutElement* element : chart.plotLayout()->elements(true))
+        if (auto* text = qobject_cast<QCPTextElement*>(element))
+            shown += text->text();
+    return shown;
+}
+
+}  // namespace
+
+// Property: in presentation mode, the chart at the height the page gives it in a 1280 x 720
+// window (290 pixels) keeps each plot at least four lines of tick labels high and the KL axis,
+// from the exact reference's 1e-5 to FAVOR+'s 0.5, with two labels: with its title, subtitle and
+// three legend lines the plots were 60 pixels high and the KL axis showed "10^-5" alone. The title
+// is left out only while the chart is that short.
+void TestDownstreamPanel::aShortPresentedChartGivesItsHeadingToThePlots()
+{
+    std::vector<ModelEvalRow> rows;
+    const auto add = [&rows](const QString& method, int features, double agreement, double kl) {
+        ModelEvalRow row;
+        row.method = method;
+        row.features = features;
+        row.layers = QStringLiteral("all");
+        row.tokens = 112;
+        row.top1Agreement = agreement;
+        row.meanKl = kl;
+        rows.push_back(row);
+    };
+    for (int features = 16; features <= 256; features *= 2)
+        add(QStringLiteral("favor-positive"), features, 0.6, 0.45);
+    add(QStringLiteral("elu"), 0, 0.55, 0.5);
+    add(QStringLiteral("exact"), 0, 1.0, 2e-6);
+    QMainWindow window;
+    auto* chart = new ModelEvalChart;
+    window.setCentralWidget(chart);
+    chart->setRows(rows, ModelEvalAxis::Features, QStringLiteral("built-in KJV GPT-2, 112 tokens"));
+    PresentationMode mode(&window);
+    mode.enter(PresentationMode::Placement::KeepGeometry);
+    for (const int height : {290, 700}) {
+        window.resize(740, height);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        chart->replot();
+        const QString where = QStringLiteral("at 740 x %1").arg(height);
+        for (QCPAxisRect* rect : {chart->agreementRect(), chart->klRect()}) {
+            const int line = QFontMetrics(rect->axis(QCPAxis::atLeft)->tickLabelFont()).height();
+            QVERIFY2(rect->height() >= 4 * line,
+                     qPrintable(QStringLiteral("%1: a plot %2 pixels high, lines of %3")
+                                    .arg(where)
+                                    .arg(rect->height())
+                                    .arg(line)));
+        }
+        QVERIFY2(tickLabelSpans(chart->klRect()->axis(QCPAxis::atLeft)).size() >= 2,
+                 qPrintable(where));
+        if (height == 700)
+            QVERIFY2(shownHeading(*chart).contains(QStringLiteral("Predictions")),
+                     qPrintable(shownHeading(*chart)));
     }
 }
 

@@ -2,6 +2,8 @@
 
 #include "ui/plotting/plot_style.h"
 
+#include <utility>
+
 namespace attnlab::ui {
 
 HeadedChart::HeadedChart(QWidget* parent, double legendPoints, int iconWidth, double titlePoints)
@@ -44,37 +46,71 @@ void HeadedChart::clearHeading()
 
 void HeadedChart::setHeadingVisible(bool shown)
 {
-    m_title->setVisible(shown);
-    m_subtitle->setVisible(shown && m_subtitleRowShown);
+    m_headingShown = shown;
+    const QList<QCPLayoutElement*> placed = plotLayout()->elements(false);
+    m_title->setVisible(shown && placed.contains(m_title));
+    m_subtitle->setVisible(shown && placed.contains(m_subtitle));
 }
 
 void HeadedChart::setSubtitleRowShown(bool shown)
 {
-    if (shown == m_subtitleRowShown)
-        return;
-    QCPLayoutGrid* layout = plotLayout();
-    if (shown) {
-        layout->insertRow(1);
-        layout->addElement(1, 0, m_subtitle);
-    } else {  // an element taken out of the layout still draws where it was: hidden too
-        layout->take(m_subtitle);
-        layout->simplify();
-    }
-    m_subtitle->setVisible(shown && m_title->visible());
-    QList<double> stretch(layout->rowCount(), 0.001);
-    stretch[shown ? 2 : 1] = 1;  // the plots' row
-    layout->setRowStretchFactors(stretch);
     m_subtitleRowShown = shown;
+    placeHeading(true, shown);
+}
+
+void HeadedChart::placeHeading(bool title, bool subtitle)
+{
+    QCPLayoutGrid* layout = plotLayout();
+    const QList<QCPLayoutElement*> placed = layout->elements(false);
+    if (placed.contains(m_title) == title && placed.contains(m_subtitle) == subtitle)
+        return;
+    // An element taken out of the layout still draws where it was: hidden too.
+    for (QCPTextElement* element : {m_title, m_subtitle}) {
+        if (placed.contains(element))
+            layout->take(element);
+        element->setVisible(false);
+    }
+    layout->simplify();
+    int row = 0;
+    const std::pair<QCPTextElement*, bool> rows[] = {{m_title, title}, {m_subtitle, subtitle}};
+    for (const auto& [element, wanted] : rows) {
+        if (!wanted)
+            continue;
+        layout->insertRow(row);
+        layout->addElement(row++, 0, element);
+        element->setVisible(m_headingShown);
+    }
+    QList<double> stretch(layout->rowCount(), 0.001);
+    stretch[row] = 1;  // the plots' row
+    layout->setRowStretchFactors(stretch);
 }
 
 void HeadedChart::updateLayout()
 {
     fitAxisText(this);
     const int width = viewport().width();
+    fitLegendColumns(legend, width - 40);
     setWrappedText(m_title, m_titleText, width - 16);
     setWrappedText(m_subtitle, m_subtitleText, width - 16);
-    fitLegendColumns(legend, width - 40);
+    placeHeading(true, m_subtitleRowShown);
     QCustomPlot::updateLayout();
+    if (plotsSqueezed()) {
+        placeHeading(false, false);
+        QCustomPlot::updateLayout();
+    }
+}
+
+bool HeadedChart::plotsSqueezed() const
+{
+    // Four lines of tick labels: a log axis over several decades keeps two labels apart.
+    constexpr int kLeastLines = 4;
+    for (const QCPAxisRect* rect : axisRects()) {
+        const QCPAxis* left = rect->axis(QCPAxis::atLeft);
+        if (rect->visible() && left->visible() &&
+            rect->height() < kLeastLines * QFontMetrics(left->tickLabelFont()).height())
+            return true;
+    }
+    return false;
 }
 
 }  // namespace attnlab::ui

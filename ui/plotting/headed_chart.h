@@ -39,15 +39,23 @@ protected:
 
     // Breaks the titles at spaces to fit the figure's width, gives the legend as many columns as
     // fit and fits the axes' labels and tick labels (fitAxisText), then QCustomPlot's layout. A
-    // chart that lays out more calls it from its own.
+    // chart too short for its plots (plotsSqueezed: a page in presentation mode on a 720-line
+    // projector) lays out again without the title and subtitle rows, while it is that short.
+    // A chart that lays out more calls it from its own.
     void updateLayout() override;
 
 private:
+    // Puts the title and the subtitle each in its row above the plots or takes it out (hidden).
+    void placeHeading(bool title, bool subtitle);
+    // Whether a plot shown is shorter than four lines of its tick labels.
+    bool plotsSqueezed() const;
+
     QCPTextElement* m_title;  // shows m_titleText, wrapped to the width
     QCPTextElement* m_subtitle;
     QString m_titleText;
     QString m_subtitleText;
     bool m_subtitleRowShown = true;
+    bool m_headingShown = true;  // setHeadingVisible's
 };
 
 }  // namespace attnlab::ui
