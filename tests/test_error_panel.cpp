@@ -442,8 +442,8 @@ void TestErrorPanel::panelRunsATinySweep()
     QVERIFY2(panel.statusText().startsWith("Finished"), qPrintable(panel.statusText()));
 
     child<QComboBox>(panel, "errorsMetric")->setCurrentIndex(3);
-    QCOMPARE(panel.metric(), ErrorMetric::KernelMse);
-    QCOMPARE(panel.chart()->metric(), ErrorMetric::KernelMse);
+    QCOMPARE(panel.errorMetric(), ErrorMetric::KernelMse);
+    QCOMPARE(panel.chart()->errorMetric(), ErrorMetric::KernelMse);
     QCOMPARE(panel.chart()->theoryCurves().size(), std::size_t(2));
     QCOMPARE(running.size(), 2);
     QCoreApplication::processEvents();  // the chart's queued replot
@@ -548,7 +548,7 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     child<QLineEdit>(panel, "errorsValues")->setText("0.5, 1.5");
     child<QSpinBox>(panel, "errorsFeatures")->setValue(12);
     QVERIFY(sweepFinishes(panel, kSweepTimeoutMs));
-    panel.setMetric(ErrorMetric::MeanTotalVariation);
+    panel.setErrorMetric(ErrorMetric::MeanTotalVariation);
     panel.setAxis(ErrorAxis::Seconds);
     const QJsonObject state = panel.state();
 
@@ -558,7 +558,7 @@ void TestErrorPanel::panelStateRoundTripsWithoutComputing()
     QCOMPARE(running.size(), 0);
     QCOMPARE(restored.state(), state);
     QCOMPARE(restored.result().toJson(), panel.result().toJson());
-    QCOMPARE(restored.metric(), ErrorMetric::MeanTotalVariation);
+    QCOMPARE(restored.errorMetric(), ErrorMetric::MeanTotalVariation);
     QCOMPARE(restored.axis(), ErrorAxis::Seconds);
     QCOMPARE(child<QLineEdit>(restored, "errorsValues")->text(), QStringLiteral("0.5, 1.5"));
     QCOMPARE(child<QSpinBox>(restored, "errorsFeatures")->value(), 12);

@@ -290,12 +290,12 @@ ErrorSweepSpec ErrorAnalysisPanel::spec() const
     return sweep;
 }
 
-ErrorMetric ErrorAnalysisPanel::metric() const
+ErrorMetric ErrorAnalysisPanel::errorMetric() const
 {
     return chosenKind(m_metric, parseErrorMetric, ErrorMetric::RelFrobeniusAttention);
 }
 
-void ErrorAnalysisPanel::setMetric(ErrorMetric metric)
+void ErrorAnalysisPanel::setErrorMetric(ErrorMetric metric)
 {
     chooseData(m_metric, errorMetricName(metric));
 }
@@ -326,7 +326,7 @@ QJsonObject ErrorAnalysisPanel::state() const
     state.seeds = m_seeds->value();
     state.pairQuery = m_pairQuery->value();
     state.pairKey = m_pairKey->value();
-    state.metric = metric();
+    state.metric = errorMetric();
     state.axis = axis();
     state.result = m_result;
     return state.toJson();
@@ -368,7 +368,7 @@ void ErrorAnalysisPanel::setState(const QJsonObject& json)
     {
         const QSignalBlocker metricBlocker(m_metric);
         const QSignalBlocker axisBlocker(m_axis);
-        setMetric(state.metric);
+        setErrorMetric(state.metric);
         setAxis(state.axis);
     }
     showResult();
@@ -490,7 +490,7 @@ void ErrorAnalysisPanel::showResult()
     if (m_result.rows.empty())
         m_chart->clear();
     else
-        m_chart->setResult(m_result, metric(), axis(),
+        m_chart->setResult(m_result, errorMetric(), axis(),
                            m_notedEarlier
                                ? tr(" \u2014 from an earlier input: Run to sweep the current one")
                                : QString());

@@ -47,8 +47,8 @@ public:
     // The sweep the controls describe on the current input. Throws InputError naming the control
     // when the values cannot be read.
     ErrorSweepSpec spec() const;
-    ErrorMetric metric() const;
-    void setMetric(ErrorMetric metric);
+    ErrorMetric errorMetric() const;
+    void setErrorMetric(ErrorMetric metric);
     // The chart's x axis: the swept value, or the cost (an equal-cost comparison).
     ErrorAxis axis() const;
     void setAxis(ErrorAxis axis);

@@ -80,7 +80,7 @@ public:
     // Shows no result: the plot's place holds a hint to run a sweep.
     void clear();
     bool hasResult() const { return m_hasResult; }
-    ErrorMetric metric() const { return m_metric; }
+    ErrorMetric errorMetric() const { return m_metric; }
     ErrorAxis axis() const { return m_axis; }
     // The Pareto front drawn against the cost; null against the swept value.
     const QCPGraph* paretoFront() const { return m_front; }

@@ -161,7 +161,7 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : HeadedChart(pare
     m_relativeRect->axis(QCPAxis::atBottom)
         ->setLabel(tr("relative error |P\u0302_ij \u2212 P_ij| / P_ij (ratio)"));
 
-    const auto makeGraphs = [this](QCPAxisRect* rect, QCPGraph* graphs[2]) {
+    const auto makeGraphs = [](QCPAxisRect* rect, QCPGraph* graphs[2]) {
         for (int split = 0; split < 2; ++split) {
             QColor color = split == 0 ? kSmallColor : kLargeColor;
             auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));

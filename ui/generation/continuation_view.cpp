@@ -58,10 +58,10 @@ ContinuationView::ContinuationView(QWidget* parent) : QTableWidget(0, ColumnCoun
     setSelectionBehavior(QAbstractItemView::SelectRows);
     setSelectionMode(QAbstractItemView::SingleSelection);
     setWordWrap(false);
-    reset(tr("Approximate"));
+    resetFor(tr("Approximate"));
 }
 
-void ContinuationView::reset(const QString& approximation)
+void ContinuationView::resetFor(const QString& approximation)
 {
     setRowCount(0);
     m_divergence = -1;

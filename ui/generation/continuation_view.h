@@ -36,7 +36,7 @@ public:
     explicit ContinuationView(QWidget* parent = nullptr);
 
     // No rows; the approximate column titled `approximation` (the method, "FAVOR+ positive").
-    void reset(const QString& approximation);
+    void resetFor(const QString& approximation);
     // Adds the row of `step`, its tokens labelled exactLabel and approxLabel.
     void addStep(const GenerationStep& step, const QString& exactLabel, const QString& approxLabel);
     // The row (step) marked as the first divergence; -1 while the continuations agree.

@@ -303,7 +303,7 @@ void GenerationPage::generate()
     clearShown(request.spec.followLayer < 0);
     m_runSpec = request.spec;
     m_runExperiment = m_spec;
-    m_table->reset(methodInfo(m_spec.approximation.kind).title);
+    m_table->resetFor(methodInfo(m_spec.approximation.kind).title);
     m_controls->setProgress(0, request.spec.tokens);
     m_job.start(
         [this, request](JobContext& context) {
@@ -330,7 +330,7 @@ void GenerationPage::clearShown(bool unfollow)
     m_nonPositive = 0;
     m_followNote.clear();
     m_outcome.clear();
-    m_table->reset(m_table->horizontalHeaderItem(2)->text());
+    m_table->resetFor(m_table->horizontalHeaderItem(2)->text());
     const bool followed = m_followed != nullptr;
     m_followed.reset();
     m_refresh.stop();
