@@ -93,7 +93,7 @@ double methodFlops(const TimedMethod& method, Eigen::Index length, int d, int m)
 double workingSetBytes(const TimedMethod& method, Eigen::Index length, int d, int m, int threads);
 
 // The machine's float GEMM rate in GFLOP/s with `threads` engine threads (0 = all): Eigen,
-// n = 1536, best of ten runs.
+// n = 1536, best of ten runs, or of those begun within a second (a sanitized build).
 double measureSgemmGflops(int threads);
 
 // The machine's memory copy bandwidth in GB/s (bytes read plus bytes written, 10^9 a second):

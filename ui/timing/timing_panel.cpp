@@ -375,9 +375,9 @@ void TimingPanel::setState(const QJsonObject& json)
     const SweepSpec& restored = state.spec;
     stopAndWait();
     for (const auto& [algorithm, box] : m_methods) {
-        box->setChecked(
-            std::any_of(restored.methods.begin(), restored.methods.end(),
-                        [&](const TimedMethod& m) { return m.algorithm == algorithm; }));
+        box->setChecked(std::any_of(
+            restored.methods.begin(), restored.methods.end(),
+            [algorithm = algorithm](const TimedMethod& m) { return m.algorithm == algorithm; }));
     }
     m_nonCausal->setChecked(state.nonCausal);
     m_causal->setChecked(state.causal);
