@@ -112,7 +112,9 @@ void TestInputDock::aBadImageFileLeavesTheImageListAsItWas()
 // Property: a field greyed out because the input sets its value shows that value, or a dash where
 // only the files know it, never the spec's value of before: d and H of Q, K, V files (16 and 1
 // here, the spec saying 64 and 2), the built-in Llama's heads (4, the spec saying 2), the
-// built-in ViT's patch and image sizes (4 and 28, the spec saying 16 and 224).
+// built-in ViT's patch and image sizes (4 and 28, the spec saying 16 and 224). A list of choices
+// says what decides in its place (the model's tokenizer, the files' Q, K, V), and the model's
+// positional encoding is its own (the spec's choices for plain text were shown).
 void TestInputDock::greyedFieldsShowTheValuesInForce()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
@@ -123,11 +125,30 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     auto* imageSize = window.findChild<QSpinBox*>(QStringLiteral("imageSize"));
     QVERIFY(headDim && heads && patch && imageSize);
 
+    auto* tokens = window.findChild<QComboBox*>(QStringLiteral("tokens"));
+    auto* projection = window.findChild<QComboBox*>(QStringLiteral("inputProjection"));
+    auto* positional = window.findChild<QCheckBox*>(QStringLiteral("positionalEncoding"));
+    QVERIFY(tokens);
+    QVERIFY(projection);
+    QVERIFY(positional);
+
     ExperimentSpec spec = window.controller().spec();
     spec.input.heads = 2;
+    spec.input.tokenMode = TokenMode::Characters;  // not what the model does: not shown
+    spec.input.positionalEncoding = false;
     window.setSpec(spec);
     QVERIFY(!heads->isEnabled());
     QCOMPARE(heads->value(), languageModelInfo(builtinModelFolder()).heads);
+    // The model's tokenizer, positions and weights, not the spec's choices for plain text.
+    QVERIFY(!tokens->isEnabled() && tokens->currentIndex() == -1);
+    QVERIFY2(tokens->placeholderText().contains(QStringLiteral("tokenizer")),
+             qPrintable(tokens->placeholderText()));
+    QVERIFY(!positional->isEnabled() && positional->isChecked());
+    QVERIFY2(positional->text().contains(QStringLiteral("model's own")),
+             qPrintable(positional->text()));
+    QVERIFY(!projection->isEnabled() && projection->currentIndex() == -1);
+    QVERIFY2(projection->placeholderText().contains(QStringLiteral("model's weights")),
+             qPrintable(projection->placeholderText()));
 
     const std::vector<double> values(5 * 16, 0.25);
     spec = ExperimentSpec();
@@ -142,6 +163,9 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
         QVERIFY(!box->isEnabled());
         QCOMPARE(box->text(), QStringLiteral("\u2014"));
     }
+    QVERIFY(!projection->isEnabled() && projection->currentIndex() == -1);
+    QVERIFY2(projection->placeholderText().contains(QStringLiteral("files")),
+             qPrintable(projection->placeholderText()));
 
     spec = ExperimentSpec();
     spec.input.kind = InputKind::Model;
@@ -167,6 +191,10 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     QVERIFY(patch->isEnabled() && imageSize->isEnabled());
     QCOMPARE(patch->text(), QStringLiteral("16"));
     QCOMPARE(imageSize->value(), 224);
+    QVERIFY(projection->isEnabled());
+    QCOMPARE(projection->currentIndex(), int(spec.input.projection));
+    QVERIFY(positional->isEnabled());
+    QCOMPARE(positional->text(), QStringLiteral("Positional encoding"));
 }
 
 // A model chosen in "Read by" that cannot be read (its folder holds a config but no weights) is

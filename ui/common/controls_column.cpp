@@ -1,5 +1,6 @@
 #include "ui/common/controls_column.h"
 
+#include <QComboBox>
 #include <QEvent>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -93,6 +94,13 @@ void showValueInForce(QSpinBox* box, bool editable, std::optional<int> value)
     // The special text stands for the minimum, which the box then holds.
     box->setSpecialValueText(value ? QString() : QStringLiteral("\u2014"));
     box->setValue(value.value_or(box->minimum()));
+}
+
+void showChoiceInForce(QComboBox* box, bool editable, int index, const QString& inForce)
+{
+    box->setEnabled(editable);
+    box->setPlaceholderText(inForce);  // shown while no item is chosen
+    box->setCurrentIndex(editable ? index : -1);
 }
 
 }  // namespace attnlab::ui

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+class QComboBox;
 class QDoubleSpinBox;
 class QScrollArea;
 class QSpinBox;
@@ -36,5 +37,10 @@ QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, 
 // and shows the input's value, or a dash when that is not known here (Q, K, V files set it), never
 // the spec's value of before. `value` is the box's minimum or more when it is known.
 void showValueInForce(QSpinBox* box, bool editable, std::optional<int> value);
+
+// The same for a dock's list of choices: editable, it shows item `index`; not editable, it is
+// greyed out with no item chosen and shows `inForce`, what decides in its place ("the model's
+// tokenizer"), never the spec's choice of before.
+void showChoiceInForce(QComboBox* box, bool editable, int index, const QString& inForce);
 
 }  // namespace attnlab::ui

@@ -614,15 +614,18 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     m_modelSummary->setVisible(textModel && !shape.summary.isEmpty());
     m_keepLast->setChecked(textModel && input.keepLastTokens);
     m_keepLast->setEnabled(textModel);
-    m_tokens->setEnabled(!model);
-    m_positional->setEnabled(!model);
     if (m_text->toPlainText() != input.text) {
         m_textDelay->stop();
         const QSignalBlocker blocker(m_text);
         m_text->setPlainText(input.text);
     }
-    m_tokens->setCurrentIndex(int(input.tokenMode));
-    m_positional->setChecked(input.positionalEncoding);
+    // A model splits the text with its tokenizer and places the tokens its own way (learned
+    // positions, rotary): the boxes say so rather than show the spec's choices.
+    showChoiceInForce(m_tokens, !model, int(input.tokenMode), tr("the model's tokenizer"));
+    m_positional->setEnabled(!model);
+    m_positional->setText(model ? tr("Positional encoding: the model's own")
+                                : tr("Positional encoding"));
+    m_positional->setChecked(model || input.positionalEncoding);
     if (!input.imagePath.isEmpty() && m_image->findData(input.imagePath) < 0)
         m_image->addItem(QFileInfo(input.imagePath).fileName(), input.imagePath);
     m_image->setCurrentIndex(std::max(0, m_image->findData(input.imagePath)));
@@ -646,8 +649,18 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     else if (model)
         headDim = shape.headDim;
     showValueInForce(m_headDim, input.kind != InputKind::Files && !model, headDim);
-    m_projection->setCurrentIndex(int(input.projection));
-    m_projection->setEnabled(input.kind == InputKind::Text || input.kind == InputKind::Image);
+    const auto projectionInForce = [](InputKind kind) {
+        switch (kind) {
+            case InputKind::Files: return tr("the files' Q, K, V");
+            case InputKind::Model: return tr("the model's weights");
+            case InputKind::Random: return tr("Q, K, V drawn at random");
+            case InputKind::Text:
+            case InputKind::Image: break;
+        }
+        return QString();
+    };
+    showChoiceInForce(m_projection, input.kind == InputKind::Text || input.kind == InputKind::Image,
+                      int(input.projection), projectionInForce(input.kind));
     m_inputSeed->setValue(
         int(std::min<std::uint64_t>(input.seed, std::numeric_limits<int>::max())));
     m_updating = false;
