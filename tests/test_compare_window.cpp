@@ -6,7 +6,8 @@
 //   what `attention-lab compute --model Q8_0 --compare-model Q4_0` writes (run as a process), and
 //   the map's title, the Metrics dock and the status bar name the checkpoint's file;
 // - a checkpoint of another model (another architecture from the list, another shape through
-//   Open...) is refused with its reason in the window's error bar, the previous result kept;
+//   Open...) is refused with its reason in the window's error bar, the previous result kept, and
+//   does not join the recent models;
 // - Inside the model compares the two checkpoints' next-token predictions as core's
 //   compareCheckpoints does (top-1 agreement, KL), and its row joins the chart; Heads frames every
 //   head by the checkpoint's error, as compute gives it;
@@ -26,12 +27,10 @@
 #include "window_support.h"
 
 #include <QComboBox>
-#include <QFileDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
-#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -41,7 +40,6 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 
 #include <cmath>
 
@@ -158,31 +156,6 @@ double largestDifference(const ResultMatrix& matrix, const NpyArray& array, qint
             largest = std::max(
                 largest, std::abs(matrix(i, j) - array.values[std::size_t((h * l + i) * l + j)]));
     return largest;
-}
-
-// Accepts the next file dialog with path selected (the dialog Open... shows), as a user who
-// picks the file: polled for from the dialog's own event loop.
-void acceptFileDialogWith(const QString& path)
-{
-    auto* poll = new QTimer;
-    QObject::connect(poll, &QTimer::timeout, poll, [poll, path] {
-        for (QWidget* widget : QApplication::topLevelWidgets()) {
-            auto* dialog = qobject_cast<QFileDialog*>(widget);
-            if (!dialog || !dialog->isVisible())
-                continue;
-            // Typed into its file name box, as a user would (selectFile leaves the box alone
-            // while it has the focus); the file counts as chosen once the dialog says so.
-            if (auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit")))
-                name->setText(path);
-            if (dialog->selectedFiles().value(0) != path)
-                return;
-            poll->stop();
-            poll->deleteLater();
-            static_cast<QDialog*>(dialog)->done(QDialog::Accepted);  // its own is protected
-            return;
-        }
-    });
-    poll->start(20);
 }
 
 }  // namespace
@@ -337,12 +310,15 @@ void TestCompareWindow::aCheckpointOfAnotherModelIsRefusedWithItsReason()
              qPrintable(message));
     QVERIFY(window.errorMessage().contains(QStringLiteral("llama-q4_k.gguf cannot be compared")));
     QCOMPARE(resultOf(window).spec.input.comparisonModelPath, secondModel());
-    // The file opened joins the recent models.
-    QCOMPARE(QSettings().value(QStringLiteral("recentModels")).toStringList().value(0), oneLayer);
-    // A good checkpoint again clears the message.
+    // A file that could not be compared does not join the recent models.
+    QVERIFY(!QSettings().value(QStringLiteral("recentModels")).toStringList().contains(oneLayer));
+    // A good checkpoint again clears the message, and comes second among the recent models,
+    // after the model it is compared with.
     QVERIFY(pickCheckpoint(window, secondModel()));
     QVERIFY(waitForResult(window));
     QCOMPARE(window.errorMessage(), QString());
+    QCOMPARE(QSettings().value(QStringLiteral("recentModels")).toStringList().mid(0, 2),
+             (QStringList{firstModel(), secondModel()}));
 }
 
 void TestCompareWindow::insideTheModelAndHeadsCompareTheCheckpoints()

@@ -12,6 +12,7 @@
 #include "ui/experiment/input_panel.h"
 #include "ui/window/main_window.h"
 #include "ui/model/downstream_panel.h"
+#include "model_support.h"
 #include "window_support.h"
 
 #include <QCheckBox>
@@ -45,6 +46,7 @@ private slots:
     void aBadImageFileLeavesTheImageListAsItWas();
     void greyedFieldsShowTheValuesInForce();
     void aModelThatCannotBeReadIsTakenBack();
+    void aModelJoinsTheRecentModelsOnceRead();
     void aTooLongTextNamesTheKeepLastBox();
 
 private:
@@ -114,7 +116,8 @@ void TestInputDock::aBadImageFileLeavesTheImageListAsItWas()
 // here, the spec saying 64 and 2), the built-in Llama's heads (4, the spec saying 2), the
 // built-in ViT's patch and image sizes (4 and 28, the spec saying 16 and 224). A list of choices
 // says what decides in its place (the model's tokenizer, the files' Q, K, V), and the model's
-// positional encoding is its own (the spec's choices for plain text were shown).
+// positional encoding is its own (the spec's choices for plain text were shown). The input seed,
+// which nothing of a model's or of files draws from, shows a dash (it showed the spec's seed).
 void TestInputDock::greyedFieldsShowTheValuesInForce()
 {
     MainWindow window(MainWindow::Start::DefaultExample);
@@ -123,7 +126,8 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     auto* heads = window.findChild<QSpinBox*>(QStringLiteral("heads"));
     auto* patch = window.findChild<QSpinBox*>(QStringLiteral("patchSize"));
     auto* imageSize = window.findChild<QSpinBox*>(QStringLiteral("imageSize"));
-    QVERIFY(headDim && heads && patch && imageSize);
+    auto* seed = window.findChild<QSpinBox*>(QStringLiteral("inputSeed"));
+    QVERIFY(headDim && heads && patch && imageSize && seed);
 
     auto* tokens = window.findChild<QComboBox*>(QStringLiteral("tokens"));
     auto* projection = window.findChild<QComboBox*>(QStringLiteral("inputProjection"));
@@ -136,6 +140,7 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     spec.input.heads = 2;
     spec.input.tokenMode = TokenMode::Characters;  // not what the model does: not shown
     spec.input.positionalEncoding = false;
+    spec.input.seed = 7;
     window.setSpec(spec);
     QVERIFY(!heads->isEnabled());
     QCOMPARE(heads->value(), languageModelInfo(builtinModelFolder()).heads);
@@ -149,6 +154,8 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     QVERIFY(!projection->isEnabled() && projection->currentIndex() == -1);
     QVERIFY2(projection->placeholderText().contains(QStringLiteral("model's weights")),
              qPrintable(projection->placeholderText()));
+    QVERIFY(!seed->isEnabled());
+    QCOMPARE(seed->text(), QStringLiteral("\u2014"));
 
     const std::vector<double> values(5 * 16, 0.25);
     spec = ExperimentSpec();
@@ -158,8 +165,9 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     saveNpy(spec.input.queryPath, values.data(), {5, 16}, NpyDtype::Float64);
     spec.input.headDim = 64;
     spec.input.heads = 2;
+    spec.input.seed = 7;
     window.setSpec(spec);
-    for (QSpinBox* box : {headDim, heads}) {
+    for (QSpinBox* box : {headDim, heads, seed}) {
         QVERIFY(!box->isEnabled());
         QCOMPARE(box->text(), QStringLiteral("\u2014"));
     }
@@ -187,6 +195,7 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
 
     // Patch embeddings again: the boxes are the user's, with the spec's values.
     spec.input.kind = InputKind::Image;
+    spec.input.seed = 7;
     window.setSpec(spec);
     QVERIFY(patch->isEnabled() && imageSize->isEnabled());
     QCOMPARE(patch->text(), QStringLiteral("16"));
@@ -195,6 +204,8 @@ void TestInputDock::greyedFieldsShowTheValuesInForce()
     QCOMPARE(projection->currentIndex(), int(spec.input.projection));
     QVERIFY(positional->isEnabled());
     QCOMPARE(positional->text(), QStringLiteral("Positional encoding"));
+    QVERIFY(seed->isEnabled());
+    QCOMPARE(seed->value(), 7);
 }
 
 // A model chosen in "Read by" that cannot be read (its folder holds a config but no weights) is
@@ -230,6 +241,51 @@ void TestInputDock::aModelThatCannotBeReadIsTakenBack()
     // The banner stays through the result of the input in force.
     QVERIFY(waitForResult(window));
     QVERIFY2(window.errorMessage().contains(broken), qPrintable(window.errorMessage()));
+    QSettings().remove(QStringLiteral("recentModels"));
+}
+
+// A model opened through "Open Model..." joins the recent models once the window has read it;
+// one that cannot be read (a config without weights) does not, and is not offered again. Both
+// were kept as soon as they were chosen in the file dialog.
+void TestInputDock::aModelJoinsTheRecentModelsOnceRead()
+{
+    const QString broken = m_dir.filePath(QStringLiteral("weightless"));
+    QVERIFY(QDir().mkpath(broken));
+    QVERIFY(QFile::copy(builtinModelFolder() + QStringLiteral("/config.json"),
+                        broken + QStringLiteral("/config.json")));
+    const QString good = ggufFixture(QStringLiteral("llama-q8_0"));
+    QSettings().remove(QStringLiteral("recentModels"));
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    ExperimentSpec spec = window.controller().spec();
+    spec.input.text = QStringLiteral("In the beginning");  // the fixture reads 64 tokens
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    auto* reader = window.findChild<QComboBox*>(QStringLiteral("reader"));
+    QVERIFY(reader);
+    const auto openModel = [reader](const QString& path) {
+        acceptFileDialogWith(path);
+        const int open = reader->findData(QStringLiteral("open"));
+        reader->setCurrentIndex(open);
+        emit reader->activated(open);  // as a user's choice in the list
+    };
+    const auto recent = [] {
+        return QSettings().value(QStringLiteral("recentModels")).toStringList();
+    };
+
+    QSignalSpy failed(&window.controller(), &ExperimentController::failed);
+    openModel(broken + QStringLiteral("/config.json"));
+    QVERIFY(failed.count() > 0 || failed.wait(kResultTimeoutMs));
+    QVERIFY2(window.errorMessage().contains(broken), qPrintable(window.errorMessage()));
+    QVERIFY(waitForResult(window));  // the model in force again
+    QVERIFY(!recent().contains(broken));
+    QCOMPARE(reader->findData(broken), -1);
+
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    openModel(good);
+    QVERIFY2(shown.wait(kResultTimeoutMs), qPrintable(window.errorMessage()));
+    QCOMPARE(window.controller().current().result->spec.input.modelPath, good);
+    QCOMPARE(recent(), QStringList{good});
     QSettings().remove(QStringLiteral("recentModels"));
 }
 

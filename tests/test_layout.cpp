@@ -10,12 +10,16 @@
 #include "ui/stepper/stepper_view.h"
 #include "ui/lecture/presentation.h"
 #include "ui/experiment/row_comparison_view.h"
+#include "ui/model/head_grid_panel.h"
 #include "window_support.h"
 
 #include <QFontMetrics>
 #include <QLabel>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTest>
 
 using namespace attnlab;
@@ -52,6 +56,45 @@ private slots:
         QTest::qWait(100);  // the docks follow their panels' layouts
         QCOMPARE(window.width(), 1280);
         QVERIFY(window.height() <= 800);
+    }
+
+    // The tab bar stays where it is from page to page: the view bar (head, error, colours) sits
+    // at the top of the matrix page shown, under the tabs. It stood above the tabs on the matrix
+    // pages only, and the tabs moved about 30 pixels at each change between those and the others.
+    void theTabBarStaysPutFromPageToPage()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window, QSize(1280, 800)));
+        auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
+        auto* head = window.findChild<QSpinBox*>(QStringLiteral("viewHead"));
+        QVERIFY(pages && head);
+        const auto tabsAt = [&window, pages] { return pages->tabBar()->mapTo(&window, QPoint()); };
+        const QPoint onMatrices = tabsAt();
+        QVERIFY(head->isVisible());
+        for (const MainWindow::Page page :
+             {MainWindow::TimingPage, MainWindow::ErrorsPage, MainWindow::MatricesPage}) {
+            window.showPage(page);
+            QTest::qWait(50);  // the layout requests a change of page posts
+            QCOMPARE(tabsAt(), onMatrices);
+            QTRY_COMPARE(head->isVisible(), page == MainWindow::MatricesPage);
+        }
+    }
+
+    // A head chosen on the Heads page shows in the view bar's head box as in the maps (the box
+    // kept the head shown before, when the layer was the one shown).
+    void aHeadChosenOnTheHeadsPageShowsInTheViewBar()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showAndWait(window));
+        const int heads = int(resultOf(window).heads.size());  // the built-in model's
+        QVERIFY(heads > 1);
+        auto* head = window.findChild<QSpinBox*>(QStringLiteral("viewHead"));
+        QVERIFY(head);
+        QCOMPARE(head->value(), window.viewSettings().head);
+        const int other = (head->value() + 1) % heads;
+        emit window.headGrid()->headActivated(window.controller().spec().input.layer, other);
+        QCOMPARE(window.viewSettings().head, other);
+        QCOMPARE(head->value(), other);
     }
 
     // Presentation mode at 1920 x 1080 with scenario 5 (a wide, short page above the

@@ -5,11 +5,15 @@
 #include "ui/experiment/experiment_controller.h"
 #include "ui/window/main_window.h"
 
+#include <QApplication>
 #include <QDir>
+#include <QFileDialog>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QTimer>
 
 namespace attnlab::test {
 
@@ -53,6 +57,31 @@ inline void startAsFirstRun()
 inline const ExperimentResult& resultOf(ui::MainWindow& window)
 {
     return *window.controller().current().result;
+}
+
+// Accepts the next file dialog with path selected (the dialog Open... shows), as a user who
+// picks the file: polled for from the dialog's own event loop.
+inline void acceptFileDialogWith(const QString& path)
+{
+    auto* poll = new QTimer;
+    QObject::connect(poll, &QTimer::timeout, poll, [poll, path] {
+        for (QWidget* widget : QApplication::topLevelWidgets()) {
+            auto* dialog = qobject_cast<QFileDialog*>(widget);
+            if (!dialog || !dialog->isVisible())
+                continue;
+            // Typed into its file name box, as a user would (selectFile leaves the box alone
+            // while it has the focus); the file counts as chosen once the dialog says so.
+            if (auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit")))
+                name->setText(path);
+            if (dialog->selectedFiles().value(0) != path)
+                return;
+            poll->stop();
+            poll->deleteLater();
+            static_cast<QDialog*>(dialog)->done(QDialog::Accepted);  // its own is protected
+            return;
+        }
+    });
+    poll->start(20);
 }
 
 }  // namespace attnlab::test

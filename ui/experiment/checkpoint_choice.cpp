@@ -71,10 +71,8 @@ QStringList CheckpointChoice::candidates() const
 void CheckpointChoice::open()
 {
     const QString path = openLanguageModel(this, tr("Open a second checkpoint of the model"));
-    if (path.isEmpty())
-        return;
-    rememberModel(path);
-    emit chosen(path);
+    if (!path.isEmpty())
+        emit chosen(path);
 }
 
 }  // namespace attnlab::ui

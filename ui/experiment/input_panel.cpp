@@ -145,7 +145,8 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent)
     });
     m_inputSeed = dockSpinBox(0, std::numeric_limits<int>::max(),
                               tr("Seed of the token embeddings, Wq, Wk, Wv, the patch embedding "
-                                 "and the random input."));
+                                 "and the random input. A model's weights and Q, K, V files draw "
+                                 "nothing: the box shows a dash."));
     connect(m_inputSeed, &QSpinBox::valueChanged, this, [this](int seed) {
         edit(tr("Set the input seed to %1").arg(seed),
              [seed](ExperimentSpec& spec) { spec.input.seed = std::uint64_t(seed); });
@@ -524,7 +525,6 @@ void InputPanel::chooseReader(QComboBox* reader, int index)
             fillReaders(reader, currentModel);
             return;
         }
-        rememberModel(path);
         fillReaders(reader, path);
     }
     if (path.isEmpty()) {
@@ -661,8 +661,12 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     };
     showChoiceInForce(m_projection, input.kind == InputKind::Text || input.kind == InputKind::Image,
                       int(input.projection), projectionInForce(input.kind));
-    m_inputSeed->setValue(
-        int(std::min<std::uint64_t>(input.seed, std::numeric_limits<int>::max())));
+    // A model's weights and the files' Q, K, V are read, not drawn: no seed is in force.
+    const bool drawn = input.kind != InputKind::Files && !model;
+    showValueInForce(m_inputSeed, drawn,
+                     drawn ? std::optional(int(std::min<std::uint64_t>(
+                                 input.seed, std::numeric_limits<int>::max())))
+                           : std::nullopt);
     m_updating = false;
 }
 

@@ -209,11 +209,8 @@ void MethodPanel::chooseCheckpoint()
         m_checkpoint->setModels(m_spec.input.modelPath, QString());
         path = m_checkpoint->candidates().value(0);
     }
-    if (path.isEmpty()) {
+    if (path.isEmpty())
         path = openLanguageModel(this, tr("Open a second checkpoint of the model"));
-        if (!path.isEmpty())
-            rememberModel(path);
-    }
     if (path.isEmpty()) {
         setSpec(m_spec);  // the method shown again
         return;

@@ -1,6 +1,8 @@
 #include "ui/experiment/model_files.h"
 
 #include "errors.h"
+#include "inputs/builtin_models.h"
+#include "inputs/inputs.h"
 #include "inputs/model_input.h"
 #include "model/language_model.h"
 #include "model/vit_model.h"
@@ -38,14 +40,21 @@ QStringList recentModels()
     return QSettings().value(kRecentModelsKey).toStringList();
 }
 
-void rememberModel(const QString& path)
+void rememberModelsOf(const InputSpec& input)
 {
-    QStringList recent = recentModels();
-    recent.removeAll(path);
-    recent.prepend(path);
+    if (input.kind != InputKind::Model)
+        return;
+    const QStringList before = recentModels();
+    QStringList recent = before;
+    for (const QString& path : {input.comparisonModelPath, input.modelPath})
+        if (!path.isEmpty() && !isBuiltinName(path)) {
+            recent.removeAll(path);
+            recent.prepend(path);
+        }
     while (recent.size() > kRecentModels)
         recent.removeLast();
-    QSettings().setValue(kRecentModelsKey, recent);
+    if (recent != before)  // a result at every step of a slider
+        QSettings().setValue(kRecentModelsKey, recent);
 }
 
 std::optional<ModelArchitecture> readableArchitecture(const QString& modelPath)

@@ -9,13 +9,21 @@
 
 class QWidget;
 
+namespace attnlab {
+struct InputSpec;
+}
+
 namespace attnlab::ui {
 
 // The models a user has opened, as the Input dock's readers and the Method dock's second
-// checkpoint list them: folders and .gguf files, newest first, kept in the settings.
+// checkpoint list them: folders and .gguf files, newest first, kept in the settings. A model
+// joins them once the window has read it (rememberModelsOf), so that one which cannot be read is
+// not offered again.
 QStringList recentModels();
-// Puts path first among the recent models (at most six are kept).
-void rememberModel(const QString& path);
+// Puts the model input reads first among the recent models, and its second checkpoint, if any,
+// after it (at most six are kept; a built-in model is none of them): what a result computed from
+// input has read.
+void rememberModelsOf(const InputSpec& input);
 
 // The architecture of the model at modelPath, or none when its config or file cannot be read
 // (the computation then reports the problem).

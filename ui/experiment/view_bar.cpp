@@ -41,7 +41,7 @@ ViewBar::ViewBar(QWidget* parent) : QWidget(parent)
     m_errorKind->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_errorKind->setMinimumContentsLength(10);
     auto* viewBar = new QHBoxLayout(this);
-    viewBar->setContentsMargins(0, 0, 0, 0);
+    viewBar->setContentsMargins(4, 2, 4, 2);  // as the image page's bar, inside the page
     viewBar->addWidget(new QLabel(tr("Head")));
     viewBar->addWidget(m_head);
     viewBar->addSpacing(8);

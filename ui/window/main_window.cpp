@@ -13,6 +13,7 @@
 #include "ui/experiment/input_panel.h"
 #include "ui/experiment/method_panel.h"
 #include "ui/experiment/metrics_panel.h"
+#include "ui/experiment/model_files.h"
 #include "ui/experiment/row_comparison_view.h"
 #include "ui/experiment/view_bar.h"
 #include "inputs/model_input.h"
@@ -75,6 +76,23 @@ void addPage(QTabWidget* pages, QWidget* page, const QString& name, const QStrin
 {
     page->setObjectName(name);
     pages->setTabToolTip(pages->addTab(page, title), tip);
+}
+
+// The tab of a matrix page: the page with room above it for the view bar, which moves to the
+// matrix page shown (placeViewBar), so that the tab bar stays put from page to page.
+QWidget* withViewBarRoom(QWidget* page)
+{
+    auto* tab = new QWidget;
+    auto* layout = new QVBoxLayout(tab);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(page, 1);
+    return tab;
+}
+
+// Puts bar at the top of tab, a page made by withViewBarRoom.
+void placeViewBar(ViewBar* bar, QWidget* tab)
+{
+    static_cast<QVBoxLayout*>(tab->layout())->insertWidget(0, bar);
 }
 
 }  // namespace
@@ -143,10 +161,6 @@ void MainWindow::buildViews()
     m_recoveryBar->hide();
     layout->addWidget(m_recoveryBar);
     layout->addWidget(m_errorBanner);
-    m_viewBar = new ViewBar;
-    connect(m_viewBar, &ViewBar::changed, this,
-            [this] { setViewSettings(m_viewBar->applied(m_view)); });
-    layout->addWidget(m_viewBar);
     layout->addWidget(m_pages, 1);
     // The explanation of the scenario open, under the page it explains.
     m_scenarioPanel = new ScenarioPanel;
@@ -213,9 +227,14 @@ void MainWindow::buildPages()
 {
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
+    m_viewBar = new ViewBar;
+    connect(m_viewBar, &ViewBar::changed, this,
+            [this] { setViewSettings(m_viewBar->applied(m_view)); });
     // The matrices as large as the page allows: two by two, or in a row above the query rows.
-    addPage(m_pages, new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView),
-            QStringLiteral("matricesPage"), tr("Attention matrices"),
+    QWidget* matrices =
+        withViewBarRoom(new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView));
+    placeViewBar(m_viewBar, matrices);
+    addPage(m_pages, matrices, QStringLiteral("matricesPage"), tr("Attention matrices"),
             tr("Exact P, its approximation, the error, and the selected query's rows."));
     // Image input gets a second page: the selected patch's attention over the whole image, as
     // large as the window allows.
@@ -226,7 +245,8 @@ void MainWindow::buildPages()
         markDirty();
         refreshViews();
     });
-    addPage(m_pages, m_imagePage, QStringLiteral("imagePage"), tr("Over the image"),
+    addPage(m_pages, withViewBarRoom(m_imagePage), QStringLiteral("imagePage"),
+            tr("Over the image"),
             tr("Image input: the selected patch's exact and approximate attention, and the "
                "error, drawn over the image. Click a patch to select it; a Vision Transformer's "
                "page starts on its [CLS] token and can show the attention rollout over every "
@@ -281,7 +301,8 @@ void MainWindow::buildPages()
                  m_currentFigure == m_generatePage->chart(GenerationChartKind::Kl))
             m_currentFigure = m_exactView;
         // The head, error and colour controls act on the matrix pages only.
-        m_viewBar->setVisible(page == MatricesPage || page == ImagePage);
+        if (page == MatricesPage || page == ImagePage)
+            placeViewBar(m_viewBar, m_pages->widget(page));
         updateStepper();
         updateModelPages();
         markDirty();
@@ -397,7 +418,7 @@ void MainWindow::showResult()
     if (settings.query >= result.labels.size() || (!fromSession && image != imageBefore))
         settings.query = -1;
     m_view = settings;
-    m_viewBar->setSettings(settings, int(result.heads.size()));
+    rememberModelsOf(result.spec.input);
     m_imagePage->setRollout(settings.rollout);
     // The image page shows image input; it comes to the front when an image first arrives.
     // A session's page wins over that.
@@ -427,6 +448,7 @@ void MainWindow::refreshViews()
     if (!computation.result)
         return;
     const ExperimentResult& result = *computation.result;
+    m_viewBar->setSettings(m_view, int(result.heads.size()));
     showAttention(*m_exactView, *m_approxView, *m_errorView, computation.result, m_view);
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view,

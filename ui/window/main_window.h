@@ -243,7 +243,7 @@ private:
     HeatmapView* m_errorView;
     ErrorDistributionView* m_distributionView;
     QStackedWidget* m_errorStack;  // the error map or the distribution view
-    ViewBar* m_viewBar;            // head, error kind, colours: the controls of the matrix pages
+    ViewBar* m_viewBar;            // head, error kind, colours: over the matrix page shown
     QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
     ImageOverlayView* m_imageView;
