@@ -195,18 +195,35 @@ bool parseSubcommand(QCommandLineParser& parser, const QStringList& arguments)
     return false;
 }
 
-// A refusal's message with, when a setting gets past it, the option that changes it: the
-// command line's words for the engine's Remedy (the window has its own, ui/common's
-// windowMessage).
-QString withOption(const QString& message, Remedy remedy)
+// The option that changes the setting remedy: the command line's words for the engine's Remedy
+// (the window has its own, ui/common's windowMessage).
+QString optionOf(Remedy remedy)
 {
     switch (remedy) {
-        case Remedy::RaiseMemoryBudget:
-            return message + QStringLiteral(" The memory budget is set with --memory-budget.");
-        case Remedy::KeepLastTokens: return message + QStringLiteral(" (--keep-last)");
-        case Remedy::None: break;
+        case Remedy::RaiseMemoryBudget: return QStringLiteral("--memory-budget");
+        case Remedy::KeepLastTokens: return QStringLiteral("--keep-last");
+        case Remedy::FewerFeatures: return QStringLiteral("--features");
+        case Remedy::FewerReplacedLayers: return QStringLiteral("--layers");
+        case Remedy::FewerGeneratedTokens: return QStringLiteral("--tokens");
+        case Remedy::FewerKeptStates: return QStringLiteral("--from and --to");
+        case Remedy::FitMaps: return QStringLiteral("fit-features --model");
+        case Remedy::FitLayers: return QStringLiteral("fit-features --layers");
+        case Remedy::NoCausalMask: return QStringLiteral("--causal (leave it out)");
+        case Remedy::LowerNormMultiplier: return QStringLiteral("--norm-multiplier");
+        case Remedy::LowerScale: return QStringLiteral("--scale");
+        case Remedy::LowerInputNorm: return QStringLiteral("--norm");
     }
-    return message;
+    return QString();
+}
+
+// A refusal's message with the options that change the settings that get past it:
+// "... or raise the memory budget. Options: --features, --memory-budget."
+QString withOptions(const QString& message, const Remedies& remedies)
+{
+    QStringList options;
+    for (const Remedy remedy : remedies)
+        options.append(optionOf(remedy));
+    return withPlaces(message, QStringLiteral("Options:"), options, QStringLiteral(", "));
 }
 
 // Parses arguments (as parseSubcommand) with the options of `command` and returns its run on
@@ -250,10 +267,10 @@ int runCommandLine(int& argc, char** argv)
     try {
         return runSubcommand(*command, app->arguments().mid(1));
     } catch (const InputError& e) {
-        err << prefix << withOption(e.message(), remedyOf(e)) << '\n';
+        err << prefix << withOptions(e.message(), remediesOf(e)) << '\n';
         return ExitBadInput;
     } catch (const ResourceError& e) {
-        err << prefix << withOption(e.message(), remedyOf(e)) << '\n';
+        err << prefix << withOptions(e.message(), remediesOf(e)) << '\n';
         return ExitResources;
     } catch (const OutputError& e) {
         err << prefix << e.message() << '\n';

@@ -3,6 +3,7 @@
 #include "named_values.h"
 #include "cancellation.h"
 #include "errors.h"
+#include "remedy.h"
 #include "attention/approximation.h"
 #include "attention/approximations/checkpoint_attention.h"
 #include "attention/band_products.h"
@@ -83,18 +84,20 @@ void requireRepresentable(const ExperimentSpec& spec, const AttentionInput& inpu
     const double largest = std::max(largestQuery, largestKey);
     const double bound = std::max(spec.resolvedScale(input.headDim()), 1.0) * largest * largest;
     const QString precision = precisionName(spec.precision);
-    require(bound <= limit,
-            QStringLiteral("the queries and keys are too large for %1 arithmetic: max(s, 1) |x|^2 "
-                           "reaches %2 for the longest query or key x, above the %3 that keeps "
-                           "every product finite. Lower the norm multiplier (--norm-multiplier), "
-                           "the scale (--scale) or the norm of the input (--norm)%4.")
+    if (!(bound <= limit))
+        throw RemedyInputError(
+            QStringLiteral("the queries and keys are too large for %1 arithmetic: max(s, 1) "
+                           "|x|^2 reaches %2 for the longest query or key x, above the %3 that "
+                           "keeps every product finite%4. Lower the norm multiplier, the scale or "
+                           "the norm of the input.")
                 .arg(precision)
                 .arg(bound, 0, 'g', 3)
                 .arg(limit, 0, 'g', 3)
                 .arg(spec.precision == Precision::Float
                          ? QStringLiteral(" (double precision allows up to %1)")
                                .arg(largestLogitBound(Precision::Double), 0, 'g', 3)
-                         : QString()));
+                         : QString()),
+            {Remedy::LowerNormMultiplier, Remedy::LowerScale, Remedy::LowerInputNorm});
     require(largestValue <= limit,
             QStringLiteral("the values are too large for %1 arithmetic: |v| reaches %2, above %3")
                 .arg(precision)

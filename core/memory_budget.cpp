@@ -5,6 +5,7 @@
 #include <QRegularExpression>
 
 #include <cstdint>
+#include <utility>
 
 #include <unistd.h>
 
@@ -27,12 +28,16 @@ qint64 MemoryBudget::defaultBytes()
     return qint64(pages) * pageSize / 2;
 }
 
-void MemoryBudget::require(double bytes, const QString& what, const QString& advice) const
+void MemoryBudget::require(double bytes, const QString& what, const QString& advice,
+                           Remedies settings) const
 {
     if (bytes <= double(m_bytes))
         return;
-    throw ResourceError(QStringLiteral("%1 needs %2, over the memory budget of %3. %4")
-                            .arg(what, formatBytes(bytes), formatBytes(double(m_bytes)), advice));
+    settings.append(Remedy::RaiseMemoryBudget);
+    throw RemedyResourceError(
+        QStringLiteral("%1 needs %2, over the memory budget of %3. %4")
+            .arg(what, formatBytes(bytes), formatBytes(double(m_bytes)), advice),
+        std::move(settings));
 }
 
 void reuseFreedWorkingMemory()

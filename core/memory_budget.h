@@ -1,5 +1,7 @@
 #pragma once
 
+#include "remedy.h"
+
 #include <QString>
 #include <QtGlobal>
 
@@ -21,8 +23,10 @@ public:
     qint64 bytes() const { return m_bytes; }
 
     // Throws ResourceError "<what> needs <bytes>, over the memory budget of <budget>. <advice>"
-    // when bytes exceeds the budget.
-    void require(double bytes, const QString& what, const QString& advice) const;
+    // when bytes exceeds the budget (a RemedyResourceError: the settings that advice names before
+    // the budget, then RaiseMemoryBudget).
+    void require(double bytes, const QString& what, const QString& advice,
+                 Remedies settings = {}) const;
 
 private:
     qint64 m_bytes;

@@ -1,11 +1,16 @@
 // BackgroundJob (ui/common/background_job.h), the one way the pages run work off the GUI thread:
 // what work returns reaches done on the GUI thread; the newest request wins and what the
 // superseded work returns is dropped; cancel() keeps what work returns while discard() keeps
-// nothing; what work throws becomes failed() with the page's message; posted calls of a stale run
-// are dropped; progress arrives; the destructor waits for the work.
+// nothing; what work throws becomes failed() with the page's message, which says where the window
+// changes the settings that get past a refusal; posted calls of a stale run are dropped; progress
+// arrives; the destructor waits for the work.
 
 #include "ui/common/background_job.h"
+#include "attention/approximation.h"
 #include "errors.h"
+#include "experiment.h"
+#include "inputs/inputs.h"
+#include "memory_budget.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -144,6 +149,69 @@ private slots:
                  qPrintable(failed.at(0).at(0).toString()));
         QVERIFY(!delivered);
         QTRY_VERIFY(!job.isRunning());
+    }
+
+    // The engine's refusals name what to change in its words and list those settings; failed()
+    // adds where the window changes each (the Method dock, the Random tab, Edit > Memory Budget),
+    // and no command-line option. The engine named --norm-multiplier, --causal, --features.
+    void refusalsSayWhereTheWindowChangesTheirSettings_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("ending");
+        QTest::newRow("overflow")
+            << 0
+            << "Lower the norm multiplier, the scale or the norm of the input. Settings: the "
+               "Method dock's Norm multiplier; the Method dock's Scale s; the Random tab's Row "
+               "norm.";
+        QTest::newRow("no causal form")
+            << 1
+            << "Turn the causal mask off, or choose a method with one. Settings: the Method "
+               "dock's Causal mask.";
+        QTest::newRow("budget")
+            << 2
+            << "Use fewer features, or raise the memory budget. Settings: the Method dock's "
+               "Features m; Edit > Memory Budget.";
+        // The Stepper chooses the states it keeps itself: that setting has no place to name.
+        QTest::newRow("kept states")
+            << 3
+            << "keep fewer states, or raise the memory budget. Settings: Edit > Memory Budget.";
+    }
+
+    void refusalsSayWhereTheWindowChangesTheirSettings()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, ending);
+        BackgroundJob job;
+        QSignalSpy failed(&job, &BackgroundJob::failed);
+        job.start(
+            [kind](JobContext&) {
+                const MemoryBudget budget(1000);
+                ExperimentSpec spec;
+                switch (kind) {
+                    case 0:
+                        spec.precision = Precision::Float;
+                        spec.input.normMultiplier = 1e9;
+                        compute(spec, buildInput(spec.input));
+                        break;
+                    case 1: requireCausalForm(Method::Nystrom, true); break;
+                    case 2:
+                        budget.require(2000, QStringLiteral("P"),
+                                       QStringLiteral("Use fewer features, or raise the memory "
+                                                      "budget."),
+                                       {Remedy::FewerFeatures});
+                        break;
+                    default:
+                        budget.require(2000, QStringLiteral("S"),
+                                       QStringLiteral("keep fewer states, or raise the memory "
+                                                      "budget."),
+                                       {Remedy::FewerKeptStates});
+                }
+            },
+            [] {});
+        QTRY_COMPARE(failed.count(), 1);
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.endsWith(ending), qPrintable(message));
+        QVERIFY2(!message.contains(QStringLiteral("--")), qPrintable(message));
     }
 
     void discardDropsTheRunningAndTheWaitingWork()

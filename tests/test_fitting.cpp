@@ -183,6 +183,7 @@ private slots:
     void mergingKeepsTheHeadsNotFittedAgain();
     void badFilesAreRefusedNamingTheFile_data();
     void badFilesAreRefusedNamingTheFile();
+    void mapsOfAnotherModelOrHeadAreRefusedNamingTheFit();
 };
 
 void TestFitting::gradientMatchesFiniteDifferences_data()
@@ -748,6 +749,39 @@ void TestFitting::badFilesAreRefusedNamingTheFile()
     writeBytes(path, bytes);
     const QString message = thrownMessage<InputError>([&] { readFeatureMaps(path); });
     QVERIFY2(message.contains(path) && message.contains(expected), qPrintable(message));
+}
+
+// Property: maps fitted to another model, or holding no maps for the head asked for, are refused
+// saying to fit them (the remedies FitMaps and FitLayers, whose place each front end names), with
+// no command-line option in the message (it named fit-features --model and --layers).
+void TestFitting::mapsOfAnotherModelOrHeadAreRefusedNamingTheFit()
+{
+    const std::shared_ptr<const FittedFeatureMaps> maps = randomFittedMaps(4, 2, 2);
+    Remedies remedies;
+    const auto refusal = [&remedies](const std::function<void()>& action) {
+        return thrownMessage<InputError>([&] {
+            try {
+                action();
+            } catch (const InputError& error) {
+                remedies = remediesOf(error);
+                throw;
+            }
+        });
+    };
+    QString message = refusal([&] { requireMapsOfModel(*maps, "/models/other-model", 2, 2, 4); });
+    QVERIFY2(message.contains(QStringLiteral("fit them to this model")) &&
+                 !message.contains(QStringLiteral("--")),
+             qPrintable(message));
+    QCOMPARE(remedies, Remedies{Remedy::FitMaps});
+    ApproximationSpec spec;
+    spec.kind = Method::Hedgehog;
+    spec.fittedMaps = maps;
+    message = refusal([&] { fittedHeadMaps(spec, 4, {3, 0}); });
+    QVERIFY2(message.contains(QStringLiteral("no maps for layer 3")) &&
+                 message.contains(QStringLiteral("fit that layer too")) &&
+                 !message.contains(QStringLiteral("--")),
+             qPrintable(message));
+    QCOMPARE(remedies, Remedies{Remedy::FitLayers});
 }
 
 QTEST_GUILESS_MAIN(TestFitting)

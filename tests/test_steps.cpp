@@ -212,7 +212,7 @@ private slots:
     void errorToExactIsTheRelativeRowError();
     void statesRangeKeepsExactlyThoseStates();
     void badRangesAndHeadsAreRefused();
-    void budgetRefusesTooManyStatesNamingFrom();
+    void budgetRefusesTooManyStatesNamingTheirRemedies();
     void exactMethodIsRefused();
     void cancelledStops();
 
@@ -442,12 +442,13 @@ void TestSteps::badRangesAndHeadsAreRefused()
     QVERIFY(refusal(0, -1, 0).isEmpty());
 }
 
-void TestSteps::budgetRefusesTooManyStatesNamingFrom()
+void TestSteps::budgetRefusesTooManyStatesNamingTheirRemedies()
 {
     // Property: keeping L states of C x M values (8 bytes each) over the budget is refused with
-    // ResourceError, before allocation, with a message that says to use --from/--to and gives
-    // the states' own size beside the arrays' (it gave only the sum, as if the states' own); a
-    // range that fits the same budget runs.
+    // ResourceError, before allocation, with a message that says to keep the states of fewer
+    // positions (the remedy FewerKeptStates, which the command line names --from and --to) and
+    // gives the states' own size beside the arrays' (it gave only the sum, as if the states' own);
+    // a range that fits the same budget runs.
     const ExperimentSpec spec =
         randomSpec(Method::FavorPositive, Precision::Float, 200, 16, 64, 2.0, 2);
     const AttentionInput input = buildInput(spec.input);
@@ -455,17 +456,26 @@ void TestSteps::budgetRefusesTooManyStatesNamingFrom()
     QVERIFY(causalStepsBytes(200, 64, 16, 200, false) > allStates);
     CausalStepsOptions options;
     options.budget = MemoryBudget(qint64(causalStepsBytes(200, 64, 16, 50, false)) + 1);
-    const QString message =
-        thrownMessage<ResourceError>([&] { causalSteps(spec, input, options); });
-    QVERIFY2(message.contains(QStringLiteral("--from")), qPrintable(message));
+    Remedies remedies;
+    const QString message = thrownMessage<ResourceError>([&] {
+        try {
+            causalSteps(spec, input, options);
+        } catch (const ResourceError& error) {
+            remedies = remediesOf(error);
+            throw;
+        }
+    });
+    QVERIFY2(message.contains(QStringLiteral("keep the states of fewer positions, use fewer "
+                                             "features, or raise the memory budget")),
+             qPrintable(message));
+    QCOMPARE(remedies,
+             (Remedies{Remedy::FewerKeptStates, Remedy::FewerFeatures, Remedy::RaiseMemoryBudget}));
     QVERIFY2(message.contains(QStringLiteral("200 x 64 x 16")), qPrintable(message));
     QVERIFY2(message.contains(formatBytes(allStates) + QStringLiteral(")")) &&
                  message.contains(formatBytes(causalStepsBytes(200, 64, 16, 0, false))),
              qPrintable(message));
-    // The engine says to raise the budget and leaves naming where to each front end.
-    QVERIFY2(message.contains(QStringLiteral("raise the memory budget")) &&
-                 !message.contains(QStringLiteral("--memory-budget")),
-             qPrintable(message));
+    // The engine says what to change and leaves naming where to each front end.
+    QVERIFY2(!message.contains(QStringLiteral("--")), qPrintable(message));
 
     options.statesFrom = 150;
     const CausalSteps steps = causalSteps(spec, input, options);
@@ -631,9 +641,11 @@ void TestSteps::cliTinyBudgetExitsThreeMentioningFrom()
     const QString out = dir.filePath(QStringLiteral("steps"));
     AppRun run = runSteps(input + QStringList{"--out", out});
     QVERIFY2(run.finished && run.exitCode == 3, qPrintable(run.describe()));
-    QVERIFY2(QString::fromUtf8(run.err).contains("--from"), qPrintable(run.describe()));
-    // The command line names its option for the budget.
-    QVERIFY2(QString::fromUtf8(run.err).contains("--memory-budget"), qPrintable(run.describe()));
+    // The command line names its options for the settings the engine names, in their order.
+    QVERIFY2(QString::fromUtf8(run.err).contains(
+                 "or raise the memory budget. Options: --from and --to, --features, "
+                 "--memory-budget.\n"),
+             qPrintable(run.describe()));
     QVERIFY2(QString::fromUtf8(run.err).count('\n') == 1, qPrintable(run.describe()));
     QVERIFY(!QFileInfo::exists(out));
 

@@ -1,6 +1,7 @@
 #include "attention/approximation.h"
 
 #include "errors.h"
+#include "remedy.h"
 
 #include <type_traits>
 
@@ -84,8 +85,9 @@ void requireCausalForm(Method method, bool causal, CausalBecause because)
         throw InputError(why + QStringLiteral(" A language model's attention is causal, as it "
                                               "was trained: choose a method with a causal form "
                                               "for it."));
-    throw InputError(why + QStringLiteral(" Turn the causal mask off (leave out --causal), or "
-                                          "choose a method with one."));
+    throw RemedyInputError(
+        why + QStringLiteral(" Turn the causal mask off, or choose a method with one."),
+        {Remedy::NoCausalMask});
 }
 
 std::vector<Method> skipMethodsWithoutCausalForm(const std::vector<Method>& methods, bool causal,

@@ -3,6 +3,7 @@
 #include "attention/methods.h"
 #include "attention/random.h"
 #include "errors.h"
+#include "remedy.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -92,9 +93,10 @@ void requireMapsOfModel(const FittedFeatureMaps& maps, const QString& folder, in
     const QString file =
         maps.file.isEmpty() ? QStringLiteral("the fitted feature maps") : maps.file;
     if (maps.model != model)
-        throw InputError(QStringLiteral("%1: the maps were fitted to the model %2, not to %3; fit "
-                                        "them to this model (fit-features --model %4)")
-                             .arg(file, maps.model, model, folder));
+        throw RemedyInputError(QStringLiteral("%1: the maps were fitted to the model %2, not to "
+                                              "%3; fit them to this model")
+                                   .arg(file, maps.model, model),
+                               {Remedy::FitMaps});
     if (maps.layers != layers || maps.heads != heads || maps.headDim != headDim)
         throw InputError(QStringLiteral("%1: the maps were fitted to %2 with %3 layers of %4 heads "
                                         "of d = %5, but %6 has %7 layers of %8 heads of d = %9")
@@ -131,12 +133,13 @@ const FittedHeadMaps& fittedHeadMaps(const ApproximationSpec& spec, int d, HeadS
                              .arg(d));
     const FittedHeadMaps* head = maps->find(site.layer, site.head);
     if (!head)
-        throw InputError(QStringLiteral("%1: %2 hold no maps for layer %3, head %4 (%5); fit "
-                                        "that layer too (--layers)")
-                             .arg(method, source)
-                             .arg(site.layer)
-                             .arg(site.head)
-                             .arg(maps->description()));
+        throw RemedyInputError(QStringLiteral("%1: %2 hold no maps for layer %3, head %4 (%5); "
+                                              "fit that layer too")
+                                   .arg(method, source)
+                                   .arg(site.layer)
+                                   .arg(site.head)
+                                   .arg(maps->description()),
+                               {Remedy::FitLayers});
     return *head;
 }
 

@@ -67,14 +67,15 @@ std::shared_ptr<const FittedFeatureMaps> mergedFeatureMaps(const FittedFeatureMa
 QString fittedModelName(const QString& folder);
 
 // Throws InputError, naming maps.file, when the maps were fitted to another model than the one in
-// folder (another name), or to one of another shape (layers, query heads, head dimension d).
+// folder (another name; its remedy: FitMaps), or to one of another shape (layers, query heads,
+// head dimension d).
 void requireMapsOfModel(const FittedFeatureMaps& maps, const QString& folder, int layers, int heads,
                         int headDim);
 
 // The fitted maps spec's method runs at `site` for heads of dimension d. Throws InputError, naming
 // the method (and the file), when none are loaded ("fit them first": the command and the
 // option), when they were fitted to heads of another dimension, or when they hold no maps for
-// the site.
+// the site (its remedy: FitLayers).
 const FittedHeadMaps& fittedHeadMaps(const ApproximationSpec& spec, int d, HeadSite site);
 
 }  // namespace attnlab

@@ -132,8 +132,9 @@ void requireFit(const FeatureMapFitSpec& spec, const LanguageModelInfo& info, in
     }
     budget.require(
         bytes, QStringLiteral("The training rows of %1 heads (%2 tokens)").arg(heads).arg(tokens),
-        QStringLiteral("Fit fewer layers at a time (--layers), use a shorter text, or "
-                       "raise the memory budget."));
+        QStringLiteral("Fit fewer layers at a time, use a shorter text, or raise the memory "
+                       "budget."),
+        {Remedy::FitLayers});
 }
 
 // The maps a head's fit starts from.

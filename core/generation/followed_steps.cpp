@@ -55,7 +55,8 @@ FollowedSteps::FollowedSteps(const ApproximationSpec& spec, int layer, int head,
                        .arg(features)
                        .arg(headDim),
                    QStringLiteral("Generate fewer tokens, use fewer features, or raise the "
-                                  "memory budget."));
+                                  "memory budget."),
+                   {Remedy::FewerGeneratedTokens, Remedy::FewerFeatures});
 
     m_steps.spec.approximation = spec;
     m_steps.spec.causal = true;

@@ -149,16 +149,18 @@ Generation::Generation(std::shared_ptr<const LanguageModel> model, const Generat
     const double bytes =
         sizeof(float) * cacheFloatsPerLayer * (info.layers + 2 * (info.layers - replaced)) +
         2 * recurrent.bytes;
-    budget.require(bytes,
-                   QStringLiteral("Generating %1 after a prompt of %2 with %3 (the key/value "
-                                  "caches, states and random features of the exact and "
-                                  "approximate runs)")
-                       .arg(countOf(spec.tokens, QStringLiteral("token"), QStringLiteral("tokens")),
-                            countOf(qint64(m_prompt.size()), QStringLiteral("token"),
-                                    QStringLiteral("tokens")),
-                            spec.approximation.titleWithSize()),
-                   QStringLiteral("Use fewer features (--features) or replaced layers (--layers), "
-                                  "generate fewer tokens, or raise the memory budget."));
+    budget.require(
+        bytes,
+        QStringLiteral("Generating %1 after a prompt of %2 with %3 (the key/value "
+                       "caches, states and random features of the exact and "
+                       "approximate runs)")
+            .arg(
+                countOf(spec.tokens, QStringLiteral("token"), QStringLiteral("tokens")),
+                countOf(qint64(m_prompt.size()), QStringLiteral("token"), QStringLiteral("tokens")),
+                spec.approximation.titleWithSize()),
+        QStringLiteral("Use fewer features or replaced layers, generate fewer tokens, "
+                       "or raise the memory budget."),
+        {Remedy::FewerFeatures, Remedy::FewerReplacedLayers, Remedy::FewerGeneratedTokens});
     if (announce) {
         const QString notice =
             expectedRunNotice({2 * recurrent.seconds, bytes},

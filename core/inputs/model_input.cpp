@@ -287,7 +287,7 @@ ModelTokens modelTokens(const LanguageModel& model, const QString& text, bool ke
                     .arg(positions)
                     .arg(model.info().rope ? QStringLiteral("max_position_embeddings")
                                            : QStringLiteral("n_positions")),
-                Remedy::KeepLastTokens);
+                {Remedy::KeepLastTokens});
         if (before + tokenizer.specialIdsAfter() >= positions)
             throw InputError(QStringLiteral("the model reads at most %1 tokens, no more than its "
                                             "tokenizer adds to every text")

@@ -210,7 +210,8 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
             .arg(c)
             .arg(m),
         QStringLiteral("Use %1a shorter input, or raise the memory budget.")
-            .arg(drawsProjection ? QStringLiteral("fewer features (--features) or ") : QString()));
+            .arg(drawsProjection ? QStringLiteral("fewer features or ") : QString()),
+        drawsProjection ? Remedies{Remedy::FewerFeatures} : Remedies{});
     options.budget.require(
         causalStepsBytes(length, c, m, to - from, options.features),
         QStringLiteral("Keeping the states S_i of %1 (%2 x C x M = %2 x %3 x %4 values, %5) "
@@ -222,10 +223,11 @@ CausalSteps causalSteps(const ExperimentSpec& spec, const AttentionInput& input,
             .arg(formatBytes(8 * double(to - from) * double(c) * double(m)),
                  formatBytes(arrayBytes)),
         QStringLiteral("Each S_i is C x M = %1 values whatever the position: keep the states of "
-                       "fewer positions with --from I --to J, %2or raise the memory budget.")
+                       "fewer positions, %2or raise the memory budget.")
             .arg(c * m)
-            .arg(drawsProjection ? QStringLiteral("use fewer features (--features), ")
-                                 : QString()));
+            .arg(drawsProjection ? QStringLiteral("use fewer features, ") : QString()),
+        drawsProjection ? Remedies{Remedy::FewerKeptStates, Remedy::FewerFeatures}
+                        : Remedies{Remedy::FewerKeptStates});
 
     pollCancelled(options);
     setEngineThreads(engineThreadsFor(spec, length, input.headDim(), c, 1));

@@ -154,15 +154,15 @@ QString workerErrorMessage()
     try {
         throw;
     } catch (const InputError& e) {
-        return windowMessage(e.message(), remedyOf(e));
+        return windowMessage(e.message(), remediesOf(e));
     } catch (const ResourceError& e) {
-        return windowMessage(e.message(), remedyOf(e));
+        return windowMessage(e.message(), remediesOf(e));
     } catch (const std::bad_alloc&) {
         return windowMessage(
             QCoreApplication::translate("attnlab::ui",
                                         "out of memory: lower the memory budget, so that requests "
                                         "this large are refused before they are allocated."),
-            Remedy::RaiseMemoryBudget);
+            {Remedy::RaiseMemoryBudget});
     } catch (const std::exception& e) {
         return QString::fromLocal8Bit(e.what());
     } catch (...) {

@@ -6,10 +6,11 @@
 
 namespace attnlab::ui {
 
-// A refusal's message with, when a setting gets past it, where the window changes that setting:
-// the window's words for the engine's Remedy ("The memory budget is set in Edit > Memory
-// Budget."; the command line names its options instead). Every message of the window that may
-// carry a remedy goes through here (workerErrorMessage for the pages' work).
-QString windowMessage(const QString& message, Remedy remedy);
+// A refusal's message with where the window changes the settings that get past it: the window's
+// words for the engine's Remedies ("... or raise the memory budget. Settings: the Method dock's
+// Features m; Edit > Memory Budget."; the command line names its options instead). Every message
+// of the window that may carry remedies goes through here (workerErrorMessage for the pages'
+// work).
+QString windowMessage(const QString& message, const Remedies& remedies);
 
 }  // namespace attnlab::ui

@@ -27,9 +27,9 @@ void runGenerationJob(GenerationRequest request, JobContext& context,
                 Eigen::Index(generation->promptIds().size()) - 1 + spec.tokens,
                 start.model->headDim(), request.budget);
         } catch (const InputError& e) {
-            start.followNote = windowMessage(e.message(), remedyOf(e));
+            start.followNote = windowMessage(e.message(), remediesOf(e));
         } catch (const ResourceError& e) {
-            start.followNote = windowMessage(e.message(), remedyOf(e));
+            start.followNote = windowMessage(e.message(), remediesOf(e));
         }
         if (!start.followed) {  // generated without reporting the head
             spec.followLayer = -1;

@@ -33,7 +33,7 @@ StepperData computeStepper(const StepperJob& job, const std::function<bool()>& c
             data.approxAttention = std::make_shared<const MatrixD>(head.attentionApprox.toDouble());
             matrixBytes = 8.0 * double(data.exactAttention->size() + data.approxAttention->size());
         } catch (const ResourceError& e) {
-            data.matricesNote = windowMessage(e.message(), remedyOf(e));
+            data.matricesNote = windowMessage(e.message(), remediesOf(e));
         }
     }
 
