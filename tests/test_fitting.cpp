@@ -758,17 +758,8 @@ void TestFitting::mapsOfAnotherModelOrHeadAreRefusedNamingTheFit()
 {
     const std::shared_ptr<const FittedFeatureMaps> maps = randomFittedMaps(4, 2, 2);
     Remedies remedies;
-    const auto refusal = [&remedies](const std::function<void()>& action) {
-        return thrownMessage<InputError>([&] {
-            try {
-                action();
-            } catch (const InputError& error) {
-                remedies = remediesOf(error);
-                throw;
-            }
-        });
-    };
-    QString message = refusal([&] { requireMapsOfModel(*maps, "/models/other-model", 2, 2, 4); });
+    QString message = thrownMessage<InputError>(
+        [&] { requireMapsOfModel(*maps, "/models/other-model", 2, 2, 4); }, &remedies);
     QVERIFY2(message.contains(QStringLiteral("fit them to this model")) &&
                  !message.contains(QStringLiteral("--")),
              qPrintable(message));
@@ -776,7 +767,7 @@ void TestFitting::mapsOfAnotherModelOrHeadAreRefusedNamingTheFit()
     ApproximationSpec spec;
     spec.kind = Method::Hedgehog;
     spec.fittedMaps = maps;
-    message = refusal([&] { fittedHeadMaps(spec, 4, {3, 0}); });
+    message = thrownMessage<InputError>([&] { fittedHeadMaps(spec, 4, {3, 0}); }, &remedies);
     QVERIFY2(message.contains(QStringLiteral("no maps for layer 3")) &&
                  message.contains(QStringLiteral("fit that layer too")) &&
                  !message.contains(QStringLiteral("--")),

@@ -457,14 +457,8 @@ void TestSteps::budgetRefusesTooManyStatesNamingTheirRemedies()
     CausalStepsOptions options;
     options.budget = MemoryBudget(qint64(causalStepsBytes(200, 64, 16, 50, false)) + 1);
     Remedies remedies;
-    const QString message = thrownMessage<ResourceError>([&] {
-        try {
-            causalSteps(spec, input, options);
-        } catch (const ResourceError& error) {
-            remedies = remediesOf(error);
-            throw;
-        }
-    });
+    const QString message =
+        thrownMessage<ResourceError>([&] { causalSteps(spec, input, options); }, &remedies);
     QVERIFY2(message.contains(QStringLiteral("keep the states of fewer positions, use fewer "
                                              "features, or raise the memory budget")),
              qPrintable(message));

@@ -4,6 +4,8 @@
 // that tests can make valid, truncated or lying images without QtGui; the rows of a test run on
 // full and on causal attention.
 
+#include "remedy.h"
+
 #include <QByteArray>
 #include <QFile>
 #include <QString>
@@ -27,6 +29,19 @@ QString thrownMessage(const std::function<void()>& action)
     try {
         action();
     } catch (const E& error) {
+        return error.message();
+    }
+    return {};
+}
+
+// The same, with the settings that get past the error (remediesOf) in *remedies.
+template <typename E>
+QString thrownMessage(const std::function<void()>& action, Remedies* remedies)
+{
+    try {
+        action();
+    } catch (const E& error) {
+        *remedies = remediesOf(error);
         return error.message();
     }
     return {};
