@@ -2,6 +2,7 @@
 // overlay grow with their pages (in presentation mode too), and hints wrap instead of being cut
 // off. Each test measures what the user sees: the pixels a map or an image gets.
 
+#include "ui/common/reserved_height_label.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/experiment_controller.h"
@@ -21,6 +22,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
+#include <QVBoxLayout>
 
 using namespace attnlab;
 using namespace attnlab::ui;
@@ -388,6 +390,45 @@ private slots:
                                             .arg(now[i].width())
                                             .arg(now[i].height())));
         }
+    }
+
+    // A reserved line (the Stepper's agreement and memory lines) keeps, at every width, the
+    // height of its reserved text, so that what is below it stays put when its text grows. The
+    // memory line used to keep the height measured at the width it had when the data arrived:
+    // laid out later at another width, the formula panel shrank 17 pixels at step 2.
+    void aReservedLineKeepsItsHeightAtEveryWidth()
+    {
+        QWidget page;
+        auto* layout = new QVBoxLayout(&page);
+        auto* line = new ReservedHeightLabel;
+        auto* below = new QLabel(QStringLiteral("below"));
+        layout->addWidget(line);
+        layout->addWidget(below);
+        layout->addStretch(1);
+        const QString shortest = QStringLiteral("agree to 0");
+        const QString longest = QStringLiteral("agree to 4.8e-07, ").repeated(12);
+        line->setText(shortest);
+        line->setReservedText(longest);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        for (const int width : {700, 260}) {
+            page.resize(width, 600);
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            const int shortAt = below->y();
+            line->setText(longest);
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            QCOMPARE(below->y(), shortAt);
+            QLabel wrapped(longest);
+            wrapped.setWordWrap(true);
+            wrapped.setFont(line->font());
+            QCOMPARE(line->height(), wrapped.heightForWidth(line->width()));
+            QVERIFY(line->height() > QLabel(shortest).sizeHint().height());
+            line->setText(shortest);
+        }
+        line->setReservedText(QString());
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        QCOMPARE(line->height(), line->heightForWidth(line->width()));
+        QVERIFY(line->height() < QLabel(longest).sizeHint().height() * 2);
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being

@@ -1,5 +1,6 @@
 #include "ui/stepper/stepper_formula_panel.h"
 
+#include "ui/common/reserved_height_label.h"
 #include "ui/stepper/stepper_job.h"
 #include "ui/stepper/stepper_style.h"
 
@@ -82,9 +83,8 @@ StepperFormulaPanel::StepperFormulaPanel(QWidget* parent) : QFrame(parent)
                           QStringLiteral("outputError"));
     // The state's size at the bottom.
     grid->setRowStretch(row++, 1);
-    m_stateLine = makeLabel(QString(), kStatePoints);
+    m_stateLine = makeReservedLine(kStatePoints);
     m_stateLine->setObjectName(QStringLiteral("stateLine"));
-    m_stateLine->setWordWrap(true);
     m_stateLine->setContentsMargins(0, 10, 0, 0);
     grid->addWidget(m_stateLine, row++, 0, 1, 2);
     grid->setColumnStretch(1, 1);

@@ -6,6 +6,8 @@ class QLabel;
 
 namespace attnlab::ui {
 
+class ReservedHeightLabel;
+
 struct StepperData;
 
 // The Stepper page's formula panel: the three equations of the recurrent form (docs/design.md
@@ -24,7 +26,7 @@ public:
     // The numbers of step i = t + 1 of data.
     void showStep(const StepperData& data, int t);
     // The line under the equations: the state's size against exact softmax's (StepperFrame).
-    QLabel* memoryLine() const { return m_stateLine; }
+    ReservedHeightLabel* memoryLine() const { return m_stateLine; }
     // A fixed width: that of the widest row (an equation, a name and its number, or a preview of
     // negative numbers), so that the panel neither jumps nor takes the plots' width when a long
     // note or token appears. Called when the fonts change.
@@ -41,7 +43,7 @@ private:
     QLabel* m_outputValues;
     QLabel* m_exactValues;
     QLabel* m_outputError;
-    QLabel* m_stateLine;
+    ReservedHeightLabel* m_stateLine;
 };
 
 }  // namespace attnlab::ui

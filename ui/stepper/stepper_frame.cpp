@@ -1,6 +1,7 @@
 #include "ui/stepper/stepper_frame.h"
 
 #include "errors.h"
+#include "ui/common/reserved_height_label.h"
 #include "ui/stepper/stepper_formula_panel.h"
 #include "ui/stepper/stepper_job.h"
 #include "ui/stepper/stepper_style.h"
@@ -32,9 +33,8 @@ StepperFrame::StepperFrame(QWidget* parent) : QWidget(parent)
     white.setColor(QPalette::Window, Qt::white);
     setPalette(white);
 
-    m_agreementLine = makeLabel(QString(), kLinePoints);
+    m_agreementLine = makeReservedLine(kLinePoints);
     m_agreementLine->setObjectName(QStringLiteral("agreementLine"));
-    m_agreementLine->setWordWrap(true);
 
     m_strip = new StepperTokenStrip;
     m_strip->setObjectName(QStringLiteral("tokenStrip"));
@@ -116,64 +116,68 @@ void StepperFrame::fitText()
 
 void StepperFrame::showLines(int t, qint64 budget, bool stateKept)
 {
-    QLabel* stateLine = m_formula->memoryLine();
+    ReservedHeightLabel* stateLine = m_formula->memoryLine();
     if (!m_data || t < 0) {
+        m_agreementLine->setReservedText(QString());
         m_agreementLine->setText(tr("Recurrent and parallel forms: waiting for a computation."));
+        stateLine->setReservedText(QString());
         stateLine->clear();
         return;
     }
     const CausalSteps& steps = *m_data->steps;
-    const FormAgreement agreement = steps.agreementThrough(t);
+    const int last = int(steps.length()) - 1;
     const QString forms =
         m_data->followed.isEmpty()
             ? tr("Recurrent and parallel (chunked) forms")
             : tr("Following %1: the generation's recurrent outputs and the parallel (masked) "
                  "form of its features")
                   .arg(m_data->followed);
-    m_agreementLine->setText(tr("%1 agree to %2 (largest difference so far, steps 1 to %3; "
-                                "relative to the largest output: %4)")
-                                 .arg(forms, displayDifference(agreement.absolute))
-                                 .arg(t + 1)
-                                 .arg(displayDifference(agreement.relative)));
+    const auto agreement = [&](int step) {
+        const FormAgreement through = steps.agreementThrough(step);
+        return tr("%1 agree to %2 (largest difference so far, steps 1 to %3; relative to the "
+                  "largest output: %4)")
+            .arg(forms, displayDifference(through.absolute))
+            .arg(step + 1)
+            .arg(displayDifference(through.relative));
+    };
+    // Both lines keep the height of their text at the last step, whose numbers are the longest
+    // (the differences so far only grow), so that stepping does not move what is below them.
+    m_agreementLine->setReservedText(agreement(last));
+    m_agreementLine->setText(agreement(t));
     const qint64 c = steps.featureCount;
     const qint64 m = steps.valueDim;
     const qint64 d = m_data->input->headDim();
-    const auto memory = [&](int step) {
-        return tr("<b>Memory.</b> State S<sub>i</sub>: C \u00d7 M = %1 \u00d7 %2 = %3 numbers "
-                  "(+ z<sub>i</sub>: %1), whatever i is: O(C M), not O(i).<br>Exact softmax "
-                  "keeps all i keys and values: i (d + M) = %4 \u00d7 %5 = %6 numbers at this "
-                  "step, growing with i.")
-            .arg(c)
-            .arg(m)
-            .arg(c * m)
-            .arg(step + 1)
-            .arg(d + m)
-            .arg(qint64(step + 1) * (d + m));
+    // The memory note at a step, whose states are kept or being computed.
+    const auto memory = [&](int step, bool kept) {
+        QString text =
+            tr("<b>Memory.</b> State S<sub>i</sub>: C \u00d7 M = %1 \u00d7 %2 = %3 numbers "
+               "(+ z<sub>i</sub>: %1), whatever i is: O(C M), not O(i).<br>Exact softmax keeps "
+               "all i keys and values: i (d + M) = %4 \u00d7 %5 = %6 numbers at this step, "
+               "growing with i.")
+                .arg(c)
+                .arg(m)
+                .arg(c * m)
+                .arg(step + 1)
+                .arg(d + m)
+                .arg(qint64(step + 1) * (d + m));
+        if (steps.statesFrom != 0 || steps.statesTo != steps.length())
+            text += tr("<br><span style='color:#b01c1c'>States kept for steps %1 to %2 only (all "
+                       "%3 would need %4, over the memory budget of %5); moving outside "
+                       "recomputes them%6.</span>")
+                        .arg(steps.statesFrom + 1)
+                        .arg(steps.statesTo)
+                        .arg(steps.length())
+                        .arg(formatBytes(m_data->allStatesBytes))
+                        .arg(formatBytes(double(budget)))
+                        .arg(kept ? QString() : tr(": computing them now"));
+        // What running causally changes in the method (FAVOR++: the fixed A instead of A*).
+        const QString causalNote = methodInfo(steps.spec.approximation.kind).causalNote;
+        if (!causalNote.isEmpty())
+            text += tr("<br><b>Causal form.</b> %1").arg(causalNote.toHtmlEscaped());
+        return text;
     };
-    // The note is as tall as at the last step, whose numbers are the longest, so that stepping
-    // does not move what is below it.
-    if (stateLine->width() > 0) {
-        stateLine->setText(memory(steps.length() - 1));
-        stateLine->setMinimumHeight(0);
-        stateLine->setMinimumHeight(stateLine->heightForWidth(stateLine->width()));
-    }
-    QString text = memory(t);
-    if (steps.statesFrom != 0 || steps.statesTo != steps.length()) {
-        text += tr("<br><span style='color:#b01c1c'>States kept for steps %1 to %2 only (all %3 "
-                   "would need %4, over the memory budget of %5); moving outside recomputes "
-                   "them%6.</span>")
-                    .arg(steps.statesFrom + 1)
-                    .arg(steps.statesTo)
-                    .arg(steps.length())
-                    .arg(formatBytes(m_data->allStatesBytes))
-                    .arg(formatBytes(double(budget)))
-                    .arg(stateKept ? QString() : tr(": computing them now"));
-    }
-    // What running causally changes in the method (FAVOR++: the fixed A instead of A*).
-    const QString causalNote = methodInfo(steps.spec.approximation.kind).causalNote;
-    if (!causalNote.isEmpty())
-        text += tr("<br><b>Causal form.</b> %1").arg(causalNote.toHtmlEscaped());
-    stateLine->setText(text);
+    stateLine->setReservedText(memory(last, false));
+    stateLine->setText(memory(t, stateKept));
 }
 
 void StepperFrame::arrangePanels(Arrangement arrangement)

@@ -11,7 +11,6 @@
 class QCPPainter;
 class QJsonObject;
 class QGridLayout;
-class QLabel;
 class QScrollArea;
 
 namespace attnlab {
@@ -22,6 +21,7 @@ class MemoryBudget;
 
 namespace attnlab::ui {
 
+class ReservedHeightLabel;
 class StepperFormulaPanel;
 class StepperTokenStrip;
 struct StepperData;
@@ -74,7 +74,7 @@ private:
     void arrangePanels(Arrangement arrangement);
 
     std::shared_ptr<const StepperData> m_data;
-    QLabel* m_agreementLine;
+    ReservedHeightLabel* m_agreementLine;
     QScrollArea* m_stripScroll;
     StepperTokenStrip* m_strip;
     StepperFormulaPanel* m_formula;

@@ -1,5 +1,6 @@
 #include "ui/stepper/stepper_style.h"
 
+#include "ui/common/reserved_height_label.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/plotting/plot_style.h"
 
@@ -284,15 +285,31 @@ void setTextPoints(QWidget* widget, double points, bool bold)
     widget->setFont(sizedFont(widget->font(), points, bold));
 }
 
-// A label of `points` in the given colour; rich text when the text has tags.
-QLabel* makeLabel(const QString& text, double points, bool bold, const QColor& color)
+namespace {
+
+// label given a font of `points` and the text colour.
+template <typename Label>
+Label* styled(Label* label, double points, bool bold, const QColor& color)
 {
-    auto* label = new QLabel(text);
     setTextPoints(label, points, bold);
     QPalette palette = label->palette();
     palette.setColor(QPalette::WindowText, color);
     label->setPalette(palette);
     return label;
+}
+
+}  // namespace
+
+// A label of `points` in the given colour; rich text when the text has tags.
+QLabel* makeLabel(const QString& text, double points, bool bold, const QColor& color)
+{
+    return styled(new QLabel(text), points, bold, color);
+}
+
+// A word-wrapped line of `points` that keeps the height of the reserved text it is given.
+ReservedHeightLabel* makeReservedLine(double points)
+{
+    return styled(new ReservedHeightLabel, points, false, kInkColor);
 }
 
 // A panel of the frame: a large title (rich text) over content.

@@ -19,6 +19,7 @@
 namespace attnlab::ui {
 
 class HeatmapView;
+class ReservedHeightLabel;
 
 namespace stepper {
 
@@ -156,6 +157,9 @@ void setTextPoints(QWidget* widget, double points, bool bold = false);
 // A label of `points` in the given colour; rich text when the text has tags.
 QLabel* makeLabel(const QString& text, double points, bool bold = false,
                   const QColor& color = kInkColor);
+
+// A word-wrapped line of `points` that keeps the height of the reserved text it is given.
+ReservedHeightLabel* makeReservedLine(double points);
 
 // A panel of the frame: a large title (rich text) over content.
 QWidget* makePanel(QLabel* title, QWidget* content);
