@@ -10,8 +10,6 @@ namespace attnlab::ui {
 // Stepping through a sequence changes the numbers a line shows; with the reserved text, the line
 // keeps its height and what is below it stays put, whatever width the page gives it.
 class ReservedHeightLabel : public QLabel {
-    Q_OBJECT
-
 public:
     explicit ReservedHeightLabel(QWidget* parent = nullptr);
 
