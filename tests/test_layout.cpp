@@ -24,6 +24,8 @@
 #include <QTest>
 #include <QVBoxLayout>
 
+#include <utility>
+
 using namespace attnlab;
 using namespace attnlab::ui;
 using namespace attnlab::test;
@@ -411,24 +413,32 @@ private slots:
         line->setReservedText(longest);
         page.show();
         QVERIFY(QTest::qWaitForWindowExposed(&page));
-        for (const int width : {700, 260}) {
+        // A line of the given text wrapped at the reserved line's width, in its font.
+        const auto wrappedHeight = [line](const QString& text) {
+            QLabel wrapped(text);
+            wrapped.setWordWrap(true);
+            wrapped.setFont(line->font());
+            return wrapped.heightForWidth(line->width());
+        };
+        const double points = line->font().pointSizeF();
+        // At two widths, then in a larger font (the Stepper scales its text with the window).
+        for (const auto& [width, scale] : {std::pair{700, 1.0}, {260, 1.0}, {260, 1.6}}) {
+            QFont font = line->font();
+            font.setPointSizeF(points * scale);
+            line->setFont(font);
             page.resize(width, 600);
             QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
             const int shortAt = below->y();
             line->setText(longest);
             QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
             QCOMPARE(below->y(), shortAt);
-            QLabel wrapped(longest);
-            wrapped.setWordWrap(true);
-            wrapped.setFont(line->font());
-            QCOMPARE(line->height(), wrapped.heightForWidth(line->width()));
-            QVERIFY(line->height() > QLabel(shortest).sizeHint().height());
+            QCOMPARE(line->height(), wrappedHeight(longest));
+            QVERIFY(line->height() > wrappedHeight(shortest));
             line->setText(shortest);
         }
         line->setReservedText(QString());
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-        QCOMPARE(line->height(), line->heightForWidth(line->width()));
-        QVERIFY(line->height() < QLabel(longest).sizeHint().height() * 2);
+        QCOMPARE(line->height(), wrappedHeight(shortest));
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being
