@@ -394,10 +394,10 @@ private slots:
         }
     }
 
-    // A reserved line (the Stepper's agreement and memory lines) keeps, at every width, the
-    // height of its reserved text, so that what is below it stays put when its text grows. The
-    // memory line used to keep the height measured at the width it had when the data arrived:
-    // laid out later at another width, the formula panel shrank 17 pixels at step 2.
+    // A reserved line (the Stepper's agreement and memory lines) keeps, at every width and font,
+    // the height of its reserved text, so that what is below it stays put when its text grows.
+    // The memory line used to keep a minimum height measured once, at the width and font it had
+    // when a step was shown, until the next step measured it again.
     void aReservedLineKeepsItsHeightAtEveryWidth()
     {
         QWidget page;
