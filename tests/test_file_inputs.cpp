@@ -38,6 +38,7 @@ private slots:
     void loadedImageIsScaledWithAspectKept();
     void unreadableImageIsRefusedNamingTheFile_data();
     void unreadableImageIsRefusedNamingTheFile();
+    void folderRunSkipsUnreadableImages();
     void hugeDeclaredImageIsRefusedWithoutDecoding_data();
     void hugeDeclaredImageIsRefusedWithoutDecoding();
     void twoDimensionalFilesGiveOneHead();
@@ -258,6 +259,46 @@ void TestFileInputs::unreadableImageIsRefusedNamingTheFile()
     QCOMPARE(message.contains(QStringLiteral("no such image file")), kind == "missing");
     if (kind == QLatin1String("directory"))
         QCOMPARE(message, path + QStringLiteral(": a folder, not an image file"));
+}
+
+// Property: a run over a folder's images reads the readable ones, skips each unreadable one with a
+// warning that names it, and is refused, naming the folder, only when it read none; a run over one
+// image lets that image's own error through.
+void TestFileInputs::folderRunSkipsUnreadableImages()
+{
+    QImage red(8, 8, QImage::Format_RGB32);
+    red.fill(Qt::red);
+    const QString good = m_dir.filePath(QStringLiteral("good.png"));
+    QVERIFY(red.save(good, "PNG"));
+    const QString bad = writeTemp(QStringLiteral("bad.png"), QByteArray("not a PNG"));
+    const QString folder = m_dir.path();
+
+    QStringList warnings;
+    FolderImageReader reader(folder, [&](const QString& warning) { warnings.append(warning); });
+    QVERIFY(!reader.read(bad));
+    const std::optional<ImagePixels> read = reader.read(good);
+    QVERIFY(read);
+    QCOMPARE(read->width, 8);
+    QCOMPARE(warnings.size(), 1);
+    QVERIFY2(warnings.front().startsWith(bad) &&
+                 warnings.front().endsWith(
+                     QStringLiteral("; skipped, the folder's other images are read")),
+             qPrintable(warnings.front()));
+    reader.requireSomeRead();  // one image read: no refusal
+
+    FolderImageReader none(folder, [](const QString&) {});
+    none.requireSomeRead();  // nothing tried yet: nothing to refuse
+    QVERIFY(!none.read(bad));
+    QVERIFY(!none.read(m_dir.filePath(QStringLiteral("missing.png"))));
+    const QString message = thrownMessage<InputError>([&] { none.requireSomeRead(); });
+    QVERIFY2(message.startsWith(folder +
+                                QStringLiteral(": none of the folder's image files can "
+                                               "be read (2 tried; the first: ") +
+                                bad),
+             qPrintable(message));
+
+    FolderImageReader single(QString(), [](const QString&) { QFAIL("a single image warned"); });
+    QVERIFY(thrownMessage<InputError>([&] { single.read(bad); }).contains(bad));
 }
 
 // Property: a PNG whose header declares more pixels than kMaxImagePixels (100 million) is refused

@@ -275,23 +275,17 @@ std::vector<ModelEvalRow> imageRows(const VitModel& model, QStringList* images,
     exactOptions.captureQkv = false;
     const QStringList files = *images;
     images->clear();  // the images read
-    QString firstSkipped;
+    FolderImageReader reader(folder, [&err](const QString& warning) {
+        err << "warning: " << warning << '\n';
+        err.flush();
+    });
     const int every = std::max<int>(1, int(files.size()) / kProgressLines);
     for (qsizetype i = 0; i < files.size(); ++i) {
-        ImagePixels image;
-        try {
-            image = loadImagePixels(files[i], 0);
-        } catch (const InputError& error) {
-            if (folder.isEmpty())
-                throw;
-            err << "warning: " << skippedImageWarning(error.message()) << '\n';
-            err.flush();
-            if (firstSkipped.isEmpty())
-                firstSkipped = error.message();
+        const std::optional<ImagePixels> image = reader.read(files[i]);
+        if (!image)
             continue;
-        }
         images->append(files[i]);
-        const PixelTensor pixels = model.preprocess(image, files[i]);
+        const PixelTensor pixels = model.preprocess(*image, files[i]);
         const ForwardResult exact = model.forward(pixels, exactOptions);
         for (std::size_t p = 0; p < points.size(); ++p) {
             comparisons[p].push_back(
@@ -310,8 +304,7 @@ std::vector<ModelEvalRow> imageRows(const VitModel& model, QStringList* images,
             err.flush();
         }
     }
-    if (images->isEmpty())
-        refuseUnreadableImages(folder, files.size(), firstSkipped);
+    reader.requireSomeRead();
     std::vector<ModelEvalRow> rows;
     for (std::size_t p = 0; p < points.size(); ++p) {
         rows.push_back(modelEvalRow(points[p].method, comparisons[p], layerCount,

@@ -152,18 +152,37 @@ QStringList imageFilesIn(const QString& folder)
     return files;
 }
 
-QString skippedImageWarning(const QString& why)
+FolderImageReader::FolderImageReader(QString folder, std::function<void(const QString&)> warn)
+    : m_folder(std::move(folder)), m_warn(std::move(warn))
 {
-    return QStringLiteral("%1; skipped, the folder's other images are read").arg(why);
 }
 
-void refuseUnreadableImages(const QString& folder, qsizetype files, const QString& firstWhy)
+std::optional<ImagePixels> FolderImageReader::read(const QString& path)
 {
-    throw InputError(QStringLiteral("%1: none of the folder's image files can be read (%2 tried; "
-                                    "the first: %3)")
-                         .arg(folder)
-                         .arg(files)
-                         .arg(firstWhy));
+    ++m_tried;
+    try {
+        ImagePixels pixels = loadImagePixels(path, 0);
+        ++m_read;
+        return pixels;
+    } catch (const InputError& error) {
+        if (m_folder.isEmpty())
+            throw;
+        if (m_firstWhy.isEmpty())
+            m_firstWhy = error.message();
+        m_warn(
+            QStringLiteral("%1; skipped, the folder's other images are read").arg(error.message()));
+        return std::nullopt;
+    }
+}
+
+void FolderImageReader::requireSomeRead() const
+{
+    if (m_tried > 0 && m_read == 0)
+        throw InputError(QStringLiteral("%1: none of the folder's image files can be read (%2 "
+                                        "tried; the first: %3)")
+                             .arg(m_folder)
+                             .arg(m_tried)
+                             .arg(m_firstWhy));
 }
 
 VitReading readWithVit(const InputSpec& input, const MemoryBudget& budget)

@@ -11,6 +11,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
+#include <optional>
+
 namespace attnlab {
 
 // The most pixels an image file may declare; larger images are refused before they are decoded.
@@ -36,15 +39,28 @@ QImage modelViewImage(const PixelTensor& tensor, const ImagePreprocessing& prepr
 // folder when it is not one (a file, or nothing there) or holds none.
 QStringList imageFilesIn(const QString& folder);
 
-// A run over a folder's images (model-eval --image-folder, the window's "every image of the
-// folder") skips those that cannot be read and goes on over the others. What it says of a skipped
-// image, why being loadImagePixels's InputError message (which names the file):
-// "<why>; skipped, the folder's other images are read".
-QString skippedImageWarning(const QString& why);
-// Throws InputError naming folder when a run over `files` of its image files read none of them;
-// firstWhy: why the first could not be read.
-[[noreturn]] void refuseUnreadableImages(const QString& folder, qsizetype files,
-                                         const QString& firstWhy);
+// Reads the images of a run over a folder (model-eval --image-folder, the window's "every image
+// of the folder"): an image that cannot be read is skipped, said through warn as
+// "<why>; skipped, the folder's other images are read" (why: loadImagePixels's InputError
+// message, which names the file), and the run goes on over the others. In a run over one image
+// (folder empty) its InputError goes through.
+class FolderImageReader {
+public:
+    FolderImageReader(QString folder, std::function<void(const QString&)> warn);
+
+    // loadImagePixels(path, 0), or nothing when the image is skipped.
+    std::optional<ImagePixels> read(const QString& path);
+    // Throws InputError naming the folder when images were tried and none could be read: "<folder>:
+    // none of the folder's image files can be read (<n> tried; the first: <why>)".
+    void requireSomeRead() const;
+
+private:
+    QString m_folder;
+    std::function<void(const QString&)> m_warn;
+    qsizetype m_tried = 0;
+    qsizetype m_read = 0;
+    QString m_firstWhy;  // why the first skipped image could not be read
+};
 
 // What a ViT makes of an image, as the window and `render` show it: the Q, K, V of every head of
 // input.layer, the image as the model reads it (modelViewImage) and the forward pass of every

@@ -43,7 +43,10 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
     std::function<Compare(int)> open;
     int inputs = 1;
     int tokens = 0;  // a prediction's input: the text's tokens, or an image's patches and [CLS]
-    QString firstSkipped;  // why the first of a folder's images that cannot be read is skipped
+    // A folder's image that cannot be read is skipped (no comparison), said in the notes.
+    FolderImageReader images(
+        request.imageFolder ? QFileInfo(first.input.imagePath).absolutePath() : QString(),
+        [&outcome](const QString& warning) { outcome.notes.append(warning + QLatin1Char('.')); });
     if (modelArchitectureOf(first.input.modelPath) == ModelArchitecture::Vit) {
         const std::shared_ptr<const VitModel> model = loadVitModel(first.input.modelPath);
         outcome.layerCount = model->config().layers;
@@ -54,25 +57,15 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
                                       ? folderImages(first.input.imagePath, &outcome.notes)
                                       : QStringList{first.input.imagePath};
         inputs = int(files.size());
-        // A folder's image that cannot be read is skipped (no comparison), said in the notes.
-        open = [&request, &outcome, &firstSkipped, model, files,
-                input = first.input](int i) -> Compare {
+        open = [&request, &outcome, &images, model, files, input = first.input](int i) -> Compare {
             InputSpec image = input;
             image.imagePath = files[i];
-            ImagePixels pixels;
-            try {
-                pixels = loadImagePixels(image.imagePath, 0);
-            } catch (const InputError& error) {
-                if (!request.imageFolder)
-                    throw;
-                outcome.notes.append(skippedImageWarning(error.message()) + QLatin1Char('.'));
-                if (firstSkipped.isEmpty())
-                    firstSkipped = error.message();
+            const std::optional<ImagePixels> pixels = images.read(image.imagePath);
+            if (!pixels)
                 return {};
-            }
             outcome.labels.append(QFileInfo(image.imagePath).fileName());
             ModelRun run;
-            buildInput(image, &pixels, request.budget, &run);
+            buildInput(image, &*pixels, request.budget, &run);
             return [model, run](const ExperimentSpec& spec, const std::vector<int>& layers,
                                 const std::function<bool()>& cancelled) {
                 return compareDownstream(*model, run.pixels, *run.forward, spec, layers, cancelled);
@@ -135,9 +128,7 @@ DownstreamOutcome runDownstream(DownstreamRequest request, JobContext& context)
             context.setProgress(i * cases + c + 1, inputs * cases);
         }
     }
-    if (comparisons.front().empty())  // every image of the folder skipped
-        refuseUnreadableImages(QFileInfo(first.input.imagePath).absolutePath(), inputs,
-                               firstSkipped);
+    images.requireSomeRead();
     for (int c = 0; c < cases; ++c) {
         auto comparison =
             std::make_shared<DownstreamComparison>(combinedComparison(comparisons[std::size_t(c)]));
