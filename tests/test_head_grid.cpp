@@ -620,7 +620,7 @@ void TestHeadGrid::surveysAModelOnTheWorker()
     QCOMPARE(panel.view()->layerCount(), model->layers());
     QCOMPARE(panel.view()->headCount(), model->heads());
     QCOMPARE(int(panel.view()->entries().size()), model->layers() * model->heads());
-    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(tokens)) &&
+    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1\u00a0tokens").arg(tokens)) &&
                  panel.surveyText().contains(QLatin1String("m = 16")),
              qPrintable(panel.surveyText()));
     const std::vector<HeadSurveyEntry> direct = surveyHeads(spec, ComputeOptions(), 48);
@@ -666,7 +666,7 @@ void TestHeadGrid::latestRequestWinsAndOtherInputsCancel()
     QVERIFY(finished.wait(kSurveyTimeoutMs));
     QTest::qWait(300);
     QCOMPARE(finished.count(), 1);
-    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(longTokens)),
+    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1\u00a0tokens").arg(longTokens)),
              qPrintable(panel.surveyText()));
     // A newer model request then random input, within the debounce: nothing is surveyed, the
     // message replaces the grid.
@@ -741,7 +741,7 @@ void TestHeadGrid::surveysTheBuiltinModel()
     QCOMPARE(panel.view()->headCount(), heads);
     QCOMPARE(int(panel.view()->entries().size()), layers * heads);
     const int tokens = int(modelTokens(*model, spec.input.text, false).ids.size());
-    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(tokens)),
+    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1\u00a0tokens").arg(tokens)),
              qPrintable(panel.surveyText()));
     for (const HeadSurveyEntry& entry : panel.view()->entries()) {
         QCOMPARE(entry.thumbnailExact.rows(), Eigen::Index(std::min(tokens, 48)));

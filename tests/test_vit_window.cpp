@@ -278,7 +278,7 @@ void TestVitWindow::headGridSurveysTheVitsHeads()
     QVERIFY2(panel.message().isEmpty(), qPrintable(panel.message()));
     QCOMPARE(panel.view()->layerCount(), kLayers);
     QCOMPARE(panel.view()->headCount(), kHeads);
-    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1 tokens").arg(kTokens)),
+    QVERIFY2(panel.surveyText().contains(QStringLiteral("%1\u00a0tokens").arg(kTokens)),
              qPrintable(panel.surveyText()));
     for (const HeadSurveyEntry& entry : panel.view()->entries()) {
         QCOMPARE(entry.thumbnailExact.rows(), Eigen::Index(48));

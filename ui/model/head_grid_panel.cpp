@@ -255,7 +255,7 @@ void HeadGridPanel::setEntries(std::vector<HeadSurveyEntry> entries, const QStri
     m_surveyKey.clear();
     m_surveyTitle = description;
     m_view->setEntries(std::move(entries));
-    m_surveyLabel->setText(tr("%1 \u00b7 %2 layers \u00d7 %3 heads")
+    m_surveyLabel->setText(tr("%1 \u00b7 %2\u00a0layers\u00a0\u00d7\u00a0%3\u00a0heads")
                                .arg(description)
                                .arg(m_view->layerCount())
                                .arg(m_view->headCount()));
@@ -308,17 +308,19 @@ void HeadGridPanel::showProgress(int done, int total)
 void HeadGridPanel::showSurvey(HeadSurvey survey)
 {
     updateBusy();
-    m_surveyTitle = tr("%1 \u00b7 %2 tokens \u00b7 %3")
+    m_surveyTitle = tr("%1 \u00b7 %2\u00a0tokens \u00b7 %3")
                         .arg(modelDisplayName(m_pending.input.modelPath))
                         .arg(survey.tokens)
                         .arg(methodText(m_pending));
     m_view->setEntries(std::move(survey.entries));
     const bool approx = m_view->hasApproximation();
-    m_surveyLabel->setText(tr("%1 \u00b7 %2 layers \u00d7 %3 heads \u00b7 %4 s")
-                               .arg(m_surveyTitle)
-                               .arg(m_view->layerCount())
-                               .arg(m_view->headCount())
-                               .arg(double(m_clock.elapsed()) / 1000, 0, 'f', 1));
+    // Non-breaking spaces keep each count with its unit when the line wraps.
+    m_surveyLabel->setText(
+        tr("%1 \u00b7 %2\u00a0layers\u00a0\u00d7\u00a0%3\u00a0heads \u00b7 %4\u00a0s")
+            .arg(m_surveyTitle)
+            .arg(m_view->layerCount())
+            .arg(m_view->headCount())
+            .arg(double(m_clock.elapsed()) / 1000, 0, 'f', 1));
     m_surveyLabel->setToolTip(approx ? QString()
                                      : tr("The exact method has no approximation: every "
                                           "cell shows P."));
