@@ -20,6 +20,7 @@
 #include <QMainWindow>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -58,6 +59,7 @@ class TestDownstreamPanel : public QObject {
 private slots:
     void otherInputShowsWhatThePageNeeds();
     void showsTheComparisonOfTheWindowsSpec();
+    void arrangesSideBySideOnlyWhereBothFit();
     void exactAttentionChangesNoPrediction();
     void oneReplacedLayerIsCompared();
     void sweepGivesOneRowPerCaseAndComesBackWithTheState();
@@ -130,6 +132,63 @@ void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
             header->sectionSize(column) >= header->sectionSizeHint(column),
             qPrintable(QStringLiteral("%1: %2 pixels").arg(text).arg(header->sectionSize(column))));
     }
+}
+
+// Property: the page shows the table beside the top tokens and the chart where its content is
+// 920 pixels wide or more, else the tokens (the table over the top tokens) and the chart a tab
+// each; side by side it asks the window for no more width than a tab each, and the rows, the
+// selected position (kept in view) and the chart come through every change. Side by side at 750
+// pixels (a 1280-pixel window with both docks), the page made the window 1465 pixels wide.
+void TestDownstreamPanel::arrangesSideBySideOnlyWhereBothFit()
+{
+    DownstreamPanel panel;
+    panel.setExperiment(modelInputSpec(kModel, kText));
+    QVERIFY(waitForComparison(panel));
+    auto* table = panel.findChild<QTableWidget*>(QStringLiteral("downstreamTable"));
+    auto* top = panel.findChild<QWidget*>(QStringLiteral("topTokens"));
+    auto* tabs = panel.findChild<QTabWidget*>(QStringLiteral("downstreamTabs"));
+    QWidget* chart = panel.chart();
+    QVERIFY(table && top && tabs);
+    const int rows = table->rowCount();
+    QVERIFY(rows > 10);
+    const auto left = [&panel](const QWidget* widget) {
+        return widget->mapTo(&panel, QPoint()).x();
+    };
+    const auto topOf = [&panel](const QWidget* widget) {
+        return widget->mapTo(&panel, QPoint()).y();
+    };
+
+    panel.resize(1200, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTRY_VERIFY(!tabs->isVisible());
+    QVERIFY(table->isVisible() && top->isVisible() && chart->isVisible());
+    QVERIFY(left(table) + table->width() <= left(chart));
+    QVERIFY(topOf(top) + top->height() <= topOf(chart));
+    const int sideBySideLeast = panel.minimumSizeHint().width();
+    table->setCurrentCell(rows - 1, 0);
+
+    panel.resize(700, 700);
+    QTRY_VERIFY(tabs->isVisible());
+    QCOMPARE(tabs->count(), 2);
+    QCOMPARE(tabs->currentIndex(), 0);
+    QVERIFY(table->isVisible() && top->isVisible() && !chart->isVisible());
+    QVERIFY(topOf(table) + table->height() <= topOf(top));
+    QVERIFY2(sideBySideLeast <= panel.minimumSizeHint().width() &&
+                 panel.minimumSizeHint().width() <= 700,
+             qPrintable(QStringLiteral("at least %1 pixels side by side, %2 with tabs")
+                            .arg(sideBySideLeast)
+                            .arg(panel.minimumSizeHint().width())));
+    QCOMPARE(table->currentRow(), rows - 1);
+    QTRY_VERIFY(table->viewport()->rect().contains(table->visualItemRect(table->currentItem())));
+    tabs->setCurrentIndex(1);
+    QVERIFY(chart->isVisible());
+
+    panel.resize(1200, 700);
+    QTRY_VERIFY(!tabs->isVisible());
+    QVERIFY(table->isVisible() && top->isVisible() && chart->isVisible());
+    QCOMPARE(table->rowCount(), rows);
+    QCOMPARE(table->currentRow(), rows - 1);
 }
 
 // Streaming exact softmax in place of the model's own: the same predictions up to float

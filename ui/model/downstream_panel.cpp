@@ -7,6 +7,7 @@
 #include "inputs/model_input.h"
 #include "ui/model/model_eval_chart.h"
 #include "ui/model/downstream_job.h"
+#include "ui/model/model_page_state.h"
 #include "ui/model/top_tokens_chart.h"
 
 #include <QComboBox>
@@ -17,9 +18,11 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QResizeEvent>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -31,8 +34,14 @@ namespace attnlab::ui {
 namespace {
 
 constexpr int kDebounceMs = 150;
-constexpr int kMaxSweepSeeds = 20;
-const QString kDefaultFeatureList = QStringLiteral("16,32,64,128,256");
+// The table's least width in a tab of its own (its columns whole). The content's least width for
+// the table beside the top tokens and the chart (narrower, a tab each): the chart's plots and
+// legend need about 480 pixels, the table 400, and side by side at those widths they made the
+// window wider than a 1280-pixel screen. Side by side, the table's and the chart's least widths
+// are smaller, so that the page never asks the window for more room than a tab each would.
+constexpr int kTableWidth = 400;
+constexpr int kSideBySideWidth = 920;
+constexpr int kLeastWidth = 150;
 
 // Whether a second checkpoint of the model takes the approximation's place.
 bool comparesCheckpoints(const ExperimentSpec& spec)
@@ -56,25 +65,6 @@ QString methodText(const ExperimentSpec& spec)
 QString shownToken(const QString& label)
 {
     return label.isEmpty() ? QStringLiteral("\u2205") : label;
-}
-
-// The m values of a list such as "16,32,64"; empty when an item is not an m from 1 to the limit.
-std::vector<int> featureList(const QString& text)
-{
-    std::vector<int> values;
-    for (const QString& item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int m = item.trimmed().toInt(&ok);
-        if (!ok || m < 1 || m > SpecLimits::features)
-            return {};
-        values.push_back(m);
-    }
-    return values;
-}
-
-QString axisName(ModelEvalAxis axis)
-{
-    return axis == ModelEvalAxis::Layer ? QStringLiteral("layer") : QStringLiteral("features");
 }
 
 }  // namespace
@@ -139,14 +129,16 @@ void DownstreamPanel::buildControls()
     m_method = new QLabel;
     m_method->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_method->setObjectName(QStringLiteral("downstreamMethod"));
-    m_features = new QLineEdit(kDefaultFeatureList);
+    const ModelPageState defaults;
+    m_features = new QLineEdit(defaults.sweepFeatures);
     m_features->setObjectName(QStringLiteral("sweepFeatures"));
     m_features->setToolTip(tr("The m values of \"Sweep m\", separated by commas"));
     m_features->setMinimumWidth(130);
     m_features->setMaximumWidth(190);
     m_seeds = new QSpinBox;
     m_seeds->setObjectName(QStringLiteral("sweepSeeds"));
-    m_seeds->setRange(1, kMaxSweepSeeds);
+    m_seeds->setRange(1, ModelPageState::maxSweepSeeds);
+    m_seeds->setValue(defaults.sweepSeeds);
     m_seeds->setToolTip(tr("Seeds of W per point of a sweep: the window's seed and the next ones"));
     m_sweepButton = new QPushButton(tr("Sweep m"));
     m_sweepButton->setToolTip(tr("Agreement and KL against m, in the replaced layers"));
@@ -172,6 +164,9 @@ void DownstreamPanel::buildControls()
     m_imagesLabel->hide();
     bar->addWidget(m_imagesLabel);
     bar->addWidget(m_images);
+    bar->addWidget(m_csvButton);
+    // The progress bar shown while sweeping has the room Export CSV... would take: with both in
+    // this bar the page was wider than a 1280-pixel window holds.
     auto* sweepBar = new QHBoxLayout;
     m_sweepLabel = new QLabel(tr("Sweep over m:"));
     sweepBar->addWidget(m_sweepLabel);
@@ -183,7 +178,6 @@ void DownstreamPanel::buildControls()
     sweepBar->addWidget(m_cancelButton);
     sweepBar->addWidget(m_progress);
     sweepBar->addStretch(1);
-    sweepBar->addWidget(m_csvButton);
 
     // The controls act on a model's predictions: hidden, with the Export button, while the
     // input has no model and the message says how to choose one.
@@ -212,7 +206,6 @@ void DownstreamPanel::buildContent()
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_table->verticalHeader()->hide();  // the Token column starts with the position
-    m_table->setMinimumWidth(400);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -223,22 +216,78 @@ void DownstreamPanel::buildContent()
     m_chart->setObjectName(QStringLiteral("modelEvalChart"));
     m_chart->setMinimumHeight(260);
 
-    auto* right = new QSplitter(Qt::Vertical);
-    right->addWidget(m_top);
-    right->addWidget(m_chart);
-    right->setStretchFactor(0, 0);
-    right->setStretchFactor(1, 1);
-    auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(m_table);
-    split->addWidget(right);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
-    split->setSizes({420, 630});
+    // The table with the top tokens under it (the Tokens tab), and the chart. The columns belong
+    // to the split from the start, hidden with it while the page shows tabs: a splitter no widget
+    // owned would leak.
+    m_tokens = new QSplitter(Qt::Vertical);
+    m_tokens->setChildrenCollapsible(false);
+    m_chartColumn = new QSplitter(Qt::Vertical);
+    m_chartColumn->setChildrenCollapsible(false);
+    m_split = new QSplitter(Qt::Horizontal);
+    m_split->setChildrenCollapsible(false);
+    m_split->addWidget(m_tokens);
+    m_split->addWidget(m_chartColumn);
+    m_tabs = new QTabWidget;
+    m_tabs->setObjectName(QStringLiteral("downstreamTabs"));
     m_content = new QWidget;
     auto* contentLayout = new QVBoxLayout(m_content);
     contentLayout->setContentsMargins(0, 0, 0, 0);
     contentLayout->addWidget(m_summary);
-    contentLayout->addWidget(split, 1);
+    contentLayout->addWidget(m_split, 1);
+    contentLayout->addWidget(m_tabs, 1);
+    arrange(false);  // until the page's width is known
+}
+
+void DownstreamPanel::arrange(bool sideBySide)
+{
+    if (m_sideBySide && *m_sideBySide == sideBySide)
+        return;
+    m_sideBySide = sideBySide;
+    while (m_tabs->count() > 0)
+        m_tabs->removeTab(0);
+    m_tokens->addWidget(m_table);
+    if (sideBySide) {
+        m_split->insertWidget(0, m_tokens);
+        m_chartColumn->addWidget(m_top);
+        m_chartColumn->addWidget(m_chart);
+        m_chartColumn->setStretchFactor(0, 0);
+        m_chartColumn->setStretchFactor(1, 1);
+        m_split->setStretchFactor(0, 2);
+        m_split->setStretchFactor(1, 3);
+        m_split->setSizes({420, 630});
+        m_table->setMinimumWidth(kLeastWidth);
+        m_chart->setMinimumWidth(kLeastWidth);
+        m_tokens->show();  // the tabs' stack hid the page it did not show
+        m_chart->show();
+    } else {
+        m_tokens->addWidget(m_top);
+        m_tokens->setStretchFactor(0, 1);
+        m_tokens->setStretchFactor(1, 0);
+        m_tabs->addTab(m_tokens, tr("Tokens"));
+        m_tabs->addTab(m_chart, tr("Agreement and KL"));
+        m_table->setMinimumWidth(kTableWidth);
+        m_chart->setMinimumWidth(0);  // its own minimum: the plots and the legend whole
+    }
+    m_split->setVisible(sideBySide);
+    m_tabs->setVisible(!sideBySide);
+    keepSelectedInView();
+}
+
+void DownstreamPanel::keepSelectedInView()
+{
+    QTimer::singleShot(0, m_table, [table = m_table] {
+        if (table->currentItem())
+            table->scrollToItem(table->currentItem());
+    });
+}
+
+void DownstreamPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    // The content's width is the page's less its margins (the content itself is hidden while
+    // the page shows a message, and its width is then out of date).
+    const QMargins margins = layout()->contentsMargins();
+    arrange(event->size().width() - margins.left() - margins.right() >= kSideBySideWidth);
 }
 
 void DownstreamPanel::setExperiment(const ExperimentSpec& spec)
@@ -408,6 +457,7 @@ void DownstreamPanel::showOutcome(DownstreamOutcome outcome)
     m_message->hide();
     m_content->show();
     showComparison();
+    keepSelectedInView();  // the table was laid out hidden
     if (!outcome.notes.isEmpty())
         m_summary->setText(m_summary->text() + QStringLiteral("<br>") + outcome.notes.join(' '));
     setBusy(m_delay.isActive());
@@ -563,7 +613,7 @@ void DownstreamPanel::sweepFeatures()
     if (!m_haveModel || m_job.isRunning() || m_spec.exactMethod || !info.size ||
         comparesCheckpoints(m_spec))
         return;
-    const std::vector<int> values = featureList(m_features->text());
+    const std::vector<int> values = sweepFeatureList(m_features->text());
     if (values.empty()) {
         m_summary->setText(tr("m: expected numbers from 1 to %1 separated by commas, got "
                               "\"%2\"")
@@ -655,103 +705,31 @@ void DownstreamPanel::updateChart()
 
 QJsonObject DownstreamPanel::state() const
 {
-    const QJsonValue layers = m_layers->currentIndex() <= 0
-                                  ? QJsonValue(QStringLiteral("all"))
-                                  : QJsonValue(m_layers->currentIndex() - 1);
-    QJsonObject state{{"replaced_layers", layers},
-                      {"sweep_m", m_features->text()},
-                      {"sweep_seeds", m_seeds->value()},
-                      {"position", m_selected},
-                      {"axis", axisName(m_axis)},
-                      {"images", m_images->currentIndex() == 1 ? "folder" : "image"},
-                      {"rows", modelEvalRowsJson(m_rows)}};
-    if (!m_rows.empty())
-        state.insert(QStringLiteral("rows_input"), m_rowsSource.toJson());
-    return state;
+    ModelPageState state;
+    state.replacedLayer = m_layers->currentIndex() - 1;
+    state.sweepFeatures = m_features->text();
+    state.sweepSeeds = m_seeds->value();
+    state.position = m_selected;
+    state.axis = m_axis;
+    state.imageFolder = m_images->currentIndex() == 1;
+    state.rows = m_rows;
+    state.rowsInput = m_rowsSource;
+    return state.toJson();
 }
 
-void DownstreamPanel::setState(const QJsonObject& state, const ExperimentSpec& sessionSpec)
+void DownstreamPanel::setState(const QJsonObject& json, const ExperimentSpec& sessionSpec)
 {
-    const auto fail = [](const char* field, const QString& what) {
-        throw InputError(QStringLiteral("model page: \"%1\" %2").arg(QLatin1String(field), what));
-    };
-    int layerChoice = m_layers->currentIndex();
-    if (state.contains("replaced_layers")) {
-        const QJsonValue v = state["replaced_layers"];
-        if (v.isString() && v.toString() == QLatin1String("all"))
-            layerChoice = 0;
-        else if (v.isDouble() && v.toDouble() >= 0 && v.toDouble() < SpecLimits::layers &&
-                 v.toDouble() == std::floor(v.toDouble()))
-            layerChoice = v.toInt() + 1;
-        else
-            fail("replaced_layers", QStringLiteral("must be \"all\" or a layer number"));
-    }
-    QString features = m_features->text();
-    if (state.contains("sweep_m")) {
-        features = state["sweep_m"].toString();
-        if (featureList(features).empty())
-            fail("sweep_m", QStringLiteral("must list m values from 1 to %1 separated by commas")
-                                .arg(SpecLimits::features));
-    }
-    int seeds = m_seeds->value();
-    if (state.contains("sweep_seeds")) {
-        seeds = state["sweep_seeds"].toInt(-1);
-        if (seeds < 1 || seeds > kMaxSweepSeeds)
-            fail("sweep_seeds", QStringLiteral("must be from 1 to %1").arg(kMaxSweepSeeds));
-    }
-    int position = m_selected;
-    if (state.contains("position")) {
-        position = state["position"].toInt(-1);
-        if (position < 0 || position >= SpecLimits::length)
-            fail("position", QStringLiteral("must be a token position"));
-    }
-    ModelEvalAxis axis = m_axis;
-    if (state.contains("axis")) {
-        const QString name = state["axis"].toString();
-        if (name == QLatin1String("layer"))
-            axis = ModelEvalAxis::Layer;
-        else if (name == QLatin1String("features"))
-            axis = ModelEvalAxis::Features;
-        else
-            fail("axis", QStringLiteral("must be \"features\" or \"layer\""));
-    }
-    int images = m_images->currentIndex();
-    if (state.contains("images")) {
-        const QString name = state["images"].toString();
-        if (name != QLatin1String("image") && name != QLatin1String("folder"))
-            fail("images", QStringLiteral("must be \"image\" or \"folder\""));
-        images = name == QLatin1String("folder") ? 1 : 0;
-    }
-    // A state is the whole page: without rows it has no sweep, and the chart is emptied.
-    std::vector<ModelEvalRow> rows;
-    if (state.contains("rows")) {
-        if (!state["rows"].isArray())
-            fail("rows", QStringLiteral("must be an array"));
-        if (!readModelEvalRows(state["rows"].toArray(), &rows))
-            fail("rows", QStringLiteral("holds a row without its method, m, layers, seed, "
-                                        "tokens or a metric in range"));
-    }
-    ModelEvalRowsInput source;
-    if (state.contains("rows_input")) {
-        if (!ModelEvalRowsInput::fromJson(state["rows_input"], &source))
-            fail("rows_input", QStringLiteral("must be an object giving the rows' key, model and "
-                                              "count"));
-    } else if (!rows.empty()) {
-        // An older session's rows, without their input: the session's own when a model reads it.
-        const bool model = sessionSpec.input.kind == InputKind::Model;
-        bool vit = false;
-        try {
-            vit =
-                model && modelArchitectureOf(sessionSpec.input.modelPath) == ModelArchitecture::Vit;
-        } catch (const InputError&) {
-            // A model that cannot be read has no rows: its comparison says why.
-        }
-        source = {model ? sweepInputKey(sessionSpec, vit, images == 1) : QString(),
-                  model ? sessionSpec.input.modelPath : QString(), rows.front().tokens, false};
-    }
-    m_rowsGuessed = !rows.empty() && !state.contains("rows_input");
+    ModelPageState current;
+    current.replacedLayer = m_layers->currentIndex() - 1;
+    current.sweepFeatures = m_features->text();
+    current.sweepSeeds = m_seeds->value();
+    current.position = m_selected;
+    current.axis = m_axis;
+    current.imageFolder = m_images->currentIndex() == 1;
+    ModelPageState state = ModelPageState::fromJson(json, current, sessionSpec);
     {
         const QSignalBlocker blocker(m_layers);
+        const int layerChoice = state.replacedLayer + 1;
         while (m_layers->count() <= layerChoice)  // the model's layers are not known yet
             m_layers->addItem(m_layers->count() == 0 ? tr("all layers")
                                                      : tr("layer %1").arg(m_layers->count() - 1));
@@ -759,14 +737,15 @@ void DownstreamPanel::setState(const QJsonObject& state, const ExperimentSpec& s
     }
     {
         const QSignalBlocker blocker(m_images);
-        m_images->setCurrentIndex(images);
+        m_images->setCurrentIndex(state.imageFolder ? 1 : 0);
     }
-    m_features->setText(features);
-    m_seeds->setValue(seeds);
-    m_selected = position;
-    m_axis = axis;
-    m_rows = std::move(rows);
-    m_rowsSource = source;
+    m_features->setText(state.sweepFeatures);
+    m_seeds->setValue(state.sweepSeeds);
+    m_selected = state.position;
+    m_axis = state.axis;
+    m_rows = std::move(state.rows);
+    m_rowsSource = state.rowsInput;
+    m_rowsGuessed = state.rowsInputGuessed;
     m_csvButton->setEnabled(!m_rows.empty());
     updateChart();
     if (m_haveModel)

@@ -23,6 +23,8 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
+class QTabWidget;
 class QTableWidget;
 
 namespace attnlab::ui {
@@ -76,6 +78,10 @@ public:
     void exportCsv(const QString& path) const;
     ModelEvalChart* chart() const { return m_chart; }
 
+protected:
+    // Arranges the content for its width (arrange).
+    void resizeEvent(QResizeEvent* event) override;
+
 public slots:
     // The sweeps; each does nothing while work is under way or without model input.
     void sweepFeatures();
@@ -91,6 +97,11 @@ private:
     // summary over the table, the top tokens and the sweep's chart.
     void buildControls();
     void buildContent();
+    // The table (with the top tokens under it) beside the top tokens and the chart, or the
+    // table with the top tokens and the chart a tab each.
+    void arrange(bool sideBySide);
+    // Scrolls the table to its selected row once the layouts pending have given it its size.
+    void keepSelectedInView();
     // The replaced layers the controls choose, for a model of `layers` layers.
     std::vector<int> replacedLayers(int layers) const;
     void scheduleComparison();
@@ -155,6 +166,11 @@ private:
     QTableWidget* m_table;
     TopTokensChart* m_top;
     ModelEvalChart* m_chart;
+    QSplitter* m_split;        // side by side: the table, and the top tokens over the chart
+    QSplitter* m_tokens;       // the table, and under it the top tokens when the page has tabs
+    QSplitter* m_chartColumn;  // side by side: the top tokens over the chart
+    QTabWidget* m_tabs;        // or the tokens and the chart, a tab each
+    std::optional<bool> m_sideBySide;  // the arrangement shown; none before the first
 };
 
 }  // namespace attnlab::ui

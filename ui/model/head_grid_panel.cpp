@@ -216,10 +216,17 @@ QLayout* HeadGridPanel::buildTopBar()
     bar->addWidget(m_highlight);
     bar->addSpacing(12);
     bar->addWidget(exportButton);
-    bar->addSpacing(16);
-    bar->addWidget(m_surveyLabel, 1);
-    bar->addWidget(m_progress);
-    return bar;
+    bar->addStretch(1);
+    // The survey's line under the controls, the page's width to itself: beside them it had
+    // about 90 pixels in a 1280-pixel window and wrapped to six lines, and the progress bar
+    // shown while surveying made the page wider than such a window holds.
+    auto* status = new QHBoxLayout;
+    status->addWidget(m_surveyLabel, 1);
+    status->addWidget(m_progress);
+    auto* rows = new QVBoxLayout;
+    rows->addLayout(bar);
+    rows->addLayout(status);
+    return rows;
 }
 
 void HeadGridPanel::setExperiment(const ExperimentSpec& spec)

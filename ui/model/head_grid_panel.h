@@ -89,8 +89,8 @@ signals:
     void busyChanged(bool busy);
 
 private:
-    // The bar over the grid: what the cells show, the order, the highlight, Export, and what
-    // was surveyed with the survey's progress.
+    // The bars over the grid: what the cells show, the order, the highlight and Export; under
+    // them, what was surveyed, with the survey's progress.
     QLayout* buildTopBar();
     void startSurvey();
     void showProgress(int done, int total);

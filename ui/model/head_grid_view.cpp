@@ -80,7 +80,10 @@ struct HeadGridView::Layout {
     bool shortHeadLabels = false;  // the head labels are numbers, "head" stands before them
     QRectF headWordRect;
     QRectF titleRect;
-    QRectF legendRect;
+    // The legend's two texts (legendTexts()) beside its error bar, word-wrapped to their width.
+    QRectF barRect;
+    QRectF errorTextRect;
+    QRectF cellTextRect;
 };
 
 HeadGridView::HeadGridView(QWidget* parent) : QWidget(parent)
@@ -261,10 +264,22 @@ HeadGridView::Layout HeadGridView::layoutFor(QSizeF size, const QFont& font,
     const double line = metrics.height();
     const double margin = 8;
     const double titleHeight = title ? titleMetrics.height() + 8 : 0;
-    const double legendHeight = 2 * line + 14;
+    const double width = size.width() - 2 * margin;
+    // The legend: the error bar, and beside it its two texts wrapped to the width they have
+    // (elided to one line each, they lost their ends in a 1280-pixel window).
+    const double barWidth = std::min(200.0, std::max(80.0, width * 0.22));
+    const double textWidth = std::max(1.0, width - barWidth - 12);
+    // The cells' text has the height of its longest form (P or P^, every head marked), so that
+    // the grid does not move when the highlight or what the cells show changes.
+    const auto wrappedHeight = [&](const QString& text) {
+        return metrics.boundingRect(QRectF(0, 0, textWidth, 1e6), Qt::TextWordWrap, text).height();
+    };
+    const double errorHeight = wrappedHeight(legendTexts(false, 0).first);
+    const double cellHeight = std::max(wrappedHeight(legendTexts(false, count).second),
+                                       wrappedHeight(legendTexts(true, count).second));
+    const double legendHeight = std::max(2 * line, errorHeight + 2 + cellHeight) + 14;
     const double top = margin + titleHeight;
     const double available = size.height() - top - legendHeight - margin;
-    const double width = size.width() - 2 * margin;
     if (title)
         layout.titleRect = QRectF(margin, margin, width, titleMetrics.height());
 
@@ -276,7 +291,10 @@ HeadGridView::Layout HeadGridView::layoutFor(QSizeF size, const QFont& font,
     layout.frame = std::max(1.5, std::round(gap * 0.28));
     layout.outline = std::max(2.0, std::round(gap * 0.3));
     const double legendTop = std::min(block.bottom() + 6, size.height() - legendHeight);
-    layout.legendRect = QRectF(margin, legendTop, width, legendHeight - 6);
+    layout.barRect = QRectF(margin, legendTop + 2, barWidth, std::max(8.0, line - 4));
+    const double textLeft = margin + barWidth + 12;
+    layout.errorTextRect = QRectF(textLeft, legendTop, textWidth, errorHeight);
+    layout.cellTextRect = QRectF(textLeft, legendTop + errorHeight + 2, textWidth, cellHeight);
     return layout;
 }
 
@@ -622,13 +640,11 @@ void HeadGridView::paintOutlines(QPainter& painter, const Layout& layout, bool o
 void HeadGridView::paintLegend(QPainter& painter, const Layout& layout,
                                const QFontMetricsF& metrics, const QColor& ink) const
 {
-    // The legend: the error bar with its range, and what the cells show.
-    const QRectF legend = layout.legendRect;
+    // The legend: the error bar with its range, and what the frames and the cells show.
     const double line = metrics.height();
-    const double barWidth = std::min(200.0, std::max(80.0, legend.width() * 0.22));
-    const QRectF bar(legend.left(), legend.top() + 2, barWidth, std::max(8.0, line - 4));
+    const QRectF bar = layout.barRect;
     if (m_scale.isValid()) {
-        const int steps = int(barWidth);
+        const int steps = int(bar.width());
         for (int s = 0; s < steps; ++s)
             painter.fillRect(QRectF(bar.left() + s, bar.top(), 1.0, bar.height()),
                              HeadErrorScale::colorAt((s + 0.5) / steps));
@@ -647,9 +663,16 @@ void HeadGridView::paintLegend(QPainter& painter, const Layout& layout,
         painter.drawLine(QPointF(x, bar.bottom()), QPointF(x, bar.bottom() + 3));
         painter.drawText(QRectF(left, bar.bottom() + 3, w + 1, line), Qt::AlignLeft, text);
     }
-    const double textLeft = bar.right() + 12;
-    const double textWidth = legend.right() - textLeft;
-    const bool approxShown = m_showApprox && hasApproximation();
+    const auto [errorText, cellText] = legendTexts(m_showApprox, m_highlightCount);
+    painter.drawText(layout.errorTextRect, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                     errorText);
+    painter.drawText(layout.cellTextRect, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                     cellText);
+}
+
+std::pair<QString, QString> HeadGridView::legendTexts(bool approximation, int highlighted) const
+{
+    const bool approxShown = approximation && hasApproximation();
     QString errorText =
         m_scale.isValid()
             ? tr("frame colour: relative Frobenius error of P, \u2016%1 \u2212 P\u2016_F / "
@@ -666,16 +689,11 @@ void HeadGridView::paintLegend(QPainter& painter, const Layout& layout,
                   .arg(approxSymbol())
             : tr("cells: exact P of each head (rows: queries, columns: keys), viridis from 0 to "
                  "its largest entry");
-    if (m_showApprox && !hasApproximation())
+    if (approximation && !hasApproximation())
         cellText += tr(" (the exact method has no %1)").arg(approxSymbol());
-    if (m_highlightCount > 0)
-        cellText += tr("; white badges: rank of the %1 worst").arg(m_highlightCount);
-    painter.drawText(QRectF(textLeft, legend.top(), textWidth, line),
-                     Qt::AlignLeft | Qt::AlignVCenter,
-                     metrics.elidedText(errorText, Qt::ElideRight, textWidth));
-    painter.drawText(QRectF(textLeft, legend.top() + line + 2, textWidth, line),
-                     Qt::AlignLeft | Qt::AlignVCenter,
-                     metrics.elidedText(cellText, Qt::ElideRight, textWidth));
+    if (highlighted > 0)
+        cellText += tr("; white badges: rank of the %1 worst").arg(highlighted);
+    return {errorText, cellText};
 }
 
 void HeadGridView::resizeEvent(QResizeEvent* event)

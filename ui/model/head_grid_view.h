@@ -139,6 +139,9 @@ private:
     void paintOutlines(QPainter& painter, const Layout& layout, bool onScreen) const;
     void paintLegend(QPainter& painter, const Layout& layout, const QFontMetricsF& metrics,
                      const QColor& ink) const;
+    // The legend's texts: what the frames' colour shows (and the key/value groups' lines), and
+    // what the cells show, P or P^ (approximation), with the badges of the `highlighted` worst.
+    std::pair<QString, QString> legendTexts(bool approximation, int highlighted) const;
     void rebuildImages();
     void rebuildOrder();
     void relayout();

@@ -88,14 +88,17 @@ void HeadNormsChart::paintEvent(QPaintEvent*)
     const std::vector<HeadSurveyEntry>& entries = m_view->entries();
     painter.setPen(ink);
     const QRectF area = plotArea();
-    const QString title =
+    // The title, in its short form where the long one does not fit (in a 1280-pixel window).
+    const double titleWidth = width() - area.left() - 4;
+    QString title =
         m_view->order() == HeadOrder::Model
             ? tr("mean |q'| of each head, layer by layer; bar colour: its error, as the frames")
             : tr("mean |q'| of each head, worst error first; bar colour: its error, as the "
                  "frames");
-    painter.drawText(QRectF(area.left(), 2, width() - area.left() - 4, line),
-                     Qt::AlignLeft | Qt::AlignVCenter,
-                     metrics.elidedText(title, Qt::ElideRight, width() - area.left() - 4));
+    if (metrics.horizontalAdvance(title) > titleWidth)
+        title = tr("mean |q'| of each head; colour: its error");
+    painter.drawText(QRectF(area.left(), 2, titleWidth, line), Qt::AlignLeft | Qt::AlignVCenter,
+                     metrics.elidedText(title, Qt::ElideRight, titleWidth));
     if (order.empty())
         return;
 
