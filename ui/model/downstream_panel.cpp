@@ -7,7 +7,6 @@
 #include "inputs/model_input.h"
 #include "ui/model/model_eval_chart.h"
 #include "ui/model/downstream_job.h"
-#include "ui/model/model_page_state.h"
 #include "ui/model/top_tokens_chart.h"
 
 #include <QComboBox>
@@ -703,7 +702,7 @@ void DownstreamPanel::updateChart()
     m_chart->setRows(m_rows, m_axis, m_rows.empty() ? QString() : subtitle());
 }
 
-QJsonObject DownstreamPanel::state() const
+ModelPageState DownstreamPanel::pageState() const
 {
     ModelPageState state;
     state.replacedLayer = m_layers->currentIndex() - 1;
@@ -714,19 +713,18 @@ QJsonObject DownstreamPanel::state() const
     state.imageFolder = m_images->currentIndex() == 1;
     state.rows = m_rows;
     state.rowsInput = m_rowsSource;
-    return state.toJson();
+    state.rowsInputGuessed = m_rowsGuessed;
+    return state;
+}
+
+QJsonObject DownstreamPanel::state() const
+{
+    return pageState().toJson();
 }
 
 void DownstreamPanel::setState(const QJsonObject& json, const ExperimentSpec& sessionSpec)
 {
-    ModelPageState current;
-    current.replacedLayer = m_layers->currentIndex() - 1;
-    current.sweepFeatures = m_features->text();
-    current.sweepSeeds = m_seeds->value();
-    current.position = m_selected;
-    current.axis = m_axis;
-    current.imageFolder = m_images->currentIndex() == 1;
-    ModelPageState state = ModelPageState::fromJson(json, current, sessionSpec);
+    ModelPageState state = ModelPageState::fromJson(json, pageState(), sessionSpec);
     {
         const QSignalBlocker blocker(m_layers);
         const int layerChoice = state.replacedLayer + 1;

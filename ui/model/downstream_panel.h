@@ -7,6 +7,7 @@
 #include "sweeps/downstream.h"
 #include "ui/model/downstream_job.h"
 #include "ui/model/model_eval_chart.h"
+#include "ui/model/model_page_state.h"
 
 #include <QJsonObject>
 #include <QTimer>
@@ -102,6 +103,8 @@ private:
     void arrange(bool sideBySide);
     // Scrolls the table to its selected row once the layouts pending have given it its size.
     void keepSelectedInView();
+    // What the controls, the selected position, the axis and the rows are now.
+    ModelPageState pageState() const;
     // The replaced layers the controls choose, for a model of `layers` layers.
     std::vector<int> replacedLayers(int layers) const;
     void scheduleComparison();

@@ -25,12 +25,9 @@ QJsonObject ModelPageState::toJson() const
 {
     const QJsonValue layers =
         replacedLayer < 0 ? QJsonValue(QStringLiteral("all")) : QJsonValue(replacedLayer);
-    QJsonObject json{{"replaced_layers", layers},
-                     {"sweep_m", sweepFeatures},
-                     {"sweep_seeds", sweepSeeds},
-                     {"position", position},
-                     {"axis", axisName(axis)},
-                     {"images", imageFolder ? "folder" : "image"},
+    QJsonObject json{{"replaced_layers", layers},      {"sweep_m", sweepFeatures},
+                     {"sweep_seeds", sweepSeeds},      {"position", position},
+                     {"axis", axisName(axis)},         {"images", imageFolder ? "folder" : "image"},
                      {"rows", modelEvalRowsJson(rows)}};
     if (!rows.empty())
         json.insert(QStringLiteral("rows_input"), rowsInput.toJson());
