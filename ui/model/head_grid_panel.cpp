@@ -262,12 +262,18 @@ void HeadGridPanel::setEntries(std::vector<HeadSurveyEntry> entries, const QStri
     m_surveyKey.clear();
     m_surveyTitle = description;
     m_view->setEntries(std::move(entries));
-    m_surveyLabel->setText(tr("%1 \u00b7 %2\u00a0layers\u00a0\u00d7\u00a0%3\u00a0heads")
-                               .arg(description)
-                               .arg(m_view->layerCount())
-                               .arg(m_view->headCount()));
+    m_surveyLabel->setText(surveyLine(description));
     showGrid();
     updateBusy();
+}
+
+QString HeadGridPanel::surveyLine(const QString& title) const
+{
+    // Non-breaking spaces keep each count with its unit when the line wraps.
+    return tr("%1 \u00b7 %2\u00a0layers\u00a0\u00d7\u00a0%3\u00a0heads")
+        .arg(title)
+        .arg(m_view->layerCount())
+        .arg(m_view->headCount());
 }
 
 void HeadGridPanel::startSurvey()
@@ -321,13 +327,9 @@ void HeadGridPanel::showSurvey(HeadSurvey survey)
                         .arg(methodText(m_pending));
     m_view->setEntries(std::move(survey.entries));
     const bool approx = m_view->hasApproximation();
-    // Non-breaking spaces keep each count with its unit when the line wraps.
-    m_surveyLabel->setText(
-        tr("%1 \u00b7 %2\u00a0layers\u00a0\u00d7\u00a0%3\u00a0heads \u00b7 %4\u00a0s")
-            .arg(m_surveyTitle)
-            .arg(m_view->layerCount())
-            .arg(m_view->headCount())
-            .arg(double(m_clock.elapsed()) / 1000, 0, 'f', 1));
+    m_surveyLabel->setText(tr("%1 \u00b7 %2\u00a0s")
+                               .arg(surveyLine(m_surveyTitle))
+                               .arg(double(m_clock.elapsed()) / 1000, 0, 'f', 1));
     m_surveyLabel->setToolTip(approx ? QString()
                                      : tr("The exact method has no approximation: every "
                                           "cell shows P."));

@@ -92,6 +92,8 @@ private:
     // The bars over the grid: what the cells show, the order, the highlight and Export; under
     // them, what was surveyed, with the survey's progress.
     QLayout* buildTopBar();
+    // "<title> · <L> layers × <H> heads", the grid's shape after what was surveyed.
+    QString surveyLine(const QString& title) const;
     void startSurvey();
     void showProgress(int done, int total);
     // The survey returned, or failed: shows the grid, or the message.
