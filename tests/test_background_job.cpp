@@ -3,9 +3,11 @@
 // superseded work returns is dropped; cancel() keeps what work returns while discard() keeps
 // nothing; what work throws becomes failed() with the page's message, which says where the window
 // changes the settings that get past a refusal; posted calls of a stale run are dropped; progress
-// arrives; the destructor waits for the work.
+// arrives; the destructor waits for the work. And durationText, how long the work took as the
+// pages' status lines say it.
 
 #include "ui/common/background_job.h"
+#include "ui/common/duration_text.h"
 #include "attention/approximation.h"
 #include "errors.h"
 #include "experiment.h"
@@ -326,6 +328,31 @@ private slots:
             QTRY_COMPARE(started.load(), 1);
         }
         QVERIFY(stopped->load());
+    }
+
+    // Property: the digits that matter at each scale and a unit that never wraps away from its
+    // number; the boundaries round as a reader would (9.95 s is "10 s", never "10.0 s").
+    void durationTextKeepsTheDigitsThatMatter_data()
+    {
+        QTest::addColumn<qint64>("milliseconds");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("nothing") << qint64(0) << QStringLiteral("0\u00a0ms");
+        QTest::newRow("a small survey") << qint64(43) << QStringLiteral("43\u00a0ms");
+        QTest::newRow("just under a second") << qint64(999) << QStringLiteral("999\u00a0ms");
+        QTest::newRow("one second") << qint64(1000) << QStringLiteral("1.0\u00a0s");
+        QTest::newRow("rounds down") << qint64(2449) << QStringLiteral("2.4\u00a0s");
+        QTest::newRow("last decimal") << qint64(9949) << QStringLiteral("9.9\u00a0s");
+        QTest::newRow("whole seconds") << qint64(9950) << QStringLiteral("10\u00a0s");
+        QTest::newRow("under a minute") << qint64(59'499) << QStringLiteral("59\u00a0s");
+        QTest::newRow("a minute") << qint64(59'500) << QStringLiteral("1\u00a0min 0\u00a0s");
+        QTest::newRow("minutes") << qint64(125'000) << QStringLiteral("2\u00a0min 5\u00a0s");
+    }
+
+    void durationTextKeepsTheDigitsThatMatter()
+    {
+        QFETCH(qint64, milliseconds);
+        QFETCH(QString, text);
+        QCOMPARE(durationText(milliseconds), text);
     }
 };
 

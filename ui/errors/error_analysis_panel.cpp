@@ -1,6 +1,7 @@
 #include "ui/errors/error_analysis_panel.h"
 
 #include "ui/common/controls_column.h"
+#include "ui/common/duration_text.h"
 #include "ui/errors/error_chart.h"
 #include "sessions/error_page_state.h"
 #include "errors.h"
@@ -459,7 +460,7 @@ void ErrorAnalysisPanel::finishSweep(ErrorSweepResult result)
                                                     .arg(total)
                                               : tr("Finished: %1 rows in %2.")
                                                     .arg(m_result.rows.size())
-                                                    .arg(elapsedText(m_clock.elapsed())));
+                                                    .arg(durationText(m_clock.elapsed())));
     showResult();
 }
 

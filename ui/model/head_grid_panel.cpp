@@ -6,6 +6,7 @@
 #include "ui/model/head_grid_view.h"
 #include "ui/model/head_norms_chart.h"
 
+#include "ui/common/duration_text.h"
 #include "ui/common/export_dialog.h"
 #include "ui/model/head_grid_style.h"
 
@@ -327,9 +328,8 @@ void HeadGridPanel::showSurvey(HeadSurvey survey)
                         .arg(methodText(m_pending));
     m_view->setEntries(std::move(survey.entries));
     const bool approx = m_view->hasApproximation();
-    m_surveyLabel->setText(tr("%1 \u00b7 %2\u00a0s")
-                               .arg(surveyLine(m_surveyTitle))
-                               .arg(double(m_clock.elapsed()) / 1000, 0, 'f', 1));
+    m_surveyLabel->setText(
+        tr("%1 \u00b7 %2").arg(surveyLine(m_surveyTitle), durationText(m_clock.elapsed())));
     m_surveyLabel->setToolTip(approx ? QString()
                                      : tr("The exact method has no approximation: every "
                                           "cell shows P."));

@@ -182,12 +182,4 @@ QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip, 
     return box;
 }
 
-QString elapsedText(qint64 milliseconds)
-{
-    const qint64 seconds = (milliseconds + 500) / 1000;
-    if (seconds < 60)
-        return SweepPage::tr("%1 s").arg(seconds);
-    return SweepPage::tr("%1 min %2 s").arg(seconds / 60).arg(seconds % 60);
-}
-
 }  // namespace attnlab::ui

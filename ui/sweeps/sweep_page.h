@@ -123,9 +123,6 @@ private:
 QSpinBox* sweepSpinBox(int minimum, int maximum, int value, const QString& tip,
                        QSpinBox* box = nullptr);
 
-// "12 s", "2 min 5 s".
-QString elapsedText(qint64 milliseconds);
-
 template <typename Work, typename Done>
 void SweepPage::startSweep(Work work, Done done)
 {

@@ -1,6 +1,7 @@
 #include "ui/timing/timing_panel.h"
 
 #include "ui/common/controls_column.h"
+#include "ui/common/duration_text.h"
 #include "errors.h"
 #include "parallel.h"
 #include "sessions/timing_page_state.h"
@@ -485,7 +486,7 @@ void TimingPanel::finishSweep(SweepResult result)
                                            .arg(m_result.points.size())
                                      : tr("Finished: %1 in %2.")
                                            .arg(points(qsizetype(m_result.points.size())),
-                                                elapsedText(m_clock.elapsed())));
+                                                durationText(m_clock.elapsed())));
     showResult();
 }
 
