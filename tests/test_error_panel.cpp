@@ -158,6 +158,7 @@ private slots:
     void chartAgainstCostDrawsTheParetoFront();
     void chartLegendNamesTheMethodsByTheirTitles();
     void chartAxisTextFitsSmallSizes();
+    void chartLegendWrapsToANarrowChart();
 
     void panelRunsATinySweep();
     void panelWithoutInputDoesNotRun();
@@ -218,7 +219,8 @@ void TestErrorPanel::chartDrawsMeansAndPercentileBands()
         const bool iid = curve.projection == ProjectionKind::Iid;
         QCOMPARE(plot.mean->pen().style(), iid ? Qt::DashLine : Qt::SolidLine);
         if (curve.method == Method::FavorPositive)
-            QCOMPARE(chart.legendText(curve.label()), titleOf(curve) + "  slope -0.50");
+            QCOMPARE(chart.legendText(curve.label()),
+                     titleOf(curve) + QStringLiteral("  slope\u00a0-0.50"));
     }
     QCPAxis* x = chart.plotRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = chart.plotRect()->axis(QCPAxis::atLeft);
@@ -419,6 +421,51 @@ void TestErrorPanel::chartAxisTextFitsSmallSizes()
             QVERIFY2(axisLabelFitsItsAxis(axis), qPrintable(where));
         }
     }
+}
+
+// Property: every legend entry lies inside the figure, however narrow: an entry wider than the
+// figure breaks onto more lines (at 1280 x 800 the Error analysis page's chart is about 320 pixels
+// wide, and "FAVOR+ positive, orthogonal rows  slope -0.50" was cut at its right edge), while a
+// wide chart keeps every entry on one line; the curves keep their whole names.
+void TestErrorPanel::chartLegendWrapsToANarrowChart()
+{
+    const ErrorSweepResult result = handMadeResult();
+    ErrorChart chart;
+    chart.setResult(result, ErrorMetric::RelFrobeniusAttention);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    const int line = QFontMetrics(chart.legend->font()).height();
+    for (const int width : {1000, 420, 300, 240}) {
+        chart.resize(width, 640);
+        chart.replot();
+        int tallest = 0;
+        for (int i = 0; i < chart.legend->itemCount(); ++i) {
+            const QCPAbstractLegendItem* item = chart.legend->item(i);
+            if (!item)
+                continue;
+            // The entry's box lies in the figure and is as wide as its text (QCustomPlot draws
+            // a text wider than its box past the box's edge).
+            const QRect box = item->outerRect();
+            const int needed = item->minimumOuterSizeHint().width();
+            QVERIFY2(box.left() >= 0 && box.right() < width && needed <= box.width(),
+                     qPrintable(QStringLiteral("%1 pixels: entry %2 spans %3 to %4, needs %5")
+                                    .arg(width)
+                                    .arg(i)
+                                    .arg(box.left())
+                                    .arg(box.right())
+                                    .arg(needed)));
+            tallest = std::max(tallest, box.height());
+        }
+        const QString where = QStringLiteral("%1 pixels: %2 high").arg(width).arg(tallest);
+        if (width >= 420)  // the longest entry fits 420 pixels less the margins, not 300
+            QVERIFY2(tallest < 2 * line, qPrintable(where));
+        else
+            QVERIFY2(tallest >= 2 * line, qPrintable(where));
+    }
+    ErrorCurve favor;
+    favor.projection = ProjectionKind::Orthogonal;
+    QCOMPARE(chart.legendText(favor.label()),
+             titleOf(favor) + QStringLiteral("  slope\u00a0-0.50"));
 }
 
 void TestErrorPanel::panelRunsATinySweep()

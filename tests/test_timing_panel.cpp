@@ -314,7 +314,7 @@ void TestTimingPanel::chartLegendGivesTheFittedSlope()
         const double slope = slopeOf(okPoints(result, method));
         QVERIFY(std::abs(slope - (isApproximation(method.algorithm) ? 1.0 : 2.0)) < 0.05);
         const QString expected =
-            QStringLiteral("%1  slope %2").arg(titleOf(method)).arg(slope, 0, 'f', 2);
+            QStringLiteral("%1  slope\u00a0%2").arg(titleOf(method)).arg(slope, 0, 'f', 2);
         QCOMPARE(chart.legendText(method), expected);
         bool inLegend = false;
         for (int i = 0; i < chart.legend->itemCount(); ++i) {

@@ -206,7 +206,7 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
             QPen(QColor(90, 90, 90, 120), 7, Qt::SolidLine, Qt::FlatCap, Qt::MiterJoin));
         m_front->setData(costs, errors, true);
         m_front->setName(tr("Pareto front: the lowest error at that cost or less"));
-        m_front->addToLegend();
+        addToLegend(m_front);
         m_front->setLayer(QStringLiteral("grid"));  // under the curves
     }
     fitAxes(result);
@@ -346,14 +346,14 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
             name += tr("  (rounding only)");
         } else if (logLog && fitValues.size() > 1 &&
                    (methodInfo(curve.method).size || m_axis == ErrorAxis::Value)) {
-            name += tr("  slope %1").arg(logLogSlope(fitValues, fitMeans), 0, 'f', 2);
+            name += tr("  slope\u00a0%1").arg(logLogSlope(fitValues, fitMeans), 0, 'f', 2);
         }
         plot.mean->setName(name);
-        plot.mean->addToLegend();
+        addToLegend(plot.mean);
         m_curves.push_back(plot);
     }
     m_bandKey->setName(tr("10th\u201390th percentile over the seeds"));
-    m_bandKey->addToLegend();
+    addToLegend(m_bandKey);
 }
 
 void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
@@ -374,7 +374,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         pen.setCapStyle(Qt::RoundCap);
         theory.graph->setPen(pen);
         theory.graph->setName(tr("%1: Lemma 2 (iid rows)").arg(methodLabel(method)));
-        theory.graph->addToLegend();
+        addToLegend(theory.graph);
         m_theory.push_back(theory);
     }
     for (const ErrorCurve& curve : errorCurves(result, ErrorMetric::KernelMse)) {
@@ -397,7 +397,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
         plot.mean->setName(tr("%1, measured").arg(curveLabel(curve.method, curve.projection)));
-        plot.mean->addToLegend();
+        addToLegend(plot.mean);
         plot.errorBars = new QCPErrorBars(x, y);
         plot.errorBars->setDataPlottable(plot.mean);
         plot.errorBars->setData(below, above);

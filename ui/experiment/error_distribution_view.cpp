@@ -176,7 +176,7 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : HeadedChart(pare
     makeGraphs(m_relativeRect, m_relativeGraphs);
     // One legend for both plots: the curves of the left one stand for both.
     for (QCPGraph* graph : m_absoluteGraphs)
-        graph->addToLegend();
+        addToLegend(graph);
 
     m_hint = new FigureHint(this,
                             tr("The distribution of the errors shows here once an approximation "

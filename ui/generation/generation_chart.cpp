@@ -130,7 +130,7 @@ QCPGraph* GenerationChart::addCurve(const QString& name, const QColor& color, Qt
     if (m_steps.size() < kMarkedSteps)
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 6));
     graph->setName(name);
-    graph->addToLegend();
+    addToLegend(graph);
     return graph;
 }
 

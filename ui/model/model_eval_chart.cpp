@@ -74,9 +74,10 @@ void addTo(Point& point, const ModelEvalRow& row)
 using Lines = std::map<std::pair<QString, QString>, std::map<double, Point>>;
 
 // A graph with error bars (min to max over the seeds) in each of the two rects per line: one per
-// (method, layers) against m, or per (method, m) against the layer.
+// (method, layers) against m, or per (method, m) against the layer. The agreement graphs are
+// appended to *keyed, for the legend.
 void addLines(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& lines, ModelEvalAxis axis,
-              int lastLayer)
+              int lastLayer, std::vector<QCPAbstractPlottable*>* keyed)
 {
     const QVector<Qt::PenStyle> styles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
                                           Qt::DashDotLine};
@@ -123,16 +124,17 @@ void addLines(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& lines, M
             bars->setData(minus, plus);
             if (!kl) {
                 graph->setName(name);
-                graph->addToLegend();
+                keyed->push_back(graph);
             }
         }
     }
 }
 
 // The reference lines of the methods without m (exact, elu+1, ...): dashed, across the m axis,
-// or per method against the layer.
+// or per method against the layer. Those named are appended to *keyed, for the legend.
 void addReferences(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& references,
-                   ModelEvalAxis axis, const std::vector<int>& features, int lastLayer)
+                   ModelEvalAxis axis, const std::vector<int>& features, int lastLayer,
+                   std::vector<QCPAbstractPlottable*>* keyed)
 {
     bool exactNamed = false;
     for (const auto& [key, points] : references) {
@@ -175,7 +177,7 @@ void addReferences(QCPAxisRect* agreement, QCPAxisRect* klRect, const Lines& ref
             graph->setData(xs, ys, true);
             if (!kl && !name.isEmpty()) {
                 graph->setName(name);
-                graph->addToLegend();
+                keyed->push_back(graph);
             }
         }
     }
@@ -290,8 +292,11 @@ void ModelEvalChart::rebuild()
         }
     }
 
-    addLines(m_agreement, m_kl, lines, m_axis, lastLayer);
-    addReferences(m_agreement, m_kl, references, m_axis, features, lastLayer);
+    std::vector<QCPAbstractPlottable*> keyed;
+    addLines(m_agreement, m_kl, lines, m_axis, lastLayer, &keyed);
+    addReferences(m_agreement, m_kl, references, m_axis, features, lastLayer, &keyed);
+    for (QCPAbstractPlottable* plottable : keyed)
+        addToLegend(plottable);
     setXAxes(m_agreement, m_kl, m_axis, features, lastLayer);
     m_agreement->axis(QCPAxis::atLeft)->setRange(0, 105);
     double klLow = 1e300, klHigh = 0;

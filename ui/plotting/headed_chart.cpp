@@ -2,9 +2,66 @@
 
 #include "ui/plotting/plot_style.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace attnlab::ui {
+
+namespace {
+
+// An entry of a HeadedChart's legend whose name breaks at spaces onto lines of at most
+// textWidth pixels (0: one line, as QCustomPlot draws it). The plottable keeps its whole name:
+// the wrapped one stands in for it only while QCustomPlot measures and draws the entry.
+class WrappedLegendItem final : public QCPPlottableLegendItem {
+public:
+    using QCPPlottableLegendItem::QCPPlottableLegendItem;
+
+    void setTextWidth(int width) { m_textWidth = width; }
+
+protected:
+    QSize minimumOuterSizeHint() const override
+    {
+        const ShownName shown(mPlottable, wrappedName());
+        return QCPPlottableLegendItem::minimumOuterSizeHint();
+    }
+
+    void draw(QCPPainter* painter) override
+    {
+        const ShownName shown(mPlottable, wrappedName());
+        QCPPlottableLegendItem::draw(painter);
+    }
+
+private:
+    // The plottable named `shown` for as long as it lives, then its own name again.
+    class ShownName {
+    public:
+        ShownName(QCPAbstractPlottable* plottable, const QString& shown)
+            : m_plottable(plottable), m_name(plottable->name())
+        {
+            plottable->setName(shown);
+        }
+        ~ShownName() { m_plottable->setName(m_name); }
+        ShownName(const ShownName&) = delete;
+        ShownName& operator=(const ShownName&) = delete;
+
+    private:
+        QCPAbstractPlottable* m_plottable;
+        QString m_name;
+    };
+
+    QString wrappedName() const
+    {
+        const QString& name = mPlottable->name();
+        if (m_textWidth <= 0 || QFontMetrics(getFont()).horizontalAdvance(name) <= m_textWidth)
+            return name;
+        return wrappedText(name, getFont(), m_textWidth);
+    }
+
+    int m_textWidth = 0;
+};
+
+}  // namespace
 
 HeadedChart::HeadedChart(QWidget* parent, double legendPoints, int iconWidth, double titlePoints)
     : QCustomPlot(parent),
@@ -34,6 +91,12 @@ void HeadedChart::arrangeUnderHeading(QCPLayoutElement* plots)
     layout->addElement(3, 0, legendRow);
     layout->setRowStretchFactors({0.001, 0.001, 1, 0.001});
     layout->setRowSpacing(2);
+}
+
+void HeadedChart::addToLegend(QCPAbstractPlottable* plottable)
+{
+    if (!legend->hasItemWithPlottable(plottable))
+        legend->addItem(new WrappedLegendItem(legend, plottable));
 }
 
 void HeadedChart::clearHeading()
@@ -89,7 +152,7 @@ void HeadedChart::updateLayout()
 {
     fitAxisText(this);
     const int width = viewport().width();
-    fitLegendColumns(legend, width - 40);
+    fitLegend(width - 40);
     setWrappedText(m_title, m_titleText, width - 16);
     setWrappedText(m_subtitle, m_subtitleText, width - 16);
     placeHeading(true, m_subtitleRowShown);
@@ -98,6 +161,28 @@ void HeadedChart::updateLayout()
         placeHeading(false, false);
         QCustomPlot::updateLayout();
     }
+}
+
+void HeadedChart::fitLegend(int width)
+{
+    std::vector<WrappedLegendItem*> entries;
+    int widest = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (auto* entry = dynamic_cast<WrappedLegendItem*>(legend->item(i))) {
+            entry->setTextWidth(0);
+            widest = std::max(
+                widest, static_cast<QCPLayoutElement*>(entry)->minimumOuterSizeHint().width());
+            entries.push_back(entry);
+        }
+    }
+    if (widest > width) {
+        const QMargins margins = entries.front()->margins();
+        const int textWidth = width - legend->iconSize().width() - legend->iconTextPadding() -
+                              margins.left() - margins.right();
+        for (WrappedLegendItem* entry : entries)
+            entry->setTextWidth(std::max(textWidth, 1));
+    }
+    fitLegendColumns(legend, width);
 }
 
 bool HeadedChart::plotsSqueezed() const

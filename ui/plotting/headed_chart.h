@@ -8,7 +8,8 @@ namespace attnlab::ui {
 // A chart on white whose plots stand under a title (13 pt, bold) and a subtitle (10 pt, grey),
 // with the main legend centred in a row below them; the titles are wrapped and the legend given
 // as many columns as fit the figure's width at every layout pass (on screen, in presentation
-// mode and in exports). Plottables join the legend only when the chart adds them. The sweep,
+// mode and in exports), its entries wrapped too where one is wider than the figure.
+// Plottables join the legend only when the chart adds them (addToLegend). The sweep,
 // model-eval, generation and error-distribution charts derive from it.
 class HeadedChart : public QCustomPlot {
     Q_OBJECT
@@ -28,6 +29,10 @@ protected:
     // rect, or a grid holding it and others, which takes the height) and the legend row.
     void arrangeUnderHeading(QCPLayoutElement* plots);
 
+    // Adds plottable's entry to the main legend (once): its name, broken at spaces onto more
+    // lines whenever the widest entry is wider than the figure, rather than cut at its edge.
+    void addToLegend(QCPAbstractPlottable* plottable);
+
     void setTitle(const QString& text) { m_titleText = text; }
     void setSubtitle(const QString& text) { m_subtitleText = text; }
     // No title and subtitle, on screen too (before the next layout pass).
@@ -37,8 +42,9 @@ protected:
     // even an empty subtitle would take a line). After arrangeUnderHeading().
     void setSubtitleRowShown(bool shown);
 
-    // Breaks the titles at spaces to fit the figure's width, gives the legend as many columns as
-    // fit and fits the axes' labels and tick labels (fitAxisText), then QCustomPlot's layout. A
+    // Breaks the titles at spaces to fit the figure's width, wraps the legend's entries where the
+    // widest does not fit it and gives the legend as many columns as fit, and fits the axes'
+    // labels and tick labels (fitAxisText), then QCustomPlot's layout. A
     // chart too short for its plots (plotsSqueezed: a page in presentation mode on a 720-line
     // projector) lays out again without the title and subtitle rows, while it is that short.
     // A chart that lays out more calls it from its own.
@@ -47,6 +53,9 @@ protected:
 private:
     // Puts the title and the subtitle each in its row above the plots or takes it out (hidden).
     void placeHeading(bool title, bool subtitle);
+    // Wraps every entry of the legend to `width` less its icon when the widest is wider than
+    // that, else none, then fits the legend's columns to `width`.
+    void fitLegend(int width);
     // Whether a plot shown is shorter than four lines of its tick labels.
     bool plotsSqueezed() const;
 

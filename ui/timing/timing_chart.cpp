@@ -498,13 +498,14 @@ void TimingChart::addCurves(const SweepResult& result, const TimedMethod& method
     curves.method = method;
     curves.time = new QCPGraph(lengthAxis, timeAxis);
     const double slope = fittedSlope(result, method);
-    curves.time->setName(std::isfinite(slope)
-                             ? tr("%1  slope %2").arg(methodLabel(method)).arg(slope, 0, 'f', 2)
-                             : methodLabel(method));
+    curves.time->setName(
+        std::isfinite(slope)
+            ? tr("%1  slope\u00a0%2").arg(methodLabel(method)).arg(slope, 0, 'f', 2)
+            : methodLabel(method));
     curves.time->setPen(QPen(color, kLinePenWidth));
     curves.time->setScatterStyle(marker);
     curves.time->setData(lengths, medians, true);
-    curves.time->addToLegend();
+    addToLegend(curves.time);
 
     curves.errorBars = new QCPErrorBars(lengthAxis, timeAxis);
     curves.errorBars->setDataPlottable(curves.time);
