@@ -443,7 +443,10 @@ void TestTimingPanel::chartLeavesCancelledPointsOut()
 
 // Property: with every linear method crossing exact attention at about the same length, the
 // crossover labels are stacked so that no two overlap, all inside the time plot, at the sizes of
-// the window and of an export.
+// the window and of an export, and as narrow as the chart in a 1280 x 800 window (about 400
+// pixels), where a label wider than the plot gives the length alone ("L ≈ 950"; the whole label,
+// "Trigonometric: L ≈ 950", was cut at the plot's edge). Ten labels, one a row there, take about
+// 200 pixels: the narrow chart is tall enough for them.
 void TestTimingPanel::chartLabelsDoNotOverlap()
 {
     SweepResult result;
@@ -465,17 +468,20 @@ void TestTimingPanel::chartLabelsDoNotOverlap()
     TimingChart chart;
     chart.setResult(result);
     QCOMPARE(chart.crossovers().size(), std::size_t(10));
-    for (const QSize size : {QSize(1400, 600), QSize(800, 500)}) {
+    for (const QSize size : {QSize(1400, 600), QSize(800, 500), QSize(400, 700)}) {
         chart.resize(size);
         showAndReplot(&chart);
         const QRectF plot = chart.timeRect()->rect();
         for (std::size_t i = 0; i < chart.crossovers().size(); ++i) {
-            const QRectF box = textBox(chart.crossovers()[i].label);
+            const TimingChart::Crossover& crossover = chart.crossovers()[i];
+            QCOMPARE(crossover.label->text(),
+                     size.width() > 400 ? crossover.text : crossover.briefText);
+            const QRectF box = textBox(crossover.label);
             QVERIFY2(plot.adjusted(-1, -1, 1, 1).contains(box),
-                     qPrintable(chart.crossovers()[i].label->text()));
+                     qPrintable(crossover.label->text()));
             for (std::size_t j = 0; j < i; ++j) {
                 QVERIFY2(!box.intersects(textBox(chart.crossovers()[j].label)),
-                         qPrintable(chart.crossovers()[i].label->text() + QStringLiteral(" / ") +
+                         qPrintable(crossover.label->text() + QStringLiteral(" / ") +
                                     chart.crossovers()[j].label->text()));
             }
         }

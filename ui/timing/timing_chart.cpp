@@ -109,6 +109,13 @@ QCPItemText* annotation(QCustomPlot* plot, const QColor& color)
     return text;
 }
 
+// The width of item's box in pixels with `text`.
+double labelWidth(const QCPItemText* item, const QString& text)
+{
+    return QFontMetricsF(item->font()).horizontalAdvance(text) + kLabelPadding.left() +
+           kLabelPadding.right();
+}
+
 // A label to be put in a row beside its anchor.
 struct RowLabel {
     QCPItemText* item;
@@ -128,9 +135,7 @@ int arrangeInRows(std::vector<RowLabel>& labels, double left, double right)
               [](const RowLabel& a, const RowLabel& b) { return a.anchor < b.anchor; });
     std::vector<std::vector<QPair<double, double>>> rows;  // taken intervals of each row
     for (RowLabel& label : labels) {
-        const QFontMetricsF metrics(label.item->font());
-        const double width = metrics.horizontalAdvance(label.item->text()) + kLabelPadding.left() +
-                             kLabelPadding.right();
+        const double width = labelWidth(label.item, label.item->text());
         const auto begin = [&](bool onRight) {
             return onRight ? label.anchor : label.anchor - width;
         };
@@ -174,10 +179,23 @@ QString annotationLabel(const TimedMethod& method)
     return label;
 }
 
-// The height of one row of labels in pixels.
+// Gives item `text`, or `brief` where `text` is wider than the plot's `width` pixels: its colour
+// still tells the method, which the legend and the table under the chart name in full.
+void setFittingText(QCPItemText* item, const QString& text, const QString& brief, double width)
+{
+    const QString& shown = labelWidth(item, text) <= width ? text : brief;
+    if (item->text() != shown)
+        item->setText(shown);
+}
+
+// The height of one row of labels in pixels: a label's box, as QCPItemText sizes it (its text's
+// bounding rectangle, in whole pixels), and 2 pixels between rows.
 double labelRowHeight(const QCPItemText* item)
 {
-    return QFontMetricsF(item->font()).height() + kLabelPadding.top() + kLabelPadding.bottom() + 2;
+    const int line = QFontMetrics(item->font())
+                         .boundingRect(0, 0, 0, 0, Qt::TextDontClip, item->text())
+                         .height();
+    return line + kLabelPadding.top() + kLabelPadding.bottom() + 2;
 }
 
 }  // namespace
@@ -534,9 +552,12 @@ void TimingChart::addCurves(const SweepResult& result, const TimedMethod& method
 
     if (!skippedLengths.isEmpty()) {
         curves.skippedNote = annotation(this, textColor(color));
-        curves.skippedNote->setText(
+        curves.skippedText =
             tr("%1 skipped for L \u2265 %2: over the memory budget")
-                .arg(annotationLabel(method), formatLength(skippedLengths.front())));
+                .arg(annotationLabel(method), formatLength(skippedLengths.front()));
+        curves.skippedBriefText =
+            tr("skipped for L \u2265 %1").arg(formatLength(skippedLengths.front()));
+        curves.skippedNote->setText(curves.skippedText);
     }
     m_curves.push_back(curves);
 }
@@ -567,11 +588,10 @@ void TimingChart::addCrossovers(const SweepResult& result)
         crossover.line->point1->setCoords(length, 1e-3);
         crossover.line->point2->setCoords(length, 1);
         crossover.label = annotation(this, textColor(color));
-        crossover.label->setText(
-            atFirstLength
-                ? tr("%1: L \u2264 %2").arg(annotationLabel(curves.method), formatLength(length))
-                : tr("%1: L \u2248 %2")
-                      .arg(annotationLabel(curves.method), formatLength(length, 2)));
+        crossover.briefText = atFirstLength ? tr("L \u2264 %1").arg(formatLength(length))
+                                            : tr("L \u2248 %1").arg(formatLength(length, 2));
+        crossover.text = tr("%1: %2").arg(annotationLabel(curves.method), crossover.briefText);
+        crossover.label->setText(crossover.text);
         m_crossovers.push_back(crossover);
     }
 }
@@ -666,12 +686,16 @@ QMargins TimingChart::placeLabels()
     // Crossover labels prefer the left of their line, so that the label of the next line, a few
     // pixels to the right, can take the right in the same row.
     std::vector<RowLabel> crossovers;
-    for (const Crossover& crossover : m_crossovers)
+    for (const Crossover& crossover : m_crossovers) {
+        setFittingText(crossover.label, crossover.text, crossover.briefText, rect.width());
         crossovers.push_back({crossover.label, lengthAxis->coordToPixel(crossover.length), false});
+    }
     // A note ends at the first cross of its method, leaving the others to its right.
     std::vector<RowLabel> notes;
     for (const MethodCurves& curves : m_curves) {
         if (curves.skippedNote) {
+            setFittingText(curves.skippedNote, curves.skippedText, curves.skippedBriefText,
+                           rect.width());
             const double firstSkipped = curves.skipped->data()->constBegin()->key;
             notes.push_back({curves.skippedNote,
                              lengthAxis->coordToPixel(firstSkipped) + kMarkerRadius, false});

@@ -64,6 +64,9 @@ public:
         QCPGraph* model = nullptr;           // working-set model, MiB against L
         QCPGraph* peak = nullptr;            // measured peak, MiB against L
         QCPItemText* skippedNote = nullptr;  // null when no point was skipped
+        // The note's text, and the brief one a plot too narrow for it shows.
+        QString skippedText;
+        QString skippedBriefText;
     };
 
     // A crossover marked on the time plot.
@@ -75,6 +78,10 @@ public:
                                      // the crossover is there or below
         QCPItemStraightLine* line = nullptr;
         QCPItemText* label = nullptr;
+        // The label's text ("FAVOR+ positive: L ≈ 950"), and the brief one ("L ≈ 950") a plot
+        // too narrow for it shows.
+        QString text;
+        QString briefText;
     };
 
     explicit TimingChart(QWidget* parent = nullptr);
