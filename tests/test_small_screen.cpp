@@ -353,14 +353,16 @@ private slots:
     }
 };
 
-// Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, and
-// smaller), no two tick labels of an axis overlap and every axis label lies along its axis: the
-// memory plot's "sequence length L (tokens)" ran past the figure's right edge.
+// Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, 1280 x
+// 800 beside the Timing page's controls, and smaller), no two tick labels of an axis overlap,
+// every axis label lies along its axis, and the memory plot's key lies inside the figure with
+// room for its entries: the memory plot's "sequence length L (tokens)" ran past the figure's
+// right edge, and at 410 pixels its key's "model" did.
 void TestSmallScreen::timingChartAxisTextFitsSmallSizes()
 {
     TimingChart chart;
     chart.setResult(timingResult());
-    for (const QSize size : {QSize(860, 520), QSize(640, 400), QSize(520, 360)}) {
+    for (const QSize size : {QSize(860, 520), QSize(640, 400), QSize(520, 360), QSize(410, 500)}) {
         chart.resize(size);
         chart.show();
         QVERIFY(QTest::qWaitForWindowExposed(&chart));
@@ -376,6 +378,15 @@ void TestSmallScreen::timingChartAxisTextFitsSmallSizes()
                          qPrintable(axis->label()));
             }
         }
+        const auto* key = qobject_cast<QCPLegend*>(chart.memoryRect()->insetLayout()->elementAt(0));
+        QVERIFY(key);
+        QVERIFY2(key->outerRect().right() < size.width(),
+                 qPrintable(QStringLiteral("%1 pixels: the key ends at %2")
+                                .arg(size.width())
+                                .arg(key->outerRect().right())));
+        for (int i = 0; i < key->itemCount(); ++i)
+            if (const QCPAbstractLegendItem* entry = key->item(i))
+                QVERIFY(entry->minimumOuterSizeHint().width() <= entry->outerRect().width());
     }
 }
 

@@ -632,6 +632,20 @@ void TimingChart::updateLayout()
     QColor box = mBackgroundBrush.color();
     box.setAlpha(215);
     m_memoryLegend->setBrush(box);
+    // A chart narrower than this labels its memory axis's powers of ten as such ("10⁵", not
+    // "100,000"; the 1, 2, 5 ticks of a short range stay plain numbers) and the memory plot's
+    // lengths "L (tokens)" (the time plot beside it names them in full): at 1280 x 800 the plain
+    // numbers left the memory plot 55 pixels, too few for its key, and "sequence length L
+    // (tokens)" ran past it on three lines.
+    constexpr int kNarrowerThan = 560;
+    const bool narrow = viewport().width() < kNarrowerThan;
+    if (narrow != m_narrowMemoryPlot) {
+        m_narrowMemoryPlot = narrow;
+        setLogAxis(m_memoryRect->axis(QCPAxis::atLeft),
+                   narrow ? LogTicker::Labels::PlainWhenDense : LogTicker::Labels::Plain, 5);
+        m_memoryRect->axis(QCPAxis::atBottom)
+            ->setLabel(narrow ? tr("L (tokens)") : tr("sequence length L (tokens)"));
+    }
     HeadedChart::updateLayout();
     if (!m_hasResult)
         return;
