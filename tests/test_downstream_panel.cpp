@@ -135,10 +135,13 @@ void TestDownstreamPanel::showsTheComparisonOfTheWindowsSpec()
 }
 
 // Property: the page shows the table beside the top tokens and the chart where its content is
-// 920 pixels wide or more, else the tokens (the table over the top tokens) and the chart a tab
-// each; side by side it asks the window for no more width than a tab each, and the rows, the
-// selected position (kept in view) and the chart come through every change. Side by side at 750
-// pixels (a 1280-pixel window with both docks), the page made the window 1465 pixels wide.
+// 920 pixels wide or more and tall enough for the top tokens over the chart, else the tokens and
+// the chart a tab each: the top tokens beside the table on a wide page, under it on a narrow one;
+// side by side it asks the window for no more width than a tab each, a short wide page asks for
+// no more height than it has, and the rows, the selected position (kept in view) and the chart
+// come through every change. Side by side at 750 pixels (a 1280-pixel window with both docks),
+// the page made the window 1465 pixels wide; in presentation mode on a 1280 x 720 projector
+// (the page about 1260 x 355 under a scenario's explanation), 733 pixels high.
 void TestDownstreamPanel::arrangesSideBySideOnlyWhereBothFit()
 {
     DownstreamPanel panel;
@@ -189,6 +192,18 @@ void TestDownstreamPanel::arrangesSideBySideOnlyWhereBothFit()
     QVERIFY(table->isVisible() && top->isVisible() && chart->isVisible());
     QCOMPARE(table->rowCount(), rows);
     QCOMPARE(table->currentRow(), rows - 1);
+
+    panel.resize(1200, 360);
+    QTRY_VERIFY(tabs->isVisible());
+    QCOMPARE(tabs->currentIndex(), 0);
+    QVERIFY(table->isVisible() && top->isVisible() && !chart->isVisible());
+    QVERIFY(left(table) + table->width() <= left(top));
+    QVERIFY2(panel.minimumSizeHint().height() <= 360,
+             qPrintable(
+                 QStringLiteral("at least %1 pixels high").arg(panel.minimumSizeHint().height())));
+    QCOMPARE(table->currentRow(), rows - 1);
+    tabs->setCurrentIndex(1);
+    QVERIFY(chart->isVisible());
 }
 
 // Streaming exact softmax in place of the model's own: the same predictions up to float

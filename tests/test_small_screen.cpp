@@ -24,6 +24,8 @@
 #include <QMainWindow>
 #include <QResizeEvent>
 #include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -214,6 +216,54 @@ private slots:
         QVERIFY2(watch.widest() <= 1272,
                  qPrintable(QStringLiteral("the window was %1 pixels wide").arg(watch.widest())));
         QVERIFY2(fitsWhenResizedToTheScreen(window), qPrintable(describe(window)));
+    }
+
+    // Presentation mode on a 1280 x 720 projector, every bundled scenario: the window asks for no
+    // more height than the projector's, and the explanation's whole text can be read, scrolling
+    // where the window is too short for it. The Inside the model page made the window 733 pixels
+    // high (the chart under the top tokens), and the ends of the explanations of scenarios 4, 11
+    // and 12 were cut off, their formulas unseen.
+    void presentationFitsA720LineProjectorWithEveryScenario_data()
+    {
+        QTest::addColumn<QString>("scenario");
+        QDirIterator scenarios(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios"),
+                               {QStringLiteral("*.attnlab")}, QDir::Files);
+        while (scenarios.hasNext()) {
+            const QString path = scenarios.next();
+            QTest::newRow(qPrintable(QFileInfo(path).fileName())) << path;
+        }
+    }
+
+    void presentationFitsA720LineProjectorWithEveryScenario()
+    {
+        QFETCH(QString, scenario);
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.resize(1280, 720);
+        QVERIFY(showSettled(window));
+        QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 30'000);
+        QVERIFY(window.lecture().openScenarioFile(scenario));
+        window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+        QTest::qWait(300);  // the pages start their work once the result is shown
+        QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 60'000);
+        QTest::qWait(200);  // the pages and the panel follow their layouts
+        QVERIFY2(window.height() <= 720 && window.minimumSizeHint().height() <= 720,
+                 qPrintable(QStringLiteral("the window is %1 pixels high, at least %2")
+                                .arg(window.height())
+                                .arg(window.minimumSizeHint().height())));
+        const auto* area =
+            window.findChild<QScrollArea*>(QStringLiteral("scenarioExplanationArea"));
+        const auto* text = window.findChild<QLabel*>(QStringLiteral("scenarioExplanation"));
+        QVERIFY(area && text && area->isVisible());
+        QVERIFY2(
+            text->height() >= text->heightForWidth(text->width()) &&
+                text->height() <= area->viewport()->height() + area->verticalScrollBar()->maximum(),
+            qPrintable(QStringLiteral("the text is %1 pixels high of %2, the area shows %3 "
+                                      "and scrolls %4")
+                           .arg(text->height())
+                           .arg(text->heightForWidth(text->width()))
+                           .arg(area->viewport()->height())
+                           .arg(area->verticalScrollBar()->maximum())));
+        window.setPresentationMode(false);
     }
 
     // Every page's tab shows in the tab bar: none hides behind scroll arrows (the Stepper did).

@@ -4,8 +4,13 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QResizeEvent>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace attnlab::ui {
 
@@ -15,6 +20,43 @@ namespace {
 // presentation mode scales them again).
 constexpr double kTitlePoints = 15.0;
 constexpr double kTextPoints = 12.5;
+
+// The explanation in an area as tall as its text at its width where the window has the room, and
+// that scrolls where it has not: a long explanation in presentation mode on a 720-line projector
+// was cut off, its formula unseen.
+class ExplanationArea final : public QScrollArea {
+public:
+    explicit ExplanationArea(QLabel* text)
+    {
+        setObjectName(QStringLiteral("scenarioExplanationArea"));
+        setWidget(text);
+        setWidgetResizable(true);
+        setFrameShape(QFrame::NoFrame);
+        setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        viewport()->setAutoFillBackground(false);  // the panel's background
+        text->setAutoFillBackground(false);
+    }
+
+    QSize sizeHint() const override
+    {
+        const int width = std::max(viewport()->width(), 200);
+        return QSize(widget()->sizeHint().width(), widget()->heightForWidth(width));
+    }
+
+    // Two lines of the text: the rest scrolls.
+    QSize minimumSizeHint() const override
+    {
+        return QSize(100, 2 * widget()->fontMetrics().lineSpacing());
+    }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override
+    {
+        QScrollArea::resizeEvent(event);
+        if (event->size().width() != event->oldSize().width())
+            updateGeometry();  // the text's height at the new width
+    }
+};
 
 QToolButton* navigationButton(const QString& text, const QString& tip, const QString& name)
 {
@@ -76,7 +118,8 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QFrame(parent)
     auto* text = new QVBoxLayout;
     text->setSpacing(4);
     text->addWidget(m_title);
-    text->addWidget(m_explanation, 1);
+    m_explanationArea = new ExplanationArea(m_explanation);
+    text->addWidget(m_explanationArea, 1);
 
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(10, 6, 6, 8);
@@ -95,7 +138,9 @@ void ScenarioPanel::setDeck(const Deck& deck, int index)
     const Scenario* shown = scenario();
     m_title->setText(shown ? shown->title : QString());
     m_explanation->setText(shown ? shown->explanation : QString());
-    m_explanation->setVisible(shown && !shown->explanation.isEmpty());
+    m_explanationArea->setVisible(shown && !shown->explanation.isEmpty());
+    m_explanationArea->updateGeometry();
+    m_explanationArea->verticalScrollBar()->setValue(0);
     m_position->setText(shown ? QStringLiteral("%1 / %2").arg(m_index + 1).arg(count) : QString());
     m_previous->setEnabled(m_index > 0);
     m_next->setEnabled(m_index >= 0 && m_index + 1 < count);

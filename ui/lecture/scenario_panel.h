@@ -5,12 +5,14 @@
 #include <QFrame>
 
 class QLabel;
+class QScrollArea;
 class QToolButton;
 
 namespace attnlab::ui {
 
 // The explanation of the scenario on screen, under the live view: its title, a few sentences and
-// the key formula (Qt rich text, in a large readable font), and the deck's navigation: previous
+// the key formula (Qt rich text, in a large readable font; scrolling where the window is too
+// short for all of it), and the deck's navigation: previous
 // and next, and where the scenario stands in the deck ("3 / 10"). The panel only shows; the
 // window opens scenarios (it connects previousRequested and nextRequested to its deck stepping)
 // and hides the panel when closeRequested comes.
@@ -44,6 +46,7 @@ private:
     int m_index = -1;
     QLabel* m_title;
     QLabel* m_explanation;
+    QScrollArea* m_explanationArea;  // holds m_explanation, scrolling it where the window is short
     QLabel* m_position;
     QToolButton* m_previous;
     QToolButton* m_next;

@@ -41,6 +41,11 @@ constexpr int kDebounceMs = 150;
 constexpr int kTableWidth = 400;
 constexpr int kSideBySideWidth = 920;
 constexpr int kLeastWidth = 150;
+// The chart's least height under the top tokens, and in a tab of its own, which a short page
+// (presentation mode on a 720-line projector) gives about 230 pixels: the chart then gives its
+// heading's rows to the plots.
+constexpr int kChartHeight = 260;
+constexpr int kChartHeightInATab = 150;
 
 // Whether a second checkpoint of the model takes the approximation's place.
 bool comparesCheckpoints(const ExperimentSpec& spec)
@@ -213,7 +218,6 @@ void DownstreamPanel::buildContent()
     setTableHeaders();
     m_chart = new ModelEvalChart;
     m_chart->setObjectName(QStringLiteral("modelEvalChart"));
-    m_chart->setMinimumHeight(260);
 
     // The table with the top tokens under it (the Tokens tab), and the chart. The columns belong
     // to the split from the start, hidden with it while the page shows tabs: a splitter no widget
@@ -234,17 +238,20 @@ void DownstreamPanel::buildContent()
     contentLayout->addWidget(m_summary);
     contentLayout->addWidget(m_split, 1);
     contentLayout->addWidget(m_tabs, 1);
-    arrange(false);  // until the page's width is known
+    arrange(Arrangement::TokensUnderTable);  // until the page's size is known
 }
 
-void DownstreamPanel::arrange(bool sideBySide)
+void DownstreamPanel::arrange(Arrangement arrangement)
 {
-    if (m_sideBySide && *m_sideBySide == sideBySide)
+    if (m_arrangement == arrangement)
         return;
-    m_sideBySide = sideBySide;
+    m_arrangement = arrangement;
+    const bool sideBySide = arrangement == Arrangement::SideBySide;
     while (m_tabs->count() > 0)
         m_tabs->removeTab(0);
     m_tokens->addWidget(m_table);
+    m_tokens->setOrientation(arrangement == Arrangement::TokensBesideTable ? Qt::Horizontal
+                                                                           : Qt::Vertical);
     if (sideBySide) {
         m_split->insertWidget(0, m_tokens);
         m_chartColumn->addWidget(m_top);
@@ -255,7 +262,7 @@ void DownstreamPanel::arrange(bool sideBySide)
         m_split->setStretchFactor(1, 3);
         m_split->setSizes({420, 630});
         m_table->setMinimumWidth(kLeastWidth);
-        m_chart->setMinimumWidth(kLeastWidth);
+        m_chart->setMinimumSize(kLeastWidth, kChartHeight);
         m_tokens->show();  // the tabs' stack hid the page it did not show
         m_chart->show();
     } else {
@@ -265,7 +272,8 @@ void DownstreamPanel::arrange(bool sideBySide)
         m_tabs->addTab(m_tokens, tr("Tokens"));
         m_tabs->addTab(m_chart, tr("Agreement and KL"));
         m_table->setMinimumWidth(kTableWidth);
-        m_chart->setMinimumWidth(0);  // its own minimum: the plots and the legend whole
+        // Its own least width: the plots and the legend whole.
+        m_chart->setMinimumSize(0, kChartHeightInATab);
     }
     m_split->setVisible(sideBySide);
     m_tabs->setVisible(!sideBySide);
@@ -283,10 +291,26 @@ void DownstreamPanel::keepSelectedInView()
 void DownstreamPanel::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
-    // The content's width is the page's less its margins (the content itself is hidden while
-    // the page shows a message, and its width is then out of date).
+    arrange(arrangementFor(event->size()));
+}
+
+DownstreamPanel::Arrangement DownstreamPanel::arrangementFor(QSize size) const
+{
+    // The content's size is the page's less its margins and the controls over it, worked out
+    // from the page's (the content itself is hidden while the page shows a message, and its
+    // size is then out of date).
     const QMargins margins = layout()->contentsMargins();
-    arrange(event->size().width() - margins.left() - margins.right() >= kSideBySideWidth);
+    const int width = size.width() - margins.left() - margins.right();
+    if (width < kSideBySideWidth)
+        return Arrangement::TokensUnderTable;
+    const int spacing = std::max(layout()->spacing(), 0);
+    const int height = size.height() - margins.top() - margins.bottom() -
+                       m_controls->sizeHint().height() - spacing -
+                       m_summary->heightForWidth(width) - spacing;
+    // Side by side, the column beside the table holds the top tokens over the chart.
+    const int column = std::max(m_top->minimumHeight(), m_top->minimumSizeHint().height()) +
+                       kChartHeight + m_chartColumn->handleWidth();
+    return height >= column ? Arrangement::SideBySide : Arrangement::TokensBesideTable;
 }
 
 void DownstreamPanel::setExperiment(const ExperimentSpec& spec)

@@ -98,9 +98,14 @@ private:
     // summary over the table, the top tokens and the sweep's chart.
     void buildControls();
     void buildContent();
-    // The table (with the top tokens under it) beside the top tokens and the chart, or the
-    // table with the top tokens and the chart a tab each.
-    void arrange(bool sideBySide);
+    // How the content stands: the table beside the top tokens over the chart (a page wide and
+    // tall enough), else the tokens and the chart a tab each, the top tokens beside the table
+    // (a wide page too short for the chart under the top tokens: presentation mode on a 720-line
+    // projector) or under it (a narrow page).
+    enum class Arrangement { SideBySide, TokensBesideTable, TokensUnderTable };
+    void arrange(Arrangement arrangement);
+    // The arrangement for a page of `size`.
+    Arrangement arrangementFor(QSize size) const;
     // Scrolls the table to its selected row once the layouts pending have given it its size.
     void keepSelectedInView();
     // What the controls, the selected position, the axis and the rows are now.
@@ -170,10 +175,10 @@ private:
     TopTokensChart* m_top;
     ModelEvalChart* m_chart;
     QSplitter* m_split;        // side by side: the table, and the top tokens over the chart
-    QSplitter* m_tokens;       // the table, and under it the top tokens when the page has tabs
+    QSplitter* m_tokens;       // the table, and beside or under it the top tokens in a tab
     QSplitter* m_chartColumn;  // side by side: the top tokens over the chart
     QTabWidget* m_tabs;        // or the tokens and the chart, a tab each
-    std::optional<bool> m_sideBySide;  // the arrangement shown; none before the first
+    std::optional<Arrangement> m_arrangement;  // the one shown; none before the first
 };
 
 }  // namespace attnlab::ui
