@@ -142,6 +142,29 @@ bool allWorkDone(MainWindow& window)
     return !busy;
 }
 
+// After a session or scenario is opened: whether the work it starts is done within a minute (the
+// pages start theirs when the window's result is shown, some after a delay), with the layouts
+// following it.
+bool allWorkDoneAfterOpening(MainWindow& window)
+{
+    QTest::qWait(300);
+    const bool done = QTest::qWaitFor([&window] { return allWorkDone(window); }, 60'000);
+    QTest::qWait(200);
+    return done;
+}
+
+// A data row per *.attnlab file of `folder` (in the source tree), its path in column "file".
+void addRowPerSessionFile(const QString& folder)
+{
+    QTest::addColumn<QString>("file");
+    QDirIterator files(QStringLiteral(ATTNLAB_TEST_DATA "/../../") + folder,
+                       {QStringLiteral("*.attnlab")}, QDir::Files);
+    while (files.hasNext()) {
+        const QString path = files.next();
+        QTest::newRow(qPrintable(QFileInfo(path).fileName())) << path;
+    }
+}
+
 // Whether the window, resized to the screen less the offscreen frame (1272 x 764), fits it.
 bool fitsWhenResizedToTheScreen(MainWindow& window)
 {
@@ -191,28 +214,19 @@ private slots:
     // surveyed (1336).
     void everyDocumentedSessionFitsTheScreen_data()
     {
-        QTest::addColumn<QString>("session");
-        QDirIterator sessions(QStringLiteral(ATTNLAB_TEST_DATA "/../../docs/screenshots"),
-                              {QStringLiteral("*.attnlab")}, QDir::Files);
-        while (sessions.hasNext()) {
-            const QString path = sessions.next();
-            QTest::newRow(qPrintable(QFileInfo(path).fileName())) << path;
-        }
+        addRowPerSessionFile(QStringLiteral("docs/screenshots"));
     }
 
     void everyDocumentedSessionFitsTheScreen()
     {
-        QFETCH(QString, session);
+        QFETCH(QString, file);
         MainWindow window(MainWindow::Start::DefaultExample);
         window.resize(1272, 764);  // the screen less the offscreen frame
         QVERIFY(showSettled(window));
         QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 30'000);
         const WidestWindow watch(&window);
-        QVERIFY(window.openSession(session));
-        // The pages start their work when the window's result is shown, some after a delay.
-        QTest::qWait(300);
-        QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 60'000);
-        QTest::qWait(200);  // the docks and pages follow their layouts
+        QVERIFY(window.openSession(file));
+        QVERIFY(allWorkDoneAfterOpening(window));
         QVERIFY2(watch.widest() <= 1272,
                  qPrintable(QStringLiteral("the window was %1 pixels wide").arg(watch.widest())));
         QVERIFY2(fitsWhenResizedToTheScreen(window), qPrintable(describe(window)));
@@ -225,27 +239,19 @@ private slots:
     // and 12 were cut off, their formulas unseen.
     void presentationFitsA720LineProjectorWithEveryScenario_data()
     {
-        QTest::addColumn<QString>("scenario");
-        QDirIterator scenarios(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios"),
-                               {QStringLiteral("*.attnlab")}, QDir::Files);
-        while (scenarios.hasNext()) {
-            const QString path = scenarios.next();
-            QTest::newRow(qPrintable(QFileInfo(path).fileName())) << path;
-        }
+        addRowPerSessionFile(QStringLiteral("resources/scenarios"));
     }
 
     void presentationFitsA720LineProjectorWithEveryScenario()
     {
-        QFETCH(QString, scenario);
+        QFETCH(QString, file);
         MainWindow window(MainWindow::Start::DefaultExample);
         window.resize(1280, 720);
         QVERIFY(showSettled(window));
         QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 30'000);
-        QVERIFY(window.lecture().openScenarioFile(scenario));
+        QVERIFY(window.lecture().openScenarioFile(file));
         window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
-        QTest::qWait(300);  // the pages start their work once the result is shown
-        QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 60'000);
-        QTest::qWait(200);  // the pages and the panel follow their layouts
+        QVERIFY(allWorkDoneAfterOpening(window));
         QVERIFY2(window.height() <= 720 && window.minimumSizeHint().height() <= 720,
                  qPrintable(QStringLiteral("the window is %1 pixels high, at least %2")
                                 .arg(window.height())
