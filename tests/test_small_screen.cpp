@@ -142,6 +142,15 @@ bool allWorkDone(MainWindow& window)
     return !busy;
 }
 
+// Shows the window at `size` and waits up to 30 s for the work of its default example to be done;
+// false when the window is not exposed or the work not done.
+bool showIdle(MainWindow& window, QSize size)
+{
+    window.resize(size);
+    return showSettled(window) &&
+           QTest::qWaitFor([&window] { return allWorkDone(window); }, 30'000);
+}
+
 // After a session or scenario is opened: whether the work it starts is done within a minute (the
 // pages start theirs when the window's result is shown, some after a delay), with the layouts
 // following it.
@@ -221,9 +230,7 @@ private slots:
     {
         QFETCH(QString, file);
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.resize(1272, 764);  // the screen less the offscreen frame
-        QVERIFY(showSettled(window));
-        QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 30'000);
+        QVERIFY(showIdle(window, QSize(1272, 764)));  // the screen less the offscreen frame
         const WidestWindow watch(&window);
         QVERIFY(window.openSession(file));
         QVERIFY(allWorkDoneAfterOpening(window));
@@ -246,9 +253,7 @@ private slots:
     {
         QFETCH(QString, file);
         MainWindow window(MainWindow::Start::DefaultExample);
-        window.resize(1280, 720);
-        QVERIFY(showSettled(window));
-        QTRY_VERIFY_WITH_TIMEOUT(allWorkDone(window), 30'000);
+        QVERIFY(showIdle(window, QSize(1280, 720)));
         QVERIFY(window.lecture().openScenarioFile(file));
         window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
         QVERIFY(allWorkDoneAfterOpening(window));
