@@ -110,11 +110,12 @@ public:
     const QCPItemText* hint() const { return m_hint; }
 
 protected:
-    // The memory key's box in the paper's colour (white, or presentation mode's), QCustomPlot's
-    // layout, then the legend's columns for the width, the rows of the crossover
-    // labels and skipped notes (no two overlapping) and the value ranges that leave them room
-    // above and below the curves, laid out again until they agree. Runs for every replot and
-    // every export size.
+    // The memory key's box in the paper's colour (white, or presentation mode's), the memory
+    // plot's brief axis labels in a narrow chart, QCustomPlot's layout, then the legend's columns
+    // for the width, the rows of the crossover labels and skipped notes (no two overlapping, each
+    // brief where the plot is too narrow for it) and the value ranges that leave them room above
+    // and below the curves, laid out again until they agree. Runs for every replot and every
+    // export size.
     void updateLayout() override;
 
 private:
