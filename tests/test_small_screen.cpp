@@ -1,6 +1,7 @@
 // The window on a 1280 x 800 screen (the offscreen platform given one screen of that size, as a
 // lecturer's laptop has): a first start and a restart after a larger screen fit it whole, the
-// page tabs all show, and presentation mode draws each scenario's maps readably.
+// page tabs all show, presentation mode draws each scenario's maps readably, and on a 1280 x 720
+// projector fits with every scenario's explanation readable.
 
 #include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
