@@ -369,7 +369,9 @@ void TestErrorPanel::chartFitsNoSlopeToRoundingNoise()
 }
 
 // Property: every entry of the legend but the bands' names its method by the registry's title, for
-// people, in both views (the bands and the kernel MSE with Lemma 2), not by its command-line name.
+// people, in both views (the bands and the kernel MSE with Lemma 2), not by its command-line name;
+// with its rows of W when the curves' rows differ, and when they are all alike, the subtitle says
+// them once instead.
 void TestErrorPanel::chartLegendNamesTheMethodsByTheirTitles()
 {
     const ErrorSweepResult result = handMadeResult();
@@ -395,7 +397,18 @@ void TestErrorPanel::chartLegendNamesTheMethodsByTheirTitles()
                 std::any_of(names.begin(), names.end(),
                             [&](const QString& name) { return name.startsWith(titleOf(curve)); }),
                 qPrintable(titleOf(curve)));
+        QVERIFY(!chart.subtitle().contains(QStringLiteral("W of")));
     }
+    // With one kind of rows, the subtitle says it once and the legend names the method alone.
+    ErrorSweepResult orthogonal = result;
+    std::erase_if(orthogonal.rows,
+                  [](const ErrorRow& row) { return row.projection == ProjectionKind::Iid; });
+    orthogonal.spec.projections = {ProjectionKind::Orthogonal};
+    chart.setResult(orthogonal, ErrorMetric::RelFrobeniusAttention);
+    QVERIFY2(chart.subtitle().contains(QStringLiteral("W of orthogonal rows")),
+             qPrintable(chart.subtitle()));
+    QCOMPARE(chart.legendText(QStringLiteral("favor-positive orthogonal")),
+             methodInfo(Method::FavorPositive).title + QStringLiteral("  slope\u00a0-0.50"));
 }
 
 // Property: at the sizes the chart has in a small window (1280 x 720 beside the controls, and

@@ -12,9 +12,12 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonObject>
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <optional>
 
 using namespace attnlab;
 using namespace attnlab::test;
@@ -34,7 +37,19 @@ private slots:
     void pathsInMemoryRelativeToTheCurrentDirectoryAreRebased();
     void symbolicLinksToTheFolderStillGiveRelativePaths();
     void aMovedFolderStillFindsItsImage();
+    void bundledSessionsHoldSweepsOfTheirOwnInput();
 };
+
+// The input of the Error analysis sweep a session's view holds (view.errors.result.spec.experiment,
+// which the page compares with the window's input); none when it holds no sweep.
+std::optional<InputSpec> errorSweepInput(const Session& session)
+{
+    const QJsonObject experiment =
+        session.view["errors"]["result"]["spec"]["experiment"].toObject();
+    if (experiment.isEmpty())
+        return std::nullopt;
+    return ExperimentSpec::fromJson(experiment).input;
+}
 
 // Relative spec paths are taken from the session file's folder (".." included), and the result
 // is a clean absolute path that names the real file; empty paths stay empty.
@@ -150,8 +165,9 @@ void TestSessionPaths::modelFolderBesideTheSessionIsRelativeAndBuiltinKept()
 }
 
 // A session of version 1, written when "builtin" named the KJV GPT-2, opens the KJV GPT-2 it was
-// saved with, whatever the default is now (its second checkpoint too); one of version 2 that says
-// "builtin" (written by hand) means the default.
+// saved with, whatever the default is now (its second checkpoint, and the input of the Error
+// analysis sweep it holds, too); one of version 2 that says "builtin" (written by hand) means the
+// default.
 void TestSessionPaths::aVersionOneSessionKeepsTheModelItWasSavedWith()
 {
     QTemporaryDir tmp;
@@ -160,10 +176,12 @@ void TestSessionPaths::aVersionOneSessionKeepsTheModelItWasSavedWith()
     const auto write = [&](int version) {
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
+        const QString input = QStringLiteral(R"({"input": {"kind": "model", "model": "builtin",
+            "comparison_model": "builtin", "text": "And God said", "layer": 1}})");
         file.write(QStringLiteral(R"({"format": "attention-lab-session", "version": %1,
-            "spec": {"input": {"kind": "model", "model": "builtin", "comparison_model": "builtin",
-                               "text": "And God said", "layer": 1}}})")
+            "spec": %2, "view": {"errors": {"result": {"spec": {"experiment": %2}}}}})")
                        .arg(version)
+                       .arg(input)
                        .toUtf8());
     };
     write(1);
@@ -171,9 +189,11 @@ void TestSessionPaths::aVersionOneSessionKeepsTheModelItWasSavedWith()
     QCOMPARE(read.spec.input.modelPath, QString::fromLatin1(kBuiltinKjvGpt2));
     QCOMPARE(read.spec.input.comparisonModelPath, QString::fromLatin1(kBuiltinKjvGpt2));
     QCOMPARE(read.spec.input.layer, 1);
+    QCOMPARE(errorSweepInput(read)->modelPath, QString::fromLatin1(kBuiltinKjvGpt2));
     write(2);
     read = readSession(path);
     QCOMPARE(read.spec.input.modelPath, QStringLiteral("builtin"));
+    QCOMPARE(errorSweepInput(read)->modelPath, QStringLiteral("builtin"));
     QCOMPARE(modelFolder(read.spec.input.modelPath),
              modelFolder(QString::fromLatin1(kDefaultTextModel)));
 }
@@ -275,7 +295,8 @@ void TestSessionPaths::symbolicLinksToTheFolderStillGiveRelativePaths()
 }
 
 // A folder holding a session and its image can be moved as a whole: the session opened from the
-// new place names the image at the new place.
+// new place names the image at the new place, and so does the Error analysis sweep it holds (a
+// sweep of the session's input stays one).
 void TestSessionPaths::aMovedFolderStillFindsItsImage()
 {
     QTemporaryDir tmp;
@@ -285,12 +306,41 @@ void TestSessionPaths::aMovedFolderStillFindsItsImage()
     Session session;
     session.spec.input.kind = InputKind::Image;
     session.spec.input.imagePath = tmp.filePath(QStringLiteral("lecture/images/cat.png"));
+    const QJsonObject sweep{{"spec", QJsonObject{{"experiment", session.spec.toJson()}}}};
+    session.view.insert(QStringLiteral("errors"), QJsonObject{{"result", sweep}});
     writeSession(tmp.filePath(QStringLiteral("lecture/demo.attnlab")), session);
 
     QVERIFY(QDir(tmp.path()).rename(QStringLiteral("lecture"), QStringLiteral("moved")));
     const Session moved = readSession(tmp.filePath(QStringLiteral("moved/demo.attnlab")));
     QCOMPARE(moved.spec.input.imagePath, tmp.filePath(QStringLiteral("moved/images/cat.png")));
     QVERIFY(QFileInfo::exists(moved.spec.input.imagePath));
+    QCOMPARE(errorSweepInput(moved)->imagePath, moved.spec.input.imagePath);
+}
+
+// The README's sessions and the bundled scenarios that hold an Error analysis sweep read with the
+// sweep's input naming the files and model the spec names, so that the page shows it as a sweep
+// of the window's input. Three of them held a relative image path or version 1's "builtin" in the
+// sweep, and the README's pictures said "from an earlier input: Run to sweep the current one".
+void TestSessionPaths::bundledSessionsHoldSweepsOfTheirOwnInput()
+{
+    int sweeps = 0;
+    for (const char* folder : {"/../../docs/screenshots", "/../../resources/scenarios"}) {
+        const QDir dir(QStringLiteral(ATTNLAB_TEST_DATA) + QLatin1String(folder));
+        for (const QString& name : dir.entryList({QStringLiteral("*.attnlab")}, QDir::Files)) {
+            const Session session = readSession(dir.filePath(name));
+            const std::optional<InputSpec> swept = errorSweepInput(session);
+            if (!swept)
+                continue;
+            ++sweeps;
+            const InputSpec& spec = session.spec.input;
+            QVERIFY2(swept->imagePath == spec.imagePath && swept->modelPath == spec.modelPath &&
+                         swept->queryPath == spec.queryPath,
+                     qPrintable(QStringLiteral("%1: the sweep's input names %2, the spec's %3")
+                                    .arg(name, swept->imagePath + " " + swept->modelPath,
+                                         spec.imagePath + " " + spec.modelPath)));
+        }
+    }
+    QVERIFY2(sweeps >= 5, qPrintable(QString::number(sweeps)));
 }
 
 QTEST_GUILESS_MAIN(TestSessionPaths)

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 
 namespace attnlab {
 
@@ -37,6 +38,46 @@ std::array<QString*, 6> filePathsOf(InputSpec& input)
 {
     return {&input.imagePath, &input.queryPath, &input.keyPath,
             &input.valuePath, &input.modelPath, &input.comparisonModelPath};
+}
+
+// json with the experiment at `place` (keys from json down) passed through `change`
+// (ExperimentSpec::fromJson, change, toJson); as it is where there is none or it does not read
+// (the page that shows it says why).
+QJsonObject withExperimentChanged(QJsonObject json, QStringList place,
+                                  const std::function<void(ExperimentSpec&)>& change)
+{
+    const QString key = place.takeFirst();
+    const QJsonValue value = json.value(key);
+    if (!value.isObject())
+        return json;
+    if (!place.isEmpty()) {
+        json.insert(key, withExperimentChanged(value.toObject(), place, change));
+        return json;
+    }
+    try {
+        ExperimentSpec experiment = ExperimentSpec::fromJson(value.toObject());
+        change(experiment);
+        json.insert(key, experiment.toJson());
+    } catch (const InputError&) {
+    }
+    return json;
+}
+
+// Calls `change` on every file path of the session's inputs: the spec's, and those of the
+// experiments its view holds (the Error analysis page's sweep, view.errors.result.spec.experiment,
+// which the page compares with the window's input), so that they are read, migrated and stored
+// alike.
+void changeInputPaths(Session& session, const std::function<void(QString&)>& change)
+{
+    const auto changeInput = [&](ExperimentSpec& experiment) {
+        for (QString* file : filePathsOf(experiment.input))
+            change(*file);
+    };
+    changeInput(session.spec);
+    session.view = withExperimentChanged(session.view,
+                                         {QStringLiteral("errors"), QStringLiteral("result"),
+                                          QStringLiteral("spec"), QStringLiteral("experiment")},
+                                         changeInput);
 }
 
 // Paths that are kept as they are whatever the session's folder: none, Qt resources and the
@@ -200,16 +241,16 @@ Session sessionOf(const QString& path, const QJsonObject& root)
     } catch (const InputError& error) {
         refuse(path, QStringLiteral("spec: %1").arg(error.message()));
     }
-    // Version 1 was written when "builtin" named the KJV GPT-2 (the only built-in text model).
-    if (version == 1)
-        for (QString* model :
-             {&session.spec.input.modelPath, &session.spec.input.comparisonModelPath})
-            if (*model == QLatin1String(kBuiltinModel))
-                *model = QString::fromLatin1(kBuiltinKjvGpt2);
     const QJsonValue view = root.value(QLatin1String("view"));
     if (!view.isUndefined() && !view.isObject())
         refuse(path, QStringLiteral("\"view\" must be an object (got %1)").arg(describe(view)));
     session.view = view.toObject();
+    // Version 1 was written when "builtin" named the KJV GPT-2 (the only built-in text model).
+    if (version == 1)
+        changeInputPaths(session, [](QString& file) {
+            if (file == QLatin1String(kBuiltinModel))
+                file = QString::fromLatin1(kBuiltinKjvGpt2);
+        });
     return session;
 }
 
@@ -230,8 +271,7 @@ Session readSession(const QString& path)
     const QByteArray bytes = readSessionBytes(path);
     Session session = sessionOf(path, parseSessionObject(path, bytes));
     const QString folder = QFileInfo(path).absolutePath();
-    for (QString* file : filePathsOf(session.spec.input))
-        *file = resolvedPath(*file, folder);
+    changeInputPaths(session, [&](QString& file) { file = resolvedPath(file, folder); });
     ExperimentSpec& spec = session.spec;
     if (!spec.featureMapFile.isEmpty()) {
         spec.featureMapFile = resolvedPath(spec.featureMapFile, folder);
@@ -251,8 +291,7 @@ void writeSession(const QString& path, const Session& session)
         throw OutputError(QStringLiteral("%1: not a file name for a session").arg(path));
     const QString folder = QDir::cleanPath(target.absolutePath());
     Session stored = session;
-    for (QString* file : filePathsOf(stored.spec.input))
-        *file = storedPath(*file, folder);
+    changeInputPaths(stored, [&](QString& file) { file = storedPath(file, folder); });
     // Maps fitted in the window and not saved go beside the session, in the same set of files.
     const std::shared_ptr<const FittedFeatureMaps>& maps = stored.spec.approximation.fittedMaps;
     const QString mapsName = target.completeBaseName() + QStringLiteral(".maps.safetensors");

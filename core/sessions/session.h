@@ -14,7 +14,8 @@ namespace attnlab {
 //     "spec": { ExperimentSpec::toJson() }, "view": { the view object } }
 struct Session {
     ExperimentSpec spec;
-    // The selected head and query, error mode, colour maps, ...: owned by the GUI, kept as is.
+    // The selected head and query, error mode, colour maps, ...: owned by the GUI, kept as is
+    // but for the file paths of the Error analysis sweep's input (readSession, writeSession).
     QJsonObject view;
 };
 
@@ -31,8 +32,11 @@ inline constexpr qint64 kLargestSessionBytes = 16 * 1024 * 1024;
 QByteArray sessionJson(const Session& session);
 
 // Reads the session file at path. The file paths of the spec (input.image, input.q, input.k,
-// input.v) that are relative are resolved against the session file's folder; absolute paths and
-// Qt resource paths (":/...") are kept as they are. A "view" that is absent reads as {}.
+// input.v, input.model, input.comparison_model) that are relative are resolved against the
+// session file's folder; absolute paths and Qt resource paths (":/...") are kept as they are.
+// The input the view's Error analysis sweep was computed on (view.errors.result.spec.experiment)
+// is read the same way, so that the page knows it for the spec's. A "view" that is absent reads
+// as {}.
 // A session is either fully read or refused: throws InputError, its message starting with path,
 // when the file is missing, a folder or unreadable, larger than kLargestSessionBytes (checked
 // before reading), empty (or only white space), not JSON (with the line and column of the
@@ -45,10 +49,11 @@ QByteArray sessionJson(const Session& session);
 Session readSession(const QString& path);
 
 // Writes session to path atomically (QSaveFile through AtomicFileSet; the folder is created as
-// needed). Spec paths that lie in the session's folder or below it are written relative to that
-// folder, so a folder holding a session and its image can be moved as a whole; other paths are
-// written absolute (a relative path is taken from the current directory); a built-in model by its
-// explicit id ("builtin" as builtin-kjv-llama, say: explicitModelId); Qt resource paths
+// needed). Spec paths (and the view's Error analysis sweep's, as readSession reads them) that lie
+// in the session's folder or below it are written relative to that folder, so a folder holding a
+// session and its image can be moved as a whole; other paths are written absolute (a relative path
+// is taken from the current directory); a built-in model by its explicit id ("builtin" as
+// builtin-kjv-llama, say: explicitModelId); Qt resource paths
 // (":/...") and empty paths as they are. Throws OutputError naming the path on failure, leaving
 // no file behind (and an existing file at path unchanged); also when the session would not read
 // back as it is (a spec fromJson refuses, or a NaN or infinite number, which JSON cannot hold).

@@ -34,6 +34,22 @@ bool isProjection(const std::optional<ProjectionKind>& projection, ProjectionKin
     return projection && *projection == kind;
 }
 
+// The rows of W every curve that draws W has, when they all have the same (the legend then leaves
+// them out and the subtitle says them once); none when two curves' rows differ or no curve
+// draws W.
+std::optional<ProjectionKind> sharedProjection(const std::vector<ErrorCurve>& curves)
+{
+    std::optional<ProjectionKind> shared;
+    for (const ErrorCurve& curve : curves) {
+        if (!curve.projection)
+            continue;
+        if (shared && *shared != *curve.projection)
+            return std::nullopt;
+        shared = curve.projection;
+    }
+    return shared;
+}
+
 // The marker of a map: the registry's shape, filled for orthogonal rows and maps without W, hollow
 // (white inside) for iid rows, half-tone (a light fill) for simplex rows, so curves stay apart in
 // grey print.
@@ -189,13 +205,15 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
     m_hasResult = true;
     m_metric = metric;
     m_axis = axis;
+    const std::vector<ErrorCurve> curves = errorCurves(result, metric);
+    m_sharedProjection = sharedProjection(curves);
     if (metric == ErrorMetric::KernelMse)
-        addKernelCurves(result);
+        addKernelCurves(result, curves);
     else
-        addBandCurves(result);
+        addBandCurves(result, curves);
     if (axis != ErrorAxis::Value) {
         QVector<double> costs, errors;
-        for (const auto& [cost, error] : attnlab::paretoFront(errorCurves(result, metric), axis)) {
+        for (const auto& [cost, error] : attnlab::paretoFront(curves, axis)) {
             costs.append(cost);
             errors.append(error);
         }
@@ -241,6 +259,8 @@ void ErrorChart::setResult(const ErrorSweepResult& result, ErrorMetric metric, E
         parts << tr("norm multiplier %1").arg(input.normMultiplier);
     if (spec.experiment.causal)
         parts << tr("causal");
+    if (m_sharedProjection)
+        parts << tr("W of %1 rows").arg(projectionKindName(*m_sharedProjection));
     QString subtitle = parts.join(QStringLiteral(", "));
     if (metric == ErrorMetric::KernelMse) {
         subtitle += tr("; |x\u2032| = %1, |y\u2032| = %2, x\u2032\u00b7y\u2032 = %3; points: mean "
@@ -300,12 +320,18 @@ void ErrorChart::removeResult()
     m_bandKey->removeFromLegend();
 }
 
-void ErrorChart::addBandCurves(const ErrorSweepResult& result)
+QString ErrorChart::curveName(const ErrorCurve& curve) const
+{
+    return curveLabel(curve.method, m_sharedProjection ? std::nullopt : curve.projection);
+}
+
+void ErrorChart::addBandCurves(const ErrorSweepResult& result,
+                               const std::vector<ErrorCurve>& curves)
 {
     QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
     const bool logLog = result.spec.sweep != ErrorSweepKind::Norm || m_axis != ErrorAxis::Value;
-    for (const ErrorCurve& curve : errorCurves(result, m_metric)) {
+    for (const ErrorCurve& curve : curves) {
         QVector<double> values, means, lows, highs;
         for (const ErrorCurvePoint& point : curve.points) {
             const double key = axisValue(point, m_axis);
@@ -331,7 +357,7 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
         plot.mean->setPen(curvePen(curve.method, curve.projection, kLinePenWidth));
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
-        QString name = curveLabel(curve.method, curve.projection);
+        QString name = curveName(curve);
         // The slope is fitted to errors above the float rounding of the sweep's precision: a
         // method that is exact there (local attention whose window covers every pair) has only
         // rounding noise, and no slope. Against cost, a method without a size (elu+1, Taylor)
@@ -356,7 +382,8 @@ void ErrorChart::addBandCurves(const ErrorSweepResult& result)
     addToLegend(m_bandKey);
 }
 
-void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
+void ErrorChart::addKernelCurves(const ErrorSweepResult& result,
+                                 const std::vector<ErrorCurve>& curves)
 {
     QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
@@ -377,7 +404,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         addToLegend(theory.graph);
         m_theory.push_back(theory);
     }
-    for (const ErrorCurve& curve : errorCurves(result, ErrorMetric::KernelMse)) {
+    for (const ErrorCurve& curve : curves) {
         QVector<double> values, means, below, above;
         for (const ErrorCurvePoint& point : curve.points) {
             const double key = axisValue(point, m_axis);
@@ -396,7 +423,7 @@ void ErrorChart::addKernelCurves(const ErrorSweepResult& result)
         plot.mean->setPen(curvePen(curve.method, curve.projection, 1.2));
         plot.mean->setScatterStyle(markerStyle(curve.method, curve.projection));
         plot.mean->setData(values, means, true);
-        plot.mean->setName(tr("%1, measured").arg(curveLabel(curve.method, curve.projection)));
+        plot.mean->setName(tr("%1, measured").arg(curveName(curve)));
         addToLegend(plot.mean);
         plot.errorBars = new QCPErrorBars(x, y);
         plot.errorBars->setDataPlottable(plot.mean);

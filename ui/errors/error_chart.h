@@ -32,6 +32,8 @@ QString curveLabel(Method method, const std::optional<ProjectionKind>& projectio
 
 // The errors of an error sweep against the swept value, one figure (exported as one): a title, a
 // line under it giving the input, d, s and the seeds, one plot, and a legend under the plot.
+// Curves are named by curveLabel; when every curve that draws W has the same rows, the subtitle
+// says them once ("W of orthogonal rows") and the legend leaves them out.
 //
 // For the attention metrics (relative Frobenius error of P or of the output, mean row total
 // variation): one curve per method and projection through the mean over the seeds at each value,
@@ -88,7 +90,8 @@ public:
     const std::vector<CurvePlot>& curves() const { return m_curves; }
     const std::vector<TheoryCurve>& theoryCurves() const { return m_theory; }
     // The legend text of the curve of ErrorCurve::label() curveLabel ("FAVOR+ positive, orthogonal
-    // rows  slope -0.51"); empty when absent.
+    // rows  slope -0.51", or "FAVOR+ positive  slope -0.51" when its rows are every curve's);
+    // empty when absent.
     QString legendText(const QString& curveLabel) const;
 
     QCPAxisRect* plotRect() const { return axisRect(); }
@@ -97,10 +100,13 @@ public:
 private:
     // Removes every curve of the result shown.
     void removeResult();
-    // The curves of the attention metrics: mean and band.
-    void addBandCurves(const ErrorSweepResult& result);
+    // A curve's name in the legend: curveLabel, without the rows of W when every curve has the
+    // same (m_sharedProjection; the subtitle says them).
+    QString curveName(const ErrorCurve& curve) const;
+    // The curves of the attention metrics (result's curves of the metric shown): mean and band.
+    void addBandCurves(const ErrorSweepResult& result, const std::vector<ErrorCurve>& curves);
     // The kernel view: empirical points with standard-error bars, and the Lemma 2 curves.
-    void addKernelCurves(const ErrorSweepResult& result);
+    void addKernelCurves(const ErrorSweepResult& result, const std::vector<ErrorCurve>& curves);
     // Sets the axis scales, ranges and labels for the result's sweep and the values drawn.
     void fitAxes(const ErrorSweepResult& result);
     void showPlot(bool shown);
@@ -110,6 +116,7 @@ private:
     bool m_hasResult = false;
     ErrorMetric m_metric = ErrorMetric::RelFrobeniusAttention;
     ErrorAxis m_axis = ErrorAxis::Value;
+    std::optional<ProjectionKind> m_sharedProjection;  // the rows of W of every curve, if one
     QCPGraph* m_front = nullptr;
     std::vector<CurvePlot> m_curves;
     std::vector<TheoryCurve> m_theory;
