@@ -242,6 +242,12 @@ int runSubcommand(const Subcommand& command, const QStringList& arguments)
 int runCommandLine(int& argc, char** argv)
 {
     const QString name = QString::fromLocal8Bit(argv[1]);
+    // The arguments as given, the subcommand's name first: the QApplication a drawing command
+    // makes takes Qt's own options out of argv (-session, -style, -platform, ...), and
+    // `render --session FILE` drew the default example without a word about the file.
+    QStringList arguments;
+    for (int i = 1; i < argc; ++i)
+        arguments.append(QString::fromLocal8Bit(argv[i]));
     const Subcommand* command = nullptr;
     for (const Subcommand& candidate : kSubcommands)
         if (name == QLatin1String(candidate.name))
@@ -265,7 +271,7 @@ int runCommandLine(int& argc, char** argv)
     QTextStream err(stderr);
     const QString prefix = QStringLiteral("attention-lab %1: ").arg(name);
     try {
-        return runSubcommand(*command, app->arguments().mid(1));
+        return runSubcommand(*command, arguments);
     } catch (const InputError& e) {
         err << prefix << withOptions(e.message(), remediesOf(e)) << '\n';
         return ExitBadInput;

@@ -34,9 +34,11 @@ namespace {
 // The options that may accompany --scenario: where and how to write, and which part of the view
 // to draw. The spec options would contradict the scenario's spec.
 const QStringList kScenarioCompatibleOptions = {
-    QStringLiteral("scenario"), QStringLiteral("out"),          QStringLiteral("format"),
-    QStringLiteral("size"),     QStringLiteral("query"),        QStringLiteral("head"),
-    QStringLiteral("error"),    QStringLiteral("colors"),       QStringLiteral("separate-scales"),
+    QStringLiteral("scenario"), QStringLiteral("session"),
+    QStringLiteral("out"),      QStringLiteral("format"),
+    QStringLiteral("size"),     QStringLiteral("query"),
+    QStringLiteral("head"),     QStringLiteral("error"),
+    QStringLiteral("colors"),   QStringLiteral("separate-scales"),
     QStringLiteral("rollout"),  QStringLiteral("memory-budget")};
 
 // What render draws and where: the experiment, how the view shows it, the scenario it came from
@@ -341,7 +343,7 @@ void addRenderOptions(QCommandLineParser& parser)
                         "relative error, KL, entropy and monotonicity), as one picture."),
          QStringLiteral("LIST")},
         comparisonModelOption(),
-        {QStringLiteral("scenario"),
+        {QStringList{QStringLiteral("scenario"), QStringLiteral("session")},
          QStringLiteral("A lecture scenario (or session) file: draw "
                         "its spec, view and page."),
          QStringLiteral("FILE")},
