@@ -656,8 +656,8 @@ void TestScenarios::renderScenarioWritesTheFiguresOfItsPage()
     QVERIFY(QString::fromUtf8(html.readAll()).contains(read.title.toHtmlEscaped()));
 }
 
-// A bad scenario file: exit status 2, its name and the problem on stderr, nothing written. Spec
-// options beside --scenario are refused too.
+// A bad scenario file: exit status 2, its name and the problem on stderr, nothing written; given
+// as --session too. Spec options beside --scenario are refused.
 void TestScenarios::renderRefusesABadScenarioNamingIt()
 {
     const QString bad = m_dir.filePath(QStringLiteral("broken.attnlab"));
@@ -667,6 +667,12 @@ void TestScenarios::renderRefusesABadScenarioNamingIt()
     QCOMPARE(status, 2);
     QVERIFY2(err.contains(bad) && err.contains("\"title\" must be a string"), qPrintable(err));
     QVERIFY(QDir(out).entryList(QDir::Files).isEmpty());
+
+    // --session names the file as --scenario does (Qt's QApplication took it out of argv, and
+    // render drew the default example).
+    const auto [sessionStatus, sessionErr] = runApp({"render", "--session", bad, "--out", out});
+    QCOMPARE(sessionStatus, 2);
+    QVERIFY2(sessionErr.contains(bad), qPrintable(sessionErr));
 
     const auto [mixedStatus, mixedErr] =
         runApp({"render", "--scenario", ":/scenarios/01-scaled-dot-product.attnlab", "--features",
