@@ -3,6 +3,7 @@
 // off. Each test measures what the user sees: the pixels a map or an image gets.
 
 #include "ui/common/reserved_height_label.h"
+#include "ui/experiment/attention_maps_page.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/experiment_controller.h"
@@ -439,6 +440,44 @@ private slots:
         line->setReservedText(QString());
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         QCOMPARE(line->height(), wrappedHeight(shortest));
+    }
+
+    // Maps side by side start at one height whatever their titles' lines, two by two and in a
+    // row of three: at 1280 x 800 the approximate map's title ("FAVOR+ positive, m = 64, causal:
+    // P̂ (head 1)") took two lines beside the exact map's one, and the maps stood about 10 pixels
+    // apart.
+    void mapsSideBySideLineUp()
+    {
+        auto* exact = new HeatmapView;
+        auto* approx = new HeatmapView;
+        auto* error = new HeatmapView;
+        auto* rows = new RowComparisonView;
+        AttentionMapsPage page(exact, approx, error, rows);
+        for (QCustomPlot* figure : std::initializer_list<QCustomPlot*>{exact, approx, error, rows})
+            figure->setMinimumSize(200, 200);  // as the window has them
+        for (HeatmapView* map : {exact, approx, error})
+            map->setMatrix(MatrixD::Constant(12, 12, 1.0 / 12));
+        exact->setTitle(QStringLiteral("Exact softmax attention P"));
+        approx->setTitle(QStringLiteral("FAVOR+ positive, m = 64, causal: P\u0302 (head 1 of the "
+                                        "built-in KJV Llama)"));
+        error->setTitle(QStringLiteral("Error"));
+        const auto top = [](HeatmapView* map) {
+            map->replot();
+            return map->axisRect()->rect().top();
+        };
+        for (const QSize size : {QSize(560, 600), QSize(960, 380)}) {
+            page.resize(size);
+            page.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&page));
+            const bool inARow = size.width() > size.height() * 2;
+            QTRY_COMPARE(page.arrangement() == AttentionMapsPage::Arrangement::TwoByTwo, !inARow);
+            QTRY_COMPARE(top(approx), top(exact));
+            QVERIFY2(approx->shownTitle().contains(QLatin1Char('\n')) &&
+                         !exact->shownTitle().contains(QLatin1Char('\n')),
+                     qPrintable(approx->shownTitle()));
+            if (inARow)
+                QCOMPARE(top(error), top(exact));
+        }
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being

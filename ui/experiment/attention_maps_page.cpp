@@ -53,6 +53,36 @@ AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidge
             Qt::QueuedConnection);
     connect(m_rows, &RowComparisonView::hasRowsChanged, this,
             &AttentionMapsPage::reconsiderArrangement);
+    for (HeatmapView* map : maps())
+        if (map)
+            connect(map, &QCustomPlot::afterReplot, this, &AttentionMapsPage::lineUpMaps,
+                    Qt::QueuedConnection);
+}
+
+std::array<HeatmapView*, 3> AttentionMapsPage::maps() const
+{
+    const auto mapIn = [](QWidget* figure) {
+        auto* map = qobject_cast<HeatmapView*>(figure);
+        return map ? map : figure->findChild<HeatmapView*>();
+    };
+    return {m_exact, mapIn(m_approx), mapIn(m_error)};
+}
+
+void AttentionMapsPage::lineUpMaps()
+{
+    std::array<HeatmapView*, 3> row = maps();
+    if (m_arrangement == Arrangement::TwoByTwo) {
+        if (row[2])
+            row[2]->setMapTop(-1);  // under the exact map, beside the query rows
+        row[2] = nullptr;
+    }
+    int top = -1;
+    for (const HeatmapView* map : row)
+        if (map && map->isVisible())
+            top = std::max(top, map->centredMapTop());
+    for (HeatmapView* map : row)
+        if (map)
+            map->setMapTop(top);
 }
 
 void AttentionMapsPage::reconsiderArrangement()
@@ -143,6 +173,7 @@ void AttentionMapsPage::arrange(Arrangement arrangement)
             m_grid->setColumnStretch(i, 1);
     }
     m_rows->setVisible(arrangement != Arrangement::MapsOnly);
+    lineUpMaps();
 }
 
 }  // namespace attnlab::ui

@@ -2,6 +2,8 @@
 
 #include <QWidget>
 
+#include <array>
+
 class QGridLayout;
 
 namespace attnlab::ui {
@@ -46,6 +48,13 @@ private:
     // With the maps in a row, shares the page's current height between them and the strip of
     // query rows below (rowsHeight): stretches set for another height would share it wrongly.
     void shareHeight();
+    // Puts the top edges of the maps shown side by side (exact and approximate, and the error
+    // map in a row of three) at one height, the lowest of their centred tops: a title on two
+    // lines beside one on one line left the maps about 10 pixels apart.
+    void lineUpMaps();
+    // The heat maps of the figures, where they are heat maps: the exact map, the approximate one
+    // and the error map (in its stack); null for a figure that is not one.
+    std::array<HeatmapView*, 3> maps() const;
 
     HeatmapView* m_exact;
     QWidget* m_approx;

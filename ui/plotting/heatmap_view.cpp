@@ -622,8 +622,14 @@ bool HeatmapView::updateAspectMargins()
             extraWidth = width - int(std::lround(height * aspect));
         else
             extraHeight = height - int(std::lround(width / aspect));
-        margins = QMargins(extraWidth / 2, extraHeight / 2, extraWidth - extraWidth / 2,
-                           extraHeight - extraHeight / 2);
+        // The map's top edge with no room above it, and centred.
+        const int topWithoutRoom = rect.top() - old.top();
+        m_centredMapTop = topWithoutRoom + extraHeight / 2;
+        int above = extraHeight / 2;
+        // Lined up with the maps beside it, in the window's layout only (not an export's).
+        if (m_mapTop >= 0 && viewport().size() == size())
+            above = std::clamp(m_mapTop - topWithoutRoom, 0, extraHeight);
+        margins = QMargins(extraWidth / 2, above, extraWidth - extraWidth / 2, extraHeight - above);
     }
     if (margins == old)
         return false;
@@ -642,6 +648,14 @@ QSize HeatmapView::decorationSize() const
     const QMargins aspect = m_body->margins();
     return QSize(width() - map.width() - aspect.left() - aspect.right(),
                  height() - map.height() - aspect.top() - aspect.bottom());
+}
+
+void HeatmapView::setMapTop(int top)
+{
+    if (top == m_mapTop)
+        return;
+    m_mapTop = top;
+    replot(rpQueuedReplot);
 }
 
 QSize HeatmapView::tightSize() const

@@ -129,6 +129,14 @@ public:
     // draws, with no white bands beside or above and below the map.
     QSize tightSize() const;
 
+    // Where the map's top edge would be, in widget pixels, centred in the room the figure leaves
+    // it (as of the latest layout): maps side by side whose titles take different lines differ.
+    int centredMapTop() const { return m_centredMapTop; }
+    // Puts the map's top edge at `top` (widget pixels) where the room above and below it allows,
+    // so that maps side by side line up; -1 centres it. Only the window's layout moves: an
+    // export draws the figure without the room (tightSize), and is the same either way.
+    void setMapTop(int top);
+
     // The centre of cell (row, col) in widget coordinates, as of the latest replot.
     QPoint cellCenter(int row, int col) const;
 
@@ -211,7 +219,8 @@ private:
     bool fitTitle();
 
     // Sets the outer margins of the plot layout that give the map square cells, as documented
-    // at updateLayout. Returns whether they changed.
+    // at updateLayout, the map centred in the room they leave or at setMapTop's top. Returns
+    // whether they changed.
     bool updateAspectMargins();
 
     // The cell under widget position `pos`, or Cell{} outside the matrix.
@@ -244,6 +253,8 @@ private:
     QFont m_columnLabelWidthFont;    // the tick label font it was measured in
 
     QCPLayoutGrid* m_body = nullptr;  // the map and its colour scale, below the title
+    int m_centredMapTop = 0;          // centredMapTop()
+    int m_mapTop = -1;                // setMapTop()
     QCPTextElement* m_title = nullptr;
     QString m_titleText;  // the whole title; m_title may show it smaller or elided to fit
     QCPColorScale* m_colorScale = nullptr;
