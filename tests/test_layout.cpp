@@ -5,6 +5,7 @@
 #include "ui/common/reserved_height_label.h"
 #include "ui/experiment/attention_maps_page.h"
 #include "ui/plotting/heatmap_view.h"
+#include "ui/plotting/plot_style.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/experiment_controller.h"
 #include "ui/window/lecture_controls.h"
@@ -194,6 +195,30 @@ private slots:
                          qPrintable(shown.join(" | ")));
             else
                 QCOMPARE(shown, titles);
+        }
+    }
+
+    // A label broken onto more lines (wrappedText) keeps a norm, a ratio and an equation whole
+    // at every width they fit: the Error analysis chart's y label broke as "relative Frobenius
+    // error ‖P̂ −" over "P‖ / ‖P‖ (ratio)".
+    void wrappedTextKeepsFormulasWhole()
+    {
+        const QString label = QStringLiteral("relative Frobenius error \u2016P\u0302 \u2212 P\u2016 "
+                                             "/ \u2016P\u2016 (ratio) at m = 64");
+        const QFont font;
+        const QFontMetrics metrics(font);
+        const int ratio = metrics.horizontalAdvance(
+            QStringLiteral("\u2016P\u0302 \u2212 P\u2016 / \u2016P\u2016"));
+        for (int width = ratio; width < 2 * metrics.horizontalAdvance(label); width += 7) {
+            const QString wrapped = wrappedText(label, font, width);
+            QCOMPARE(wrapped.simplified(), label);
+            for (const QString& line : wrapped.split('\n')) {
+                const QString where = QStringLiteral("%1 pixels: \"%2\"").arg(width).arg(line);
+                QVERIFY2(metrics.horizontalAdvance(line) <= width, qPrintable(where));
+                QVERIFY2(line.count(QChar(0x2016)) % 2 == 0, qPrintable(where));
+                for (const QString& end : {QStringLiteral("/"), QStringLiteral("=")})
+                    QVERIFY2(!line.startsWith(end) && !line.endsWith(end), qPrintable(where));
+            }
         }
     }
 

@@ -123,6 +123,41 @@ QString metricTitle(ErrorMetric metric)
     return QString();
 }
 
+// What a narrow chart's axes say where metricAxisLabel and errorAxisLabel would take more than two
+// lines (setAxisLabel).
+QString briefMetricAxisLabel(ErrorMetric metric)
+{
+    switch (metric) {
+        case ErrorMetric::RelFrobeniusAttention:
+            return ErrorChart::tr("\u2016P\u0302 \u2212 P\u2016 / \u2016P\u2016 (ratio)");
+        case ErrorMetric::MeanTotalVariation:
+            return ErrorChart::tr("row total variation (probability)");
+        case ErrorMetric::RelFrobeniusOutput:
+            return ErrorChart::tr("\u2016O\u0302 \u2212 O\u2016 / \u2016O\u2016 (ratio)");
+        case ErrorMetric::KernelMse:
+            return ErrorChart::tr("MSE of exp(x\u2032\u00b7y\u2032) (kernel units\u00b2)");
+    }
+    return QString();
+}
+
+QString briefErrorAxisLabel(ErrorAxis axis, ErrorSweepKind sweep)
+{
+    switch (axis) {
+        case ErrorAxis::Value:
+            switch (sweep) {
+                case ErrorSweepKind::Features:
+                    return ErrorChart::tr("m (features, landmarks, rows; local: w)");
+                case ErrorSweepKind::Norm:
+                    return ErrorChart::tr("norm multiplier (\u00d7 |q|, |k|)");
+                case ErrorSweepKind::Length: return ErrorChart::tr("L (tokens)");
+            }
+            break;
+        case ErrorAxis::Seconds: return ErrorChart::tr("time of the approximation (s, median)");
+        case ErrorAxis::Flops: return ErrorChart::tr("flops of the approximation (cost model)");
+    }
+    return QString();
+}
+
 }  // namespace
 
 QString metricAxisLabel(ErrorMetric metric)
@@ -440,8 +475,8 @@ void ErrorChart::fitAxes(const ErrorSweepResult& result)
     const ErrorSweepSpec& spec = result.spec;
     QCPAxis* x = axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = axisRect()->axis(QCPAxis::atLeft);
-    x->setLabel(errorAxisLabel(m_axis, spec.sweep));
-    y->setLabel(metricAxisLabel(m_metric));
+    setAxisLabel(x, errorAxisLabel(m_axis, spec.sweep), briefErrorAxisLabel(m_axis, spec.sweep));
+    setAxisLabel(y, metricAxisLabel(m_metric), briefMetricAxisLabel(m_metric));
 
     // The x range: the sweep's values, a quarter octave (or 4% of the span) past each end;
     // against the cost, the costs drawn, a tenth of a decade past each end.

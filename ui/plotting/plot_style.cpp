@@ -151,21 +151,29 @@ void fitLegendColumns(QCPLegend* legend, int width)
 
 namespace {
 
-// The pieces a line may break between: its words, with a parenthesised group ("(1, 3)") and an
-// equation ("m = 64") kept whole unless the piece alone is wider than width.
+// The pieces a line may break between: its words, with a parenthesised group ("(1, 3)"), a norm
+// ("‖P̂ − P‖"), an equation ("m = 64") and a ratio ("‖P̂ − P‖ / ‖P‖") kept whole unless the piece
+// alone is wider than width.
 QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int width)
 {
+    constexpr QChar kNormBar(0x2016);
+    const auto isOperator = [](const QString& word) {
+        return word == QLatin1String("=") || word == QLatin1String("/");
+    };
     QStringList groups;
     int depth = 0;
+    bool inNorm = false;
     for (const QString& word : line.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        const bool glued = !groups.isEmpty() && (depth > 0 || word == QLatin1String("=") ||
-                                                 groups.back().endsWith(QLatin1Char('=')));
+        const bool glued = !groups.isEmpty() && (depth > 0 || inNorm || isOperator(word) ||
+                                                 groups.back().endsWith(QLatin1Char('=')) ||
+                                                 groups.back().endsWith(QLatin1String(" /")));
         if (glued)
             groups.back() += QLatin1Char(' ') + word;
         else
             groups.append(word);
         depth = std::max<int>(
             0, depth + int(word.count(QLatin1Char('('))) - int(word.count(QLatin1Char(')'))));
+        inNorm = inNorm != (word.count(kNormBar) % 2 == 1);
     }
     QStringList units;
     for (const QString& group : groups)
@@ -368,9 +376,13 @@ constexpr char kAxisTextHooked[] = "attnlabAxisTextHooked";
 // The axis label as its chart gave it, and as fitAxisText last broke it into lines.
 constexpr char kGivenLabel[] = "attnlabGivenLabel";
 constexpr char kShownLabel[] = "attnlabShownLabel";
+// The brief form of a label (setAxisLabel), and the label it is the brief form of.
+constexpr char kBriefLabel[] = "attnlabBriefLabel";
+constexpr char kBriefOf[] = "attnlabBriefOf";
 
 // Breaks the label of axis at spaces into lines no longer than the axis (a label set since it was
-// last broken is the new one to break); true when the label drawn changed.
+// last broken is the new one to break), or its brief form where the label takes more than two
+// lines; true when the label drawn changed.
 bool wrapAxisLabel(QCPAxis* axis)
 {
     if (!axis->property(kGivenLabel).isValid() ||
@@ -378,7 +390,9 @@ bool wrapAxisLabel(QCPAxis* axis)
         axis->setProperty(kGivenLabel, axis->label());
     const QString given = axis->property(kGivenLabel).toString();
     const int length = axisLength(axis);
-    const QString shown = length > 0 ? wrappedText(given, axis->labelFont(), length) : given;
+    QString shown = length > 0 ? wrappedText(given, axis->labelFont(), length) : given;
+    if (shown.count(QLatin1Char('\n')) > 1 && axis->property(kBriefOf).toString() == given)
+        shown = wrappedText(axis->property(kBriefLabel).toString(), axis->labelFont(), length);
     axis->setProperty(kShownLabel, shown);
     if (shown == axis->label())
         return false;
@@ -423,6 +437,13 @@ void fitAxisText(QCustomPlot* plot)
         QObject::connect(plot, &QCustomPlot::afterLayout, plot,
                          [plot] { relayoutForAxisText(plot); });
     }
+}
+
+void setAxisLabel(QCPAxis* axis, const QString& label, const QString& brief)
+{
+    axis->setLabel(label);
+    axis->setProperty(kBriefLabel, brief);
+    axis->setProperty(kBriefOf, label);
 }
 
 QSharedPointer<QCPAxisTicker> axisTicker(const QCPAxis* axis)
