@@ -203,8 +203,9 @@ private slots:
     // error ‖P̂ −" over "P‖ / ‖P‖ (ratio)".
     void wrappedTextKeepsFormulasWhole()
     {
-        const QString label = QStringLiteral("relative Frobenius error \u2016P\u0302 \u2212 P\u2016 "
-                                             "/ \u2016P\u2016 (ratio) at m = 64");
+        const QString label =
+            QStringLiteral("relative Frobenius error \u2016P\u0302 \u2212 P\u2016 "
+                           "/ \u2016P\u2016 (ratio) at m = 64");
         const QFont font;
         const QFontMetrics metrics(font);
         const int ratio = metrics.horizontalAdvance(
