@@ -24,6 +24,7 @@
 #include <QLabel>
 #include <QMainWindow>
 #include <QResizeEvent>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -440,6 +441,13 @@ void TestSmallScreen::timingChartAxisTextFitsSmallSizes()
                          qPrintable(axis->label()));
             }
         }
+        // Seven octaves read as at least three lengths: at 410 pixels, "1,024" was the only one.
+        const QStringList labels =
+            QStringList(chart.timeRect()->axis(QCPAxis::atBottom)->tickVectorLabels())
+                .filter(QRegularExpression(QStringLiteral("\\S")));
+        QVERIFY2(labels.size() >= 3, qPrintable(QStringLiteral("%1 pixels: %2")
+                                                    .arg(size.width())
+                                                    .arg(labels.join(QStringLiteral(", ")))));
         const auto* key = qobject_cast<QCPLegend*>(chart.memoryRect()->insetLayout()->elementAt(0));
         QVERIFY(key);
         QVERIFY2(key->outerRect().right() < size.width(),

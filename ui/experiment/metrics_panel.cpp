@@ -2,6 +2,8 @@
 
 #include "inputs/model_input.h"
 
+#include "ui/plotting/log_ticker.h"
+
 #include <QFrame>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -181,17 +183,6 @@ QString formatMilliseconds(double seconds)
     const double ms = seconds * 1e3;
     const int decimals = ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 1 ? 2 : 3;
     return QStringLiteral("%1 ms").arg(ms, 0, 'f', decimals);
-}
-
-// The exponent written in superscript digits, with a real minus sign.
-QString superscript(int exponent)
-{
-    static const QString digits =
-        QStringLiteral("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079");
-    QString text = exponent < 0 ? QStringLiteral("\u207b") : QString();
-    for (const QChar digit : QString::number(std::abs(exponent)))
-        text += digits[digit.digitValue()];
-    return text;
 }
 
 // Text colour for secondary text: halfway between the text and the background, so that it still

@@ -48,8 +48,28 @@ QVector<double> LogTicker::createSubTickVector(int subTickCount, const QVector<d
     return multiples(QCPRange(ticks.front(), ticks.back()), {3, 4, 6, 7, 8, 9});
 }
 
+QString superscript(int exponent)
+{
+    static const QString digits =
+        QStringLiteral("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079");
+    QString text = exponent < 0 ? QStringLiteral("\u207b") : QString();
+    for (const QChar digit : QString::number(std::abs(exponent)))
+        text += digits[digit.digitValue()];
+    return text;
+}
+
+QString powerOfTwoLabel(double tick)
+{
+    const int exponent = int(std::lround(std::log2(tick)));
+    if (tick > 0 && std::ldexp(1.0, exponent) == tick)
+        return QStringLiteral("2") + superscript(exponent);
+    return plainNumber(tick);
+}
+
 QString LogTicker::getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision)
 {
+    if (m_labels == Labels::PowersOfTwo)
+        return powerOfTwoLabel(tick);
     const bool plain = m_labels == Labels::Plain || (m_labels == Labels::PlainWhenDense && m_dense);
     return plain ? plainNumber(tick)
                  : QCPAxisTickerLog::getTickLabel(tick, locale, formatChar, precision);

@@ -17,9 +17,12 @@ public:
         Plain,           // plain numbers: grouped integers from 1 up ("65,536"), else three
                          // significant digits ("0.01")
         PlainWhenDense,  // plain numbers on the 1, 2, 5 ticks, the axis's format on powers of ten
+        PowersOfTwo,     // a power of two as one ("2¹⁰"), other ticks as Plain: the lengths of
+                         // a narrow chart, whose plain numbers ("32,768") leave room for one label
     };
 
     explicit LogTicker(Labels labels) : m_labels(labels) {}
+    void setLabels(Labels labels) { m_labels = labels; }
 
 protected:
     QVector<double> createTickVector(double tickStep, const QCPRange& range) override;
@@ -31,6 +34,12 @@ private:
     Labels m_labels;
     bool m_dense = false;  // the ticks of the latest createTickVector are 1, 2, 5 multiples
 };
+
+// The exponent written in superscript digits, with a real minus sign ("⁻⁵").
+QString superscript(int exponent);
+
+// A tick's label as Labels::PowersOfTwo writes it: "2¹⁰" for 1024, a plain number otherwise.
+QString powerOfTwoLabel(double tick);
 
 // Makes axis logarithmic with a LogTicker labelling as `labels` says, aiming at tickCount ticks,
 // its numbers one-digit powers of ten ("eb", precision 0) where the axis's format applies.

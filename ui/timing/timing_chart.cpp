@@ -611,9 +611,12 @@ bool TimingChart::fitLengthTicks()
     bool changed = false;
     for (QCPAxisRect* rect : {m_timeRect, m_memoryRect}) {
         QCPAxis* axis = rect->axis(QCPAxis::atBottom);
-        // The widest label is the longest length, e.g. "65,536".
-        const int labelWidth = QFontMetrics(axis->tickLabelFont())
-                                   .horizontalAdvance(formatLength(axis->range().upper));
+        // The widest label is the longest length, e.g. "65,536" (or "2¹⁶" in a narrow chart).
+        const double longest = axis->range().upper;
+        const QString widest = m_narrowChart
+                                   ? powerOfTwoLabel(std::exp2(std::floor(std::log2(longest))))
+                                   : formatLength(longest);
+        const int labelWidth = QFontMetrics(axis->tickLabelFont()).horizontalAdvance(widest);
         const int fit = int(rect->width() / (labelWidth + 2 * kLabelGap));
         // The log ticker rounds its step up or down to whole powers: ask for one fewer.
         const int count = std::clamp(fit - 1, 1, 8);
@@ -633,18 +636,22 @@ void TimingChart::updateLayout()
     box.setAlpha(215);
     m_memoryLegend->setBrush(box);
     // A chart narrower than this labels its memory axis's powers of ten as such ("10⁵", not
-    // "100,000"; the 1, 2, 5 ticks of a short range stay plain numbers) and the memory plot's
-    // lengths "L (tokens)" (the time plot beside it names them in full): at 1280 x 800 the plain
-    // numbers left the memory plot 55 pixels, too few for its key, and "sequence length L
-    // (tokens)" ran past it on three lines.
+    // "100,000"; the 1, 2, 5 ticks of a short range stay plain numbers), its lengths as powers of
+    // two ("2¹⁰", not "1,024") and the memory plot's lengths "L (tokens)" (the time plot beside it
+    // names them in full): at 1280 x 800 the plain numbers left the memory plot 55 pixels, too
+    // few for its key, each length axis room for one label ("1,024" of 128 to 32,768), and
+    // "sequence length L (tokens)" ran past the memory plot on three lines.
     constexpr int kNarrowerThan = 560;
     const bool narrow = viewport().width() < kNarrowerThan;
-    if (narrow != m_narrowMemoryPlot) {
-        m_narrowMemoryPlot = narrow;
+    if (narrow != m_narrowChart) {
+        m_narrowChart = narrow;
         setLogAxis(m_memoryRect->axis(QCPAxis::atLeft),
                    narrow ? LogTicker::Labels::PlainWhenDense : LogTicker::Labels::Plain, 5);
         m_memoryRect->axis(QCPAxis::atBottom)
             ->setLabel(narrow ? tr("L (tokens)") : tr("sequence length L (tokens)"));
+        for (QCPAxisRect* rect : {m_timeRect, m_memoryRect})
+            static_cast<LogTicker*>(axisTicker(rect->axis(QCPAxis::atBottom)).data())
+                ->setLabels(narrow ? LogTicker::Labels::PowersOfTwo : LogTicker::Labels::Plain);
     }
     HeadedChart::updateLayout();
     if (!m_hasResult)

@@ -146,8 +146,8 @@ private:
 
     QCPAxisRect* m_timeRect;
     QCPAxisRect* m_memoryRect;
-    QCPLegend* m_memoryLegend;        // line styles of the memory plot: model and measured
-    bool m_narrowMemoryPlot = false;  // its axes labelled briefly (updateLayout)
+    QCPLegend* m_memoryLegend;   // line styles of the memory plot: model and measured
+    bool m_narrowChart = false;  // its axes labelled briefly (updateLayout)
     FigureHint* m_hint;
     QCPItemStraightLine* m_budgetLine;
     QCPItemText* m_budgetLabel;
