@@ -198,27 +198,34 @@ private slots:
         }
     }
 
-    // A label broken onto more lines (wrappedText) keeps a norm, a ratio and an equation whole
-    // at every width they fit: the Error analysis chart's y label broke as "relative Frobenius
-    // error ‖P̂ −" over "P‖ / ‖P‖ (ratio)".
+    // A label broken onto more lines (wrappedText) keeps a norm, an absolute value, a ratio, a
+    // parenthesis and an equation whole at every width they fit: the Error analysis chart's y
+    // label broke as "relative Frobenius error ‖P̂ −" over "P‖ / ‖P‖ (ratio)". A bar inside
+    // parentheses ("KL(p ‖ q)") opens no norm.
     void wrappedTextKeepsFormulasWhole()
     {
-        const QString label =
-            QStringLiteral("relative Frobenius error \u2016P\u0302 \u2212 P\u2016 "
-                           "/ \u2016P\u2016 (ratio) at m = 64");
         const QFont font;
         const QFontMetrics metrics(font);
         const int ratio = metrics.horizontalAdvance(
             QStringLiteral("\u2016P\u0302 \u2212 P\u2016 / \u2016P\u2016"));
-        for (int width = ratio; width < 2 * metrics.horizontalAdvance(label); width += 7) {
-            const QString wrapped = wrappedText(label, font, width);
-            QCOMPARE(wrapped.simplified(), label);
-            for (const QString& line : wrapped.split('\n')) {
-                const QString where = QStringLiteral("%1 pixels: \"%2\"").arg(width).arg(line);
-                QVERIFY2(metrics.horizontalAdvance(line) <= width, qPrintable(where));
-                QVERIFY2(line.count(QChar(0x2016)) % 2 == 0, qPrintable(where));
-                for (const QString& end : {QStringLiteral("/"), QStringLiteral("=")})
-                    QVERIFY2(!line.startsWith(end) && !line.endsWith(end), qPrintable(where));
+        for (const QString& label :
+             {QStringLiteral("relative Frobenius error \u2016P\u0302 \u2212 P\u2016 / "
+                             "\u2016P\u2016 (ratio) at m = 64"),
+              QStringLiteral("mean KL(p \u2016 q) (nats) beside the absolute error |P\u0302 "
+                             "\u2212 P| of each entry (probability)")}) {
+            for (int width = ratio; width < 2 * metrics.horizontalAdvance(label); width += 7) {
+                const QString wrapped = wrappedText(label, font, width);
+                QCOMPARE(wrapped.simplified(), label);
+                for (const QString& line : wrapped.split('\n')) {
+                    const QString where = QStringLiteral("%1 pixels: \"%2\"").arg(width).arg(line);
+                    QVERIFY2(metrics.horizontalAdvance(line) <= width, qPrintable(where));
+                    QVERIFY2(line.count('|') % 2 == 0 && line.count('(') == line.count(')'),
+                             qPrintable(where));
+                    if (!line.contains(QStringLiteral("KL(")))
+                        QVERIFY2(line.count(QChar(0x2016)) % 2 == 0, qPrintable(where));
+                    for (const QString& end : {QStringLiteral("/"), QStringLiteral("=")})
+                        QVERIFY2(!line.startsWith(end) && !line.endsWith(end), qPrintable(where));
+                }
             }
         }
     }

@@ -152,8 +152,8 @@ void fitLegendColumns(QCPLegend* legend, int width)
 namespace {
 
 // The pieces a line may break between: its words, with a parenthesised group ("(1, 3)"), a norm
-// ("‖P̂ − P‖"), an equation ("m = 64") and a ratio ("‖P̂ − P‖ / ‖P‖") kept whole unless the piece
-// alone is wider than width.
+// or an absolute value ("‖P̂ − P‖", "|P̂ − P|"), an equation ("m = 64") and a ratio
+// ("‖P̂ − P‖ / ‖P‖") kept whole unless the piece alone is wider than width.
 QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int width)
 {
     constexpr QChar kNormBar(0x2016);
@@ -171,9 +171,11 @@ QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int widt
             groups.back() += QLatin1Char(' ') + word;
         else
             groups.append(word);
+        // A bar opens or closes a norm outside parentheses ("KL(p ‖ q)" is no norm).
+        if (depth == 0 && (word.count(kNormBar) + word.count(QLatin1Char('|'))) % 2 == 1)
+            inNorm = !inNorm;
         depth = std::max<int>(
             0, depth + int(word.count(QLatin1Char('('))) - int(word.count(QLatin1Char(')'))));
-        inNorm = inNorm != (word.count(kNormBar) % 2 == 1);
     }
     QStringList units;
     for (const QString& group : groups)
