@@ -241,13 +241,13 @@ int runSubcommand(const Subcommand& command, const QStringList& arguments)
 
 int runCommandLine(int& argc, char** argv)
 {
-    const QString name = QString::fromLocal8Bit(argv[1]);
     // The arguments as given, the subcommand's name first: the QApplication a drawing command
     // makes takes Qt's own options out of argv (-session, -style, -platform, ...), and
     // `render --session FILE` drew the default example without a word about the file.
     QStringList arguments;
     for (int i = 1; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));
+    const QString name = arguments.front();
     const Subcommand* command = nullptr;
     for (const Subcommand& candidate : kSubcommands)
         if (name == QLatin1String(candidate.name))
