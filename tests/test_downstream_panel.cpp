@@ -11,8 +11,10 @@
 #include "model_support.h"
 #include "chart_support.h"
 #include "ui/lecture/presentation.h"
+#include "sessions/session.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -65,6 +67,7 @@ private slots:
     void sweepGivesOneRowPerCaseAndComesBackWithTheState();
     void sessionRowsKeepTheirWindow();
     void olderSessionRowsAreOfTheSessionsInput();
+    void rowsOfAModelMovedWithItsSessionStayOfItsInput();
     void badStateIsRefusedWhole();
     void chartDrawsTheMeanOverSeedsAndKeepsZeroKl();
     void narrowKlRangeHasDistinctTickLabels();
@@ -375,6 +378,50 @@ void TestDownstreamPanel::olderSessionRowsAreOfTheSessionsInput()
     QCOMPARE(again.chart()->subtitle(), other.chart()->subtitle());
 }
 
+// A folder holding a model, and a session whose Inside the model rows were computed on it, can be
+// moved as a whole: opened from the new place, the rows are of the session's input, not "from an
+// earlier input" (their input moves with the session's folder, as the spec's does). Rows saved
+// with only their key (before rows_input.experiment) still name the old place's input.
+void TestDownstreamPanel::rowsOfAModelMovedWithItsSessionStayOfItsInput()
+{
+    QTemporaryDir tmp;
+    QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("lecture/model")));
+    copyFixture(QStringLiteral("tiny-gpt2-f16"), tmp.filePath(QStringLiteral("lecture/model")));
+    Session session;
+    session.spec = modelInputSpec(tmp.filePath(QStringLiteral("lecture/model")), kText);
+    DownstreamPanel panel;
+    panel.setExperiment(session.spec);
+    QVERIFY(waitForComparison(panel));
+    panel.findChild<QLineEdit*>(QStringLiteral("sweepFeatures"))->setText(QStringLiteral("8"));
+    QSignalSpy swept(&panel, &DownstreamPanel::sweepFinished);
+    panel.sweepFeatures();
+    QVERIFY(swept.wait(kTimeoutMs));
+    const QString subtitle = panel.chart()->subtitle();
+    QVERIFY2(!subtitle.contains(QStringLiteral("earlier")), qPrintable(subtitle));
+    session.view.insert(QStringLiteral("model"), panel.state());
+    writeSession(tmp.filePath(QStringLiteral("lecture/demo.attnlab")), session);
+    QVERIFY(QDir(tmp.path()).rename(QStringLiteral("lecture"), QStringLiteral("moved")));
+
+    const Session moved = readSession(tmp.filePath(QStringLiteral("moved/demo.attnlab")));
+    QCOMPARE(moved.spec.input.modelPath, tmp.filePath(QStringLiteral("moved/model")));
+    const QJsonObject view = moved.view["model"].toObject();
+    DownstreamPanel restored;
+    restored.setState(view, moved.spec);
+    restored.setExperiment(moved.spec);
+    QVERIFY(waitForComparison(restored));
+    QCOMPARE(restored.chart()->subtitle(), subtitle);
+
+    QJsonObject keyOnly = view;
+    QJsonObject input = keyOnly["rows_input"].toObject();
+    input.remove(QStringLiteral("experiment"));
+    keyOnly.insert(QStringLiteral("rows_input"), input);
+    DownstreamPanel older;
+    older.setState(keyOnly, moved.spec);
+    older.setExperiment(moved.spec);
+    QVERIFY(waitForComparison(older));
+    QVERIFY(older.chart()->subtitle().contains(QStringLiteral("from an earlier input")));
+}
+
 void TestDownstreamPanel::badStateIsRefusedWhole()
 {
     DownstreamPanel panel;
@@ -382,6 +429,10 @@ void TestDownstreamPanel::badStateIsRefusedWhole()
     for (const QJsonObject& bad :
          {QJsonObject{{"sweep_m", "16,x"}}, QJsonObject{{"sweep_seeds", 0}},
           QJsonObject{{"replaced_layers", "some"}}, QJsonObject{{"rows_input", 3}},
+          QJsonObject{{"rows_input", QJsonObject{{"key", ""},
+                                                 {"model", ""},
+                                                 {"count", 4},
+                                                 {"experiment", QJsonObject{{"causal", "no"}}}}}},
           QJsonObject{{"sweep_m", "8"}, {"rows", QJsonArray{QJsonObject{{"method", "elu"}}}}}}) {
         QVERIFY_THROWS_EXCEPTION(InputError, panel.setState(bad));
         QCOMPARE(panel.state(), before);

@@ -295,8 +295,8 @@ void TestSessionPaths::symbolicLinksToTheFolderStillGiveRelativePaths()
 }
 
 // A folder holding a session and its image can be moved as a whole: the session opened from the
-// new place names the image at the new place, and so does the Error analysis sweep it holds (a
-// sweep of the session's input stays one).
+// new place names the image at the new place, and so do the Error analysis sweep and the Inside
+// the model rows it holds (a sweep of the session's input stays one).
 void TestSessionPaths::aMovedFolderStillFindsItsImage()
 {
     QTemporaryDir tmp;
@@ -308,6 +308,8 @@ void TestSessionPaths::aMovedFolderStillFindsItsImage()
     session.spec.input.imagePath = tmp.filePath(QStringLiteral("lecture/images/cat.png"));
     const QJsonObject sweep{{"spec", QJsonObject{{"experiment", session.spec.toJson()}}}};
     session.view.insert(QStringLiteral("errors"), QJsonObject{{"result", sweep}});
+    const QJsonObject rowsInput{{"experiment", session.spec.toJson()}};
+    session.view.insert(QStringLiteral("model"), QJsonObject{{"rows_input", rowsInput}});
     writeSession(tmp.filePath(QStringLiteral("lecture/demo.attnlab")), session);
 
     QVERIFY(QDir(tmp.path()).rename(QStringLiteral("lecture"), QStringLiteral("moved")));
@@ -315,6 +317,8 @@ void TestSessionPaths::aMovedFolderStillFindsItsImage()
     QCOMPARE(moved.spec.input.imagePath, tmp.filePath(QStringLiteral("moved/images/cat.png")));
     QVERIFY(QFileInfo::exists(moved.spec.input.imagePath));
     QCOMPARE(errorSweepInput(moved)->imagePath, moved.spec.input.imagePath);
+    const QJsonObject rowsExperiment = moved.view["model"]["rows_input"]["experiment"].toObject();
+    QCOMPARE(ExperimentSpec::fromJson(rowsExperiment).input.imagePath, moved.spec.input.imagePath);
 }
 
 // The README's sessions and the bundled scenarios that hold an Error analysis sweep read with the

@@ -64,9 +64,9 @@ QJsonObject withExperimentChanged(QJsonObject json, QStringList place,
 }
 
 // Calls `change` on every file path of the session's inputs: the spec's, and those of the
-// experiments its view holds (the Error analysis page's sweep, view.errors.result.spec.experiment,
-// which the page compares with the window's input), so that they are read, migrated and stored
-// alike.
+// experiments its view holds, which their pages compare with the window's input (the Error
+// analysis sweep's, view.errors.result.spec.experiment; the input of the Inside the model sweep's
+// rows, view.model.rows_input.experiment), so that they are read, migrated and stored alike.
 void changeInputPaths(Session& session, const std::function<void(QString&)>& change)
 {
     const auto changeInput = [&](ExperimentSpec& experiment) {
@@ -74,10 +74,12 @@ void changeInputPaths(Session& session, const std::function<void(QString&)>& cha
             change(*file);
     };
     changeInput(session.spec);
-    session.view = withExperimentChanged(session.view,
-                                         {QStringLiteral("errors"), QStringLiteral("result"),
-                                          QStringLiteral("spec"), QStringLiteral("experiment")},
-                                         changeInput);
+    const QStringList places[] = {
+        {QStringLiteral("errors"), QStringLiteral("result"), QStringLiteral("spec"),
+         QStringLiteral("experiment")},
+        {QStringLiteral("model"), QStringLiteral("rows_input"), QStringLiteral("experiment")}};
+    for (const QStringList& place : places)
+        session.view = withExperimentChanged(session.view, place, changeInput);
 }
 
 // Paths that are kept as they are whatever the session's folder: none, Qt resources and the

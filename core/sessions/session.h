@@ -34,9 +34,10 @@ QByteArray sessionJson(const Session& session);
 // Reads the session file at path. The file paths of the spec (input.image, input.q, input.k,
 // input.v, input.model, input.comparison_model) that are relative are resolved against the
 // session file's folder; absolute paths and Qt resource paths (":/...") are kept as they are.
-// The input the view's Error analysis sweep was computed on (view.errors.result.spec.experiment)
-// is read the same way, so that the page knows it for the spec's. A "view" that is absent reads
-// as {}.
+// The inputs the view's sweeps were computed on (the Error analysis sweep's,
+// view.errors.result.spec.experiment, and the Inside the model rows', view.model.rows_input.
+// experiment) are read the same way, so that their pages know them for the spec's. A "view" that
+// is absent reads as {}.
 // A session is either fully read or refused: throws InputError, its message starting with path,
 // when the file is missing, a folder or unreadable, larger than kLargestSessionBytes (checked
 // before reading), empty (or only white space), not JSON (with the line and column of the
@@ -49,7 +50,7 @@ QByteArray sessionJson(const Session& session);
 Session readSession(const QString& path);
 
 // Writes session to path atomically (QSaveFile through AtomicFileSet; the folder is created as
-// needed). Spec paths (and the view's Error analysis sweep's, as readSession reads them) that lie
+// needed). Spec paths (and the view's sweeps' inputs', as readSession reads them) that lie
 // in the session's folder or below it are written relative to that folder, so a folder holding a
 // session and its image can be moved as a whole; other paths are written absolute (a relative path
 // is taken from the current directory); a built-in model by its explicit id ("builtin" as

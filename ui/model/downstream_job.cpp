@@ -158,19 +158,43 @@ QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows)
     return json;
 }
 
+ModelEvalRowsInput ModelEvalRowsInput::of(const ExperimentSpec& spec, bool vit, bool imageFolder,
+                                          int count)
+{
+    ExperimentSpec read;
+    read.input = spec.input;
+    return {
+        sweepInputKey(spec, vit, imageFolder), spec.input.modelPath, count, vit, read, imageFolder};
+}
+
 QJsonObject ModelEvalRowsInput::toJson() const
 {
-    return QJsonObject{{"key", key}, {"model", model}, {"count", count}, {"images", images}};
+    QJsonObject json{{"key", key}, {"model", model}, {"count", count}, {"images", images}};
+    if (experiment) {
+        json.insert(QStringLiteral("experiment"), experiment->toJson());
+        json.insert(QStringLiteral("image_folder"), imageFolder);
+    }
+    return json;
 }
 
 bool ModelEvalRowsInput::fromJson(const QJsonValue& json, ModelEvalRowsInput* input)
 {
     const QJsonObject o = json.toObject();
-    const ModelEvalRowsInput read{o["key"].toString(), o["model"].toString(), o["count"].toInt(-1),
-                                  o["images"].toBool()};
+    ModelEvalRowsInput read{o["key"].toString(), o["model"].toString(), o["count"].toInt(-1),
+                            o["images"].toBool()};
     if (!json.isObject() || !o["key"].isString() || !o["model"].isString() || read.count < 0 ||
         read.count > SpecLimits::length)
         return false;
+    if (o.contains(QLatin1String("experiment"))) {
+        if (!o["experiment"].isObject())
+            return false;
+        try {
+            read = of(ExperimentSpec::fromJson(o["experiment"].toObject()), read.images,
+                      o["image_folder"].toBool(), read.count);
+        } catch (const InputError&) {
+            return false;
+        }
+    }
     *input = read;
     return true;
 }

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -63,15 +64,28 @@ QJsonArray modelEvalRowsJson(const std::vector<ModelEvalRow>& rows);
 bool readModelEvalRows(const QJsonArray& json, std::vector<ModelEvalRow>* rows);
 
 // The input a sweep's rows were computed on, as the chart's subtitle names it and the session
-// keeps it beside them ("rows_input": key, model, count, images).
+// keeps it beside them ("rows_input": key, model, count, images, and experiment and image_folder
+// when the input is known).
 struct ModelEvalRowsInput {
     QString key;    // sweepInputKey of the input; empty: unknown (an older session's rows)
     QString model;  // the model's path or id; empty: unknown
     int count = 0;  // the text's tokens, or the images
     bool images = false;
+    // A spec holding the input the rows read (its other fields are the defaults), and whether a
+    // ViT read the image's folder: what key is made from. The session keeps it as an experiment
+    // (rows_input.experiment), whose files move with the session's folder like the spec's
+    // (sessions/session.h), so key is made again from them when read back. Unset for an older
+    // session's rows, which have only their key.
+    std::optional<ExperimentSpec> experiment;
+    bool imageFolder = false;
+
+    // The input of rows computed on spec's input (vit: a ViT read it, count images; else a
+    // language model, count tokens).
+    static ModelEvalRowsInput of(const ExperimentSpec& spec, bool vit, bool imageFolder, int count);
 
     QJsonObject toJson() const;
-    // Reads it back; false (*input unchanged) when a field is missing or out of range.
+    // Reads it back, making key from the experiment when there is one; false (*input unchanged)
+    // when a field is missing or out of range.
     static bool fromJson(const QJsonValue& json, ModelEvalRowsInput* input);
 };
 // What a sweep's rows depend on besides the method: the model and the text a language model

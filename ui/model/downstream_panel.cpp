@@ -705,8 +705,8 @@ void DownstreamPanel::setBusy(bool busy)
 ModelEvalRowsInput DownstreamPanel::outcomeSource(const DownstreamOutcome& outcome)
 {
     const ExperimentSpec& spec = outcome.request.cases.front().first;
-    return {sweepInputKey(spec, outcome.classes, outcome.request.imageFolder), spec.input.modelPath,
-            int(outcome.labels.size()), outcome.classes};
+    return ModelEvalRowsInput::of(spec, outcome.classes, outcome.request.imageFolder,
+                                  int(outcome.labels.size()));
 }
 
 QString DownstreamPanel::subtitle() const
