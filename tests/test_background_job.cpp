@@ -7,7 +7,7 @@
 // pages' status lines say it.
 
 #include "ui/common/background_job.h"
-#include "ui/common/duration_text.h"
+#include "ui/common/number_text.h"
 #include "attention/approximation.h"
 #include "errors.h"
 #include "experiment.h"

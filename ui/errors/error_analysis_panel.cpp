@@ -1,7 +1,7 @@
 #include "ui/errors/error_analysis_panel.h"
 
 #include "ui/common/controls_column.h"
-#include "ui/common/duration_text.h"
+#include "ui/common/number_text.h"
 #include "ui/errors/error_chart.h"
 #include "sessions/error_page_state.h"
 #include "errors.h"

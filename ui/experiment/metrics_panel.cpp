@@ -1,8 +1,7 @@
 #include "ui/experiment/metrics_panel.h"
 
 #include "inputs/model_input.h"
-
-#include "ui/plotting/log_ticker.h"
+#include "ui/common/number_text.h"
 
 #include <QFrame>
 #include <QGridLayout>

@@ -6,7 +6,7 @@
 #include "ui/model/head_grid_view.h"
 #include "ui/model/head_norms_chart.h"
 
-#include "ui/common/duration_text.h"
+#include "ui/common/number_text.h"
 #include "ui/common/export_dialog.h"
 #include "ui/model/head_grid_style.h"
 

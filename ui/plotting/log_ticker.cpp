@@ -1,5 +1,7 @@
 #include "ui/plotting/log_ticker.h"
 
+#include "ui/common/number_text.h"
+
 #include <cmath>
 #include <initializer_list>
 
@@ -46,16 +48,6 @@ QVector<double> LogTicker::createSubTickVector(int subTickCount, const QVector<d
     if (!m_dense || ticks.isEmpty())
         return QCPAxisTickerLog::createSubTickVector(subTickCount, ticks);
     return multiples(QCPRange(ticks.front(), ticks.back()), {3, 4, 6, 7, 8, 9});
-}
-
-QString superscript(int exponent)
-{
-    static const QString digits =
-        QStringLiteral("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079");
-    QString text = exponent < 0 ? QStringLiteral("\u207b") : QString();
-    for (const QChar digit : QString::number(std::abs(exponent)))
-        text += digits[digit.digitValue()];
-    return text;
 }
 
 QString powerOfTwoLabel(double tick)

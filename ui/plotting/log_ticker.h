@@ -35,9 +35,6 @@ private:
     bool m_dense = false;  // the ticks of the latest createTickVector are 1, 2, 5 multiples
 };
 
-// The exponent written in superscript digits, with a real minus sign ("⁻⁵").
-QString superscript(int exponent);
-
 // A tick's label as Labels::PowersOfTwo writes it: "2¹⁰" for 1024, a plain number otherwise.
 QString powerOfTwoLabel(double tick);
 

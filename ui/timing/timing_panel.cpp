@@ -1,7 +1,7 @@
 #include "ui/timing/timing_panel.h"
 
 #include "ui/common/controls_column.h"
-#include "ui/common/duration_text.h"
+#include "ui/common/number_text.h"
 #include "errors.h"
 #include "parallel.h"
 #include "sessions/timing_page_state.h"

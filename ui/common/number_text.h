@@ -9,4 +9,8 @@ namespace attnlab::ui {
 // after. A survey of a small model takes tens of milliseconds, which "0.0 s" hid.
 QString durationText(qint64 milliseconds);
 
+// The exponent written in superscript digits, with a real minus sign ("⁻⁵"): the axes' powers
+// ("2¹⁰") and the metrics' scientific notation ("3.2·10⁻⁵").
+QString superscript(int exponent);
+
 }  // namespace attnlab::ui
