@@ -378,13 +378,15 @@ constexpr char kAxisTextHooked[] = "attnlabAxisTextHooked";
 // The axis label as its chart gave it, and as fitAxisText last broke it into lines.
 constexpr char kGivenLabel[] = "attnlabGivenLabel";
 constexpr char kShownLabel[] = "attnlabShownLabel";
-// The brief form of a label (setAxisLabel), and the label it is the brief form of.
+// The brief form of a label (setAxisLabel), the label it is the brief form of, and the most lines
+// that label may take before the brief form is drawn.
 constexpr char kBriefLabel[] = "attnlabBriefLabel";
 constexpr char kBriefOf[] = "attnlabBriefOf";
+constexpr char kBriefPast[] = "attnlabBriefPast";
 
 // Breaks the label of axis at spaces into lines no longer than the axis (a label set since it was
-// last broken is the new one to break), or its brief form where the label takes more than two
-// lines; true when the label drawn changed.
+// last broken is the new one to break), or its brief form where the label takes more lines than
+// setAxisLabel allowed it; true when the label drawn changed.
 bool wrapAxisLabel(QCPAxis* axis)
 {
     if (!axis->property(kGivenLabel).isValid() ||
@@ -393,7 +395,8 @@ bool wrapAxisLabel(QCPAxis* axis)
     const QString given = axis->property(kGivenLabel).toString();
     const int length = axisLength(axis);
     QString shown = length > 0 ? wrappedText(given, axis->labelFont(), length) : given;
-    if (shown.count(QLatin1Char('\n')) > 1 && axis->property(kBriefOf).toString() == given)
+    if (axis->property(kBriefOf).toString() == given &&
+        shown.count(QLatin1Char('\n')) >= axis->property(kBriefPast).toInt())
         shown = wrappedText(axis->property(kBriefLabel).toString(), axis->labelFont(), length);
     axis->setProperty(kShownLabel, shown);
     if (shown == axis->label())
@@ -441,11 +444,12 @@ void fitAxisText(QCustomPlot* plot)
     }
 }
 
-void setAxisLabel(QCPAxis* axis, const QString& label, const QString& brief)
+void setAxisLabel(QCPAxis* axis, const QString& label, const QString& brief, int lines)
 {
     axis->setLabel(label);
     axis->setProperty(kBriefLabel, brief);
     axis->setProperty(kBriefOf, label);
+    axis->setProperty(kBriefPast, lines);
 }
 
 QSharedPointer<QCPAxisTicker> axisTicker(const QCPAxis* axis)

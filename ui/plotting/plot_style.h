@@ -49,8 +49,8 @@ void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, boo
 //   (on a log axis the powers of ten are kept first); sub ticks (and their grid lines) a few
 //   pixels apart are left out rather than drawn as a solid band;
 // - an axis label longer than its axis is broken at spaces onto more lines (wrappedText) rather
-//   than run past the plot and the figure's edges; where it would take more than two lines and
-//   the label has a brief form (setAxisLabel), the brief one is drawn, broken so too.
+//   than run past the plot and the figure's edges; where it would take more lines than its
+//   brief form allows (setAxisLabel), the brief one is drawn, broken so too.
 // An axis given another ticker or label since is taken in at the next call. After each layout the
 // plot lays itself out again while an axis's length differs from the one its labels were fitted
 // to, so that they and the margins they take fit the final size. Charts call it at every layout
@@ -58,9 +58,9 @@ void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, boo
 void fitAxisText(QCustomPlot* plot);
 
 // Sets axis's label, with the brief form fitAxisText draws where the label would take more than
-// two lines along the axis (a narrow chart): "time of the approximate output (s, median)" for
+// `lines` lines along the axis (a narrow chart): "time of the approximate output (s, median)" for
 // "measured time of the approximate output (seconds, median over the seeds)".
-void setAxisLabel(QCPAxis* axis, const QString& label, const QString& brief);
+void setAxisLabel(QCPAxis* axis, const QString& label, const QString& brief, int lines = 2);
 
 // The ticker that chooses axis's ticks: its own, also when fitAxisText wraps it.
 QSharedPointer<QCPAxisTicker> axisTicker(const QCPAxis* axis);

@@ -295,7 +295,13 @@ void TimingChart::styleAxes()
         // The count follows the plot's width (fitLengthTicks), so that the labels never touch.
         QCPAxis* lengthAxis = rect->axis(QCPAxis::atBottom);
         lengthAxis->setTicker(lengthTicker);
-        lengthAxis->setLabel(tr("sequence length L (tokens)"));
+        // The memory plot's lengths "L (tokens)" where the whole label would take two lines
+        // (the time plot beside it names them in full): at 1280 x 800 it ran past the memory
+        // plot on three.
+        if (rect == m_memoryRect)
+            setAxisLabel(lengthAxis, tr("sequence length L (tokens)"), tr("L (tokens)"), 1);
+        else
+            lengthAxis->setLabel(tr("sequence length L (tokens)"));
         // Room for half the last length label ("65,536"), which reaches past the plot's edge.
         rect->setMinimumMargins(QMargins(0, 0, 24, 0));
     }
@@ -636,19 +642,16 @@ void TimingChart::updateLayout()
     box.setAlpha(215);
     m_memoryLegend->setBrush(box);
     // A chart narrower than this labels its memory axis's powers of ten as such ("10⁵", not
-    // "100,000"; the 1, 2, 5 ticks of a short range stay plain numbers), its lengths as powers of
-    // two ("2¹⁰", not "1,024") and the memory plot's lengths "L (tokens)" (the time plot beside it
-    // names them in full): at 1280 x 800 the plain numbers left the memory plot 55 pixels, too
-    // few for its key, each length axis room for one label ("1,024" of 128 to 32,768), and
-    // "sequence length L (tokens)" ran past the memory plot on three lines.
+    // "100,000"; the 1, 2, 5 ticks of a short range stay plain numbers) and its lengths as powers
+    // of two ("2¹⁰", not "1,024"): at 1280 x 800 the plain numbers left the memory plot 55
+    // pixels, too few for its key, and each length axis room for one label ("1,024" of 128 to
+    // 32,768).
     constexpr int kNarrowerThan = 560;
     const bool narrow = viewport().width() < kNarrowerThan;
     if (narrow != m_narrowChart) {
         m_narrowChart = narrow;
         setLogAxis(m_memoryRect->axis(QCPAxis::atLeft),
                    narrow ? LogTicker::Labels::PlainWhenDense : LogTicker::Labels::Plain, 5);
-        m_memoryRect->axis(QCPAxis::atBottom)
-            ->setLabel(narrow ? tr("L (tokens)") : tr("sequence length L (tokens)"));
         for (QCPAxisRect* rect : {m_timeRect, m_memoryRect})
             static_cast<LogTicker*>(axisTicker(rect->axis(QCPAxis::atBottom)).data())
                 ->setLabels(narrow ? LogTicker::Labels::PowersOfTwo : LogTicker::Labels::Plain);
