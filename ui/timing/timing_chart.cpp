@@ -295,13 +295,10 @@ void TimingChart::styleAxes()
         // The count follows the plot's width (fitLengthTicks), so that the labels never touch.
         QCPAxis* lengthAxis = rect->axis(QCPAxis::atBottom);
         lengthAxis->setTicker(lengthTicker);
-        // The memory plot's lengths "L (tokens)" where the whole label would take two lines
-        // (the time plot beside it names them in full): at 1280 x 800 it ran past the memory
-        // plot on three.
-        if (rect == m_memoryRect)
-            setAxisLabel(lengthAxis, tr("sequence length L (tokens)"), tr("L (tokens)"), 1);
-        else
-            lengthAxis->setLabel(tr("sequence length L (tokens)"));
+        // "L (tokens)" where the whole label would take two lines (the title names the sequence
+        // length): at 1280 x 800 it ran past the memory plot on three, and took two under the
+        // time plot, lines the plots lost.
+        setAxisLabel(lengthAxis, tr("sequence length L (tokens)"), tr("L (tokens)"), 1);
         // Room for half the last length label ("65,536"), which reaches past the plot's edge.
         rect->setMinimumMargins(QMargins(0, 0, 24, 0));
     }
