@@ -5,6 +5,8 @@
 
 #include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
+#include "ui/errors/error_analysis_panel.h"
+#include "ui/errors/error_chart.h"
 #include "ui/generation/generation_page.h"
 #include "ui/model/downstream_panel.h"
 #include "ui/model/head_grid_panel.h"
@@ -15,6 +17,7 @@
 #include "chart_support.h"
 #include "ui/lecture/presentation.h"
 #include "ui/timing/timing_chart.h"
+#include "ui/timing/timing_panel.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -277,6 +280,31 @@ private slots:
                            .arg(area->viewport()->height())
                            .arg(area->verticalScrollBar()->maximum())));
         window.setPresentationMode(false);
+    }
+
+    // In the window that fits the screen, each sweep page's chart takes more than half of its
+    // page: the Error analysis page's controls were 90 pixels wider than its methods (the kernel
+    // pair's two boxes side by side), and its chart took 319 of 701 pixels.
+    void theSweepPagesGiveTheirChartsMostOfThePage()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showIdle(window, QSize(1272, 764)));
+        const std::pair<MainWindow::Page, QWidget*> pages[] = {
+            {MainWindow::ErrorsPage, window.errorPanel()->chart()},
+            {MainWindow::TimingPage, window.timingPanel()->chart()}};
+        for (const auto& [page, chart] : pages) {
+            window.showPage(page);
+            QTest::qWait(50);
+            const QWidget* panel = chart->parentWidget();
+            while (panel && !qobject_cast<const SweepPage*>(panel))
+                panel = panel->parentWidget();
+            QVERIFY(panel);
+            QVERIFY2(chart->width() > panel->width() / 2,
+                     qPrintable(QStringLiteral("%1: the chart takes %2 of %3 pixels")
+                                    .arg(panel->metaObject()->className())
+                                    .arg(chart->width())
+                                    .arg(panel->width())));
+        }
     }
 
     // Every page's tab shows in the tab bar: none hides behind scroll arrows (the Stepper did).
