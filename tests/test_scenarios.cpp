@@ -160,6 +160,10 @@ void TestScenarios::theBundledDeckHasTheThirteenScenariosInOrder()
         QVERIFY(!scenario.title.isEmpty());
         QVERIFY2(scenario.explanation.contains(QLatin1String("<p align=\"center\"")),
                  qPrintable(scenario.path + ": no formula line"));
+        // Rich text shows a run of spaces as one: scenario 8's formula line read "4L²d flops
+        // FAVOR+: 2Lmd" (its two formulas five spaces apart).
+        QVERIFY2(!scenario.explanation.contains(QLatin1String("  ")),
+                 qPrintable(scenario.path + ": a run of spaces, shown as one"));
     }
 }
 
