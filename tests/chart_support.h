@@ -1,7 +1,7 @@
 #pragma once
 
 // What the tests of the charts' drawing share: the geometry of tick labels and axis labels as
-// QCustomPlot draws them, and the WCAG contrast of two colours.
+// QCustomPlot draws them, the heading drawn, and the WCAG contrast of two colours.
 
 #include <QColor>
 #include <QFontMetricsF>
@@ -117,6 +117,17 @@ inline QColor composited(const QColor& over, const QColor& under)
     return QColor::fromRgbF(float(a * over.redF() + (1 - a) * under.redF()),
                             float(a * over.greenF() + (1 - a) * under.greenF()),
                             float(a * over.blueF() + (1 - a) * under.blueF()));
+}
+
+// The text of a chart's title and subtitle as drawn (empty when left out: a HeadedChart too short
+// for its plots gives its heading's rows to them).
+inline QString shownHeading(const QCustomPlot& chart)
+{
+    QString shown;
+    for (QCPLayoutElement* element : chart.plotLayout()->elements(true))
+        if (auto* text = qobject_cast<QCPTextElement*>(element))
+            shown += text->text();
+    return shown;
 }
 
 }  // namespace attnlab::test

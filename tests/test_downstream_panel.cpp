@@ -583,20 +583,6 @@ void TestDownstreamPanel::chartAxisTextFitsSmallSizes()
     }
 }
 
-namespace {
-
-// The text of the chart's title and subtitle as drawn (empty when left out).
-QString shownHeading(ModelEvalChart& chart)
-{
-    QString shown;
-    for (QCPLayoutElement* element : chart.plotLayout()->elements(true))
-        if (auto* text = qobject_cast<QCPTextElement*>(element))
-            shown += text->text();
-    return shown;
-}
-
-}  // namespace
-
 // Property: in presentation mode, the chart at the height the page gives it in a 1280 x 720
 // window (290 pixels) keeps each plot at least four lines of tick labels high and the KL axis,
 // from the exact reference's 1e-5 to FAVOR+'s 0.5, with two labels: with its title, subtitle and

@@ -307,6 +307,29 @@ private slots:
         }
     }
 
+    // The Timing page shows its table under the chart in the window; presented on this screen
+    // (scenario 8), where the table would leave the chart too short for its title, the chart
+    // takes the page's height and keeps its title: under the table its plots were 150 pixels
+    // high and the title was given up.
+    void aShortTimingPageGivesTheTablesRoomToTheChart()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showIdle(window, QSize(1272, 764)));
+        window.showPage(MainWindow::TimingPage);
+        QTest::qWait(50);
+        const TimingPanel* page = window.timingPanel();
+        QVERIFY(page->table()->isVisible());
+        QVERIFY(window.lecture().openScenarioFile(
+            QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios/08-linear-time.attnlab")));
+        window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+        QVERIFY(allWorkDoneAfterOpening(window));
+        page->chart()->replot();
+        QVERIFY2(shownHeading(*page->chart()).contains(QStringLiteral("Attention cost")),
+                 qPrintable(shownHeading(*page->chart())));
+        QVERIFY(!page->table()->isVisible());
+        window.setPresentationMode(false);
+    }
+
     // Every page's tab shows in the tab bar: none hides behind scroll arrows (the Stepper did).
     void everyPageTabShows()
     {

@@ -14,6 +14,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -58,6 +59,11 @@ struct ShownPoints {
 namespace {
 
 constexpr int kMinLength = TimingPageState::minLength;
+// The chart's least height with the sgemm line and the table under it: its heading, plots four
+// tick labels high and the legend of four methods in presentation mode's fonts. A shorter page
+// (presentation mode on a 1280 x 800 laptop gives about 420 pixels) shows the chart alone: under
+// the table its plots were 150 pixels high and it gave up its title.
+constexpr int kLeastChartHeight = 380;
 constexpr int kMaxLength = TimingPageState::maxLength;
 constexpr int kMaxThreads = 256;
 
@@ -289,14 +295,14 @@ QWidget* TimingPanel::buildResults()
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(CrossoverColumn, QHeaderView::Stretch);
 
-    auto* below = new QWidget;
-    auto* belowLayout = new QVBoxLayout(below);
+    m_belowChart = new QWidget;
+    auto* belowLayout = new QVBoxLayout(m_belowChart);
     belowLayout->setContentsMargins(0, 0, 0, 0);
     belowLayout->addWidget(m_sgemm);
     belowLayout->addWidget(m_table);
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(m_chart);
-    splitter->addWidget(below);
+    splitter->addWidget(m_belowChart);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
     splitter->setChildrenCollapsible(false);
@@ -515,6 +521,15 @@ void TimingPanel::showResult()
                                      : tr("sgemm: measured at the start of each sweep"));
     }
     setExportEnabled(shown);
+}
+
+void TimingPanel::resizeEvent(QResizeEvent* event)
+{
+    SweepPage::resizeEvent(event);
+    const QMargins margins = layout()->contentsMargins();
+    const int height = event->size().height() - margins.top() - margins.bottom();
+    m_belowChart->setVisible(height >=
+                             kLeastChartHeight + m_belowChart->minimumSizeHint().height());
 }
 
 void TimingPanel::updateTable()

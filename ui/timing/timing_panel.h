@@ -69,6 +69,9 @@ protected:
     void sweepFailed() override;
     // sweepCsv(result()), what Export > Data as CSV writes.
     QByteArray csv() const override;
+    // Shows the sgemm line and the table under the chart only while the chart keeps
+    // kLeastChartHeight above them.
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     // Makes the controls, the chart, the table and their layout.
@@ -112,6 +115,7 @@ private:
     TimingChart* m_chart;
     QLabel* m_sgemm;
     QTableWidget* m_table;
+    QWidget* m_belowChart;  // the sgemm line and the table
 };
 
 }  // namespace attnlab::ui
