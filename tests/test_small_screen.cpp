@@ -279,6 +279,23 @@ private slots:
                            .arg(text->heightForWidth(text->width()))
                            .arg(area->viewport()->height())
                            .arg(area->verticalScrollBar()->maximum())));
+        // Every tick label of a chart shown lies in its figure: a chart too short for its heading
+        // drops it, and its plots reach the top edge, where the Timing chart's 10⁰ was cut off
+        // (scenario 8), leaving its time axis one label.
+        for (QCustomPlot* chart : window.findChildren<QCustomPlot*>()) {
+            if (!chart->isVisible())
+                continue;
+            chart->replot();
+            for (QCPAxisRect* rect : chart->axisRects())
+                for (const QPair<double, double>& span :
+                     tickLabelSpans(rect->axis(QCPAxis::atLeft)))
+                    QVERIFY2(span.first >= 0 && span.second <= chart->height(),
+                             qPrintable(QStringLiteral("%1: a label at %2 to %3 of %4 pixels")
+                                            .arg(chart->metaObject()->className())
+                                            .arg(span.first)
+                                            .arg(span.second)
+                                            .arg(chart->height())));
+        }
         window.setPresentationMode(false);
     }
 

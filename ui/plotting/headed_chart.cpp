@@ -3,6 +3,7 @@
 #include "ui/plotting/plot_style.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -156,9 +157,20 @@ void HeadedChart::updateLayout()
     setWrappedText(m_title, m_titleText, width - 16);
     setWrappedText(m_subtitle, m_subtitleText, width - 16);
     placeHeading(true, m_subtitleRowShown);
+    plotLayout()->setMinimumMargins(QMargins());
     QCustomPlot::updateLayout();
     if (plotsSqueezed()) {
         placeHeading(false, false);
+        // Without the heading the plots reach the figure's top edge: room above them for the
+        // upper half of a top tick label (a power of ten, its exponent raised), which was cut
+        // off there and left a log axis one label (presented on a 720-line projector).
+        int half = 0;
+        for (const QCPAxisRect* rect : axisRects())
+            half = std::max(
+                half,
+                int(std::ceil(
+                    0.7 * QFontMetricsF(rect->axis(QCPAxis::atLeft)->tickLabelFont()).height())));
+        plotLayout()->setMinimumMargins(QMargins(0, half, 0, 0));
         QCustomPlot::updateLayout();
     }
 }
