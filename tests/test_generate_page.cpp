@@ -47,6 +47,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextDocument>
+#include <QScrollBar>
 #include <QTextEdit>
 #include <QTest>
 #include <QToolButton>
@@ -483,8 +484,8 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes_data()
 }
 
 // The window on the Generate page after a run: the charts are drawn (many colours), the summary
-// is not cut (its label is as tall as its text needs), the continuations' texts are there (they
-// scroll), the window is as large as asked (the page does not widen it) and the page's tab is in
+// is not cut (its label is as tall as its text needs), the continuations' texts are there and
+// whole, the window is as large as asked (the page does not widen it) and the page's tab is in
 // view.
 void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
 {
@@ -523,8 +524,16 @@ void TestGeneratePage::thePageGrabsWholeAtTwoSizes()
              qPrintable(QStringLiteral("the summary is %1 high of %2")
                             .arg(summary->height())
                             .arg(summary->heightForWidth(summary->width()))));
-    for (const char* name : {"generateExactText", "generateApproxText"})  // they scroll
-        QVERIFY(child<QTextEdit>(page, name)->toPlainText().size() > 60);
+    // The continuations' texts are there, whole: at five lines each they scrolled.
+    for (const char* name : {"generateExactText", "generateApproxText"}) {
+        const auto* text = child<QTextEdit>(page, name);
+        QVERIFY(text->toPlainText().size() > 60);
+        QVERIFY2(text->verticalScrollBar()->maximum() == 0,
+                 qPrintable(QStringLiteral("%1 scrolls %2 pixels in %3")
+                                .arg(name)
+                                .arg(text->verticalScrollBar()->maximum())
+                                .arg(text->height())));
+    }
     auto* pages = window.findChild<QTabWidget*>(QStringLiteral("pages"));
     QVERIFY(pages->tabBar()->rect().contains(pages->tabBar()->tabRect(MainWindow::GeneratePage)));
 }

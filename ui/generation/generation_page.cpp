@@ -12,6 +12,7 @@
 #include "ui/generation/continuation_view.h"
 #include "ui/generation/generation_controls.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -126,15 +127,18 @@ QWidget* GenerationPage::buildContent()
     m_summary->setObjectName(QStringLiteral("generateSummary"));
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    // The continuations as text: a few lines each, scrolling when longer.
-    const auto text = [](const QString& name) {
+    // The continuations as text, as tall as fitTexts lets them, scrolling when longer.
+    const auto text = [this](const QString& name) {
         auto* edit = new QTextEdit;
         edit->setObjectName(name);
         edit->setReadOnly(true);
         edit->setFrameShape(QFrame::NoFrame);
         edit->viewport()->setAutoFillBackground(false);
-        edit->setFixedHeight(5 * edit->fontMetrics().lineSpacing() + 8);
         edit->setMinimumWidth(100);
+        edit->setFixedHeight(5 * edit->fontMetrics().lineSpacing() + 8);
+        // A new text, or the same text at another width, takes another height.
+        connect(edit->document()->documentLayout(),
+                &QAbstractTextDocumentLayout::documentSizeChanged, this, &GenerationPage::fitTexts);
         return edit;
     };
     m_exactText = text(QStringLiteral("generateExactText"));
@@ -205,9 +209,26 @@ void GenerationPage::arrange(Arrangement arrangement)
     m_tabs->setVisible(!side);
 }
 
+void GenerationPage::fitTexts()
+{
+    if (!m_content)
+        return;
+    // The content fills the page's height.
+    const int least = 5 * m_exactText->fontMetrics().lineSpacing() + 8;
+    const int most = std::max(least, (height() - m_summary->height()) / 3);
+    double needed = 0;  // the document's height, and 2 pixels for its rounding
+    for (const QTextEdit* edit : {m_exactText, m_approxText})
+        needed = std::max(needed, edit->document()->size().height() + 2);
+    const int height = std::clamp(int(std::ceil(needed)), least, most);
+    for (QTextEdit* edit : {m_exactText, m_approxText})
+        if (edit->height() != height || edit->minimumHeight() != height)
+            edit->setFixedHeight(height);
+}
+
 void GenerationPage::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
+    fitTexts();
     // The table beside the charts where each chart gets its least height (kChartHeight) in a
     // column, else in a row, else a tab each: squeezed under it, their titles, axes and legends
     // ran into one another and were cut off (presentation mode at 1280 x 720).

@@ -122,6 +122,9 @@ private:
     // table: presentation mode at 1280 x 720).
     enum class Arrangement { Column, Row, Tabs };
     void arrange(Arrangement arrangement);
+    // Gives the continuations' texts the height of the longer one, at least five lines (they
+    // scroll when longer) and at most a third of the content under the summary.
+    void fitTexts();
     GenerationSpec generationSpec() const;
     // The controls' state for a run going on or not, and the status line.
     void updateControls();
@@ -163,9 +166,9 @@ private:
     QString m_outcome;  // how the last run ended, for the status line
 
     GenerationControls* m_controls;
-    QWidget* m_column;  // the controls in their scrolling column
-    QLabel* m_message;  // in place of everything, without a language model
-    QWidget* m_content;
+    QWidget* m_column;             // the controls in their scrolling column
+    QLabel* m_message;             // in place of everything, without a language model
+    QWidget* m_content = nullptr;  // null while it is being built
     QLabel* m_summary;
     QTextEdit* m_exactText;  // the continuations as text, the part after they differ in red
     QTextEdit* m_approxText;
