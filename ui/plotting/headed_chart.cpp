@@ -162,15 +162,14 @@ void HeadedChart::updateLayout()
     if (plotsSqueezed()) {
         placeHeading(false, false);
         // Without the heading the plots reach the figure's top edge: room above them for the
-        // upper half of a top tick label (a power of ten, its exponent raised), which was cut
-        // off there and left a log axis one label (presented on a 720-line projector).
-        int half = 0;
-        for (const QCPAxisRect* rect : axisRects())
-            half = std::max(
-                half,
-                int(std::ceil(
-                    0.7 * QFontMetricsF(rect->axis(QCPAxis::atLeft)->tickLabelFont()).height())));
-        plotLayout()->setMinimumMargins(QMargins(0, half, 0, 0));
+        // upper half of a top tick label, which was cut off there and left a log axis one label
+        // (presented on a 720-line projector). A power of ten, its exponent raised, is 1.4 lines.
+        int room = 0;
+        for (const QCPAxisRect* rect : axisRects()) {
+            const QFontMetricsF metrics(rect->axis(QCPAxis::atLeft)->tickLabelFont());
+            room = std::max(room, int(std::ceil(0.7 * metrics.height())));
+        }
+        plotLayout()->setMinimumMargins(QMargins(0, room, 0, 0));
         QCustomPlot::updateLayout();
     }
 }
