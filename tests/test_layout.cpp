@@ -5,6 +5,7 @@
 #include "ui/common/reserved_height_label.h"
 #include "ui/experiment/attention_maps_page.h"
 #include "ui/plotting/heatmap_view.h"
+#include "ui/plotting/log_ticker.h"
 #include "ui/plotting/plot_style.h"
 #include "ui/experiment/image_overlay_view.h"
 #include "ui/experiment/experiment_controller.h"
@@ -26,6 +27,7 @@
 #include <QTest>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <utility>
 
 using namespace attnlab;
@@ -195,6 +197,26 @@ private slots:
                          qPrintable(shown.join(" | ")));
             else
                 QCOMPARE(shown, titles);
+        }
+    }
+
+    // A log axis labelled with plain numbers reads each tick's value at every magnitude: grouped
+    // integers ("65,536") where they are exact, three significant digits past 10^15. A tick of
+    // 10^20 (a memory axis laid out on a page a few pixels high) was converted to a 64-bit
+    // integer, which cannot hold it.
+    void plainLogTickLabelsReadTheirValues()
+    {
+        LogTicker ticker(LogTicker::Labels::Plain);
+        ticker.setTickCount(40);
+        QVector<double> ticks;
+        QVector<QString> labels;
+        ticker.generate(QCPRange(1, 1e20), QLocale(), 'g', 6, ticks, nullptr, &labels);
+        QCOMPARE(ticks.size(), labels.size());
+        QVERIFY(ticks.last() >= 1e20);
+        for (int i = 0; i < ticks.size(); ++i) {
+            const double read = QString(labels[i]).remove(QLatin1Char(',')).toDouble();
+            QVERIFY2(std::abs(read - ticks[i]) <= 5e-3 * ticks[i],
+                     qPrintable(QStringLiteral("%1 reads %2").arg(ticks[i]).arg(labels[i])));
         }
     }
 

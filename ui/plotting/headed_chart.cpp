@@ -70,6 +70,9 @@ HeadedChart::HeadedChart(QWidget* parent, double legendPoints, int iconWidth, do
       m_subtitle(new QCPTextElement(this, QString(), sizedFont(font(), titlePoints - 3)))
 {
     m_subtitle->setTextColor(QColor(70, 70, 70));
+    // The margins updateLayout sets, none but above plots without their heading (an automatic
+    // margin never shrinks below the last one set).
+    plotLayout()->setAutoMargins(QCP::msNone);
     legend->setBorderPen(Qt::NoPen);
     legend->setBrush(Qt::NoBrush);
     legend->setFont(sizedFont(font(), legendPoints));
@@ -157,7 +160,7 @@ void HeadedChart::updateLayout()
     setWrappedText(m_title, m_titleText, width - 16);
     setWrappedText(m_subtitle, m_subtitleText, width - 16);
     placeHeading(true, m_subtitleRowShown);
-    plotLayout()->setMinimumMargins(QMargins());
+    plotLayout()->setMargins(QMargins());
     QCustomPlot::updateLayout();
     if (plotsSqueezed()) {
         placeHeading(false, false);
@@ -169,7 +172,7 @@ void HeadedChart::updateLayout()
             const QFontMetricsF metrics(rect->axis(QCPAxis::atLeft)->tickLabelFont());
             room = std::max(room, int(std::ceil(0.7 * metrics.height())));
         }
-        plotLayout()->setMinimumMargins(QMargins(0, room, 0, 0));
+        plotLayout()->setMargins(QMargins(0, room, 0, 0));
         QCustomPlot::updateLayout();
     }
 }

@@ -24,10 +24,11 @@ QVector<double> multiples(const QCPRange& range, std::initializer_list<int> mant
     return values;
 }
 
-// Grouped integers from 1 up ("65,536"), else three significant digits.
+// Grouped integers from 1 to 10^15 ("65,536"), else three significant digits ("0.01", "1e+20":
+// a 64-bit integer holds no tick past 9.2·10^18).
 QString plainNumber(double tick)
 {
-    if (tick >= 1 && tick == std::round(tick))
+    if (tick >= 1 && tick < 1e15 && tick == std::round(tick))
         return QLocale(QLocale::English).toString(qlonglong(tick));
     return QString::number(tick, 'g', 3);
 }

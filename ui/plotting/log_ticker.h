@@ -14,8 +14,8 @@ public:
     // How the ticks are labelled.
     enum class Labels {
         AxisFormat,      // the axis's number format ("eb": 2·10⁻³)
-        Plain,           // plain numbers: grouped integers from 1 up ("65,536"), else three
-                         // significant digits ("0.01")
+        Plain,           // plain numbers: grouped integers from 1 to 10^15 ("65,536"), else
+                         // three significant digits ("0.01")
         PlainWhenDense,  // plain numbers on the 1, 2, 5 ticks, the axis's format on powers of ten
         PowersOfTwo,     // a power of two as one ("2¹⁰"), other ticks as Plain: the lengths of
                          // a narrow chart, whose plain numbers ("32,768") leave room for one label
