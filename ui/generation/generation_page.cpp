@@ -213,16 +213,16 @@ void GenerationPage::fitTexts()
 {
     if (!m_content)
         return;
-    // The content fills the page's height.
+    // At most a third of the page's height under the summary (the content fills the height).
     const int least = 5 * m_exactText->fontMetrics().lineSpacing() + 8;
     const int most = std::max(least, (height() - m_summary->height()) / 3);
     double needed = 0;  // the document's height, and 2 pixels for its rounding
     for (const QTextEdit* edit : {m_exactText, m_approxText})
         needed = std::max(needed, edit->document()->size().height() + 2);
-    const int height = std::clamp(int(std::ceil(needed)), least, most);
+    const int textHeight = std::clamp(int(std::ceil(needed)), least, most);
     for (QTextEdit* edit : {m_exactText, m_approxText})
-        if (edit->height() != height || edit->minimumHeight() != height)
-            edit->setFixedHeight(height);
+        if (edit->height() != textHeight || edit->minimumHeight() != textHeight)
+            edit->setFixedHeight(textHeight);
 }
 
 void GenerationPage::resizeEvent(QResizeEvent* event)
