@@ -180,8 +180,11 @@ QJsonObject ModelEvalRowsInput::toJson() const
 bool ModelEvalRowsInput::fromJson(const QJsonValue& json, ModelEvalRowsInput* input)
 {
     const QJsonObject o = json.toObject();
-    ModelEvalRowsInput read{o["key"].toString(), o["model"].toString(), o["count"].toInt(-1),
-                            o["images"].toBool()};
+    ModelEvalRowsInput read;
+    read.key = o["key"].toString();
+    read.model = o["model"].toString();
+    read.count = o["count"].toInt(-1);
+    read.images = o["images"].toBool();
     if (!json.isObject() || !o["key"].isString() || !o["model"].isString() || read.count < 0 ||
         read.count > SpecLimits::length)
         return false;

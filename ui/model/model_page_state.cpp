@@ -103,9 +103,11 @@ ModelPageState ModelPageState::fromJson(const QJsonObject& json, const ModelPage
         } catch (const InputError&) {
             // A model that cannot be read has no rows: its comparison says why.
         }
-        state.rowsInput = {model ? sweepInputKey(sessionSpec, vit, state.imageFolder) : QString(),
-                           model ? sessionSpec.input.modelPath : QString(),
-                           state.rows.front().tokens, false};
+        if (model) {
+            state.rowsInput.key = sweepInputKey(sessionSpec, vit, state.imageFolder);
+            state.rowsInput.model = sessionSpec.input.modelPath;
+        }
+        state.rowsInput.count = state.rows.front().tokens;
     }
     state.rowsInputGuessed = !state.rows.empty() && !json.contains("rows_input");
     return state;
