@@ -88,6 +88,7 @@ GenerationPage::GenerationPage(QWidget* parent) : QWidget(parent)
     m_controls = new GenerationControls;
     m_column = controlsColumn(m_controls);
     m_content = buildContent();
+    fitTexts();
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(m_column);
     layout->addWidget(m_content, 1);
@@ -135,7 +136,6 @@ QWidget* GenerationPage::buildContent()
         edit->setFrameShape(QFrame::NoFrame);
         edit->viewport()->setAutoFillBackground(false);
         edit->setMinimumWidth(100);
-        edit->setFixedHeight(5 * edit->fontMetrics().lineSpacing() + 8);
         // A new text, or the same text at another width, takes another height.
         connect(edit->document()->documentLayout(),
                 &QAbstractTextDocumentLayout::documentSizeChanged, this, &GenerationPage::fitTexts);
