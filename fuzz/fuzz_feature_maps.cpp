@@ -58,8 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // What was read is written and read again unchanged (the values are floats already).
     QFile file(path);
     const QByteArray bytes = featureMapFileBytes(*maps);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-        file.write(bytes) != bytes.size())
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(bytes) != bytes.size())
         std::abort();
     file.close();
     const std::shared_ptr<const FittedFeatureMaps> again = readFeatureMaps(path);
