@@ -50,7 +50,8 @@ private:
     void shareHeight();
     // Puts the top edges of the maps shown side by side (exact and approximate, and the error
     // map in a row of three) at one height, the lowest of their centred tops: a title on two
-    // lines beside one on one line left the maps about 10 pixels apart.
+    // lines beside one on one line left the maps about 10 pixels apart. Maps already lined up
+    // within a line of their tick labels of that height stay.
     void lineUpMaps();
     // The heat maps of the figures, where they are heat maps: the exact map, the approximate one
     // and the error map (in its stack); null for a figure that is not one.

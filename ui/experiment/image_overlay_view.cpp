@@ -76,6 +76,7 @@ QCPItemRect* patchRect(QCustomPlot* plot, QCPAxisRect* axisRect, const QPen& pen
 ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
 {
     setBackground(Qt::white);
+    paintWithTheWindow(this);
     setMouseTracking(true);
     plotLayout()->clear();
     plotLayout()->setAutoMargins(QCP::msNone);
@@ -245,6 +246,10 @@ void ImageOverlayView::setAttention(const VectorD& exact, const VectorD& approx,
 
 void ImageOverlayView::clear()
 {
+    // Text input clears the view with every result, on a page not shown: a view already clear is
+    // not laid out and drawn again.
+    if (m_gridRows == 0 && !m_attentionScale->visible())
+        return;
     m_gridRows = 0;
     m_gridCols = 0;
     m_exact = VectorD();

@@ -40,6 +40,7 @@ QCustomPlot* rankChart(const std::vector<std::shared_ptr<const ExperimentResult>
                        int head)
 {
     auto* chart = new QCustomPlot;
+    paintWithTheWindow(chart);
     chart->setObjectName(QStringLiteral("sideBySideRanks"));
     chart->setMinimumSize(260, 260);
     chart->plotLayout()->insertRow(0);

@@ -23,6 +23,7 @@ RowComparisonView::RowComparisonView(QWidget* parent)
     : QCustomPlot(parent), m_keyTicker(new QCPAxisTickerText)
 {
     setBackground(Qt::white);
+    paintWithTheWindow(this);
 
     plotLayout()->insertRow(0);
     m_title = new QCPTextElement(this, QString(), sizedFont(font(), 13, true));

@@ -130,6 +130,7 @@ void FitFeaturesDialog::build()
     m_progress->setObjectName(QStringLiteral("fitProgress"));
     m_progress->setValue(0);
     m_curve = new QCustomPlot;
+    paintWithTheWindow(m_curve);
     m_curve->setObjectName(QStringLiteral("fitCurve"));
     m_curve->setMinimumSize(360, 200);
     m_curve->addGraph();

@@ -69,6 +69,7 @@ HeadedChart::HeadedChart(QWidget* parent, double legendPoints, int iconWidth, do
       m_title(new QCPTextElement(this, QString(), sizedFont(font(), titlePoints, true))),
       m_subtitle(new QCPTextElement(this, QString(), sizedFont(font(), titlePoints - 3)))
 {
+    paintWithTheWindow(this);
     m_subtitle->setTextColor(QColor(70, 70, 70));
     // The margins updateLayout sets, none but above plots without their heading (an automatic
     // margin never shrinks below the last one set).

@@ -139,6 +139,7 @@ HeatmapView::HeatmapView(QWidget* parent)
       m_pyramid(std::make_shared<const DetailPyramid>(0, 0))
 {
     setBackground(Qt::white);
+    paintWithTheWindow(this);
     setMouseTracking(true);
     setMinimumSize(160, 140);
 
@@ -648,6 +649,11 @@ QSize HeatmapView::decorationSize() const
     const QMargins aspect = m_body->margins();
     return QSize(width() - map.width() - aspect.left() - aspect.right(),
                  height() - map.height() - aspect.top() - aspect.bottom());
+}
+
+int HeatmapView::mapTop() const
+{
+    return axisRect()->rect().top();
 }
 
 void HeatmapView::setMapTop(int top)

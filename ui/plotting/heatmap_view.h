@@ -132,6 +132,8 @@ public:
     // Where the map's top edge would be, in widget pixels, centred in the room the figure leaves
     // it (as of the latest layout): maps side by side whose titles take different lines differ.
     int centredMapTop() const { return m_centredMapTop; }
+    // Where the map's top edge is, in widget pixels, as of the latest layout.
+    int mapTop() const;
     // Puts the map's top edge at `top` (widget pixels) where the room above and below it allows,
     // so that maps side by side line up; -1 centres it. Only the window's layout moves: an
     // export draws the figure without the room (tightSize), and is the same either way.

@@ -486,4 +486,9 @@ QFont sizedFont(const QFont& base, double points, bool bold)
     return font;
 }
 
+void paintWithTheWindow(QCustomPlot* plot)
+{
+    plot->setPlottingHint(QCP::phImmediateRefresh, false);
+}
+
 }  // namespace attnlab::ui

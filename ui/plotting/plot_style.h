@@ -37,6 +37,11 @@ QPainterPath methodMarkerPath(Method method, double radius);
 // base at the given size in points (and bold).
 QFont sizedFont(const QFont& base, double points, bool bold = false);
 
+// Makes plot's replots paint it with the window's next paint, with every other widget that
+// changed, rather than at once (QCustomPlot's default): the three maps and the query rows of a new
+// result, or the Stepper's plots at each step, are painted and flushed in one pass, not one each.
+void paintWithTheWindow(QCustomPlot* plot);
+
 // The bottom and left axes of rect in the figures' style: tick labels at tickPoints, axis labels a
 // point larger, light grey grid lines, and the sub grid too when subGrid (log axes).
 void applyAxisStyle(QCPAxisRect* rect, const QFont& base, double tickPoints, bool subGrid);

@@ -19,6 +19,7 @@ using namespace stepper;
 StepperPlots::StepperPlots()
 {
     m_inputPlot = new QCustomPlot;
+    paintWithTheWindow(m_inputPlot);
     m_inputPlot->setObjectName(QStringLiteral("inputPlot"));
     const QList<QCPAxisRect*> inputRects = stackedAxisRects(
         m_inputPlot, {QStringLiteral("\u03c6(k\u1d62)"), QStringLiteral("v\u1d62")},
@@ -36,6 +37,7 @@ StepperPlots::StepperPlots()
     }
 
     m_normalizerPlot = new QCustomPlot;
+    paintWithTheWindow(m_normalizerPlot);
     m_normalizerPlot->setObjectName(QStringLiteral("normalizerPlot"));
     const QList<QCPAxisRect*> normalizerRects =
         stackedAxisRects(m_normalizerPlot,
@@ -52,6 +54,7 @@ StepperPlots::StepperPlots()
     m_queryBars = addBars(normalizerRects[1], QStringLiteral("\u03c6(q\u1d62)"), kQueryColor);
 
     m_outputPlot = new QCustomPlot;
+    paintWithTheWindow(m_outputPlot);
     m_outputPlot->setObjectName(QStringLiteral("outputPlot"));
     const QList<QCPAxisRect*> outputRects =
         stackedAxisRects(m_outputPlot, {QString(), QStringLiteral("y\u1d62 \u2212 o\u1d62")},
@@ -73,6 +76,7 @@ StepperPlots::StepperPlots()
     m_exactView->setObjectName(QStringLiteral("stepperExactView"));
 
     m_errorPlot = new QCustomPlot;
+    paintWithTheWindow(m_errorPlot);
     m_errorPlot->setObjectName(QStringLiteral("errorPlot"));
     const QList<QCPAxisRect*> errorRects =
         stackedAxisRects(m_errorPlot, {QStringLiteral("|y\u1d62 \u2212 o\u1d62| / |o\u1d62|")},
