@@ -14,9 +14,11 @@
 #include "ui/stepper/stepper_view.h"
 #include "ui/lecture/presentation.h"
 #include "ui/experiment/row_comparison_view.h"
+#include "ui/experiment/view_bar.h"
 #include "ui/model/head_grid_panel.h"
 #include "window_support.h"
 
+#include <QAbstractSpinBox>
 #include <QFontMetrics>
 #include <QLabel>
 #include <QSignalSpy>
@@ -48,6 +50,24 @@ QCPItemText* hintOf(QCustomPlot& plot, const QString& text)
     }
     return nullptr;
 }
+
+// Counts the events of one type that reach the objects it filters.
+class EventCounter : public QObject {
+public:
+    explicit EventCounter(QEvent::Type type) : m_type(type) {}
+    int count() const { return m_count; }
+
+protected:
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        m_count += event->type() == m_type;
+        return false;
+    }
+
+private:
+    QEvent::Type m_type;
+    int m_count = 0;
+};
 
 }  // namespace
 
@@ -537,13 +557,16 @@ private slots:
         }
     }
 
-    // A new result of the same input (a new seed) draws each map once, and leaves the overlay of
-    // an image alone when the input is not one. Each map drew about one and a half times: the
+    // A new result of the same input (a new seed) draws each map once, leaves the overlay of an
+    // image alone when the input is not one, redraws no number box of the docks but the seed's,
+    // and does not lay the view bar out again. Each map drew about one and a half times: the
     // colour scales' numbers change width with the range, which moved the maps' centred tops by a
-    // few pixels and lined them up again, a second replot each; and text input cleared the
-    // hidden overlay, and drew it, with every result. Every plot paints with the window's next
-    // paint rather than each at once.
-    void aNewResultDrawsEachMapOnce()
+    // few pixels and lined them up again, a second replot each; text input cleared the hidden
+    // overlay, and drew it, with every result; and the docks set every box, the view bar its head
+    // box's range and the window the image tab's state again, which redrew the boxes and laid the
+    // window out again (the maps with it: ten replots for eight results). Every plot paints with
+    // the window's next paint rather than each at once.
+    void aNewSeedRedrawsOnlyWhatItChanges()
     {
         MainWindow window(MainWindow::Start::DefaultExample);
         // Maps as wide as their figures allow: the colour scales' numbers move their centred tops.
@@ -565,6 +588,13 @@ private slots:
                      qPrintable(plot->objectName()));
             connect(plot, &QCustomPlot::afterReplot, this, [&replots, plot] { ++replots[plot]; });
         }
+        EventCounter boxPaints(QEvent::Paint), viewBarLayouts(QEvent::LayoutRequest);
+        for (const char* dock : {"inputDock", "methodDock"})
+            for (QAbstractSpinBox* box :
+                 window.findChild<QWidget*>(QLatin1String(dock))->findChildren<QAbstractSpinBox*>())
+                if (box->objectName() != QLatin1String("seed"))
+                    box->installEventFilter(&boxPaints);
+        window.findChild<ViewBar*>()->installEventFilter(&viewBarLayouts);
         constexpr int kResults = 8;
         for (int seed = 1; seed <= kResults; ++seed) {
             spec.approximation.seed = std::uint64_t(seed);
@@ -578,6 +608,8 @@ private slots:
             QCOMPARE(replots[map], kResults);
         QCOMPARE(replots[window.imageView()], 0);
         QCOMPARE(maps[1]->mapTop(), maps[0]->mapTop());  // side by side in every arrangement
+        QCOMPARE(boxPaints.count(), 0);
+        QCOMPARE(viewBarLayouts.count(), 0);
     }
 
     // The hint of the empty query-rows figure wraps to a narrow figure's width instead of being

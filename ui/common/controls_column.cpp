@@ -88,12 +88,33 @@ QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, 
     return box;
 }
 
+void showValue(QSpinBox* box, int value)
+{
+    if (box->value() != value)
+        box->setValue(value);
+}
+
+void showValue(QDoubleSpinBox* box, double value)
+{
+    // The box holds its values rounded to its decimals.
+    if (box->value() != box->valueFromText(box->textFromValue(value)))
+        box->setValue(value);
+}
+
+void showRange(QSpinBox* box, int minimum, int maximum)
+{
+    if (box->minimum() != minimum || box->maximum() != maximum)
+        box->setRange(minimum, maximum);
+}
+
 void showValueInForce(QSpinBox* box, bool editable, std::optional<int> value)
 {
     box->setEnabled(editable);
     // The special text stands for the minimum, which the box then holds.
-    box->setSpecialValueText(value ? QString() : QStringLiteral("\u2014"));
-    box->setValue(value.value_or(box->minimum()));
+    const QString special = value ? QString() : QStringLiteral("\u2014");
+    if (box->specialValueText() != special)
+        box->setSpecialValueText(special);
+    showValue(box, value.value_or(box->minimum()));
 }
 
 void showChoiceInForce(QComboBox* box, bool editable, int index, const QString& inForce)

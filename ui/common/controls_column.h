@@ -32,6 +32,13 @@ QSpinBox* dockSpinBox(int minimum, int maximum, const QString& toolTip = QString
 QDoubleSpinBox* dockDoubleSpinBox(double minimum, double maximum, int decimals, double step,
                                   const QString& toolTip = QString());
 
+// Set a dock's number box to `value`, or its range to [minimum, maximum], only where it differs
+// from what the box has: a spin box redraws its text at every setValue and lays its window out
+// again at every setRange, changed or not, and the docks take the spec with every result.
+void showValue(QSpinBox* box, int value);
+void showValue(QDoubleSpinBox* box, double value);
+void showRange(QSpinBox* box, int minimum, int maximum);
+
 // Sets a dock's number box to what is in force: editable, it shows `value` for the user to change;
 // not editable (the input sets it: a model's d and heads, a ViT's patch size), it is greyed out
 // and shows the input's value, or a dash when that is not known here (Q, K, V files set it), never

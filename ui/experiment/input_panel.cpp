@@ -606,8 +606,8 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
     const ModelShape shape = model ? modelShapeOf(input.modelPath) : ModelShape();
     for (const auto& [layer, reads] :
          {std::pair(m_layer, textModel), std::pair(m_imageLayer, imageModel)}) {
-        layer->setRange(0, std::max({0, shape.layers - 1, reads ? input.layer : 0}));
-        layer->setValue(reads ? input.layer : 0);
+        showRange(layer, 0, std::max({0, shape.layers - 1, reads ? input.layer : 0}));
+        showValue(layer, reads ? input.layer : 0);
         layer->setEnabled(reads);
     }
     m_modelSummary->setText(textModel ? shape.summary : QString());
@@ -635,9 +635,9 @@ void InputPanel::setSpec(const ExperimentSpec& spec)
                      imageModel ? vitSize(shape.patchSize) : std::optional(input.patchSize));
     showValueInForce(m_imageSize, !imageModel,
                      imageModel ? vitSize(shape.imageSize) : std::optional(input.imageSize));
-    m_length->setValue(input.length);
-    m_rowNorm->setValue(input.rowNorm.value_or(0));
-    m_clusters->setValue(input.clusters);
+    showValue(m_length, input.length);
+    showValue(m_rowNorm, input.rowNorm.value_or(0));
+    showValue(m_clusters, input.clusters);
     m_queryFile->setText(input.queryPath);
     m_keyFile->setText(input.keyPath);
     m_valueFile->setText(input.valuePath);

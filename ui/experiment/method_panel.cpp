@@ -419,15 +419,15 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
         m_checkpoint->setModels(spec.input.modelPath, spec.input.comparisonModelPath);
     if (featuresFromSlider(m_featuresSlider->value()) != map.features)
         m_featuresSlider->setValue(sliderFromFeatures(map.features));
-    m_features->setValue(map.features);
+    showValue(m_features, map.features);
     m_projection->setCurrentIndex(m_projection->findData(int(map.projection)));
     m_rowNorm->setCurrentIndex(int(map.rowNorm));
-    m_seed->setValue(int(std::min<std::uint64_t>(map.seed, std::numeric_limits<int>::max())));
-    m_scale->setValue(spec.scale.value_or(0));
+    showValue(m_seed, int(std::min<std::uint64_t>(map.seed, std::numeric_limits<int>::max())));
+    showValue(m_scale, spec.scale.value_or(0));
     if (std::abs(normFromSlider(m_normSlider->value()) - spec.input.normMultiplier) >
         1e-9 * spec.input.normMultiplier)
         m_normSlider->setValue(sliderFromNorm(spec.input.normMultiplier));
-    m_norm->setValue(spec.input.normMultiplier);
+    showValue(m_norm, spec.input.normMultiplier);
     m_causal->setChecked(spec.causal);
     // A model has its own heads, which the box shows; Q, K, V files theirs, known once read.
     const InputKind kind = spec.input.kind;
@@ -445,9 +445,9 @@ void MethodPanel::setSpec(const ExperimentSpec& spec)
         else if (auto* choice = qobject_cast<QComboBox*>(control))
             choice->setCurrentIndex(int(value));
         else if (auto* integer = qobject_cast<QSpinBox*>(control))
-            integer->setValue(int(value));
+            showValue(integer, int(value));
         else if (auto* real = qobject_cast<QDoubleSpinBox*>(control))
-            real->setValue(value);
+            showValue(real, value);
     }
     updateEnabled();
     m_updating = false;

@@ -66,8 +66,12 @@ void ViewBar::setSettings(const ViewSettings& settings, int heads)
 {
     const QSignalBlocker blockHead(m_head), blockError(m_errorKind),
         blockDistribution(m_distribution), blockShared(m_sharedScale), blockColors(m_colorMap);
-    m_head->setRange(0, heads - 1);
-    m_head->setValue(settings.head);
+    // A spin box lays its window out again at every setRange and repaints at every setValue,
+    // even with nothing changed: this runs with every result.
+    if (m_head->maximum() != heads - 1)
+        m_head->setRange(0, heads - 1);
+    if (m_head->value() != settings.head)
+        m_head->setValue(settings.head);
     m_head->setEnabled(heads > 1);
     m_errorKind->setCurrentIndex(int(settings.errorKind));
     m_distribution->setChecked(settings.errorDistribution);

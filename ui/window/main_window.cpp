@@ -422,7 +422,9 @@ void MainWindow::showResult()
     m_imagePage->setRollout(settings.rollout);
     // The image page shows image input; it comes to the front when an image first arrives.
     // A session's page wins over that.
-    m_pages->setTabEnabled(ImagePage, image);
+    // QTabBar lays its tabs out and repaints at every call, even with the state unchanged.
+    if (image != imageBefore)
+        m_pages->setTabEnabled(ImagePage, image);
     const Page current = currentPage();
     if (image != imageBefore && (current == MatricesPage || current == ImagePage))
         m_pages->setCurrentIndex(image ? ImagePage : MatricesPage);
