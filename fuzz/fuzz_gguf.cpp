@@ -13,51 +13,36 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <functional>
-
-namespace {
 
 using namespace attnlab;
-
-// Runs read, which may refuse the input only by an InputError naming path.
-void tolerated(const QString& path, const std::function<void()>& read)
-{
-    try {
-        read();
-    } catch (const InputError& error) {
-        if (!error.message().startsWith(path))
-            std::abort();
-    }
-}
-
-}  // namespace
+using attnlab::fuzz::readOrRefused;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     const QString path = fuzz::inputFile(data, size, ".gguf");
-    tolerated(path, [&] {
+    readOrRefused(path, [&] {
         const GgufFile file(path);
         for (const QString& key : file.keys()) {
-            tolerated(path, [&] { static_cast<void>(file.unsignedInteger(key)); });
-            tolerated(path, [&] { static_cast<void>(file.number(key)); });
-            tolerated(path, [&] { static_cast<void>(file.boolean(key, false)); });
-            tolerated(path, [&] { static_cast<void>(file.string(key)); });
-            tolerated(path, [&] { static_cast<void>(file.byteStrings(key)); });
-            tolerated(path, [&] { static_cast<void>(file.floats(key)); });
-            tolerated(path, [&] { static_cast<void>(file.integers(key)); });
+            readOrRefused(path, [&] { static_cast<void>(file.unsignedInteger(key)); });
+            readOrRefused(path, [&] { static_cast<void>(file.number(key)); });
+            readOrRefused(path, [&] { static_cast<void>(file.boolean(key, false)); });
+            readOrRefused(path, [&] { static_cast<void>(file.string(key)); });
+            readOrRefused(path, [&] { static_cast<void>(file.byteStrings(key)); });
+            readOrRefused(path, [&] { static_cast<void>(file.floats(key)); });
+            readOrRefused(path, [&] { static_cast<void>(file.integers(key)); });
         }
         for (const GgufTensor& tensor : file.tensors()) {
             if (file.dataStart() + tensor.offset + tensor.bytes > size)
                 std::abort();  // data outside the file was accepted
             if (tensor.elementCount() > (1 << 16))
                 continue;
-            tolerated(path, [&] {
+            readOrRefused(path, [&] {
                 for (const float value : file.values(tensor))
                     if (!std::isfinite(value))
                         std::abort();
             });
         }
-        tolerated(path, [&] {
+        readOrRefused(path, [&] {
             const auto tokenizer = ggufTokenizer(file);
             for (const int id :
                  tokenizer->encode(QStringLiteral("Hello <s> wörld 123 \n日本 🤗"))) {
@@ -67,6 +52,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
         });
     });
-    tolerated(path, [&] { static_cast<void>(ggufLanguageModelInfo(path)); });
+    readOrRefused(path, [&] { static_cast<void>(ggufLanguageModelInfo(path)); });
     return 0;
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "errors.h"
+
 #include <QDir>
 #include <QFile>
 #include <QString>
@@ -7,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 
 #include <unistd.h>
 
@@ -24,6 +27,21 @@ inline QString inputFile(const std::uint8_t* data, std::size_t size, const char*
         file.write(reinterpret_cast<const char*>(data), qint64(size)) != qint64(size))
         std::abort();  // not the reader's fault: stop rather than fuzz nothing
     return path;
+}
+
+// Runs read, which may refuse the input only with an InputError whose message starts with `name`
+// (the file's path or name): any other refusal is a finding, and aborts. Returns whether read
+// took the input.
+inline bool readOrRefused(const QString& name, const std::function<void()>& read)
+{
+    try {
+        read();
+        return true;
+    } catch (const InputError& error) {
+        if (!error.message().startsWith(name))
+            std::abort();
+        return false;
+    }
 }
 
 }  // namespace attnlab::fuzz

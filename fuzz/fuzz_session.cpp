@@ -44,13 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 {
     const QString path = fuzz::inputFile(data, size, ".attnlab");
     Session session;
-    try {
-        session = readSession(path);
-    } catch (const InputError& error) {
-        if (!error.message().startsWith(path))
-            std::abort();
+    if (!fuzz::readOrRefused(path, [&] { session = readSession(path); }))
         return 0;
-    }
     const QJsonObject spec = session.spec.toJson();
     if (ExperimentSpec::fromJson(spec).toJson() != spec)
         std::abort();

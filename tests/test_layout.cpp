@@ -561,11 +561,11 @@ private slots:
     // image alone when the input is not one, redraws no number box of the docks but the seed's,
     // and does not lay the view bar out again. Each map drew about one and a half times: the
     // colour scales' numbers change width with the range, which moved the maps' centred tops by a
-    // few pixels and lined them up again, a second replot each; text input cleared the hidden
-    // overlay, and drew it, with every result; and the docks set every box, the view bar its head
-    // box's range and the window the image tab's state again, which redrew the boxes and laid the
-    // window out again (the maps with it: ten replots for eight results). Every plot paints with
-    // the window's next paint rather than each at once.
+    // few pixels, and the maps were lined up again after they were drawn, a second replot each;
+    // text input cleared the hidden overlay, and drew it, with every result; and the docks set
+    // every box, the view bar its head box's range and the window the image tab's state again,
+    // which redrew the boxes and laid the window out again (the maps with it: ten replots for eight
+    // results). Every plot paints with the window's next paint rather than each at once.
     void aNewSeedRedrawsOnlyWhatItChanges()
     {
         MainWindow window(MainWindow::Start::DefaultExample);

@@ -3,13 +3,10 @@
 #include "ui/experiment/row_comparison_view.h"
 #include "ui/plotting/heatmap_view.h"
 
-#include <QFontMetrics>
 #include <QGridLayout>
 #include <QResizeEvent>
 
 #include <algorithm>
-#include <cstdlib>
-#include <optional>
 
 namespace attnlab::ui {
 
@@ -83,24 +80,17 @@ void AttentionMapsPage::lineUpMaps()
     for (const HeatmapView* map : row)
         if (map && map->isVisible())
             top = std::max(top, map->centredMapTop());
-    std::optional<int> shownTop;  // the maps' common top edge, when they are lined up
-    bool lined = true;
-    for (const HeatmapView* map : row) {
-        if (!map || !map->isVisible())
-            continue;
-        lined = lined && (!shownTop || *shownTop == map->mapTop());
-        shownTop = map->mapTop();
-    }
-    // Maps lined up a line of their tick labels or less off that height stay: the colour scales'
-    // numbers change width with every new range, which moves the centred tops of maps as wide as
-    // their figures allow by a few pixels, and moving the maps cost each a second replot after
-    // nearly every new result.
-    const int slack = row[0] ? QFontMetrics(row[0]->xAxis->tickLabelFont()).height() : 0;
-    if (lined && shownTop && std::abs(*shownTop - top) <= slack)
-        return;
     for (HeatmapView* map : row)
         if (map)
             map->setMapTop(top);
+}
+
+void AttentionMapsPage::lineUpNewContent()
+{
+    for (HeatmapView* map : maps())
+        if (map && map->isVisible())
+            map->layOut();
+    lineUpMaps();
 }
 
 void AttentionMapsPage::reconsiderArrangement()

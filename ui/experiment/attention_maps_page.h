@@ -36,6 +36,11 @@ public:
     // The side of the largest square map each arrangement gives a page of `size`.
     int mapSide(Arrangement arrangement, QSize size) const;
 
+    // Lines the maps up for the content they were just given, before they draw it (lineUpMaps
+    // after their replots would draw them a second time wherever their centred tops moved: the
+    // colour scales' numbers change width with every range).
+    void lineUpNewContent();
+
 protected:
     void resizeEvent(QResizeEvent* event) override;
 
@@ -50,8 +55,7 @@ private:
     void shareHeight();
     // Puts the top edges of the maps shown side by side (exact and approximate, and the error
     // map in a row of three) at one height, the lowest of their centred tops: a title on two
-    // lines beside one on one line left the maps about 10 pixels apart. Maps already lined up
-    // within a line of their tick labels of that height stay.
+    // lines beside one on one line left the maps about 10 pixels apart.
     void lineUpMaps();
     // The heat maps of the figures, where they are heat maps: the exact map, the approximate one
     // and the error map (in its stack); null for a figure that is not one.

@@ -134,6 +134,9 @@ public:
     int centredMapTop() const { return m_centredMapTop; }
     // Where the map's top edge is, in widget pixels, as of the latest layout.
     int mapTop() const;
+    // Lays the figure out now, for its size and content, as its next replot will: a page lines
+    // maps up before they are drawn.
+    void layOut() { updateLayout(); }
     // Puts the map's top edge at `top` (widget pixels) where the room above and below it allows,
     // so that maps side by side line up; -1 centres it. Only the window's layout moves: an
     // export draws the figure without the room (tightSize), and is the same either way.

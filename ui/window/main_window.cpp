@@ -231,8 +231,8 @@ void MainWindow::buildPages()
     connect(m_viewBar, &ViewBar::changed, this,
             [this] { setViewSettings(m_viewBar->applied(m_view)); });
     // The matrices as large as the page allows: two by two, or in a row above the query rows.
-    QWidget* matrices =
-        withViewBarRoom(new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView));
+    m_mapsPage = new AttentionMapsPage(m_exactView, m_approxView, m_errorStack, m_rowView);
+    QWidget* matrices = withViewBarRoom(m_mapsPage);
     placeViewBar(m_viewBar, matrices);
     addPage(m_pages, matrices, QStringLiteral("matricesPage"), tr("Attention matrices"),
             tr("Exact P, its approximation, the error, and the selected query's rows."));
@@ -452,6 +452,7 @@ void MainWindow::refreshViews()
     const ExperimentResult& result = *computation.result;
     m_viewBar->setSettings(m_view, int(result.heads.size()));
     showAttention(*m_exactView, *m_approxView, *m_errorView, computation.result, m_view);
+    m_mapsPage->lineUpNewContent();
     showQueryRow(*m_rowView, result, m_view);
     showImageOverlay(*m_imageView, computation.patchImage, result, m_view,
                      computation.rollout.get());

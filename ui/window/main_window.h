@@ -25,6 +25,7 @@ class QUndoStack;
 
 namespace attnlab::ui {
 
+class AttentionMapsPage;
 class Autosave;
 class BackgroundJob;
 class ErrorAnalysisPanel;
@@ -246,6 +247,7 @@ private:
     ViewBar* m_viewBar;            // head, error kind, colours: over the matrix page shown
     QTabWidget* m_pages;  // the matrices; the image (for image input); errors; timing; stepper
     RowComparisonView* m_rowView;
+    AttentionMapsPage* m_mapsPage;  // the three maps and the query rows, on the matrix page
     ImageOverlayView* m_imageView;
     ui::ImagePage* m_imagePage;  // ui::, since Page::ImagePage names the tab
     ErrorAnalysisPanel* m_errorPanel;
