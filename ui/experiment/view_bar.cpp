@@ -1,5 +1,7 @@
 #include "ui/experiment/view_bar.h"
 
+#include "ui/common/controls_column.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -66,12 +68,8 @@ void ViewBar::setSettings(const ViewSettings& settings, int heads)
 {
     const QSignalBlocker blockHead(m_head), blockError(m_errorKind),
         blockDistribution(m_distribution), blockShared(m_sharedScale), blockColors(m_colorMap);
-    // A spin box lays its window out again at every setRange and repaints at every setValue,
-    // even with nothing changed: this runs with every result.
-    if (m_head->maximum() != heads - 1)
-        m_head->setRange(0, heads - 1);
-    if (m_head->value() != settings.head)
-        m_head->setValue(settings.head);
+    showRange(m_head, 0, heads - 1);  // with every result: only what changed
+    showValue(m_head, settings.head);
     m_head->setEnabled(heads > 1);
     m_errorKind->setCurrentIndex(int(settings.errorKind));
     m_distribution->setChecked(settings.errorDistribution);
