@@ -6,6 +6,7 @@
 // finding.
 
 #include "errors.h"
+#include "fuzz_input.h"
 #include "model/safetensors.h"
 
 #include <QByteArrayView>
@@ -22,28 +23,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint64_t dataSize = qFromLittleEndian<quint64>(data);
     const QByteArrayView header(reinterpret_cast<const char*>(data + 8), qsizetype(size - 8));
     const QString fileName = QStringLiteral("fuzz.safetensors");
-    try {
-        const std::vector<TensorEntry> entries = parseSafetensorsHeader(header, dataSize, fileName);
-        std::uint64_t reached = 0;  // the furthest end of a nonempty entry so far
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            const TensorEntry& entry = entries[i];
-            if (entry.begin > entry.end || entry.end > dataSize || entry.shape.size() > 8)
-                std::abort();
-            if (i > 0 && entries[i - 1].begin > entry.begin)
-                std::abort();  // not sorted by begin
-            if (entry.begin < entry.end) {
-                if (entry.begin < reached)
-                    std::abort();  // overlaps an earlier entry
-                reached = entry.end;
-            }
-            const std::uint64_t elementSize = tensorDtypeBytes(entry.dtype);
-            if (elementSize > 0 &&
-                (entry.elementCount() < 0 ||
-                 std::uint64_t(entry.elementCount()) * elementSize != entry.end - entry.begin))
-                std::abort();
+    std::vector<TensorEntry> entries;
+    if (!fuzz::readOrRefused(fileName,
+                             [&] { entries = parseSafetensorsHeader(header, dataSize, fileName); }))
+        return 0;
+    std::uint64_t reached = 0;  // the furthest end of a nonempty entry so far
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const TensorEntry& entry = entries[i];
+        if (entry.begin > entry.end || entry.end > dataSize || entry.shape.size() > 8)
+            std::abort();
+        if (i > 0 && entries[i - 1].begin > entry.begin)
+            std::abort();  // not sorted by begin
+        if (entry.begin < entry.end) {
+            if (entry.begin < reached)
+                std::abort();  // overlaps an earlier entry
+            reached = entry.end;
         }
-    } catch (const InputError& error) {
-        if (!error.message().startsWith(fileName))
+        const std::uint64_t elementSize = tensorDtypeBytes(entry.dtype);
+        if (elementSize > 0 &&
+            (entry.elementCount() < 0 ||
+             std::uint64_t(entry.elementCount()) * elementSize != entry.end - entry.begin))
             std::abort();
     }
     return 0;

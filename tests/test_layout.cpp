@@ -607,7 +607,8 @@ private slots:
         for (HeatmapView* map : maps)
             QCOMPARE(replots[map], kResults);
         QCOMPARE(replots[window.imageView()], 0);
-        QCOMPARE(maps[1]->mapTop(), maps[0]->mapTop());  // side by side in every arrangement
+        // Side by side in every arrangement.
+        QCOMPARE(maps[1]->axisRect()->rect().top(), maps[0]->axisRect()->rect().top());
         QCOMPARE(boxPaints.count(), 0);
         QCOMPARE(viewBarLayouts.count(), 0);
     }

@@ -651,11 +651,6 @@ QSize HeatmapView::decorationSize() const
                  height() - map.height() - aspect.top() - aspect.bottom());
 }
 
-int HeatmapView::mapTop() const
-{
-    return axisRect()->rect().top();
-}
-
 void HeatmapView::setMapTop(int top)
 {
     if (top == m_mapTop)

@@ -132,8 +132,6 @@ public:
     // Where the map's top edge would be, in widget pixels, centred in the room the figure leaves
     // it (as of the latest layout): maps side by side whose titles take different lines differ.
     int centredMapTop() const { return m_centredMapTop; }
-    // Where the map's top edge is, in widget pixels, as of the latest layout.
-    int mapTop() const;
     // Lays the figure out now, for its size and content, as its next replot will: a page lines
     // maps up before they are drawn.
     void layOut() { updateLayout(); }
