@@ -446,7 +446,7 @@ void TestGeneratePage::theStateComesBackFromASession()
         GenerationPage& page = *window.generationPage();
         child<QPlainTextEdit>(page, "generatePrompt")->setPlainText(QStringLiteral("In the"));
         child<QSpinBox>(page, "generateTokens")->setValue(7);
-        for (QAction* action : child<QToolButton>(page, "generateLayers")->menu()->actions())
+        for (QAction* action : child<QPushButton>(page, "generateLayers")->menu()->actions())
             if (action->data().isValid() && action->data().toInt() == 2)
                 action->trigger();
         clickCheckBox(child<QCheckBox>(page, "generateFollow"));

@@ -133,6 +133,7 @@ private slots:
     void metricsPanelShowsWarnings();
     void metricsPanelShowsTheHeadsOwnWarnings();
     void metricsPanelNamesTheKeptExactSidesTime();
+    void metricsPanelKeepsItsWidthWhateverTheNumbers();
     void metricsPanelClearEmptiesEverything();
 
     void aSharedScaleShowsNegativeWeightsAroundZero();
@@ -590,6 +591,38 @@ void TestPanels::metricsPanelNamesTheKeptExactSidesTime()
     panel.setResult(result, 0);
     QVERIFY(shows(QStringLiteral("Time, rows and metrics")));
     QVERIFY(!shows(QStringLiteral("Time, exact")));
+}
+
+// Property: the panel asks for the same least width (the dock's) whatever the numbers of a result,
+// values from 0.1234 to 0.001234 and times from under 1 ms to seconds, with the summary's longest
+// name ("Time, rows and metrics") and a head's column beside all heads', where the numbers' columns
+// decide the panel's width: a time crossing 1 ms (0.988 ms, then 1.23 ms) or a value with a digit
+// more
+// ("0.009005" after "0.04772") widened the dock by a digit, and the maps beside it moved and drew
+// again (a busy machine's times crossed 1 ms).
+void TestPanels::metricsPanelKeepsItsWidthWhateverTheNumbers()
+{
+    ExperimentResult result = handMadeResult();
+    result.exactKept = true;
+    result.heads.resize(2, result.heads[0]);
+    MetricsPanel panel;
+    panel.setResult(result, 0);
+    panel.show();  // a hidden label's new text leaves its layout's size as it was
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const int least = panel.minimumSizeHint().width();
+    const std::pair<double, double> numbers[] = {
+        {0.1234, 0.0009876}, {0.04772, 0.00123}, {0.009005, 0.0123}, {0.001234, 9.876}};
+    for (const auto& [value, seconds] : numbers) {
+        for (AttentionMetrics* metrics :
+             {&result.metrics, &result.heads[0].metrics, &result.heads[1].metrics})
+            metrics->maxAbsError = metrics->meanAbsError = metrics->relFrobeniusAttention =
+                metrics->relFrobeniusOutput = metrics->meanTotalVariation = metrics->kernelMse =
+                    value;
+        result.secondsApprox = result.secondsExact = seconds;
+        panel.setResult(result, 0);
+        panel.layout()->activate();  // as the event loop does: the nested layouts measure again
+        QCOMPARE(panel.minimumSizeHint().width(), least);
+    }
 }
 
 // Property: clear() leaves no metric, summary value or warning behind.

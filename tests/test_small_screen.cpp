@@ -20,12 +20,16 @@
 #include "ui/timing/timing_panel.h"
 
 #include <QApplication>
+#include <QAbstractButton>
 #include <QComboBox>
 #include <QDir>
 #include <QDirIterator>
+#include <QHeaderView>
 #include <QFile>
 #include <QLabel>
 #include <QMainWindow>
+#include <QMenu>
+#include <QPushButton>
 #include <QResizeEvent>
 #include <QRegularExpression>
 #include <QScreen>
@@ -38,7 +42,9 @@
 #include <QStyleOptionComboBox>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QTest>
 
 using namespace attnlab;
@@ -177,6 +183,96 @@ void addRowPerSessionFile(const QString& folder)
         const QString path = files.next();
         QTest::newRow(qPrintable(QFileInfo(path).fileName())) << path;
     }
+}
+
+// The first text of `table` (a heading or a cell, with its icon) wider than its column, with the
+// widths; empty when every text fits.
+QString cutTableText(const QTableWidget& table)
+{
+    const QHeaderView* header = table.horizontalHeader();
+    const int icon = table.iconSize().isValid()
+                         ? table.iconSize().width()
+                         : table.style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, &table);
+    for (int column = 0; column < table.columnCount(); ++column) {
+        const int width = header->sectionSize(column);
+        QStringList texts{table.horizontalHeaderItem(column)->text()};
+        std::vector<int> needed{header->fontMetrics().horizontalAdvance(texts.front())};
+        for (int row = 0; row < table.rowCount(); ++row) {
+            const QTableWidgetItem* item = table.item(row, column);
+            texts.append(item->text());
+            needed.push_back(table.fontMetrics().horizontalAdvance(item->text()) +
+                             (item->icon().isNull() ? 0 : icon));
+        }
+        for (int i = 0; i < texts.size(); ++i)
+            if (needed[std::size_t(i)] > width)
+                return QStringLiteral("\"%1\" needs %2 pixels, its column has %3")
+                    .arg(texts[i])
+                    .arg(needed[std::size_t(i)])
+                    .arg(width);
+    }
+    return QString();
+}
+
+// The menu a push or tool button opens; null for any other button.
+QMenu* menuOf(const QAbstractButton* button)
+{
+    if (const auto* push = qobject_cast<const QPushButton*>(button))
+        return push->menu();
+    if (const auto* tool = qobject_cast<const QToolButton*>(button))
+        return tool->menu();
+    return nullptr;
+}
+
+// `button` drawn as it is, but with `text` and `menu`.
+QImage drawnWith(QAbstractButton* button, const QString& text, QMenu* menu)
+{
+    const QString shownText = button->text();
+    QMenu* shownMenu = menuOf(button);
+    const auto setMenu = [button](QMenu* to) {
+        if (auto* push = qobject_cast<QPushButton*>(button))
+            push->setMenu(to);
+        else
+            static_cast<QToolButton*>(button)->setMenu(to);
+    };
+    button->setText(text);
+    setMenu(menu);
+    QImage image(button->size(), QImage::Format_RGB32);
+    button->render(&image);
+    button->setText(shownText);
+    setMenu(shownMenu);
+    return image;
+}
+
+// The columns where `a` and `b` differ, as [first, last]; empty (first > last) where they do not.
+std::pair<int, int> differingColumns(const QImage& a, const QImage& b)
+{
+    std::pair<int, int> columns{a.width(), -1};
+    for (int y = 0; y < a.height(); ++y)
+        for (int x = 0; x < a.width(); ++x)
+            if (a.pixel(x, y) != b.pixel(x, y))
+                columns = {std::min(columns.first, x), std::max(columns.second, x)};
+    return columns;
+}
+
+// Where the arrow of a menu button is drawn on or against its text (the pixels that change when
+// the text, or the menu, is taken away), a sentence that says so; empty when the arrow lies right
+// of it, at least a space apart.
+QString arrowOverText(QAbstractButton* button)
+{
+    QMenu* menu = menuOf(button);
+    const auto text = differingColumns(drawnWith(button, button->text(), menu),
+                                       drawnWith(button, QString(), menu));
+    const auto arrow =
+        differingColumns(drawnWith(button, QString(), menu), drawnWith(button, QString(), nullptr));
+    if (text.first <= text.second && arrow.first <= arrow.second &&
+        arrow.first > text.second + button->fontMetrics().horizontalAdvance(QLatin1Char(' ')))
+        return QString();
+    return QStringLiteral("\"%1\": its text at x %2 to %3, its arrow at %4 to %5")
+        .arg(button->text())
+        .arg(text.first)
+        .arg(text.second)
+        .arg(arrow.first)
+        .arg(arrow.second);
 }
 
 // Whether the window, resized to the screen less the offscreen frame (1272 x 764), fits it.
@@ -345,6 +441,57 @@ private slots:
                  qPrintable(shownHeading(*page->chart())));
         QVERIFY(!page->table()->isVisible());
         window.setPresentationMode(false);
+    }
+
+    // The Timing page's table, in the window as wide as this screen, shows each column whole,
+    // its heading and every cell, and scrolls sideways where the page is narrower than they
+    // need; in a wider window its columns fill it. The crossover column, stretched to the
+    // table's width, was cut to "ossover with exa" and "L ≈ 560 (vs".
+    void theTimingTableShowsEveryColumnWhole()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showIdle(window, QSize(1272, 764)));
+        QVERIFY(window.openSession(
+            QStringLiteral(ATTNLAB_TEST_DATA "/../../docs/screenshots/timing.attnlab")));
+        QVERIFY(allWorkDoneAfterOpening(window));
+        window.showPage(MainWindow::TimingPage);
+        const QTableWidget* table = window.timingPanel()->table();
+        for (const int width : {1272, 1900}) {
+            window.resize(width, 764);
+            QTest::qWait(50);
+            QVERIFY(table->isVisible() && table->rowCount() > 0);
+            const QString cut = cutTableText(*table);
+            QVERIFY2(cut.isEmpty(),
+                     qPrintable(QStringLiteral("%1 pixels: %2").arg(width).arg(cut)));
+            QVERIFY2(table->horizontalHeader()->length() >= table->viewport()->width(),
+                     qPrintable(QStringLiteral("%1 pixels: columns of %2 in a table of %3")
+                                    .arg(width)
+                                    .arg(table->horizontalHeader()->length())
+                                    .arg(table->viewport()->width())));
+        }
+    }
+
+    // On every page, a button that opens a menu (Export, the layers Generate replaces) draws its
+    // arrow right of its text and apart from it: tool buttons that popped their menus up drew it
+    // against the text's last letter, as if under it ("Export chart", "all layers").
+    void everyMenuButtonDrawsItsArrowBesideItsText()
+    {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        QVERIFY(showIdle(window, QSize(1272, 764)));
+        int seen = 0;
+        for (const MainWindow::Page page : {MainWindow::HeadsPage, MainWindow::ErrorsPage,
+                                            MainWindow::TimingPage, MainWindow::GeneratePage}) {
+            window.showPage(page);
+            QTest::qWait(50);
+            for (QAbstractButton* button : window.findChildren<QAbstractButton*>()) {
+                if (button->isVisible() && menuOf(button)) {
+                    ++seen;
+                    const QString overlap = arrowOverText(button);
+                    QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+                }
+            }
+        }
+        QVERIFY(seen >= 4);
     }
 
     // Every page's tab shows in the tab bar: none hides behind scroll arrows (the Stepper did).

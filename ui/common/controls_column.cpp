@@ -2,6 +2,8 @@
 
 #include <QComboBox>
 #include <QEvent>
+#include <QMenu>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -122,6 +124,14 @@ void showChoiceInForce(QComboBox* box, bool editable, int index, const QString& 
     box->setEnabled(editable);
     box->setPlaceholderText(inForce);  // shown while no item is chosen
     box->setCurrentIndex(editable ? index : -1);
+}
+
+QPushButton* menuButton(const QString& text, const QString& toolTip)
+{
+    auto* button = new QPushButton(text);
+    button->setToolTip(toolTip);
+    button->setMenu(new QMenu(button));
+    return button;
 }
 
 }  // namespace attnlab::ui

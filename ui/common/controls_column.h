@@ -6,6 +6,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QPushButton;
 class QScrollArea;
 class QSpinBox;
 class QWidget;
@@ -49,5 +50,10 @@ void showValueInForce(QSpinBox* box, bool editable, std::optional<int> value);
 // greyed out with no item chosen and shows `inForce`, what decides in its place ("the model's
 // tokenizer"), never the spec's choice of before.
 void showChoiceInForce(QComboBox* box, bool editable, int index, const QString& inForce);
+
+// A button that opens a menu (a page's Export, the layers Generate replaces), its menu owned by
+// it and empty for the caller to fill: a push button, whose arrow has room of its own right of the
+// text; a tool button that pops its menu up at once drew its arrow over the text's last letter.
+QPushButton* menuButton(const QString& text, const QString& toolTip);
 
 }  // namespace attnlab::ui

@@ -11,6 +11,7 @@
 #include <QStyle>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -184,6 +185,30 @@ QString formatMilliseconds(double seconds)
     return QStringLiteral("%1 ms").arg(ms, 0, 'f', decimals);
 }
 
+// A label at least as wide as a reserved text, the widest it commonly shows, in whatever font it
+// has (presentation mode enlarges it): values that change with every result ("0.04772", then
+// "0.009005"; a time of 0.988 ms, then 1.23 ms) leave their column's width, and the dock's, where
+// they are. A digit more took eight pixels from the maps beside the dock, and drew them again.
+class ReservedWidthLabel : public QLabel {
+public:
+    explicit ReservedWidthLabel(const QString& widest) : m_widest(widest) {}
+
+    QSize sizeHint() const override { return reserveWidth(QLabel::sizeHint()); }
+    QSize minimumSizeHint() const override { return reserveWidth(QLabel::minimumSizeHint()); }
+
+private:
+    // `size`, at least as wide as the reserved text in this label's font, measured by a label
+    // that is never shown (QLabel's own measure, to the pixel).
+    QSize reserveWidth(QSize size) const
+    {
+        if (m_widest.font() != font())
+            m_widest.setFont(font());
+        return QSize(std::max(size.width(), m_widest.minimumSizeHint().width()), size.height());
+    }
+
+    mutable QLabel m_widest;
+};
+
 // Text colour for secondary text: halfway between the text and the background, so that it still
 // reads (the palette's disabled text is too faint for that).
 QColor mutedColor(const QWidget* widget)
@@ -238,14 +263,16 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     m_summary = new QGridLayout;
     m_summary->setColumnStretch(0, 1);
     m_summary->setHorizontalSpacing(8);
-    m_length = addSummaryRow(new QLabel(QStringLiteral("Sequence length L")));
+    m_length = addSummaryRow(new QLabel(QStringLiteral("Sequence length L")), new QLabel);
     m_featuresName = new QLabel;
-    m_features = addSummaryRow(m_featuresName);
+    m_features = addSummaryRow(m_featuresName, new QLabel);
     m_features->setWordWrap(true);  // a long file name (the first checkpoint's) on two lines
     m_timeApproxName = new QLabel;
-    m_timeApprox = addSummaryRow(m_timeApproxName);
+    // Times have three or four digits: "0.000 ms" is the widest.
+    const QString widestTime = formatMilliseconds(0);
+    m_timeApprox = addSummaryRow(m_timeApproxName, new ReservedWidthLabel(widestTime));
     m_timeExactName = new QLabel;
-    m_timeExact = addSummaryRow(m_timeExactName);
+    m_timeExact = addSummaryRow(m_timeExactName, new ReservedWidthLabel(widestTime));
     layout->addLayout(m_summary);
     layout->addWidget(separator());
 
@@ -265,6 +292,9 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     }
     table->addWidget(m_headColumn, 1, 1);
     table->addWidget(m_lastColumn, 1, 2);
+    // Values have four significant digits, in scientific notation below 10^-3: "0.001234" is the
+    // widest but for the rare negative one.
+    const QString widestValue = formatValue(0.001234);
     int row = 2;
     for (const MetricDefinition& metric : metricDefinitions()) {
         auto* name = new QLabel(metric.name);
@@ -272,7 +302,7 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
         name->setToolTip(metric.formula);
         table->addWidget(name, row, 0);
         for (const bool last : {false, true}) {
-            auto* value = new QLabel;
+            auto* value = new ReservedWidthLabel(widestValue);
             value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
             value->setTextInteractionFlags(Qt::TextSelectableByMouse);
             value->setToolTip(metric.formula);
@@ -480,11 +510,10 @@ void MetricsPanel::setValueText(QLabel* value, const QString& text)
     value->setWordWrap(text.contains(QStringLiteral(" \u00d7 10")));
 }
 
-QLabel* MetricsPanel::addSummaryRow(QLabel* name)
+QLabel* MetricsPanel::addSummaryRow(QLabel* name, QLabel* value)
 {
     const int row = m_summary->count() / 2;
     m_summary->addWidget(name, row, 0);
-    auto* value = new QLabel;
     value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_summary->addWidget(value, row, 1);
     return value;

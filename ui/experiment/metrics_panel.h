@@ -44,8 +44,9 @@ public:
     static QString formatValue(double value);
 
 private:
-    // Adds a row "name  value" to the summary above the metrics table; returns the value label.
-    QLabel* addSummaryRow(QLabel* name);
+    // Adds a row "name  value" to the summary above the metrics table, its value right-aligned;
+    // returns the value label.
+    QLabel* addSummaryRow(QLabel* name, QLabel* value);
     // Shows text in a metric's value label, which wraps after the mantissa of a value in
     // scientific notation so that the dock keeps its width.
     static void setValueText(QLabel* value, const QString& text);

@@ -1,5 +1,7 @@
 #include "ui/generation/generation_controls.h"
 
+#include "ui/common/controls_column.h"
+
 #include "errors.h"
 #include "sweeps/downstream.h"
 
@@ -112,13 +114,11 @@ QWidget* GenerationControls::buildRunBox()
                          tr("N, the tokens each run generates; the prompt and they must fit in "
                             "the model's positions"));
     m_tokens->setValue(GenerationPageState().tokens);
-    m_layers = new QToolButton;
+    m_layers = menuButton(QString(),
+                          tr("The layers whose softmax attention the approximation replaces; the "
+                             "others keep exact attention with their key/value cache"));
     m_layers->setObjectName(QStringLiteral("generateLayers"));
-    m_layers->setPopupMode(QToolButton::InstantPopup);
-    m_layers->setToolTip(tr("The layers whose softmax attention the approximation replaces; the "
-                            "others keep exact attention with their key/value cache"));
-    m_layersMenu = new QMenu(m_layers);
-    m_layers->setMenu(m_layersMenu);
+    m_layersMenu = m_layers->menu();
     m_method = new QLabel;
     m_method->setObjectName(QStringLiteral("generateMethod"));
     m_method->setWordWrap(true);
@@ -208,20 +208,17 @@ QLayout* GenerationControls::buildButtons()
     m_exportRun->setToolTip(tr("tokens.json and steps.csv of the generation shown, as "
                                "attention-lab generate writes them, into a folder"));
     connect(m_exportRun, &QPushButton::clicked, this, &GenerationControls::exportRunClicked);
-    m_exportChart = new QToolButton;
+    m_exportChart =
+        menuButton(tr("Export chart"),
+                   tr("A chart as PNG, SVG or PDF, as attention-lab generate --plot draws it"));
     m_exportChart->setObjectName(QStringLiteral("generateExportChart"));
-    m_exportChart->setText(tr("Export chart"));
-    m_exportChart->setToolTip(tr("A chart as PNG, SVG or PDF, as attention-lab generate --plot "
-                                 "draws it"));
-    m_exportChart->setPopupMode(QToolButton::InstantPopup);
-    auto* menu = new QMenu(m_exportChart);
+    QMenu* menu = m_exportChart->menu();
     const std::pair<GenerationChartKind, QString> charts[] = {
         {GenerationChartKind::Kl, tr("KL per step...")},
         {GenerationChartKind::Cost, tr("Time per token...")},
         {GenerationChartKind::Memory, tr("Memory...")}};
     for (const auto& [kind, title] : charts)
         menu->addAction(title, this, [this, kind = kind] { emit exportChartClicked(kind); });
-    m_exportChart->setMenu(menu);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_generate);
     buttons->addWidget(m_cancel);

@@ -96,7 +96,7 @@ private:
     QPlainTextEdit* m_prompt;
     QToolButton* m_useInput;
     QSpinBox* m_tokens;
-    QToolButton* m_layers;
+    QPushButton* m_layers;
     QMenu* m_layersMenu;
     QLabel* m_method;
     QComboBox* m_sampling;
@@ -113,7 +113,7 @@ private:
     QProgressBar* m_progress;
     QLabel* m_status;
     QPushButton* m_exportRun;
-    QToolButton* m_exportChart;
+    QPushButton* m_exportChart;
 };
 
 }  // namespace attnlab::ui

@@ -7,6 +7,7 @@
 #include "ui/model/head_norms_chart.h"
 
 #include "ui/common/number_text.h"
+#include "ui/common/controls_column.h"
 #include "ui/common/export_dialog.h"
 #include "ui/model/head_grid_style.h"
 
@@ -29,7 +30,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
-#include <QToolButton>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -187,14 +188,12 @@ QLayout* HeadGridPanel::buildTopBar()
     m_highlight->setRange(0, kMaxHighlight);
     m_highlight->setSpecialValueText(tr("none"));
     m_highlight->setToolTip(tr("Marks this many heads with the largest error with their rank."));
-    auto* exportButton = new QToolButton;
-    exportButton->setText(tr("Export"));
-    exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(exportButton);
+    QPushButton* exportButton =
+        menuButton(tr("Export"), tr("The grid of heads as a figure: PNG, SVG or PDF"));
+    QMenu* exportMenu = exportButton->menu();
     for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
         exportMenu->addAction(tr("Grid as %1...").arg(figureFormatName(format).toUpper()), this,
                               [this, format] { exportDialog(format); });
-    exportButton->setMenu(exportMenu);
     m_surveyLabel = new QLabel;
     m_surveyLabel->setObjectName(QStringLiteral("headsSurvey"));
     m_surveyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -1,5 +1,6 @@
 #include "ui/sweeps/sweep_page.h"
 
+#include "ui/common/controls_column.h"
 #include "ui/common/export_dialog.h"
 #include "errors.h"
 #include "io/atomic_files.h"
@@ -13,7 +14,6 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSpinBox>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -58,17 +58,13 @@ SweepPage::SweepPage(const Words& words, QWidget* parent) : QWidget(parent), m_w
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    m_exportButton = new QToolButton;
-    m_exportButton->setText(tr("Export"));
-    m_exportButton->setToolTip(words.exportTip);
-    m_exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(m_exportButton);
+    m_exportButton = menuButton(tr("Export"), words.exportTip);
+    QMenu* exportMenu = m_exportButton->menu();
     for (const FigureFormat format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf})
         exportMenu->addAction(tr("Chart as %1...").arg(figureFormatName(format).toUpper()), this,
                               [this, format] { exportChartDialog(format); });
     exportMenu->addSeparator();
     exportMenu->addAction(tr("Data as CSV..."), this, &SweepPage::exportCsvDialog);
-    m_exportButton->setMenu(exportMenu);
 
     m_sweepControls = new QWidget;
     auto* layout = new QVBoxLayout(m_sweepControls);

@@ -13,7 +13,6 @@ class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
-class QToolButton;
 
 namespace attnlab::ui {
 
@@ -112,7 +111,7 @@ private:
     QWidget* m_sweepControls;
     QPushButton* m_runButton;
     QPushButton* m_cancelButton;
-    QToolButton* m_exportButton;
+    QPushButton* m_exportButton;
     QProgressBar* m_progress;
     QLabel* m_status;
     QCustomPlot* m_chart = nullptr;

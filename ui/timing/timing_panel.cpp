@@ -292,8 +292,8 @@ QWidget* TimingPanel::buildResults()
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(CrossoverColumn, QHeaderView::Stretch);
+    m_table->installEventFilter(this);
+    m_table->viewport()->installEventFilter(this);
 
     m_belowChart = new QWidget;
     auto* belowLayout = new QVBoxLayout(m_belowChart);
@@ -532,6 +532,23 @@ void TimingPanel::resizeEvent(QResizeEvent* event)
                              kLeastChartHeight + m_belowChart->minimumSizeHint().height());
 }
 
+bool TimingPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if ((watched == m_table->viewport() && event->type() == QEvent::Resize) ||
+        (watched == m_table && event->type() == QEvent::FontChange))
+        fitTableColumns();
+    return SweepPage::eventFilter(watched, event);
+}
+
+void TimingPanel::fitTableColumns()
+{
+    m_table->resizeColumnsToContents();
+    QHeaderView* header = m_table->horizontalHeader();
+    const int spare = m_table->viewport()->width() - header->length();
+    if (spare > 0)
+        header->resizeSection(CrossoverColumn, header->sectionSize(CrossoverColumn) + spare);
+}
+
 void TimingPanel::updateTable()
 {
     const std::vector<TimingChart::MethodCurves>& curves = m_chart->allCurves();
@@ -580,6 +597,7 @@ void TimingPanel::updateTable()
         }
         m_table->item(row, MethodColumn)->setIcon(colorIcon(method));
     }
+    fitTableColumns();
 }
 
 void TimingPanel::updateLengthsPreview()

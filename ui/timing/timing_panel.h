@@ -72,6 +72,8 @@ protected:
     // Shows the sgemm line and the table under the chart only while the chart keeps
     // kLeastChartHeight above them.
     void resizeEvent(QResizeEvent* event) override;
+    // Fits the table's columns again when its width or font changes.
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     // Makes the controls, the chart, the table and their layout.
@@ -93,6 +95,10 @@ private:
     // One row per method the chart shows: slope, crossover, largest L, GFLOP/s and its share of
     // the sgemm rate.
     void updateTable();
+    // Each column of the table as wide as its heading and cells need, and what the table's width
+    // has to spare to the crossover column: a page too narrow for them all scrolls the table
+    // sideways, where a stretched crossover column was cut to "ossover with exa".
+    void fitTableColumns();
     // The lengths line under the length controls: how many lengths and points the sweep has
     // (and, before the first sweep, the progress bar's count of points).
     void updateLengthsPreview();
