@@ -274,6 +274,32 @@ private slots:
         }
     }
 
+    // A legend entry's gap of two spaces before its slope breaks first and, where the line goes
+    // on, stays two spaces, at every width: a wrapped entry read "orthogonal rows slope -0.64"
+    // beside "iid rows  slope -0.45".
+    void wrappedTextKeepsTheGapBeforeTheSlope()
+    {
+        const QFont font;
+        const QFontMetrics metrics(font);
+        const QString name = QStringLiteral("Trigonometric (random Fourier), orthogonal rows");
+        const QString slope = QStringLiteral("slope\u00a0-0.64");
+        const QString entry = name + QStringLiteral("  ") + slope;
+        for (int width = metrics.horizontalAdvance(QStringLiteral("(random Fourier),"));
+             width <= metrics.horizontalAdvance(entry) + 7; width += 7) {
+            const QString wrapped = wrappedText(entry, font, width);
+            const QString where = QStringLiteral("%1 pixels: \"%2\"").arg(width).arg(wrapped);
+            QStringList lines = wrapped.split(QLatin1Char('\n'));
+            QVERIFY2(lines.back().endsWith(slope), qPrintable(where));
+            if (lines.back() == slope)
+                lines.removeLast();
+            else
+                QVERIFY2(lines.back().endsWith(QStringLiteral("s  ") + slope), qPrintable(where));
+            // The name breaks as it does alone, the slope after it on the last line or its own.
+            QCOMPARE(lines.join(QLatin1Char('\n')).remove(QStringLiteral("  ") + slope),
+                     wrappedText(name, font, width));
+        }
+    }
+
     // The Metrics dock widens when a value needs more room (the trained head's kernel MSE,
     // 1.484 x 10^6, in the session of the README's screenshot) instead of cutting the right
     // column off: the panel is never narrower than its layout needs.

@@ -1,5 +1,6 @@
 #include "ui/plotting/plot_style.h"
 
+#include <QRegularExpression>
 #include <QTransform>
 #include <qcustomplot.h>
 
@@ -187,23 +188,43 @@ QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int widt
 
 }  // namespace
 
+// `piece` broken at spaces into lines no wider than `width` (wrappedText, within a gap).
+QStringList wrappedLines(const QString& piece, const QFontMetrics& metrics, int width)
+{
+    QStringList lines;
+    QString line;
+    for (const QString& unit : lineUnits(piece, metrics, width)) {
+        const QString longer = line.isEmpty() ? unit : line + QLatin1Char(' ') + unit;
+        if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+            lines.append(line);
+            line = unit;
+        } else {
+            line = longer;
+        }
+    }
+    if (!line.isEmpty())
+        lines.append(line);
+    return lines;
+}
+
 QString wrappedText(const QString& text, const QFont& font, int width)
 {
     const QFontMetrics metrics(font);
+    const QString gap(2, QLatin1Char(' '));
+    static const QRegularExpression gaps(QStringLiteral(" {2,}"));
     QStringList lines;
     for (const QString& given : text.split(QLatin1Char('\n'))) {
-        QString line;
-        for (const QString& unit : lineUnits(given, metrics, width)) {
-            const QString longer = line.isEmpty() ? unit : line + QLatin1Char(' ') + unit;
-            if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
-                lines.append(line);
-                line = unit;
-            } else {
-                line = longer;
-            }
+        bool lineStarted = false;
+        for (const QString& piece : given.split(gaps, Qt::SkipEmptyParts)) {
+            QStringList wrapped = wrappedLines(piece, metrics, width);
+            if (wrapped.isEmpty())
+                continue;
+            if (lineStarted &&
+                metrics.horizontalAdvance(lines.back() + gap + wrapped.front()) <= width)
+                lines.back() += gap + wrapped.takeFirst();
+            lines += wrapped;
+            lineStarted = true;
         }
-        if (!line.isEmpty())
-            lines.append(line);
     }
     return lines.join(QLatin1Char('\n'));
 }

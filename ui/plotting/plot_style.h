@@ -83,7 +83,9 @@ void fitLegendColumns(QCPLegend* legend, int width);
 
 // `text` broken at spaces into lines no wider than `width` pixels in `font`, each of its own lines
 // on its own; a parenthesised group ("(1, 3)") or an equation ("m = 64") is not broken unless it
-// is wider than that alone, and a word wider than that keeps a line of its own.
+// is wider than that alone, and a word wider than that keeps a line of its own. A gap of two
+// spaces (a legend's "iid rows  slope -0.45") breaks first, the pieces between gaps wrapped on
+// their own, and stays two spaces where the line goes on.
 QString wrappedText(const QString& text, const QFont& font, int width);
 
 // Sets the element's text to wrappedText in the element's font: a title or subtitle that would
