@@ -434,6 +434,10 @@ void TestHeadGrid::exportWritesPngSvgAndPdf()
     const QByteArray svgText = svgFile.readAll();
     QVERIFY(svgText.contains("layer 3"));
     QVERIFY(svgText.contains("<image"));
+    // The frames' error written as the Error analysis chart writes it: the legend read
+    // "\u2016P\u0302 \u2212 P\u2016_F / \u2016P\u2016_F", a subscript that plain text cannot draw.
+    QVERIFY(svgText.contains(
+        QStringLiteral("\u2016P\u0302 \u2212 P\u2016 / \u2016P\u2016").toHtmlEscaped().toUtf8()));
     QFile pdfFile(pdf);
     QVERIFY(pdfFile.open(QIODevice::ReadOnly));
     QVERIFY(pdfFile.size() > 1000);

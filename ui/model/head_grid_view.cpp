@@ -675,8 +675,8 @@ std::pair<QString, QString> HeadGridView::legendTexts(bool approximation, int hi
     const bool approxShown = approximation && hasApproximation();
     QString errorText =
         m_scale.isValid()
-            ? tr("frame colour: relative Frobenius error of P, \u2016%1 \u2212 P\u2016_F / "
-                 "\u2016P\u2016_F%2")
+            ? tr("frame colour: relative Frobenius error of P, \u2016%1 \u2212 P\u2016 / "
+                 "\u2016P\u2016%2")
                   .arg(approxSymbol(), m_scale.isLogarithmic() ? tr(" (log scale)") : QString())
             : tr("frame colour: no approximation error (the exact method)");
     if (std::any_of(m_entries.begin(), m_entries.end(),
