@@ -266,8 +266,8 @@ QPushButton* MethodPanel::buildDrawControls()
 void MethodPanel::buildInputControls()
 {
     m_scale = dockDoubleSpinBox(0, 100, 4, 0.01,
-                                tr("s, the scale (inverse temperature) in exp(s q.k); x' = "
-                                   "sqrt(s) x. Larger s makes attention sharper and the "
+                                tr("s, the scale (inverse temperature) in exp(s q\u00b7k); x\u2032 "
+                                   "= \u221as x. Larger s makes attention sharper and the "
                                    "approximation harder."));
     m_scale->setSpecialValueText(tr("auto: 1/sqrt(d)"));
     connect(m_scale, &QDoubleSpinBox::valueChanged, this, [this](double s) {

@@ -181,7 +181,8 @@ QLayout* HeadGridPanel::buildTopBar()
     m_order->setToolTip(tr("Layers down and heads across, or a ranked list: the largest "
                            "relative Frobenius error of P first, the spikiest exact rows (the "
                            "lowest mean row entropy of P) first, or the approximation least "
-                           "monotonic in q.k (Spearman's correlation of %1 with q.k) first.")
+                           "monotonic in q\u00b7k (Spearman's correlation of %1 with q\u00b7k) "
+                           "first.")
                             .arg(approxSymbol()));
     m_highlight = new QSpinBox;
     m_highlight->setObjectName(QStringLiteral("headsHighlight"));

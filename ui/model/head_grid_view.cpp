@@ -460,13 +460,13 @@ QString HeadGridView::headToolTip(int layer, int head) const
                                                                       : tr("worst"));
     lines << tr("relative Frobenius error of P: %1").arg(number(m.relFrobeniusAttention));
     lines << tr("mean row total variation: %1").arg(number(m.meanTotalVariation));
-    lines << tr("max |%1 - P|: %2").arg(approxSymbol(), number(m.maxAbsError));
-    lines << tr("mean KL(P || %1): %2").arg(approxSymbol(), number(m.meanKl));
+    lines << tr("max |%1 \u2212 P|: %2").arg(approxSymbol(), number(m.maxAbsError));
+    lines << tr("mean KL(P \u2016 %1): %2").arg(approxSymbol(), number(m.meanKl));
     lines << tr("output relative error: %1").arg(number(m.relFrobeniusOutput));
     lines << tr("mean row entropy: P %1, %2 %3 nats")
                  .arg(number(m.properties.entropyExact), approxSymbol(),
                       number(m.properties.entropyApprox));
-    lines << tr("monotonicity of %1 in q.k: %2")
+    lines << tr("monotonicity of %1 in q\u00b7k: %2")
                  .arg(approxSymbol(), number(m.properties.monotonicity));
     if (m.nonPositiveRows > 0)
         lines << tr("rows with a non-positive denominator: %1").arg(m.nonPositiveRows);
