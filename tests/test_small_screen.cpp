@@ -19,13 +19,13 @@
 #include "ui/timing/timing_chart.h"
 #include "ui/timing/timing_panel.h"
 
-#include <QApplication>
 #include <QAbstractButton>
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QDirIterator>
-#include <QHeaderView>
 #include <QFile>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMainWindow>
 #include <QMenu>

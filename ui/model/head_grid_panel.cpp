@@ -6,9 +6,9 @@
 #include "ui/model/head_grid_view.h"
 #include "ui/model/head_norms_chart.h"
 
-#include "ui/common/number_text.h"
 #include "ui/common/controls_column.h"
 #include "ui/common/export_dialog.h"
+#include "ui/common/number_text.h"
 #include "ui/model/head_grid_style.h"
 
 #include "errors.h"
@@ -27,10 +27,10 @@
 #include <QMenu>
 #include <QPainter>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
-#include <QPushButton>
 #include <QVBoxLayout>
 
 #include <algorithm>

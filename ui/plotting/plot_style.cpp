@@ -186,8 +186,6 @@ QStringList lineUnits(const QString& line, const QFontMetrics& metrics, int widt
     return units;
 }
 
-}  // namespace
-
 // `piece` broken at spaces into lines no wider than `width` (wrappedText, within a gap).
 QStringList wrappedLines(const QString& piece, const QFontMetrics& metrics, int width)
 {
@@ -206,6 +204,8 @@ QStringList wrappedLines(const QString& piece, const QFontMetrics& metrics, int 
         lines.append(line);
     return lines;
 }
+
+}  // namespace
 
 QString wrappedText(const QString& text, const QFont& font, int width)
 {
