@@ -239,6 +239,7 @@ private slots:
     void panelDestroyedWhileRunningStopsTheSweep();
     void panelStateRoundTripsWithoutRunning();
     void panelRejectsAMalformedState();
+    void tableNamesTheCausalityWithoutAnExactCurve();
     void panelExportsTheChart_data();
     void panelExportsTheChart();
     void panelExportsTheCsv();
@@ -700,6 +701,29 @@ void TestTimingPanel::panelExportsTheChart_data()
     QTest::newRow("png") << FigureFormat::Png;
     QTest::newRow("svg") << FigureFormat::Svg;
     QTest::newRow("pdf") << FigureFormat::Pdf;
+}
+
+// Property: a linear method with no exact curve of its causality gives no crossover, and says which
+// causality has none: the non-causal exact curves were on the chart beside "no exact curve".
+void TestTimingPanel::tableNamesTheCausalityWithoutAnExactCurve()
+{
+    SweepResult result = handMadeResult();
+    std::erase_if(result.points,
+                  [](const SweepPoint& point) { return point.method == kExactCausal; });
+    std::erase(result.spec.methods, kExactCausal);
+    TimingPanel panel;
+    QJsonObject state = panel.state();
+    state[QLatin1String("result")] = result.toJson();
+    panel.setState(state);
+    const QTableWidget* table = panel.table();
+    QStringList crossovers;
+    for (int row = 0; row < table->rowCount(); ++row)
+        crossovers << table->item(row, 0)->text() + QStringLiteral(": ") +
+                          table->item(row, 2)->text();
+    QVERIFY2(crossovers.contains(titleOf(kFavorCausal) + QStringLiteral(": no causal exact curve")),
+             qPrintable(crossovers.join(QStringLiteral("; "))));
+    QVERIFY2(crossovers.filter(titleOf(kFavor) + QStringLiteral(": L \u2248")).size() == 1,
+             qPrintable(crossovers.join(QStringLiteral("; "))));
 }
 
 // Property: the chart exports as a valid file of each format: a PNG at twice the chart's size, an

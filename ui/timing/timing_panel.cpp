@@ -564,8 +564,11 @@ void TimingPanel::updateTable()
         }
         QString crossover = QStringLiteral("\u2014");
         if (isApproximation(method.algorithm)) {
+            // Compared with exact attention of its own causality only: beside the other
+            // causality's exact curves on the chart, "no exact curve" read as a mistake.
             crossover = crossoverReference(m_result, method) ? tr("not in the range measured")
-                                                             : tr("no exact curve");
+                        : method.causal                      ? tr("no causal exact curve")
+                                                             : tr("no non-causal exact curve");
             for (const TimingChart::Crossover& marked : m_chart->crossovers()) {
                 if (marked.method == method) {
                     crossover = tr("L %1 %2 (vs %3)")
