@@ -29,6 +29,7 @@
 #include <QTest>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -404,7 +405,8 @@ private slots:
     // panels kept moving down, below the page by the last steps), and every panel, its title and
     // colour bar included, is in view without scrolling sideways (the right column was cut off);
     // at 1600 x 1000 without scrolling at all (at 1280 x 800 with both docks open, the page
-    // scrolls down to its last row).
+    // scrolls down to its last row). Panels fill the width beside the formula panel (at 1280 x
+    // 800 a third of the first screen, right of it, was blank).
     void stepperPanelsStayPutAndInView_data()
     {
         QTest::addColumn<QSize>("size");
@@ -457,6 +459,31 @@ private slots:
             }
             return false;
         };
+        // From the formula panel's right edge to the page's, a quarter of the way down it, one
+        // panel follows another with no more than a spacing or two between them.
+        const auto besideFormulaFilled = [&](const std::vector<QRect>& rects) {
+            const auto* formula = body->findChild<QWidget*>(QStringLiteral("formulaPanel"));
+            const QRect shown(formula->mapTo(viewport, QPoint(0, 0)), formula->size());
+            const int y = shown.top() + shown.height() / 4;
+            std::vector<QRect> beside;
+            for (const QRect& rect : rects)
+                if (rect.left() > shown.right() && rect.top() <= y && rect.bottom() >= y)
+                    beside.push_back(rect);
+            std::sort(beside.begin(), beside.end(),
+                      [](const QRect& a, const QRect& b) { return a.left() < b.left(); });
+            const int gap = 12;
+            int reached = shown.right();
+            for (const QRect& rect : beside) {
+                if (rect.left() > reached + gap)
+                    break;
+                reached = std::max(reached, rect.right());
+            }
+            if (reached + gap >= viewport->width())
+                return true;
+            qWarning("beside the formula panel, panels reach x %d of %d", reached,
+                     viewport->width());
+            return false;
+        };
         std::vector<QRect> first;
         for (int t = 0; t < stepper->length(); ++t) {
             stepper->setPosition(t);
@@ -478,9 +505,10 @@ private slots:
                                         .arg(rect.height())
                                         .arg(viewport->width())
                                         .arg(viewport->height())));
-            if (t == 0)
+            if (t == 0) {
                 first = now;
-            else
+                QVERIFY(besideFormulaFilled(now));
+            } else
                 for (std::size_t i = 0; i < now.size(); ++i)
                     QVERIFY2(now[i] == first[i],
                              qPrintable(QStringLiteral("step %1 moved panel %2 from (%3, %4) "

@@ -11,6 +11,7 @@
 
 #include <QCoreApplication>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QJsonObject>
 #include <QLabel>
 #include <QScrollArea>
@@ -188,6 +189,12 @@ void StepperFrame::showLines(int t, qint64 budget, bool stateKept)
 void StepperFrame::arrangePanels(Arrangement arrangement)
 {
     m_arrangement = arrangement;
+    if (m_formulaRow) {
+        // Deleting the row leaves its widgets to the body's widget; they are placed again below.
+        m_body->removeItem(m_formulaRow);
+        delete m_formulaRow;
+        m_formulaRow = nullptr;
+    }
     m_body->removeWidget(m_formula);
     for (QWidget* panel : m_plots.panels())
         m_body->removeWidget(panel);
@@ -218,12 +225,21 @@ void StepperFrame::arrangePanels(Arrangement arrangement)
         return;
     }
     // Two rows of three beside the formula panel and, below them, the normalizer under the
-    // formula panel beside the error so far; on a narrower page, the formula panel above three
-    // rows of three.
+    // formula panel beside the error so far; on a narrower page, the formula panel with the
+    // normalizer filling the width beside it (the panel of z_i and phi(q_i), which the formula
+    // panel's last lines use) above two rows of three and the error so far.
     const bool beside = arrangement == Arrangement::ThreeColumnsBeside;
     const int top = beside ? 0 : 1;
     const int left = beside ? 1 : 0;
-    m_body->addWidget(m_formula, 0, 0, beside ? 2 : 1, beside ? 1 : 3, Qt::AlignLeft);
+    if (beside) {
+        m_body->addWidget(m_formula, 0, 0, 2, 1, Qt::AlignLeft);
+    } else {
+        m_formulaRow = new QHBoxLayout;
+        m_formulaRow->setSpacing(m_body->horizontalSpacing());
+        m_formulaRow->addWidget(m_formula);
+        m_formulaRow->addWidget(m_plots.panels()[std::size_t(P::Normalizer)], 1);
+        m_body->addLayout(m_formulaRow, 0, 0, 1, 3);
+    }
     for (const auto& [panel, row, column] : {std::tuple{P::Input, 0, 0},
                                              {P::Update, 0, 1},
                                              {P::State, 0, 2},
@@ -231,8 +247,12 @@ void StepperFrame::arrangePanels(Arrangement arrangement)
                                              {P::Approx, 1, 1},
                                              {P::Exact, 1, 2}})
         place(panel, top + row, left + column);
-    place(P::Normalizer, top + 2, 0);
-    place(P::Error, top + 2, 1, beside ? 3 : 2);
+    if (beside) {
+        place(P::Normalizer, 2, 0);
+        place(P::Error, 2, 1, 3);
+    } else {
+        place(P::Error, 3, 0, 3);
+    }
     for (int column = left; column < left + 3; ++column)
         m_body->setColumnStretch(column, 1);
     for (int row = top; row < top + 3; ++row)

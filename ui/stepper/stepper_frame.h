@@ -11,6 +11,7 @@
 class QCPPainter;
 class QJsonObject;
 class QGridLayout;
+class QHBoxLayout;
 class QScrollArea;
 
 namespace attnlab {
@@ -29,9 +30,10 @@ struct StepperData;
 // What the Stepper page shows of a computation at one step, and what its export draws: a line
 // saying how far the recurrent and parallel forms agree so far, the strip of tokens, and the
 // body: the formula panel (StepperFormulaPanel) beside the eight panels of StepperPlots, in two
-// rows of four beside it, three rows of three beside it, or three rows of three below it on the
-// narrowest page (the widest arrangement whose panels fit the page's width at their minimum
-// sizes, so that the page never scrolls sideways). The formula panel ends with the memory line:
+// rows of four beside it, three rows of three beside it, or on the narrowest page the normalizer
+// beside it and the others below it, two rows of three and the error so far (the widest
+// arrangement whose panels fit the page's width at their minimum sizes, so that the page never
+// scrolls sideways). The formula panel ends with the memory line:
 // the state's size against exact softmax's, and when only a window of states is kept, which.
 class StepperFrame : public QWidget {
     Q_OBJECT
@@ -81,6 +83,8 @@ private:
     StepperPlots m_plots;
     QScrollArea* m_bodyScroll;
     QGridLayout* m_body;
+    // On the narrowest page, the formula panel and the normalizer beside it (else null).
+    QHBoxLayout* m_formulaRow = nullptr;
     Arrangement m_arrangement = Arrangement::FourColumns;
 };
 
