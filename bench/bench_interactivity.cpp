@@ -11,7 +11,8 @@
 // and the median processor time of the window's thread for the change: from the change to
 // 50 ms after the heatmaps repainted, so that it counts the work the change caused after the
 // repaint too (a map drawn a second time), and not the wait for the engine. First the machine's
-// sgemm rate and copy bandwidth, measured in the same run, so that machines can be compared.
+// sgemm rate and copy bandwidth, measured in the same run, so that machines can be compared;
+// last the window's peak resident memory over every change (not the copy's 512 MiB before).
 //
 //     ./build/bench/bench_interactivity [repetitions]
 
@@ -27,11 +28,14 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTextStream>
 #include <QTimer>
 
 #include <algorithm>
+#include <cmath>
 
 #include <time.h>
 
@@ -46,6 +50,27 @@ double threadCpuMilliseconds()
     timespec now{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
     return double(now.tv_sec) * 1e3 + double(now.tv_nsec) * 1e-6;
+}
+
+// Starts the process's peak resident memory afresh (Linux: /proc/self/clear_refs), so that the
+// peak read at the end is the window's: the copy bandwidth's measure alone maps 512 MiB.
+bool resetPeakResidentMemory()
+{
+    QFile file(QStringLiteral("/proc/self/clear_refs"));
+    return file.open(QIODevice::WriteOnly) && file.write("5") == 1 && file.flush();
+}
+
+// The process's peak resident memory since the last reset, in MiB (VmHWM in /proc/self/status),
+// or NaN where the system does not say.
+double peakResidentMebibytes()
+{
+    QFile file(QStringLiteral("/proc/self/status"));
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
+        return std::nan("");
+    const QString status = QString::fromLatin1(file.readAll());
+    const QRegularExpressionMatch match =
+        QRegularExpression(QStringLiteral("VmHWM:\\s*(\\d+) kB")).match(status);
+    return match.hasMatch() ? match.captured(1).toDouble() / 1024 : std::nan("");
 }
 
 }  // namespace
@@ -98,6 +123,7 @@ int main(int argc, char* argv[])
                .arg(measureSgemmGflops(0), 0, 'f', 0)
                .arg(hardwareThreads())
                .arg(measureCopyGigabytesPerSecond(), 0, 'f', 1);
+    const bool peakReset = resetPeakResidentMemory();
     // One row of the table: the median, min and max of times, the engine's median and the
     // window thread's.
     const auto report = [&](const QString& change, int length, std::vector<double> times) {
@@ -162,5 +188,10 @@ int main(int argc, char* argv[])
                .arg(times.back(), 0, 'f', 1)
                .arg(median(engine), 0, 'f', 1)
                .arg(median(windowThread), 0, 'f', 1);
+    if (peakReset)
+        out << QStringLiteral("peak resident memory of the window, every change above: %1 MiB\n")
+                   .arg(peakResidentMebibytes(), 0, 'f', 1);
+    else
+        out << "peak resident memory: not measured (/proc/self/clear_refs could not be written)\n";
     return 0;
 }
