@@ -37,6 +37,12 @@ void validate(const ExperimentSpec& spec, bool comparing)
     const ApproximationSpec& approximation = spec.approximation;
     if (!spec.exactMethod && !comparing) {
         const MethodInfo& info = methodInfo(approximation.kind);
+        // An exact method has no approximation to make (the window's method list once gave its
+        // separator's empty data, Method 0).
+        require(isApproximation(approximation.kind),
+                QStringLiteral("%1 is exact attention, not an approximation: ask for the exact "
+                               "method instead")
+                    .arg(info.name));
         for (const MethodParameter* parameter : info.parameters) {
             const double value = approximation.value(*parameter);
             const bool integral = parameter->kind != MethodParameter::Kind::Real;

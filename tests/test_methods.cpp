@@ -14,6 +14,7 @@
 #include "sweeps/timing_sweep.h"
 #include "fitting/feature_map_file.h"
 #include "fitted_maps_support.h"
+#include "inputs/inputs.h"
 #include "ui/timing/timing_panel.h"
 
 #include <QCheckBox>
@@ -21,6 +22,7 @@
 #include <QDir>
 #include <QJsonArray>
 #include <QRegularExpression>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 
@@ -69,6 +71,7 @@ private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void entriesAreConsistent();
     void docksOfferTheRegistry();
+    void anExactMethodIsNoApproximation();
     void sessionReadersTakeTheRegistry();
     void commandLineOffersTheRegistry();
 };
@@ -198,6 +201,45 @@ void TestMethods::docksOfferTheRegistry()
         offeredProjections.append(
             projectionKindName(ProjectionKind(projection->itemData(i).toInt())));
     QCOMPARE(offeredProjections, projections);
+}
+
+// The Method dock's separator is no method: chosen (as only a program can), the dock edits
+// nothing and shows the method again. Its empty data once reached the engine as Method 0, exact
+// attention, whose factory compute() called though it has none (a crash): compute() refuses an
+// exact method as the approximation, naming it.
+void TestMethods::anExactMethodIsNoApproximation()
+{
+    ui::MethodPanel methodPanel;
+    auto* map = methodPanel.findChild<QComboBox*>(QStringLiteral("approximation"));
+    QVERIFY(map);
+    ExperimentSpec spec;
+    spec.approximation.kind = Method::FavorTrig;
+    methodPanel.setSpec(spec);
+    const int shown = map->currentIndex();
+    QSignalSpy edited(&methodPanel, &ui::MethodPanel::edited);
+    map->setCurrentIndex(map->count() - 2);
+    QCOMPARE(edited.count(), 0);
+    QCOMPARE(map->currentIndex(), shown);
+
+    int refused = 0;
+    for (const MethodInfo& info : methodRegistry()) {
+        if (isApproximation(info.method))
+            continue;
+        ExperimentSpec exact;
+        exact.input.kind = InputKind::Random;
+        exact.input.length = 8;
+        exact.input.headDim = 4;
+        exact.exactMethod = false;
+        exact.approximation.kind = info.method;
+        try {
+            compute(exact, buildInput(exact.input));
+            QFAIL(qPrintable(info.name + QStringLiteral(" was taken as an approximation")));
+        } catch (const InputError& e) {
+            QVERIFY2(e.message().contains(info.name), qPrintable(e.message()));
+            ++refused;
+        }
+    }
+    QCOMPARE(refused, 2);
 }
 
 void TestMethods::sessionReadersTakeTheRegistry()

@@ -173,6 +173,12 @@ void MethodPanel::buildMethodControls()
     mapTip += QStringLiteral("\n") + checkpointTip;
     m_map->setToolTip(mapTip);
     connect(m_map, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (!m_map->itemData(index).isValid()) {
+            // The separator, which the list does not let a user pick: the method shown again.
+            if (!m_updating)
+                setSpec(m_spec);
+            return;
+        }
         if (m_map->itemData(index).toInt() == kCheckpointItem) {
             chooseCheckpoint();
             return;
