@@ -440,12 +440,17 @@ void addWarnings(ExperimentResult& result)
                 first.append(QString::number(head.nonPositiveRows[i]));
             result.warnings.push_back(
                 {QStringLiteral("nonpositive-denominator"),
-                 QStringLiteral("%1 of %2 rows%3 have a non-positive denominator phi(q_i).z "
-                                "(rows %4%5): %6 Their outputs are numerator / denominator, or 0 "
+                 QStringLiteral("%1 of %2 rows%3 %4 a non-positive denominator phi(q_i).z "
+                                "(%5 %6%7): %8 Their outputs are numerator / denominator, or 0 "
                                 "where the denominator is 0.")
                      .arg(head.nonPositiveRows.size())
                      .arg(length)
-                     .arg(where, first.join(QStringLiteral(", ")),
+                     .arg(where,
+                          head.nonPositiveRows.size() == 1 ? QStringLiteral("has")
+                                                           : QStringLiteral("have"),
+                          head.nonPositiveRows.size() == 1 ? QStringLiteral("row")
+                                                           : QStringLiteral("rows"),
+                          first.join(QStringLiteral(", ")),
                           head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString(),
                           methodInfo(result.spec.approximation.kind).canBeNegative
                               ? QStringLiteral("these features can be negative, and their "
@@ -463,11 +468,14 @@ void addWarnings(ExperimentResult& result)
             result.warnings.push_back(
                 {QStringLiteral("overflow"),
                  QStringLiteral(
-                     "%1 entries of the kernel matrices A or A^%2 exceed the %3 range "
-                     "(they are written as inf, and the kernel MSE is not given). P, P^ and "
-                     "the outputs are not affected: they are computed with maxima subtracted.")
-                     .arg(kernelOverflow)
-                     .arg(where, precision),
+                     "%1 of the kernel matrices A or A^%2 %3 the %4 range (written as inf; "
+                     "the kernel MSE is not given). P, P^ and the outputs are not affected: "
+                     "they are computed with maxima subtracted.")
+                     .arg(kernelOverflow == 1 ? QStringLiteral("1 entry")
+                                              : QStringLiteral("%1 entries").arg(kernelOverflow))
+                     .arg(where, kernelOverflow == 1 ? QStringLiteral("exceeds")
+                                                     : QStringLiteral("exceed"),
+                          precision),
                  int(h)});
         }
         const qint64 featureOverflow =
@@ -475,11 +483,16 @@ void addWarnings(ExperimentResult& result)
         if (featureOverflow > 0) {
             result.warnings.push_back(
                 {QStringLiteral("feature-overflow"),
-                 QStringLiteral("%1 feature values phi(q_i), phi(k_j)%2 exceed the %3 range (they "
-                                "are written as inf). Attention is not affected: it is computed "
-                                "with stabilised exponentials.")
-                     .arg(featureOverflow)
-                     .arg(where, precision),
+                 QStringLiteral("%1 of phi(q_i), phi(k_j)%2 %3 the %4 range (written as "
+                                "inf). Attention is not affected: it is computed with stabilised "
+                                "exponentials.")
+                     .arg(featureOverflow == 1
+                              ? QStringLiteral("1 feature value")
+                              : QStringLiteral("%1 feature values").arg(featureOverflow))
+                     .arg(where,
+                          featureOverflow == 1 ? QStringLiteral("exceeds")
+                                               : QStringLiteral("exceed"),
+                          precision),
                  int(h)});
         }
     }

@@ -131,6 +131,7 @@ private slots:
     void trigReportsNonPositiveDenominators();
     void kernelBeyondThePrecisionHasNoMse_data();
     void kernelBeyondThePrecisionHasNoMse();
+    void overflowWarningsCountInTheRightNumber();
     void computeStopsWhenCancelled();
     void aHugeRunIsAnnouncedWithItsExpectedCost();
     void theExpectedCostHoldsWhatTheBudgetAsks();
@@ -443,6 +444,33 @@ void TestAttention::kernelBeyondThePrecisionHasNoMse()
     QCOMPARE(metrics.kernelOverflow > 0, overflows);
     QCOMPARE(warned, overflows);
     QCOMPARE(std::isnan(metrics.kernelMse), overflows);
+}
+
+void TestAttention::overflowWarningsCountInTheRightNumber()
+{
+    // Exact attention in float with s = 1 on three positions: q_i.k_j = 100 (exp(100) is past
+    // float) for the first `large` queries and keys, else 0, so large^2 entries of A overflow.
+    // The warning reads "1 entry ... exceeds", "4 entries ... exceed" ("1 entries" before).
+    for (const auto& [large, expected] :
+         {std::pair{1, "1 entry of the kernel matrices A or A^ exceeds the float range"},
+          std::pair{2, "4 entries of the kernel matrices A or A^ exceed the float range"}}) {
+        ExperimentSpec spec = randomSpec(3, 2);
+        QVERIFY(spec.setMethod(QStringLiteral("exact")));
+        spec.scale = 1.0;
+        AttentionInput input;
+        input.labels = QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")};
+        HeadTensors head{MatrixD::Zero(3, 2), MatrixD::Zero(3, 2), MatrixD::Identity(3, 2)};
+        head.q.col(0).head(large).setConstant(10);
+        head.k.col(0).head(large).setConstant(10);
+        input.heads.push_back(head);
+        const ExperimentResult result = compute(spec, input);
+        const auto warning =
+            std::find_if(result.warnings.begin(), result.warnings.end(),
+                         [](const auto& w) { return w.code == QLatin1String("overflow"); });
+        QVERIFY(warning != result.warnings.end());
+        QVERIFY2(warning->message.startsWith(QLatin1String(expected)),
+                 qPrintable(warning->message));
+    }
 }
 
 void TestAttention::computeStopsWhenCancelled()
