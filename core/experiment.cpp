@@ -473,9 +473,10 @@ void addWarnings(ExperimentResult& result)
                      "they are computed with maxima subtracted.")
                      .arg(kernelOverflow == 1 ? QStringLiteral("1 entry")
                                               : QStringLiteral("%1 entries").arg(kernelOverflow))
-                     .arg(where, kernelOverflow == 1 ? QStringLiteral("exceeds")
-                                                     : QStringLiteral("exceed"),
-                          precision),
+                     .arg(
+                         where,
+                         kernelOverflow == 1 ? QStringLiteral("exceeds") : QStringLiteral("exceed"),
+                         precision),
                  int(h)});
         }
         const qint64 featureOverflow =
