@@ -425,78 +425,78 @@ qint64 countBeyondRange(const MatrixD& m)
     return qint64((m.array().abs() > largest || !m.array().isFinite()).count());
 }
 
+// `singular` when count is 1, else `plural`: "1 entry exceeds", "3 entries exceed".
+QString inNumber(qint64 count, const char* singular, const char* plural)
+{
+    return QString::fromLatin1(count == 1 ? singular : plural);
+}
+
+// Head h's warnings: non-positive denominators, kernel entries and features beyond the
+// precision's range.
+template <typename T>
+void addHeadWarnings(ExperimentResult& result, std::size_t h)
+{
+    const HeadResult& head = result.heads[h];
+    const QString precision = precisionName(result.spec.precision);
+    const QString where =
+        result.heads.size() > 1 ? QStringLiteral(" in head %1").arg(h) : QString();
+    const qint64 nonPositive = qint64(head.nonPositiveRows.size());
+    if (nonPositive > 0) {
+        QStringList first;
+        for (qint64 i = 0; i < std::min<qint64>(5, nonPositive); ++i)
+            first.append(QString::number(head.nonPositiveRows[std::size_t(i)]));
+        result.warnings.push_back(
+            {QStringLiteral("nonpositive-denominator"),
+             QStringLiteral("%1 of %2 rows%3 %4 a non-positive denominator phi(q_i).z (%5 %6%7): "
+                            "%8 Their outputs are numerator / denominator, or 0 where the "
+                            "denominator is 0.")
+                 .arg(nonPositive)
+                 .arg(result.labels.size())
+                 .arg(where, inNumber(nonPositive, "has", "have"),
+                      inNumber(nonPositive, "row", "rows"), first.join(QStringLiteral(", ")),
+                      nonPositive > 5 ? QStringLiteral(", ...") : QString(),
+                      methodInfo(result.spec.approximation.kind).canBeNegative
+                          ? QStringLiteral("these features can be negative, and their estimate "
+                                           "of the softmax normaliser is not positive there.")
+                          : QStringLiteral("every feature product of these rows underflowed to 0 "
+                                           "against the keys' common scale.")),
+             int(h)});
+    }
+    // The exact method has no A^ and so no metrics of A: count the kept A itself.
+    const qint64 kernelOverflow = result.spec.exactMethod ? countBeyondRange<T>(head.kernelExact)
+                                                          : head.metrics.kernelOverflow;
+    if (kernelOverflow > 0) {
+        result.warnings.push_back(
+            {QStringLiteral("overflow"),
+             QStringLiteral("%1 %2 of the kernel matrices A or A^%3 %4 the %5 range (written as "
+                            "inf; the kernel MSE is not given). P, P^ and the outputs are not "
+                            "affected: they are computed with maxima subtracted.")
+                 .arg(kernelOverflow)
+                 .arg(inNumber(kernelOverflow, "entry", "entries"), where,
+                      inNumber(kernelOverflow, "exceeds", "exceed"), precision),
+             int(h)});
+    }
+    const qint64 featureOverflow =
+        countBeyondRange<T>(head.featuresQ) + countBeyondRange<T>(head.featuresK);
+    if (featureOverflow > 0) {
+        result.warnings.push_back(
+            {QStringLiteral("feature-overflow"),
+             QStringLiteral("%1 feature %2 of phi(q_i), phi(k_j)%3 %4 the %5 range (written as "
+                            "inf). Attention is not affected: it is computed with stabilised "
+                            "exponentials.")
+                 .arg(featureOverflow)
+                 .arg(inNumber(featureOverflow, "value", "values"), where,
+                      inNumber(featureOverflow, "exceeds", "exceed"), precision),
+             int(h)});
+    }
+}
+
 template <typename T>
 void addWarnings(ExperimentResult& result)
 {
-    const QString precision = precisionName(result.spec.precision);
     const Eigen::Index length = result.labels.size();
-    for (std::size_t h = 0; h < result.heads.size(); ++h) {
-        const HeadResult& head = result.heads[h];
-        const QString where =
-            result.heads.size() > 1 ? QStringLiteral(" in head %1").arg(h) : QString();
-        if (!head.nonPositiveRows.empty()) {
-            QStringList first;
-            for (std::size_t i = 0; i < std::min<std::size_t>(5, head.nonPositiveRows.size()); ++i)
-                first.append(QString::number(head.nonPositiveRows[i]));
-            result.warnings.push_back(
-                {QStringLiteral("nonpositive-denominator"),
-                 QStringLiteral("%1 of %2 rows%3 %4 a non-positive denominator phi(q_i).z "
-                                "(%5 %6%7): %8 Their outputs are numerator / denominator, or 0 "
-                                "where the denominator is 0.")
-                     .arg(head.nonPositiveRows.size())
-                     .arg(length)
-                     .arg(where,
-                          head.nonPositiveRows.size() == 1 ? QStringLiteral("has")
-                                                           : QStringLiteral("have"),
-                          head.nonPositiveRows.size() == 1 ? QStringLiteral("row")
-                                                           : QStringLiteral("rows"),
-                          first.join(QStringLiteral(", ")),
-                          head.nonPositiveRows.size() > 5 ? QStringLiteral(", ...") : QString(),
-                          methodInfo(result.spec.approximation.kind).canBeNegative
-                              ? QStringLiteral("these features can be negative, and their "
-                                               "estimate of the softmax normaliser is not "
-                                               "positive there.")
-                              : QStringLiteral("every feature product of these rows underflowed "
-                                               "to 0 against the keys' common scale.")),
-                 int(h)});
-        }
-        // The exact method has no A^ and so no metrics of A: count the kept A itself.
-        const qint64 kernelOverflow = result.spec.exactMethod
-                                          ? countBeyondRange<T>(head.kernelExact)
-                                          : head.metrics.kernelOverflow;
-        if (kernelOverflow > 0) {
-            result.warnings.push_back(
-                {QStringLiteral("overflow"),
-                 QStringLiteral(
-                     "%1 of the kernel matrices A or A^%2 %3 the %4 range (written as inf; "
-                     "the kernel MSE is not given). P, P^ and the outputs are not affected: "
-                     "they are computed with maxima subtracted.")
-                     .arg(kernelOverflow == 1 ? QStringLiteral("1 entry")
-                                              : QStringLiteral("%1 entries").arg(kernelOverflow))
-                     .arg(
-                         where,
-                         kernelOverflow == 1 ? QStringLiteral("exceeds") : QStringLiteral("exceed"),
-                         precision),
-                 int(h)});
-        }
-        const qint64 featureOverflow =
-            countBeyondRange<T>(head.featuresQ) + countBeyondRange<T>(head.featuresK);
-        if (featureOverflow > 0) {
-            result.warnings.push_back(
-                {QStringLiteral("feature-overflow"),
-                 QStringLiteral("%1 of phi(q_i), phi(k_j)%2 %3 the %4 range (written as "
-                                "inf). Attention is not affected: it is computed with stabilised "
-                                "exponentials.")
-                     .arg(featureOverflow == 1
-                              ? QStringLiteral("1 feature value")
-                              : QStringLiteral("%1 feature values").arg(featureOverflow))
-                     .arg(where,
-                          featureOverflow == 1 ? QStringLiteral("exceeds")
-                                               : QStringLiteral("exceed"),
-                          precision),
-                 int(h)});
-        }
-    }
+    for (std::size_t h = 0; h < result.heads.size(); ++h)
+        addHeadWarnings<T>(result, h);
     // A second checkpoint in the approximation's place: the method's own notes do not apply.
     const bool approximating =
         !result.spec.exactMethod && result.spec.input.comparisonModelPath.isEmpty();
