@@ -337,7 +337,7 @@ void ErrorAnalysisPanel::setState(const QJsonObject& json)
 {
     // Read everything first, so that a malformed state changes nothing.
     const ErrorPageState state = ErrorPageState::fromJson(json);
-    stopAndWait();
+    abandonSweep();
     const auto has = [](const auto& list, auto item) {
         return std::find(list.begin(), list.end(), item) != list.end();
     };

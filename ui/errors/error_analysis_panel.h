@@ -60,8 +60,8 @@ public:
     // The controls and the result shown, as JSON for the session file (ErrorPageState).
     QJsonObject state() const;
     // Restores what state() saved: sets the controls and shows the result without computing (a
-    // running sweep is cancelled first). Throws InputError naming the field when the state is
-    // malformed, leaving the panel as it was.
+    // running sweep is dropped first, without waiting for it). Throws InputError naming the field
+    // when the state is malformed, leaving the panel as it was.
     void setState(const QJsonObject& state);
 
     // The chart: the figure the main window's export and copy act on.

@@ -122,6 +122,14 @@ void SweepPage::stopAndWait()
     m_job.finishNow();
 }
 
+void SweepPage::abandonSweep()
+{
+    if (!m_running)
+        return;
+    m_job.discard();
+    endSweep();
+}
+
 void SweepPage::endSweep()
 {
     setRunning(false);

@@ -80,8 +80,13 @@ protected:
     // sweep has been delivered.
     template <typename Work, typename Done>
     void startSweep(Work work, Done done);
-    // Stops a running sweep, waits for the worker and finishes it now.
+    // Stops a running sweep, waits for the worker and finishes it now (the page closes).
     void stopAndWait();
+    // Drops a running sweep at once (a session's state replaces the page's): the page is idle
+    // and nothing of the sweep arrives; the worker ends the run it is in (one method at one
+    // length, seconds at the longest) in the background, before a new sweep starts. Waiting for
+    // that run froze the window.
+    void abandonSweep();
     // Cancel was pressed during the sweep that runs.
     bool isCancelling() const { return m_cancelling; }
     // Enables Run or Cancel, and emits runningChanged when it changes.

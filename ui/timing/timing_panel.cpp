@@ -380,7 +380,7 @@ void TimingPanel::setState(const QJsonObject& json)
     // Read everything first, so that a malformed state changes nothing.
     const TimingPageState state = TimingPageState::fromJson(json);
     const SweepSpec& restored = state.spec;
-    stopAndWait();
+    abandonSweep();
     for (const auto& [algorithm, box] : m_methods) {
         box->setChecked(std::any_of(
             restored.methods.begin(), restored.methods.end(),

@@ -51,8 +51,8 @@ public:
     // for the session file (TimingPageState).
     QJsonObject state() const;
     // Restores what state() saved: sets the controls and shows the result without running
-    // anything (a running sweep is cancelled first). Throws InputError naming the field when the
-    // state is malformed, leaving the panel as it was.
+    // anything (a running sweep is dropped first, without waiting for it). Throws InputError
+    // naming the field when the state is malformed, leaving the panel as it was.
     void setState(const QJsonObject& state);
     TimingChart* chart() const { return m_chart; }
     QTableWidget* table() const { return m_table; }
