@@ -1,7 +1,7 @@
 // The Input dock driven in the real window, offscreen: a round trip through another tab comes
 // back to the tab's model (its causal mask leaving and returning with it, Inside the model hiding
-// its controls meanwhile), and an image file that does not decode is refused before it enters the
-// image list.
+// its controls meanwhile), an image file that does not decode is refused before it enters the
+// image list, and a newer request stops a slow input's build.
 
 #include "inputs/builtin_models.h"
 #include "inputs/model_input.h"
@@ -48,6 +48,7 @@ private slots:
     void aModelThatCannotBeReadIsTakenBack();
     void aModelJoinsTheRecentModelsOnceRead();
     void aTooLongTextNamesTheKeepLastBox();
+    void aNewerRequestStopsDrawingTheProjections();
 
 private:
     QTemporaryDir m_dir;
@@ -312,6 +313,29 @@ void TestInputDock::aTooLongTextNamesTheKeepLastBox()
     QVERIFY(waitForResult(window));
     QVERIFY(resultOf(window).spec.input.keepLastTokens);
     QCOMPARE(int(resultOf(window).labels.size()), positions);
+}
+
+// Text of 64 heads of d = 512 draws 3.2 billion projection entries (a minute and more on a
+// 2-core machine): a newer request stops the draw, and its result comes at once. The draw could
+// not stop, and the window showed nothing new until it ended (it waited for it when closed too).
+void TestInputDock::aNewerRequestStopsDrawingTheProjections()
+{
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    ExperimentSpec spec = window.controller().spec();
+    spec.input.kind = InputKind::Text;
+    spec.input.text = QStringLiteral("the cat sat");
+    spec.input.heads = 64;
+    spec.input.headDim = 512;
+    window.setSpec(spec);
+    QTest::qWait(300);
+    QVERIFY(window.controller().isBusy());
+    spec.input.heads = 1;
+    spec.input.headDim = 16;
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    window.setSpec(spec);
+    QVERIFY(shown.wait(10'000));
+    QCOMPARE(resultOf(window).spec.input.heads, 1);
 }
 
 QTEST_MAIN(TestInputDock)

@@ -1,6 +1,7 @@
 // The input layer: tokenisation, the Q, K, V that text and random inputs give (shapes, scaling,
 // projections, seeds), what every input shares (the norm multiplier, refusals of bad data).
 
+#include "cancellation.h"
 #include "inputs_support.h"
 
 using namespace attnlab;
@@ -32,6 +33,8 @@ private slots:
     void outOfRangeParametersAreRefused();
     void inputOverBudgetIsRefused_data();
     void inputOverBudgetIsRefused();
+    void projectionsCountAgainstTheBudget();
+    void drawingProjectionsStopsWhenCancelled();
     void randomRowsHaveTheRequestedNorm_data();
     void randomRowsHaveTheRequestedNorm();
     void clustersConcentrateRandomRows();
@@ -417,6 +420,40 @@ void TestInputs::inputOverBudgetIsRefused()
     const QString message =
         thrownMessage<ResourceError>([&] { buildInput(spec, &image, MemoryBudget(1000)); });
     QVERIFY(!message.isEmpty());
+}
+
+// Property: a text input's budget holds the projections it draws, one head's W_q, W_k, W_v of
+// H d x d entries each: 3 tokens of 16 heads of d = 256 need 0.4 MB of Q, K, V and X but 25 MB
+// with them, refused by a 1 MB budget naming them (they were left out).
+void TestInputs::projectionsCountAgainstTheBudget()
+{
+    InputSpec spec;
+    spec.kind = InputKind::Text;
+    spec.text = QStringLiteral("the cat sat");
+    spec.heads = 16;
+    spec.headDim = 256;
+    const QString message =
+        thrownMessage<ResourceError>([&] { buildInput(spec, nullptr, MemoryBudget(1 << 20)); });
+    QVERIFY2(message.contains(QStringLiteral("W_q, W_k, W_v (4096 x 256)")), qPrintable(message));
+    spec.projection = HeadProjection::Identity;  // draws none
+    buildInput(spec, nullptr, MemoryBudget(1 << 20));
+}
+
+// Property: drawing the projections of many wide heads (seconds: 32 heads of d = 512 took 24 s)
+// stops when the calling thread's work is cancelled (CancellationScope), polling between blocks
+// of 256 rows: with a check that turns true at its 6th call, buildInput throws Cancelled at that
+// call (the draw ran to its end before).
+void TestInputs::drawingProjectionsStopsWhenCancelled()
+{
+    InputSpec spec;
+    spec.kind = InputKind::Text;
+    spec.text = QStringLiteral("the cat sat");
+    spec.heads = 8;
+    spec.headDim = 256;  // W_q is 2048 x 256: 8 polls
+    int polls = 0;
+    const CancellationScope cancellation([&polls] { return ++polls >= 6; });
+    QVERIFY_THROWS_EXCEPTION(Cancelled, buildInput(spec));
+    QCOMPARE(polls, 6);
 }
 
 // ---------------------------------------------------------------------------------------------

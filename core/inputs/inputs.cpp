@@ -5,6 +5,7 @@
 #include "inputs/model_input.h"
 #include "io/npy.h"
 #include "attention/random.h"
+#include "cancellation.h"
 
 #include <cmath>
 
@@ -52,12 +53,23 @@ void validate(const InputSpec& spec)
     }
 }
 
-// The memory Q, K, V of every head (and X) take, checked before they are allocated.
-void requireTensorMemory(double length, const InputSpec& spec, const MemoryBudget& budget)
+// The memory Q, K, V of every head (and X) take, with the projections a `projected` input draws,
+// checked before they are allocated.
+void requireTensorMemory(double length, const InputSpec& spec, const MemoryBudget& budget,
+                         bool projected)
 {
     const double dModel = double(spec.heads) * spec.headDim;
-    const double bytes = 8.0 * length * (dModel + 3.0 * dModel);
-    budget.require(bytes, QStringLiteral("Q, K and V for %1 positions").arg(length),
+    // A projected input also holds one head's W_q, W_k, W_v (H d x d each) while it draws them.
+    const double weights =
+        projected && spec.projection != HeadProjection::Identity ? 3.0 * dModel * spec.headDim : 0;
+    const double bytes = 8.0 * (length * (dModel + 3.0 * dModel) + weights);
+    budget.require(bytes,
+                   QStringLiteral("Q, K and V for %1 positions%2")
+                       .arg(length)
+                       .arg(weights > 0 ? QStringLiteral(", with a head's W_q, W_k, W_v (%1 x %2)")
+                                              .arg(dModel)
+                                              .arg(spec.headDim)
+                                        : QString()),
                    QStringLiteral("Use fewer tokens or a smaller d, or raise the memory budget."));
 }
 
@@ -77,15 +89,20 @@ void addSinusoidalEncoding(double position, Eigen::Ref<VectorD> row, double weig
 }
 
 // A seeded matrix of independent N(0, variance) entries.
+// Drawing the projections of many wide heads takes seconds (3 H (H d) d entries: 32 heads of
+// d = 512 took 24 s), so it stops between blocks of rows when its caller is cancelled.
 MatrixD gaussianMatrix(Eigen::Index rows, Eigen::Index cols, double variance, std::uint64_t seed,
                        RandomStream stream, std::uint64_t substream)
 {
     Rng rng(seed, stream, substream);
     const double sd = std::sqrt(variance);
     MatrixD m(rows, cols);
-    for (Eigen::Index i = 0; i < rows; ++i)
+    for (Eigen::Index i = 0; i < rows; ++i) {
+        if (i % 256 == 0)
+            throwIfCancelled();
         for (Eigen::Index j = 0; j < cols; ++j)
             m(i, j) = sd * rng.normal();
+    }
     return m;
 }
 
@@ -127,7 +144,7 @@ AttentionInput textInput(const InputSpec& spec, const MemoryBudget& budget)
     input.labels = tokenize(spec.text, spec.tokenMode);
     require(!input.labels.isEmpty(),
             QStringLiteral("the text has no tokens: type at least one word or character"));
-    requireTensorMemory(double(input.labels.size()), spec, budget);
+    requireTensorMemory(double(input.labels.size()), spec, budget, true);
     const Eigen::Index dModel = Eigen::Index(spec.heads) * spec.headDim;
     // x_i = (e_i + PE(i)) / sqrt(2), e_i ~ N(0, I / d_model) seeded by the token's text.
     const double tokenWeight = spec.positionalEncoding ? std::sqrt(0.5) : 1.0;
@@ -161,7 +178,7 @@ AttentionInput imageInput(const InputSpec& spec, const ImagePixels* image,
                 .arg(image->height)
                 .arg(p));
     const Eigen::Index patches = Eigen::Index(input.gridRows) * input.gridCols;
-    requireTensorMemory(double(patches), spec, budget);
+    requireTensorMemory(double(patches), spec, budget, true);
 
     // Standardise the pixels over the image so that every patch vector has E|pixels|^2 = 3 p^2.
     double mean = 0;
@@ -229,7 +246,7 @@ MatrixD randomRows(Eigen::Index rows, int d, double norm, const MatrixD& centres
 
 AttentionInput randomInput(const InputSpec& spec, const MemoryBudget& budget)
 {
-    requireTensorMemory(double(spec.length), spec, budget);
+    requireTensorMemory(double(spec.length), spec, budget, false);
     const int d = spec.headDim;
     const double norm = spec.rowNorm.value_or(std::pow(double(d), 0.25));
     AttentionInput input;

@@ -1,6 +1,7 @@
 #include "ui/experiment/experiment_controller.h"
 
 #include "ui/images/image_loader.h"
+#include "cancellation.h"
 #include "inputs/model_input.h"
 
 #include <QJsonDocument>
@@ -78,6 +79,9 @@ Computation runComputation(const ExperimentSpec& spec, const Computation& previo
                            const MemoryBudget& budget, JobContext& context,
                            const std::function<void(const QString&)>& announce)
 {
+    // Building the input polls it too (drawing the projections of many wide heads takes
+    // seconds): a newer request or the window closing stops it.
+    const CancellationScope cancellation(context.cancelledCheck());
     Computation computation;
     computation.inputKey = inputKeyOf(spec.input);
     ComputeOptions options;
