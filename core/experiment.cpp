@@ -431,6 +431,20 @@ QString inNumber(qint64 count, const char* singular, const char* plural)
     return QString::fromLatin1(count == 1 ? singular : plural);
 }
 
+// "<count> <noun> of <values> exceed(s) the <precision> range (written as inf<aside>).
+// <consequence>", the noun and verb in the count's number, for head `head`.
+ResultWarning beyondRangeWarning(const QString& code, qint64 count, const char* noun,
+                                 const char* nouns, const QString& values, const QString& precision,
+                                 const QString& aside, const QString& consequence, int head)
+{
+    return {code,
+            QStringLiteral("%1 %2 of %3 %4 the %5 range (written as inf%6). %7")
+                .arg(count)
+                .arg(inNumber(count, noun, nouns), values, inNumber(count, "exceeds", "exceed"),
+                     precision, aside, consequence),
+            head};
+}
+
 // Head h's warnings: non-positive denominators, kernel entries and features beyond the
 // precision's range.
 template <typename T>
@@ -465,30 +479,23 @@ void addHeadWarnings(ExperimentResult& result, std::size_t h)
     // The exact method has no A^ and so no metrics of A: count the kept A itself.
     const qint64 kernelOverflow = result.spec.exactMethod ? countBeyondRange<T>(head.kernelExact)
                                                           : head.metrics.kernelOverflow;
-    if (kernelOverflow > 0) {
-        result.warnings.push_back(
-            {QStringLiteral("overflow"),
-             QStringLiteral("%1 %2 of the kernel matrices A or A^%3 %4 the %5 range (written as "
-                            "inf; the kernel MSE is not given). P, P^ and the outputs are not "
-                            "affected: they are computed with maxima subtracted.")
-                 .arg(kernelOverflow)
-                 .arg(inNumber(kernelOverflow, "entry", "entries"), where,
-                      inNumber(kernelOverflow, "exceeds", "exceed"), precision),
-             int(h)});
-    }
+    if (kernelOverflow > 0)
+        result.warnings.push_back(beyondRangeWarning(
+            QStringLiteral("overflow"), kernelOverflow, "entry", "entries",
+            QStringLiteral("the kernel matrices A or A^") + where, precision,
+            QStringLiteral("; the kernel MSE is not given"),
+            QStringLiteral("P, P^ and the outputs are not affected: they are computed with "
+                           "maxima subtracted."),
+            int(h)));
     const qint64 featureOverflow =
         countBeyondRange<T>(head.featuresQ) + countBeyondRange<T>(head.featuresK);
-    if (featureOverflow > 0) {
-        result.warnings.push_back(
-            {QStringLiteral("feature-overflow"),
-             QStringLiteral("%1 feature %2 of phi(q_i), phi(k_j)%3 %4 the %5 range (written as "
-                            "inf). Attention is not affected: it is computed with stabilised "
-                            "exponentials.")
-                 .arg(featureOverflow)
-                 .arg(inNumber(featureOverflow, "value", "values"), where,
-                      inNumber(featureOverflow, "exceeds", "exceed"), precision),
-             int(h)});
-    }
+    if (featureOverflow > 0)
+        result.warnings.push_back(beyondRangeWarning(
+            QStringLiteral("feature-overflow"), featureOverflow, "feature value", "feature values",
+            QStringLiteral("phi(q_i), phi(k_j)") + where, precision, QString(),
+            QStringLiteral("Attention is not affected: it is computed with stabilised "
+                           "exponentials."),
+            int(h)));
 }
 
 template <typename T>
