@@ -33,8 +33,8 @@ struct StepperData;
 // rows of four beside it, three rows of three beside it, or on the narrowest page the normalizer
 // beside it and the others below it, two rows of three and the error so far (the widest
 // arrangement whose panels fit the page's width at their minimum sizes, so that the page never
-// scrolls sideways). The formula panel ends with the memory line:
-// the state's size against exact softmax's, and when only a window of states is kept, which.
+// scrolls sideways). The formula panel ends with the memory line: the state's size against exact
+// softmax's, and when only a window of states is kept, which.
 class StepperFrame : public QWidget {
     Q_OBJECT
 
