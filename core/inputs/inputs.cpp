@@ -88,9 +88,9 @@ void addSinusoidalEncoding(double position, Eigen::Ref<VectorD> row, double weig
     }
 }
 
-// A seeded matrix of independent N(0, variance) entries.
-// Drawing the projections of many wide heads takes seconds (3 H (H d) d entries: 32 heads of
-// d = 512 took 24 s), so it stops between blocks of rows when its caller is cancelled.
+// A seeded matrix of independent N(0, variance) entries. Drawing the projections of many wide
+// heads takes seconds (3 H (H d) d entries: 32 heads of d = 512 took 24 s), so the draw stops
+// between blocks of rows when its caller is cancelled (throwIfCancelled).
 MatrixD gaussianMatrix(Eigen::Index rows, Eigen::Index cols, double variance, std::uint64_t seed,
                        RandomStream stream, std::uint64_t substream)
 {
