@@ -84,8 +84,8 @@ protected:
     void stopAndWait();
     // Drops a running sweep at once (a session's state replaces the page's): the page is idle
     // and nothing of the sweep arrives; the worker ends the run it is in (one method at one
-    // length, seconds at the longest) in the background, before a new sweep starts. Waiting for
-    // that run froze the window.
+    // length: seconds, minutes for exact attention at the longest lengths) in the background,
+    // before a new sweep starts. Waiting for that run froze the window.
     void abandonSweep();
     // Cancel was pressed during the sweep that runs.
     bool isCancelling() const { return m_cancelling; }
