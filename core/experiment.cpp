@@ -425,22 +425,17 @@ qint64 countBeyondRange(const MatrixD& m)
     return qint64((m.array().abs() > largest || !m.array().isFinite()).count());
 }
 
-// `singular` when count is 1, else `plural`: "1 entry exceeds", "3 entries exceed".
-QString inNumber(qint64 count, const char* singular, const char* plural)
-{
-    return QString::fromLatin1(count == 1 ? singular : plural);
-}
-
 // "<count> <noun> of <values> exceed(s) the <precision> range (written as inf<aside>).
 // <consequence>", the noun and verb in the count's number, for head `head`.
-ResultWarning beyondRangeWarning(const QString& code, qint64 count, const char* noun,
-                                 const char* nouns, const QString& values, const QString& precision,
-                                 const QString& aside, const QString& consequence, int head)
+ResultWarning beyondRangeWarning(const QString& code, qint64 count, const QString& noun,
+                                 const QString& nouns, const QString& values,
+                                 const QString& precision, const QString& aside,
+                                 const QString& consequence, int head)
 {
     return {code,
-            QStringLiteral("%1 %2 of %3 %4 the %5 range (written as inf%6). %7")
-                .arg(count)
-                .arg(inNumber(count, noun, nouns), values, inNumber(count, "exceeds", "exceed"),
+            QStringLiteral("%1 of %2 %3 the %4 range (written as inf%5). %6")
+                .arg(countOf(count, noun, nouns), values,
+                     inNumber(count, QStringLiteral("exceeds"), QStringLiteral("exceed")),
                      precision, aside, consequence),
             head};
 }
@@ -466,8 +461,9 @@ void addHeadWarnings(ExperimentResult& result, std::size_t h)
                             "denominator is 0.")
                  .arg(nonPositive)
                  .arg(result.labels.size())
-                 .arg(where, inNumber(nonPositive, "has", "have"),
-                      inNumber(nonPositive, "row", "rows"), first.join(QStringLiteral(", ")),
+                 .arg(where, inNumber(nonPositive, QStringLiteral("has"), QStringLiteral("have")),
+                      inNumber(nonPositive, QStringLiteral("row"), QStringLiteral("rows")),
+                      first.join(QStringLiteral(", ")),
                       nonPositive > 5 ? QStringLiteral(", ...") : QString(),
                       methodInfo(result.spec.approximation.kind).canBeNegative
                           ? QStringLiteral("these features can be negative, and their estimate "
@@ -481,9 +477,9 @@ void addHeadWarnings(ExperimentResult& result, std::size_t h)
                                                           : head.metrics.kernelOverflow;
     if (kernelOverflow > 0)
         result.warnings.push_back(beyondRangeWarning(
-            QStringLiteral("overflow"), kernelOverflow, "entry", "entries",
-            QStringLiteral("the kernel matrices A or A^") + where, precision,
-            QStringLiteral("; the kernel MSE is not given"),
+            QStringLiteral("overflow"), kernelOverflow, QStringLiteral("entry"),
+            QStringLiteral("entries"), QStringLiteral("the kernel matrices A or A^") + where,
+            precision, QStringLiteral("; the kernel MSE is not given"),
             QStringLiteral("P, P^ and the outputs are not affected: they are computed with "
                            "maxima subtracted."),
             int(h)));
@@ -491,8 +487,9 @@ void addHeadWarnings(ExperimentResult& result, std::size_t h)
         countBeyondRange<T>(head.featuresQ) + countBeyondRange<T>(head.featuresK);
     if (featureOverflow > 0)
         result.warnings.push_back(beyondRangeWarning(
-            QStringLiteral("feature-overflow"), featureOverflow, "feature value", "feature values",
-            QStringLiteral("phi(q_i), phi(k_j)") + where, precision, QString(),
+            QStringLiteral("feature-overflow"), featureOverflow, QStringLiteral("feature value"),
+            QStringLiteral("feature values"), QStringLiteral("phi(q_i), phi(k_j)") + where,
+            precision, QString(),
             QStringLiteral("Attention is not affected: it is computed with stabilised "
                            "exponentials."),
             int(h)));

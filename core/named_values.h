@@ -32,10 +32,17 @@ bool parseName(const QString& text, std::initializer_list<Enum> candidates, Name
                                                               sensitivity);
 }
 
+// `singular` for a count of exactly one, else `plural`: the word that agrees with a count given
+// elsewhere in the sentence ("1 of 14 rows has", "3 entries exceed").
+inline QString inNumber(qint64 count, const QString& singular, const QString& plural)
+{
+    return count == 1 ? singular : plural;
+}
+
 // "1 token", "0 tokens", "3 tokens": count and its noun, singular for exactly one.
 inline QString countOf(qint64 count, const QString& singular, const QString& plural)
 {
-    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? singular : plural);
+    return QStringLiteral("%1 %2").arg(count).arg(inNumber(count, singular, plural));
 }
 
 }  // namespace attnlab
