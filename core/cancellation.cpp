@@ -26,9 +26,14 @@ CancellationScope::~CancellationScope()
         innermost = m_outer;
 }
 
+bool cancellationRequested()
+{
+    return innermost && (*innermost)();
+}
+
 void throwIfCancelled()
 {
-    if (innermost && (*innermost)())
+    if (cancellationRequested())
         throw Cancelled();
 }
 

@@ -19,7 +19,6 @@
 #include <QJsonDocument>
 #include <QJsonValue>
 
-#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -350,12 +349,8 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
     // One accumulator per row block, added up in block order: the sums, and so the metrics, do
     // not depend on which thread took which block.
     std::vector<MetricsAccumulator> accumulators((length + kRowBlock - 1) / kRowBlock);
-    std::atomic<bool> stopped = false;
+    // The blocks stop when compute()'s CancellationScope says so (options.cancelled).
     forEachRowBlock(length, kRowBlock, [&](Eigen::Index begin, Eigen::Index end) {
-        if (stopped || (options.cancelled && options.cancelled())) {
-            stopped = true;
-            return;
-        }
         const Eigen::Index rows = end - begin;
         // Rows of P and P^ go straight into the kept matrices, or into scratch blocks.
         Matrix<T> exactScratch, approxScratch;
@@ -399,8 +394,6 @@ void computeHead(const ExperimentSpec& spec, const HeadTensors& tensors,
             built.error->addRows(begin, error.data(), rows);
         }
     });
-    if (stopped)
-        throw Cancelled();
     storeAttention(head, keptP ? kept : nullptr, std::move(exact), std::move(approx), outputExact,
                    options.matrices, options.matrices && approximation, std::move(recordedRows));
     built.storeInto(head);

@@ -88,8 +88,8 @@ struct ComputeOptions {
     // are the same either way.
     std::shared_ptr<const ExperimentResult> sameInputAs;
     MemoryBudget budget;
-    // Polled between blocks of work (and, through a CancellationScope, between the blocks of W's
-    // draw); when it returns true, compute throws Cancelled.
+    // Installed as compute()'s CancellationScope: polled on the calling thread between blocks of
+    // work, W's draw included; when it returns true, compute throws Cancelled.
     std::function<bool()> cancelled;
     // Called on the calling thread as the work goes on: `done` of `total` steps, two a head (its
     // output, approximate with W's draw or streamed exact, then the rows of P and P^ with the

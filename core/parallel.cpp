@@ -1,5 +1,8 @@
 #include "parallel.h"
 
+#include "cancellation.h"
+#include "errors.h"
+
 #include <thread>
 
 #ifdef ATTNLAB_HAVE_OPENMP
@@ -39,5 +42,35 @@ int engineThreadIndex()
     return 0;
 #endif
 }
+
+namespace detail {
+
+RowBlockStop::RowBlockStop()
+#ifdef ATTNLAB_HAVE_OPENMP
+    : m_polls(omp_get_level() == 0)
+#else
+    : m_polls(true)
+#endif
+{
+}
+
+bool RowBlockStop::skip()
+{
+    if (m_stopped.load(std::memory_order_relaxed))
+        return true;
+    if (m_polls && engineThreadIndex() == 0 && cancellationRequested()) {
+        m_stopped.store(true, std::memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void RowBlockStop::throwIfStopped() const
+{
+    if (m_stopped.load(std::memory_order_relaxed))
+        throw Cancelled();
+}
+
+}  // namespace detail
 
 }  // namespace attnlab

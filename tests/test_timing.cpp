@@ -5,6 +5,8 @@
 #include "allocation_peak.h"
 #include "timing_support.h"
 
+#include <thread>
+
 using namespace attnlab;
 using namespace attnlab::test;
 
@@ -28,6 +30,7 @@ private slots:
     void flopsAndWorkingSetModels();
     void shortRealSweep();
     void cancelStopsPromptlyAndKeepsFinishedPoints();
+    void cancelStopsTheRunInProgress();
     void cancelledBeforeStartRunsNothing();
     void memoryBudgetSkipsPoints();
     void allocationPeakCountsTheBlocksHeldAtOnce();
@@ -355,10 +358,11 @@ void TestTiming::shortRealSweep()
     QVERIFY(lines[6].startsWith("favor-positive,1,64,16,32,"));
 }
 
-// Property: when cancelled() turns true (here at its 10th poll) the sweep returns before another
-// run starts: within a tenth of the time the points left would take even at the machine's sgemm
-// rate; the points finished before stay Ok, the others are Cancelled with NaN times, and
-// progress still reports every point.
+// Property: when cancelled() turns true (here at its first poll after two points were reported)
+// the sweep returns before another run starts: within a tenth of the time the points left would
+// take even at the machine's sgemm rate; cancelled() is not polled again; the points finished
+// before stay Ok, the others are Cancelled with NaN times, and progress still reports every
+// point.
 void TestTiming::cancelStopsPromptlyAndKeepsFinishedPoints()
 {
     SweepSpec spec;
@@ -366,23 +370,25 @@ void TestTiming::cancelStopsPromptlyAndKeepsFinishedPoints()
     spec.lengths = {128, 256, 4096, 8192};
     spec.headDim = 64;
     spec.repetitions = 2;
-    int polls = 0;
+    int reported = 0;
+    int pollsAfter = 0;
     QElapsedTimer sinceCancel;
     const auto cancelled = [&] {
-        if (++polls == 10)
+        if (reported < 2)
+            return false;
+        if (sinceCancel.isValid())
+            ++pollsAfter;
+        else
             sinceCancel.start();
-        return polls >= 10;
+        return true;
     };
-    int reported = 0;
     const SweepResult result = runSweep(
         spec, [&](const SweepPoint&, int done, int) { reported = done; }, cancelled);
     const double lateSeconds = double(sinceCancel.nsecsElapsed()) * 1e-9;
     QVERIFY(sinceCancel.isValid());
-    QCOMPARE(polls, 10);  // not polled again after it turned
+    QCOMPARE(pollsAfter, 0);
     QCOMPARE(reported, 8);
     QCOMPARE(result.points.size(), std::size_t(8));
-    // Polls: 1 before the sgemm measurement, 2 the inputs of L = 128, 3-5 and 6-8 the warm-up and
-    // two runs of its two points, 9 the inputs of 256, 10 the warm-up of its first point.
     double flopsLeft = 0;
     for (std::size_t i = 0; i < result.points.size(); ++i) {
         const SweepPoint& p = result.points[i];
@@ -404,6 +410,45 @@ void TestTiming::cancelStopsPromptlyAndKeepsFinishedPoints()
                             .arg(secondsLeft)));
     const QList<QByteArray> lines = sweepCsv(result).split('\n');
     QVERIFY(lines[4].endsWith(",,,,,,cancelled"));
+}
+
+// Property: a cancel that arrives inside a run stops it, not only the runs after it: exact
+// streaming attention at L = 16,384 (128 blocks of 128 queries) is cancelled at the second poll
+// inside its warm-up run and the sweep returns within a quarter of the time that run takes
+// uncancelled (measured first, in the same test; it returned only when the run ended before the
+// engine's loops polled). cancelled() is polled on the calling thread only.
+void TestTiming::cancelStopsTheRunInProgress()
+{
+    SweepSpec spec;
+    spec.methods = {{Method::ExactStreaming, false}};
+    spec.lengths = {16384};
+    spec.headDim = 64;
+    spec.repetitions = 1;
+    const SweepResult whole = runSweep(spec);
+    QCOMPARE(whole.points[0].status, PointStatus::Ok);
+    const double runSeconds = whole.points[0].secondsMedian;
+
+    // Polls: 1 before the sgemm measurement, 2 the inputs, 3 before the warm-up run, then the
+    // engine's loops inside it.
+    const std::thread::id caller = std::this_thread::get_id();
+    bool otherThread = false;
+    int polls = 0;
+    QElapsedTimer sinceCancel;
+    const SweepResult result = runSweep(spec, {}, [&] {
+        otherThread = otherThread || std::this_thread::get_id() != caller;
+        if (++polls == 5)
+            sinceCancel.start();
+        return polls >= 5;
+    });
+    const double lateSeconds = double(sinceCancel.nsecsElapsed()) * 1e-9;
+    QVERIFY(!otherThread);
+    QCOMPARE(polls, 5);
+    QCOMPARE(result.points[0].status, PointStatus::Cancelled);
+    QVERIFY(std::isfinite(result.sgemmGflops));
+    QVERIFY2(lateSeconds < 0.25 * runSeconds,
+             qPrintable(QStringLiteral("returned %1 s after the cancel; a run takes %2 s")
+                            .arg(lateSeconds)
+                            .arg(runSeconds)));
 }
 
 // Property: a sweep cancelled before it starts measures nothing: sgemm is NaN and every point

@@ -2,6 +2,7 @@
 
 #include "named_values.h"
 #include "allocation_peak.h"
+#include "cancellation.h"
 #include "errors.h"
 #include "attention/exact_attention.h"
 #include "experiment.h"
@@ -122,18 +123,16 @@ bool makeInputs(Eigen::Index length, int d, const std::function<bool()>& cancell
 // Timing
 
 // One warm-up call and seconds.size() timed calls of call() (returning a Result), each timed with
-// steady_clock around the call only; cancelled() is polled before every call. The result of the
-// previous call is released before the clock starts, so the timed region allocates only what the
-// method itself allocates. False when cancelled.
+// steady_clock around the call only; the calling thread's CancellationScope is polled before
+// every call (throwIfCancelled). The result of the previous call is released before the clock
+// starts, so the timed region allocates only what the method itself allocates.
 template <typename Result, typename Call>
-bool timeRuns(const Call& call, const std::function<bool()>& cancelled,
-              std::vector<double>& seconds)
+void timeRuns(const Call& call, std::vector<double>& seconds)
 {
     using Clock = std::chrono::steady_clock;
     Result result;
     for (std::size_t run = 0; run <= seconds.size(); ++run) {
-        if (cancelled && cancelled())
-            return false;
+        throwIfCancelled();
         result = Result();
         const Clock::time_point start = Clock::now();
         result = call();
@@ -141,7 +140,6 @@ bool timeRuns(const Call& call, const std::function<bool()>& cancelled,
         if (run > 0)
             seconds[run - 1] = std::chrono::duration<double>(stop - start).count();
     }
-    return true;
 }
 
 double median(std::vector<double> values)
@@ -306,35 +304,38 @@ double measureCopyGigabytesPerSecond()
 
 namespace {
 
-// Times the warm-up and spec.repetitions runs of `method` on inputs into `seconds` (timeRuns);
-// false when cancelled. An approximation is made (W, E, F drawn) before the timing; fitting to
-// the data is timed. Throws std::bad_alloc when the machine cannot give the memory.
-bool timeMethod(const TimedMethod& method, const SweepInputs& inputs, const SweepSpec& spec,
+// Times the warm-up and spec.repetitions runs of `method` on inputs into `seconds` (timeRuns).
+// An approximation is made (W, E, F drawn) before the timing; fitting to the data is timed.
+// Throws Cancelled when cancelled() says so, before a run or inside one (the engine's loops poll
+// it through a CancellationScope, so a run of minutes stops within about a block of rows), and
+// std::bad_alloc when the machine cannot give the memory.
+void timeMethod(const TimedMethod& method, const SweepInputs& inputs, const SweepSpec& spec,
                 Eigen::Index length, double scale, const std::function<bool()>& cancelled,
                 std::vector<double>& seconds)
 {
+    const CancellationScope cancellation(cancelled);
     const Matrix<float>& q = inputs.q;
     const Matrix<float>& k = inputs.k;
     const Matrix<float>& v = inputs.v;
     switch (method.algorithm) {
         case Method::ExactMaterialised:
-            return timeRuns<MaterialisedAttention<float>>(
-                [&] { return materialisedAttention(q, k, v, scale, method.causal); }, cancelled,
-                seconds);
+            timeRuns<MaterialisedAttention<float>>(
+                [&] { return materialisedAttention(q, k, v, scale, method.causal); }, seconds);
+            return;
         case Method::ExactStreaming:
-            return timeRuns<Matrix<float>>(
-                [&] { return streamingAttention(q, k, v, scale, method.causal); }, cancelled,
-                seconds);
+            timeRuns<Matrix<float>>(
+                [&] { return streamingAttention(q, k, v, scale, method.causal); }, seconds);
+            return;
         default: {
             const auto approximation = makeApproximation<float>(
                 approximationOf(method.algorithm, spec.features, spec.headDim), spec.headDim,
                 length, scale);
-            return timeRuns<ApproximateOutput<float>>(
+            timeRuns<ApproximateOutput<float>>(
                 [&] {
                     approximation->fit(q, k, method.causal);
                     return approximation->output(q, k, v, method.causal, kDefaultCausalChunk);
                 },
-                cancelled, seconds);
+                seconds);
         }
     }
 }
@@ -411,9 +412,10 @@ SweepResult runSweep(const SweepSpec& spec,
             const double inputBytes =
                 double(inputs.q.size() + inputs.k.size() + inputs.v.size()) * kFloatBytes;
             const AllocationPeak allocations;
-            bool finished = false;
             try {
-                finished = timeMethod(method, inputs, spec, length, scale, cancelled, seconds);
+                timeMethod(method, inputs, spec, length, scale, cancelled, seconds);
+            } catch (const Cancelled&) {
+                return cancelFrom(index);
             } catch (const std::bad_alloc&) {
                 // Within the budget by the model, but the machine could not give the memory:
                 // skipped as over the budget, not a failed sweep.
@@ -422,8 +424,6 @@ SweepResult runSweep(const SweepSpec& spec,
                     progress(point, ++done, total);
                 continue;
             }
-            if (!finished)
-                return cancelFrom(index);
             point.peakBytes = inputBytes + allocations.bytes();
             point.secondsMedian = median(seconds);
             point.secondsMin = *std::min_element(seconds.begin(), seconds.end());

@@ -105,10 +105,12 @@ double measureCopyGigabytesPerSecond();
 // spec.repetitions timed runs (inputs, feature maps and W made before the timing starts), their
 // peak memory counted around them (SweepPoint::peakBytes).
 // After each point progress(point, done, total) is called on the calling thread. When
-// cancelled() returns true (polled between runs) the sweep stops; the points not measured are
+// cancelled() returns true the sweep stops; the point being measured and those after it are
 // returned with status Cancelled. Points over the budget are SkippedMemory, not run.
-// cancelled() is also polled before the sgemm measurement and once per 65,536 rows while the
-// inputs of a length are made. Throws InputError naming the field for a spec that cannot run
+// cancelled() is polled on the calling thread: before the sgemm measurement, once per 65,536
+// rows while the inputs of a length are made, before each run, and inside a run between the
+// blocks of rows of the engine's loops (a run of exact attention at L = 10^6 takes half an hour;
+// it stops within about one block). Throws InputError naming the field for a spec that cannot run
 // (d, m or repetitions < 1, lengths not ascending or < 1, a causal curve of a method without a
 // causal form).
 SweepResult runSweep(
