@@ -41,9 +41,9 @@ void TestParallel::everyRowIsInExactlyOneBlock()
         });
         QVERIFY(!tooLong);
         for (std::size_t i = 0; i < visits.size(); ++i)
-            QVERIFY2(visits[i] == 1, qPrintable(QStringLiteral("row %1 visited %2 times")
-                                                     .arg(i)
-                                                     .arg(visits[i].load())));
+            QVERIFY2(
+                visits[i] == 1,
+                qPrintable(QStringLiteral("row %1 visited %2 times").arg(i).arg(visits[i].load())));
     }
 }
 
@@ -86,9 +86,8 @@ void TestParallel::aLoopInsideABodyRunsWhole()
     int innerBlocks = 0;
     const CancellationScope scope([&polls] { return ++polls == 2; });
     QVERIFY_THROWS_EXCEPTION(Cancelled, forEachRowBlock(4, 1, [&](Eigen::Index, Eigen::Index) {
-                                 forEachRowBlock(10, 1, [&](Eigen::Index, Eigen::Index) {
-                                     ++innerBlocks;
-                                 });
+                                 forEachRowBlock(
+                                     10, 1, [&](Eigen::Index, Eigen::Index) { ++innerBlocks; });
                              }));
     QCOMPARE(polls, 2);
     QCOMPARE(innerBlocks, 10);
