@@ -45,11 +45,11 @@ private slots:
 void TestSweepRestore::timingStateDoesNotWaitForTheRunInProgress()
 {
     // A sweep of exact streaming attention at L = 40,960: each of its runs (a warm-up and the
-    // repetitions) takes seconds (3 s on a 2-core machine), and none can stop inside. A second and
-    // a half in, past the sweep's sgemm measure and into its first run, the page's first state
-    // is restored; then a sweep at L = 16 is asked for, which starts only when the abandoned
-    // run has ended. Restoring must take a small part of that wait (ratios measured in one run:
-    // waiting for the run, the restore took nearly all of it).
+    // repetitions) takes seconds (3 s on a 2-core machine). A second and a half in, past the
+    // sweep's sgemm measure and into its first run, the page's first state is restored; then a
+    // sweep at L = 16 is asked for, which starts only when the abandoned run has ended.
+    // Restoring must take a small part of that wait (ratios measured in one run: waiting for the
+    // run, the restore took nearly all of it, before runs stopped inside when cancelled).
     TimingPanel panel;
     const QJsonObject first = panel.state();
     measureStreamingAt(panel, 40960);

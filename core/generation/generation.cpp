@@ -269,7 +269,8 @@ GenerationStep Generation::next()
 {
     if (finished())
         throw std::logic_error("Generation::next: every token is generated");
-    // A scope the caller installed is polled between the runs, and m_cancelled between layers.
+    // m_cancelled, installed here, is polled between layers and by the engine's loops inside them;
+    // without it, a scope the caller installed is.
     const CancellationScope cancellation(m_cancelled);
     throwIfCancelled();
     setEngineThreads(m_threads);

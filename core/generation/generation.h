@@ -129,9 +129,11 @@ public:
 
     // Generates the next token of both continuations (the prompt is read first, at the first
     // call), with the engine threads of spec().threads set on the calling thread. Requires
-    // !finished(). Throws Cancelled when the constructor's cancelled() says so between layers, or a
-    // CancellationScope the caller installed between the runs (the generation is then spent);
-    // InputError when the approximate model gives no finite logit.
+    // !finished(). Throws Cancelled when the constructor's cancelled() says so (polled between the
+    // runs, between layers and between the blocks of the engine's loops) or, without one, a
+    // CancellationScope the caller installed (between the runs and the engine's blocks); the
+    // generation is then spent.
+    // Throws InputError when the approximate model gives no finite logit.
     GenerationStep next();
 
 private:

@@ -83,9 +83,8 @@ protected:
     // Stops a running sweep, waits for the worker and finishes it now (the page closes).
     void stopAndWait();
     // Drops a running sweep at once (a session's state replaces the page's): the page is idle
-    // and nothing of the sweep arrives; the worker ends the run it is in (one method at one
-    // length: seconds, minutes for exact attention at the longest lengths) in the background,
-    // before a new sweep starts. Waiting for that run froze the window.
+    // and nothing of the sweep arrives; the worker, cancelled, stops the run it is in (within a
+    // block of rows of the engine's loops) in the background, before a new sweep starts.
     void abandonSweep();
     // Cancel was pressed during the sweep that runs.
     bool isCancelling() const { return m_cancelling; }

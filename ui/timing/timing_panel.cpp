@@ -133,8 +133,9 @@ qsizetype measuredCount(const SweepResult& result)
 TimingPanel::TimingPanel(QWidget* parent)
     : SweepPage({tr("Measure every method at every length on a worker thread; points appear on "
                     "the chart as they are measured."),
-                 tr("Stop after the run in progress; the points measured so far are kept."),
-                 tr("Cancelling after the run in progress..."),
+                 tr("Stop the sweep, inside the run in progress; the points measured so far are "
+                    "kept."),
+                 tr("Cancelling..."),
                  tr("Points measured (or skipped) out of every method at every length."),
                  tr("%v of %m points"),
                  tr("Save the chart as shown (PNG, SVG or PDF) or the data (CSV, one row per "

@@ -62,7 +62,7 @@ public:
 public slots:
     // Starts the sweep of spec() on the worker thread; does nothing while one runs. When the
     // controls choose no method, no variant or no length, says so in the status line instead.
-    // Cancel stops it after the run in progress; the points measured are kept.
+    // Cancel stops it inside the run in progress; the points measured are kept.
     void run() override;
 
 protected:
