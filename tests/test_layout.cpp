@@ -176,8 +176,9 @@ private slots:
     }
 
     // Titles longer than their panel is wide (a ViT's at 1280 x 800) wrap (wrappedText) until
-    // every line fits its panel; at a width where they fit they keep their lines, and no break
-    // falls inside parentheses ("patch (1, 3)") or an equation ("m = 64").
+    // every line fits its panel, and the figure's title (the row shown) until it fits the
+    // figure; at a width where they fit they keep their lines, and no break falls inside
+    // parentheses ("patch (1, 3)") or an equation ("m = 64").
     void imageOverlayTitlesFitTheirPanels()
     {
         ImageOverlayView view;
@@ -185,41 +186,51 @@ private slots:
         image.fill(Qt::gray);
         view.setImage(image, 7, 7);
         view.setAttention(VectorD::Constant(49, 1.0 / 49), VectorD::Constant(49, 1.0 / 49), 10);
-        const QStringList titles{QStringLiteral("exact\npatch (1, 3) (head 3)\n0.01 on [CLS]"),
-                                 QStringLiteral("FAVOR+ positive, m = 64\npatch (1, 3) (head "
-                                                "3)\n0.01 on [CLS]"),
-                                 QStringLiteral("error\npatch (1, 3) (head 3)")};
-        view.setTitles(titles[0], titles[1], titles[2]);
+        const QString figure = QStringLiteral("rollout over 12 layers, patch (1, 3) (head 3)");
+        const QStringList titles{QStringLiteral("exact\n0.01 on [CLS]"),
+                                 QStringLiteral("FAVOR+ positive, m = 64\n0.01 on [CLS]"),
+                                 QStringLiteral("error")};
+        view.setTitles(figure, titles[0], titles[1], titles[2]);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
-        for (const int width : {760, 2400}) {
+        const QCPLayoutElement* figureTitle = view.plotLayout()->element(0, 0);
+        for (const int width : {300, 760, 2400}) {
             view.resize(width, 420);
             QTest::qWait(50);
             view.replot();
             QStringList shown;
             for (QCPLayoutElement* element : view.plotLayout()->elements(true)) {
                 auto* title = qobject_cast<QCPTextElement*>(element);
-                if (!title || !title->visible())
+                // At 300 pixels a panel is narrower than a word: only the figure's title is read.
+                if (!title || !title->visible() || (width == 300 && title != figureTitle))
                     continue;
-                shown.append(title->text());
                 const QFontMetrics metrics(title->font());
-                // The panel's width, from its patches' centres (7 columns), and the spacing.
-                const int panel = (view.patchCenter(ImageOverlayView::ExactPanel, 6).x() -
-                                   view.patchCenter(ImageOverlayView::ExactPanel, 0).x()) *
-                                      7 / 6 +
-                                  int(view.plotLayout()->columnSpacing()) + 1;
+                // A panel's width, from its patches' centres (7 columns), and the spacing; the
+                // figure's title has the figure's width inside its margins (8 pixels each side).
+                const int room = title == figureTitle
+                                     ? width - 16
+                                     : (view.patchCenter(ImageOverlayView::ExactPanel, 6).x() -
+                                        view.patchCenter(ImageOverlayView::ExactPanel, 0).x()) *
+                                               7 / 6 +
+                                           10 + 1;
+                if (title != figureTitle)
+                    shown.append(title->text());
                 for (const QString& line : title->text().split('\n')) {
-                    QVERIFY2(
-                        metrics.horizontalAdvance(line) <= panel,
-                        qPrintable(QStringLiteral("\"%1\" in %2 pixels").arg(line).arg(panel)));
+                    QVERIFY2(metrics.horizontalAdvance(line) <= room,
+                             qPrintable(QStringLiteral("\"%1\" in %2 pixels").arg(line).arg(room)));
                     QVERIFY2(line.count('(') == line.count(')'), qPrintable(line));
                 }
             }
-            if (width == 760)
+            const QString figureShown = static_cast<const QCPTextElement*>(figureTitle)->text();
+            if (width == 300) {
+                QVERIFY2(figureShown.contains('\n'), qPrintable(figureShown));
+            } else if (width == 760) {
                 QVERIFY2(shown.join('\n').contains(QStringLiteral("FAVOR+ positive,\nm = 64")),
                          qPrintable(shown.join(" | ")));
-            else
+            } else {
+                QCOMPARE(figureShown, figure);
                 QCOMPARE(shown, titles);
+            }
         }
     }
 

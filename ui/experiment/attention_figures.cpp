@@ -196,8 +196,8 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
         approx = rollout->approx.row(query).transpose();
     else if (!rolledOut)
         approx = head.attentionApprox.row(query).transpose();
-    // Two lines a panel: what is drawn, then which row; for a ViT a third, the weight the query
-    // keeps on the class token, which is not drawn over the image.
+    // Which row, over the figure; over each panel what it draws and, for a ViT, the weight the
+    // query keeps on the class token, which is not drawn over the image.
     QString row = query < first ? QStringLiteral("[CLS] row")
                                 : QStringLiteral("patch %1").arg(result.labels.value(query));
     row = rolledOut ? QStringLiteral("rollout over %1 layers, %2").arg(rollout->layers).arg(row)
@@ -205,10 +205,8 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     const auto onClass = [first](double weight) {
         return first > 0 ? QStringLiteral("\n%1 on [CLS]").arg(weight, 0, 'f', 2) : QString();
     };
-    view.setTitles(
-        QStringLiteral("exact\n%1%2").arg(row, onClass(exact[0])),
-        QStringLiteral("%1\n%2%3").arg(approximationTitle(result.spec), row, onClass(approx[0])),
-        QStringLiteral("error\n%1").arg(row));
+    view.setTitles(row, QStringLiteral("exact") + onClass(exact[0]),
+                   approximationTitle(result.spec) + onClass(approx[0]), QStringLiteral("error"));
     view.setAttention(exact.tail(patches), approx.tail(patches), query - first);
 }
 

@@ -80,8 +80,16 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
     setMouseTracking(true);
     plotLayout()->clear();
     plotLayout()->setAutoMargins(QCP::msNone);
-    plotLayout()->setColumnSpacing(10);
-    plotLayout()->setRowSpacing(2);
+    plotLayout()->setRowSpacing(10);
+    m_figureTitle = new QCPTextElement(this, QString(), sizedFont(font(), 13, true));
+    m_panelGrid = new QCPLayoutGrid;
+    m_panelGrid->setAutoMargins(QCP::msNone);
+    m_panelGrid->setMargins(QMargins());
+    m_panelGrid->setColumnSpacing(10);
+    m_panelGrid->setRowSpacing(2);
+    plotLayout()->addElement(0, 0, m_figureTitle);
+    plotLayout()->addElement(1, 0, m_panelGrid);
+    plotLayout()->setRowStretchFactors({0.001, 1});
     addLayer(QStringLiteral("image"), layer(QStringLiteral("main")), QCustomPlot::limBelow);
     layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
 
@@ -125,7 +133,7 @@ ImageOverlayView::ImageOverlayView(QWidget* parent) : QCustomPlot(parent)
         }
         panel.rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
         panel.rect->axis(QCPAxis::atRight)->setRangeReversed(true);
-        panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), 12, true));
+        panel.title = new QCPTextElement(this, titles[p], sizedFont(font(), 12));
         m_titles[p] = titles[p];
     }
     // Items find their axis rect through the layout: the panels are placed before they are made.
@@ -190,8 +198,11 @@ void ImageOverlayView::setImage(const QImage& image, int gridRows, int gridCols)
     replot(rpQueuedReplot);
 }
 
-void ImageOverlayView::setTitles(const QString& exact, const QString& approx, const QString& error)
+void ImageOverlayView::setTitles(const QString& figure, const QString& exact, const QString& approx,
+                                 const QString& error)
 {
+    m_figureTitleText = figure;
+    m_figureTitle->setText(figure);
     m_titles = {exact, approx, error};
     for (int p = 0; p < kPanels; ++p)
         m_panels[p].title->setText(m_titles[p]);
@@ -342,7 +353,7 @@ void ImageOverlayView::leaveEvent(QEvent* event)
 void ImageOverlayView::arrange(Arrangement arrangement)
 {
     m_arrangement = arrangement;
-    QCPLayoutGrid* grid = plotLayout();
+    QCPLayoutGrid* grid = m_panelGrid;
     std::vector<QCPLayoutElement*> elements{m_attentionScale, m_errorScale};
     for (PanelItems& panel : m_panels) {
         elements.push_back(panel.title);
@@ -386,17 +397,19 @@ ImageOverlayView::Arrangement ImageOverlayView::bestArrangement() const
     // resize near the boundary does not flip it back and forth.
     const double aspect = double(std::max(m_gridCols, 1)) / std::max(m_gridRows, 1);
     const QRect area = viewport().marginsRemoved(kFigureMargins);
-    const double spacing = plotLayout()->columnSpacing();
-    const double title = m_panels[0].title->outerRect().height() + plotLayout()->rowSpacing();
+    const double spacing = m_panelGrid->columnSpacing();
+    const double title = m_panels[0].title->outerRect().height() + m_panelGrid->rowSpacing();
+    const double figureTitle = m_figureTitle->outerRect().height() + plotLayout()->rowSpacing();
     const double standing = std::max(40, m_attentionScale->outerRect().width());
     const double lying = 1.5 * standing;  // the error scale under the error panel
     const auto imageWidth = [&](double width, double height) {
         return std::min(width, height * aspect);
     };
+    const double height = area.height() - figureTitle;
     const double oneRow =
-        imageWidth((area.width() - 2 * standing - 4 * spacing) / 3, area.height() - title);
-    const double twoRows = imageWidth((area.width() - standing - 2 * spacing) / 2,
-                                      (area.height() - 2 * title - lying) / 2);
+        imageWidth((area.width() - 2 * standing - 4 * spacing) / 3, height - title);
+    const double twoRows =
+        imageWidth((area.width() - standing - 2 * spacing) / 2, (height - 2 * title - lying) / 2);
     const bool current = m_arrangement == Arrangement::OneRow;
     const double here = current ? oneRow : twoRows;
     const double there = current ? twoRows : oneRow;
@@ -437,9 +450,13 @@ void ImageOverlayView::updateLayout()
         QCustomPlot::updateLayout();
     };
     layOut();
-    // A title wider than its panel wraps (in its own font: presentation mode enlarges it).
-    const int titleWidth = m_panels[0].rect->rect().width() + int(plotLayout()->columnSpacing());
-    bool wrapped = false;
+    // A title wider than its panel wraps (in its own font: presentation mode enlarges it), the
+    // figure's title at the figure's width.
+    const int titleWidth = m_panels[0].rect->rect().width() + int(m_panelGrid->columnSpacing());
+    const QString figureBefore = m_figureTitle->text();
+    setWrappedText(m_figureTitle, m_figureTitleText,
+                   viewport().marginsRemoved(kFigureMargins).width());
+    bool wrapped = m_figureTitle->text() != figureBefore;
     for (int p = 0; p < kPanels; ++p) {
         const QString before = m_panels[p].title->text();
         setWrappedText(m_panels[p].title, m_titles[p], titleWidth);
@@ -473,6 +490,7 @@ void ImageOverlayView::ensureScreenLayout()
 
 void ImageOverlayView::showPanels(bool shown)
 {
+    m_figureTitle->setVisible(shown);
     for (PanelItems& panel : m_panels) {
         panel.title->setVisible(shown);
         for (QCPAxis* axis : panel.rect->axes())

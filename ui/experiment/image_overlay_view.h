@@ -11,12 +11,12 @@
 
 namespace attnlab::ui {
 
-// One patch's attention row drawn over the image, in three panels of one figure: the exact row
-// P_i, the approximation P^_i (one colour scale for both) and the error P^_i - P_i (a diverging
-// scale centred at 0). The query patch i is outlined on each panel; clicking a patch on any
-// panel picks it. Each patch's colour is laid over a greyed copy of the image with an opacity
-// that grows with the value, so the image shows through where attention is small and the colour
-// dominates where it is large.
+// One patch's attention row drawn over the image, in three panels of one figure under one title
+// (which row): the exact row P_i, the approximation P^_i (one colour scale for both) and the error
+// P^_i - P_i (a diverging scale centred at 0). The query patch i is outlined on each panel;
+// clicking a patch on any panel picks it. Each patch's colour is laid over a greyed copy of the
+// image with an opacity that grows with the value, so the image shows through where attention is
+// small and the colour dominates where it is large.
 class ImageOverlayView : public QCustomPlot {
     Q_OBJECT
 
@@ -33,8 +33,10 @@ public:
     // [CLS] token; nothing is outlined) over all patches, exact and approximate, each with
     // gridRows * gridCols values in raster order.
     void setAttention(const VectorD& exact, const VectorD& approx, int selectedPatch);
-    // The titles over the three panels (by default "exact", "approximation", "error").
-    void setTitles(const QString& exact, const QString& approx, const QString& error);
+    // The title over the whole figure (the row shown; by default none) and those over the three
+    // panels (by default "exact", "approximation", "error").
+    void setTitles(const QString& figure, const QString& exact, const QString& approx,
+                   const QString& error);
     // Removes the image and the attention; shows a hint instead.
     void clear();
 
@@ -76,7 +78,8 @@ private:
     // whichever draws the image larger in the figure's size.
     enum class Arrangement { OneRow, TwoRows };
 
-    // Puts the titles, panels and scales into the plot layout's cells for `arrangement`.
+    // Puts the panels' titles, the panels and the scales into the cells of m_panelGrid for
+    // `arrangement`.
     void arrange(Arrangement arrangement);
     // The arrangement for the figure's current size (kept unless the other is clearly better).
     Arrangement bestArrangement() const;
@@ -90,12 +93,15 @@ private:
     // The panel whose axis rect contains pos, or -1.
     int panelAt(const QPointF& pos) const;
 
+    QCPTextElement* m_figureTitle;  // the plot layout's first row
+    QCPLayoutGrid* m_panelGrid;     // its second row: the panels, their titles and scales
     std::array<PanelItems, kPanels> m_panels;
     QCPColorScale* m_attentionScale;
     QCPColorScale* m_errorScale;
     FigureHint* m_hint;
     QRect m_layoutViewport;                 // the viewport the last layout was made for
-    std::array<QString, kPanels> m_titles;  // as given to setTitles, before wrapping
+    QString m_figureTitleText;              // as given to setTitles, before wrapping
+    std::array<QString, kPanels> m_titles;  // likewise
     QCPMarginGroup* m_margins;              // the panels' and the standing scales' tops and bottoms
     Arrangement m_arrangement = Arrangement::OneRow;
     int m_gridRows = 0;
