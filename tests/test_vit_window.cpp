@@ -208,7 +208,7 @@ void TestVitWindow::imagePageFollowsPatchesAndComesBackToClass()
     emit view->patchClicked(10);  // row 1, column 3
     QCOMPARE(window.viewSettings().query, 11);
     QString titles = overlayTitles(window);
-    QVERIFY2(namesRowOnce(titles, QStringLiteral("patch (1, 3)")), qPrintable(titles));
+    QVERIFY2(namesRowOnce(titles, QStringLiteral("patch (1, 3) row")), qPrintable(titles));
     QVERIFY(view->selectionOutline(ImageOverlayView::ExactPanel)->visible());
 
     QTest::mouseClick(window.findChild<QPushButton*>(QStringLiteral("classRow")), Qt::LeftButton);

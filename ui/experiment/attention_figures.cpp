@@ -199,7 +199,7 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     // Which row, over the figure; over each panel what it draws and, for a ViT, the weight the
     // query keeps on the class token, which is not drawn over the image.
     QString row = query < first ? QStringLiteral("[CLS] row")
-                                : QStringLiteral("patch %1").arg(result.labels.value(query));
+                                : QStringLiteral("patch %1 row").arg(result.labels.value(query));
     row = rolledOut ? QStringLiteral("rollout over %1 layers, %2").arg(rollout->layers).arg(row)
                     : row + headSuffix(result, settings);
     const auto onClass = [first](double weight) {
