@@ -21,6 +21,7 @@
 #include "ui/window/error_banner.h"
 #include "ui/window/feature_map_controls.h"
 #include "ui/window/lecture_controls.h"
+#include "ui/window/page_docks.h"
 #include "ui/model/downstream_panel.h"
 #include "ui/model/head_grid_panel.h"
 #include "ui/plotting/heatmap_view.h"
@@ -111,6 +112,7 @@ MainWindow::MainWindow(Start start, QWidget* parent)
     m_exports = new WindowExports(*this);
     buildDocks();
     buildMenus();
+    m_pageDocks = new PageDocks(*this, presentation(), *m_pages, TimingPage);
 
     m_hoverLabel = new QLabel;
     m_statusLabel = new QLabel;
@@ -716,7 +718,8 @@ void MainWindow::showExample()
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
-    presentation().leave();  // the layout to keep is the one before presenting
+    presentation().leave();     // the layout to keep is the one before presenting
+    m_pageDocks->showHidden();  // and with the docks the page shown has no use for
     QSettings settings;
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());

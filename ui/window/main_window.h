@@ -31,6 +31,7 @@ class BackgroundJob;
 class ErrorAnalysisPanel;
 class FeatureMapControls;
 class LectureControls;
+class PageDocks;
 class WindowExports;
 class WindowSession;
 class DownstreamPanel;
@@ -225,6 +226,7 @@ private:
     LectureControls* m_lecture;
     FeatureMapControls* m_featureMaps;
     WindowExports* m_exports;
+    PageDocks* m_pageDocks;  // the Metrics dock hidden on the Timing page (inputs of its own)
     // A session's view, applied when its spec's result arrives.
     std::optional<ViewSettings> m_pendingView;
     // A session's page, shown when its spec's result arrives.
