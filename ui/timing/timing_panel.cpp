@@ -133,8 +133,8 @@ qsizetype measuredCount(const SweepResult& result)
 TimingPanel::TimingPanel(QWidget* parent)
     : SweepPage({tr("Measure every method at every length on a worker thread; points appear on "
                     "the chart as they are measured."),
-                 tr("Stop the sweep, inside the run in progress; the points measured so far are "
-                    "kept."),
+                 tr("Stop the sweep now, in the middle of a run if need be; the points measured "
+                    "so far are kept."),
                  tr("Cancelling..."),
                  tr("Points measured (or skipped) out of every method at every length."),
                  tr("%v of %m points"),
