@@ -25,8 +25,8 @@ public:
     // Hides the docks at the right while page `unused` of `pages` is shown.
     PageDocks(QMainWindow& window, PresentationMode& presentation, QTabWidget& pages, int unused);
 
-    // Shows the docks hidden for the page (before the window saves its layout); the page's
-    // docks are hidden again with the next pageShown.
+    // Shows the docks hidden for the page (before the window saves its layout); they are hidden
+    // again at the next change of page, if it is to that page.
     void showHidden();
 
 private:
