@@ -200,7 +200,8 @@ QLayout* GenerationControls::buildButtons()
     m_generate->setObjectName(QStringLiteral("generateRun"));
     m_cancel = new QPushButton(tr("Cancel"));
     m_cancel->setObjectName(QStringLiteral("generateCancel"));
-    m_cancel->setToolTip(tr("Stop after the token being generated; the tokens so far stay"));
+    m_cancel->setToolTip(
+        tr("Stop now: the token being generated is dropped, those before it stay"));
     connect(m_generate, &QPushButton::clicked, this, &GenerationControls::generateClicked);
     connect(m_cancel, &QPushButton::clicked, this, &GenerationControls::cancelClicked);
     m_exportRun = new QPushButton(tr("Export run..."));
