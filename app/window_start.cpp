@@ -45,11 +45,11 @@ QSize parseSize(const QString& text)
     return match.hasMatch() ? QSize(match.captured(1).toInt(), match.captured(2).toInt()) : QSize();
 }
 
-// Shows the window, waits for its first result and saves it as an image. The exit status.
+// Shows the window (resized to `size` already), waits for its first result and saves it as an
+// image. The exit status.
 int saveScreenshot(ui::MainWindow& window, const QString& path, const QSize& size)
 {
     QTextStream err(stderr);
-    window.resize(size);
     window.show();
     int status = ExitFailure;
     QString problem = QStringLiteral("no result within %1 s").arg(kScreenshotTimeoutMs / 1000);
@@ -268,6 +268,9 @@ int runWindow(int& argc, char** argv)
         if (screenshot)
             return ExitBadInput;
     }
+    // A screenshot's size first: presentation mode sizes its fonts for the window's height.
+    if (screenshot)
+        window.resize(size);
     if (theme == QLatin1String("dark"))
         window.presentation().setTheme(ui::ProjectorTheme::Dark);
     if (parser.isSet(QStringLiteral("presentation")))

@@ -28,7 +28,9 @@
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMenuBar>
+#include <QScreen>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -123,6 +125,7 @@ private slots:
     void theStateUnderAScenarioStaysLive();
     void presentationModeEntersAndLeavesRestoringTheWindow();
     void presentationModeScalesPlotsAddedWhilePresenting();
+    void presentationFontsFollowTheScreenHeight();
     void theDarkThemeOutlinesUncheckedBoxes();
     void theLaserPointerFollowsOnlyInPresentationMode();
     void theDeckStepsForwardAndBack();
@@ -332,7 +335,9 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow()
         QVERIFY(bar->isHidden());
     QVERIFY(window.menuBar()->isHidden());
     QVERIFY(window.statusBar()->isHidden());
-    const double scale = PresentationMode::kFontScale;
+    // The fonts grow with the screen's height (presentationFontsFollowTheScreenHeight).
+    const double scale = window.presentation().fontScale();
+    QCOMPARE(scale, PresentationMode::fontScaleFor(window.screen()->geometry().height()));
     QCOMPARE(window.font().pointSizeF(), font.pointSizeF() * scale);
     QCOMPARE(exact->xAxis->tickLabelFont().pointSizeF(), tickFont.pointSizeF() * scale);
     QCOMPARE(exact->yAxis->labelFont().pointSizeF(), labelFont.pointSizeF() * scale);
@@ -342,8 +347,6 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow()
     QCOMPARE(window.findChild<QWidget*>(QStringLiteral("scenarioTitle"))->font().pointSizeF(),
              panelTitleFont.pointSizeF() * scale);
     QTRY_VERIFY(indicatorHeight() >= histograms->fontMetrics().ascent());
-    QVERIFY2(indicatorHeight() > indicator,
-             qPrintable(QStringLiteral("%1 against %2").arg(indicatorHeight()).arg(indicator)));
     QCOMPARE(window.palette().color(QPalette::Window), QColor(Qt::white));
     QCOMPARE(window.palette().color(QPalette::WindowText), QColor(Qt::black));
 
@@ -398,10 +401,77 @@ void TestScenarios::presentationModeScalesPlotsAddedWhilePresenting()
     window.showPage(MainWindow::TimingPage);
     QTest::qWait(50);
     chart->replot();
+    QVERIFY(window.presentation().fontScale() > 1);
     QCOMPARE(chart->xAxis->tickLabelFont().pointSizeF(),
-             before.pointSizeF() * PresentationMode::kFontScale);
+             before.pointSizeF() * window.presentation().fontScale());
     window.setPresentationMode(false);
     QCOMPARE(chart->xAxis->tickLabelFont(), before);
+}
+
+// Presentation fonts are kFontScale times larger on a screen of 1080 lines or more and grow less
+// on a shorter one, in proportion to its height, down to the desktop's size on a projector of 720
+// lines: the room sees text as large as at 1080 lines, and the plots keep their share of the
+// screen. At 1280 x 720 with the fixed scale of 1.5, scenario 5's explanation took 47% of the
+// window's height and left the heatmaps 110 pixels wide. Every font grows by the one scale: at
+// 1600 x 1000 the window's 9 points grow to the explanation's own 12.5, and the explanation was
+// then taken for a font that follows its parent's and left at 12.5.
+void TestScenarios::presentationFontsFollowTheScreenHeight()
+{
+    QCOMPARE(PresentationMode::fontScaleFor(2160), PresentationMode::kFontScale);
+    QCOMPARE(PresentationMode::fontScaleFor(1080), PresentationMode::kFontScale);
+    QCOMPARE(PresentationMode::fontScaleFor(900), 1.25);
+    QCOMPARE(PresentationMode::fontScaleFor(720), 1.0);
+    QCOMPARE(PresentationMode::fontScaleFor(480), 1.0);
+
+    for (const QSize size : {QSize(1920, 1080), QSize(1600, 1000), QSize(1280, 720)}) {
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.resize(size);
+        window.show();
+        QVERIFY(waitForResult(window));
+        QVERIFY(window.lecture().openScenario(bundledDeck(), 4));  // norms matter
+        QVERIFY(waitForResult(window));
+        const QFont font = window.font();
+        const QFont tickFont = window.exactView()->xAxis->tickLabelFont();
+        auto* explanation = window.findChild<QLabel*>(QStringLiteral("scenarioExplanation"));
+        QVERIFY(explanation);
+        const QFont explanationFont = explanation->font();
+        // A check box's indicator grows with the fonts.
+        auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
+        QVERIFY(histograms);
+        const auto indicatorHeight = [&] {
+            QStyleOptionButton option;
+            option.initFrom(histograms);
+            return histograms->style()
+                ->subElementRect(QStyle::SE_CheckBoxIndicator, &option, histograms)
+                .height();
+        };
+        const int indicator = indicatorHeight();
+
+        window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+        QTest::qWait(50);
+        const double scale = window.presentation().fontScale();
+        QCOMPARE(scale, PresentationMode::fontScaleFor(size.height()));
+        QCOMPARE(window.font().pointSizeF(), font.pointSizeF() * scale);
+        window.exactView()->replot();
+        QCOMPARE(window.exactView()->xAxis->tickLabelFont().pointSizeF(),
+                 tickFont.pointSizeF() * scale);
+        QCOMPARE(explanation->font().pointSizeF(), explanationFont.pointSizeF() * scale);
+        if (scale > 1)
+            QTRY_VERIFY2(
+                indicatorHeight() > indicator,
+                qPrintable(QStringLiteral("%1 against %2").arg(indicatorHeight()).arg(indicator)));
+        const ScenarioPanel* panel = window.scenarioPanel();
+        QTRY_VERIFY2(panel->height() <= size.height() / 3,
+                     qPrintable(QStringLiteral("the explanation takes %1 of %2 pixels")
+                                    .arg(panel->height())
+                                    .arg(size.height())));
+        // Another theme restyles every widget again, with the same scale.
+        window.presentation().setTheme(ProjectorTheme::Dark);
+        QCOMPARE(explanation->font().pointSizeF(), explanationFont.pointSizeF() * scale);
+        window.presentation().setTheme(ProjectorTheme::Light);
+        window.setPresentationMode(false);
+        QCOMPARE(explanation->font(), explanationFont);
+    }
 }
 
 // In the dark projector theme an unchecked box of the Timing page stands out from the window: its

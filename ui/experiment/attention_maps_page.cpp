@@ -146,9 +146,7 @@ void AttentionMapsPage::shareHeight()
 {
     if (m_arrangement != Arrangement::MapsInARow)
         return;
-    const int rows = rowsHeight(height(), fontMetrics().height());
-    m_grid->setRowStretch(0, std::max(1, height() - rows));
-    m_grid->setRowStretch(1, rows);
+    m_rows->setFixedHeight(rowsHeight(height(), fontMetrics().height()));
 }
 
 void AttentionMapsPage::arrange(Arrangement arrangement)
@@ -161,6 +159,8 @@ void AttentionMapsPage::arrange(Arrangement arrangement)
         m_grid->setRowStretch(i, 0);
         m_grid->setColumnStretch(i, 0);
     }
+    m_rows->setMinimumHeight(0);
+    m_rows->setMaximumHeight(QWIDGETSIZE_MAX);
     if (arrangement == Arrangement::TwoByTwo) {
         m_grid->addWidget(m_exact, 0, 0);
         m_grid->addWidget(m_approx, 0, 1);
@@ -176,6 +176,7 @@ void AttentionMapsPage::arrange(Arrangement arrangement)
         m_grid->addWidget(m_error, 0, 2);
         if (arrangement == Arrangement::MapsInARow)
             m_grid->addWidget(m_rows, 1, 0, 1, 3);
+        m_grid->setRowStretch(0, 1);
         shareHeight();
         for (int i = 0; i < 3; ++i)
             m_grid->setColumnStretch(i, 1);

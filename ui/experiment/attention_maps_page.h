@@ -16,7 +16,7 @@ class RowComparisonView;
 // allows. A tall or square page takes them two by two (exact and approximate on top, the error
 // and the rows below); a wide, short page (presentation mode, a wide window) puts the three
 // maps in one row and the rows in a strip below them; a page so short that both would leave the
-// maps too small to read (presentation mode on a 1280 x 800 projector, under a scenario's
+// maps too small to read (presentation mode on a 1280 x 720 projector, under a scenario's
 // explanation) shows the three maps alone, and so does a wide, short page while no query is
 // selected (the strip would only hold its hint). The arrangement changes with the page's size, with
 // some hysteresis so that a resize near the boundary does not flip it back and forth.
@@ -50,8 +50,11 @@ private:
     // The arrangement for a page of `size`, as documented above.
     Arrangement bestArrangement(QSize size) const;
     void arrange(Arrangement arrangement);
-    // With the maps in a row, shares the page's current height between them and the strip of
-    // query rows below (rowsHeight): stretches set for another height would share it wrongly.
+    // With the maps in a row, gives the strip of query rows below them the height rowsHeight
+    // sets for the page's current height, and the maps the rest. Stretch factors in proportion
+    // did not hold it: the layout started from the strip's size hint, so the strip took 200
+    // pixels where 170 were planned and the maps came out 130 pixels a side, not the 160 that
+    // bestArrangement had counted on.
     void shareHeight();
     // Puts the top edges of the maps shown side by side (exact and approximate, and the error
     // map in a row of three) at one height, the lowest of their centred tops: a title on two

@@ -13,6 +13,7 @@
 #include <QProxyStyle>
 #include <QRadialGradient>
 #include <QRadioButton>
+#include <QScreen>
 #include <QStatusBar>
 #include <QStyleOption>
 #include <QTimer>
@@ -21,6 +22,8 @@
 #include <algorithm>
 #include <functional>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace attnlab::ui {
 
@@ -84,12 +87,13 @@ QColor readableOn(const QColor& c, const ThemeColors& colors)
     return ink;
 }
 
-QFont scaledFont(QFont font)
+// The font `factor` times larger, in points or in pixels as it is sized.
+QFont scaledFont(QFont font, double factor)
 {
     if (font.pointSizeF() > 0)
-        font.setPointSizeF(font.pointSizeF() * PresentationMode::kFontScale);
+        font.setPointSizeF(font.pointSizeF() * factor);
     else if (font.pixelSize() > 0)
-        font.setPixelSize(int(std::lround(font.pixelSize() * PresentationMode::kFontScale)));
+        font.setPixelSize(int(std::lround(font.pixelSize() * factor)));
     return font;
 }
 
@@ -119,11 +123,27 @@ QPen thickPen(QPen pen)
 // only where the value is still the one the mode set.
 class Restyle {
 public:
-    // fonts: whether applying scales fonts too (restoring always restores them).
-    explicit Restyle(bool apply, bool fonts = true) : m_apply(apply), m_fonts(fonts) {}
+    // fontScale: how much larger applying makes fonts and the sizes that go with them (icons,
+    // markers, colour bars); fonts: whether applying scales fonts too (restoring always restores
+    // them).
+    Restyle(bool apply, double fontScale, bool fonts = true)
+        : m_apply(apply), m_fontScale(fontScale), m_fonts(fonts)
+    {
+    }
 
     bool fonts() const { return !m_apply || m_fonts; }
     bool applying() const { return m_apply; }
+    // f -> f fontScale.
+    std::function<QFont(const QFont&)> biggerFont() const
+    {
+        return [scale = m_fontScale](const QFont& font) { return scaledFont(font, scale); };
+    }
+    // x -> x fontScale, for a size that goes with the fonts.
+    template <typename T>
+    std::function<T(const T&)> withFonts() const
+    {
+        return scaledBy<T>(m_fontScale);
+    }
 
     template <typename T>
     void operator()(QObject* object, const char* key, const T& current,
@@ -152,13 +172,14 @@ public:
 
 private:
     bool m_apply;
+    double m_fontScale;
     bool m_fonts;
 };
 
 // Fonts, pens and colours of one axis (its grid too).
 void styleAxis(QCPAxis* axis, const Restyle& restyle, const ThemeColors& colors)
 {
-    const std::function<QFont(const QFont&)> bigger = scaledFont;
+    const std::function<QFont(const QFont&)> bigger = restyle.biggerFont();
     if (restyle.fonts())
         restyle(axis, "tickLabelFont", axis->tickLabelFont(), bigger,
                 {[axis](const QFont& f) { axis->setTickLabelFont(f); }});
@@ -207,7 +228,7 @@ void styleAxis(QCPAxis* axis, const Restyle& restyle, const ThemeColors& colors)
 // scales (and, recursively, their axes).
 void styleElement(QCPLayoutElement* element, const Restyle& restyle, const ThemeColors& colors)
 {
-    const std::function<QFont(const QFont&)> bigger = scaledFont;
+    const std::function<QFont(const QFont&)> bigger = restyle.biggerFont();
     const std::function<QColor(const QColor&)> readable = [&](const QColor& c) {
         return readableOn(c, colors);
     };
@@ -223,8 +244,7 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
                     {[legend](const QFont& f) { legend->setFont(f); }});
         restyle(legend, "textColor", legend->textColor(), readable,
                 {[legend](const QColor& c) { legend->setTextColor(c); }});
-        restyle(legend, "iconSize", legend->iconSize(),
-                scaledBy<QSize>(PresentationMode::kFontScale),
+        restyle(legend, "iconSize", legend->iconSize(), restyle.withFonts<QSize>(),
                 {[legend](const QSize& s) { legend->setIconSize(s); }});
         for (int i = 0; i < legend->itemCount(); ++i) {
             QCPAbstractLegendItem* item = legend->item(i);
@@ -239,7 +259,7 @@ void styleElement(QCPLayoutElement* element, const Restyle& restyle, const Theme
                     {[item](const QColor& c) { item->setTextColor(c); }});
         }
     } else if (auto* scale = qobject_cast<QCPColorScale*>(element)) {
-        restyle(scale, "barWidth", scale->barWidth(), scaledBy<int>(PresentationMode::kFontScale),
+        restyle(scale, "barWidth", scale->barWidth(), restyle.withFonts<int>(),
                 {[scale](const int& w) { scale->setBarWidth(w); }});
         styleAxis(scale->axis(), restyle, colors);
     }
@@ -262,7 +282,7 @@ void thickenPen(QCPAbstractItem* item, const Restyle& restyle)
 void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& colors)
 {
     const std::function<QPen(const QPen&)> thicker = thickPen;
-    const std::function<QFont(const QFont&)> bigger = scaledFont;
+    const std::function<QFont(const QFont&)> bigger = restyle.biggerFont();
     for (int i = 0; i < plot->plottableCount(); ++i) {
         QCPAbstractPlottable* plottable = plot->plottable(i);
         if (qobject_cast<QCPColorMap*>(plottable))
@@ -271,8 +291,8 @@ void styleContent(QCustomPlot* plot, const Restyle& restyle, const ThemeColors& 
                 {[plottable](const QPen& p) { plottable->setPen(p); }});
         if (auto* graph = qobject_cast<QCPGraph*>(plottable)) {
             const QCPScatterStyle style = graph->scatterStyle();
-            restyle(graph, "scatterSize", style.size(),
-                    scaledBy<double>(PresentationMode::kFontScale), {[graph](const double& s) {
+            restyle(graph, "scatterSize", style.size(), restyle.withFonts<double>(),
+                    {[graph](const double& s) {
                         QCPScatterStyle scatter = graph->scatterStyle();
                         scatter.setSize(s);
                         graph->setScatterStyle(scatter);
@@ -469,6 +489,11 @@ QPalette PresentationMode::projectorPalette(ProjectorTheme theme)
     return palette;
 }
 
+double PresentationMode::fontScaleFor(int height)
+{
+    return std::clamp(kFontScale * height / kReferenceHeight, 1.0, kFontScale);
+}
+
 void PresentationMode::enter(Placement placement)
 {
     if (m_active)
@@ -493,7 +518,19 @@ void PresentationMode::enter(Placement placement)
             bar->hide();
     m_window->menuBar()->hide();
     m_window->statusBar()->hide();
-    m_window->setFont(scaledFont(m_saved.font));
+    m_fontScale =
+        fontScaleFor(placement == Placement::FullScreen ? m_window->screen()->geometry().height()
+                                                        : m_window->height());
+    // Which widgets size their fonts themselves: those whose size stays when the window's grows.
+    std::vector<std::pair<QWidget*, QFont>> before;
+    for (QWidget* widget : m_window->findChildren<QWidget*>())
+        if (widget->testAttribute(Qt::WA_SetFont))
+            before.emplace_back(widget, widget->font());
+    m_window->setFont(scaledFont(m_saved.font, m_fontScale));
+    for (const auto& [widget, font] : before)
+        widget->setProperty(appliedKey("ownFontSize").constData(),
+                            widget->font().pointSizeF() == font.pointSizeF() &&
+                                widget->font().pixelSize() == font.pixelSize());
     m_window->setPalette(projectorPalette(m_theme));
     styleWidgets(true);
     qApp->installEventFilter(this);
@@ -511,6 +548,8 @@ void PresentationMode::leave()
     qApp->removeEventFilter(this);
     updateLaserPointer();
     styleWidgets(false);
+    for (QWidget* widget : m_window->findChildren<QWidget*>())
+        widget->setProperty(appliedKey("ownFontSize").constData(), QVariant());
     if (m_saved.ownFont)
         m_window->setFont(m_saved.font);
     else
@@ -574,7 +613,7 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply)
 {
     if (widget == m_laser || widget->isWindow())
         return;
-    const Restyle restyle(apply);
+    const Restyle restyle(apply, m_fontScale);
     if (auto* plot = qobject_cast<QCustomPlot*>(widget)) {
         stylePlot(plot, apply);
         plot->replot(QCustomPlot::rpQueuedReplot);
@@ -595,14 +634,21 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply)
     // Widgets whose font takes its size from their parent's follow the window's; those with a
     // size of their own are scaled. A font set for its weight alone still takes its size from
     // the parent: scaled as well, it grew twice, and leaving set the presentation size for good.
+    // Entering noted which widgets have a size of their own (ownFontSize: it stayed when the
+    // window's font grew). Telling them by a size unlike their parent's mistook the explanation's
+    // 12.5 points for its parent's when the window's 9 grew to 12.5 (a 1000-pixel screen). A
+    // widget made while presenting is told that way still.
+    const QVariant noted = widget->property(appliedKey("ownFontSize").constData());
     const QWidget* parent = widget->parentWidget();
-    const bool ownSize = widget->testAttribute(Qt::WA_SetFont) &&
-                         !(parent && widget->font().pointSizeF() == parent->font().pointSizeF() &&
-                           widget->font().pixelSize() == parent->font().pixelSize());
+    const bool ownSize =
+        widget->testAttribute(Qt::WA_SetFont) &&
+        (noted.isValid() ? noted.toBool()
+                         : !(parent && widget->font().pointSizeF() == parent->font().pointSizeF() &&
+                             widget->font().pixelSize() == parent->font().pixelSize()));
     if (!(apply && scalesItsOwnText(widget)) &&
         (ownSize || widget->property(appliedKey("font")).isValid()))
         if (restyle.fonts())
-            restyle(widget, "font", widget->font(), std::function<QFont(const QFont&)>(scaledFont),
+            restyle(widget, "font", widget->font(), restyle.biggerFont(),
                     {[widget](const QFont& f) { widget->setFont(f); }});
     // Own text colours must read on the theme's window colour, unless the widget sits on a
     // style sheet's background of its own (then it keeps them).
@@ -626,7 +672,7 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply)
 
 void PresentationMode::stylePlot(QCustomPlot* plot, bool apply)
 {
-    const Restyle restyle(apply, !scalesItsOwnText(plot));
+    const Restyle restyle(apply, m_fontScale, !scalesItsOwnText(plot));
     const ThemeColors colors = themeColors(m_theme);
     const bool alreadyStyled = plot->property(appliedKey("background")).isValid();
     if (apply && !alreadyStyled) {

@@ -58,9 +58,9 @@ private:
 // restores exactly what was before: the window's state and geometry, which docks and bars were
 // shown, the fonts, the palette and every plot's fonts, pens and colours.
 //
-// Fonts: the window's font is scaled by kFontScale (the widgets that inherit it follow), and so
+// Fonts: the window's font is scaled by fontScale() (the widgets that inherit it follow), and so
 // is the font of every widget that sets its own. Plots (QCustomPlot): the fonts of axes, text
-// elements, legends and text items are scaled by kFontScale, the pens of axes, grids, graphs,
+// elements, legends and text items are scaled by fontScale(), the pens of axes, grids, graphs,
 // bars and items made kLineScale times thicker (at least 1 pixel before), scatter markers and
 // colour-scale bars larger. What the mode sets is remembered per object with the value it
 // replaced, and re-applied before every replot of a plot: a view that rebuilds a curve or resets a
@@ -76,8 +76,20 @@ public:
     // screenshots and tests of a given size: the look of presentation mode without the screen).
     enum class Placement { FullScreen, KeepGeometry };
 
+    // The font scale on a screen kReferenceHeight pixels high or higher; and how much thicker
+    // lines are drawn on any screen.
     static constexpr double kFontScale = 1.5;
+    static constexpr double kReferenceHeight = 1080;
     static constexpr double kLineScale = 2.5;
+
+    // The font scale for a screen (or, for Placement::KeepGeometry, a window) `height` pixels
+    // high: kFontScale from kReferenceHeight up, and below it kFontScale height /
+    // kReferenceHeight, at least 1. The room then sees the text as large as on the reference
+    // screen: a projector of 720 lines shows the desktop's fonts (scale 1) as large as one of
+    // 1080 lines shows them at 1.5, and the plots keep the share of the screen they have there.
+    static double fontScaleFor(int height);
+    // The scale entering chose (fontScaleFor the screen's or the window's height); 1 before.
+    double fontScale() const { return m_fontScale; }
 
     // The mode of `window` (its parent); inactive until enter().
     explicit PresentationMode(QMainWindow* window);
@@ -123,6 +135,7 @@ private:
     QMainWindow* m_window;
     ProjectorTheme m_theme = ProjectorTheme::Light;
     bool m_active = false;
+    double m_fontScale = 1.0;
     bool m_laserEnabled = false;
     LaserPointer* m_laser;
     QStyle* m_indicatorStyle;  // the style of check boxes and radio buttons while presenting

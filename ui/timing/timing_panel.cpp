@@ -63,8 +63,8 @@ constexpr int kMaxLength = TimingPageState::maxLength;
 constexpr int kMaxThreads = 256;
 // The chart's least height with the sgemm line and the table under it: its heading, plots four
 // tick labels high and the legend of four methods in presentation mode's fonts. A shorter page
-// (presentation mode on a 1280 x 800 laptop gives about 420 pixels) shows the chart alone: under
-// the table its plots were 150 pixels high and it gave up its title.
+// (presentation mode on a 1280 x 720 projector, under a scenario's explanation) shows the chart
+// alone: under the table its plots were 150 pixels high and it gave up its title.
 constexpr int kLeastChartHeight = 380;
 
 // The columns of the table under the chart.
