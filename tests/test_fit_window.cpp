@@ -29,6 +29,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <vector>
+
 using namespace attnlab;
 using namespace attnlab::test;
 using namespace attnlab::ui;
@@ -198,6 +203,24 @@ void TestFitWindow::methodsSideBySideShowsEveryTickedMethod()
     for (int i = 0; i < int(first.size()); ++i)
         QVERIFY2(view.numbers(i).contains(QStringLiteral("monotonicity")),
                  qPrintable(view.numbers(i)));
+    // The error maps share one scale, [-a, a] with a the largest error of any of them; the
+    // methods' errors differ, so each map's own scale would differ too.
+    double largest = 0, smallest = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < int(first.size()); ++i) {
+        const auto* error =
+            view.findChild<HeatmapView*>(QStringLiteral("sideBySideError%1").arg(i));
+        QVERIFY(error);
+        const double own = std::max(-error->dataRange().lower, error->dataRange().upper);
+        largest = std::max(largest, own);
+        smallest = std::min(smallest, own);
+    }
+    QVERIFY(smallest < 0.9 * largest);
+    for (int i = 0; i < int(first.size()); ++i) {
+        const auto* error =
+            view.findChild<HeatmapView*>(QStringLiteral("sideBySideError%1").arg(i));
+        QCOMPARE(error->colorRange().lower, -largest);
+        QCOMPARE(error->colorRange().upper, largest);
+    }
     view.setMethods({Method::FavorPositive, Method::HedgehogWindow, Method::Local});
     QVERIFY(shown.wait(60000));
     QCOMPARE(view.results().size(), std::size_t(3));
@@ -208,6 +231,23 @@ void TestFitWindow::methodsSideBySideShowsEveryTickedMethod()
         view.exportFigure(path, format);
         QVERIFY2(QFile(path).size() > 1000,
                  qPrintable(QStringLiteral("%1: %2 bytes").arg(path).arg(QFile(path).size())));
+    }
+    // The maps of a row stand at one height (their decorations differ: some stood 12 pixels
+    // lower than the others).
+    for (const QString& row :
+         {QStringLiteral("sideBySideApprox%1"), QStringLiteral("sideBySideError%1")}) {
+        std::vector<int> tops;
+        for (int i = 0; i < 3; ++i) {
+            const auto* map = view.findChild<HeatmapView*>(row.arg(i));
+            QVERIFY(map);
+            tops.push_back(map->mapTo(&view, map->axisRect()->rect().topLeft()).y());
+        }
+        QVERIFY2(std::adjacent_find(tops.begin(), tops.end(), std::not_equal_to<>()) == tops.end(),
+                 qPrintable(QStringLiteral("%1: tops %2, %3, %4")
+                                .arg(row.arg(QStringLiteral("i")))
+                                .arg(tops[0])
+                                .arg(tops[1])
+                                .arg(tops[2])));
     }
     const QImage picture(folder.filePath(QStringLiteral("side.png")));
     keepGrab(picture, QStringLiteral("side-by-side.png"));

@@ -228,6 +228,19 @@ void MethodsSideBySide::clearColumns()
         delete item;
     }
     m_numbers.clear();
+    m_attentionMaps.clear();
+    m_errorMaps.clear();
+}
+
+void MethodsSideBySide::lineUpMaps() const
+{
+    for (const std::vector<HeatmapView*>* row : {&m_attentionMaps, &m_errorMaps}) {
+        int top = -1;
+        for (const HeatmapView* map : *row)
+            top = std::max(top, map->centredMapTop());
+        for (HeatmapView* map : *row)
+            map->setMapTop(top);
+    }
 }
 
 void MethodsSideBySide::showResults(std::vector<std::shared_ptr<const ExperimentResult>> results)
@@ -248,9 +261,12 @@ void MethodsSideBySide::showResults(std::vector<std::shared_ptr<const Experiment
         auto* view = new HeatmapView;
         view->setObjectName(name);
         view->setMinimumSize(260, 260);
+        connect(view, &QCustomPlot::afterReplot, this, &MethodsSideBySide::lineUpMaps,
+                Qt::QueuedConnection);
         return view;
     };
     HeatmapView* exact = heatmap(QStringLiteral("sideBySideExact"));
+    m_attentionMaps.push_back(exact);
     // Shown at once (a layout shows new children only once the event loop runs), so that an
     // export right after draws them.
     const auto place = [this](QWidget* widget, int row, int column, Qt::Alignment alignment = {}) {
@@ -270,6 +286,8 @@ void MethodsSideBySide::showResults(std::vector<std::shared_ptr<const Experiment
         const int column = int(i) + 1;
         HeatmapView* approx = heatmap(QStringLiteral("sideBySideApprox%1").arg(i));
         HeatmapView* error = heatmap(QStringLiteral("sideBySideError%1").arg(i));
+        m_attentionMaps.push_back(approx);
+        m_errorMaps.push_back(error);
         HeatmapView unused;
         showAttention(i == 0 ? *exact : unused, *approx, *error, m_results[i], settings);
         place(approx, 0, column);
@@ -288,6 +306,12 @@ void MethodsSideBySide::showResults(std::vector<std::shared_ptr<const Experiment
         place(numbers, 2, column, Qt::AlignTop);
         m_numbers.push_back(numbers);
     }
+    // One error scale: each map's own made an error a third the size look as strong.
+    double extent = 0;
+    for (const HeatmapView* error : m_errorMaps)
+        extent = std::max({extent, -error->dataRange().lower, error->dataRange().upper});
+    for (HeatmapView* error : m_errorMaps)
+        error->setColorRange(QCPRange(-extent, extent));
     // Equal columns; the maps take the height, the numbers what they need.
     for (int column = 0; column < m_grid->columnCount(); ++column)
         m_grid->setColumnStretch(column, column <= int(m_results.size()) ? 1 : 0);
@@ -305,6 +329,10 @@ PaintedFigure MethodsSideBySide::figure() const
     if (widget->size().width() < widget->minimumSizeHint().width() ||
         widget->size().height() < widget->minimumSizeHint().height())
         widget->resize(widget->size().expandedTo(widget->minimumSizeHint()));
+    for (const std::vector<HeatmapView*>* row : {&m_attentionMaps, &m_errorMaps})
+        for (HeatmapView* map : *row)
+            map->layOut();
+    lineUpMaps();
     return widgetFigure(*widget, tr("Methods side by side"));
 }
 

@@ -21,7 +21,9 @@ class HeatmapView;
 // left, then for every method ticked (exact, FAVOR+, elu+1, the fitted maps, their window
 // variant, or any other of the registry) its P^ above its error map and its numbers under them:
 // the relative error of P, the mean row KL, the mean row entropy of P^ against P's, and its
-// monotonicity in q.k (row_properties.h). Every method runs on the same input, head, scale and
+// monotonicity in q.k (row_properties.h). The error maps share one colour scale, [-a, a] with a
+// the largest |P^ - P| of any method, so that equal colours mean equal errors across the
+// columns. Every method runs on the same input, head, scale and
 // mask (one BackgroundJob runs them all: the newest request wins). The whole figure exports as
 // one picture (PNG at twice the size, SVG or PDF). Until its first experiment it says it waits for
 // one; with nothing ticked it says to tick methods.
@@ -73,6 +75,10 @@ private:
     void showResults(std::vector<std::shared_ptr<const ExperimentResult>> results);
     void clearColumns();
     void exportDialog();
+    // Puts the top edges of the maps in each row (the P^ row with exact P, the error row) at one
+    // height, the lowest of their centred tops: their decorations differ in height, and the
+    // maps of some columns stood 12 pixels below the others.
+    void lineUpMaps() const;
 
     BackgroundJob* m_job;
     ExperimentSpec m_spec;
@@ -84,6 +90,8 @@ private:
     QLabel* m_message;
     std::vector<std::shared_ptr<const ExperimentResult>> m_results;
     std::vector<QLabel*> m_numbers;
+    std::vector<HeatmapView*> m_attentionMaps;  // the top row: exact P, then each method's P^
+    std::vector<HeatmapView*> m_errorMaps;      // the row below: each method's P^ - P
 };
 
 }  // namespace attnlab::ui

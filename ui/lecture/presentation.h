@@ -88,7 +88,8 @@ public:
     // screen: a projector of 720 lines shows the desktop's fonts (scale 1) as large as one of
     // 1080 lines shows them at 1.5, and the plots keep the share of the screen they have there.
     static double fontScaleFor(int height);
-    // The scale entering chose (fontScaleFor the screen's or the window's height); 1 before.
+    // The scale the last entering chose (fontScaleFor the screen's or the window's height); 1
+    // before the mode is first entered.
     double fontScale() const { return m_fontScale; }
 
     // The mode of `window` (its parent); inactive until enter().
