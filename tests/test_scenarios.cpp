@@ -10,6 +10,7 @@
 #include "ui/generation/generation_page.h"
 #include "ui/plotting/heatmap_view.h"
 #include "ui/model/downstream_panel.h"
+#include "ui/model/model_eval_chart.h"
 #include "ui/window/lecture_controls.h"
 #include "ui/window/main_window.h"
 #include "ui/lecture/presentation.h"
@@ -26,6 +27,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -220,6 +222,13 @@ void TestScenarios::everyBundledScenarioOpensComputesAndRenders()
         DownstreamPanel* model = window.downstreamPanel();
         QTRY_VERIFY_WITH_TIMEOUT(model->comparison() && !model->isBusy(), kResultTimeoutMs);
         QVERIFY(model->comparison()->top1Agreement < 1.0);  // the cost the scenario shows
+        // A sweep the scenario keeps is on the chart, as of the scenario's own input.
+        const QJsonArray rows =
+            scenario.session.view.value("model").toObject().value("rows").toArray();
+        QCOMPARE(int(model->sweepRows().size()), int(rows.size()));
+        if (!rows.isEmpty())
+            QVERIFY2(!model->chart()->subtitle().contains(QStringLiteral("earlier input")),
+                     qPrintable(model->chart()->subtitle()));
     }
     if (page == QLatin1String("generate")) {  // the generation the scenario shows runs again
         const GenerationPage* generation = window.generationPage();
