@@ -481,6 +481,23 @@ void TestScenarios::presentationFontsFollowTheScreenHeight()
         window.setPresentationMode(false);
         QCOMPARE(explanation->font(), explanationFont);
     }
+
+    // Scenario 1's key labels go on a slant in the strip of query rows under the maps: at 1920 x
+    // 1080 the strip kept the height it had before they did, and its plot was 25 pixels high.
+    // Presenting before the window is shown, as `--scenario --presentation` does.
+    MainWindow window(MainWindow::Start::DefaultExample);
+    window.resize(1920, 1080);
+    QVERIFY(window.lecture().openScenario(bundledDeck(), 0));
+    window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+    window.show();
+    QVERIFY(waitForResult(window));
+    const auto* rows = window.findChild<QCustomPlot*>(QStringLiteral("rowView"));
+    QVERIFY(rows);
+    QTRY_VERIFY(rows->isVisible());
+    QTRY_VERIFY2(
+        rows->axisRect()->height() >= 40,
+        qPrintable(
+            QStringLiteral("the rows' plot is %1 pixels high").arg(rows->axisRect()->height())));
 }
 
 // In the dark projector theme an unchecked box of the Timing page stands out from the window: its

@@ -592,8 +592,9 @@ private slots:
 
     // Presentation mode at 1280 x 800 under a scenario's explanation: the maps are at least 150
     // pixels a side (they were about 95, squeezed by a strip of query rows; the decorations of
-    // three maps in a row still take about 750 of the 1272 pixels) and every map's
-    // title is whole, in one font size (the approximation's was shrunk and cut: "...P̂ (h...").
+    // three maps in a row still take about 750 of the 1272 pixels), every map's title is
+    // whole, in one font size (the approximation's was shrunk and cut: "...P̂ (h..."), and the
+    // strip of query rows, where shown, has a plot at least 40 pixels high.
     void presentationModeDrawsEachScenariosMapsReadably()
     {
         const QDir scenarios(QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios"));
@@ -631,6 +632,15 @@ private slots:
                          qPrintable(file + QStringLiteral(": ") + view->shownTitle()));
                 QCOMPARE(view->shownTitleFont().pointSizeF(), exact->shownTitleFont().pointSizeF());
             }
+            // The strip of the query's rows, where shown, keeps a plot: under scenario 1's
+            // slanted key labels a strip of 170 pixels left it 16 pixels high.
+            const auto* rows = window.findChild<QCustomPlot*>(QStringLiteral("rowView"));
+            QVERIFY(rows);
+            if (rows->isVisible())
+                QTRY_VERIFY2(rows->axisRect()->height() >= 40,
+                             qPrintable(QStringLiteral("%1: the rows' plot is %2 pixels high")
+                                            .arg(file)
+                                            .arg(rows->axisRect()->height())));
         }
         QVERIFY(checked >= 5);  // scenarios 1 to 5 and 7 show the maps
     }

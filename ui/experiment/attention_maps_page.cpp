@@ -53,6 +53,11 @@ AttentionMapsPage::AttentionMapsPage(HeatmapView* exact, QWidget* approx, QWidge
             Qt::QueuedConnection);
     connect(m_rows, &RowComparisonView::hasRowsChanged, this,
             &AttentionMapsPage::reconsiderArrangement);
+    // The strip's chart needs more height once its key labels go on a slant (stripHeight).
+    connect(m_rows, &QCustomPlot::afterReplot, this, &AttentionMapsPage::shareHeight,
+            Qt::QueuedConnection);
+    connect(m_rows, &QCustomPlot::afterReplot, this, &AttentionMapsPage::reconsiderArrangement,
+            Qt::QueuedConnection);
     for (HeatmapView* map : maps())
         if (map)
             connect(map, &QCustomPlot::afterReplot, this, &AttentionMapsPage::lineUpMaps,
@@ -107,9 +112,9 @@ int AttentionMapsPage::mapSide(Arrangement arrangement, QSize size) const
             return std::min((size.width() - kSpacing) / 2 - decoration.width(),
                             (size.height() - kSpacing) / 2 - decoration.height());
         case Arrangement::MapsInARow:
-            return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
-                            size.height() - rowsHeight(size.height(), fontMetrics().height()) -
-                                kSpacing - decoration.height());
+            return std::min(
+                (size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                size.height() - stripHeight(size.height()) - kSpacing - decoration.height());
         case Arrangement::MapsOnly:
             return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
                             size.height() - decoration.height());
@@ -146,7 +151,14 @@ void AttentionMapsPage::shareHeight()
 {
     if (m_arrangement != Arrangement::MapsInARow)
         return;
-    m_rows->setFixedHeight(rowsHeight(height(), fontMetrics().height()));
+    m_rows->setFixedHeight(stripHeight(height()));
+}
+
+int AttentionMapsPage::stripHeight(int pageHeight) const
+{
+    const QWidget* rows = m_rows;  // QCustomPlot makes its own size hints protected
+    return std::max(rowsHeight(pageHeight, fontMetrics().height()),
+                    rows->minimumSizeHint().height());
 }
 
 void AttentionMapsPage::arrange(Arrangement arrangement)

@@ -50,12 +50,17 @@ private:
     // The arrangement for a page of `size`, as documented above.
     Arrangement bestArrangement(QSize size) const;
     void arrange(Arrangement arrangement);
-    // With the maps in a row, gives the strip of query rows below them the height rowsHeight
-    // sets for the page's current height, and the maps the rest. Stretch factors in proportion
-    // did not hold it: the layout started from the strip's size hint, so the strip took 200
-    // pixels where 170 were planned and the maps came out 130 pixels a side, not the 160 that
-    // bestArrangement had counted on.
+    // With the maps in a row, gives the strip of query rows below them stripHeight for the
+    // page's current height, and the maps the rest. Stretch factors in proportion did not hold
+    // it: the layout started from the strip's size hint, so the strip took 200 pixels where 170
+    // were planned and the maps came out 130 pixels a side, not the 160 that bestArrangement had
+    // counted on.
     void shareHeight();
+    // The strip's height on a page pageHeight high: its share of the page (rowsHeight), and no
+    // less than its chart needs for the title, the legend, the key labels (on a slant they take
+    // about 60 pixels) and a plot, as of the chart's latest layout. At 170 pixels a slanted row
+    // of keys left the plot 16 pixels high, its title under the legend.
+    int stripHeight(int pageHeight) const;
     // Puts the top edges of the maps shown side by side (exact and approximate, and the error
     // map in a row of three) at one height, the lowest of their centred tops: a title on two
     // lines beside one on one line left the maps about 10 pixels apart.
