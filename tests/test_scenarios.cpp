@@ -62,6 +62,14 @@ const Deck& bundledDeck()
     return deck;
 }
 
+// The height of a check box's indicator, which presentation mode's fonts make larger.
+int checkBoxIndicatorHeight(const QCheckBox* box)
+{
+    QStyleOptionButton option;
+    option.initFrom(box);
+    return box->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, box).height();
+}
+
 // Waits for the window to show a new result; false on timeout.
 bool waitForResult(MainWindow& window)
 {
@@ -326,13 +334,7 @@ void TestScenarios::presentationModeEntersAndLeavesRestoringTheWindow()
     // A check box's indicator, which the presentation fonts make larger.
     auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
     QVERIFY(histograms);
-    const auto indicatorHeight = [&] {
-        QStyleOptionButton option;
-        option.initFrom(histograms);
-        return histograms->style()
-            ->subElementRect(QStyle::SE_CheckBoxIndicator, &option, histograms)
-            .height();
-    };
+    const auto indicatorHeight = [histograms] { return checkBoxIndicatorHeight(histograms); };
     const int indicator = indicatorHeight();
 
     QTest::keyClick(&window, Qt::Key_F5);
@@ -447,13 +449,7 @@ void TestScenarios::presentationFontsFollowTheScreenHeight()
         // A check box's indicator grows with the fonts.
         auto* histograms = window.findChild<QCheckBox*>(QStringLiteral("errorDistribution"));
         QVERIFY(histograms);
-        const auto indicatorHeight = [&] {
-            QStyleOptionButton option;
-            option.initFrom(histograms);
-            return histograms->style()
-                ->subElementRect(QStyle::SE_CheckBoxIndicator, &option, histograms)
-                .height();
-        };
+        const auto indicatorHeight = [histograms] { return checkBoxIndicatorHeight(histograms); };
         const int indicator = indicatorHeight();
 
         window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
@@ -474,6 +470,11 @@ void TestScenarios::presentationFontsFollowTheScreenHeight()
                      qPrintable(QStringLiteral("the explanation takes %1 of %2 pixels")
                                     .arg(panel->height())
                                     .arg(size.height())));
+        // The query's rows stay under the maps: the strip takes the height its chart needs and
+        // the maps keep a readable size beside it.
+        const auto* rows = window.findChild<QCustomPlot*>(QStringLiteral("rowView"));
+        QVERIFY(rows);
+        QTRY_VERIFY(rows->isVisible());
         // Another theme restyles every widget again, with the same scale.
         window.presentation().setTheme(ProjectorTheme::Dark);
         QCOMPARE(explanation->font().pointSizeF(), explanationFont.pointSizeF() * scale);

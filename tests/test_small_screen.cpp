@@ -590,6 +590,38 @@ private slots:
         QVERIFY(wide);  // the session gives values in scientific notation
     }
 
+    // The maps page comes to rest once it has laid itself out: presented on a 1152 x 864
+    // projector, the maps' labels and colour scales changed with their sizes and their sizes with
+    // the labels (HeatmapView::updateTicks), and every layout moved the maps lined up beside them.
+    // Scenario 5's page switched between the maps alone and the maps with the query's rows
+    // about 200 times a second; scenario 3's error map went round four layouts.
+    void theMapsPageComesToRest_data()
+    {
+        QTest::addColumn<QString>("scenario");
+        QTest::newRow("scenario 5") << QStringLiteral("05-norms-matter.attnlab");
+        QTest::newRow("scenario 3") << QStringLiteral("03-favor-random-features.attnlab");
+    }
+
+    void theMapsPageComesToRest()
+    {
+        QFETCH(QString, scenario);
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.resize(1152, 864);
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QVERIFY(window.lecture().openScenarioFile(
+            QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios/") + scenario));
+        window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+        window.show();
+        QVERIFY(shown.wait(30'000));
+        QTest::qWait(1000);  // replots, the page's arrangement, the maps lined up
+        int replots = 0;
+        for (const char* name : {"exactView", "approxView", "errorView"})
+            connect(window.findChild<HeatmapView*>(QLatin1String(name)), &QCustomPlot::afterReplot,
+                    this, [&replots] { ++replots; });
+        QTest::qWait(500);
+        QVERIFY2(replots == 0, qPrintable(QStringLiteral("%1 replots while idle").arg(replots)));
+    }
+
     // Presentation mode at 1280 x 800 under a scenario's explanation: the maps are at least 150
     // pixels a side (they were about 95, squeezed by a strip of query rows; the decorations of
     // three maps in a row still take about 750 of the 1272 pixels), every map's title is

@@ -81,13 +81,7 @@ void AttentionMapsPage::lineUpMaps()
             row[2]->setMapTop(-1);  // under the exact map, beside the query rows
         row[2] = nullptr;
     }
-    int top = -1;
-    for (const HeatmapView* map : row)
-        if (map && map->isVisible())
-            top = std::max(top, map->centredMapTop());
-    for (HeatmapView* map : row)
-        if (map)
-            map->setMapTop(top);
+    lineUpMapTops({row.begin(), row.end()});
 }
 
 void AttentionMapsPage::lineUpNewContent()
@@ -112,9 +106,8 @@ int AttentionMapsPage::mapSide(Arrangement arrangement, QSize size) const
             return std::min((size.width() - kSpacing) / 2 - decoration.width(),
                             (size.height() - kSpacing) / 2 - decoration.height());
         case Arrangement::MapsInARow:
-            return std::min(
-                (size.width() - 2 * kSpacing) / 3 - decoration.width(),
-                size.height() - stripHeight(size.height()) - kSpacing - decoration.height());
+            return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
+                            size.height() - stripHeight(size) - kSpacing - decoration.height());
         case Arrangement::MapsOnly:
             return std::min((size.width() - 2 * kSpacing) / 3 - decoration.width(),
                             size.height() - decoration.height());
@@ -151,13 +144,13 @@ void AttentionMapsPage::shareHeight()
 {
     if (m_arrangement != Arrangement::MapsInARow)
         return;
-    m_rows->setFixedHeight(stripHeight(height()));
+    m_rows->setFixedHeight(stripHeight(size()));
 }
 
-int AttentionMapsPage::stripHeight(int pageHeight) const
+int AttentionMapsPage::stripHeight(QSize size) const
 {
     const QWidget* rows = m_rows;  // QCustomPlot makes its own size hints protected
-    return std::max(rowsHeight(pageHeight, fontMetrics().height()),
+    return std::max(rowsHeight(size.height(), fontMetrics().height()),
                     rows->minimumSizeHint().height());
 }
 

@@ -56,11 +56,11 @@ private:
     // were planned and the maps came out 130 pixels a side, not the 160 that bestArrangement had
     // counted on.
     void shareHeight();
-    // The strip's height on a page pageHeight high: its share of the page (rowsHeight), and no
-    // less than its chart needs for the title, the legend, the key labels (on a slant they take
-    // about 60 pixels) and a plot, as of the chart's latest layout. At 170 pixels a slanted row
-    // of keys left the plot 16 pixels high, its title under the legend.
-    int stripHeight(int pageHeight) const;
+    // The strip's height on a page of `size`: its share of the page (rowsHeight), and no less
+    // than its chart needs for the title, the legend, the key labels (on a slant they take about
+    // 60 pixels) and a plot, as of the chart's latest layout (its minimum size hint). At 170
+    // pixels a slanted row of keys left the plot 16 pixels high, its title under the legend.
+    int stripHeight(QSize size) const;
     // Puts the top edges of the maps shown side by side (exact and approximate, and the error
     // map in a row of three) at one height, the lowest of their centred tops: a title on two
     // lines beside one on one line left the maps about 10 pixels apart.

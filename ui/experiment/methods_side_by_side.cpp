@@ -234,13 +234,8 @@ void MethodsSideBySide::clearColumns()
 
 void MethodsSideBySide::lineUpMaps() const
 {
-    for (const std::vector<HeatmapView*>* row : {&m_attentionMaps, &m_errorMaps}) {
-        int top = -1;
-        for (const HeatmapView* map : *row)
-            top = std::max(top, map->centredMapTop());
-        for (HeatmapView* map : *row)
-            map->setMapTop(top);
-    }
+    lineUpMapTops(m_attentionMaps);
+    lineUpMapTops(m_errorMaps);
 }
 
 void MethodsSideBySide::showResults(std::vector<std::shared_ptr<const ExperimentResult>> results)

@@ -16,6 +16,20 @@ namespace attnlab::ui {
 
 namespace {
 
+// The room to spare (a factor) before a map's axes or colour scale take more labels.
+constexpr double kLabelHeadroom = 1.15;
+
+// Every how many rows or columns a label goes, for labels `needed` pixels apart at `pitch` pixels
+// a row: niceStep(needed / pitch), but a step smaller than `current` (the one laid out last; 0 at
+// first) only where it leaves kLabelHeadroom of room.
+int steadyStep(double needed, double pitch, int current)
+{
+    const int step = niceStep(needed / pitch);
+    if (current > 0 && step < current && step * pitch < kLabelHeadroom * needed)
+        return current;
+    return step;
+}
+
 // The fewest cells one axis can be zoomed in to.
 constexpr double kMinVisibleCells = 2.0;
 // Labels longer than this many characters are cut.
@@ -572,11 +586,13 @@ bool HeatmapView::updateTicks()
         namedColumns ? m_columnLabelWidth
                      : metrics.horizontalAdvance(QString::number(std::max(cols - 1, 0)));
     const bool sideBySide = !namedColumns || widestColumn + gap <= pixelsPerColumn;
-    const int xStep = niceStep((sideBySide ? widestColumn + gap : lineSpacing) / pixelsPerColumn);
     const double rotation = sideBySide ? 0.0 : -90.0;
+    m_xStep = steadyStep(sideBySide ? widestColumn + gap : lineSpacing, pixelsPerColumn, m_xStep);
+    const int xStep = m_xStep;
 
     const double pixelsPerRow = rect.height() / yAxis->range().size();
-    const int yStep = niceStep(lineSpacing / pixelsPerRow);
+    m_yStep = steadyStep(lineSpacing, pixelsPerRow, m_yStep);
+    const int yStep = m_yStep;
 
     bool changed = false;
     const QMap<double, QString> xTicks = tickLabels(xAxis->range(), cols, xStep, m_columnLabels);
@@ -599,7 +615,10 @@ bool HeatmapView::updateTicks()
     // more than a line and a half apart on short scales.
     const QSharedPointer<QCPAxisTicker> scaleTicker = m_colorScale->axis()->ticker();
     const int scaleLength = m_colorScale->rect().height();
-    const int scaleTicks = std::clamp(int(scaleLength / (2.5 * lineSpacing)), 2, 5);
+    const double scaleRoom = scaleLength / (2.5 * lineSpacing);
+    int scaleTicks = std::clamp(int(scaleRoom), 2, 5);
+    if (scaleTicks > scaleTicker->tickCount() && scaleRoom < kLabelHeadroom * scaleTicks)
+        scaleTicks = std::max(scaleTicker->tickCount(), 2);
     if (scaleTicker->tickCount() != scaleTicks) {
         scaleTicker->setTickCount(scaleTicks);
         changed = true;
@@ -657,6 +676,17 @@ void HeatmapView::setMapTop(int top)
         return;
     m_mapTop = top;
     replot(rpQueuedReplot);
+}
+
+void lineUpMapTops(const std::vector<HeatmapView*>& maps)
+{
+    int top = -1;
+    for (const HeatmapView* map : maps)
+        if (map && !map->isHidden())
+            top = std::max(top, map->centredMapTop());
+    for (HeatmapView* map : maps)
+        if (map)
+            map->setMapTop(top);
 }
 
 QSize HeatmapView::tightSize() const

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <vector>
+#include <vector>
 
 namespace attnlab::ui {
 
@@ -214,7 +215,10 @@ private:
 
     // The tick labels for the current axis lengths and ranges, as documented at setAxisLabels,
     // and the number of ticks of the colour scale for its length. Returns whether anything
-    // changed.
+    // changed. More labels (a smaller step, another colour-scale tick) are taken only with
+    // kLabelHeadroom of room to spare: each change moves the labels' margins and with them the
+    // lengths it was decided on, and a map on the boundary went round four layouts for ever
+    // (the error map of scenario 3 presented at 1152 x 864, its cells not square in two).
     bool updateTicks();
     // Fits the title to the width of the figure: on two lines at a natural break (titleLines),
     // then in a smaller font (down to 3/4 of its size), then elided, so a narrow view never cuts
@@ -252,6 +256,8 @@ private:
     QStringList m_columnLabels;    // shortened; used when their count is columnCount()
     QStringList m_rowLabelSource;  // the labels as given
     QStringList m_columnLabelSource;
+    int m_xStep = 0;  // every how many columns and rows a label is written, as last laid out
+    int m_yStep = 0;
     double m_columnLabelWidth = -1;  // widest column label in m_columnLabelWidthFont, pixels
     QFont m_columnLabelWidthFont;    // the tick label font it was measured in
 
@@ -274,5 +280,10 @@ private:
     Cell m_hoveredCell;
     QPointF m_pressPosition;
 };
+
+// Lines up the top edges of maps shown side by side: each gets the lowest of their centred tops
+// (centredMapTop). Null maps and those hidden themselves are passed over; a map on a page not
+// shown, or in a figure drawn offscreen, counts.
+void lineUpMapTops(const std::vector<HeatmapView*>& maps);
 
 }  // namespace attnlab::ui
