@@ -13,7 +13,6 @@
 #include <functional>
 #include <memory>
 #include <vector>
-#include <vector>
 
 namespace attnlab::ui {
 
