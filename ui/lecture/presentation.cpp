@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -521,16 +522,23 @@ void PresentationMode::enter(Placement placement)
     m_fontScale =
         fontScaleFor(placement == Placement::FullScreen ? m_window->screen()->geometry().height()
                                                         : m_window->height());
-    // Which widgets size their fonts themselves: those whose size stays when the window's grows.
+    // Which widgets size their fonts themselves: those whose size stays when their parent's grows
+    // with the window's (where the parent's stays too, styleWidget tells by comparing).
     std::vector<std::pair<QWidget*, QFont>> before;
     for (QWidget* widget : m_window->findChildren<QWidget*>())
-        if (widget->testAttribute(Qt::WA_SetFont))
-            before.emplace_back(widget, widget->font());
+        before.emplace_back(widget, widget->font());
     m_window->setFont(scaledFont(m_saved.font, m_fontScale));
+    std::set<const QWidget*> grew;
+    if (m_window->font().pointSizeF() != m_saved.font.pointSizeF() ||
+        m_window->font().pixelSize() != m_saved.font.pixelSize())
+        grew.insert(m_window);
     for (const auto& [widget, font] : before)
-        widget->setProperty(appliedKey("ownFontSize").constData(),
-                            widget->font().pointSizeF() == font.pointSizeF() &&
-                                widget->font().pixelSize() == font.pixelSize());
+        if (widget->font().pointSizeF() != font.pointSizeF() ||
+            widget->font().pixelSize() != font.pixelSize())
+            grew.insert(widget);
+    for (const auto& [widget, font] : before)
+        if (widget->testAttribute(Qt::WA_SetFont) && grew.count(widget->parentWidget()))
+            widget->setProperty(appliedKey("ownFontSize").constData(), !grew.count(widget));
     m_window->setPalette(projectorPalette(m_theme));
     styleWidgets(true);
     qApp->installEventFilter(this);
@@ -634,10 +642,11 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply)
     // Widgets whose font takes its size from their parent's follow the window's; those with a
     // size of their own are scaled. A font set for its weight alone still takes its size from
     // the parent: scaled as well, it grew twice, and leaving set the presentation size for good.
-    // Entering noted which widgets have a size of their own (ownFontSize: it stayed when the
-    // window's font grew). Telling them by a size unlike their parent's mistook the explanation's
-    // 12.5 points for its parent's when the window's 9 grew to 12.5 (a 1000-pixel screen). A
-    // widget made while presenting is told that way still.
+    // Entering noted which widgets have a size of their own (ownFontSize: it stayed when their
+    // parent's grew with the window's). Telling them by a size unlike their parent's mistook the
+    // explanation's 12.5 points for its parent's when the window's 9 grew to 12.5 (a 1000-pixel
+    // screen). A widget made while presenting, or whose parent kept its size, is told that way
+    // still (its parent is styled before it).
     const QVariant noted = widget->property(appliedKey("ownFontSize").constData());
     const QWidget* parent = widget->parentWidget();
     const bool ownSize =
