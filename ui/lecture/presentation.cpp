@@ -88,6 +88,12 @@ QColor readableOn(const QColor& c, const ThemeColors& colors)
     return ink;
 }
 
+// Whether two fonts have one size (in points, or in pixels for a font sized in pixels).
+bool sameSize(const QFont& a, const QFont& b)
+{
+    return a.pointSizeF() == b.pointSizeF() && a.pixelSize() == b.pixelSize();
+}
+
 // The font `factor` times larger, in points or in pixels as it is sized.
 QFont scaledFont(QFont font, double factor)
 {
@@ -524,17 +530,13 @@ void PresentationMode::enter(Placement placement)
                                                         : m_window->height());
     // Which widgets size their fonts themselves: those whose size stays when their parent's grows
     // with the window's (where the parent's stays too, styleWidget tells by comparing).
-    std::vector<std::pair<QWidget*, QFont>> before;
+    std::vector<std::pair<QWidget*, QFont>> before{{m_window, m_window->font()}};
     for (QWidget* widget : m_window->findChildren<QWidget*>())
         before.emplace_back(widget, widget->font());
     m_window->setFont(scaledFont(m_saved.font, m_fontScale));
     std::set<const QWidget*> grew;
-    if (m_window->font().pointSizeF() != m_saved.font.pointSizeF() ||
-        m_window->font().pixelSize() != m_saved.font.pixelSize())
-        grew.insert(m_window);
     for (const auto& [widget, font] : before)
-        if (widget->font().pointSizeF() != font.pointSizeF() ||
-            widget->font().pixelSize() != font.pixelSize())
+        if (!sameSize(widget->font(), font))
             grew.insert(widget);
     for (const auto& [widget, font] : before)
         if (widget->testAttribute(Qt::WA_SetFont) && grew.count(widget->parentWidget()))
@@ -651,9 +653,7 @@ void PresentationMode::styleWidget(QWidget* widget, bool apply)
     const QWidget* parent = widget->parentWidget();
     const bool ownSize =
         widget->testAttribute(Qt::WA_SetFont) &&
-        (noted.isValid() ? noted.toBool()
-                         : !(parent && widget->font().pointSizeF() == parent->font().pointSizeF() &&
-                             widget->font().pixelSize() == parent->font().pixelSize()));
+        (noted.isValid() ? noted.toBool() : !(parent && sameSize(widget->font(), parent->font())));
     if (!(apply && scalesItsOwnText(widget)) &&
         (ownSize || widget->property(appliedKey("font")).isValid()))
         if (restyle.fonts())
