@@ -20,13 +20,13 @@ namespace {
 constexpr double kLabelHeadroom = 1.15;
 
 // Every how many rows or columns a label goes, for labels `needed` pixels apart at `pitch` pixels
-// a row: niceStep(needed / pitch), but a step smaller than `current` (the one laid out last; 0 at
-// first) only where it leaves kLabelHeadroom of room.
+// a row: niceStep(needed / pitch), but coming down from `current` (the step laid out last; 0 at
+// first) only as far as leaves kLabelHeadroom of room.
 int steadyStep(double needed, double pitch, int current)
 {
     const int step = niceStep(needed / pitch);
-    if (current > 0 && step < current && step * pitch < kLabelHeadroom * needed)
-        return current;
+    if (current > 0 && step < current)
+        return std::min(current, niceStep(kLabelHeadroom * needed / pitch));
     return step;
 }
 
@@ -617,8 +617,9 @@ bool HeatmapView::updateTicks()
     const int scaleLength = m_colorScale->rect().height();
     const double scaleRoom = scaleLength / (2.5 * lineSpacing);
     int scaleTicks = std::clamp(int(scaleRoom), 2, 5);
-    if (scaleTicks > scaleTicker->tickCount() && scaleRoom < kLabelHeadroom * scaleTicks)
-        scaleTicks = std::max(scaleTicker->tickCount(), 2);
+    if (scaleTicks > scaleTicker->tickCount())
+        scaleTicks =
+            std::max(scaleTicker->tickCount(), std::clamp(int(scaleRoom / kLabelHeadroom), 2, 5));
     if (scaleTicker->tickCount() != scaleTicks) {
         scaleTicker->setTickCount(scaleTicks);
         changed = true;
