@@ -443,6 +443,47 @@ private slots:
         QVERIFY(large * metrics.height() <= view->axisRect()->rect().height());
     }
 
+    // The rows' label step after a change of size, whatever size came before: the labels never
+    // overlap (a step s leaves s * pitch >= a line and its 2 pixels of gap), and the step is the
+    // finest that does so with 15% room (the next finer step of 1, 2, 5 times ten leaves less).
+    // Sizes are visited from a tiny map (step 10 for 18 rows) straight to each size, as a page
+    // first laid out small does, then growing and shrinking in small steps.
+    void labelStepIsTheFinestWithRoomAfterAnyResize()
+    {
+        const auto view = shownView(uniformMatrix(18, 18, 7), QSize(120, 120));
+        const QFontMetricsF metrics(view->yAxis->tickLabelFont());
+        const double needed = metrics.height() + 2;
+        const auto finer = [](int step) {
+            const int decade = int(std::pow(10, std::floor(std::log10(step))));
+            return step / decade == 1 ? decade / 2 : step / decade == 2 ? decade : 2 * decade;
+        };
+        const auto check = [&](int height) {
+            view->resize(height, height);
+            view->replot();
+            const auto ticks = view->yAxis->tickVector();
+            QVERIFY2(ticks.size() >= 2, qPrintable(QString::number(height)));
+            const int step = int(ticks.at(1) - ticks.at(0));
+            const double pitch = view->axisRect()->rect().height() / 18.0;
+            const QString where = QStringLiteral("height %1: step %2 at %3 px a row, %4 needed")
+                                      .arg(height)
+                                      .arg(step)
+                                      .arg(pitch)
+                                      .arg(needed);
+            QVERIFY2(step * pitch >= needed, qPrintable(where));
+            QVERIFY2(finer(step) == 0 || finer(step) * pitch < 1.15 * needed, qPrintable(where));
+        };
+        QVERIFY(int(view->yAxis->tickVector().size()) <= 2);
+        for (int height = 160; height <= 700; height += 20) {
+            view->resize(120, 120);
+            view->replot();
+            check(height);
+        }
+        for (int height = 160; height <= 700; height += 7)
+            check(height);
+        for (int height = 700; height >= 160; height -= 7)
+            check(height);
+    }
+
     // dataRange is [min, max] with NaN ignored; with the diverging map it is [-a, a] for
     // a = max |value|. The automatic colour range follows it; a fixed range survives setMatrix.
     void dataRangeIsMinMaxOrSymmetric()
