@@ -538,6 +538,45 @@ private slots:
         }
     }
 
+    // Scenario 9 (the Stepper) presented: the panels' body is as tall as the viewport, or as its
+    // panels need at their minimum sizes for its width where that is more, never taller. At
+    // 1280 x 800 they fit, and the page does not scroll; it did (the body took its preferred
+    // height, 539 pixels for a viewport of 460). At 1280 x 720 they do not, and it scrolls.
+    void stepperScrollsOnlyWhenItsPanelsCannotFit_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("fits");
+        QTest::newRow("1280x800") << QSize(1280, 800) << true;
+        QTest::newRow("1280x720") << QSize(1280, 720) << false;
+    }
+
+    void stepperScrollsOnlyWhenItsPanelsCannotFit()
+    {
+        QFETCH(QSize, size);
+        QFETCH(bool, fits);
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.resize(size);
+        QVERIFY(window.lecture().openScenarioFile(
+            QStringLiteral(ATTNLAB_TEST_DATA "/../../resources/scenarios/09-causal-rnn.attnlab")));
+        window.setPresentationMode(true, PresentationMode::Placement::KeepGeometry);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        StepperView* stepper = window.stepperView();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            stepper->isVisible() && stepper->length() > 0 && !stepper->isBusy(), kResultTimeoutMs);
+        QTest::qWait(300);  // the panels' replots and the layout after them
+        auto* body = stepper->findChild<QWidget*>(QStringLiteral("stepperBody"));
+        QVERIFY(body);
+        const QWidget* viewport = body->parentWidget();
+        const int least = body->layout()->totalMinimumHeightForWidth(body->width());
+        const QString sizes = QStringLiteral("body %1, viewport %2, panels' least %3")
+                                  .arg(body->height())
+                                  .arg(viewport->height())
+                                  .arg(least);
+        QVERIFY2(body->height() == std::max(viewport->height(), least), qPrintable(sizes));
+        QVERIFY2((body->height() <= viewport->height()) == fits, qPrintable(sizes));
+    }
+
     // A reserved line (the Stepper's agreement and memory lines) keeps, at every width and font,
     // the height of its reserved text, so that what is below it stays put when its text grows.
     // The memory line used to keep a minimum height measured once, at the width and font it had

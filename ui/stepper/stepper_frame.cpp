@@ -26,6 +26,22 @@ namespace attnlab::ui {
 
 using namespace stepper;
 
+namespace {
+
+// The panels' body. In its scroll area a body whose labels wrap is given its preferred height for
+// the page's width, which scrolled a page whose panels fit at their minimum sizes (1280 x 800
+// presented: 539 pixels for a viewport of 460, their minimum 428). Its height for a width is the
+// least its panels take at that width: the page scrolls only where they cannot fit.
+class PanelBody final : public QWidget {
+public:
+    int heightForWidth(int width) const override
+    {
+        return layout()->totalMinimumHeightForWidth(width);
+    }
+};
+
+}  // namespace
+
 StepperFrame::StepperFrame(QWidget* parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("stepperFrame"));
@@ -51,7 +67,7 @@ StepperFrame::StepperFrame(QWidget* parent) : QWidget(parent)
     m_stripScroll->horizontalScrollBar()->setFocusPolicy(Qt::NoFocus);
 
     m_formula = new StepperFormulaPanel;
-    auto* bodyWidget = new QWidget;
+    auto* bodyWidget = new PanelBody;
     bodyWidget->setObjectName(QStringLiteral("stepperBody"));
     m_body = new QGridLayout(bodyWidget);
     m_body->setContentsMargins(0, 0, 0, 0);
