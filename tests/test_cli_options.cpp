@@ -23,6 +23,7 @@ private slots:
     void computeSummaryCountsHeads();
     void repeatedOptionIsRefusedUnlessItAgrees();
     void whiteSpaceIsATextToAModel();
+    void renderHoldsTheErrorScaleItIsGiven();
 };
 
 void TestCliOptions::subcommandHelpAllIsHelp_data()
@@ -192,6 +193,59 @@ void TestCliOptions::whiteSpaceIsATextToAModel()
     const AppRun empty = compute({"--model", "builtin-kjv-gpt2", "--text", "", "--out", words});
     QVERIFY2(refusedNaming(empty, QStringLiteral("--text")), qPrintable(empty.describe()));
     QVERIFY(!QFileInfo::exists(words));
+}
+
+namespace {
+
+// The largest number among the texts of an SVG figure (its tick labels), or -1 when it has none.
+double largestNumberIn(const QString& svgPath)
+{
+    const QString svg = QString::fromUtf8(readBytes(svgPath));
+    const QRegularExpression number(QStringLiteral(">(-?[0-9]+(\\.[0-9]+)?)</text>"));
+    double largest = -1;
+    for (const QRegularExpressionMatch& match : number.globalMatch(svg))
+        largest = std::max(largest, match.captured(1).toDouble());
+    return largest;
+}
+
+}  // namespace
+
+// Property: render --error-scale A draws the error map on [-A, A]: at A = 7 its colour scale is
+// labelled up to at least 4 (the errors of attention weights stay below 1, and so do the labels
+// of a scale that follows them), and says the scale is held. A value that is not a number > 0 is
+// refused, naming the option, with nothing written.
+void TestCliOptions::renderHoldsTheErrorScaleItIsGiven()
+{
+    const QStringList common{"--model",    "builtin-kjv-gpt2",
+                             "--text",     "And God said, Let there be",
+                             "--method",   "favor-positive",
+                             "--features", "8",
+                             "--format",   "svg"};
+    const QString held = m_dir.filePath(QStringLiteral("held_%1").arg(++m_folders));
+    const AppRun run =
+        runApp(QStringList{"render"} + common + QStringList{"--error-scale", "7", "--out", held});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const QString heldSvg = held + QStringLiteral("/attention_error.svg");
+    QVERIFY(QString::fromUtf8(readBytes(heldSvg)).contains(QStringLiteral("scale held")));
+    const double heldTop = largestNumberIn(heldSvg);
+    QVERIFY2(heldTop >= 4 && heldTop <= 7, qPrintable(QString::number(heldTop)));
+
+    const QString own = m_dir.filePath(QStringLiteral("held_%1").arg(++m_folders));
+    const AppRun free = runApp(QStringList{"render"} + common + QStringList{"--out", own});
+    QVERIFY2(free.finished && free.exitCode == 0, qPrintable(free.describe()));
+    const QString ownSvg = own + QStringLiteral("/attention_error.svg");
+    QVERIFY(!QString::fromUtf8(readBytes(ownSvg)).contains(QStringLiteral("scale held")));
+    const double ownTop = largestNumberIn(ownSvg);
+    QVERIFY2(ownTop > 0 && ownTop < 2, qPrintable(QString::number(ownTop)));
+
+    for (const char* bad : {"0", "-1", "nan", "wide"}) {
+        const QString out = m_dir.filePath(QStringLiteral("held_%1").arg(++m_folders));
+        const AppRun refused = runApp(QStringList{"render"} + common +
+                                      QStringList{"--error-scale", bad, "--out", out});
+        QVERIFY2(refusedNaming(refused, QStringLiteral("--error-scale")),
+                 qPrintable(refused.describe()));
+        QVERIFY(!QFileInfo::exists(out));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCliOptions)

@@ -8,6 +8,8 @@
 #include "window_support.h"
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QJsonObject>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -137,6 +139,7 @@ private slots:
     void metricsPanelClearEmptiesEverything();
 
     void aSharedScaleShowsNegativeWeightsAroundZero();
+    void aHeldErrorScaleStaysFromResultToResult();
 };
 
 void TestPanels::rowViewPlotsTheRowsItIsGiven_data()
@@ -675,6 +678,53 @@ void TestPanels::aSharedScaleShowsNegativeWeightsAroundZero()
     QVERIFY(waitForResult(window));
     QCOMPARE(window.exactView()->colorMap(), window.viewSettings().colorMap);
     QVERIFY(window.exactView()->colorRange().lower >= 0);
+}
+
+// Property: "Hold error scale" keeps the error map's colour range at what it was when the box was
+// checked, [-a, a], while a new result (more features, so smaller errors) comes in; the box's
+// tooltip names a, and sessions keep it. Choosing another kind of error lets it go: the range
+// follows the data again. Unchecked, each result has its own range.
+void TestPanels::aHeldErrorScaleStaysFromResultToResult()
+{
+    startAsFirstRun();
+    MainWindow window(MainWindow::Start::DefaultExample);
+    QVERIFY(showAndWait(window));
+    ExperimentSpec spec = window.controller().spec();
+    QVERIFY(spec.setMethod(QStringLiteral("favor-positive")));
+    spec.approximation.features = 4;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    HeatmapView* error = window.errorView();
+    const QCPRange own = error->colorRange();
+    QCOMPARE(own.lower, error->dataRange().lower);
+    auto* hold = window.findChild<QCheckBox*>(QStringLiteral("holdErrorScale"));
+    QVERIFY(hold);
+    hold->setChecked(true);
+    const double a = window.viewSettings().errorScale;
+    QCOMPARE(a, own.upper);
+    QVERIFY2(hold->toolTip().contains(QString::number(a, 'g', 3)), qPrintable(hold->toolTip()));
+    QCOMPARE(ViewSettings::fromJson(window.viewSettings().toJson()).errorScale, a);
+
+    spec.approximation.features = 256;
+    window.setSpec(spec);
+    QVERIFY(waitForResult(window));
+    QVERIFY2(error->dataRange().upper < a, "256 features should err less than 4");
+    QCOMPARE(error->colorRange().lower, -a);
+    QCOMPARE(error->colorRange().upper, a);
+    QVERIFY(hold->isChecked());
+
+    auto* kind = window.findChild<QComboBox*>(QStringLiteral("errorKind"));
+    QVERIFY(kind);
+    kind->setCurrentIndex(int(ErrorKind::Absolute));
+    QCOMPARE(window.viewSettings().errorScale, 0.0);
+    QVERIFY(!hold->isChecked());
+    QCOMPARE(error->colorRange().upper, error->dataRange().upper);
+
+    // Malformed values in a session hold nothing.
+    for (const QJsonValue& bad : {QJsonValue(-1), QJsonValue(QStringLiteral("wide"))})
+        QCOMPARE(
+            ViewSettings::fromJson(QJsonObject{{QLatin1String("error_scale"), bad}}).errorScale,
+            0.0);
 }
 
 QTEST_MAIN(TestPanels)

@@ -30,18 +30,6 @@ QString option(const char* name)
     return QString::fromLatin1(name);
 }
 
-double positiveReal(const QCommandLineParser& parser, const char* name, double fallback)
-{
-    if (!parser.isSet(option(name)))
-        return fallback;
-    bool ok = false;
-    const double value = parser.value(option(name)).toDouble(&ok);
-    if (!ok || !(value > 0) || !std::isfinite(value))
-        throw InputError(QStringLiteral("--%1: expected a positive number, got \"%2\"")
-                             .arg(QLatin1String(name), parser.value(option(name))));
-    return value;
-}
-
 // The fit's progress on stderr: one line rewritten in place on a terminal, else a line every
 // tenth of the way.
 class FitProgress {
@@ -203,7 +191,7 @@ int runFitFeaturesCommand(const QCommandLineParser& parser)
     spec.distillation.batchWindows =
         int(integerOption(parser, "batch", spec.distillation.batchWindows, 1, 1'000'000));
     spec.distillation.learningRate =
-        positiveReal(parser, "learning-rate", spec.distillation.learningRate);
+        positiveOption(parser, "learning-rate", spec.distillation.learningRate);
     spec.distillation.seed =
         std::uint64_t(integerOption(parser, "seed", 0, 0, (qint64(1) << 53) - 1));
     if (parser.isSet(option("features"))) {

@@ -49,18 +49,6 @@ QString recurrentMethods()
     return methodNames(recurrent, QStringLiteral(", "));
 }
 
-// The value of --name as a finite number > 0.
-double positiveNumber(const QCommandLineParser& parser, const char* name)
-{
-    const QString text = parser.value(option(name));
-    bool ok = false;
-    const double value = text.toDouble(&ok);
-    if (!ok || !std::isfinite(value) || value <= 0)
-        throw InputError(QStringLiteral("--%1: expected a number > 0, got \"%2\"")
-                             .arg(QLatin1String(name), text));
-    return value;
-}
-
 SamplingSettings samplingOptions(const QCommandLineParser& parser)
 {
     SamplingSettings sampling;
@@ -72,8 +60,7 @@ SamplingSettings samplingOptions(const QCommandLineParser& parser)
         throw InputError(QStringLiteral("--greedy, %1: choose greedy decoding or sampling")
                              .arg(given.join(QStringLiteral(", "))));
     sampling.greedy = given.isEmpty();
-    if (parser.isSet(option("temperature")))
-        sampling.temperature = positiveNumber(parser, "temperature");
+    sampling.temperature = positiveOption(parser, "temperature", sampling.temperature);
     sampling.topK = int(integerOption(parser, "top-k", 0, 0, kMaxTokens));
     sampling.seed =
         std::uint64_t(integerOption(parser, "sample-seed", 0, 0, (qint64(1) << 53) - 1));

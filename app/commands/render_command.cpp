@@ -34,12 +34,13 @@ namespace {
 // The options that may accompany --scenario: where and how to write, and which part of the view
 // to draw. The spec options would contradict the scenario's spec.
 const QStringList kScenarioCompatibleOptions = {
-    QStringLiteral("scenario"), QStringLiteral("session"),
-    QStringLiteral("out"),      QStringLiteral("format"),
-    QStringLiteral("size"),     QStringLiteral("query"),
-    QStringLiteral("head"),     QStringLiteral("error"),
-    QStringLiteral("colors"),   QStringLiteral("separate-scales"),
-    QStringLiteral("rollout"),  QStringLiteral("memory-budget")};
+    QStringLiteral("scenario"),     QStringLiteral("session"),
+    QStringLiteral("out"),          QStringLiteral("format"),
+    QStringLiteral("size"),         QStringLiteral("query"),
+    QStringLiteral("head"),         QStringLiteral("error"),
+    QStringLiteral("colors"),       QStringLiteral("separate-scales"),
+    QStringLiteral("rollout"),      QStringLiteral("error-scale"),
+    QStringLiteral("memory-budget")};
 
 // What render draws and where: the experiment, how the view shows it, the scenario it came from
 // (if any), the figures' size and formats, the memory budget and the output folder.
@@ -131,16 +132,21 @@ std::vector<ui::FigureFormat> formatOption(const QCommandLineParser& parser)
     return formats;
 }
 
-// The view options (--separate-scales, --error, --colors) applied to settings.
+// The view options (--separate-scales, --error, --error-scale, --colors) applied to settings.
 void applyViewOptions(const QCommandLineParser& parser, ui::ViewSettings* settings)
 {
     if (parser.isSet(QStringLiteral("separate-scales")))
         settings->sharedScale = false;
     const QString error = parser.value(QStringLiteral("error"));
+    const ErrorKind scenarioKind = settings->errorKind;
     if (parser.isSet(QStringLiteral("error")) && !parseErrorKind(error, &settings->errorKind))
         throw InputError(QStringLiteral("--error: unknown value \"%1\" (choose signed, absolute "
                                         "or relative)")
                              .arg(error));
+    // As in the window, a scale held for one kind of error does not carry over to another.
+    if (settings->errorKind != scenarioKind)
+        settings->errorScale = 0;
+    settings->errorScale = positiveOption(parser, "error-scale", settings->errorScale);
     const QString colors = parser.value(QStringLiteral("colors"));
     if (parser.isSet(QStringLiteral("colors")) &&
         (!ui::parseColorMap(colors, &settings->colorMap) ||
@@ -161,8 +167,8 @@ RenderRequest renderRequest(const QCommandLineParser& parser)
             if (!kScenarioCompatibleOptions.contains(name))
                 throw InputError(QStringLiteral("--%1: the scenario gives the experiment; with "
                                                 "--scenario only --out, --format, --size, "
-                                                "--query, --head, --error, --colors, "
-                                                "--separate-scales, --rollout and "
+                                                "--query, --head, --error, --error-scale, "
+                                                "--colors, --separate-scales, --rollout and "
                                                 "--memory-budget apply")
                                      .arg(name));
     } else {
@@ -329,6 +335,11 @@ void addRenderOptions(QCommandLineParser& parser)
          QStringLiteral("The error map: signed, absolute or relative "
                         "(default signed)."),
          QStringLiteral("signed|absolute|relative")},
+        {QStringLiteral("error-scale"),
+         QStringLiteral("Hold the error map's colour scale at [-A, A] (signed) or [0, A] "
+                        "(absolute, relative), errors beyond taking the end colours: figures of "
+                        "several runs on one scale (default: each run's own range)."),
+         QStringLiteral("A")},
         {QStringLiteral("colors"),
          QStringLiteral("Colour map of P and P^: viridis or magma "
                         "(default viridis)."),

@@ -65,19 +65,6 @@ qint64 requiredInteger(const QCommandLineParser& parser, const char* name, qint6
     return value;
 }
 
-// The value of --name as a finite number > 0 (or >= 0 when zero is allowed).
-double positiveOption(const QCommandLineParser& parser, const char* name, bool allowZero = false)
-{
-    const QString text = parser.value(option(name));
-    bool ok = false;
-    const double value = text.toDouble(&ok);
-    if (!ok || !std::isfinite(value) || value < 0 || (!allowZero && value == 0))
-        throw InputError(QStringLiteral("--%1: expected a number %2 0, got \"%3\"")
-                             .arg(QLatin1String(name),
-                                  allowZero ? QStringLiteral(">=") : QStringLiteral(">"), text));
-    return value;
-}
-
 // The value of a method parameter's option (1 for a switch that is set), in the registry's range.
 double parameterValue(const QCommandLineParser& parser, const MethodParameter& parameter)
 {
@@ -453,7 +440,7 @@ void readInputParameters(const QCommandLineParser& parser, InputSpec& input)
     if (parser.isSet(option("image-size")))
         input.imageSize = int(requiredInteger(parser, "image-size", 1, SpecLimits::imageSize));
     if (parser.isSet(option("norm")))
-        input.rowNorm = positiveOption(parser, "norm", true);
+        input.rowNorm = positiveOption(parser, "norm", 0, true);
     if (parser.isSet(option("clusters")))
         input.clusters = int(requiredInteger(parser, "clusters", 0, SpecLimits::clusters));
     if (parser.isSet(option("d")))
@@ -464,8 +451,7 @@ void readInputParameters(const QCommandLineParser& parser, InputSpec& input)
                QStringLiteral("random, tied or identity"));
     if (parser.isSet(option("input-seed")))
         input.seed = std::uint64_t(requiredInteger(parser, "input-seed", 0, (qint64(1) << 53) - 1));
-    if (parser.isSet(option("norm-multiplier")))
-        input.normMultiplier = positiveOption(parser, "norm-multiplier");
+    input.normMultiplier = positiveOption(parser, "norm-multiplier", input.normMultiplier);
 }
 
 // Throws InputError naming an option of one kind of input given with another, where it would
@@ -555,7 +541,7 @@ ExperimentSpec specFromOptions(const QCommandLineParser& parser, DefaultInput de
     if (spec.approximation.fittedMaps && input.kind == InputKind::Model)
         requireFeatureMapsForModel(*spec.approximation.fittedMaps, input.modelPath);
     if (parser.isSet(option("scale")))
-        spec.scale = positiveOption(parser, "scale");
+        spec.scale = positiveOption(parser, "scale", 0);
     // A GPT-2's attention is causal as it was trained: its approximation is causal too (a ViT's
     // is not).
     spec.causal = parser.isSet(option("causal")) || (input.kind == InputKind::Model && !vit);
@@ -586,6 +572,21 @@ ExperimentSpec specFromOptionsExcept(const QCommandLineParser& parser, const QSt
     if (!specParser.parse(args))
         throw InputError(specParser.errorText());
     return specFromOptions(specParser, defaultInput);
+}
+
+double positiveOption(const QCommandLineParser& parser, const char* name, double fallback,
+                      bool allowZero)
+{
+    if (!parser.isSet(option(name)))
+        return fallback;
+    const QString text = parser.value(option(name));
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < 0 || (!allowZero && value == 0))
+        throw InputError(QStringLiteral("--%1: expected a number %2 0, got \"%3\"")
+                             .arg(QLatin1String(name),
+                                  allowZero ? QStringLiteral(">=") : QStringLiteral(">"), text));
+    return value;
 }
 
 qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 fallback,

@@ -63,6 +63,11 @@ QString readTextFile(const QString& path);
 qint64 integerOption(const QCommandLineParser& parser, const char* name, qint64 fallback,
                      qint64 minimum, qint64 maximum);
 
+// The value of --name as a finite number > 0 (>= 0 with allowZero), or `fallback` when it is
+// absent. Throws InputError naming the option for anything else.
+double positiveOption(const QCommandLineParser& parser, const char* name, double fallback,
+                      bool allowZero = false);
+
 // The comma-separated items of --name (or of `fallback` when it is absent), trimmed. Throws
 // InputError naming the option for an empty item.
 QStringList listOption(const QCommandLineParser& parser, const char* name, const QString& fallback);

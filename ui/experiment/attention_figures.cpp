@@ -8,6 +8,8 @@
 
 #include <QJsonValue>
 
+#include <cmath>
+
 namespace attnlab::ui {
 
 namespace {
@@ -53,7 +55,8 @@ QJsonObject ViewSettings::toJson() const
                        {QLatin1String("colors"), colorMapName(colorMap)},
                        {QLatin1String("error_view"),
                         errorDistribution ? QLatin1String("distribution") : QLatin1String("map")},
-                       {QLatin1String("rollout"), rollout}};
+                       {QLatin1String("rollout"), rollout},
+                       {QLatin1String("error_scale"), errorScale}};
 }
 
 ViewSettings ViewSettings::fromJson(const QJsonObject& json)
@@ -67,6 +70,9 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
     settings.errorDistribution =
         json.value(QLatin1String("error_view")).toString() == QLatin1String("distribution");
     settings.rollout = json.value(QLatin1String("rollout")).toBool(settings.rollout);
+    const double errorScale = json.value(QLatin1String("error_scale")).toDouble();
+    if (std::isfinite(errorScale) && errorScale > 0)
+        settings.errorScale = errorScale;
     return settings;
 }
 
@@ -138,10 +144,18 @@ void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
     error.setTitle(errorTitle(settings.errorKind) + suffix);
     error.setColorMap(settings.errorKind == ErrorKind::Signed ? ColorMap::Diverging
                                                               : ColorMap::Magma);
-    error.setColorScaleLabel(settings.errorKind == ErrorKind::Relative
-                                 ? QStringLiteral("relative error")
-                                 : QStringLiteral("error"));
-    error.setAutoColorRange();
+    const QString errorLabel = settings.errorKind == ErrorKind::Relative
+                                   ? QStringLiteral("relative error")
+                                   : QStringLiteral("error");
+    if (settings.errorScale > 0) {
+        const double a = settings.errorScale;
+        error.setColorRange(settings.errorKind == ErrorKind::Signed ? QCPRange(-a, a)
+                                                                    : QCPRange(0, a));
+        error.setColorScaleLabel(errorLabel + QStringLiteral(", scale held"));
+    } else {
+        error.setColorScaleLabel(errorLabel);
+        error.setAutoColorRange();
+    }
 
     const int query = settings.query < result.labels.size() ? settings.query : -1;
     for (HeatmapView* view : {&exact, &approx, &error})
@@ -207,6 +221,8 @@ void showImageOverlay(ImageOverlayView& view, const QImage& patchImage,
     };
     view.setTitles(row, QStringLiteral("exact") + onClass(exact[0]),
                    approximationTitle(result.spec) + onClass(approx[0]), QStringLiteral("error"));
+    // The panel draws the signed error: a scale held on the relative error means nothing there.
+    view.setErrorScale(settings.errorKind != ErrorKind::Relative ? settings.errorScale : 0.0);
     view.setAttention(exact.tail(patches), approx.tail(patches), query - first);
 }
 

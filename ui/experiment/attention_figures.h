@@ -28,6 +28,9 @@ struct ViewSettings {
     bool errorDistribution = false;
     // A ViT's image page shows the attention rollout over every layer instead of the head's row.
     bool rollout = false;
+    // The error map's colour range held at [-a, a] (signed) or [0, a] (absolute, relative) from
+    // result to result, values beyond taking the end colours; 0: each result's own range.
+    double errorScale = 0;
 
     QJsonObject toJson() const;
     // Fields missing or of the wrong kind keep their defaults: view state is never worth
@@ -46,8 +49,8 @@ QString resultStatusText(const ExperimentResult& result);
 // Fills the three heatmaps of the window (and of `attention-lab render`) from a result: exact P,
 // approximate P^ and the error map, with their titles, token (or patch) labels and colour scales.
 // With settings.sharedScale P and P^ share one colour range: [min, max] over both, or, when a
-// weight is negative, the diverging map over [-a, a] (a = max |weight|). The views share the
-// result's matrices (no copies).
+// weight is negative, the diverging map over [-a, a] (a = max |weight|). The error map's range is
+// settings.errorScale's when that is held. The views share the result's matrices (no copies).
 void showAttention(HeatmapView& exact, HeatmapView& approx, HeatmapView& error,
                    const std::shared_ptr<const ExperimentResult>& result,
                    const ViewSettings& settings);

@@ -229,6 +229,8 @@ void ImageOverlayView::setAttention(const VectorD& exact, const VectorD& approx,
         top = 1;
     if (largestError <= 0)
         largestError = top * 1e-3;
+    if (m_heldErrorExtent > 0)
+        largestError = m_heldErrorExtent;
 
     for (int p = 0; p < kPanels; ++p) {
         QCPColorMapData* data = m_panels[p].map->data();
@@ -253,6 +255,11 @@ void ImageOverlayView::setAttention(const VectorD& exact, const VectorD& approx,
     m_attentionScale->setVisible(true);
     m_errorScale->setVisible(true);
     replot(rpQueuedReplot);
+}
+
+void ImageOverlayView::setErrorScale(double a)
+{
+    m_heldErrorExtent = a;
 }
 
 void ImageOverlayView::clear()

@@ -33,6 +33,9 @@ public:
     // [CLS] token; nothing is outlined) over all patches, exact and approximate, each with
     // gridRows * gridCols values in raster order.
     void setAttention(const VectorD& exact, const VectorD& approx, int selectedPatch);
+    // Holds the error panel's colour range at [-a, a] for the rows set from now on, errors beyond
+    // taking the end colours and full opacity; 0 (the default): each row's largest error.
+    void setErrorScale(double a);
     // The title over the whole figure (the row shown; by default none) and those over the three
     // panels (by default "exact", "approximation", "error").
     void setTitles(const QString& figure, const QString& exact, const QString& approx,
@@ -109,6 +112,7 @@ private:
     int m_hoveredPatch = -1;
     VectorD m_exact;
     VectorD m_approx;
+    double m_heldErrorExtent = 0;  // setErrorScale's a
 };
 
 }  // namespace attnlab::ui

@@ -11,14 +11,15 @@ class QSpinBox;
 namespace attnlab::ui {
 
 // The controls over the Attention matrices and Image pages: the head shown, the error map's kind
-// (or the errors' histograms instead of the map), one colour scale for P and P^ or one each, and
-// the colour map. They edit a ViewSettings (the other fields are the figures' own: the query,
-// the rollout).
+// (or the errors' histograms instead of the map), the error scale held from result to result or
+// not, one colour scale for P and P^ or one each, and the colour map. They edit a ViewSettings
+// (the other fields are the figures' own: the query, the rollout).
 class ViewBar : public QWidget {
     Q_OBJECT
 
 public:
-    explicit ViewBar(QWidget* parent = nullptr);
+    // errorMap: the error map whose colour range "Hold" takes.
+    explicit ViewBar(const HeatmapView& errorMap, QWidget* parent = nullptr);
 
     // Shows settings for a result of `heads` heads (the head box is enabled when there are
     // several), without emitting changed.
@@ -34,6 +35,8 @@ private:
     QSpinBox* m_head;
     QComboBox* m_errorKind;
     QCheckBox* m_distribution;
+    QCheckBox* m_holdErrorScale;
+    const HeatmapView& m_errorMap;
     QCheckBox* m_sharedScale;
     QComboBox* m_colorMap;
 };

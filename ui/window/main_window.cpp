@@ -229,7 +229,7 @@ void MainWindow::buildPages()
 {
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
-    m_viewBar = new ViewBar;
+    m_viewBar = new ViewBar(*m_errorView);
     connect(m_viewBar, &ViewBar::changed, this,
             [this] { setViewSettings(m_viewBar->applied(m_view)); });
     // The matrices as large as the page allows: two by two, or in a row above the query rows.
