@@ -138,13 +138,13 @@ void applyViewOptions(const QCommandLineParser& parser, ui::ViewSettings* settin
     if (parser.isSet(QStringLiteral("separate-scales")))
         settings->sharedScale = false;
     const QString error = parser.value(QStringLiteral("error"));
-    const ErrorKind scenarioKind = settings->errorKind;
+    const ErrorKind kindBefore = settings->errorKind;
     if (parser.isSet(QStringLiteral("error")) && !parseErrorKind(error, &settings->errorKind))
         throw InputError(QStringLiteral("--error: unknown value \"%1\" (choose signed, absolute "
                                         "or relative)")
                              .arg(error));
     // As in the window, a scale held for one kind of error does not carry over to another.
-    if (settings->errorKind != scenarioKind)
+    if (settings->errorKind != kindBefore)
         settings->errorScale = 0;
     settings->errorScale = positiveOption(parser, "error-scale", settings->errorScale);
     const QString colors = parser.value(QStringLiteral("colors"));

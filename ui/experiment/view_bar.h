@@ -36,9 +36,9 @@ private:
     QComboBox* m_errorKind;
     QCheckBox* m_distribution;
     QCheckBox* m_holdErrorScale;
-    const HeatmapView& m_errorMap;
     QCheckBox* m_sharedScale;
     QComboBox* m_colorMap;
+    const HeatmapView& m_errorMap;
 };
 
 }  // namespace attnlab::ui

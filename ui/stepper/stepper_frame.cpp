@@ -30,8 +30,8 @@ namespace {
 
 // The panels' body. In its scroll area a body whose labels wrap is given its preferred height for
 // the page's width, which scrolled a page whose panels fit at their minimum sizes (1280 x 800
-// presented: 539 pixels for a viewport of 460, their minimum 428). Its height for a width is the
-// least its panels take at that width: the page scrolls only where they cannot fit.
+// presented: 539 pixels for a viewport of 460, where they need 456). Its height for a width is
+// the least its panels take at that width: the page scrolls only where they cannot fit.
 class PanelBody final : public QWidget {
 public:
     int heightForWidth(int width) const override
