@@ -1,5 +1,6 @@
 #include "ui/plotting/heatmap_view.h"
 
+#include "ui/plotting/cell_labels.h"
 #include "ui/plotting/heatmap_layers.h"
 #include "ui/plotting/plot_style.h"
 
@@ -16,24 +17,8 @@ namespace attnlab::ui {
 
 namespace {
 
-// The room to spare (a factor) before a map's axes or colour scale take more labels.
-constexpr double kLabelHeadroom = 1.15;
-
-// Every how many rows or columns a label goes, for labels `needed` pixels apart at `pitch` pixels
-// a row: niceStep(needed / pitch), but coming down from `current` (the step laid out last; 0 at
-// first) only as far as leaves kLabelHeadroom of room.
-int steadyStep(double needed, double pitch, int current)
-{
-    const int step = niceStep(needed / pitch);
-    if (current > 0 && step < current)
-        return std::min(current, niceStep(kLabelHeadroom * needed / pitch));
-    return step;
-}
-
 // The fewest cells one axis can be zoomed in to.
 constexpr double kMinVisibleCells = 2.0;
-// Labels longer than this many characters are cut.
-constexpr int kMaxLabelLength = 12;
 
 // The size of a title when it fits, with axis titles of kAxisTitlePointSize (the title follows
 // when they are given another size: presentation mode enlarges them); narrow figures shrink it to
@@ -85,49 +70,6 @@ QCPRange clampedRange(const QCPRange& range, int cells)
     const double size = std::clamp(range.size(), std::min(full, kMinVisibleCells), full);
     const double lower = std::clamp(range.center() - size / 2, -0.5, full - 0.5 - size);
     return QCPRange(lower, lower + size);
-}
-
-// Tick labels at the cells 0, step, 2 step, ... inside `range`: labels[i] when labels has one
-// per cell, the index i otherwise.
-QMap<double, QString> tickLabels(const QCPRange& range, int cells, int step,
-                                 const QStringList& labels)
-{
-    QMap<double, QString> ticks;
-    const int first = std::max(0, int(std::ceil(range.lower / step)) * step);
-    const int last = std::min(cells - 1, int(std::floor(range.upper)));
-    const bool named = labels.size() == cells;
-    for (int i = first; i <= last; i += step)
-        ticks.insert(i, named ? labels.at(i) : QString::number(i));
-    return ticks;
-}
-
-// A token as a tick label: whitespace simplified, cut to kMaxLabelLength characters.
-QString shortLabel(const QString& token)
-{
-    const QString label = token.simplified();
-    if (label.size() <= kMaxLabelLength)
-        return label;
-    return label.left(kMaxLabelLength - 1) + QChar(0x2026);
-}
-
-// The tokens as tick labels.
-QStringList shortLabels(const QStringList& tokens)
-{
-    QStringList labels;
-    labels.reserve(tokens.size());
-    for (const QString& token : tokens)
-        labels.append(shortLabel(token));
-    return labels;
-}
-
-// The width of the widest of `labels` in `font`, in pixels.
-double widestLabel(const QStringList& labels, const QFont& font)
-{
-    const QFontMetricsF metrics(font);
-    double widest = 0;
-    for (const QString& label : labels)
-        widest = std::max(widest, metrics.horizontalAdvance(label));
-    return widest;
 }
 
 // The look of every axis: thin dark lines, ticks outward, no grid, no sub-ticks.
