@@ -484,6 +484,40 @@ private slots:
             check(height);
     }
 
+    // labelMapsAlike: a small map and a large one of the same tokens both label every
+    // coarsest-step row, each at least its own step; a map zoomed in keeps its own finer step,
+    // and a map hidden no longer sets the others' step.
+    void mapsShownTogetherLabelAlike()
+    {
+        const MatrixD matrix = uniformMatrix(60, 60, 9);
+        const auto small = shownView(matrix, QSize(250, 250));
+        const auto large = shownView(matrix, QSize(800, 800));
+        const auto rowStep = [](const HeatmapView& view) {
+            const auto ticks = view.yAxis->tickVector();
+            return ticks.size() > 1 ? int(ticks[1] - ticks[0]) : 0;
+        };
+        const int smallOwn = rowStep(*small), largeOwn = rowStep(*large);
+        QVERIFY2(smallOwn > largeOwn,
+                 qPrintable(QStringLiteral("%1, %2").arg(smallOwn).arg(largeOwn)));
+        labelMapsAlike({small.get(), large.get()});
+        large->replot();
+        QCOMPARE(rowStep(*large), smallOwn);
+        QCOMPARE(large->ownLabelSteps().y(), largeOwn);
+
+        large->yAxis->setRange(9.5, 39.5);
+        large->replot();
+        QVERIFY(!large->showsWholeMatrix());
+        labelMapsAlike({small.get(), large.get()});
+        large->replot();
+        QVERIFY(rowStep(*large) < smallOwn);
+
+        large->resetView();
+        small->hide();
+        labelMapsAlike({small.get(), large.get()});
+        large->replot();
+        QCOMPARE(rowStep(*large), largeOwn);
+    }
+
     // dataRange is [min, max] with NaN ignored; with the diverging map it is [-a, a] for
     // a = max |value|. The automatic colour range follows it; a fixed range survives setMatrix.
     void dataRangeIsMinMaxOrSymmetric()

@@ -16,16 +16,21 @@
 #include "ui/experiment/row_comparison_view.h"
 #include "ui/experiment/view_bar.h"
 #include "ui/model/head_grid_panel.h"
+#include "test_support.h"
 #include "window_support.h"
 
 #include <QAbstractSpinBox>
+#include <QFile>
 #include <QFontMetrics>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QVBoxLayout>
 
@@ -575,6 +580,51 @@ private slots:
                                   .arg(least);
         QVERIFY2(body->height() == std::max(viewport->height(), least), qPrintable(sizes));
         QVERIFY2((body->height() <= viewport->height()) == fits, qPrintable(sizes));
+    }
+
+    // The three maps of the Attention matrices page label their tokens at one step, rows and
+    // columns. The text session with its error scale held (the error map's colour scale is
+    // labelled "error, scale held") at 1280 x 800 labelled every fifth row of P and P^ and every
+    // second of the error map: each map keeps the step it laid out last while that still fits.
+    void mapsOfOnePageLabelTheirTokensAlike()
+    {
+        QJsonObject session =
+            QJsonDocument::fromJson(test::readBytes(QStringLiteral(
+                                        ATTNLAB_TEST_DATA "/../../docs/screenshots/text.attnlab")))
+                .object();
+        QJsonObject view = session.value(QLatin1String("view")).toObject();
+        view.insert(QLatin1String("error_scale"), 0.8);
+        session.insert(QLatin1String("view"), view);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("held.attnlab"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QJsonDocument(session).toJson());
+        file.close();
+
+        MainWindow window(MainWindow::Start::DefaultExample);
+        window.resize(1280, 800);
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QVERIFY(window.openSession(path));
+        window.show();
+        QVERIFY(shown.wait(kResultTimeoutMs));
+        QTest::qWait(500);  // the maps' replots and their lining up
+        const auto steps = [](HeatmapView* map) {
+            const auto rows = map->yAxis->tickVector(), columns = map->xAxis->tickVector();
+            return QPoint(columns.size() > 1 ? int(columns[1] - columns[0]) : 0,
+                          rows.size() > 1 ? int(rows[1] - rows[0]) : 0);
+        };
+        const QPoint exact = steps(window.exactView());
+        QVERIFY(exact.y() > 1);  // the case: not every row labelled
+        for (HeatmapView* map : {window.approxView(), window.errorView()})
+            QVERIFY2(steps(map) == exact,
+                     qPrintable(QStringLiteral("%1 labels every %2 columns and %3 rows, P every "
+                                               "%4 and %5")
+                                    .arg(map->objectName())
+                                    .arg(steps(map).x())
+                                    .arg(steps(map).y())
+                                    .arg(exact.x())
+                                    .arg(exact.y())));
     }
 
     // A reserved line (the Stepper's agreement and memory lines) keeps, at every width and font,

@@ -76,6 +76,7 @@ std::array<HeatmapView*, 3> AttentionMapsPage::maps() const
 void AttentionMapsPage::lineUpMaps()
 {
     std::array<HeatmapView*, 3> row = maps();
+    labelMapsAlike({row.begin(), row.end()});
     if (m_arrangement == Arrangement::TwoByTwo) {
         if (row[2])
             row[2]->setMapTop(-1);  // under the exact map, beside the query rows

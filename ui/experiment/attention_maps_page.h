@@ -63,7 +63,8 @@ private:
     int stripHeight(QSize size) const;
     // Puts the top edges of the maps shown side by side (exact and approximate, and the error
     // map in a row of three) at one height, the lowest of their centred tops: a title on two
-    // lines beside one on one line left the maps about 10 pixels apart.
+    // lines beside one on one line left the maps about 10 pixels apart. The three maps label
+    // their tokens at one step (labelMapsAlike).
     void lineUpMaps();
     // The heat maps of the figures, where they are heat maps: the exact map, the approximate one
     // and the error map (in its stack); null for a figure that is not one.

@@ -236,6 +236,9 @@ void MethodsSideBySide::lineUpMaps() const
 {
     lineUpMapTops(m_attentionMaps);
     lineUpMapTops(m_errorMaps);
+    std::vector<HeatmapView*> maps = m_attentionMaps;
+    maps.insert(maps.end(), m_errorMaps.begin(), m_errorMaps.end());
+    labelMapsAlike(maps);
 }
 
 void MethodsSideBySide::showResults(std::vector<std::shared_ptr<const ExperimentResult>> results)

@@ -77,7 +77,8 @@ private:
     void exportDialog();
     // Puts the top edges of the maps in each row (the P^ row with exact P, the error row) at one
     // height, the lowest of their centred tops: their decorations differ in height, and the
-    // maps of some columns stood 12 pixels below the others.
+    // maps of some columns stood 12 pixels below the others. Every map labels the tokens at one
+    // step (labelMapsAlike).
     void lineUpMaps() const;
 
     BackgroundJob* m_job;

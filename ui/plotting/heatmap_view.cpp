@@ -478,6 +478,20 @@ void HeatmapView::resetView()
     replot(rpQueuedReplot);
 }
 
+bool HeatmapView::showsWholeMatrix() const
+{
+    return xAxis->range() == clampedRange(QCPRange(-0.5, columnCount() - 0.5), columnCount()) &&
+           yAxis->range() == clampedRange(QCPRange(-0.5, rowCount() - 0.5), rowCount());
+}
+
+void HeatmapView::setLabelStepFloor(QPoint floor)
+{
+    if (floor == m_labelStepFloor)
+        return;
+    m_labelStepFloor = floor;
+    replot(rpQueuedReplot);
+}
+
 void HeatmapView::updateLayout()
 {
     QCustomPlot::updateLayout();
@@ -530,11 +544,11 @@ bool HeatmapView::updateTicks()
     const bool sideBySide = !namedColumns || widestColumn + gap <= pixelsPerColumn;
     const double rotation = sideBySide ? 0.0 : -90.0;
     m_xStep = steadyStep(sideBySide ? widestColumn + gap : lineSpacing, pixelsPerColumn, m_xStep);
-    const int xStep = m_xStep;
+    const int xStep = std::max(m_xStep, m_labelStepFloor.x());
 
     const double pixelsPerRow = rect.height() / yAxis->range().size();
     m_yStep = steadyStep(lineSpacing, pixelsPerRow, m_yStep);
-    const int yStep = m_yStep;
+    const int yStep = std::max(m_yStep, m_labelStepFloor.y());
 
     bool changed = false;
     const QMap<double, QString> xTicks = tickLabels(xAxis->range(), cols, xStep, m_columnLabels);
@@ -630,6 +644,21 @@ void lineUpMapTops(const std::vector<HeatmapView*>& maps)
     for (HeatmapView* map : maps)
         if (map)
             map->setMapTop(top);
+}
+
+void labelMapsAlike(const std::vector<HeatmapView*>& maps)
+{
+    const auto alike = [](const HeatmapView* map) {
+        return map && !map->isHidden() && map->showsWholeMatrix();
+    };
+    QPoint coarsest;
+    for (const HeatmapView* map : maps)
+        if (alike(map))
+            coarsest = QPoint(std::max(coarsest.x(), map->ownLabelSteps().x()),
+                              std::max(coarsest.y(), map->ownLabelSteps().y()));
+    for (HeatmapView* map : maps)
+        if (map)
+            map->setLabelStepFloor(alike(map) ? coarsest : QPoint());
 }
 
 QSize HeatmapView::tightSize() const

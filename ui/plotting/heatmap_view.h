@@ -145,6 +145,15 @@ public:
 
     // Shows the whole matrix (undoes zoom and pan) and replots (queued).
     void resetView();
+    // Whether the whole matrix is in view (not zoomed in or panned), as resetView leaves it.
+    bool showsWholeMatrix() const;
+
+    // Every how many columns (x) and rows (y) the map would label its cells by itself, for its
+    // size, as of the latest layout (0 before the first).
+    QPoint ownLabelSteps() const { return {m_xStep, m_yStep}; }
+    // Labels at least every floor.x() columns and floor.y() rows (0: no floor), so that maps of
+    // the same tokens shown together label them alike (labelMapsAlike); replots when it changes.
+    void setLabelStepFloor(QPoint floor);
 
 signals:
     // The mouse moved onto cell (row, col); (-1, -1) when it left the matrix or the widget.
@@ -257,6 +266,7 @@ private:
     QStringList m_columnLabelSource;
     int m_xStep = 0;  // every how many columns and rows a label is written, as last laid out
     int m_yStep = 0;
+    QPoint m_labelStepFloor;         // setLabelStepFloor()
     double m_columnLabelWidth = -1;  // widest column label in m_columnLabelWidthFont, pixels
     QFont m_columnLabelWidthFont;    // the tick label font it was measured in
 
@@ -284,5 +294,12 @@ private:
 // (centredMapTop). Null maps and those hidden themselves are passed over; a map on a page not
 // shown, or in a figure drawn offscreen, counts.
 void lineUpMapTops(const std::vector<HeatmapView*>& maps);
+
+// Labels the cells of maps of the same tokens shown together alike: each map that shows its whole
+// matrix labels them at the coarsest of their own steps (ownLabelSteps), so that one map does
+// not label every second row beside another that labels every fifth (each keeps the step it
+// laid out last until a finer one has room to spare, and maps laid out at other sizes before
+// differ); a map zoomed in keeps its own. Null maps and those hidden themselves are passed over.
+void labelMapsAlike(const std::vector<HeatmapView*>& maps);
 
 }  // namespace attnlab::ui
