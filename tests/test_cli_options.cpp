@@ -212,7 +212,8 @@ double largestNumberIn(const QString& svgPath)
 
 // Property: render --error-scale A draws the error map on [-A, A]: at A = 7 its colour scale is
 // labelled up to at least 4 (the errors of attention weights stay below 1, and so do the labels
-// of a scale that follows them), and says the scale is held. A value that is not a number > 0 is
+// of a scale that follows them), and says the scale is held. A value that is not a number > 0, or
+// is one past what a colour scale can hold (it kept the data's range, labelled "held"), is
 // refused, naming the option, with nothing written.
 void TestCliOptions::renderHoldsTheErrorScaleItIsGiven()
 {
@@ -238,7 +239,7 @@ void TestCliOptions::renderHoldsTheErrorScaleItIsGiven()
     const double ownTop = largestNumberIn(ownSvg);
     QVERIFY2(ownTop > 0 && ownTop < 2, qPrintable(QString::number(ownTop)));
 
-    for (const char* bad : {"0", "-1", "nan", "wide"}) {
+    for (const char* bad : {"0", "-1", "nan", "wide", "1e300", "1e-300"}) {
         const QString out = m_dir.filePath(QStringLiteral("held_%1").arg(++m_folders));
         const AppRun refused = runApp(QStringList{"render"} + common +
                                       QStringList{"--error-scale", bad, "--out", out});

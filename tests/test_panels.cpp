@@ -721,7 +721,8 @@ void TestPanels::aHeldErrorScaleStaysFromResultToResult()
     QCOMPARE(error->colorRange().upper, error->dataRange().upper);
 
     // Malformed values in a session hold nothing.
-    for (const QJsonValue& bad : {QJsonValue(-1), QJsonValue(QStringLiteral("wide"))})
+    for (const QJsonValue& bad :
+         {QJsonValue(-1), QJsonValue(QStringLiteral("wide")), QJsonValue(1e300)})
         QCOMPARE(
             ViewSettings::fromJson(QJsonObject{{QLatin1String("error_scale"), bad}}).errorScale,
             0.0);

@@ -147,6 +147,10 @@ void applyViewOptions(const QCommandLineParser& parser, ui::ViewSettings* settin
     if (settings->errorKind != kindBefore)
         settings->errorScale = 0;
     settings->errorScale = positiveOption(parser, "error-scale", settings->errorScale);
+    if (settings->errorScale > 0 && !ui::ViewSettings::isErrorScale(settings->errorScale))
+        throw InputError(QStringLiteral("--error-scale: %1 is past the scales a colour map can "
+                                        "hold (1e-12 to 1e12)")
+                             .arg(parser.value(QStringLiteral("error-scale"))));
     const QString colors = parser.value(QStringLiteral("colors"));
     if (parser.isSet(QStringLiteral("colors")) &&
         (!ui::parseColorMap(colors, &settings->colorMap) ||

@@ -8,8 +8,6 @@
 
 #include <QJsonValue>
 
-#include <cmath>
-
 namespace attnlab::ui {
 
 namespace {
@@ -71,7 +69,7 @@ ViewSettings ViewSettings::fromJson(const QJsonObject& json)
         json.value(QLatin1String("error_view")).toString() == QLatin1String("distribution");
     settings.rollout = json.value(QLatin1String("rollout")).toBool(settings.rollout);
     const double errorScale = json.value(QLatin1String("error_scale")).toDouble();
-    if (std::isfinite(errorScale) && errorScale > 0)
+    if (isErrorScale(errorScale))
         settings.errorScale = errorScale;
     return settings;
 }

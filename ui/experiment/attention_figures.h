@@ -31,6 +31,9 @@ struct ViewSettings {
     // The error map's colour range held at [-a, a] (signed) or [0, a] (absolute, relative) from
     // result to result, values beyond taking the end colours; 0: each result's own range.
     double errorScale = 0;
+    // The scales an error map can be held at: from 1e-12 to 1e12 (QCustomPlot draws no range
+    // past about 1e250, nor one narrower than about 1e-280).
+    static bool isErrorScale(double a) { return a >= 1e-12 && a <= 1e12; }
 
     QJsonObject toJson() const;
     // Fields missing or of the wrong kind keep their defaults: view state is never worth
