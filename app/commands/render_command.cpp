@@ -342,7 +342,8 @@ void addRenderOptions(QCommandLineParser& parser)
         {QStringLiteral("error-scale"),
          QStringLiteral("Hold the error map's colour scale at [-A, A] (signed) or [0, A] "
                         "(absolute, relative), errors beyond taking the end colours: figures of "
-                        "several runs on one scale (default: each run's own range)."),
+                        "several runs on one scale (default: each run's own range; A from "
+                        "1e-12 to 1e12)."),
          QStringLiteral("A")},
         {QStringLiteral("colors"),
          QStringLiteral("Colour map of P and P^: viridis or magma "
