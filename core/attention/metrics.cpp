@@ -99,8 +99,10 @@ void MetricsAccumulator::addAttentionRows(Eigen::Index begin, bool causal,
             for (Eigen::Index j = 0; j < visible; ++j) {
                 const double k = kRow[j];
                 const double kApprox = kApproxRow[j];
-                overflow += qint64(
-                    !((std::abs(k) <= largestFinite) & (std::abs(kApprox) <= largestFinite)));
+                // Counted unless both are within the range (NaN is not); & of ints, not &&,
+                // keeps the vectorised loop free of branches (clang warns on & of bools).
+                overflow += 1 - (int(std::abs(k) <= largestFinite) &
+                                 int(std::abs(kApprox) <= largestFinite));
                 squaredKernelError += (kApprox - k) * (kApprox - k);
             }
             m_kernelOverflow += overflow;
