@@ -72,6 +72,12 @@ QCPRange clampedRange(const QCPRange& range, int cells)
     return QCPRange(lower, lower + size);
 }
 
+// The range that shows every one of an axis's `cells`: resetView's, as clampedRange leaves it.
+QCPRange wholeRange(int cells)
+{
+    return clampedRange(QCPRange(-0.5, cells - 0.5), cells);
+}
+
 // The look of every axis: thin dark lines, ticks outward, no grid, no sub-ticks.
 void styleAxis(QCPAxis* axis, const QFont& tickFont, const QFont& labelFont)
 {
@@ -473,15 +479,14 @@ QPoint HeatmapView::cellCenter(int row, int col) const
 
 void HeatmapView::resetView()
 {
-    xAxis->setRange(clampedRange(QCPRange(-0.5, columnCount() - 0.5), columnCount()));
-    yAxis->setRange(clampedRange(QCPRange(-0.5, rowCount() - 0.5), rowCount()));
+    xAxis->setRange(wholeRange(columnCount()));
+    yAxis->setRange(wholeRange(rowCount()));
     replot(rpQueuedReplot);
 }
 
 bool HeatmapView::showsWholeMatrix() const
 {
-    return xAxis->range() == clampedRange(QCPRange(-0.5, columnCount() - 0.5), columnCount()) &&
-           yAxis->range() == clampedRange(QCPRange(-0.5, rowCount() - 0.5), rowCount());
+    return xAxis->range() == wholeRange(columnCount()) && yAxis->range() == wholeRange(rowCount());
 }
 
 void HeatmapView::setLabelStepFloor(QPoint floor)
