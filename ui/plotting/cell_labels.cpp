@@ -34,6 +34,14 @@ int steadyStep(double needed, double pitch, int current)
     return step;
 }
 
+int steadyTickCount(double room, int current)
+{
+    const int count = std::clamp(int(room), 2, 5);
+    if (count > current)
+        return std::max(current, std::clamp(int(room / kLabelHeadroom), 2, 5));
+    return count;
+}
+
 QMap<double, QString> tickLabels(const QCPRange& range, int cells, int step,
                                  const QStringList& labels)
 {

@@ -20,6 +20,10 @@ inline constexpr double kLabelHeadroom = 1.15;
 // first) only as far as leaves kLabelHeadroom of room.
 int steadyStep(double needed, double pitch, int current);
 
+// How many ticks (2 to 5) a colour scale with room for `room` of them asks for: int(room), but
+// more than `current` (the count laid out last) only as far as leaves kLabelHeadroom of room.
+int steadyTickCount(double room, int current);
+
 // Tick labels at the cells 0, step, 2 step, ... inside `range`: labels[i] when labels has one
 // per cell, the index i otherwise.
 QMap<double, QString> tickLabels(const QCPRange& range, int cells, int step,

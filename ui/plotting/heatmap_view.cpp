@@ -576,11 +576,8 @@ bool HeatmapView::updateTicks()
     // more than a line and a half apart on short scales.
     const QSharedPointer<QCPAxisTicker> scaleTicker = m_colorScale->axis()->ticker();
     const int scaleLength = m_colorScale->rect().height();
-    const double scaleRoom = scaleLength / (2.5 * lineSpacing);
-    int scaleTicks = std::clamp(int(scaleRoom), 2, 5);
-    if (scaleTicks > scaleTicker->tickCount())
-        scaleTicks =
-            std::max(scaleTicker->tickCount(), std::clamp(int(scaleRoom / kLabelHeadroom), 2, 5));
+    const int scaleTicks =
+        steadyTickCount(scaleLength / (2.5 * lineSpacing), scaleTicker->tickCount());
     if (scaleTicker->tickCount() != scaleTicks) {
         scaleTicker->setTickCount(scaleTicks);
         changed = true;
